@@ -1,0 +1,170 @@
+//! Cursors: opaque, HMAC-bound positions.
+//!
+//! A cursor carries a purpose and a position; its MAC also covers the exact target and the
+//! version of the data it pages through, which are *not* carried: the server recomputes the MAC
+//! from the request's target and the current version, so a cursor tampered with, issued for
+//! another target, another purpose or an older version of the data fails the same way.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{KeyInit, Mac};
+use subtle::ConstantTimeEq;
+
+use crate::limits::CURSOR_MAX_BYTES;
+use crate::target::Target;
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+const FORMAT_V1: u8 = 1;
+const DOMAIN: &[u8] = b"runread.cursor.v1\0";
+const MAC_LEN: usize = 32;
+const PAYLOAD_LEN: usize = 1 + 1 + 8;
+
+/// What a cursor pages through. A cursor of one purpose is refused by every other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Purpose {
+    FinalAnswer = 1,
+    History = 2,
+    Artifact = 3,
+}
+
+impl Purpose {
+    fn from_byte(b: u8) -> Option<Purpose> {
+        match b {
+            1 => Some(Purpose::FinalAnswer),
+            2 => Some(Purpose::History),
+            3 => Some(Purpose::Artifact),
+            _ => None,
+        }
+    }
+}
+
+/// The secret that signs cursors. Shared by every server of one store, so that any of them
+/// accepts the others' cursors.
+#[derive(Clone)]
+pub struct CursorKey([u8; 32]);
+
+impl std::fmt::Debug for CursorKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CursorKey(..)")
+    }
+}
+
+impl CursorKey {
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        CursorKey(bytes)
+    }
+
+    fn mac(&self, payload: &[u8], target: &Target, version: &str) -> [u8; MAC_LEN] {
+        // Infallible for HMAC: any key length is accepted.
+        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+        mac.update(DOMAIN);
+        mac.update(payload);
+        mac.update(&target.digest());
+        mac.update(&(version.len() as u64).to_be_bytes());
+        mac.update(version.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
+    /// A cursor for `position` in the data of `purpose` at `version` of `target`.
+    pub fn encode(&self, purpose: Purpose, target: &Target, version: &str, position: u64) -> String {
+        let mut buf = Vec::with_capacity(PAYLOAD_LEN + MAC_LEN);
+        buf.push(FORMAT_V1);
+        buf.push(purpose as u8);
+        buf.extend_from_slice(&position.to_be_bytes());
+        let mac = self.mac(&buf, target, version);
+        buf.extend_from_slice(&mac);
+        URL_SAFE_NO_PAD.encode(buf)
+    }
+
+    /// The position a cursor names, if and only if it was issued by this key for exactly this
+    /// purpose, target and version.
+    pub fn decode(&self, cursor: &str, purpose: Purpose, target: &Target, version: &str) -> Option<u64> {
+        if cursor.len() > CURSOR_MAX_BYTES {
+            return None;
+        }
+        let raw = URL_SAFE_NO_PAD.decode(cursor).ok()?;
+        if raw.len() != PAYLOAD_LEN + MAC_LEN {
+            return None;
+        }
+        let (payload, mac) = raw.split_at(PAYLOAD_LEN);
+        let expected = self.mac(payload, target, version);
+        if !bool::from(expected.as_slice().ct_eq(mac)) {
+            return None;
+        }
+        let [format, purpose_byte, pos @ ..] = payload else { return None };
+        if *format != FORMAT_V1 || Purpose::from_byte(*purpose_byte) != Some(purpose) {
+            return None;
+        }
+        let pos: [u8; 8] = pos.try_into().ok()?;
+        Some(u64::from_be_bytes(pos))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn target() -> Target {
+        Target {
+            instance: "i".into(),
+            revision: 1,
+            workspace_id: "w".into(),
+            session_id: "s".into(),
+            generation: 1,
+            run_id: "r".into(),
+        }
+    }
+
+    fn key() -> CursorKey {
+        CursorKey::from_bytes([7u8; 32])
+    }
+
+    #[test]
+    fn cursor_round_trips_for_its_own_target_purpose_and_version() {
+        let c = key().encode(Purpose::FinalAnswer, &target(), "v1", 4096);
+        assert_eq!(key().decode(&c, Purpose::FinalAnswer, &target(), "v1"), Some(4096));
+    }
+
+    #[test]
+    fn cursor_is_refused_for_another_purpose_target_version_or_key() {
+        let c = key().encode(Purpose::FinalAnswer, &target(), "v1", 10);
+        assert_eq!(key().decode(&c, Purpose::History, &target(), "v1"), None);
+        assert_eq!(key().decode(&c, Purpose::FinalAnswer, &target(), "v2"), None);
+        let mut other = target();
+        other.generation = 2;
+        assert_eq!(key().decode(&c, Purpose::FinalAnswer, &other, "v1"), None);
+        let other_key = CursorKey::from_bytes([8u8; 32]);
+        assert_eq!(other_key.decode(&c, Purpose::FinalAnswer, &target(), "v1"), None);
+    }
+
+    #[test]
+    fn oversized_and_garbage_cursors_are_refused() {
+        assert_eq!(key().decode(&"A".repeat(CURSOR_MAX_BYTES + 1), Purpose::FinalAnswer, &target(), "v1"), None);
+        assert_eq!(key().decode("not base64 !", Purpose::FinalAnswer, &target(), "v1"), None);
+        assert_eq!(key().decode("", Purpose::FinalAnswer, &target(), "v1"), None);
+    }
+
+    proptest! {
+        #[test]
+        fn any_single_byte_tamper_is_refused(pos in any::<u64>(), index in 0usize..(PAYLOAD_LEN + MAC_LEN), flip in 1u8..=255) {
+            let c = key().encode(Purpose::FinalAnswer, &target(), "v1", pos);
+            let mut raw = URL_SAFE_NO_PAD.decode(&c).unwrap();
+            raw[index] ^= flip;
+            let tampered = URL_SAFE_NO_PAD.encode(&raw);
+            prop_assert_eq!(key().decode(&tampered, Purpose::FinalAnswer, &target(), "v1"), None);
+        }
+
+        #[test]
+        fn any_truncation_or_extension_is_refused(pos in any::<u64>(), cut in 1usize..56, extra in "[A-Za-z0-9_-]{1,8}") {
+            let c = key().encode(Purpose::FinalAnswer, &target(), "v1", pos);
+            let cut = cut.min(c.len());
+            prop_assert_eq!(key().decode(&c[..c.len() - cut], Purpose::FinalAnswer, &target(), "v1"), None);
+            let longer = format!("{c}{extra}");
+            prop_assert_eq!(key().decode(&longer, Purpose::FinalAnswer, &target(), "v1"), None);
+        }
+    }
+}

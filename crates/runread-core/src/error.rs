@@ -1,0 +1,137 @@
+//! The one enum of refusal codes. Every refusal a reader can see carries exactly one of these
+//! codes and its fixed message: never a path, an OS error, a stack trace or any content.
+
+use serde::Serialize;
+
+/// Why runread refused a request. The message of each code is fixed text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// No `x-runread-key` header was sent.
+    #[error("missing_key")]
+    MissingKey,
+    /// More than one `x-runread-key` header was sent.
+    #[error("duplicate_key")]
+    DuplicateKey,
+    /// The key is malformed or belongs to no grant.
+    #[error("invalid_key")]
+    InvalidKey,
+    /// The arguments do not match the tool's input schema exactly.
+    #[error("invalid_arguments")]
+    InvalidArguments,
+    /// The cursor was tampered with, or was issued for another target, purpose or answer version.
+    #[error("invalid_cursor")]
+    InvalidCursor,
+    /// No live grant of this key names this exact target. A missing target gives the same code.
+    #[error("not_granted")]
+    NotGranted,
+    /// The key's grant for this target does not include the tool's feature.
+    #[error("feature_not_granted")]
+    FeatureNotGranted,
+    /// The key's grant for this target has expired.
+    #[error("grant_expired")]
+    GrantExpired,
+    /// The key's grant for this target was revoked by the owner.
+    #[error("grant_revoked")]
+    GrantRevoked,
+    /// The target no longer is current: the store, workspace registration or session file moved
+    /// on (new instance, revision or generation) since the grant was made.
+    #[error("target_stale")]
+    TargetStale,
+    /// The target changed while the call was being served; nothing was returned.
+    #[error("target_changed")]
+    TargetChanged,
+    /// The tool name is not one runread serves.
+    #[error("unknown_tool")]
+    UnknownTool,
+    /// runread could not serve the call right now (store unreachable, internal failure).
+    #[error("unavailable")]
+    Unavailable,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 13] = [
+        ErrorCode::MissingKey,
+        ErrorCode::DuplicateKey,
+        ErrorCode::InvalidKey,
+        ErrorCode::InvalidArguments,
+        ErrorCode::InvalidCursor,
+        ErrorCode::NotGranted,
+        ErrorCode::FeatureNotGranted,
+        ErrorCode::GrantExpired,
+        ErrorCode::GrantRevoked,
+        ErrorCode::TargetStale,
+        ErrorCode::TargetChanged,
+        ErrorCode::UnknownTool,
+        ErrorCode::Unavailable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::MissingKey => "missing_key",
+            ErrorCode::DuplicateKey => "duplicate_key",
+            ErrorCode::InvalidKey => "invalid_key",
+            ErrorCode::InvalidArguments => "invalid_arguments",
+            ErrorCode::InvalidCursor => "invalid_cursor",
+            ErrorCode::NotGranted => "not_granted",
+            ErrorCode::FeatureNotGranted => "feature_not_granted",
+            ErrorCode::GrantExpired => "grant_expired",
+            ErrorCode::GrantRevoked => "grant_revoked",
+            ErrorCode::TargetStale => "target_stale",
+            ErrorCode::TargetChanged => "target_changed",
+            ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::Unavailable => "unavailable",
+        }
+    }
+
+    /// The fixed, content-free message of this code.
+    pub fn message(self) -> &'static str {
+        match self {
+            ErrorCode::MissingKey => "an x-runread-key header is required",
+            ErrorCode::DuplicateKey => "exactly one x-runread-key header is allowed",
+            ErrorCode::InvalidKey => "the read key is not valid",
+            ErrorCode::InvalidArguments => "the arguments do not match the tool's input schema",
+            ErrorCode::InvalidCursor => "the cursor is not valid for this target and tool",
+            ErrorCode::NotGranted => "this target is not granted to this key",
+            ErrorCode::FeatureNotGranted => "this tool's feature is not granted for this target",
+            ErrorCode::GrantExpired => "the grant for this target has expired",
+            ErrorCode::GrantRevoked => "the grant for this target was revoked",
+            ErrorCode::TargetStale => "the target is no longer current; ask the owner for a new grant",
+            ErrorCode::TargetChanged => "the target changed while being read; nothing was returned",
+            ErrorCode::UnknownTool => "no such tool",
+            ErrorCode::Unavailable => "runread cannot serve this call right now",
+        }
+    }
+
+    /// The body every transport uses for this refusal: `{"code": ..., "message": ...}`.
+    pub fn to_json(self) -> serde_json::Value {
+        serde_json::json!({ "code": self.as_str(), "message": self.message() })
+    }
+
+    /// HTTP status when the refusal happens before MCP dispatch (transport admission).
+    pub fn http_status(self) -> u16 {
+        match self {
+            // 403, not 401: a 401 makes some clients start an OAuth flow runread does not offer.
+            ErrorCode::MissingKey | ErrorCode::InvalidKey => 403,
+            ErrorCode::DuplicateKey | ErrorCode::InvalidArguments => 400,
+            ErrorCode::Unavailable => 503,
+            _ => 403,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialize_to_their_names_and_messages_are_content_free() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json, serde_json::Value::String(code.as_str().into()));
+            assert_eq!(code.to_string(), code.as_str());
+            let msg = code.message();
+            assert!(!msg.contains('/') && !msg.contains('{'), "{msg}");
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! runread's vocabulary, shared by every other crate: the six-field [`Target`], the
+//! [`Feature`]s a grant names, every numeric bound in [`limits`], the fixed [`ErrorCode`]s,
+//! the trust [`envelope`], the HMAC-bound [`cursor`] codec, read [`key`]s and the UTF-8
+//! [`chunk`]er.
+//!
+//! This crate does no I/O: it is the place where a rule is written once and tested at its edge.
+#![forbid(unsafe_code)]
+
+pub mod chunk;
+pub mod cursor;
+pub mod envelope;
+pub mod error;
+pub mod feature;
+pub mod key;
+pub mod limits;
+pub mod target;
+pub mod timefmt;
+
+pub use error::ErrorCode;
+pub use feature::Feature;
+pub use target::Target;
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// Fills a fresh array from the operating system's CSPRNG.
+///
+/// Fails closed: a machine that cannot produce randomness cannot mint keys or ids.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], getrandom::Error> {
+    let mut out = [0u8; N];
+    getrandom::fill(&mut out)?;
+    Ok(out)
+}

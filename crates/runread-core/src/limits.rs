@@ -1,0 +1,40 @@
+//! Every bound runread enforces, in one place. Each is the contract's number (see DESIGN.md,
+//! Limits) and each is tested at its edge: `N` allowed, `N + 1` refused or truncated.
+
+/// Largest final answer runread will return, in UTF-8 bytes. Larger: state `too_large`, no text.
+pub const FINAL_ANSWER_MAX_BYTES: usize = 65_536;
+/// Default size of one `read_final_answer` chunk, in bytes.
+pub const FINAL_ANSWER_CHUNK_DEFAULT: usize = 4_096;
+/// Largest `limit` a reader may ask for in one `read_final_answer` chunk.
+pub const FINAL_ANSWER_CHUNK_MAX: usize = 8_192;
+/// Smallest `limit`: one UTF-8 code point is at most 4 bytes, so any smaller limit could be
+/// unable to make progress without splitting a code point.
+pub const FINAL_ANSWER_CHUNK_MIN: usize = 4;
+
+/// Largest session file runread reads as evidence.
+pub const EVIDENCE_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
+/// Most lines runread reads from one session file.
+pub const EVIDENCE_FILE_MAX_LINES: u64 = 10_000;
+/// Longest single line runread parses from a session file (a line can be no longer than the file).
+pub const EVIDENCE_LINE_MAX_BYTES: usize = EVIDENCE_FILE_MAX_BYTES as usize;
+
+/// Largest HTTP request body.
+pub const HTTP_BODY_MAX_BYTES: usize = 32 * 1024;
+/// Most HTTP requests served at once; more are refused at once, never queued.
+pub const HTTP_MAX_IN_FLIGHT: usize = 4;
+/// Time a request body has to arrive completely, in seconds.
+pub const HTTP_BODY_DEADLINE_SECS: u64 = 5;
+
+/// Length of a read key in lowercase hex characters (256 bits).
+pub const READ_KEY_HEX_LEN: usize = 64;
+/// Longest string accepted in any target field.
+pub const TARGET_FIELD_MAX_BYTES: usize = 128;
+/// Longest cursor string accepted.
+pub const CURSOR_MAX_BYTES: usize = 512;
+/// Longest grant label (`--to`).
+pub const GRANT_LABEL_MAX_BYTES: usize = 128;
+/// Longest grant lifetime an owner may give (`--expires`), in seconds: 30 days.
+pub const GRANT_MAX_LIFETIME_SECS: u64 = 30 * 24 * 3600;
+
+/// Default time a session file must be quiet before a passive run counts as settled, in ms.
+pub const SETTLE_QUIET_DEFAULT_MS: u64 = 2_000;

@@ -1,0 +1,213 @@
+//! runread's own MCP client: connects with `server/discover` (2026-07-28), sends the key header,
+//! and reads whole answers by following cursors, checking every label, offset and hash.
+
+use std::collections::HashMap;
+
+use rmcp::model::{CallToolRequestParams, ClientConfig, ContentBlock, ProtocolVersion};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use serde_json::{Map, Value, json};
+
+use crate::KEY_HEADER;
+
+/// Most chunks followed for one answer: the answer limit divided by the smallest chunk, plus one.
+pub const MAX_CHUNKS: usize = runread_core::limits::FINAL_ANSWER_MAX_BYTES / runread_core::limits::FINAL_ANSWER_CHUNK_MIN + 1;
+
+#[derive(Debug)]
+pub enum ClientError {
+    /// Could not connect or the protocol failed.
+    Transport(String),
+    /// The server refused the call with a fixed code.
+    Refused { code: String, message: String },
+    /// The server's answer broke the contract (label, offsets, hash).
+    Verification(String),
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Transport(m) => write!(f, "transport: {m}"),
+            ClientError::Refused { code, message } => write!(f, "refused: {code} ({message})"),
+            ClientError::Verification(m) => write!(f, "verification failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// A successful tool result: the structured content and the labeled text block.
+#[derive(Debug, Clone)]
+pub struct ToolResult {
+    pub structured: Value,
+    pub text: String,
+}
+
+/// A whole answer, reassembled and verified.
+#[derive(Debug, Clone)]
+pub struct FinalAnswer {
+    pub state: String,
+    pub text: Option<String>,
+    pub sha256: Option<String>,
+    pub total_bytes: Option<u64>,
+    pub chunks: usize,
+    /// The first chunk's structured content (state, evidence, flags).
+    pub first: Value,
+}
+
+pub struct Client {
+    inner: RunningService<RoleClient, ClientConfig>,
+}
+
+impl Client {
+    /// Connects to `url` (e.g. `http://127.0.0.1:7077/mcp`) with `key`, using `server/discover`.
+    pub async fn connect(url: &str, key: &str) -> Result<Client, ClientError> {
+        let mut headers = HashMap::new();
+        let name = http::HeaderName::from_static(KEY_HEADER);
+        let value = http::HeaderValue::from_str(key).map_err(|_| ClientError::Transport("key is not a valid header value".into()))?;
+        headers.insert(name, value);
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let inner = ClientConfig::default()
+            .serve_with_lifecycle(transport, ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] })
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        Ok(Client { inner })
+    }
+
+    /// Names of the tools this key sees.
+    pub async fn tool_names(&self) -> Result<Vec<String>, ClientError> {
+        let tools = self.inner.list_all_tools().await.map_err(|e| ClientError::Transport(e.to_string()))?;
+        Ok(tools.into_iter().map(|t| t.name.to_string()).collect())
+    }
+
+    /// Calls `tool`, returning its labeled result or the server's fixed refusal.
+    pub async fn call(&self, tool: &str, args: Value) -> Result<ToolResult, ClientError> {
+        let Value::Object(args) = args else { return Err(ClientError::Transport("arguments must be an object".into())) };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let result = self.inner.call_tool(params).await.map_err(|e| ClientError::Transport(e.to_string()))?;
+        let text = result
+            .content
+            .iter()
+            .find_map(|c| match c {
+                ContentBlock::Text(t) => Some(t.text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        if result.is_error == Some(true) {
+            let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            return Err(ClientError::Refused {
+                code: v["code"].as_str().unwrap_or("unknown").to_owned(),
+                message: v["message"].as_str().unwrap_or("").to_owned(),
+            });
+        }
+        let structured = result.structured_content.unwrap_or(Value::Null);
+        verify_label(tool, &structured, &text)?;
+        Ok(ToolResult { structured, text })
+    }
+
+    /// The live targets this key may read.
+    pub async fn granted_targets(&self) -> Result<Vec<Value>, ClientError> {
+        let r = self.call("list_granted_targets", json!({})).await?;
+        Ok(r.structured["targets"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// Reads the whole final answer of `target`, `limit` bytes per chunk, verifying every chunk.
+    /// `on_chunk` sees each chunk's structured content as it arrives.
+    pub async fn read_final_answer(
+        &self,
+        target: &Value,
+        limit: Option<u64>,
+        mut on_chunk: impl FnMut(&Value),
+    ) -> Result<FinalAnswer, ClientError> {
+        let mut assembled = String::new();
+        let mut cursor: Option<String> = None;
+        let mut first: Option<Value> = None;
+        let mut chunks = 0usize;
+        loop {
+            let mut args = Map::new();
+            args.insert("target".into(), target.clone());
+            if let Some(c) = &cursor {
+                args.insert("cursor".into(), json!(c));
+            }
+            if let Some(l) = limit {
+                args.insert("limit".into(), json!(l));
+            }
+            let r = self.call("read_final_answer", Value::Object(args)).await?.structured;
+            on_chunk(&r);
+            chunks += 1;
+            if chunks > MAX_CHUNKS {
+                return Err(ClientError::Verification("too many chunks".into()));
+            }
+            let head = first.get_or_insert_with(|| r.clone()).clone();
+            if r["readable"] != json!(true) {
+                return Ok(FinalAnswer {
+                    state: r["state"].as_str().unwrap_or("unknown").to_owned(),
+                    text: None,
+                    sha256: None,
+                    total_bytes: r["totalBytes"].as_u64(),
+                    chunks,
+                    first: head,
+                });
+            }
+            if r["version"] != head["version"] || r["sha256"] != head["sha256"] {
+                return Err(ClientError::Verification("the answer changed between chunks".into()));
+            }
+            if r["byteOffset"].as_u64() != Some(assembled.len() as u64) {
+                return Err(ClientError::Verification("chunk offset does not follow the previous chunk".into()));
+            }
+            let text = r["text"].as_str().ok_or_else(|| ClientError::Verification("readable chunk without text".into()))?;
+            if r["bytes"].as_u64() != Some(text.len() as u64) {
+                return Err(ClientError::Verification("chunk byte count mismatch".into()));
+            }
+            assembled.push_str(text);
+            if r["eof"] == json!(true) {
+                let sha = runread_core::sha256_hex(assembled.as_bytes());
+                if r["sha256"].as_str() != Some(sha.as_str()) {
+                    return Err(ClientError::Verification("sha256 of the whole answer does not match".into()));
+                }
+                if r["totalBytes"].as_u64() != Some(assembled.len() as u64) {
+                    return Err(ClientError::Verification("totalBytes does not match".into()));
+                }
+                return Ok(FinalAnswer {
+                    state: r["state"].as_str().unwrap_or("available").to_owned(),
+                    text: Some(assembled),
+                    sha256: Some(sha),
+                    total_bytes: r["totalBytes"].as_u64(),
+                    chunks,
+                    first: head,
+                });
+            }
+            cursor = Some(
+                r["nextCursor"].as_str().ok_or_else(|| ClientError::Verification("no nextCursor before eof".into()))?.to_owned(),
+            );
+        }
+    }
+
+    pub async fn close(self) {
+        let _ = self.inner.cancel().await;
+    }
+}
+
+/// Checks a success's envelope: trust fields present, one text block that wraps exactly the
+/// structured content in the tool's tag.
+pub fn verify_label(tool: &str, structured: &Value, text: &str) -> Result<(), ClientError> {
+    if structured["trust"] != json!("untrusted_data") || structured["instructions"] != json!(false) {
+        return Err(ClientError::Verification("missing trust fields".into()));
+    }
+    let prefix = format!("<tool_result tool=\"{tool}\" trust=\"");
+    let body = text
+        .strip_prefix(&prefix)
+        .and_then(|rest| rest.split_once("\">\n"))
+        .and_then(|(_, rest)| rest.strip_suffix("\n</tool_result>"))
+        .ok_or_else(|| ClientError::Verification("text block is not a tool_result label".into()))?;
+    if body.contains('<') {
+        return Err(ClientError::Verification("label body contains a raw '<'".into()));
+    }
+    let decoded: Value = serde_json::from_str(body).map_err(|_| ClientError::Verification("label body is not JSON".into()))?;
+    if &decoded != structured {
+        return Err(ClientError::Verification("label body differs from structuredContent".into()));
+    }
+    Ok(())
+}

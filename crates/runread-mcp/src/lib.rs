@@ -1,0 +1,16 @@
+//! runread over MCP, protocol 2026-07-28, stateless: `server/discover`, `tools/list`,
+//! `tools/call`. [`server`] is the rmcp handler behind an axum router with the key-admission
+//! layer in front; [`client`] is runread's own client (used by `runread demo` and `runread read`).
+//!
+//! This crate never touches the store: everything goes through `runread_service::Service`.
+#![forbid(unsafe_code)]
+
+pub mod client;
+pub mod server;
+
+/// The only protocol version served.
+pub const PROTOCOL_VERSION: &str = "2026-07-28";
+/// The header that carries the read key.
+pub const KEY_HEADER: &str = "x-runread-key";
+/// Path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";

@@ -1,0 +1,101 @@
+//! The owner's acts: granting one exact run to a fresh key, and listing runs with the state a
+//! reader would see. (The owner acts on the local machine through the CLI; readers never reach
+//! these functions.)
+
+use runread_core::limits::{GRANT_LABEL_MAX_BYTES, GRANT_MAX_LIFETIME_SECS};
+use runread_core::{Feature, key};
+use runread_store::{Grant, RunRecord, Store};
+
+/// Why a grant could not be made. Owner-facing: these messages may name runs and sessions.
+#[derive(Debug)]
+pub enum GrantError {
+    NoSuchRun(String),
+    Ambiguous(Vec<RunRecord>),
+    BadExpiry(String),
+    BadLabel,
+    Store(String),
+}
+
+impl std::fmt::Display for GrantError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GrantError::NoSuchRun(r) => write!(f, "no current run {r:?}; see `runread runs`"),
+            GrantError::Ambiguous(runs) => {
+                write!(f, "run id matches {} runs; add --session with one of:", runs.len())?;
+                for r in runs {
+                    write!(f, " {}", r.target.session_id)?;
+                }
+                Ok(())
+            }
+            GrantError::BadExpiry(m) => write!(f, "{m}"),
+            GrantError::BadLabel => write!(f, "--to must be 1..={GRANT_LABEL_MAX_BYTES} bytes"),
+            GrantError::Store(e) => write!(f, "store: {e}"),
+        }
+    }
+}
+
+/// A grant as made: the record and the key, which is shown once and never stored.
+pub struct NewGrant {
+    pub grant: Grant,
+    pub key: String,
+    pub run: RunRecord,
+}
+
+/// Resolves `--expires` (a duration like `15m`, or an RFC 3339 time) to an absolute time.
+pub fn expiry(spec: &str, now_ms: i64) -> Result<i64, GrantError> {
+    let at = match runread_core::timefmt::parse_duration_ms(spec) {
+        Some(d) => now_ms.saturating_add(d),
+        None => runread_core::timefmt::parse_rfc3339(spec)
+            .ok_or_else(|| GrantError::BadExpiry(format!("--expires {spec:?}: use a duration (90s, 15m, 2h, 7d) or an RFC 3339 time")))?,
+    };
+    if at <= now_ms {
+        return Err(GrantError::BadExpiry("--expires is in the past".into()));
+    }
+    let max = GRANT_MAX_LIFETIME_SECS as i64 * 1000;
+    if at - now_ms > max {
+        return Err(GrantError::BadExpiry(format!("--expires is more than {} days away", GRANT_MAX_LIFETIME_SECS / 86_400)));
+    }
+    Ok(at)
+}
+
+/// Grants `features` of the run `run_id` (in `session_id` when given) to a fresh key.
+pub fn grant(
+    store: &dyn Store,
+    run_id: &str,
+    session_id: Option<&str>,
+    features: Vec<Feature>,
+    expires_at_ms: i64,
+    label: &str,
+    now_ms: i64,
+) -> Result<NewGrant, GrantError> {
+    if label.is_empty() || label.len() > GRANT_LABEL_MAX_BYTES {
+        return Err(GrantError::BadLabel);
+    }
+    let mut runs = store.runs_by_id(run_id).map_err(|e| GrantError::Store(e.to_string()))?;
+    if let Some(s) = session_id {
+        runs.retain(|r| r.target.session_id == s);
+    }
+    let run = match runs.len() {
+        0 => return Err(GrantError::NoSuchRun(run_id.to_owned())),
+        1 => runs.remove(0),
+        _ => return Err(GrantError::Ambiguous(runs)),
+    };
+    let key = key::generate().map_err(|e| GrantError::Store(e.to_string()))?;
+    let id_bytes = runread_core::random_bytes::<8>().map_err(|e| GrantError::Store(e.to_string()))?;
+    let grant = Grant {
+        id: format!("g-{}", hex_lower(&id_bytes)),
+        key_hash: key::hash(&key),
+        label: label.to_owned(),
+        target: run.target.clone(),
+        features,
+        created_at_ms: now_ms,
+        expires_at_ms,
+        revoked_at_ms: None,
+    };
+    store.insert_grant(&grant).map_err(|e| GrantError::Store(e.to_string()))?;
+    Ok(NewGrant { grant, key, run })
+}
+
+fn hex_lower(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

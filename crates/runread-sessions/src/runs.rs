@@ -1,0 +1,330 @@
+//! Cutting a session's active branch into runs.
+//!
+//! The leaf is the last entry in file order; the active branch is the path from the leaf to the
+//! root. A run starts at a user message on that path and holds everything up to the next one. Its
+//! final answer is its last message when that is an assistant message that stopped (`stop`, or
+//! `length`: flagged truncated) without a tool call.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::pi::{EntryKind, EntrySummary};
+
+/// What the session file shows of a run's foreground.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Ended with a final assistant message.
+    Completed,
+    /// Ended with a provider or agent error.
+    Failed,
+    /// Ended because the user aborted it.
+    Cancelled,
+    /// Not ended in the file: a tool call is open, a tool result awaits its answer, or nothing
+    /// has been answered yet.
+    Running,
+    /// The file cannot tell: a malformed or torn line touches the run.
+    Unknown,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Running => "running",
+            RunStatus::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        [RunStatus::Completed, RunStatus::Failed, RunStatus::Cancelled, RunStatus::Running, RunStatus::Unknown]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// One run on the active branch, with the evidence of its final answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    /// Entry id of the user message that starts the run.
+    pub run_id: String,
+    pub start_line: u64,
+    pub end_line: u64,
+    pub status: RunStatus,
+    /// Why the status is `unknown`, for the owner's listing.
+    pub unknown_reason: Option<String>,
+    pub final_entry_id: Option<String>,
+    pub final_message_sha256: Option<String>,
+    /// The final answer text, when it is within the size limit.
+    pub final_text: Option<String>,
+    pub final_bytes: u64,
+    /// The final message stopped on the model's length limit.
+    pub final_truncated: bool,
+    /// Number of entries on the parent chain from the final message back to the run's start.
+    pub chain_len: u64,
+    /// SHA-256 over the ids of that chain, start first.
+    pub chain_sha256: Option<String>,
+    pub preview: Option<String>,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    /// `provider/model` pairs the run's assistant messages report, in order of first use.
+    pub run_models: Vec<String>,
+}
+
+/// The runs of a session and what the walk from the leaf found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branch {
+    pub leaf_id: Option<String>,
+    pub runs: Vec<Run>,
+    /// The walk from the leaf reached the root (no missing parent, no cycle).
+    pub complete: bool,
+    /// Latest session name on the active branch (Pi `session_info`).
+    pub session_name: Option<String>,
+    /// Model of the latest `model_change` on the active branch: the session's saved model.
+    pub saved_model: Option<String>,
+}
+
+/// Cuts `entries` (in file order) into the runs of the active branch.
+///
+/// `malformed_lines` are lines that could not be parsed: each taints the run that was open at
+/// that point of the file. `torn_tail` (an unfinished last line) taints the last run.
+pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
+    let by_id: HashMap<&str, &EntrySummary> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let Some(leaf) = entries.last() else {
+        return Branch { leaf_id: None, runs: vec![], complete: true, session_name: None, saved_model: None };
+    };
+    // Walk leaf → root; a missing parent or a cycle ends the walk and marks it incomplete.
+    let mut path: Vec<&EntrySummary> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut cur = Some(leaf);
+    let mut complete = true;
+    while let Some(e) = cur {
+        if !seen.insert(e.id.as_str()) {
+            complete = false;
+            break;
+        }
+        path.push(e);
+        cur = match &e.parent_id {
+            None => None,
+            Some(p) => match by_id.get(p.as_str()) {
+                Some(parent) => Some(parent),
+                None => {
+                    complete = false;
+                    None
+                }
+            },
+        };
+    }
+    path.reverse();
+
+    let session_name = path.iter().rev().find_map(|e| e.session_name.clone());
+    let saved_model = path
+        .iter()
+        .rev()
+        .find(|e| e.kind == EntryKind::ModelChange)
+        .and_then(|e| Some(format!("{}/{}", e.provider.as_deref()?, e.model.as_deref()?)));
+
+    // Runs: slices of the path that start at a user message.
+    let mut runs = Vec::new();
+    let starts: Vec<usize> = path
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == EntryKind::Message && e.role.as_deref() == Some("user"))
+        .map(|(i, _)| i)
+        .collect();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(path.len());
+        if let Some(run) = path.get(start..end).and_then(run_of) {
+            runs.push(run);
+        }
+    }
+
+    // Taint: a malformed line inside a run's span of the file, or after the last run start, makes
+    // that run unknown; so does a torn last line for the last run.
+    for &line in malformed_lines {
+        if let Some(run) = runs.iter_mut().rev().find(|r| r.start_line < line) {
+            mark_unknown(run, "malformed line");
+        }
+    }
+    if torn_tail {
+        if let Some(run) = runs.last_mut() {
+            mark_unknown(run, "unfinished last line");
+        }
+    }
+    Branch { leaf_id: Some(leaf.id.clone()), runs, complete, session_name, saved_model }
+}
+
+fn mark_unknown(run: &mut Run, reason: &str) {
+    run.status = RunStatus::Unknown;
+    run.unknown_reason.get_or_insert_with(|| reason.to_owned());
+}
+
+fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
+    let first = *slice.first()?;
+    let last_msg = slice.iter().rev().find(|e| e.kind == EntryKind::Message);
+    let mut run_models: Vec<String> = Vec::new();
+    for e in slice.iter().filter(|e| e.role.as_deref() == Some("assistant")) {
+        if let (Some(p), Some(m)) = (&e.provider, &e.model) {
+            let pm = format!("{p}/{m}");
+            if !run_models.contains(&pm) {
+                run_models.push(pm);
+            }
+        }
+    }
+    let mut run = Run {
+        run_id: first.id.clone(),
+        start_line: first.line,
+        end_line: slice.iter().map(|e| e.line).max().unwrap_or(first.line),
+        status: RunStatus::Running,
+        unknown_reason: None,
+        final_entry_id: None,
+        final_message_sha256: None,
+        final_text: None,
+        final_bytes: 0,
+        final_truncated: false,
+        chain_len: 0,
+        chain_sha256: None,
+        preview: first.preview.clone(),
+        started_at: first.timestamp.clone(),
+        ended_at: None,
+        run_models,
+    };
+    let Some(last) = last_msg else { return Some(run) };
+    if last.role.as_deref() != Some("assistant") {
+        return Some(run); // a user prompt or a tool result still waits for the agent
+    }
+    run.status = match (last.stop_reason.as_deref(), last.has_tool_call) {
+        (Some("stop" | "length"), false) => RunStatus::Completed,
+        (Some("error"), _) => RunStatus::Failed,
+        (Some("aborted"), _) => RunStatus::Cancelled,
+        _ => RunStatus::Running,
+    };
+    if run.status != RunStatus::Running {
+        run.ended_at = last.timestamp.clone();
+    }
+    if run.status == RunStatus::Completed {
+        // The slice is a parent chain by construction (it was walked by parentId); record it.
+        let upto = slice.iter().position(|e| e.id == last.id).map_or(slice.len(), |i| i + 1);
+        let chain: Vec<&str> = slice.iter().take(upto).map(|e| e.id.as_str()).collect();
+        run.chain_len = chain.len() as u64;
+        run.chain_sha256 = Some(runread_core::sha256_hex(chain.join("\n").as_bytes()));
+        run.final_entry_id = Some(last.id.clone());
+        run.final_message_sha256 = last.message_sha256.clone();
+        run.final_text = last.text.clone();
+        run.final_bytes = last.text_bytes;
+        run.final_truncated = last.stop_reason.as_deref() == Some("length");
+    }
+    Some(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pi::{LineOutcome, PiParser, parse_header};
+
+    fn parse(text: &str) -> (Vec<EntrySummary>, Vec<u64>) {
+        let mut lines = text.lines();
+        let header = parse_header(lines.next().unwrap().as_bytes()).unwrap();
+        let mut p = PiParser::resume(&header, None);
+        let (mut entries, mut bad) = (vec![], vec![]);
+        for (i, l) in lines.enumerate() {
+            match p.parse_line(l.as_bytes(), i as u64 + 2) {
+                LineOutcome::Entry(e) => entries.push(*e),
+                LineOutcome::Malformed => bad.push(i as u64 + 2),
+                _ => {}
+            }
+        }
+        (entries, bad)
+    }
+
+    const H: &str = r#"{"type":"session","version":3,"id":"s1","cwd":"/w"}"#;
+
+    fn msg(id: &str, parent: Option<&str>, role: &str, extra: &str) -> String {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"{role}"{extra}}}}}"#)
+    }
+
+    #[test]
+    fn a_branch_abandoned_by_the_leaf_is_not_a_run() {
+        let text = [
+            H.to_string(),
+            msg("u1", None, "user", r#","content":"first""#),
+            msg("a1", Some("u1"), "assistant", r#","content":[{"type":"text","text":"old"}],"stopReason":"stop""#),
+            // the user went back to u1's parent and asked again: a new branch
+            msg("u2", None, "user", r#","content":"second""#),
+            msg("a2", Some("u2"), "assistant", r#","content":[{"type":"text","text":"new"}],"stopReason":"stop""#),
+        ]
+        .join("\n");
+        let (entries, bad) = parse(&text);
+        let b = cut_runs(&entries, &bad, false);
+        assert_eq!(b.runs.len(), 1);
+        assert_eq!(b.runs[0].run_id, "u2");
+        assert_eq!(b.runs[0].final_text.as_deref(), Some("new"));
+        assert!(b.complete);
+    }
+
+    #[test]
+    fn missing_parent_marks_the_walk_incomplete() {
+        let text = [
+            H.to_string(),
+            msg("u1", Some("gone"), "user", r#","content":"q""#),
+            msg("a1", Some("u1"), "assistant", r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#),
+        ]
+        .join("\n");
+        let (entries, bad) = parse(&text);
+        let b = cut_runs(&entries, &bad, false);
+        assert!(!b.complete);
+        assert_eq!(b.runs.len(), 1);
+    }
+
+    #[test]
+    fn a_parent_cycle_ends_the_walk() {
+        let text = [
+            H.to_string(),
+            msg("u1", Some("a1"), "user", r#","content":"q""#),
+            msg("a1", Some("u1"), "assistant", r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#),
+        ]
+        .join("\n");
+        let (entries, bad) = parse(&text);
+        let b = cut_runs(&entries, &bad, false);
+        assert!(!b.complete);
+    }
+
+    #[test]
+    fn statuses_follow_the_last_message() {
+        for (extra, status) in [
+            (r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#, RunStatus::Completed),
+            (r#","content":[{"type":"text","text":"x"}],"stopReason":"length""#, RunStatus::Completed),
+            (r#","content":[],"stopReason":"error""#, RunStatus::Failed),
+            (r#","content":[],"stopReason":"aborted""#, RunStatus::Cancelled),
+            (r#","content":[{"type":"toolCall","id":"c","name":"bash","arguments":{}}],"stopReason":"toolUse""#, RunStatus::Running),
+        ] {
+            let text = [H.to_string(), msg("u1", None, "user", r#","content":"q""#), msg("a1", Some("u1"), "assistant", extra)].join("\n");
+            let (entries, bad) = parse(&text);
+            assert_eq!(cut_runs(&entries, &bad, false).runs[0].status, status, "{extra}");
+        }
+    }
+
+    #[test]
+    fn torn_tail_and_malformed_lines_make_the_touched_run_unknown() {
+        let text = [
+            H.to_string(),
+            msg("u1", None, "user", r#","content":"q""#),
+            msg("a1", Some("u1"), "assistant", r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#),
+            msg("u2", Some("a1"), "user", r#","content":"q2""#),
+            "{broken".to_string(),
+            msg("a2", Some("u2"), "assistant", r#","content":[{"type":"text","text":"y"}],"stopReason":"stop""#),
+        ]
+        .join("\n");
+        let (entries, bad) = parse(&text);
+        let b = cut_runs(&entries, &bad, false);
+        assert_eq!(b.runs[0].status, RunStatus::Completed);
+        assert_eq!(b.runs[1].status, RunStatus::Unknown);
+        let b = cut_runs(&entries, &[], true);
+        assert_eq!(b.runs[0].status, RunStatus::Completed);
+        assert_eq!(b.runs[1].status, RunStatus::Unknown);
+    }
+}

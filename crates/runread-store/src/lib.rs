@@ -1,0 +1,77 @@
+//! runread's persistent state behind one [`Store`] trait: the store's identity, registered
+//! workspaces, ingested sessions with their entries and runs, and grants.
+//!
+//! The store records and answers; it decides no policy (admission lives in `runread-service`).
+//! Implementations: [`sqlite::SqliteStore`] (embedded default, WAL). Every implementation must
+//! pass the contract tests in `tests/contract.rs`.
+#![forbid(unsafe_code)]
+
+pub mod model;
+pub mod sqlite;
+
+pub use model::*;
+
+use runread_core::cursor::CursorKey;
+
+/// A store failure. Carries no SQL, path or OS text outward: callers map it to
+/// `ErrorCode::Unavailable`; the detail goes to the local log only.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    #[error("store data is corrupt: {0}")]
+    Corrupt(String),
+    #[error("conflict: {0}")]
+    Conflict(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Unavailable(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(e: serde_json::Error) -> Self {
+        StoreError::Corrupt(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// Everything runread persists. Synchronous: async callers move calls onto a blocking thread.
+pub trait Store: Send + Sync {
+    /// The UUID of this store, made on first use.
+    fn instance_id(&self) -> &str;
+    /// The key that signs cursors, made on first use and shared by every server of this store.
+    fn cursor_key(&self) -> &CursorKey;
+
+    /// Registers a workspace root (canonical path). Registering the same path again bumps its
+    /// revision (and so invalidates grants made under the old one) and updates its name.
+    fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace>;
+    fn workspaces(&self) -> Result<Vec<Workspace>>;
+    fn workspace(&self, id: &str) -> Result<Option<Workspace>>;
+
+    /// The session recorded for this file path, if any.
+    fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>>;
+    fn session(&self, session_id: &str) -> Result<Option<SessionRecord>>;
+    /// Entries of the session's current generation, in file order.
+    fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<runread_sessions::EntrySummary>>;
+    /// Applies one ingest pass atomically: the session record, appended entries (all entries
+    /// when the generation is new) and the complete new set of runs.
+    fn commit_ingest(&self, commit: &IngestCommit) -> Result<()>;
+
+    /// Runs of every current session generation, newest session first.
+    fn runs(&self) -> Result<Vec<RunRecord>>;
+    /// Current runs whose run id is `run_id`.
+    fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>>;
+    /// The run a target names, if it exists in the current generation of its session.
+    fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>>;
+
+    fn insert_grant(&self, grant: &Grant) -> Result<()>;
+    /// Grants whose stored key hash equals `key_hash` (compared again in constant time by the caller).
+    fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>>;
+    fn grants(&self) -> Result<Vec<Grant>>;
+    /// Marks a grant revoked. `false` when there is no such grant or it was already revoked.
+    fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool>;
+}

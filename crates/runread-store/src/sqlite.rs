@@ -1,0 +1,531 @@
+//! The embedded store: one SQLite file in WAL mode, versioned forward-only migrations.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use runread_core::cursor::CursorKey;
+use runread_core::{Feature, Target};
+use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
+
+use crate::{Grant, IngestCommit, Result, RunRecord, SessionRecord, Store, StoreError, Workspace};
+
+/// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
+/// Forward-only: a released migration is never edited, only followed by a new one.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) STRICT;
+CREATE TABLE workspaces (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    path TEXT NOT NULL UNIQUE,
+    revision INTEGER NOT NULL,
+    enabled INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE sessions (
+    session_id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    path TEXT NOT NULL UNIQUE,
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+    generation INTEGER NOT NULL,
+    header_json TEXT NOT NULL,
+    dev INTEGER NOT NULL, ino INTEGER NOT NULL, nlink INTEGER NOT NULL,
+    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    consumed INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    tail_sha256 TEXT,
+    malformed_json TEXT NOT NULL,
+    torn INTEGER NOT NULL,
+    branch_complete INTEGER NOT NULL,
+    session_name TEXT,
+    saved_model TEXT,
+    ingested_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE entries (
+    session_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    summary_json TEXT NOT NULL,
+    PRIMARY KEY (session_id, generation, line)
+) STRICT;
+CREATE TABLE runs (
+    session_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    run_json TEXT NOT NULL,
+    PRIMARY KEY (session_id, generation, run_id)
+) STRICT;
+CREATE INDEX runs_by_run_id ON runs(run_id);
+CREATE TABLE grants (
+    id TEXT PRIMARY KEY,
+    key_hash TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    workspace_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    features TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    revoked_at INTEGER
+) STRICT;
+"#];
+
+/// How long a writer waits for SQLite's lock before the call fails closed.
+const BUSY_TIMEOUT_MS: u64 = 5_000;
+
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    instance: String,
+    cursor_key: CursorKey,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path`, applies pending migrations, and makes the
+    /// instance id and cursor key on first use.
+    pub fn open(path: &Path) -> Result<Self> {
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrate(&mut conn)?;
+        let (instance, cursor_key) = {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let instance = match get_meta(&tx, "instance")? {
+                Some(v) => String::from_utf8(v).map_err(|_| StoreError::Corrupt("instance id".into()))?,
+                None => {
+                    let id = uuid::Uuid::new_v4().to_string();
+                    tx.execute("INSERT INTO meta(key, value) VALUES ('instance', ?1)", [id.as_bytes()])?;
+                    id
+                }
+            };
+            let key = match get_meta(&tx, "cursor_key")? {
+                Some(v) => <[u8; 32]>::try_from(v.as_slice()).map_err(|_| StoreError::Corrupt("cursor key".into()))?,
+                None => {
+                    let k = runread_core::random_bytes::<32>().map_err(|e| StoreError::Unavailable(e.to_string()))?;
+                    tx.execute("INSERT INTO meta(key, value) VALUES ('cursor_key', ?1)", [&k[..]])?;
+                    k
+                }
+            };
+            tx.commit()?;
+            (instance, CursorKey::from_bytes(key))
+        };
+        Ok(SqliteStore { conn: Mutex::new(conn), instance, cursor_key })
+    }
+
+    fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>> {
+        self.conn.lock().map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+    }
+}
+
+fn migrate(conn: &mut Connection) -> Result<()> {
+    let applied: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let applied = usize::try_from(applied).map_err(|_| StoreError::Corrupt("schema version".into()))?;
+    if applied > MIGRATIONS.len() {
+        return Err(StoreError::Corrupt(format!(
+            "store schema {applied} is newer than this runread ({}); upgrade runread",
+            MIGRATIONS.len()
+        )));
+    }
+    for (n, sql) in MIGRATIONS.iter().enumerate().skip(applied) {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (n + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+fn get_meta(conn: &Connection, key: &str) -> Result<Option<Vec<u8>>> {
+    Ok(conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+}
+
+fn u64_of(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+fn i64_of(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn workspace_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Workspace> {
+    Ok(Workspace {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        path: r.get(2)?,
+        revision: u64_of(r.get(3)?),
+        enabled: r.get::<_, i64>(4)? != 0,
+    })
+}
+
+const SESSION_COLS: &str = "session_id, agent, path, workspace_id, generation, header_json, dev, ino, nlink, size, \
+     mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, saved_model, ingested_at";
+
+fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(SessionRecord, String, String)> {
+    let header_json: String = r.get(5)?;
+    let malformed_json: String = r.get(14)?;
+    let placeholder = Header {
+        session_id: String::new(),
+        version: 0,
+        cwd: String::new(),
+        timestamp: None,
+        parent_session: None,
+        line_sha256: String::new(),
+    };
+    Ok((
+        SessionRecord {
+            session_id: r.get(0)?,
+            agent: r.get(1)?,
+            path: r.get(2)?,
+            workspace_id: r.get(3)?,
+            generation: u64_of(r.get(4)?),
+            header: placeholder,
+            identity: FileIdentity {
+                dev: u64_of(r.get(6)?),
+                ino: u64_of(r.get(7)?),
+                nlink: u64_of(r.get(8)?),
+                size: u64_of(r.get(9)?),
+                mtime_ns: r.get(10)?,
+            },
+            consumed: u64_of(r.get(11)?),
+            lines: u64_of(r.get(12)?),
+            tail_sha256: r.get(13)?,
+            malformed_lines: vec![],
+            torn: r.get::<_, i64>(15)? != 0,
+            branch_complete: r.get::<_, i64>(16)? != 0,
+            session_name: r.get(17)?,
+            saved_model: r.get(18)?,
+            ingested_at_ms: r.get(19)?,
+        },
+        header_json,
+        malformed_json,
+    ))
+}
+
+fn finish_session((mut s, header_json, malformed_json): (SessionRecord, String, String)) -> Result<SessionRecord> {
+    s.header = serde_json::from_str(&header_json)?;
+    s.malformed_lines = serde_json::from_str(&malformed_json)?;
+    Ok(s)
+}
+
+fn features_to_string(f: &[Feature]) -> String {
+    f.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(",")
+}
+
+fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Grant, String)> {
+    Ok((
+        Grant {
+            id: r.get(0)?,
+            key_hash: r.get(1)?,
+            label: r.get(2)?,
+            target: Target {
+                instance: r.get(3)?,
+                revision: u64_of(r.get(4)?),
+                workspace_id: r.get(5)?,
+                session_id: r.get(6)?,
+                generation: u64_of(r.get(7)?),
+                run_id: r.get(8)?,
+            },
+            features: vec![],
+            created_at_ms: r.get(10)?,
+            expires_at_ms: r.get(11)?,
+            revoked_at_ms: r.get(12)?,
+        },
+        r.get(9)?,
+    ))
+}
+
+fn finish_grant((mut g, features): (Grant, String)) -> Result<Grant> {
+    g.features = Feature::parse_list(&features).map_err(StoreError::Corrupt)?;
+    Ok(g)
+}
+
+const GRANT_COLS: &str = "id, key_hash, label, instance, revision, workspace_id, session_id, generation, run_id, \
+     features, created_at, expires_at, revoked_at";
+
+const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
+     s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path \
+     FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+     JOIN workspaces w ON w.id = s.workspace_id";
+
+impl SqliteStore {
+    fn run_rows(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<RunRecord>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(sql)?;
+        let rows = stmt
+            .query_map(params, |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    FileIdentity {
+                        dev: u64_of(r.get(6)?),
+                        ino: u64_of(r.get(7)?),
+                        nlink: u64_of(r.get(8)?),
+                        size: u64_of(r.get(9)?),
+                        mtime_ns: r.get(10)?,
+                    },
+                    r.get::<_, i64>(11)?,
+                    r.get::<_, String>(12)?,
+                    r.get::<_, String>(13)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(sid, generation, ws, rev, run_json, path, identity, ingested, ws_name, ws_path)| {
+                let run: Run = serde_json::from_str(&run_json)?;
+                Ok(RunRecord {
+                    target: Target {
+                        instance: self.instance.clone(),
+                        revision: u64_of(rev),
+                        workspace_id: ws,
+                        session_id: sid,
+                        generation: u64_of(generation),
+                        run_id: run.run_id.clone(),
+                    },
+                    run,
+                    session_path: path,
+                    identity,
+                    ingested_at_ms: ingested,
+                    workspace_name: ws_name,
+                    workspace_path: ws_path,
+                })
+            })
+            .collect()
+    }
+}
+
+impl Store for SqliteStore {
+    fn instance_id(&self) -> &str {
+        &self.instance
+    }
+
+    fn cursor_key(&self) -> &CursorKey {
+        &self.cursor_key
+    }
+
+    fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let existing = tx
+            .query_row(
+                "SELECT id, name, path, revision, enabled FROM workspaces WHERE path = ?1",
+                [canonical_path],
+                workspace_row,
+            )
+            .optional()?;
+        let ws = match existing {
+            Some(mut ws) => {
+                ws.revision += 1;
+                ws.name = name.to_owned();
+                ws.enabled = true;
+                tx.execute(
+                    "UPDATE workspaces SET revision = ?1, name = ?2, enabled = 1, updated_at = ?3 WHERE id = ?4",
+                    params![i64_of(ws.revision), ws.name, now_ms, ws.id],
+                )?;
+                ws
+            }
+            None => {
+                let bytes = runread_core::random_bytes::<8>().map_err(|e| StoreError::Unavailable(e.to_string()))?;
+                let ws = Workspace {
+                    id: format!("w-{}", hex::encode(bytes)),
+                    name: name.to_owned(),
+                    path: canonical_path.to_owned(),
+                    revision: 1,
+                    enabled: true,
+                };
+                tx.execute(
+                    "INSERT INTO workspaces(id, name, path, revision, enabled, created_at, updated_at) \
+                     VALUES (?1, ?2, ?3, 1, 1, ?4, ?4)",
+                    params![ws.id, ws.name, ws.path, now_ms],
+                )?;
+                ws
+            }
+        };
+        tx.commit()?;
+        Ok(ws)
+    }
+
+    fn workspaces(&self) -> Result<Vec<Workspace>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare("SELECT id, name, path, revision, enabled FROM workspaces ORDER BY created_at, id")?;
+        Ok(stmt.query_map([], workspace_row)?.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
+        let conn = self.conn()?;
+        Ok(conn
+            .query_row("SELECT id, name, path, revision, enabled FROM workspaces WHERE id = ?1", [id], workspace_row)
+            .optional()?)
+    }
+
+    fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
+        let conn = self.conn()?;
+        let row = conn
+            .query_row(&format!("SELECT {SESSION_COLS} FROM sessions WHERE path = ?1"), [path], session_row)
+            .optional()?;
+        row.map(finish_session).transpose()
+    }
+
+    fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
+        let conn = self.conn()?;
+        let row = conn
+            .query_row(&format!("SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?1"), [session_id], session_row)
+            .optional()?;
+        row.map(finish_session).transpose()
+    }
+
+    fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(
+            "SELECT summary_json FROM entries WHERE session_id = ?1 AND generation = ?2 ORDER BY line",
+        )?;
+        let rows: Vec<String> =
+            stmt.query_map(params![session_id, i64_of(generation)], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        rows.iter().map(|j| Ok(serde_json::from_str(j)?)).collect()
+    }
+
+    fn commit_ingest(&self, c: &IngestCommit) -> Result<()> {
+        let s = &c.session;
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if c.new_generation {
+            tx.execute("DELETE FROM entries WHERE session_id = ?1", [&s.session_id])?;
+            tx.execute("DELETE FROM runs WHERE session_id = ?1", [&s.session_id])?;
+            // The path may have held another session id before (a file replaced by another session).
+            tx.execute("DELETE FROM sessions WHERE path = ?1 AND session_id <> ?2", params![s.path, s.session_id])?;
+        }
+        tx.execute(
+            &format!(
+                "INSERT INTO sessions({SESSION_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) \
+                 ON CONFLICT(session_id) DO UPDATE SET agent = excluded.agent, path = excluded.path, \
+                 workspace_id = excluded.workspace_id, generation = excluded.generation, header_json = excluded.header_json, \
+                 dev = excluded.dev, ino = excluded.ino, nlink = excluded.nlink, size = excluded.size, mtime_ns = excluded.mtime_ns, \
+                 consumed = excluded.consumed, lines = excluded.lines, tail_sha256 = excluded.tail_sha256, \
+                 malformed_json = excluded.malformed_json, torn = excluded.torn, branch_complete = excluded.branch_complete, \
+                 session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at"
+            ),
+            params![
+                s.session_id,
+                s.agent,
+                s.path,
+                s.workspace_id,
+                i64_of(s.generation),
+                serde_json::to_string(&s.header)?,
+                i64_of(s.identity.dev),
+                i64_of(s.identity.ino),
+                i64_of(s.identity.nlink),
+                i64_of(s.identity.size),
+                s.identity.mtime_ns,
+                i64_of(s.consumed),
+                i64_of(s.lines),
+                s.tail_sha256,
+                serde_json::to_string(&s.malformed_lines)?,
+                s.torn as i64,
+                s.branch_complete as i64,
+                s.session_name,
+                s.saved_model,
+                s.ingested_at_ms,
+            ],
+        )?;
+        {
+            let mut ins = tx.prepare(
+                "INSERT OR REPLACE INTO entries(session_id, generation, line, summary_json) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for e in &c.new_entries {
+                ins.execute(params![s.session_id, i64_of(s.generation), i64_of(e.line), serde_json::to_string(e)?])?;
+            }
+        }
+        tx.execute("DELETE FROM runs WHERE session_id = ?1", [&s.session_id])?;
+        {
+            let mut ins = tx.prepare(
+                "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for (ord, r) in c.runs.iter().enumerate() {
+                ins.execute(params![
+                    s.session_id,
+                    i64_of(s.generation),
+                    r.run_id,
+                    ord as i64,
+                    r.status.as_str(),
+                    serde_json::to_string(r)?
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn runs(&self) -> Result<Vec<RunRecord>> {
+        self.run_rows(&format!("{RUN_SELECT} ORDER BY s.ingested_at DESC, s.session_id, r.ord"), &[])
+    }
+
+    fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {
+        self.run_rows(&format!("{RUN_SELECT} WHERE r.run_id = ?1 ORDER BY s.session_id"), &[&run_id])
+    }
+
+    fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>> {
+        let generation = i64_of(generation);
+        let mut rows = self.run_rows(
+            &format!("{RUN_SELECT} WHERE r.session_id = ?1 AND r.generation = ?2 AND r.run_id = ?3"),
+            &[&session_id, &generation, &run_id],
+        )?;
+        Ok(rows.pop())
+    }
+
+    fn insert_grant(&self, g: &Grant) -> Result<()> {
+        let conn = self.conn()?;
+        conn.execute(
+            &format!("INSERT INTO grants({GRANT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
+            params![
+                g.id,
+                g.key_hash,
+                g.label,
+                g.target.instance,
+                i64_of(g.target.revision),
+                g.target.workspace_id,
+                g.target.session_id,
+                i64_of(g.target.generation),
+                g.target.run_id,
+                features_to_string(&g.features),
+                g.created_at_ms,
+                g.expires_at_ms,
+                g.revoked_at_ms,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(&format!("SELECT {GRANT_COLS} FROM grants WHERE key_hash = ?1"))?;
+        let rows: Vec<_> = stmt.query_map([key_hash], grant_row)?.collect::<rusqlite::Result<_>>()?;
+        rows.into_iter().map(finish_grant).collect()
+    }
+
+    fn grants(&self) -> Result<Vec<Grant>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(&format!("SELECT {GRANT_COLS} FROM grants ORDER BY created_at, id"))?;
+        let rows: Vec<_> = stmt.query_map([], grant_row)?.collect::<rusqlite::Result<_>>()?;
+        rows.into_iter().map(finish_grant).collect()
+    }
+
+    fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool> {
+        let conn = self.conn()?;
+        let n = conn.execute(
+            "UPDATE grants SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL",
+            params![now_ms, id],
+        )?;
+        Ok(n == 1)
+    }
+}

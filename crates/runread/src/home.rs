@@ -1,0 +1,28 @@
+//! Where runread keeps its state.
+
+use std::path::PathBuf;
+
+/// `--home`/`RUNREAD_HOME`, else `$XDG_DATA_HOME/runread`, else `~/.local/share/runread`.
+pub fn resolve(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
+    if let Some(h) = explicit {
+        return Ok(h);
+    }
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|x| !x.is_empty()) {
+        return Ok(PathBuf::from(x).join("runread"));
+    }
+    let home = std::env::var_os("HOME").ok_or("HOME is not set; pass --home DIR")?;
+    Ok(PathBuf::from(home).join(".local").join("share").join("runread"))
+}
+
+/// Creates the home (owner-only) if needed.
+pub fn ensure(home: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if !home.exists() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(home).map_err(|e| format!("{}: {e}", home.display()))?;
+    }
+    let meta = std::fs::metadata(home).map_err(|e| format!("{}: {e}", home.display()))?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        eprintln!("warning: {} is readable by other users; chmod 700 it", home.display());
+    }
+    Ok(())
+}

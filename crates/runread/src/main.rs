@@ -1,0 +1,473 @@
+//! The `runread` command: owner CLI, server, and demo. It parses arguments and prints; the work
+//! is done by the library crates.
+#![forbid(unsafe_code)]
+
+mod demo;
+mod home;
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+
+use runread_core::Feature;
+use runread_core::timefmt::{now_ms, rfc3339};
+use runread_service::{Config, Service};
+use runread_store::Store;
+use runread_store::sqlite::SqliteStore;
+
+/// Files at least this many make `runread ingest` show a progress bar on a terminal.
+const PROGRESS_BAR_MIN_FILES: u64 = 20;
+/// Default listen address of `runread serve`.
+const DEFAULT_LISTEN: &str = "127.0.0.1:7077";
+
+#[derive(Parser)]
+#[command(name = "runread", version, about = "Let an AI assistant read the results of a local coding-agent run over MCP — only what you grant.")]
+struct Cli {
+    /// runread's home (store, keys). Default: $XDG_DATA_HOME/runread or ~/.local/share/runread.
+    #[arg(long, global = true, env = "RUNREAD_HOME")]
+    home: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the whole job on a bundled sample Pi session, in a temporary home.
+    Demo,
+    /// Register or list workspace roots. Only sessions inside one are ever readable.
+    #[command(subcommand)]
+    Workspace(WorkspaceCmd),
+    /// Read Pi session files into the store (incremental: unchanged files cost nothing).
+    Ingest {
+        /// Pi's sessions directory. Default: $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions.
+        #[arg(long)]
+        pi: Option<PathBuf>,
+    },
+    /// List runs with their exact target and state.
+    Runs {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Grant one run to a fresh read key (printed once), or list / revoke grants.
+    Grant(GrantArgs),
+    /// Serve MCP (2026-07-28, stateless) over Streamable HTTP at /mcp.
+    Serve {
+        #[arg(long, default_value = DEFAULT_LISTEN)]
+        listen: SocketAddr,
+        /// How long a session file must be quiet before a passive run counts as settled.
+        #[arg(long, default_value_t = runread_core::limits::SETTLE_QUIET_DEFAULT_MS)]
+        settle_ms: u64,
+    },
+    /// Read a granted final answer as a reader would, verifying every chunk and the sha256.
+    Read {
+        /// MCP endpoint, e.g. http://127.0.0.1:7077/mcp
+        #[arg(long)]
+        url: String,
+        /// File holding the read key.
+        #[arg(long)]
+        key_file: PathBuf,
+        #[command(subcommand)]
+        what: ReadCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum ReadCmd {
+    /// The final answer of the key's (first) granted target.
+    FinalAnswer {
+        /// Write the answer to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Bytes per chunk.
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+}
+
+#[derive(Subcommand)]
+enum WorkspaceCmd {
+    /// Register PATH (canonicalized). Re-adding bumps its revision and invalidates its grants.
+    Add {
+        path: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List registered workspaces.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct GrantArgs {
+    #[command(subcommand)]
+    action: Option<GrantCmd>,
+    /// Run id (the entry id of the run's first user message), as `runread runs` shows it.
+    #[arg(long)]
+    run: Option<String>,
+    /// Session id, when the run id alone is ambiguous.
+    #[arg(long)]
+    session: Option<String>,
+    /// Comma-separated features, e.g. final_answer
+    #[arg(long)]
+    features: Option<String>,
+    /// A duration (90s, 15m, 2h, 7d) or an RFC 3339 time.
+    #[arg(long)]
+    expires: Option<String>,
+    /// Who the key is for (a label for your records).
+    #[arg(long)]
+    to: Option<String>,
+    /// The URL to print in the client config.
+    #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
+    url: String,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum GrantCmd {
+    /// List grants (never keys).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a grant: its key is refused from the next call on.
+    Revoke { id: String },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RUNREAD_LOG").unwrap_or_else(|_| "warn,rmcp=off".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("runread: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Res = Result<(), String>;
+
+fn open_store(home: Option<PathBuf>) -> Result<Arc<SqliteStore>, String> {
+    let home = home::resolve(home)?;
+    home::ensure(&home)?;
+    SqliteStore::open(&home.join("runread.db")).map(Arc::new).map_err(|e| e.to_string())
+}
+
+fn run(cli: Cli) -> Res {
+    match cli.command {
+        Command::Demo => demo::run(),
+        Command::Workspace(cmd) => {
+            let store = open_store(cli.home)?;
+            workspace(&*store, cmd)
+        }
+        Command::Ingest { pi } => {
+            let store = open_store(cli.home)?;
+            ingest(&*store, pi)
+        }
+        Command::Runs { json } => {
+            let store = open_store(cli.home)?;
+            runs(store, json)
+        }
+        Command::Grant(args) => {
+            let store = open_store(cli.home)?;
+            grant(&*store, args)
+        }
+        Command::Serve { listen, settle_ms } => {
+            let store = open_store(cli.home)?;
+            serve(store, listen, Duration::from_millis(settle_ms))
+        }
+        Command::Read { url, key_file, what } => read(&url, &key_file, what),
+    }
+}
+
+fn workspace(store: &dyn Store, cmd: WorkspaceCmd) -> Res {
+    match cmd {
+        WorkspaceCmd::Add { path, name } => {
+            let canonical = std::fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            if !canonical.is_dir() {
+                return Err(format!("{} is not a directory", canonical.display()));
+            }
+            let canonical = canonical.to_str().ok_or("workspace path is not UTF-8")?.to_owned();
+            let name = name.unwrap_or_else(|| {
+                std::path::Path::new(&canonical).file_name().and_then(|n| n.to_str()).unwrap_or("workspace").to_owned()
+            });
+            let ws = store.add_workspace(&canonical, &name, now_ms()).map_err(|e| e.to_string())?;
+            println!("workspace {} ({}) at {} — revision {}", ws.id, ws.name, ws.path, ws.revision);
+            if ws.revision > 1 {
+                println!("note: re-registering bumped the revision; grants made under revision {} no longer work", ws.revision - 1);
+            }
+            Ok(())
+        }
+        WorkspaceCmd::List { json } => {
+            let list = store.workspaces().map_err(|e| e.to_string())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?);
+            } else if list.is_empty() {
+                println!("no workspace registered; add one with `runread workspace add PATH`");
+            } else {
+                for w in list {
+                    println!("{}  rev {}  {}  {}", w.id, w.revision, w.name, w.path);
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn default_pi_dir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("PI_CODING_AGENT_DIR") {
+        return Ok(PathBuf::from(dir).join("sessions"));
+    }
+    let home = std::env::var_os("HOME").ok_or("HOME is not set; pass --pi DIR")?;
+    Ok(PathBuf::from(home).join(".pi").join("agent").join("sessions"))
+}
+
+fn ingest(store: &dyn Store, pi: Option<PathBuf>) -> Res {
+    let dir = match pi {
+        Some(d) => d,
+        None => default_pi_dir()?,
+    };
+    if !dir.is_dir() {
+        return Err(format!("{} is not a directory (pass --pi DIR)", dir.display()));
+    }
+    if store.workspaces().map_err(|e| e.to_string())?.is_empty() {
+        eprintln!("note: no workspace is registered, so every session will be skipped; run `runread workspace add PATH` first");
+    }
+    let bar: Option<indicatif::ProgressBar> = None;
+    let mut bar = bar;
+    let terminal = std::io::stderr().is_terminal();
+    let (report, outcomes) = runread_ingest::ingest_dir(store, &dir, now_ms(), |p| {
+        if terminal && p.files_total >= PROGRESS_BAR_MIN_FILES {
+            let b = bar.get_or_insert_with(|| indicatif::ProgressBar::new(p.files_total));
+            b.set_position(p.files_done);
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    for (path, outcome) in &outcomes {
+        use runread_ingest::FileOutcome as F;
+        match outcome {
+            F::NewGeneration { generation, bytes, reason } => {
+                println!("read     {} (generation {generation}, {bytes} bytes, {reason})", path.display())
+            }
+            F::Appended { bytes } => println!("appended {} (+{bytes} bytes)", path.display()),
+            F::Unreadable(e) => println!("skipped  {} (unreadable: {e:?})", path.display()),
+            F::DuplicateSessionId => println!("skipped  {} (session id already ingested from another file)", path.display()),
+            F::Unchanged | F::OutsideWorkspaces | F::NotASession => {}
+        }
+    }
+    println!(
+        "{} files: {} new or re-read, {} appended, {} unchanged, {} outside registered workspaces, {} not sessions, {} unreadable; \
+         {} bytes read; {} malformed lines; {} files end in an unfinished line; {} runs",
+        report.files,
+        report.new_generations,
+        report.appended,
+        report.unchanged,
+        report.outside_workspaces,
+        report.not_sessions,
+        report.unreadable + report.duplicates,
+        report.bytes_read,
+        report.malformed_lines,
+        report.torn_files,
+        report.runs
+    );
+    Ok(())
+}
+
+fn runs(store: Arc<SqliteStore>, as_json: bool) -> Res {
+    let service = Service::new(store.clone(), Config::default());
+    let list = store.runs().map_err(|e| e.to_string())?;
+    let now = now_ms();
+    if as_json {
+        let out: Vec<_> = list
+            .iter()
+            .map(|r| {
+                json!({
+                    "target": r.target,
+                    "status": r.run.status.as_str(),
+                    "answerState": service.answer_state(r, now),
+                    "unknownReason": r.run.unknown_reason,
+                    "finalBytes": r.run.final_bytes,
+                    "prompt": r.run.preview,
+                    "startedAt": r.run.started_at,
+                    "workspace": r.workspace_name,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    if list.is_empty() {
+        println!("no runs; register a workspace and run `runread ingest`");
+        return Ok(());
+    }
+    println!("{:<10} {:<10} {:<10} {:<38} {}", "RUN", "STATUS", "ANSWER", "SESSION (generation)", "PROMPT");
+    for r in &list {
+        println!(
+            "{:<10} {:<10} {:<10} {:<38} {}",
+            r.target.run_id,
+            r.run.status.as_str(),
+            service.answer_state(r, now),
+            format!("{} ({})", r.target.session_id, r.target.generation),
+            r.run.preview.as_deref().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+fn grant(store: &dyn Store, args: GrantArgs) -> Res {
+    match args.action {
+        Some(GrantCmd::List { json }) => {
+            let now = now_ms();
+            let grants = store.grants().map_err(|e| e.to_string())?;
+            let rows: Vec<_> = grants
+                .iter()
+                .map(|g| {
+                    let state = if g.revoked_at_ms.is_some() {
+                        "revoked"
+                    } else if g.expires_at_ms <= now {
+                        "expired"
+                    } else {
+                        "live"
+                    };
+                    json!({"grantId": g.id, "to": g.label, "target": g.target, "features": g.features,
+                           "expiresAt": rfc3339(g.expires_at_ms), "state": state})
+                })
+                .collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+            } else if rows.is_empty() {
+                println!("no grants");
+            } else {
+                for r in rows {
+                    println!("{}  {:<8} {}  run {}  expires {}  to {}", r["grantId"].as_str().unwrap_or(""), r["state"].as_str().unwrap_or(""),
+                        r["features"], r["target"]["runId"].as_str().unwrap_or(""), r["expiresAt"].as_str().unwrap_or(""), r["to"].as_str().unwrap_or(""));
+                }
+            }
+            Ok(())
+        }
+        Some(GrantCmd::Revoke { id }) => {
+            if store.revoke_grant(&id, now_ms()).map_err(|e| e.to_string())? {
+                println!("revoked {id}");
+                Ok(())
+            } else {
+                Err(format!("no live grant {id:?}"))
+            }
+        }
+        None => {
+            let run = args.run.ok_or("--run RUN_ID is required (see `runread runs`)")?;
+            let features = Feature::parse_list(args.features.as_deref().ok_or("--features is required, e.g. final_answer")?)?;
+            let expires = args.expires.ok_or("--expires is required, e.g. 15m")?;
+            let to = args.to.ok_or("--to LABEL is required (who the key is for)")?;
+            let now = now_ms();
+            let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
+            let g = runread_service::owner::grant(store, &run, args.session.as_deref(), features, at, &to, now)
+                .map_err(|e| e.to_string())?;
+            print_grant(&g, &args.url, args.json)
+        }
+    }
+}
+
+fn client_config(url: &str, key: &str) -> serde_json::Value {
+    json!({"mcpServers": {"runread": {"type": "http", "url": url, "headers": {runread_mcp::KEY_HEADER: key}}}})
+}
+
+fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -> Res {
+    let out = json!({
+        "grantId": g.grant.id,
+        "key": g.key,
+        "target": g.grant.target,
+        "features": g.grant.features,
+        "url": url,
+        "expiresAt": rfc3339(g.grant.expires_at_ms),
+        "to": g.grant.label,
+        "clientConfig": client_config(url, &g.key),
+    });
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    println!("grant {} for {:?}, until {}", g.grant.id, g.grant.label, rfc3339(g.grant.expires_at_ms));
+    println!("run      {} — {}", g.run.target.run_id, g.run.run.preview.as_deref().unwrap_or(""));
+    println!("features {}", g.grant.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(","));
+    println!("target   {}", serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?);
+    println!("url      {url}");
+    println!();
+    println!("read key (shown once; only its hash is stored):");
+    println!("{}", g.key);
+    println!();
+    println!("client config:");
+    println!("{}", serde_json::to_string_pretty(&client_config(url, &g.key)).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+fn serve(store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration) -> Res {
+    if !listen.ip().is_loopback() {
+        return Err(format!("refusing to listen on {listen}: runread serves loopback only"));
+    }
+    let service = Arc::new(Service::new(store, Config { settle_quiet }));
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        runread_mcp::server::serve(
+            service,
+            listen,
+            |addr| eprintln!("runread serving MCP {} at http://{addr}{} (Ctrl-C to stop)", runread_mcp::PROTOCOL_VERSION, runread_mcp::MCP_PATH),
+            async {
+                let _ = tokio::signal::ctrl_c().await;
+            },
+        )
+        .await
+        .map_err(|e| format!("serve {listen}: {e}"))
+    })
+}
+
+fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
+    let key = std::fs::read_to_string(key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
+    let key = key.trim().to_owned();
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let client = runread_mcp::client::Client::connect(url, &key).await.map_err(|e| e.to_string())?;
+        let result = async {
+            match what {
+                ReadCmd::FinalAnswer { out, limit } => {
+                    let targets = client.granted_targets().await.map_err(|e| e.to_string())?;
+                    let target = targets
+                        .iter()
+                        .find(|t| t["features"].as_array().is_some_and(|f| f.contains(&json!("final_answer"))))
+                        .map(|t| t["target"].clone())
+                        .ok_or("this key has no live final_answer grant")?;
+                    let answer = client.read_final_answer(&target, limit, |_| {}).await.map_err(|e| e.to_string())?;
+                    let Some(text) = answer.text else {
+                        return Err(format!("answer not readable: state {}", answer.state));
+                    };
+                    eprintln!("read {} bytes in {} chunks, sha256 {} verified", text.len(), answer.chunks, answer.sha256.unwrap_or_default());
+                    match out {
+                        Some(p) => std::fs::write(&p, text.as_bytes()).map_err(|e| format!("{}: {e}", p.display())),
+                        None => {
+                            println!("{text}");
+                            Ok(())
+                        }
+                    }
+                }
+            }
+        }
+        .await;
+        client.close().await;
+        result
+    })
+}

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Outside client for runread: read a run's final answer with the official MCP Python SDK.
+
+Speaks MCP 2026-07-28 (stateless, ``server/discover`` + per-request ``_meta``) over
+Streamable HTTP using ``mcp`` 2.x (see requirements.txt), sending the one custom
+header ``x-runread-key``.
+
+    python read_final_answer.py --url http://127.0.0.1:PORT/mcp --key-file KEY [--limit N] [--out FILE]
+
+Steps: list granted targets (tool ``list_granted_targets``), pick the first target
+whose features include ``final_answer``, call ``read_final_answer`` following
+``nextCursor`` until ``eof``, and verify every chunk (byteOffset continuity, bytes,
+stable totalBytes/sha256/version, trust fields, the ``<tool_result ...>`` text block)
+and finally the sha256 and length of the whole UTF-8 answer.
+
+On success prints one JSON line ``{"sha256", "totalBytes", "chunks", "ok": true}``
+on stdout (plus a few informative fields) and exits 0. On any failure prints
+``read_final_answer: FAIL: <reason>`` on stderr and exits 1 (2 for usage errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import re
+import sys
+from typing import Any
+
+MODERN_VERSION = "2026-07-28"
+BLOCK_PREFIX = '<tool_result tool="{tool}" trust="{trust}">\n'
+# runread's trust level per tool: content written by an agent is untrusted; runread's own listing is medium.
+TRUST = {"read_final_answer": "untrusted", "list_granted_targets": "medium"}
+BLOCK_SUFFIX = "\n</tool_result>"
+KEY_RE = re.compile(r"^[0-9a-f]{64}$")
+MAX_CHUNKS = 100_000
+HTTP_NOTES: list[str] = []
+
+
+class CheckError(Exception):
+    """A verification failure; the message is printed as the reason."""
+
+
+def fail(msg: str) -> None:
+    raise CheckError(msg)
+
+
+def read_key(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            key = f.read().strip()
+    except OSError as e:
+        fail(f"cannot read key file {path!r}: {e}")
+    if not KEY_RE.fullmatch(key):
+        fail(f"key file {path!r} does not hold exactly 64 lowercase hex characters")
+    return key
+
+
+def check_block(tool: str, result: Any) -> dict[str, Any]:
+    """Check the single untrusted text block and return its parsed JSON payload."""
+    texts = [c for c in result.content if getattr(c, "type", None) == "text"]
+    if len(texts) != 1 or len(result.content) != 1:
+        fail(f"{tool}: expected exactly one text content block, got {[getattr(c, 'type', '?') for c in result.content]}")
+    text = texts[0].text
+    prefix = BLOCK_PREFIX.format(tool=tool, trust=TRUST.get(tool, "untrusted"))
+    if not text.startswith(prefix.rstrip("\n")):
+        fail(f"{tool}: text block does not start with {prefix.rstrip()!r}: {text[:80]!r}")
+    if not text.startswith(prefix) or not text.endswith(BLOCK_SUFFIX):
+        fail(f"{tool}: text block is not '<tool_result ...>\\n{{json}}\\n</tool_result>'")
+    inner = text[len(prefix) : -len(BLOCK_SUFFIX)]
+    try:
+        payload = json.loads(inner)
+    except ValueError as e:
+        fail(f"{tool}: text block JSON does not parse: {e}")
+    return payload
+
+
+def check_trust(tool: str, sc: dict[str, Any]) -> None:
+    if sc.get("trust") != "untrusted_data":
+        fail(f"{tool}: structuredContent.trust is {sc.get('trust')!r}, expected 'untrusted_data'")
+    if sc.get("instructions") is not False:
+        fail(f"{tool}: structuredContent.instructions is {sc.get('instructions')!r}, expected false")
+
+
+def structured(tool: str, result: Any) -> dict[str, Any]:
+    if result.is_error:
+        texts = " ".join(getattr(c, "text", "") for c in result.content)
+        fail(f"{tool}: tool returned isError=true: {texts[:500]}")
+    sc = result.structured_content
+    if not isinstance(sc, dict):
+        fail(f"{tool}: structuredContent missing or not an object: {type(sc).__name__}")
+    return sc
+
+
+async def run(opts: argparse.Namespace) -> dict[str, Any]:
+    # Imported here so `--help` works without the SDK installed.
+    import httpx2
+    from mcp import Client, Implementation
+    from mcp.client.streamable_http import streamable_http_client
+
+    key = read_key(opts.key_file)
+
+    async def note_status(response: Any) -> None:
+        # The SDK turns a non-2xx reply without a JSON-RPC body into a generic
+        # "Server returned an error response"; remember the status for the message.
+        if response.status_code >= 300:
+            method = response.request.headers.get("mcp-method", response.request.method)
+            HTTP_NOTES.append(f"{method} -> HTTP {response.status_code}")
+
+    # The custom header goes on the httpx2 client; the SDK layers its own headers
+    # (accept, content-type, mcp-protocol-version, mcp-method, mcp-name) on top.
+    http = httpx2.AsyncClient(
+        headers={"x-runread-key": key},
+        timeout=httpx2.Timeout(30.0, read=opts.timeout),
+        event_hooks={"response": [note_status]},
+    )
+    transport = streamable_http_client(opts.url, http_client=http, terminate_on_close=False)
+    mode = "auto" if opts.mode == "auto" else MODERN_VERSION
+    summary: dict[str, Any] = {}
+    async with http:
+        client_cm = Client(
+            transport,
+            mode=mode,
+            read_timeout_seconds=opts.timeout,
+            client_info=Implementation(name="runread-read-final-answer", version="1"),
+        )
+        async with client_cm as client:
+            if client.protocol_version != MODERN_VERSION:
+                fail(f"negotiated protocol version {client.protocol_version!r}, expected {MODERN_VERSION!r}")
+
+            tools = await client.list_tools()
+            names = {t.name for t in tools.tools}
+            for needed in ("list_granted_targets", "read_final_answer"):
+                if needed not in names:
+                    fail(f"tools/list does not list {needed!r} (got {sorted(names)})")
+
+            res = await client.call_tool("list_granted_targets", {})
+            sc = structured("list_granted_targets", res)
+            check_block("list_granted_targets", res)
+            targets = sc.get("targets")
+            if not isinstance(targets, list):
+                fail("list_granted_targets: structuredContent.targets is not a list")
+            chosen = next(
+                (
+                    t
+                    for t in targets
+                    if isinstance(t, dict)
+                    and isinstance(t.get("target"), dict)
+                    and "final_answer" in (t.get("features") or [])
+                ),
+                None,
+            )
+            if chosen is None:
+                fail(f"no granted target has feature 'final_answer' ({len(targets)} targets listed)")
+            target = chosen["target"]
+
+            parts: list[bytes] = []
+            running = 0
+            chunks = 0
+            cursor: str | None = None
+            first: dict[str, Any] | None = None
+            seen_cursors: set[str] = set()
+            while True:
+                args: dict[str, Any] = {"target": target}
+                if cursor is not None:
+                    args["cursor"] = cursor
+                if opts.limit is not None:
+                    args["limit"] = opts.limit
+                res = await client.call_tool("read_final_answer", args)
+                sc = structured("read_final_answer", res)
+                where = f"read_final_answer chunk {chunks}"
+                payload = check_block("read_final_answer", res)
+                if payload != sc:
+                    fail(f"{where}: JSON in the text block differs from structuredContent")
+                check_trust(where, sc)
+                if sc.get("readable") is not True:
+                    fail(f"{where}: answer not readable (state={sc.get('state')!r}, readable={sc.get('readable')!r})")
+                text = sc.get("text")
+                if not isinstance(text, str):
+                    fail(f"{where}: text is not a string")
+                raw = text.encode("utf-8")
+                if sc.get("byteOffset") != running:
+                    fail(f"{where}: byteOffset {sc.get('byteOffset')!r} != running length {running}")
+                if "bytes" in sc and sc["bytes"] != len(raw):
+                    fail(f"{where}: bytes {sc['bytes']!r} != UTF-8 length of text {len(raw)}")
+                if first is None:
+                    first = sc
+                    for f in ("sha256", "totalBytes"):
+                        if f not in sc:
+                            fail(f"{where}: missing {f}")
+                else:
+                    for f in ("sha256", "totalBytes", "version"):
+                        if sc.get(f) != first.get(f):
+                            fail(f"{where}: {f} changed between chunks ({first.get(f)!r} -> {sc.get(f)!r})")
+                parts.append(raw)
+                running += len(raw)
+                chunks += 1
+                if sc.get("eof") is True:
+                    break
+                cursor = sc.get("nextCursor")
+                if not isinstance(cursor, str) or not cursor:
+                    fail(f"{where}: eof is false but nextCursor is {cursor!r}")
+                if cursor in seen_cursors:
+                    fail(f"{where}: nextCursor repeats {cursor!r}")
+                seen_cursors.add(cursor)
+                if not raw:
+                    fail(f"{where}: empty chunk before eof")
+                if chunks >= MAX_CHUNKS:
+                    fail(f"more than {MAX_CHUNKS} chunks without eof")
+
+            assert first is not None
+            answer = b"".join(parts)
+            if len(answer) != first["totalBytes"]:
+                fail(f"answer is {len(answer)} bytes, totalBytes says {first['totalBytes']}")
+            digest = hashlib.sha256(answer).hexdigest()
+            if digest != first["sha256"]:
+                fail(f"sha256 mismatch: computed {digest}, server says {first['sha256']}")
+            if opts.out:
+                with open(opts.out, "wb") as f:
+                    f.write(answer)
+            summary = {
+                "sha256": digest,
+                "totalBytes": len(answer),
+                "chunks": chunks,
+                "ok": True,
+                "protocolVersion": client.protocol_version,
+                "target": target,
+                "version": first.get("version"),
+            }
+    return summary
+
+
+def describe(e: BaseException) -> str:
+    while hasattr(e, "exceptions") and len(getattr(e, "exceptions")) == 1:  # unwrap (Base)ExceptionGroup
+        e = e.exceptions[0]  # type: ignore[attr-defined]
+    if isinstance(e, CheckError):
+        msg = str(e)
+    elif isinstance(e, ImportError):
+        msg = f"{e} (pip install -r requirements.txt)"
+    elif type(e).__name__ == "MCPError":
+        err = e.error  # type: ignore[attr-defined]
+        msg = f"MCP error {err.code}: {err.message}"
+        if err.data is not None:
+            msg += f" data={json.dumps(err.data)[:300]}"
+    elif isinstance(e, RuntimeError):
+        # e.g. structuredContent failing the tool's outputSchema, or no mutual protocol version.
+        msg = f"client error: {e}"
+    else:
+        msg = f"{type(e).__name__}: {e}"
+    if HTTP_NOTES:
+        msg += f" [non-2xx replies: {', '.join(HTTP_NOTES[-4:])}]"
+    return msg
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--url", required=True, help="MCP endpoint, e.g. http://127.0.0.1:PORT/mcp")
+    p.add_argument("--key-file", required=True, help="file holding the 64-hex x-runread-key")
+    p.add_argument("--limit", type=int, default=None, help="bytes per read_final_answer call (server default if unset)")
+    p.add_argument("--out", default=None, help="write the verified answer (raw UTF-8) to this file")
+    p.add_argument(
+        "--mode",
+        choices=["auto", "pinned"],
+        default="auto",
+        help="auto: probe server/discover first (SDK default); pinned: assume 2026-07-28, send no server/discover",
+    )
+    p.add_argument("--timeout", type=float, default=60.0, help="per-request read timeout in seconds")
+    opts = p.parse_args(argv)
+    if opts.limit is not None and opts.limit < 1:
+        p.error("--limit must be >= 1")
+    try:
+        summary = asyncio.run(run(opts))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # CheckError, MCPError, httpx2 errors, possibly inside anyio ExceptionGroups
+        print(f"read_final_answer: FAIL: {describe(e)}", file=sys.stderr)
+        return 1
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
