@@ -53,7 +53,11 @@ pub struct Report {
     pub not_sessions: u64,
     pub duplicates: u64,
     pub unreadable: u64,
+    /// Bytes of new lines read.
     pub bytes_read: u64,
+    /// Bytes re-read to verify a file's identity (its header line and the window before the
+    /// consumed offset): bounded per file, whatever the file's size.
+    pub verify_bytes: u64,
     pub malformed_lines: u64,
     pub torn_files: u64,
     pub runs: u64,
@@ -163,7 +167,7 @@ pub fn ingest_file(
     let existing = store.session_by_path(path_str)?;
     let (plan, reason) = match &existing {
         None => (Plan::Fresh, "new file"),
-        Some(rec) => match classify(path, rec, &identity) {
+        Some(rec) => match classify(path, rec, &identity, &mut report.verify_bytes) {
             Ok(Change::Unchanged) => return Ok(FileOutcome::Unchanged),
             Ok(Change::Appended) => (Plan::Append, ""),
             Ok(Change::Identity(reason)) => (Plan::Fresh, reason),
@@ -191,7 +195,7 @@ enum Change {
     Identity(&'static str),
 }
 
-fn classify(path: &Path, rec: &SessionRecord, now: &FileIdentity) -> Result<Change, ReadError> {
+fn classify(path: &Path, rec: &SessionRecord, now: &FileIdentity, verify_bytes: &mut u64) -> Result<Change, ReadError> {
     if *now == rec.identity && !rec.torn {
         return Ok(Change::Unchanged);
     }
@@ -201,12 +205,14 @@ fn classify(path: &Path, rec: &SessionRecord, now: &FileIdentity) -> Result<Chan
     if now.size < rec.consumed {
         return Ok(Change::Identity("file truncated"));
     }
-    let head = file::read_from(path, 0, HEADER_MAX_BYTES.min(now.size), Some(&rec.identity))?;
-    let header_line = head.bytes.split(|b| *b == b'\n').next().unwrap_or(&[]);
+    // Exactly the header line's bytes plus its newline: an append costs the new bytes, not a re-read.
+    let head = file::read_from(path, 0, (rec.header.line_bytes + 1).min(HEADER_MAX_BYTES), Some(&rec.identity))?;
+    *verify_bytes += head.bytes.len() as u64;
+    let header_line = head.bytes.strip_suffix(b"\n").unwrap_or(&[]);
     if runread_core::sha256_hex(header_line) != rec.header.line_sha256 {
         return Ok(Change::Identity("header changed"));
     }
-    if tail_sha256(path, rec.consumed, Some(&rec.identity))? != rec.tail_sha256 {
+    if tail_sha256(path, rec.consumed, Some(&rec.identity), verify_bytes)? != rec.tail_sha256 {
         return Ok(Change::Identity("file rewritten"));
     }
     if now.size == rec.consumed && now.mtime_ns != rec.identity.mtime_ns && !rec.torn {
@@ -216,12 +222,13 @@ fn classify(path: &Path, rec: &SessionRecord, now: &FileIdentity) -> Result<Chan
     Ok(Change::Appended)
 }
 
-fn tail_sha256(path: &Path, consumed: u64, expect: Option<&FileIdentity>) -> Result<Option<String>, ReadError> {
+fn tail_sha256(path: &Path, consumed: u64, expect: Option<&FileIdentity>, verify_bytes: &mut u64) -> Result<Option<String>, ReadError> {
     if consumed == 0 {
         return Ok(None);
     }
     let start = consumed.saturating_sub(TAIL_WINDOW_BYTES);
     let chunk = file::read_from(path, start, consumed - start, expect)?;
+    *verify_bytes += chunk.bytes.len() as u64;
     if chunk.bytes.len() as u64 != consumed - start {
         return Err(ReadError::Truncated);
     }
@@ -324,7 +331,7 @@ fn fresh(
     let mut entries = Vec::new();
     let mut malformed = Vec::new();
     let lines_seen = parse_into(&mut parser, lines, 2, &mut entries, &mut malformed) - 1;
-    let tail = match tail_sha256(path, read.consumed, Some(&read.identity)) {
+    let tail = match tail_sha256(path, read.consumed, Some(&read.identity), &mut report.verify_bytes) {
         Ok(t) => t,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };
@@ -370,7 +377,7 @@ fn append(
     let mut malformed = std::mem::take(&mut rec.malformed_lines);
     rec.lines = parse_into(&mut parser, read.lines.into_iter(), next_line, &mut entries, &mut malformed) - 1;
     let bytes = read.consumed - rec.consumed;
-    rec.tail_sha256 = match tail_sha256(path, read.consumed, Some(&read.identity)) {
+    rec.tail_sha256 = match tail_sha256(path, read.consumed, Some(&read.identity), &mut report.verify_bytes) {
         Ok(t) => t,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };

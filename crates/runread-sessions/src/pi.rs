@@ -22,6 +22,9 @@ pub struct Header {
     pub parent_session: Option<String>,
     /// SHA-256 of the header line's exact bytes: any change to the header is an identity change.
     pub line_sha256: String,
+    /// Length of the header line in bytes (without its newline).
+    #[serde(default)]
+    pub line_bytes: u64,
 }
 
 /// Kinds of entry, as Pi names them.
@@ -97,6 +100,7 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
         timestamp: v.get("timestamp").and_then(Value::as_str).map(str::to_owned),
         parent_session: v.get("parentSession").and_then(Value::as_str).map(str::to_owned),
         line_sha256: runread_core::sha256_hex(line),
+        line_bytes: line.len() as u64,
     })
 }
 
@@ -272,6 +276,7 @@ mod tests {
             timestamp: None,
             parent_session: None,
             line_sha256: String::new(),
+            line_bytes: 0,
         }
     }
 

@@ -178,6 +178,7 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(SessionRecord, String
         timestamp: None,
         parent_session: None,
         line_sha256: String::new(),
+        line_bytes: 0,
     };
     Ok((
         SessionRecord {
