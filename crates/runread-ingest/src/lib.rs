@@ -215,10 +215,6 @@ fn classify(path: &Path, rec: &SessionRecord, now: &FileIdentity, verify_bytes: 
     if tail_sha256(path, rec.consumed, Some(&rec.identity), verify_bytes)? != rec.tail_sha256 {
         return Ok(Change::Identity("file rewritten"));
     }
-    if now.size == rec.consumed && now.mtime_ns != rec.identity.mtime_ns && !rec.torn {
-        // Same bytes where we can see, but touched: nothing new to read.
-        return Ok(Change::Unchanged);
-    }
     Ok(Change::Appended)
 }
 
