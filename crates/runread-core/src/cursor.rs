@@ -69,7 +69,13 @@ impl CursorKey {
     }
 
     /// A cursor for `position` in the data of `purpose` at `version` of `target`.
-    pub fn encode(&self, purpose: Purpose, target: &Target, version: &str, position: u64) -> String {
+    pub fn encode(
+        &self,
+        purpose: Purpose,
+        target: &Target,
+        version: &str,
+        position: u64,
+    ) -> String {
         let mut buf = Vec::with_capacity(PAYLOAD_LEN + MAC_LEN);
         buf.push(FORMAT_V1);
         buf.push(purpose as u8);
@@ -81,7 +87,13 @@ impl CursorKey {
 
     /// The position a cursor names, if and only if it was issued by this key for exactly this
     /// purpose, target and version.
-    pub fn decode(&self, cursor: &str, purpose: Purpose, target: &Target, version: &str) -> Option<u64> {
+    pub fn decode(
+        &self,
+        cursor: &str,
+        purpose: Purpose,
+        target: &Target,
+        version: &str,
+    ) -> Option<u64> {
         if cursor.len() > CURSOR_MAX_BYTES {
             return None;
         }
@@ -94,7 +106,9 @@ impl CursorKey {
         if !bool::from(expected.as_slice().ct_eq(mac)) {
             return None;
         }
-        let [format, purpose_byte, pos @ ..] = payload else { return None };
+        let [format, purpose_byte, pos @ ..] = payload else {
+            return None;
+        };
         if *format != FORMAT_V1 || Purpose::from_byte(*purpose_byte) != Some(purpose) {
             return None;
         }
@@ -126,26 +140,49 @@ mod tests {
     #[test]
     fn cursor_round_trips_for_its_own_target_purpose_and_version() {
         let c = key().encode(Purpose::FinalAnswer, &target(), "v1", 4096);
-        assert_eq!(key().decode(&c, Purpose::FinalAnswer, &target(), "v1"), Some(4096));
+        assert_eq!(
+            key().decode(&c, Purpose::FinalAnswer, &target(), "v1"),
+            Some(4096)
+        );
     }
 
     #[test]
     fn cursor_is_refused_for_another_purpose_target_version_or_key() {
         let c = key().encode(Purpose::FinalAnswer, &target(), "v1", 10);
         assert_eq!(key().decode(&c, Purpose::History, &target(), "v1"), None);
-        assert_eq!(key().decode(&c, Purpose::FinalAnswer, &target(), "v2"), None);
+        assert_eq!(
+            key().decode(&c, Purpose::FinalAnswer, &target(), "v2"),
+            None
+        );
         let mut other = target();
         other.generation = 2;
         assert_eq!(key().decode(&c, Purpose::FinalAnswer, &other, "v1"), None);
         let other_key = CursorKey::from_bytes([8u8; 32]);
-        assert_eq!(other_key.decode(&c, Purpose::FinalAnswer, &target(), "v1"), None);
+        assert_eq!(
+            other_key.decode(&c, Purpose::FinalAnswer, &target(), "v1"),
+            None
+        );
     }
 
     #[test]
     fn oversized_and_garbage_cursors_are_refused() {
-        assert_eq!(key().decode(&"A".repeat(CURSOR_MAX_BYTES + 1), Purpose::FinalAnswer, &target(), "v1"), None);
-        assert_eq!(key().decode("not base64 !", Purpose::FinalAnswer, &target(), "v1"), None);
-        assert_eq!(key().decode("", Purpose::FinalAnswer, &target(), "v1"), None);
+        assert_eq!(
+            key().decode(
+                &"A".repeat(CURSOR_MAX_BYTES + 1),
+                Purpose::FinalAnswer,
+                &target(),
+                "v1"
+            ),
+            None
+        );
+        assert_eq!(
+            key().decode("not base64 !", Purpose::FinalAnswer, &target(), "v1"),
+            None
+        );
+        assert_eq!(
+            key().decode("", Purpose::FinalAnswer, &target(), "v1"),
+            None
+        );
     }
 
     proptest! {

@@ -96,7 +96,9 @@ impl ErrorCode {
             ErrorCode::FeatureNotGranted => "this tool's feature is not granted for this target",
             ErrorCode::GrantExpired => "the grant for this target has expired",
             ErrorCode::GrantRevoked => "the grant for this target was revoked",
-            ErrorCode::TargetStale => "the target is no longer current; ask the owner for a new grant",
+            ErrorCode::TargetStale => {
+                "the target is no longer current; ask the owner for a new grant"
+            }
             ErrorCode::TargetChanged => "the target changed while being read; nothing was returned",
             ErrorCode::UnknownTool => "no such tool",
             ErrorCode::Unavailable => "runread cannot serve this call right now",

@@ -26,9 +26,14 @@ impl Target {
     /// Checks the shape of every field: bounded length, a conservative id alphabet.
     /// Shape only; whether the target exists or is granted is the service's question.
     pub fn validate_shape(&self) -> bool {
-        [&self.instance, &self.workspace_id, &self.session_id, &self.run_id]
-            .into_iter()
-            .all(|s| is_id(s))
+        [
+            &self.instance,
+            &self.workspace_id,
+            &self.session_id,
+            &self.run_id,
+        ]
+        .into_iter()
+        .all(|s| is_id(s))
     }
 
     /// A stable digest of the whole target, used to bind cursors to it.
@@ -36,7 +41,12 @@ impl Target {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
         h.update(b"runread.target.v1\0");
-        for part in [&self.instance, &self.workspace_id, &self.session_id, &self.run_id] {
+        for part in [
+            &self.instance,
+            &self.workspace_id,
+            &self.session_id,
+            &self.run_id,
+        ] {
             h.update((part.len() as u64).to_be_bytes());
             h.update(part.as_bytes());
         }
@@ -50,7 +60,8 @@ impl Target {
 pub fn is_id(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= TARGET_FIELD_MAX_BYTES
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@ use time::format_description::well_known::Rfc3339;
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 

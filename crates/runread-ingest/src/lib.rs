@@ -31,7 +31,11 @@ pub enum FileOutcome {
     /// New bytes appended and read.
     Appended { bytes: u64 },
     /// Read from the start as a new generation (first sight, or identity change).
-    NewGeneration { generation: u64, bytes: u64, reason: &'static str },
+    NewGeneration {
+        generation: u64,
+        bytes: u64,
+        reason: &'static str,
+    },
     /// The session's working directory is in no registered workspace.
     OutsideWorkspaces,
     /// The first line is not a Pi session header.
@@ -95,13 +99,18 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((d, depth)) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for entry in rd.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
             let p = entry.path();
             if ft.is_dir() && depth < SCAN_MAX_DEPTH {
                 stack.push((p, depth + 1));
-            } else if ft.is_file() && p.extension().is_some_and(|e| e == "jsonl") && out.len() < SCAN_MAX_FILES {
+            } else if ft.is_file()
+                && p.extension().is_some_and(|e| e == "jsonl")
+                && out.len() < SCAN_MAX_FILES
+            {
                 out.push(p);
             }
         }
@@ -118,7 +127,11 @@ pub fn ingest_dir(
     mut progress: impl FnMut(Progress),
 ) -> Result<(Report, Vec<(PathBuf, FileOutcome)>), IngestError> {
     let files = session_files(dir);
-    let workspaces: Vec<Workspace> = store.workspaces()?.into_iter().filter(|w| w.enabled).collect();
+    let workspaces: Vec<Workspace> = store
+        .workspaces()?
+        .into_iter()
+        .filter(|w| w.enabled)
+        .collect();
     let mut report = Report::default();
     let mut outcomes = Vec::with_capacity(files.len());
     let total = files.len() as u64;
@@ -135,7 +148,10 @@ pub fn ingest_dir(
             FileOutcome::Unreadable(_) => report.unreadable += 1,
         }
         outcomes.push((path, outcome));
-        progress(Progress { files_done: n as u64 + 1, files_total: total });
+        progress(Progress {
+            files_done: n as u64 + 1,
+            files_total: total,
+        });
     }
     Ok((report, outcomes))
 }
@@ -143,12 +159,17 @@ pub fn ingest_dir(
 /// The registered workspace containing `cwd` (the deepest one), if any.
 pub fn workspace_for<'a>(workspaces: &'a [Workspace], cwd: &str) -> Option<&'a Workspace> {
     // A cwd that still exists is compared in canonical form, like the registered roots.
-    let canonical = std::fs::canonicalize(cwd).ok().and_then(|p| p.to_str().map(str::to_owned));
+    let canonical = std::fs::canonicalize(cwd)
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned));
     let cwd = canonical.as_deref().unwrap_or(cwd);
     if cwd.split('/').any(|c| c == "..") {
         return None;
     }
-    workspaces.iter().filter(|w| w.contains(cwd)).max_by_key(|w| w.path.len())
+    workspaces
+        .iter()
+        .filter(|w| w.contains(cwd))
+        .max_by_key(|w| w.path.len())
 }
 
 /// Ingests one file, adding its counts to `report`.
@@ -159,7 +180,9 @@ pub fn ingest_file(
     now_ms: i64,
     report: &mut Report,
 ) -> Result<FileOutcome, IngestError> {
-    let Some(path_str) = path.to_str() else { return Ok(FileOutcome::NotASession) };
+    let Some(path_str) = path.to_str() else {
+        return Ok(FileOutcome::NotASession);
+    };
     let identity = match file::identity(path) {
         Ok(i) => i,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
@@ -175,10 +198,21 @@ pub fn ingest_file(
         },
     };
     match plan {
-        Plan::Fresh => fresh(store, workspaces, path, path_str, existing.as_ref(), now_ms, reason, report),
+        Plan::Fresh => fresh(
+            store,
+            workspaces,
+            path,
+            path_str,
+            existing.as_ref(),
+            now_ms,
+            reason,
+            report,
+        ),
         Plan::Append => {
             // `existing` is Some on this path.
-            let Some(rec) = existing else { return Ok(FileOutcome::Unchanged) };
+            let Some(rec) = existing else {
+                return Ok(FileOutcome::Unchanged);
+            };
             append(store, path, rec, now_ms, report)
         }
     }
@@ -195,7 +229,12 @@ enum Change {
     Identity(&'static str),
 }
 
-fn classify(path: &Path, rec: &SessionRecord, now: &FileIdentity, verify_bytes: &mut u64) -> Result<Change, ReadError> {
+fn classify(
+    path: &Path,
+    rec: &SessionRecord,
+    now: &FileIdentity,
+    verify_bytes: &mut u64,
+) -> Result<Change, ReadError> {
     if *now == rec.identity && !rec.torn {
         return Ok(Change::Unchanged);
     }
@@ -206,7 +245,12 @@ fn classify(path: &Path, rec: &SessionRecord, now: &FileIdentity, verify_bytes: 
         return Ok(Change::Identity("file truncated"));
     }
     // Exactly the header line's bytes plus its newline: an append costs the new bytes, not a re-read.
-    let head = file::read_from(path, 0, (rec.header.line_bytes + 1).min(HEADER_MAX_BYTES), Some(&rec.identity))?;
+    let head = file::read_from(
+        path,
+        0,
+        (rec.header.line_bytes + 1).min(HEADER_MAX_BYTES),
+        Some(&rec.identity),
+    )?;
     *verify_bytes += head.bytes.len() as u64;
     let header_line = head.bytes.strip_suffix(b"\n").unwrap_or(&[]);
     if runread_core::sha256_hex(header_line) != rec.header.line_sha256 {
@@ -218,7 +262,12 @@ fn classify(path: &Path, rec: &SessionRecord, now: &FileIdentity, verify_bytes: 
     Ok(Change::Appended)
 }
 
-fn tail_sha256(path: &Path, consumed: u64, expect: Option<&FileIdentity>, verify_bytes: &mut u64) -> Result<Option<String>, ReadError> {
+fn tail_sha256(
+    path: &Path,
+    consumed: u64,
+    expect: Option<&FileIdentity>,
+    verify_bytes: &mut u64,
+) -> Result<Option<String>, ReadError> {
     if consumed == 0 {
         return Ok(None);
     }
@@ -246,23 +295,34 @@ struct Lines {
 /// Reads complete lines from `offset` to the end of the file, in bounded passes of at most
 /// [`EVIDENCE_FILE_MAX_BYTES`] and [`EVIDENCE_FILE_MAX_LINES`] each.
 fn read_lines(path: &Path, offset: u64, expect: Option<&FileIdentity>) -> Result<Lines, ReadError> {
-    let mut out = Lines { identity: file::identity(path)?, consumed: offset, lines: vec![], torn: false, bytes_read: 0 };
+    let mut out = Lines {
+        identity: file::identity(path)?,
+        consumed: offset,
+        lines: vec![],
+        torn: false,
+        bytes_read: 0,
+    };
     let mut expect = expect.copied();
     loop {
         let chunk = file::read_from(path, out.consumed, EVIDENCE_FILE_MAX_BYTES, expect.as_ref())?;
-        if let Some(prev) = expect {
-            if !prev.same_object(&chunk.identity) {
-                return Err(ReadError::ChangedDuringRead);
-            }
+        if let Some(prev) = expect
+            && !prev.same_object(&chunk.identity)
+        {
+            return Err(ReadError::ChangedDuringRead);
         }
         expect = Some(chunk.identity);
         out.identity = chunk.identity;
         out.bytes_read += chunk.bytes.len() as u64;
         let mut start = 0usize;
         let mut pass_lines = 0u64;
-        while let Some(nl) = chunk.bytes.get(start..).and_then(|rest| rest.iter().position(|b| *b == b'\n')) {
+        while let Some(nl) = chunk
+            .bytes
+            .get(start..)
+            .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
+        {
             let end = start + nl;
-            out.lines.push(chunk.bytes.get(start..end).unwrap_or(&[]).to_vec());
+            out.lines
+                .push(chunk.bytes.get(start..end).unwrap_or(&[]).to_vec());
             start = end + 1;
             pass_lines += 1;
             if pass_lines >= EVIDENCE_FILE_MAX_LINES {
@@ -327,7 +387,12 @@ fn fresh(
     let mut entries = Vec::new();
     let mut malformed = Vec::new();
     let lines_seen = parse_into(&mut parser, lines, 2, &mut entries, &mut malformed) - 1;
-    let tail = match tail_sha256(path, read.consumed, Some(&read.identity), &mut report.verify_bytes) {
+    let tail = match tail_sha256(
+        path,
+        read.consumed,
+        Some(&read.identity),
+        &mut report.verify_bytes,
+    ) {
         Ok(t) => t,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };
@@ -351,7 +416,11 @@ fn fresh(
         ingested_at_ms: now_ms,
     };
     commit(store, record, true, entries, vec![], report)?;
-    Ok(FileOutcome::NewGeneration { generation, bytes, reason })
+    Ok(FileOutcome::NewGeneration {
+        generation,
+        bytes,
+        reason,
+    })
 }
 
 fn append(
@@ -371,9 +440,20 @@ fn append(
     let mut parser = PiParser::resume(&rec.header, old.last().map(|e| e.id.clone()));
     let mut entries = Vec::new();
     let mut malformed = std::mem::take(&mut rec.malformed_lines);
-    rec.lines = parse_into(&mut parser, read.lines.into_iter(), next_line, &mut entries, &mut malformed) - 1;
+    rec.lines = parse_into(
+        &mut parser,
+        read.lines.into_iter(),
+        next_line,
+        &mut entries,
+        &mut malformed,
+    ) - 1;
     let bytes = read.consumed - rec.consumed;
-    rec.tail_sha256 = match tail_sha256(path, read.consumed, Some(&read.identity), &mut report.verify_bytes) {
+    rec.tail_sha256 = match tail_sha256(
+        path,
+        read.consumed,
+        Some(&read.identity),
+        &mut report.verify_bytes,
+    ) {
         Ok(t) => t,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };
@@ -423,7 +503,12 @@ fn commit(
     report.malformed_lines += rec.malformed_lines.len() as u64;
     report.torn_files += u64::from(rec.torn);
     report.runs += branch.runs.len() as u64;
-    store.commit_ingest(&IngestCommit { session: rec, new_generation, new_entries, runs: branch.runs })?;
+    store.commit_ingest(&IngestCommit {
+        session: rec,
+        new_generation,
+        new_entries,
+        runs: branch.runs,
+    })?;
     Ok(())
 }
 

@@ -13,12 +13,19 @@ const SETTLED: Duration = Duration::from_secs(60);
 
 /// The relocated multi-run session, and the byte offset just after its first run's final line.
 fn multi_run(env: &Env) -> (Vec<u8>, usize) {
-    let bytes = relocated(&std::fs::read(fixture_session("multi-run")).unwrap(), env.workspace.to_str().unwrap());
+    let bytes = relocated(
+        &std::fs::read(fixture_session("multi-run")).unwrap(),
+        env.workspace.to_str().unwrap(),
+    );
     let agent = runread_testkit::agent_runs(&fixture_session("multi-run"));
     let second_user = &agent[1].0;
     let needle = format!("\"id\":\"{second_user}\"");
     let line_start = String::from_utf8_lossy(&bytes).find(&needle).unwrap();
-    let cut = bytes[..line_start].iter().rposition(|b| *b == b'\n').unwrap() + 1;
+    let cut = bytes[..line_start]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .unwrap()
+        + 1;
     (bytes, cut)
 }
 
@@ -29,7 +36,14 @@ fn one_file(env: &Env) -> std::path::PathBuf {
 fn outcome(env: &Env) -> (FileOutcome, runread_ingest::Report) {
     let ws = env.store.workspaces().unwrap();
     let mut report = runread_ingest::Report::default();
-    let o = runread_ingest::ingest_file(&*env.store, &ws, &one_file(env), runread_core::timefmt::now_ms(), &mut report).unwrap();
+    let o = runread_ingest::ingest_file(
+        &*env.store,
+        &ws,
+        &one_file(env),
+        runread_core::timefmt::now_ms(),
+        &mut report,
+    )
+    .unwrap();
     (o, report)
 }
 
@@ -51,10 +65,16 @@ fn an_appended_file_costs_the_new_bytes() {
     let (bytes, cut) = multi_run(&env);
     std::fs::write(one_file(&env), &bytes[..cut]).unwrap();
     let (o, _) = outcome(&env);
-    assert!(matches!(o, FileOutcome::NewGeneration { generation: 1, .. }), "{o:?}");
+    assert!(
+        matches!(o, FileOutcome::NewGeneration { generation: 1, .. }),
+        "{o:?}"
+    );
     assert_eq!(env.store.runs().unwrap().len(), 1);
 
-    let mut f = std::fs::OpenOptions::new().append(true).open(one_file(&env)).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(one_file(&env))
+        .unwrap();
     f.write_all(&bytes[cut..]).unwrap();
     drop(f);
     let (o, report) = outcome(&env);
@@ -62,10 +82,17 @@ fn an_appended_file_costs_the_new_bytes() {
     assert_eq!(o, FileOutcome::Appended { bytes: appended });
     assert_eq!(report.bytes_read, appended);
     let header_line = bytes.iter().position(|b| *b == b'\n').unwrap() as u64 + 1;
-    assert!(report.verify_bytes <= header_line + 2 * TAIL_WINDOW_BYTES, "verification is bounded: {}", report.verify_bytes);
+    assert!(
+        report.verify_bytes <= header_line + 2 * TAIL_WINDOW_BYTES,
+        "verification is bounded: {}",
+        report.verify_bytes
+    );
     let runs = env.store.runs().unwrap();
     assert_eq!(runs.len(), 3);
-    assert!(runs.iter().all(|r| r.target.generation == 1 && r.run.status == RunStatus::Completed));
+    assert!(
+        runs.iter()
+            .all(|r| r.target.generation == 1 && r.run.status == RunStatus::Completed)
+    );
 }
 
 #[test]
@@ -76,10 +103,19 @@ fn a_torn_line_waits_and_completes_on_the_next_pass() {
     std::fs::write(one_file(&env), &bytes[..mid]).unwrap();
     let (_, report) = outcome(&env);
     assert_eq!(report.torn_files, 1);
-    let last = env.store.runs().unwrap().into_iter().max_by_key(|r| r.run.start_line).unwrap();
+    let last = env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .max_by_key(|r| r.run.start_line)
+        .unwrap();
     assert_eq!(last.run.status, RunStatus::Unknown);
 
-    let mut f = std::fs::OpenOptions::new().append(true).open(one_file(&env)).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(one_file(&env))
+        .unwrap();
     f.write_all(&bytes[mid..]).unwrap();
     drop(f);
     let (o, report) = outcome(&env);
@@ -87,7 +123,10 @@ fn a_torn_line_waits_and_completes_on_the_next_pass() {
     assert_eq!(report.torn_files, 0);
     let runs = env.store.runs().unwrap();
     assert_eq!(runs.len(), 3);
-    assert!(runs.iter().all(|r| r.run.status == RunStatus::Completed && r.target.generation == 1));
+    assert!(
+        runs.iter()
+            .all(|r| r.run.status == RunStatus::Completed && r.target.generation == 1)
+    );
 }
 
 #[test]
@@ -97,11 +136,21 @@ fn truncation_starts_a_new_generation() {
     std::fs::write(one_file(&env), &bytes).unwrap();
     outcome(&env);
     // Same inode, fewer bytes.
-    let f = std::fs::OpenOptions::new().write(true).open(one_file(&env)).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(one_file(&env))
+        .unwrap();
     f.set_len(cut as u64).unwrap();
     drop(f);
     let (o, _) = outcome(&env);
-    assert_eq!(o, FileOutcome::NewGeneration { generation: 2, bytes: cut as u64, reason: "file truncated" });
+    assert_eq!(
+        o,
+        FileOutcome::NewGeneration {
+            generation: 2,
+            bytes: cut as u64,
+            reason: "file truncated"
+        }
+    );
     let runs = env.store.runs().unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].target.generation, 2);
@@ -117,7 +166,17 @@ fn replacing_the_file_starts_a_new_generation() {
     std::fs::write(&tmp, &bytes).unwrap();
     std::fs::rename(&tmp, one_file(&env)).unwrap();
     let (o, _) = outcome(&env);
-    assert!(matches!(o, FileOutcome::NewGeneration { generation: 2, reason: "file replaced", .. }), "{o:?}");
+    assert!(
+        matches!(
+            o,
+            FileOutcome::NewGeneration {
+                generation: 2,
+                reason: "file replaced",
+                ..
+            }
+        ),
+        "{o:?}"
+    );
 }
 
 #[test]
@@ -130,12 +189,25 @@ fn a_changed_header_starts_a_new_generation() {
     let text = String::from_utf8(bytes.clone()).unwrap();
     let rewritten = text.replacen("\"version\":3", "\"version\":2", 1);
     assert_ne!(rewritten, text);
-    let mut f = std::fs::OpenOptions::new().write(true).open(one_file(&env)).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(one_file(&env))
+        .unwrap();
     f.write_all(rewritten.as_bytes()).unwrap();
     f.write_all(b"\n").unwrap();
     drop(f);
     let (o, _) = outcome(&env);
-    assert!(matches!(o, FileOutcome::NewGeneration { generation: 2, reason: "header changed", .. }), "{o:?}");
+    assert!(
+        matches!(
+            o,
+            FileOutcome::NewGeneration {
+                generation: 2,
+                reason: "header changed",
+                ..
+            }
+        ),
+        "{o:?}"
+    );
 }
 
 #[test]
@@ -148,11 +220,24 @@ fn a_rewrite_before_the_consumed_offset_starts_a_new_generation() {
     let n = changed.len();
     changed[n - 10] = if changed[n - 10] == b'a' { b'b' } else { b'a' };
     changed.extend_from_slice(b"\n");
-    let mut f = std::fs::OpenOptions::new().write(true).open(one_file(&env)).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(one_file(&env))
+        .unwrap();
     f.write_all(&changed).unwrap();
     drop(f);
     let (o, _) = outcome(&env);
-    assert!(matches!(o, FileOutcome::NewGeneration { generation: 2, reason: "file rewritten", .. }), "{o:?}");
+    assert!(
+        matches!(
+            o,
+            FileOutcome::NewGeneration {
+                generation: 2,
+                reason: "file rewritten",
+                ..
+            }
+        ),
+        "{o:?}"
+    );
 }
 
 #[test]

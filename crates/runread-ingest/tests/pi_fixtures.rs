@@ -23,12 +23,19 @@ fn assert_finals_match_agent(name: &str, runs: &[RunRecord]) {
     assert_eq!(runs.len(), agent.len(), "{name}: run count");
     for (run, (id, text, _stop)) in runs.iter().zip(&agent) {
         if !id.is_empty() {
-            assert_eq!(&run.target.run_id, id, "{name}: run id is the user entry id");
+            assert_eq!(
+                &run.target.run_id, id,
+                "{name}: run id is the user entry id"
+            );
         }
-        assert_eq!(run.run.final_text.as_ref(), text.as_ref(), "{name}: final text of {id}");
+        assert_eq!(
+            run.run.final_text.as_ref(),
+            text.as_ref(),
+            "{name}: final text of {id}"
+        );
         if let Some(t) = text {
             assert_eq!(run.run.final_bytes, t.len() as u64);
-            assert_eq!(run.run.final_message_sha256.is_some(), true);
+            assert!(run.run.final_message_sha256.is_some());
         }
     }
 }
@@ -52,8 +59,16 @@ fn multi_run_session_cuts_three_runs_with_tool_calls_in_between() {
     let (_env, runs, _) = ingest_fixture("multi-run");
     assert_eq!(runs.len(), 3);
     assert!(runs.iter().all(|r| r.run.status == RunStatus::Completed));
-    assert!(runs.iter().all(|r| r.run.chain_len >= 3), "user, tool call, tool result, final");
-    assert_eq!(runs.iter().map(|r| r.run.run_models.clone()).collect::<Vec<_>>(), vec![vec!["mock/mock-1".to_string()]; 3]);
+    assert!(
+        runs.iter().all(|r| r.run.chain_len >= 3),
+        "user, tool call, tool result, final"
+    );
+    assert_eq!(
+        runs.iter()
+            .map(|r| r.run.run_models.clone())
+            .collect::<Vec<_>>(),
+        vec![vec!["mock/mock-1".to_string()]; 3]
+    );
     assert_finals_match_agent("multi-run", &runs);
 }
 
@@ -100,7 +115,11 @@ fn torn_last_line_is_counted_and_makes_the_last_run_unknown() {
     assert_eq!(report.torn_files, 1);
     let last = runs.last().unwrap();
     assert_eq!(last.run.status, RunStatus::Unknown);
-    assert!(runs[..runs.len() - 1].iter().all(|r| r.run.status == RunStatus::Completed));
+    assert!(
+        runs[..runs.len() - 1]
+            .iter()
+            .all(|r| r.run.status == RunStatus::Completed)
+    );
 }
 
 #[test]
@@ -115,7 +134,11 @@ fn malformed_middle_line_is_counted_and_never_aborts_ingest() {
     assert_eq!(runs[0].target.run_id, agent[2].0);
     assert_eq!(runs[0].run.status, RunStatus::Completed);
     assert_eq!(runs[0].run.final_text, agent[2].1);
-    let session = env.store.session(&runs[0].target.session_id).unwrap().unwrap();
+    let session = env
+        .store
+        .session(&runs[0].target.session_id)
+        .unwrap()
+        .unwrap();
     assert!(!session.branch_complete);
     assert_eq!(session.malformed_lines, vec![10]);
 }
@@ -125,11 +148,21 @@ fn v1_and_v2_files_give_the_same_runs_and_answers_as_v3() {
     let (_e3, v3, _) = ingest_fixture("multi-run");
     let (_e2, v2, _) = ingest_fixture("v2");
     let (_e1, v1, _) = ingest_fixture("v1");
-    let texts = |runs: &[RunRecord]| runs.iter().map(|r| (r.run.status, r.run.final_text.clone())).collect::<Vec<_>>();
+    let texts = |runs: &[RunRecord]| {
+        runs.iter()
+            .map(|r| (r.run.status, r.run.final_text.clone()))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(texts(&v2), texts(&v3));
     assert_eq!(texts(&v1), texts(&v3));
-    assert_eq!(v2.iter().map(|r| &r.target.run_id).collect::<Vec<_>>(), v3.iter().map(|r| &r.target.run_id).collect::<Vec<_>>());
-    assert!(v1.iter().all(|r| r.target.run_id.starts_with("v1-L")), "v1 ids are assigned in file order");
+    assert_eq!(
+        v2.iter().map(|r| &r.target.run_id).collect::<Vec<_>>(),
+        v3.iter().map(|r| &r.target.run_id).collect::<Vec<_>>()
+    );
+    assert!(
+        v1.iter().all(|r| r.target.run_id.starts_with("v1-L")),
+        "v1 ids are assigned in file order"
+    );
 }
 
 #[test]
@@ -137,7 +170,8 @@ fn sessions_outside_registered_workspaces_are_skipped() {
     let env = Env::new();
     let src = runread_testkit::fixture_session("sample");
     let dst = env.sessions.join("elsewhere.jsonl");
-    let bytes = runread_testkit::relocated(&std::fs::read(src).unwrap(), "/definitely/not/registered");
+    let bytes =
+        runread_testkit::relocated(&std::fs::read(src).unwrap(), "/definitely/not/registered");
     std::fs::write(&dst, bytes).unwrap();
     let report = env.ingest();
     assert_eq!(report.outside_workspaces, 1);

@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 use crate::KEY_HEADER;
 
 /// Most chunks followed for one answer: the answer limit divided by the smallest chunk, plus one.
-pub const MAX_CHUNKS: usize = runread_core::limits::FINAL_ANSWER_MAX_BYTES / runread_core::limits::FINAL_ANSWER_CHUNK_MIN + 1;
+pub const MAX_CHUNKS: usize =
+    runread_core::limits::FINAL_ANSWER_MAX_BYTES / runread_core::limits::FINAL_ANSWER_CHUNK_MIN + 1;
 
 #[derive(Debug)]
 pub enum ClientError {
@@ -65,12 +66,19 @@ impl Client {
     pub async fn connect(url: &str, key: &str) -> Result<Client, ClientError> {
         let mut headers = HashMap::new();
         let name = http::HeaderName::from_static(KEY_HEADER);
-        let value = http::HeaderValue::from_str(key).map_err(|_| ClientError::Transport("key is not a valid header value".into()))?;
+        let value = http::HeaderValue::from_str(key)
+            .map_err(|_| ClientError::Transport("key is not a valid header value".into()))?;
         headers.insert(name, value);
-        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);
         let inner = ClientConfig::default()
-            .serve_with_lifecycle(transport, ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] })
+            .serve_with_lifecycle(
+                transport,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
             .await
             .map_err(|e| ClientError::Transport(e.to_string()))?;
         Ok(Client { inner })
@@ -78,15 +86,25 @@ impl Client {
 
     /// Names of the tools this key sees.
     pub async fn tool_names(&self) -> Result<Vec<String>, ClientError> {
-        let tools = self.inner.list_all_tools().await.map_err(|e| ClientError::Transport(e.to_string()))?;
+        let tools = self
+            .inner
+            .list_all_tools()
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
         Ok(tools.into_iter().map(|t| t.name.to_string()).collect())
     }
 
     /// Calls `tool`, returning its labeled result or the server's fixed refusal.
     pub async fn call(&self, tool: &str, args: Value) -> Result<ToolResult, ClientError> {
-        let Value::Object(args) = args else { return Err(ClientError::Transport("arguments must be an object".into())) };
+        let Value::Object(args) = args else {
+            return Err(ClientError::Transport("arguments must be an object".into()));
+        };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        let result = self.inner.call_tool(params).await.map_err(|e| ClientError::Transport(e.to_string()))?;
+        let result = self
+            .inner
+            .call_tool(params)
+            .await
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
         let text = result
             .content
             .iter()
@@ -110,7 +128,10 @@ impl Client {
     /// The live targets this key may read.
     pub async fn granted_targets(&self) -> Result<Vec<Value>, ClientError> {
         let r = self.call("list_granted_targets", json!({})).await?;
-        Ok(r.structured["targets"].as_array().cloned().unwrap_or_default())
+        Ok(r.structured["targets"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default())
     }
 
     /// Reads the whole final answer of `target`, `limit` bytes per chunk, verifying every chunk.
@@ -134,7 +155,10 @@ impl Client {
             if let Some(l) = limit {
                 args.insert("limit".into(), json!(l));
             }
-            let r = self.call("read_final_answer", Value::Object(args)).await?.structured;
+            let r = self
+                .call("read_final_answer", Value::Object(args))
+                .await?
+                .structured;
             on_chunk(&r);
             chunks += 1;
             if chunks > MAX_CHUNKS {
@@ -152,23 +176,35 @@ impl Client {
                 });
             }
             if r["version"] != head["version"] || r["sha256"] != head["sha256"] {
-                return Err(ClientError::Verification("the answer changed between chunks".into()));
+                return Err(ClientError::Verification(
+                    "the answer changed between chunks".into(),
+                ));
             }
             if r["byteOffset"].as_u64() != Some(assembled.len() as u64) {
-                return Err(ClientError::Verification("chunk offset does not follow the previous chunk".into()));
+                return Err(ClientError::Verification(
+                    "chunk offset does not follow the previous chunk".into(),
+                ));
             }
-            let text = r["text"].as_str().ok_or_else(|| ClientError::Verification("readable chunk without text".into()))?;
+            let text = r["text"]
+                .as_str()
+                .ok_or_else(|| ClientError::Verification("readable chunk without text".into()))?;
             if r["bytes"].as_u64() != Some(text.len() as u64) {
-                return Err(ClientError::Verification("chunk byte count mismatch".into()));
+                return Err(ClientError::Verification(
+                    "chunk byte count mismatch".into(),
+                ));
             }
             assembled.push_str(text);
             if r["eof"] == json!(true) {
                 let sha = runread_core::sha256_hex(assembled.as_bytes());
                 if r["sha256"].as_str() != Some(sha.as_str()) {
-                    return Err(ClientError::Verification("sha256 of the whole answer does not match".into()));
+                    return Err(ClientError::Verification(
+                        "sha256 of the whole answer does not match".into(),
+                    ));
                 }
                 if r["totalBytes"].as_u64() != Some(assembled.len() as u64) {
-                    return Err(ClientError::Verification("totalBytes does not match".into()));
+                    return Err(ClientError::Verification(
+                        "totalBytes does not match".into(),
+                    ));
                 }
                 return Ok(FinalAnswer {
                     state: r["state"].as_str().unwrap_or("available").to_owned(),
@@ -180,7 +216,10 @@ impl Client {
                 });
             }
             cursor = Some(
-                r["nextCursor"].as_str().ok_or_else(|| ClientError::Verification("no nextCursor before eof".into()))?.to_owned(),
+                r["nextCursor"]
+                    .as_str()
+                    .ok_or_else(|| ClientError::Verification("no nextCursor before eof".into()))?
+                    .to_owned(),
             );
         }
     }
@@ -193,7 +232,8 @@ impl Client {
 /// Checks a success's envelope: trust fields present, one text block that wraps exactly the
 /// structured content in the tool's tag.
 pub fn verify_label(tool: &str, structured: &Value, text: &str) -> Result<(), ClientError> {
-    if structured["trust"] != json!("untrusted_data") || structured["instructions"] != json!(false) {
+    if structured["trust"] != json!("untrusted_data") || structured["instructions"] != json!(false)
+    {
         return Err(ClientError::Verification("missing trust fields".into()));
     }
     let prefix = format!("<tool_result tool=\"{tool}\" trust=\"");
@@ -203,11 +243,16 @@ pub fn verify_label(tool: &str, structured: &Value, text: &str) -> Result<(), Cl
         .and_then(|(_, rest)| rest.strip_suffix("\n</tool_result>"))
         .ok_or_else(|| ClientError::Verification("text block is not a tool_result label".into()))?;
     if body.contains('<') {
-        return Err(ClientError::Verification("label body contains a raw '<'".into()));
+        return Err(ClientError::Verification(
+            "label body contains a raw '<'".into(),
+        ));
     }
-    let decoded: Value = serde_json::from_str(body).map_err(|_| ClientError::Verification("label body is not JSON".into()))?;
+    let decoded: Value = serde_json::from_str(body)
+        .map_err(|_| ClientError::Verification("label body is not JSON".into()))?;
     if &decoded != structured {
-        return Err(ClientError::Verification("label body differs from structuredContent".into()));
+        return Err(ClientError::Verification(
+            "label body differs from structuredContent".into(),
+        ));
     }
     Ok(())
 }

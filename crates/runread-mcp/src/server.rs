@@ -10,9 +10,9 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -54,7 +54,13 @@ fn tool_of(def: &ToolDef) -> Tool {
     Tool::new(def.name, def.description, Arc::new(input))
         .with_title(def.title)
         .with_raw_output_schema(Arc::new(output))
-        .with_annotations(ToolAnnotations::new().read_only(true).open_world(false).destructive(false).idempotent(true))
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(true)
+                .open_world(false)
+                .destructive(false)
+                .idempotent(true),
+        )
 }
 
 /// A refusal as a tool result: `isError: true`, a fixed code and message, not wrapped.
@@ -92,7 +98,11 @@ impl ServerHandler for RunreadHandler {
         let tools = match admitted(&ctx) {
             Some(key) => {
                 let now = runread_core::timefmt::now_ms();
-                self.service.catalog(&key, now).into_iter().map(tool_of).collect()
+                self.service
+                    .catalog(&key, now)
+                    .into_iter()
+                    .map(tool_of)
+                    .collect()
             }
             None => vec![],
         };
@@ -111,7 +121,10 @@ impl ServerHandler for RunreadHandler {
         };
         let service = self.service.clone();
         let name = request.name.to_string();
-        let args = request.arguments.map(Value::Object).unwrap_or(Value::Object(Default::default()));
+        let args = request
+            .arguments
+            .map(Value::Object)
+            .unwrap_or(Value::Object(Default::default()));
         let now = runread_core::timefmt::now_ms();
         let outcome = tokio::task::spawn_blocking(move || service.call(&key, &name, &args, now))
             .await
@@ -127,7 +140,12 @@ impl ServerHandler for RunreadHandler {
 /// Admission step 3 as an axum layer: exactly one well-formed, known `x-runread-key`, or a
 /// JSON-RPC error body with the fixed code (and no hint of whether the key exists).
 async fn key_layer(State(service): State<Arc<Service>>, mut req: Request, next: Next) -> Response {
-    let presented: Vec<Vec<u8>> = req.headers().get_all(KEY_HEADER).iter().map(|v| v.as_bytes().to_vec()).collect();
+    let presented: Vec<Vec<u8>> = req
+        .headers()
+        .get_all(KEY_HEADER)
+        .iter()
+        .map(|v| v.as_bytes().to_vec())
+        .collect();
     let svc = service.clone();
     let admitted = tokio::task::spawn_blocking(move || {
         let refs: Vec<&[u8]> = presented.iter().map(Vec::as_slice).collect();
@@ -166,7 +184,9 @@ pub struct ServeConfig {
 
 /// The axum router: `/mcp` behind the key layer.
 pub fn router(service: Arc<Service>, listen: SocketAddr) -> axum::Router {
-    let handler = RunreadHandler { service: service.clone() };
+    let handler = RunreadHandler {
+        service: service.clone(),
+    };
     let host_port = listen.port();
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -184,7 +204,11 @@ pub fn router(service: Arc<Service>, listen: SocketAddr) -> axum::Router {
             format!("[::1]:{host_port}"),
         ])
         .enforce_origin_validation();
-    let mcp = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(NeverSessionManager::default()), config);
+    let mcp = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
     axum::Router::new()
         .nest_service(MCP_PATH, mcp)
         .layer(axum::middleware::from_fn_with_state(service, key_layer))
@@ -202,5 +226,7 @@ pub async fn serve(
     let bound = listener.local_addr()?;
     on_bound(bound);
     let app = router(service, bound);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
 }

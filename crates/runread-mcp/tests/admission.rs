@@ -31,11 +31,25 @@ impl Harness {
         let env = Env::new();
         let session_path = env.place("sample", Duration::from_secs(60));
         env.ingest();
-        let run = env.store.runs().unwrap().into_iter().max_by_key(|r| r.run.final_bytes).unwrap();
+        let run = env
+            .store
+            .runs()
+            .unwrap()
+            .into_iter()
+            .max_by_key(|r| r.run.final_bytes)
+            .unwrap();
         let answer = run.run.final_text.clone().unwrap();
         let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(&*env.store, &run.target.run_id, None, vec![Feature::FinalAnswer], now + 600_000, "test", now)
-            .unwrap();
+        let g = runread_service::owner::grant(
+            &*env.store,
+            &run.target.run_id,
+            None,
+            vec![Feature::FinalAnswer],
+            now + 600_000,
+            "test",
+            now,
+        )
+        .unwrap();
         let service = Arc::new(Service::new(env.store.clone(), Config::default()));
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -92,11 +106,21 @@ impl Harness {
 
     /// Asserts `text` carries nothing it must not: no part of the answer, no path, no key.
     fn assert_no_leak(&self, text: &str) {
-        for probe in [&self.answer[..40], &self.answer[4000..4040], &self.answer[self.answer.len() - 40..]] {
+        for probe in [
+            &self.answer[..40],
+            &self.answer[4000..4040],
+            &self.answer[self.answer.len() - 40..],
+        ] {
             assert!(!text.contains(probe), "leaked answer text: {text}");
         }
-        assert!(!text.contains(self.session_path.to_str().unwrap()), "leaked a path: {text}");
-        assert!(!text.contains(self.env.workspace.to_str().unwrap()), "leaked a path: {text}");
+        assert!(
+            !text.contains(self.session_path.to_str().unwrap()),
+            "leaked a path: {text}"
+        );
+        assert!(
+            !text.contains(self.env.workspace.to_str().unwrap()),
+            "leaked a path: {text}"
+        );
         assert!(!text.contains(&self.key), "leaked the key: {text}");
     }
 
@@ -147,14 +171,27 @@ fn code_of(body: &str) -> String {
 async fn granted_answer_is_read_whole_with_matching_sha256() {
     let h = Harness::start().await;
     let client = h.client().await;
-    assert_eq!(client.tool_names().await.unwrap(), vec!["list_granted_targets", "read_final_answer"]);
+    assert_eq!(
+        client.tool_names().await.unwrap(),
+        vec!["list_granted_targets", "read_final_answer"]
+    );
     let targets = client.granted_targets().await.unwrap();
     assert_eq!(targets.len(), 1);
     assert_eq!(targets[0]["target"], h.target());
     for limit in [None, Some(4), Some(4096), Some(8192)] {
-        let a = client.read_final_answer(&h.target(), limit, |_| {}).await.unwrap();
-        assert_eq!(a.text.as_deref(), Some(h.answer.as_str()), "limit {limit:?}");
-        assert_eq!(a.sha256.as_deref(), Some(runread_core::sha256_hex(h.answer.as_bytes()).as_str()));
+        let a = client
+            .read_final_answer(&h.target(), limit, |_| {})
+            .await
+            .unwrap();
+        assert_eq!(
+            a.text.as_deref(),
+            Some(h.answer.as_str()),
+            "limit {limit:?}"
+        );
+        assert_eq!(
+            a.sha256.as_deref(),
+            Some(runread_core::sha256_hex(h.answer.as_bytes()).as_str())
+        );
         assert_eq!(a.first["evidence"], "session_file");
         assert_eq!(a.first["foregroundFinalConfirmed"], false);
         assert_eq!(a.first["aggregateCompletionConfirmed"], false);
@@ -175,7 +212,10 @@ async fn missing_wrong_and_duplicate_keys_are_refused_before_mcp() {
         for (method, params) in [
             ("server/discover", json!({})),
             ("tools/list", json!({})),
-            ("tools/call", json!({"name": "read_final_answer", "arguments": {"target": h.target()}})),
+            (
+                "tools/call",
+                json!({"name": "read_final_answer", "arguments": {"target": h.target()}}),
+            ),
         ] {
             let (s, body) = h.raw(&keys, method, params).await;
             assert_eq!(s, status, "{method} with {} keys: {body}", keys.len());
@@ -184,7 +224,13 @@ async fn missing_wrong_and_duplicate_keys_are_refused_before_mcp() {
         }
     }
     // The granted key on the same raw path succeeds: the refusals above were about the key.
-    let (s, body) = h.raw(&[&h.key], "tools/call", json!({"name": "read_final_answer", "arguments": {"target": h.target()}})).await;
+    let (s, body) = h
+        .raw(
+            &[&h.key],
+            "tools/call",
+            json!({"name": "read_final_answer", "arguments": {"target": h.target()}}),
+        )
+        .await;
     assert_eq!(s, 200, "{body}");
     assert!(body.contains("\"readable\":true"));
 }
@@ -206,10 +252,24 @@ async fn each_wrong_target_field_is_not_granted() {
         variants.push((field, v));
     }
     // A run that exists in the same session, but was not granted, is refused the same way.
-    let other_run = h.env.store.runs().unwrap().into_iter().find(|r| r.target.run_id != h.grant.target.run_id).unwrap();
-    variants.push(("existing but ungranted run", serde_json::to_value(&other_run.target).unwrap()));
+    let other_run = h
+        .env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.target.run_id != h.grant.target.run_id)
+        .unwrap();
+    variants.push((
+        "existing but ungranted run",
+        serde_json::to_value(&other_run.target).unwrap(),
+    ));
     for (field, target) in variants {
-        assert_eq!(h.refusal(&client, json!({"target": target})).await, "not_granted", "{field}");
+        assert_eq!(
+            h.refusal(&client, json!({"target": target})).await,
+            "not_granted",
+            "{field}"
+        );
     }
 }
 
@@ -218,18 +278,44 @@ async fn feature_not_granted_expired_and_revoked_are_refused_with_their_codes() 
     let h = Harness::start().await;
     let history_only = h.another_key(vec![Feature::History], 600_000);
     let c = Client::connect(&h.url, &history_only).await.unwrap();
-    assert_eq!(c.tool_names().await.unwrap(), vec!["list_granted_targets"], "the catalog shows only what the grant allows");
-    assert_eq!(h.refusal(&c, json!({"target": h.target()})).await, "feature_not_granted");
+    assert_eq!(
+        c.tool_names().await.unwrap(),
+        vec!["list_granted_targets"],
+        "the catalog shows only what the grant allows"
+    );
+    assert_eq!(
+        h.refusal(&c, json!({"target": h.target()})).await,
+        "feature_not_granted"
+    );
 
     let expired = h.another_key(vec![Feature::FinalAnswer], -1);
     let c = Client::connect(&h.url, &expired).await.unwrap();
-    assert!(c.tool_names().await.unwrap().is_empty(), "a key with no live grant sees an empty catalog");
-    assert_eq!(h.refusal(&c, json!({"target": h.target()})).await, "grant_expired");
+    assert!(
+        c.tool_names().await.unwrap().is_empty(),
+        "a key with no live grant sees an empty catalog"
+    );
+    assert_eq!(
+        h.refusal(&c, json!({"target": h.target()})).await,
+        "grant_expired"
+    );
 
     let client = h.client().await;
-    assert!(client.read_final_answer(&h.target(), None, |_| {}).await.is_ok());
-    assert!(h.env.store.revoke_grant(&h.grant.id, runread_core::timefmt::now_ms()).unwrap());
-    assert_eq!(h.refusal(&client, json!({"target": h.target()})).await, "grant_revoked");
+    assert!(
+        client
+            .read_final_answer(&h.target(), None, |_| {})
+            .await
+            .is_ok()
+    );
+    assert!(
+        h.env
+            .store
+            .revoke_grant(&h.grant.id, runread_core::timefmt::now_ms())
+            .unwrap()
+    );
+    assert_eq!(
+        h.refusal(&client, json!({"target": h.target()})).await,
+        "grant_revoked"
+    );
 }
 
 #[tokio::test]
@@ -243,35 +329,98 @@ async fn a_new_generation_makes_old_grants_stale() {
     std::fs::rename(&tmp, &h.session_path).unwrap();
     runread_testkit::set_age(&h.session_path, Duration::from_secs(60));
     h.env.ingest();
-    assert_eq!(h.refusal(&client, json!({"target": h.target()})).await, "target_stale");
+    assert_eq!(
+        h.refusal(&client, json!({"target": h.target()})).await,
+        "target_stale"
+    );
 }
 
 #[tokio::test]
 async fn cursors_replay_and_refuse_tampering_and_other_targets() {
     let h = Harness::start().await;
     let client = h.client().await;
-    let first = client.call("read_final_answer", json!({"target": h.target(), "limit": 100})).await.unwrap().structured;
+    let first = client
+        .call(
+            "read_final_answer",
+            json!({"target": h.target(), "limit": 100}),
+        )
+        .await
+        .unwrap()
+        .structured;
     let cursor = first["nextCursor"].as_str().unwrap().to_owned();
-    let a = client.call("read_final_answer", json!({"target": h.target(), "cursor": cursor, "limit": 100})).await.unwrap();
-    let b = client.call("read_final_answer", json!({"target": h.target(), "cursor": cursor, "limit": 100})).await.unwrap();
-    assert_eq!(a.structured, b.structured, "a replayed cursor returns the same chunk");
+    let a = client
+        .call(
+            "read_final_answer",
+            json!({"target": h.target(), "cursor": cursor, "limit": 100}),
+        )
+        .await
+        .unwrap();
+    let b = client
+        .call(
+            "read_final_answer",
+            json!({"target": h.target(), "cursor": cursor, "limit": 100}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        a.structured, b.structured,
+        "a replayed cursor returns the same chunk"
+    );
     assert_eq!(a.structured["byteOffset"], 100);
 
     let mut tampered = cursor.clone().into_bytes();
     let i = tampered.len() / 2;
     tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
-    assert_eq!(h.refusal(&client, json!({"target": h.target(), "cursor": tampered})).await, "invalid_cursor");
-    assert_eq!(h.refusal(&client, json!({"target": h.target(), "cursor": &cursor[..cursor.len() - 2]})).await, "invalid_cursor");
+    assert_eq!(
+        h.refusal(&client, json!({"target": h.target(), "cursor": tampered}))
+            .await,
+        "invalid_cursor"
+    );
+    assert_eq!(
+        h.refusal(
+            &client,
+            json!({"target": h.target(), "cursor": &cursor[..cursor.len() - 2]})
+        )
+        .await,
+        "invalid_cursor"
+    );
 
     // A cursor issued for another target (another run, another key) is refused here.
-    let other_run = h.env.store.runs().unwrap().into_iter().find(|r| r.target.run_id != h.grant.target.run_id).unwrap();
+    let other_run = h
+        .env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.target.run_id != h.grant.target.run_id)
+        .unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g2 = runread_service::owner::grant(&*h.env.store, &other_run.target.run_id, None, vec![Feature::FinalAnswer], now + 60_000, "t", now).unwrap();
+    let g2 = runread_service::owner::grant(
+        &*h.env.store,
+        &other_run.target.run_id,
+        None,
+        vec![Feature::FinalAnswer],
+        now + 60_000,
+        "t",
+        now,
+    )
+    .unwrap();
     let c2 = Client::connect(&h.url, &g2.key).await.unwrap();
-    let other = c2.call("read_final_answer", json!({"target": g2.grant.target, "limit": 100})).await.unwrap().structured;
+    let other = c2
+        .call(
+            "read_final_answer",
+            json!({"target": g2.grant.target, "limit": 100}),
+        )
+        .await
+        .unwrap()
+        .structured;
     let foreign = other["nextCursor"].as_str().unwrap();
-    assert_eq!(h.refusal(&client, json!({"target": h.target(), "cursor": foreign})).await, "invalid_cursor");
+    assert_eq!(
+        h.refusal(&client, json!({"target": h.target(), "cursor": foreign}))
+            .await,
+        "invalid_cursor"
+    );
 }
 
 #[tokio::test]
@@ -279,19 +428,40 @@ async fn chunk_limit_is_enforced_at_its_edges_and_arguments_are_exact() {
     let h = Harness::start().await;
     let client = h.client().await;
     for (limit, ok) in [(3, false), (4, true), (8192, true), (8193, false)] {
-        let r = client.call("read_final_answer", json!({"target": h.target(), "limit": limit})).await;
+        let r = client
+            .call(
+                "read_final_answer",
+                json!({"target": h.target(), "limit": limit}),
+            )
+            .await;
         match (ok, r) {
             (true, Ok(r)) => assert!(r.structured["bytes"].as_u64().unwrap() <= limit),
-            (false, Err(ClientError::Refused { code, .. })) => assert_eq!(code, "invalid_arguments"),
+            (false, Err(ClientError::Refused { code, .. })) => {
+                assert_eq!(code, "invalid_arguments")
+            }
             (_, other) => panic!("limit {limit}: {other:?}"),
         }
     }
-    assert_eq!(h.refusal(&client, json!({"target": h.target(), "path": "/etc/passwd"})).await, "invalid_arguments");
+    assert_eq!(
+        h.refusal(
+            &client,
+            json!({"target": h.target(), "path": "/etc/passwd"})
+        )
+        .await,
+        "invalid_arguments"
+    );
     let mut t = h.target();
     t["scope"] = json!("all");
-    assert_eq!(h.refusal(&client, json!({"target": t})).await, "invalid_arguments");
+    assert_eq!(
+        h.refusal(&client, json!({"target": t})).await,
+        "invalid_arguments"
+    );
     assert_eq!(h.refusal(&client, json!({})).await, "invalid_arguments");
-    assert_eq!(h.refusal(&client, json!({"target": h.target(), "limit": "100"})).await, "invalid_arguments");
+    assert_eq!(
+        h.refusal(&client, json!({"target": h.target(), "limit": "100"}))
+            .await,
+        "invalid_arguments"
+    );
 }
 
 #[tokio::test]
@@ -311,7 +481,10 @@ async fn legacy_initialize_is_not_a_success() {
     let status = resp.status().as_u16();
     let text = resp.text().await.unwrap();
     let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    assert!(status >= 400 || v.get("error").is_some(), "initialize must fail: {status} {text}");
+    assert!(
+        status >= 400 || v.get("error").is_some(),
+        "initialize must fail: {status} {text}"
+    );
     assert!(v.get("result").is_none(), "{text}");
     h.assert_no_leak(&text);
     let _ = h.addr;

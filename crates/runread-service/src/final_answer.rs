@@ -6,7 +6,10 @@ use serde_json::{Map, Value, json};
 use runread_core::chunk::chunk_range;
 use runread_core::cursor::Purpose;
 use runread_core::envelope::{Labeled, Trust, label};
-use runread_core::limits::{FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN, FINAL_ANSWER_MAX_BYTES};
+use runread_core::limits::{
+    FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN,
+    FINAL_ANSWER_MAX_BYTES,
+};
 use runread_core::{ErrorCode, Feature, Target};
 use runread_sessions::RunStatus;
 use runread_sessions::file;
@@ -56,7 +59,9 @@ pub(crate) fn judge(svc: &Service, run: &RunRecord, now_ms: i64) -> State {
     if run.run.final_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
         return State::TooLarge;
     }
-    let Some(text) = &run.run.final_text else { return State::Unknown };
+    let Some(text) = &run.run.final_text else {
+        return State::Unknown;
+    };
     if text.len() as u64 != run.run.final_bytes {
         return State::Unknown;
     }
@@ -75,19 +80,31 @@ pub(crate) fn judge(svc: &Service, run: &RunRecord, now_ms: i64) -> State {
 }
 
 fn answer_version(run: &RunRecord) -> Option<String> {
-    let sha = run.run.final_text.as_deref().map(|t| runread_core::sha256_hex(t.as_bytes()))?;
+    let sha = run
+        .run
+        .final_text
+        .as_deref()
+        .map(|t| runread_core::sha256_hex(t.as_bytes()))?;
     Some(format!("g{}-{}", run.target.generation, sha.get(..16)?))
 }
 
-pub(crate) fn read(svc: &Service, ctx: &KeyContext, args: &Value, now_ms: i64) -> Result<Labeled, ErrorCode> {
+pub(crate) fn read(
+    svc: &Service,
+    ctx: &KeyContext,
+    args: &Value,
+    now_ms: i64,
+) -> Result<Labeled, ErrorCode> {
     // Step 4: exact arguments.
-    let args: Args = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+    let args: Args =
+        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
     if !args.target.validate_shape() || args.target.revision == 0 || args.target.generation == 0 {
         return Err(ErrorCode::InvalidArguments);
     }
     let limit = match args.limit {
         None => FINAL_ANSWER_CHUNK_DEFAULT,
-        Some(n) if (FINAL_ANSWER_CHUNK_MIN as u64..=FINAL_ANSWER_CHUNK_MAX as u64).contains(&n) => n as usize,
+        Some(n) if (FINAL_ANSWER_CHUNK_MIN as u64..=FINAL_ANSWER_CHUNK_MAX as u64).contains(&n) => {
+            n as usize
+        }
         Some(_) => return Err(ErrorCode::InvalidArguments),
     };
     // Step 5: grant and currency.
@@ -99,7 +116,10 @@ pub(crate) fn read(svc: &Service, ctx: &KeyContext, args: &Value, now_ms: i64) -
     fields.insert("state".into(), json!(state.as_str()));
     fields.insert("evidence".into(), json!("session_file"));
     fields.insert("foregroundFinalConfirmed".into(), json!(false));
-    fields.insert("truncated".into(), json!(run.run.final_truncated && state == State::Available));
+    fields.insert(
+        "truncated".into(),
+        json!(run.run.final_truncated && state == State::Available),
+    );
     fields.insert("aggregateCompletionConfirmed".into(), json!(false));
     fields.insert("aggregateCoverage".into(), json!("incomplete"));
     fields.insert("relatedChildrenActive".into(), Value::Null);
@@ -131,26 +151,44 @@ pub(crate) fn read(svc: &Service, ctx: &KeyContext, args: &Value, now_ms: i64) -
             let key = svc.store.cursor_key();
             let offset = match &args.cursor {
                 None => 0,
-                Some(c) => key.decode(c, Purpose::FinalAnswer, &args.target, &version).ok_or(ErrorCode::InvalidCursor)?,
+                Some(c) => key
+                    .decode(c, Purpose::FinalAnswer, &args.target, &version)
+                    .ok_or(ErrorCode::InvalidCursor)?,
             };
             let offset = usize::try_from(offset).map_err(|_| ErrorCode::InvalidCursor)?;
             let range = chunk_range(text, offset, limit).ok_or(ErrorCode::InvalidCursor)?;
             let chunk = text.get(range.clone()).ok_or(ErrorCode::InvalidCursor)?;
             let eof = range.end == text.len();
-            let next = (!eof).then(|| key.encode(Purpose::FinalAnswer, &args.target, &version, range.end as u64));
+            let next = (!eof).then(|| {
+                key.encode(
+                    Purpose::FinalAnswer,
+                    &args.target,
+                    &version,
+                    range.end as u64,
+                )
+            });
             fields.insert("readable".into(), json!(true));
             fields.insert("text".into(), json!(chunk));
             fields.insert("byteOffset".into(), json!(range.start));
             fields.insert("bytes".into(), json!(range.len()));
             fields.insert("totalBytes".into(), json!(text.len()));
-            fields.insert("sha256".into(), json!(runread_core::sha256_hex(text.as_bytes())));
+            fields.insert(
+                "sha256".into(),
+                json!(runread_core::sha256_hex(text.as_bytes())),
+            );
             fields.insert("version".into(), json!(version));
             fields.insert("nextCursor".into(), json!(next));
             fields.insert("eof".into(), json!(eof));
         }
     }
     // Step 7: nothing leaves if the grant or the target moved while we read.
-    recheck(svc, ctx, grant, &run, runread_core::timefmt::now_ms().max(now_ms))?;
+    recheck(
+        svc,
+        ctx,
+        grant,
+        &run,
+        runread_core::timefmt::now_ms().max(now_ms),
+    )?;
     // Step 8: label.
     Ok(label(tools::READ_FINAL_ANSWER, Trust::Untrusted, fields))
 }

@@ -12,12 +12,21 @@ use crate::{KeyContext, Service, tools};
 /// The key's grant for exactly `target` that allows `feature`, or the fixed refusal.
 ///
 /// A target no grant of this key names — whether it exists or not — is `not_granted`.
-pub(crate) fn grant_for<'a>(ctx: &'a KeyContext, target: &Target, feature: Feature, now_ms: i64) -> Result<&'a Grant, ErrorCode> {
+pub(crate) fn grant_for<'a>(
+    ctx: &'a KeyContext,
+    target: &Target,
+    feature: Feature,
+    now_ms: i64,
+) -> Result<&'a Grant, ErrorCode> {
     let matching: Vec<&Grant> = ctx.grants.iter().filter(|g| &g.target == target).collect();
     if matching.is_empty() {
         return Err(ErrorCode::NotGranted);
     }
-    let live: Vec<&Grant> = matching.iter().copied().filter(|g| g.is_live(now_ms)).collect();
+    let live: Vec<&Grant> = matching
+        .iter()
+        .copied()
+        .filter(|g| g.is_live(now_ms))
+        .collect();
     if let Some(g) = live.iter().find(|g| g.features.contains(&feature)) {
         return Ok(g);
     }
@@ -41,7 +50,11 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
         .run(&target.session_id, target.generation, &target.run_id)
         .map_err(Service::unavailable)?
         .ok_or(ErrorCode::TargetStale)?;
-    let ws = svc.store.workspace(&target.workspace_id).map_err(Service::unavailable)?.ok_or(ErrorCode::TargetStale)?;
+    let ws = svc
+        .store
+        .workspace(&target.workspace_id)
+        .map_err(Service::unavailable)?
+        .ok_or(ErrorCode::TargetStale)?;
     if !ws.enabled || run.target != *target {
         return Err(ErrorCode::TargetStale);
     }
@@ -50,9 +63,21 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
 
 /// Re-check after all I/O (admission step 7): the grant is still live now and was not revoked
 /// meanwhile, and the run is still current with the same file identity.
-pub(crate) fn recheck(svc: &Service, ctx: &KeyContext, grant: &Grant, before: &RunRecord, now_ms: i64) -> Result<(), ErrorCode> {
-    let fresh = svc.store.grants_by_key_hash(&ctx.key_hash).map_err(Service::unavailable)?;
-    let still = fresh.iter().find(|g| g.id == grant.id).ok_or(ErrorCode::TargetChanged)?;
+pub(crate) fn recheck(
+    svc: &Service,
+    ctx: &KeyContext,
+    grant: &Grant,
+    before: &RunRecord,
+    now_ms: i64,
+) -> Result<(), ErrorCode> {
+    let fresh = svc
+        .store
+        .grants_by_key_hash(&ctx.key_hash)
+        .map_err(Service::unavailable)?;
+    let still = fresh
+        .iter()
+        .find(|g| g.id == grant.id)
+        .ok_or(ErrorCode::TargetChanged)?;
     if still.revoked_at_ms.is_some() {
         return Err(ErrorCode::GrantRevoked);
     }
@@ -66,7 +91,12 @@ pub(crate) fn recheck(svc: &Service, ctx: &KeyContext, grant: &Grant, before: &R
     Ok(())
 }
 
-pub(crate) fn list_granted_targets(svc: &Service, ctx: &KeyContext, args: &Value, now_ms: i64) -> Result<Labeled, ErrorCode> {
+pub(crate) fn list_granted_targets(
+    svc: &Service,
+    ctx: &KeyContext,
+    args: &Value,
+    now_ms: i64,
+) -> Result<Labeled, ErrorCode> {
     match args {
         Value::Object(m) if m.is_empty() => {}
         Value::Null => {}

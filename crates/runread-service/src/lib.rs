@@ -19,7 +19,7 @@ use runread_core::envelope::Labeled;
 use runread_core::{ErrorCode, Feature, key};
 use runread_store::{Grant, Store};
 
-pub use tools::{ToolDef, Tool};
+pub use tools::{Tool, ToolDef};
 
 /// A presented key that matched stored grants. Holds the key's hash, never the key.
 #[derive(Debug, Clone)]
@@ -31,8 +31,12 @@ pub struct KeyContext {
 impl KeyContext {
     /// Features of the key's live grants.
     pub fn live_features(&self, now_ms: i64) -> Vec<Feature> {
-        let mut f: Vec<Feature> =
-            self.grants.iter().filter(|g| g.is_live(now_ms)).flat_map(|g| g.features.iter().copied()).collect();
+        let mut f: Vec<Feature> = self
+            .grants
+            .iter()
+            .filter(|g| g.is_live(now_ms))
+            .flat_map(|g| g.features.iter().copied())
+            .collect();
         f.sort();
         f.dedup();
         f
@@ -48,7 +52,9 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS) }
+        Config {
+            settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS),
+        }
     }
 }
 
@@ -75,7 +81,9 @@ impl Service {
             [one] => *one,
             _ => return Err(ErrorCode::DuplicateKey),
         };
-        let Ok(value) = std::str::from_utf8(value) else { return Err(ErrorCode::InvalidKey) };
+        let Ok(value) = std::str::from_utf8(value) else {
+            return Err(ErrorCode::InvalidKey);
+        };
         if !key::is_well_formed(value) {
             return Err(ErrorCode::InvalidKey);
         }
@@ -113,8 +121,16 @@ impl Service {
     }
 
     /// Serves one tool call for an admitted key.
-    pub fn call(&self, ctx: &KeyContext, tool: &str, args: &serde_json::Value, now_ms: i64) -> Result<Labeled, ErrorCode> {
-        let Some(def) = tools::by_name(tool) else { return Err(ErrorCode::UnknownTool) };
+    pub fn call(
+        &self,
+        ctx: &KeyContext,
+        tool: &str,
+        args: &serde_json::Value,
+        now_ms: i64,
+    ) -> Result<Labeled, ErrorCode> {
+        let Some(def) = tools::by_name(tool) else {
+            return Err(ErrorCode::UnknownTool);
+        };
         let result = match def.tool {
             Tool::ListGrantedTargets => grants::list_granted_targets(self, ctx, args, now_ms),
             Tool::ReadFinalAnswer => final_answer::read(self, ctx, args, now_ms),

@@ -21,7 +21,11 @@ impl std::fmt::Display for GrantError {
         match self {
             GrantError::NoSuchRun(r) => write!(f, "no current run {r:?}; see `runread runs`"),
             GrantError::Ambiguous(runs) => {
-                write!(f, "run id matches {} runs; add --session with one of:", runs.len())?;
+                write!(
+                    f,
+                    "run id matches {} runs; add --session with one of:",
+                    runs.len()
+                )?;
                 for r in runs {
                     write!(f, " {}", r.target.session_id)?;
                 }
@@ -45,15 +49,21 @@ pub struct NewGrant {
 pub fn expiry(spec: &str, now_ms: i64) -> Result<i64, GrantError> {
     let at = match runread_core::timefmt::parse_duration_ms(spec) {
         Some(d) => now_ms.saturating_add(d),
-        None => runread_core::timefmt::parse_rfc3339(spec)
-            .ok_or_else(|| GrantError::BadExpiry(format!("--expires {spec:?}: use a duration (90s, 15m, 2h, 7d) or an RFC 3339 time")))?,
+        None => runread_core::timefmt::parse_rfc3339(spec).ok_or_else(|| {
+            GrantError::BadExpiry(format!(
+                "--expires {spec:?}: use a duration (90s, 15m, 2h, 7d) or an RFC 3339 time"
+            ))
+        })?,
     };
     if at <= now_ms {
         return Err(GrantError::BadExpiry("--expires is in the past".into()));
     }
     let max = GRANT_MAX_LIFETIME_SECS as i64 * 1000;
     if at - now_ms > max {
-        return Err(GrantError::BadExpiry(format!("--expires is more than {} days away", GRANT_MAX_LIFETIME_SECS / 86_400)));
+        return Err(GrantError::BadExpiry(format!(
+            "--expires is more than {} days away",
+            GRANT_MAX_LIFETIME_SECS / 86_400
+        )));
     }
     Ok(at)
 }
@@ -71,7 +81,9 @@ pub fn grant(
     if label.is_empty() || label.len() > GRANT_LABEL_MAX_BYTES {
         return Err(GrantError::BadLabel);
     }
-    let mut runs = store.runs_by_id(run_id).map_err(|e| GrantError::Store(e.to_string()))?;
+    let mut runs = store
+        .runs_by_id(run_id)
+        .map_err(|e| GrantError::Store(e.to_string()))?;
     if let Some(s) = session_id {
         runs.retain(|r| r.target.session_id == s);
     }
@@ -81,7 +93,8 @@ pub fn grant(
         _ => return Err(GrantError::Ambiguous(runs)),
     };
     let key = key::generate().map_err(|e| GrantError::Store(e.to_string()))?;
-    let id_bytes = runread_core::random_bytes::<8>().map_err(|e| GrantError::Store(e.to_string()))?;
+    let id_bytes =
+        runread_core::random_bytes::<8>().map_err(|e| GrantError::Store(e.to_string()))?;
     let grant = Grant {
         id: format!("g-{}", hex_lower(&id_bytes)),
         key_hash: key::hash(&key),
@@ -92,7 +105,9 @@ pub fn grant(
         expires_at_ms,
         revoked_at_ms: None,
     };
-    store.insert_grant(&grant).map_err(|e| GrantError::Store(e.to_string()))?;
+    store
+        .insert_grant(&grant)
+        .map_err(|e| GrantError::Store(e.to_string()))?;
     Ok(NewGrant { grant, key, run })
 }
 

@@ -7,7 +7,10 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_core::envelope::Trust;
-use runread_core::limits::{FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN, CURSOR_MAX_BYTES, TARGET_FIELD_MAX_BYTES};
+use runread_core::limits::{
+    CURSOR_MAX_BYTES, FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN,
+    TARGET_FIELD_MAX_BYTES,
+};
 
 pub const LIST_GRANTED_TARGETS: &str = "list_granted_targets";
 pub const READ_FINAL_ANSWER: &str = "read_final_answer";
@@ -105,7 +108,10 @@ fn trust_fields() -> Value {
 }
 
 fn with_trust(mut schema: Value) -> Value {
-    if let (Some(props), Value::Object(trust)) = (schema.get_mut("properties").and_then(Value::as_object_mut), trust_fields()) {
+    if let (Some(props), Value::Object(trust)) = (
+        schema.get_mut("properties").and_then(Value::as_object_mut),
+        trust_fields(),
+    ) {
         props.extend(trust);
     }
     if let Some(req) = schema.get_mut("required").and_then(Value::as_array_mut) {

@@ -27,16 +27,33 @@ fn grant_all(env: &Env, svc: &Service) -> (Vec<KeyContext>, Vec<runread_store::R
     let ctxs = runs
         .iter()
         .map(|r| {
-            let g = runread_service::owner::grant(&*env.store, &r.target.run_id, Some(&r.target.session_id), vec![Feature::FinalAnswer], now + 600_000, "t", now)
-                .unwrap();
+            let g = runread_service::owner::grant(
+                &*env.store,
+                &r.target.run_id,
+                Some(&r.target.session_id),
+                vec![Feature::FinalAnswer],
+                now + 600_000,
+                "t",
+                now,
+            )
+            .unwrap();
             svc.admit_key(&[g.key.as_bytes()]).unwrap()
         })
         .collect();
     (ctxs, runs)
 }
 
-fn read(svc: &Service, ctx: &KeyContext, target: &runread_core::Target) -> Result<Value, ErrorCode> {
-    let out = svc.call(ctx, tools::READ_FINAL_ANSWER, &json!({"target": target}), runread_core::timefmt::now_ms())?;
+fn read(
+    svc: &Service,
+    ctx: &KeyContext,
+    target: &runread_core::Target,
+) -> Result<Value, ErrorCode> {
+    let out = svc.call(
+        ctx,
+        tools::READ_FINAL_ANSWER,
+        &json!({"target": target}),
+        runread_core::timefmt::now_ms(),
+    )?;
     validate(tools::READ_FINAL_ANSWER, &out.structured);
     Ok(out.structured)
 }
@@ -44,8 +61,14 @@ fn read(svc: &Service, ctx: &KeyContext, target: &runread_core::Target) -> Resul
 fn validate(tool: &str, value: &Value) {
     let def = tools::by_name(tool).unwrap();
     let validator = jsonschema::validator_for(def.output_schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{tool} output breaks its schema: {errors:?}\n{value}");
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{tool} output breaks its schema: {errors:?}\n{value}"
+    );
 }
 
 /// A minimal v3 session whose one run ends with an assistant answer of `text`.
@@ -62,7 +85,10 @@ fn synthetic_session(env: &Env, text: &str) {
 
 #[test]
 fn final_answer_at_the_size_limit_is_readable_and_one_byte_more_is_too_large() {
-    for (size, state) in [(FINAL_ANSWER_MAX_BYTES, "available"), (FINAL_ANSWER_MAX_BYTES + 1, "too_large")] {
+    for (size, state) in [
+        (FINAL_ANSWER_MAX_BYTES, "available"),
+        (FINAL_ANSWER_MAX_BYTES + 1, "too_large"),
+    ] {
         let env = Env::new();
         // Multibyte content so that the limit is in bytes, not characters.
         let mut text = "é".repeat(size / 2);
@@ -108,9 +134,19 @@ fn a_file_changed_since_ingest_is_unknown_until_reingested() {
     env.ingest();
     let svc = service(&env);
     let (ctx, runs) = grant_all(&env, &svc);
-    assert_eq!(read(&svc, &ctx[0], &runs[0].target).unwrap()["state"], "available");
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    std::io::Write::write_all(&mut f, b"{\"type\":\"label\",\"id\":\"zz\",\"parentId\":null}\n").unwrap();
+    assert_eq!(
+        read(&svc, &ctx[0], &runs[0].target).unwrap()["state"],
+        "available"
+    );
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        b"{\"type\":\"label\",\"id\":\"zz\",\"parentId\":null}\n",
+    )
+    .unwrap();
     drop(f);
     set_age(&path, SETTLED);
     let out = read(&svc, &ctx[0], &runs[0].target).unwrap();
@@ -120,7 +156,11 @@ fn a_file_changed_since_ingest_is_unknown_until_reingested() {
 
 #[test]
 fn failed_and_cancelled_runs_are_missing_and_a_length_stop_is_flagged_truncated() {
-    for (fixture, index, state, truncated) in [("error", 1, "missing", false), ("aborted", 1, "missing", false), ("length", 0, "available", true)] {
+    for (fixture, index, state, truncated) in [
+        ("error", 1, "missing", false),
+        ("aborted", 1, "missing", false),
+        ("length", 0, "available", true),
+    ] {
         let env = Env::new();
         env.place(fixture, SETTLED);
         env.ingest();
@@ -152,13 +192,28 @@ fn list_granted_targets_shows_only_live_grants_and_validates() {
     env.ingest();
     let svc = service(&env);
     let (ctx, runs) = grant_all(&env, &svc);
-    let out = svc.call(&ctx[1], tools::LIST_GRANTED_TARGETS, &json!({}), runread_core::timefmt::now_ms()).unwrap();
+    let out = svc
+        .call(
+            &ctx[1],
+            tools::LIST_GRANTED_TARGETS,
+            &json!({}),
+            runread_core::timefmt::now_ms(),
+        )
+        .unwrap();
     validate(tools::LIST_GRANTED_TARGETS, &out.structured);
     let listed = out.structured["targets"].as_array().unwrap();
-    assert_eq!(listed.len(), 1, "a key lists its own grant, never another key's");
-    assert_eq!(listed[0]["target"], serde_json::to_value(&runs[1].target).unwrap());
     assert_eq!(
-        svc.call(&ctx[1], tools::LIST_GRANTED_TARGETS, &json!({"x": 1}), 0).unwrap_err(),
+        listed.len(),
+        1,
+        "a key lists its own grant, never another key's"
+    );
+    assert_eq!(
+        listed[0]["target"],
+        serde_json::to_value(&runs[1].target).unwrap()
+    );
+    assert_eq!(
+        svc.call(&ctx[1], tools::LIST_GRANTED_TARGETS, &json!({"x": 1}), 0)
+            .unwrap_err(),
         ErrorCode::InvalidArguments
     );
 }

@@ -25,7 +25,10 @@ impl FileIdentity {
             ino: meta.ino(),
             nlink: meta.nlink(),
             size: meta.size(),
-            mtime_ns: meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec()),
+            mtime_ns: meta
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.mtime_nsec()),
         }
     }
 
@@ -92,15 +95,21 @@ pub fn read_from(
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| if e.raw_os_error() == Some(libc::ELOOP) { ReadError::NotRegular } else { io_kind(e) })?;
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                ReadError::NotRegular
+            } else {
+                io_kind(e)
+            }
+        })?;
     let before = fd_identity(&file)?;
     if !before.same_object(&before_path) || before != before_path {
         return Err(ReadError::ChangedDuringRead);
     }
-    if let Some(expect) = expect {
-        if !before.same_object(expect) {
-            return Err(ReadError::ChangedDuringRead);
-        }
+    if let Some(expect) = expect
+        && !before.same_object(expect)
+    {
+        return Err(ReadError::ChangedDuringRead);
     }
     if before.nlink != 1 {
         return Err(ReadError::HardLinked);
@@ -111,13 +120,20 @@ pub fn read_from(
     file.seek(SeekFrom::Start(offset)).map_err(io_kind)?;
     let want = max_bytes.min(before.size - offset);
     let mut bytes = Vec::with_capacity(usize::try_from(want).unwrap_or(0));
-    (&mut file).take(want).read_to_end(&mut bytes).map_err(io_kind)?;
+    (&mut file)
+        .take(want)
+        .read_to_end(&mut bytes)
+        .map_err(io_kind)?;
     let after = fd_identity(&file)?;
     let after_path = identity(path)?;
     if after != before || after_path != before {
         return Err(ReadError::ChangedDuringRead);
     }
-    Ok(ReadChunk { identity: before, offset, bytes })
+    Ok(ReadChunk {
+        identity: before,
+        offset,
+        bytes,
+    })
 }
 
 fn fd_identity(file: &File) -> Result<FileIdentity, ReadError> {
@@ -160,14 +176,26 @@ mod tests {
         std::fs::write(&p, b"x\n").unwrap();
         let link = dir.path().join("link.jsonl");
         std::os::unix::fs::symlink(&p, &link).unwrap();
-        assert_eq!(read_from(&link, 0, 10, None).unwrap_err(), ReadError::NotRegular);
-        assert_eq!(read_from(&p, 5, 10, None).unwrap_err(), ReadError::Truncated);
+        assert_eq!(
+            read_from(&link, 0, 10, None).unwrap_err(),
+            ReadError::NotRegular
+        );
+        assert_eq!(
+            read_from(&p, 5, 10, None).unwrap_err(),
+            ReadError::Truncated
+        );
         let hard = dir.path().join("hard.jsonl");
         std::fs::hard_link(&p, &hard).unwrap();
-        assert_eq!(read_from(&p, 0, 10, None).unwrap_err(), ReadError::HardLinked);
+        assert_eq!(
+            read_from(&p, 0, 10, None).unwrap_err(),
+            ReadError::HardLinked
+        );
         std::fs::remove_file(&hard).unwrap();
         assert!(read_from(&p, 0, 10, None).is_ok());
-        assert_eq!(read_from(&dir.path().join("nope"), 0, 10, None).unwrap_err(), ReadError::Missing);
+        assert_eq!(
+            read_from(&dir.path().join("nope"), 0, 10, None).unwrap_err(),
+            ReadError::Missing
+        );
     }
 
     #[test]
@@ -181,6 +209,9 @@ mod tests {
         f.write_all(b"one\n").unwrap();
         drop(f);
         std::fs::rename(&tmp, &p).unwrap();
-        assert_eq!(read_from(&p, 0, 100, Some(&first)).unwrap_err(), ReadError::ChangedDuringRead);
+        assert_eq!(
+            read_from(&p, 0, 100, Some(&first)).unwrap_err(),
+            ReadError::ChangedDuringRead
+        );
     }
 }

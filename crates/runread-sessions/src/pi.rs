@@ -91,14 +91,22 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
     }
     let version = match v.get("version") {
         None | Some(Value::Null) => 1,
-        Some(n) => u8::try_from(n.as_u64()?).ok().filter(|n| (1..=3).contains(n))?,
+        Some(n) => u8::try_from(n.as_u64()?)
+            .ok()
+            .filter(|n| (1..=3).contains(n))?,
     };
     Some(Header {
         session_id: v.get("id")?.as_str()?.to_owned(),
         version,
         cwd: v.get("cwd")?.as_str()?.to_owned(),
-        timestamp: v.get("timestamp").and_then(Value::as_str).map(str::to_owned),
-        parent_session: v.get("parentSession").and_then(Value::as_str).map(str::to_owned),
+        timestamp: v
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        parent_session: v
+            .get("parentSession")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         line_sha256: runread_core::sha256_hex(line),
         line_bytes: line.len() as u64,
     })
@@ -115,7 +123,10 @@ impl PiParser {
     /// A parser for the entries of a file with `header`, resuming after the entry `last_id`
     /// (the last entry already parsed, if any).
     pub fn resume(header: &Header, last_id: Option<String>) -> Self {
-        PiParser { version: header.version, last_id }
+        PiParser {
+            version: header.version,
+            last_id,
+        }
     }
 
     /// Parses one complete line (without its newline) at 1-based `line_no`.
@@ -164,7 +175,10 @@ impl PiParser {
             text_bytes: 0,
             preview: None,
             session_name: None,
-            timestamp: obj.get("timestamp").and_then(Value::as_str).map(str::to_owned),
+            timestamp: obj
+                .get("timestamp")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         };
         match e.kind {
             EntryKind::Message => {
@@ -176,13 +190,19 @@ impl PiParser {
                 };
                 e.role = Some(role.to_owned());
                 e.message_sha256 = Some(message_sha256(msg));
-                e.stop_reason = m.get("stopReason").and_then(Value::as_str).map(str::to_owned);
+                e.stop_reason = m
+                    .get("stopReason")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 e.provider = m.get("provider").and_then(Value::as_str).map(str::to_owned);
                 e.model = m.get("model").and_then(Value::as_str).map(str::to_owned);
                 let content = m.get("content");
                 match role {
                     "assistant" => {
-                        let blocks = content.and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+                        let blocks = content
+                            .and_then(Value::as_array)
+                            .map(Vec::as_slice)
+                            .unwrap_or(&[]);
                         e.has_tool_call = blocks.iter().any(|b| block_type(b) == Some("toolCall"));
                         if !e.has_tool_call {
                             let text = join_text_blocks(blocks);
@@ -200,8 +220,14 @@ impl PiParser {
                 e.session_name = obj.get("name").and_then(Value::as_str).map(str::to_owned);
             }
             EntryKind::ModelChange => {
-                e.provider = obj.get("provider").and_then(Value::as_str).map(str::to_owned);
-                e.model = obj.get("modelId").and_then(Value::as_str).map(str::to_owned);
+                e.provider = obj
+                    .get("provider")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                e.model = obj
+                    .get("modelId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
             }
             _ => {}
         }
@@ -282,8 +308,18 @@ mod tests {
 
     #[test]
     fn header_versions_default_to_one_and_refuse_unknown() {
-        assert_eq!(parse_header(br#"{"type":"session","id":"a","cwd":"/x"}"#).unwrap().version, 1);
-        assert_eq!(parse_header(br#"{"type":"session","version":3,"id":"a","cwd":"/x"}"#).unwrap().version, 3);
+        assert_eq!(
+            parse_header(br#"{"type":"session","id":"a","cwd":"/x"}"#)
+                .unwrap()
+                .version,
+            1
+        );
+        assert_eq!(
+            parse_header(br#"{"type":"session","version":3,"id":"a","cwd":"/x"}"#)
+                .unwrap()
+                .version,
+            3
+        );
         assert!(parse_header(br#"{"type":"session","version":4,"id":"a","cwd":"/x"}"#).is_none());
         assert!(parse_header(br#"{"type":"message","id":"a"}"#).is_none());
         assert!(parse_header(b"not json").is_none());
@@ -292,7 +328,12 @@ mod tests {
     #[test]
     fn v1_entries_get_ids_in_file_order() {
         let mut p = PiParser::resume(&header(1), None);
-        let LineOutcome::Entry(a) = p.parse_line(br#"{"type":"message","message":{"role":"user","content":"hi"}}"#, 2) else { panic!() };
+        let LineOutcome::Entry(a) = p.parse_line(
+            br#"{"type":"message","message":{"role":"user","content":"hi"}}"#,
+            2,
+        ) else {
+            panic!()
+        };
         let LineOutcome::Entry(b) = p.parse_line(br#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"yo"}],"stopReason":"stop"}}"#, 3) else { panic!() };
         assert_eq!(a.id, "v1-L2");
         assert_eq!(a.parent_id, None);
@@ -304,10 +345,14 @@ mod tests {
     fn assistant_text_excludes_thinking_and_tool_calls() {
         let mut p = PiParser::resume(&header(3), None);
         let line = br#"{"type":"message","id":"a1","parentId":null,"message":{"role":"assistant","content":[{"type":"thinking","thinking":"secret plan"},{"type":"text","text":"one"},{"type":"text","text":"two"}],"stopReason":"stop"}}"#;
-        let LineOutcome::Entry(e) = p.parse_line(line, 2) else { panic!() };
+        let LineOutcome::Entry(e) = p.parse_line(line, 2) else {
+            panic!()
+        };
         assert_eq!(e.text.as_deref(), Some("one\ntwo"));
         let line = br#"{"type":"message","id":"a2","parentId":"a1","message":{"role":"assistant","content":[{"type":"text","text":"x"},{"type":"toolCall","id":"c","name":"bash","arguments":{}}],"stopReason":"toolUse"}}"#;
-        let LineOutcome::Entry(e) = p.parse_line(line, 3) else { panic!() };
+        let LineOutcome::Entry(e) = p.parse_line(line, 3) else {
+            panic!()
+        };
         assert!(e.has_tool_call);
         assert_eq!(e.text, None);
     }
@@ -315,10 +360,15 @@ mod tests {
     #[test]
     fn final_text_is_kept_up_to_the_limit_and_not_beyond() {
         let mut p = PiParser::resume(&header(3), None);
-        for (n, keep) in [(FINAL_ANSWER_MAX_BYTES, true), (FINAL_ANSWER_MAX_BYTES + 1, false)] {
+        for (n, keep) in [
+            (FINAL_ANSWER_MAX_BYTES, true),
+            (FINAL_ANSWER_MAX_BYTES + 1, false),
+        ] {
             let msg = serde_json::json!({"type":"message","id":"a1","parentId":null,
                 "message":{"role":"assistant","content":[{"type":"text","text":"x".repeat(n)}],"stopReason":"stop"}});
-            let LineOutcome::Entry(e) = p.parse_line(msg.to_string().as_bytes(), 2) else { panic!() };
+            let LineOutcome::Entry(e) = p.parse_line(msg.to_string().as_bytes(), 2) else {
+                panic!()
+            };
             assert_eq!(e.text.is_some(), keep);
             assert_eq!(e.text_bytes, n as u64);
         }
@@ -329,7 +379,10 @@ mod tests {
         let mut p = PiParser::resume(&header(3), None);
         assert_eq!(p.parse_line(b"{not json", 2), LineOutcome::Malformed);
         assert_eq!(p.parse_line(b"[1,2]", 3), LineOutcome::Malformed);
-        assert_eq!(p.parse_line(br#"{"type":"message","message":{"role":"user"}}"#, 4), LineOutcome::Malformed);
+        assert_eq!(
+            p.parse_line(br#"{"type":"message","message":{"role":"user"}}"#, 4),
+            LineOutcome::Malformed
+        );
         assert_eq!(p.parse_line(b"   ", 5), LineOutcome::Blank);
     }
 

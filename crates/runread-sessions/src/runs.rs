@@ -40,9 +40,15 @@ impl RunStatus {
     }
 
     pub fn parse(s: &str) -> Option<RunStatus> {
-        [RunStatus::Completed, RunStatus::Failed, RunStatus::Cancelled, RunStatus::Running, RunStatus::Unknown]
-            .into_iter()
-            .find(|r| r.as_str() == s)
+        [
+            RunStatus::Completed,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+            RunStatus::Running,
+            RunStatus::Unknown,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
     }
 }
 
@@ -94,7 +100,13 @@ pub struct Branch {
 pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
     let by_id: HashMap<&str, &EntrySummary> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
     let Some(leaf) = entries.last() else {
-        return Branch { leaf_id: None, runs: vec![], complete: true, session_name: None, saved_model: None };
+        return Branch {
+            leaf_id: None,
+            runs: vec![],
+            complete: true,
+            session_name: None,
+            saved_model: None,
+        };
     };
     // Walk leaf → root; a missing parent or a cycle ends the walk and marks it incomplete.
     let mut path: Vec<&EntrySummary> = Vec::new();
@@ -125,7 +137,13 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         .iter()
         .rev()
         .find(|e| e.kind == EntryKind::ModelChange)
-        .and_then(|e| Some(format!("{}/{}", e.provider.as_deref()?, e.model.as_deref()?)));
+        .and_then(|e| {
+            Some(format!(
+                "{}/{}",
+                e.provider.as_deref()?,
+                e.model.as_deref()?
+            ))
+        });
 
     // Runs: slices of the path that start at a user message.
     let mut runs = Vec::new();
@@ -149,12 +167,16 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
             mark_unknown(run, "malformed line");
         }
     }
-    if torn_tail {
-        if let Some(run) = runs.last_mut() {
-            mark_unknown(run, "unfinished last line");
-        }
+    if torn_tail && let Some(run) = runs.last_mut() {
+        mark_unknown(run, "unfinished last line");
     }
-    Branch { leaf_id: Some(leaf.id.clone()), runs, complete, session_name, saved_model }
+    Branch {
+        leaf_id: Some(leaf.id.clone()),
+        runs,
+        complete,
+        session_name,
+        saved_model,
+    }
 }
 
 fn mark_unknown(run: &mut Run, reason: &str) {
@@ -166,7 +188,10 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
     let first = *slice.first()?;
     let last_msg = slice.iter().rev().find(|e| e.kind == EntryKind::Message);
     let mut run_models: Vec<String> = Vec::new();
-    for e in slice.iter().filter(|e| e.role.as_deref() == Some("assistant")) {
+    for e in slice
+        .iter()
+        .filter(|e| e.role.as_deref() == Some("assistant"))
+    {
         if let (Some(p), Some(m)) = (&e.provider, &e.model) {
             let pm = format!("{p}/{m}");
             if !run_models.contains(&pm) {
@@ -192,7 +217,9 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         ended_at: None,
         run_models,
     };
-    let Some(last) = last_msg else { return Some(run) };
+    let Some(last) = last_msg else {
+        return Some(run);
+    };
     if last.role.as_deref() != Some("assistant") {
         return Some(run); // a user prompt or a tool result still waits for the agent
     }
@@ -207,7 +234,10 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
     }
     if run.status == RunStatus::Completed {
         // The slice is a parent chain by construction (it was walked by parentId); record it.
-        let upto = slice.iter().position(|e| e.id == last.id).map_or(slice.len(), |i| i + 1);
+        let upto = slice
+            .iter()
+            .position(|e| e.id == last.id)
+            .map_or(slice.len(), |i| i + 1);
         let chain: Vec<&str> = slice.iter().take(upto).map(|e| e.id.as_str()).collect();
         run.chain_len = chain.len() as u64;
         run.chain_sha256 = Some(runread_core::sha256_hex(chain.join("\n").as_bytes()));
@@ -244,7 +274,9 @@ mod tests {
 
     fn msg(id: &str, parent: Option<&str>, role: &str, extra: &str) -> String {
         let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
-        format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"{role}"{extra}}}}}"#)
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"{role}"{extra}}}}}"#
+        )
     }
 
     #[test]
@@ -252,10 +284,20 @@ mod tests {
         let text = [
             H.to_string(),
             msg("u1", None, "user", r#","content":"first""#),
-            msg("a1", Some("u1"), "assistant", r#","content":[{"type":"text","text":"old"}],"stopReason":"stop""#),
+            msg(
+                "a1",
+                Some("u1"),
+                "assistant",
+                r#","content":[{"type":"text","text":"old"}],"stopReason":"stop""#,
+            ),
             // the user went back to u1's parent and asked again: a new branch
             msg("u2", None, "user", r#","content":"second""#),
-            msg("a2", Some("u2"), "assistant", r#","content":[{"type":"text","text":"new"}],"stopReason":"stop""#),
+            msg(
+                "a2",
+                Some("u2"),
+                "assistant",
+                r#","content":[{"type":"text","text":"new"}],"stopReason":"stop""#,
+            ),
         ]
         .join("\n");
         let (entries, bad) = parse(&text);
@@ -271,7 +313,12 @@ mod tests {
         let text = [
             H.to_string(),
             msg("u1", Some("gone"), "user", r#","content":"q""#),
-            msg("a1", Some("u1"), "assistant", r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#),
+            msg(
+                "a1",
+                Some("u1"),
+                "assistant",
+                r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#,
+            ),
         ]
         .join("\n");
         let (entries, bad) = parse(&text);
@@ -285,7 +332,12 @@ mod tests {
         let text = [
             H.to_string(),
             msg("u1", Some("a1"), "user", r#","content":"q""#),
-            msg("a1", Some("u1"), "assistant", r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#),
+            msg(
+                "a1",
+                Some("u1"),
+                "assistant",
+                r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#,
+            ),
         ]
         .join("\n");
         let (entries, bad) = parse(&text);
@@ -296,15 +348,36 @@ mod tests {
     #[test]
     fn statuses_follow_the_last_message() {
         for (extra, status) in [
-            (r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#, RunStatus::Completed),
-            (r#","content":[{"type":"text","text":"x"}],"stopReason":"length""#, RunStatus::Completed),
+            (
+                r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#,
+                RunStatus::Completed,
+            ),
+            (
+                r#","content":[{"type":"text","text":"x"}],"stopReason":"length""#,
+                RunStatus::Completed,
+            ),
             (r#","content":[],"stopReason":"error""#, RunStatus::Failed),
-            (r#","content":[],"stopReason":"aborted""#, RunStatus::Cancelled),
-            (r#","content":[{"type":"toolCall","id":"c","name":"bash","arguments":{}}],"stopReason":"toolUse""#, RunStatus::Running),
+            (
+                r#","content":[],"stopReason":"aborted""#,
+                RunStatus::Cancelled,
+            ),
+            (
+                r#","content":[{"type":"toolCall","id":"c","name":"bash","arguments":{}}],"stopReason":"toolUse""#,
+                RunStatus::Running,
+            ),
         ] {
-            let text = [H.to_string(), msg("u1", None, "user", r#","content":"q""#), msg("a1", Some("u1"), "assistant", extra)].join("\n");
+            let text = [
+                H.to_string(),
+                msg("u1", None, "user", r#","content":"q""#),
+                msg("a1", Some("u1"), "assistant", extra),
+            ]
+            .join("\n");
             let (entries, bad) = parse(&text);
-            assert_eq!(cut_runs(&entries, &bad, false).runs[0].status, status, "{extra}");
+            assert_eq!(
+                cut_runs(&entries, &bad, false).runs[0].status,
+                status,
+                "{extra}"
+            );
         }
     }
 
@@ -313,10 +386,20 @@ mod tests {
         let text = [
             H.to_string(),
             msg("u1", None, "user", r#","content":"q""#),
-            msg("a1", Some("u1"), "assistant", r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#),
+            msg(
+                "a1",
+                Some("u1"),
+                "assistant",
+                r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#,
+            ),
             msg("u2", Some("a1"), "user", r#","content":"q2""#),
             "{broken".to_string(),
-            msg("a2", Some("u2"), "assistant", r#","content":[{"type":"text","text":"y"}],"stopReason":"stop""#),
+            msg(
+                "a2",
+                Some("u2"),
+                "assistant",
+                r#","content":[{"type":"text","text":"y"}],"stopReason":"stop""#,
+            ),
         ]
         .join("\n");
         let (entries, bad) = parse(&text);

@@ -56,7 +56,11 @@ pub trait Store: Send + Sync {
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>>;
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>>;
     /// Entries of the session's current generation, in file order.
-    fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<runread_sessions::EntrySummary>>;
+    fn entries(
+        &self,
+        session_id: &str,
+        generation: u64,
+    ) -> Result<Vec<runread_sessions::EntrySummary>>;
     /// Applies one ingest pass atomically: the session record, appended entries (all entries
     /// when the generation is new) and the complete new set of runs.
     fn commit_ingest(&self, commit: &IngestCommit) -> Result<()>;

@@ -20,7 +20,11 @@ impl Workspace {
     /// Whether `cwd` (a session's working directory) lies inside this workspace.
     pub fn contains(&self, cwd: &str) -> bool {
         let root = self.path.trim_end_matches('/');
-        cwd == root || cwd.strip_prefix(root).is_some_and(|rest| rest.starts_with('/')) || root.is_empty()
+        cwd == root
+            || cwd
+                .strip_prefix(root)
+                .is_some_and(|rest| rest.starts_with('/'))
+            || root.is_empty()
     }
 }
 

@@ -99,35 +99,52 @@ impl SqliteStore {
         let (instance, cursor_key) = {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let instance = match get_meta(&tx, "instance")? {
-                Some(v) => String::from_utf8(v).map_err(|_| StoreError::Corrupt("instance id".into()))?,
+                Some(v) => {
+                    String::from_utf8(v).map_err(|_| StoreError::Corrupt("instance id".into()))?
+                }
                 None => {
                     let id = uuid::Uuid::new_v4().to_string();
-                    tx.execute("INSERT INTO meta(key, value) VALUES ('instance', ?1)", [id.as_bytes()])?;
+                    tx.execute(
+                        "INSERT INTO meta(key, value) VALUES ('instance', ?1)",
+                        [id.as_bytes()],
+                    )?;
                     id
                 }
             };
             let key = match get_meta(&tx, "cursor_key")? {
-                Some(v) => <[u8; 32]>::try_from(v.as_slice()).map_err(|_| StoreError::Corrupt("cursor key".into()))?,
+                Some(v) => <[u8; 32]>::try_from(v.as_slice())
+                    .map_err(|_| StoreError::Corrupt("cursor key".into()))?,
                 None => {
-                    let k = runread_core::random_bytes::<32>().map_err(|e| StoreError::Unavailable(e.to_string()))?;
-                    tx.execute("INSERT INTO meta(key, value) VALUES ('cursor_key', ?1)", [&k[..]])?;
+                    let k = runread_core::random_bytes::<32>()
+                        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+                    tx.execute(
+                        "INSERT INTO meta(key, value) VALUES ('cursor_key', ?1)",
+                        [&k[..]],
+                    )?;
                     k
                 }
             };
             tx.commit()?;
             (instance, CursorKey::from_bytes(key))
         };
-        Ok(SqliteStore { conn: Mutex::new(conn), instance, cursor_key })
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+            instance,
+            cursor_key,
+        })
     }
 
     fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>> {
-        self.conn.lock().map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+        self.conn
+            .lock()
+            .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
     }
 }
 
 fn migrate(conn: &mut Connection) -> Result<()> {
     let applied: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    let applied = usize::try_from(applied).map_err(|_| StoreError::Corrupt("schema version".into()))?;
+    let applied =
+        usize::try_from(applied).map_err(|_| StoreError::Corrupt("schema version".into()))?;
     if applied > MIGRATIONS.len() {
         return Err(StoreError::Corrupt(format!(
             "store schema {applied} is newer than this runread ({}); upgrade runread",
@@ -144,7 +161,9 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 }
 
 fn get_meta(conn: &Connection, key: &str) -> Result<Option<Vec<u8>>> {
-    Ok(conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()?)
 }
 
 fn u64_of(v: i64) -> u64 {
@@ -210,7 +229,9 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(SessionRecord, String
     ))
 }
 
-fn finish_session((mut s, header_json, malformed_json): (SessionRecord, String, String)) -> Result<SessionRecord> {
+fn finish_session(
+    (mut s, header_json, malformed_json): (SessionRecord, String, String),
+) -> Result<SessionRecord> {
     s.header = serde_json::from_str(&header_json)?;
     s.malformed_lines = serde_json::from_str(&malformed_json)?;
     Ok(s)
@@ -283,25 +304,38 @@ impl SqliteStore {
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         rows.into_iter()
-            .map(|(sid, generation, ws, rev, run_json, path, identity, ingested, ws_name, ws_path)| {
-                let run: Run = serde_json::from_str(&run_json)?;
-                Ok(RunRecord {
-                    target: Target {
-                        instance: self.instance.clone(),
-                        revision: u64_of(rev),
-                        workspace_id: ws,
-                        session_id: sid,
-                        generation: u64_of(generation),
-                        run_id: run.run_id.clone(),
-                    },
-                    run,
-                    session_path: path,
+            .map(
+                |(
+                    sid,
+                    generation,
+                    ws,
+                    rev,
+                    run_json,
+                    path,
                     identity,
-                    ingested_at_ms: ingested,
-                    workspace_name: ws_name,
-                    workspace_path: ws_path,
-                })
-            })
+                    ingested,
+                    ws_name,
+                    ws_path,
+                )| {
+                    let run: Run = serde_json::from_str(&run_json)?;
+                    Ok(RunRecord {
+                        target: Target {
+                            instance: self.instance.clone(),
+                            revision: u64_of(rev),
+                            workspace_id: ws,
+                            session_id: sid,
+                            generation: u64_of(generation),
+                            run_id: run.run_id.clone(),
+                        },
+                        run,
+                        session_path: path,
+                        identity,
+                        ingested_at_ms: ingested,
+                        workspace_name: ws_name,
+                        workspace_path: ws_path,
+                    })
+                },
+            )
             .collect()
     }
 }
@@ -337,7 +371,8 @@ impl Store for SqliteStore {
                 ws
             }
             None => {
-                let bytes = runread_core::random_bytes::<8>().map_err(|e| StoreError::Unavailable(e.to_string()))?;
+                let bytes = runread_core::random_bytes::<8>()
+                    .map_err(|e| StoreError::Unavailable(e.to_string()))?;
                 let ws = Workspace {
                     id: format!("w-{}", hex::encode(bytes)),
                     name: name.to_owned(),
@@ -359,21 +394,33 @@ impl Store for SqliteStore {
 
     fn workspaces(&self) -> Result<Vec<Workspace>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare("SELECT id, name, path, revision, enabled FROM workspaces ORDER BY created_at, id")?;
-        Ok(stmt.query_map([], workspace_row)?.collect::<rusqlite::Result<_>>()?)
+        let mut stmt = conn.prepare(
+            "SELECT id, name, path, revision, enabled FROM workspaces ORDER BY created_at, id",
+        )?;
+        Ok(stmt
+            .query_map([], workspace_row)?
+            .collect::<rusqlite::Result<_>>()?)
     }
 
     fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
         let conn = self.conn()?;
         Ok(conn
-            .query_row("SELECT id, name, path, revision, enabled FROM workspaces WHERE id = ?1", [id], workspace_row)
+            .query_row(
+                "SELECT id, name, path, revision, enabled FROM workspaces WHERE id = ?1",
+                [id],
+                workspace_row,
+            )
             .optional()?)
     }
 
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
         let conn = self.conn()?;
         let row = conn
-            .query_row(&format!("SELECT {SESSION_COLS} FROM sessions WHERE path = ?1"), [path], session_row)
+            .query_row(
+                &format!("SELECT {SESSION_COLS} FROM sessions WHERE path = ?1"),
+                [path],
+                session_row,
+            )
             .optional()?;
         row.map(finish_session).transpose()
     }
@@ -381,7 +428,11 @@ impl Store for SqliteStore {
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
         let conn = self.conn()?;
         let row = conn
-            .query_row(&format!("SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?1"), [session_id], session_row)
+            .query_row(
+                &format!("SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?1"),
+                [session_id],
+                session_row,
+            )
             .optional()?;
         row.map(finish_session).transpose()
     }
@@ -391,8 +442,9 @@ impl Store for SqliteStore {
         let mut stmt = conn.prepare(
             "SELECT summary_json FROM entries WHERE session_id = ?1 AND generation = ?2 ORDER BY line",
         )?;
-        let rows: Vec<String> =
-            stmt.query_map(params![session_id, i64_of(generation)], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        let rows: Vec<String> = stmt
+            .query_map(params![session_id, i64_of(generation)], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
         rows.iter().map(|j| Ok(serde_json::from_str(j)?)).collect()
     }
 
@@ -404,7 +456,10 @@ impl Store for SqliteStore {
             tx.execute("DELETE FROM entries WHERE session_id = ?1", [&s.session_id])?;
             tx.execute("DELETE FROM runs WHERE session_id = ?1", [&s.session_id])?;
             // The path may have held another session id before (a file replaced by another session).
-            tx.execute("DELETE FROM sessions WHERE path = ?1 AND session_id <> ?2", params![s.path, s.session_id])?;
+            tx.execute(
+                "DELETE FROM sessions WHERE path = ?1 AND session_id <> ?2",
+                params![s.path, s.session_id],
+            )?;
         }
         tx.execute(
             &format!(
@@ -444,7 +499,12 @@ impl Store for SqliteStore {
                 "INSERT OR REPLACE INTO entries(session_id, generation, line, summary_json) VALUES (?1, ?2, ?3, ?4)",
             )?;
             for e in &c.new_entries {
-                ins.execute(params![s.session_id, i64_of(s.generation), i64_of(e.line), serde_json::to_string(e)?])?;
+                ins.execute(params![
+                    s.session_id,
+                    i64_of(s.generation),
+                    i64_of(e.line),
+                    serde_json::to_string(e)?
+                ])?;
             }
         }
         tx.execute("DELETE FROM runs WHERE session_id = ?1", [&s.session_id])?;
@@ -468,17 +528,25 @@ impl Store for SqliteStore {
     }
 
     fn runs(&self) -> Result<Vec<RunRecord>> {
-        self.run_rows(&format!("{RUN_SELECT} ORDER BY s.ingested_at DESC, s.session_id, r.ord"), &[])
+        self.run_rows(
+            &format!("{RUN_SELECT} ORDER BY s.ingested_at DESC, s.session_id, r.ord"),
+            &[],
+        )
     }
 
     fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {
-        self.run_rows(&format!("{RUN_SELECT} WHERE r.run_id = ?1 ORDER BY s.session_id"), &[&run_id])
+        self.run_rows(
+            &format!("{RUN_SELECT} WHERE r.run_id = ?1 ORDER BY s.session_id"),
+            &[&run_id],
+        )
     }
 
     fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>> {
         let generation = i64_of(generation);
         let mut rows = self.run_rows(
-            &format!("{RUN_SELECT} WHERE r.session_id = ?1 AND r.generation = ?2 AND r.run_id = ?3"),
+            &format!(
+                "{RUN_SELECT} WHERE r.session_id = ?1 AND r.generation = ?2 AND r.run_id = ?3"
+            ),
             &[&session_id, &generation, &run_id],
         )?;
         Ok(rows.pop())
@@ -509,15 +577,23 @@ impl Store for SqliteStore {
 
     fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(&format!("SELECT {GRANT_COLS} FROM grants WHERE key_hash = ?1"))?;
-        let rows: Vec<_> = stmt.query_map([key_hash], grant_row)?.collect::<rusqlite::Result<_>>()?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {GRANT_COLS} FROM grants WHERE key_hash = ?1"
+        ))?;
+        let rows: Vec<_> = stmt
+            .query_map([key_hash], grant_row)?
+            .collect::<rusqlite::Result<_>>()?;
         rows.into_iter().map(finish_grant).collect()
     }
 
     fn grants(&self) -> Result<Vec<Grant>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(&format!("SELECT {GRANT_COLS} FROM grants ORDER BY created_at, id"))?;
-        let rows: Vec<_> = stmt.query_map([], grant_row)?.collect::<rusqlite::Result<_>>()?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {GRANT_COLS} FROM grants ORDER BY created_at, id"
+        ))?;
+        let rows: Vec<_> = stmt
+            .query_map([], grant_row)?
+            .collect::<rusqlite::Result<_>>()?;
         rows.into_iter().map(finish_grant).collect()
     }
 

@@ -28,7 +28,13 @@ fn session(ws: &str, generation: u64) -> SessionRecord {
             line_sha256: "h".into(),
             line_bytes: 10,
         },
-        identity: FileIdentity { dev: 1, ino: 2, nlink: 1, size: 100, mtime_ns: 5 },
+        identity: FileIdentity {
+            dev: 1,
+            ino: 2,
+            nlink: 1,
+            size: 100,
+            mtime_ns: 5,
+        },
         consumed: 100,
         lines: 3,
         tail_sha256: Some("t".into()),
@@ -79,7 +85,10 @@ fn workspace_revision_bumps_on_re_add(s: &dyn Store) {
     let a = s.add_workspace("/w", "one", 1).unwrap();
     assert_eq!(a.revision, 1);
     let b = s.add_workspace("/w", "two", 2).unwrap();
-    assert_eq!((b.id.as_str(), b.revision, b.name.as_str()), (a.id.as_str(), 2, "two"));
+    assert_eq!(
+        (b.id.as_str(), b.revision, b.name.as_str()),
+        (a.id.as_str(), 2, "two")
+    );
     assert_eq!(s.workspaces().unwrap(), vec![b.clone()]);
     assert_eq!(s.workspace(&a.id).unwrap(), Some(b));
     assert_eq!(s.workspace("nope").unwrap(), None);
@@ -87,32 +96,74 @@ fn workspace_revision_bumps_on_re_add(s: &dyn Store) {
 
 fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) {
     let ws = s.add_workspace("/w", "w", 1).unwrap();
-    s.commit_ingest(&IngestCommit { session: session(&ws.id, 1), new_generation: true, new_entries: vec![], runs: vec![run("r1"), run("r2")] })
-        .unwrap();
+    s.commit_ingest(&IngestCommit {
+        session: session(&ws.id, 1),
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![run("r1"), run("r2")],
+    })
+    .unwrap();
     assert_eq!(s.session("s1").unwrap(), Some(session(&ws.id, 1)));
-    assert_eq!(s.session_by_path("/sessions/s1.jsonl").unwrap().map(|x| x.generation), Some(1));
+    assert_eq!(
+        s.session_by_path("/sessions/s1.jsonl")
+            .unwrap()
+            .map(|x| x.generation),
+        Some(1)
+    );
     assert_eq!(s.runs().unwrap().len(), 2);
     let r = s.run("s1", 1, "r2").unwrap().unwrap();
     assert_eq!(r.run, run("r2"));
-    assert_eq!(r.target, Target { instance: s.instance_id().into(), revision: 1, workspace_id: ws.id.clone(), session_id: "s1".into(), generation: 1, run_id: "r2".into() });
-    s.commit_ingest(&IngestCommit { session: session(&ws.id, 2), new_generation: true, new_entries: vec![], runs: vec![run("r3")] }).unwrap();
+    assert_eq!(
+        r.target,
+        Target {
+            instance: s.instance_id().into(),
+            revision: 1,
+            workspace_id: ws.id.clone(),
+            session_id: "s1".into(),
+            generation: 1,
+            run_id: "r2".into()
+        }
+    );
+    s.commit_ingest(&IngestCommit {
+        session: session(&ws.id, 2),
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![run("r3")],
+    })
+    .unwrap();
     assert_eq!(s.run("s1", 1, "r2").unwrap(), None, "old generation gone");
     assert_eq!(s.runs_by_id("r3").unwrap().len(), 1);
     assert!(s.runs_by_id("r1").unwrap().is_empty());
 }
 
 fn grants_are_found_by_key_hash_and_revoked_once(s: &dyn Store) {
-    let t = Target { instance: "i".into(), revision: 1, workspace_id: "w".into(), session_id: "s".into(), generation: 1, run_id: "r".into() };
+    let t = Target {
+        instance: "i".into(),
+        revision: 1,
+        workspace_id: "w".into(),
+        session_id: "s".into(),
+        generation: 1,
+        run_id: "r".into(),
+    };
     s.insert_grant(&grant("g1", "hash1", t.clone())).unwrap();
     s.insert_grant(&grant("g2", "hash2", t.clone())).unwrap();
-    assert!(s.insert_grant(&grant("g3", "hash1", t.clone())).is_err(), "a key hash names one grant");
+    assert!(
+        s.insert_grant(&grant("g3", "hash1", t.clone())).is_err(),
+        "a key hash names one grant"
+    );
     let found = s.grants_by_key_hash("hash1").unwrap();
     assert_eq!(found, vec![grant("g1", "hash1", t.clone())]);
     assert!(s.grants_by_key_hash("other").unwrap().is_empty());
     assert!(s.revoke_grant("g1", 5).unwrap());
-    assert!(!s.revoke_grant("g1", 6).unwrap(), "revoking twice is a no-op");
+    assert!(
+        !s.revoke_grant("g1", 6).unwrap(),
+        "revoking twice is a no-op"
+    );
     assert!(!s.revoke_grant("nope", 6).unwrap());
-    assert_eq!(s.grants_by_key_hash("hash1").unwrap()[0].revoked_at_ms, Some(5));
+    assert_eq!(
+        s.grants_by_key_hash("hash1").unwrap()[0].revoked_at_ms,
+        Some(5)
+    );
     assert_eq!(s.grants().unwrap().len(), 2);
 }
 
@@ -133,13 +184,26 @@ fn sqlite_instance_id_and_cursor_key_survive_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runread.db");
     let a = SqliteStore::open(&path).unwrap();
-    let t = Target { instance: "i".into(), revision: 1, workspace_id: "w".into(), session_id: "s".into(), generation: 1, run_id: "r".into() };
-    let cursor = a.cursor_key().encode(runread_core::cursor::Purpose::FinalAnswer, &t, "v", 9);
+    let t = Target {
+        instance: "i".into(),
+        revision: 1,
+        workspace_id: "w".into(),
+        session_id: "s".into(),
+        generation: 1,
+        run_id: "r".into(),
+    };
+    let cursor = a
+        .cursor_key()
+        .encode(runread_core::cursor::Purpose::FinalAnswer, &t, "v", 9);
     let id = a.instance_id().to_owned();
     drop(a);
     let b = SqliteStore::open(&path).unwrap();
     assert_eq!(b.instance_id(), id);
-    assert_eq!(b.cursor_key().decode(&cursor, runread_core::cursor::Purpose::FinalAnswer, &t, "v"), Some(9));
+    assert_eq!(
+        b.cursor_key()
+            .decode(&cursor, runread_core::cursor::Purpose::FinalAnswer, &t, "v"),
+        Some(9)
+    );
     let other = SqliteStore::open(&dir.path().join("other.db")).unwrap();
     assert_ne!(other.instance_id(), id, "a new store is a new instance");
 }

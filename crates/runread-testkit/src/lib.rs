@@ -27,7 +27,11 @@ pub fn fixture_session(name: &str) -> PathBuf {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 1, "fixture {name} should hold one session file");
+    assert_eq!(
+        files.len(),
+        1,
+        "fixture {name} should hold one session file"
+    );
     files.remove(0)
 }
 
@@ -48,9 +52,18 @@ impl Env {
         std::fs::create_dir_all(&workspace).expect("mkdir");
         std::fs::create_dir_all(&sessions).expect("mkdir");
         let workspace = std::fs::canonicalize(&workspace).expect("canonicalize");
-        let store = Arc::new(SqliteStore::open(&dir.path().join("runread.db")).expect("open store"));
-        let ws = store.add_workspace(workspace.to_str().expect("utf-8"), "test", 1).expect("add workspace");
-        Env { dir, workspace, sessions, store, ws }
+        let store =
+            Arc::new(SqliteStore::open(&dir.path().join("runread.db")).expect("open store"));
+        let ws = store
+            .add_workspace(workspace.to_str().expect("utf-8"), "test", 1)
+            .expect("add workspace");
+        Env {
+            dir,
+            workspace,
+            sessions,
+            store,
+            ws,
+        }
     }
 
     /// Copies fixture `name`'s session into the sessions directory with its header's `cwd` moved
@@ -60,14 +73,25 @@ impl Env {
         let src = fixture_session(name);
         let text = std::fs::read(&src).expect("read fixture");
         let dst = self.sessions.join(src.file_name().expect("file name"));
-        std::fs::write(&dst, relocated(&text, self.workspace.to_str().expect("utf-8"))).expect("write");
+        std::fs::write(
+            &dst,
+            relocated(&text, self.workspace.to_str().expect("utf-8")),
+        )
+        .expect("write");
         set_age(&dst, age);
         dst
     }
 
     /// Runs one ingest over the sessions directory.
     pub fn ingest(&self) -> runread_ingest::Report {
-        runread_ingest::ingest_dir(&*self.store, &self.sessions, runread_core::timefmt::now_ms(), |_| {}).expect("ingest").0
+        runread_ingest::ingest_dir(
+            &*self.store,
+            &self.sessions,
+            runread_core::timefmt::now_ms(),
+            |_| {},
+        )
+        .expect("ingest")
+        .0
     }
 }
 
@@ -81,14 +105,19 @@ impl Default for Env {
 pub fn relocated(bytes: &[u8], cwd: &str) -> Vec<u8> {
     let split = bytes.iter().position(|b| *b == b'\n').expect("header line");
     let header = std::str::from_utf8(&bytes[..split]).expect("utf-8 header");
-    let mut out = runread_ingest::relocate_header(header, cwd).expect("header").into_bytes();
+    let mut out = runread_ingest::relocate_header(header, cwd)
+        .expect("header")
+        .into_bytes();
     out.extend_from_slice(&bytes[split..]);
     out
 }
 
 /// Sets a file's modification time `age` in the past.
 pub fn set_age(path: &Path, age: Duration) {
-    let f = std::fs::File::options().write(true).open(path).expect("open");
+    let f = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open");
     f.set_modified(SystemTime::now() - age).expect("set mtime");
 }
 
@@ -99,10 +128,16 @@ pub fn agent_runs(path: &Path) -> Vec<(String, Option<String>, String)> {
     let text = std::fs::read_to_string(path).expect("read");
     let mut runs: Vec<(String, Option<String>, String)> = Vec::new();
     for line in text.lines().skip(1) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
         let m = &v["message"];
         match m["role"].as_str() {
-            Some("user") => runs.push((v["id"].as_str().unwrap_or("").to_owned(), None, String::new())),
+            Some("user") => runs.push((
+                v["id"].as_str().unwrap_or("").to_owned(),
+                None,
+                String::new(),
+            )),
             Some("assistant") => {
                 if let Some(run) = runs.last_mut() {
                     let blocks = m["content"].as_array().cloned().unwrap_or_default();
@@ -110,7 +145,11 @@ pub fn agent_runs(path: &Path) -> Vec<(String, Option<String>, String)> {
                     let stop = m["stopReason"].as_str().unwrap_or("").to_owned();
                     run.2 = stop.clone();
                     run.1 = if !tool && (stop == "stop" || stop == "length") {
-                        let t: Vec<&str> = blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
+                        let t: Vec<&str> = blocks
+                            .iter()
+                            .filter(|b| b["type"] == "text")
+                            .filter_map(|b| b["text"].as_str())
+                            .collect();
                         Some(t.join("\n"))
                     } else {
                         None

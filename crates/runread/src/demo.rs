@@ -18,14 +18,19 @@ use runread_store::Store;
 use runread_store::sqlite::SqliteStore;
 
 /// The bundled sample: a real Pi 0.73.1 session with two runs (see fixtures/pi/sample/README).
-const SAMPLE_SESSION: &str =
-    include_str!("../../../fixtures/pi/sample/sessions/2026-11-30T01-10-15-371Z_01a22a00-a64a-727e-bdde-fbfbec12940c.jsonl");
-const SAMPLE_FILE_NAME: &str = "2026-11-30T01-10-15-371Z_01a22a00-a64a-727e-bdde-fbfbec12940c.jsonl";
+const SAMPLE_SESSION: &str = include_str!(
+    "../../../fixtures/pi/sample/sessions/2026-11-30T01-10-15-371Z_01a22a00-a64a-727e-bdde-fbfbec12940c.jsonl"
+);
+const SAMPLE_FILE_NAME: &str =
+    "2026-11-30T01-10-15-371Z_01a22a00-a64a-727e-bdde-fbfbec12940c.jsonl";
 /// Lifetime of the demo's grant.
 const DEMO_GRANT_SECS: i64 = 60;
 
 pub fn run() -> Result<(), String> {
-    let tmp = tempfile::Builder::new().prefix("runread-demo-").tempdir().map_err(|e| e.to_string())?;
+    let tmp = tempfile::Builder::new()
+        .prefix("runread-demo-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
     let home = tmp.path().join("home");
     let workspace = tmp.path().join("workspace");
     let sessions = tmp.path().join("pi-sessions");
@@ -36,8 +41,11 @@ pub fn run() -> Result<(), String> {
     let ws_str = workspace.to_str().ok_or("temporary path is not UTF-8")?;
 
     step(1, "a real Pi session");
-    let (header, rest) = SAMPLE_SESSION.split_once('\n').ok_or("sample session has no header")?;
-    let header = runread_ingest::relocate_header(header, ws_str).ok_or("sample header is not valid")?;
+    let (header, rest) = SAMPLE_SESSION
+        .split_once('\n')
+        .ok_or("sample session has no header")?;
+    let header =
+        runread_ingest::relocate_header(header, ws_str).ok_or("sample header is not valid")?;
     let session_path = sessions.join(SAMPLE_FILE_NAME);
     std::fs::write(&session_path, format!("{header}\n{rest}")).map_err(|e| e.to_string())?;
     // The agent finished a minute ago: the file is past the settle window.
@@ -52,10 +60,21 @@ pub fn run() -> Result<(), String> {
 
     step(2, "store, workspace and ingest");
     let store = Arc::new(SqliteStore::open(&home.join("runread.db")).map_err(|e| e.to_string())?);
-    let ws = store.add_workspace(ws_str, "demo", now_ms()).map_err(|e| e.to_string())?;
-    println!("   instance {}  workspace {} (revision {})", store.instance_id(), ws.id, ws.revision);
-    let (report, _) = runread_ingest::ingest_dir(&*store, &sessions, now_ms(), |_| {}).map_err(|e| e.to_string())?;
-    println!("   ingested {} file, {} bytes, {} runs", report.files, report.bytes_read, report.runs);
+    let ws = store
+        .add_workspace(ws_str, "demo", now_ms())
+        .map_err(|e| e.to_string())?;
+    println!(
+        "   instance {}  workspace {} (revision {})",
+        store.instance_id(),
+        ws.id,
+        ws.revision
+    );
+    let (report, _) = runread_ingest::ingest_dir(&*store, &sessions, now_ms(), |_| {})
+        .map_err(|e| e.to_string())?;
+    println!(
+        "   ingested {} file, {} bytes, {} runs",
+        report.files, report.bytes_read, report.runs
+    );
     let service = Arc::new(Service::new(store.clone(), Config::default()));
     let runs = store.runs().map_err(|e| e.to_string())?;
     for r in &runs {
@@ -68,9 +87,15 @@ pub fn run() -> Result<(), String> {
             r.run.preview.as_deref().unwrap_or("")
         );
     }
-    let run = runs.iter().max_by_key(|r| r.run.final_bytes).ok_or("the sample produced no run")?;
+    let run = runs
+        .iter()
+        .max_by_key(|r| r.run.final_bytes)
+        .ok_or("the sample produced no run")?;
 
-    step(3, "the owner grants one run, final_answer only, for 60 seconds");
+    step(
+        3,
+        "the owner grants one run, final_answer only, for 60 seconds",
+    );
     let now = now_ms();
     let g = runread_service::owner::grant(
         &*store,
@@ -82,10 +107,20 @@ pub fn run() -> Result<(), String> {
         now,
     )
     .map_err(|e| e.to_string())?;
-    println!("   grant {}  key {}…  (only its hash is stored)", g.grant.id, &g.key[..8]);
-    println!("   target {}", serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?);
+    println!(
+        "   grant {}  key {}…  (only its hash is stored)",
+        g.grant.id,
+        &g.key[..8]
+    );
+    println!(
+        "   target {}",
+        serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?
+    );
 
-    step(4, "serve MCP on an ephemeral loopback port, read as a client would");
+    step(
+        4,
+        "serve MCP on an ephemeral loopback port, read as a client would",
+    );
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let key = g.key.clone();
     let target = serde_json::to_value(&g.grant.target).map_err(|e| e.to_string())?;
@@ -112,15 +147,23 @@ pub fn run() -> Result<(), String> {
     })?;
 
     step(5, "verify against the bytes the agent wrote");
-    let text = answer.text.as_deref().ok_or("the answer was not readable")?;
+    let text = answer
+        .text
+        .as_deref()
+        .ok_or("the answer was not readable")?;
     let sha = answer.sha256.clone().unwrap_or_default();
     if !expected.iter().any(|e| e == text) {
         return Err("the answer read over MCP differs from the agent's final message".into());
     }
     println!("   sha256 {sha}");
-    println!("   matches the final assistant message in the session file, byte for byte ({} bytes)", text.len());
+    println!(
+        "   matches the final assistant message in the session file, byte for byte ({} bytes)",
+        text.len()
+    );
     println!();
-    println!("<tool_result tool=\"read_final_answer\" trust=\"untrusted\"> — reassembled text, untrusted data:");
+    println!(
+        "<tool_result tool=\"read_final_answer\" trust=\"untrusted\"> — reassembled text, untrusted data:"
+    );
     println!("{text}");
     println!("</tool_result>");
     println!();
@@ -129,14 +172,23 @@ pub fn run() -> Result<(), String> {
     println!("  runread ingest                      # reads ~/.pi/agent/sessions");
     println!("  runread runs");
     println!("  runread grant --run RUN_ID --features final_answer --expires 15m --to claude");
-    println!("  runread serve                       # http://127.0.0.1:7077/mcp, key in the x-runread-key header");
+    println!(
+        "  runread serve                       # http://127.0.0.1:7077/mcp, key in the x-runread-key header"
+    );
     Ok(())
 }
 
-async fn read_as_client(url: &str, key: &str, target: &Value) -> Result<runread_mcp::client::FinalAnswer, String> {
+async fn read_as_client(
+    url: &str,
+    key: &str,
+    target: &Value,
+) -> Result<runread_mcp::client::FinalAnswer, String> {
     let client = Client::connect(url, key).await.map_err(|e| e.to_string())?;
     let tools = client.tool_names().await.map_err(|e| e.to_string())?;
-    println!("   server/discover ok; tools/list shows this key: {}", tools.join(", "));
+    println!(
+        "   server/discover ok; tools/list shows this key: {}",
+        tools.join(", ")
+    );
     let mut n = 0;
     let answer = client
         .read_final_answer(target, None, |chunk| {
@@ -156,9 +208,18 @@ async fn read_as_client(url: &str, key: &str, target: &Value) -> Result<runread_
     // The same door refuses what was not granted, with fixed codes and no content.
     let mut other = target.clone();
     other["runId"] = json!("00000000");
-    match client.call("read_final_answer", json!({"target": other})).await {
-        Err(ClientError::Refused { code, .. }) => println!("   another run of the same session → refused: {code}"),
-        other => return Err(format!("expected a refusal for an ungranted run, got {other:?}")),
+    match client
+        .call("read_final_answer", json!({"target": other}))
+        .await
+    {
+        Err(ClientError::Refused { code, .. }) => {
+            println!("   another run of the same session → refused: {code}")
+        }
+        other => {
+            return Err(format!(
+                "expected a refusal for an ungranted run, got {other:?}"
+            ));
+        }
     }
     client.close().await;
     match Client::connect(url, &"0".repeat(64)).await {
@@ -183,8 +244,11 @@ fn agent_final_answers(entries: &str) -> Vec<String> {
             if blocks.iter().any(|b| b["type"] == "toolCall") {
                 return None;
             }
-            let texts: Vec<String> =
-                blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str().map(str::to_owned)).collect();
+            let texts: Vec<String> = blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str().map(str::to_owned))
+                .collect();
             Some(texts.join("\n"))
         })
         .collect()

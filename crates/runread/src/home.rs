@@ -11,18 +11,28 @@ pub fn resolve(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
         return Ok(PathBuf::from(x).join("runread"));
     }
     let home = std::env::var_os("HOME").ok_or("HOME is not set; pass --home DIR")?;
-    Ok(PathBuf::from(home).join(".local").join("share").join("runread"))
+    Ok(PathBuf::from(home)
+        .join(".local")
+        .join("share")
+        .join("runread"))
 }
 
 /// Creates the home (owner-only) if needed.
 pub fn ensure(home: &std::path::Path) -> Result<(), String> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if !home.exists() {
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(home).map_err(|e| format!("{}: {e}", home.display()))?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(home)
+            .map_err(|e| format!("{}: {e}", home.display()))?;
     }
     let meta = std::fs::metadata(home).map_err(|e| format!("{}: {e}", home.display()))?;
     if meta.permissions().mode() & 0o077 != 0 {
-        eprintln!("warning: {} is readable by other users; chmod 700 it", home.display());
+        eprintln!(
+            "warning: {} is readable by other users; chmod 700 it",
+            home.display()
+        );
     }
     Ok(())
 }

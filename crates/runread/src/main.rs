@@ -27,7 +27,11 @@ const PROGRESS_BAR_MIN_FILES: u64 = 20;
 const DEFAULT_LISTEN: &str = "127.0.0.1:7077";
 
 #[derive(Parser)]
-#[command(name = "runread", version, about = "Let an AI assistant read the results of a local coding-agent run over MCP — only what you grant.")]
+#[command(
+    name = "runread",
+    version,
+    about = "Let an AI assistant read the results of a local coding-agent run over MCP — only what you grant."
+)]
 struct Cli {
     /// runread's home (store, keys). Default: $XDG_DATA_HOME/runread or ~/.local/share/runread.
     #[arg(long, global = true, env = "RUNREAD_HOME")]
@@ -145,7 +149,10 @@ enum GrantCmd {
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RUNREAD_LOG").unwrap_or_else(|_| "warn,rmcp=off".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RUNREAD_LOG")
+                .unwrap_or_else(|_| "warn,rmcp=off".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
@@ -163,7 +170,9 @@ type Res = Result<(), String>;
 fn open_store(home: Option<PathBuf>) -> Result<Arc<SqliteStore>, String> {
     let home = home::resolve(home)?;
     home::ensure(&home)?;
-    SqliteStore::open(&home.join("runread.db")).map(Arc::new).map_err(|e| e.to_string())
+    SqliteStore::open(&home.join("runread.db"))
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
 }
 
 fn run(cli: Cli) -> Res {
@@ -189,32 +198,55 @@ fn run(cli: Cli) -> Res {
             let store = open_store(cli.home)?;
             serve(store, listen, Duration::from_millis(settle_ms))
         }
-        Command::Read { url, key_file, what } => read(&url, &key_file, what),
+        Command::Read {
+            url,
+            key_file,
+            what,
+        } => read(&url, &key_file, what),
     }
 }
 
 fn workspace(store: &dyn Store, cmd: WorkspaceCmd) -> Res {
     match cmd {
         WorkspaceCmd::Add { path, name } => {
-            let canonical = std::fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let canonical =
+                std::fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             if !canonical.is_dir() {
                 return Err(format!("{} is not a directory", canonical.display()));
             }
-            let canonical = canonical.to_str().ok_or("workspace path is not UTF-8")?.to_owned();
+            let canonical = canonical
+                .to_str()
+                .ok_or("workspace path is not UTF-8")?
+                .to_owned();
             let name = name.unwrap_or_else(|| {
-                std::path::Path::new(&canonical).file_name().and_then(|n| n.to_str()).unwrap_or("workspace").to_owned()
+                std::path::Path::new(&canonical)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("workspace")
+                    .to_owned()
             });
-            let ws = store.add_workspace(&canonical, &name, now_ms()).map_err(|e| e.to_string())?;
-            println!("workspace {} ({}) at {} — revision {}", ws.id, ws.name, ws.path, ws.revision);
+            let ws = store
+                .add_workspace(&canonical, &name, now_ms())
+                .map_err(|e| e.to_string())?;
+            println!(
+                "workspace {} ({}) at {} — revision {}",
+                ws.id, ws.name, ws.path, ws.revision
+            );
             if ws.revision > 1 {
-                println!("note: re-registering bumped the revision; grants made under revision {} no longer work", ws.revision - 1);
+                println!(
+                    "note: re-registering bumped the revision; grants made under revision {} no longer work",
+                    ws.revision - 1
+                );
             }
             Ok(())
         }
         WorkspaceCmd::List { json } => {
             let list = store.workspaces().map_err(|e| e.to_string())?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?
+                );
             } else if list.is_empty() {
                 println!("no workspace registered; add one with `runread workspace add PATH`");
             } else {
@@ -232,7 +264,10 @@ fn default_pi_dir() -> Result<PathBuf, String> {
         return Ok(PathBuf::from(dir).join("sessions"));
     }
     let home = std::env::var_os("HOME").ok_or("HOME is not set; pass --pi DIR")?;
-    Ok(PathBuf::from(home).join(".pi").join("agent").join("sessions"))
+    Ok(PathBuf::from(home)
+        .join(".pi")
+        .join("agent")
+        .join("sessions"))
 }
 
 fn ingest(store: &dyn Store, pi: Option<PathBuf>) -> Res {
@@ -241,10 +276,15 @@ fn ingest(store: &dyn Store, pi: Option<PathBuf>) -> Res {
         None => default_pi_dir()?,
     };
     if !dir.is_dir() {
-        return Err(format!("{} is not a directory (pass --pi DIR)", dir.display()));
+        return Err(format!(
+            "{} is not a directory (pass --pi DIR)",
+            dir.display()
+        ));
     }
     if store.workspaces().map_err(|e| e.to_string())?.is_empty() {
-        eprintln!("note: no workspace is registered, so every session will be skipped; run `runread workspace add PATH` first");
+        eprintln!(
+            "note: no workspace is registered, so every session will be skipped; run `runread workspace add PATH` first"
+        );
     }
     let bar: Option<indicatif::ProgressBar> = None;
     let mut bar = bar;
@@ -262,12 +302,22 @@ fn ingest(store: &dyn Store, pi: Option<PathBuf>) -> Res {
     for (path, outcome) in &outcomes {
         use runread_ingest::FileOutcome as F;
         match outcome {
-            F::NewGeneration { generation, bytes, reason } => {
-                println!("read     {} (generation {generation}, {bytes} bytes, {reason})", path.display())
+            F::NewGeneration {
+                generation,
+                bytes,
+                reason,
+            } => {
+                println!(
+                    "read     {} (generation {generation}, {bytes} bytes, {reason})",
+                    path.display()
+                )
             }
             F::Appended { bytes } => println!("appended {} (+{bytes} bytes)", path.display()),
             F::Unreadable(e) => println!("skipped  {} (unreadable: {e:?})", path.display()),
-            F::DuplicateSessionId => println!("skipped  {} (session id already ingested from another file)", path.display()),
+            F::DuplicateSessionId => println!(
+                "skipped  {} (session id already ingested from another file)",
+                path.display()
+            ),
             F::Unchanged | F::OutsideWorkspaces | F::NotASession => {}
         }
     }
@@ -309,14 +359,20 @@ fn runs(store: Arc<SqliteStore>, as_json: bool) -> Res {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
         return Ok(());
     }
     if list.is_empty() {
         println!("no runs; register a workspace and run `runread ingest`");
         return Ok(());
     }
-    println!("{:<10} {:<10} {:<10} {:<38} {}", "RUN", "STATUS", "ANSWER", "SESSION (generation)", "PROMPT");
+    println!(
+        "{:<10} {:<10} {:<10} {:<38} PROMPT",
+        "RUN", "STATUS", "ANSWER", "SESSION (generation)"
+    );
     for r in &list {
         println!(
             "{:<10} {:<10} {:<10} {:<38} {}",
@@ -350,19 +406,32 @@ fn grant(store: &dyn Store, args: GrantArgs) -> Res {
                 })
                 .collect();
             if json {
-                println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+                );
             } else if rows.is_empty() {
                 println!("no grants");
             } else {
                 for r in rows {
-                    println!("{}  {:<8} {}  run {}  expires {}  to {}", r["grantId"].as_str().unwrap_or(""), r["state"].as_str().unwrap_or(""),
-                        r["features"], r["target"]["runId"].as_str().unwrap_or(""), r["expiresAt"].as_str().unwrap_or(""), r["to"].as_str().unwrap_or(""));
+                    println!(
+                        "{}  {:<8} {}  run {}  expires {}  to {}",
+                        r["grantId"].as_str().unwrap_or(""),
+                        r["state"].as_str().unwrap_or(""),
+                        r["features"],
+                        r["target"]["runId"].as_str().unwrap_or(""),
+                        r["expiresAt"].as_str().unwrap_or(""),
+                        r["to"].as_str().unwrap_or("")
+                    );
                 }
             }
             Ok(())
         }
         Some(GrantCmd::Revoke { id }) => {
-            if store.revoke_grant(&id, now_ms()).map_err(|e| e.to_string())? {
+            if store
+                .revoke_grant(&id, now_ms())
+                .map_err(|e| e.to_string())?
+            {
                 println!("revoked {id}");
                 Ok(())
             } else {
@@ -370,14 +439,30 @@ fn grant(store: &dyn Store, args: GrantArgs) -> Res {
             }
         }
         None => {
-            let run = args.run.ok_or("--run RUN_ID is required (see `runread runs`)")?;
-            let features = Feature::parse_list(args.features.as_deref().ok_or("--features is required, e.g. final_answer")?)?;
+            let run = args
+                .run
+                .ok_or("--run RUN_ID is required (see `runread runs`)")?;
+            let features = Feature::parse_list(
+                args.features
+                    .as_deref()
+                    .ok_or("--features is required, e.g. final_answer")?,
+            )?;
             let expires = args.expires.ok_or("--expires is required, e.g. 15m")?;
-            let to = args.to.ok_or("--to LABEL is required (who the key is for)")?;
+            let to = args
+                .to
+                .ok_or("--to LABEL is required (who the key is for)")?;
             let now = now_ms();
             let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
-            let g = runread_service::owner::grant(store, &run, args.session.as_deref(), features, at, &to, now)
-                .map_err(|e| e.to_string())?;
+            let g = runread_service::owner::grant(
+                store,
+                &run,
+                args.session.as_deref(),
+                features,
+                at,
+                &to,
+                now,
+            )
+            .map_err(|e| e.to_string())?;
             print_grant(&g, &args.url, args.json)
         }
     }
@@ -399,26 +484,54 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
         "clientConfig": client_config(url, &g.key),
     });
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
         return Ok(());
     }
-    println!("grant {} for {:?}, until {}", g.grant.id, g.grant.label, rfc3339(g.grant.expires_at_ms));
-    println!("run      {} — {}", g.run.target.run_id, g.run.run.preview.as_deref().unwrap_or(""));
-    println!("features {}", g.grant.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(","));
-    println!("target   {}", serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?);
+    println!(
+        "grant {} for {:?}, until {}",
+        g.grant.id,
+        g.grant.label,
+        rfc3339(g.grant.expires_at_ms)
+    );
+    println!(
+        "run      {} — {}",
+        g.run.target.run_id,
+        g.run.run.preview.as_deref().unwrap_or("")
+    );
+    println!(
+        "features {}",
+        g.grant
+            .features
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    println!(
+        "target   {}",
+        serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?
+    );
     println!("url      {url}");
     println!();
     println!("read key (shown once; only its hash is stored):");
     println!("{}", g.key);
     println!();
     println!("client config:");
-    println!("{}", serde_json::to_string_pretty(&client_config(url, &g.key)).map_err(|e| e.to_string())?);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&client_config(url, &g.key)).map_err(|e| e.to_string())?
+    );
     Ok(())
 }
 
 fn serve(store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration) -> Res {
     if !listen.ip().is_loopback() {
-        return Err(format!("refusing to listen on {listen}: runread serves loopback only"));
+        return Err(format!(
+            "refusing to listen on {listen}: runread serves loopback only"
+        ));
     }
     let service = Arc::new(Service::new(store, Config { settle_quiet }));
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
@@ -426,7 +539,13 @@ fn serve(store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration) ->
         runread_mcp::server::serve(
             service,
             listen,
-            |addr| eprintln!("runread serving MCP {} at http://{addr}{} (Ctrl-C to stop)", runread_mcp::PROTOCOL_VERSION, runread_mcp::MCP_PATH),
+            |addr| {
+                eprintln!(
+                    "runread serving MCP {} at http://{addr}{} (Ctrl-C to stop)",
+                    runread_mcp::PROTOCOL_VERSION,
+                    runread_mcp::MCP_PATH
+                )
+            },
             async {
                 let _ = tokio::signal::ctrl_c().await;
             },
@@ -437,27 +556,43 @@ fn serve(store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration) ->
 }
 
 fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
-    let key = std::fs::read_to_string(key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
+    let key =
+        std::fs::read_to_string(key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
     let key = key.trim().to_owned();
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     rt.block_on(async move {
-        let client = runread_mcp::client::Client::connect(url, &key).await.map_err(|e| e.to_string())?;
+        let client = runread_mcp::client::Client::connect(url, &key)
+            .await
+            .map_err(|e| e.to_string())?;
         let result = async {
             match what {
                 ReadCmd::FinalAnswer { out, limit } => {
                     let targets = client.granted_targets().await.map_err(|e| e.to_string())?;
                     let target = targets
                         .iter()
-                        .find(|t| t["features"].as_array().is_some_and(|f| f.contains(&json!("final_answer"))))
+                        .find(|t| {
+                            t["features"]
+                                .as_array()
+                                .is_some_and(|f| f.contains(&json!("final_answer")))
+                        })
                         .map(|t| t["target"].clone())
                         .ok_or("this key has no live final_answer grant")?;
-                    let answer = client.read_final_answer(&target, limit, |_| {}).await.map_err(|e| e.to_string())?;
+                    let answer = client
+                        .read_final_answer(&target, limit, |_| {})
+                        .await
+                        .map_err(|e| e.to_string())?;
                     let Some(text) = answer.text else {
                         return Err(format!("answer not readable: state {}", answer.state));
                     };
-                    eprintln!("read {} bytes in {} chunks, sha256 {} verified", text.len(), answer.chunks, answer.sha256.unwrap_or_default());
+                    eprintln!(
+                        "read {} bytes in {} chunks, sha256 {} verified",
+                        text.len(),
+                        answer.chunks,
+                        answer.sha256.unwrap_or_default()
+                    );
                     match out {
-                        Some(p) => std::fs::write(&p, text.as_bytes()).map_err(|e| format!("{}: {e}", p.display())),
+                        Some(p) => std::fs::write(&p, text.as_bytes())
+                            .map_err(|e| format!("{}: {e}", p.display())),
                         None => {
                             println!("{text}");
                             Ok(())

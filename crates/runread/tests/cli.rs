@@ -7,11 +7,20 @@ use std::time::Duration;
 use serde_json::Value;
 
 fn runread(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread")).arg("--home").arg(home).args(args).output().expect("run runread")
+    Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .output()
+        .expect("run runread")
 }
 
 fn ok(out: Output) -> String {
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
@@ -23,20 +32,43 @@ fn owner_flow_from_workspace_to_revoked_grant() {
     let ws = env.workspace.to_str().unwrap();
     assert!(ok(runread(&home, &["workspace", "add", ws, "--name", "proj"])).contains("revision 1"));
     // No grant exists by default.
-    assert_eq!(ok(runread(&home, &["grant", "list", "--json"])).trim(), "[]");
-    let out = ok(runread(&home, &["ingest", "--pi", env.sessions.to_str().unwrap()]));
+    assert_eq!(
+        ok(runread(&home, &["grant", "list", "--json"])).trim(),
+        "[]"
+    );
+    let out = ok(runread(
+        &home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
     assert!(out.contains("3 runs"), "{out}");
-    let again = ok(runread(&home, &["ingest", "--pi", env.sessions.to_str().unwrap()]));
+    let again = ok(runread(
+        &home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
     assert!(again.contains("1 unchanged"), "{again}");
 
     let runs: Vec<Value> = serde_json::from_str(&ok(runread(&home, &["runs", "--json"]))).unwrap();
     assert_eq!(runs.len(), 3);
-    assert!(runs.iter().all(|r| r["answerState"] == "available" && r["status"] == "completed"));
+    assert!(
+        runs.iter()
+            .all(|r| r["answerState"] == "available" && r["status"] == "completed")
+    );
     let run_id = runs[0]["target"]["runId"].as_str().unwrap();
 
     let grant: Value = serde_json::from_str(&ok(runread(
         &home,
-        &["grant", "--run", run_id, "--features", "final_answer", "--expires", "15m", "--to", "assistant", "--json"],
+        &[
+            "grant",
+            "--run",
+            run_id,
+            "--features",
+            "final_answer",
+            "--expires",
+            "15m",
+            "--to",
+            "assistant",
+            "--json",
+        ],
     )))
     .unwrap();
     let key = grant["key"].as_str().unwrap();
@@ -44,7 +76,10 @@ fn owner_flow_from_workspace_to_revoked_grant() {
     assert_eq!(grant["target"], runs[0]["target"]);
     assert!(grant["url"].as_str().unwrap().ends_with("/mcp"));
     assert!(grant["expiresAt"].as_str().unwrap().ends_with('Z'));
-    assert_eq!(grant["clientConfig"]["mcpServers"]["runread"]["headers"]["x-runread-key"], key);
+    assert_eq!(
+        grant["clientConfig"]["mcpServers"]["runread"]["headers"]["x-runread-key"],
+        key
+    );
     let id = grant["grantId"].as_str().unwrap();
 
     let listed = ok(runread(&home, &["grant", "list", "--json"]));
@@ -52,7 +87,8 @@ fn owner_flow_from_workspace_to_revoked_grant() {
     let listed: Vec<Value> = serde_json::from_str(&listed).unwrap();
     assert_eq!(listed[0]["state"], "live");
     assert!(ok(runread(&home, &["grant", "revoke", id])).contains("revoked"));
-    let listed: Vec<Value> = serde_json::from_str(&ok(runread(&home, &["grant", "list", "--json"]))).unwrap();
+    let listed: Vec<Value> =
+        serde_json::from_str(&ok(runread(&home, &["grant", "list", "--json"]))).unwrap();
     assert_eq!(listed[0]["state"], "revoked");
     assert!(!runread(&home, &["grant", "revoke", id]).status.success());
     // The database holds the key's hash, never the key.
@@ -65,10 +101,62 @@ fn grant_refuses_bad_input_with_a_clear_message() {
     let env = runread_testkit::Env::new();
     let home = env.dir.path().join("cli-home");
     for (args, needle) in [
-        (vec!["grant", "--run", "nope", "--features", "final_answer", "--expires", "15m", "--to", "x"], "no current run"),
-        (vec!["grant", "--run", "nope", "--features", "bogus", "--expires", "15m", "--to", "x"], "unknown feature"),
-        (vec!["grant", "--run", "nope", "--features", "final_answer", "--expires", "soon", "--to", "x"], "--expires"),
-        (vec!["grant", "--run", "nope", "--features", "final_answer", "--expires", "2001-01-01T00:00:00Z", "--to", "x"], "past"),
+        (
+            vec![
+                "grant",
+                "--run",
+                "nope",
+                "--features",
+                "final_answer",
+                "--expires",
+                "15m",
+                "--to",
+                "x",
+            ],
+            "no current run",
+        ),
+        (
+            vec![
+                "grant",
+                "--run",
+                "nope",
+                "--features",
+                "bogus",
+                "--expires",
+                "15m",
+                "--to",
+                "x",
+            ],
+            "unknown feature",
+        ),
+        (
+            vec![
+                "grant",
+                "--run",
+                "nope",
+                "--features",
+                "final_answer",
+                "--expires",
+                "soon",
+                "--to",
+                "x",
+            ],
+            "--expires",
+        ),
+        (
+            vec![
+                "grant",
+                "--run",
+                "nope",
+                "--features",
+                "final_answer",
+                "--expires",
+                "2001-01-01T00:00:00Z",
+                "--to",
+                "x",
+            ],
+            "past",
+        ),
     ] {
         let out = runread(&home, &args);
         assert!(!out.status.success());
@@ -81,7 +169,10 @@ fn grant_refuses_bad_input_with_a_clear_message() {
 fn demo_runs_the_whole_job_and_exits_zero() {
     let home = tempfile::tempdir().unwrap();
     let out = ok(runread(home.path(), &["demo"]));
-    assert!(out.contains("sha256 524d513f546336f1be6d43a03c64b84033497811ecea7833be4af6d115ec2b23"), "{out}");
+    assert!(
+        out.contains("sha256 524d513f546336f1be6d43a03c64b84033497811ecea7833be4af6d115ec2b23"),
+        "{out}"
+    );
     assert!(out.contains("byte for byte"));
     assert!(out.contains("refused: not_granted"));
 }
