@@ -630,11 +630,14 @@ class Suite:
             for mode in ("auto", "pinned")
             for limit in SDK_LIMITS
         ]
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs))
+        try:
             futures = [(name, pool.submit(capture, fn)) for name, fn in jobs]
             for name, fut in futures:
                 ok, detail = fut.result()
                 res.record(name, ok, detail)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
         wrong = secrets.token_hex(32)
         while wrong in (g_sample["key"], g_multi["key"]):
@@ -770,14 +773,18 @@ def main(argv: list[str] | None = None) -> int:
     opts.runread = opts.runread.resolve()
     opts.cache = opts.cache.expanduser().resolve()
 
-    # SIGTERM (e.g. a CI timeout) must still stop the server in `finally`.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-
     res = Results()
     started = time.monotonic()
     tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="runread-outside-")))
     suite = Suite(opts, tmp, res)
     suite.server = None
+
+    def on_sigterm(*_: Any) -> None:
+        # e.g. a CI timeout: stop the server now (running reads then fail fast), then unwind.
+        stop(suite.server)
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         if not (opts.runread.is_file() and os.access(opts.runread, os.X_OK)):
             raise Fatal(f"--runread {opts.runread} is not an executable file")
@@ -786,11 +793,13 @@ def main(argv: list[str] | None = None) -> int:
         res.record("setup", False, str(e))
     except (AssertionError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as e:
         res.record("unexpected error", False, f"{type(e).__name__}: {e}")
+    except (KeyboardInterrupt, SystemExit) as e:
+        res.record("interrupted", False, type(e).__name__)
     finally:
         stop(suite.server)
         if res.failed and getattr(suite, "server_log", None) and suite.server_log.exists():
             print(f"--- runread serve log (tail) ---\n{tail(suite.server_log.read_bytes(), 3000)}\n---", flush=True)
-        if opts.keep or res.failed:
+        if opts.keep or (res.failed and any(tmp.iterdir())):
             print(f"temp dir kept: {tmp}", flush=True)
         else:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -44,13 +44,16 @@ pub enum ErrorCode {
     /// The tool name is not one runread serves.
     #[error("unknown_tool")]
     UnknownTool,
+    /// The adapter did not answer within its deadline; its late result is discarded.
+    #[error("timeout")]
+    Timeout,
     /// runread could not serve the call right now (store unreachable, internal failure).
     #[error("unavailable")]
     Unavailable,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::MissingKey,
         ErrorCode::DuplicateKey,
         ErrorCode::InvalidKey,
@@ -63,6 +66,7 @@ impl ErrorCode {
         ErrorCode::TargetStale,
         ErrorCode::TargetChanged,
         ErrorCode::UnknownTool,
+        ErrorCode::Timeout,
         ErrorCode::Unavailable,
     ];
 
@@ -80,6 +84,7 @@ impl ErrorCode {
             ErrorCode::TargetStale => "target_stale",
             ErrorCode::TargetChanged => "target_changed",
             ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::Timeout => "timeout",
             ErrorCode::Unavailable => "unavailable",
         }
     }
@@ -101,6 +106,7 @@ impl ErrorCode {
             }
             ErrorCode::TargetChanged => "the target changed while being read; nothing was returned",
             ErrorCode::UnknownTool => "no such tool",
+            ErrorCode::Timeout => "the read did not finish within its deadline",
             ErrorCode::Unavailable => "runread cannot serve this call right now",
         }
     }

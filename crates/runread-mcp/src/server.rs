@@ -11,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    Implementation, ListToolsResult, MetaObject, NumberOrString, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
     ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
@@ -23,7 +23,7 @@ use serde_json::Value;
 use runread_core::ErrorCode;
 use runread_core::envelope::Labeled;
 use runread_core::limits::HTTP_BODY_MAX_BYTES;
-use runread_service::{KeyContext, Service, ToolDef};
+use runread_service::{Answer, KeyContext, Service, ToolDef};
 
 use crate::{KEY_HEADER, MCP_PATH};
 
@@ -47,8 +47,8 @@ fn tool_of(def: &ToolDef) -> Tool {
         Value::Object(m) => m.clone(),
         _ => Default::default(),
     };
-    let output = match &**def.output_schema {
-        Value::Object(m) => m.clone(),
+    let output = match def.declared_output_schema() {
+        Value::Object(m) => m,
         _ => Default::default(),
     };
     Tool::new(def.name, def.description, Arc::new(input))
@@ -68,9 +68,16 @@ pub fn error_result(code: ErrorCode) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(code.to_json().to_string())])
 }
 
-fn success_result(labeled: Labeled) -> CallToolResult {
-    let mut r = CallToolResult::success(vec![ContentBlock::text(labeled.text)]);
-    r.structured_content = Some(labeled.structured);
+/// `_meta` key carrying the start record a result was served under (for audit correlation).
+pub const START_ID_META: &str = "io.runread/startId";
+
+fn success_result(answer: Answer) -> CallToolResult {
+    let Labeled { structured, text } = answer.labeled;
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    let mut meta = serde_json::Map::new();
+    meta.insert(START_ID_META.into(), Value::String(answer.start_id));
+    r.meta = Some(MetaObject(meta));
     r
 }
 
@@ -119,18 +126,14 @@ impl ServerHandler for RunreadHandler {
         let Some(key) = admitted(&ctx) else {
             return Ok(error_result(ErrorCode::MissingKey).into());
         };
-        let service = self.service.clone();
-        let name = request.name.to_string();
-        let args = request
-            .arguments
-            .map(Value::Object)
-            .unwrap_or(Value::Object(Default::default()));
-        let now = runread_core::timefmt::now_ms();
-        let outcome = tokio::task::spawn_blocking(move || service.call(&key, &name, &args, now))
-            .await
-            .unwrap_or(Err(ErrorCode::Unavailable));
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Object(Default::default()));
+        let request_id = Some(match &ctx.id {
+            NumberOrString::Number(n) => format!("n:{n}"),
+            NumberOrString::String(s) => format!("s:{s}"),
+        });
+        let outcome = self.service.call(key, &request.name, args, request_id).await;
         Ok(match outcome {
-            Ok(labeled) => success_result(labeled),
+            Ok(answer) => success_result(answer),
             Err(code) => error_result(code),
         }
         .into())

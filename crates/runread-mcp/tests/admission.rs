@@ -50,7 +50,7 @@ impl Harness {
             now,
         )
         .unwrap();
-        let service = Arc::new(Service::new(env.store.clone(), Config::default()));
+        let service = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(runread_mcp::server::serve(

@@ -3,11 +3,14 @@
 //! Every tool call goes through [`Service::call`], in DESIGN.md's admission order: the key
 //! (already resolved to a [`KeyContext`] by [`Service::admit_key`]), exact arguments, the grant
 //! (all six target fields, feature, expiry, revocation), currency of instance, revision and
-//! generation, the adapter, a re-check after all I/O, and finally the trust label. Every
-//! refusal is one [`ErrorCode`]; every success is a [`Labeled`] result.
+//! generation, then the execution gate (durable start record, sealed input, the adapter with only
+//! its feature's reader, normalized output, receipt), a re-check after all I/O, and finally the
+//! trust label. Every refusal is one [`ErrorCode`]; every success is a [`Labeled`] result.
 #![forbid(unsafe_code)]
 
+mod adapters;
 mod final_answer;
+mod get_run;
 mod grants;
 pub mod owner;
 pub mod tools;
@@ -15,10 +18,14 @@ pub mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
-use runread_core::envelope::Labeled;
+use runread_core::envelope::{Labeled, label};
 use runread_core::{ErrorCode, Feature, key};
+use runread_gate::keys::KeyProvider;
+use runread_gate::registry::RegistryError;
+use runread_gate::{Call, Gate, Registry};
 use runread_store::{Grant, Store};
 
+pub use adapters::{PINNED_BINDINGS, adapters};
 pub use tools::{Tool, ToolDef};
 
 /// A presented key that matched stored grants. Holds the key's hash, never the key.
@@ -31,12 +38,8 @@ pub struct KeyContext {
 impl KeyContext {
     /// Features of the key's live grants.
     pub fn live_features(&self, now_ms: i64) -> Vec<Feature> {
-        let mut f: Vec<Feature> = self
-            .grants
-            .iter()
-            .filter(|g| g.is_live(now_ms))
-            .flat_map(|g| g.features.iter().copied())
-            .collect();
+        let mut f: Vec<Feature> =
+            self.grants.iter().filter(|g| g.is_live(now_ms)).flat_map(|g| g.features.iter().copied()).collect();
         f.sort();
         f.dedup();
         f
@@ -52,24 +55,37 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config {
-            settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS),
-        }
+        Config { settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS) }
     }
+}
+
+/// A labeled success and the start record it was served under.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub labeled: Labeled,
+    pub start_id: String,
 }
 
 pub struct Service {
     store: Arc<dyn Store>,
+    gate: Gate,
     config: Config,
 }
 
 impl Service {
-    pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
-        Service { store, config }
+    /// Builds the service and its frozen binding registry. Fails when a compiled-in tool's
+    /// definition drifted from its pinned digest.
+    pub fn new(store: Arc<dyn Store>, keys: Arc<dyn KeyProvider>, config: Config) -> Result<Service, RegistryError> {
+        let registry = Registry::build(adapters(), PINNED_BINDINGS)?;
+        Ok(Service { gate: Gate::new(store.clone(), registry, keys), store, config })
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    pub fn registry(&self) -> &Registry {
+        self.gate.registry()
     }
 
     /// Admission step 3: the values of every `x-runread-key` header (or the stdio key file) →
@@ -81,9 +97,7 @@ impl Service {
             [one] => *one,
             _ => return Err(ErrorCode::DuplicateKey),
         };
-        let Ok(value) = std::str::from_utf8(value) else {
-            return Err(ErrorCode::InvalidKey);
-        };
+        let Ok(value) = std::str::from_utf8(value) else { return Err(ErrorCode::InvalidKey) };
         if !key::is_well_formed(value) {
             return Err(ErrorCode::InvalidKey);
         }
@@ -91,10 +105,7 @@ impl Service {
         let grants: Vec<Grant> = self
             .store
             .grants_by_key_hash(&key_hash)
-            .map_err(|e| {
-                tracing::warn!(error = %e, "store unavailable during key admission");
-                ErrorCode::Unavailable
-            })?
+            .map_err(Service::unavailable)?
             .into_iter()
             .filter(|g| key::hashes_equal(&g.key_hash, &key_hash))
             .collect();
@@ -120,30 +131,51 @@ impl Service {
             .collect()
     }
 
-    /// Serves one tool call for an admitted key.
-    pub fn call(
-        &self,
-        ctx: &KeyContext,
+    /// Serves one tool call for an admitted key, through the gate.
+    pub async fn call(
+        self: &Arc<Self>,
+        ctx: Arc<KeyContext>,
         tool: &str,
-        args: &serde_json::Value,
-        now_ms: i64,
-    ) -> Result<Labeled, ErrorCode> {
-        let Some(def) = tools::by_name(tool) else {
-            return Err(ErrorCode::UnknownTool);
+        args: serde_json::Value,
+        request_id: Option<String>,
+    ) -> Result<Answer, ErrorCode> {
+        let Some(def) = tools::by_name(tool) else { return Err(ErrorCode::UnknownTool) };
+        let now_ms = runread_core::timefmt::now_ms();
+        // Steps 4 and 5 (arguments, grant, currency) read the store: off the async threads.
+        let svc = self.clone();
+        let c = ctx.clone();
+        let admitted = tokio::task::spawn_blocking(move || adapters::admit(&svc, &c, def, &args, now_ms))
+            .await
+            .map_err(|_| ErrorCode::Unavailable)??;
+        let call = Call {
+            tool: def.name.to_owned(),
+            request_id,
+            grant_id: admitted.grant.as_ref().map(|g| g.id.clone()).unwrap_or_default(),
+            key_hash: ctx.key_hash.clone(),
+            target: admitted.target.clone(),
+            input: admitted.input.clone(),
+            now_ms,
         };
-        let result = match def.tool {
-            Tool::ListGrantedTargets => grants::list_granted_targets(self, ctx, args, now_ms),
-            Tool::ReadFinalAnswer => final_answer::read(self, ctx, args, now_ms),
-        };
-        if let Err(code) = &result {
+        // Step 6: the gate.
+        let out = self.gate.execute(call, admitted.reader.clone()).await;
+        if let Err(code) = &out {
             tracing::debug!(tool, code = code.as_str(), "refused");
         }
-        result
+        let out = out?;
+        // Step 7: nothing leaves if the grant or the target moved while we read.
+        if let (Some(grant), Some(run)) = (admitted.grant, admitted.run) {
+            let svc = self.clone();
+            tokio::task::spawn_blocking(move || grants::recheck(&svc, &ctx, &grant, &run, runread_core::timefmt::now_ms()))
+                .await
+                .map_err(|_| ErrorCode::Unavailable)??;
+        }
+        // Step 8: label.
+        Ok(Answer { labeled: label(def.name, def.trust, out.output), start_id: out.start_id })
     }
 
     /// The state `read_final_answer` would report for `run` now (for the owner's listing).
     pub fn answer_state(&self, run: &runread_store::RunRecord, now_ms: i64) -> &'static str {
-        final_answer::judge(self, run, now_ms).as_str()
+        final_answer::judge(&final_answer::Evidence::observe(self, run), now_ms).as_str()
     }
 
     fn unavailable(e: runread_store::StoreError) -> ErrorCode {

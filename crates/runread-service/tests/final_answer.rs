@@ -14,13 +14,17 @@ use runread_testkit::{Env, set_age};
 
 const SETTLED: Duration = Duration::from_secs(60);
 
-fn service(env: &Env) -> Service {
-    Service::new(env.store.clone() as Arc<dyn Store>, Config::default())
+fn service(env: &Env) -> Arc<Service> {
+    Arc::new(Service::new(env.store.clone() as Arc<dyn Store>, env.keys(), Config::default()).unwrap())
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(f)
 }
 
 /// Grants each run of the store (in file order) to its own fresh key; returns the admitted
 /// contexts beside the runs.
-fn grant_all(env: &Env, svc: &Service) -> (Vec<KeyContext>, Vec<runread_store::RunRecord>) {
+fn grant_all(env: &Env, svc: &Arc<Service>) -> (Vec<KeyContext>, Vec<runread_store::RunRecord>) {
     let now = runread_core::timefmt::now_ms();
     let mut runs = env.store.runs().unwrap();
     runs.sort_by_key(|r| r.run.start_line);
@@ -43,24 +47,19 @@ fn grant_all(env: &Env, svc: &Service) -> (Vec<KeyContext>, Vec<runread_store::R
     (ctxs, runs)
 }
 
-fn read(
-    svc: &Service,
-    ctx: &KeyContext,
-    target: &runread_core::Target,
-) -> Result<Value, ErrorCode> {
-    let out = svc.call(
-        ctx,
-        tools::READ_FINAL_ANSWER,
-        &json!({"target": target}),
-        runread_core::timefmt::now_ms(),
-    )?;
-    validate(tools::READ_FINAL_ANSWER, &out.structured);
-    Ok(out.structured)
+fn call(svc: &Arc<Service>, ctx: &KeyContext, tool: &str, args: Value) -> Result<Value, ErrorCode> {
+    let out = block_on(svc.call(Arc::new(ctx.clone()), tool, args, None))?;
+    validate(tool, &out.labeled.structured);
+    Ok(out.labeled.structured)
+}
+
+fn read(svc: &Arc<Service>, ctx: &KeyContext, target: &runread_core::Target) -> Result<Value, ErrorCode> {
+    call(svc, ctx, tools::READ_FINAL_ANSWER, json!({"target": target}))
 }
 
 fn validate(tool: &str, value: &Value) {
     let def = tools::by_name(tool).unwrap();
-    let validator = jsonschema::validator_for(def.output_schema).unwrap();
+    let validator = jsonschema::validator_for(&def.declared_output_schema()).unwrap();
     let errors: Vec<String> = validator
         .iter_errors(value)
         .map(|e| e.to_string())
@@ -192,16 +191,8 @@ fn list_granted_targets_shows_only_live_grants_and_validates() {
     env.ingest();
     let svc = service(&env);
     let (ctx, runs) = grant_all(&env, &svc);
-    let out = svc
-        .call(
-            &ctx[1],
-            tools::LIST_GRANTED_TARGETS,
-            &json!({}),
-            runread_core::timefmt::now_ms(),
-        )
-        .unwrap();
-    validate(tools::LIST_GRANTED_TARGETS, &out.structured);
-    let listed = out.structured["targets"].as_array().unwrap();
+    let out = call(&svc, &ctx[1], tools::LIST_GRANTED_TARGETS, json!({})).unwrap();
+    let listed = out["targets"].as_array().unwrap();
     assert_eq!(
         listed.len(),
         1,
@@ -212,8 +203,7 @@ fn list_granted_targets_shows_only_live_grants_and_validates() {
         serde_json::to_value(&runs[1].target).unwrap()
     );
     assert_eq!(
-        svc.call(&ctx[1], tools::LIST_GRANTED_TARGETS, &json!({"x": 1}), 0)
-            .unwrap_err(),
+        call(&svc, &ctx[1], tools::LIST_GRANTED_TARGETS, json!({"x": 1})).unwrap_err(),
         ErrorCode::InvalidArguments
     );
 }

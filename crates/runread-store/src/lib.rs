@@ -78,4 +78,18 @@ pub trait Store: Send + Sync {
     fn grants(&self) -> Result<Vec<Grant>>;
     /// Marks a grant revoked. `false` when there is no such grant or it was already revoked.
     fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool>;
+
+    /// Commits `record` durably, unless a record with the same idempotency key was written at or
+    /// after `replay_since_ms`, which is returned instead.
+    fn begin_call(&self, record: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome>;
+    /// Appends a receipt for a started call.
+    fn append_receipt(&self, receipt: &Receipt) -> Result<()>;
+    /// A start record with its sealed input (for the gate only).
+    fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>>;
+    /// A start record without its sealed input (for audit and recovery).
+    fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>>;
+    /// Receipts of one start record, oldest first.
+    fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>>;
+    /// Start records at or after `since_ms` (oldest first, at most `limit`), with their receipts.
+    fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>>;
 }

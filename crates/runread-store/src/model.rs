@@ -94,3 +94,52 @@ impl Grant {
         self.revoked_at_ms.is_none() && self.expires_at_ms > now_ms
     }
 }
+
+/// The durable record of a call, written before any adapter work. Append-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartRecord {
+    pub meta: StartMeta,
+    /// The call's normalized input, sealed (AES-256-GCM); only the key id is stored.
+    pub sealed_nonce: Vec<u8>,
+    pub sealed_ciphertext: Vec<u8>,
+}
+
+/// Everything a start record says except the sealed input: what audit and recovery read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StartMeta {
+    pub start_id: String,
+    /// Same key, same request id, same input: a replay within the window finds this record.
+    pub idempotency_key: String,
+    pub grant_id: String,
+    pub key_hash_prefix: String,
+    pub tool: String,
+    pub binding_digest: String,
+    /// The target the call named; `None` for tools without one (`list_granted_targets`).
+    pub target: Option<Target>,
+    pub input_digest: String,
+    pub sealed_key_id: String,
+    pub created_at_ms: i64,
+}
+
+/// What became of a started call. Append-only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    pub receipt_id: String,
+    pub start_id: String,
+    /// `ok`, `refused:<code>`, `timeout` or `invalid_output`.
+    pub outcome: String,
+    /// Domain-separated SHA-256 of the normalized output, when there is one.
+    pub result_digest: Option<String>,
+    pub output_bytes: Option<u64>,
+    pub created_at_ms: i64,
+}
+
+/// The result of writing a start record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartOutcome {
+    Created,
+    /// A replay within the window: the record already written.
+    Existing(StartRecord),
+}

@@ -9,7 +9,10 @@ use runread_core::cursor::CursorKey;
 use runread_core::{Feature, Target};
 use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
 
-use crate::{Grant, IngestCommit, Result, RunRecord, SessionRecord, Store, StoreError, Workspace};
+use crate::{
+    Grant, IngestCommit, Receipt, Result, RunRecord, SessionRecord, StartMeta, StartOutcome, StartRecord, Store,
+    StoreError, Workspace,
+};
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
 /// Forward-only: a released migration is never edited, only followed by a new one.
@@ -75,6 +78,40 @@ CREATE TABLE grants (
     expires_at INTEGER NOT NULL,
     revoked_at INTEGER
 ) STRICT;
+"#, r#"
+CREATE TABLE start_records (
+    start_id TEXT PRIMARY KEY,
+    idempotency_key TEXT NOT NULL,
+    grant_id TEXT NOT NULL,
+    key_hash_prefix TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    binding_digest TEXT NOT NULL,
+    target_json TEXT NOT NULL,
+    input_digest TEXT NOT NULL,
+    sealed_key_id TEXT NOT NULL,
+    sealed_nonce BLOB NOT NULL,
+    sealed_ciphertext BLOB NOT NULL,
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX start_records_by_idempotency ON start_records(idempotency_key, created_at);
+CREATE INDEX start_records_by_time ON start_records(created_at);
+CREATE TRIGGER start_records_append_only_update BEFORE UPDATE ON start_records
+    BEGIN SELECT RAISE(ABORT, 'start records are append-only'); END;
+CREATE TRIGGER start_records_append_only_delete BEFORE DELETE ON start_records
+    BEGIN SELECT RAISE(ABORT, 'start records are append-only'); END;
+CREATE TABLE receipts (
+    receipt_id TEXT PRIMARY KEY,
+    start_id TEXT NOT NULL REFERENCES start_records(start_id),
+    outcome TEXT NOT NULL,
+    result_digest TEXT,
+    output_bytes INTEGER,
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX receipts_by_start ON receipts(start_id);
+CREATE TRIGGER receipts_append_only_update BEFORE UPDATE ON receipts
+    BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+CREATE TRIGGER receipts_append_only_delete BEFORE DELETE ON receipts
+    BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
 "#];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -271,6 +308,47 @@ fn finish_grant((mut g, features): (Grant, String)) -> Result<Grant> {
 
 const GRANT_COLS: &str = "id, key_hash, label, instance, revision, workspace_id, session_id, generation, run_id, \
      features, created_at, expires_at, revoked_at";
+
+const START_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
+     input_digest, sealed_key_id, created_at, sealed_nonce, sealed_ciphertext";
+
+fn start_meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(StartMeta, String)> {
+    Ok((
+        StartMeta {
+            start_id: r.get(0)?,
+            idempotency_key: r.get(1)?,
+            grant_id: r.get(2)?,
+            key_hash_prefix: r.get(3)?,
+            tool: r.get(4)?,
+            binding_digest: r.get(5)?,
+            target: None,
+            input_digest: r.get(7)?,
+            sealed_key_id: r.get(8)?,
+            created_at_ms: r.get(9)?,
+        },
+        r.get(6)?,
+    ))
+}
+
+fn finish_meta((mut m, target_json): (StartMeta, String)) -> Result<StartMeta> {
+    m.target = serde_json::from_str(&target_json)?;
+    Ok(m)
+}
+
+fn start_record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<((StartMeta, String), Vec<u8>, Vec<u8>)> {
+    Ok((start_meta_row(r)?, r.get(10)?, r.get(11)?))
+}
+
+fn receipt_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Receipt> {
+    Ok(Receipt {
+        receipt_id: r.get(0)?,
+        start_id: r.get(1)?,
+        outcome: r.get(2)?,
+        result_digest: r.get(3)?,
+        output_bytes: r.get::<_, Option<i64>>(4)?.map(u64_of),
+        created_at_ms: r.get(5)?,
+    })
+}
 
 const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
      s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path \
@@ -604,5 +682,113 @@ impl Store for SqliteStore {
             params![now_ms, id],
         )?;
         Ok(n == 1)
+    }
+
+    fn begin_call(&self, rec: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
+        let m = &rec.meta;
+        let mut conn = self.conn()?;
+        // BEGIN IMMEDIATE: the write lock is taken up front, so the replay check and the insert
+        // are one atomic step, and the commit is durable (synchronous=FULL) before we return.
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let existing = tx
+            .query_row(
+                &format!(
+                    "SELECT {START_COLS} FROM start_records WHERE idempotency_key = ?1 AND created_at >= ?2 \
+                     ORDER BY created_at DESC LIMIT 1"
+                ),
+                params![m.idempotency_key, replay_since_ms],
+                start_record_row,
+            )
+            .optional()?;
+        if let Some((meta, nonce, ct)) = existing {
+            tx.commit()?;
+            return Ok(StartOutcome::Existing(StartRecord {
+                meta: finish_meta(meta)?,
+                sealed_nonce: nonce,
+                sealed_ciphertext: ct,
+            }));
+        }
+        tx.execute(
+            &format!("INSERT INTO start_records({START_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
+            params![
+                m.start_id,
+                m.idempotency_key,
+                m.grant_id,
+                m.key_hash_prefix,
+                m.tool,
+                m.binding_digest,
+                serde_json::to_string(&m.target)?,
+                m.input_digest,
+                m.sealed_key_id,
+                m.created_at_ms,
+                rec.sealed_nonce,
+                rec.sealed_ciphertext,
+            ],
+        )?;
+        tx.commit()?;
+        Ok(StartOutcome::Created)
+    }
+
+    fn append_receipt(&self, r: &Receipt) -> Result<()> {
+        let conn = self.conn()?;
+        conn.execute(
+            "INSERT INTO receipts(receipt_id, start_id, outcome, result_digest, output_bytes, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![r.receipt_id, r.start_id, r.outcome, r.result_digest, r.output_bytes.map(i64_of), r.created_at_ms],
+        )?;
+        Ok(())
+    }
+
+    fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>> {
+        let conn = self.conn()?;
+        let row = conn
+            .query_row(&format!("SELECT {START_COLS} FROM start_records WHERE start_id = ?1"), [start_id], start_record_row)
+            .optional()?;
+        row.map(|(meta, nonce, ct)| Ok(StartRecord { meta: finish_meta(meta)?, sealed_nonce: nonce, sealed_ciphertext: ct }))
+            .transpose()
+    }
+
+    fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>> {
+        let conn = self.conn()?;
+        // Deliberately not selecting the sealed columns.
+        let row = conn
+            .query_row(
+                "SELECT start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
+                 input_digest, sealed_key_id, created_at FROM start_records WHERE start_id = ?1",
+                [start_id],
+                start_meta_row,
+            )
+            .optional()?;
+        row.map(finish_meta).transpose()
+    }
+
+    fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(
+            "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at FROM receipts \
+             WHERE start_id = ?1 ORDER BY created_at, receipt_id",
+        )?;
+        Ok(stmt.query_map([start_id], receipt_row)?.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(
+            "SELECT start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
+             input_digest, sealed_key_id, created_at FROM start_records WHERE created_at >= ?1 \
+             ORDER BY created_at, start_id LIMIT ?2",
+        )?;
+        let metas: Vec<_> = stmt.query_map(params![since_ms, limit], start_meta_row)?.collect::<rusqlite::Result<_>>()?;
+        let mut rstmt = conn.prepare(
+            "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at FROM receipts \
+             WHERE start_id = ?1 ORDER BY created_at, receipt_id",
+        )?;
+        let mut out = Vec::with_capacity(metas.len());
+        for m in metas {
+            let m = finish_meta(m)?;
+            let receipts = rstmt.query_map([&m.start_id], receipt_row)?.collect::<rusqlite::Result<_>>()?;
+            out.push((m, receipts));
+        }
+        Ok(out)
     }
 }

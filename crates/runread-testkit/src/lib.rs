@@ -82,6 +82,11 @@ impl Env {
         dst
     }
 
+    /// The sealing keys of this home (created on first use).
+    pub fn keys(&self) -> Arc<runread_gate::keys::FileKeys> {
+        Arc::new(runread_gate::keys::FileKeys::open(self.dir.path()).expect("gate keys"))
+    }
+
     /// Runs one ingest over the sessions directory.
     pub fn ingest(&self) -> runread_ingest::Report {
         runread_ingest::ingest_dir(

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_core::timefmt::now_ms;
 use runread_mcp::client::{Client, ClientError};
-use runread_service::{Config, Service};
+use runread_service::Config;
 use runread_store::Store;
 use runread_store::sqlite::SqliteStore;
 
@@ -75,7 +75,7 @@ pub fn run() -> Result<(), String> {
         "   ingested {} file, {} bytes, {} runs",
         report.files, report.bytes_read, report.runs
     );
-    let service = Arc::new(Service::new(store.clone(), Config::default()));
+    let service = crate::service(&home, store.clone(), Config::default())?;
     let runs = store.runs().map_err(|e| e.to_string())?;
     for r in &runs {
         println!(

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod demo;
+mod gatecmd;
 mod home;
 
 use std::io::IsTerminal;
@@ -68,6 +69,20 @@ enum Command {
         #[arg(long, default_value_t = runread_core::limits::SETTLE_QUIET_DEFAULT_MS)]
         settle_ms: u64,
     },
+    /// Show every call's start record and receipts: who, tool, target, outcome, time (never inputs).
+    Audit {
+        /// Only calls since this time: a duration back from now (15m, 2h, 7d) or an RFC 3339 time.
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Judge an interrupted call from its start record and binding alone.
+    #[command(subcommand)]
+    Recover(RecoverCmd),
+    /// Manage the keys that seal call inputs.
+    #[command(subcommand)]
+    Keys(KeysCmd),
     /// Read a granted final answer as a reader would, verifying every chunk and the sha256.
     Read {
         /// MCP endpoint, e.g. http://127.0.0.1:7077/mcp
@@ -79,6 +94,22 @@ enum Command {
         #[command(subcommand)]
         what: ReadCmd,
     },
+}
+
+#[derive(Subcommand)]
+enum RecoverCmd {
+    /// Classify START_ID without reading its sealed input, resolving a key or calling an adapter.
+    Inspect {
+        start_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeysCmd {
+    /// Add a new sealing key and make it current; older keys stay readable.
+    Rotate,
 }
 
 #[derive(Subcommand)]
@@ -168,11 +199,21 @@ fn main() -> ExitCode {
 type Res = Result<(), String>;
 
 fn open_store(home: Option<PathBuf>) -> Result<Arc<SqliteStore>, String> {
+    Ok(open_home(home)?.1)
+}
+
+/// The resolved home (created if needed) and its store.
+fn open_home(home: Option<PathBuf>) -> Result<(PathBuf, Arc<SqliteStore>), String> {
     let home = home::resolve(home)?;
     home::ensure(&home)?;
-    SqliteStore::open(&home.join("runread.db"))
-        .map(Arc::new)
-        .map_err(|e| e.to_string())
+    let store = SqliteStore::open(&home.join("runread.db")).map(Arc::new).map_err(|e| e.to_string())?;
+    Ok((home, store))
+}
+
+/// The service over `store`, with the sealing keys of `home` and its frozen binding registry.
+pub(crate) fn service(home: &std::path::Path, store: Arc<SqliteStore>, config: Config) -> Result<Arc<Service>, String> {
+    let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys in {}: {e:?}", home.display()))?;
+    Service::new(store, Arc::new(keys), config).map(Arc::new).map_err(|e| format!("refusing to start: {e}"))
 }
 
 fn run(cli: Cli) -> Res {
@@ -187,16 +228,28 @@ fn run(cli: Cli) -> Res {
             ingest(&*store, pi)
         }
         Command::Runs { json } => {
-            let store = open_store(cli.home)?;
-            runs(store, json)
+            let (home, store) = open_home(cli.home)?;
+            runs(&home, store, json)
         }
         Command::Grant(args) => {
             let store = open_store(cli.home)?;
             grant(&*store, args)
         }
         Command::Serve { listen, settle_ms } => {
+            let (home, store) = open_home(cli.home)?;
+            serve(&home, store, listen, Duration::from_millis(settle_ms))
+        }
+        Command::Audit { since, json } => {
             let store = open_store(cli.home)?;
-            serve(store, listen, Duration::from_millis(settle_ms))
+            gatecmd::audit(&*store, since.as_deref(), json)
+        }
+        Command::Recover(RecoverCmd::Inspect { start_id, json }) => {
+            let store = open_store(cli.home)?;
+            gatecmd::inspect(&*store, &start_id, json)
+        }
+        Command::Keys(KeysCmd::Rotate) => {
+            let (home, _) = open_home(cli.home)?;
+            gatecmd::rotate(&home)
         }
         Command::Read {
             url,
@@ -339,8 +392,8 @@ fn ingest(store: &dyn Store, pi: Option<PathBuf>) -> Res {
     Ok(())
 }
 
-fn runs(store: Arc<SqliteStore>, as_json: bool) -> Res {
-    let service = Service::new(store.clone(), Config::default());
+fn runs(home: &std::path::Path, store: Arc<SqliteStore>, as_json: bool) -> Res {
+    let service = service(home, store.clone(), Config::default())?;
     let list = store.runs().map_err(|e| e.to_string())?;
     let now = now_ms();
     if as_json {
@@ -527,13 +580,13 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
     Ok(())
 }
 
-fn serve(store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration) -> Res {
+fn serve(home: &std::path::Path, store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration) -> Res {
     if !listen.ip().is_loopback() {
         return Err(format!(
             "refusing to listen on {listen}: runread serves loopback only"
         ));
     }
-    let service = Arc::new(Service::new(store, Config { settle_quiet }));
+    let service = service(home, store, Config { settle_quiet })?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     rt.block_on(async move {
         runread_mcp::server::serve(

@@ -1,0 +1,40 @@
+//! The trusted execution gate. Every `tools/call` that passed admission runs through
+//! [`Gate::execute`], in this order:
+//!
+//! durable start record → current binding → sealed input → key → execute → normalize output.
+//!
+//! - The [`registry::Registry`] is built once at startup from the compiled-in adapters and frozen;
+//!   a binding whose definition digest drifted from its pinned value is refused.
+//! - The start record (who, which tool and binding, which target, input digest, time, and the
+//!   sealed input) is committed before any adapter work.
+//! - The input is sealed with AES-256-GCM under a key from the [`keys::KeyProvider`]; the adapter
+//!   runs on the unsealed, re-validated copy, never on the caller's.
+//! - An adapter holds only a read-only reader for its own feature and an [`ExecToken`] that only
+//!   this crate can mint; a deadline bounds the caller (a late result is discarded: a timeout is
+//!   not a cancellation of I/O).
+//! - Output is validated against the tool's output schema, capped, and bound by a
+//!   domain-separated digest into an append-only receipt.
+//!
+//! This crate sees no transport.
+#![forbid(unsafe_code)]
+
+pub mod gate;
+pub mod keys;
+pub mod recovery;
+pub mod registry;
+pub mod seal;
+
+pub use gate::{Call, Gate, GateOutput};
+pub use registry::{Adapter, Definition, ExecToken, Registry};
+
+/// Output larger than this, serialized, is refused.
+pub const OUTPUT_MAX_BYTES: usize = 256 * 1024;
+/// Input larger than this, serialized, is refused.
+pub const INPUT_MAX_BYTES: usize = 64 * 1024;
+/// The longest deadline any binding may have; a binding may only tighten it.
+pub const ADAPTER_DEADLINE_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+/// Most bindings a registry holds.
+pub const REGISTRY_MAX_BINDINGS: usize = 128;
+/// A repeated request (same key, same request id, same input) within this window reuses its
+/// start record instead of writing another.
+pub const REPLAY_WINDOW_MS: i64 = 60_000;

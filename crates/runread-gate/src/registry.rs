@@ -1,0 +1,171 @@
+//! The binding registry: built once at startup from the compiled-in adapters, checked against
+//! their pinned definition digests, then frozen. There is no API to add a binding afterwards.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use runread_core::{ErrorCode, Feature};
+
+use crate::{ADAPTER_DEADLINE_MAX, REGISTRY_MAX_BINDINGS};
+
+/// Proof that the gate is the caller. Only this crate can make one, so no code outside the gate
+/// can run an adapter.
+pub struct ExecToken(());
+
+impl ExecToken {
+    pub(crate) fn mint() -> ExecToken {
+        ExecToken(())
+    }
+}
+
+/// What a tool is: its name, version, description, feature, schemas and deadline.
+#[derive(Debug, Clone)]
+pub struct Definition {
+    pub name: &'static str,
+    pub version: u32,
+    pub description: &'static str,
+    /// The feature a grant must name; `None` for tools every granted key may call.
+    pub feature: Option<Feature>,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    /// The adapter's deadline: at most [`ADAPTER_DEADLINE_MAX`] (a binding may only tighten it).
+    pub timeout: Duration,
+}
+
+impl Definition {
+    /// SHA-256 over the definition's canonical JSON: any change to name, version, description,
+    /// feature, schemas or deadline changes it.
+    pub fn digest(&self) -> String {
+        let canonical = json!({
+            "name": self.name,
+            "version": self.version,
+            "description": self.description,
+            "feature": self.feature.map(Feature::as_str),
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "timeoutMs": self.timeout.as_millis() as u64,
+        });
+        let mut bytes = b"runread.binding.v1\0".to_vec();
+        bytes.extend_from_slice(canonical.to_string().as_bytes());
+        runread_core::sha256_hex(&bytes)
+    }
+}
+
+/// A read-only adapter for one tool. `reader` is the read-only reader of the tool's own feature,
+/// made by the service for this call; it is the adapter's only authority.
+pub trait Adapter: Send + Sync + 'static {
+    fn definition(&self) -> Definition;
+    fn execute(&self, token: &ExecToken, input: &Value, reader: &(dyn std::any::Any + Send + Sync)) -> Result<Map<String, Value>, ErrorCode>;
+}
+
+/// The effect a binding may have. runread's adapters only read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    Read,
+}
+
+/// Where a binding executes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecutionClass {
+    BuiltinInProcess,
+}
+
+/// One tool bound to its adapter, frozen.
+pub struct Binding {
+    pub tool: &'static str,
+    pub version: u32,
+    pub definition_digest: String,
+    pub effect: Effect,
+    pub class: ExecutionClass,
+    pub timeout: Duration,
+    pub feature: Option<Feature>,
+    pub(crate) input_validator: jsonschema::Validator,
+    pub(crate) output_validator: jsonschema::Validator,
+    pub(crate) adapter: Arc<dyn Adapter>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum RegistryError {
+    /// A tool's definition no longer matches the digest pinned for it.
+    DigestDrift { tool: &'static str, expected: String, actual: String },
+    /// An adapter without a pinned digest, or a pinned digest without an adapter.
+    Unpinned(&'static str),
+    Duplicate(&'static str),
+    TooMany,
+    /// A deadline longer than the gate allows.
+    Deadline(&'static str),
+    Schema(&'static str),
+}
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegistryError::DigestDrift { tool, expected, actual } => {
+                write!(f, "binding {tool}: definition digest {actual} does not match the pinned {expected}")
+            }
+            RegistryError::Unpinned(t) => write!(f, "binding {t}: no pinned digest (or no adapter)"),
+            RegistryError::Duplicate(t) => write!(f, "binding {t}: defined twice"),
+            RegistryError::TooMany => write!(f, "more than {REGISTRY_MAX_BINDINGS} bindings"),
+            RegistryError::Deadline(t) => write!(f, "binding {t}: deadline longer than {ADAPTER_DEADLINE_MAX:?}"),
+            RegistryError::Schema(t) => write!(f, "binding {t}: schema does not compile"),
+        }
+    }
+}
+
+/// The frozen set of bindings.
+pub struct Registry {
+    bindings: BTreeMap<&'static str, Binding>,
+}
+
+impl Registry {
+    /// Builds the registry from `adapters`, each checked against `pinned` (tool → digest).
+    pub fn build(adapters: Vec<Arc<dyn Adapter>>, pinned: &[(&'static str, &'static str)]) -> Result<Registry, RegistryError> {
+        if adapters.len() > REGISTRY_MAX_BINDINGS {
+            return Err(RegistryError::TooMany);
+        }
+        let mut bindings = BTreeMap::new();
+        for adapter in adapters {
+            let def = adapter.definition();
+            let expected = pinned.iter().find(|(t, _)| *t == def.name).map(|(_, d)| *d).ok_or(RegistryError::Unpinned(def.name))?;
+            let actual = def.digest();
+            if actual != expected {
+                return Err(RegistryError::DigestDrift { tool: def.name, expected: expected.to_owned(), actual });
+            }
+            if def.timeout > ADAPTER_DEADLINE_MAX {
+                return Err(RegistryError::Deadline(def.name));
+            }
+            let input_validator = jsonschema::validator_for(&def.input_schema).map_err(|_| RegistryError::Schema(def.name))?;
+            let output_validator = jsonschema::validator_for(&def.output_schema).map_err(|_| RegistryError::Schema(def.name))?;
+            let binding = Binding {
+                tool: def.name,
+                version: def.version,
+                definition_digest: actual,
+                effect: Effect::Read,
+                class: ExecutionClass::BuiltinInProcess,
+                timeout: def.timeout,
+                feature: def.feature,
+                input_validator,
+                output_validator,
+                adapter,
+            };
+            if bindings.insert(def.name, binding).is_some() {
+                return Err(RegistryError::Duplicate(def.name));
+            }
+        }
+        if let Some((t, _)) = pinned.iter().find(|(t, _)| !bindings.contains_key(t)) {
+            return Err(RegistryError::Unpinned(t));
+        }
+        Ok(Registry { bindings })
+    }
+
+    pub fn get(&self, tool: &str) -> Option<&Binding> {
+        self.bindings.get(tool)
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &Binding> {
+        self.bindings.values()
+    }
+}

@@ -1,0 +1,153 @@
+//! The compiled-in adapters, their pinned definition digests, and admission up to the gate.
+//!
+//! Each adapter receives only the reader of its own feature, built here from what admission
+//! already read: a snapshot of one run, the session file's identity observed now, or the key's
+//! live grants. No adapter gets the store, the filesystem, the network or a process.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use runread_core::{ErrorCode, Feature, Target};
+use runread_gate::{Adapter, Definition, ExecToken};
+use runread_store::{Grant, RunRecord};
+
+use crate::tools::{self, Tool, ToolDef};
+use crate::{KeyContext, Service, final_answer, get_run, grants};
+
+/// Every adapter's definition digest, pinned. A change to a tool's name, version, description,
+/// feature, schemas or deadline changes its digest, and the service refuses to start until the
+/// change is acknowledged here (`binding_digests_are_pinned` prints the new values).
+pub const PINNED_BINDINGS: &[(&str, &str)] = &[
+    ("get_run", "3fe4049e40b20f23bb11788a84ee1203b02168bf7fb482cf22189304081b148c"),
+    ("list_granted_targets", "a2f8ac64b07a3a71d9869e4f99ea63d9f7e1e7604324b51156d61b78247921c5"),
+    ("read_final_answer", "bb340f3f59eced69ff718bc7f4e24d591de96e80137694876c153566ecf798c0"),
+];
+
+/// The adapter's deadline (the gate's maximum).
+const DEADLINE: std::time::Duration = runread_gate::ADAPTER_DEADLINE_MAX;
+
+pub(crate) fn definition(def: &ToolDef) -> Definition {
+    Definition {
+        name: def.name,
+        version: def.version,
+        description: def.description,
+        feature: def.feature,
+        input_schema: (**def.input_schema).clone(),
+        output_schema: (**def.output_schema).clone(),
+        timeout: DEADLINE,
+    }
+}
+
+struct ToolAdapter(&'static ToolDef);
+
+impl Adapter for ToolAdapter {
+    fn definition(&self) -> Definition {
+        definition(self.0)
+    }
+
+    fn execute(&self, _token: &ExecToken, input: &Value, reader: &(dyn Any + Send + Sync)) -> Result<Map<String, Value>, ErrorCode> {
+        match self.0.tool {
+            Tool::ReadFinalAnswer => final_answer::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::GetRun => get_run::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::ListGrantedTargets => grants::execute_list(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+        }
+    }
+}
+
+/// One adapter per tool, compiled in.
+pub fn adapters() -> Vec<Arc<dyn Adapter>> {
+    tools::ALL.iter().map(|d| Arc::new(ToolAdapter(d)) as Arc<dyn Adapter>).collect()
+}
+
+/// What admission hands the gate.
+pub(crate) struct Admitted {
+    pub input: Value,
+    pub target: Option<Target>,
+    pub grant: Option<Grant>,
+    pub run: Option<RunRecord>,
+    pub reader: Arc<dyn Any + Send + Sync>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetOnly {
+    target: Target,
+}
+
+/// Admission steps 4 and 5 for `def`: exact arguments, then the grant and the target's currency.
+pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value, now_ms: i64) -> Result<Admitted, ErrorCode> {
+    match def.tool {
+        Tool::ListGrantedTargets => {
+            match args {
+                Value::Object(m) if m.is_empty() => {}
+                Value::Null => {}
+                _ => return Err(ErrorCode::InvalidArguments),
+            }
+            let live: Vec<Grant> = ctx.grants.iter().filter(|g| g.is_live(now_ms)).cloned().collect();
+            Ok(Admitted { input: Value::Object(Map::new()), target: None, grant: None, run: None, reader: Arc::new(grants::ListReader { grants: live }) })
+        }
+        Tool::ReadFinalAnswer => {
+            let input = final_answer::parse_args(args)?;
+            let grant = grants::grant_for(ctx, &input.target, Feature::FinalAnswer, now_ms)?.clone();
+            let run = grants::current_run(svc, &input.target)?;
+            let reader = final_answer::Reader::new(svc, &run, now_ms);
+            Ok(Admitted {
+                input: args.clone(),
+                target: Some(input.target),
+                grant: Some(grant),
+                run: Some(run),
+                reader: Arc::new(reader),
+            })
+        }
+        Tool::GetRun => {
+            let TargetOnly { target } = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+            if !target.validate_shape() {
+                return Err(ErrorCode::InvalidArguments);
+            }
+            // Missing, elsewhere, not granted, expired, stale: all the same `{found:false}`.
+            let admitted = grants::grant_for(ctx, &target, Feature::Status, now_ms)
+                .ok()
+                .cloned()
+                .and_then(|g| grants::current_run(svc, &target).ok().map(|r| (g, r)));
+            let (grant, run) = match admitted {
+                Some((g, r)) => (Some(g), Some(r)),
+                None => (None, None),
+            };
+            let reader = get_run::Reader { run: run.clone() };
+            Ok(Admitted { input: args.clone(), target: Some(target), grant, run, reader: Arc::new(reader) })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pinned digests equal the compiled definitions. When a tool's definition changes on
+    /// purpose, this test prints the new digest to pin (and the version should be bumped).
+    #[test]
+    fn binding_digests_are_pinned() {
+        let mut drift = Vec::new();
+        for a in adapters() {
+            let d = a.definition();
+            let pinned = PINNED_BINDINGS.iter().find(|(t, _)| *t == d.name).map(|(_, p)| *p);
+            if pinned != Some(d.digest().as_str()) {
+                drift.push(format!("(\"{}\", \"{}\"),", d.name, d.digest()));
+            }
+        }
+        assert!(drift.is_empty(), "pin these digests in PINNED_BINDINGS:\n{}", drift.join("\n"));
+        assert!(runread_gate::Registry::build(adapters(), PINNED_BINDINGS).is_ok());
+    }
+
+    #[test]
+    fn a_drifted_binding_is_refused_at_startup() {
+        let mut pinned: Vec<(&'static str, &'static str)> = PINNED_BINDINGS.to_vec();
+        pinned[0].1 = "0000000000000000000000000000000000000000000000000000000000000000";
+        let err = runread_gate::Registry::build(adapters(), &pinned).err().expect("drift must be refused");
+        assert!(matches!(err, runread_gate::registry::RegistryError::DigestDrift { .. }), "{err}");
+        let missing: Vec<_> = PINNED_BINDINGS[1..].to_vec();
+        assert!(runread_gate::Registry::build(adapters(), &missing).is_err(), "an unpinned adapter is refused");
+    }
+}

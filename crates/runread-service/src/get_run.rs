@@ -1,0 +1,33 @@
+//! `get_run`: a low-sensitivity status projection. Nothing else — no request ids, paths,
+//! arguments, errors or process ids — ever appears in its output.
+
+use serde_json::{Map, Value, json};
+
+use runread_core::ErrorCode;
+use runread_store::RunRecord;
+
+/// The `status` feature's reader: the admitted run, or nothing.
+pub(crate) struct Reader {
+    pub run: Option<RunRecord>,
+}
+
+pub(crate) fn execute(reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+    let mut m = Map::new();
+    let Some(r) = &reader.run else {
+        m.insert("found".into(), json!(false));
+        return Ok(m);
+    };
+    m.insert("found".into(), json!(true));
+    m.insert("status".into(), json!(r.run.status.as_str()));
+    m.insert(
+        "revision".into(),
+        json!({"instance": r.target.instance, "revision": r.target.revision, "generation": r.target.generation}),
+    );
+    // The run's position in its session: the file line of its last entry.
+    m.insert("eventSequence".into(), json!(r.run.end_line));
+    m.insert("createdAt".into(), json!(r.run.started_at));
+    m.insert("startedAt".into(), json!(r.run.started_at));
+    m.insert("finishedAt".into(), json!(r.run.ended_at));
+    m.insert("origin".into(), json!("passive"));
+    Ok(m)
+}
