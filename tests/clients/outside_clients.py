@@ -19,7 +19,7 @@
    cursor by cursor (limit 4096) and reassembled here, a cross-key refusal and a bad key.
 
 Prints one ``PASS``/``FAIL`` line per check and ends with
-``outside clients: N passed, M failed``; exits 1 if any check failed.
+``outside_clients: N passed, M failed``; exits 1 if any check failed.
 """
 
 from __future__ import annotations
@@ -804,7 +804,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     print(f"({time.monotonic() - started:.1f}s)", flush=True)
-    print(f"outside clients: {res.passed} passed, {res.failed} failed", flush=True)
+    print(f"outside_clients: {res.passed} passed, {res.failed} failed", flush=True)
     return 1 if res.failed else 0
 
 

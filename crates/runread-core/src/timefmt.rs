@@ -2,6 +2,7 @@
 
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+use time::macros::format_description;
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
@@ -11,12 +12,13 @@ pub fn now_ms() -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// RFC 3339 in UTC with millisecond precision, e.g. `2026-11-30T01:02:03.456Z`.
+/// RFC 3339 in UTC with exactly three fractional digits, e.g. `2026-11-30T01:02:03.450Z`.
 pub fn rfc3339(ms: i64) -> String {
     let nanos = i128::from(ms) * 1_000_000;
+    let format = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
     OffsetDateTime::from_unix_timestamp_nanos(nanos)
         .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
+        .and_then(|t| t.format(&format).ok())
         .unwrap_or_else(|| "invalid-time".into())
 }
 
@@ -48,7 +50,8 @@ mod tests {
     fn rfc3339_round_trips_to_the_millisecond() {
         let ms = 1_796_000_763_384;
         assert_eq!(parse_rfc3339(&rfc3339(ms)), Some(ms));
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_796_000_763_380), "2026-11-30T01:06:03.380Z");
     }
 
     #[test]

@@ -489,3 +489,21 @@ async fn legacy_initialize_is_not_a_success() {
     h.assert_no_leak(&text);
     let _ = h.addr;
 }
+
+#[tokio::test]
+async fn a_key_without_live_grants_cannot_list_targets_either() {
+    let h = Harness::start().await;
+    let expired = h.another_key(vec![Feature::FinalAnswer], -1);
+    let c = Client::connect(&h.url, &expired).await.unwrap();
+    match c.call("list_granted_targets", json!({})).await {
+        Err(ClientError::Refused { code, .. }) => assert_eq!(code, "grant_expired"),
+        other => panic!("{other:?}"),
+    }
+    let client = h.client().await;
+    assert_eq!(client.granted_targets().await.unwrap().len(), 1);
+    h.env.store.revoke_grant(&h.grant.id, runread_core::timefmt::now_ms()).unwrap();
+    match client.call("list_granted_targets", json!({})).await {
+        Err(ClientError::Refused { code, .. }) => assert_eq!(code, "grant_revoked"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -86,6 +86,11 @@ pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value
                 _ => return Err(ErrorCode::InvalidArguments),
             }
             let live: Vec<Grant> = ctx.grants.iter().filter(|g| g.is_live(now_ms)).cloned().collect();
+            if live.is_empty() {
+                // The tool is not in this key's (empty) catalog: refuse it like any ungranted tool.
+                let all_revoked = ctx.grants.iter().all(|g| g.revoked_at_ms.is_some());
+                return Err(if all_revoked { ErrorCode::GrantRevoked } else { ErrorCode::GrantExpired });
+            }
             Ok(Admitted { input: Value::Object(Map::new()), target: None, grant: None, run: None, reader: Arc::new(grants::ListReader { grants: live }) })
         }
         Tool::ReadFinalAnswer => {
