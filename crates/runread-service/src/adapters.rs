@@ -20,7 +20,7 @@ use crate::{KeyContext, Service, final_answer, get_run, grants};
 /// feature, schemas or deadline changes its digest, and the service refuses to start until the
 /// change is acknowledged here (`binding_digests_are_pinned` prints the new values).
 pub const PINNED_BINDINGS: &[(&str, &str)] = &[
-    ("get_run", "3fe4049e40b20f23bb11788a84ee1203b02168bf7fb482cf22189304081b148c"),
+    ("get_run", "a6ecc152b437c3a7b2a3d3ff947da211a66c37e244099a38b333e0b8e99bc2bd"),
     ("list_granted_targets", "a2f8ac64b07a3a71d9869e4f99ea63d9f7e1e7604324b51156d61b78247921c5"),
     ("read_final_answer", "bb340f3f59eced69ff718bc7f4e24d591de96e80137694876c153566ecf798c0"),
 ];

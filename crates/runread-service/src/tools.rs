@@ -152,7 +152,7 @@ static GET_RUN_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
         "additionalProperties": false,
         "if": {"properties": {"found": {"const": true}}},
         "then": {"required": ["status", "revision", "eventSequence", "createdAt", "startedAt", "finishedAt", "origin"]},
-        "else": {"maxProperties": 1}
+        "else": {"propertyNames": {"enum": ["found", "trust", "instructions"]}}
     })
 });
 

@@ -1,0 +1,204 @@
+//! The gate under crashes: a real `runread serve` process, killed with SIGKILL at varied moments
+//! while clients read; afterwards every answer a client received must have its start record and
+//! its `ok` receipt in the store, and every start left without a receipt must be classified by
+//! `runread recover inspect` as an interrupted, retry-safe read.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use runread_core::Feature;
+use runread_store::Store;
+use runread_store::sqlite::SqliteStore;
+use runread_testkit::Env;
+
+/// How many times the server is killed.
+const KILL_CYCLES: u64 = 6;
+/// Concurrent clients per cycle.
+const CLIENTS: usize = 4;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn spawn_server(home: &Path, port: u16) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("server did not start");
+}
+
+fn body(target: &Value, id: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "read_final_answer", "arguments": {"target": target},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientInfo": {"name": "crash", "version": "1"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string()
+}
+
+async fn hammer(url: String, key: String, target: Value, seen: Arc<Mutex<Vec<String>>>, client_no: u64) {
+    let http = reqwest::Client::new();
+    for i in 0.. {
+        let r = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "read_final_answer")
+            .header("x-runread-key", &key)
+            .body(body(&target, client_no * 1_000_000 + i))
+            .send()
+            .await;
+        let Ok(r) = r else { return };
+        let Ok(text) = r.text().await else { return };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
+        if v["result"]["structuredContent"]["readable"] == true {
+            let id = v["result"]["_meta"]["io.runread/startId"].as_str().expect("every answer names its start record");
+            seen.lock().unwrap().push(id.to_owned());
+        }
+    }
+}
+
+#[test]
+fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let run = env.store.runs().unwrap().into_iter().max_by_key(|r| r.run.final_bytes).unwrap();
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant(&*env.store, &run.target.run_id, None, vec![Feature::FinalAnswer], now + 600_000, "crash", now)
+        .unwrap();
+    let home = env.dir.path().to_path_buf();
+    let target = serde_json::to_value(&g.grant.target).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // A small deterministic spread of kill moments (ms after the clients start).
+    let mut x: u64 = 0x9e37_79b9;
+    for cycle in 0..KILL_CYCLES {
+        let port = free_port();
+        let mut server = spawn_server(&home, port);
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let tasks: Vec<_> = (0..CLIENTS)
+            .map(|c| rt.spawn(hammer(url.clone(), g.key.clone(), target.clone(), seen.clone(), cycle * 10 + c as u64)))
+            .collect();
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        std::thread::sleep(Duration::from_millis(50 + (x >> 33) % 400));
+        server.kill().unwrap();
+        server.wait().unwrap();
+        for t in tasks {
+            let _ = rt.block_on(t);
+        }
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "clients received answers");
+    let store = SqliteStore::open(&home.join("runread.db")).unwrap();
+    for id in &seen {
+        assert!(store.start_meta(id).unwrap().is_some(), "answer {id} has no start record");
+        let receipts = store.receipts(id).unwrap();
+        assert!(receipts.iter().any(|r| r.outcome == "ok"), "answer {id} has no ok receipt");
+    }
+    // Starts the kills interrupted: classified from the record and binding alone.
+    let interrupted: Vec<_> = store.audit(0, 100_000).unwrap().into_iter().filter(|(_, r)| r.is_empty()).collect();
+    for (meta, _) in interrupted.iter().take(3) {
+        let out = Command::new(env!("CARGO_BIN_EXE_runread"))
+            .arg("--home")
+            .arg(&home)
+            .args(["recover", "inspect", &meta.start_id, "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["state"], "interrupted");
+        assert_eq!(v["verdict"], "retry_safe");
+    }
+    eprintln!("{} answers received over {KILL_CYCLES} kills; {} starts left without a receipt", seen.len(), interrupted.len());
+}
+
+#[test]
+fn recover_inspect_needs_neither_the_sealed_input_nor_a_key() {
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let home = env.dir.path();
+    let registry = runread_gate::Registry::build(runread_service::adapters(), runread_service::PINNED_BINDINGS).unwrap();
+    let binding = registry.get("read_final_answer").unwrap();
+    // A start record committed by a process that then died before answering.
+    let meta = runread_store::StartMeta {
+        start_id: "st-crashed".into(),
+        idempotency_key: "once-1".into(),
+        grant_id: "g-1".into(),
+        key_hash_prefix: "abc".into(),
+        tool: "read_final_answer".into(),
+        binding_digest: binding.definition_digest.clone(),
+        target: None,
+        input_digest: "d".into(),
+        sealed_key_id: "k-that-does-not-exist".into(),
+        created_at_ms: 1,
+    };
+    let rec = runread_store::StartRecord { meta, sealed_nonce: vec![0; 12], sealed_ciphertext: b"garbage, not a ciphertext".to_vec() };
+    env.store.begin_call(&rec, 0).unwrap();
+    // No key file at all: inspection must not need one.
+    let _ = std::fs::remove_file(home.join("gate-keys"));
+    let out = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home)
+        .args(["recover", "inspect", "st-crashed", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["state"], "interrupted");
+    assert_eq!(v["verdict"], "retry_safe");
+    assert_eq!(v["effect"], "read_only_no_side_effects");
+    assert_eq!(v["bindingCurrent"], true);
+    assert!(!home.join("gate-keys").exists(), "inspection did not create or resolve a key");
+}
+
+#[test]
+fn audit_shows_who_read_what_and_never_the_input() {
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let run = env.store.runs().unwrap().into_iter().next().unwrap();
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant(&*env.store, &run.target.run_id, None, vec![Feature::FinalAnswer], now + 60_000, "audit", now).unwrap();
+    let port = free_port();
+    let mut server = spawn_server(env.dir.path(), port);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let target = serde_json::to_value(&g.grant.target).unwrap();
+    let cursor_marker = rt.block_on(async {
+        let c = runread_mcp::client::Client::connect(&format!("http://127.0.0.1:{port}/mcp"), &g.key).await.unwrap();
+        let a = c.call("read_final_answer", json!({"target": target, "limit": 100})).await.unwrap();
+        let _ = c.call("read_final_answer", json!({"target": target, "cursor": "bogus"})).await;
+        a.structured["nextCursor"].as_str().unwrap().to_owned()
+    });
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_runread")).arg("--home").arg(env.dir.path()).args(["audit", "--json"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let outcomes: Vec<&str> = rows.iter().flat_map(|r| r["receipts"].as_array().unwrap()).map(|r| r["outcome"].as_str().unwrap()).collect();
+    assert!(outcomes.contains(&"ok"));
+    assert!(outcomes.contains(&"refused:invalid_cursor"));
+    assert!(rows.iter().all(|r| r["grantId"] == g.grant.id || r["tool"] != "read_final_answer"));
+    assert!(!text.contains("bogus") && !text.contains(&cursor_marker[..20]), "audit never shows the input");
+    assert!(!text.contains(&g.key));
+    let human = Command::new(env!("CARGO_BIN_EXE_runread")).arg("--home").arg(env.dir.path()).args(["audit", "--since", "1h"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&human.stdout).contains("read_final_answer"));
+}
