@@ -43,9 +43,9 @@ fn setup(in_memory: bool) -> Setup {
     runread_ingest::ingest_dir(&*store, &sessions, runread_core::timefmt::now_ms(), |_| {}).expect("ingest");
     let run = store.runs().expect("runs").into_iter().max_by_key(|r| r.run.final_bytes).expect("a run");
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*store, &run.target.run_id, None, vec![Feature::FinalAnswer], now + 3_600_000, "bench", now)
-        .expect("grant");
     let keys = Arc::new(runread_gate::keys::FileKeys::open(dir.path()).expect("keys"));
+    let g = runread_service::owner::grant(&*store, &*keys, &run.target.run_id, None, vec![Feature::FinalAnswer], now + 3_600_000, "bench", now)
+        .expect("grant");
     let svc = Arc::new(Service::new(store, keys, Config::default()).expect("service"));
     let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).expect("key"));
     Setup { _dir: dir, svc, ctx, target: serde_json::to_value(&g.grant.target).expect("json") }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod feature;
 pub mod key;
 pub mod limits;
+pub mod redact;
 pub mod target;
 pub mod timefmt;
 

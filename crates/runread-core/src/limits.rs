@@ -38,3 +38,19 @@ pub const GRANT_MAX_LIFETIME_SECS: u64 = 30 * 24 * 3600;
 
 /// Default time a session file must be quiet before a passive run counts as settled, in ms.
 pub const SETTLE_QUIET_DEFAULT_MS: u64 = 2_000;
+
+/// Longest text of one history event, in bytes; longer: truncated on a UTF-8 boundary and flagged.
+pub const HISTORY_EVENT_MAX_BYTES: usize = 8_192;
+/// Bytes of an event body kept beyond [`HISTORY_EVENT_MAX_BYTES`], so that a known secret that
+/// straddles the cut is still seen whole (and masked) before the text is cut. At least the longest
+/// known secret.
+pub const HISTORY_BODY_MARGIN_BYTES: usize = 256;
+/// Default and largest number of events in one `read_history` page.
+pub const HISTORY_PAGE_DEFAULT: usize = 50;
+pub const HISTORY_PAGE_MAX: usize = 100;
+/// Most events of one run that are retained; older ones are cut at the front (flagged as a gap).
+pub const HISTORY_RETAINED_EVENTS: usize = 5_000;
+/// A page whose selected text exceeds this many characters returns no text (`readable:false`).
+pub const HISTORY_PAGE_MAX_CHARS: usize = 512 * 1024;
+/// A work-state projection older than this is `unknown`.
+pub const WORK_STATE_FRESH_MS: i64 = 30_000;

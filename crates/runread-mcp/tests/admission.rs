@@ -40,8 +40,7 @@ impl Harness {
             .unwrap();
         let answer = run.run.final_text.clone().unwrap();
         let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*env.store,
+        let g = runread_service::owner::grant(&*env.store, &*env.keys(),
             &run.target.run_id,
             None,
             vec![Feature::FinalAnswer],
@@ -280,7 +279,7 @@ async fn feature_not_granted_expired_and_revoked_are_refused_with_their_codes() 
     let c = Client::connect(&h.url, &history_only).await.unwrap();
     assert_eq!(
         c.tool_names().await.unwrap(),
-        vec!["list_granted_targets"],
+        vec!["list_granted_targets", "read_history"],
         "the catalog shows only what the grant allows"
     );
     assert_eq!(
@@ -396,8 +395,7 @@ async fn cursors_replay_and_refuse_tampering_and_other_targets() {
         .find(|r| r.target.run_id != h.grant.target.run_id)
         .unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g2 = runread_service::owner::grant(
-        &*h.env.store,
+    let g2 = runread_service::owner::grant(&*h.env.store, &*h.env.keys(),
         &other_run.target.run_id,
         None,
         vec![Feature::FinalAnswer],

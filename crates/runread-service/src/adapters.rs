@@ -14,7 +14,7 @@ use runread_gate::{Adapter, Definition, ExecToken};
 use runread_store::{Grant, RunRecord};
 
 use crate::tools::{self, Tool, ToolDef};
-use crate::{KeyContext, Service, final_answer, get_run, grants};
+use crate::{KeyContext, Service, final_answer, get_run, grants, history, metadata, work_state};
 
 /// Every adapter's definition digest, pinned. A change to a tool's name, version, description,
 /// feature, schemas or deadline changes its digest, and the service refuses to start until the
@@ -23,6 +23,9 @@ pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     ("get_run", "a6ecc152b437c3a7b2a3d3ff947da211a66c37e244099a38b333e0b8e99bc2bd"),
     ("list_granted_targets", "a2f8ac64b07a3a71d9869e4f99ea63d9f7e1e7604324b51156d61b78247921c5"),
     ("read_final_answer", "bb340f3f59eced69ff718bc7f4e24d591de96e80137694876c153566ecf798c0"),
+    ("read_history", "85fb3e3a007f7c17ec2bc047b9a6c7b777b31505d2c512f001f46469712c940f"),
+    ("read_target_metadata", "7c42f246543bc9733f6f8f5532b111ee0b269e11c79a07f844f984c0ce85b9e0"),
+    ("read_work_state", "d6a1ea771220257e3cfe1d0e01a5f9b4b48f99fd3c7ffe97930b7c8a65a9e61f"),
 ];
 
 /// The adapter's deadline (the gate's maximum).
@@ -52,6 +55,9 @@ impl Adapter for ToolAdapter {
             Tool::ReadFinalAnswer => final_answer::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
             Tool::GetRun => get_run::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
             Tool::ListGrantedTargets => grants::execute_list(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::ReadHistory => history::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::ReadWorkState => work_state::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::ReadTargetMetadata => metadata::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
         }
     }
 }
@@ -97,7 +103,8 @@ pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value
             let input = final_answer::parse_args(args)?;
             let grant = grants::grant_for(ctx, &input.target, Feature::FinalAnswer, now_ms)?.clone();
             let run = grants::current_run(svc, &input.target)?;
-            let reader = final_answer::Reader::new(svc, &run, now_ms);
+            let redactor = svc.secrets.redactor()?;
+            let reader = final_answer::Reader::new(svc, &run, redactor, now_ms);
             Ok(Admitted {
                 input: args.clone(),
                 target: Some(input.target),
@@ -105,6 +112,32 @@ pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value
                 run: Some(run),
                 reader: Arc::new(reader),
             })
+        }
+        Tool::ReadHistory => {
+            let a = history::parse_args(args)?;
+            let grant = grants::grant_for(ctx, &a.target, Feature::History, now_ms)?.clone();
+            let run = grants::current_run(svc, &a.target)?;
+            let session = svc.store.session(&a.target.session_id).map_err(Service::unavailable)?.ok_or(ErrorCode::TargetStale)?;
+            let entries = svc.store.entries(&a.target.session_id, a.target.generation).map_err(Service::unavailable)?;
+            let redactor = svc.secrets.redactor()?;
+            let reader = history::Reader::new(run.clone(), entries, session, redactor, svc.store.cursor_key().clone());
+            Ok(Admitted { input: args.clone(), target: Some(a.target), grant: Some(grant), run: Some(run), reader: Arc::new(reader) })
+        }
+        Tool::ReadWorkState | Tool::ReadTargetMetadata => {
+            let TargetOnly { target } = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+            if !target.validate_shape() {
+                return Err(ErrorCode::InvalidArguments);
+            }
+            let feature = if def.tool == Tool::ReadWorkState { Feature::Aggregate } else { Feature::Metadata };
+            let grant = grants::grant_for(ctx, &target, feature, now_ms)?.clone();
+            let run = grants::current_run(svc, &target)?;
+            let session = svc.store.session(&target.session_id).map_err(Service::unavailable)?.ok_or(ErrorCode::TargetStale)?;
+            let reader: Arc<dyn Any + Send + Sync> = if def.tool == Tool::ReadWorkState {
+                Arc::new(work_state::Reader { run: run.clone(), session, now_ms })
+            } else {
+                Arc::new(metadata::Reader { run: run.clone(), session })
+            };
+            Ok(Admitted { input: args.clone(), target: Some(target), grant: Some(grant), run: Some(run), reader })
         }
         Tool::GetRun => {
             let TargetOnly { target } = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;

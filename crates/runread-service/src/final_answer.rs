@@ -10,6 +10,10 @@ use runread_core::{ErrorCode, Target};
 use runread_sessions::{FileIdentity, RunStatus, file};
 use runread_store::RunRecord;
 
+use std::sync::Arc;
+
+use runread_core::redact::Redactor;
+
 use crate::Service;
 
 #[derive(Deserialize)]
@@ -59,15 +63,22 @@ impl State {
 /// What the publication rule looks at: the run as ingested and its session file as it is now.
 pub(crate) struct Evidence {
     pub run: RunRecord,
+    /// The answer as published: known secrets masked over the whole text, before any chunking.
+    pub published: Option<String>,
     /// The session file's identity observed now (`None`: gone, not a regular file, unreadable).
     pub file_now: Option<FileIdentity>,
     pub settle_quiet_ms: i64,
 }
 
 impl Evidence {
-    pub(crate) fn observe(svc: &Service, run: &RunRecord) -> Evidence {
+    pub(crate) fn observe(svc: &Service, run: &RunRecord, redactor: Option<&Redactor>) -> Evidence {
         Evidence {
             run: run.clone(),
+            published: match (redactor, &run.run.final_text) {
+                (Some(r), Some(t)) => Some(r.mask(t)),
+                (None, Some(t)) => Some(t.clone()),
+                _ => None,
+            },
             file_now: file::identity(std::path::Path::new(&run.session_path)).ok(),
             settle_quiet_ms: i64::try_from(svc.config.settle_quiet.as_millis()).unwrap_or(i64::MAX),
         }
@@ -86,9 +97,12 @@ pub(crate) fn judge(e: &Evidence, now_ms: i64) -> State {
     if run.run.final_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
         return State::TooLarge;
     }
-    let Some(text) = &run.run.final_text else { return State::Unknown };
+    let (Some(text), Some(published)) = (&run.run.final_text, &e.published) else { return State::Unknown };
     if text.len() as u64 != run.run.final_bytes {
         return State::Unknown;
+    }
+    if published.len() > FINAL_ANSWER_MAX_BYTES {
+        return State::TooLarge;
     }
     // The file moved on since ingest (or is gone): what the store holds may no longer be on the
     // active branch. Re-ingest decides; until then the answer is not vouched for.
@@ -110,8 +124,8 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
-    pub(crate) fn new(svc: &Service, run: &RunRecord, now_ms: i64) -> Reader {
-        Reader { evidence: Evidence::observe(svc, run), cursor_key: svc.store.cursor_key().clone(), now_ms }
+    pub(crate) fn new(svc: &Service, run: &RunRecord, redactor: Arc<Redactor>, now_ms: i64) -> Reader {
+        Reader { evidence: Evidence::observe(svc, run, Some(&redactor)), cursor_key: svc.store.cursor_key().clone(), now_ms }
     }
 }
 
@@ -139,7 +153,7 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
     fields.insert("relatedChildrenActive".into(), Value::Null);
     fields.insert("overallState".into(), json!("unknown"));
     fields.insert("snapshotLive".into(), json!(false));
-    let text = match (state, run.run.final_text.as_deref()) {
+    let text = match (state, reader.evidence.published.as_deref()) {
         (State::Available, Some(t)) => Some(t),
         _ => None,
     };

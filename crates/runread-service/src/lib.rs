@@ -12,8 +12,12 @@ mod adapters;
 mod final_answer;
 mod get_run;
 mod grants;
+mod history;
+mod metadata;
 pub mod owner;
+pub mod secrets;
 pub mod tools;
+mod work_state;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,6 +74,7 @@ pub struct Service {
     store: Arc<dyn Store>,
     gate: Gate,
     config: Config,
+    secrets: secrets::KnownSecrets,
 }
 
 impl Service {
@@ -77,7 +82,14 @@ impl Service {
     /// definition drifted from its pinned digest.
     pub fn new(store: Arc<dyn Store>, keys: Arc<dyn KeyProvider>, config: Config) -> Result<Service, RegistryError> {
         let registry = Registry::build(adapters(), PINNED_BINDINGS)?;
-        Ok(Service { gate: Gate::new(store.clone(), registry, keys), store, config })
+        let secrets = secrets::KnownSecrets::new(store.clone(), keys.clone(), vec![]);
+        Ok(Service { gate: Gate::new(store.clone(), registry, keys), store, config, secrets })
+    }
+
+    /// Adds known secrets that are not stored (from a secrets file or environment variables).
+    pub fn with_extra_secrets(mut self, keys: Arc<dyn KeyProvider>, extra: Vec<String>) -> Service {
+        self.secrets = secrets::KnownSecrets::new(self.store.clone(), keys, extra);
+        self
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
@@ -175,7 +187,7 @@ impl Service {
 
     /// The state `read_final_answer` would report for `run` now (for the owner's listing).
     pub fn answer_state(&self, run: &runread_store::RunRecord, now_ms: i64) -> &'static str {
-        final_answer::judge(&final_answer::Evidence::observe(self, run), now_ms).as_str()
+        final_answer::judge(&final_answer::Evidence::observe(self, run, None), now_ms).as_str()
     }
 
     fn unavailable(e: runread_store::StoreError) -> ErrorCode {

@@ -4,6 +4,7 @@
 
 use runread_core::limits::{GRANT_LABEL_MAX_BYTES, GRANT_MAX_LIFETIME_SECS};
 use runread_core::{Feature, key};
+use runread_gate::keys::KeyProvider;
 use runread_store::{Grant, RunRecord, Store};
 
 /// Why a grant could not be made. Owner-facing: these messages may name runs and sessions.
@@ -69,8 +70,10 @@ pub fn expiry(spec: &str, now_ms: i64) -> Result<i64, GrantError> {
 }
 
 /// Grants `features` of the run `run_id` (in `session_id` when given) to a fresh key.
+#[allow(clippy::too_many_arguments)]
 pub fn grant(
     store: &dyn Store,
+    keys: &dyn KeyProvider,
     run_id: &str,
     session_id: Option<&str>,
     features: Vec<Feature>,
@@ -105,12 +108,61 @@ pub fn grant(
         expires_at_ms,
         revoked_at_ms: None,
     };
-    store
-        .insert_grant(&grant)
-        .map_err(|e| GrantError::Store(e.to_string()))?;
+    // The key is also a known secret: sealed, so that every text that leaves masks it.
+    let name = format!("{}{}", crate::secrets::READ_KEY_SECRET_PREFIX, grant.id);
+    let sealed = crate::secrets::seal_secret(keys, &name, &key, now_ms).map_err(|e| GrantError::Store(e.as_str().into()))?;
+    store.put_secret(&sealed).map_err(|e| GrantError::Store(e.to_string()))?;
+    store.insert_grant(&grant).map_err(|e| GrantError::Store(e.to_string()))?;
     Ok(NewGrant { grant, key, run })
 }
 
 fn hex_lower(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Why a secret could not be added.
+#[derive(Debug)]
+pub enum SecretError {
+    BadName,
+    /// Shorter or longer than the redactor accepts.
+    BadLength,
+    Store(String),
+}
+
+impl std::fmt::Display for SecretError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SecretError::BadName => write!(f, "--name must be an id (letters, digits, - _ . :) and not start with read-key:"),
+            SecretError::BadLength => write!(
+                f,
+                "a known secret must be {}..={} bytes",
+                runread_core::redact::SECRET_MIN_BYTES,
+                runread_core::redact::SECRET_MAX_BYTES
+            ),
+            SecretError::Store(e) => write!(f, "store: {e}"),
+        }
+    }
+}
+
+/// Adds (or replaces) the known secret `name`. Its value is stored sealed and never shown again.
+pub fn add_secret(store: &dyn Store, keys: &dyn KeyProvider, name: &str, value: &str, now_ms: i64) -> Result<(), SecretError> {
+    if !runread_core::target::is_id(name) || name.starts_with(crate::secrets::READ_KEY_SECRET_PREFIX) {
+        return Err(SecretError::BadName);
+    }
+    if !(runread_core::redact::SECRET_MIN_BYTES..=runread_core::redact::SECRET_MAX_BYTES).contains(&value.len()) {
+        return Err(SecretError::BadLength);
+    }
+    let sealed = crate::secrets::seal_secret(keys, name, value, now_ms).map_err(|e| SecretError::Store(e.as_str().into()))?;
+    store.put_secret(&sealed).map_err(|e| SecretError::Store(e.to_string()))
+}
+
+/// Names of the owner's known secrets (read keys are not listed).
+pub fn secret_names(store: &dyn Store) -> Result<Vec<String>, SecretError> {
+    Ok(store
+        .sealed_secrets()
+        .map_err(|e| SecretError::Store(e.to_string()))?
+        .into_iter()
+        .map(|s| s.name)
+        .filter(|n| !n.starts_with(crate::secrets::READ_KEY_SECRET_PREFIX))
+        .collect())
 }

@@ -31,8 +31,7 @@ fn grant_all(env: &Env, svc: &Arc<Service>) -> (Vec<KeyContext>, Vec<runread_sto
     let ctxs = runs
         .iter()
         .map(|r| {
-            let g = runread_service::owner::grant(
-                &*env.store,
+            let g = runread_service::owner::grant(&*env.store, &*env.keys(),
                 &r.target.run_id,
                 Some(&r.target.session_id),
                 vec![Feature::FinalAnswer],

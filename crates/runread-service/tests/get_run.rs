@@ -42,7 +42,7 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
     let mine: Vec<_> = runs.iter().filter(|r| r.target.workspace_id == env.ws.id).collect();
     let theirs = runs.iter().find(|r| r.target.workspace_id != env.ws.id).unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*env.store, &mine[0].target.run_id, None, vec![Feature::Status], now + 60_000, "t", now).unwrap();
+    let g = runread_service::owner::grant(&*env.store, &*env.keys(), &mine[0].target.run_id, None, vec![Feature::Status], now + 60_000, "t", now).unwrap();
     let ctx = svc.admit_key(&[g.key.as_bytes()]).unwrap();
 
     let (found, _) = get_run(&svc, &ctx, serde_json::to_value(&mine[0].target).unwrap());

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use runread_core::limits::FINAL_ANSWER_MAX_BYTES;
+use runread_core::limits::{FINAL_ANSWER_MAX_BYTES, HISTORY_BODY_MARGIN_BYTES, HISTORY_EVENT_MAX_BYTES};
 
 /// Longest user-prompt preview kept for the owner's run listing, in characters.
 pub const PROMPT_PREVIEW_MAX_CHARS: usize = 80;
@@ -67,6 +67,25 @@ pub struct EntrySummary {
     pub text_bytes: u64,
     /// First characters of a user prompt, for the owner's listing.
     pub preview: Option<String>,
+    /// Text body of a message for history: text blocks only (never thinking, never tool-call
+    /// arguments), kept up to `HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES`.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Full UTF-8 length of the body before it was kept.
+    #[serde(default)]
+    pub body_bytes: u64,
+    /// The message had content but no text (an image, say).
+    #[serde(default)]
+    pub body_unavailable: bool,
+    /// `toolName` of a tool result.
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    /// Names of the tools an assistant message called (names only, never arguments).
+    #[serde(default)]
+    pub tool_calls: Vec<String>,
+    /// The agent itself truncated this output (Pi `details.truncation.truncated`, `truncated`).
+    #[serde(default)]
+    pub upstream_truncated: bool,
     /// `name` of a `session_info` entry.
     pub session_name: Option<String>,
     pub timestamp: Option<String>,
@@ -174,6 +193,12 @@ impl PiParser {
             text: None,
             text_bytes: 0,
             preview: None,
+            body: None,
+            body_bytes: 0,
+            body_unavailable: false,
+            tool_name: None,
+            tool_calls: vec![],
+            upstream_truncated: false,
             session_name: None,
             timestamp: obj
                 .get("timestamp")
@@ -197,6 +222,24 @@ impl PiParser {
                 e.provider = m.get("provider").and_then(Value::as_str).map(str::to_owned);
                 e.model = m.get("model").and_then(Value::as_str).map(str::to_owned);
                 let content = m.get("content");
+                let body = match role {
+                    "bashExecution" => m.get("output").and_then(Value::as_str).map(str::to_owned).unwrap_or_default(),
+                    _ => content.map(user_text).unwrap_or_default(),
+                };
+                let has_content = content.is_some_and(|c| c.as_array().is_none_or(|a| !a.is_empty()));
+                e.body_unavailable = body.is_empty() && has_content && role != "assistant";
+                e.body_bytes = body.len() as u64;
+                e.body = Some(keep_prefix(body, HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES));
+                e.tool_name = m.get("toolName").and_then(Value::as_str).map(str::to_owned);
+                e.upstream_truncated = m.get("truncated").and_then(Value::as_bool).unwrap_or(false)
+                    || msg.pointer("/details/truncation/truncated").and_then(Value::as_bool).unwrap_or(false);
+                if let Some(blocks) = content.and_then(Value::as_array) {
+                    e.tool_calls = blocks
+                        .iter()
+                        .filter(|b| block_type(b) == Some("toolCall"))
+                        .filter_map(|b| b.get("name").and_then(Value::as_str).map(str::to_owned))
+                        .collect();
+                }
                 match role {
                     "assistant" => {
                         let blocks = content
@@ -264,6 +307,18 @@ pub fn join_text_blocks(blocks: &[Value]) -> String {
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect();
     texts.join("\n")
+}
+
+/// At most `max` bytes of `s`, cut on a char boundary.
+fn keep_prefix(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
 }
 
 fn user_text(content: &Value) -> String {

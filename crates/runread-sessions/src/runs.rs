@@ -78,6 +78,16 @@ pub struct Run {
     pub ended_at: Option<String>,
     /// `provider/model` pairs the run's assistant messages report, in order of first use.
     pub run_models: Vec<String>,
+    /// File lines of the run's message entries, in path order: its history events.
+    #[serde(default)]
+    pub message_lines: Vec<u64>,
+    /// Sequence of the run's first event: the 1-based position of its first message among all
+    /// messages on the session's active branch. Event `i` of the run has sequence `first_sequence + i`.
+    #[serde(default)]
+    pub first_sequence: u64,
+    /// The last message is an assistant message with a tool call that has no result yet.
+    #[serde(default)]
+    pub waiting_on_tool: bool,
 }
 
 /// The runs of a session and what the walk from the leaf found.
@@ -155,7 +165,9 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         .collect();
     for (n, &start) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(path.len());
-        if let Some(run) = path.get(start..end).and_then(run_of) {
+        if let Some(mut run) = path.get(start..end).and_then(run_of) {
+            let before = path.iter().take(start).filter(|e| e.kind == EntryKind::Message).count() as u64;
+            run.first_sequence = before + 1;
             runs.push(run);
         }
     }
@@ -216,10 +228,14 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         started_at: first.timestamp.clone(),
         ended_at: None,
         run_models,
+        message_lines: slice.iter().filter(|e| e.kind == EntryKind::Message).map(|e| e.line).collect(),
+        first_sequence: 0,
+        waiting_on_tool: false,
     };
     let Some(last) = last_msg else {
         return Some(run);
     };
+    run.waiting_on_tool = last.role.as_deref() == Some("assistant") && last.has_tool_call;
     if last.role.as_deref() != Some("assistant") {
         return Some(run); // a user prompt or a tool result still waits for the agent
     }

@@ -88,6 +88,12 @@ pub trait Store: Send + Sync {
     fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>>;
     /// A start record without its sealed input (for audit and recovery).
     fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>>;
+    /// Stores (or replaces) a sealed known secret.
+    fn put_secret(&self, secret: &SealedSecret) -> Result<()>;
+    /// Every sealed known secret (owner secrets and read keys), by name.
+    fn sealed_secrets(&self) -> Result<Vec<SealedSecret>>;
+    /// Changes whenever the set of sealed secrets changes; cheap to ask on every call.
+    fn secrets_fingerprint(&self) -> Result<String>;
     /// Receipts of one start record, oldest first.
     fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>>;
     /// Start records at or after `since_ms` (oldest first, at most `limit`), with their receipts.

@@ -143,3 +143,15 @@ pub enum StartOutcome {
     /// A replay within the window: the record already written.
     Existing(StartRecord),
 }
+
+/// A known secret at rest: sealed (AES-256-GCM) under a gate key; only the key id is stored.
+/// Read keys are stored the same way under the name `read-key:<grant id>`, so that every read key
+/// is also masked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedSecret {
+    pub name: String,
+    pub key_id: String,
+    pub nonce: Vec<u8>,
+    pub ciphertext: Vec<u8>,
+    pub created_at_ms: i64,
+}

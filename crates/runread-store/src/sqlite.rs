@@ -10,7 +10,7 @@ use runread_core::{Feature, Target};
 use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
 
 use crate::{
-    Grant, IngestCommit, Receipt, Result, RunRecord, SessionRecord, StartMeta, StartOutcome, StartRecord, Store,
+    SealedSecret, Grant, IngestCommit, Receipt, Result, RunRecord, SessionRecord, StartMeta, StartOutcome, StartRecord, Store,
     StoreError, Workspace,
 };
 
@@ -112,6 +112,14 @@ CREATE TRIGGER receipts_append_only_update BEFORE UPDATE ON receipts
     BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
 CREATE TRIGGER receipts_append_only_delete BEFORE DELETE ON receipts
     BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+"#, r#"
+CREATE TABLE secrets (
+    name TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    nonce BLOB NOT NULL,
+    ciphertext BLOB NOT NULL,
+    created_at INTEGER NOT NULL
+) STRICT;
 "#];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -760,6 +768,36 @@ impl Store for SqliteStore {
             )
             .optional()?;
         row.map(finish_meta).transpose()
+    }
+
+    fn put_secret(&self, s: &SealedSecret) -> Result<()> {
+        let conn = self.conn()?;
+        conn.execute(
+            "INSERT INTO secrets(name, key_id, nonce, ciphertext, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT(name) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce, \
+             ciphertext = excluded.ciphertext, created_at = excluded.created_at",
+            params![s.name, s.key_id, s.nonce, s.ciphertext, s.created_at_ms],
+        )?;
+        Ok(())
+    }
+
+    fn sealed_secrets(&self) -> Result<Vec<SealedSecret>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached("SELECT name, key_id, nonce, ciphertext, created_at FROM secrets ORDER BY name")?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(SealedSecret { name: r.get(0)?, key_id: r.get(1)?, nonce: r.get(2)?, ciphertext: r.get(3)?, created_at_ms: r.get(4)? })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    fn secrets_fingerprint(&self) -> Result<String> {
+        let conn = self.conn()?;
+        let (n, max, total): (i64, Option<i64>, Option<i64>) = conn
+            .prepare_cached("SELECT count(*), max(created_at), total(length(ciphertext)) FROM secrets")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<f64>>(2)?.map(|f| f as i64))))?;
+        Ok(format!("{n}:{}:{}", max.unwrap_or(0), total.unwrap_or(0)))
     }
 
     fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {

@@ -65,6 +65,9 @@ fn run(id: &str) -> Run {
         started_at: None,
         ended_at: None,
         run_models: vec![],
+        message_lines: vec![2, 3],
+        first_sequence: 1,
+        waiting_on_tool: false,
     }
 }
 

@@ -76,6 +76,7 @@ pub fn run() -> Result<(), String> {
         report.files, report.bytes_read, report.runs
     );
     let service = crate::service(&home, store.clone(), Config::default())?;
+    let keys = runread_gate::keys::FileKeys::open(&home).map_err(|e| format!("{e:?}"))?;
     let runs = store.runs().map_err(|e| e.to_string())?;
     for r in &runs {
         println!(
@@ -97,8 +98,7 @@ pub fn run() -> Result<(), String> {
         "the owner grants one run, final_answer only, for 60 seconds",
     );
     let now = now_ms();
-    let g = runread_service::owner::grant(
-        &*store,
+    let g = runread_service::owner::grant(&*store, &keys,
         &run.target.run_id,
         Some(&run.target.session_id),
         vec![Feature::FinalAnswer],

@@ -68,7 +68,16 @@ enum Command {
         /// How long a session file must be quiet before a passive run counts as settled.
         #[arg(long, default_value_t = runread_core::limits::SETTLE_QUIET_DEFAULT_MS)]
         settle_ms: u64,
+        /// A file of known secrets to mask, one per line (blank lines and lines starting with # skipped).
+        #[arg(long)]
+        secrets_file: Option<PathBuf>,
+        /// Names of environment variables whose values are known secrets (comma-separated).
+        #[arg(long, env = "RUNREAD_SECRET_ENV", value_delimiter = ',')]
+        secret_env: Vec<String>,
     },
+    /// Known secrets to mask in everything that leaves (exact match; read keys are added automatically).
+    #[command(subcommand)]
+    Secret(SecretCmd),
     /// Show every call's start record and receipts: who, tool, target, outcome, time (never inputs).
     Audit {
         /// Only calls since this time: a duration back from now (15m, 2h, 7d) or an RFC 3339 time.
@@ -94,6 +103,17 @@ enum Command {
         #[command(subcommand)]
         what: ReadCmd,
     },
+}
+
+#[derive(Subcommand)]
+enum SecretCmd {
+    /// Add (or replace) a known secret; its value is read from standard input and stored sealed.
+    Add {
+        #[arg(long)]
+        name: String,
+    },
+    /// List known secrets by name (values are never shown).
+    List,
 }
 
 #[derive(Subcommand)]
@@ -232,12 +252,17 @@ fn run(cli: Cli) -> Res {
             runs(&home, store, json)
         }
         Command::Grant(args) => {
-            let store = open_store(cli.home)?;
-            grant(&*store, args)
-        }
-        Command::Serve { listen, settle_ms } => {
             let (home, store) = open_home(cli.home)?;
-            serve(&home, store, listen, Duration::from_millis(settle_ms))
+            grant(&home, &*store, args)
+        }
+        Command::Secret(cmd) => {
+            let (home, store) = open_home(cli.home)?;
+            secret(&home, &*store, cmd)
+        }
+        Command::Serve { listen, settle_ms, secrets_file, secret_env } => {
+            let (home, store) = open_home(cli.home)?;
+            let extra = extra_secrets(secrets_file.as_deref(), &secret_env)?;
+            serve(&home, store, listen, Duration::from_millis(settle_ms), extra)
         }
         Command::Audit { since, json } => {
             let store = open_store(cli.home)?;
@@ -439,7 +464,7 @@ fn runs(home: &std::path::Path, store: Arc<SqliteStore>, as_json: bool) -> Res {
     Ok(())
 }
 
-fn grant(store: &dyn Store, args: GrantArgs) -> Res {
+fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
     match args.action {
         Some(GrantCmd::List { json }) => {
             let now = now_ms();
@@ -506,8 +531,10 @@ fn grant(store: &dyn Store, args: GrantArgs) -> Res {
                 .ok_or("--to LABEL is required (who the key is for)")?;
             let now = now_ms();
             let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
+            let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?;
             let g = runread_service::owner::grant(
                 store,
+                &keys,
                 &run,
                 args.session.as_deref(),
                 features,
@@ -580,13 +607,18 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
     Ok(())
 }
 
-fn serve(home: &std::path::Path, store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration) -> Res {
+fn serve(home: &std::path::Path, store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration, extra: Vec<String>) -> Res {
     if !listen.ip().is_loopback() {
         return Err(format!(
             "refusing to listen on {listen}: runread serves loopback only"
         ));
     }
     let service = service(home, store, Config { settle_quiet })?;
+    let keys = Arc::new(runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?);
+    let service = match Arc::try_unwrap(service) {
+        Ok(s) => Arc::new(s.with_extra_secrets(keys, extra)),
+        Err(_) => return Err("service is shared before start".into()),
+    };
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     rt.block_on(async move {
         runread_mcp::server::serve(
@@ -658,4 +690,60 @@ fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
         client.close().await;
         result
     })
+}
+
+/// Most lines read from a secrets file.
+const SECRETS_FILE_MAX_BYTES: u64 = 1024 * 1024;
+
+fn extra_secrets(file: Option<&std::path::Path>, env_names: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    if let Some(f) = file {
+        let meta = std::fs::metadata(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        if meta.len() > SECRETS_FILE_MAX_BYTES {
+            return Err(format!("{} is larger than {SECRETS_FILE_MAX_BYTES} bytes", f.display()));
+        }
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        out.extend(text.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
+    }
+    for name in env_names.iter().filter(|n| !n.is_empty()) {
+        match std::env::var(name) {
+            Ok(v) if !v.is_empty() => out.push(v),
+            _ => eprintln!("warning: environment variable {name} is not set; nothing to mask for it"),
+        }
+    }
+    for s in &out {
+        if !(runread_core::redact::SECRET_MIN_BYTES..=runread_core::redact::SECRET_MAX_BYTES).contains(&s.len()) {
+            return Err(format!(
+                "every known secret must be {}..={} bytes long",
+                runread_core::redact::SECRET_MIN_BYTES,
+                runread_core::redact::SECRET_MAX_BYTES
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn secret(home: &std::path::Path, store: &dyn Store, cmd: SecretCmd) -> Res {
+    match cmd {
+        SecretCmd::Add { name } => {
+            use std::io::Read;
+            let mut value = String::new();
+            std::io::stdin()
+                .take(runread_core::redact::SECRET_MAX_BYTES as u64 + 2)
+                .read_to_string(&mut value)
+                .map_err(|e| format!("stdin: {e}"))?;
+            let value = value.strip_suffix('\n').unwrap_or(&value);
+            let value = value.strip_suffix('\r').unwrap_or(value);
+            let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?;
+            runread_service::owner::add_secret(store, &keys, &name, value, now_ms()).map_err(|e| e.to_string())?;
+            println!("known secret {name:?} stored sealed; it is masked in everything runread returns");
+            Ok(())
+        }
+        SecretCmd::List => {
+            for n in runread_service::owner::secret_names(store).map_err(|e| e.to_string())? {
+                println!("{n}");
+            }
+            Ok(())
+        }
+    }
 }

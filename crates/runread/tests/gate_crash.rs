@@ -83,7 +83,7 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
     env.ingest();
     let run = env.store.runs().unwrap().into_iter().max_by_key(|r| r.run.final_bytes).unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*env.store, &run.target.run_id, None, vec![Feature::FinalAnswer], now + 600_000, "crash", now)
+    let g = runread_service::owner::grant(&*env.store, &*env.keys(), &run.target.run_id, None, vec![Feature::FinalAnswer], now + 600_000, "crash", now)
         .unwrap();
     let home = env.dir.path().to_path_buf();
     let target = serde_json::to_value(&g.grant.target).unwrap();
@@ -177,7 +177,7 @@ fn audit_shows_who_read_what_and_never_the_input() {
     env.ingest();
     let run = env.store.runs().unwrap().into_iter().next().unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*env.store, &run.target.run_id, None, vec![Feature::FinalAnswer], now + 60_000, "audit", now).unwrap();
+    let g = runread_service::owner::grant(&*env.store, &*env.keys(), &run.target.run_id, None, vec![Feature::FinalAnswer], now + 60_000, "audit", now).unwrap();
     let port = free_port();
     let mut server = spawn_server(env.dir.path(), port);
     let rt = tokio::runtime::Runtime::new().unwrap();

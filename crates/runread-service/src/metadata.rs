@@ -1,0 +1,34 @@
+//! `read_target_metadata`: names and models, each with its source; unobserved values are null
+//! and named in `unknownFields`.
+
+use serde_json::{Map, Value, json};
+
+use runread_core::ErrorCode;
+use runread_store::{RunRecord, SessionRecord};
+
+/// The `metadata` feature's reader: the run (with its workspace registration) and its session.
+pub(crate) struct Reader {
+    pub run: RunRecord,
+    pub session: SessionRecord,
+}
+
+pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+    let fields: [(&str, Option<String>, &str); 5] = [
+        ("workspaceName", Some(r.run.workspace_name.clone()), "registration"),
+        ("workspacePath", Some(r.run.workspace_path.clone()), "registration"),
+        ("sessionName", r.session.session_name.clone(), "session_info"),
+        ("savedModel", r.session.saved_model.clone(), "model_change"),
+        ("runModel", r.run.run.run_models.last().cloned(), "assistant_messages"),
+    ];
+    let mut m = Map::new();
+    let mut unknown = Vec::new();
+    for (name, value, source) in fields {
+        if value.is_none() {
+            unknown.push(name);
+        }
+        m.insert(name.into(), json!({"value": value, "source": source}));
+    }
+    m.insert("runModels".into(), json!(r.run.run.run_models));
+    m.insert("unknownFields".into(), json!(unknown));
+    Ok(m)
+}
