@@ -10,10 +10,10 @@ use crate::{Refusal, check_mime, validate_path};
 
 /// The largest artifact, in bytes. A file of exactly this size is accepted; one byte more is
 /// [`Refusal::TooLarge`].
-pub const ARTIFACT_MAX_BYTES: u64 = 8 * 1024 * 1024;
+pub const ARTIFACT_MAX_BYTES: u64 = runread_core::limits::ARTIFACT_MAX_BYTES;
 
 /// The largest chunk [`read_chunk`] returns, in bytes.
-pub const TRANSFER_MAX_BYTES: usize = 32_768;
+pub const TRANSFER_MAX_BYTES: usize = runread_core::limits::ARTIFACT_TRANSFER_MAX;
 
 /// Buffer for whole-file hashing.
 const HASH_BUF_BYTES: usize = 64 * 1024;

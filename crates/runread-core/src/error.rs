@@ -44,6 +44,15 @@ pub enum ErrorCode {
     /// The tool name is not one runread serves.
     #[error("unknown_tool")]
     UnknownTool,
+    /// No artifact with this id and version is registered for this target.
+    #[error("no_such_artifact")]
+    NoSuchArtifact,
+    /// The artifact's file changed, moved, became a link or disappeared since it was registered.
+    #[error("artifact_changed")]
+    ArtifactChanged,
+    /// The artifact contains a known secret: it is refused, not masked.
+    #[error("artifact_contains_secret")]
+    ArtifactContainsSecret,
     /// The adapter did not answer within its deadline; its late result is discarded.
     #[error("timeout")]
     Timeout,
@@ -53,7 +62,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 17] = [
         ErrorCode::MissingKey,
         ErrorCode::DuplicateKey,
         ErrorCode::InvalidKey,
@@ -66,6 +75,9 @@ impl ErrorCode {
         ErrorCode::TargetStale,
         ErrorCode::TargetChanged,
         ErrorCode::UnknownTool,
+        ErrorCode::NoSuchArtifact,
+        ErrorCode::ArtifactChanged,
+        ErrorCode::ArtifactContainsSecret,
         ErrorCode::Timeout,
         ErrorCode::Unavailable,
     ];
@@ -84,6 +96,9 @@ impl ErrorCode {
             ErrorCode::TargetStale => "target_stale",
             ErrorCode::TargetChanged => "target_changed",
             ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::NoSuchArtifact => "no_such_artifact",
+            ErrorCode::ArtifactChanged => "artifact_changed",
+            ErrorCode::ArtifactContainsSecret => "artifact_contains_secret",
             ErrorCode::Timeout => "timeout",
             ErrorCode::Unavailable => "unavailable",
         }
@@ -106,6 +121,9 @@ impl ErrorCode {
             }
             ErrorCode::TargetChanged => "the target changed while being read; nothing was returned",
             ErrorCode::UnknownTool => "no such tool",
+            ErrorCode::NoSuchArtifact => "no artifact with this id and version is registered for this target",
+            ErrorCode::ArtifactChanged => "the artifact changed since it was registered; nothing was returned",
+            ErrorCode::ArtifactContainsSecret => "the artifact contains a known secret and is refused",
             ErrorCode::Timeout => "the read did not finish within its deadline",
             ErrorCode::Unavailable => "runread cannot serve this call right now",
         }

@@ -54,3 +54,14 @@ pub const HISTORY_RETAINED_EVENTS: usize = 5_000;
 pub const HISTORY_PAGE_MAX_CHARS: usize = 512 * 1024;
 /// A work-state projection older than this is `unknown`.
 pub const WORK_STATE_FRESH_MS: i64 = 30_000;
+
+/// Largest artifact file, in bytes (the same bound `runread-artifacts` enforces).
+pub const ARTIFACT_MAX_BYTES: u64 = 8 * 1024 * 1024;
+/// Largest `offset` of a `read_artifact` call.
+pub const ARTIFACT_OFFSET_MAX: u64 = ARTIFACT_MAX_BYTES;
+/// Largest `limit` of one `read_artifact` transfer, in bytes.
+pub const ARTIFACT_TRANSFER_MAX: usize = 32_768;
+/// Largest `offset` of a `list_artifacts` call.
+pub const ARTIFACT_LIST_OFFSET_MAX: u64 = 1_024;
+/// Largest `limit` of a `list_artifacts` call.
+pub const ARTIFACT_LIST_LIMIT_MAX: u64 = 100;

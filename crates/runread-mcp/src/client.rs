@@ -12,6 +12,8 @@ use serde_json::{Map, Value, json};
 
 use crate::KEY_HEADER;
 
+/// Most history pages followed in one read: every retained event at one event per page, plus slack.
+pub const MAX_HISTORY_PAGES: usize = runread_core::limits::HISTORY_RETAINED_EVENTS + 16;
 /// Most chunks followed for one answer: the answer limit divided by the smallest chunk, plus one.
 pub const MAX_CHUNKS: usize =
     runread_core::limits::FINAL_ANSWER_MAX_BYTES / runread_core::limits::FINAL_ANSWER_CHUNK_MIN + 1;
@@ -222,6 +224,86 @@ impl Client {
                     .to_owned(),
             );
         }
+    }
+
+    /// Reads the whole history of `target`, `limit` events per page, upserting by sequence.
+    /// Pages flagged `redactionPending` are re-read from the held cursor on the next call.
+    pub async fn read_history(&self, target: &Value, limit: Option<u64>) -> Result<Vec<Value>, ClientError> {
+        let mut by_seq: std::collections::BTreeMap<u64, Value> = std::collections::BTreeMap::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_HISTORY_PAGES {
+            let mut args = Map::new();
+            args.insert("target".into(), target.clone());
+            if let Some(c) = &cursor {
+                args.insert("cursor".into(), json!(c));
+            }
+            if let Some(l) = limit {
+                args.insert("limit".into(), json!(l));
+            }
+            let r = self.call("read_history", Value::Object(args)).await?.structured;
+            for e in r["events"].as_array().cloned().unwrap_or_default() {
+                let Some(seq) = e["sequence"].as_u64() else { continue };
+                // A withheld event is not final: keep what we have until it comes back readable.
+                if e["redactionPending"] == json!(true) && by_seq.contains_key(&seq) {
+                    continue;
+                }
+                by_seq.insert(seq, e);
+            }
+            match r["nextCursor"].as_str() {
+                Some(c) if r["eof"] != json!(true) => {
+                    if cursor.as_deref() == Some(c) && r["redactionPending"] != json!(true) {
+                        break; // no progress and nothing pending: the run is still being written
+                    }
+                    cursor = Some(c.to_owned());
+                }
+                _ => break,
+            }
+        }
+        Ok(by_seq.into_values().collect())
+    }
+
+    /// Reads one artifact of `target` (by id, or the only one), verifying every chunk's sha256,
+    /// the offsets and the whole version's sha256. Returns its listing entry and its bytes.
+    pub async fn read_artifact(&self, target: &Value, id: Option<&str>) -> Result<(Value, Vec<u8>), ClientError> {
+        use base64::Engine as _;
+        let list = self.call("list_artifacts", json!({"target": target})).await?.structured;
+        let items = list["artifacts"].as_array().cloned().unwrap_or_default();
+        let meta = match id {
+            Some(id) => items.into_iter().find(|a| a["artifactId"] == json!(id)),
+            None if items.len() == 1 => items.into_iter().next(),
+            None => return Err(ClientError::Verification(format!("{} artifacts: pass an id", items.len()))),
+        }
+        .ok_or_else(|| ClientError::Verification("no such artifact".into()))?;
+        let size = meta["size"].as_u64().unwrap_or(0);
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        let mut offset = 0u64;
+        loop {
+            let r = self
+                .call("read_artifact", json!({"target": target, "artifactId": meta["artifactId"], "version": meta["version"], "offset": offset}))
+                .await?
+                .structured;
+            if r["offset"].as_u64() != Some(offset) {
+                return Err(ClientError::Verification("chunk offset does not follow".into()));
+            }
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(r["data"].as_str().unwrap_or(""))
+                .map_err(|_| ClientError::Verification("chunk is not base64".into()))?;
+            if r["chunkSha256"].as_str() != Some(runread_core::sha256_hex(&data).as_str()) {
+                return Err(ClientError::Verification("chunk sha256 mismatch".into()));
+            }
+            bytes.extend_from_slice(&data);
+            offset += data.len() as u64;
+            if r["eof"] == json!(true) {
+                break;
+            }
+            if data.is_empty() || bytes.len() as u64 > size {
+                return Err(ClientError::Verification("artifact did not end where announced".into()));
+            }
+        }
+        if runread_core::sha256_hex(&bytes) != meta["sha256"].as_str().unwrap_or("") || bytes.len() as u64 != size {
+            return Err(ClientError::Verification("sha256 of the whole artifact does not match".into()));
+        }
+        Ok((meta, bytes))
     }
 
     pub async fn close(self) {

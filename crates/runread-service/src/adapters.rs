@@ -14,14 +14,16 @@ use runread_gate::{Adapter, Definition, ExecToken};
 use runread_store::{Grant, RunRecord};
 
 use crate::tools::{self, Tool, ToolDef};
-use crate::{KeyContext, Service, final_answer, get_run, grants, history, metadata, work_state};
+use crate::{KeyContext, Service, artifacts, final_answer, get_run, grants, history, metadata, work_state};
 
 /// Every adapter's definition digest, pinned. A change to a tool's name, version, description,
 /// feature, schemas or deadline changes its digest, and the service refuses to start until the
 /// change is acknowledged here (`binding_digests_are_pinned` prints the new values).
 pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     ("get_run", "a6ecc152b437c3a7b2a3d3ff947da211a66c37e244099a38b333e0b8e99bc2bd"),
+    ("list_artifacts", "967189cad0831015bf0aeff5738d66070deac71588ee20020344137f4b039f68"),
     ("list_granted_targets", "a2f8ac64b07a3a71d9869e4f99ea63d9f7e1e7604324b51156d61b78247921c5"),
+    ("read_artifact", "11d3a48fd40232113b2aa4f35418e30ee9ac62c13b427900126a075dc33cffcb"),
     ("read_final_answer", "bb340f3f59eced69ff718bc7f4e24d591de96e80137694876c153566ecf798c0"),
     ("read_history", "85fb3e3a007f7c17ec2bc047b9a6c7b777b31505d2c512f001f46469712c940f"),
     ("read_target_metadata", "7c42f246543bc9733f6f8f5532b111ee0b269e11c79a07f844f984c0ce85b9e0"),
@@ -55,6 +57,8 @@ impl Adapter for ToolAdapter {
             Tool::ReadFinalAnswer => final_answer::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
             Tool::GetRun => get_run::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
             Tool::ListGrantedTargets => grants::execute_list(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::ListArtifacts => artifacts::execute_list(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::ReadArtifact => artifacts::execute_read(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
             Tool::ReadHistory => history::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
             Tool::ReadWorkState => work_state::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
             Tool::ReadTargetMetadata => metadata::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
@@ -121,6 +125,26 @@ pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value
             let entries = svc.store.entries(&a.target.session_id, a.target.generation).map_err(Service::unavailable)?;
             let redactor = svc.secrets.redactor()?;
             let reader = history::Reader::new(run.clone(), entries, session, redactor, svc.store.cursor_key().clone());
+            Ok(Admitted { input: args.clone(), target: Some(a.target), grant: Some(grant), run: Some(run), reader: Arc::new(reader) })
+        }
+        Tool::ListArtifacts => {
+            let a = artifacts::parse_list(args)?;
+            let grant = grants::grant_for(ctx, &a.target, Feature::Artifacts, now_ms)?.clone();
+            let run = grants::current_run(svc, &a.target)?;
+            let list = svc.store.artifacts(&a.target).map_err(Service::unavailable)?;
+            let reader = artifacts::ListReader { artifacts: list };
+            Ok(Admitted { input: args.clone(), target: Some(a.target), grant: Some(grant), run: Some(run), reader: Arc::new(reader) })
+        }
+        Tool::ReadArtifact => {
+            let a = artifacts::parse_read(args)?;
+            let grant = grants::grant_for(ctx, &a.target, Feature::Artifacts, now_ms)?.clone();
+            let run = grants::current_run(svc, &a.target)?;
+            let artifact = svc.store.artifacts(&a.target).map_err(Service::unavailable)?.into_iter().find(|x| x.artifact_id == a.artifact_id);
+            let reader = artifacts::ReadReader {
+                root: std::path::PathBuf::from(&run.workspace_path),
+                artifact,
+                redactor: svc.secrets.redactor()?,
+            };
             Ok(Admitted { input: args.clone(), target: Some(a.target), grant: Some(grant), run: Some(run), reader: Arc::new(reader) })
         }
         Tool::ReadWorkState | Tool::ReadTargetMetadata => {

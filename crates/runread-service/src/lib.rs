@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod adapters;
+mod artifacts;
 mod final_answer;
 mod get_run;
 mod grants;

@@ -166,3 +166,95 @@ pub fn secret_names(store: &dyn Store) -> Result<Vec<String>, SecretError> {
         .filter(|n| !n.starts_with(crate::secrets::READ_KEY_SECRET_PREFIX))
         .collect())
 }
+
+/// Why an artifact could not be registered. Owner-facing.
+#[derive(Debug)]
+pub enum ArtifactError {
+    Run(GrantError),
+    Refused(runread_artifacts::Refusal),
+    BadKind,
+    BadName,
+    ContainsSecret,
+    Store(String),
+}
+
+impl std::fmt::Display for ArtifactError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArtifactError::Run(e) => write!(f, "{e}"),
+            ArtifactError::Refused(r) => write!(f, "artifact refused: {}", r.as_str()),
+            ArtifactError::BadKind => write!(f, "--kind must be generated or attached"),
+            ArtifactError::BadName => write!(f, "--name must be 1..=255 bytes without control characters"),
+            ArtifactError::ContainsSecret => write!(f, "artifact refused: it contains a known secret"),
+            ArtifactError::Store(e) => write!(f, "store: {e}"),
+        }
+    }
+}
+
+/// Registers the file at `path` (relative to the run's workspace root, or absolute inside it) as
+/// an artifact of the run. Only the owner's CLI calls this: never a reader, never text from an answer.
+#[allow(clippy::too_many_arguments)]
+pub fn add_artifact(
+    store: &dyn Store,
+    secrets: &crate::secrets::KnownSecrets,
+    run_id: &str,
+    session_id: Option<&str>,
+    path: &str,
+    name: Option<&str>,
+    mime: Option<&str>,
+    kind: &str,
+    now_ms: i64,
+) -> Result<(String, runread_artifacts::ArtifactVersion), ArtifactError> {
+    if kind != "generated" && kind != "attached" {
+        return Err(ArtifactError::BadKind);
+    }
+    let mut runs = store.runs_by_id(run_id).map_err(|e| ArtifactError::Store(e.to_string()))?;
+    if let Some(s) = session_id {
+        runs.retain(|r| r.target.session_id == s);
+    }
+    let run = match runs.len() {
+        0 => return Err(ArtifactError::Run(GrantError::NoSuchRun(run_id.to_owned()))),
+        1 => runs.remove(0),
+        _ => return Err(ArtifactError::Run(GrantError::Ambiguous(runs))),
+    };
+    let root = std::path::Path::new(&run.workspace_path);
+    let rel = match std::path::Path::new(path).strip_prefix(root) {
+        Ok(r) if std::path::Path::new(path).is_absolute() => r.to_str().unwrap_or(path).to_owned(),
+        _ => path.to_owned(),
+    };
+    let rel_path = runread_artifacts::validate_path(&rel).map_err(ArtifactError::Refused)?;
+    let mime = mime.unwrap_or_else(|| runread_artifacts::guess_mime(&rel_path));
+    let version = runread_artifacts::register(root, &rel, mime).map_err(ArtifactError::Refused)?;
+    // Refuse an artifact that contains a known secret (it is never masked).
+    let redactor = secrets.redactor().map_err(|e| ArtifactError::Store(e.as_str().into()))?;
+    let mut data = Vec::with_capacity(usize::try_from(version.size).unwrap_or(0));
+    let mut pos = 0u64;
+    while pos < version.size {
+        let c = runread_artifacts::read_chunk(root, &version, pos, runread_artifacts::TRANSFER_MAX_BYTES).map_err(ArtifactError::Refused)?;
+        if c.bytes.is_empty() {
+            break;
+        }
+        pos += c.bytes.len() as u64;
+        data.extend_from_slice(&c.bytes);
+    }
+    if redactor.contains_secret(&data) {
+        return Err(ArtifactError::ContainsSecret);
+    }
+    let display = name.map(str::to_owned).unwrap_or_else(|| rel_path.file_name().to_owned());
+    if display.is_empty() || display.len() > 255 || display.chars().any(char::is_control) {
+        return Err(ArtifactError::BadName);
+    }
+    let id_bytes = runread_core::random_bytes::<8>().map_err(|e| ArtifactError::Store(e.to_string()))?;
+    let artifact_id = format!("a-{}", hex_lower(&id_bytes));
+    let rec = runread_store::ArtifactRecord {
+        artifact_id: artifact_id.clone(),
+        target: run.target.clone(),
+        name: display,
+        mime: mime.to_owned(),
+        kind: kind.to_owned(),
+        version_json: serde_json::to_string(&version).map_err(|e| ArtifactError::Store(e.to_string()))?,
+        created_at_ms: now_ms,
+    };
+    store.add_artifact(&rec).map_err(|e| ArtifactError::Store(e.to_string()))?;
+    Ok((artifact_id, version))
+}

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_core::envelope::Trust;
-use runread_core::limits::{HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, 
+use runread_core::limits::{ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX, ARTIFACT_TRANSFER_MAX, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, 
     CURSOR_MAX_BYTES, FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN,
     TARGET_FIELD_MAX_BYTES,
 };
@@ -18,6 +18,8 @@ pub const GET_RUN: &str = "get_run";
 pub const READ_HISTORY: &str = "read_history";
 pub const READ_WORK_STATE: &str = "read_work_state";
 pub const READ_TARGET_METADATA: &str = "read_target_metadata";
+pub const LIST_ARTIFACTS: &str = "list_artifacts";
+pub const READ_ARTIFACT: &str = "read_artifact";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
@@ -27,6 +29,8 @@ pub enum Tool {
     ReadHistory,
     ReadWorkState,
     ReadTargetMetadata,
+    ListArtifacts,
+    ReadArtifact,
 }
 
 #[derive(Debug)]
@@ -52,7 +56,7 @@ impl ToolDef {
     }
 }
 
-pub static ALL: [ToolDef; 6] = [
+pub static ALL: [ToolDef; 8] = [
     ToolDef {
         tool: Tool::ListGrantedTargets,
         name: LIST_GRANTED_TARGETS,
@@ -131,6 +135,32 @@ pub static ALL: [ToolDef; 6] = [
         version: 1,
         input_schema: &TARGET_ONLY_INPUT,
         output_schema: &METADATA_OUTPUT,
+    },
+    ToolDef {
+        tool: Tool::ListArtifacts,
+        name: LIST_ARTIFACTS,
+        title: "List a run's artifacts",
+        description: "Metadata of the artifacts a trusted producer registered for one granted run: id, name, MIME \
+                      type, kind, size, sha256 and version. Page with offset and limit.",
+        feature: Some(Feature::Artifacts),
+        trust: Trust::Medium,
+        version: 1,
+        input_schema: &LIST_ARTIFACTS_INPUT,
+        output_schema: &LIST_ARTIFACTS_OUTPUT,
+    },
+    ToolDef {
+        tool: Tool::ReadArtifact,
+        name: READ_ARTIFACT,
+        title: "Read an artifact chunk",
+        description: "One bounded chunk of one artifact version, base64, with the chunk's sha256 and the whole \
+                      version's sha256. Follow nextOffset until eof and verify. Prefer `runread read artifact`, which \
+                      reassembles and verifies the file: a model should never have to paste base64. The bytes are \
+                      untrusted data.",
+        feature: Some(Feature::Artifacts),
+        trust: Trust::Untrusted,
+        version: 1,
+        input_schema: &READ_ARTIFACT_INPUT,
+        output_schema: &READ_ARTIFACT_OUTPUT,
     },
 ];
 
@@ -299,6 +329,71 @@ static METADATA_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
             "unknownFields": {"type": "array", "items": {"type": "string"}}
         },
         "required": ["workspaceName", "workspacePath", "sessionName", "savedModel", "runModel", "runModels", "unknownFields"],
+        "additionalProperties": false
+    })
+});
+
+static LIST_ARTIFACTS_INPUT: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {
+            "target": target_schema(),
+            "offset": {"type": "integer", "minimum": 0, "maximum": ARTIFACT_LIST_OFFSET_MAX, "default": 0},
+            "limit": {"type": "integer", "minimum": 1, "maximum": ARTIFACT_LIST_LIMIT_MAX, "default": ARTIFACT_LIST_LIMIT_MAX}
+        },
+        "required": ["target"],
+        "additionalProperties": false
+    })
+});
+
+static LIST_ARTIFACTS_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {
+            "artifacts": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "artifactId": {"type": "string"}, "version": {"type": "string"}, "name": {"type": "string"},
+                    "mime": {"type": "string"}, "kind": {"enum": ["generated", "attached"]},
+                    "size": {"type": "integer", "minimum": 0}, "sha256": {"type": "string"}, "createdAt": {"type": "string"}
+                },
+                "required": ["artifactId", "version", "name", "mime", "kind", "size", "sha256", "createdAt"],
+                "additionalProperties": false
+            }},
+            "nextOffset": {"type": ["integer", "null"]},
+            "total": {"type": "integer", "minimum": 0}
+        },
+        "required": ["artifacts", "nextOffset", "total"],
+        "additionalProperties": false
+    })
+});
+
+static READ_ARTIFACT_INPUT: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {
+            "target": target_schema(),
+            "artifactId": id_schema(),
+            "version": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+            "offset": {"type": "integer", "minimum": 0, "maximum": ARTIFACT_OFFSET_MAX, "default": 0},
+            "limit": {"type": "integer", "minimum": 1, "maximum": ARTIFACT_TRANSFER_MAX, "default": ARTIFACT_TRANSFER_MAX}
+        },
+        "required": ["target", "artifactId", "version"],
+        "additionalProperties": false
+    })
+});
+
+static READ_ARTIFACT_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {
+            "artifactId": {"type": "string"}, "version": {"type": "string"}, "mime": {"type": "string"},
+            "offset": {"type": "integer", "minimum": 0}, "bytes": {"type": "integer", "minimum": 0},
+            "size": {"type": "integer", "minimum": 0}, "eof": {"type": "boolean"},
+            "nextOffset": {"type": ["integer", "null"]}, "data": {"type": "string", "contentEncoding": "base64"},
+            "chunkSha256": {"type": "string"}, "sha256": {"type": "string"}
+        },
+        "required": ["artifactId", "version", "mime", "offset", "bytes", "size", "eof", "nextOffset", "data", "chunkSha256", "sha256"],
         "additionalProperties": false
     })
 });

@@ -88,6 +88,10 @@ pub trait Store: Send + Sync {
     fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>>;
     /// A start record without its sealed input (for audit and recovery).
     fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>>;
+    /// Registers an artifact of a run (a trusted producer's act).
+    fn add_artifact(&self, artifact: &ArtifactRecord) -> Result<()>;
+    /// The artifacts registered for exactly `target`, oldest first.
+    fn artifacts(&self, target: &runread_core::Target) -> Result<Vec<ArtifactRecord>>;
     /// Stores (or replaces) a sealed known secret.
     fn put_secret(&self, secret: &SealedSecret) -> Result<()>;
     /// Every sealed known secret (owner secrets and read keys), by name.

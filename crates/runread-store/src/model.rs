@@ -155,3 +155,17 @@ pub struct SealedSecret {
     pub ciphertext: Vec<u8>,
     pub created_at_ms: i64,
 }
+
+/// An artifact a trusted producer registered for a run: metadata and the exact version
+/// (path, size, sha256, file identity) as JSON owned by `runread-artifacts`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactRecord {
+    pub artifact_id: String,
+    pub target: Target,
+    pub name: String,
+    pub mime: String,
+    /// `generated` or `attached`.
+    pub kind: String,
+    pub version_json: String,
+    pub created_at_ms: i64,
+}

@@ -10,7 +10,7 @@ use runread_core::{Feature, Target};
 use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
 
 use crate::{
-    SealedSecret, Grant, IngestCommit, Receipt, Result, RunRecord, SessionRecord, StartMeta, StartOutcome, StartRecord, Store,
+    ArtifactRecord, SealedSecret, Grant, IngestCommit, Receipt, Result, RunRecord, SessionRecord, StartMeta, StartOutcome, StartRecord, Store,
     StoreError, Workspace,
 };
 
@@ -120,6 +120,22 @@ CREATE TABLE secrets (
     ciphertext BLOB NOT NULL,
     created_at INTEGER NOT NULL
 ) STRICT;
+"#, r#"
+CREATE TABLE artifacts (
+    artifact_id TEXT PRIMARY KEY,
+    instance TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    workspace_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    mime TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    version_json TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX artifacts_by_run ON artifacts(session_id, generation, run_id, created_at);
 "#];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -768,6 +784,51 @@ impl Store for SqliteStore {
             )
             .optional()?;
         row.map(finish_meta).transpose()
+    }
+
+    fn add_artifact(&self, a: &ArtifactRecord) -> Result<()> {
+        let conn = self.conn()?;
+        let t = &a.target;
+        conn.execute(
+            "INSERT INTO artifacts(artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, \
+             kind, version_json, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![a.artifact_id, t.instance, i64_of(t.revision), t.workspace_id, t.session_id, i64_of(t.generation), t.run_id,
+                    a.name, a.mime, a.kind, a.version_json, a.created_at_ms],
+        )?;
+        Ok(())
+    }
+
+    fn artifacts(&self, target: &Target) -> Result<Vec<ArtifactRecord>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, kind, \
+             version_json, created_at FROM artifacts WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3 \
+             AND instance = ?4 AND revision = ?5 AND workspace_id = ?6 ORDER BY created_at, artifact_id",
+        )?;
+        let rows = stmt
+            .query_map(
+                params![target.session_id, i64_of(target.generation), target.run_id, target.instance, i64_of(target.revision), target.workspace_id],
+                |r| {
+                    Ok(ArtifactRecord {
+                        artifact_id: r.get(0)?,
+                        target: Target {
+                            instance: r.get(1)?,
+                            revision: u64_of(r.get(2)?),
+                            workspace_id: r.get(3)?,
+                            session_id: r.get(4)?,
+                            generation: u64_of(r.get(5)?),
+                            run_id: r.get(6)?,
+                        },
+                        name: r.get(7)?,
+                        mime: r.get(8)?,
+                        kind: r.get(9)?,
+                        version_json: r.get(10)?,
+                        created_at_ms: r.get(11)?,
+                    })
+                },
+            )?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
     }
 
     fn put_secret(&self, s: &SealedSecret) -> Result<()> {

@@ -75,6 +75,9 @@ enum Command {
         #[arg(long, env = "RUNREAD_SECRET_ENV", value_delimiter = ',')]
         secret_env: Vec<String>,
     },
+    /// Register a file the agent produced as an artifact of a run (the trusted producer's act).
+    #[command(subcommand)]
+    Artifact(ArtifactCmd),
     /// Known secrets to mask in everything that leaves (exact match; read keys are added automatically).
     #[command(subcommand)]
     Secret(SecretCmd),
@@ -102,6 +105,25 @@ enum Command {
         key_file: PathBuf,
         #[command(subcommand)]
         what: ReadCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum ArtifactCmd {
+    /// Register PATH (relative to the run's workspace root, or absolute inside it).
+    Add {
+        #[arg(long)]
+        run: String,
+        #[arg(long)]
+        session: Option<String>,
+        path: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        mime: Option<String>,
+        /// generated (the agent wrote it) or attached (given to the run).
+        #[arg(long, default_value = "generated")]
+        kind: String,
     },
 }
 
@@ -134,6 +156,22 @@ enum KeysCmd {
 
 #[derive(Subcommand)]
 enum ReadCmd {
+    /// The whole history of the key's granted target, page by page, upserted by sequence.
+    History {
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Events per page.
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// One artifact, reassembled from its chunks with every sha256 verified.
+    Artifact {
+        /// Artifact id (default: the only artifact of the target).
+        #[arg(long)]
+        id: Option<String>,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// The final answer of the key's (first) granted target.
     FinalAnswer {
         /// Write the answer to this file instead of standard output.
@@ -254,6 +292,17 @@ fn run(cli: Cli) -> Res {
         Command::Grant(args) => {
             let (home, store) = open_home(cli.home)?;
             grant(&home, &*store, args)
+        }
+        Command::Artifact(ArtifactCmd::Add { run, session, path, name, mime, kind }) => {
+            let (home, store) = open_home(cli.home)?;
+            let keys = Arc::new(runread_gate::keys::FileKeys::open(&home).map_err(|e| format!("gate keys: {e:?}"))?);
+            let secrets = runread_service::secrets::KnownSecrets::new(store.clone(), keys, vec![]);
+            let (id, v) = runread_service::owner::add_artifact(
+                &*store, &secrets, &run, session.as_deref(), &path, name.as_deref(), mime.as_deref(), &kind, now_ms(),
+            )
+            .map_err(|e| e.to_string())?;
+            println!("artifact {id}: {} ({} bytes, sha256 {})", v.rel_path, v.size, v.sha256);
+            Ok(())
         }
         Command::Secret(cmd) => {
             let (home, store) = open_home(cli.home)?;
@@ -651,6 +700,26 @@ fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
             .map_err(|e| e.to_string())?;
         let result = async {
             match what {
+                ReadCmd::History { out, limit } => {
+                    let target = first_target(&client, "history").await?;
+                    let events = client.read_history(&target, limit).await.map_err(|e| e.to_string())?;
+                    let text = serde_json::to_string_pretty(&events).map_err(|e| e.to_string())?;
+                    eprintln!("read {} events", events.len());
+                    match out {
+                        Some(p) => std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display())),
+                        None => {
+                            println!("{text}");
+                            Ok(())
+                        }
+                    }
+                }
+                ReadCmd::Artifact { id, out } => {
+                    let target = first_target(&client, "artifacts").await?;
+                    let (meta, bytes) = client.read_artifact(&target, id.as_deref()).await.map_err(|e| e.to_string())?;
+                    std::fs::write(&out, &bytes).map_err(|e| format!("{}: {e}", out.display()))?;
+                    eprintln!("{} ({} bytes) written to {}, sha256 {} verified", meta["name"].as_str().unwrap_or(""), bytes.len(), out.display(), meta["sha256"].as_str().unwrap_or(""));
+                    Ok(())
+                }
                 ReadCmd::FinalAnswer { out, limit } => {
                     let targets = client.granted_targets().await.map_err(|e| e.to_string())?;
                     let target = targets
@@ -746,4 +815,14 @@ fn secret(home: &std::path::Path, store: &dyn Store, cmd: SecretCmd) -> Res {
             Ok(())
         }
     }
+}
+
+/// The key's first live target whose grant includes `feature`.
+async fn first_target(client: &runread_mcp::client::Client, feature: &str) -> Result<serde_json::Value, String> {
+    let targets = client.granted_targets().await.map_err(|e| e.to_string())?;
+    targets
+        .iter()
+        .find(|t| t["features"].as_array().is_some_and(|f| f.contains(&json!(feature))))
+        .map(|t| t["target"].clone())
+        .ok_or_else(|| format!("this key has no live {feature} grant"))
 }

@@ -1,0 +1,155 @@
+//! `list_artifacts` and `read_artifact`: the artifacts a trusted producer registered for a run,
+//! read in bounded, hash-verified base64 chunks. An artifact that contains a known secret is
+//! refused, never masked.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use runread_artifacts::{ArtifactVersion, Refusal};
+use runread_core::limits::{ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX, ARTIFACT_TRANSFER_MAX};
+use runread_core::redact::{Redactor, SECRET_MAX_BYTES};
+use runread_core::timefmt::rfc3339;
+use runread_core::{ErrorCode, Target};
+use runread_store::ArtifactRecord;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListArgs {
+    pub target: Target,
+    pub offset: Option<u64>,
+    pub limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ReadArgs {
+    pub target: Target,
+    pub artifact_id: String,
+    pub version: String,
+    pub offset: Option<u64>,
+    pub limit: Option<u64>,
+}
+
+pub(crate) fn parse_list(args: &Value) -> Result<ListArgs, ErrorCode> {
+    let a: ListArgs = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+    if !a.target.validate_shape()
+        || a.offset.is_some_and(|o| o > ARTIFACT_LIST_OFFSET_MAX)
+        || a.limit.is_some_and(|l| l == 0 || l > ARTIFACT_LIST_LIMIT_MAX)
+    {
+        return Err(ErrorCode::InvalidArguments);
+    }
+    Ok(a)
+}
+
+pub(crate) fn parse_read(args: &Value) -> Result<ReadArgs, ErrorCode> {
+    let a: ReadArgs = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+    let hex64 = a.version.len() == 64 && a.version.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !a.target.validate_shape()
+        || !runread_core::target::is_id(&a.artifact_id)
+        || !hex64
+        || a.offset.is_some_and(|o| o > ARTIFACT_OFFSET_MAX)
+        || a.limit.is_some_and(|l| l == 0 || l > ARTIFACT_TRANSFER_MAX as u64)
+    {
+        return Err(ErrorCode::InvalidArguments);
+    }
+    Ok(a)
+}
+
+fn version_of(a: &ArtifactRecord) -> Result<ArtifactVersion, ErrorCode> {
+    serde_json::from_str(&a.version_json).map_err(|_| ErrorCode::Unavailable)
+}
+
+/// `list_artifacts`' reader: the run's registered artifacts.
+pub(crate) struct ListReader {
+    pub artifacts: Vec<ArtifactRecord>,
+}
+
+pub(crate) fn execute_list(input: &Value, r: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
+    let a = parse_list(input)?;
+    let offset = a.offset.unwrap_or(0) as usize;
+    let limit = a.limit.unwrap_or(ARTIFACT_LIST_LIMIT_MAX) as usize;
+    let mut items = Vec::new();
+    for rec in r.artifacts.iter().skip(offset).take(limit) {
+        let v = version_of(rec)?;
+        items.push(json!({
+            "artifactId": rec.artifact_id, "version": v.sha256, "name": rec.name, "mime": rec.mime, "kind": rec.kind,
+            "size": v.size, "sha256": v.sha256, "createdAt": rfc3339(rec.created_at_ms),
+        }));
+    }
+    let next = offset + items.len();
+    let mut m = Map::new();
+    m.insert("artifacts".into(), Value::Array(items));
+    m.insert("nextOffset".into(), json!((next < r.artifacts.len()).then_some(next)));
+    m.insert("total".into(), json!(r.artifacts.len()));
+    Ok(m)
+}
+
+/// `read_artifact`'s reader: one registered artifact version under its workspace root, the only
+/// file this adapter can reach, and the known secrets it must not carry.
+pub(crate) struct ReadReader {
+    pub root: PathBuf,
+    pub artifact: Option<ArtifactRecord>,
+    pub redactor: Arc<Redactor>,
+}
+
+fn refusal(r: Refusal) -> ErrorCode {
+    match r {
+        Refusal::Bounds => ErrorCode::InvalidArguments,
+        Refusal::Io => ErrorCode::Unavailable,
+        _ => ErrorCode::ArtifactChanged,
+    }
+}
+
+pub(crate) fn execute_read(input: &Value, r: &ReadReader) -> Result<Map<String, Value>, ErrorCode> {
+    let a = parse_read(input)?;
+    let rec = r.artifact.as_ref().ok_or(ErrorCode::NoSuchArtifact)?;
+    let v = version_of(rec)?;
+    if v.sha256 != a.version {
+        return Err(ErrorCode::NoSuchArtifact);
+    }
+    let offset = a.offset.unwrap_or(0);
+    let limit = a.limit.map_or(ARTIFACT_TRANSFER_MAX, |l| l as usize);
+    if offset > v.size {
+        return Err(ErrorCode::InvalidArguments);
+    }
+    // Read a window around the chunk: a known secret that overlaps the chunk at all is seen whole.
+    let margin = SECRET_MAX_BYTES as u64;
+    let win_start = offset.saturating_sub(margin);
+    let win_len = (offset - win_start) as usize + limit + SECRET_MAX_BYTES;
+    let mut window = Vec::with_capacity(win_len);
+    let mut pos = win_start;
+    while window.len() < win_len {
+        let want = (win_len - window.len()).min(ARTIFACT_TRANSFER_MAX);
+        let c = runread_artifacts::read_chunk(&r.root, &v, pos, want).map_err(refusal)?;
+        window.extend_from_slice(&c.bytes);
+        pos += c.bytes.len() as u64;
+        if c.eof || c.bytes.is_empty() {
+            break;
+        }
+    }
+    if r.redactor.contains_secret(&window) {
+        return Err(ErrorCode::ArtifactContainsSecret);
+    }
+    let from = (offset - win_start) as usize;
+    let to = (from + limit).min(window.len());
+    let bytes = window.get(from..to).unwrap_or(&[]);
+    let end = offset + bytes.len() as u64;
+    let eof = end >= v.size;
+    let mut m = Map::new();
+    m.insert("artifactId".into(), json!(rec.artifact_id));
+    m.insert("version".into(), json!(v.sha256));
+    m.insert("mime".into(), json!(rec.mime));
+    m.insert("offset".into(), json!(offset));
+    m.insert("bytes".into(), json!(bytes.len()));
+    m.insert("size".into(), json!(v.size));
+    m.insert("eof".into(), json!(eof));
+    m.insert("nextOffset".into(), json!((!eof).then_some(end)));
+    m.insert("data".into(), json!(base64::engine::general_purpose::STANDARD.encode(bytes)));
+    m.insert("chunkSha256".into(), json!(runread_core::sha256_hex(bytes)));
+    m.insert("sha256".into(), json!(v.sha256));
+    Ok(m)
+}
