@@ -1,0 +1,256 @@
+//! The results-read suite over MCP with a real client, on a real Pi session with thinking, tool
+//! calls, known secrets in a tool result and in the answer, and non-ASCII text at page edges.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use runread_core::Feature;
+use runread_mcp::client::{Client, ClientError};
+use runread_service::{Config, Service};
+use runread_store::Store;
+use runread_testkit::Env;
+
+const SECRET_1: &str = "sk-runread-TEST-0123456789abcdef";
+const SECRET_2: &str = "ghp_RUNREADtestTOKEN000000000000";
+
+struct Suite {
+    env: Env,
+    url: String,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Suite {
+    async fn start(fixture: &str) -> Suite {
+        let env = Env::new();
+        env.place(fixture, Duration::from_secs(60));
+        env.ingest();
+        let keys = env.keys();
+        for (name, value) in [("test-openai", SECRET_1), ("test-github", SECRET_2)] {
+            runread_service::owner::add_secret(&*env.store, &*keys, name, value, 1).unwrap();
+        }
+        let service = Arc::new(Service::new(env.store.clone(), keys, Config::default()).unwrap());
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(runread_mcp::server::serve(
+            service,
+            "127.0.0.1:0".parse().unwrap(),
+            move |a| {
+                let _ = tx.send(a);
+            },
+            async move {
+                let _ = stop_rx.await;
+            },
+        ));
+        let addr = rx.await.unwrap();
+        Suite { env, url: format!("http://{addr}/mcp"), _stop: stop }
+    }
+
+    /// Grants `features` of run `index` (file order) to a fresh key; returns (client, target).
+    async fn grant(&self, index: usize, features: Vec<Feature>) -> (Client, Value, String) {
+        let mut runs = self.env.store.runs().unwrap();
+        runs.sort_by_key(|r| r.run.start_line);
+        let now = runread_core::timefmt::now_ms();
+        let g = runread_service::owner::grant(
+            &*self.env.store,
+            &*self.env.keys(),
+            &runs[index].target.run_id,
+            None,
+            features,
+            now + 600_000,
+            "suite",
+            now,
+        )
+        .unwrap();
+        let c = Client::connect(&self.url, &g.key).await.unwrap();
+        (c, serde_json::to_value(&g.grant.target).unwrap(), g.key)
+    }
+}
+
+/// Every proper prefix of a secret that is long enough to mean something (4+ bytes).
+fn assert_no_secret_or_prefix_at_end(text: &str) {
+    for s in [SECRET_1, SECRET_2] {
+        assert!(!text.contains(s), "secret leaked: {text}");
+        for n in 4..s.len() {
+            assert!(!text.ends_with(&s[..n]), "secret prefix at the end of a page: {}", &text[text.len().saturating_sub(60)..]);
+        }
+    }
+}
+
+#[tokio::test]
+async fn history_pages_carry_no_thinking_arguments_or_secrets_and_upsert_to_the_same_result() {
+    let s = Suite::start("secrets-history").await;
+    let (client, target, _) = s.grant(0, vec![Feature::History]).await;
+    let mut results = Vec::new();
+    for limit in [1u64, 2, 3, 7, 50, 100] {
+        let events = client.read_history(&target, Some(limit)).await.unwrap();
+        for e in &events {
+            let t = e["text"].as_str().unwrap_or("");
+            assert_no_secret_or_prefix_at_end(t);
+            assert!(!t.contains("The user wants a configuration check"), "thinking leaked");
+            assert!(!t.contains("cat config/settings.env"), "tool arguments leaked");
+            assert_eq!(e["readable"], true, "{e}");
+        }
+        let seqs: Vec<u64> = events.iter().map(|e| e["sequence"].as_u64().unwrap()).collect();
+        assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "contiguous sequences: {seqs:?}");
+        results.push(events);
+    }
+    for r in &results[1..] {
+        assert_eq!(r, &results[0], "upserting by sequence gives the same history whatever the page size");
+    }
+    let events = &results[0];
+    assert_eq!(events.len(), 6, "run 1: user, assistant, tool result, assistant, tool result, answer");
+    let roles: Vec<&str> = events.iter().map(|e| e["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
+    assert_eq!(events[1]["toolCalls"], json!(["bash"]));
+    assert_eq!(events[2]["toolName"], "bash");
+    assert!(events[2]["text"].as_str().unwrap().contains("[redacted]"), "the secret in the tool output is masked");
+    assert!(events[5]["text"].as_str().unwrap().contains("[redacted]"));
+}
+
+#[tokio::test]
+async fn a_secret_at_the_end_of_one_event_is_masked_however_run_two_is_paged() {
+    let s = Suite::start("secrets-history").await;
+    let (client, target, _) = s.grant(1, vec![Feature::History]).await;
+    let base = client.read_history(&target, Some(100)).await.unwrap();
+    assert!(base.len() >= 10);
+    for limit in 1..=base.len() as u64 {
+        let events = client.read_history(&target, Some(limit)).await.unwrap();
+        assert_eq!(events, base, "limit {limit}");
+    }
+    let masked: Vec<&Value> = base.iter().filter(|e| e["text"].as_str().unwrap_or("").contains("[redacted]")).collect();
+    assert_eq!(masked.len(), 1, "the tool output that ends with the secret");
+    assert!(masked[0]["text"].as_str().unwrap().ends_with("[redacted]"));
+}
+
+#[tokio::test]
+async fn final_answer_masks_known_secrets_before_chunking() {
+    let s = Suite::start("secrets-history").await;
+    let (client, target, _) = s.grant(0, vec![Feature::FinalAnswer]).await;
+    for limit in [4u64, 100, 4096] {
+        let a = client.read_final_answer(&target, Some(limit), |c| {
+            assert_no_secret_or_prefix_at_end(c["text"].as_str().unwrap_or(""));
+        })
+        .await
+        .unwrap();
+        let text = a.text.unwrap();
+        assert!(!text.contains(SECRET_1) && !text.contains(SECRET_2));
+        assert_eq!(text.matches("[redacted]").count(), 2);
+    }
+}
+
+#[tokio::test]
+async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show() {
+    let s = Suite::start("secrets-history").await;
+    let (client, target, _) = s.grant(0, vec![Feature::Aggregate, Feature::Metadata]).await;
+    let mut names = client.tool_names().await.unwrap();
+    names.sort();
+    assert_eq!(names, ["list_granted_targets", "read_target_metadata", "read_work_state"]);
+    let w = client.call("read_work_state", json!({"target": target})).await.unwrap().structured;
+    assert_eq!(w["completionConfirmed"], false);
+    assert_eq!(w["wholeMachineIdleConfirmed"], false);
+    assert_eq!(w["coverage"]["subagents"]["state"], "incomplete");
+    assert_eq!(w["coverage"]["background"]["state"], "incomplete");
+    assert_eq!(w["coverage"]["session"]["state"], "complete");
+    assert_eq!(w["aggregate"]["state"], "unknown");
+    // Just ingested: fresh, and the foreground state is what the file shows.
+    assert_eq!(w["fresh"], true);
+    assert_eq!(w["foreground"]["state"], "completed");
+    let m = client.call("read_target_metadata", json!({"target": target})).await.unwrap().structured;
+    assert_eq!(m["workspacePath"]["value"], s.env.workspace.to_str().unwrap());
+    assert_eq!(m["workspacePath"]["source"], "registration");
+    assert_eq!(m["savedModel"]["value"], "mock/mock-1");
+    assert_eq!(m["runModel"]["value"], "mock/mock-1");
+    assert_eq!(m["sessionName"]["value"], Value::Null);
+    assert_eq!(m["unknownFields"], json!(["sessionName"]));
+}
+
+#[tokio::test]
+async fn read_keys_are_known_secrets() {
+    let s = Suite::start("sample").await;
+    let (_c1, _t1, key1) = s.grant(0, vec![Feature::FinalAnswer]).await;
+    // A later session quotes the first key in its answer (say, the user pasted it to the agent).
+    let header = json!({"type":"session","version":3,"id":"quotes-key","cwd": s.env.workspace});
+    let user = json!({"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"q"}});
+    let answer = json!({"type":"message","id":"a1","parentId":"u1","message":{"role":"assistant",
+        "content":[{"type":"text","text": format!("the key is {key1}.")}],"stopReason":"stop"}});
+    let p = s.env.sessions.join("quotes.jsonl");
+    std::fs::write(&p, format!("{header}\n{user}\n{answer}\n")).unwrap();
+    runread_testkit::set_age(&p, Duration::from_secs(60));
+    s.env.ingest();
+    let run = s.env.store.runs().unwrap().into_iter().find(|r| r.target.session_id == "quotes-key").unwrap();
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant(&*s.env.store, &*s.env.keys(), "u1", Some("quotes-key"), vec![Feature::FinalAnswer], now + 60_000, "t", now).unwrap();
+    let c = Client::connect(&s.url, &g.key).await.unwrap();
+    let a = c.read_final_answer(&serde_json::to_value(&run.target).unwrap(), None, |_| {}).await.unwrap();
+    assert_eq!(a.text.as_deref(), Some("the key is [redacted]."));
+}
+
+fn write_random(path: &std::path::Path, n: usize) -> Vec<u8> {
+    let mut data = vec![0u8; n];
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    for b in &mut data {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    std::fs::write(path, &data).unwrap();
+    data
+}
+
+#[tokio::test]
+async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
+    let s = Suite::start("sample").await;
+    let data = write_random(&s.env.workspace.join("build.bin"), 8 * 1024 * 1024);
+    let secrets = runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
+    let mut runs = s.env.store.runs().unwrap();
+    runs.sort_by_key(|r| r.run.start_line);
+    let (id, v) = runread_service::owner::add_artifact(&*s.env.store, &secrets, &runs[0].target.run_id, None, "build.bin", None, None, "generated", 1)
+        .unwrap();
+    assert_eq!(v.size, data.len() as u64);
+    let (client, target, _) = s.grant(0, vec![Feature::Artifacts]).await;
+    let (meta, bytes) = client.read_artifact(&target, Some(&id)).await.unwrap();
+    assert_eq!(meta["mime"], "application/octet-stream");
+    assert!(bytes == data, "byte-exact");
+    // Bounds at N and N+1.
+    for (args, ok) in [
+        (json!({"offset": 8 * 1024 * 1024, "limit": 32_768}), true),
+        (json!({"offset": 8 * 1024 * 1024 + 1}), false),
+        (json!({"limit": 32_768}), true),
+        (json!({"limit": 32_769}), false),
+        (json!({"limit": 0}), false),
+    ] {
+        let mut a = json!({"target": target, "artifactId": id, "version": v.sha256});
+        for (k, val) in args.as_object().unwrap() {
+            a[k] = val.clone();
+        }
+        let r = client.call("read_artifact", a).await;
+        assert_eq!(r.is_ok(), ok, "{args}: {r:?}");
+    }
+    // Modified in place after registration: refused with its code, no bytes.
+    std::fs::write(s.env.workspace.join("build.bin"), b"changed").unwrap();
+    match client.call("read_artifact", json!({"target": target, "artifactId": id, "version": v.sha256})).await {
+        Err(ClientError::Refused { code, .. }) => assert_eq!(code, "artifact_changed"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn artifacts_with_a_known_secret_or_a_refused_path_are_not_registered() {
+    let s = Suite::start("sample").await;
+    let secrets = runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
+    let run_id = s.env.store.runs().unwrap()[0].target.run_id.clone();
+    std::fs::write(s.env.workspace.join("notes.txt"), format!("token: {SECRET_1}\n")).unwrap();
+    let e = runread_service::owner::add_artifact(&*s.env.store, &secrets, &run_id, None, "notes.txt", None, None, "generated", 1).unwrap_err();
+    assert!(matches!(e, runread_service::owner::ArtifactError::ContainsSecret), "{e}");
+    std::fs::write(s.env.workspace.join(".env"), "x=1").unwrap();
+    for path in ["../etc/passwd", "/etc/passwd", ".env", ".git/config", "http://x/y", "a:stream", "runread.db"] {
+        let e = runread_service::owner::add_artifact(&*s.env.store, &secrets, &run_id, None, path, None, None, "generated", 1).unwrap_err();
+        assert!(matches!(e, runread_service::owner::ArtifactError::Refused(_)), "{path}: {e}");
+    }
+    let e = runread_service::owner::add_artifact(&*s.env.store, &secrets, &run_id, None, "notes.txt", None, Some("text/html"), "generated", 1)
+        .unwrap_err();
+    assert!(matches!(e, runread_service::owner::ArtifactError::Refused(r) if r.as_str() == "mime_refused"), "{e}");
+}
