@@ -176,3 +176,39 @@ fn demo_runs_the_whole_job_and_exits_zero() {
     assert!(out.contains("byte for byte"));
     assert!(out.contains("refused: not_granted"));
 }
+
+#[test]
+fn secrets_are_stored_sealed_and_listed_by_name_only() {
+    use std::io::Write;
+    let home = tempfile::tempdir().unwrap();
+    let value = "sk-cli-test-secret-value-0001";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home.path())
+        .args(["secret", "add", "--name", "openai"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{value}\n").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(value));
+    let listed = ok(runread(home.path(), &["secret", "list"]));
+    assert_eq!(listed.trim(), "openai");
+    let db = std::fs::read(home.path().join("runread.db")).unwrap();
+    assert!(!db.windows(value.len()).any(|w| w == value.as_bytes()), "stored sealed, never in the clear");
+    // Too short to be a secret: refused with a clear message.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home.path())
+        .args(["secret", "add", "--name", "short"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"abc\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("8..=256 bytes"));
+}
