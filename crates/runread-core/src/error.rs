@@ -44,6 +44,22 @@ pub enum ErrorCode {
     /// The tool name is not one runread serves.
     #[error("unknown_tool")]
     UnknownTool,
+    /// The connection, `Host` or `Origin` is not one this server answers (DNS-rebinding and
+    /// cross-site protection).
+    #[error("forbidden_origin")]
+    ForbiddenOrigin,
+    /// A header runread never accepts (credentials, cookies, proxy forwarding).
+    #[error("forbidden_header")]
+    ForbiddenHeader,
+    /// The request body is larger than the limit.
+    #[error("body_too_large")]
+    BodyTooLarge,
+    /// The request body did not arrive within the deadline.
+    #[error("body_timeout")]
+    BodyTimeout,
+    /// Too many requests in flight; retry after the indicated time.
+    #[error("busy")]
+    Busy,
     /// No artifact with this id and version is registered for this target.
     #[error("no_such_artifact")]
     NoSuchArtifact,
@@ -62,7 +78,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::MissingKey,
         ErrorCode::DuplicateKey,
         ErrorCode::InvalidKey,
@@ -75,6 +91,11 @@ impl ErrorCode {
         ErrorCode::TargetStale,
         ErrorCode::TargetChanged,
         ErrorCode::UnknownTool,
+        ErrorCode::ForbiddenOrigin,
+        ErrorCode::ForbiddenHeader,
+        ErrorCode::BodyTooLarge,
+        ErrorCode::BodyTimeout,
+        ErrorCode::Busy,
         ErrorCode::NoSuchArtifact,
         ErrorCode::ArtifactChanged,
         ErrorCode::ArtifactContainsSecret,
@@ -96,6 +117,11 @@ impl ErrorCode {
             ErrorCode::TargetStale => "target_stale",
             ErrorCode::TargetChanged => "target_changed",
             ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::ForbiddenOrigin => "forbidden_origin",
+            ErrorCode::ForbiddenHeader => "forbidden_header",
+            ErrorCode::BodyTooLarge => "body_too_large",
+            ErrorCode::BodyTimeout => "body_timeout",
+            ErrorCode::Busy => "busy",
             ErrorCode::NoSuchArtifact => "no_such_artifact",
             ErrorCode::ArtifactChanged => "artifact_changed",
             ErrorCode::ArtifactContainsSecret => "artifact_contains_secret",
@@ -121,6 +147,11 @@ impl ErrorCode {
             }
             ErrorCode::TargetChanged => "the target changed while being read; nothing was returned",
             ErrorCode::UnknownTool => "no such tool",
+            ErrorCode::ForbiddenOrigin => "this connection, host or origin is not allowed",
+            ErrorCode::ForbiddenHeader => "a header runread never accepts was sent",
+            ErrorCode::BodyTooLarge => "the request body is too large",
+            ErrorCode::BodyTimeout => "the request body did not arrive in time",
+            ErrorCode::Busy => "too many requests in flight; retry later",
             ErrorCode::NoSuchArtifact => "no artifact with this id and version is registered for this target",
             ErrorCode::ArtifactChanged => "the artifact changed since it was registered; nothing was returned",
             ErrorCode::ArtifactContainsSecret => "the artifact contains a known secret and is refused",
@@ -138,9 +169,11 @@ impl ErrorCode {
     pub fn http_status(self) -> u16 {
         match self {
             // 403, not 401: a 401 makes some clients start an OAuth flow runread does not offer.
-            ErrorCode::MissingKey | ErrorCode::InvalidKey => 403,
-            ErrorCode::DuplicateKey | ErrorCode::InvalidArguments => 400,
-            ErrorCode::Unavailable => 503,
+            ErrorCode::MissingKey | ErrorCode::InvalidKey | ErrorCode::ForbiddenOrigin => 403,
+            ErrorCode::DuplicateKey | ErrorCode::InvalidArguments | ErrorCode::ForbiddenHeader => 400,
+            ErrorCode::BodyTooLarge => 413,
+            ErrorCode::BodyTimeout => 408,
+            ErrorCode::Busy | ErrorCode::Unavailable => 503,
             _ => 403,
         }
     }

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod client;
+pub mod guards;
 pub mod server;
 
 /// The only protocol version served.

@@ -185,8 +185,13 @@ pub struct ServeConfig {
     pub listen: SocketAddr,
 }
 
-/// The axum router: `/mcp` behind the key layer.
+/// The axum router: `/mcp` behind the transport guards and the key layer.
 pub fn router(service: Arc<Service>, listen: SocketAddr) -> axum::Router {
+    router_with(service, listen, crate::guards::Allowed::default())
+}
+
+/// [`router`] with extra allowed hosts and origins.
+pub fn router_with(service: Arc<Service>, listen: SocketAddr, allowed: crate::guards::Allowed) -> axum::Router {
     let handler = RunreadHandler {
         service: service.clone(),
     };
@@ -212,9 +217,16 @@ pub fn router(service: Arc<Service>, listen: SocketAddr) -> axum::Router {
         Arc::new(NeverSessionManager::default()),
         config,
     );
+    let allowed = Arc::new(allowed);
+    use crate::guards;
     axum::Router::new()
         .nest_service(MCP_PATH, mcp)
         .layer(axum::middleware::from_fn_with_state(service, key_layer))
+        .layer(axum::middleware::from_fn(guards::body))
+        .layer(axum::middleware::from_fn(guards::forbidden_headers))
+        .layer(axum::middleware::from_fn_with_state(allowed.clone(), guards::origin_and_fetch_metadata))
+        .layer(axum::middleware::from_fn_with_state(allowed, guards::peer_and_host))
+        .layer(axum::middleware::from_fn_with_state(guards::in_flight_permits(), guards::in_flight))
 }
 
 /// Binds `listen` and serves until `shutdown` resolves. Returns the bound address first through

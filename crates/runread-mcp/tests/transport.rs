@@ -1,0 +1,159 @@
+//! The transport guards over real sockets: hosts, origins, forbidden headers, body size and
+//! deadline, and the in-flight cap — each refusal with its status, fixed code and no content.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use runread_core::Feature;
+use runread_core::limits::{HTTP_BODY_MAX_BYTES, HTTP_MAX_IN_FLIGHT};
+use runread_service::{Config, Service};
+use runread_store::Store;
+use runread_testkit::Env;
+
+struct Server {
+    addr: SocketAddr,
+    key: String,
+    _env: Env,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn start() -> Server {
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let run = env.store.runs().unwrap().into_iter().next().unwrap();
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant(&*env.store, &*env.keys(), &run.target.run_id, None, vec![Feature::FinalAnswer], now + 600_000, "t", now)
+        .unwrap();
+    let service = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    rt.spawn(runread_mcp::server::serve(service, "127.0.0.1:0".parse().unwrap(), move |a| tx.send(a).unwrap(), std::future::pending()));
+    let addr = rx.recv().unwrap();
+    Server { addr, key: g.key, _env: env, _rt: rt }
+}
+
+const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+
+/// Sends a raw request; returns (status, body).
+fn raw(s: &Server, extra_headers: &str, body: &str) -> (u16, String) {
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let host = if extra_headers.to_ascii_lowercase().contains("host:") { String::new() } else { format!("Host: 127.0.0.1:{}\r\n", s.addr.port()) };
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\n{host}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nx-runread-key: {}\r\n{extra_headers}\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        s.key,
+        body.len()
+    );
+    c.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = c.read_to_string(&mut out);
+    let status = out.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = out.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+fn code(body: &str) -> String {
+    // Bodies may be chunked; find the fixed code in the JSON-RPC error.
+    body.split("\"code\":\"").nth(1).and_then(|r| r.split('"').next()).unwrap_or("").to_owned()
+}
+
+#[test]
+fn a_clean_request_passes_every_guard() {
+    let s = start();
+    let (status, body) = raw(&s, "", DISCOVER);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("2026-07-28"));
+}
+
+#[test]
+fn foreign_hosts_origins_and_cross_site_requests_are_refused() {
+    let s = start();
+    for headers in [
+        "Host: evil.example\r\n".to_string(),
+        format!("Host: 127.0.0.1:{0}\r\nHost: 127.0.0.1:{0}\r\n", s.addr.port()),
+        "Host: 127.0.0.1.evil.example\r\n".to_string(),
+        "Origin: http://evil.example\r\n".to_string(),
+        "Origin: null\r\n".to_string(),
+        "Sec-Fetch-Site: cross-site\r\n".to_string(),
+        "Sec-Fetch-Mode: no-cors\r\n".to_string(),
+    ] {
+        let (status, body) = raw(&s, &headers, DISCOVER);
+        assert_eq!((status, code(&body).as_str()), (403, "forbidden_origin"), "{headers:?}: {body}");
+        assert!(!body.contains(&s.key));
+    }
+}
+
+#[test]
+fn credential_and_proxy_headers_are_refused() {
+    let s = start();
+    for h in ["Authorization: Bearer x", "Cookie: a=b", "Forwarded: for=1.2.3.4", "X-Forwarded-For: 1.2.3.4", "X-Real-IP: 1.2.3.4", "Via: 1.1 proxy", "Proxy-Authorization: x"] {
+        let (status, body) = raw(&s, &format!("{h}\r\n"), DISCOVER);
+        assert_eq!((status, code(&body).as_str()), (400, "forbidden_header"), "{h}: {body}");
+    }
+}
+
+#[test]
+fn body_limit_holds_at_n_and_refuses_n_plus_one() {
+    let s = start();
+    // Pad a valid JSON-RPC body with whitespace to exactly N bytes, then N + 1.
+    let pad = HTTP_BODY_MAX_BYTES - DISCOVER.len();
+    let at_limit = format!("{DISCOVER}{}", " ".repeat(pad));
+    assert_eq!(at_limit.len(), HTTP_BODY_MAX_BYTES);
+    let (status, body) = raw(&s, "", &at_limit);
+    assert_eq!(status, 200, "{body}");
+    let over = format!("{at_limit} ");
+    let (status, body) = raw(&s, "", &over);
+    assert_eq!((status, code(&body).as_str()), (413, "body_too_large"));
+}
+
+#[test]
+fn a_slow_body_is_cut_off_at_the_deadline() {
+    let s = start();
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nx-runread-key: {}\r\nContent-Length: 100\r\n\r\n{{\"json",
+        s.addr.port(),
+        s.key
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = c.read_to_string(&mut out);
+    assert!(out.starts_with("HTTP/1.1 408"), "{out}");
+    assert_eq!(code(&out), "body_timeout");
+}
+
+#[test]
+fn requests_beyond_the_in_flight_cap_are_refused_at_once_not_queued() {
+    let s = start();
+    // Hold the cap with requests whose bodies never finish.
+    let holders: Vec<TcpStream> = (0..HTTP_MAX_IN_FLIGHT)
+        .map(|_| {
+            let mut c = TcpStream::connect(s.addr).unwrap();
+            let head = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nx-runread-key: {}\r\nContent-Length: 100\r\n\r\n{{", s.addr.port(), s.key);
+            c.write_all(head.as_bytes()).unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nx-runread-key: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{DISCOVER}",
+        s.addr.port(),
+        s.key,
+        DISCOVER.len()
+    );
+    c.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = c.read_to_string(&mut out);
+    assert!(out.starts_with("HTTP/1.1 503"), "{out}");
+    assert!(out.to_ascii_lowercase().contains("retry-after: 1"));
+    assert_eq!(code(&out), "busy");
+    drop(holders);
+}
