@@ -48,6 +48,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FIXTURES = REPO / "fixtures" / "pi"
 READER = HERE / "read_final_answer.py"
+HISTORY_READER = HERE / "read_history.py"
+ARTIFACT_READER = HERE / "read_artifact.py"
 REQUIREMENTS = HERE / "requirements.txt"
 
 NODE_VERSION = "22.23.3"  # npm package `node` (a 22.x >= 22.19, the Inspector's engines floor)
@@ -60,6 +62,27 @@ SDK_LIMITS: list[int | None] = [None, 4, 1000, 8192]
 INSPECTOR_LIMIT = 4096
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 BLOCK_SUFFIX = "\n</tool_result>"
+
+# secrets-history (fixtures/pi/README.md): known secrets, what history must never show, and how it masks.
+SECRETS = {"openai-test": "sk-runread-TEST-0123456789abcdef", "github-test": "ghp_RUNREADtestTOKEN000000000000"}
+REDACTED = "[redacted]"
+THINKING_MARK = "The user wants a configuration check"
+TOOL_ARG_MARK = "cat config/settings.env"
+HISTORY_LIMITS = [1, 2, 3, 7, 100]
+ALL_FEATURES = "final_answer,history,aggregate,metadata,artifacts,status"
+HISTORY_EVENT_MAX_BYTES = 8192  # runread_core::limits::HISTORY_EVENT_MAX_BYTES
+ARTIFACT_BYTES = 8 * 1024 * 1024
+ARTIFACT_CHUNK = 32768  # read_artifact's default (and largest) limit
+ALL_TOOLS = sorted([
+    "list_granted_targets", "read_final_answer", "get_run", "read_history", "read_work_state",
+    "read_target_metadata", "list_artifacts", "read_artifact",
+])
+# the label of each tool's text block (runread: agent content is untrusted, its own projections medium)
+TRUST_LABEL = {
+    "read_final_answer": "untrusted", "read_history": "untrusted", "read_artifact": "untrusted",
+    "list_granted_targets": "medium", "list_artifacts": "medium", "get_run": "medium",
+    "read_work_state": "medium", "read_target_metadata": "medium",
+}
 
 
 class Fatal(Exception):
@@ -254,6 +277,77 @@ def final_answers(path: Path) -> dict[str, str | None]:
     return runs
 
 
+def message_text(msg: dict[str, Any]) -> str:
+    content = msg.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+def history_oracle(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Independent oracle for read_history: per run (keyed by the id of its user message), the
+    messages of the active branch (from the last entry back through parentId), in order, with
+    role, toolName, toolCalls (names), the text (text blocks joined with "\n") and ``hidden``: what
+    must never be shown (thinking blocks, tool-call commands)."""
+    entries = [json.loads(raw) for raw in path.read_bytes().splitlines()[1:] if raw.strip()]
+    by_id = {e["id"]: e for e in entries if "id" in e}
+    branch: list[dict[str, Any]] = []
+    cur = entries[-1].get("id")
+    while cur is not None:
+        branch.append(by_id[cur])
+        cur = by_id[cur].get("parentId")
+    branch.reverse()
+    runs: dict[str, list[dict[str, Any]]] = {}
+    current = None
+    for e in branch:
+        if e.get("type") != "message":
+            continue
+        msg = e["message"]
+        blocks = [b for b in msg.get("content") or [] if isinstance(b, dict)] if isinstance(msg.get("content"), list) else []
+        if msg.get("role") == "user":
+            current = e["id"]
+            runs[current] = []
+        if current is None:
+            continue
+        calls = [b for b in blocks if b.get("type") == "toolCall"]
+        runs[current].append({
+            "entryId": e["id"],
+            "role": msg.get("role"),
+            "toolName": msg.get("toolName") if msg.get("role") == "toolResult" else None,
+            "toolCalls": [b.get("name") for b in calls],
+            "text": message_text(msg),
+            "hidden": [b["thinking"] for b in blocks if b.get("type") == "thinking" and b.get("thinking")]
+            + [str(b["arguments"]["command"]) for b in calls if isinstance(b.get("arguments"), dict) and "command" in b["arguments"]],
+        })
+    return runs
+
+
+def mask(text: str) -> str:
+    for secret in SECRETS.values():
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def secret_leak(text: str) -> str | None:
+    """A known secret, or a 16-byte piece of one, in text."""
+    for name, secret in SECRETS.items():
+        if secret in text:
+            return f"secret {name}"
+        for i in range(len(secret) - 15):
+            if secret[i : i + 16] in text:
+                return f"a piece of secret {name} ({secret[i:i + 16][:4]}…)"
+    return None
+
+
+def secret_prefix_at_end(text: str) -> str | None:
+    """A proper prefix (4+ bytes) of a known secret at the very end of text."""
+    for name, secret in SECRETS.items():
+        for k in range(len(secret) - 1, 3, -1):
+            if text.endswith(secret[:k]):
+                return f"{k}-byte prefix of secret {name}"
+    return None
+
+
 def place_session(src: Path, pi_dir: Path, cwd: Path) -> tuple[str, Path]:
     """Copy src into pi_dir/sessions with only the header's cwd replaced; mtime 60 s ago."""
     data = src.read_bytes()
@@ -282,10 +376,11 @@ class Runread:
         self.home = home
         self.env = dict(os.environ, RUNREAD_HOME=str(home))
 
-    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        stdin = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
         return subprocess.run(
             [str(self.binary), "--home", str(self.home), *args],
-            capture_output=True, text=True, env=self.env, stdin=subprocess.DEVNULL, timeout=timeout,
+            capture_output=True, text=True, env=self.env, timeout=timeout, **stdin,
         )
 
     def ok(self, *args: str) -> str:
@@ -549,7 +644,7 @@ class Suite:
         ws = tmp / "workspace"
         pi = tmp / "pi"
         sessions: dict[str, str] = {}
-        for name in ("sample", "multi-run"):
+        for name in ("sample", "multi-run", "secrets-history"):
             src = fixture_session(name)
             cwd = ws / name
             cwd.mkdir(parents=True)
@@ -558,7 +653,13 @@ class Suite:
             for run_id, text in final_answers(src).items():
                 if text is not None:
                     self.answers[run_id] = text.encode("utf-8")
+        self.ws = ws
+        self.sh_src = fixture_session("secrets-history")
+        self.oracle = history_oracle(self.sh_src)
+        res.check("fixture secrets-history: oracle", self.check_oracle)
         rr = Runread(opts.runread, home)
+        self.rr = rr
+        res.check("runread secret add (both known secrets, before serve)", self.add_secrets)
         rr.ok("workspace", "add", str(ws))
         rr.ok("ingest", "--pi", str(pi))
         runs = json.loads(rr.ok("runs", "--json"))
@@ -590,9 +691,9 @@ class Suite:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/mcp"
 
-        def grant(run: dict[str, Any], label: str) -> dict[str, Any]:
+        def grant(run: dict[str, Any], label: str, features: str = "final_answer") -> dict[str, Any]:
             t = run["target"]
-            out = rr.ok("grant", "--run", t["runId"], "--session", t["sessionId"], "--features", "final_answer",
+            out = rr.ok("grant", "--run", t["runId"], "--session", t["sessionId"], "--features", features,
                         "--expires", "15m", "--to", label, "--url", self.url, "--json")
             g = json.loads(out)
             if not KEY_RE.fullmatch(g.get("key", "")) or g.get("target") != t or not g.get("grantId"):
@@ -601,15 +702,24 @@ class Suite:
             key_file.write_text(g["key"] + "\n")
             key_file.chmod(0o600)
             g["keyFile"] = key_file
+            g["featureList"] = features.split(",")
             return g
 
         g_sample = grant(sample_run, "outside-sample")
         g_multi = grant(multi_run, "outside-multi")
+        self.sh_runs = [next(r for r in runs if r["target"]["runId"] == run_id) for run_id in self.oracle]
+        if len(self.sh_runs) != 2 or any(r["target"]["sessionId"] != sessions["secrets-history"] for r in self.sh_runs):
+            raise Fatal(f"secrets-history runs {[r['target'] for r in self.sh_runs]} unexpected")
+        self.g_hist = [grant(r, f"outside-history-{i + 1}", "history") for i, r in enumerate(self.sh_runs)]
+        self.g_all = grant(self.sh_runs[0], "outside-all", ALL_FEATURES)
+        all_keys = [g["key"] for g in (g_sample, g_multi, *self.g_hist, self.g_all)]
         res.record(
             "setup: workspace, ingest, grants",
-            g_sample["key"] != g_multi["key"],
+            len(set(all_keys)) == len(all_keys),
             f"sample run {g_sample['target']['runId']} ({SAMPLE_BYTES} B), multi-run run {g_multi['target']['runId']} "
-            f"({len(self.answers[g_multi['target']['runId']])} B), separate keys",
+            f"({len(self.answers[g_multi['target']['runId']])} B), secrets-history runs "
+            f"{[g['target']['runId'] for g in self.g_hist]} (history, one key each) and "
+            f"{self.g_all['target']['runId']} ({ALL_FEATURES}), {len(all_keys)} separate keys",
         )
 
         # 3. serve
@@ -693,6 +803,18 @@ class Suite:
             ensure(self.server.poll() is None, f"runread serve exited {self.server.returncode}: {tail(log.read_bytes())}")
             return f"{self.inspector_calls} Inspector invocations in all"
 
+        # 7.-10. secrets-history: history, tools per grant, artifacts, work state / metadata / get_run
+        self.history_checks()
+        self.tools_checks()
+        self.artifact_checks()
+        self.state_checks()
+
+        def check_log() -> str:
+            leak = secret_leak(log.read_text(encoding="utf-8", errors="replace"))
+            ensure(leak is None, f"serve.log contains {leak}")
+            return f"{log.stat().st_size} bytes, no known secret"
+
+        res.check("serve.log holds no known secret", check_log)
         res.check("runread serve still running", check_server_alive)
 
 

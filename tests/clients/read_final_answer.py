@@ -22,16 +22,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
 import sys
-from typing import Any
+from typing import Any, AsyncIterator
 
 MODERN_VERSION = "2026-07-28"
 BLOCK_PREFIX = '<tool_result tool="{tool}" trust="{trust}">\n'
-# runread's trust level per tool: content written by an agent is untrusted; runread's own listing is medium.
-TRUST = {"read_final_answer": "untrusted", "list_granted_targets": "medium"}
+# runread's trust label per tool (as observed): content written by an agent or its tools is untrusted;
+# runread's own listings and projections are medium. read_history.py and read_artifact.py import this.
+TRUST = {
+    "read_final_answer": "untrusted",
+    "read_history": "untrusted",
+    "read_artifact": "untrusted",
+    "list_granted_targets": "medium",
+    "list_artifacts": "medium",
+    "get_run": "medium",
+    "read_work_state": "medium",
+    "read_target_metadata": "medium",
+}
 BLOCK_SUFFIX = "\n</tool_result>"
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 MAX_CHUNKS = 100_000
@@ -93,7 +104,12 @@ def structured(tool: str, result: Any) -> dict[str, Any]:
     return sc
 
 
-async def run(opts: argparse.Namespace) -> dict[str, Any]:
+@contextlib.asynccontextmanager
+async def connect(opts: argparse.Namespace, client_name: str) -> AsyncIterator[Any]:
+    """An MCP Client on opts.url with the key from opts.key_file, in opts.mode ("auto"/"pinned").
+
+    Checks that 2026-07-28 was negotiated. Shared by read_history.py and read_artifact.py.
+    """
     # Imported here so `--help` works without the SDK installed.
     import httpx2
     from mcp import Client, Implementation
@@ -117,117 +133,129 @@ async def run(opts: argparse.Namespace) -> dict[str, Any]:
     )
     transport = streamable_http_client(opts.url, http_client=http, terminate_on_close=False)
     mode = "auto" if opts.mode == "auto" else MODERN_VERSION
-    summary: dict[str, Any] = {}
     async with http:
         client_cm = Client(
             transport,
             mode=mode,
             read_timeout_seconds=opts.timeout,
-            client_info=Implementation(name="runread-read-final-answer", version="1"),
+            client_info=Implementation(name=client_name, version="1"),
         )
         async with client_cm as client:
             if client.protocol_version != MODERN_VERSION:
                 fail(f"negotiated protocol version {client.protocol_version!r}, expected {MODERN_VERSION!r}")
+            yield client
 
-            tools = await client.list_tools()
-            names = {t.name for t in tools.tools}
-            for needed in ("list_granted_targets", "read_final_answer"):
-                if needed not in names:
-                    fail(f"tools/list does not list {needed!r} (got {sorted(names)})")
 
-            res = await client.call_tool("list_granted_targets", {})
-            sc = structured("list_granted_targets", res)
-            check_block("list_granted_targets", res)
-            targets = sc.get("targets")
-            if not isinstance(targets, list):
-                fail("list_granted_targets: structuredContent.targets is not a list")
-            chosen = next(
-                (
-                    t
-                    for t in targets
-                    if isinstance(t, dict)
-                    and isinstance(t.get("target"), dict)
-                    and "final_answer" in (t.get("features") or [])
-                ),
-                None,
-            )
-            if chosen is None:
-                fail(f"no granted target has feature 'final_answer' ({len(targets)} targets listed)")
-            target = chosen["target"]
+async def require_tools(client: Any, *needed: str) -> list[str]:
+    tools = await client.list_tools()
+    names = sorted(t.name for t in tools.tools)
+    for n in needed:
+        if n not in names:
+            fail(f"tools/list does not list {n!r} (got {names})")
+    return names
 
-            parts: list[bytes] = []
-            running = 0
-            chunks = 0
-            cursor: str | None = None
-            first: dict[str, Any] | None = None
-            seen_cursors: set[str] = set()
-            while True:
-                args: dict[str, Any] = {"target": target}
-                if cursor is not None:
-                    args["cursor"] = cursor
-                if opts.limit is not None:
-                    args["limit"] = opts.limit
-                res = await client.call_tool("read_final_answer", args)
-                sc = structured("read_final_answer", res)
-                where = f"read_final_answer chunk {chunks}"
-                payload = check_block("read_final_answer", res)
-                if payload != sc:
-                    fail(f"{where}: JSON in the text block differs from structuredContent")
-                check_trust(where, sc)
-                if sc.get("readable") is not True:
-                    fail(f"{where}: answer not readable (state={sc.get('state')!r}, readable={sc.get('readable')!r})")
-                text = sc.get("text")
-                if not isinstance(text, str):
-                    fail(f"{where}: text is not a string")
-                raw = text.encode("utf-8")
-                if sc.get("byteOffset") != running:
-                    fail(f"{where}: byteOffset {sc.get('byteOffset')!r} != running length {running}")
-                if "bytes" in sc and sc["bytes"] != len(raw):
-                    fail(f"{where}: bytes {sc['bytes']!r} != UTF-8 length of text {len(raw)}")
-                if first is None:
-                    first = sc
-                    for f in ("sha256", "totalBytes"):
-                        if f not in sc:
-                            fail(f"{where}: missing {f}")
-                else:
-                    for f in ("sha256", "totalBytes", "version"):
-                        if sc.get(f) != first.get(f):
-                            fail(f"{where}: {f} changed between chunks ({first.get(f)!r} -> {sc.get(f)!r})")
-                parts.append(raw)
-                running += len(raw)
-                chunks += 1
-                if sc.get("eof") is True:
-                    break
-                cursor = sc.get("nextCursor")
-                if not isinstance(cursor, str) or not cursor:
-                    fail(f"{where}: eof is false but nextCursor is {cursor!r}")
-                if cursor in seen_cursors:
-                    fail(f"{where}: nextCursor repeats {cursor!r}")
-                seen_cursors.add(cursor)
-                if not raw:
-                    fail(f"{where}: empty chunk before eof")
-                if chunks >= MAX_CHUNKS:
-                    fail(f"more than {MAX_CHUNKS} chunks without eof")
 
-            assert first is not None
-            answer = b"".join(parts)
-            if len(answer) != first["totalBytes"]:
-                fail(f"answer is {len(answer)} bytes, totalBytes says {first['totalBytes']}")
-            digest = hashlib.sha256(answer).hexdigest()
-            if digest != first["sha256"]:
-                fail(f"sha256 mismatch: computed {digest}, server says {first['sha256']}")
-            if opts.out:
-                with open(opts.out, "wb") as f:
-                    f.write(answer)
-            summary = {
-                "sha256": digest,
-                "totalBytes": len(answer),
-                "chunks": chunks,
-                "ok": True,
-                "protocolVersion": client.protocol_version,
-                "target": target,
-                "version": first.get("version"),
-            }
+async def pick_target(client: Any, feature: str, run_id: str | None = None) -> dict[str, Any]:
+    """list_granted_targets (block checked, trust medium), then the first target granting feature."""
+    res = await client.call_tool("list_granted_targets", {})
+    sc = structured("list_granted_targets", res)
+    if check_block("list_granted_targets", res) != sc:
+        fail("list_granted_targets: JSON in the text block differs from structuredContent")
+    check_trust("list_granted_targets", sc)
+    targets = sc.get("targets")
+    if not isinstance(targets, list):
+        fail("list_granted_targets: structuredContent.targets is not a list")
+    for t in targets:
+        if (
+            isinstance(t, dict)
+            and isinstance(t.get("target"), dict)
+            and feature in (t.get("features") or [])
+            and (run_id is None or t["target"].get("runId") == run_id)
+        ):
+            return t["target"]
+    fail(f"no granted target has feature {feature!r}" + (f" and runId {run_id!r}" if run_id else "") + f" ({len(targets)} targets listed)")
+    raise AssertionError("unreachable")
+
+
+async def run(opts: argparse.Namespace) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    async with connect(opts, "runread-read-final-answer") as client:
+        await require_tools(client, "list_granted_targets", "read_final_answer")
+        target = await pick_target(client, "final_answer")
+
+        parts: list[bytes] = []
+        running = 0
+        chunks = 0
+        cursor: str | None = None
+        first: dict[str, Any] | None = None
+        seen_cursors: set[str] = set()
+        while True:
+            args: dict[str, Any] = {"target": target}
+            if cursor is not None:
+                args["cursor"] = cursor
+            if opts.limit is not None:
+                args["limit"] = opts.limit
+            res = await client.call_tool("read_final_answer", args)
+            sc = structured("read_final_answer", res)
+            where = f"read_final_answer chunk {chunks}"
+            payload = check_block("read_final_answer", res)
+            if payload != sc:
+                fail(f"{where}: JSON in the text block differs from structuredContent")
+            check_trust(where, sc)
+            if sc.get("readable") is not True:
+                fail(f"{where}: answer not readable (state={sc.get('state')!r}, readable={sc.get('readable')!r})")
+            text = sc.get("text")
+            if not isinstance(text, str):
+                fail(f"{where}: text is not a string")
+            raw = text.encode("utf-8")
+            if sc.get("byteOffset") != running:
+                fail(f"{where}: byteOffset {sc.get('byteOffset')!r} != running length {running}")
+            if "bytes" in sc and sc["bytes"] != len(raw):
+                fail(f"{where}: bytes {sc['bytes']!r} != UTF-8 length of text {len(raw)}")
+            if first is None:
+                first = sc
+                for f in ("sha256", "totalBytes"):
+                    if f not in sc:
+                        fail(f"{where}: missing {f}")
+            else:
+                for f in ("sha256", "totalBytes", "version"):
+                    if sc.get(f) != first.get(f):
+                        fail(f"{where}: {f} changed between chunks ({first.get(f)!r} -> {sc.get(f)!r})")
+            parts.append(raw)
+            running += len(raw)
+            chunks += 1
+            if sc.get("eof") is True:
+                break
+            cursor = sc.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                fail(f"{where}: eof is false but nextCursor is {cursor!r}")
+            if cursor in seen_cursors:
+                fail(f"{where}: nextCursor repeats {cursor!r}")
+            seen_cursors.add(cursor)
+            if not raw:
+                fail(f"{where}: empty chunk before eof")
+            if chunks >= MAX_CHUNKS:
+                fail(f"more than {MAX_CHUNKS} chunks without eof")
+
+        assert first is not None
+        answer = b"".join(parts)
+        if len(answer) != first["totalBytes"]:
+            fail(f"answer is {len(answer)} bytes, totalBytes says {first['totalBytes']}")
+        digest = hashlib.sha256(answer).hexdigest()
+        if digest != first["sha256"]:
+            fail(f"sha256 mismatch: computed {digest}, server says {first['sha256']}")
+        if opts.out:
+            with open(opts.out, "wb") as f:
+                f.write(answer)
+        summary = {
+            "sha256": digest,
+            "totalBytes": len(answer),
+            "chunks": chunks,
+            "ok": True,
+            "protocolVersion": client.protocol_version,
+            "target": target,
+            "version": first.get("version"),
+        }
     return summary
 
 

@@ -32,23 +32,52 @@ fn setup(in_memory: bool) -> Setup {
     std::fs::create_dir_all(&ws).expect("mkdir");
     std::fs::create_dir_all(&sessions).expect("mkdir");
     let ws = std::fs::canonicalize(ws).expect("canonical");
-    let db = if in_memory { Path::new(":memory:").to_path_buf() } else { dir.path().join("runread.db") };
+    let db = if in_memory {
+        Path::new(":memory:").to_path_buf()
+    } else {
+        dir.path().join("runread.db")
+    };
     let store = Arc::new(SqliteStore::open(&db).expect("store"));
-    store.add_workspace(ws.to_str().expect("utf-8"), "bench", 1).expect("workspace");
+    store
+        .add_workspace(ws.to_str().expect("utf-8"), "bench", 1)
+        .expect("workspace");
     let src = runread_testkit::fixture_session("sample");
-    let bytes = runread_testkit::relocated(&std::fs::read(src).expect("fixture"), ws.to_str().expect("utf-8"));
+    let bytes = runread_testkit::relocated(
+        &std::fs::read(src).expect("fixture"),
+        ws.to_str().expect("utf-8"),
+    );
     let path = sessions.join("s.jsonl");
     std::fs::write(&path, bytes).expect("write");
     runread_testkit::set_age(&path, Duration::from_secs(60));
-    runread_ingest::ingest_dir(&*store, &sessions, runread_core::timefmt::now_ms(), |_| {}).expect("ingest");
-    let run = store.runs().expect("runs").into_iter().max_by_key(|r| r.run.final_bytes).expect("a run");
+    runread_ingest::ingest_dir(&*store, &sessions, runread_core::timefmt::now_ms(), |_| {})
+        .expect("ingest");
+    let run = store
+        .runs()
+        .expect("runs")
+        .into_iter()
+        .max_by_key(|r| r.run.final_bytes)
+        .expect("a run");
     let now = runread_core::timefmt::now_ms();
     let keys = Arc::new(runread_gate::keys::FileKeys::open(dir.path()).expect("keys"));
-    let g = runread_service::owner::grant(&*store, &*keys, &run.target.run_id, None, vec![Feature::FinalAnswer], now + 3_600_000, "bench", now)
-        .expect("grant");
+    let g = runread_service::owner::grant(
+        &*store,
+        &*keys,
+        &run.target.run_id,
+        None,
+        vec![Feature::FinalAnswer],
+        now + 3_600_000,
+        "bench",
+        now,
+    )
+    .expect("grant");
     let svc = Arc::new(Service::new(store, keys, Config::default()).expect("service"));
     let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).expect("key"));
-    Setup { _dir: dir, svc, ctx, target: serde_json::to_value(&g.grant.target).expect("json") }
+    Setup {
+        _dir: dir,
+        svc,
+        ctx,
+        target: serde_json::to_value(&g.grant.target).expect("json"),
+    }
 }
 
 /// Calls per second for `calls` calls spread over `tasks` concurrent tasks.
@@ -62,7 +91,10 @@ fn measure(rt: &tokio::runtime::Runtime, s: &Setup, calls: usize, tasks: usize) 
                 let args = json!({"target": s.target, "limit": 4096});
                 tokio::spawn(async move {
                     for _ in 0..calls / tasks {
-                        let out = svc.call(ctx.clone(), tools::READ_FINAL_ANSWER, args.clone(), None).await.expect("call");
+                        let out = svc
+                            .call(ctx.clone(), tools::READ_FINAL_ANSWER, args.clone(), None)
+                            .await
+                            .expect("call");
                         assert_eq!(out.labeled.structured["readable"], true);
                     }
                 })
@@ -87,8 +119,12 @@ fn gate(calls: usize, rounds: usize) {
     // Warm up both.
     measure(&rt, &durable, 50, 1);
     measure(&rt, &memory, 50, 1);
-    println!("gate cost: read_final_answer through the service, {calls} calls per round, {rounds} rounds, medians");
-    println!("| concurrency | durable start record (calls/s) | in-memory store (calls/s) | ratio | durable µs/call | in-memory µs/call |");
+    println!(
+        "gate cost: read_final_answer through the service, {calls} calls per round, {rounds} rounds, medians"
+    );
+    println!(
+        "| concurrency | durable start record (calls/s) | in-memory store (calls/s) | ratio | durable µs/call | in-memory µs/call |"
+    );
     println!("|---|---|---|---|---|---|");
     for tasks in [1, 4] {
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -97,14 +133,23 @@ fn gate(calls: usize, rounds: usize) {
             b.push(measure(&rt, &memory, calls, tasks));
         }
         let (a, b) = (median(a), median(b));
-        println!("| {tasks} | {a:.0} | {b:.0} | {:.2}× | {:.0} | {:.0} |", a / b, 1e6 / a, 1e6 / b);
+        println!(
+            "| {tasks} | {a:.0} | {b:.0} | {:.2}× | {:.0} | {:.0} |",
+            a / b,
+            1e6 / a,
+            1e6 / b
+        );
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str, default: usize| {
-        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
     };
     match args.get(1).map(String::as_str) {
         Some("gate") => gate(flag("--calls", 2000), flag("--rounds", 5)),

@@ -152,9 +152,15 @@ impl ErrorCode {
             ErrorCode::BodyTooLarge => "the request body is too large",
             ErrorCode::BodyTimeout => "the request body did not arrive in time",
             ErrorCode::Busy => "too many requests in flight; retry later",
-            ErrorCode::NoSuchArtifact => "no artifact with this id and version is registered for this target",
-            ErrorCode::ArtifactChanged => "the artifact changed since it was registered; nothing was returned",
-            ErrorCode::ArtifactContainsSecret => "the artifact contains a known secret and is refused",
+            ErrorCode::NoSuchArtifact => {
+                "no artifact with this id and version is registered for this target"
+            }
+            ErrorCode::ArtifactChanged => {
+                "the artifact changed since it was registered; nothing was returned"
+            }
+            ErrorCode::ArtifactContainsSecret => {
+                "the artifact contains a known secret and is refused"
+            }
             ErrorCode::Timeout => "the read did not finish within its deadline",
             ErrorCode::Unavailable => "runread cannot serve this call right now",
         }
@@ -170,7 +176,9 @@ impl ErrorCode {
         match self {
             // 403, not 401: a 401 makes some clients start an OAuth flow runread does not offer.
             ErrorCode::MissingKey | ErrorCode::InvalidKey | ErrorCode::ForbiddenOrigin => 403,
-            ErrorCode::DuplicateKey | ErrorCode::InvalidArguments | ErrorCode::ForbiddenHeader => 400,
+            ErrorCode::DuplicateKey | ErrorCode::InvalidArguments | ErrorCode::ForbiddenHeader => {
+                400
+            }
             ErrorCode::BodyTooLarge => 413,
             ErrorCode::BodyTimeout => 408,
             ErrorCode::Busy | ErrorCode::Unavailable => 503,

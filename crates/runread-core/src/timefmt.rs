@@ -15,7 +15,8 @@ pub fn now_ms() -> i64 {
 /// RFC 3339 in UTC with exactly three fractional digits, e.g. `2026-11-30T01:02:03.450Z`.
 pub fn rfc3339(ms: i64) -> String {
     let nanos = i128::from(ms) * 1_000_000;
-    let format = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    let format =
+        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
     OffsetDateTime::from_unix_timestamp_nanos(nanos)
         .ok()
         .and_then(|t| t.format(&format).ok())

@@ -66,6 +66,9 @@ pub trait KeyProvider: Send + Sync {
     fn get(&self, key_id: &str) -> Result<OwnedKey, KeyError>;
 }
 
+/// One key of the key file: its id and bytes.
+type KeyEntry = (String, Zeroizing<[u8; 32]>);
+
 /// The file-backed key provider.
 pub struct FileKeys {
     path: PathBuf,
@@ -75,7 +78,10 @@ pub struct FileKeys {
 impl FileKeys {
     /// Opens the key file in `home`, creating it (0600) with a first key if it does not exist.
     pub fn open(home: &Path) -> Result<FileKeys, KeyError> {
-        let keys = FileKeys { path: home.join(KEY_FILE_NAME), live: Arc::new(AtomicUsize::new(0)) };
+        let keys = FileKeys {
+            path: home.join(KEY_FILE_NAME),
+            live: Arc::new(AtomicUsize::new(0)),
+        };
         if !keys.path.exists() {
             keys.write_with_new_key(&[])?;
         }
@@ -95,12 +101,16 @@ impl FileKeys {
     }
 
     /// Every (id, key) in the file, oldest first.
-    fn read_all(&self) -> Result<Vec<(String, Zeroizing<[u8; 32]>)>, KeyError> {
+    fn read_all(&self) -> Result<Vec<KeyEntry>, KeyError> {
         let meta = std::fs::symlink_metadata(&self.path).map_err(|_| KeyError::Unavailable)?;
-        if !meta.file_type().is_file() || meta.permissions().mode() & 0o077 != 0 || meta.len() > KEY_FILE_MAX_BYTES {
+        if !meta.file_type().is_file()
+            || meta.permissions().mode() & 0o077 != 0
+            || meta.len() > KEY_FILE_MAX_BYTES
+        {
             return Err(KeyError::Unavailable);
         }
-        let text = Zeroizing::new(std::fs::read_to_string(&self.path).map_err(|_| KeyError::Unavailable)?);
+        let text =
+            Zeroizing::new(std::fs::read_to_string(&self.path).map_err(|_| KeyError::Unavailable)?);
         let mut out = Vec::new();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let (id, hex_key) = line.split_once(' ').ok_or(KeyError::Unavailable)?;
@@ -114,14 +124,18 @@ impl FileKeys {
         Ok(out)
     }
 
-    fn write_with_new_key(&self, existing: &[(String, Zeroizing<[u8; 32]>)]) -> Result<String, KeyError> {
-        let bytes = Zeroizing::new(runread_core::random_bytes::<32>().map_err(|_| KeyError::Unavailable)?);
+    fn write_with_new_key(
+        &self,
+        existing: &[(String, Zeroizing<[u8; 32]>)],
+    ) -> Result<String, KeyError> {
+        let bytes =
+            Zeroizing::new(runread_core::random_bytes::<32>().map_err(|_| KeyError::Unavailable)?);
         let id = format!("k{}", existing.len() + 1);
         let mut text = Zeroizing::new(String::new());
         for (kid, k) in existing {
-            text.push_str(&format!("{kid} {}\n", hex::encode(&**k)));
+            text.push_str(&format!("{kid} {}\n", hex::encode(**k)));
         }
-        text.push_str(&format!("{id} {}\n", hex::encode(&*bytes)));
+        text.push_str(&format!("{id} {}\n", hex::encode(*bytes)));
         let tmp = self.path.with_extension("tmp");
         let _ = std::fs::remove_file(&tmp);
         let mut f = std::fs::OpenOptions::new()
@@ -130,7 +144,8 @@ impl FileKeys {
             .mode(0o600)
             .open(&tmp)
             .map_err(|_| KeyError::Unavailable)?;
-        f.write_all(text.as_bytes()).map_err(|_| KeyError::Unavailable)?;
+        f.write_all(text.as_bytes())
+            .map_err(|_| KeyError::Unavailable)?;
         f.sync_all().map_err(|_| KeyError::Unavailable)?;
         std::fs::rename(&tmp, &self.path).map_err(|_| KeyError::Unavailable)?;
         if let Some(dir) = self.path.parent() {
@@ -149,7 +164,10 @@ impl KeyProvider for FileKeys {
 
     fn get(&self, key_id: &str) -> Result<OwnedKey, KeyError> {
         let all = self.read_all()?;
-        let (_, k) = all.iter().find(|(id, _)| id == key_id).ok_or(KeyError::Unknown)?;
+        let (_, k) = all
+            .iter()
+            .find(|(id, _)| id == key_id)
+            .ok_or(KeyError::Unknown)?;
         Ok(OwnedKey::new(**k, Some(self.live.clone())))
     }
 }
@@ -162,7 +180,10 @@ mod tests {
     fn key_file_is_created_private_and_rotation_keeps_old_ids() {
         let dir = tempfile::tempdir().unwrap();
         let keys = FileKeys::open(dir.path()).unwrap();
-        let mode = std::fs::metadata(dir.path().join(KEY_FILE_NAME)).unwrap().permissions().mode();
+        let mode = std::fs::metadata(dir.path().join(KEY_FILE_NAME))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
         let (id1, k1) = keys.current().unwrap();
         let first = *k1.bytes();
@@ -182,7 +203,11 @@ mod tests {
     fn a_key_file_readable_by_others_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let keys = FileKeys::open(dir.path()).unwrap();
-        std::fs::set_permissions(dir.path().join(KEY_FILE_NAME), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(
+            dir.path().join(KEY_FILE_NAME),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
         assert_eq!(keys.current().unwrap_err(), KeyError::Unavailable);
     }
 }

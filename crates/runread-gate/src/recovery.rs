@@ -36,9 +36,17 @@ pub fn inspect(meta: &StartMeta, receipts: Vec<Receipt>, registry: &Registry) ->
         tool: meta.tool.clone(),
         created_at_ms: meta.created_at_ms,
         binding_current,
-        effect: if read { "read_only_no_side_effects" } else { "unknown" },
+        effect: if read {
+            "read_only_no_side_effects"
+        } else {
+            "unknown"
+        },
         verdict: if read { "retry_safe" } else { "unknown" },
-        state: if receipts.is_empty() { "interrupted" } else { "completed" },
+        state: if receipts.is_empty() {
+            "interrupted"
+        } else {
+            "completed"
+        },
         receipts,
     }
 }

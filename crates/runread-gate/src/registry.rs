@@ -58,7 +58,12 @@ impl Definition {
 /// made by the service for this call; it is the adapter's only authority.
 pub trait Adapter: Send + Sync + 'static {
     fn definition(&self) -> Definition;
-    fn execute(&self, token: &ExecToken, input: &Value, reader: &(dyn std::any::Any + Send + Sync)) -> Result<Map<String, Value>, ErrorCode>;
+    fn execute(
+        &self,
+        token: &ExecToken,
+        input: &Value,
+        reader: &(dyn std::any::Any + Send + Sync),
+    ) -> Result<Map<String, Value>, ErrorCode>;
 }
 
 /// The effect a binding may have. runread's adapters only read.
@@ -90,7 +95,11 @@ pub struct Binding {
 #[derive(Debug, PartialEq, Eq)]
 pub enum RegistryError {
     /// A tool's definition no longer matches the digest pinned for it.
-    DigestDrift { tool: &'static str, expected: String, actual: String },
+    DigestDrift {
+        tool: &'static str,
+        expected: String,
+        actual: String,
+    },
     /// An adapter without a pinned digest, or a pinned digest without an adapter.
     Unpinned(&'static str),
     Duplicate(&'static str),
@@ -103,13 +112,25 @@ pub enum RegistryError {
 impl std::fmt::Display for RegistryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RegistryError::DigestDrift { tool, expected, actual } => {
-                write!(f, "binding {tool}: definition digest {actual} does not match the pinned {expected}")
+            RegistryError::DigestDrift {
+                tool,
+                expected,
+                actual,
+            } => {
+                write!(
+                    f,
+                    "binding {tool}: definition digest {actual} does not match the pinned {expected}"
+                )
             }
-            RegistryError::Unpinned(t) => write!(f, "binding {t}: no pinned digest (or no adapter)"),
+            RegistryError::Unpinned(t) => {
+                write!(f, "binding {t}: no pinned digest (or no adapter)")
+            }
             RegistryError::Duplicate(t) => write!(f, "binding {t}: defined twice"),
             RegistryError::TooMany => write!(f, "more than {REGISTRY_MAX_BINDINGS} bindings"),
-            RegistryError::Deadline(t) => write!(f, "binding {t}: deadline longer than {ADAPTER_DEADLINE_MAX:?}"),
+            RegistryError::Deadline(t) => write!(
+                f,
+                "binding {t}: deadline longer than {ADAPTER_DEADLINE_MAX:?}"
+            ),
             RegistryError::Schema(t) => write!(f, "binding {t}: schema does not compile"),
         }
     }
@@ -122,23 +143,36 @@ pub struct Registry {
 
 impl Registry {
     /// Builds the registry from `adapters`, each checked against `pinned` (tool → digest).
-    pub fn build(adapters: Vec<Arc<dyn Adapter>>, pinned: &[(&'static str, &'static str)]) -> Result<Registry, RegistryError> {
+    pub fn build(
+        adapters: Vec<Arc<dyn Adapter>>,
+        pinned: &[(&'static str, &'static str)],
+    ) -> Result<Registry, RegistryError> {
         if adapters.len() > REGISTRY_MAX_BINDINGS {
             return Err(RegistryError::TooMany);
         }
         let mut bindings = BTreeMap::new();
         for adapter in adapters {
             let def = adapter.definition();
-            let expected = pinned.iter().find(|(t, _)| *t == def.name).map(|(_, d)| *d).ok_or(RegistryError::Unpinned(def.name))?;
+            let expected = pinned
+                .iter()
+                .find(|(t, _)| *t == def.name)
+                .map(|(_, d)| *d)
+                .ok_or(RegistryError::Unpinned(def.name))?;
             let actual = def.digest();
             if actual != expected {
-                return Err(RegistryError::DigestDrift { tool: def.name, expected: expected.to_owned(), actual });
+                return Err(RegistryError::DigestDrift {
+                    tool: def.name,
+                    expected: expected.to_owned(),
+                    actual,
+                });
             }
             if def.timeout > ADAPTER_DEADLINE_MAX {
                 return Err(RegistryError::Deadline(def.name));
             }
-            let input_validator = jsonschema::validator_for(&def.input_schema).map_err(|_| RegistryError::Schema(def.name))?;
-            let output_validator = jsonschema::validator_for(&def.output_schema).map_err(|_| RegistryError::Schema(def.name))?;
+            let input_validator = jsonschema::validator_for(&def.input_schema)
+                .map_err(|_| RegistryError::Schema(def.name))?;
+            let output_validator = jsonschema::validator_for(&def.output_schema)
+                .map_err(|_| RegistryError::Schema(def.name))?;
             let binding = Binding {
                 tool: def.name,
                 version: def.version,

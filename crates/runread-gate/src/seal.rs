@@ -56,7 +56,13 @@ pub fn seal(key: &OwnedKey, envelope: &Envelope, plaintext: &[u8]) -> Result<Sea
     let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
     let aad = envelope.aad();
     let ciphertext = cipher
-        .encrypt(&Nonce::from(nonce), Payload { msg: plaintext, aad: &aad })
+        .encrypt(
+            &Nonce::from(nonce),
+            Payload {
+                msg: plaintext,
+                aad: &aad,
+            },
+        )
         .map_err(|_| SealError::Crypto)?;
     Ok(Sealed { nonce, ciphertext })
 }
@@ -66,7 +72,13 @@ pub fn open(key: &OwnedKey, envelope: &Envelope, sealed: &Sealed) -> Result<Vec<
     let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
     let aad = envelope.aad();
     cipher
-        .decrypt(&Nonce::from(sealed.nonce), Payload { msg: &sealed.ciphertext, aad: &aad })
+        .decrypt(
+            &Nonce::from(sealed.nonce),
+            Payload {
+                msg: &sealed.ciphertext,
+                aad: &aad,
+            },
+        )
         .map_err(|_| SealError::Crypto)
 }
 
@@ -96,7 +108,10 @@ mod tests {
     fn sealed_input_opens_only_with_its_key_and_envelope() {
         let sealed = seal(&key(1), &env(), b"{\"target\":1}").unwrap();
         assert_eq!(open(&key(1), &env(), &sealed).unwrap(), b"{\"target\":1}");
-        assert_eq!(open(&key(2), &env(), &sealed).unwrap_err(), SealError::Crypto);
+        assert_eq!(
+            open(&key(2), &env(), &sealed).unwrap_err(),
+            SealError::Crypto
+        );
         let mut other = env();
         other.tool = "get_run".into();
         assert!(open(&key(1), &other, &sealed).is_err());
@@ -134,12 +149,28 @@ mod tests {
 pub fn seal_bytes(key: &OwnedKey, aad: &[u8], plaintext: &[u8]) -> Result<Sealed, SealError> {
     let nonce = runread_core::random_bytes::<NONCE_BYTES>().map_err(|_| SealError::Randomness)?;
     let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
-    let ciphertext = cipher.encrypt(&Nonce::from(nonce), Payload { msg: plaintext, aad }).map_err(|_| SealError::Crypto)?;
+    let ciphertext = cipher
+        .encrypt(
+            &Nonce::from(nonce),
+            Payload {
+                msg: plaintext,
+                aad,
+            },
+        )
+        .map_err(|_| SealError::Crypto)?;
     Ok(Sealed { nonce, ciphertext })
 }
 
 /// Opens what [`seal_bytes`] sealed with the same key and associated data.
 pub fn open_bytes(key: &OwnedKey, aad: &[u8], sealed: &Sealed) -> Result<Vec<u8>, SealError> {
     let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
-    cipher.decrypt(&Nonce::from(sealed.nonce), Payload { msg: &sealed.ciphertext, aad }).map_err(|_| SealError::Crypto)
+    cipher
+        .decrypt(
+            &Nonce::from(sealed.nonce),
+            Payload {
+                msg: &sealed.ciphertext,
+                aad,
+            },
+        )
+        .map_err(|_| SealError::Crypto)
 }

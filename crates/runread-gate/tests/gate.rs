@@ -59,15 +59,27 @@ impl Adapter for TestAdapter {
         }
     }
 
-    fn execute(&self, _t: &ExecToken, input: &Value, _r: &(dyn Any + Send + Sync)) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(
+        &self,
+        _t: &ExecToken,
+        input: &Value,
+        _r: &(dyn Any + Send + Sync),
+    ) -> Result<Map<String, Value>, ErrorCode> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match self.behavior {
             Behavior::Probe => {
                 let rows = self.store.audit(0, 100).unwrap();
-                if rows.iter().any(|(m, receipts)| m.tool == "probe" && receipts.is_empty()) {
+                if rows
+                    .iter()
+                    .any(|(m, receipts)| m.tool == "probe" && receipts.is_empty())
+                {
                     self.saw_start_record.fetch_add(1, Ordering::SeqCst);
                 }
-                assert_eq!(input, &json!({"x": 1}), "the adapter sees the unsealed input");
+                assert_eq!(
+                    input,
+                    &json!({"x": 1}),
+                    "the adapter sees the unsealed input"
+                );
             }
             Behavior::Stall => {
                 let rx = self.release.lock().unwrap().take();
@@ -111,9 +123,21 @@ fn fixture(behavior: Behavior, wrong_on_get: bool) -> Fixture {
     let digest = adapter.definition().digest();
     let pinned: &'static str = Box::leak(digest.into_boxed_str());
     let registry = Registry::build(vec![Arc::new(adapter)], &[("probe", pinned)]).unwrap();
-    let keys = Arc::new(TestKeys { live: live.clone(), wrong_on_get });
+    let keys = Arc::new(TestKeys {
+        live: live.clone(),
+        wrong_on_get,
+    });
     let gate = Gate::new(store.clone(), registry, keys);
-    Fixture { _dir: dir, db, store, gate, live, calls, saw, release: Some(tx) }
+    Fixture {
+        _dir: dir,
+        db,
+        store,
+        gate,
+        live,
+        calls,
+        saw,
+        release: Some(tx),
+    }
 }
 
 fn call(request_id: Option<&str>) -> Call {
@@ -137,12 +161,23 @@ async fn adapter_runs_only_after_a_committed_start_record() {
     let f = fixture(Behavior::Probe, false);
     let out = f.gate.execute(call(None), reader()).await.unwrap();
     assert_eq!(f.calls.load(Ordering::SeqCst), 1);
-    assert_eq!(f.saw.load(Ordering::SeqCst), 1, "the start record was in the store when the adapter ran");
+    assert_eq!(
+        f.saw.load(Ordering::SeqCst),
+        1,
+        "the start record was in the store when the adapter ran"
+    );
     let receipts = f.store.receipts(&out.start_id).unwrap();
     assert_eq!(receipts.len(), 1);
     assert_eq!(receipts[0].outcome, "ok");
-    assert_eq!(receipts[0].result_digest.as_deref(), Some(out.result_digest.as_str()));
-    assert_eq!(f.live.load(Ordering::SeqCst), 0, "every key handed out was zeroized");
+    assert_eq!(
+        receipts[0].result_digest.as_deref(),
+        Some(out.result_digest.as_str())
+    );
+    assert_eq!(
+        f.live.load(Ordering::SeqCst),
+        0,
+        "every key handed out was zeroized"
+    );
     // The start record holds the input sealed, never in the clear.
     let rec = f.store.start_record(&out.start_id).unwrap().unwrap();
     assert!(!rec.sealed_ciphertext.windows(5).any(|w| w == b"\"x\":1"));
@@ -178,7 +213,10 @@ async fn an_unwritable_start_record_fails_before_the_adapter() {
     let conn = rusqlite::Connection::open(&f.db).unwrap();
     conn.execute_batch("CREATE TRIGGER fail_starts BEFORE INSERT ON start_records BEGIN SELECT RAISE(ABORT, 'disk full'); END;").unwrap();
     drop(conn);
-    assert_eq!(f.gate.execute(call(None), reader()).await.unwrap_err(), ErrorCode::Unavailable);
+    assert_eq!(
+        f.gate.execute(call(None), reader()).await.unwrap_err(),
+        ErrorCode::Unavailable
+    );
     assert_eq!(f.calls.load(Ordering::SeqCst), 0);
     assert_eq!(f.live.load(Ordering::SeqCst), 0);
 }
@@ -186,7 +224,10 @@ async fn an_unwritable_start_record_fails_before_the_adapter() {
 #[tokio::test]
 async fn wrong_key_fails_before_the_adapter_and_zeroizes_the_key() {
     let f = fixture(Behavior::Probe, true);
-    assert_eq!(f.gate.execute(call(None), reader()).await.unwrap_err(), ErrorCode::Unavailable);
+    assert_eq!(
+        f.gate.execute(call(None), reader()).await.unwrap_err(),
+        ErrorCode::Unavailable
+    );
     assert_eq!(f.calls.load(Ordering::SeqCst), 0, "the adapter never ran");
     assert_eq!(f.live.load(Ordering::SeqCst), 0);
     // The start record exists, with a refusal receipt.
@@ -201,14 +242,22 @@ async fn stalled_adapter_is_bounded_by_the_deadline_with_the_key_zeroized() {
     let err = f.gate.execute(call(None), reader()).await.unwrap_err();
     assert_eq!(err, ErrorCode::Timeout);
     assert_eq!(f.calls.load(Ordering::SeqCst), 1);
-    assert_eq!(f.live.load(Ordering::SeqCst), 0, "no key is alive while the adapter stalls");
+    assert_eq!(
+        f.live.load(Ordering::SeqCst),
+        0,
+        "no key is alive while the adapter stalls"
+    );
     let rows = f.store.audit(0, 10).unwrap();
     assert_eq!(rows[0].1.len(), 1);
     assert_eq!(rows[0].1[0].outcome, "timeout");
     // Let the stalled read finish; its late result goes nowhere.
     drop(f.release.take());
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(f.store.audit(0, 10).unwrap()[0].1.len(), 1, "a late result writes nothing");
+    assert_eq!(
+        f.store.audit(0, 10).unwrap()[0].1.len(),
+        1,
+        "a late result writes nothing"
+    );
 }
 
 #[tokio::test]
@@ -216,7 +265,10 @@ async fn input_that_breaks_the_schema_is_refused_after_unsealing() {
     let f = fixture(Behavior::Probe, false);
     let mut c = call(None);
     c.input = json!({"x": "not an integer"});
-    assert_eq!(f.gate.execute(c, reader()).await.unwrap_err(), ErrorCode::InvalidArguments);
+    assert_eq!(
+        f.gate.execute(c, reader()).await.unwrap_err(),
+        ErrorCode::InvalidArguments
+    );
     assert_eq!(f.calls.load(Ordering::SeqCst), 0);
 }
 
@@ -226,9 +278,15 @@ fn start_records_and_receipts_are_append_only() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let out = rt.block_on(f.gate.execute(call(None), reader())).unwrap();
     let conn = rusqlite::Connection::open(&f.db).unwrap();
-    assert!(conn.execute("UPDATE start_records SET tool = 'x'", []).is_err());
+    assert!(
+        conn.execute("UPDATE start_records SET tool = 'x'", [])
+            .is_err()
+    );
     assert!(conn.execute("DELETE FROM start_records", []).is_err());
-    assert!(conn.execute("UPDATE receipts SET outcome = 'x'", []).is_err());
+    assert!(
+        conn.execute("UPDATE receipts SET outcome = 'x'", [])
+            .is_err()
+    );
     assert!(conn.execute("DELETE FROM receipts", []).is_err());
     assert!(f.store.start_meta(&out.start_id).unwrap().is_some());
 }

@@ -228,7 +228,11 @@ impl Client {
 
     /// Reads the whole history of `target`, `limit` events per page, upserting by sequence.
     /// Pages flagged `redactionPending` are re-read from the held cursor on the next call.
-    pub async fn read_history(&self, target: &Value, limit: Option<u64>) -> Result<Vec<Value>, ClientError> {
+    pub async fn read_history(
+        &self,
+        target: &Value,
+        limit: Option<u64>,
+    ) -> Result<Vec<Value>, ClientError> {
         let mut by_seq: std::collections::BTreeMap<u64, Value> = std::collections::BTreeMap::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_HISTORY_PAGES {
@@ -240,9 +244,14 @@ impl Client {
             if let Some(l) = limit {
                 args.insert("limit".into(), json!(l));
             }
-            let r = self.call("read_history", Value::Object(args)).await?.structured;
+            let r = self
+                .call("read_history", Value::Object(args))
+                .await?
+                .structured;
             for e in r["events"].as_array().cloned().unwrap_or_default() {
-                let Some(seq) = e["sequence"].as_u64() else { continue };
+                let Some(seq) = e["sequence"].as_u64() else {
+                    continue;
+                };
                 // A withheld event is not final: keep what we have until it comes back readable.
                 if e["redactionPending"] == json!(true) && by_seq.contains_key(&seq) {
                     continue;
@@ -264,14 +273,26 @@ impl Client {
 
     /// Reads one artifact of `target` (by id, or the only one), verifying every chunk's sha256,
     /// the offsets and the whole version's sha256. Returns its listing entry and its bytes.
-    pub async fn read_artifact(&self, target: &Value, id: Option<&str>) -> Result<(Value, Vec<u8>), ClientError> {
+    pub async fn read_artifact(
+        &self,
+        target: &Value,
+        id: Option<&str>,
+    ) -> Result<(Value, Vec<u8>), ClientError> {
         use base64::Engine as _;
-        let list = self.call("list_artifacts", json!({"target": target})).await?.structured;
+        let list = self
+            .call("list_artifacts", json!({"target": target}))
+            .await?
+            .structured;
         let items = list["artifacts"].as_array().cloned().unwrap_or_default();
         let meta = match id {
             Some(id) => items.into_iter().find(|a| a["artifactId"] == json!(id)),
             None if items.len() == 1 => items.into_iter().next(),
-            None => return Err(ClientError::Verification(format!("{} artifacts: pass an id", items.len()))),
+            None => {
+                return Err(ClientError::Verification(format!(
+                    "{} artifacts: pass an id",
+                    items.len()
+                )));
+            }
         }
         .ok_or_else(|| ClientError::Verification("no such artifact".into()))?;
         let size = meta["size"].as_u64().unwrap_or(0);
@@ -283,7 +304,9 @@ impl Client {
                 .await?
                 .structured;
             if r["offset"].as_u64() != Some(offset) {
-                return Err(ClientError::Verification("chunk offset does not follow".into()));
+                return Err(ClientError::Verification(
+                    "chunk offset does not follow".into(),
+                ));
             }
             let data = base64::engine::general_purpose::STANDARD
                 .decode(r["data"].as_str().unwrap_or(""))
@@ -297,11 +320,17 @@ impl Client {
                 break;
             }
             if data.is_empty() || bytes.len() as u64 > size {
-                return Err(ClientError::Verification("artifact did not end where announced".into()));
+                return Err(ClientError::Verification(
+                    "artifact did not end where announced".into(),
+                ));
             }
         }
-        if runread_core::sha256_hex(&bytes) != meta["sha256"].as_str().unwrap_or("") || bytes.len() as u64 != size {
-            return Err(ClientError::Verification("sha256 of the whole artifact does not match".into()));
+        if runread_core::sha256_hex(&bytes) != meta["sha256"].as_str().unwrap_or("")
+            || bytes.len() as u64 != size
+        {
+            return Err(ClientError::Verification(
+                "sha256 of the whole artifact does not match".into(),
+            ));
         }
         Ok((meta, bytes))
     }

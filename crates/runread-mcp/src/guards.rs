@@ -35,7 +35,11 @@ pub struct Allowed {
 
 /// At most [`HTTP_MAX_IN_FLIGHT`] requests at once; beyond that an immediate 503 with
 /// `Retry-After`, never a queue that grows.
-pub async fn in_flight(State(permits): State<Arc<Semaphore>>, req: Request, next: Next) -> Response {
+pub async fn in_flight(
+    State(permits): State<Arc<Semaphore>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let Ok(_permit) = permits.clone().try_acquire_owned() else {
         let mut r = refusal(ErrorCode::Busy);
         if let Ok(v) = http::HeaderValue::from_str(&BUSY_RETRY_AFTER_SECS.to_string()) {
@@ -56,7 +60,12 @@ fn is_loopback_host(host: &str, allowed: &Allowed) -> bool {
     let name = if let Some(rest) = h.strip_prefix('[') {
         // [::1] or [::1]:port
         match rest.split_once(']') {
-            Some((inner, tail)) if tail.is_empty() || tail.strip_prefix(':').is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())) => {
+            Some((inner, tail))
+                if tail.is_empty()
+                    || tail
+                        .strip_prefix(':')
+                        .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit())) =>
+            {
                 format!("[{inner}]")
             }
             _ => return false,
@@ -69,12 +78,19 @@ fn is_loopback_host(host: &str, allowed: &Allowed) -> bool {
         }
     };
     matches!(name.as_str(), "127.0.0.1" | "localhost" | "[::1]")
-        || allowed.hosts.iter().any(|a| a.eq_ignore_ascii_case(&name) || a.eq_ignore_ascii_case(&h))
+        || allowed
+            .hosts
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(&name) || a.eq_ignore_ascii_case(&h))
 }
 
 /// The peer must be on loopback (unless extra hosts are configured) and exactly one `Host` must
 /// name a loopback address (or a configured host): DNS-rebinding protection.
-pub async fn peer_and_host(State(allowed): State<Arc<Allowed>>, req: Request, next: Next) -> Response {
+pub async fn peer_and_host(
+    State(allowed): State<Arc<Allowed>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let peer_ok = match req.extensions().get::<ConnectInfo<SocketAddr>>() {
         Some(ConnectInfo(addr)) => addr.ip().is_loopback() || !allowed.hosts.is_empty(),
         None => true, // in-process (tests): no socket to check
@@ -91,7 +107,11 @@ pub async fn peer_and_host(State(allowed): State<Arc<Allowed>>, req: Request, ne
 }
 
 /// A present `Origin` must be allowlisted (none by default); cross-site fetch metadata is refused.
-pub async fn origin_and_fetch_metadata(State(allowed): State<Arc<Allowed>>, req: Request, next: Next) -> Response {
+pub async fn origin_and_fetch_metadata(
+    State(allowed): State<Arc<Allowed>>,
+    req: Request,
+    next: Next,
+) -> Response {
     if !origin_ok(req.headers(), &allowed) || !fetch_metadata_ok(req.headers()) {
         return refusal(ErrorCode::ForbiddenOrigin);
     }
@@ -102,14 +122,23 @@ fn origin_ok(h: &HeaderMap, allowed: &Allowed) -> bool {
     let origins: Vec<_> = h.get_all(http::header::ORIGIN).iter().collect();
     match origins.as_slice() {
         [] => true,
-        [o] => o.to_str().is_ok_and(|o| allowed.origins.iter().any(|a| a == o)),
+        [o] => o
+            .to_str()
+            .is_ok_and(|o| allowed.origins.iter().any(|a| a == o)),
         _ => false,
     }
 }
 
 fn fetch_metadata_ok(h: &HeaderMap) -> bool {
-    let site_ok = h.get("sec-fetch-site").is_none_or(|v| matches!(v.to_str(), Ok("same-origin" | "none")));
-    let mode_ok = h.get("sec-fetch-mode").is_none_or(|v| !matches!(v.to_str(), Ok("navigate" | "nested-navigate" | "no-cors" | "websocket") | Err(_)));
+    let site_ok = h
+        .get("sec-fetch-site")
+        .is_none_or(|v| matches!(v.to_str(), Ok("same-origin" | "none")));
+    let mode_ok = h.get("sec-fetch-mode").is_none_or(|v| {
+        !matches!(
+            v.to_str(),
+            Ok("navigate" | "nested-navigate" | "no-cors" | "websocket") | Err(_)
+        )
+    });
     site_ok && mode_ok
 }
 
@@ -117,13 +146,19 @@ fn fetch_metadata_ok(h: &HeaderMap) -> bool {
 /// key header), and proxy forwarding (runread is not served through proxies).
 pub fn is_forbidden_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    matches!(n.as_str(), "authorization" | "cookie" | "forwarded" | "via" | "x-real-ip")
-        || n.starts_with("x-forwarded-")
+    matches!(
+        n.as_str(),
+        "authorization" | "cookie" | "forwarded" | "via" | "x-real-ip"
+    ) || n.starts_with("x-forwarded-")
         || n.starts_with("proxy-")
 }
 
 pub async fn forbidden_headers(req: Request, next: Next) -> Response {
-    if req.headers().keys().any(|k| is_forbidden_header(k.as_str())) {
+    if req
+        .headers()
+        .keys()
+        .any(|k| is_forbidden_header(k.as_str()))
+    {
         return refusal(ErrorCode::ForbiddenHeader);
     }
     next.run(req).await
@@ -132,19 +167,25 @@ pub async fn forbidden_headers(req: Request, next: Next) -> Response {
 /// The whole body within [`HTTP_BODY_DEADLINE_SECS`] and at most [`HTTP_BODY_MAX_BYTES`]: slow
 /// senders are cut off (408), oversized bodies refused (413) — before any parsing.
 pub async fn body(req: Request, next: Next) -> Response {
-    let declared = req.headers().get(http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > HTTP_BODY_MAX_BYTES as u64) {
         return refusal(ErrorCode::BodyTooLarge);
     }
     let (parts, body) = req.into_parts();
     let read = axum::body::to_bytes(body, HTTP_BODY_MAX_BYTES + 1);
-    let bytes = match tokio::time::timeout(Duration::from_secs(HTTP_BODY_DEADLINE_SECS), read).await {
+    let bytes = match tokio::time::timeout(Duration::from_secs(HTTP_BODY_DEADLINE_SECS), read).await
+    {
         Err(_) => return refusal(ErrorCode::BodyTimeout),
         Ok(Err(_)) => return refusal(ErrorCode::BodyTooLarge),
         Ok(Ok(b)) if b.len() > HTTP_BODY_MAX_BYTES => return refusal(ErrorCode::BodyTooLarge),
         Ok(Ok(b)) => b,
     };
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 #[cfg(test)]
@@ -154,13 +195,32 @@ mod tests {
     #[test]
     fn only_literal_loopback_hosts_pass_unless_configured() {
         let none = Allowed::default();
-        for ok in ["127.0.0.1", "127.0.0.1:7077", "localhost:7077", "LOCALHOST", "[::1]", "[::1]:80"] {
+        for ok in [
+            "127.0.0.1",
+            "127.0.0.1:7077",
+            "localhost:7077",
+            "LOCALHOST",
+            "[::1]",
+            "[::1]:80",
+        ] {
             assert!(is_loopback_host(ok, &none), "{ok}");
         }
-        for bad in ["evil.example", "127.0.0.1.evil.example", "127.0.0.2", "localhost:port", "[::1]x", "0.0.0.0", "127.1", ""] {
+        for bad in [
+            "evil.example",
+            "127.0.0.1.evil.example",
+            "127.0.0.2",
+            "localhost:port",
+            "[::1]x",
+            "0.0.0.0",
+            "127.1",
+            "",
+        ] {
             assert!(!is_loopback_host(bad, &none), "{bad}");
         }
-        let some = Allowed { hosts: vec!["runread.internal".into()], origins: vec![] };
+        let some = Allowed {
+            hosts: vec!["runread.internal".into()],
+            origins: vec![],
+        };
         assert!(is_loopback_host("runread.internal:7077", &some));
     }
 
@@ -168,9 +228,15 @@ mod tests {
     fn origins_are_refused_unless_allowlisted() {
         let mut h = HeaderMap::new();
         assert!(origin_ok(&h, &Allowed::default()));
-        h.insert(http::header::ORIGIN, http::HeaderValue::from_static("http://localhost:3000"));
+        h.insert(
+            http::header::ORIGIN,
+            http::HeaderValue::from_static("http://localhost:3000"),
+        );
         assert!(!origin_ok(&h, &Allowed::default()));
-        let a = Allowed { hosts: vec![], origins: vec!["http://localhost:3000".into()] };
+        let a = Allowed {
+            hosts: vec![],
+            origins: vec!["http://localhost:3000".into()],
+        };
         assert!(origin_ok(&h, &a));
     }
 
@@ -199,10 +265,25 @@ mod tests {
 
     #[test]
     fn credential_and_proxy_headers_are_forbidden() {
-        for n in ["Authorization", "cookie", "Forwarded", "X-Forwarded-For", "x-forwarded-host", "X-Real-IP", "Via", "Proxy-Authorization"] {
+        for n in [
+            "Authorization",
+            "cookie",
+            "Forwarded",
+            "X-Forwarded-For",
+            "x-forwarded-host",
+            "X-Real-IP",
+            "Via",
+            "Proxy-Authorization",
+        ] {
             assert!(is_forbidden_header(n), "{n}");
         }
-        for n in ["x-runread-key", "content-type", "mcp-method", "accept", "user-agent"] {
+        for n in [
+            "x-runread-key",
+            "content-type",
+            "mcp-method",
+            "accept",
+            "user-agent",
+        ] {
             assert!(!is_forbidden_header(n), "{n}");
         }
     }

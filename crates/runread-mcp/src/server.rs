@@ -11,8 +11,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, MetaObject, NumberOrString, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    Implementation, ListToolsResult, MetaObject, NumberOrString, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -40,6 +40,23 @@ struct Admitted(Arc<KeyContext>);
 #[derive(Clone)]
 pub struct RunreadHandler {
     service: Arc<Service>,
+    /// On stdio, the key from the key file stands in for the header; it is admitted again on every
+    /// request, so a revocation or expiry takes effect at once.
+    stdio_key: Option<Arc<zeroize::Zeroizing<String>>>,
+}
+
+impl RunreadHandler {
+    async fn key(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<KeyContext>, ErrorCode> {
+        if let Some(k) = &self.stdio_key {
+            let svc = self.service.clone();
+            let k = k.clone();
+            return tokio::task::spawn_blocking(move || svc.admit_key(&[k.as_bytes()]))
+                .await
+                .map_err(|_| ErrorCode::Unavailable)?
+                .map(Arc::new);
+        }
+        admitted(ctx).ok_or(ErrorCode::MissingKey)
+    }
 }
 
 fn tool_of(def: &ToolDef) -> Tool {
@@ -102,20 +119,25 @@ impl ServerHandler for RunreadHandler {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
-        let tools = match admitted(&ctx) {
-            Some(key) => {
-                let now = runread_core::timefmt::now_ms();
-                self.service
-                    .catalog(&key, now)
-                    .into_iter()
-                    .map(tool_of)
-                    .collect()
-            }
-            None => vec![],
-        };
-        let mut result = ListToolsResult::with_all_items(tools).with_ttl_ms(0);
-        result.cache_scope = Some(CacheScope::Private);
-        std::future::ready(Ok(result))
+        async move {
+            let tools = match self.key(&ctx).await {
+                Ok(key) => {
+                    let now = runread_core::timefmt::now_ms();
+                    self.service
+                        .catalog(&key, now)
+                        .into_iter()
+                        .map(tool_of)
+                        .collect()
+                }
+                Err(code) => {
+                    tracing::debug!(code = code.as_str(), "tools/list for an unadmitted key");
+                    vec![]
+                }
+            };
+            let mut result = ListToolsResult::with_all_items(tools).with_ttl_ms(0);
+            result.cache_scope = Some(CacheScope::Private);
+            Ok(result)
+        }
     }
 
     async fn call_tool(
@@ -123,15 +145,22 @@ impl ServerHandler for RunreadHandler {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(key) = admitted(&ctx) else {
-            return Ok(error_result(ErrorCode::MissingKey).into());
+        let key = match self.key(&ctx).await {
+            Ok(k) => k,
+            Err(code) => return Ok(error_result(code).into()),
         };
-        let args = request.arguments.map(Value::Object).unwrap_or(Value::Object(Default::default()));
+        let args = request
+            .arguments
+            .map(Value::Object)
+            .unwrap_or(Value::Object(Default::default()));
         let request_id = Some(match &ctx.id {
             NumberOrString::Number(n) => format!("n:{n}"),
             NumberOrString::String(s) => format!("s:{s}"),
         });
-        let outcome = self.service.call(key, &request.name, args, request_id).await;
+        let outcome = self
+            .service
+            .call(key, &request.name, args, request_id)
+            .await;
         Ok(match outcome {
             Ok(answer) => success_result(answer),
             Err(code) => error_result(code),
@@ -191,9 +220,14 @@ pub fn router(service: Arc<Service>, listen: SocketAddr) -> axum::Router {
 }
 
 /// [`router`] with extra allowed hosts and origins.
-pub fn router_with(service: Arc<Service>, listen: SocketAddr, allowed: crate::guards::Allowed) -> axum::Router {
+pub fn router_with(
+    service: Arc<Service>,
+    listen: SocketAddr,
+    allowed: crate::guards::Allowed,
+) -> axum::Router {
     let handler = RunreadHandler {
         service: service.clone(),
+        stdio_key: None,
     };
     let host_port = listen.port();
     let config = StreamableHttpServerConfig::default()
@@ -224,9 +258,18 @@ pub fn router_with(service: Arc<Service>, listen: SocketAddr, allowed: crate::gu
         .layer(axum::middleware::from_fn_with_state(service, key_layer))
         .layer(axum::middleware::from_fn(guards::body))
         .layer(axum::middleware::from_fn(guards::forbidden_headers))
-        .layer(axum::middleware::from_fn_with_state(allowed.clone(), guards::origin_and_fetch_metadata))
-        .layer(axum::middleware::from_fn_with_state(allowed, guards::peer_and_host))
-        .layer(axum::middleware::from_fn_with_state(guards::in_flight_permits(), guards::in_flight))
+        .layer(axum::middleware::from_fn_with_state(
+            allowed.clone(),
+            guards::origin_and_fetch_metadata,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            allowed,
+            guards::peer_and_host,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guards::in_flight_permits(),
+            guards::in_flight,
+        ))
 }
 
 /// Binds `listen` and serves until `shutdown` resolves. Returns the bound address first through
@@ -244,4 +287,27 @@ pub async fn serve(
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+/// Serves MCP over standard input and output for clients that launch runread as a child process.
+/// `key` (read from a key file) stands in for the header; admission from step 3 on is the same.
+pub async fn serve_stdio(service: Arc<Service>, key: String) -> Result<(), String> {
+    use rmcp::ServiceExt;
+    // Fail fast on a key that can never work, with the same fixed code a client would see.
+    let svc = service.clone();
+    let k = key.clone();
+    tokio::task::spawn_blocking(move || svc.admit_key(&[k.as_bytes()]))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|code| format!("{}: {}", code.as_str(), code.message()))?;
+    let handler = RunreadHandler {
+        service,
+        stdio_key: Some(Arc::new(zeroize::Zeroizing::new(key))),
+    };
+    let running = handler
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| e.to_string())?;
+    running.waiting().await.map_err(|e| e.to_string())?;
+    Ok(())
 }

@@ -40,7 +40,9 @@ impl Harness {
             .unwrap();
         let answer = run.run.final_text.clone().unwrap();
         let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(&*env.store, &*env.keys(),
+        let g = runread_service::owner::grant(
+            &*env.store,
+            &*env.keys(),
             &run.target.run_id,
             None,
             vec![Feature::FinalAnswer],
@@ -49,7 +51,8 @@ impl Harness {
             now,
         )
         .unwrap();
-        let service = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+        let service =
+            Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(runread_mcp::server::serve(
@@ -395,7 +398,9 @@ async fn cursors_replay_and_refuse_tampering_and_other_targets() {
         .find(|r| r.target.run_id != h.grant.target.run_id)
         .unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g2 = runread_service::owner::grant(&*h.env.store, &*h.env.keys(),
+    let g2 = runread_service::owner::grant(
+        &*h.env.store,
+        &*h.env.keys(),
         &other_run.target.run_id,
         None,
         vec![Feature::FinalAnswer],
@@ -499,7 +504,10 @@ async fn a_key_without_live_grants_cannot_list_targets_either() {
     }
     let client = h.client().await;
     assert_eq!(client.granted_targets().await.unwrap().len(), 1);
-    h.env.store.revoke_grant(&h.grant.id, runread_core::timefmt::now_ms()).unwrap();
+    h.env
+        .store
+        .revoke_grant(&h.grant.id, runread_core::timefmt::now_ms())
+        .unwrap();
     match client.call("list_granted_targets", json!({})).await {
         Err(ClientError::Refused { code, .. }) => assert_eq!(code, "grant_revoked"),
         other => panic!("{other:?}"),

@@ -44,7 +44,11 @@ impl Suite {
             },
         ));
         let addr = rx.await.unwrap();
-        Suite { env, url: format!("http://{addr}/mcp"), _stop: stop }
+        Suite {
+            env,
+            url: format!("http://{addr}/mcp"),
+            _stop: stop,
+        }
     }
 
     /// Grants `features` of run `index` (file order) to a fresh key; returns (client, target).
@@ -73,7 +77,11 @@ fn assert_no_secret_or_prefix_at_end(text: &str) {
     for s in [SECRET_1, SECRET_2] {
         assert!(!text.contains(s), "secret leaked: {text}");
         for n in 4..s.len() {
-            assert!(!text.ends_with(&s[..n]), "secret prefix at the end of a page: {}", &text[text.len().saturating_sub(60)..]);
+            assert!(
+                !text.ends_with(&s[..n]),
+                "secret prefix at the end of a page: {}",
+                &text[text.len().saturating_sub(60)..]
+            );
         }
     }
 }
@@ -88,24 +96,56 @@ async fn history_pages_carry_no_thinking_arguments_or_secrets_and_upsert_to_the_
         for e in &events {
             let t = e["text"].as_str().unwrap_or("");
             assert_no_secret_or_prefix_at_end(t);
-            assert!(!t.contains("The user wants a configuration check"), "thinking leaked");
-            assert!(!t.contains("cat config/settings.env"), "tool arguments leaked");
+            assert!(
+                !t.contains("The user wants a configuration check"),
+                "thinking leaked"
+            );
+            assert!(
+                !t.contains("cat config/settings.env"),
+                "tool arguments leaked"
+            );
             assert_eq!(e["readable"], true, "{e}");
         }
-        let seqs: Vec<u64> = events.iter().map(|e| e["sequence"].as_u64().unwrap()).collect();
-        assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "contiguous sequences: {seqs:?}");
+        let seqs: Vec<u64> = events
+            .iter()
+            .map(|e| e["sequence"].as_u64().unwrap())
+            .collect();
+        assert!(
+            seqs.windows(2).all(|w| w[1] == w[0] + 1),
+            "contiguous sequences: {seqs:?}"
+        );
         results.push(events);
     }
     for r in &results[1..] {
-        assert_eq!(r, &results[0], "upserting by sequence gives the same history whatever the page size");
+        assert_eq!(
+            r, &results[0],
+            "upserting by sequence gives the same history whatever the page size"
+        );
     }
     let events = &results[0];
-    assert_eq!(events.len(), 6, "run 1: user, assistant, tool result, assistant, tool result, answer");
+    assert_eq!(
+        events.len(),
+        6,
+        "run 1: user, assistant, tool result, assistant, tool result, answer"
+    );
     let roles: Vec<&str> = events.iter().map(|e| e["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ]
+    );
     assert_eq!(events[1]["toolCalls"], json!(["bash"]));
     assert_eq!(events[2]["toolName"], "bash");
-    assert!(events[2]["text"].as_str().unwrap().contains("[redacted]"), "the secret in the tool output is masked");
+    assert!(
+        events[2]["text"].as_str().unwrap().contains("[redacted]"),
+        "the secret in the tool output is masked"
+    );
     assert!(events[5]["text"].as_str().unwrap().contains("[redacted]"));
 }
 
@@ -119,7 +159,10 @@ async fn a_secret_at_the_end_of_one_event_is_masked_however_run_two_is_paged() {
         let events = client.read_history(&target, Some(limit)).await.unwrap();
         assert_eq!(events, base, "limit {limit}");
     }
-    let masked: Vec<&Value> = base.iter().filter(|e| e["text"].as_str().unwrap_or("").contains("[redacted]")).collect();
+    let masked: Vec<&Value> = base
+        .iter()
+        .filter(|e| e["text"].as_str().unwrap_or("").contains("[redacted]"))
+        .collect();
     assert_eq!(masked.len(), 1, "the tool output that ends with the secret");
     assert!(masked[0]["text"].as_str().unwrap().ends_with("[redacted]"));
 }
@@ -129,11 +172,12 @@ async fn final_answer_masks_known_secrets_before_chunking() {
     let s = Suite::start("secrets-history").await;
     let (client, target, _) = s.grant(0, vec![Feature::FinalAnswer]).await;
     for limit in [4u64, 100, 4096] {
-        let a = client.read_final_answer(&target, Some(limit), |c| {
-            assert_no_secret_or_prefix_at_end(c["text"].as_str().unwrap_or(""));
-        })
-        .await
-        .unwrap();
+        let a = client
+            .read_final_answer(&target, Some(limit), |c| {
+                assert_no_secret_or_prefix_at_end(c["text"].as_str().unwrap_or(""));
+            })
+            .await
+            .unwrap();
         let text = a.text.unwrap();
         assert!(!text.contains(SECRET_1) && !text.contains(SECRET_2));
         assert_eq!(text.matches("[redacted]").count(), 2);
@@ -143,11 +187,24 @@ async fn final_answer_masks_known_secrets_before_chunking() {
 #[tokio::test]
 async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show() {
     let s = Suite::start("secrets-history").await;
-    let (client, target, _) = s.grant(0, vec![Feature::Aggregate, Feature::Metadata]).await;
+    let (client, target, _) = s
+        .grant(0, vec![Feature::Aggregate, Feature::Metadata])
+        .await;
     let mut names = client.tool_names().await.unwrap();
     names.sort();
-    assert_eq!(names, ["list_granted_targets", "read_target_metadata", "read_work_state"]);
-    let w = client.call("read_work_state", json!({"target": target})).await.unwrap().structured;
+    assert_eq!(
+        names,
+        [
+            "list_granted_targets",
+            "read_target_metadata",
+            "read_work_state"
+        ]
+    );
+    let w = client
+        .call("read_work_state", json!({"target": target}))
+        .await
+        .unwrap()
+        .structured;
     assert_eq!(w["completionConfirmed"], false);
     assert_eq!(w["wholeMachineIdleConfirmed"], false);
     assert_eq!(w["coverage"]["subagents"]["state"], "incomplete");
@@ -157,8 +214,15 @@ async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show() {
     // Just ingested: fresh, and the foreground state is what the file shows.
     assert_eq!(w["fresh"], true);
     assert_eq!(w["foreground"]["state"], "completed");
-    let m = client.call("read_target_metadata", json!({"target": target})).await.unwrap().structured;
-    assert_eq!(m["workspacePath"]["value"], s.env.workspace.to_str().unwrap());
+    let m = client
+        .call("read_target_metadata", json!({"target": target}))
+        .await
+        .unwrap()
+        .structured;
+    assert_eq!(
+        m["workspacePath"]["value"],
+        s.env.workspace.to_str().unwrap()
+    );
     assert_eq!(m["workspacePath"]["source"], "registration");
     assert_eq!(m["savedModel"]["value"], "mock/mock-1");
     assert_eq!(m["runModel"]["value"], "mock/mock-1");
@@ -172,18 +236,39 @@ async fn read_keys_are_known_secrets() {
     let (_c1, _t1, key1) = s.grant(0, vec![Feature::FinalAnswer]).await;
     // A later session quotes the first key in its answer (say, the user pasted it to the agent).
     let header = json!({"type":"session","version":3,"id":"quotes-key","cwd": s.env.workspace});
-    let user = json!({"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"q"}});
+    let user =
+        json!({"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"q"}});
     let answer = json!({"type":"message","id":"a1","parentId":"u1","message":{"role":"assistant",
         "content":[{"type":"text","text": format!("the key is {key1}.")}],"stopReason":"stop"}});
     let p = s.env.sessions.join("quotes.jsonl");
     std::fs::write(&p, format!("{header}\n{user}\n{answer}\n")).unwrap();
     runread_testkit::set_age(&p, Duration::from_secs(60));
     s.env.ingest();
-    let run = s.env.store.runs().unwrap().into_iter().find(|r| r.target.session_id == "quotes-key").unwrap();
+    let run = s
+        .env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.target.session_id == "quotes-key")
+        .unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*s.env.store, &*s.env.keys(), "u1", Some("quotes-key"), vec![Feature::FinalAnswer], now + 60_000, "t", now).unwrap();
+    let g = runread_service::owner::grant(
+        &*s.env.store,
+        &*s.env.keys(),
+        "u1",
+        Some("quotes-key"),
+        vec![Feature::FinalAnswer],
+        now + 60_000,
+        "t",
+        now,
+    )
+    .unwrap();
     let c = Client::connect(&s.url, &g.key).await.unwrap();
-    let a = c.read_final_answer(&serde_json::to_value(&run.target).unwrap(), None, |_| {}).await.unwrap();
+    let a = c
+        .read_final_answer(&serde_json::to_value(&run.target).unwrap(), None, |_| {})
+        .await
+        .unwrap();
     assert_eq!(a.text.as_deref(), Some("the key is [redacted]."));
 }
 
@@ -204,11 +289,22 @@ fn write_random(path: &std::path::Path, n: usize) -> Vec<u8> {
 async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
     let s = Suite::start("sample").await;
     let data = write_random(&s.env.workspace.join("build.bin"), 8 * 1024 * 1024);
-    let secrets = runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
+    let secrets =
+        runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
     let mut runs = s.env.store.runs().unwrap();
     runs.sort_by_key(|r| r.run.start_line);
-    let (id, v) = runread_service::owner::add_artifact(&*s.env.store, &secrets, &runs[0].target.run_id, None, "build.bin", None, None, "generated", 1)
-        .unwrap();
+    let (id, v) = runread_service::owner::add_artifact(
+        &*s.env.store,
+        &secrets,
+        &runs[0].target.run_id,
+        None,
+        "build.bin",
+        None,
+        None,
+        "generated",
+        1,
+    )
+    .unwrap();
     assert_eq!(v.size, data.len() as u64);
     let (client, target, _) = s.grant(0, vec![Feature::Artifacts]).await;
     let (meta, bytes) = client.read_artifact(&target, Some(&id)).await.unwrap();
@@ -231,7 +327,13 @@ async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
     }
     // Modified in place after registration: refused with its code, no bytes.
     std::fs::write(s.env.workspace.join("build.bin"), b"changed").unwrap();
-    match client.call("read_artifact", json!({"target": target, "artifactId": id, "version": v.sha256})).await {
+    match client
+        .call(
+            "read_artifact",
+            json!({"target": target, "artifactId": id, "version": v.sha256}),
+        )
+        .await
+    {
         Err(ClientError::Refused { code, .. }) => assert_eq!(code, "artifact_changed"),
         other => panic!("{other:?}"),
     }
@@ -240,17 +342,71 @@ async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
 #[tokio::test]
 async fn artifacts_with_a_known_secret_or_a_refused_path_are_not_registered() {
     let s = Suite::start("sample").await;
-    let secrets = runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
+    let secrets =
+        runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
     let run_id = s.env.store.runs().unwrap()[0].target.run_id.clone();
-    std::fs::write(s.env.workspace.join("notes.txt"), format!("token: {SECRET_1}\n")).unwrap();
-    let e = runread_service::owner::add_artifact(&*s.env.store, &secrets, &run_id, None, "notes.txt", None, None, "generated", 1).unwrap_err();
-    assert!(matches!(e, runread_service::owner::ArtifactError::ContainsSecret), "{e}");
+    std::fs::write(
+        s.env.workspace.join("notes.txt"),
+        format!("token: {SECRET_1}\n"),
+    )
+    .unwrap();
+    let e = runread_service::owner::add_artifact(
+        &*s.env.store,
+        &secrets,
+        &run_id,
+        None,
+        "notes.txt",
+        None,
+        None,
+        "generated",
+        1,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, runread_service::owner::ArtifactError::ContainsSecret),
+        "{e}"
+    );
     std::fs::write(s.env.workspace.join(".env"), "x=1").unwrap();
-    for path in ["../etc/passwd", "/etc/passwd", ".env", ".git/config", "http://x/y", "a:stream", "runread.db"] {
-        let e = runread_service::owner::add_artifact(&*s.env.store, &secrets, &run_id, None, path, None, None, "generated", 1).unwrap_err();
-        assert!(matches!(e, runread_service::owner::ArtifactError::Refused(_)), "{path}: {e}");
-    }
-    let e = runread_service::owner::add_artifact(&*s.env.store, &secrets, &run_id, None, "notes.txt", None, Some("text/html"), "generated", 1)
+    for path in [
+        "../etc/passwd",
+        "/etc/passwd",
+        ".env",
+        ".git/config",
+        "http://x/y",
+        "a:stream",
+        "runread.db",
+    ] {
+        let e = runread_service::owner::add_artifact(
+            &*s.env.store,
+            &secrets,
+            &run_id,
+            None,
+            path,
+            None,
+            None,
+            "generated",
+            1,
+        )
         .unwrap_err();
-    assert!(matches!(e, runread_service::owner::ArtifactError::Refused(r) if r.as_str() == "mime_refused"), "{e}");
+        assert!(
+            matches!(e, runread_service::owner::ArtifactError::Refused(_)),
+            "{path}: {e}"
+        );
+    }
+    let e = runread_service::owner::add_artifact(
+        &*s.env.store,
+        &secrets,
+        &run_id,
+        None,
+        "notes.txt",
+        None,
+        Some("text/html"),
+        "generated",
+        1,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, runread_service::owner::ArtifactError::Refused(r) if r.as_str() == "mime_refused"),
+        "{e}"
+    );
 }

@@ -25,14 +25,33 @@ fn start() -> Server {
     env.ingest();
     let run = env.store.runs().unwrap().into_iter().next().unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*env.store, &*env.keys(), &run.target.run_id, None, vec![Feature::FinalAnswer], now + 600_000, "t", now)
-        .unwrap();
+    let g = runread_service::owner::grant(
+        &*env.store,
+        &*env.keys(),
+        &run.target.run_id,
+        None,
+        vec![Feature::FinalAnswer],
+        now + 600_000,
+        "t",
+        now,
+    )
+    .unwrap();
     let service = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
-    rt.spawn(runread_mcp::server::serve(service, "127.0.0.1:0".parse().unwrap(), move |a| tx.send(a).unwrap(), std::future::pending()));
+    rt.spawn(runread_mcp::server::serve(
+        service,
+        "127.0.0.1:0".parse().unwrap(),
+        move |a| tx.send(a).unwrap(),
+        std::future::pending(),
+    ));
     let addr = rx.recv().unwrap();
-    Server { addr, key: g.key, _env: env, _rt: rt }
+    Server {
+        addr,
+        key: g.key,
+        _env: env,
+        _rt: rt,
+    }
 }
 
 const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#;
@@ -41,7 +60,11 @@ const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","pa
 fn raw(s: &Server, extra_headers: &str, body: &str) -> (u16, String) {
     let mut c = TcpStream::connect(s.addr).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let host = if extra_headers.to_ascii_lowercase().contains("host:") { String::new() } else { format!("Host: 127.0.0.1:{}\r\n", s.addr.port()) };
+    let host = if extra_headers.to_ascii_lowercase().contains("host:") {
+        String::new()
+    } else {
+        format!("Host: 127.0.0.1:{}\r\n", s.addr.port())
+    };
     let req = format!(
         "POST /mcp HTTP/1.1\r\n{host}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
          MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\nx-runread-key: {}\r\n{extra_headers}\
@@ -53,13 +76,20 @@ fn raw(s: &Server, extra_headers: &str, body: &str) -> (u16, String) {
     let mut out = String::new();
     let _ = c.read_to_string(&mut out);
     let status = out.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = out.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    let body = out
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
     (status, body)
 }
 
 fn code(body: &str) -> String {
     // Bodies may be chunked; find the fixed code in the JSON-RPC error.
-    body.split("\"code\":\"").nth(1).and_then(|r| r.split('"').next()).unwrap_or("").to_owned()
+    body.split("\"code\":\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("")
+        .to_owned()
 }
 
 #[test]
@@ -75,7 +105,10 @@ fn foreign_hosts_origins_and_cross_site_requests_are_refused() {
     let s = start();
     for headers in [
         "Host: evil.example\r\n".to_string(),
-        format!("Host: 127.0.0.1:{0}\r\nHost: 127.0.0.1:{0}\r\n", s.addr.port()),
+        format!(
+            "Host: 127.0.0.1:{0}\r\nHost: 127.0.0.1:{0}\r\n",
+            s.addr.port()
+        ),
         "Host: 127.0.0.1.evil.example\r\n".to_string(),
         "Origin: http://evil.example\r\n".to_string(),
         "Origin: null\r\n".to_string(),
@@ -83,7 +116,11 @@ fn foreign_hosts_origins_and_cross_site_requests_are_refused() {
         "Sec-Fetch-Mode: no-cors\r\n".to_string(),
     ] {
         let (status, body) = raw(&s, &headers, DISCOVER);
-        assert_eq!((status, code(&body).as_str()), (403, "forbidden_origin"), "{headers:?}: {body}");
+        assert_eq!(
+            (status, code(&body).as_str()),
+            (403, "forbidden_origin"),
+            "{headers:?}: {body}"
+        );
         assert!(!body.contains(&s.key));
     }
 }
@@ -91,9 +128,21 @@ fn foreign_hosts_origins_and_cross_site_requests_are_refused() {
 #[test]
 fn credential_and_proxy_headers_are_refused() {
     let s = start();
-    for h in ["Authorization: Bearer x", "Cookie: a=b", "Forwarded: for=1.2.3.4", "X-Forwarded-For: 1.2.3.4", "X-Real-IP: 1.2.3.4", "Via: 1.1 proxy", "Proxy-Authorization: x"] {
+    for h in [
+        "Authorization: Bearer x",
+        "Cookie: a=b",
+        "Forwarded: for=1.2.3.4",
+        "X-Forwarded-For: 1.2.3.4",
+        "X-Real-IP: 1.2.3.4",
+        "Via: 1.1 proxy",
+        "Proxy-Authorization: x",
+    ] {
         let (status, body) = raw(&s, &format!("{h}\r\n"), DISCOVER);
-        assert_eq!((status, code(&body).as_str()), (400, "forbidden_header"), "{h}: {body}");
+        assert_eq!(
+            (status, code(&body).as_str()),
+            (400, "forbidden_header"),
+            "{h}: {body}"
+        );
     }
 }
 

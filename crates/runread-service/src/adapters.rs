@@ -14,20 +14,46 @@ use runread_gate::{Adapter, Definition, ExecToken};
 use runread_store::{Grant, RunRecord};
 
 use crate::tools::{self, Tool, ToolDef};
-use crate::{KeyContext, Service, artifacts, final_answer, get_run, grants, history, metadata, work_state};
+use crate::{
+    KeyContext, Service, artifacts, final_answer, get_run, grants, history, metadata, work_state,
+};
 
 /// Every adapter's definition digest, pinned. A change to a tool's name, version, description,
 /// feature, schemas or deadline changes its digest, and the service refuses to start until the
 /// change is acknowledged here (`binding_digests_are_pinned` prints the new values).
 pub const PINNED_BINDINGS: &[(&str, &str)] = &[
-    ("get_run", "a6ecc152b437c3a7b2a3d3ff947da211a66c37e244099a38b333e0b8e99bc2bd"),
-    ("list_artifacts", "967189cad0831015bf0aeff5738d66070deac71588ee20020344137f4b039f68"),
-    ("list_granted_targets", "a2f8ac64b07a3a71d9869e4f99ea63d9f7e1e7604324b51156d61b78247921c5"),
-    ("read_artifact", "11d3a48fd40232113b2aa4f35418e30ee9ac62c13b427900126a075dc33cffcb"),
-    ("read_final_answer", "bb340f3f59eced69ff718bc7f4e24d591de96e80137694876c153566ecf798c0"),
-    ("read_history", "85fb3e3a007f7c17ec2bc047b9a6c7b777b31505d2c512f001f46469712c940f"),
-    ("read_target_metadata", "7c42f246543bc9733f6f8f5532b111ee0b269e11c79a07f844f984c0ce85b9e0"),
-    ("read_work_state", "d6a1ea771220257e3cfe1d0e01a5f9b4b48f99fd3c7ffe97930b7c8a65a9e61f"),
+    (
+        "get_run",
+        "a6ecc152b437c3a7b2a3d3ff947da211a66c37e244099a38b333e0b8e99bc2bd",
+    ),
+    (
+        "list_artifacts",
+        "967189cad0831015bf0aeff5738d66070deac71588ee20020344137f4b039f68",
+    ),
+    (
+        "list_granted_targets",
+        "a2f8ac64b07a3a71d9869e4f99ea63d9f7e1e7604324b51156d61b78247921c5",
+    ),
+    (
+        "read_artifact",
+        "11d3a48fd40232113b2aa4f35418e30ee9ac62c13b427900126a075dc33cffcb",
+    ),
+    (
+        "read_final_answer",
+        "bb340f3f59eced69ff718bc7f4e24d591de96e80137694876c153566ecf798c0",
+    ),
+    (
+        "read_history",
+        "85fb3e3a007f7c17ec2bc047b9a6c7b777b31505d2c512f001f46469712c940f",
+    ),
+    (
+        "read_target_metadata",
+        "7c42f246543bc9733f6f8f5532b111ee0b269e11c79a07f844f984c0ce85b9e0",
+    ),
+    (
+        "read_work_state",
+        "d6a1ea771220257e3cfe1d0e01a5f9b4b48f99fd3c7ffe97930b7c8a65a9e61f",
+    ),
 ];
 
 /// The adapter's deadline (the gate's maximum).
@@ -52,23 +78,45 @@ impl Adapter for ToolAdapter {
         definition(self.0)
     }
 
-    fn execute(&self, _token: &ExecToken, input: &Value, reader: &(dyn Any + Send + Sync)) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(
+        &self,
+        _token: &ExecToken,
+        input: &Value,
+        reader: &(dyn Any + Send + Sync),
+    ) -> Result<Map<String, Value>, ErrorCode> {
         match self.0.tool {
-            Tool::ReadFinalAnswer => final_answer::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::ReadFinalAnswer => {
+                final_answer::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
+            }
             Tool::GetRun => get_run::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
-            Tool::ListGrantedTargets => grants::execute_list(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
-            Tool::ListArtifacts => artifacts::execute_list(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
-            Tool::ReadArtifact => artifacts::execute_read(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
-            Tool::ReadHistory => history::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
-            Tool::ReadWorkState => work_state::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
-            Tool::ReadTargetMetadata => metadata::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
+            Tool::ListGrantedTargets => {
+                grants::execute_list(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
+            }
+            Tool::ListArtifacts => {
+                artifacts::execute_list(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
+            }
+            Tool::ReadArtifact => {
+                artifacts::execute_read(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
+            }
+            Tool::ReadHistory => {
+                history::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
+            }
+            Tool::ReadWorkState => {
+                work_state::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
+            }
+            Tool::ReadTargetMetadata => {
+                metadata::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
+            }
         }
     }
 }
 
 /// One adapter per tool, compiled in.
 pub fn adapters() -> Vec<Arc<dyn Adapter>> {
-    tools::ALL.iter().map(|d| Arc::new(ToolAdapter(d)) as Arc<dyn Adapter>).collect()
+    tools::ALL
+        .iter()
+        .map(|d| Arc::new(ToolAdapter(d)) as Arc<dyn Adapter>)
+        .collect()
 }
 
 /// What admission hands the gate.
@@ -87,7 +135,13 @@ struct TargetOnly {
 }
 
 /// Admission steps 4 and 5 for `def`: exact arguments, then the grant and the target's currency.
-pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value, now_ms: i64) -> Result<Admitted, ErrorCode> {
+pub(crate) fn admit(
+    svc: &Service,
+    ctx: &KeyContext,
+    def: &ToolDef,
+    args: &Value,
+    now_ms: i64,
+) -> Result<Admitted, ErrorCode> {
     match def.tool {
         Tool::ListGrantedTargets => {
             match args {
@@ -95,17 +149,33 @@ pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value
                 Value::Null => {}
                 _ => return Err(ErrorCode::InvalidArguments),
             }
-            let live: Vec<Grant> = ctx.grants.iter().filter(|g| g.is_live(now_ms)).cloned().collect();
+            let live: Vec<Grant> = ctx
+                .grants
+                .iter()
+                .filter(|g| g.is_live(now_ms))
+                .cloned()
+                .collect();
             if live.is_empty() {
                 // The tool is not in this key's (empty) catalog: refuse it like any ungranted tool.
                 let all_revoked = ctx.grants.iter().all(|g| g.revoked_at_ms.is_some());
-                return Err(if all_revoked { ErrorCode::GrantRevoked } else { ErrorCode::GrantExpired });
+                return Err(if all_revoked {
+                    ErrorCode::GrantRevoked
+                } else {
+                    ErrorCode::GrantExpired
+                });
             }
-            Ok(Admitted { input: Value::Object(Map::new()), target: None, grant: None, run: None, reader: Arc::new(grants::ListReader { grants: live }) })
+            Ok(Admitted {
+                input: Value::Object(Map::new()),
+                target: None,
+                grant: None,
+                run: None,
+                reader: Arc::new(grants::ListReader { grants: live }),
+            })
         }
         Tool::ReadFinalAnswer => {
             let input = final_answer::parse_args(args)?;
-            let grant = grants::grant_for(ctx, &input.target, Feature::FinalAnswer, now_ms)?.clone();
+            let grant =
+                grants::grant_for(ctx, &input.target, Feature::FinalAnswer, now_ms)?.clone();
             let run = grants::current_run(svc, &input.target)?;
             let redactor = svc.secrets.redactor()?;
             let reader = final_answer::Reader::new(svc, &run, redactor, now_ms);
@@ -121,50 +191,112 @@ pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value
             let a = history::parse_args(args)?;
             let grant = grants::grant_for(ctx, &a.target, Feature::History, now_ms)?.clone();
             let run = grants::current_run(svc, &a.target)?;
-            let session = svc.store.session(&a.target.session_id).map_err(Service::unavailable)?.ok_or(ErrorCode::TargetStale)?;
-            let entries = svc.store.entries(&a.target.session_id, a.target.generation).map_err(Service::unavailable)?;
+            let session = svc
+                .store
+                .session(&a.target.session_id)
+                .map_err(Service::unavailable)?
+                .ok_or(ErrorCode::TargetStale)?;
+            let entries = svc
+                .store
+                .entries(&a.target.session_id, a.target.generation)
+                .map_err(Service::unavailable)?;
             let redactor = svc.secrets.redactor()?;
-            let reader = history::Reader::new(run.clone(), entries, session, redactor, svc.store.cursor_key().clone());
-            Ok(Admitted { input: args.clone(), target: Some(a.target), grant: Some(grant), run: Some(run), reader: Arc::new(reader) })
+            let reader = history::Reader::new(
+                run.clone(),
+                entries,
+                session,
+                redactor,
+                svc.store.cursor_key().clone(),
+            );
+            Ok(Admitted {
+                input: args.clone(),
+                target: Some(a.target),
+                grant: Some(grant),
+                run: Some(run),
+                reader: Arc::new(reader),
+            })
         }
         Tool::ListArtifacts => {
             let a = artifacts::parse_list(args)?;
             let grant = grants::grant_for(ctx, &a.target, Feature::Artifacts, now_ms)?.clone();
             let run = grants::current_run(svc, &a.target)?;
-            let list = svc.store.artifacts(&a.target).map_err(Service::unavailable)?;
+            let list = svc
+                .store
+                .artifacts(&a.target)
+                .map_err(Service::unavailable)?;
             let reader = artifacts::ListReader { artifacts: list };
-            Ok(Admitted { input: args.clone(), target: Some(a.target), grant: Some(grant), run: Some(run), reader: Arc::new(reader) })
+            Ok(Admitted {
+                input: args.clone(),
+                target: Some(a.target),
+                grant: Some(grant),
+                run: Some(run),
+                reader: Arc::new(reader),
+            })
         }
         Tool::ReadArtifact => {
             let a = artifacts::parse_read(args)?;
             let grant = grants::grant_for(ctx, &a.target, Feature::Artifacts, now_ms)?.clone();
             let run = grants::current_run(svc, &a.target)?;
-            let artifact = svc.store.artifacts(&a.target).map_err(Service::unavailable)?.into_iter().find(|x| x.artifact_id == a.artifact_id);
+            let artifact = svc
+                .store
+                .artifacts(&a.target)
+                .map_err(Service::unavailable)?
+                .into_iter()
+                .find(|x| x.artifact_id == a.artifact_id);
             let reader = artifacts::ReadReader {
                 root: std::path::PathBuf::from(&run.workspace_path),
                 artifact,
                 redactor: svc.secrets.redactor()?,
             };
-            Ok(Admitted { input: args.clone(), target: Some(a.target), grant: Some(grant), run: Some(run), reader: Arc::new(reader) })
+            Ok(Admitted {
+                input: args.clone(),
+                target: Some(a.target),
+                grant: Some(grant),
+                run: Some(run),
+                reader: Arc::new(reader),
+            })
         }
         Tool::ReadWorkState | Tool::ReadTargetMetadata => {
-            let TargetOnly { target } = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+            let TargetOnly { target } =
+                serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
             if !target.validate_shape() {
                 return Err(ErrorCode::InvalidArguments);
             }
-            let feature = if def.tool == Tool::ReadWorkState { Feature::Aggregate } else { Feature::Metadata };
+            let feature = if def.tool == Tool::ReadWorkState {
+                Feature::Aggregate
+            } else {
+                Feature::Metadata
+            };
             let grant = grants::grant_for(ctx, &target, feature, now_ms)?.clone();
             let run = grants::current_run(svc, &target)?;
-            let session = svc.store.session(&target.session_id).map_err(Service::unavailable)?.ok_or(ErrorCode::TargetStale)?;
+            let session = svc
+                .store
+                .session(&target.session_id)
+                .map_err(Service::unavailable)?
+                .ok_or(ErrorCode::TargetStale)?;
             let reader: Arc<dyn Any + Send + Sync> = if def.tool == Tool::ReadWorkState {
-                Arc::new(work_state::Reader { run: run.clone(), session, now_ms })
+                Arc::new(work_state::Reader {
+                    run: run.clone(),
+                    session,
+                    now_ms,
+                })
             } else {
-                Arc::new(metadata::Reader { run: run.clone(), session })
+                Arc::new(metadata::Reader {
+                    run: run.clone(),
+                    session,
+                })
             };
-            Ok(Admitted { input: args.clone(), target: Some(target), grant: Some(grant), run: Some(run), reader })
+            Ok(Admitted {
+                input: args.clone(),
+                target: Some(target),
+                grant: Some(grant),
+                run: Some(run),
+                reader,
+            })
         }
         Tool::GetRun => {
-            let TargetOnly { target } = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+            let TargetOnly { target } =
+                serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
             if !target.validate_shape() {
                 return Err(ErrorCode::InvalidArguments);
             }
@@ -178,7 +310,13 @@ pub(crate) fn admit(svc: &Service, ctx: &KeyContext, def: &ToolDef, args: &Value
                 None => (None, None),
             };
             let reader = get_run::Reader { run: run.clone() };
-            Ok(Admitted { input: args.clone(), target: Some(target), grant, run, reader: Arc::new(reader) })
+            Ok(Admitted {
+                input: args.clone(),
+                target: Some(target),
+                grant,
+                run,
+                reader: Arc::new(reader),
+            })
         }
     }
 }
@@ -194,12 +332,19 @@ mod tests {
         let mut drift = Vec::new();
         for a in adapters() {
             let d = a.definition();
-            let pinned = PINNED_BINDINGS.iter().find(|(t, _)| *t == d.name).map(|(_, p)| *p);
+            let pinned = PINNED_BINDINGS
+                .iter()
+                .find(|(t, _)| *t == d.name)
+                .map(|(_, p)| *p);
             if pinned != Some(d.digest().as_str()) {
                 drift.push(format!("(\"{}\", \"{}\"),", d.name, d.digest()));
             }
         }
-        assert!(drift.is_empty(), "pin these digests in PINNED_BINDINGS:\n{}", drift.join("\n"));
+        assert!(
+            drift.is_empty(),
+            "pin these digests in PINNED_BINDINGS:\n{}",
+            drift.join("\n")
+        );
         assert!(runread_gate::Registry::build(adapters(), PINNED_BINDINGS).is_ok());
     }
 
@@ -207,9 +352,20 @@ mod tests {
     fn a_drifted_binding_is_refused_at_startup() {
         let mut pinned: Vec<(&'static str, &'static str)> = PINNED_BINDINGS.to_vec();
         pinned[0].1 = "0000000000000000000000000000000000000000000000000000000000000000";
-        let err = runread_gate::Registry::build(adapters(), &pinned).err().expect("drift must be refused");
-        assert!(matches!(err, runread_gate::registry::RegistryError::DigestDrift { .. }), "{err}");
+        let err = runread_gate::Registry::build(adapters(), &pinned)
+            .err()
+            .expect("drift must be refused");
+        assert!(
+            matches!(
+                err,
+                runread_gate::registry::RegistryError::DigestDrift { .. }
+            ),
+            "{err}"
+        );
         let missing: Vec<_> = PINNED_BINDINGS[1..].to_vec();
-        assert!(runread_gate::Registry::build(adapters(), &missing).is_err(), "an unpinned adapter is refused");
+        assert!(
+            runread_gate::Registry::build(adapters(), &missing).is_err(),
+            "an unpinned adapter is refused"
+        );
     }
 }

@@ -10,7 +10,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use runread_artifacts::{ArtifactVersion, Refusal};
-use runread_core::limits::{ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX, ARTIFACT_TRANSFER_MAX};
+use runread_core::limits::{
+    ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX, ARTIFACT_TRANSFER_MAX,
+};
 use runread_core::redact::{Redactor, SECRET_MAX_BYTES};
 use runread_core::timefmt::rfc3339;
 use runread_core::{ErrorCode, Target};
@@ -35,10 +37,12 @@ pub(crate) struct ReadArgs {
 }
 
 pub(crate) fn parse_list(args: &Value) -> Result<ListArgs, ErrorCode> {
-    let a: ListArgs = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+    let a: ListArgs =
+        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
     if !a.target.validate_shape()
         || a.offset.is_some_and(|o| o > ARTIFACT_LIST_OFFSET_MAX)
-        || a.limit.is_some_and(|l| l == 0 || l > ARTIFACT_LIST_LIMIT_MAX)
+        || a.limit
+            .is_some_and(|l| l == 0 || l > ARTIFACT_LIST_LIMIT_MAX)
     {
         return Err(ErrorCode::InvalidArguments);
     }
@@ -46,13 +50,18 @@ pub(crate) fn parse_list(args: &Value) -> Result<ListArgs, ErrorCode> {
 }
 
 pub(crate) fn parse_read(args: &Value) -> Result<ReadArgs, ErrorCode> {
-    let a: ReadArgs = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-    let hex64 = a.version.len() == 64 && a.version.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let a: ReadArgs =
+        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+    let hex64 = a.version.len() == 64
+        && a.version
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     if !a.target.validate_shape()
         || !runread_core::target::is_id(&a.artifact_id)
         || !hex64
         || a.offset.is_some_and(|o| o > ARTIFACT_OFFSET_MAX)
-        || a.limit.is_some_and(|l| l == 0 || l > ARTIFACT_TRANSFER_MAX as u64)
+        || a.limit
+            .is_some_and(|l| l == 0 || l > ARTIFACT_TRANSFER_MAX as u64)
     {
         return Err(ErrorCode::InvalidArguments);
     }
@@ -83,7 +92,10 @@ pub(crate) fn execute_list(input: &Value, r: &ListReader) -> Result<Map<String, 
     let next = offset + items.len();
     let mut m = Map::new();
     m.insert("artifacts".into(), Value::Array(items));
-    m.insert("nextOffset".into(), json!((next < r.artifacts.len()).then_some(next)));
+    m.insert(
+        "nextOffset".into(),
+        json!((next < r.artifacts.len()).then_some(next)),
+    );
     m.insert("total".into(), json!(r.artifacts.len()));
     Ok(m)
 }
@@ -148,7 +160,10 @@ pub(crate) fn execute_read(input: &Value, r: &ReadReader) -> Result<Map<String, 
     m.insert("size".into(), json!(v.size));
     m.insert("eof".into(), json!(eof));
     m.insert("nextOffset".into(), json!((!eof).then_some(end)));
-    m.insert("data".into(), json!(base64::engine::general_purpose::STANDARD.encode(bytes)));
+    m.insert(
+        "data".into(),
+        json!(base64::engine::general_purpose::STANDARD.encode(bytes)),
+    );
     m.insert("chunkSha256".into(), json!(runread_core::sha256_hex(bytes)));
     m.insert("sha256".into(), json!(v.sha256));
     Ok(m)

@@ -5,7 +5,10 @@ use serde_json::{Map, Value, json};
 
 use runread_core::chunk::chunk_range;
 use runread_core::cursor::{CursorKey, Purpose};
-use runread_core::limits::{FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN, FINAL_ANSWER_MAX_BYTES};
+use runread_core::limits::{
+    FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN,
+    FINAL_ANSWER_MAX_BYTES,
+};
 use runread_core::{ErrorCode, Target};
 use runread_sessions::{FileIdentity, RunStatus, file};
 use runread_store::RunRecord;
@@ -26,7 +29,8 @@ pub(crate) struct Args {
 
 /// Admission step 4 for this tool: the exact arguments, with every bound checked.
 pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
-    let args: Args = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+    let args: Args =
+        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
     if !args.target.validate_shape() || args.target.revision == 0 || args.target.generation == 0 {
         return Err(ErrorCode::InvalidArguments);
     }
@@ -97,7 +101,9 @@ pub(crate) fn judge(e: &Evidence, now_ms: i64) -> State {
     if run.run.final_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
         return State::TooLarge;
     }
-    let (Some(text), Some(published)) = (&run.run.final_text, &e.published) else { return State::Unknown };
+    let (Some(text), Some(published)) = (&run.run.final_text, &e.published) else {
+        return State::Unknown;
+    };
     if text.len() as u64 != run.run.final_bytes {
         return State::Unknown;
     }
@@ -124,8 +130,17 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
-    pub(crate) fn new(svc: &Service, run: &RunRecord, redactor: Arc<Redactor>, now_ms: i64) -> Reader {
-        Reader { evidence: Evidence::observe(svc, run, Some(&redactor)), cursor_key: svc.store.cursor_key().clone(), now_ms }
+    pub(crate) fn new(
+        svc: &Service,
+        run: &RunRecord,
+        redactor: Arc<Redactor>,
+        now_ms: i64,
+    ) -> Reader {
+        Reader {
+            evidence: Evidence::observe(svc, run, Some(&redactor)),
+            cursor_key: svc.store.cursor_key().clone(),
+            now_ms,
+        }
     }
 }
 
@@ -141,13 +156,18 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
     if args.target != run.target {
         return Err(ErrorCode::TargetChanged);
     }
-    let limit = args.limit.map_or(FINAL_ANSWER_CHUNK_DEFAULT, |n| n as usize);
+    let limit = args
+        .limit
+        .map_or(FINAL_ANSWER_CHUNK_DEFAULT, |n| n as usize);
     let state = judge(&reader.evidence, reader.now_ms);
     let mut fields = Map::new();
     fields.insert("state".into(), json!(state.as_str()));
     fields.insert("evidence".into(), json!("session_file"));
     fields.insert("foregroundFinalConfirmed".into(), json!(false));
-    fields.insert("truncated".into(), json!(run.run.final_truncated && state == State::Available));
+    fields.insert(
+        "truncated".into(),
+        json!(run.run.final_truncated && state == State::Available),
+    );
     fields.insert("aggregateCompletionConfirmed".into(), json!(false));
     fields.insert("aggregateCoverage".into(), json!("incomplete"));
     fields.insert("relatedChildrenActive".into(), Value::Null);
@@ -178,19 +198,31 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
     let key = &reader.cursor_key;
     let offset = match &args.cursor {
         None => 0,
-        Some(c) => key.decode(c, Purpose::FinalAnswer, &args.target, &version).ok_or(ErrorCode::InvalidCursor)?,
+        Some(c) => key
+            .decode(c, Purpose::FinalAnswer, &args.target, &version)
+            .ok_or(ErrorCode::InvalidCursor)?,
     };
     let offset = usize::try_from(offset).map_err(|_| ErrorCode::InvalidCursor)?;
     let range = chunk_range(text, offset, limit).ok_or(ErrorCode::InvalidCursor)?;
     let chunk = text.get(range.clone()).ok_or(ErrorCode::InvalidCursor)?;
     let eof = range.end == text.len();
-    let next = (!eof).then(|| key.encode(Purpose::FinalAnswer, &args.target, &version, range.end as u64));
+    let next = (!eof).then(|| {
+        key.encode(
+            Purpose::FinalAnswer,
+            &args.target,
+            &version,
+            range.end as u64,
+        )
+    });
     fields.insert("readable".into(), json!(true));
     fields.insert("text".into(), json!(chunk));
     fields.insert("byteOffset".into(), json!(range.start));
     fields.insert("bytes".into(), json!(range.len()));
     fields.insert("totalBytes".into(), json!(text.len()));
-    fields.insert("sha256".into(), json!(runread_core::sha256_hex(text.as_bytes())));
+    fields.insert(
+        "sha256".into(),
+        json!(runread_core::sha256_hex(text.as_bytes())),
+    );
     fields.insert("version".into(), json!(version));
     fields.insert("nextCursor".into(), json!(next));
     fields.insert("eof".into(), json!(eof));

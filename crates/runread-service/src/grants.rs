@@ -12,19 +12,32 @@ use crate::{KeyContext, Service, tools};
 /// The key's grant for exactly `target` that allows `feature`, or the fixed refusal.
 ///
 /// A target no grant of this key names — whether it exists or not — is `not_granted`.
-pub(crate) fn grant_for<'a>(ctx: &'a KeyContext, target: &Target, feature: Feature, now_ms: i64) -> Result<&'a Grant, ErrorCode> {
+pub(crate) fn grant_for<'a>(
+    ctx: &'a KeyContext,
+    target: &Target,
+    feature: Feature,
+    now_ms: i64,
+) -> Result<&'a Grant, ErrorCode> {
     let matching: Vec<&Grant> = ctx.grants.iter().filter(|g| &g.target == target).collect();
     if matching.is_empty() {
         return Err(ErrorCode::NotGranted);
     }
-    let live: Vec<&Grant> = matching.iter().copied().filter(|g| g.is_live(now_ms)).collect();
+    let live: Vec<&Grant> = matching
+        .iter()
+        .copied()
+        .filter(|g| g.is_live(now_ms))
+        .collect();
     if let Some(g) = live.iter().find(|g| g.features.contains(&feature)) {
         return Ok(g);
     }
     if !live.is_empty() {
         return Err(ErrorCode::FeatureNotGranted);
     }
-    if matching.iter().all(|g| g.revoked_at_ms.is_some()) { Err(ErrorCode::GrantRevoked) } else { Err(ErrorCode::GrantExpired) }
+    if matching.iter().all(|g| g.revoked_at_ms.is_some()) {
+        Err(ErrorCode::GrantRevoked)
+    } else {
+        Err(ErrorCode::GrantExpired)
+    }
 }
 
 /// The run `target` names, if instance, revision and generation are all still current.
@@ -37,7 +50,11 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
         .run(&target.session_id, target.generation, &target.run_id)
         .map_err(Service::unavailable)?
         .ok_or(ErrorCode::TargetStale)?;
-    let ws = svc.store.workspace(&target.workspace_id).map_err(Service::unavailable)?.ok_or(ErrorCode::TargetStale)?;
+    let ws = svc
+        .store
+        .workspace(&target.workspace_id)
+        .map_err(Service::unavailable)?
+        .ok_or(ErrorCode::TargetStale)?;
     if !ws.enabled || run.target != *target {
         return Err(ErrorCode::TargetStale);
     }
@@ -46,9 +63,21 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
 
 /// Re-check after all I/O (admission step 7): the grant is still live now and was not revoked
 /// meanwhile, and the run is still current with the same file identity.
-pub(crate) fn recheck(svc: &Service, ctx: &KeyContext, grant: &Grant, before: &RunRecord, now_ms: i64) -> Result<(), ErrorCode> {
-    let fresh = svc.store.grants_by_key_hash(&ctx.key_hash).map_err(Service::unavailable)?;
-    let still = fresh.iter().find(|g| g.id == grant.id).ok_or(ErrorCode::TargetChanged)?;
+pub(crate) fn recheck(
+    svc: &Service,
+    ctx: &KeyContext,
+    grant: &Grant,
+    before: &RunRecord,
+    now_ms: i64,
+) -> Result<(), ErrorCode> {
+    let fresh = svc
+        .store
+        .grants_by_key_hash(&ctx.key_hash)
+        .map_err(Service::unavailable)?;
+    let still = fresh
+        .iter()
+        .find(|g| g.id == grant.id)
+        .ok_or(ErrorCode::TargetChanged)?;
     if still.revoked_at_ms.is_some() {
         return Err(ErrorCode::GrantRevoked);
     }
@@ -72,8 +101,11 @@ pub(crate) fn execute_list(reader: &ListReader) -> Result<Map<String, Value>, Er
         .grants
         .iter()
         .map(|g| {
-            let tools: Vec<&str> =
-                tools::ALL.iter().filter(|t| t.feature.is_some_and(|f| g.features.contains(&f))).map(|t| t.name).collect();
+            let tools: Vec<&str> = tools::ALL
+                .iter()
+                .filter(|t| t.feature.is_some_and(|f| g.features.contains(&f)))
+                .map(|t| t.name)
+                .collect();
             json!({
                 "target": g.target,
                 "features": g.features,

@@ -7,7 +7,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use runread_core::cursor::{CursorKey, Purpose};
-use runread_core::limits::{HISTORY_EVENT_MAX_BYTES, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, HISTORY_PAGE_MAX_CHARS, HISTORY_RETAINED_EVENTS};
+use runread_core::limits::{
+    HISTORY_EVENT_MAX_BYTES, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, HISTORY_PAGE_MAX_CHARS,
+    HISTORY_RETAINED_EVENTS,
+};
 use runread_core::redact::{Redactor, SECRET_MAX_BYTES};
 use runread_core::{ErrorCode, Target};
 use runread_sessions::{EntrySummary, RunStatus};
@@ -23,7 +26,10 @@ pub(crate) struct Args {
 
 pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
     let a: Args = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-    if !a.target.validate_shape() || a.limit.is_some_and(|l| l == 0 || l > HISTORY_PAGE_MAX as u64) {
+    if !a.target.validate_shape()
+        || a.limit
+            .is_some_and(|l| l == 0 || l > HISTORY_PAGE_MAX as u64)
+    {
         return Err(ErrorCode::InvalidArguments);
     }
     Ok(a)
@@ -43,12 +49,29 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
-    pub(crate) fn new(run: RunRecord, entries: Vec<EntrySummary>, session: SessionRecord, redactor: Arc<Redactor>, cursor_key: CursorKey) -> Reader {
-        let mut events: Vec<EntrySummary> = entries.into_iter().filter(|e| run.run.message_lines.contains(&e.line)).collect();
+    pub(crate) fn new(
+        run: RunRecord,
+        entries: Vec<EntrySummary>,
+        session: SessionRecord,
+        redactor: Arc<Redactor>,
+        cursor_key: CursorKey,
+    ) -> Reader {
+        let mut events: Vec<EntrySummary> = entries
+            .into_iter()
+            .filter(|e| run.run.message_lines.contains(&e.line))
+            .collect();
         events.sort_by_key(|e| e.line);
         let cut = events.len().saturating_sub(HISTORY_RETAINED_EVENTS);
         let events = events.split_off(cut);
-        Reader { first_sequence: run.run.first_sequence + cut as u64, retention_cut: cut > 0, run, events, session, redactor, cursor_key }
+        Reader {
+            first_sequence: run.run.first_sequence + cut as u64,
+            retention_cut: cut > 0,
+            run,
+            events,
+            session,
+            redactor,
+            cursor_key,
+        }
     }
 
     /// No more events can join this run (it ended, or the file cannot tell).
@@ -77,16 +100,26 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
     let version = format!("g{}", r.run.target.generation);
     let start_seq = match &args.cursor {
         None => r.first_sequence,
-        Some(c) => r.cursor_key.decode(c, Purpose::History, &args.target, &version).ok_or(ErrorCode::InvalidCursor)?,
+        Some(c) => r
+            .cursor_key
+            .decode(c, Purpose::History, &args.target, &version)
+            .ok_or(ErrorCode::InvalidCursor)?,
     };
-    let start = usize::try_from(start_seq.saturating_sub(r.first_sequence)).map_err(|_| ErrorCode::InvalidCursor)?;
+    let start = usize::try_from(start_seq.saturating_sub(r.first_sequence))
+        .map_err(|_| ErrorCode::InvalidCursor)?;
     if start_seq < r.first_sequence || start > r.events.len() {
         return Err(ErrorCode::InvalidCursor);
     }
-    let page: &[EntrySummary] = r.events.get(start..(start + limit).min(r.events.len())).unwrap_or(&[]);
+    let page: &[EntrySummary] = r
+        .events
+        .get(start..(start + limit).min(r.events.len()))
+        .unwrap_or(&[]);
     // Mask over the page and enough of what follows to see any secret that starts in the page
     // whole (a secret is at most SECRET_MAX_BYTES long): a secret split across events is masked.
-    let mut bodies: Vec<&str> = page.iter().map(|e| e.body.as_deref().unwrap_or("")).collect();
+    let mut bodies: Vec<&str> = page
+        .iter()
+        .map(|e| e.body.as_deref().unwrap_or(""))
+        .collect();
     let mut ahead = 0usize;
     let mut next = start + page.len();
     while ahead < SECRET_MAX_BYTES {
@@ -125,7 +158,11 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
         } else {
             let full = masked.segments.get(i).map(String::as_str).unwrap_or("");
             let cut = cut_utf8(full, HISTORY_EVENT_MAX_BYTES);
-            (Some(cut.to_owned()), cut.len() < full.len() || e.body_bytes > e.body.as_ref().map_or(0, |b| b.len() as u64))
+            (
+                Some(cut.to_owned()),
+                cut.len() < full.len()
+                    || e.body_bytes > e.body.as_ref().map_or(0, |b| b.len() as u64),
+            )
         };
         any_truncated |= truncated || e.upstream_truncated;
         chars += text.as_ref().map_or(0, |t| t.chars().count());
@@ -154,14 +191,23 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
     }
     let next_seq = start_seq + pending_from.min(page.len()) as u64;
     let eof = lookahead.is_none() && pending_from >= page.len() && r.settled();
-    let more = start + pending_from.min(page.len()) < r.events.len() || !r.settled() || pending_from < page.len();
-    let next_cursor = more.then(|| r.cursor_key.encode(Purpose::History, &args.target, &version, next_seq));
+    let more = start + pending_from.min(page.len()) < r.events.len()
+        || !r.settled()
+        || pending_from < page.len();
+    let next_cursor = more.then(|| {
+        r.cursor_key
+            .encode(Purpose::History, &args.target, &version, next_seq)
+    });
     let mut gaps = Vec::new();
     if r.retention_cut {
         gaps.push("retention");
     }
     let (lo, hi) = (r.run.run.start_line, r.run.run.end_line);
-    if r.session.malformed_lines.iter().any(|l| *l > lo && (*l <= hi || r.run.run.status == RunStatus::Unknown)) {
+    if r.session
+        .malformed_lines
+        .iter()
+        .any(|l| *l > lo && (*l <= hi || r.run.run.status == RunStatus::Unknown))
+    {
         gaps.push("malformed");
     }
     if r.run.run.status == RunStatus::Unknown {

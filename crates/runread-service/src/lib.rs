@@ -43,8 +43,12 @@ pub struct KeyContext {
 impl KeyContext {
     /// Features of the key's live grants.
     pub fn live_features(&self, now_ms: i64) -> Vec<Feature> {
-        let mut f: Vec<Feature> =
-            self.grants.iter().filter(|g| g.is_live(now_ms)).flat_map(|g| g.features.iter().copied()).collect();
+        let mut f: Vec<Feature> = self
+            .grants
+            .iter()
+            .filter(|g| g.is_live(now_ms))
+            .flat_map(|g| g.features.iter().copied())
+            .collect();
         f.sort();
         f.dedup();
         f
@@ -60,7 +64,9 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS) }
+        Config {
+            settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS),
+        }
     }
 }
 
@@ -81,10 +87,19 @@ pub struct Service {
 impl Service {
     /// Builds the service and its frozen binding registry. Fails when a compiled-in tool's
     /// definition drifted from its pinned digest.
-    pub fn new(store: Arc<dyn Store>, keys: Arc<dyn KeyProvider>, config: Config) -> Result<Service, RegistryError> {
+    pub fn new(
+        store: Arc<dyn Store>,
+        keys: Arc<dyn KeyProvider>,
+        config: Config,
+    ) -> Result<Service, RegistryError> {
         let registry = Registry::build(adapters(), PINNED_BINDINGS)?;
         let secrets = secrets::KnownSecrets::new(store.clone(), keys.clone(), vec![]);
-        Ok(Service { gate: Gate::new(store.clone(), registry, keys), store, config, secrets })
+        Ok(Service {
+            gate: Gate::new(store.clone(), registry, keys),
+            store,
+            config,
+            secrets,
+        })
     }
 
     /// Adds known secrets that are not stored (from a secrets file or environment variables).
@@ -110,7 +125,9 @@ impl Service {
             [one] => *one,
             _ => return Err(ErrorCode::DuplicateKey),
         };
-        let Ok(value) = std::str::from_utf8(value) else { return Err(ErrorCode::InvalidKey) };
+        let Ok(value) = std::str::from_utf8(value) else {
+            return Err(ErrorCode::InvalidKey);
+        };
         if !key::is_well_formed(value) {
             return Err(ErrorCode::InvalidKey);
         }
@@ -152,18 +169,25 @@ impl Service {
         args: serde_json::Value,
         request_id: Option<String>,
     ) -> Result<Answer, ErrorCode> {
-        let Some(def) = tools::by_name(tool) else { return Err(ErrorCode::UnknownTool) };
+        let Some(def) = tools::by_name(tool) else {
+            return Err(ErrorCode::UnknownTool);
+        };
         let now_ms = runread_core::timefmt::now_ms();
         // Steps 4 and 5 (arguments, grant, currency) read the store: off the async threads.
         let svc = self.clone();
         let c = ctx.clone();
-        let admitted = tokio::task::spawn_blocking(move || adapters::admit(&svc, &c, def, &args, now_ms))
-            .await
-            .map_err(|_| ErrorCode::Unavailable)??;
+        let admitted =
+            tokio::task::spawn_blocking(move || adapters::admit(&svc, &c, def, &args, now_ms))
+                .await
+                .map_err(|_| ErrorCode::Unavailable)??;
         let call = Call {
             tool: def.name.to_owned(),
             request_id,
-            grant_id: admitted.grant.as_ref().map(|g| g.id.clone()).unwrap_or_default(),
+            grant_id: admitted
+                .grant
+                .as_ref()
+                .map(|g| g.id.clone())
+                .unwrap_or_default(),
             key_hash: ctx.key_hash.clone(),
             target: admitted.target.clone(),
             input: admitted.input.clone(),
@@ -178,12 +202,17 @@ impl Service {
         // Step 7: nothing leaves if the grant or the target moved while we read.
         if let (Some(grant), Some(run)) = (admitted.grant, admitted.run) {
             let svc = self.clone();
-            tokio::task::spawn_blocking(move || grants::recheck(&svc, &ctx, &grant, &run, runread_core::timefmt::now_ms()))
-                .await
-                .map_err(|_| ErrorCode::Unavailable)??;
+            tokio::task::spawn_blocking(move || {
+                grants::recheck(&svc, &ctx, &grant, &run, runread_core::timefmt::now_ms())
+            })
+            .await
+            .map_err(|_| ErrorCode::Unavailable)??;
         }
         // Step 8: label.
-        Ok(Answer { labeled: label(def.name, def.trust, out.output), start_id: out.start_id })
+        Ok(Answer {
+            labeled: label(def.name, def.trust, out.output),
+            start_id: out.start_id,
+        })
     }
 
     /// The state `read_final_answer` would report for `run` now (for the owner's listing).

@@ -14,11 +14,27 @@ pub(crate) struct Reader {
 
 pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     let fields: [(&str, Option<String>, &str); 5] = [
-        ("workspaceName", Some(r.run.workspace_name.clone()), "registration"),
-        ("workspacePath", Some(r.run.workspace_path.clone()), "registration"),
-        ("sessionName", r.session.session_name.clone(), "session_info"),
+        (
+            "workspaceName",
+            Some(r.run.workspace_name.clone()),
+            "registration",
+        ),
+        (
+            "workspacePath",
+            Some(r.run.workspace_path.clone()),
+            "registration",
+        ),
+        (
+            "sessionName",
+            r.session.session_name.clone(),
+            "session_info",
+        ),
         ("savedModel", r.session.saved_model.clone(), "model_change"),
-        ("runModel", r.run.run.run_models.last().cloned(), "assistant_messages"),
+        (
+            "runModel",
+            r.run.run.run_models.last().cloned(),
+            "assistant_messages",
+        ),
     ];
     let mut m = Map::new();
     let mut unknown = Vec::new();

@@ -110,9 +110,14 @@ pub fn grant(
     };
     // The key is also a known secret: sealed, so that every text that leaves masks it.
     let name = format!("{}{}", crate::secrets::READ_KEY_SECRET_PREFIX, grant.id);
-    let sealed = crate::secrets::seal_secret(keys, &name, &key, now_ms).map_err(|e| GrantError::Store(e.as_str().into()))?;
-    store.put_secret(&sealed).map_err(|e| GrantError::Store(e.to_string()))?;
-    store.insert_grant(&grant).map_err(|e| GrantError::Store(e.to_string()))?;
+    let sealed = crate::secrets::seal_secret(keys, &name, &key, now_ms)
+        .map_err(|e| GrantError::Store(e.as_str().into()))?;
+    store
+        .put_secret(&sealed)
+        .map_err(|e| GrantError::Store(e.to_string()))?;
+    store
+        .insert_grant(&grant)
+        .map_err(|e| GrantError::Store(e.to_string()))?;
     Ok(NewGrant { grant, key, run })
 }
 
@@ -132,7 +137,10 @@ pub enum SecretError {
 impl std::fmt::Display for SecretError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SecretError::BadName => write!(f, "--name must be an id (letters, digits, - _ . :) and not start with read-key:"),
+            SecretError::BadName => write!(
+                f,
+                "--name must be an id (letters, digits, - _ . :) and not start with read-key:"
+            ),
             SecretError::BadLength => write!(
                 f,
                 "a known secret must be {}..={} bytes",
@@ -145,15 +153,28 @@ impl std::fmt::Display for SecretError {
 }
 
 /// Adds (or replaces) the known secret `name`. Its value is stored sealed and never shown again.
-pub fn add_secret(store: &dyn Store, keys: &dyn KeyProvider, name: &str, value: &str, now_ms: i64) -> Result<(), SecretError> {
-    if !runread_core::target::is_id(name) || name.starts_with(crate::secrets::READ_KEY_SECRET_PREFIX) {
+pub fn add_secret(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    name: &str,
+    value: &str,
+    now_ms: i64,
+) -> Result<(), SecretError> {
+    if !runread_core::target::is_id(name)
+        || name.starts_with(crate::secrets::READ_KEY_SECRET_PREFIX)
+    {
         return Err(SecretError::BadName);
     }
-    if !(runread_core::redact::SECRET_MIN_BYTES..=runread_core::redact::SECRET_MAX_BYTES).contains(&value.len()) {
+    if !(runread_core::redact::SECRET_MIN_BYTES..=runread_core::redact::SECRET_MAX_BYTES)
+        .contains(&value.len())
+    {
         return Err(SecretError::BadLength);
     }
-    let sealed = crate::secrets::seal_secret(keys, name, value, now_ms).map_err(|e| SecretError::Store(e.as_str().into()))?;
-    store.put_secret(&sealed).map_err(|e| SecretError::Store(e.to_string()))
+    let sealed = crate::secrets::seal_secret(keys, name, value, now_ms)
+        .map_err(|e| SecretError::Store(e.as_str().into()))?;
+    store
+        .put_secret(&sealed)
+        .map_err(|e| SecretError::Store(e.to_string()))
 }
 
 /// Names of the owner's known secrets (read keys are not listed).
@@ -184,8 +205,12 @@ impl std::fmt::Display for ArtifactError {
             ArtifactError::Run(e) => write!(f, "{e}"),
             ArtifactError::Refused(r) => write!(f, "artifact refused: {}", r.as_str()),
             ArtifactError::BadKind => write!(f, "--kind must be generated or attached"),
-            ArtifactError::BadName => write!(f, "--name must be 1..=255 bytes without control characters"),
-            ArtifactError::ContainsSecret => write!(f, "artifact refused: it contains a known secret"),
+            ArtifactError::BadName => {
+                write!(f, "--name must be 1..=255 bytes without control characters")
+            }
+            ArtifactError::ContainsSecret => {
+                write!(f, "artifact refused: it contains a known secret")
+            }
             ArtifactError::Store(e) => write!(f, "store: {e}"),
         }
     }
@@ -208,7 +233,9 @@ pub fn add_artifact(
     if kind != "generated" && kind != "attached" {
         return Err(ArtifactError::BadKind);
     }
-    let mut runs = store.runs_by_id(run_id).map_err(|e| ArtifactError::Store(e.to_string()))?;
+    let mut runs = store
+        .runs_by_id(run_id)
+        .map_err(|e| ArtifactError::Store(e.to_string()))?;
     if let Some(s) = session_id {
         runs.retain(|r| r.target.session_id == s);
     }
@@ -226,11 +253,19 @@ pub fn add_artifact(
     let mime = mime.unwrap_or_else(|| runread_artifacts::guess_mime(&rel_path));
     let version = runread_artifacts::register(root, &rel, mime).map_err(ArtifactError::Refused)?;
     // Refuse an artifact that contains a known secret (it is never masked).
-    let redactor = secrets.redactor().map_err(|e| ArtifactError::Store(e.as_str().into()))?;
+    let redactor = secrets
+        .redactor()
+        .map_err(|e| ArtifactError::Store(e.as_str().into()))?;
     let mut data = Vec::with_capacity(usize::try_from(version.size).unwrap_or(0));
     let mut pos = 0u64;
     while pos < version.size {
-        let c = runread_artifacts::read_chunk(root, &version, pos, runread_artifacts::TRANSFER_MAX_BYTES).map_err(ArtifactError::Refused)?;
+        let c = runread_artifacts::read_chunk(
+            root,
+            &version,
+            pos,
+            runread_artifacts::TRANSFER_MAX_BYTES,
+        )
+        .map_err(ArtifactError::Refused)?;
         if c.bytes.is_empty() {
             break;
         }
@@ -240,11 +275,14 @@ pub fn add_artifact(
     if redactor.contains_secret(&data) {
         return Err(ArtifactError::ContainsSecret);
     }
-    let display = name.map(str::to_owned).unwrap_or_else(|| rel_path.file_name().to_owned());
+    let display = name
+        .map(str::to_owned)
+        .unwrap_or_else(|| rel_path.file_name().to_owned());
     if display.is_empty() || display.len() > 255 || display.chars().any(char::is_control) {
         return Err(ArtifactError::BadName);
     }
-    let id_bytes = runread_core::random_bytes::<8>().map_err(|e| ArtifactError::Store(e.to_string()))?;
+    let id_bytes =
+        runread_core::random_bytes::<8>().map_err(|e| ArtifactError::Store(e.to_string()))?;
     let artifact_id = format!("a-{}", hex_lower(&id_bytes));
     let rec = runread_store::ArtifactRecord {
         artifact_id: artifact_id.clone(),
@@ -252,9 +290,12 @@ pub fn add_artifact(
         name: display,
         mime: mime.to_owned(),
         kind: kind.to_owned(),
-        version_json: serde_json::to_string(&version).map_err(|e| ArtifactError::Store(e.to_string()))?,
+        version_json: serde_json::to_string(&version)
+            .map_err(|e| ArtifactError::Store(e.to_string()))?,
         created_at_ms: now_ms,
     };
-    store.add_artifact(&rec).map_err(|e| ArtifactError::Store(e.to_string()))?;
+    store
+        .add_artifact(&rec)
+        .map_err(|e| ArtifactError::Store(e.to_string()))?;
     Ok((artifact_id, version))
 }

@@ -25,18 +25,43 @@ fn aad(name: &str) -> Vec<u8> {
 }
 
 /// Seals `value` under the current gate key as the known secret `name`.
-pub fn seal_secret(keys: &dyn KeyProvider, name: &str, value: &str, now_ms: i64) -> Result<SealedSecret, ErrorCode> {
+pub fn seal_secret(
+    keys: &dyn KeyProvider,
+    name: &str,
+    value: &str,
+    now_ms: i64,
+) -> Result<SealedSecret, ErrorCode> {
     let (key_id, key) = keys.current().map_err(|_| ErrorCode::Unavailable)?;
-    let sealed = seal::seal_bytes(&key, &aad(name), value.as_bytes()).map_err(|_| ErrorCode::Unavailable)?;
-    Ok(SealedSecret { name: name.to_owned(), key_id, nonce: sealed.nonce.to_vec(), ciphertext: sealed.ciphertext, created_at_ms: now_ms })
+    let sealed =
+        seal::seal_bytes(&key, &aad(name), value.as_bytes()).map_err(|_| ErrorCode::Unavailable)?;
+    Ok(SealedSecret {
+        name: name.to_owned(),
+        key_id,
+        nonce: sealed.nonce.to_vec(),
+        ciphertext: sealed.ciphertext,
+        created_at_ms: now_ms,
+    })
 }
 
 fn open(keys: &dyn KeyProvider, s: &SealedSecret) -> Result<Zeroizing<String>, ErrorCode> {
     let key = keys.get(&s.key_id).map_err(|_| ErrorCode::Unavailable)?;
-    let nonce = s.nonce.as_slice().try_into().map_err(|_| ErrorCode::Unavailable)?;
-    let plain = seal::open_bytes(&key, &aad(&s.name), &Sealed { nonce, ciphertext: s.ciphertext.clone() })
+    let nonce = s
+        .nonce
+        .as_slice()
+        .try_into()
         .map_err(|_| ErrorCode::Unavailable)?;
-    String::from_utf8(plain).map(Zeroizing::new).map_err(|_| ErrorCode::Unavailable)
+    let plain = seal::open_bytes(
+        &key,
+        &aad(&s.name),
+        &Sealed {
+            nonce,
+            ciphertext: s.ciphertext.clone(),
+        },
+    )
+    .map_err(|_| ErrorCode::Unavailable)?;
+    String::from_utf8(plain)
+        .map(Zeroizing::new)
+        .map_err(|_| ErrorCode::Unavailable)
 }
 
 /// The current set of known secrets as a redactor, cached by the store's fingerprint.
@@ -49,30 +74,48 @@ pub struct KnownSecrets {
 }
 
 impl KnownSecrets {
-    pub fn new(store: Arc<dyn Store>, keys: Arc<dyn KeyProvider>, extra: Vec<String>) -> KnownSecrets {
-        KnownSecrets { store, keys, extra: extra.into_iter().map(Zeroizing::new).collect(), cache: Mutex::new(None) }
+    pub fn new(
+        store: Arc<dyn Store>,
+        keys: Arc<dyn KeyProvider>,
+        extra: Vec<String>,
+    ) -> KnownSecrets {
+        KnownSecrets {
+            store,
+            keys,
+            extra: extra.into_iter().map(Zeroizing::new).collect(),
+            cache: Mutex::new(None),
+        }
     }
 
     /// The redactor for every secret known now. Fails closed: if a secret cannot be opened, no
     /// text leaves (`unavailable`).
     pub fn redactor(&self) -> Result<Arc<Redactor>, ErrorCode> {
-        let fp = self.store.secrets_fingerprint().map_err(|_| ErrorCode::Unavailable)?;
+        let fp = self
+            .store
+            .secrets_fingerprint()
+            .map_err(|_| ErrorCode::Unavailable)?;
         let mut cache = self.cache.lock().map_err(|_| ErrorCode::Unavailable)?;
         if let Some((cached, r)) = cache.as_ref() {
             if *cached == fp {
                 return Ok(r.clone());
             }
         }
-        let sealed = self.store.sealed_secrets().map_err(|_| ErrorCode::Unavailable)?;
-        let mut values: Vec<Zeroizing<String>> = Vec::with_capacity(sealed.len() + self.extra.len());
+        let sealed = self
+            .store
+            .sealed_secrets()
+            .map_err(|_| ErrorCode::Unavailable)?;
+        let mut values: Vec<Zeroizing<String>> =
+            Vec::with_capacity(sealed.len() + self.extra.len());
         for s in &sealed {
             values.push(open(&*self.keys, s)?);
         }
         values.extend(self.extra.iter().cloned());
-        let r = Arc::new(Redactor::new(values.iter().map(|v| v.as_str())).map_err(|_| {
-            tracing::error!("a known secret is outside the accepted length bounds");
-            ErrorCode::Unavailable
-        })?);
+        let r = Arc::new(
+            Redactor::new(values.iter().map(|v| v.as_str())).map_err(|_| {
+                tracing::error!("a known secret is outside the accepted length bounds");
+                ErrorCode::Unavailable
+            })?,
+        );
         *cache = Some((fp, r.clone()));
         Ok(r)
     }

@@ -7,9 +7,10 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_core::envelope::Trust;
-use runread_core::limits::{ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX, ARTIFACT_TRANSFER_MAX, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, 
+use runread_core::limits::{
+    ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX, ARTIFACT_TRANSFER_MAX,
     CURSOR_MAX_BYTES, FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN,
-    TARGET_FIELD_MAX_BYTES,
+    HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, TARGET_FIELD_MAX_BYTES,
 };
 
 pub const LIST_GRANTED_TARGETS: &str = "list_granted_targets";
@@ -286,7 +287,8 @@ static HISTORY_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
 });
 
 static WORK_STATE_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    let state = json!({"enum": ["running", "waiting", "completed", "failed", "cancelled", "unknown"]});
+    let state =
+        json!({"enum": ["running", "waiting", "completed", "failed", "cancelled", "unknown"]});
     let coverage = json!({"type": "object", "properties": {
         "state": {"enum": ["complete", "incomplete"]}, "reason": {"type": "string"}},
         "required": ["state", "reason"], "additionalProperties": false});

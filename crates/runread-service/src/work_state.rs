@@ -34,14 +34,18 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     };
     // Older than the freshness window: what was seen is no longer a claim.
     let foreground = if fresh { seen } else { "unknown" };
-    let session_complete = r.session.branch_complete && r.session.malformed_lines.is_empty() && !r.session.torn;
+    let session_complete =
+        r.session.branch_complete && r.session.malformed_lines.is_empty() && !r.session.torn;
     let session_reason = if session_complete {
         "the session file was read to its end without malformed or torn lines"
     } else {
         "malformed or torn lines, or a broken parent chain, in the session file"
     };
     let mut m = Map::new();
-    m.insert("foreground".into(), json!({"state": foreground, "source": "session_file"}));
+    m.insert(
+        "foreground".into(),
+        json!({"state": foreground, "source": "session_file"}),
+    );
     // Passive evidence observes no children; an aggregate over unobserved kinds is not known.
     m.insert(
         "aggregate".into(),

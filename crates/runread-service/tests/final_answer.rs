@@ -15,11 +15,22 @@ use runread_testkit::{Env, set_age};
 const SETTLED: Duration = Duration::from_secs(60);
 
 fn service(env: &Env) -> Arc<Service> {
-    Arc::new(Service::new(env.store.clone() as Arc<dyn Store>, env.keys(), Config::default()).unwrap())
+    Arc::new(
+        Service::new(
+            env.store.clone() as Arc<dyn Store>,
+            env.keys(),
+            Config::default(),
+        )
+        .unwrap(),
+    )
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(f)
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
 }
 
 /// Grants each run of the store (in file order) to its own fresh key; returns the admitted
@@ -31,7 +42,9 @@ fn grant_all(env: &Env, svc: &Arc<Service>) -> (Vec<KeyContext>, Vec<runread_sto
     let ctxs = runs
         .iter()
         .map(|r| {
-            let g = runread_service::owner::grant(&*env.store, &*env.keys(),
+            let g = runread_service::owner::grant(
+                &*env.store,
+                &*env.keys(),
                 &r.target.run_id,
                 Some(&r.target.session_id),
                 vec![Feature::FinalAnswer],
@@ -52,8 +65,17 @@ fn call(svc: &Arc<Service>, ctx: &KeyContext, tool: &str, args: Value) -> Result
     Ok(out.labeled.structured)
 }
 
-fn read(svc: &Arc<Service>, ctx: &KeyContext, target: &runread_core::Target) -> Result<Value, ErrorCode> {
-    call(svc, ctx, tools::READ_FINAL_ANSWER, json!({"target": target}))
+fn read(
+    svc: &Arc<Service>,
+    ctx: &KeyContext,
+    target: &runread_core::Target,
+) -> Result<Value, ErrorCode> {
+    call(
+        svc,
+        ctx,
+        tools::READ_FINAL_ANSWER,
+        json!({"target": target}),
+    )
 }
 
 fn validate(tool: &str, value: &Value) {

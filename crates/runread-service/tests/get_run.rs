@@ -12,14 +12,28 @@ use runread_store::Store;
 use runread_testkit::Env;
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(f)
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
 }
 
 fn get_run(svc: &Arc<Service>, ctx: &KeyContext, target: Value) -> (Value, String) {
-    let out = block_on(svc.call(Arc::new(ctx.clone()), tools::GET_RUN, json!({"target": target}), None)).unwrap();
+    let out = block_on(svc.call(
+        Arc::new(ctx.clone()),
+        tools::GET_RUN,
+        json!({"target": target}),
+        None,
+    ))
+    .unwrap();
     let def = tools::by_name(tools::GET_RUN).unwrap();
     let validator = jsonschema::validator_for(&def.declared_output_schema()).unwrap();
-    assert!(validator.is_valid(&out.labeled.structured), "{}", out.labeled.structured);
+    assert!(
+        validator.is_valid(&out.labeled.structured),
+        "{}",
+        out.labeled.structured
+    );
     (out.labeled.structured, out.labeled.text)
 }
 
@@ -31,18 +45,37 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
     let other_ws = env.dir.path().join("other");
     std::fs::create_dir_all(&other_ws).unwrap();
     let other_ws = std::fs::canonicalize(other_ws).unwrap();
-    env.store.add_workspace(other_ws.to_str().unwrap(), "other", 1).unwrap();
+    env.store
+        .add_workspace(other_ws.to_str().unwrap(), "other", 1)
+        .unwrap();
     let src = runread_testkit::fixture_session("sample");
-    let bytes = runread_testkit::relocated(&std::fs::read(src).unwrap(), other_ws.to_str().unwrap());
+    let bytes =
+        runread_testkit::relocated(&std::fs::read(src).unwrap(), other_ws.to_str().unwrap());
     std::fs::write(env.sessions.join("other.jsonl"), bytes).unwrap();
     env.ingest();
 
     let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
     let runs = env.store.runs().unwrap();
-    let mine: Vec<_> = runs.iter().filter(|r| r.target.workspace_id == env.ws.id).collect();
-    let theirs = runs.iter().find(|r| r.target.workspace_id != env.ws.id).unwrap();
+    let mine: Vec<_> = runs
+        .iter()
+        .filter(|r| r.target.workspace_id == env.ws.id)
+        .collect();
+    let theirs = runs
+        .iter()
+        .find(|r| r.target.workspace_id != env.ws.id)
+        .unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*env.store, &*env.keys(), &mine[0].target.run_id, None, vec![Feature::Status], now + 60_000, "t", now).unwrap();
+    let g = runread_service::owner::grant(
+        &*env.store,
+        &*env.keys(),
+        &mine[0].target.run_id,
+        None,
+        vec![Feature::Status],
+        now + 60_000,
+        "t",
+        now,
+    )
+    .unwrap();
     let ctx = svc.admit_key(&[g.key.as_bytes()]).unwrap();
 
     let (found, _) = get_run(&svc, &ctx, serde_json::to_value(&mine[0].target).unwrap());
@@ -52,22 +85,42 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
     let keys: Vec<&String> = found.as_object().unwrap().keys().collect();
     for k in &keys {
         assert!(
-            ["found", "status", "revision", "eventSequence", "createdAt", "startedAt", "finishedAt", "origin", "trust", "instructions"]
-                .contains(&k.as_str()),
+            [
+                "found",
+                "status",
+                "revision",
+                "eventSequence",
+                "createdAt",
+                "startedAt",
+                "finishedAt",
+                "origin",
+                "trust",
+                "instructions"
+            ]
+            .contains(&k.as_str()),
             "unexpected field {k}"
         );
     }
     let text = found.to_string();
-    assert!(!text.contains(env.workspace.to_str().unwrap()) && !text.contains("sessions"), "no paths: {text}");
+    assert!(
+        !text.contains(env.workspace.to_str().unwrap()) && !text.contains("sessions"),
+        "no paths: {text}"
+    );
 
     let mut missing = serde_json::to_value(&mine[0].target).unwrap();
     missing["runId"] = json!("ffffffff");
     let cross = serde_json::to_value(&theirs.target).unwrap();
     let ungranted = serde_json::to_value(&mine[1].target).unwrap();
-    let answers: Vec<(Value, String)> = [missing, cross, ungranted].into_iter().map(|t| get_run(&svc, &ctx, t)).collect();
+    let answers: Vec<(Value, String)> = [missing, cross, ungranted]
+        .into_iter()
+        .map(|t| get_run(&svc, &ctx, t))
+        .collect();
     for (structured, text) in &answers {
         assert_eq!(structured, &answers[0].0);
         assert_eq!(text, &answers[0].1);
     }
-    assert_eq!(answers[0].0, json!({"found": false, "trust": "untrusted_data", "instructions": false}));
+    assert_eq!(
+        answers[0].0,
+        json!({"found": false, "trust": "untrusted_data", "instructions": false})
+    );
 }

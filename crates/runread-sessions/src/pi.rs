@@ -7,7 +7,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use runread_core::limits::{FINAL_ANSWER_MAX_BYTES, HISTORY_BODY_MARGIN_BYTES, HISTORY_EVENT_MAX_BYTES};
+use runread_core::limits::{
+    FINAL_ANSWER_MAX_BYTES, HISTORY_BODY_MARGIN_BYTES, HISTORY_EVENT_MAX_BYTES,
+};
 
 /// Longest user-prompt preview kept for the owner's run listing, in characters.
 pub const PROMPT_PREVIEW_MAX_CHARS: usize = 80;
@@ -223,16 +225,27 @@ impl PiParser {
                 e.model = m.get("model").and_then(Value::as_str).map(str::to_owned);
                 let content = m.get("content");
                 let body = match role {
-                    "bashExecution" => m.get("output").and_then(Value::as_str).map(str::to_owned).unwrap_or_default(),
+                    "bashExecution" => m
+                        .get("output")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .unwrap_or_default(),
                     _ => content.map(user_text).unwrap_or_default(),
                 };
-                let has_content = content.is_some_and(|c| c.as_array().is_none_or(|a| !a.is_empty()));
+                let has_content =
+                    content.is_some_and(|c| c.as_array().is_none_or(|a| !a.is_empty()));
                 e.body_unavailable = body.is_empty() && has_content && role != "assistant";
                 e.body_bytes = body.len() as u64;
-                e.body = Some(keep_prefix(body, HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES));
+                e.body = Some(keep_prefix(
+                    body,
+                    HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES,
+                ));
                 e.tool_name = m.get("toolName").and_then(Value::as_str).map(str::to_owned);
                 e.upstream_truncated = m.get("truncated").and_then(Value::as_bool).unwrap_or(false)
-                    || msg.pointer("/details/truncation/truncated").and_then(Value::as_bool).unwrap_or(false);
+                    || msg
+                        .pointer("/details/truncation/truncated")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
                 if let Some(blocks) = content.and_then(Value::as_array) {
                     e.tool_calls = blocks
                         .iter()

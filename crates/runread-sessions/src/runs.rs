@@ -166,7 +166,11 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
     for (n, &start) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(path.len());
         if let Some(mut run) = path.get(start..end).and_then(run_of) {
-            let before = path.iter().take(start).filter(|e| e.kind == EntryKind::Message).count() as u64;
+            let before = path
+                .iter()
+                .take(start)
+                .filter(|e| e.kind == EntryKind::Message)
+                .count() as u64;
             run.first_sequence = before + 1;
             runs.push(run);
         }
@@ -228,7 +232,11 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         started_at: first.timestamp.clone(),
         ended_at: None,
         run_models,
-        message_lines: slice.iter().filter(|e| e.kind == EntryKind::Message).map(|e| e.line).collect(),
+        message_lines: slice
+            .iter()
+            .filter(|e| e.kind == EntryKind::Message)
+            .map(|e| e.line)
+            .collect(),
         first_sequence: 0,
         waiting_on_tool: false,
     };

@@ -141,7 +141,7 @@ pub struct Receipt {
 pub enum StartOutcome {
     Created,
     /// A replay within the window: the record already written.
-    Existing(StartRecord),
+    Existing(Box<StartRecord>),
 }
 
 /// A known secret at rest: sealed (AES-256-GCM) under a gate key; only the key id is stored.

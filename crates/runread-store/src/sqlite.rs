@@ -10,13 +10,14 @@ use runread_core::{Feature, Target};
 use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
 
 use crate::{
-    ArtifactRecord, SealedSecret, Grant, IngestCommit, Receipt, Result, RunRecord, SessionRecord, StartMeta, StartOutcome, StartRecord, Store,
-    StoreError, Workspace,
+    ArtifactRecord, Grant, IngestCommit, Receipt, Result, RunRecord, SealedSecret, SessionRecord,
+    StartMeta, StartOutcome, StartRecord, Store, StoreError, Workspace,
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
 /// Forward-only: a released migration is never edited, only followed by a new one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) STRICT;
 CREATE TABLE workspaces (
     id TEXT PRIMARY KEY,
@@ -78,7 +79,8 @@ CREATE TABLE grants (
     expires_at INTEGER NOT NULL,
     revoked_at INTEGER
 ) STRICT;
-"#, r#"
+"#,
+    r#"
 CREATE TABLE start_records (
     start_id TEXT PRIMARY KEY,
     idempotency_key TEXT NOT NULL,
@@ -112,7 +114,8 @@ CREATE TRIGGER receipts_append_only_update BEFORE UPDATE ON receipts
     BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
 CREATE TRIGGER receipts_append_only_delete BEFORE DELETE ON receipts
     BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
-"#, r#"
+"#,
+    r#"
 CREATE TABLE secrets (
     name TEXT PRIMARY KEY,
     key_id TEXT NOT NULL,
@@ -120,7 +123,8 @@ CREATE TABLE secrets (
     ciphertext BLOB NOT NULL,
     created_at INTEGER NOT NULL
 ) STRICT;
-"#, r#"
+"#,
+    r#"
 CREATE TABLE artifacts (
     artifact_id TEXT PRIMARY KEY,
     instance TEXT NOT NULL,
@@ -136,7 +140,8 @@ CREATE TABLE artifacts (
     created_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX artifacts_by_run ON artifacts(session_id, generation, run_id, created_at);
-"#];
+"#,
+];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
 const BUSY_TIMEOUT_MS: u64 = 5_000;
@@ -359,7 +364,10 @@ fn finish_meta((mut m, target_json): (StartMeta, String)) -> Result<StartMeta> {
     Ok(m)
 }
 
-fn start_record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<((StartMeta, String), Vec<u8>, Vec<u8>)> {
+/// A start record row: its metadata (with the target still as JSON) and the sealed input.
+type StartRow = ((StartMeta, String), Vec<u8>, Vec<u8>);
+
+fn start_record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StartRow> {
     Ok((start_meta_row(r)?, r.get(10)?, r.get(11)?))
 }
 
@@ -726,11 +734,11 @@ impl Store for SqliteStore {
             .optional()?;
         if let Some((meta, nonce, ct)) = existing {
             tx.commit()?;
-            return Ok(StartOutcome::Existing(StartRecord {
+            return Ok(StartOutcome::Existing(Box::new(StartRecord {
                 meta: finish_meta(meta)?,
                 sealed_nonce: nonce,
                 sealed_ciphertext: ct,
-            }));
+            })));
         }
         tx.execute(
             &format!("INSERT INTO start_records({START_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
@@ -766,10 +774,20 @@ impl Store for SqliteStore {
     fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>> {
         let conn = self.conn()?;
         let row = conn
-            .query_row(&format!("SELECT {START_COLS} FROM start_records WHERE start_id = ?1"), [start_id], start_record_row)
+            .query_row(
+                &format!("SELECT {START_COLS} FROM start_records WHERE start_id = ?1"),
+                [start_id],
+                start_record_row,
+            )
             .optional()?;
-        row.map(|(meta, nonce, ct)| Ok(StartRecord { meta: finish_meta(meta)?, sealed_nonce: nonce, sealed_ciphertext: ct }))
-            .transpose()
+        row.map(|(meta, nonce, ct)| {
+            Ok(StartRecord {
+                meta: finish_meta(meta)?,
+                sealed_nonce: nonce,
+                sealed_ciphertext: ct,
+            })
+        })
+        .transpose()
     }
 
     fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>> {
@@ -807,7 +825,14 @@ impl Store for SqliteStore {
         )?;
         let rows = stmt
             .query_map(
-                params![target.session_id, i64_of(target.generation), target.run_id, target.instance, i64_of(target.revision), target.workspace_id],
+                params![
+                    target.session_id,
+                    i64_of(target.generation),
+                    target.run_id,
+                    target.instance,
+                    i64_of(target.revision),
+                    target.workspace_id
+                ],
                 |r| {
                     Ok(ArtifactRecord {
                         artifact_id: r.get(0)?,
@@ -844,10 +869,18 @@ impl Store for SqliteStore {
 
     fn sealed_secrets(&self) -> Result<Vec<SealedSecret>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare_cached("SELECT name, key_id, nonce, ciphertext, created_at FROM secrets ORDER BY name")?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT name, key_id, nonce, ciphertext, created_at FROM secrets ORDER BY name",
+        )?;
         let rows = stmt
             .query_map([], |r| {
-                Ok(SealedSecret { name: r.get(0)?, key_id: r.get(1)?, nonce: r.get(2)?, ciphertext: r.get(3)?, created_at_ms: r.get(4)? })
+                Ok(SealedSecret {
+                    name: r.get(0)?,
+                    key_id: r.get(1)?,
+                    nonce: r.get(2)?,
+                    ciphertext: r.get(3)?,
+                    created_at_ms: r.get(4)?,
+                })
             })?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows)
@@ -856,8 +889,16 @@ impl Store for SqliteStore {
     fn secrets_fingerprint(&self) -> Result<String> {
         let conn = self.conn()?;
         let (n, max, total): (i64, Option<i64>, Option<i64>) = conn
-            .prepare_cached("SELECT count(*), max(created_at), total(length(ciphertext)) FROM secrets")?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<f64>>(2)?.map(|f| f as i64))))?;
+            .prepare_cached(
+                "SELECT count(*), max(created_at), total(length(ciphertext)) FROM secrets",
+            )?
+            .query_row([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get::<_, Option<f64>>(2)?.map(|f| f as i64),
+                ))
+            })?;
         Ok(format!("{n}:{}:{}", max.unwrap_or(0), total.unwrap_or(0)))
     }
 
@@ -867,7 +908,9 @@ impl Store for SqliteStore {
             "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at FROM receipts \
              WHERE start_id = ?1 ORDER BY created_at, receipt_id",
         )?;
-        Ok(stmt.query_map([start_id], receipt_row)?.collect::<rusqlite::Result<_>>()?)
+        Ok(stmt
+            .query_map([start_id], receipt_row)?
+            .collect::<rusqlite::Result<_>>()?)
     }
 
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
@@ -877,7 +920,9 @@ impl Store for SqliteStore {
              input_digest, sealed_key_id, created_at FROM start_records WHERE created_at >= ?1 \
              ORDER BY created_at, start_id LIMIT ?2",
         )?;
-        let metas: Vec<_> = stmt.query_map(params![since_ms, limit], start_meta_row)?.collect::<rusqlite::Result<_>>()?;
+        let metas: Vec<_> = stmt
+            .query_map(params![since_ms, limit], start_meta_row)?
+            .collect::<rusqlite::Result<_>>()?;
         let mut rstmt = conn.prepare(
             "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at FROM receipts \
              WHERE start_id = ?1 ORDER BY created_at, receipt_id",
@@ -885,7 +930,9 @@ impl Store for SqliteStore {
         let mut out = Vec::with_capacity(metas.len());
         for m in metas {
             let m = finish_meta(m)?;
-            let receipts = rstmt.query_map([&m.start_id], receipt_row)?.collect::<rusqlite::Result<_>>()?;
+            let receipts = rstmt
+                .query_map([&m.start_id], receipt_row)?
+                .collect::<rusqlite::Result<_>>()?;
             out.push((m, receipts));
         }
         Ok(out)

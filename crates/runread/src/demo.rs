@@ -98,7 +98,9 @@ pub fn run() -> Result<(), String> {
         "the owner grants one run, final_answer only, for 60 seconds",
     );
     let now = now_ms();
-    let g = runread_service::owner::grant(&*store, &keys,
+    let g = runread_service::owner::grant(
+        &*store,
+        &keys,
         &run.target.run_id,
         Some(&run.target.session_id),
         vec![Feature::FinalAnswer],

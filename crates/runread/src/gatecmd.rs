@@ -16,10 +16,14 @@ pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<()
         None => 0,
         Some(s) => match parse_duration_ms(s) {
             Some(d) => now_ms() - d,
-            None => parse_rfc3339(s).ok_or_else(|| format!("--since {s:?}: use a duration (15m, 2h, 7d) or an RFC 3339 time"))?,
+            None => parse_rfc3339(s).ok_or_else(|| {
+                format!("--since {s:?}: use a duration (15m, 2h, 7d) or an RFC 3339 time")
+            })?,
         },
     };
-    let rows = store.audit(since_ms, AUDIT_MAX_ROWS).map_err(|e| e.to_string())?;
+    let rows = store
+        .audit(since_ms, AUDIT_MAX_ROWS)
+        .map_err(|e| e.to_string())?;
     if as_json {
         let out: Vec<_> = rows
             .iter()
@@ -33,19 +37,29 @@ pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<()
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
         return Ok(());
     }
     if rows.is_empty() {
         println!("no calls");
         return Ok(());
     }
-    println!("{:<24} {:<27} {:<20} {:<14} {:<10} {}", "AT", "START", "TOOL", "KEY", "RUN", "OUTCOME");
+    println!(
+        "{:<24} {:<27} {:<20} {:<14} {:<10} {}",
+        "AT", "START", "TOOL", "KEY", "RUN", "OUTCOME"
+    );
     for (m, receipts) in &rows {
         let outcome = if receipts.is_empty() {
             "(no receipt: interrupted)".to_owned()
         } else {
-            receipts.iter().map(|r| r.outcome.as_str()).collect::<Vec<_>>().join(", ")
+            receipts
+                .iter()
+                .map(|r| r.outcome.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         println!(
             "{:<24} {:<27} {:<20} {:<14} {:<10} {}",
@@ -63,15 +77,33 @@ pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<()
 pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), String> {
     // Only the start record's metadata (no sealed input) and the compiled-in registry; no key
     // provider is opened and no adapter is called.
-    let meta = store.start_meta(start_id).map_err(|e| e.to_string())?.ok_or_else(|| format!("no start record {start_id:?}"))?;
+    let meta = store
+        .start_meta(start_id)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no start record {start_id:?}"))?;
     let receipts = store.receipts(start_id).map_err(|e| e.to_string())?;
-    let registry = runread_gate::Registry::build(runread_service::adapters(), runread_service::PINNED_BINDINGS).map_err(|e| e.to_string())?;
+    let registry = runread_gate::Registry::build(
+        runread_service::adapters(),
+        runread_service::PINNED_BINDINGS,
+    )
+    .map_err(|e| e.to_string())?;
     let i = runread_gate::recovery::inspect(&meta, receipts, &registry);
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&i).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&i).map_err(|e| e.to_string())?
+        );
     } else {
         println!("start      {}", i.start_id);
-        println!("tool       {} (binding {})", i.tool, if i.binding_current { "current" } else { "changed since" });
+        println!(
+            "tool       {} (binding {})",
+            i.tool,
+            if i.binding_current {
+                "current"
+            } else {
+                "changed since"
+            }
+        );
         println!("state      {} ({} receipts)", i.state, i.receipts.len());
         println!("effect     {}", i.effect);
         println!("verdict    {}", i.verdict);

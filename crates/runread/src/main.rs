@@ -74,6 +74,12 @@ enum Command {
         /// Names of environment variables whose values are known secrets (comma-separated).
         #[arg(long, env = "RUNREAD_SECRET_ENV", value_delimiter = ',')]
         secret_env: Vec<String>,
+        /// Serve MCP on standard input/output instead of HTTP (for clients that launch runread).
+        #[arg(long, requires = "key_file")]
+        stdio: bool,
+        /// With --stdio: the file holding the read key (it stands in for the x-runread-key header).
+        #[arg(long)]
+        key_file: Option<PathBuf>,
     },
     /// Register a file the agent produced as an artifact of a run (the trusted producer's act).
     #[command(subcommand)]
@@ -264,14 +270,23 @@ fn open_store(home: Option<PathBuf>) -> Result<Arc<SqliteStore>, String> {
 fn open_home(home: Option<PathBuf>) -> Result<(PathBuf, Arc<SqliteStore>), String> {
     let home = home::resolve(home)?;
     home::ensure(&home)?;
-    let store = SqliteStore::open(&home.join("runread.db")).map(Arc::new).map_err(|e| e.to_string())?;
+    let store = SqliteStore::open(&home.join("runread.db"))
+        .map(Arc::new)
+        .map_err(|e| e.to_string())?;
     Ok((home, store))
 }
 
 /// The service over `store`, with the sealing keys of `home` and its frozen binding registry.
-pub(crate) fn service(home: &std::path::Path, store: Arc<SqliteStore>, config: Config) -> Result<Arc<Service>, String> {
-    let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys in {}: {e:?}", home.display()))?;
-    Service::new(store, Arc::new(keys), config).map(Arc::new).map_err(|e| format!("refusing to start: {e}"))
+pub(crate) fn service(
+    home: &std::path::Path,
+    store: Arc<SqliteStore>,
+    config: Config,
+) -> Result<Arc<Service>, String> {
+    let keys = runread_gate::keys::FileKeys::open(home)
+        .map_err(|e| format!("gate keys in {}: {e:?}", home.display()))?;
+    Service::new(store, Arc::new(keys), config)
+        .map(Arc::new)
+        .map_err(|e| format!("refusing to start: {e}"))
 }
 
 fn run(cli: Cli) -> Res {
@@ -293,25 +308,64 @@ fn run(cli: Cli) -> Res {
             let (home, store) = open_home(cli.home)?;
             grant(&home, &*store, args)
         }
-        Command::Artifact(ArtifactCmd::Add { run, session, path, name, mime, kind }) => {
+        Command::Artifact(ArtifactCmd::Add {
+            run,
+            session,
+            path,
+            name,
+            mime,
+            kind,
+        }) => {
             let (home, store) = open_home(cli.home)?;
-            let keys = Arc::new(runread_gate::keys::FileKeys::open(&home).map_err(|e| format!("gate keys: {e:?}"))?);
+            let keys = Arc::new(
+                runread_gate::keys::FileKeys::open(&home)
+                    .map_err(|e| format!("gate keys: {e:?}"))?,
+            );
             let secrets = runread_service::secrets::KnownSecrets::new(store.clone(), keys, vec![]);
             let (id, v) = runread_service::owner::add_artifact(
-                &*store, &secrets, &run, session.as_deref(), &path, name.as_deref(), mime.as_deref(), &kind, now_ms(),
+                &*store,
+                &secrets,
+                &run,
+                session.as_deref(),
+                &path,
+                name.as_deref(),
+                mime.as_deref(),
+                &kind,
+                now_ms(),
             )
             .map_err(|e| e.to_string())?;
-            println!("artifact {id}: {} ({} bytes, sha256 {})", v.rel_path, v.size, v.sha256);
+            println!(
+                "artifact {id}: {} ({} bytes, sha256 {})",
+                v.rel_path, v.size, v.sha256
+            );
             Ok(())
         }
         Command::Secret(cmd) => {
             let (home, store) = open_home(cli.home)?;
             secret(&home, &*store, cmd)
         }
-        Command::Serve { listen, settle_ms, secrets_file, secret_env } => {
+        Command::Serve {
+            listen,
+            settle_ms,
+            secrets_file,
+            secret_env,
+            stdio,
+            key_file,
+        } => {
             let (home, store) = open_home(cli.home)?;
             let extra = extra_secrets(secrets_file.as_deref(), &secret_env)?;
-            serve(&home, store, listen, Duration::from_millis(settle_ms), extra)
+            match (stdio, key_file) {
+                (true, Some(kf)) => {
+                    serve_stdio(&home, store, &kf, Duration::from_millis(settle_ms), extra)
+                }
+                _ => serve(
+                    &home,
+                    store,
+                    listen,
+                    Duration::from_millis(settle_ms),
+                    extra,
+                ),
+            }
         }
         Command::Audit { since, json } => {
             let store = open_store(cli.home)?;
@@ -580,7 +634,8 @@ fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
                 .ok_or("--to LABEL is required (who the key is for)")?;
             let now = now_ms();
             let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
-            let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?;
+            let keys = runread_gate::keys::FileKeys::open(home)
+                .map_err(|e| format!("gate keys: {e:?}"))?;
             let g = runread_service::owner::grant(
                 store,
                 &keys,
@@ -656,14 +711,22 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
     Ok(())
 }
 
-fn serve(home: &std::path::Path, store: Arc<SqliteStore>, listen: SocketAddr, settle_quiet: Duration, extra: Vec<String>) -> Res {
+fn serve(
+    home: &std::path::Path,
+    store: Arc<SqliteStore>,
+    listen: SocketAddr,
+    settle_quiet: Duration,
+    extra: Vec<String>,
+) -> Res {
     if !listen.ip().is_loopback() {
         return Err(format!(
             "refusing to listen on {listen}: runread serves loopback only"
         ));
     }
     let service = service(home, store, Config { settle_quiet })?;
-    let keys = Arc::new(runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?);
+    let keys = Arc::new(
+        runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?,
+    );
     let service = match Arc::try_unwrap(service) {
         Ok(s) => Arc::new(s.with_extra_secrets(keys, extra)),
         Err(_) => return Err("service is shared before start".into()),
@@ -702,11 +765,16 @@ fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
             match what {
                 ReadCmd::History { out, limit } => {
                     let target = first_target(&client, "history").await?;
-                    let events = client.read_history(&target, limit).await.map_err(|e| e.to_string())?;
+                    let events = client
+                        .read_history(&target, limit)
+                        .await
+                        .map_err(|e| e.to_string())?;
                     let text = serde_json::to_string_pretty(&events).map_err(|e| e.to_string())?;
                     eprintln!("read {} events", events.len());
                     match out {
-                        Some(p) => std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display())),
+                        Some(p) => {
+                            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+                        }
                         None => {
                             println!("{text}");
                             Ok(())
@@ -715,9 +783,18 @@ fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
                 }
                 ReadCmd::Artifact { id, out } => {
                     let target = first_target(&client, "artifacts").await?;
-                    let (meta, bytes) = client.read_artifact(&target, id.as_deref()).await.map_err(|e| e.to_string())?;
+                    let (meta, bytes) = client
+                        .read_artifact(&target, id.as_deref())
+                        .await
+                        .map_err(|e| e.to_string())?;
                     std::fs::write(&out, &bytes).map_err(|e| format!("{}: {e}", out.display()))?;
-                    eprintln!("{} ({} bytes) written to {}, sha256 {} verified", meta["name"].as_str().unwrap_or(""), bytes.len(), out.display(), meta["sha256"].as_str().unwrap_or(""));
+                    eprintln!(
+                        "{} ({} bytes) written to {}, sha256 {} verified",
+                        meta["name"].as_str().unwrap_or(""),
+                        bytes.len(),
+                        out.display(),
+                        meta["sha256"].as_str().unwrap_or("")
+                    );
                     Ok(())
                 }
                 ReadCmd::FinalAnswer { out, limit } => {
@@ -764,24 +841,39 @@ fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
 /// Most lines read from a secrets file.
 const SECRETS_FILE_MAX_BYTES: u64 = 1024 * 1024;
 
-fn extra_secrets(file: Option<&std::path::Path>, env_names: &[String]) -> Result<Vec<String>, String> {
+fn extra_secrets(
+    file: Option<&std::path::Path>,
+    env_names: &[String],
+) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     if let Some(f) = file {
         let meta = std::fs::metadata(f).map_err(|e| format!("{}: {e}", f.display()))?;
         if meta.len() > SECRETS_FILE_MAX_BYTES {
-            return Err(format!("{} is larger than {SECRETS_FILE_MAX_BYTES} bytes", f.display()));
+            return Err(format!(
+                "{} is larger than {SECRETS_FILE_MAX_BYTES} bytes",
+                f.display()
+            ));
         }
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        out.extend(text.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
+        out.extend(
+            text.lines()
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_owned),
+        );
     }
     for name in env_names.iter().filter(|n| !n.is_empty()) {
         match std::env::var(name) {
             Ok(v) if !v.is_empty() => out.push(v),
-            _ => eprintln!("warning: environment variable {name} is not set; nothing to mask for it"),
+            _ => {
+                eprintln!("warning: environment variable {name} is not set; nothing to mask for it")
+            }
         }
     }
     for s in &out {
-        if !(runread_core::redact::SECRET_MIN_BYTES..=runread_core::redact::SECRET_MAX_BYTES).contains(&s.len()) {
+        if !(runread_core::redact::SECRET_MIN_BYTES..=runread_core::redact::SECRET_MAX_BYTES)
+            .contains(&s.len())
+        {
             return Err(format!(
                 "every known secret must be {}..={} bytes long",
                 runread_core::redact::SECRET_MIN_BYTES,
@@ -803,9 +895,13 @@ fn secret(home: &std::path::Path, store: &dyn Store, cmd: SecretCmd) -> Res {
                 .map_err(|e| format!("stdin: {e}"))?;
             let value = value.strip_suffix('\n').unwrap_or(&value);
             let value = value.strip_suffix('\r').unwrap_or(value);
-            let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?;
-            runread_service::owner::add_secret(store, &keys, &name, value, now_ms()).map_err(|e| e.to_string())?;
-            println!("known secret {name:?} stored sealed; it is masked in everything runread returns");
+            let keys = runread_gate::keys::FileKeys::open(home)
+                .map_err(|e| format!("gate keys: {e:?}"))?;
+            runread_service::owner::add_secret(store, &keys, &name, value, now_ms())
+                .map_err(|e| e.to_string())?;
+            println!(
+                "known secret {name:?} stored sealed; it is masked in everything runread returns"
+            );
             Ok(())
         }
         SecretCmd::List => {
@@ -818,11 +914,40 @@ fn secret(home: &std::path::Path, store: &dyn Store, cmd: SecretCmd) -> Res {
 }
 
 /// The key's first live target whose grant includes `feature`.
-async fn first_target(client: &runread_mcp::client::Client, feature: &str) -> Result<serde_json::Value, String> {
+async fn first_target(
+    client: &runread_mcp::client::Client,
+    feature: &str,
+) -> Result<serde_json::Value, String> {
     let targets = client.granted_targets().await.map_err(|e| e.to_string())?;
     targets
         .iter()
-        .find(|t| t["features"].as_array().is_some_and(|f| f.contains(&json!(feature))))
+        .find(|t| {
+            t["features"]
+                .as_array()
+                .is_some_and(|f| f.contains(&json!(feature)))
+        })
         .map(|t| t["target"].clone())
         .ok_or_else(|| format!("this key has no live {feature} grant"))
+}
+
+fn serve_stdio(
+    home: &std::path::Path,
+    store: Arc<SqliteStore>,
+    key_file: &std::path::Path,
+    settle_quiet: Duration,
+    extra: Vec<String>,
+) -> Res {
+    let key =
+        std::fs::read_to_string(key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
+    let key = key.trim().to_owned();
+    let service = service(home, store, Config { settle_quiet })?;
+    let keys = Arc::new(
+        runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?,
+    );
+    let service = match Arc::try_unwrap(service) {
+        Ok(s) => Arc::new(s.with_extra_secrets(keys, extra)),
+        Err(_) => return Err("service is shared before start".into()),
+    };
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    rt.block_on(runread_mcp::server::serve_stdio(service, key))
 }

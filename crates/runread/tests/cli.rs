@@ -190,14 +190,22 @@ fn secrets_are_stored_sealed_and_listed_by_name_only() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(format!("{value}\n").as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{value}\n").as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stdout).contains(value));
     let listed = ok(runread(home.path(), &["secret", "list"]));
     assert_eq!(listed.trim(), "openai");
     let db = std::fs::read(home.path().join("runread.db")).unwrap();
-    assert!(!db.windows(value.len()).any(|w| w == value.as_bytes()), "stored sealed, never in the clear");
+    assert!(
+        !db.windows(value.len()).any(|w| w == value.as_bytes()),
+        "stored sealed, never in the clear"
+    );
     // Too short to be a secret: refused with a clear message.
     let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
         .arg("--home")
@@ -211,4 +219,103 @@ fn secrets_are_stored_sealed_and_listed_by_name_only() {
     let out = child.wait_with_output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("8..=256 bytes"));
+}
+
+#[test]
+fn stdio_transport_serves_the_same_admission_with_a_key_file() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = runread_testkit::Env::new();
+    env.place("sample", Duration::from_secs(60));
+    let home = env.dir.path();
+    ok(runread(
+        home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
+    let runs: Vec<Value> = serde_json::from_str(&ok(runread(home, &["runs", "--json"]))).unwrap();
+    let run_id = runs
+        .iter()
+        .max_by_key(|r| r["finalBytes"].as_u64())
+        .unwrap()["target"]["runId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let grant: Value = serde_json::from_str(&ok(runread(
+        home,
+        &[
+            "grant",
+            "--run",
+            &run_id,
+            "--features",
+            "final_answer",
+            "--expires",
+            "15m",
+            "--to",
+            "stdio",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let key_file = home.join("key");
+    std::fs::write(&key_file, grant["key"].as_str().unwrap()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home)
+        .args(["serve", "--stdio", "--key-file", key_file.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let target = grant["target"].to_string();
+    let lines = [
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{meta}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{{meta}}}}}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"read_final_answer","arguments":{{"target":{target}}},{meta}}}}}"#
+        ),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for l in &lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = Vec::new();
+    for _ in 0..3 {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        replies.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(
+        replies[0]["result"]["supportedVersions"],
+        serde_json::json!(["2026-07-28"])
+    );
+    let tools: Vec<&str> = replies[1]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["list_granted_targets", "read_final_answer"]);
+    let r = &replies[2]["result"];
+    assert_eq!(r["structuredContent"]["readable"], true);
+    assert_eq!(r["structuredContent"]["trust"], "untrusted_data");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("<tool_result tool=\"read_final_answer\" trust=\"untrusted\">")
+    );
+
+    // A revoked key is refused on stdio exactly as on HTTP.
+    ok(runread(
+        home,
+        &["grant", "revoke", grant["grantId"].as_str().unwrap()],
+    ));
+    let out = runread(
+        home,
+        &["serve", "--stdio", "--key-file", key_file.to_str().unwrap()],
+    );
+    assert!(!out.status.success() || String::from_utf8_lossy(&out.stdout).is_empty());
 }

@@ -22,7 +22,11 @@ const KILL_CYCLES: u64 = 6;
 const CLIENTS: usize = 4;
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn spawn_server(home: &Path, port: u16) -> Child {
@@ -52,7 +56,13 @@ fn body(target: &Value, id: u64) -> String {
     .to_string()
 }
 
-async fn hammer(url: String, key: String, target: Value, seen: Arc<Mutex<Vec<String>>>, client_no: u64) {
+async fn hammer(
+    url: String,
+    key: String,
+    target: Value,
+    seen: Arc<Mutex<Vec<String>>>,
+    client_no: u64,
+) {
     let http = reqwest::Client::new();
     for i in 0.. {
         let r = http
@@ -68,9 +78,13 @@ async fn hammer(url: String, key: String, target: Value, seen: Arc<Mutex<Vec<Str
             .await;
         let Ok(r) = r else { return };
         let Ok(text) = r.text().await else { return };
-        let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
         if v["result"]["structuredContent"]["readable"] == true {
-            let id = v["result"]["_meta"]["io.runread/startId"].as_str().expect("every answer names its start record");
+            let id = v["result"]["_meta"]["io.runread/startId"]
+                .as_str()
+                .expect("every answer names its start record");
             seen.lock().unwrap().push(id.to_owned());
         }
     }
@@ -81,10 +95,25 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
     let env = Env::new();
     env.place("sample", Duration::from_secs(60));
     env.ingest();
-    let run = env.store.runs().unwrap().into_iter().max_by_key(|r| r.run.final_bytes).unwrap();
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*env.store, &*env.keys(), &run.target.run_id, None, vec![Feature::FinalAnswer], now + 600_000, "crash", now)
+    let run = env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .max_by_key(|r| r.run.final_bytes)
         .unwrap();
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant(
+        &*env.store,
+        &*env.keys(),
+        &run.target.run_id,
+        None,
+        vec![Feature::FinalAnswer],
+        now + 600_000,
+        "crash",
+        now,
+    )
+    .unwrap();
     let home = env.dir.path().to_path_buf();
     let target = serde_json::to_value(&g.grant.target).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -96,9 +125,19 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
         let mut server = spawn_server(&home, port);
         let url = format!("http://127.0.0.1:{port}/mcp");
         let tasks: Vec<_> = (0..CLIENTS)
-            .map(|c| rt.spawn(hammer(url.clone(), g.key.clone(), target.clone(), seen.clone(), cycle * 10 + c as u64)))
+            .map(|c| {
+                rt.spawn(hammer(
+                    url.clone(),
+                    g.key.clone(),
+                    target.clone(),
+                    seen.clone(),
+                    cycle * 10 + c as u64,
+                ))
+            })
             .collect();
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         std::thread::sleep(Duration::from_millis(50 + (x >> 33) % 400));
         server.kill().unwrap();
         server.wait().unwrap();
@@ -110,12 +149,23 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
     assert!(!seen.is_empty(), "clients received answers");
     let store = SqliteStore::open(&home.join("runread.db")).unwrap();
     for id in &seen {
-        assert!(store.start_meta(id).unwrap().is_some(), "answer {id} has no start record");
+        assert!(
+            store.start_meta(id).unwrap().is_some(),
+            "answer {id} has no start record"
+        );
         let receipts = store.receipts(id).unwrap();
-        assert!(receipts.iter().any(|r| r.outcome == "ok"), "answer {id} has no ok receipt");
+        assert!(
+            receipts.iter().any(|r| r.outcome == "ok"),
+            "answer {id} has no ok receipt"
+        );
     }
     // Starts the kills interrupted: classified from the record and binding alone.
-    let interrupted: Vec<_> = store.audit(0, 100_000).unwrap().into_iter().filter(|(_, r)| r.is_empty()).collect();
+    let interrupted: Vec<_> = store
+        .audit(0, 100_000)
+        .unwrap()
+        .into_iter()
+        .filter(|(_, r)| r.is_empty())
+        .collect();
     for (meta, _) in interrupted.iter().take(3) {
         let out = Command::new(env!("CARGO_BIN_EXE_runread"))
             .arg("--home")
@@ -127,7 +177,11 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
         assert_eq!(v["state"], "interrupted");
         assert_eq!(v["verdict"], "retry_safe");
     }
-    eprintln!("{} answers received over {KILL_CYCLES} kills; {} starts left without a receipt", seen.len(), interrupted.len());
+    eprintln!(
+        "{} answers received over {KILL_CYCLES} kills; {} starts left without a receipt",
+        seen.len(),
+        interrupted.len()
+    );
 }
 
 #[test]
@@ -136,7 +190,11 @@ fn recover_inspect_needs_neither_the_sealed_input_nor_a_key() {
     env.place("sample", Duration::from_secs(60));
     env.ingest();
     let home = env.dir.path();
-    let registry = runread_gate::Registry::build(runread_service::adapters(), runread_service::PINNED_BINDINGS).unwrap();
+    let registry = runread_gate::Registry::build(
+        runread_service::adapters(),
+        runread_service::PINNED_BINDINGS,
+    )
+    .unwrap();
     let binding = registry.get("read_final_answer").unwrap();
     // A start record committed by a process that then died before answering.
     let meta = runread_store::StartMeta {
@@ -151,7 +209,11 @@ fn recover_inspect_needs_neither_the_sealed_input_nor_a_key() {
         sealed_key_id: "k-that-does-not-exist".into(),
         created_at_ms: 1,
     };
-    let rec = runread_store::StartRecord { meta, sealed_nonce: vec![0; 12], sealed_ciphertext: b"garbage, not a ciphertext".to_vec() };
+    let rec = runread_store::StartRecord {
+        meta,
+        sealed_nonce: vec![0; 12],
+        sealed_ciphertext: b"garbage, not a ciphertext".to_vec(),
+    };
     env.store.begin_call(&rec, 0).unwrap();
     // No key file at all: inspection must not need one.
     let _ = std::fs::remove_file(home.join("gate-keys"));
@@ -161,13 +223,20 @@ fn recover_inspect_needs_neither_the_sealed_input_nor_a_key() {
         .args(["recover", "inspect", "st-crashed", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["state"], "interrupted");
     assert_eq!(v["verdict"], "retry_safe");
     assert_eq!(v["effect"], "read_only_no_side_effects");
     assert_eq!(v["bindingCurrent"], true);
-    assert!(!home.join("gate-keys").exists(), "inspection did not create or resolve a key");
+    assert!(
+        !home.join("gate-keys").exists(),
+        "inspection did not create or resolve a key"
+    );
 }
 
 #[test]
@@ -177,28 +246,69 @@ fn audit_shows_who_read_what_and_never_the_input() {
     env.ingest();
     let run = env.store.runs().unwrap().into_iter().next().unwrap();
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(&*env.store, &*env.keys(), &run.target.run_id, None, vec![Feature::FinalAnswer], now + 60_000, "audit", now).unwrap();
+    let g = runread_service::owner::grant(
+        &*env.store,
+        &*env.keys(),
+        &run.target.run_id,
+        None,
+        vec![Feature::FinalAnswer],
+        now + 60_000,
+        "audit",
+        now,
+    )
+    .unwrap();
     let port = free_port();
     let mut server = spawn_server(env.dir.path(), port);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let target = serde_json::to_value(&g.grant.target).unwrap();
     let cursor_marker = rt.block_on(async {
-        let c = runread_mcp::client::Client::connect(&format!("http://127.0.0.1:{port}/mcp"), &g.key).await.unwrap();
-        let a = c.call("read_final_answer", json!({"target": target, "limit": 100})).await.unwrap();
-        let _ = c.call("read_final_answer", json!({"target": target, "cursor": "bogus"})).await;
+        let c =
+            runread_mcp::client::Client::connect(&format!("http://127.0.0.1:{port}/mcp"), &g.key)
+                .await
+                .unwrap();
+        let a = c
+            .call("read_final_answer", json!({"target": target, "limit": 100}))
+            .await
+            .unwrap();
+        let _ = c
+            .call(
+                "read_final_answer",
+                json!({"target": target, "cursor": "bogus"}),
+            )
+            .await;
         a.structured["nextCursor"].as_str().unwrap().to_owned()
     });
     server.kill().unwrap();
     server.wait().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_runread")).arg("--home").arg(env.dir.path()).args(["audit", "--json"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(env.dir.path())
+        .args(["audit", "--json"])
+        .output()
+        .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let rows: Vec<Value> = serde_json::from_str(&text).unwrap();
-    let outcomes: Vec<&str> = rows.iter().flat_map(|r| r["receipts"].as_array().unwrap()).map(|r| r["outcome"].as_str().unwrap()).collect();
+    let outcomes: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r["receipts"].as_array().unwrap())
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
     assert!(outcomes.contains(&"ok"));
     assert!(outcomes.contains(&"refused:invalid_cursor"));
-    assert!(rows.iter().all(|r| r["grantId"] == g.grant.id || r["tool"] != "read_final_answer"));
-    assert!(!text.contains("bogus") && !text.contains(&cursor_marker[..20]), "audit never shows the input");
+    assert!(
+        rows.iter()
+            .all(|r| r["grantId"] == g.grant.id || r["tool"] != "read_final_answer")
+    );
+    assert!(
+        !text.contains("bogus") && !text.contains(&cursor_marker[..20]),
+        "audit never shows the input"
+    );
     assert!(!text.contains(&g.key));
-    let human = Command::new(env!("CARGO_BIN_EXE_runread")).arg("--home").arg(env.dir.path()).args(["audit", "--since", "1h"]).output().unwrap();
+    let human = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(env.dir.path())
+        .args(["audit", "--since", "1h"])
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&human.stdout).contains("read_final_answer"));
 }
