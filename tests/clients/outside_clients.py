@@ -70,6 +70,10 @@ THINKING_MARK = "The user wants a configuration check"
 TOOL_ARG_MARK = "cat config/settings.env"
 HISTORY_LIMITS = [1, 2, 3, 7, 100]
 ALL_FEATURES = "final_answer,history,aggregate,metadata,artifacts,status"
+# `runread artifact add` refuses a path any component of which contains auth/credential/secret/token,
+# so the secrets-history session's cwd (where the artifact is made) gets a neutral name.
+CWD_NAMES = {"secrets-history": "history-run"}
+SH_DIR = CWD_NAMES["secrets-history"]
 HISTORY_EVENT_MAX_BYTES = 8192  # runread_core::limits::HISTORY_EVENT_MAX_BYTES
 ARTIFACT_BYTES = 8 * 1024 * 1024
 ARTIFACT_CHUNK = 32768  # read_artifact's default (and largest) limit
@@ -627,6 +631,444 @@ class Suite:
         ensure(leak is None, f"refusal contains {leak}")
         return f"exit {rc}, {tail(err or raw, 200)}"
 
+    # ---- secrets-history setup
+    def check_oracle(self) -> str:
+        """The fixture holds what fixtures/pi/README.md says, so the history checks mean something."""
+        runs = list(self.oracle.items())
+        ensure(len(runs) == 2, f"{len(runs)} runs on the active branch")
+        (r1, m1), (r2, m2) = runs
+        sk, ghp = SECRETS["openai-test"], SECRETS["github-test"]
+        ensure([m["role"] for m in m1] == ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"],
+               f"run 1 roles {[m['role'] for m in m1]}")
+        ensure(len(m2) == 11, f"run 2 has {len(m2)} messages")
+        ensure(sk in m1[2]["text"] and sk in m1[-1]["text"] and ghp in m1[-1]["text"], "run 1 secrets not where expected")
+        ends = [m for m in m2 if m["text"].endswith(sk)]
+        ensure(len(ends) == 1 and ends[0]["role"] == "toolResult", "run 2 has no tool output ending with the sk secret")
+        hidden = [h for m in m1 + m2 for h in m["hidden"]]
+        ensure(any(h.startswith(THINKING_MARK) for h in hidden), "no thinking block starting with the expected text")
+        ensure(TOOL_ARG_MARK in hidden, f"no tool call with command {TOOL_ARG_MARK!r}")
+        for m in m1 + m2:
+            for h in hidden + [THINKING_MARK]:
+                ensure(h not in m["text"], f"hidden content {h[:30]!r} also in a visible text (oracle unusable)")
+        n = sum(m["text"].count(s) for m in m1 + m2 for s in SECRETS.values())
+        return f"runs {r1} ({len(m1)} messages), {r2} ({len(m2)} messages), {n} secret occurrences, {len(hidden)} hidden blocks"
+
+    def add_secrets(self) -> str:
+        for name, value in SECRETS.items():
+            r = self.rr.run("secret", "add", "--name", name, input=value)
+            ensure(r.returncode == 0, f"secret add {name} exited {r.returncode}: {tail(r.stderr or r.stdout, 300)}")
+            leak = secret_leak(r.stdout + r.stderr)
+            ensure(leak is None, f"secret add {name} printed {leak}")
+        r = self.rr.run("secret", "list")
+        ensure(r.returncode == 0, f"secret list exited {r.returncode}")
+        ensure(all(n in r.stdout for n in SECRETS), f"secret list lacks a name: {r.stdout!r}")
+        leak = secret_leak(r.stdout + r.stderr)
+        ensure(leak is None, f"secret list printed {leak}")
+        return f"{sorted(SECRETS)} added; secret list shows the names, no values"
+
+    # ---- generic SDK calls (one process, pinned mode)
+    def sdk_calls(self, key_file: Path, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        probe = self.tmp / "sdk_calls.py"
+        if not probe.exists():
+            probe.write_text(SDK_CALLS)
+        r = subprocess.run(
+            [str(self.py), str(probe), self.url, str(key_file), json.dumps(calls)],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+        )
+        ensure(r.returncode == 0 and r.stdout.strip(), f"sdk_calls exited {r.returncode}: {tail(r.stderr, 600)}")
+        leak = secret_leak(r.stdout + r.stderr)
+        ensure(leak is None, f"sdk_calls output contains {leak}")
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    @staticmethod
+    def valid(tool: str, result: dict[str, Any]) -> dict[str, Any]:
+        """A success: structuredContent, the labeled block equal to it, trust fields, a start record id."""
+        ensure(result.get("form") == "result", f"{tool}: {result}")
+        ensure(result.get("isError") is False, f"{tool}: isError {result.get('isError')!r}: {tail(str(result.get('content')), 300)}")
+        sc = result.get("structuredContent")
+        ensure(isinstance(sc, dict), f"{tool}: structuredContent is {type(sc).__name__}")
+        ensure(parse_block(result, tool, TRUST_LABEL[tool]) == sc, f"{tool}: text block JSON != structuredContent")
+        ensure(sc.get("trust") == "untrusted_data" and sc.get("instructions") is False,
+               f"{tool}: trust {sc.get('trust')!r}, instructions {sc.get('instructions')!r}")
+        start = (result.get("_meta") or {}).get("io.runread/startId")
+        ensure(isinstance(start, str) and start, f"{tool}: no _meta io.runread/startId")
+        return sc
+
+    # ---- 7. history
+    def history_read(self, grant: dict[str, Any], limit: int | None, out: Path) -> Callable[[], str]:
+        run_id = grant["target"]["runId"]
+
+        def go() -> str:
+            t0 = time.monotonic()
+            cmd = [str(self.py), str(HISTORY_READER), "--url", self.url, "--key-file", str(grant["keyFile"]),
+                   "--out", str(out), "--timeout", "30"]
+            if limit is not None:
+                cmd += ["--limit", str(limit)]
+            r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+            ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+            leak = secret_leak(r.stdout + r.stderr)
+            ensure(leak is None, f"read_history.py output contains {leak}")
+            lines = r.stdout.strip().splitlines()
+            ensure(len(lines) == 1, f"expected one JSON line on stdout, got {len(lines)}")
+            s = json.loads(lines[0])
+            ensure(s.get("ok") is True and s.get("eof") is True, f"ok {s.get('ok')!r}, eof {s.get('eof')!r}")
+            ensure(s.get("target") == grant["target"], f"read target {s.get('target')} != granted {grant['target']}")
+            ensure(s.get("gap") is False and s.get("redactionPending") is False,
+                   f"gap {s.get('gap')!r} {s.get('gapReasons')}, redactionPending {s.get('redactionPending')!r}")
+            n = len(self.oracle[run_id])
+            ensure(s.get("events") == n, f"{s.get('events')} events, the fixture's run has {n} messages")
+            if limit is not None:
+                ensure(s.get("pages") >= math.ceil(n / limit), f"{s.get('pages')} pages for {n} events at limit {limit}")
+            self.histories[(run_id, limit)] = json.loads(out.read_text(encoding="utf-8"))
+            return (f"{s['pages']} pages, {n} events {s['firstSequence']}..{s['lastSequence']}, "
+                    f"truncated={s['truncated']}, upserts {s['upserts']} ({time.monotonic() - t0:.1f}s)")
+
+        return go
+
+    def history_checks(self) -> None:
+        res = self.res
+        self.histories: dict[tuple[str, int | None], list[dict[str, Any]]] = {}
+        jobs = [
+            (f"sdk read_history run {i + 1} ({g['target']['runId']}) limit={limit}",
+             self.history_read(g, limit, self.tmp / f"history-{g['target']['runId']}-{limit}.json"))
+            for i, g in enumerate(self.g_hist)
+            for limit in HISTORY_LIMITS
+        ]
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, self.opts.jobs))
+        try:
+            futures = [(name, pool.submit(capture, fn)) for name, fn in jobs]
+            for name, fut in futures:
+                ok, detail = fut.result()
+                res.record(name, ok, detail)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+        for i, g in enumerate(self.g_hist):
+            run_id = g["target"]["runId"]
+            label = f"history run {i + 1} ({run_id})"
+            res.check(f"{label}: identical for limits {HISTORY_LIMITS}", lambda r=run_id: self.history_identical(r))
+            res.check(f"{label}: sequences, roles, tool names as in the fixture", lambda r=run_id: self.history_shape(r))
+            res.check(f"{label}: texts = fixture with secrets -> {REDACTED}", lambda r=run_id: self.history_texts(r))
+            res.check(f"{label}: no secret (or its prefix at an end), thinking or tool arguments",
+                      lambda r=run_id: self.history_hidden(r))
+            res.check(f"{label}: runread read history gives the same events", lambda g=g: self.history_cli(g))
+        res.check("inspector read_history run 2 (one page, limit 100)", lambda: self.insp_history(self.g_hist[1]))
+
+    def history_of(self, run_id: str) -> list[dict[str, Any]]:
+        got = [self.histories.get((run_id, limit)) for limit in HISTORY_LIMITS]
+        ensure(all(h is not None for h in got), "not every limit's read succeeded")
+        return got[0]  # type: ignore[return-value]
+
+    def history_identical(self, run_id: str) -> str:
+        base = self.history_of(run_id)
+        for limit in HISTORY_LIMITS[1:]:
+            other = self.histories[(run_id, limit)]
+            ensure(other == base, f"limit {limit} differs from limit {HISTORY_LIMITS[0]}")
+        return f"{len(base)} events, byte-identical JSON across {len(HISTORY_LIMITS)} limits"
+
+    def history_shape(self, run_id: str) -> str:
+        events, want = self.history_of(run_id), self.oracle[run_id]
+        seqs = [e["sequence"] for e in events]
+        ensure(seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"sequences not contiguous: {seqs}")
+        ensure(len(events) == len(want), f"{len(events)} events, fixture {len(want)}")
+        for e, m in zip(events, want):
+            where = f"seq {e['sequence']} ({m['entryId']})"
+            ensure(e["role"] == m["role"], f"{where}: role {e['role']!r}, fixture {m['role']!r}")
+            ensure(e["toolName"] == m["toolName"], f"{where}: toolName {e['toolName']!r}, fixture {m['toolName']!r}")
+            ensure(e["toolCalls"] == m["toolCalls"], f"{where}: toolCalls {e['toolCalls']}, fixture {m['toolCalls']}")
+            ensure(e["readable"] is True and e["bodyUnavailable"] is False and e["redactionPending"] is False,
+                   f"{where}: readable {e['readable']}, bodyUnavailable {e['bodyUnavailable']}, redactionPending {e['redactionPending']}")
+        return f"seq {seqs[0]}..{seqs[-1]}: {' '.join(e['role'] for e in events)}"
+
+    def history_texts(self, run_id: str) -> str:
+        events, want = self.history_of(run_id), self.oracle[run_id]
+        notes = []
+        for e, m in zip(events, want):
+            where = f"seq {e['sequence']}"
+            expected, text = mask(m["text"]), e["text"]
+            ensure(isinstance(text, str), f"{where}: text is {text!r}")
+            if e["truncated"]:
+                ensure(text != expected and expected.startswith(text), f"{where}: truncated text is not a prefix of the fixture's")
+                ensure(HISTORY_EVENT_MAX_BYTES - 4 < len(text.encode()) <= HISTORY_EVENT_MAX_BYTES,
+                       f"{where}: truncated to {len(text.encode())} bytes")
+                notes.append(f"seq {e['sequence']} truncated {len(m['text'].encode())}->{len(text.encode())} B")
+            else:
+                ensure(text == expected, f"{where}: text differs from the fixture's ({len(text)} vs {len(expected)} chars)")
+            # secrets in the part of the fixture's text that was returned
+            n = expected[: len(text)].count(REDACTED) if e["truncated"] else sum(m["text"].count(s) for s in SECRETS.values())
+            if n:
+                ensure(text.count(REDACTED) >= n, f"{where}: {n} secrets, {text.count(REDACTED)} {REDACTED}")
+                at_end = m["text"].endswith(tuple(SECRETS.values()))
+                if at_end:
+                    ensure(text.endswith(REDACTED), f"{where}: the text ended with a secret but ends {text[-12:]!r}")
+                notes.append(f"seq {e['sequence']}: {n}x {REDACTED}" + (" (at the end)" if at_end else ""))
+        ensure(any(REDACTED in n for n in notes), "no masked secret in this run (fixture?)")
+        return "; ".join(notes)
+
+    def history_hidden(self, run_id: str) -> str:
+        hidden = [h for m in self.oracle[run_id] for h in m["hidden"]] + [THINKING_MARK, TOOL_ARG_MARK]
+        windows = [h[i : i + 40] for h in hidden if len(h) > 40 for i in range(0, len(h) - 40, 20)]
+        for e in self.history_of(run_id):
+            text = e["text"] or ""
+            where = f"seq {e['sequence']}"
+            leak = secret_leak(text) or secret_prefix_at_end(text)
+            ensure(leak is None, f"{where}: text holds {leak}")
+            for h in hidden + windows:
+                ensure(h not in text, f"{where}: text holds hidden content {h[:40]!r}")
+        return f"{len(hidden)} hidden strings (thinking, commands) and {len(windows)} 40-char windows absent"
+
+    def history_cli(self, grant: dict[str, Any]) -> str:
+        out = self.tmp / f"cli-history-{grant['target']['runId']}.json"
+        r = self.rr.run("read", "--url", self.url, "--key-file", str(grant["keyFile"]), "history", "--out", str(out))
+        ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 400)}")
+        leak = secret_leak(r.stdout + r.stderr)
+        ensure(leak is None, f"output holds {leak}")
+        got = json.loads(out.read_text(encoding="utf-8"))
+        ensure(got == self.history_of(grant["target"]["runId"]), "differs from read_history.py's events")
+        return f"{len(got)} events, equal; {tail(r.stderr or r.stdout, 80)}"
+
+    def insp_history(self, grant: dict[str, Any]) -> str:
+        rc, out, raw, err = self.inspector(
+            grant["key"], "--method", "tools/call", "--tool-name", "read_history",
+            "--tool-args-json", json.dumps({"target": grant["target"], "limit": 100}),
+        )
+        ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
+        leak = secret_leak(raw + err)
+        ensure(leak is None, f"output holds {leak}")
+        result = out["result"]
+        ensure(result.get("isError") is False, f"isError {result.get('isError')!r}")
+        sc = result.get("structuredContent") or {}
+        ensure(parse_block(result, "read_history", "untrusted") == sc, "text block JSON != structuredContent")
+        ensure(sc.get("eof") is True, f"eof {sc.get('eof')!r}")
+        ensure(sc.get("events") == self.history_of(grant["target"]["runId"]), "events differ from the SDK's")
+        return f"{len(sc['events'])} events, eof, equal to the SDK's"
+
+    # ---- 8. tools per grant
+    def tools_checks(self) -> None:
+        cases = [(f"history key run {i + 1}", g, ["list_granted_targets", "read_history"]) for i, g in enumerate(self.g_hist)]
+        cases.append(("all-features key", self.g_all, ALL_TOOLS))
+        for label, g, want in cases:
+            self.res.check(f"sdk tools/list {label}: exactly {len(want)} tools", lambda g=g, want=want: self.tools_of(g, want))
+        self.res.check("inspector tools/list all-features key", lambda: self.insp_all_tools(self.g_all["key"]))
+
+    def tools_of(self, grant: dict[str, Any], want: list[str]) -> str:
+        out = self.sdk_calls(grant["keyFile"], [("list_granted_targets", {})])
+        ensure(out["tools"] == want, f"tools/list {out['tools']}, expected {want}")
+        sc = self.valid("list_granted_targets", out["calls"][0])
+        targets = sc.get("targets") or []
+        ensure(len(targets) == 1 and targets[0].get("target") == grant["target"], f"targets {targets}")
+        ensure(sorted(targets[0].get("features", [])) == sorted(grant["featureList"]),
+               f"features {targets[0].get('features')}, granted {grant['featureList']}")
+        listed = sorted(targets[0].get("tools", []))
+        ensure(listed == [t for t in want if t != "list_granted_targets"], f"target's tools {listed}")
+        return f"{want}; the target lists tools {listed}"
+
+    def insp_all_tools(self, key: str) -> str:
+        rc, out, raw, err = self.inspector(key, "--method", "tools/list")
+        ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
+        names = sorted(t.get("name") for t in out["result"].get("tools", []))
+        ensure(names == ALL_TOOLS, f"tools/list names {names}")
+        return f"{len(names)} tools"
+
+    # ---- 9. artifacts
+    def artifact_checks(self) -> None:
+        res, rr, ws = self.res, self.rr, self.ws
+        t = self.g_all["target"]
+        rel = Path(SH_DIR) / "out" / "build-output.bin"
+        self.art_path = ws / rel
+        self.art_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.art_path, "wb") as f:
+            f.write(os.urandom(ARTIFACT_BYTES))
+        self.art_sha = hashlib.sha256(self.art_path.read_bytes()).hexdigest()
+
+        def add() -> str:
+            r = rr.run("artifact", "add", "--run", t["runId"], "--session", t["sessionId"], str(rel),
+                       "--name", rel.name, "--mime", "application/octet-stream")
+            ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 400)}")
+            ensure(self.art_sha in r.stdout + r.stderr, f"output does not name the sha256: {tail(r.stdout + r.stderr, 300)}")
+            return tail(r.stdout + r.stderr, 200)
+
+        res.check(f"runread artifact add 8 MiB random file to run 1 ({rel})", add)
+
+        # refusals: a credential-like name, traversal, a symlink, known secrets (plain, and across a 64 KiB boundary)
+        d = ws / SH_DIR
+        (d / ".env").write_text("APP_ENV=staging\nLOG_LEVEL=info\n")
+        (ws.parent / "x").write_text("outside the workspace\n")
+        link = d / "out" / "link.bin"
+        link.symlink_to(self.art_path.name)
+        (d / "out" / "leak.log").write_text(f"deploy ok\nOPENAI_API_KEY={SECRETS['openai-test']}\ndone\n")
+        blob = bytearray(os.urandom(1 << 17))
+        blob[(1 << 16) - 13 : (1 << 16) + 19] = SECRETS["github-test"].encode()
+        (d / "out" / "straddle.bin").write_bytes(bytes(blob))
+        refusals = [
+            (".env", f"{SH_DIR}/.env", r"credential|\.env"),
+            ("../x", "../x", r"travers|outside|\.\."),
+            ("a symlink", f"{SH_DIR}/out/link.bin", r"symlink"),
+            ("a file with a known secret", f"{SH_DIR}/out/leak.log", r"known secret"),
+            ("a known secret across a 64 KiB boundary", f"{SH_DIR}/out/straddle.bin", r"known secret"),
+        ]
+        for label, path, pattern in refusals:
+            res.check(f"runread artifact add refuses {label}", lambda path=path, pattern=pattern: self.art_refused(path, pattern))
+
+        res.check("sdk read_artifact.py: 8 MiB artifact, every chunk verified", self.art_sdk)
+        res.check("runread read artifact --out: byte-identical", self.art_cli)
+
+    def art_refused(self, path: str, pattern: str) -> str:
+        t = self.g_all["target"]
+        r = self.rr.run("artifact", "add", "--run", t["runId"], "--session", t["sessionId"], path)
+        msg = (r.stdout + r.stderr).strip()
+        ensure(r.returncode != 0, f"exit 0: {tail(msg, 300)}")
+        ensure(re.search(pattern, msg, re.I), f"message does not name the refusal ({pattern}): {tail(msg, 300)}")
+        leak = secret_leak(msg)
+        ensure(leak is None, f"message holds {leak}")
+        return f"exit {r.returncode}: {tail(msg, 120)}"
+
+    def art_sdk(self) -> str:
+        out = self.tmp / "artifact-sdk.bin"
+        t0 = time.monotonic()
+        r = subprocess.run(
+            [str(self.py), str(ARTIFACT_READER), "--url", self.url, "--key-file", str(self.g_all["keyFile"]),
+             "--out", str(out), "--timeout", "30"],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
+        )
+        ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+        s = json.loads(r.stdout.strip().splitlines()[-1])
+        ensure(s.get("ok") is True and s.get("sha256") == self.art_sha and s.get("size") == ARTIFACT_BYTES,
+               f"summary {s}, local sha256 {self.art_sha}")
+        ensure(s.get("chunks") == ARTIFACT_BYTES // ARTIFACT_CHUNK, f"{s.get('chunks')} chunks")
+        ensure(s.get("name") == "build-output.bin" and s.get("mime") == "application/octet-stream", f"name/mime {s}")
+        ensure(out.read_bytes() == self.art_path.read_bytes(), "--out bytes differ from the original")
+        return f"{s['chunks']} chunks, {s['size']} bytes, sha256 {self.art_sha[:12]}… ({time.monotonic() - t0:.1f}s)"
+
+    def art_cli(self) -> str:
+        out = self.tmp / "artifact-cli.bin"
+        r = self.rr.run("read", "--url", self.url, "--key-file", str(self.g_all["keyFile"]), "artifact", "--out", str(out))
+        ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 400)}")
+        ensure(out.read_bytes() == self.art_path.read_bytes(), "--out bytes differ from the original")
+        return tail(r.stderr or r.stdout, 160)
+
+    # ---- 10. work state, metadata, get_run, list_artifacts, masked final answer
+    def state_checks(self) -> None:
+        res, t = self.res, self.g_all["target"]
+        other = dict(t, runId=self.g_hist[1]["target"]["runId"])  # exists, granted to another key only
+        missing = dict(t, runId="no-such-run")
+        calls = [
+            ("read_work_state", {"target": t}),
+            ("read_target_metadata", {"target": t}),
+            ("get_run", {"target": t}),
+            ("get_run", {"target": other}),
+            ("get_run", {"target": missing}),
+            ("list_artifacts", {"target": t}),
+        ]
+        got: dict[str, Any] = {}
+
+        def fetch() -> str:
+            got.update(self.sdk_calls(self.g_all["keyFile"], calls))
+            ensure(len(got["calls"]) == len(calls), f"{len(got['calls'])} results")
+            return f"{len(calls)} calls in one SDK session"
+
+        if not res.check("sdk all-features key: state, metadata, get_run, list_artifacts", fetch):
+            return
+        r = got["calls"]
+        res.check("read_work_state validates", lambda: self.work_state(r[0]))
+        res.check("read_target_metadata validates", lambda: self.metadata(r[1]))
+        res.check("get_run granted run 1", lambda: self.get_run_found(r[2]))
+        res.check("get_run ungranted run 2 and a missing run: {found: false}", lambda: self.get_run_absent(r[3], r[4]))
+        res.check("list_artifacts: exactly the one registered artifact", lambda: self.list_artifacts(r[5]))
+        res.check("inspector get_run ungranted run 2", lambda: self.insp_get_run_absent(other))
+        res.check("sdk read_final_answer run 1 (all-features key): secrets masked", self.masked_answer)
+
+    def work_state(self, result: dict[str, Any]) -> str:
+        sc = self.valid("read_work_state", result)
+        ensure(sc.get("evidence") == "session_file", f"evidence {sc.get('evidence')!r}")
+        ensure(sc.get("wholeMachineIdleConfirmed") is False, "wholeMachineIdleConfirmed is not false")
+        cov = sc.get("coverage") or {}
+        ensure(sorted(cov) == ["background", "queue", "session", "subagents", "supervisor"], f"coverage kinds {sorted(cov)}")
+        for kind, c in cov.items():
+            ensure(c.get("state") in ("complete", "incomplete") and isinstance(c.get("reason"), str) and c["reason"],
+                   f"coverage.{kind} {c}")
+        ensure(cov["session"]["state"] == "complete", f"coverage.session {cov['session']}")
+        if sc.get("completionConfirmed"):
+            ensure(all(c["state"] == "complete" for c in cov.values()) and sc.get("fresh") is True,
+                   "completionConfirmed without full, fresh coverage")
+        ensure(isinstance(sc.get("observedAt"), str) and re.match(r"^\d{4}-\d\d-\d\dT", sc["observedAt"]), f"observedAt {sc.get('observedAt')!r}")
+        fg, agg = sc.get("foreground") or {}, sc.get("aggregate") or {}
+        return (f"foreground {fg.get('state')} ({fg.get('source')}), aggregate {agg.get('state')}, "
+                f"completionConfirmed {sc.get('completionConfirmed')}, fresh {sc.get('fresh')}")
+
+    def metadata(self, result: dict[str, Any]) -> str:
+        sc = self.valid("read_target_metadata", result)
+        entries = [json.loads(raw) for raw in self.sh_src.read_bytes().splitlines()]
+        mc = next(e for e in entries if e.get("type") == "model_change")
+        saved = f"{mc['provider']}/{mc['modelId']}"
+        run_models = sorted({f"{e['message']['provider']}/{e['message']['model']}" for e in entries
+                             if e.get("type") == "message" and e["message"].get("role") == "assistant"})
+        fields = ("workspaceName", "workspacePath", "sessionName", "savedModel", "runModel")
+        for f in fields:
+            v = sc.get(f)
+            ensure(isinstance(v, dict) and isinstance(v.get("source"), str), f"{f}: {v!r}")
+        ensure(sc["workspacePath"]["value"] == str(self.ws), f"workspacePath {sc['workspacePath']}, registered {self.ws}")
+        ensure(sc["workspaceName"]["value"] == self.ws.name, f"workspaceName {sc['workspaceName']}")
+        ensure(sc["savedModel"]["value"] == saved, f"savedModel {sc['savedModel']}, fixture {saved}")
+        ensure(sc.get("runModels") == run_models and sc["runModel"]["value"] in run_models,
+               f"runModel {sc['runModel']}, runModels {sc.get('runModels')}, fixture {run_models}")
+        nulls = sorted(f for f in fields if sc[f]["value"] is None)
+        ensure(sorted(sc.get("unknownFields") or []) == nulls, f"unknownFields {sc.get('unknownFields')}, null fields {nulls}")
+        return f"workspace {sc['workspaceName']['value']!r}, model {saved}, unknown {nulls}"
+
+    def get_run_found(self, result: dict[str, Any]) -> str:
+        sc = self.valid("get_run", result)
+        t = self.g_all["target"]
+        ensure(sc.get("found") is True and sc.get("status") == "completed", f"found {sc.get('found')!r}, status {sc.get('status')!r}")
+        want_rev = {k: t[k] for k in ("instance", "revision", "generation")}
+        ensure(sc.get("revision") == want_rev, f"revision {sc.get('revision')}, target {want_rev}")
+        ensure(sc.get("origin") == "passive", f"origin {sc.get('origin')!r}")
+        started = self.sh_runs[0].get("startedAt")
+        ensure(sc.get("startedAt") == started, f"startedAt {sc.get('startedAt')!r}, runs --json {started!r}")
+        ensure(isinstance(sc.get("eventSequence"), int), f"eventSequence {sc.get('eventSequence')!r}")
+        return f"completed, eventSequence {sc['eventSequence']}, {sc.get('startedAt')} .. {sc.get('finishedAt')}"
+
+    def get_run_absent(self, other: dict[str, Any], missing: dict[str, Any]) -> str:
+        want = {"found": False, "trust": "untrusted_data", "instructions": False}
+        a, b = self.valid("get_run", other), self.valid("get_run", missing)
+        ensure(a == want, f"ungranted run: {a}")
+        ensure(b == want, f"missing run: {b}")
+        ensure(other["content"] == missing["content"], "the two answers' text blocks differ")
+        return json.dumps(a)
+
+    def list_artifacts(self, result: dict[str, Any]) -> str:
+        sc = self.valid("list_artifacts", result)
+        arts = sc.get("artifacts") or []
+        ensure(sc.get("total") == 1 and len(arts) == 1 and sc.get("nextOffset") is None,
+               f"total {sc.get('total')}, {[a.get('name') for a in arts]} (refused files must not be registered)")
+        a = arts[0]
+        ensure(a.get("size") == ARTIFACT_BYTES and a.get("sha256") == self.art_sha and a.get("name") == "build-output.bin"
+               and a.get("mime") == "application/octet-stream" and a.get("kind") == "generated", f"artifact {a}")
+        return f"{a['artifactId']} {a['name']} {a['size']} B, version {a['version'][:12]}…"
+
+    def insp_get_run_absent(self, other: dict[str, Any]) -> str:
+        rc, out, raw, err = self.inspector(
+            self.g_all["key"], "--method", "tools/call", "--tool-name", "get_run", "--tool-args-json", json.dumps({"target": other}),
+        )
+        ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
+        sc = out["result"].get("structuredContent")
+        ensure(sc == {"found": False, "trust": "untrusted_data", "instructions": False}, f"structuredContent {sc}")
+        return json.dumps(sc)
+
+    def masked_answer(self) -> str:
+        run_id = self.g_all["target"]["runId"]
+        expected = mask(self.answers[run_id].decode("utf-8")).encode("utf-8")
+        out = self.tmp / "sdk-masked-answer.txt"
+        r = self.reader(self.g_all["keyFile"], "pinned", 1000, out)
+        ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+        got = out.read_bytes()
+        leak = secret_leak(got.decode("utf-8") + r.stdout + r.stderr)
+        ensure(leak is None, f"answer holds {leak}")
+        ensure(got == expected, f"answer ({len(got)} B) != fixture's with secrets masked ({len(expected)} B)")
+        s = json.loads(r.stdout.strip().splitlines()[-1])
+        ensure(s.get("sha256") == hashlib.sha256(expected).hexdigest(), "server sha256 is not the masked text's")
+        return f"{len(self.answers[run_id])} B in the fixture -> {len(got)} B, {s.get('chunks')} chunks at limit 1000"
+
     # ---- the whole run
     def run(self) -> None:
         opts, res, tmp = self.opts, self.res, self.tmp
@@ -646,7 +1088,7 @@ class Suite:
         sessions: dict[str, str] = {}
         for name in ("sample", "multi-run", "secrets-history"):
             src = fixture_session(name)
-            cwd = ws / name
+            cwd = ws / CWD_NAMES.get(name, name)
             cwd.mkdir(parents=True)
             sid, _ = place_session(src, pi, cwd)
             sessions[name] = sid
@@ -875,6 +1317,36 @@ async def main():
             out.update(code=err.code, message=err.message, data=err.data)
     out["httpStatuses"] = statuses
     print(json.dumps(out, default=str))
+
+asyncio.run(main())
+'''
+
+
+SDK_CALLS = r'''
+import asyncio, json, sys
+import httpx2
+from mcp import Client, Implementation
+from mcp.client.streamable_http import streamable_http_client
+
+async def main():
+    url, key_file, calls = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    key = open(key_file).read().strip()
+    http = httpx2.AsyncClient(headers={"x-runread-key": key})
+    out = {"tools": None, "calls": []}
+    async with http:
+        transport = streamable_http_client(url, http_client=http, terminate_on_close=False)
+        async with Client(transport, mode="2026-07-28",
+                          client_info=Implementation(name="runread-outside-calls", version="1")) as client:
+            out["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+            for name, args in calls:
+                try:
+                    r = await client.call_tool(name, args)
+                    out["calls"].append({"form": "result", **r.model_dump(mode="json", by_alias=True)})
+                except Exception as e:
+                    while hasattr(e, "exceptions") and len(e.exceptions) == 1:
+                        e = e.exceptions[0]
+                    out["calls"].append({"form": "error", "type": type(e).__name__, "message": str(e)[:500]})
+    print(json.dumps(out))
 
 asyncio.run(main())
 '''

@@ -82,6 +82,37 @@ pub fn open(key: &OwnedKey, envelope: &Envelope, sealed: &Sealed) -> Result<Vec<
         .map_err(|_| SealError::Crypto)
 }
 
+/// Seals `plaintext` with caller-chosen associated data (e.g. a domain prefix and a name), for
+/// values at rest other than call inputs: known secrets and read keys.
+pub fn seal_bytes(key: &OwnedKey, aad: &[u8], plaintext: &[u8]) -> Result<Sealed, SealError> {
+    let nonce = runread_core::random_bytes::<NONCE_BYTES>().map_err(|_| SealError::Randomness)?;
+    let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
+    let ciphertext = cipher
+        .encrypt(
+            &Nonce::from(nonce),
+            Payload {
+                msg: plaintext,
+                aad,
+            },
+        )
+        .map_err(|_| SealError::Crypto)?;
+    Ok(Sealed { nonce, ciphertext })
+}
+
+/// Opens what [`seal_bytes`] sealed with the same key and associated data.
+pub fn open_bytes(key: &OwnedKey, aad: &[u8], sealed: &Sealed) -> Result<Vec<u8>, SealError> {
+    let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
+    cipher
+        .decrypt(
+            &Nonce::from(sealed.nonce),
+            Payload {
+                msg: &sealed.ciphertext,
+                aad,
+            },
+        )
+        .map_err(|_| SealError::Crypto)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,35 +173,4 @@ mod tests {
             prop_assert!(r.is_err());
         }
     }
-}
-
-/// Seals `plaintext` with caller-chosen associated data (e.g. a domain prefix and a name), for
-/// values at rest other than call inputs: known secrets and read keys.
-pub fn seal_bytes(key: &OwnedKey, aad: &[u8], plaintext: &[u8]) -> Result<Sealed, SealError> {
-    let nonce = runread_core::random_bytes::<NONCE_BYTES>().map_err(|_| SealError::Randomness)?;
-    let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
-    let ciphertext = cipher
-        .encrypt(
-            &Nonce::from(nonce),
-            Payload {
-                msg: plaintext,
-                aad,
-            },
-        )
-        .map_err(|_| SealError::Crypto)?;
-    Ok(Sealed { nonce, ciphertext })
-}
-
-/// Opens what [`seal_bytes`] sealed with the same key and associated data.
-pub fn open_bytes(key: &OwnedKey, aad: &[u8], sealed: &Sealed) -> Result<Vec<u8>, SealError> {
-    let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
-    cipher
-        .decrypt(
-            &Nonce::from(sealed.nonce),
-            Payload {
-                msg: &sealed.ciphertext,
-                aad,
-            },
-        )
-        .map_err(|_| SealError::Crypto)
 }

@@ -14,7 +14,7 @@ use rmcp::model::{
     Implementation, ListToolsResult, MetaObject, NumberOrString, PaginatedRequestParams,
     ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler};
@@ -114,30 +114,28 @@ impl ServerHandler for RunreadHandler {
         Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
     }
 
-    fn list_tools(
+    async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListToolsResult, ErrorData>> + MaybeSendFuture + '_ {
-        async move {
-            let tools = match self.key(&ctx).await {
-                Ok(key) => {
-                    let now = runread_core::timefmt::now_ms();
-                    self.service
-                        .catalog(&key, now)
-                        .into_iter()
-                        .map(tool_of)
-                        .collect()
-                }
-                Err(code) => {
-                    tracing::debug!(code = code.as_str(), "tools/list for an unadmitted key");
-                    vec![]
-                }
-            };
-            let mut result = ListToolsResult::with_all_items(tools).with_ttl_ms(0);
-            result.cache_scope = Some(CacheScope::Private);
-            Ok(result)
-        }
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = match self.key(&ctx).await {
+            Ok(key) => {
+                let now = runread_core::timefmt::now_ms();
+                self.service
+                    .catalog(&key, now)
+                    .into_iter()
+                    .map(tool_of)
+                    .collect()
+            }
+            Err(code) => {
+                tracing::debug!(code = code.as_str(), "tools/list for an unadmitted key");
+                vec![]
+            }
+        };
+        let mut result = ListToolsResult::with_all_items(tools).with_ttl_ms(0);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
     }
 
     async fn call_tool(

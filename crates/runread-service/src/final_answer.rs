@@ -34,10 +34,10 @@ pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
     if !args.target.validate_shape() || args.target.revision == 0 || args.target.generation == 0 {
         return Err(ErrorCode::InvalidArguments);
     }
-    if let Some(n) = args.limit {
-        if !(FINAL_ANSWER_CHUNK_MIN as u64..=FINAL_ANSWER_CHUNK_MAX as u64).contains(&n) {
-            return Err(ErrorCode::InvalidArguments);
-        }
+    if let Some(n) = args.limit
+        && !(FINAL_ANSWER_CHUNK_MIN as u64..=FINAL_ANSWER_CHUNK_MAX as u64).contains(&n)
+    {
+        return Err(ErrorCode::InvalidArguments);
     }
     Ok(args)
 }

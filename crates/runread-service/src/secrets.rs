@@ -95,10 +95,10 @@ impl KnownSecrets {
             .secrets_fingerprint()
             .map_err(|_| ErrorCode::Unavailable)?;
         let mut cache = self.cache.lock().map_err(|_| ErrorCode::Unavailable)?;
-        if let Some((cached, r)) = cache.as_ref() {
-            if *cached == fp {
-                return Ok(r.clone());
-            }
+        if let Some((cached, r)) = cache.as_ref()
+            && *cached == fp
+        {
+            return Ok(r.clone());
         }
         let sealed = self
             .store

@@ -48,8 +48,8 @@ pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<()
         return Ok(());
     }
     println!(
-        "{:<24} {:<27} {:<20} {:<14} {:<10} {}",
-        "AT", "START", "TOOL", "KEY", "RUN", "OUTCOME"
+        "{:<24} {:<27} {:<20} {:<14} {:<10} OUTCOME",
+        "AT", "START", "TOOL", "KEY", "RUN"
     );
     for (m, receipts) in &rows {
         let outcome = if receipts.is_empty() {

@@ -44,6 +44,9 @@ fn spawn_server(home: &Path, port: u16) -> Child {
         }
         std::thread::sleep(Duration::from_millis(25));
     }
+    let mut child = child;
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("server did not start");
 }
 
