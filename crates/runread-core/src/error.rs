@@ -57,6 +57,9 @@ pub enum ErrorCode {
     /// The request body did not arrive within the deadline.
     #[error("body_timeout")]
     BodyTimeout,
+    /// The body is not one JSON-RPC request: not JSON, a batch, a notification or a response.
+    #[error("invalid_request")]
+    InvalidRequest,
     /// Too many requests in flight; retry after the indicated time.
     #[error("busy")]
     Busy,
@@ -78,7 +81,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 23] = [
         ErrorCode::MissingKey,
         ErrorCode::DuplicateKey,
         ErrorCode::InvalidKey,
@@ -95,6 +98,7 @@ impl ErrorCode {
         ErrorCode::ForbiddenHeader,
         ErrorCode::BodyTooLarge,
         ErrorCode::BodyTimeout,
+        ErrorCode::InvalidRequest,
         ErrorCode::Busy,
         ErrorCode::NoSuchArtifact,
         ErrorCode::ArtifactChanged,
@@ -121,6 +125,7 @@ impl ErrorCode {
             ErrorCode::ForbiddenHeader => "forbidden_header",
             ErrorCode::BodyTooLarge => "body_too_large",
             ErrorCode::BodyTimeout => "body_timeout",
+            ErrorCode::InvalidRequest => "invalid_request",
             ErrorCode::Busy => "busy",
             ErrorCode::NoSuchArtifact => "no_such_artifact",
             ErrorCode::ArtifactChanged => "artifact_changed",
@@ -151,6 +156,9 @@ impl ErrorCode {
             ErrorCode::ForbiddenHeader => "a header runread never accepts was sent",
             ErrorCode::BodyTooLarge => "the request body is too large",
             ErrorCode::BodyTimeout => "the request body did not arrive in time",
+            ErrorCode::InvalidRequest => {
+                "the body must be one JSON-RPC request (no batches, notifications or responses)"
+            }
             ErrorCode::Busy => "too many requests in flight; retry later",
             ErrorCode::NoSuchArtifact => {
                 "no artifact with this id and version is registered for this target"

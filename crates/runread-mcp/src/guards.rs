@@ -184,8 +184,26 @@ pub async fn body(req: Request, next: Next) -> Response {
         Ok(Ok(b)) if b.len() > HTTP_BODY_MAX_BYTES => return refusal(ErrorCode::BodyTooLarge),
         Ok(Ok(b)) => b,
     };
+    if !is_single_request(&bytes) {
+        return refusal(ErrorCode::InvalidRequest);
+    }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Whether `body` is exactly one JSON-RPC 2.0 request: an object with `jsonrpc: "2.0"`, a string
+/// `method` and a string or integer `id`. Batches, notifications, responses, empty bodies and
+/// anything that is not JSON (including nesting deeper than serde_json's limit) are not.
+pub fn is_single_request(body: &[u8]) -> bool {
+    let Ok(serde_json::Value::Object(m)) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return false;
+    };
+    m.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0")
+        && m.get("method").is_some_and(|v| v.is_string())
+        && m.get("id")
+            .is_some_and(|v| v.is_string() || v.is_i64() || v.is_u64())
+        && !m.contains_key("result")
+        && !m.contains_key("error")
 }
 
 #[cfg(test)]
@@ -261,6 +279,34 @@ mod tests {
             }
             assert_eq!(fetch_metadata_ok(&h), ok, "{site:?} {mode:?}");
         }
+    }
+
+    #[test]
+    fn only_single_json_rpc_requests_pass() {
+        assert!(is_single_request(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
+        ));
+        assert!(is_single_request(
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{}}"#
+        ));
+        for bad in [
+            &br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#[..],
+            br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#,
+            br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+            b"",
+            b"{not json",
+            b"\xff\xfe",
+        ] {
+            assert!(!is_single_request(bad), "{}", String::from_utf8_lossy(bad));
+        }
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(
+            !is_single_request(deep.as_bytes()),
+            "a depth bomb is refused, not a stack overflow"
+        );
     }
 
     #[test]
