@@ -8,15 +8,22 @@
    prefix with node (npm package ``node``, pinned) and @modelcontextprotocol/inspector.
    Later runs reuse the cache after checking the installed versions; nothing here needs
    the network once the cache is filled.
-2. Builds a throwaway runread home + workspace, places the ``sample`` and ``multi-run``
-   Pi fixtures (only the header line's ``cwd`` changed), registers, ingests, grants one
-   run of each to its own key, and starts ``runread serve`` on a free loopback port.
+2. Builds a throwaway runread home + workspace, registers the two known secrets
+   (``runread secret add``), places the ``sample``, ``multi-run`` and ``secrets-history`` Pi
+   fixtures (only the header line's ``cwd`` changed), registers, ingests, grants one run of
+   sample and multi-run to its own key, each secrets-history run to a ``history`` key and its
+   run 1 to an all-features key, and starts ``runread serve`` on a free loopback port.
 3. Python SDK: read_final_answer.py in ``--mode auto`` and ``--mode pinned`` with the
    server's default limit and 4, 1000, 8192, for both keys; the answer must equal the one
    computed here from the fixture file with plain json. A key that was never granted and
    a revoked key must fail without leaking any answer text.
 4. MCP Inspector CLI: tools/list, list_granted_targets, read_final_answer followed
    cursor by cursor (limit 4096) and reassembled here, a cross-key refusal and a bad key.
+5. secrets-history: read_history.py at limits 1, 2, 3, 7, 100 for both runs, checked against
+   the session file read here (masking at the secrets' positions, no thinking or tool arguments,
+   no secret prefix at a text end); tools/list per grant; an 8 MiB artifact registered, refused
+   paths, and read back with read_artifact.py and ``runread read artifact``; read_work_state,
+   read_target_metadata, get_run (granted and not), list_artifacts, the masked final answer.
 
 Prints one ``PASS``/``FAIL`` line per check and ends with
 ``outside_clients: N passed, M failed``; exits 1 if any check failed.
@@ -764,7 +771,7 @@ class Suite:
         for limit in HISTORY_LIMITS[1:]:
             other = self.histories[(run_id, limit)]
             ensure(other == base, f"limit {limit} differs from limit {HISTORY_LIMITS[0]}")
-        return f"{len(base)} events, byte-identical JSON across {len(HISTORY_LIMITS)} limits"
+        return f"{len(base)} events, identical across {len(HISTORY_LIMITS)} limits"
 
     def history_shape(self, run_id: str) -> str:
         events, want = self.history_of(run_id), self.oracle[run_id]

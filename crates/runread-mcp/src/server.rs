@@ -235,14 +235,23 @@ pub fn router_with(
         .with_sse_retry(None)
         .with_max_request_body_bytes(HTTP_BODY_MAX_BYTES)
         .with_stateless_protocol_metadata_required(true)
-        .with_allowed_hosts([
-            "127.0.0.1".to_string(),
-            format!("127.0.0.1:{host_port}"),
-            "localhost".to_string(),
-            format!("localhost:{host_port}"),
-            "[::1]".to_string(),
-            format!("[::1]:{host_port}"),
-        ])
+        .with_allowed_hosts(
+            [
+                "127.0.0.1".to_string(),
+                format!("127.0.0.1:{host_port}"),
+                "localhost".to_string(),
+                format!("localhost:{host_port}"),
+                "[::1]".to_string(),
+                format!("[::1]:{host_port}"),
+            ]
+            .into_iter()
+            .chain(
+                allowed
+                    .hosts
+                    .iter()
+                    .flat_map(|h| [h.clone(), format!("{h}:{host_port}")]),
+            ),
+        )
         .enforce_origin_validation();
     let mcp = StreamableHttpService::new(
         move || Ok(handler.clone()),
@@ -278,10 +287,28 @@ pub async fn serve(
     on_bound: impl FnOnce(SocketAddr),
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(
+        service,
+        listen,
+        crate::guards::Allowed::default(),
+        on_bound,
+        shutdown,
+    )
+    .await
+}
+
+/// [`serve`] answering also the configured extra hosts and origins.
+pub async fn serve_with(
+    service: Arc<Service>,
+    listen: SocketAddr,
+    allowed: crate::guards::Allowed,
+    on_bound: impl FnOnce(SocketAddr),
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let bound = listener.local_addr()?;
     on_bound(bound);
-    let app = router(service, bound);
+    let app = router_with(service, bound, allowed);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

@@ -74,6 +74,13 @@ enum Command {
         /// Names of environment variables whose values are known secrets (comma-separated).
         #[arg(long, env = "RUNREAD_SECRET_ENV", value_delimiter = ',')]
         secret_env: Vec<String>,
+        /// Also answer this Host (and listen beyond loopback). Repeatable. Only for a deployment
+        /// behind your own network controls: a non-loopback door is reachable by other machines.
+        #[arg(long)]
+        allow_host: Vec<String>,
+        /// Also accept requests carrying this Origin (a browser-based client). Repeatable.
+        #[arg(long)]
+        allow_origin: Vec<String>,
         /// Serve MCP on standard input/output instead of HTTP (for clients that launch runread).
         #[arg(long, requires = "key_file")]
         stdio: bool,
@@ -351,6 +358,8 @@ fn run(cli: Cli) -> Res {
             secret_env,
             stdio,
             key_file,
+            allow_host,
+            allow_origin,
         } => {
             let (home, store) = open_home(cli.home)?;
             let extra = extra_secrets(secrets_file.as_deref(), &secret_env)?;
@@ -364,6 +373,10 @@ fn run(cli: Cli) -> Res {
                     listen,
                     Duration::from_millis(settle_ms),
                     extra,
+                    runread_mcp::guards::Allowed {
+                        hosts: allow_host,
+                        origins: allow_origin,
+                    },
                 ),
             }
         }
@@ -717,10 +730,11 @@ fn serve(
     listen: SocketAddr,
     settle_quiet: Duration,
     extra: Vec<String>,
+    allowed: runread_mcp::guards::Allowed,
 ) -> Res {
-    if !listen.ip().is_loopback() {
+    if !listen.ip().is_loopback() && allowed.hosts.is_empty() {
         return Err(format!(
-            "refusing to listen on {listen}: runread serves loopback only"
+            "refusing to listen on {listen}: runread serves loopback only unless --allow-host names this host"
         ));
     }
     let service = service(home, store, Config { settle_quiet })?;
@@ -733,9 +747,10 @@ fn serve(
     };
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     rt.block_on(async move {
-        runread_mcp::server::serve(
+        runread_mcp::server::serve_with(
             service,
             listen,
+            allowed,
             |addr| {
                 eprintln!(
                     "runread serving MCP {} at http://{addr}{} (Ctrl-C to stop)",
