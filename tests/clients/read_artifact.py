@@ -29,6 +29,7 @@ import json
 import sys
 from typing import Any
 
+sys.dont_write_bytecode = True  # importing the helpers must not leave __pycache__/ in the source tree
 from read_final_answer import check_block, check_trust, connect, describe, fail, pick_target, require_tools, structured
 
 MAX_CHUNKS = 1_000_000

@@ -6,6 +6,8 @@
 //! aborts ingest: it is counted and reported, and the runs it touches become `unknown`.
 #![forbid(unsafe_code)]
 
+pub mod watch;
+
 use std::path::{Path, PathBuf};
 
 use runread_core::limits::{EVIDENCE_FILE_MAX_BYTES, EVIDENCE_FILE_MAX_LINES};
@@ -77,12 +79,15 @@ pub struct Progress {
 #[derive(Debug)]
 pub enum IngestError {
     Store(StoreError),
+    /// File notifications could not be set up.
+    Watch(String),
 }
 
 impl std::fmt::Display for IngestError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             IngestError::Store(e) => write!(f, "{e}"),
+            IngestError::Watch(e) => write!(f, "watch: {e}"),
         }
     }
 }

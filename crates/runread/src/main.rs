@@ -54,6 +54,15 @@ enum Command {
         #[arg(long)]
         pi: Option<PathBuf>,
     },
+    /// Follow Pi's session directory continuously: runs appear, grow and settle as the agent writes.
+    Watch {
+        /// Pi's sessions directory (default as for ingest).
+        #[arg(long)]
+        pi: Option<PathBuf>,
+        /// Safety-net rescan period, in seconds, besides file notifications.
+        #[arg(long, default_value_t = 5)]
+        rescan_secs: u64,
+    },
     /// List runs with their exact target and state.
     Runs {
         #[arg(long)]
@@ -81,6 +90,12 @@ enum Command {
         /// Also accept requests carrying this Origin (a browser-based client). Repeatable.
         #[arg(long)]
         allow_origin: Vec<String>,
+        /// Also watch Pi's session directory in this process (see `runread watch`).
+        #[arg(long)]
+        watch: bool,
+        /// With --watch: Pi's sessions directory.
+        #[arg(long)]
+        pi: Option<PathBuf>,
         /// Serve MCP on standard input/output instead of HTTP (for clients that launch runread).
         #[arg(long, requires = "key_file")]
         stdio: bool,
@@ -307,6 +322,30 @@ fn run(cli: Cli) -> Res {
             let store = open_store(cli.home)?;
             ingest(&*store, pi)
         }
+        Command::Watch { pi, rescan_secs } => {
+            let store = open_store(cli.home)?;
+            let dir = match pi {
+                Some(d) => d,
+                None => default_pi_dir()?,
+            };
+            eprintln!("watching {} (Ctrl-C to stop)", dir.display());
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            runread_ingest::watch::watch(
+                store,
+                &dir,
+                Duration::from_secs(rescan_secs.max(1)),
+                stop,
+                |r| {
+                    if r.new_generations + r.appended > 0 {
+                        println!(
+                            "{} new or re-read, {} appended, {} bytes, {} runs",
+                            r.new_generations, r.appended, r.bytes_read, r.runs
+                        );
+                    }
+                },
+            )
+            .map_err(|e| e.to_string())
+        }
         Command::Runs { json } => {
             let (home, store) = open_home(cli.home)?;
             runs(&home, store, json)
@@ -360,8 +399,17 @@ fn run(cli: Cli) -> Res {
             key_file,
             allow_host,
             allow_origin,
+            watch,
+            pi,
         } => {
             let (home, store) = open_home(cli.home)?;
+            if watch {
+                let dir = match pi {
+                    Some(d) => d,
+                    None => default_pi_dir()?,
+                };
+                spawn_watcher(store.clone(), dir)?;
+            }
             let extra = extra_secrets(secrets_file.as_deref(), &secret_env)?;
             match (stdio, key_file) {
                 (true, Some(kf)) => {
@@ -965,4 +1013,30 @@ fn serve_stdio(
     };
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     rt.block_on(runread_mcp::server::serve_stdio(service, key))
+}
+
+/// Runs a watcher on `dir` in a background thread for the life of the process.
+fn spawn_watcher(store: Arc<SqliteStore>, dir: PathBuf) -> Res {
+    if !dir.is_dir() {
+        return Err(format!(
+            "{} is not a directory (pass --pi DIR)",
+            dir.display()
+        ));
+    }
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    std::thread::Builder::new()
+        .name("runread-watch".into())
+        .spawn(move || {
+            if let Err(e) = runread_ingest::watch::watch(
+                store,
+                &dir,
+                runread_ingest::watch::RESCAN_DEFAULT,
+                stop,
+                |_| {},
+            ) {
+                eprintln!("runread: watcher stopped: {e}");
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }

@@ -1,0 +1,74 @@
+//! `runread watch`: follow session directories continuously, so passive runs appear, grow and
+//! settle in the store while the agent works.
+//!
+//! File notifications (inotify through `notify`) wake the watcher; a periodic rescan is the safety
+//! net for anything notifications miss (a directory created after the watch started, an overflowed
+//! queue, a filesystem without notifications). Bursts are debounced into one pass. Each pass is an
+//! ordinary incremental ingest: unchanged files cost a stat, appends cost their new bytes, and a
+//! rotated, deleted or rewritten file starts a new generation.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use notify::{RecursiveMode, Watcher};
+
+use runread_store::Store;
+
+use crate::{IngestError, Report, ingest_dir};
+
+/// How long to wait for a burst of notifications to end before ingesting.
+pub const DEBOUNCE: Duration = Duration::from_millis(150);
+/// How often the watcher checks whether it should stop or rescan.
+const TICK: Duration = Duration::from_millis(250);
+/// Default period of the safety-net rescan.
+pub const RESCAN_DEFAULT: Duration = Duration::from_secs(5);
+
+/// Watches `dir` until `stop` is set, calling `on_pass` after every ingest pass.
+pub fn watch(
+    store: Arc<dyn Store>,
+    dir: &Path,
+    rescan: Duration,
+    stop: Arc<AtomicBool>,
+    mut on_pass: impl FnMut(&Report),
+) -> Result<(), IngestError> {
+    let (tx, rx) = channel::<()>();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if res.is_ok() {
+            let _ = tx.send(());
+        }
+    })
+    .map_err(|e| IngestError::Watch(e.to_string()))?;
+    watcher
+        .watch(dir, RecursiveMode::Recursive)
+        .map_err(|e| IngestError::Watch(e.to_string()))?;
+    let dir: PathBuf = dir.to_path_buf();
+    let mut pass = || -> Result<(), IngestError> {
+        let (report, _) = ingest_dir(&*store, &dir, runread_core::timefmt::now_ms(), |_| {})?;
+        on_pass(&report);
+        Ok(())
+    };
+    pass()?;
+    let mut last_pass = Instant::now();
+    while !stop.load(Ordering::SeqCst) {
+        // Wake at least every TICK to notice `stop`; rescan when the period has passed.
+        match rx.recv_timeout(TICK) {
+            Ok(()) => {
+                // Debounce: let the burst finish.
+                while rx.recv_timeout(DEBOUNCE).is_ok() {}
+                pass()?;
+                last_pass = Instant::now();
+            }
+            Err(RecvTimeoutError::Timeout) if last_pass.elapsed() >= rescan => {
+                pass()?;
+                last_pass = Instant::now();
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    drop(watcher);
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! `watch` follows a session as the agent writes it: a run appears while running, then settles;
+//! a rewrite starts a new generation — with no manual ingest in between.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use runread_sessions::RunStatus;
+use runread_store::Store;
+use runread_testkit::{Env, fixture_session, relocated};
+
+/// Upper bound for the store to reflect a write (polling; not a timing assertion on runread).
+const WAIT: Duration = Duration::from_secs(20);
+
+fn wait_for(env: &Env, what: &str, pred: impl Fn(&[runread_store::RunRecord]) -> bool) {
+    let start = Instant::now();
+    while start.elapsed() < WAIT {
+        if pred(&env.store.runs().unwrap()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the watcher did not show {what}");
+}
+
+#[test]
+fn a_passive_run_moves_from_running_to_settled_while_the_agent_writes() {
+    let env = Env::new();
+    let bytes = relocated(
+        &std::fs::read(fixture_session("sample")).unwrap(),
+        env.workspace.to_str().unwrap(),
+    );
+    let text = String::from_utf8(bytes).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // Everything up to the first run's final answer, then the rest.
+    let final_idx = lines
+        .iter()
+        .position(|l| l.contains("\"stopReason\":\"stop\""))
+        .unwrap();
+    let path = env.sessions.join("live.jsonl");
+    std::fs::write(&path, lines[..final_idx].concat()).unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let store: Arc<dyn Store> = env.store.clone();
+    let dir = env.sessions.clone();
+    let s = stop.clone();
+    let watcher = std::thread::spawn(move || {
+        runread_ingest::watch::watch(store, &dir, Duration::from_secs(60), s, |_| {})
+    });
+
+    wait_for(&env, "the running run", |runs| {
+        runs.len() == 1 && runs[0].run.status == RunStatus::Running
+    });
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(lines[final_idx].as_bytes()).unwrap();
+    drop(f);
+    wait_for(&env, "the settled run", |runs| {
+        runs.len() == 1 && runs[0].run.status == RunStatus::Completed
+    });
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(lines[final_idx + 1..].concat().as_bytes())
+        .unwrap();
+    drop(f);
+    wait_for(&env, "the second run", |runs| {
+        runs.len() == 2 && runs.iter().all(|r| r.run.status == RunStatus::Completed)
+    });
+
+    // Rewritten (replaced by rename): a new generation, picked up by the watcher.
+    let tmp = env.sessions.join("live.tmp");
+    std::fs::write(&tmp, text.as_bytes()).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    wait_for(&env, "generation 2", |runs| {
+        runs.len() == 2 && runs.iter().all(|r| r.target.generation == 2)
+    });
+
+    stop.store(true, Ordering::SeqCst);
+    watcher.join().unwrap().unwrap();
+}
