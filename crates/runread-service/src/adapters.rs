@@ -173,70 +173,44 @@ pub(crate) fn admit(
             })
         }
         Tool::ReadFinalAnswer => {
-            let input = final_answer::parse_args(args)?;
-            let grant =
-                grants::grant_for(ctx, &input.target, Feature::FinalAnswer, now_ms)?.clone();
-            let run = grants::current_run(svc, &input.target)?;
-            let redactor = svc.secrets.redactor()?;
-            let reader = final_answer::Reader::new(svc, &run, redactor, now_ms);
-            Ok(Admitted {
-                input: args.clone(),
-                target: Some(input.target),
-                grant: Some(grant),
-                run: Some(run),
-                reader: Arc::new(reader),
-            })
+            let target = final_answer::parse_args(args)?.target;
+            let (grant, run) = admit_run(svc, ctx, &target, Feature::FinalAnswer, now_ms)?;
+            let reader = final_answer::Reader::new(svc, &run, svc.secrets.redactor()?, now_ms);
+            Ok(Admitted::for_run(args, target, grant, run, reader))
         }
         Tool::ReadHistory => {
-            let a = history::parse_args(args)?;
-            let grant = grants::grant_for(ctx, &a.target, Feature::History, now_ms)?.clone();
-            let run = grants::current_run(svc, &a.target)?;
-            let session = svc
-                .store
-                .session(&a.target.session_id)
-                .map_err(Service::unavailable)?
-                .ok_or(ErrorCode::TargetStale)?;
+            let target = history::parse_args(args)?.target;
+            let (grant, run) = admit_run(svc, ctx, &target, Feature::History, now_ms)?;
+            let session = session_of(svc, &target)?;
             let entries = svc
                 .store
-                .entries(&a.target.session_id, a.target.generation)
+                .entries(&target.session_id, target.generation)
                 .map_err(Service::unavailable)?;
-            let redactor = svc.secrets.redactor()?;
+            let cursor_key = svc.store.cursor_key().clone();
             let reader = history::Reader::new(
                 run.clone(),
                 entries,
                 session,
-                redactor,
-                svc.store.cursor_key().clone(),
+                svc.secrets.redactor()?,
+                cursor_key,
             );
-            Ok(Admitted {
-                input: args.clone(),
-                target: Some(a.target),
-                grant: Some(grant),
-                run: Some(run),
-                reader: Arc::new(reader),
-            })
+            Ok(Admitted::for_run(args, target, grant, run, reader))
         }
         Tool::ListArtifacts => {
-            let a = artifacts::parse_list(args)?;
-            let grant = grants::grant_for(ctx, &a.target, Feature::Artifacts, now_ms)?.clone();
-            let run = grants::current_run(svc, &a.target)?;
-            let list = svc
-                .store
-                .artifacts(&a.target)
-                .map_err(Service::unavailable)?;
-            let reader = artifacts::ListReader { artifacts: list };
-            Ok(Admitted {
-                input: args.clone(),
-                target: Some(a.target),
-                grant: Some(grant),
-                run: Some(run),
-                reader: Arc::new(reader),
-            })
+            let target = artifacts::parse_list(args)?.target;
+            let (grant, run) = admit_run(svc, ctx, &target, Feature::Artifacts, now_ms)?;
+            let list = svc.store.artifacts(&target).map_err(Service::unavailable)?;
+            Ok(Admitted::for_run(
+                args,
+                target,
+                grant,
+                run,
+                artifacts::ListReader { artifacts: list },
+            ))
         }
         Tool::ReadArtifact => {
             let a = artifacts::parse_read(args)?;
-            let grant = grants::grant_for(ctx, &a.target, Feature::Artifacts, now_ms)?.clone();
-            let run = grants::current_run(svc, &a.target)?;
+            let (grant, run) = admit_run(svc, ctx, &a.target, Feature::Artifacts, now_ms)?;
             let artifact = svc
                 .store
                 .artifacts(&a.target)
@@ -248,58 +222,29 @@ pub(crate) fn admit(
                 artifact,
                 redactor: svc.secrets.redactor()?,
             };
-            Ok(Admitted {
-                input: args.clone(),
-                target: Some(a.target),
-                grant: Some(grant),
-                run: Some(run),
-                reader: Arc::new(reader),
-            })
+            Ok(Admitted::for_run(args, a.target, grant, run, reader))
         }
-        Tool::ReadWorkState | Tool::ReadTargetMetadata => {
-            let TargetOnly { target } =
-                serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-            if !target.validate_shape() {
-                return Err(ErrorCode::InvalidArguments);
-            }
-            let feature = if def.tool == Tool::ReadWorkState {
-                Feature::Aggregate
-            } else {
-                Feature::Metadata
+        Tool::ReadWorkState => {
+            let target = target_only(args)?;
+            let (grant, run) = admit_run(svc, ctx, &target, Feature::Aggregate, now_ms)?;
+            let reader = work_state::Reader {
+                run: run.clone(),
+                session: session_of(svc, &target)?,
+                now_ms,
             };
-            let grant = grants::grant_for(ctx, &target, feature, now_ms)?.clone();
-            let run = grants::current_run(svc, &target)?;
-            let session = svc
-                .store
-                .session(&target.session_id)
-                .map_err(Service::unavailable)?
-                .ok_or(ErrorCode::TargetStale)?;
-            let reader: Arc<dyn Any + Send + Sync> = if def.tool == Tool::ReadWorkState {
-                Arc::new(work_state::Reader {
-                    run: run.clone(),
-                    session,
-                    now_ms,
-                })
-            } else {
-                Arc::new(metadata::Reader {
-                    run: run.clone(),
-                    session,
-                })
+            Ok(Admitted::for_run(args, target, grant, run, reader))
+        }
+        Tool::ReadTargetMetadata => {
+            let target = target_only(args)?;
+            let (grant, run) = admit_run(svc, ctx, &target, Feature::Metadata, now_ms)?;
+            let reader = metadata::Reader {
+                run: run.clone(),
+                session: session_of(svc, &target)?,
             };
-            Ok(Admitted {
-                input: args.clone(),
-                target: Some(target),
-                grant: Some(grant),
-                run: Some(run),
-                reader,
-            })
+            Ok(Admitted::for_run(args, target, grant, run, reader))
         }
         Tool::GetRun => {
-            let TargetOnly { target } =
-                serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-            if !target.validate_shape() {
-                return Err(ErrorCode::InvalidArguments);
-            }
+            let target = target_only(args)?;
             // Missing, elsewhere, not granted, expired, stale: all the same `{found:false}`.
             let admitted = grants::grant_for(ctx, &target, Feature::Status, now_ms)
                 .ok()
@@ -317,6 +262,56 @@ pub(crate) fn admit(
                 run,
                 reader: Arc::new(reader),
             })
+        }
+    }
+}
+
+/// Admission step 5 for a tool that names a run: the key's grant for exactly `target` with
+/// `feature`, and the run, current in instance, revision and generation.
+fn admit_run(
+    svc: &Service,
+    ctx: &KeyContext,
+    target: &Target,
+    feature: Feature,
+    now_ms: i64,
+) -> Result<(Grant, RunRecord), ErrorCode> {
+    let grant = grants::grant_for(ctx, target, feature, now_ms)?.clone();
+    let run = grants::current_run(svc, target)?;
+    Ok((grant, run))
+}
+
+/// The session record of `target` (its branch, malformed lines, name, saved model).
+fn session_of(svc: &Service, target: &Target) -> Result<runread_store::SessionRecord, ErrorCode> {
+    svc.store
+        .session(&target.session_id)
+        .map_err(Service::unavailable)?
+        .ok_or(ErrorCode::TargetStale)
+}
+
+/// Arguments that are exactly `{"target": …}`.
+fn target_only(args: &Value) -> Result<Target, ErrorCode> {
+    let TargetOnly { target } =
+        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+    if !target.validate_shape() {
+        return Err(ErrorCode::InvalidArguments);
+    }
+    Ok(target)
+}
+
+impl Admitted {
+    fn for_run(
+        args: &Value,
+        target: Target,
+        grant: Grant,
+        run: RunRecord,
+        reader: impl Any + Send + Sync,
+    ) -> Admitted {
+        Admitted {
+            input: args.clone(),
+            target: Some(target),
+            grant: Some(grant),
+            run: Some(run),
+            reader: Arc::new(reader),
         }
     }
 }
