@@ -11,17 +11,24 @@
    ``runread serve`` on a free loopback port.
 3. The suite cannot send extra headers, so it talks to a small loopback pass-through on another
    free port that adds ``x-runread-key: <key>`` to each request head and forwards everything else
-   byte for byte (Host, Origin, header order and casing, bodies, streamed responses).
+   byte for byte (header order, casing, duplicates and whitespace, bodies, streamed responses).
+   One exception: in Host and Origin a loopback authority naming the pass-through's port is given
+   runread's port, so runread sees what the suite would send it directly (evil.example.com and
+   any other value pass untouched).
 4. Runs every server scenario the suite lists (``conformance list --server``), one at a time: a
    scenario applicable at 2026-07-28 runs at that wire (``--spec-version 2026-07-28``); a
-   2025-era-only scenario and an extension scenario run at the version the suite picks for it.
-   A scenario passes when it reports at least one check and none is FAILURE.
-5. Compares with tests/conformance/expected-failures.txt (``scenario-id  # reason``): a failure
-   not listed, or a listed scenario that passes, fails this run.
+   2025-era-only scenario and an extension scenario run at the version the suite picks for it
+   (2025-11-25, resp. 2026-07-28). As in the suite's own ``--expected-failures`` mode, a check
+   with status FAILURE or WARNING fails its scenario.
+5. Compares with tests/conformance/expected-failures.txt: ``scenario-id  # reason`` lets the whole
+   scenario fail, ``scenario-id:check-id  # reason`` only that check. A failure not listed, or a
+   listed failure that did not happen, fails this run.
 
-Prints one line per scenario (PASS, XFAIL = listed and failed, FAIL, XPASS = listed but passed)
-and ends with ``conformance: N passed, M failed`` (N = PASS + XFAIL; M = FAIL + XPASS + setup
-errors); exits 1 if M > 0. The server and the pass-through are stopped on every path.
+Prints one line per scenario: PASS, SKIP (the suite found nothing to test: every check INFO or
+SKIPPED), XFAIL (failed exactly as listed), FAIL (an unlisted failure), XPASS (a listed failure
+that did not happen: the list is stale). Ends with ``conformance: N passed, M failed``
+(N = PASS + SKIP + XFAIL; M = FAIL + XPASS + setup errors) and exits 1 if M > 0. The server and
+the pass-through are stopped on every path.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ FEATURES = "final_answer,history,aggregate,metadata,artifacts,status"
 SAMPLE_BYTES = 9554
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 SCENARIO_RE = re.compile(r"^\s+- (\S+) \[([^\]]*)\]\s*$")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the suite colours its output even with NO_COLOR
 
 
 # --------------------------------------------------------------------------- results
@@ -70,7 +78,7 @@ SCENARIO_RE = re.compile(r"^\s+- (\S+) \[([^\]]*)\]\s*$")
 
 class Tally:
     def __init__(self) -> None:
-        self.counts = {"PASS": 0, "XFAIL": 0, "FAIL": 0, "XPASS": 0}
+        self.counts = {"PASS": 0, "SKIP": 0, "XFAIL": 0, "FAIL": 0, "XPASS": 0}
         self.errors = 0
 
     def line(self, tag: str, name: str, detail: str = "") -> None:
@@ -83,7 +91,7 @@ class Tally:
 
     @property
     def passed(self) -> int:
-        return self.counts["PASS"] + self.counts["XFAIL"]
+        return self.counts["PASS"] + self.counts["SKIP"] + self.counts["XFAIL"]
 
     @property
     def failed(self) -> int:
@@ -332,22 +340,86 @@ def list_scenarios(node: Path, entry: Path, cwd: Path) -> list[tuple[str, list[s
     return out
 
 
-def read_expected(path: Path) -> dict[str, str]:
-    """scenario-id -> reason. Each entry is ``scenario-id  # reason``; blank lines and lines that
-    start with ``#`` are comments."""
-    expected: dict[str, str] = {}
-    for n, raw in enumerate(path.read_text().splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        name, sep, reason = line.partition("#")
-        name, reason = name.strip(), reason.strip()
-        if not sep or not reason or " " in name:
-            raise Fatal(f"{path.name}:{n}: want `scenario-id  # reason`, got {raw!r}")
-        if name in expected:
-            raise Fatal(f"{path.name}:{n}: {name} listed twice")
-        expected[name] = reason
-    return expected
+class Expected:
+    """tests/conformance/expected-failures.txt. Each entry is ``scenario-id  # reason`` (the whole
+    scenario may fail) or ``scenario-id:check-id  # reason`` (only that check may fail; every other
+    check of the scenario is still enforced). Blank lines and lines starting with ``#`` are comments."""
+
+    def __init__(self, path: Path) -> None:
+        self.whole: dict[str, str] = {}
+        self.checks: dict[str, dict[str, str]] = {}
+        for n, raw in enumerate(path.read_text().splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            entry, sep, reason = line.partition("#")
+            entry, reason = entry.strip(), reason.strip()
+            if not sep or not reason or not entry or any(ch.isspace() for ch in entry):
+                raise Fatal(f"{path.name}:{n}: want `scenario-id  # reason` or `scenario-id:check-id  # reason`, got {raw!r}")
+            scenario, colon, check = entry.partition(":")
+            if (scenario in self.whole) or (not colon and scenario in self.checks) or check in self.checks.get(scenario, {}):
+                raise Fatal(f"{path.name}:{n}: {scenario} is already listed (a scenario is listed whole or by checks, once)")
+            if colon:
+                if not check:
+                    raise Fatal(f"{path.name}:{n}: empty check id in {entry!r}")
+                self.checks.setdefault(scenario, {})[check] = reason
+            else:
+                self.whole[scenario] = reason
+
+    def scenarios(self) -> set[str]:
+        return set(self.whole) | set(self.checks)
+
+    def __len__(self) -> int:
+        return len(self.whole) + sum(len(c) for c in self.checks.values())
+
+
+FAILING = ("FAILURE", "WARNING")  # as the suite's own --expected-failures judges a check
+SEVERITY = {"FAILURE": 4, "WARNING": 3, "SUCCESS": 2, "INFO": 1, "SKIPPED": 0}
+
+
+def verdicts(checks: list[dict[str, Any]]) -> dict[str, str]:
+    """check id -> its most severe status (ids can repeat within a scenario)."""
+    out: dict[str, str] = {}
+    for c in checks:
+        cid, st = str(c.get("id")), str(c.get("status"))
+        if cid not in out or SEVERITY.get(st, 5) > SEVERITY.get(out[cid], 5):
+            out[cid] = st
+    return out
+
+
+def judge(name: str, checks: list[dict[str, Any]] | None, expected: Expected) -> tuple[str, str]:
+    """(tag, detail) for one scenario: PASS, SKIP (no check passed or failed: the suite found nothing
+    to test), XFAIL (failed as listed), FAIL (a failure not listed) or XPASS (a listed failure that
+    did not happen: the list is stale)."""
+    if not checks:
+        return "FAIL", "the suite reported no checks"
+    v = verdicts(checks)
+    failing = [cid for cid, st in v.items() if st in FAILING]
+    statuses = [c.get("status") for c in checks]  # shown as the suite counts them (ids can repeat)
+    n_ok = statuses.count("SUCCESS")
+    counts = f"{n_ok}/{n_ok + statuses.count('FAILURE') + statuses.count('WARNING')} checks"
+    skipped = statuses.count("SKIPPED")
+    if skipped:
+        counts += f", {skipped} skipped"
+    if name in expected.whole:
+        if failing:
+            return "XFAIL", f"{expected.whole[name]} ({counts})"
+        return "XPASS", f"listed in expected-failures.txt but did not fail ({counts}); remove the entry"
+    listed = expected.checks.get(name, {})
+    unlisted = [cid for cid in failing if cid not in listed]
+    if unlisted:
+        return "FAIL", f"{counts} — " + describe_failures([c for c in checks if str(c.get("id")) in unlisted])
+    stale = [cid for cid in listed if v.get(cid) not in FAILING]
+    if stale:
+        return "XPASS", (f"listed check(s) did not fail: "
+                         + ", ".join(f"{cid} ({v.get(cid, 'absent')})" for cid in stale) + f" ({counts}); remove them")
+    if listed:
+        return "XFAIL", f"{counts}; the failing checks are the listed ones: {', '.join(failing)}"
+    if n_ok == 0 and not failing:
+        why = "; ".join(ANSI.sub("", str(c.get("errorMessage") or c.get("description") or ""))[:300] for c in checks)
+        return "SKIP", f"no check passed or failed: {why}"
+    warn = [cid for cid, st in v.items() if st == "WARNING"]
+    return "PASS", counts + (f", warnings: {', '.join(warn)}" if warn else "")
 
 
 def run_scenario(node: Path, entry: Path, url: str, name: str, version: str | None, out: Path,
@@ -384,15 +456,15 @@ def kill_group(p: subprocess.Popen) -> None:
             p.wait(timeout=5)
 
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
 def describe_failures(checks: list[dict[str, Any]], limit: int = 700) -> str:
     parts = []
     for c in checks:
-        if c.get("status") == "FAILURE":
+        if c.get("status") in FAILING:
             msg = c.get("errorMessage") or c.get("description") or ""
-            parts.append(f"[{c.get('id')}] {ANSI.sub('', str(msg))}"[:limit])
+            part = f"[{c.get('id')}] {c.get('status')}: {ANSI.sub('', str(msg))}"
+            if c.get("details"):
+                part += f" details: {json.dumps(c['details'], separators=(',', ':'))}"
+            parts.append(part[:limit])
     return "; ".join(parts)
 
 
@@ -450,13 +522,13 @@ class Run:
 
     def main(self) -> None:
         opts, tally = self.opts, self.tally
-        expected = read_expected(EXPECTED_FILE)
+        expected = Expected(EXPECTED_FILE)
         with cache_lock(opts.cache):
             node, entry, desc = ensure_npm(opts.cache)
         print(f"tools: {desc}", flush=True)
         scenarios = list_scenarios(node, entry, self.tmp)
         known = {n for n, _ in scenarios}
-        for name in expected:
+        for name in sorted(expected.scenarios()):
             if name not in known:
                 tally.error(f"expected-failures.txt: {name}", "not a server scenario of this conformance version")
         if opts.scenario:
@@ -469,7 +541,8 @@ class Run:
         self.proxy = KeyProxy(int(direct_url.rsplit(":", 1)[1].split("/")[0]), key)
         url = f"http://127.0.0.1:{self.proxy.port}/mcp"
         print(f"server: runread serve at {direct_url}; the suite uses {url} (adds {KEY_HEADER.decode()})", flush=True)
-        print(f"scenarios: {len(scenarios)} server scenarios; {len(expected)} listed as expected failures", flush=True)
+        print(f"scenarios: {len(scenarios)} server scenarios; expected-failures.txt lists {len(expected.whole)} whole "
+              f"scenarios and {len(expected) - len(expected.whole)} single checks", flush=True)
 
         results_dir = self.tmp / "results"
         for name, versions in scenarios:
@@ -479,29 +552,18 @@ class Run:
             if self.server.poll() is not None:
                 raise Fatal(f"runread serve exited {self.server.returncode} before {name}: {tail(self.server_log.read_bytes())}")
             r = run_scenario(node, entry, url, name, version, results_dir / name, opts.timeout_ms, self.procs)
-            checks = r["checks"]
-            if checks is None or not checks:
-                ok, detail = False, f"no checks.json (rc {r['rc']}): {tail(ANSI.sub('', r['output']), 800)}"
+            if r["checks"]:
+                tag, detail = judge(name, r["checks"], expected)
             else:
-                n_fail = sum(c.get("status") == "FAILURE" for c in checks)
-                n_ok = sum(c.get("status") == "SUCCESS" for c in checks)
-                warns = [c.get("id") for c in checks if c.get("status") == "WARNING"]
-                ok = n_fail == 0
-                detail = f"{n_ok}/{n_ok + n_fail} checks" + (f", warnings: {', '.join(map(str, warns))}" if warns else "")
-                if not ok:
-                    detail += " — " + describe_failures(checks)
-            detail += f" ({r['seconds']:.1f}s)"
-            if name in expected:
-                if ok:
-                    tally.line("XPASS", label, f"listed in expected-failures.txt but passed; remove it ({detail})")
-                else:
-                    tally.line("XFAIL", label, f"{expected[name]} ({detail[:300]})" if opts.verbose else expected[name])
-            else:
-                tally.line("PASS" if ok else "FAIL", label, detail)
+                # the suite itself broke (crash, timeout): never an expected failure
+                tag, detail = "FAIL", f"no checks.json (rc {r['rc']}): {tail(ANSI.sub('', r['output']), 800)}"
+            if opts.verbose and tag == "XFAIL":
+                detail += " — " + describe_failures(r["checks"])
+            tally.line(tag, label, f"{detail} ({r['seconds']:.1f}s)")
         if self.server.poll() is not None:
             tally.error("runread serve", f"exited {self.server.returncode}: {tail(self.server_log.read_bytes())}")
         c = tally.counts
-        print(f"scenarios: {c['PASS']} pass, {c['XFAIL']} expected failures, {c['FAIL']} fail, "
+        print(f"scenarios: {c['PASS']} pass, {c['SKIP']} skipped by the suite, {c['XFAIL']} expected failures, {c['FAIL']} fail, "
               f"{c['XPASS']} unexpectedly pass; {self.proxy.requests} requests through the key pass-through", flush=True)
 
 
@@ -544,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         run.cleanup()
         if tally.failed and run.server_log is not None and run.server_log.exists():
             print(f"--- runread serve log (tail) ---\n{tail(run.server_log.read_bytes(), 3000)}\n---", flush=True)
-        if opts.keep or tally.failed:
+        if opts.keep or (tally.failed and any(tmp.iterdir())):
             print(f"temp dir kept: {tmp}", flush=True)
         else:
             shutil.rmtree(tmp, ignore_errors=True)

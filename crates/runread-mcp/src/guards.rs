@@ -124,9 +124,21 @@ fn origin_ok(h: &HeaderMap, allowed: &Allowed) -> bool {
         [] => true,
         [o] => o
             .to_str()
-            .is_ok_and(|o| allowed.origins.iter().any(|a| a == o)),
+            .is_ok_and(|o| allowed.origins.iter().any(|a| a == o) || same_loopback_origin(o, h)),
         _ => false,
     }
+}
+
+/// An `Origin` of `http://` + exactly this request's (loopback) `Host`: the server's own origin.
+/// A page on another port or host — a local dev server, a rebinding attacker — never matches.
+fn same_loopback_origin(origin: &str, h: &HeaderMap) -> bool {
+    let Some(host) = h.get(http::header::HOST).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let authority = origin.strip_prefix("http://").unwrap_or("");
+    !authority.is_empty()
+        && authority.eq_ignore_ascii_case(host)
+        && is_loopback_host(host, &Allowed::default())
 }
 
 fn fetch_metadata_ok(h: &HeaderMap) -> bool {

@@ -155,6 +155,13 @@ impl ServerHandler for RunreadHandler {
             NumberOrString::Number(n) => format!("n:{n}"),
             NumberOrString::String(s) => format!("s:{s}"),
         });
+        // An unknown tool is a protocol error: the request names nothing runread serves.
+        if runread_service::tools::by_name(&request.name).is_none() {
+            return Err(ErrorData::invalid_params(
+                ErrorCode::UnknownTool.message(),
+                Some(serde_json::json!({"code": ErrorCode::UnknownTool.as_str()})),
+            ));
+        }
         let outcome = self
             .service
             .call(key, &request.name, args, request_id)
@@ -251,6 +258,15 @@ pub fn router_with(
                     .iter()
                     .flat_map(|h| [h.clone(), format!("{h}:{host_port}")]),
             ),
+        )
+        .with_allowed_origins(
+            [
+                format!("http://127.0.0.1:{host_port}"),
+                format!("http://localhost:{host_port}"),
+                format!("http://[::1]:{host_port}"),
+            ]
+            .into_iter()
+            .chain(allowed.origins.iter().cloned()),
         )
         .enforce_origin_validation();
     let mcp = StreamableHttpService::new(
