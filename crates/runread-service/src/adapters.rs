@@ -240,6 +240,7 @@ pub(crate) fn admit(
             let reader = metadata::Reader {
                 run: run.clone(),
                 session: session_of(svc, &target)?,
+                redactor: svc.secrets.redactor()?,
             };
             Ok(Admitted::for_run(args, target, grant, run, reader))
         }

@@ -23,8 +23,12 @@ pub(crate) fn execute(reader: &Reader) -> Result<Map<String, Value>, ErrorCode> 
         "revision".into(),
         json!({"instance": r.target.instance, "revision": r.target.revision, "generation": r.target.generation}),
     );
-    // The run's position in its session: the file line of its last entry.
-    m.insert("eventSequence".into(), json!(r.run.end_line));
+    // The same numbering as `read_history`: the sequence of the run's last event.
+    let events = r.run.message_lines.len() as u64;
+    m.insert(
+        "eventSequence".into(),
+        json!(r.run.first_sequence + events.saturating_sub(1)),
+    );
     m.insert("createdAt".into(), json!(r.run.started_at));
     m.insert("startedAt".into(), json!(r.run.started_at));
     m.insert("finishedAt".into(), json!(r.run.ended_at));

@@ -10,6 +10,8 @@ use runread_store::{RunRecord, SessionRecord};
 pub(crate) struct Reader {
     pub run: RunRecord,
     pub session: SessionRecord,
+    /// Known secrets are masked in metadata too (a session name or path may carry one).
+    pub redactor: std::sync::Arc<runread_core::redact::Redactor>,
 }
 
 pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
@@ -39,12 +41,20 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     let mut m = Map::new();
     let mut unknown = Vec::new();
     for (name, value, source) in fields {
+        let value = value.map(|v| r.redactor.mask(&v));
         if value.is_none() {
             unknown.push(name);
         }
         m.insert(name.into(), json!({"value": value, "source": source}));
     }
-    m.insert("runModels".into(), json!(r.run.run.run_models));
+    let models: Vec<String> = r
+        .run
+        .run
+        .run_models
+        .iter()
+        .map(|m| r.redactor.mask(m))
+        .collect();
+    m.insert("runModels".into(), json!(models));
     m.insert("unknownFields".into(), json!(unknown));
     Ok(m)
 }

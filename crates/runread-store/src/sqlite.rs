@@ -157,6 +157,7 @@ impl SqliteStore {
     /// instance id and cursor key on first use.
     pub fn open(path: &Path) -> Result<Self> {
         let mut conn = Connection::open(path)?;
+        restrict_to_owner(path);
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
@@ -204,6 +205,15 @@ impl SqliteStore {
         self.conn
             .lock()
             .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+    }
+}
+
+/// The store holds copies of session text (as sensitive as the session files themselves):
+/// owner-only, like the home it lives in. SQLite's `-wal` and `-shm` files follow the main file's mode.
+fn restrict_to_owner(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if path.as_os_str() != ":memory:" {
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
     }
 }
 

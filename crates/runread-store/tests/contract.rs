@@ -221,3 +221,14 @@ fn sqlite_refuses_a_store_from_a_newer_runread() {
     drop(conn);
     assert!(SqliteStore::open(&path).is_err());
 }
+
+#[test]
+fn sqlite_store_file_is_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, _s) = sqlite();
+    let mode = std::fs::metadata(dir.path().join("runread.db"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
