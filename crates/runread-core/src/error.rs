@@ -184,13 +184,26 @@ impl ErrorCode {
         match self {
             // 403, not 401: a 401 makes some clients start an OAuth flow runread does not offer.
             ErrorCode::MissingKey | ErrorCode::InvalidKey | ErrorCode::ForbiddenOrigin => 403,
-            ErrorCode::DuplicateKey | ErrorCode::InvalidArguments | ErrorCode::ForbiddenHeader => {
-                400
-            }
+            ErrorCode::DuplicateKey
+            | ErrorCode::InvalidArguments
+            | ErrorCode::ForbiddenHeader
+            | ErrorCode::InvalidRequest
+            | ErrorCode::InvalidCursor => 400,
             ErrorCode::BodyTooLarge => 413,
             ErrorCode::BodyTimeout => 408,
-            ErrorCode::Busy | ErrorCode::Unavailable => 503,
-            _ => 403,
+            ErrorCode::Busy | ErrorCode::Unavailable | ErrorCode::Timeout => 503,
+            // Refusals that happen after transport admission travel as tool results; this status
+            // is used only if one is ever raised at the transport.
+            ErrorCode::NotGranted
+            | ErrorCode::FeatureNotGranted
+            | ErrorCode::GrantExpired
+            | ErrorCode::GrantRevoked
+            | ErrorCode::TargetStale
+            | ErrorCode::TargetChanged
+            | ErrorCode::NoSuchArtifact
+            | ErrorCode::ArtifactChanged
+            | ErrorCode::ArtifactContainsSecret => 403,
+            ErrorCode::UnknownTool => 404,
         }
     }
 }

@@ -23,7 +23,8 @@ pub struct Target {
 }
 
 impl Target {
-    /// Checks the shape of every field: bounded length, a conservative id alphabet.
+    /// Checks the shape of every field: bounded length, a conservative id alphabet, revision and
+    /// generation at least 1.
     /// Shape only; whether the target exists or is granted is the service's question.
     pub fn validate_shape(&self) -> bool {
         [
@@ -34,6 +35,8 @@ impl Target {
         ]
         .into_iter()
         .all(|s| is_id(s))
+            && self.revision >= 1
+            && self.generation >= 1
     }
 
     /// A stable digest of the whole target, used to bind cursors to it.

@@ -2,8 +2,9 @@
 //! fixed code and a JSON-RPC error body, none reading anything but headers, the peer address and
 //! (bounded, with a deadline) the body.
 //!
-//! Order, outermost first: [`in_flight`] → [`peer_and_host`] → [`origin_and_fetch_metadata`] →
-//! [`forbidden_headers`] → [`body`] → (key admission) → rmcp.
+//! Order, outermost first: [`peer_and_host`] → [`origin_and_fetch_metadata`] →
+//! [`forbidden_headers`] → [`body`] → [`in_flight`] → (key admission) → rmcp. The body is read
+//! before a processing slot is taken, so slow senders hold only a body-reader slot.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -41,11 +42,7 @@ pub async fn in_flight(
     next: Next,
 ) -> Response {
     let Ok(_permit) = permits.clone().try_acquire_owned() else {
-        let mut r = refusal(ErrorCode::Busy);
-        if let Ok(v) = http::HeaderValue::from_str(&BUSY_RETRY_AFTER_SECS.to_string()) {
-            r.headers_mut().insert(http::header::RETRY_AFTER, v);
-        }
-        return r;
+        return busy();
     };
     next.run(req).await
 }
@@ -142,10 +139,12 @@ fn same_loopback_origin(origin: &str, h: &HeaderMap) -> bool {
 }
 
 fn fetch_metadata_ok(h: &HeaderMap) -> bool {
+    // Every value counts: a duplicated header cannot hide a cross-site one behind a benign one.
     let site_ok = h
-        .get("sec-fetch-site")
-        .is_none_or(|v| matches!(v.to_str(), Ok("same-origin" | "none")));
-    let mode_ok = h.get("sec-fetch-mode").is_none_or(|v| {
+        .get_all("sec-fetch-site")
+        .iter()
+        .all(|v| matches!(v.to_str(), Ok("same-origin" | "none")));
+    let mode_ok = h.get_all("sec-fetch-mode").iter().all(|v| {
         !matches!(
             v.to_str(),
             Ok("navigate" | "nested-navigate" | "no-cors" | "websocket") | Err(_)
@@ -176,9 +175,27 @@ pub async fn forbidden_headers(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
+/// Most request bodies being received at once. Bodies are read before a request takes one of
+/// the [`HTTP_MAX_IN_FLIGHT`] processing slots, so slow senders cannot starve processing; this
+/// bound keeps what they can hold (at most this many × 32 KiB, each for at most 5 s) small.
+pub const BODY_READERS_MAX: usize = 64;
+
+/// A semaphore sized for [`body`].
+pub fn body_reader_permits() -> Arc<Semaphore> {
+    Arc::new(Semaphore::new(BODY_READERS_MAX))
+}
+
 /// The whole body within [`HTTP_BODY_DEADLINE_SECS`] and at most [`HTTP_BODY_MAX_BYTES`]: slow
-/// senders are cut off (408), oversized bodies refused (413) — before any parsing.
-pub async fn body(req: Request, next: Next) -> Response {
+/// senders are cut off (408), oversized bodies refused (413), anything but one JSON-RPC request
+/// refused (400) — before any parsing by rmcp. Requests without a POST body (GET, DELETE, …) go on
+/// to rmcp, which answers them with 405.
+pub async fn body(State(readers): State<Arc<Semaphore>>, req: Request, next: Next) -> Response {
+    if req.method() != http::Method::POST {
+        return next.run(req).await;
+    }
+    let Ok(_reader) = readers.clone().try_acquire_owned() else {
+        return busy();
+    };
     let declared = req
         .headers()
         .get(http::header::CONTENT_LENGTH)
@@ -192,7 +209,9 @@ pub async fn body(req: Request, next: Next) -> Response {
     let bytes = match tokio::time::timeout(Duration::from_secs(HTTP_BODY_DEADLINE_SECS), read).await
     {
         Err(_) => return refusal(ErrorCode::BodyTimeout),
-        Ok(Err(_)) => return refusal(ErrorCode::BodyTooLarge),
+        Ok(Err(e)) if is_length_limit(&e) => return refusal(ErrorCode::BodyTooLarge),
+        // A malformed body (a broken chunked encoding, say).
+        Ok(Err(_)) => return refusal(ErrorCode::InvalidRequest),
         Ok(Ok(b)) if b.len() > HTTP_BODY_MAX_BYTES => return refusal(ErrorCode::BodyTooLarge),
         Ok(Ok(b)) => b,
     };
@@ -201,6 +220,25 @@ pub async fn body(req: Request, next: Next) -> Response {
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = err.source();
+    }
+    false
+}
+
+fn busy() -> Response {
+    let mut r = refusal(ErrorCode::Busy);
+    if let Ok(v) = http::HeaderValue::from_str(&BUSY_RETRY_AFTER_SECS.to_string()) {
+        r.headers_mut().insert(http::header::RETRY_AFTER, v);
+    }
+    r
 }
 
 /// Whether `body` is exactly one JSON-RPC 2.0 request: an object with `jsonrpc: "2.0"`, a string

@@ -278,8 +278,17 @@ pub fn router_with(
     use crate::guards;
     axum::Router::new()
         .nest_service(MCP_PATH, mcp)
+        // Layers run outermost last-added: peer/Host → Origin/fetch metadata → forbidden headers
+        // → body (bounded, with a deadline) → in-flight cap → key → rmcp.
         .layer(axum::middleware::from_fn_with_state(service, key_layer))
-        .layer(axum::middleware::from_fn(guards::body))
+        .layer(axum::middleware::from_fn_with_state(
+            guards::in_flight_permits(),
+            guards::in_flight,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guards::body_reader_permits(),
+            guards::body,
+        ))
         .layer(axum::middleware::from_fn(guards::forbidden_headers))
         .layer(axum::middleware::from_fn_with_state(
             allowed.clone(),
@@ -288,10 +297,6 @@ pub fn router_with(
         .layer(axum::middleware::from_fn_with_state(
             allowed,
             guards::peer_and_host,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            guards::in_flight_permits(),
-            guards::in_flight,
         ))
 }
 
@@ -325,9 +330,16 @@ pub async fn serve_with(
     let bound = listener.local_addr()?;
     on_bound(bound);
     let app = router_with(service, bound, allowed);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    // Small JSON-RPC responses go out at once: no Nagle delay on accepted sockets.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }
 
 /// Serves MCP over standard input and output for clients that launch runread as a child process.

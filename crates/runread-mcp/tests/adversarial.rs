@@ -596,7 +596,7 @@ impl Conn {
 #[derive(Debug, Clone, PartialEq)]
 enum Got {
     /// A transport refusal: JSON-RPC error with `data.code`.
-    Fixed(String),
+    Fixed(String, i64),
     /// A tool-level refusal: `isError: true` with `{"code": …}`.
     Tool(String),
     /// A JSON-RPC error without runread's `data.code` (rmcp's own).
@@ -614,7 +614,7 @@ fn classify(r: &Resp) -> Got {
     };
     if let Some(e) = v.get("error") {
         if let Some(c) = e["data"]["code"].as_str() {
-            return Got::Fixed(c.to_owned());
+            return Got::Fixed(c.to_owned(), e["code"].as_i64().unwrap_or(0));
         }
         return Got::Rpc(e["code"].as_i64().unwrap_or(0));
     }
@@ -639,6 +639,8 @@ enum Exp {
     Rpc(i64),
     /// Plain text containing this substring ("" matches any non-JSON-RPC body, also empty).
     Plain(&'static str),
+    /// A JSON-RPC error with this code and runread's `data.code`.
+    RpcFixed(i64, &'static str),
     /// A JSON-RPC success (not `isError`).
     Ok,
     /// A JSON-RPC success whose result contains this text.
@@ -648,7 +650,8 @@ enum Exp {
 impl Exp {
     fn matches(&self, got: &Got) -> bool {
         match (self, got) {
-            (Exp::Fixed(a), Got::Fixed(b)) | (Exp::Tool(a), Got::Tool(b)) => a == b,
+            (Exp::Fixed(a), Got::Fixed(b, _)) | (Exp::Tool(a), Got::Tool(b)) => a == b,
+            (Exp::RpcFixed(n, a), Got::Fixed(b, m)) => a == b && n == m,
             (Exp::Rpc(a), Got::Rpc(b)) => a == b,
             (Exp::Plain(s), Got::Plain(b)) => b.contains(s),
             (Exp::Ok, Got::Ok(_)) => true,
@@ -663,7 +666,7 @@ impl Exp {
 
 fn got_str(g: &Got) -> String {
     match g {
-        Got::Fixed(c) => format!("Fixed({c})"),
+        Got::Fixed(c, n) => format!("Fixed({c}, {n})"),
         Got::Tool(c) => format!("Tool({c})"),
         Got::Rpc(c) => format!("Rpc({c})"),
         Got::Ok(_) => "Ok".into(),
@@ -1866,11 +1869,50 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
         403,
         Exp::Fixed("forbidden_origin"),
     );
+    // README: any Origin other than the server's own (`http://` + this request's loopback
+    // Host) or an --allow-origin is refused.
+    let port = s.addr.port();
+    push(
+        cat,
+        "Origin: the server's own (http:// + Host)",
+        fa_ok.clone().set("Origin", format!("http://{}", s.host())),
+        200,
+        Exp::Ok,
+    );
+    push(
+        cat,
+        "Origin: the server's own, Host localhost",
+        fa_ok
+            .clone()
+            .set("Host", format!("localhost:{port}"))
+            .set("Origin", format!("http://localhost:{port}")),
+        200,
+        Exp::Ok,
+    );
+    push(
+        cat,
+        "Origin: the server's own, but Sec-Fetch-Site cross-site",
+        fa_ok
+            .clone()
+            .set("Origin", format!("http://{}", s.host()))
+            .add("Sec-Fetch-Site: cross-site"),
+        403,
+        Exp::Fixed("forbidden_origin"),
+    );
     for o in [
         "http://evil.example".to_owned(),
         "null".to_owned(),
-        format!("http://127.0.0.1:{}", s.addr.port()),
         "http://localhost".to_owned(),
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{}", port.wrapping_add(1)),
+        "http://127.0.0.1".to_owned(),
+        format!("https://127.0.0.1:{port}"),
+        format!("HTTP://127.0.0.1:{port}"),
+        format!("http://127.0.0.1:{port}/"),
+        format!("http://127.0.0.1:{port}/mcp"),
+        format!("http://user@127.0.0.1:{port}"),
+        format!("http://127.0.0.1:{port}.evil.example"),
+        format!("http://127.0.0.1:{port}, http://evil.example"),
         "file://".to_owned(),
         "".to_owned(),
     ] {
@@ -2024,8 +2066,7 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
 
     // --- methods and paths ----------------------------------------------------------------------
     cat = "methods/paths";
-    // README: "rmcp answers ... GET and DELETE with 405"; other bodiless methods meet the body
-    // guard first (400 invalid_request).
+    // README: rmcp answers every method but POST with 405 (the body guard reads POST bodies only).
     for m in ["GET", "DELETE"] {
         push(
             cat,
@@ -2040,8 +2081,8 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
             cat,
             &format!("{m} /mcp, no body"),
             fa_ok.clone().line(format!("{m} /mcp HTTP/1.1")).body(b""),
-            ir,
-            Exp::Fixed("invalid_request"),
+            405,
+            Exp::Plain("Method Not Allowed"),
         );
     }
     push(
@@ -2059,8 +2100,8 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
         cat,
         "OPTIONS /mcp",
         fa_ok.clone().line("OPTIONS /mcp HTTP/1.1").body(b""),
-        ir,
-        Exp::Fixed("invalid_request"),
+        405,
+        Exp::Plain("Method Not Allowed"),
     );
     push(
         cat,
@@ -2079,7 +2120,7 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
         cat,
         "HEAD /mcp (no body in a HEAD response)",
         fa_ok.clone().line("HEAD /mcp HTTP/1.1").body(b""),
-        ir,
+        405,
         Exp::Plain(""),
     );
     push(
@@ -2110,8 +2151,8 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
             .clone()
             .line(format!("CONNECT {} HTTP/1.1", s.host()))
             .body(b""),
-        ir,
-        Exp::Fixed("invalid_request"),
+        404,
+        Exp::Plain(""),
     );
     push(
         cat,
@@ -2812,35 +2853,35 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
         "tool name unknown",
         s.call(k1, "read_final_answer2", json!({"target": t1})),
         200,
-        Exp::Tool("unknown_tool"),
+        Exp::RpcFixed(-32602, "unknown_tool"),
     );
     push(
         cat,
         "tool name uppercase",
         s.call(k1, "READ_FINAL_ANSWER", json!({"target": t1})),
         200,
-        Exp::Tool("unknown_tool"),
+        Exp::RpcFixed(-32602, "unknown_tool"),
     );
     push(
         cat,
         "tool name empty",
         s.call(k1, "", json!({"target": t1})),
         200,
-        Exp::Tool("unknown_tool"),
+        Exp::RpcFixed(-32602, "unknown_tool"),
     );
     push(
         cat,
         "tool name with NUL",
         s.call(k1, "read_final_answer\u{0}", json!({"target": t1})),
         200,
-        Exp::Tool("unknown_tool"),
+        Exp::RpcFixed(-32602, "unknown_tool"),
     );
     push(
         cat,
         "tool name with path traversal",
         s.call(k1, "../read_final_answer", json!({"target": t1})),
         200,
-        Exp::Tool("unknown_tool"),
+        Exp::RpcFixed(-32602, "unknown_tool"),
     );
     push(
         cat,
@@ -3582,8 +3623,21 @@ fn run_row(s: &Srv, row: &Row) -> Outcome {
             desc
         }
     };
+    // ADV_DUMP=1 lists every row's outcome; ADV_RAW=<part of a row name> shows its raw exchange.
     if std::env::var_os("ADV_DUMP").is_some() {
         eprintln!("[{}] {} -> {actual}", row.cat, row.name);
+    }
+    if let Ok(part) = std::env::var("ADV_RAW")
+        && row.name.contains(&part)
+    {
+        let req = row.req.bytes();
+        eprintln!(
+            "=== {}\n--- request ({} bytes)\n{}\n--- response\n{}",
+            row.name,
+            req.len(),
+            String::from_utf8_lossy(&req[..req.len().min(2_000)]),
+            String::from_utf8_lossy(&ex.raw[..ex.raw.len().min(2_000)])
+        );
     }
     match (problems.is_empty(), deviation) {
         (false, _) => Outcome::Fail(problems.join("; ")),
@@ -3845,7 +3899,7 @@ fn slow_bodies_are_cut_off_at_the_deadline() {
             problems.push(format!("#{i}: leak {p}"));
         }
         match (r.status, classify(r)) {
-            (408, Got::Fixed(c)) if c == "body_timeout" => {
+            (408, Got::Fixed(c, _)) if c == "body_timeout" => {
                 timed_out += 1;
                 if d.elapsed + Duration::from_millis(500) < deadline
                     || d.elapsed > deadline + DEADLINE_SLACK
@@ -3853,7 +3907,7 @@ fn slow_bodies_are_cut_off_at_the_deadline() {
                     problems.push(format!("#{i}: body_timeout after {:?}", d.elapsed));
                 }
             }
-            (503, Got::Fixed(c)) if c == "busy" => {
+            (503, Got::Fixed(c, _)) if c == "busy" => {
                 busy += 1;
                 if r.header("retry-after").is_none() {
                     problems.push(format!("#{i}: busy without Retry-After"));
@@ -3871,7 +3925,7 @@ fn slow_bodies_are_cut_off_at_the_deadline() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(
-        timed_out >= 1 && timed_out <= HTTP_MAX_IN_FLIGHT,
+        timed_out == SLOW_BODY_CLIENTS.min(runread_mcp::guards::BODY_READERS_MAX),
         "{timed_out} timed out"
     );
     let (st, code) = normal_request(&s);
@@ -3882,14 +3936,16 @@ fn slow_bodies_are_cut_off_at_the_deadline() {
     );
 }
 
-#[test]
-fn normal_requests_succeed_while_slow_bodies_dribble() {
-    let _g = serial();
-    let s = Arc::new(start());
+/// What normal requests saw while `dribblers` slow bodies ran (each reconnecting as soon as it was
+/// cut off) for `secs`: `(ok, busy, other, slow bodies cut off)`.
+fn normal_during_slow_bodies(
+    s: &Arc<Srv>,
+    dribblers: usize,
+    secs: u64,
+) -> (u32, u32, Vec<(u16, String)>, u64) {
     let stop = Arc::new(AtomicBool::new(false));
     let cut = Arc::new(AtomicU64::new(0));
-    // Twice the in-flight cap in slow bodies, each reconnecting as soon as it is cut off.
-    let dribblers: Vec<_> = (0..HTTP_MAX_IN_FLIGHT * 2)
+    let threads: Vec<_> = (0..dribblers)
         .map(|_| {
             let (s, stop, cut) = (s.clone(), stop.clone(), cut.clone());
             std::thread::spawn(move || {
@@ -3913,27 +3969,48 @@ fn normal_requests_succeed_while_slow_bodies_dribble() {
     std::thread::sleep(Duration::from_millis(500));
     let t0 = Instant::now();
     let (mut ok, mut busy, mut other) = (0u32, 0u32, Vec::new());
-    while t0.elapsed() < Duration::from_secs(12) {
-        match normal_request(&s) {
+    while t0.elapsed() < Duration::from_secs(secs) {
+        match normal_request(s) {
             (200, c) if c == "ok" => ok += 1,
-            (503, c) if c == "Fixed(busy)" => busy += 1,
+            (503, c) if c.starts_with("Fixed(busy,") => busy += 1,
             x => other.push(x),
         }
         std::thread::sleep(Duration::from_millis(250));
     }
     stop.store(true, Ordering::Relaxed);
-    for d in dribblers {
-        d.join().unwrap();
+    for t in threads {
+        t.join().unwrap();
     }
+    (ok, busy, other, cut.load(Ordering::Relaxed))
+}
+
+#[test]
+fn normal_requests_succeed_while_slow_bodies_dribble() {
+    let _g = serial();
+    let s = Arc::new(start());
+    // Fewer slow bodies than the in-flight cap: a permit stays free for normal requests.
+    let below = HTTP_MAX_IN_FLIGHT - 1;
+    let (ok_below, busy_below, other_below, cut_below) = normal_during_slow_bodies(&s, below, 7);
+    // Twice the cap: every permit is held by a slow body until the 5 s deadline cuts it off.
+    let above = HTTP_MAX_IN_FLIGHT * 2;
+    let (ok, busy, other, cut) = normal_during_slow_bodies(&s, above, 12);
     eprintln!(
-        "normal requests while {} slow bodies dribble: {ok} ok, {busy} busy, other {other:?}; slow bodies cut off: {}",
-        HTTP_MAX_IN_FLIGHT * 2,
-        cut.load(Ordering::Relaxed)
+        "normal requests while {below} slow bodies dribble: {ok_below} ok, {busy_below} busy, other {other_below:?} \
+         (slow bodies cut off: {cut_below}); while {above} dribble: {ok} ok, {busy} busy, other {other:?} \
+         (slow bodies cut off: {cut})"
     );
-    assert!(other.is_empty(), "{other:?}");
+    assert!(
+        other_below.is_empty() && other.is_empty(),
+        "{other_below:?} {other:?}"
+    );
+    assert!(
+        ok_below > 0 && busy_below == 0,
+        "{below} slow bodies: {ok_below} ok, {busy_below} busy"
+    );
     assert!(
         ok * 2 >= ok + busy,
-        "normal requests starved by slow bodies: {ok} ok, {busy} busy (slow bodies hold in-flight permits)"
+        "normal requests starved by {above} slow bodies: {ok} ok, {busy} busy \
+         (a slow body holds an in-flight permit for the whole body deadline)"
     );
 }
 
@@ -4100,7 +4177,7 @@ fn sixty_four_clients_get_full_answers_or_immediate_busy_and_memory_stays_flat()
                         {
                             ok.fetch_add(1, Ordering::Relaxed);
                         }
-                        (503, Got::Fixed(c))
+                        (503, Got::Fixed(c, _))
                             if c == "busy" && r.header("retry-after").as_deref() == Some("1") =>
                         {
                             busy.fetch_add(1, Ordering::Relaxed);

@@ -31,7 +31,12 @@ pub(crate) struct Args {
 pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
     let args: Args =
         serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-    if !args.target.validate_shape() || args.target.revision == 0 || args.target.generation == 0 {
+    if !args.target.validate_shape()
+        || args
+            .cursor
+            .as_ref()
+            .is_some_and(|c| c.len() > runread_core::limits::CURSOR_MAX_BYTES)
+    {
         return Err(ErrorCode::InvalidArguments);
     }
     if let Some(n) = args.limit

@@ -27,6 +27,9 @@ pub(crate) struct Args {
 pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
     let a: Args = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
     if !a.target.validate_shape()
+        || a.cursor
+            .as_ref()
+            .is_some_and(|c| c.len() > runread_core::limits::CURSOR_MAX_BYTES)
         || a.limit
             .is_some_and(|l| l == 0 || l > HISTORY_PAGE_MAX as u64)
     {
