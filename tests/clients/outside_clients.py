@@ -19,6 +19,10 @@
    a revoked key must fail without leaking any answer text.
 4. MCP Inspector CLI: tools/list, list_granted_targets, read_final_answer followed
    cursor by cursor (limit 4096) and reassembled here, a cross-key refusal and a bad key.
+4b. stdio (``runread serve --stdio --key-file F``, launched by the client): stdio_read_final_answer.py
+   (three keys: exact tools/list, whole answer vs the fixture), the Inspector (tools/list,
+   list_granted_targets, one read_final_answer chunk), a never-granted key, and a dedicated key
+   revoked in the middle of a session, then at a fresh start; no stdio server left running.
 5. secrets-history: read_history.py at limits 1, 2, 3, 7, 100 for both runs, checked against
    the session file read here (masking at the secrets' positions, no thinking or tool arguments,
    no secret prefix at a text end); tools/list per grant; an 8 MiB artifact registered, refused
@@ -55,6 +59,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 FIXTURES = REPO / "fixtures" / "pi"
 READER = HERE / "read_final_answer.py"
+STDIO_READER = HERE / "stdio_read_final_answer.py"
 HISTORY_READER = HERE / "read_history.py"
 ARTIFACT_READER = HERE / "read_artifact.py"
 REQUIREMENTS = HERE / "requirements.txt"
@@ -455,22 +460,29 @@ class Suite:
         return None
 
     # ---- Python SDK (read_final_answer.py)
-    def reader(self, key_file: Path, mode: str, limit: int | None, out: Path | None) -> subprocess.CompletedProcess[str]:
-        cmd = [str(self.py), str(READER), "--url", self.url, "--key-file", str(key_file), "--mode", mode, "--timeout", "30"]
+    def reader(self, key_file: Path, mode: str, limit: int | None, out: Path | None,
+               stdio: bool = False) -> subprocess.CompletedProcess[str]:
+        if stdio:  # stdio_read_final_answer.py launches `runread serve --stdio` itself
+            cmd = [str(self.py), str(STDIO_READER), "--runread", str(self.opts.runread), "--home", str(self.rr.home),
+                   "--key-file", str(key_file), "--mode", mode, "--timeout", "30"]
+        else:
+            cmd = [str(self.py), str(READER), "--url", self.url, "--key-file", str(key_file), "--mode", mode, "--timeout", "30"]
         if limit is not None:
             cmd += ["--limit", str(limit)]
         if out is not None:
             cmd += ["--out", str(out)]
         return subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
 
-    def sdk_read(self, grant: dict[str, Any], mode: str, limit: int | None) -> Callable[[], str]:
+    def sdk_read(self, grant: dict[str, Any], mode: str, limit: int | None, stdio: bool = False,
+                 expected: bytes | None = None, tools: list[str] | None = None) -> Callable[[], str]:
+        """expected: the answer (default: the fixture's); tools: what tools/list must be (stdio reader only)."""
         run_id = grant["target"]["runId"]
-        expected = self.answers[run_id]
-        out = self.tmp / f"sdk-{run_id}-{mode}-{limit or 'default'}.txt"
+        expected = self.answers[run_id] if expected is None else expected
+        out = self.tmp / f"sdk-{'stdio-' if stdio else ''}{run_id}-{mode}-{limit or 'default'}.txt"
 
         def go() -> str:
             t0 = time.monotonic()
-            r = self.reader(grant["keyFile"], mode, limit, out)
+            r = self.reader(grant["keyFile"], mode, limit, out, stdio)
             dt = time.monotonic() - t0
             ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
             lines = r.stdout.strip().splitlines()
@@ -484,6 +496,11 @@ class Suite:
             ensure(s.get("totalBytes") == len(expected), f"totalBytes {s.get('totalBytes')} != {len(expected)}")
             got = out.read_bytes()
             ensure(got == expected, f"--out file ({len(got)} bytes) differs from the fixture's answer ({len(expected)} bytes)")
+            if stdio:
+                ensure(s.get("transport") == "stdio", f"transport {s.get('transport')!r}")
+                ensure(tools is None or s.get("tools") == tools, f"tools/list {s.get('tools')}, expected {tools}")
+                leak = secret_leak(got.decode("utf-8") + r.stdout + r.stderr)  # r.stderr includes runread's stderr
+                ensure(leak is None, f"answer or output holds {leak}")
             chunks = s.get("chunks")
             if limit is not None:
                 ensure(
@@ -494,9 +511,9 @@ class Suite:
 
         return go
 
-    def sdk_refused(self, key_file: Path, mode: str, must_contain: list[str]) -> Callable[[], str]:
+    def sdk_refused(self, key_file: Path, mode: str, must_contain: list[str], stdio: bool = False) -> Callable[[], str]:
         def go() -> str:
-            r = self.reader(key_file, mode, None, None)
+            r = self.reader(key_file, mode, None, None, stdio)
             ensure(r.returncode == 1, f"exit {r.returncode}, expected 1 (stdout {tail(r.stdout, 300)!r})")
             ensure(r.stdout.strip() == "", f"stdout not empty: {tail(r.stdout, 300)!r}")
             for needle in must_contain:
@@ -522,11 +539,23 @@ class Suite:
 
     # ---- MCP Inspector CLI
     def inspector(self, key: str, *args: str) -> tuple[int, Any, str, str]:
-        cmd = [
-            str(self.node), str(self.inspector_entry), "--cli", self.url,
-            "--protocol-era", "modern", "--stored-auth-only",
+        return self.run_inspector([
+            self.url, "--protocol-era", "modern", "--stored-auth-only",
             "--header", f"x-runread-key: {key}", "--format", "json", *args,
-        ]
+        ])
+
+    def inspector_stdio(self, key_file: Path, *args: str) -> tuple[int, Any, str, str]:
+        """The Inspector launching `runread serve --stdio --key-file key_file` as its server."""
+        return self.run_inspector([
+            "--protocol-era", "modern", "--format", "json", *args,
+            "--", str(self.opts.runread), "--home", str(self.rr.home), "serve", "--stdio", "--key-file", str(key_file),
+        ])
+
+    def insp(self, grant: dict[str, Any], stdio: bool, *args: str) -> tuple[int, Any, str, str]:
+        return self.inspector_stdio(grant["keyFile"], *args) if stdio else self.inspector(grant["key"], *args)
+
+    def run_inspector(self, cli_args: list[str]) -> tuple[int, Any, str, str]:
+        cmd = [str(self.node), str(self.inspector_entry), "--cli", *cli_args]
         home = self.tmp / "inspector-home"
         home.mkdir(exist_ok=True)
         env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"))
@@ -538,15 +567,15 @@ class Suite:
             parsed = json.loads(r.stdout)
         return r.returncode, parsed, r.stdout, r.stderr
 
-    def insp_tools_list(self, key: str) -> str:
-        rc, out, raw, err = self.inspector(key, "--method", "tools/list")
+    def insp_tools_list(self, grant: dict[str, Any], stdio: bool = False) -> str:
+        rc, out, raw, err = self.insp(grant, stdio, "--method", "tools/list")
         ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
         names = [t.get("name") for t in out["result"].get("tools", [])]
         ensure(sorted(names) == ["list_granted_targets", "read_final_answer"], f"tools/list names {names}")
         return f"tools {names}"
 
-    def insp_list_targets(self, grant: dict[str, Any]) -> str:
-        rc, out, raw, err = self.inspector(grant["key"], "--method", "tools/call", "--tool-name", "list_granted_targets")
+    def insp_list_targets(self, grant: dict[str, Any], stdio: bool = False) -> str:
+        rc, out, raw, err = self.insp(grant, stdio, "--method", "tools/call", "--tool-name", "list_granted_targets")
         ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
         result = out["result"]
         ensure(result.get("isError") is False, f"isError {result.get('isError')!r}")
@@ -627,9 +656,10 @@ class Suite:
         ensure(leak is None, f"refusal contains {leak}")
         return f"exit 3, {tail(raw or err, 200)}"
 
-    def insp_revoked(self, key: str, target: dict[str, Any]) -> str:
-        rc, out, raw, err = self.inspector(
-            key, "--method", "tools/call", "--tool-name", "read_final_answer",
+    def insp_revoked(self, grant: dict[str, Any], stdio: bool = False) -> str:
+        target = grant["target"]
+        rc, out, raw, err = self.insp(
+            grant, stdio, "--method", "tools/call", "--tool-name", "read_final_answer",
             "--tool-args-json", json.dumps({"target": target, "limit": INSPECTOR_LIMIT}),
         )
         combined = raw + err
@@ -1076,6 +1106,127 @@ class Suite:
         ensure(s.get("sha256") == hashlib.sha256(expected).hexdigest(), "server sha256 is not the masked text's")
         return f"{len(self.answers[run_id])} B in the fixture -> {len(got)} B, {s.get('chunks')} chunks at limit 1000"
 
+    # ---- 6b. stdio transport: `runread serve --stdio --key-file F`, launched by the client
+    def stdio_checks(self, g_sample: dict[str, Any], g_multi: dict[str, Any], g_srev: dict[str, Any]) -> None:
+        res = self.res
+        t0 = time.monotonic()
+        two = ["list_granted_targets", "read_final_answer"]
+        masked = mask(self.answers[self.g_all["target"]["runId"]].decode("utf-8")).encode("utf-8")
+        jobs = [
+            (f"stdio sdk auto limit=default sample ({g_sample['target']['runId']})",
+             self.sdk_read(g_sample, "auto", None, stdio=True, tools=two)),
+            (f"stdio sdk pinned limit=64 multi-run ({g_multi['target']['runId']})",
+             self.sdk_read(g_multi, "pinned", 64, stdio=True, tools=two)),
+            (f"stdio sdk auto all-features key ({self.g_all['target']['runId']}): {len(ALL_TOOLS)} tools, masked answer",
+             self.sdk_read(self.g_all, "auto", None, stdio=True, expected=masked, tools=ALL_TOOLS)),
+        ]
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, self.opts.jobs))
+        try:
+            futures = [(name, pool.submit(capture, fn)) for name, fn in jobs]
+            for name, fut in futures:
+                ok, detail = fut.result()
+                res.record(name, ok, detail)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+        res.check("inspector stdio tools/list", lambda: self.insp_tools_list(g_sample, stdio=True))
+        res.check("inspector stdio list_granted_targets", lambda: self.insp_list_targets(g_sample, stdio=True))
+        res.check("inspector stdio read_final_answer one chunk", lambda: self.insp_stdio_chunk(g_sample))
+        res.check("stdio sdk wrong key: refused at startup (invalid_key)",
+                  self.sdk_refused(self.wrong_file, "auto", ["invalid_key"], stdio=True))
+        res.check("inspector stdio wrong key refused", lambda: self.insp_stdio_bad_key())
+        res.check("stdio sdk: revoked during a session, the next request is refused", lambda: self.stdio_revoke(g_srev))
+        res.check("stdio sdk revoked key: refused at a fresh start (grant_revoked)",
+                  self.sdk_refused(g_srev["keyFile"], "auto", ["grant_revoked"], stdio=True))
+        res.check("inspector stdio revoked key refused", lambda: self.insp_revoked(g_srev, stdio=True))
+        res.check("no runread --stdio process left running", self.stdio_orphans)
+        print(f"(stdio checks: {time.monotonic() - t0:.1f}s)", flush=True)
+
+    def insp_stdio_chunk(self, grant: dict[str, Any]) -> str:
+        target = grant["target"]
+        expected = self.answers[target["runId"]]
+        rc, out, raw, err = self.inspector_stdio(
+            grant["keyFile"], "--method", "tools/call", "--tool-name", "read_final_answer",
+            "--tool-args-json", json.dumps({"target": target, "limit": INSPECTOR_LIMIT}),
+        )
+        ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
+        result = out["result"]
+        ensure(result.get("isError") is False, f"isError {result.get('isError')!r}")
+        sc = result.get("structuredContent") or {}
+        ensure(parse_block(result, "read_final_answer", "untrusted") == sc, "text block JSON != structuredContent")
+        ensure(sc.get("trust") == "untrusted_data" and sc.get("instructions") is False and sc.get("readable") is True,
+               f"trust {sc.get('trust')!r}, instructions {sc.get('instructions')!r}, readable {sc.get('readable')!r}")
+        chunk = (sc.get("text") or "").encode("utf-8")
+        ensure(sc.get("byteOffset") == 0 and 0 < len(chunk) <= INSPECTOR_LIMIT and expected.startswith(chunk),
+               f"byteOffset {sc.get('byteOffset')}, chunk of {len(chunk)} bytes is not the answer's start")
+        want = hashlib.sha256(expected).hexdigest()
+        ensure(sc.get("sha256") == want and sc.get("totalBytes") == len(expected),
+               f"sha256 {sc.get('sha256')}, totalBytes {sc.get('totalBytes')}; fixture {want}, {len(expected)}")
+        ensure(sc.get("eof") is False and isinstance(sc.get("nextCursor"), str) and sc["nextCursor"],
+               f"eof {sc.get('eof')!r}, nextCursor {sc.get('nextCursor')!r}")
+        return f"label untrusted, {len(chunk)} of {len(expected)} bytes, sha256 {want[:12]}…, nextCursor given"
+
+    def insp_stdio_bad_key(self) -> str:
+        rc, out, raw, err = self.inspector_stdio(self.wrong_file, "--method", "tools/list")
+        combined = raw + err
+        ensure(rc != 0, f"exit 0 with a never-granted key: {tail(combined, 300)}")
+        ensure("invalid_key" in err, f"runread's invalid_key not in stderr: {tail(combined, 400)}")
+        leak = self.leaked(combined)
+        ensure(leak is None, f"output contains {leak}")
+        said = next((ln for ln in err.splitlines() if "invalid_key" in ln), "")
+        return f"exit {rc}, stderr {said.strip()!r}"
+
+    def stdio_revoke(self, grant: dict[str, Any]) -> str:
+        """One stdio session: a chunk, `runread grant revoke` from outside, then the next chunk must be refused."""
+        probe = self.tmp / "stdio_revoke_probe.py"
+        probe.write_text(STDIO_REVOKE_PROBE)
+        revoke = [str(self.opts.runread), "--home", str(self.rr.home), "grant", "revoke", grant["grantId"]]
+        r = subprocess.run(
+            [str(self.py), str(probe), str(HERE), str(self.opts.runread), str(self.rr.home), str(grant["keyFile"]),
+             json.dumps(grant["target"]), json.dumps(revoke)],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+        )
+        ensure(r.returncode == 0 and r.stdout.strip(), f"probe exited {r.returncode}: {tail(r.stderr, 600)}")
+        p = json.loads(r.stdout.strip().splitlines()[-1])
+        before, rev, after = p.get("before") or {}, p.get("revoke") or {}, p.get("after") or {}
+        # "before" holds the answer's sha256 (not its text); everything after the revoke must hold neither
+        leak = self.leaked(json.dumps({k: v for k, v in p.items() if k != "before"}) + r.stderr)
+        ensure(leak is None, f"probe output after the revoke contains {leak}")
+        ensure(before.get("isError") is False and before.get("byteOffset") == 0 and before.get("bytes", 0) > 0
+               and before.get("sha256") == hashlib.sha256(self.answers[grant["target"]["runId"]]).hexdigest()
+               and before.get("nextCursor"), f"first chunk before the revoke: {before}")
+        ensure(rev.get("rc") == 0, f"grant revoke exited {rev.get('rc')}: {rev.get('stderr')}")
+        state = {g["grantId"]: g for g in json.loads(self.rr.ok("grant", "list", "--json"))}.get(grant["grantId"], {}).get("state")
+        ensure(state == "revoked", f"grant list says {state!r}")
+        if after.get("form") == "error":  # a JSON-RPC error is fine too, if it names the refusal
+            ensure(re.search(r"grant_revoked|invalid_key|grant_", json.dumps(after)), f"error does not name the refusal: {after}")
+            how = f"JSON-RPC error {after.get('code')} {after.get('data')}"
+        else:
+            ensure(after.get("form") == "result" and after.get("isError") is True and after.get("structured") is None,
+                   f"the next chunk was not refused: {str(after)[:300]}")
+            texts = after.get("texts") or []
+            ensure(len(texts) == 1, f"refusal has {len(texts)} content blocks")
+            refusal = json.loads(texts[0])
+            ensure(set(refusal) == {"code", "message"} and refusal["code"] == "grant_revoked", f"refusal {refusal}")
+            how = f"isError {texts[0]}"
+        ensure(p.get("toolsAfter") in ([], None) or p.get("toolsAfter") == ["list_granted_targets"],
+               f"tools/list after the revoke: {p.get('toolsAfter')}")
+        return f"chunk 1 {before['bytes']} B; after revoke: {how}; tools/list {p.get('toolsAfter')}"
+
+    def stdio_orphans(self) -> str:
+        """Every client closed its stdio server: no runread process of this test's home with --stdio remains."""
+        home = str(self.rr.home)
+        left = []
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                argv = (d / "cmdline").read_bytes().split(b"\0")
+                if b"--stdio" in argv and home.encode() in argv:
+                    left.append(d.name)
+        ensure(not left, f"still running: pids {left}")
+        return "none"
+
     # ---- the whole run
     def run(self) -> None:
         opts, res, tmp = self.opts, self.res, self.tmp
@@ -1203,11 +1354,13 @@ class Suite:
             wrong = secrets.token_hex(32)
         wrong_file = tmp / "key-wrong"
         wrong_file.write_text(wrong + "\n")
+        wrong_file.chmod(0o600)
+        self.wrong_file = wrong_file
         for mode in ("auto", "pinned"):
             res.check(f"sdk {mode} wrong key refused", self.sdk_refused(wrong_file, mode, ["invalid_key", "HTTP 403"]))
 
         # 5. MCP Inspector CLI
-        res.check("inspector tools/list", lambda: self.insp_tools_list(g_sample["key"]))
+        res.check("inspector tools/list", lambda: self.insp_tools_list(g_sample))
         for label, g in (("sample", g_sample), ("multi-run", g_multi)):
             res.check(f"inspector list_granted_targets {label}", lambda g=g: self.insp_list_targets(g))
             res.check(f"inspector read_final_answer cursors {label}", lambda g=g: self.insp_read_all(g))
@@ -1246,7 +1399,10 @@ class Suite:
             return f"HTTP {p.get('httpStatuses')}, tools/call isError {texts[0]}"
 
         res.check("sdk pinned revoked key: read_final_answer refusal code", check_revoked_probe)
-        res.check("inspector revoked key refused", lambda: self.insp_revoked(g_rev["key"], g_rev["target"]))
+        res.check("inspector revoked key refused", lambda: self.insp_revoked(g_rev))
+
+        # 6b. the same over stdio (`runread serve --stdio --key-file F`, launched by each client)
+        self.stdio_checks(g_sample, g_multi, grant(sample_run, "outside-stdio-revoke"))
 
         def check_server_alive() -> str:
             ensure(self.server.poll() is None, f"runread serve exited {self.server.returncode}: {tail(log.read_bytes())}")
@@ -1354,6 +1510,51 @@ async def main():
                         e = e.exceptions[0]
                     out["calls"].append({"form": "error", "type": type(e).__name__, "message": str(e)[:500]})
     print(json.dumps(out))
+
+asyncio.run(main())
+'''
+
+
+STDIO_REVOKE_PROBE = r'''
+import asyncio, argparse, json, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+import stdio_read_final_answer as s
+
+def info(e):
+    while hasattr(e, "exceptions") and len(e.exceptions) == 1:
+        e = e.exceptions[0]
+    out = {"form": "error", "type": type(e).__name__, "message": str(e)[:500]}
+    err = getattr(e, "error", None)
+    if err is not None:
+        out.update(code=err.code, message=err.message, data=err.data)
+    return out
+
+async def main():
+    runread, home, key_file, target, revoke = sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5]), json.loads(sys.argv[6])
+    opts = argparse.Namespace(runread=runread, home=home, key_file=key_file, mode="auto", timeout=30)
+    out = {}
+    async with s.connect_stdio(opts, "runread-outside-stdio-revoke") as client:
+        await client.list_tools()
+        r = await client.call_tool("read_final_answer", {"target": target, "limit": 4096})
+        sc = r.structured_content or {}
+        # no answer text in the output: its size and the server's sha256 only
+        out["before"] = {"isError": r.is_error, "byteOffset": sc.get("byteOffset"), "bytes": len((sc.get("text") or "").encode()),
+                         "sha256": sc.get("sha256"), "nextCursor": sc.get("nextCursor")}
+        p = subprocess.run(revoke, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+        out["revoke"] = {"rc": p.returncode, "stderr": p.stderr[-300:]}
+        try:
+            r = await client.call_tool("read_final_answer", {"target": target, "cursor": sc.get("nextCursor"), "limit": 4096})
+            out["after"] = {"form": "result", "isError": r.is_error, "texts": [getattr(b, "text", None) for b in r.content],
+                            "structured": r.structured_content}
+        except Exception as e:
+            out["after"] = info(e)
+        try:
+            out["toolsAfter"] = sorted(t.name for t in (await client.list_tools(cache_mode="bypass")).tools)
+        except Exception as e:
+            out["toolsAfter"] = None
+            out["toolsAfterError"] = info(e)
+    out["serverStderr"] = s.SERVER_STDERR
+    print(json.dumps(out, default=str))
 
 asyncio.run(main())
 '''

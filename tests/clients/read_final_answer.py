@@ -177,85 +177,85 @@ async def pick_target(client: Any, feature: str, run_id: str | None = None) -> d
     raise AssertionError("unreachable")
 
 
+async def read_all(client: Any, target: dict[str, Any], limit: int | None) -> tuple[bytes, dict[str, Any]]:
+    """read_final_answer of target, following nextCursor until eof, every chunk and the whole checked.
+
+    Returns the answer's UTF-8 bytes and {"sha256", "totalBytes", "chunks", "version"}. Shared with
+    stdio_read_final_answer.py (the same reads over the stdio transport).
+    """
+    parts: list[bytes] = []
+    running = 0
+    chunks = 0
+    cursor: str | None = None
+    first: dict[str, Any] | None = None
+    seen_cursors: set[str] = set()
+    while True:
+        args: dict[str, Any] = {"target": target}
+        if cursor is not None:
+            args["cursor"] = cursor
+        if limit is not None:
+            args["limit"] = limit
+        res = await client.call_tool("read_final_answer", args)
+        sc = structured("read_final_answer", res)
+        where = f"read_final_answer chunk {chunks}"
+        payload = check_block("read_final_answer", res)
+        if payload != sc:
+            fail(f"{where}: JSON in the text block differs from structuredContent")
+        check_trust(where, sc)
+        if sc.get("readable") is not True:
+            fail(f"{where}: answer not readable (state={sc.get('state')!r}, readable={sc.get('readable')!r})")
+        text = sc.get("text")
+        if not isinstance(text, str):
+            fail(f"{where}: text is not a string")
+        raw = text.encode("utf-8")
+        if sc.get("byteOffset") != running:
+            fail(f"{where}: byteOffset {sc.get('byteOffset')!r} != running length {running}")
+        if "bytes" in sc and sc["bytes"] != len(raw):
+            fail(f"{where}: bytes {sc['bytes']!r} != UTF-8 length of text {len(raw)}")
+        if first is None:
+            first = sc
+            for f in ("sha256", "totalBytes"):
+                if f not in sc:
+                    fail(f"{where}: missing {f}")
+        else:
+            for f in ("sha256", "totalBytes", "version"):
+                if sc.get(f) != first.get(f):
+                    fail(f"{where}: {f} changed between chunks ({first.get(f)!r} -> {sc.get(f)!r})")
+        parts.append(raw)
+        running += len(raw)
+        chunks += 1
+        if sc.get("eof") is True:
+            break
+        cursor = sc.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            fail(f"{where}: eof is false but nextCursor is {cursor!r}")
+        if cursor in seen_cursors:
+            fail(f"{where}: nextCursor repeats {cursor!r}")
+        seen_cursors.add(cursor)
+        if not raw:
+            fail(f"{where}: empty chunk before eof")
+        if chunks >= MAX_CHUNKS:
+            fail(f"more than {MAX_CHUNKS} chunks without eof")
+
+    assert first is not None
+    answer = b"".join(parts)
+    if len(answer) != first["totalBytes"]:
+        fail(f"answer is {len(answer)} bytes, totalBytes says {first['totalBytes']}")
+    digest = hashlib.sha256(answer).hexdigest()
+    if digest != first["sha256"]:
+        fail(f"sha256 mismatch: computed {digest}, server says {first['sha256']}")
+    return answer, {"sha256": digest, "totalBytes": len(answer), "chunks": chunks, "version": first.get("version")}
+
+
 async def run(opts: argparse.Namespace) -> dict[str, Any]:
-    summary: dict[str, Any] = {}
     async with connect(opts, "runread-read-final-answer") as client:
         await require_tools(client, "list_granted_targets", "read_final_answer")
         target = await pick_target(client, "final_answer")
-
-        parts: list[bytes] = []
-        running = 0
-        chunks = 0
-        cursor: str | None = None
-        first: dict[str, Any] | None = None
-        seen_cursors: set[str] = set()
-        while True:
-            args: dict[str, Any] = {"target": target}
-            if cursor is not None:
-                args["cursor"] = cursor
-            if opts.limit is not None:
-                args["limit"] = opts.limit
-            res = await client.call_tool("read_final_answer", args)
-            sc = structured("read_final_answer", res)
-            where = f"read_final_answer chunk {chunks}"
-            payload = check_block("read_final_answer", res)
-            if payload != sc:
-                fail(f"{where}: JSON in the text block differs from structuredContent")
-            check_trust(where, sc)
-            if sc.get("readable") is not True:
-                fail(f"{where}: answer not readable (state={sc.get('state')!r}, readable={sc.get('readable')!r})")
-            text = sc.get("text")
-            if not isinstance(text, str):
-                fail(f"{where}: text is not a string")
-            raw = text.encode("utf-8")
-            if sc.get("byteOffset") != running:
-                fail(f"{where}: byteOffset {sc.get('byteOffset')!r} != running length {running}")
-            if "bytes" in sc and sc["bytes"] != len(raw):
-                fail(f"{where}: bytes {sc['bytes']!r} != UTF-8 length of text {len(raw)}")
-            if first is None:
-                first = sc
-                for f in ("sha256", "totalBytes"):
-                    if f not in sc:
-                        fail(f"{where}: missing {f}")
-            else:
-                for f in ("sha256", "totalBytes", "version"):
-                    if sc.get(f) != first.get(f):
-                        fail(f"{where}: {f} changed between chunks ({first.get(f)!r} -> {sc.get(f)!r})")
-            parts.append(raw)
-            running += len(raw)
-            chunks += 1
-            if sc.get("eof") is True:
-                break
-            cursor = sc.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                fail(f"{where}: eof is false but nextCursor is {cursor!r}")
-            if cursor in seen_cursors:
-                fail(f"{where}: nextCursor repeats {cursor!r}")
-            seen_cursors.add(cursor)
-            if not raw:
-                fail(f"{where}: empty chunk before eof")
-            if chunks >= MAX_CHUNKS:
-                fail(f"more than {MAX_CHUNKS} chunks without eof")
-
-        assert first is not None
-        answer = b"".join(parts)
-        if len(answer) != first["totalBytes"]:
-            fail(f"answer is {len(answer)} bytes, totalBytes says {first['totalBytes']}")
-        digest = hashlib.sha256(answer).hexdigest()
-        if digest != first["sha256"]:
-            fail(f"sha256 mismatch: computed {digest}, server says {first['sha256']}")
+        answer, summary = await read_all(client, target, opts.limit)
         if opts.out:
             with open(opts.out, "wb") as f:
                 f.write(answer)
-        summary = {
-            "sha256": digest,
-            "totalBytes": len(answer),
-            "chunks": chunks,
-            "ok": True,
-            "protocolVersion": client.protocol_version,
-            "target": target,
-            "version": first.get("version"),
-        }
+        summary.update(ok=True, protocolVersion=client.protocol_version, target=target)
     return summary
 
 

@@ -1000,6 +1000,17 @@ fn serve_stdio(
     settle_quiet: Duration,
     extra: Vec<String>,
 ) -> Res {
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta =
+            std::fs::metadata(key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            return Err(format!(
+                "{} is readable by other users; chmod 600 it",
+                key_file.display()
+            ));
+        }
+    }
     let key =
         std::fs::read_to_string(key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
     let key = key.trim().to_owned();

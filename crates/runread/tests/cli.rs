@@ -257,6 +257,16 @@ fn stdio_transport_serves_the_same_admission_with_a_key_file() {
     .unwrap();
     let key_file = home.join("key");
     std::fs::write(&key_file, grant["key"].as_str().unwrap()).unwrap();
+    // A key file others can read is refused.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = runread(
+        home,
+        &["serve", "--stdio", "--key-file", key_file.to_str().unwrap()],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("chmod 600"));
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
         .arg("--home")
         .arg(home)
