@@ -330,17 +330,46 @@ pub async fn serve_with(
     let bound = listener.local_addr()?;
     on_bound(bound);
     let app = router_with(service, bound, allowed);
-    // Small JSON-RPC responses go out at once: no Nagle delay on accepted sockets.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await
+    let app = app.into_service::<axum::body::Body>();
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, peer)) = accepted else { continue };
+                // Small JSON-RPC responses go out at once: no Nagle delay.
+                let _ = stream.set_nodelay(true);
+                let app = app.clone();
+                let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                    tower::ServiceExt::oneshot(app.clone(), req.map(axum::body::Body::new))
+                });
+                let mut builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+                // Slow senders of headers are cut off too (bodies have their own deadline).
+                builder
+                    .http1()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT);
+                let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), svc).into_owned();
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    // Let in-flight requests finish, bounded.
+    let _ = tokio::time::timeout(GRACEFUL_SHUTDOWN_MAX, graceful.shutdown()).await;
+    Ok(())
 }
+
+/// Time the request line and headers have to arrive on a connection; slower: the connection is
+/// closed.
+pub const HEADER_READ_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_secs(runread_core::limits::HTTP_BODY_DEADLINE_SECS);
+/// Longest wait for in-flight requests at shutdown.
+const GRACEFUL_SHUTDOWN_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Serves MCP over standard input and output for clients that launch runread as a child process.
 /// `key` (read from a key file) stands in for the header; admission from step 3 on is the same.

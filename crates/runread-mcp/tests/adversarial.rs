@@ -4015,7 +4015,7 @@ fn normal_requests_succeed_while_slow_bodies_dribble() {
 }
 
 #[test]
-fn slow_headers_are_observed_and_normal_requests_still_succeed() {
+fn slow_headers_are_cut_off_and_normal_requests_still_succeed() {
     let _g = serial();
     let s = Arc::new(start());
     let stop = Arc::new(AtomicBool::new(false));
@@ -4085,6 +4085,19 @@ fn slow_headers_are_observed_and_normal_requests_still_succeed() {
         "normal requests failed while headers dribbled: {bad:?}"
     );
     assert!(ok > 0);
+    // Every slow header sender is cut off by the server's header-read timeout, never held open.
+    assert_eq!(
+        closed.len(),
+        SLOW_HEADER_CLIENTS,
+        "slow header senders are cut off"
+    );
+    for r in &closed {
+        assert!(
+            r.2 < runread_mcp::server::HEADER_READ_TIMEOUT + Duration::from_secs(3),
+            "cut off near the timeout: {:?}",
+            r.2
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
