@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use runread_core::limits::{EVIDENCE_FILE_MAX_BYTES, EVIDENCE_FILE_MAX_LINES};
 use runread_sessions::file::{self, ReadError};
 use runread_sessions::pi::{self, LineOutcome, PiParser};
-use runread_sessions::{EntrySummary, FileIdentity, Header, cut_runs};
+use runread_sessions::{EntrySummary, FileIdentity, cut_runs};
 use runread_store::{IngestCommit, SessionRecord, Store, StoreError, Workspace};
 
 /// Bytes before the consumed offset that are re-hashed on every append to detect a rewrite.
@@ -523,10 +523,4 @@ pub fn relocate_header(line: &str, new_cwd: &str) -> Option<String> {
     let mut v: serde_json::Value = serde_json::from_str(line).ok()?;
     *v.get_mut("cwd")? = serde_json::Value::String(new_cwd.to_owned());
     Some(v.to_string())
-}
-
-/// Header of a file, for tools that need it without ingesting.
-pub fn read_header(path: &Path) -> Option<Header> {
-    let chunk = file::read_from(path, 0, HEADER_MAX_BYTES, None).ok()?;
-    pi::parse_header(chunk.bytes.split(|b| *b == b'\n').next()?)
 }

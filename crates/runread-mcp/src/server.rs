@@ -213,12 +213,6 @@ pub fn refusal(code: ErrorCode) -> Response {
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
-/// Where the server listens and which hosts it answers to.
-#[derive(Debug, Clone)]
-pub struct ServeConfig {
-    pub listen: SocketAddr,
-}
-
 /// The axum router: `/mcp` behind the transport guards and the key layer.
 pub fn router(service: Arc<Service>, listen: SocketAddr) -> axum::Router {
     router_with(service, listen, crate::guards::Allowed::default())

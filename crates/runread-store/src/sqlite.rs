@@ -317,20 +317,26 @@ fn features_to_string(f: &[Feature]) -> String {
     f.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(",")
 }
 
+/// The six target columns stored in the order instance, revision, workspace, session,
+/// generation, run, starting at column `i`.
+fn target_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Target> {
+    Ok(Target {
+        instance: r.get(i)?,
+        revision: u64_of(r.get(i + 1)?),
+        workspace_id: r.get(i + 2)?,
+        session_id: r.get(i + 3)?,
+        generation: u64_of(r.get(i + 4)?),
+        run_id: r.get(i + 5)?,
+    })
+}
+
 fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Grant, String)> {
     Ok((
         Grant {
             id: r.get(0)?,
             key_hash: r.get(1)?,
             label: r.get(2)?,
-            target: Target {
-                instance: r.get(3)?,
-                revision: u64_of(r.get(4)?),
-                workspace_id: r.get(5)?,
-                session_id: r.get(6)?,
-                generation: u64_of(r.get(7)?),
-                run_id: r.get(8)?,
-            },
+            target: target_at(r, 3)?,
             features: vec![],
             created_at_ms: r.get(10)?,
             expires_at_ms: r.get(11)?,
@@ -347,6 +353,13 @@ fn finish_grant((mut g, features): (Grant, String)) -> Result<Grant> {
 
 const GRANT_COLS: &str = "id, key_hash, label, instance, revision, workspace_id, session_id, generation, run_id, \
      features, created_at, expires_at, revoked_at";
+
+/// The start record columns audit and recovery read: never the sealed input.
+const START_META_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, \
+     target_json, input_digest, sealed_key_id, created_at";
+
+const RECEIPTS_OF_START: &str = "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at \
+     FROM receipts WHERE start_id = ?1 ORDER BY created_at, receipt_id";
 
 const START_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
      input_digest, sealed_key_id, created_at, sealed_nonce, sealed_ciphertext";
@@ -805,8 +818,7 @@ impl Store for SqliteStore {
         // Deliberately not selecting the sealed columns.
         let row = conn
             .query_row(
-                "SELECT start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
-                 input_digest, sealed_key_id, created_at FROM start_records WHERE start_id = ?1",
+                &format!("SELECT {START_META_COLS} FROM start_records WHERE start_id = ?1"),
                 [start_id],
                 start_meta_row,
             )
@@ -846,14 +858,7 @@ impl Store for SqliteStore {
                 |r| {
                     Ok(ArtifactRecord {
                         artifact_id: r.get(0)?,
-                        target: Target {
-                            instance: r.get(1)?,
-                            revision: u64_of(r.get(2)?),
-                            workspace_id: r.get(3)?,
-                            session_id: r.get(4)?,
-                            generation: u64_of(r.get(5)?),
-                            run_id: r.get(6)?,
-                        },
+                        target: target_at(r, 1)?,
                         name: r.get(7)?,
                         mime: r.get(8)?,
                         kind: r.get(9)?,
@@ -914,10 +919,7 @@ impl Store for SqliteStore {
 
     fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(
-            "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at FROM receipts \
-             WHERE start_id = ?1 ORDER BY created_at, receipt_id",
-        )?;
+        let mut stmt = conn.prepare(RECEIPTS_OF_START)?;
         Ok(stmt
             .query_map([start_id], receipt_row)?
             .collect::<rusqlite::Result<_>>()?)
@@ -926,17 +928,12 @@ impl Store for SqliteStore {
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
         let conn = self.conn()?;
         let mut stmt = conn.prepare(
-            "SELECT start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
-             input_digest, sealed_key_id, created_at FROM start_records WHERE created_at >= ?1 \
-             ORDER BY created_at, start_id LIMIT ?2",
+            &format!("SELECT {START_META_COLS} FROM start_records WHERE created_at >= ?1 ORDER BY created_at, start_id LIMIT ?2"),
         )?;
         let metas: Vec<_> = stmt
             .query_map(params![since_ms, limit], start_meta_row)?
             .collect::<rusqlite::Result<_>>()?;
-        let mut rstmt = conn.prepare(
-            "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at FROM receipts \
-             WHERE start_id = ?1 ORDER BY created_at, receipt_id",
-        )?;
+        let mut rstmt = conn.prepare(RECEIPTS_OF_START)?;
         let mut out = Vec::with_capacity(metas.len());
         for m in metas {
             let m = finish_meta(m)?;
