@@ -28,6 +28,10 @@
    no secret prefix at a text end); tools/list per grant; an 8 MiB artifact registered, refused
    paths, and read back with read_artifact.py and ``runread read artifact``; read_work_state,
    read_target_metadata, get_run (granted and not), list_artifacts, the masked final answer.
+6. Supervised: the real Pi (0.73.1, installed by the harness) runs under ``runread run`` against the
+   scripted model server (fixtures/pi/tools/mockllm.py); its run is read with the Python SDK:
+   ``evidence: supervised``, ``foregroundFinalConfirmed: true``, the agent's exact bytes and sha256,
+   and the supervisor's work state.
 
 Prints one ``PASS``/``FAIL`` line per check and ends with
 ``outside_clients: N passed, M failed``; exits 1 if any check failed.
@@ -81,6 +85,8 @@ REDACTED = "[redacted]"
 THINKING_MARK = "The user wants a configuration check"
 TOOL_ARG_MARK = "cat config/settings.env"
 HISTORY_LIMITS = [1, 2, 3, 7, 100]
+# what the scripted model answers in the supervised run (multi-byte UTF-8 across 16-byte chunks)
+SUPERVISED_ANSWER = "Here: one file, notes.md — naïve résumé ✓ 日本語 🦀 (supervised)."
 ALL_FEATURES = "final_answer,history,aggregate,metadata,artifacts,status"
 # `runread artifact add` refuses a path any component of which contains auth/credential/secret/token,
 # so the secrets-history session's cwd (where the artifact is made) gets a neutral name.
@@ -1015,6 +1021,96 @@ class Suite:
         res.check("inspector get_run ungranted run 2", lambda: self.insp_get_run_absent(other))
         res.check("sdk read_final_answer run 1 (all-features key): secrets masked", self.masked_answer)
 
+    # ---- 11. a supervised run: the real Pi through `runread run`, read by the Python SDK
+    def supervised_run(self, rr: Runread, tmp: Path, grant: Callable[..., dict[str, Any]]) -> dict[str, Any] | None:
+        """Runs Pi 0.73.1 under `runread run` against the scripted model server; grants its run."""
+        res = self.res
+        out: dict[str, Any] = {}
+
+        def go() -> str:
+            pi = subprocess.run([sys.executable, str(FIXTURES / "tools" / "ensure-pi.py")], capture_output=True,
+                                text=True, timeout=600)
+            ensure(pi.returncode == 0, f"installing Pi: {tail(pi.stderr)}")
+            root = tmp / "supervised"
+            ws, agent, sessions = root / "sup-ws", root / "agent", root / "sessions"
+            for d in (ws, agent, sessions):
+                d.mkdir(parents=True)
+            (ws / "notes.md").write_text("# notes\n")
+            port = free_port()
+            (agent / "models.json").write_text(json.dumps({"providers": {"mock": {
+                "baseUrl": f"http://127.0.0.1:{port}/v1", "api": "openai-completions", "apiKey": "mock",
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False}, "models": [{"id": "mock-1"}]}}}))
+            scenario = root / "scenario.json"
+            scenario.write_text(json.dumps({"responses": [
+                {"text": "Looking.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]},
+                {"text": SUPERVISED_ANSWER, "chunks": 5},
+            ]}))
+            mock = subprocess.Popen([sys.executable, str(FIXTURES / "tools" / "mockllm.py"), str(scenario), str(port)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                for _ in range(200):
+                    with contextlib.suppress(OSError):
+                        socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                        break
+                    time.sleep(0.05)
+                r = subprocess.run(
+                    [str(rr.binary), "--home", str(rr.home), "run", "--", pi.stdout.strip(), "--provider", "mock",
+                     "--model", "mock-1", "--session-dir", str(sessions), "--no-extensions", "--no-skills",
+                     "--no-prompt-templates", "--no-context-files", "-p", "What is in here?"],
+                    cwd=ws, env=dict(rr.env, PI_CODING_AGENT_DIR=str(agent)), capture_output=True, text=True, timeout=300,
+                )
+            finally:
+                stop(mock)
+            ensure(r.returncode == 0, f"runread run exited {r.returncode}: {tail(r.stderr)}")
+            ensure("journaled (supervised evidence)" in r.stderr, f"runread run: {tail(r.stderr)}")
+            sup = [x for x in json.loads(rr.ok("runs", "--json")) if x.get("prompt") == "What is in here?"]
+            ensure(len(sup) == 1, f"{len(sup)} runs with the supervised prompt")
+            out["grant"] = grant(sup[0], "outside-supervised", "final_answer,aggregate")
+            return f"Pi exited 0; run {sup[0]['target']['runId']} journaled"
+
+        if not res.check("supervised: runread run -- pi (real Pi 0.73.1, scripted model)", go):
+            return None
+        return out["grant"]
+
+    def supervised_checks(self, g: dict[str, Any] | None) -> None:
+        res = self.res
+        if g is None:
+            res.record("supervised: reads", False, "no supervised run to read")
+            return
+        expected = SUPERVISED_ANSWER.encode("utf-8")
+        res.check("supervised: sdk pinned limit=16 reassembles the agent's exact bytes",
+                  self.sdk_read(g, "pinned", 16, expected=expected))
+        got: dict[str, Any] = {}
+
+        def fetch() -> str:
+            got.update(self.sdk_calls(g["keyFile"], [("read_final_answer", {"target": g["target"]}),
+                                                     ("read_work_state", {"target": g["target"]})]))
+            return "2 calls"
+
+        if not res.check("supervised: sdk read_final_answer + read_work_state", fetch):
+            return
+
+        def final() -> str:
+            sc = self.valid("read_final_answer", got["calls"][0])
+            ensure(sc.get("evidence") == "supervised", f"evidence {sc.get('evidence')!r}")
+            ensure(sc.get("foregroundFinalConfirmed") is True, f"foregroundFinalConfirmed {sc.get('foregroundFinalConfirmed')!r}")
+            ensure(sc.get("state") == "available" and sc.get("text") == SUPERVISED_ANSWER, f"state {sc.get('state')!r}")
+            ensure(sc.get("sha256") == hashlib.sha256(expected).hexdigest(), f"sha256 {sc.get('sha256')}")
+            ensure(sc.get("aggregateCompletionConfirmed") is False, "aggregate completion claimed")
+            return f"evidence supervised, foregroundFinalConfirmed true, sha256 {sc['sha256'][:12]}…"
+
+        def state() -> str:
+            sc = self.valid("read_work_state", got["calls"][1])
+            ensure(sc.get("evidence") == "supervised", f"evidence {sc.get('evidence')!r}")
+            ensure(sc["foreground"].get("state") == "completed" and sc["foreground"].get("source") == "supervisor",
+                   f"foreground {sc['foreground']}")
+            ensure(sc["foreground"].get("exit") == "exit:0", f"exit {sc['foreground'].get('exit')!r}")
+            ensure(sc["coverage"]["background"]["state"] == "complete", f"background {sc['coverage']['background']}")
+            return f"foreground {sc['foreground']['state']} ({sc['foreground']['exit']}), aggregate {sc['aggregate']['state']}"
+
+        res.check("supervised: read_final_answer says supervised, foregroundFinalConfirmed, exact sha256", final)
+        res.check("supervised: read_work_state from the supervisor", state)
+
     def work_state(self, result: dict[str, Any]) -> str:
         sc = self.valid("read_work_state", result)
         ensure(sc.get("evidence") == "session_file", f"evidence {sc.get('evidence')!r}")
@@ -1305,6 +1401,7 @@ class Suite:
             g["featureList"] = features.split(",")
             return g
 
+        g_sup = self.supervised_run(rr, tmp, grant)
         g_sample = grant(sample_run, "outside-sample")
         g_multi = grant(multi_run, "outside-multi")
         self.sh_runs = [next(r for r in runs if r["target"]["runId"] == run_id) for run_id in self.oracle]
@@ -1413,6 +1510,7 @@ class Suite:
         self.tools_checks()
         self.artifact_checks()
         self.state_checks()
+        self.supervised_checks(g_sup)
 
         def check_log() -> str:
             leak = secret_leak(log.read_text(encoding="utf-8", errors="replace"))

@@ -65,3 +65,17 @@ pub const ARTIFACT_TRANSFER_MAX: usize = 32_768;
 pub const ARTIFACT_LIST_OFFSET_MAX: u64 = 1_024;
 /// Largest `limit` of a `list_artifacts` call.
 pub const ARTIFACT_LIST_LIMIT_MAX: u64 = 100;
+
+/// Journal entries kept per runread instance; older ones are pruned after each write.
+pub const JOURNAL_RETENTION_RUNS: usize = 256;
+/// Largest journal entry read back or accepted (an entry is a proof, not the answer).
+pub const JOURNAL_ENTRY_MAX_BYTES: u64 = 16 * 1024;
+/// Directory entries looked at when pruning the journal (the rest waits for the next prune).
+pub const JOURNAL_SCAN_MAX: usize = 4 * JOURNAL_RETENTION_RUNS;
+/// Largest line of an agent's JSON event stream; a longer line is skipped and taints its run.
+pub const EVENT_LINE_MAX_BYTES: usize = 32 * 1024 * 1024;
+/// How often a supervisor rewrites its live record while nothing else happens (well inside
+/// the work-state freshness window).
+pub const SUPERVISOR_HEARTBEAT_MS: u64 = 5_000;
+/// Processes looked at by one census of `/proc`.
+pub const PROCESS_SCAN_MAX: usize = 65_536;

@@ -52,7 +52,7 @@ pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     ),
     (
         "read_work_state",
-        "d6a1ea771220257e3cfe1d0e01a5f9b4b48f99fd3c7ffe97930b7c8a65a9e61f",
+        "389dff2092ff3c36f322bcc7f8f59497d548ba2f92844c117620f52286fb1e14",
     ),
 ];
 
@@ -175,7 +175,7 @@ pub(crate) fn admit(
         Tool::ReadFinalAnswer => {
             let target = final_answer::parse_args(args)?.target;
             let (grant, run) = admit_run(svc, ctx, &target, Feature::FinalAnswer, now_ms)?;
-            let reader = final_answer::Reader::new(svc, &run, svc.secrets.redactor()?, now_ms);
+            let reader = final_answer::Reader::new(svc, &run, svc.secrets.redactor()?, now_ms)?;
             Ok(Admitted::for_run(args, target, grant, run, reader))
         }
         Tool::ReadHistory => {
@@ -228,6 +228,8 @@ pub(crate) fn admit(
             let target = target_only(args)?;
             let (grant, run) = admit_run(svc, ctx, &target, Feature::Aggregate, now_ms)?;
             let reader = work_state::Reader {
+                supervised: crate::supervised::Supervised::observe(svc, &run)
+                    .map_err(Service::unavailable)?,
                 run: run.clone(),
                 session: session_of(svc, &target)?,
                 now_ms,

@@ -17,7 +17,10 @@ use std::sync::Arc;
 
 use runread_core::redact::Redactor;
 
+use runread_store::{Foreground, Proof};
+
 use crate::Service;
+use crate::supervised::{JournalCheck, Supervised};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,11 +80,34 @@ pub(crate) struct Evidence {
     /// The session file's identity observed now (`None`: gone, not a regular file, unreadable).
     pub file_now: Option<FileIdentity>,
     pub settle_quiet_ms: i64,
+    /// The supervisor's record of the run, when `runread run` supervised it.
+    pub supervised: Option<Supervised>,
+}
+
+/// Which evidence a judgement rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Basis {
+    SessionFile,
+    Supervised,
+}
+
+impl Basis {
+    fn as_str(self) -> &'static str {
+        match self {
+            Basis::SessionFile => "session_file",
+            Basis::Supervised => "supervised",
+        }
+    }
 }
 
 impl Evidence {
-    pub(crate) fn observe(svc: &Service, run: &RunRecord, redactor: Option<&Redactor>) -> Evidence {
-        Evidence {
+    pub(crate) fn observe(
+        svc: &Service,
+        run: &RunRecord,
+        redactor: Option<&Redactor>,
+    ) -> Result<Evidence, ErrorCode> {
+        Ok(Evidence {
+            supervised: Supervised::observe(svc, run).map_err(Service::unavailable)?,
             run: run.clone(),
             published: match (redactor, &run.run.final_text) {
                 (Some(r), Some(t)) => Some(r.mask(t)),
@@ -90,13 +116,80 @@ impl Evidence {
             },
             file_now: file::identity(std::path::Path::new(&run.session_path)).ok(),
             settle_quiet_ms: i64::try_from(svc.config.settle_quiet.as_millis()).unwrap_or(i64::MAX),
-        }
+        })
     }
+}
+
+/// The publication rule: supervised evidence when a supervisor recorded the run, else passive.
+pub(crate) fn judge(e: &Evidence, now_ms: i64) -> (State, Basis) {
+    match &e.supervised {
+        Some(s) => match judge_supervised(e, s, now_ms) {
+            Some(state) => (state, Basis::Supervised),
+            // The proof's journal entry is gone (retention): the weaker, passive evidence stands
+            // on its own and says so.
+            None => (judge_passive(e, now_ms), Basis::SessionFile),
+        },
+        None => (judge_passive(e, now_ms), Basis::SessionFile),
+    }
+}
+
+/// The publication rule for supervised evidence: readable only when the journal entry is
+/// durable and verifies against the digest the store acknowledged, the proof names the run's
+/// final message as ingested, and the foreground process completed. `None`: the proof's journal
+/// entry no longer exists.
+fn judge_supervised(e: &Evidence, s: &Supervised, now_ms: i64) -> Option<State> {
+    let rec = &s.record;
+    let state = match rec.foreground {
+        Foreground::Running if s.current(now_ms) => State::Saving,
+        // The supervisor stopped writing while the agent ran: it is gone; nothing it said holds.
+        Foreground::Running => State::Unknown,
+        Foreground::Cancelled => State::Missing,
+        Foreground::Failed | Foreground::Killed => State::Unknown,
+        Foreground::Completed => match &rec.proof {
+            Proof::Pending | Proof::Refused { .. } => State::Unknown,
+            Proof::NoAnswer { .. } => State::Missing,
+            Proof::Journaled {
+                final_entry_id,
+                message_sha256,
+                text_sha256,
+                text_bytes,
+                ..
+            } => match s.journal {
+                JournalCheck::Missing => return None,
+                JournalCheck::NotApplicable | JournalCheck::Invalid => State::Unknown,
+                JournalCheck::Verified => {
+                    let run = &e.run.run;
+                    let same_message = run.final_entry_id.as_deref()
+                        == Some(final_entry_id.as_str())
+                        && run.final_message_sha256.as_deref() == Some(message_sha256.as_str());
+                    if !same_message || run.status != RunStatus::Completed {
+                        State::Unknown
+                    } else if *text_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
+                        State::TooLarge
+                    } else {
+                        match (&run.final_text, &e.published) {
+                            (Some(t), Some(p))
+                                if runread_core::sha256_hex(t.as_bytes()) == *text_sha256 =>
+                            {
+                                if p.len() > FINAL_ANSWER_MAX_BYTES {
+                                    State::TooLarge
+                                } else {
+                                    State::Available
+                                }
+                            }
+                            _ => State::Unknown,
+                        }
+                    }
+                }
+            },
+        },
+    };
+    Some(state)
 }
 
 /// The publication rule for passive evidence: a completed run whose session file has not changed
 /// since it was ingested and has been quiet for the settle window.
-pub(crate) fn judge(e: &Evidence, now_ms: i64) -> State {
+fn judge_passive(e: &Evidence, now_ms: i64) -> State {
     let run = &e.run;
     match run.run.status {
         RunStatus::Completed => {}
@@ -140,12 +233,12 @@ impl Reader {
         run: &RunRecord,
         redactor: Arc<Redactor>,
         now_ms: i64,
-    ) -> Reader {
-        Reader {
-            evidence: Evidence::observe(svc, run, Some(&redactor)),
+    ) -> Result<Reader, ErrorCode> {
+        Ok(Reader {
+            evidence: Evidence::observe(svc, run, Some(&redactor))?,
             cursor_key: svc.store.cursor_key().clone(),
             now_ms,
-        }
+        })
     }
 }
 
@@ -164,20 +257,47 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
     let limit = args
         .limit
         .map_or(FINAL_ANSWER_CHUNK_DEFAULT, |n| n as usize);
-    let state = judge(&reader.evidence, reader.now_ms);
+    let (state, basis) = judge(&reader.evidence, reader.now_ms);
     let mut fields = Map::new();
     fields.insert("state".into(), json!(state.as_str()));
-    fields.insert("evidence".into(), json!("session_file"));
-    fields.insert("foregroundFinalConfirmed".into(), json!(false));
+    fields.insert("evidence".into(), json!(basis.as_str()));
+    // Exactly this run's saved answer plus its foreground's normal end; never "all work done".
+    fields.insert(
+        "foregroundFinalConfirmed".into(),
+        json!(basis == Basis::Supervised && state == State::Available),
+    );
     fields.insert(
         "truncated".into(),
         json!(run.run.final_truncated && state == State::Available),
     );
+    // No evidence covers every kind of work a run can leave (see read_work_state's coverage).
     fields.insert("aggregateCompletionConfirmed".into(), json!(false));
     fields.insert("aggregateCoverage".into(), json!("incomplete"));
-    fields.insert("relatedChildrenActive".into(), Value::Null);
-    fields.insert("overallState".into(), json!("unknown"));
-    fields.insert("snapshotLive".into(), json!(false));
+    let now = reader.now_ms;
+    let live = reader
+        .evidence
+        .supervised
+        .as_ref()
+        .filter(|s| s.current(now));
+    let children_active = live.map(|s| s.record.background.active > 0);
+    fields.insert("relatedChildrenActive".into(), json!(children_active));
+    let running = live.is_some_and(|s| {
+        s.record.foreground == Foreground::Running || s.record.background.active > 0
+    });
+    fields.insert(
+        "overallState".into(),
+        json!(if running { "running" } else { "unknown" }),
+    );
+    fields.insert(
+        "snapshotLive".into(),
+        json!(
+            reader
+                .evidence
+                .supervised
+                .as_ref()
+                .is_some_and(|s| s.live(now))
+        ),
+    );
     let text = match (state, reader.evidence.published.as_deref()) {
         (State::Available, Some(t)) => Some(t),
         _ => None,

@@ -17,6 +17,7 @@ mod history;
 mod metadata;
 pub mod owner;
 pub mod secrets;
+mod supervised;
 pub mod tools;
 mod work_state;
 
@@ -60,12 +61,16 @@ impl KeyContext {
 pub struct Config {
     /// How long a session file must be quiet before a passive run counts as settled.
     pub settle_quiet: Duration,
+    /// `<home>/journal`: where `runread run` journals its proofs. `None`: no supervised answer
+    /// can be published (a journaled proof that cannot be checked is not a proof).
+    pub journal_root: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS),
+            journal_root: None,
         }
     }
 }
@@ -217,7 +222,10 @@ impl Service {
 
     /// The state `read_final_answer` would report for `run` now (for the owner's listing).
     pub fn answer_state(&self, run: &runread_store::RunRecord, now_ms: i64) -> &'static str {
-        final_answer::judge(&final_answer::Evidence::observe(self, run, None), now_ms).as_str()
+        match final_answer::Evidence::observe(self, run, None) {
+            Ok(e) => final_answer::judge(&e, now_ms).0.as_str(),
+            Err(_) => "unknown",
+        }
     }
 
     fn unavailable(e: runread_store::StoreError) -> ErrorCode {

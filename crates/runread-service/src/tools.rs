@@ -116,11 +116,12 @@ pub static ALL: [ToolDef; 8] = [
         name: READ_WORK_STATE,
         title: "Read a run's work state",
         description: "The run's foreground state kept apart from the aggregate over its explicit children, with \
-                      coverage per kind and freshness. completionConfirmed only with full, fresh coverage; whole \
-                      machine idleness is never claimed.",
+                      coverage per kind and freshness. A run started with `runread run` is live: running, waiting \
+                      on a tool, retrying or compacting, and processes it left behind keep the aggregate running. \
+                      completionConfirmed only with full, fresh coverage; whole machine idleness is never claimed.",
         feature: Some(Feature::Aggregate),
         trust: Trust::Medium,
-        version: 1,
+        version: 2,
         input_schema: &TARGET_ONLY_INPUT,
         output_schema: &WORK_STATE_OUTPUT,
     },
@@ -287,21 +288,23 @@ static HISTORY_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
 });
 
 static WORK_STATE_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    let state =
-        json!({"enum": ["running", "waiting", "completed", "failed", "cancelled", "unknown"]});
+    let state = json!({"enum": ["running", "waiting", "retrying", "compacting", "finishing", "completed",
+                                "failed", "cancelled", "unknown"]});
     let coverage = json!({"type": "object", "properties": {
         "state": {"enum": ["complete", "incomplete"]}, "reason": {"type": "string"}},
         "required": ["state", "reason"], "additionalProperties": false});
     json!({
         "type": "object",
         "properties": {
-            "foreground": {"type": "object", "properties": {"state": state, "source": {"type": "string"}},
+            "foreground": {"type": "object", "properties": {"state": state, "source": {"enum": ["session_file", "supervisor"]},
+                           "exit": {"type": ["string", "null"]}},
                            "required": ["state", "source"], "additionalProperties": false},
             "aggregate": {"type": "object", "properties": {
                 "state": state,
                 "children": {"type": "array", "items": {"type": "object"}},
                 "failedChildren": {"type": "integer"}, "cancelledChildren": {"type": "integer"},
-                "unknownChildren": {"type": "integer"}, "runningChildren": {"type": "integer"}},
+                "unknownChildren": {"type": "integer"}, "runningChildren": {"type": "integer"},
+                "backgroundProcesses": {"type": ["integer", "null"]}},
                 "required": ["state", "children", "failedChildren", "cancelledChildren", "unknownChildren", "runningChildren"],
                 "additionalProperties": false},
             "coverage": {"type": "object", "properties": {
@@ -309,6 +312,7 @@ static WORK_STATE_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
                 "required": ["session", "subagents", "supervisor", "queue", "background"], "additionalProperties": false},
             "observedAt": {"type": "string"},
             "fresh": {"type": "boolean"},
+            "live": {"type": "boolean"},
             "completionConfirmed": {"type": "boolean"},
             "wholeMachineIdleConfirmed": {"const": false},
             "evidence": {"enum": ["session_file", "supervised"]}

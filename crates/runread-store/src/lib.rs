@@ -2,11 +2,13 @@
 //! workspaces, ingested sessions with their entries and runs, and grants.
 //!
 //! The store records and answers; it decides no policy (admission lives in `runread-service`).
-//! Implementations: [`sqlite::SqliteStore`] (embedded default, WAL). Every implementation must
+//! Implementations: [`sqlite::SqliteStore`] (embedded default, WAL) and
+//! [`postgres::PostgresStore`] (one database shared by several processes and hosts). Every implementation must
 //! pass the contract tests in `tests/contract.rs`.
 #![forbid(unsafe_code)]
 
 pub mod model;
+pub mod postgres;
 pub mod sqlite;
 
 pub use model::*;
@@ -28,6 +30,14 @@ pub enum StoreError {
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
         StoreError::Unavailable(e.to_string())
+    }
+}
+
+/// Only the SQLSTATE and the server's primary message are kept (never the statement, its
+/// parameters or the connection string), and only for the local log.
+impl From<::postgres::Error> for StoreError {
+    fn from(e: ::postgres::Error) -> Self {
+        StoreError::Unavailable(postgres::describe(&e))
     }
 }
 
@@ -92,6 +102,15 @@ pub trait Store: Send + Sync {
     fn add_artifact(&self, artifact: &ArtifactRecord) -> Result<()>;
     /// The artifacts registered for exactly `target`, oldest first.
     fn artifacts(&self, target: &runread_core::Target) -> Result<Vec<ArtifactRecord>>;
+    /// Records (or replaces) what a supervisor knows of one supervised run.
+    fn put_supervised(&self, run: &SupervisedRun) -> Result<()>;
+    /// The supervised record of a run, if a supervisor ever recorded one.
+    fn supervised(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SupervisedRun>>;
     /// Stores (or replaces) a sealed known secret.
     fn put_secret(&self, secret: &SealedSecret) -> Result<()>;
     /// Every sealed known secret (owner secrets and read keys), by name.

@@ -169,3 +169,126 @@ pub struct ArtifactRecord {
     pub version_json: String,
     pub created_at_ms: i64,
 }
+
+/// What `runread run` recorded of one supervised run: how its foreground ended, what it is doing
+/// now, the proof of its final answer, and the processes it left behind. Written by the
+/// supervisor only; the service reads it and decides (the publication rule is not here).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SupervisedRun {
+    pub session_id: String,
+    pub generation: u64,
+    pub run_id: String,
+    /// The `runread run` process that supervises (one UUID per invocation).
+    pub supervisor_id: String,
+    /// Host name of the supervising machine.
+    pub host: String,
+    pub agent_version: String,
+    pub foreground: Foreground,
+    /// How the agent process ended: `exit:N` or `signal:N`; `None` while it runs.
+    pub exit: Option<String>,
+    /// The run's phase from the event stream.
+    pub phase: Phase,
+    pub proof: Proof,
+    pub background: Background,
+    /// When the supervisor last wrote this record. Older than the freshness window while
+    /// `supervising` is true: the supervisor is gone and nothing it said is current.
+    pub updated_at_ms: i64,
+    /// The supervisor still watches (the agent or a process it left is alive).
+    pub supervising: bool,
+}
+
+/// How the agent's foreground process ended, as the supervisor saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Foreground {
+    /// Still running.
+    Running,
+    /// Exited normally (status 0) after its runs ended.
+    Completed,
+    /// Exited with a failure status.
+    Failed,
+    /// Interrupted by the user (SIGINT/SIGTERM forwarded by runread, or exit status 130).
+    Cancelled,
+    /// Killed by a signal runread did not send, or its stream broke off: nothing it said is proven.
+    Killed,
+}
+
+impl Foreground {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Foreground::Running => "running",
+            Foreground::Completed => "completed",
+            Foreground::Failed => "failed",
+            Foreground::Cancelled => "cancelled",
+            Foreground::Killed => "killed",
+        }
+    }
+}
+
+/// What the run is doing, from the agent's event stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The model is producing (or about to).
+    Running,
+    /// A tool call is executing.
+    WaitingOnTool,
+    /// A provider error is being retried.
+    Retrying,
+    /// The context is being compacted.
+    Compacting,
+    /// The agent ended the run (`agent_end` with nothing pending).
+    Ended,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Running => "running",
+            Phase::WaitingOnTool => "waiting_on_tool",
+            Phase::Retrying => "retrying",
+            Phase::Compacting => "compacting",
+            Phase::Ended => "ended",
+        }
+    }
+}
+
+/// The proof of a supervised run's final answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "state", deny_unknown_fields)]
+pub enum Proof {
+    /// Not verified yet.
+    Pending,
+    /// Verified against the session file and written to the journal (this is the store's
+    /// acknowledgement of it).
+    #[serde(rename_all = "camelCase")]
+    Journaled {
+        journal_name: String,
+        /// SHA-256 of the journal entry's bytes.
+        journal_sha256: String,
+        final_entry_id: String,
+        message_sha256: String,
+        text_sha256: String,
+        text_bytes: u64,
+        truncated: bool,
+    },
+    /// The run ended without a final answer (provider error, aborted, tool call left open).
+    #[serde(rename_all = "camelCase")]
+    NoAnswer { reason: String },
+    /// Verification failed: the file was a link, replaced, changed, or the chain broken.
+    #[serde(rename_all = "camelCase")]
+    Refused { reason: String },
+}
+
+/// The processes the agent left behind, counted by the supervisor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Background {
+    /// Whether the census could see every descendant (the supervisor is their subreaper and
+    /// `/proc` was readable).
+    pub census_complete: bool,
+    /// Live descendants of the agent other than the agent itself.
+    pub active: u32,
+    pub observed_at_ms: i64,
+}

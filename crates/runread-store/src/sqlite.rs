@@ -11,7 +11,7 @@ use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
 
 use crate::{
     ArtifactRecord, Grant, IngestCommit, Receipt, Result, RunRecord, SealedSecret, SessionRecord,
-    StartMeta, StartOutcome, StartRecord, Store, StoreError, Workspace,
+    StartMeta, StartOutcome, StartRecord, Store, StoreError, SupervisedRun, Workspace,
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
@@ -141,10 +141,24 @@ CREATE TABLE artifacts (
 ) STRICT;
 CREATE INDEX artifacts_by_run ON artifacts(session_id, generation, run_id, created_at);
 "#,
+    r#"
+CREATE TABLE supervised_runs (
+    session_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    supervisor_id TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (session_id, generation, run_id)
+) STRICT;
+"#,
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
 const BUSY_TIMEOUT_MS: u64 = 5_000;
+/// Attempts, and the pause between them, at setting up a store another process is setting up.
+const OPEN_BUSY_ATTEMPTS: u32 = 50;
+const OPEN_BUSY_DELAY_MS: u64 = 20;
 
 pub struct SqliteStore {
     conn: Mutex<Connection>,
@@ -156,6 +170,23 @@ impl SqliteStore {
     /// Opens (creating if needed) the store at `path`, applies pending migrations, and makes the
     /// instance id and cursor key on first use.
     pub fn open(path: &Path) -> Result<Self> {
+        // SQLite answers BUSY without waiting in a few places of a brand-new file's set-up (the
+        // switch to WAL among them) when another process sets it up at the same moment.
+        let mut attempt = 0;
+        loop {
+            match Self::open_once(path) {
+                Err(StoreError::Unavailable(e))
+                    if e.contains("database is locked") && attempt < OPEN_BUSY_ATTEMPTS =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(OPEN_BUSY_DELAY_MS));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(path: &Path) -> Result<Self> {
         let mut conn = Connection::open(path)?;
         restrict_to_owner(path);
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
@@ -217,23 +248,28 @@ fn restrict_to_owner(path: &Path) {
     }
 }
 
+/// Applies pending migrations, one transaction each. The schema version is read inside the
+/// write transaction, so that processes opening a new store at once (`serve`, `run`, `watch`)
+/// apply each migration exactly once.
 fn migrate(conn: &mut Connection) -> Result<()> {
-    let applied: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    let applied =
-        usize::try_from(applied).map_err(|_| StoreError::Corrupt("schema version".into()))?;
-    if applied > MIGRATIONS.len() {
-        return Err(StoreError::Corrupt(format!(
-            "store schema {applied} is newer than this runread ({}); upgrade runread",
-            MIGRATIONS.len()
-        )));
-    }
-    for (n, sql) in MIGRATIONS.iter().enumerate().skip(applied) {
+    loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let applied: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let applied =
+            usize::try_from(applied).map_err(|_| StoreError::Corrupt("schema version".into()))?;
+        if applied > MIGRATIONS.len() {
+            return Err(StoreError::Corrupt(format!(
+                "store schema {applied} is newer than this runread ({}); upgrade runread",
+                MIGRATIONS.len()
+            )));
+        }
+        let Some(sql) = MIGRATIONS.get(applied) else {
+            return Ok(());
+        };
         tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (n + 1) as i64)?;
+        tx.pragma_update(None, "user_version", (applied + 1) as i64)?;
         tx.commit()?;
     }
-    Ok(())
 }
 
 fn get_meta(conn: &Connection, key: &str) -> Result<Option<Vec<u8>>> {
@@ -869,6 +905,39 @@ impl Store for SqliteStore {
             )?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows)
+    }
+
+    fn put_supervised(&self, s: &SupervisedRun) -> Result<()> {
+        let conn = self.conn()?;
+        conn.execute(
+            "INSERT INTO supervised_runs(session_id, generation, run_id, supervisor_id, updated_at, record) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session_id, generation, run_id) DO UPDATE SET \
+             supervisor_id = excluded.supervisor_id, updated_at = excluded.updated_at, record = excluded.record",
+            params![s.session_id, i64_of(s.generation), s.run_id, s.supervisor_id, s.updated_at_ms,
+                    serde_json::to_string(s)?],
+        )?;
+        Ok(())
+    }
+
+    fn supervised(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SupervisedRun>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT record FROM supervised_runs WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3",
+        )?;
+        let record: Option<String> = stmt
+            .query_row(params![session_id, i64_of(generation), run_id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(match record {
+            Some(json) => Some(serde_json::from_str(&json)?),
+            None => None,
+        })
     }
 
     fn put_secret(&self, s: &SealedSecret) -> Result<()> {

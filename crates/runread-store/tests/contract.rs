@@ -1,10 +1,17 @@
 //! The contract every `Store` implementation passes. Each check takes a fresh store from a
-//! factory, so that the PostgreSQL store can run the same functions.
+//! factory and runs against SQLite and against PostgreSQL (a fresh database per check, from
+//! `RUNREAD_TEST_PG`; see `support/mod.rs`).
+
+mod support;
 
 use runread_core::{Feature, Target};
-use runread_sessions::{FileIdentity, Header, Run, RunStatus};
+use runread_sessions::{EntryKind, EntrySummary, FileIdentity, Header, Run, RunStatus};
+use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
-use runread_store::{Grant, IngestCommit, SessionRecord, Store};
+use runread_store::{
+    ArtifactRecord, Background, Foreground, Grant, IngestCommit, Phase, Proof, Receipt,
+    SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
+};
 
 fn sqlite() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
@@ -170,16 +177,432 @@ fn grants_are_found_by_key_hash_and_revoked_once(s: &dyn Store) {
     assert_eq!(s.grants().unwrap().len(), 2);
 }
 
+fn target() -> Target {
+    Target {
+        instance: "i".into(),
+        revision: 1,
+        workspace_id: "w".into(),
+        session_id: "s".into(),
+        generation: 1,
+        run_id: "r".into(),
+    }
+}
+
+fn entry(line: u64, text: &str) -> EntrySummary {
+    EntrySummary {
+        line,
+        id: format!("e{line}"),
+        parent_id: None,
+        kind: EntryKind::Message,
+        role: Some("user".into()),
+        stop_reason: None,
+        has_tool_call: false,
+        provider: None,
+        model: None,
+        message_sha256: None,
+        text: Some(text.into()),
+        text_bytes: text.len() as u64,
+        preview: None,
+        body: None,
+        body_bytes: 0,
+        body_unavailable: false,
+        tool_name: None,
+        tool_calls: vec![],
+        upstream_truncated: false,
+        session_name: None,
+        timestamp: None,
+    }
+}
+
+fn entries_append_and_new_generations_replace_them(s: &dyn Store) {
+    let ws = s.add_workspace("/w", "w", 1).unwrap();
+    let commit = |generation, new_generation, entries: Vec<EntrySummary>| IngestCommit {
+        session: session(&ws.id, generation),
+        new_generation,
+        new_entries: entries,
+        runs: vec![run("r1")],
+    };
+    s.commit_ingest(&commit(1, true, vec![entry(3, "c"), entry(2, "b")]))
+        .unwrap();
+    s.commit_ingest(&commit(1, false, vec![entry(4, "d"), entry(3, "c2")]))
+        .unwrap();
+    assert_eq!(
+        s.entries("s1", 1).unwrap(),
+        vec![entry(2, "b"), entry(3, "c2"), entry(4, "d")],
+        "file order; a line written again replaces the old one"
+    );
+    s.commit_ingest(&commit(2, true, vec![entry(2, "x")]))
+        .unwrap();
+    assert!(
+        s.entries("s1", 1).unwrap().is_empty(),
+        "old generation dropped"
+    );
+    assert_eq!(s.entries("s1", 2).unwrap(), vec![entry(2, "x")]);
+    assert_eq!(s.runs().unwrap().len(), 1);
+}
+
+fn a_path_taken_over_by_another_session_replaces_it(s: &dyn Store) {
+    let ws = s.add_workspace("/w", "w", 1).unwrap();
+    s.commit_ingest(&IngestCommit {
+        session: session(&ws.id, 1),
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![run("r1")],
+    })
+    .unwrap();
+    let mut other = session(&ws.id, 1);
+    other.session_id = "s2".into();
+    s.commit_ingest(&IngestCommit {
+        session: other.clone(),
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![run("r2")],
+    })
+    .unwrap();
+    assert_eq!(s.session("s1").unwrap(), None);
+    assert_eq!(
+        s.session_by_path("/sessions/s1.jsonl").unwrap(),
+        Some(other)
+    );
+    let runs: Vec<_> = s
+        .runs()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.run.run_id)
+        .collect();
+    assert_eq!(runs, vec!["r2".to_owned()]);
+}
+
+fn start(id: &str, key: &str, at: i64, target: Option<Target>) -> StartRecord {
+    StartRecord {
+        meta: StartMeta {
+            start_id: id.into(),
+            idempotency_key: key.into(),
+            grant_id: "g".into(),
+            key_hash_prefix: "abcd".into(),
+            tool: "read_final_answer".into(),
+            binding_digest: "b".into(),
+            target,
+            input_digest: "in".into(),
+            sealed_key_id: "k1".into(),
+            created_at_ms: at,
+        },
+        sealed_nonce: vec![1, 2, 3],
+        sealed_ciphertext: vec![0, 255, 7],
+    }
+}
+
+fn receipt(id: &str, start_id: &str, at: i64) -> Receipt {
+    Receipt {
+        receipt_id: id.into(),
+        start_id: start_id.into(),
+        outcome: "ok".into(),
+        result_digest: Some("d".into()),
+        output_bytes: Some(12),
+        created_at_ms: at,
+    }
+}
+
+fn begin_call_replays_within_the_window_only(s: &dyn Store) {
+    let a = start("st1", "idem", 100, Some(target()));
+    assert_eq!(s.begin_call(&a, 50).unwrap(), StartOutcome::Created);
+    let replay = start("st2", "idem", 110, Some(target()));
+    assert_eq!(
+        s.begin_call(&replay, 60).unwrap(),
+        StartOutcome::Existing(Box::new(a.clone())),
+        "same key within the window: the first record"
+    );
+    assert_eq!(s.start_record("st2").unwrap(), None);
+    let late = start("st3", "idem", 200, Some(target()));
+    assert_eq!(
+        s.begin_call(&late, 150).unwrap(),
+        StartOutcome::Created,
+        "outside the window: a new record"
+    );
+    assert_eq!(
+        s.begin_call(&start("st4", "idem", 210, None), 60).unwrap(),
+        StartOutcome::Existing(Box::new(late)),
+        "the newest record in the window"
+    );
+    assert!(
+        s.begin_call(&start("st1", "other", 300, None), 300)
+            .is_err(),
+        "a start id is written once"
+    );
+}
+
+fn start_records_receipts_and_audit(s: &dyn Store) {
+    let a = start("st1", "k1", 100, Some(target()));
+    let b = start("st2", "k2", 200, None);
+    s.begin_call(&a, 0).unwrap();
+    s.begin_call(&b, 0).unwrap();
+    s.append_receipt(&receipt("rc2", "st1", 105)).unwrap();
+    s.append_receipt(&receipt("rc1", "st1", 101)).unwrap();
+    assert!(
+        s.append_receipt(&receipt("rc3", "missing", 1)).is_err(),
+        "a receipt names a start record"
+    );
+    assert_eq!(s.start_record("st1").unwrap(), Some(a.clone()));
+    assert_eq!(s.start_meta("st2").unwrap(), Some(b.meta.clone()));
+    assert_eq!(s.start_meta("nope").unwrap(), None);
+    assert_eq!(
+        s.receipts("st1").unwrap(),
+        vec![receipt("rc1", "st1", 101), receipt("rc2", "st1", 105)]
+    );
+    assert!(s.receipts("st2").unwrap().is_empty());
+    let audit = s.audit(0, 10).unwrap();
+    assert_eq!(audit.len(), 2);
+    assert_eq!(audit[0].0, a.meta);
+    assert_eq!(audit[0].1.len(), 2);
+    assert_eq!(audit[1], (b.meta.clone(), vec![]));
+    assert_eq!(s.audit(150, 10).unwrap().len(), 1);
+    assert_eq!(s.audit(0, 1).unwrap().len(), 1, "limit");
+}
+
+fn secrets_replace_by_name_and_change_the_fingerprint(s: &dyn Store) {
+    let empty = s.secrets_fingerprint().unwrap();
+    assert_eq!(empty, "0:0:0");
+    let sec = |name: &str, ct: &[u8], at| SealedSecret {
+        name: name.into(),
+        key_id: "k1".into(),
+        nonce: vec![9; 12],
+        ciphertext: ct.to_vec(),
+        created_at_ms: at,
+    };
+    s.put_secret(&sec("b", b"xyz", 5)).unwrap();
+    s.put_secret(&sec("a", b"12", 6)).unwrap();
+    let two = s.secrets_fingerprint().unwrap();
+    assert_eq!(two, "2:6:5");
+    s.put_secret(&sec("a", b"1234", 7)).unwrap();
+    assert_eq!(s.secrets_fingerprint().unwrap(), "2:7:7");
+    assert_eq!(
+        s.sealed_secrets().unwrap(),
+        vec![sec("a", b"1234", 7), sec("b", b"xyz", 5)]
+    );
+}
+
+fn artifacts_belong_to_their_exact_target(s: &dyn Store) {
+    let art = |id: &str, at, t: Target| ArtifactRecord {
+        artifact_id: id.into(),
+        target: t,
+        name: "out.md".into(),
+        mime: "text/markdown".into(),
+        kind: "generated".into(),
+        version_json: "{\"sha256\":\"x\"}".into(),
+        created_at_ms: at,
+    };
+    s.add_artifact(&art("a2", 20, target())).unwrap();
+    s.add_artifact(&art("a1", 10, target())).unwrap();
+    let mut other = target();
+    other.revision = 2;
+    s.add_artifact(&art("a3", 5, other.clone())).unwrap();
+    assert_eq!(
+        s.artifacts(&target()).unwrap(),
+        vec![art("a1", 10, target()), art("a2", 20, target())]
+    );
+    assert_eq!(s.artifacts(&other).unwrap().len(), 1);
+    other.revision = 3;
+    assert!(s.artifacts(&other).unwrap().is_empty());
+}
+
+fn supervised_runs_are_replaced_by_key(s: &dyn Store) {
+    let mut rec = SupervisedRun {
+        session_id: "s1".into(),
+        generation: 1,
+        run_id: "r1".into(),
+        supervisor_id: "sup".into(),
+        host: "h".into(),
+        agent_version: "1".into(),
+        foreground: Foreground::Running,
+        exit: None,
+        phase: Phase::Running,
+        proof: Proof::Pending,
+        background: Background {
+            census_complete: true,
+            active: 0,
+            observed_at_ms: 1,
+        },
+        updated_at_ms: 1,
+        supervising: true,
+    };
+    assert_eq!(s.supervised("s1", 1, "r1").unwrap(), None);
+    s.put_supervised(&rec).unwrap();
+    rec.foreground = Foreground::Completed;
+    rec.updated_at_ms = 2;
+    s.put_supervised(&rec).unwrap();
+    assert_eq!(s.supervised("s1", 1, "r1").unwrap(), Some(rec));
+    assert_eq!(s.supervised("s1", 2, "r1").unwrap(), None);
+}
+
+/// One check of the contract, run on a fresh store.
+type Check = fn(&dyn Store);
+
+/// Every check of the contract, by name.
+const CHECKS: &[(&str, Check)] = &[
+    (
+        "workspace_revision_bumps_on_re_add",
+        workspace_revision_bumps_on_re_add,
+    ),
+    (
+        "ingest_commits_replace_runs_and_new_generations_drop_old_ones",
+        ingest_commits_replace_runs_and_new_generations_drop_old_ones,
+    ),
+    (
+        "entries_append_and_new_generations_replace_them",
+        entries_append_and_new_generations_replace_them,
+    ),
+    (
+        "a_path_taken_over_by_another_session_replaces_it",
+        a_path_taken_over_by_another_session_replaces_it,
+    ),
+    (
+        "grants_are_found_by_key_hash_and_revoked_once",
+        grants_are_found_by_key_hash_and_revoked_once,
+    ),
+    (
+        "begin_call_replays_within_the_window_only",
+        begin_call_replays_within_the_window_only,
+    ),
+    (
+        "start_records_receipts_and_audit",
+        start_records_receipts_and_audit,
+    ),
+    (
+        "secrets_replace_by_name_and_change_the_fingerprint",
+        secrets_replace_by_name_and_change_the_fingerprint,
+    ),
+    (
+        "artifacts_belong_to_their_exact_target",
+        artifacts_belong_to_their_exact_target,
+    ),
+    (
+        "supervised_runs_are_replaced_by_key",
+        supervised_runs_are_replaced_by_key,
+    ),
+];
+
 #[test]
 fn sqlite_passes_the_store_contract() {
-    for check in [
-        workspace_revision_bumps_on_re_add as fn(&dyn Store),
-        ingest_commits_replace_runs_and_new_generations_drop_old_ones,
-        grants_are_found_by_key_hash_and_revoked_once,
-    ] {
+    for (name, check) in CHECKS {
+        eprintln!("sqlite: {name}");
         let (_dir, s) = sqlite();
         check(&s);
     }
+}
+
+#[test]
+fn postgres_passes_the_store_contract() {
+    for (name, check) in CHECKS {
+        eprintln!("postgres: {name}");
+        let db = support::PgDb::fresh();
+        let s: PostgresStore = db.store();
+        check(&s);
+        drop(s);
+    }
+}
+
+/// The restricted role (what operators connect runread as) can do everything the contract
+/// needs, and nothing to the append-only tables but read and insert.
+#[test]
+fn postgres_passes_the_store_contract_as_the_restricted_role() {
+    let login = support::AppLogin::create();
+    for (name, check) in CHECKS {
+        eprintln!("postgres as {}: {name}", runread_store::postgres::APP_ROLE);
+        let db = support::PgDb::fresh();
+        drop(db.store()); // the owner migrates and grants
+        let url = support::kv_url(&db.name, Some(&login.name), None);
+        let s = PostgresStore::connect_as(&url, "host-a").unwrap();
+        check(&s);
+        drop(s);
+    }
+
+    let db = support::PgDb::fresh();
+    let owner = db.store();
+    owner.begin_call(&start("st1", "k", 1, None), 0).unwrap();
+    let url = support::kv_url(&db.name, Some(&login.name), None);
+    let app = PostgresStore::connect_as(&url, "host-a").unwrap();
+    assert_eq!(app.instance_id(), owner.instance_id());
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for sql in [
+        "UPDATE start_records SET tool = 'x'",
+        "DELETE FROM start_records",
+        "TRUNCATE start_records CASCADE",
+        "UPDATE receipts SET outcome = 'x'",
+        "DELETE FROM receipts",
+        "UPDATE meta SET value = '\\x00'",
+        "DELETE FROM meta",
+        "INSERT INTO schema_migrations(version) VALUES (1000)",
+        "DELETE FROM schema_migrations",
+        "CREATE TABLE t (x int)",
+        "DROP TABLE grants",
+        "ALTER TABLE start_records DISABLE TRIGGER start_records_append_only",
+    ] {
+        let e = c.batch_execute(sql).expect_err(sql);
+        let code = e.code().map(|c| c.code().to_owned()).unwrap_or_default();
+        assert!(
+            code == "42501",
+            "{sql}: expected permission denied, got {code} {e}"
+        );
+    }
+    // Every table of the schema has its privileges stated in exactly one list.
+    let tables: Vec<String> = c
+        .query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    use runread_store::postgres::{
+        APP_APPEND_ONLY_TABLES, APP_READ_ONLY_TABLES, APP_READ_WRITE_TABLES,
+    };
+    for t in &tables {
+        let n = [
+            APP_READ_WRITE_TABLES,
+            APP_APPEND_ONLY_TABLES,
+            APP_READ_ONLY_TABLES,
+        ]
+        .iter()
+        .filter(|l| l.contains(&t.as_str()))
+        .count();
+        assert_eq!(n, 1, "table {t} must be in exactly one APP_*_TABLES list");
+    }
+    drop(c);
+    drop(app);
+    drop(owner);
+    drop(db);
+}
+
+#[test]
+fn postgres_instance_id_and_cursor_key_survive_reconnecting() {
+    let db = support::PgDb::fresh();
+    let a = db.store();
+    let cursor = a.cursor_key().encode(
+        runread_core::cursor::Purpose::FinalAnswer,
+        &target(),
+        "v",
+        9,
+    );
+    let id = a.instance_id().to_owned();
+    drop(a);
+    let b = db.store();
+    assert_eq!(b.instance_id(), id);
+    assert_eq!(
+        b.cursor_key().decode(
+            &cursor,
+            runread_core::cursor::Purpose::FinalAnswer,
+            &target(),
+            "v"
+        ),
+        Some(9)
+    );
+    let other = support::PgDb::fresh();
+    assert_ne!(
+        other.store().instance_id(),
+        id,
+        "a new store is a new instance"
+    );
 }
 
 #[test]

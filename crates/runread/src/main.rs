@@ -5,6 +5,7 @@
 mod demo;
 mod gatecmd;
 mod home;
+mod storeopen;
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
@@ -20,7 +21,6 @@ use runread_core::Feature;
 use runread_core::timefmt::{now_ms, rfc3339};
 use runread_service::{Config, Service};
 use runread_store::Store;
-use runread_store::sqlite::SqliteStore;
 
 /// Files at least this many make `runread ingest` show a progress bar on a terminal.
 const PROGRESS_BAR_MIN_FILES: u64 = 20;
@@ -37,6 +37,10 @@ struct Cli {
     /// runread's home (store, keys). Default: $XDG_DATA_HOME/runread or ~/.local/share/runread.
     #[arg(long, global = true, env = "RUNREAD_HOME")]
     home: Option<PathBuf>,
+    /// The store: a postgres:// URL shared by several runread processes and hosts (see
+    /// docs/postgres.md). Default: SQLite in the home.
+    #[arg(long, global = true, env = "RUNREAD_STORE", hide_env_values = true)]
+    store: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -62,6 +66,20 @@ enum Command {
         /// Safety-net rescan period, in seconds, besides file notifications.
         #[arg(long, default_value_t = 5)]
         rescan_secs: u64,
+    },
+    /// Run Pi under supervision (`runread run -- pi -p "…"`): its final answer gets supervised
+    /// evidence (verified against the session file, journaled) and its work state is live.
+    Run {
+        /// The workspace the run belongs to (registered if it is not). Default: the registered
+        /// workspace that contains the current directory, else the current directory.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Do not render the agent's output on the terminal.
+        #[arg(long)]
+        quiet: bool,
+        /// The agent's command line, after `--`.
+        #[arg(last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
     },
     /// List runs with their exact target and state.
     Runs {
@@ -273,6 +291,20 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if let Command::Run {
+        workspace,
+        quiet,
+        command,
+    } = cli.command
+    {
+        return match supervised_run(cli.home, cli.store.as_deref(), workspace, quiet, command) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("runread: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -284,26 +316,29 @@ fn main() -> ExitCode {
 
 type Res = Result<(), String>;
 
-fn open_store(home: Option<PathBuf>) -> Result<Arc<SqliteStore>, String> {
-    Ok(open_home(home)?.1)
+fn open_store(home: Option<PathBuf>, spec: Option<&str>) -> Result<Arc<dyn Store>, String> {
+    Ok(open_home(home, spec)?.1)
 }
 
 /// The resolved home (created if needed) and its store.
-fn open_home(home: Option<PathBuf>) -> Result<(PathBuf, Arc<SqliteStore>), String> {
+fn open_home(
+    home: Option<PathBuf>,
+    spec: Option<&str>,
+) -> Result<(PathBuf, Arc<dyn Store>), String> {
     let home = home::resolve(home)?;
     home::ensure(&home)?;
-    let store = SqliteStore::open(&home.join("runread.db"))
-        .map(Arc::new)
-        .map_err(|e| e.to_string())?;
+    let store = storeopen::open(&home, spec)?;
     Ok((home, store))
 }
 
 /// The service over `store`, with the sealing keys of `home` and its frozen binding registry.
 pub(crate) fn service(
     home: &std::path::Path,
-    store: Arc<SqliteStore>,
-    config: Config,
+    store: Arc<dyn Store>,
+    mut config: Config,
 ) -> Result<Arc<Service>, String> {
+    // Supervised proofs live in this home's journal: every service of the home checks them.
+    config.journal_root = Some(runread_supervise::journal_root(home));
     let keys = runread_gate::keys::FileKeys::open(home)
         .map_err(|e| format!("gate keys in {}: {e:?}", home.display()))?;
     Service::new(store, Arc::new(keys), config)
@@ -311,19 +346,130 @@ pub(crate) fn service(
         .map_err(|e| format!("refusing to start: {e}"))
 }
 
+/// `runread run`: supervises the agent; returns its exit code.
+fn supervised_run(
+    home: Option<PathBuf>,
+    spec: Option<&str>,
+    workspace: Option<PathBuf>,
+    quiet: bool,
+    command: Vec<std::ffi::OsString>,
+) -> Result<i32, String> {
+    let (home, store) = open_home(home, spec)?;
+    let cwd = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("current directory: {e}"))?;
+    let cwd_s = cwd.to_str().ok_or("the current directory is not UTF-8")?;
+    let mut workspaces = store.workspaces().map_err(|e| e.to_string())?;
+    let ws = match workspace {
+        Some(w) => {
+            let canon = std::fs::canonicalize(&w).map_err(|e| format!("{}: {e}", w.display()))?;
+            let canon_s = canon
+                .to_str()
+                .ok_or("the workspace path is not UTF-8")?
+                .to_owned();
+            match workspaces.iter().find(|x| x.path == canon_s) {
+                Some(x) => x.clone(),
+                None => register_workspace(&*store, &canon)?,
+            }
+        }
+        None => match runread_ingest::workspace_for(&workspaces, cwd_s) {
+            Some(x) => x.clone(),
+            None => register_workspace(&*store, &cwd)?,
+        },
+    };
+    if !ws.contains(cwd_s) {
+        return Err(format!(
+            "the current directory is not inside the workspace {}; cd into it or pass --workspace",
+            ws.path
+        ));
+    }
+    if !workspaces.iter().any(|x| x.id == ws.id) {
+        workspaces.push(ws.clone());
+    }
+    let opts = runread_supervise::Options {
+        command,
+        cwd,
+        workspaces,
+        journal_root: runread_supervise::journal_root(&home),
+        echo: !quiet,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let store: Arc<dyn Store> = store;
+    let outcome = rt
+        .block_on(runread_supervise::supervise(store, opts))
+        .map_err(|e| e.to_string())?;
+    for r in &outcome.runs {
+        let id = r.run_id.as_deref().unwrap_or("(not in the session file)");
+        match &r.proof {
+            runread_store::Proof::Journaled { .. } => {
+                let done = outcome.foreground == runread_store::Foreground::Completed;
+                eprintln!(
+                    "runread: run {id}: answer verified against the session file and journaled{}",
+                    if done {
+                        " (supervised evidence)"
+                    } else {
+                        ", but the agent did not complete: not readable"
+                    }
+                );
+                if done {
+                    eprintln!(
+                        "         grant it: runread grant --run {id} --features final_answer,aggregate --expires 1h --to NAME"
+                    );
+                }
+            }
+            runread_store::Proof::NoAnswer { reason } => {
+                eprintln!("runread: run {id}: no answer: {reason}")
+            }
+            runread_store::Proof::Refused { reason } => {
+                eprintln!("runread: run {id}: not verified: {reason}")
+            }
+            runread_store::Proof::Pending => eprintln!("runread: run {id}: not verified"),
+        }
+    }
+    if outcome.background_left > 0 {
+        eprintln!(
+            "runread: stopped watching {} process(es) the agent left running; the run's work state is no longer live",
+            outcome.background_left
+        );
+    }
+    Ok(outcome.exit_code)
+}
+
+fn register_workspace(
+    store: &dyn Store,
+    path: &std::path::Path,
+) -> Result<runread_store::Workspace, String> {
+    let p = path.to_str().ok_or("the workspace path is not UTF-8")?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.to_owned());
+    let ws = store
+        .add_workspace(p, &name, now_ms())
+        .map_err(|e| e.to_string())?;
+    eprintln!("runread: registered workspace {} ({})", ws.name, ws.path);
+    Ok(ws)
+}
+
 fn run(cli: Cli) -> Res {
+    let spec = cli.store.as_deref();
     match cli.command {
+        Command::Run { .. } => Err("unreachable: handled in main".into()),
         Command::Demo => demo::run(),
         Command::Workspace(cmd) => {
-            let store = open_store(cli.home)?;
+            let store = open_store(cli.home, spec)?;
             workspace(&*store, cmd)
         }
         Command::Ingest { pi } => {
-            let store = open_store(cli.home)?;
+            let store = open_store(cli.home, spec)?;
             ingest(&*store, pi)
         }
         Command::Watch { pi, rescan_secs } => {
-            let store = open_store(cli.home)?;
+            let store = open_store(cli.home, spec)?;
             let dir = match pi {
                 Some(d) => d,
                 None => default_pi_dir()?,
@@ -347,11 +493,11 @@ fn run(cli: Cli) -> Res {
             .map_err(|e| e.to_string())
         }
         Command::Runs { json } => {
-            let (home, store) = open_home(cli.home)?;
+            let (home, store) = open_home(cli.home, spec)?;
             runs(&home, store, json)
         }
         Command::Grant(args) => {
-            let (home, store) = open_home(cli.home)?;
+            let (home, store) = open_home(cli.home, spec)?;
             grant(&home, &*store, args)
         }
         Command::Artifact(ArtifactCmd::Add {
@@ -362,7 +508,7 @@ fn run(cli: Cli) -> Res {
             mime,
             kind,
         }) => {
-            let (home, store) = open_home(cli.home)?;
+            let (home, store) = open_home(cli.home, spec)?;
             let keys = Arc::new(
                 runread_gate::keys::FileKeys::open(&home)
                     .map_err(|e| format!("gate keys: {e:?}"))?,
@@ -387,7 +533,7 @@ fn run(cli: Cli) -> Res {
             Ok(())
         }
         Command::Secret(cmd) => {
-            let (home, store) = open_home(cli.home)?;
+            let (home, store) = open_home(cli.home, spec)?;
             secret(&home, &*store, cmd)
         }
         Command::Serve {
@@ -402,7 +548,7 @@ fn run(cli: Cli) -> Res {
             watch,
             pi,
         } => {
-            let (home, store) = open_home(cli.home)?;
+            let (home, store) = open_home(cli.home, spec)?;
             if watch {
                 let dir = match pi {
                     Some(d) => d,
@@ -429,15 +575,15 @@ fn run(cli: Cli) -> Res {
             }
         }
         Command::Audit { since, json } => {
-            let store = open_store(cli.home)?;
+            let store = open_store(cli.home, spec)?;
             gatecmd::audit(&*store, since.as_deref(), json)
         }
         Command::Recover(RecoverCmd::Inspect { start_id, json }) => {
-            let store = open_store(cli.home)?;
+            let store = open_store(cli.home, spec)?;
             gatecmd::inspect(&*store, &start_id, json)
         }
         Command::Keys(KeysCmd::Rotate) => {
-            let (home, _) = open_home(cli.home)?;
+            let (home, _) = open_home(cli.home, spec)?;
             gatecmd::rotate(&home)
         }
         Command::Read {
@@ -581,7 +727,7 @@ fn ingest(store: &dyn Store, pi: Option<PathBuf>) -> Res {
     Ok(())
 }
 
-fn runs(home: &std::path::Path, store: Arc<SqliteStore>, as_json: bool) -> Res {
+fn runs(home: &std::path::Path, store: Arc<dyn Store>, as_json: bool) -> Res {
     let service = service(home, store.clone(), Config::default())?;
     let list = store.runs().map_err(|e| e.to_string())?;
     let now = now_ms();
@@ -774,7 +920,7 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
 
 fn serve(
     home: &std::path::Path,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     listen: SocketAddr,
     settle_quiet: Duration,
     extra: Vec<String>,
@@ -785,7 +931,14 @@ fn serve(
             "refusing to listen on {listen}: runread serves loopback only unless --allow-host names this host"
         ));
     }
-    let service = service(home, store, Config { settle_quiet })?;
+    let service = service(
+        home,
+        store,
+        Config {
+            settle_quiet,
+            journal_root: None,
+        },
+    )?;
     let keys = Arc::new(
         runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?,
     );
@@ -995,7 +1148,7 @@ async fn first_target(
 
 fn serve_stdio(
     home: &std::path::Path,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
     key_file: &std::path::Path,
     settle_quiet: Duration,
     extra: Vec<String>,
@@ -1014,7 +1167,14 @@ fn serve_stdio(
     let key =
         std::fs::read_to_string(key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
     let key = key.trim().to_owned();
-    let service = service(home, store, Config { settle_quiet })?;
+    let service = service(
+        home,
+        store,
+        Config {
+            settle_quiet,
+            journal_root: None,
+        },
+    )?;
     let keys = Arc::new(
         runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?,
     );
@@ -1027,7 +1187,7 @@ fn serve_stdio(
 }
 
 /// Runs a watcher on `dir` in a background thread for the life of the process.
-fn spawn_watcher(store: Arc<SqliteStore>, dir: PathBuf) -> Res {
+fn spawn_watcher(store: Arc<dyn Store>, dir: PathBuf) -> Res {
     if !dir.is_dir() {
         return Err(format!(
             "{} is not a directory (pass --pi DIR)",

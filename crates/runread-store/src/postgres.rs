@@ -1,0 +1,1531 @@
+//! The shared store: one PostgreSQL database behind several runread processes on several hosts
+//! (gateways serving MCP, agent hosts ingesting their sessions). Same behavior as
+//! [`crate::sqlite::SqliteStore`]; what differs is how it stays correct with concurrent writers:
+//!
+//! - **Migrations** are versioned and forward-only (`schema_migrations`), each in its own
+//!   transaction under a transaction-scoped advisory lock, so two processes starting at once on
+//!   a fresh database apply each migration exactly once.
+//! - **Start records and receipts are append-only** twice over: triggers refuse UPDATE, DELETE
+//!   and TRUNCATE for everyone (the owner included), and the restricted role [`APP_ROLE`] has only
+//!   SELECT and INSERT on them (see `docs/postgres.md`).
+//! - **Multi-statement writes** (`begin_call`, `add_workspace`, `commit_ingest`) run SERIALIZABLE
+//!   and are retried a bounded number of times on serialization failures and deadlocks.
+//! - **Connections** come from a small bounded pool with a checkout timeout; every connection has
+//!   a connect timeout, TCP keepalives, a TCP user timeout and server-side statement/lock/idle
+//!   timeouts, so no call waits unboundedly on a dead or slow database. A failure is
+//!   [`StoreError::Unavailable`] (callers map it to the fixed code `unavailable`): the store never
+//!   answers from a cache, so a database it cannot reach means refusal, never stale grants.
+//! - **Sessions are namespaced by host**: each process has a host name (the machine's, or
+//!   `RUNREAD_HOST`); workspaces and session paths are per host, because `/home/a/proj` on one
+//!   machine is not the same directory as on another. Reads by id (`workspace`, `session`, runs,
+//!   grants) see every host, so a gateway serves runs ingested anywhere.
+//!
+//! The client is the synchronous `postgres` crate: each connection drives its own small
+//! current-thread runtime, which fits the synchronous [`Store`] trait and works from the
+//! blocking threads (`spawn_blocking`) the async service calls it on. It must not be called from
+//! inside an async task (nor can any other blocking store).
+
+use std::mem::ManuallyDrop;
+use std::str::FromStr;
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use postgres::error::SqlState;
+use postgres::{Client, IsolationLevel, NoTls, Row, Transaction};
+
+use runread_core::cursor::CursorKey;
+use runread_core::{Feature, Target};
+use runread_sessions::{EntrySummary, FileIdentity, Run};
+
+use crate::{
+    ArtifactRecord, Grant, IngestCommit, Receipt, Result, RunRecord, SealedSecret, SessionRecord,
+    StartMeta, StartOutcome, StartRecord, Store, StoreError, SupervisedRun, Workspace,
+};
+
+/// Most connections one store holds open. Store calls are short and the service bounds calls
+/// in flight, so a handful suffices; N gateways on one server use N × this many backends.
+pub const POOL_MAX_CONNECTIONS: usize = 8;
+/// How long a call waits for a free pooled connection before it fails closed.
+pub const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long opening one connection may take (unless the URL sets `connect_timeout`).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Server-side bound on one statement.
+pub const STATEMENT_TIMEOUT_MS: u64 = 5_000;
+/// Server-side bound on waiting for a row or table lock; below [`STATEMENT_TIMEOUT_MS`], so a
+/// lock wait is reported as one (SQLSTATE 55P03) rather than as a slow statement.
+pub const LOCK_TIMEOUT_MS: u64 = 3_000;
+/// The server ends a session that sits inside a transaction this long (a stuck client).
+pub const IDLE_IN_TRANSACTION_TIMEOUT_MS: u64 = 30_000;
+/// Bound on one migration step (and on waiting for another process's migration).
+pub const MIGRATION_TIMEOUT_MS: u64 = 300_000;
+/// Attempts of one transaction that fails with a serialization failure or a deadlock.
+pub const TX_ATTEMPTS: u32 = 8;
+/// First backoff between attempts; doubles each attempt up to [`RETRY_BACKOFF_MAX`].
+pub const RETRY_BACKOFF: Duration = Duration::from_millis(5);
+pub const RETRY_BACKOFF_MAX: Duration = Duration::from_millis(250);
+/// An idle connection is probed after this long, so a vanished server is noticed.
+pub const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
+/// Sent data unacknowledged this long kills the connection: bounds a call on a server that
+/// disappeared without closing (statement_timeout cannot, since the server is gone).
+pub const TCP_USER_TIMEOUT: Duration = Duration::from_secs(15);
+/// Rows per statement when ingest writes entries and runs.
+pub const INGEST_BATCH_ROWS: usize = 1_000;
+/// Longest host name a store accepts.
+pub const HOST_MAX_BYTES: usize = 255;
+/// The restricted role runread's processes should connect as (through LOGIN roles that are its
+/// members): no DDL, and only SELECT and INSERT on start records, receipts and the store identity.
+pub const APP_ROLE: &str = "runread_app";
+
+/// Key of the advisory lock that serializes migrations across processes ("runread" + 1).
+const MIGRATION_LOCK: i64 = 0x7275_6e72_6561_6401;
+
+/// Migrations, applied in order, each once, numbered from 1 in `schema_migrations`.
+/// Forward-only: a released migration is never edited, only followed by a new one. The numbers
+/// match the SQLite store's, so migration N means the same change in both.
+const MIGRATIONS: &[&str] = &[
+    r#"
+CREATE TABLE meta (key TEXT PRIMARY KEY, value BYTEA NOT NULL);
+CREATE TABLE workspaces (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    name TEXT NOT NULL,
+    path TEXT NOT NULL,
+    revision BIGINT NOT NULL,
+    enabled BOOLEAN NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    UNIQUE (host, path)
+);
+CREATE TABLE sessions (
+    session_id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    path TEXT NOT NULL,
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+    generation BIGINT NOT NULL,
+    header_json TEXT NOT NULL,
+    dev BIGINT NOT NULL, ino BIGINT NOT NULL, nlink BIGINT NOT NULL,
+    size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL,
+    consumed BIGINT NOT NULL,
+    lines BIGINT NOT NULL,
+    tail_sha256 TEXT,
+    malformed_json TEXT NOT NULL,
+    torn BOOLEAN NOT NULL,
+    branch_complete BOOLEAN NOT NULL,
+    session_name TEXT,
+    saved_model TEXT,
+    ingested_at BIGINT NOT NULL,
+    UNIQUE (host, path)
+);
+CREATE TABLE entries (
+    session_id TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    line BIGINT NOT NULL,
+    summary_json TEXT NOT NULL,
+    PRIMARY KEY (session_id, generation, line)
+);
+CREATE TABLE runs (
+    session_id TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    run_id TEXT NOT NULL,
+    ord BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    run_json TEXT NOT NULL,
+    PRIMARY KEY (session_id, generation, run_id)
+);
+CREATE INDEX runs_by_run_id ON runs(run_id);
+CREATE TABLE grants (
+    id TEXT PRIMARY KEY,
+    key_hash TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    revision BIGINT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    run_id TEXT NOT NULL,
+    features TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    revoked_at BIGINT
+);
+"#,
+    r#"
+CREATE FUNCTION runread_append_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    RAISE EXCEPTION '% is append-only', TG_TABLE_NAME;
+END
+$fn$;
+CREATE TABLE start_records (
+    start_id TEXT PRIMARY KEY,
+    idempotency_key TEXT NOT NULL,
+    grant_id TEXT NOT NULL,
+    key_hash_prefix TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    binding_digest TEXT NOT NULL,
+    target_json TEXT NOT NULL,
+    input_digest TEXT NOT NULL,
+    sealed_key_id TEXT NOT NULL,
+    sealed_nonce BYTEA NOT NULL,
+    sealed_ciphertext BYTEA NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX start_records_by_idempotency ON start_records(idempotency_key, created_at);
+CREATE INDEX start_records_by_time ON start_records(created_at);
+CREATE TRIGGER start_records_append_only BEFORE UPDATE OR DELETE ON start_records
+    FOR EACH ROW EXECUTE FUNCTION runread_append_only();
+CREATE TRIGGER start_records_no_truncate BEFORE TRUNCATE ON start_records
+    FOR EACH STATEMENT EXECUTE FUNCTION runread_append_only();
+CREATE TABLE receipts (
+    receipt_id TEXT PRIMARY KEY,
+    start_id TEXT NOT NULL REFERENCES start_records(start_id),
+    outcome TEXT NOT NULL,
+    result_digest TEXT,
+    output_bytes BIGINT,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX receipts_by_start ON receipts(start_id);
+CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE ON receipts
+    FOR EACH ROW EXECUTE FUNCTION runread_append_only();
+CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
+    FOR EACH STATEMENT EXECUTE FUNCTION runread_append_only();
+"#,
+    r#"
+CREATE TABLE secrets (
+    name TEXT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    nonce BYTEA NOT NULL,
+    ciphertext BYTEA NOT NULL,
+    created_at BIGINT NOT NULL
+);
+"#,
+    r#"
+CREATE TABLE artifacts (
+    artifact_id TEXT PRIMARY KEY,
+    instance TEXT NOT NULL,
+    revision BIGINT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    mime TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    version_json TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX artifacts_by_run ON artifacts(session_id, generation, run_id, created_at);
+"#,
+    r#"
+CREATE TABLE supervised_runs (
+    session_id TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    run_id TEXT NOT NULL,
+    supervisor_id TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (session_id, generation, run_id)
+);
+"#,
+];
+
+/// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
+/// in [`APP_APPEND_ONLY_TABLES`] (a test checks that every table is).
+pub const APP_READ_WRITE_TABLES: &[&str] = &[
+    "workspaces",
+    "sessions",
+    "entries",
+    "runs",
+    "grants",
+    "secrets",
+    "artifacts",
+    "supervised_runs",
+];
+/// Tables [`APP_ROLE`] may only read and append to. `meta` holds the instance id and cursor key:
+/// made once, never changed by the application.
+pub const APP_APPEND_ONLY_TABLES: &[&str] = &["start_records", "receipts", "meta"];
+/// Tables [`APP_ROLE`] may only read.
+pub const APP_READ_ONLY_TABLES: &[&str] = &["schema_migrations"];
+
+/// A failure inside a transaction: a database error (which may be retried) or a store error.
+enum Fail {
+    Pg(postgres::Error),
+    Store(StoreError),
+}
+
+impl From<postgres::Error> for Fail {
+    fn from(e: postgres::Error) -> Self {
+        Fail::Pg(e)
+    }
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        Fail::Store(e)
+    }
+}
+
+impl From<serde_json::Error> for Fail {
+    fn from(e: serde_json::Error) -> Self {
+        Fail::Store(e.into())
+    }
+}
+
+impl From<Fail> for StoreError {
+    fn from(f: Fail) -> Self {
+        match f {
+            Fail::Pg(e) => e.into(),
+            Fail::Store(e) => e,
+        }
+    }
+}
+
+type Tx<T> = std::result::Result<T, Fail>;
+
+/// Where one attempt of a transaction failed.
+enum Step {
+    /// At BEGIN: nothing was done.
+    Begin(postgres::Error),
+    /// In the body or at COMMIT.
+    Body(Fail),
+}
+
+/// One attempt: BEGIN with `mode`, the body, COMMIT (an uncommitted transaction rolls back when
+/// dropped).
+fn attempt_once<T>(
+    client: &mut Client,
+    mode: Mode,
+    f: &mut impl FnMut(&mut Transaction<'_>) -> Tx<T>,
+) -> std::result::Result<T, Step> {
+    let mut txn = client
+        .build_transaction()
+        .isolation_level(mode.isolation())
+        .read_only(mode.read_only())
+        .start()
+        .map_err(Step::Begin)?;
+    let v = f(&mut txn).map_err(Step::Body)?;
+    txn.commit().map_err(|e| Step::Body(Fail::Pg(e)))?;
+    Ok(v)
+}
+
+/// A log-safe description of a database error: the SQLSTATE and the server's primary message
+/// (never the statement, its parameters, the DETAIL line that can quote values, or the URL).
+pub(crate) fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("postgres {}: {}", db.code().code(), db.message()),
+        None if e.is_closed() => "postgres: connection closed".to_owned(),
+        // The cause (an I/O error, a timeout) is where the useful part is; it never holds the URL.
+        None => match std::error::Error::source(e) {
+            Some(cause) => format!("postgres: {e}: {cause}"),
+            None => format!("postgres: {e}"),
+        },
+    }
+}
+
+/// A serialization failure or a deadlock: the transaction did nothing and may run again.
+fn is_retryable(e: &postgres::Error) -> bool {
+    e.code().is_some_and(|c| {
+        *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    })
+}
+
+/// The connection is unusable: closed, an I/O or protocol error (no SQLSTATE), a connection
+/// exception (class 08) or the server shutting the session down (57P01–57P03, e.g.
+/// `pg_terminate_backend`).
+fn is_broken(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.code() {
+        None => true,
+        Some(c) => c.code().starts_with("08") || c.code().starts_with("57P"),
+    }
+}
+
+/// Closes connections on a thread of their own: closing waits for the server's goodbye (bounded
+/// by [`TCP_USER_TIMEOUT`] on a dead peer) and drives a runtime, which must neither delay the
+/// caller nor happen inside an async task (it would panic there). If no thread can be made the
+/// connections are leaked (the OS closes them at exit) rather than closed in place.
+fn retire(clients: Vec<Client>) {
+    if clients.is_empty() {
+        return;
+    }
+    let clients: Vec<ManuallyDrop<Client>> = clients.into_iter().map(ManuallyDrop::new).collect();
+    let _ = std::thread::Builder::new()
+        .name("runread-pg-close".into())
+        .spawn(move || {
+            for c in clients {
+                drop(ManuallyDrop::into_inner(c));
+            }
+        });
+}
+
+struct PoolState {
+    idle: Vec<Client>,
+    /// Connections open or being opened, idle ones included; at most [`POOL_MAX_CONNECTIONS`].
+    open: usize,
+}
+
+/// A bounded pool: a mutex-guarded stack of idle connections and a condition variable for
+/// callers waiting for one. Small on purpose (no background tasks): a connection is opened on
+/// demand, and one that failed is closed instead of being returned.
+struct Pool {
+    config: postgres::Config,
+    state: Mutex<PoolState>,
+    freed: Condvar,
+}
+
+struct Conn<'p> {
+    pool: &'p Pool,
+    client: Option<Client>,
+    /// Taken from the idle stack (it may have died while idle) rather than freshly opened.
+    reused: bool,
+    broken: bool,
+}
+
+impl Conn<'_> {
+    fn client(&mut self) -> Result<&mut Client> {
+        self.client
+            .as_mut()
+            .ok_or_else(|| StoreError::Unavailable("pooled connection missing".into()))
+    }
+}
+
+impl Drop for Conn<'_> {
+    fn drop(&mut self) {
+        let Some(client) = self.client.take() else {
+            return;
+        };
+        let mut st = self.pool.lock();
+        if self.broken || client.is_closed() {
+            st.open = st.open.saturating_sub(1);
+            drop(st);
+            retire(vec![client]);
+        } else {
+            st.idle.push(client);
+            drop(st);
+        }
+        self.pool.freed.notify_one();
+    }
+}
+
+impl Pool {
+    /// The state holds only a stack and a counter that no panic can leave half-updated, so a
+    /// poisoned lock is still consistent.
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn checkout(&self) -> Result<Conn<'_>> {
+        let deadline = Instant::now() + CHECKOUT_TIMEOUT;
+        let mut st = self.lock();
+        loop {
+            if let Some(client) = st.idle.pop() {
+                if client.is_closed() {
+                    st.open = st.open.saturating_sub(1);
+                    retire(vec![client]);
+                    continue;
+                }
+                return Ok(Conn {
+                    pool: self,
+                    client: Some(client),
+                    reused: true,
+                    broken: false,
+                });
+            }
+            if st.open < POOL_MAX_CONNECTIONS {
+                st.open += 1;
+                drop(st);
+                return match self.open_connection() {
+                    Ok(client) => Ok(Conn {
+                        pool: self,
+                        client: Some(client),
+                        reused: false,
+                        broken: false,
+                    }),
+                    Err(e) => {
+                        let mut st = self.lock();
+                        st.open = st.open.saturating_sub(1);
+                        drop(st);
+                        self.freed.notify_one();
+                        Err(e)
+                    }
+                };
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(StoreError::Unavailable(
+                    "no pooled connection became free in time".into(),
+                ));
+            }
+            st = self
+                .freed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    fn open_connection(&self) -> Result<Client> {
+        let mut client = self.config.connect(NoTls)?;
+        let settings = format!(
+            "SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET lock_timeout = {LOCK_TIMEOUT_MS}; \
+             SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_TIMEOUT_MS}"
+        );
+        if let Err(e) = client.batch_execute(&settings) {
+            retire(vec![client]);
+            return Err(e.into());
+        }
+        Ok(client)
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let idle = std::mem::take(&mut self.lock().idle);
+        retire(idle);
+    }
+}
+
+/// How a transaction runs.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// One statement reading: it sees one snapshot of everything committed when it started.
+    Read,
+    /// Several statements reading one snapshot.
+    Snapshot,
+    /// One statement writing: atomic on its own; row locks order concurrent writers.
+    Write,
+    /// Read-then-write: SERIALIZABLE, retried on serialization failures.
+    Serializable,
+}
+
+impl Mode {
+    fn isolation(self) -> IsolationLevel {
+        match self {
+            Mode::Read | Mode::Write => IsolationLevel::ReadCommitted,
+            Mode::Snapshot => IsolationLevel::RepeatableRead,
+            Mode::Serializable => IsolationLevel::Serializable,
+        }
+    }
+
+    fn read_only(self) -> bool {
+        matches!(self, Mode::Read | Mode::Snapshot)
+    }
+}
+
+fn backoff(attempt: u32) {
+    let base = RETRY_BACKOFF
+        .saturating_mul(1u32 << attempt.min(16))
+        .min(RETRY_BACKOFF_MAX);
+    // Jitter, so that writers that collided do not collide again in lockstep.
+    let jitter = runread_core::random_bytes::<1>().map_or(0, |b| u32::from(b[0]));
+    std::thread::sleep(base + base.mul_f64(f64::from(jitter) / 255.0));
+}
+
+pub struct PostgresStore {
+    pool: Pool,
+    host: String,
+    instance: String,
+    cursor_key: CursorKey,
+}
+
+/// This machine's name, which namespaces its workspaces and session files: `RUNREAD_HOST` if
+/// set (containers get random host names), else the kernel's host name, else `localhost`.
+pub fn local_host() -> String {
+    if let Ok(h) = std::env::var("RUNREAD_HOST") {
+        let h = h.trim();
+        if !h.is_empty() {
+            return h.to_owned();
+        }
+    }
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| {
+            let h = std::fs::read_to_string(p).ok()?;
+            let h = h.trim();
+            (!h.is_empty()).then(|| h.to_owned())
+        })
+        .unwrap_or_else(|| "localhost".to_owned())
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user[:password]@host[:port]/db?…` or a
+    /// `key=value` connection string) as this machine ([`local_host`]), applies pending
+    /// migrations, and makes the instance id and cursor key on first use.
+    pub fn connect(url: &str) -> Result<Self> {
+        Self::connect_as(url, &local_host())
+    }
+
+    /// Like [`PostgresStore::connect`], naming the host explicitly.
+    pub fn connect_as(url: &str, host: &str) -> Result<Self> {
+        if host.is_empty() || host.len() > HOST_MAX_BYTES || host.chars().any(char::is_control) {
+            return Err(StoreError::Unavailable("invalid host name".into()));
+        }
+        // The parse error is not passed on: it could quote the URL, password included.
+        let mut config = postgres::Config::from_str(url).map_err(|_| {
+            StoreError::Unavailable("the store URL is not a PostgreSQL connection string".into())
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(TCP_USER_TIMEOUT);
+        }
+        config.keepalives(true).keepalives_idle(KEEPALIVE_IDLE);
+        if config.get_application_name().is_none() {
+            config.application_name("runread");
+        }
+        let pool = Pool {
+            config,
+            state: Mutex::new(PoolState {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            freed: Condvar::new(),
+        };
+        {
+            let mut client = pool.open_connection()?;
+            let res = migrate(&mut client);
+            retire(vec![client]);
+            res?;
+        }
+        let mut store = PostgresStore {
+            pool,
+            host: host.to_owned(),
+            instance: String::new(),
+            cursor_key: CursorKey::from_bytes([0; 32]),
+        };
+        let fresh_id = uuid::Uuid::new_v4().to_string();
+        let fresh_key = runread_core::random_bytes::<32>()
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        let (instance, key) = store.tx(Mode::Write, |t| {
+            // ON CONFLICT DO NOTHING waits for a concurrent first start and keeps its values;
+            // the SELECT (a new statement under READ COMMITTED) then sees them.
+            t.execute(
+                "INSERT INTO meta(key, value) VALUES ('instance', $1), ('cursor_key', $2) \
+                 ON CONFLICT (key) DO NOTHING",
+                &[&fresh_id.as_bytes(), &&fresh_key[..]],
+            )?;
+            let mut instance = None;
+            let mut key = None;
+            for r in t.query(
+                "SELECT key, value FROM meta WHERE key IN ('instance', 'cursor_key')",
+                &[],
+            )? {
+                let k: String = r.try_get(0)?;
+                let v: Vec<u8> = r.try_get(1)?;
+                match k.as_str() {
+                    "instance" => instance = Some(v),
+                    _ => key = Some(v),
+                }
+            }
+            Ok((instance, key))
+        })?;
+        store.instance = instance
+            .and_then(|v| String::from_utf8(v).ok())
+            .ok_or_else(|| StoreError::Corrupt("instance id".into()))?;
+        let key = key
+            .and_then(|v| <[u8; 32]>::try_from(v.as_slice()).ok())
+            .ok_or_else(|| StoreError::Corrupt("cursor key".into()))?;
+        store.cursor_key = CursorKey::from_bytes(key);
+        Ok(store)
+    }
+
+    /// The host this store writes workspaces and sessions for.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Runs `f` in one transaction on a pooled connection and commits. Retries, with backoff,
+    /// up to [`TX_ATTEMPTS`] times on serialization failures and deadlocks (the transaction did
+    /// nothing), and on a pooled connection found dead at BEGIN (nothing was sent yet). Any
+    /// other failure, including a connection lost after BEGIN, is returned: the outcome of a
+    /// commit whose answer was lost is unknown, and the caller fails closed.
+    fn tx<T>(&self, mode: Mode, mut f: impl FnMut(&mut Transaction<'_>) -> Tx<T>) -> Result<T> {
+        let mut attempt: u32 = 0;
+        let mut stale: usize = 0;
+        loop {
+            let mut conn = self.pool.checkout()?;
+            let outcome = attempt_once(conn.client()?, mode, &mut f);
+            match outcome {
+                Ok(v) => return Ok(v),
+                Err(Step::Begin(e)) => {
+                    let broken = is_broken(&e);
+                    conn.broken = broken;
+                    let reused = conn.reused;
+                    drop(conn);
+                    // Every idle connection may have died with the server: try each at most once.
+                    if broken && reused && stale < POOL_MAX_CONNECTIONS {
+                        stale += 1;
+                        continue;
+                    }
+                    return Err(e.into());
+                }
+                Err(Step::Body(Fail::Store(e))) => return Err(e),
+                Err(Step::Body(Fail::Pg(e))) => {
+                    if is_broken(&e) {
+                        conn.broken = true;
+                        return Err(e.into());
+                    }
+                    if is_retryable(&e) && attempt + 1 < TX_ATTEMPTS {
+                        drop(conn);
+                        attempt += 1;
+                        backoff(attempt);
+                        continue;
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+
+    fn run_rows(
+        &self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<RunRecord>> {
+        self.tx(Mode::Read, |t| {
+            let rows = t.query(sql, params)?;
+            rows.iter().map(|r| self.run_record(r)).collect()
+        })
+    }
+
+    fn run_record(&self, r: &Row) -> Tx<RunRecord> {
+        let run_json: String = r.try_get(4)?;
+        let run: Run = serde_json::from_str(&run_json)?;
+        Ok(RunRecord {
+            target: Target {
+                instance: self.instance.clone(),
+                revision: u64_of(r.try_get(3)?),
+                workspace_id: r.try_get(2)?,
+                session_id: r.try_get(0)?,
+                generation: u64_of(r.try_get(1)?),
+                run_id: run.run_id.clone(),
+            },
+            run,
+            session_path: r.try_get(5)?,
+            identity: FileIdentity {
+                dev: u64_of(r.try_get(6)?),
+                ino: u64_of(r.try_get(7)?),
+                nlink: u64_of(r.try_get(8)?),
+                size: u64_of(r.try_get(9)?),
+                mtime_ns: r.try_get(10)?,
+            },
+            ingested_at_ms: r.try_get(11)?,
+            workspace_name: r.try_get(12)?,
+            workspace_path: r.try_get(13)?,
+        })
+    }
+}
+
+/// The highest migration applied, 0 on an empty database.
+fn applied_version(t: &mut Transaction<'_>) -> Tx<usize> {
+    // to_regclass instead of CREATE TABLE IF NOT EXISTS: the restricted role may not create.
+    let exists: bool = t
+        .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])?
+        .try_get(0)?;
+    if !exists {
+        return Ok(0);
+    }
+    let v: i32 = t
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM schema_migrations",
+            &[],
+        )?
+        .try_get(0)?;
+    usize::try_from(v).map_err(|_| Fail::Store(StoreError::Corrupt("schema version".into())))
+}
+
+fn check_not_newer(applied: usize) -> Tx<()> {
+    if applied > MIGRATIONS.len() {
+        return Err(Fail::Store(StoreError::Corrupt(format!(
+            "store schema {applied} is newer than this runread ({}); upgrade runread",
+            MIGRATIONS.len()
+        ))));
+    }
+    Ok(())
+}
+
+/// Applies pending migrations, each in its own transaction, while holding the migration lock (a
+/// second process starting at the same time waits, then finds them applied); then, if this login
+/// owns the schema, (re)applies the privileges of [`APP_ROLE`].
+///
+/// The lock is session-level, taken before the transactions begin, not transaction-level: a
+/// transaction that began before waiting could look at catalog caches from before the other
+/// process's commit and try to create its tables again. Runs on a connection of its own, which
+/// the caller closes afterwards (it carries the longer migration timeouts).
+fn migrate(client: &mut Client) -> Tx<()> {
+    client.batch_execute(&format!(
+        "SET statement_timeout = {MIGRATION_TIMEOUT_MS}; SET lock_timeout = {MIGRATION_TIMEOUT_MS}"
+    ))?;
+    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
+    let res = migrate_locked(client);
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
+    res?;
+    unlocked?;
+    Ok(())
+}
+
+fn migrate_locked(client: &mut Client) -> Tx<()> {
+    for (n, sql) in MIGRATIONS.iter().enumerate() {
+        let version = n + 1;
+        let mut t = client.transaction()?;
+        let applied = applied_version(&mut t)?;
+        check_not_newer(applied)?;
+        if applied >= version {
+            continue;
+        }
+        if applied == 0 {
+            t.batch_execute(
+                "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, \
+                 applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+            )?;
+        }
+        t.batch_execute(sql)?;
+        let v = i32::try_from(version)
+            .map_err(|_| Fail::Store(StoreError::Corrupt("schema version".into())))?;
+        t.execute("INSERT INTO schema_migrations(version) VALUES ($1)", &[&v])?;
+        t.commit()?;
+    }
+    let mut t = client.transaction()?;
+    let owner: bool = t
+        .query_one(
+            "SELECT coalesce(bool_or(pg_get_userbyid(relowner) = current_user), false) FROM pg_class \
+             WHERE oid = to_regclass('start_records')",
+            &[],
+        )?
+        .try_get(0)?;
+    if owner {
+        t.batch_execute(&app_role_sql())?;
+    }
+    t.commit()?;
+    Ok(())
+}
+
+/// Creates [`APP_ROLE`] (NOLOGIN) when this login may create roles, and grants it exactly what
+/// runread needs on this schema's tables. Idempotent; run by the schema owner on every start,
+/// so a table added by a later migration is covered, and under the migration lock (concurrent
+/// GRANTs on one table can fail with "tuple concurrently updated").
+pub fn app_role_sql() -> String {
+    let list = |tables: &[&str]| tables.join(", ");
+    format!(
+        r#"DO $do$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}')
+       AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = current_user AND (rolsuper OR rolcreaterole)) THEN
+        BEGIN
+            CREATE ROLE {role} NOLOGIN;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            NULL; -- another database of this cluster created it at the same moment
+        END;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN
+        EXECUTE format('GRANT USAGE ON SCHEMA %I TO {role}', current_schema());
+        GRANT SELECT, INSERT, UPDATE, DELETE ON {rw} TO {role};
+        GRANT SELECT, INSERT ON {ao} TO {role};
+        REVOKE UPDATE, DELETE, TRUNCATE ON {ao} FROM {role};
+        GRANT SELECT ON {ro} TO {role};
+        REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON {ro} FROM {role};
+    END IF;
+END
+$do$;"#,
+        role = APP_ROLE,
+        rw = list(APP_READ_WRITE_TABLES),
+        ao = list(APP_APPEND_ONLY_TABLES),
+        ro = list(APP_READ_ONLY_TABLES),
+    )
+}
+
+fn u64_of(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+fn i64_of(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn features_to_string(f: &[Feature]) -> String {
+    f.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(",")
+}
+
+fn workspace_of(r: &Row) -> Tx<Workspace> {
+    Ok(Workspace {
+        id: r.try_get(0)?,
+        name: r.try_get(1)?,
+        path: r.try_get(2)?,
+        revision: u64_of(r.try_get(3)?),
+        enabled: r.try_get(4)?,
+    })
+}
+
+const WORKSPACE_COLS: &str = "id, name, path, revision, enabled";
+
+const SESSION_COLS: &str = "session_id, agent, path, workspace_id, generation, header_json, dev, ino, nlink, size, \
+     mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, saved_model, ingested_at";
+
+fn session_of(r: &Row) -> Tx<SessionRecord> {
+    let header_json: String = r.try_get(5)?;
+    let malformed_json: String = r.try_get(14)?;
+    Ok(SessionRecord {
+        session_id: r.try_get(0)?,
+        agent: r.try_get(1)?,
+        path: r.try_get(2)?,
+        workspace_id: r.try_get(3)?,
+        generation: u64_of(r.try_get(4)?),
+        header: serde_json::from_str(&header_json)?,
+        identity: FileIdentity {
+            dev: u64_of(r.try_get(6)?),
+            ino: u64_of(r.try_get(7)?),
+            nlink: u64_of(r.try_get(8)?),
+            size: u64_of(r.try_get(9)?),
+            mtime_ns: r.try_get(10)?,
+        },
+        consumed: u64_of(r.try_get(11)?),
+        lines: u64_of(r.try_get(12)?),
+        tail_sha256: r.try_get(13)?,
+        malformed_lines: serde_json::from_str(&malformed_json)?,
+        torn: r.try_get(15)?,
+        branch_complete: r.try_get(16)?,
+        session_name: r.try_get(17)?,
+        saved_model: r.try_get(18)?,
+        ingested_at_ms: r.try_get(19)?,
+    })
+}
+
+/// The six target columns stored in the order instance, revision, workspace, session,
+/// generation, run, starting at column `i`.
+fn target_at(r: &Row, i: usize) -> Tx<Target> {
+    Ok(Target {
+        instance: r.try_get(i)?,
+        revision: u64_of(r.try_get(i + 1)?),
+        workspace_id: r.try_get(i + 2)?,
+        session_id: r.try_get(i + 3)?,
+        generation: u64_of(r.try_get(i + 4)?),
+        run_id: r.try_get(i + 5)?,
+    })
+}
+
+const GRANT_COLS: &str = "id, key_hash, label, instance, revision, workspace_id, session_id, generation, run_id, \
+     features, created_at, expires_at, revoked_at";
+
+fn grant_of(r: &Row) -> Tx<Grant> {
+    let features: String = r.try_get(9)?;
+    Ok(Grant {
+        id: r.try_get(0)?,
+        key_hash: r.try_get(1)?,
+        label: r.try_get(2)?,
+        target: target_at(r, 3)?,
+        features: Feature::parse_list(&features).map_err(StoreError::Corrupt)?,
+        created_at_ms: r.try_get(10)?,
+        expires_at_ms: r.try_get(11)?,
+        revoked_at_ms: r.try_get(12)?,
+    })
+}
+
+/// The start record columns audit and recovery read: never the sealed input.
+const START_META_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, \
+     target_json, input_digest, sealed_key_id, created_at";
+
+const START_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
+     input_digest, sealed_key_id, created_at, sealed_nonce, sealed_ciphertext";
+
+const RECEIPTS_OF_START: &str = "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at \
+     FROM receipts WHERE start_id = $1 ORDER BY created_at, receipt_id";
+
+fn start_meta_of(r: &Row) -> Tx<StartMeta> {
+    let target_json: String = r.try_get(6)?;
+    Ok(StartMeta {
+        start_id: r.try_get(0)?,
+        idempotency_key: r.try_get(1)?,
+        grant_id: r.try_get(2)?,
+        key_hash_prefix: r.try_get(3)?,
+        tool: r.try_get(4)?,
+        binding_digest: r.try_get(5)?,
+        target: serde_json::from_str(&target_json)?,
+        input_digest: r.try_get(7)?,
+        sealed_key_id: r.try_get(8)?,
+        created_at_ms: r.try_get(9)?,
+    })
+}
+
+fn start_record_of(r: &Row) -> Tx<StartRecord> {
+    Ok(StartRecord {
+        meta: start_meta_of(r)?,
+        sealed_nonce: r.try_get(10)?,
+        sealed_ciphertext: r.try_get(11)?,
+    })
+}
+
+fn receipt_of(r: &Row) -> Tx<Receipt> {
+    Ok(Receipt {
+        receipt_id: r.try_get(0)?,
+        start_id: r.try_get(1)?,
+        outcome: r.try_get(2)?,
+        result_digest: r.try_get(3)?,
+        output_bytes: r.try_get::<_, Option<i64>>(4)?.map(u64_of),
+        created_at_ms: r.try_get(5)?,
+    })
+}
+
+const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
+     s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path \
+     FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+     JOIN workspaces w ON w.id = s.workspace_id";
+
+impl Store for PostgresStore {
+    fn instance_id(&self) -> &str {
+        &self.instance
+    }
+
+    fn cursor_key(&self) -> &CursorKey {
+        &self.cursor_key
+    }
+
+    fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
+        self.tx(Mode::Serializable, |t| {
+            let existing = t
+                .query_opt(
+                    &format!("SELECT {WORKSPACE_COLS} FROM workspaces WHERE host = $1 AND path = $2"),
+                    &[&self.host, &canonical_path],
+                )?
+                .map(|r| workspace_of(&r))
+                .transpose()?;
+            match existing {
+                Some(mut ws) => {
+                    ws.revision += 1;
+                    ws.name = name.to_owned();
+                    ws.enabled = true;
+                    t.execute(
+                        "UPDATE workspaces SET revision = $1, name = $2, enabled = TRUE, updated_at = $3 WHERE id = $4",
+                        &[&i64_of(ws.revision), &ws.name, &now_ms, &ws.id],
+                    )?;
+                    Ok(ws)
+                }
+                None => {
+                    let bytes = runread_core::random_bytes::<8>()
+                        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+                    let ws = Workspace {
+                        id: format!("w-{}", hex::encode(bytes)),
+                        name: name.to_owned(),
+                        path: canonical_path.to_owned(),
+                        revision: 1,
+                        enabled: true,
+                    };
+                    t.execute(
+                        "INSERT INTO workspaces(id, host, name, path, revision, enabled, created_at, updated_at) \
+                         VALUES ($1, $2, $3, $4, 1, TRUE, $5, $5)",
+                        &[&ws.id, &self.host, &ws.name, &ws.path, &now_ms],
+                    )?;
+                    Ok(ws)
+                }
+            }
+        })
+    }
+
+    /// This host's workspaces: ingest matches session directories against them, and another
+    /// host's paths mean nothing here.
+    fn workspaces(&self) -> Result<Vec<Workspace>> {
+        self.tx(Mode::Read, |t| {
+            t.query(
+                &format!("SELECT {WORKSPACE_COLS} FROM workspaces WHERE host = $1 ORDER BY created_at, id"),
+                &[&self.host],
+            )?
+            .iter()
+            .map(workspace_of)
+            .collect()
+        })
+    }
+
+    fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
+        self.tx(Mode::Read, |t| {
+            t.query_opt(
+                &format!("SELECT {WORKSPACE_COLS} FROM workspaces WHERE id = $1"),
+                &[&id],
+            )?
+            .map(|r| workspace_of(&r))
+            .transpose()
+        })
+    }
+
+    /// The session recorded for this file path on this host.
+    fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
+        self.tx(Mode::Read, |t| {
+            t.query_opt(
+                &format!("SELECT {SESSION_COLS} FROM sessions WHERE host = $1 AND path = $2"),
+                &[&self.host, &path],
+            )?
+            .map(|r| session_of(&r))
+            .transpose()
+        })
+    }
+
+    fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
+        self.tx(Mode::Read, |t| {
+            t.query_opt(
+                &format!("SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1"),
+                &[&session_id],
+            )?
+            .map(|r| session_of(&r))
+            .transpose()
+        })
+    }
+
+    fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
+        self.tx(Mode::Read, |t| {
+            t.query(
+                "SELECT summary_json FROM entries WHERE session_id = $1 AND generation = $2 ORDER BY line",
+                &[&session_id, &i64_of(generation)],
+            )?
+            .iter()
+            .map(|r| {
+                let j: String = r.try_get(0)?;
+                Ok(serde_json::from_str(&j)?)
+            })
+            .collect()
+        })
+    }
+
+    /// As in SQLite, plus: a session id already ingested from another host is refused
+    /// (`Conflict`) instead of being taken over, since its file is not on this machine.
+    fn commit_ingest(&self, c: &IngestCommit) -> Result<()> {
+        let s = &c.session;
+        let generation = i64_of(s.generation);
+        let header_json = serde_json::to_string(&s.header)?;
+        let malformed_json = serde_json::to_string(&s.malformed_lines)?;
+        // Later duplicates of a line win, as with SQLite's INSERT OR REPLACE.
+        let mut entries = std::collections::BTreeMap::new();
+        for e in &c.new_entries {
+            entries.insert(i64_of(e.line), serde_json::to_string(e)?);
+        }
+        let entries: Vec<(i64, String)> = entries.into_iter().collect();
+        let mut runs = Vec::with_capacity(c.runs.len());
+        for (ord, r) in c.runs.iter().enumerate() {
+            runs.push((
+                r.run_id.clone(),
+                i64::try_from(ord).unwrap_or(i64::MAX),
+                r.status.as_str().to_owned(),
+                serde_json::to_string(r)?,
+            ));
+        }
+        self.tx(Mode::Serializable, |t| {
+            let owner: Option<String> = t
+                .query_opt("SELECT host FROM sessions WHERE session_id = $1", &[&s.session_id])?
+                .map(|r| r.try_get(0))
+                .transpose()?;
+            if owner.as_ref().is_some_and(|h| *h != self.host) {
+                return Err(Fail::Store(StoreError::Conflict(
+                    "session already ingested from another host".into(),
+                )));
+            }
+            if c.new_generation {
+                t.execute("DELETE FROM entries WHERE session_id = $1", &[&s.session_id])?;
+                t.execute("DELETE FROM runs WHERE session_id = $1", &[&s.session_id])?;
+                // The path may have held another session id before (a file replaced by another session).
+                t.execute(
+                    "DELETE FROM sessions WHERE host = $1 AND path = $2 AND session_id <> $3",
+                    &[&self.host, &s.path, &s.session_id],
+                )?;
+            }
+            t.execute(
+                &format!(
+                    "INSERT INTO sessions(host, {SESSION_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
+                     $13, $14, $15, $16, $17, $18, $19, $20, $21) \
+                     ON CONFLICT (session_id) DO UPDATE SET agent = excluded.agent, path = excluded.path, \
+                     workspace_id = excluded.workspace_id, generation = excluded.generation, header_json = excluded.header_json, \
+                     dev = excluded.dev, ino = excluded.ino, nlink = excluded.nlink, size = excluded.size, mtime_ns = excluded.mtime_ns, \
+                     consumed = excluded.consumed, lines = excluded.lines, tail_sha256 = excluded.tail_sha256, \
+                     malformed_json = excluded.malformed_json, torn = excluded.torn, branch_complete = excluded.branch_complete, \
+                     session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at"
+                ),
+                &[
+                    &self.host,
+                    &s.session_id,
+                    &s.agent,
+                    &s.path,
+                    &s.workspace_id,
+                    &generation,
+                    &header_json,
+                    &i64_of(s.identity.dev),
+                    &i64_of(s.identity.ino),
+                    &i64_of(s.identity.nlink),
+                    &i64_of(s.identity.size),
+                    &s.identity.mtime_ns,
+                    &i64_of(s.consumed),
+                    &i64_of(s.lines),
+                    &s.tail_sha256,
+                    &malformed_json,
+                    &s.torn,
+                    &s.branch_complete,
+                    &s.session_name,
+                    &s.saved_model,
+                    &s.ingested_at_ms,
+                ],
+            )?;
+            for batch in entries.chunks(INGEST_BATCH_ROWS) {
+                let lines: Vec<i64> = batch.iter().map(|e| e.0).collect();
+                let jsons: Vec<&str> = batch.iter().map(|e| e.1.as_str()).collect();
+                t.execute(
+                    "INSERT INTO entries(session_id, generation, line, summary_json) \
+                     SELECT $1, $2, u.line, u.summary FROM unnest($3::bigint[], $4::text[]) AS u(line, summary) \
+                     ON CONFLICT (session_id, generation, line) DO UPDATE SET summary_json = excluded.summary_json",
+                    &[&s.session_id, &generation, &lines, &jsons],
+                )?;
+            }
+            t.execute("DELETE FROM runs WHERE session_id = $1", &[&s.session_id])?;
+            for batch in runs.chunks(INGEST_BATCH_ROWS) {
+                let ids: Vec<&str> = batch.iter().map(|r| r.0.as_str()).collect();
+                let ords: Vec<i64> = batch.iter().map(|r| r.1).collect();
+                let statuses: Vec<&str> = batch.iter().map(|r| r.2.as_str()).collect();
+                let jsons: Vec<&str> = batch.iter().map(|r| r.3.as_str()).collect();
+                t.execute(
+                    "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json) \
+                     SELECT $1, $2, u.run_id, u.ord, u.status, u.run_json \
+                     FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(run_id, ord, status, run_json)",
+                    &[&s.session_id, &generation, &ids, &ords, &statuses, &jsons],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    fn runs(&self) -> Result<Vec<RunRecord>> {
+        self.run_rows(
+            &format!("{RUN_SELECT} ORDER BY s.ingested_at DESC, s.session_id, r.ord"),
+            &[],
+        )
+    }
+
+    fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {
+        self.run_rows(
+            &format!("{RUN_SELECT} WHERE r.run_id = $1 ORDER BY s.session_id"),
+            &[&run_id],
+        )
+    }
+
+    fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>> {
+        let generation = i64_of(generation);
+        let mut rows = self.run_rows(
+            &format!(
+                "{RUN_SELECT} WHERE r.session_id = $1 AND r.generation = $2 AND r.run_id = $3"
+            ),
+            &[&session_id, &generation, &run_id],
+        )?;
+        Ok(rows.pop())
+    }
+
+    fn insert_grant(&self, g: &Grant) -> Result<()> {
+        let features = features_to_string(&g.features);
+        self.tx(Mode::Write, |t| {
+            t.execute(
+                &format!(
+                    "INSERT INTO grants({GRANT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+                ),
+                &[
+                    &g.id,
+                    &g.key_hash,
+                    &g.label,
+                    &g.target.instance,
+                    &i64_of(g.target.revision),
+                    &g.target.workspace_id,
+                    &g.target.session_id,
+                    &i64_of(g.target.generation),
+                    &g.target.run_id,
+                    &features,
+                    &g.created_at_ms,
+                    &g.expires_at_ms,
+                    &g.revoked_at_ms,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
+        self.tx(Mode::Read, |t| {
+            t.query(
+                &format!("SELECT {GRANT_COLS} FROM grants WHERE key_hash = $1"),
+                &[&key_hash],
+            )?
+            .iter()
+            .map(grant_of)
+            .collect()
+        })
+    }
+
+    fn grants(&self) -> Result<Vec<Grant>> {
+        self.tx(Mode::Read, |t| {
+            t.query(
+                &format!("SELECT {GRANT_COLS} FROM grants ORDER BY created_at, id"),
+                &[],
+            )?
+            .iter()
+            .map(grant_of)
+            .collect()
+        })
+    }
+
+    fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool> {
+        self.tx(Mode::Write, |t| {
+            let n = t.execute(
+                "UPDATE grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+                &[&now_ms, &id],
+            )?;
+            Ok(n == 1)
+        })
+    }
+
+    fn begin_call(&self, rec: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
+        let m = &rec.meta;
+        let target_json = serde_json::to_string(&m.target)?;
+        // SERIALIZABLE: two concurrent calls with one idempotency key cannot both see "none" and
+        // both insert; the loser is retried and finds the winner's record. The commit returns
+        // only once the record is durable (synchronous_commit, the server's default).
+        self.tx(Mode::Serializable, |t| {
+            let existing = t.query_opt(
+                &format!(
+                    "SELECT {START_COLS} FROM start_records WHERE idempotency_key = $1 AND created_at >= $2 \
+                     ORDER BY created_at DESC LIMIT 1"
+                ),
+                &[&m.idempotency_key, &replay_since_ms],
+            )?;
+            if let Some(r) = existing {
+                return Ok(StartOutcome::Existing(Box::new(start_record_of(&r)?)));
+            }
+            t.execute(
+                &format!(
+                    "INSERT INTO start_records({START_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+                ),
+                &[
+                    &m.start_id,
+                    &m.idempotency_key,
+                    &m.grant_id,
+                    &m.key_hash_prefix,
+                    &m.tool,
+                    &m.binding_digest,
+                    &target_json,
+                    &m.input_digest,
+                    &m.sealed_key_id,
+                    &m.created_at_ms,
+                    &rec.sealed_nonce,
+                    &rec.sealed_ciphertext,
+                ],
+            )?;
+            Ok(StartOutcome::Created)
+        })
+    }
+
+    fn append_receipt(&self, r: &Receipt) -> Result<()> {
+        self.tx(Mode::Write, |t| {
+            t.execute(
+                "INSERT INTO receipts(receipt_id, start_id, outcome, result_digest, output_bytes, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    &r.receipt_id,
+                    &r.start_id,
+                    &r.outcome,
+                    &r.result_digest,
+                    &r.output_bytes.map(i64_of),
+                    &r.created_at_ms,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>> {
+        self.tx(Mode::Read, |t| {
+            t.query_opt(
+                &format!("SELECT {START_COLS} FROM start_records WHERE start_id = $1"),
+                &[&start_id],
+            )?
+            .map(|r| start_record_of(&r))
+            .transpose()
+        })
+    }
+
+    fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>> {
+        // Deliberately not selecting the sealed columns.
+        self.tx(Mode::Read, |t| {
+            t.query_opt(
+                &format!("SELECT {START_META_COLS} FROM start_records WHERE start_id = $1"),
+                &[&start_id],
+            )?
+            .map(|r| start_meta_of(&r))
+            .transpose()
+        })
+    }
+
+    fn add_artifact(&self, a: &ArtifactRecord) -> Result<()> {
+        let t0 = &a.target;
+        self.tx(Mode::Write, |t| {
+            t.execute(
+                "INSERT INTO artifacts(artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, \
+                 mime, kind, version_json, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                &[
+                    &a.artifact_id,
+                    &t0.instance,
+                    &i64_of(t0.revision),
+                    &t0.workspace_id,
+                    &t0.session_id,
+                    &i64_of(t0.generation),
+                    &t0.run_id,
+                    &a.name,
+                    &a.mime,
+                    &a.kind,
+                    &a.version_json,
+                    &a.created_at_ms,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn artifacts(&self, target: &Target) -> Result<Vec<ArtifactRecord>> {
+        self.tx(Mode::Read, |t| {
+            t.query(
+                "SELECT artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, kind, \
+                 version_json, created_at FROM artifacts WHERE session_id = $1 AND generation = $2 AND run_id = $3 \
+                 AND instance = $4 AND revision = $5 AND workspace_id = $6 ORDER BY created_at, artifact_id",
+                &[
+                    &target.session_id,
+                    &i64_of(target.generation),
+                    &target.run_id,
+                    &target.instance,
+                    &i64_of(target.revision),
+                    &target.workspace_id,
+                ],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(ArtifactRecord {
+                    artifact_id: r.try_get(0)?,
+                    target: target_at(r, 1)?,
+                    name: r.try_get(7)?,
+                    mime: r.try_get(8)?,
+                    kind: r.try_get(9)?,
+                    version_json: r.try_get(10)?,
+                    created_at_ms: r.try_get(11)?,
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn put_supervised(&self, s: &SupervisedRun) -> Result<()> {
+        let record = serde_json::to_string(s)?;
+        self.tx(Mode::Write, |t| {
+            t.execute(
+                "INSERT INTO supervised_runs(session_id, generation, run_id, supervisor_id, updated_at, record) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (session_id, generation, run_id) DO UPDATE SET \
+                 supervisor_id = excluded.supervisor_id, updated_at = excluded.updated_at, record = excluded.record",
+                &[
+                    &s.session_id,
+                    &i64_of(s.generation),
+                    &s.run_id,
+                    &s.supervisor_id,
+                    &s.updated_at_ms,
+                    &record,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn supervised(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SupervisedRun>> {
+        self.tx(Mode::Read, |t| {
+            t.query_opt(
+                "SELECT record FROM supervised_runs WHERE session_id = $1 AND generation = $2 AND run_id = $3",
+                &[&session_id, &i64_of(generation), &run_id],
+            )?
+            .map(|r| {
+                let json: String = r.try_get(0)?;
+                Ok(serde_json::from_str(&json)?)
+            })
+            .transpose()
+        })
+    }
+
+    fn put_secret(&self, s: &SealedSecret) -> Result<()> {
+        self.tx(Mode::Write, |t| {
+            t.execute(
+                "INSERT INTO secrets(name, key_id, nonce, ciphertext, created_at) VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (name) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce, \
+                 ciphertext = excluded.ciphertext, created_at = excluded.created_at",
+                &[&s.name, &s.key_id, &s.nonce, &s.ciphertext, &s.created_at_ms],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn sealed_secrets(&self) -> Result<Vec<SealedSecret>> {
+        self.tx(Mode::Read, |t| {
+            t.query(
+                "SELECT name, key_id, nonce, ciphertext, created_at FROM secrets ORDER BY name",
+                &[],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(SealedSecret {
+                    name: r.try_get(0)?,
+                    key_id: r.try_get(1)?,
+                    nonce: r.try_get(2)?,
+                    ciphertext: r.try_get(3)?,
+                    created_at_ms: r.try_get(4)?,
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn secrets_fingerprint(&self) -> Result<String> {
+        self.tx(Mode::Read, |t| {
+            let r = t.query_one(
+                "SELECT count(*), max(created_at), coalesce(sum(length(ciphertext)), 0)::bigint FROM secrets",
+                &[],
+            )?;
+            let n: i64 = r.try_get(0)?;
+            let max: Option<i64> = r.try_get(1)?;
+            let total: i64 = r.try_get(2)?;
+            Ok(format!("{n}:{}:{total}", max.unwrap_or(0)))
+        })
+    }
+
+    fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {
+        self.tx(Mode::Read, |t| {
+            t.query(RECEIPTS_OF_START, &[&start_id])?
+                .iter()
+                .map(receipt_of)
+                .collect()
+        })
+    }
+
+    fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        // One snapshot for the records and their receipts.
+        self.tx(Mode::Snapshot, |t| {
+            let metas = t.query(
+                &format!(
+                    "SELECT {START_META_COLS} FROM start_records WHERE created_at >= $1 \
+                     ORDER BY created_at, start_id LIMIT $2"
+                ),
+                &[&since_ms, &i64::from(limit)],
+            )?;
+            let mut out = Vec::with_capacity(metas.len());
+            for r in &metas {
+                let m = start_meta_of(r)?;
+                let receipts = t
+                    .query(RECEIPTS_OF_START, &[&m.start_id])?
+                    .iter()
+                    .map(receipt_of)
+                    .collect::<Tx<Vec<_>>>()?;
+                out.push((m, receipts));
+            }
+            Ok(out)
+        })
+    }
+}

@@ -1,0 +1,197 @@
+//! Pi's JSON event stream (`pi --mode json`), as far as supervision needs it.
+//!
+//! One line, one event. Only the shapes runread relies on are read; an unknown event type from a
+//! known Pi version is ignored (it carries nothing the proof uses), a line that is not a JSON
+//! object is a fault that taints the run it falls in.
+
+use serde_json::Value;
+
+use runread_sessions::pi::{join_text_blocks, message_sha256};
+
+/// The first line of the stream: the session Pi works in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamHeader {
+    pub session_id: String,
+    pub cwd: String,
+    pub version: u64,
+}
+
+/// An assistant message that can be a run's final answer: stopped (`stop`, or `length`:
+/// truncated), no tool call; its text blocks only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub message_sha256: String,
+    pub text: String,
+    pub text_sha256: String,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Header(StreamHeader),
+    AgentStart,
+    /// The agent loop ended; `last_stop` is the stop reason of its last assistant message.
+    AgentEnd {
+        last_stop: Option<String>,
+    },
+    /// A later Pi's "nothing more will happen for this prompt".
+    AgentSettled,
+    UserMessage {
+        message_sha256: String,
+    },
+    AssistantMessage {
+        stop: Option<String>,
+        candidate: Option<Candidate>,
+    },
+    OtherMessageEnd,
+    TextDelta(String),
+    ToolStart {
+        id: String,
+        name: String,
+        detail: String,
+    },
+    ToolEnd {
+        id: String,
+        name: String,
+        is_error: bool,
+    },
+    RetryStart {
+        attempt: u64,
+        max: u64,
+        error: String,
+    },
+    RetryEnd {
+        success: bool,
+    },
+    CompactionStart,
+    CompactionEnd {
+        will_retry: bool,
+    },
+    Queue {
+        pending: usize,
+    },
+    /// A known shape carrying nothing supervision uses (turn_start, message_start, …).
+    Ignored,
+}
+
+/// A line that is not an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault;
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn candidate_of(message: &Value) -> Option<Candidate> {
+    let stop = str_of(message, "stopReason")?;
+    let blocks = message.get("content")?.as_array()?;
+    let has_tool_call = blocks.iter().any(|b| str_of(b, "type") == Some("toolCall"));
+    if has_tool_call || !matches!(stop, "stop" | "length") {
+        return None;
+    }
+    let text = join_text_blocks(blocks);
+    Some(Candidate {
+        message_sha256: message_sha256(message),
+        text_sha256: runread_core::sha256_hex(text.as_bytes()),
+        text,
+        truncated: stop == "length",
+    })
+}
+
+/// A short, single-line description of a tool call's arguments for the terminal.
+fn tool_detail(args: Option<&Value>) -> String {
+    const MAX_CHARS: usize = 120;
+    let raw = match args {
+        Some(Value::Object(m)) => m
+            .get("command")
+            .or_else(|| m.get("path"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| Value::Object(m.clone()).to_string()),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    let line: String = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = line.chars().take(MAX_CHARS).collect();
+    if line.chars().count() > MAX_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+/// Parses one line of the stream.
+pub fn parse(line: &[u8]) -> Result<Event, Fault> {
+    let v: Value = serde_json::from_slice(line).map_err(|_| Fault)?;
+    let kind = str_of(&v, "type").ok_or(Fault)?;
+    Ok(match kind {
+        "session" => Event::Header(StreamHeader {
+            session_id: str_of(&v, "id").ok_or(Fault)?.to_owned(),
+            cwd: str_of(&v, "cwd").ok_or(Fault)?.to_owned(),
+            version: v.get("version").and_then(Value::as_u64).unwrap_or(1),
+        }),
+        "agent_start" => Event::AgentStart,
+        "agent_end" => {
+            let messages = v.get("messages").and_then(Value::as_array).ok_or(Fault)?;
+            let last_stop = messages
+                .iter()
+                .rev()
+                .find(|m| str_of(m, "role") == Some("assistant"))
+                .and_then(|m| str_of(m, "stopReason"))
+                .map(str::to_owned);
+            Event::AgentEnd { last_stop }
+        }
+        "agent_settled" => Event::AgentSettled,
+        "message_end" => {
+            let message = v.get("message").ok_or(Fault)?;
+            match str_of(message, "role") {
+                Some("user") => Event::UserMessage {
+                    message_sha256: message_sha256(message),
+                },
+                Some("assistant") => Event::AssistantMessage {
+                    stop: str_of(message, "stopReason").map(str::to_owned),
+                    candidate: candidate_of(message),
+                },
+                Some(_) => Event::OtherMessageEnd,
+                None => return Err(Fault),
+            }
+        }
+        "message_update" => {
+            let e = v.get("assistantMessageEvent");
+            match e.and_then(|e| str_of(e, "type")) {
+                Some("text_delta") => {
+                    Event::TextDelta(e.and_then(|e| str_of(e, "delta")).unwrap_or("").to_owned())
+                }
+                _ => Event::Ignored,
+            }
+        }
+        "tool_execution_start" => Event::ToolStart {
+            id: str_of(&v, "toolCallId").ok_or(Fault)?.to_owned(),
+            name: str_of(&v, "toolName").unwrap_or("tool").to_owned(),
+            detail: tool_detail(v.get("args")),
+        },
+        "tool_execution_end" => Event::ToolEnd {
+            id: str_of(&v, "toolCallId").ok_or(Fault)?.to_owned(),
+            name: str_of(&v, "toolName").unwrap_or("tool").to_owned(),
+            is_error: v.get("isError").and_then(Value::as_bool).unwrap_or(false),
+        },
+        "auto_retry_start" => Event::RetryStart {
+            attempt: v.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+            max: v.get("maxAttempts").and_then(Value::as_u64).unwrap_or(0),
+            error: str_of(&v, "errorMessage").unwrap_or("").to_owned(),
+        },
+        "auto_retry_end" => Event::RetryEnd {
+            success: v.get("success").and_then(Value::as_bool).unwrap_or(false),
+        },
+        "compaction_start" => Event::CompactionStart,
+        "compaction_end" => Event::CompactionEnd {
+            will_retry: v.get("willRetry").and_then(Value::as_bool).unwrap_or(false),
+        },
+        "queue_update" => {
+            let count = |k: &str| v.get(k).and_then(Value::as_array).map_or(0, Vec::len);
+            Event::Queue {
+                pending: count("steering") + count("followUp"),
+            }
+        }
+        _ => Event::Ignored,
+    })
+}

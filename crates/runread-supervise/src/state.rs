@@ -1,0 +1,199 @@
+//! The supervision state machine: Pi's events in, the runs of this invocation and their phase
+//! out. Pure (no I/O), so every transition is tested on real recorded streams.
+//!
+//! A run starts at a user message (as in the session file). Its candidate final answer is the
+//! last assistant `message_end` that could be one. The run is ready to verify ("settles") at
+//! `agent_end` whose last assistant message stopped normally, or at `agent_settled` where Pi
+//! emits it. `message_end` alone never settles anything: the line reaches the stream before it
+//! reaches the session file.
+
+use std::collections::BTreeMap;
+
+use runread_store::Phase;
+
+use crate::events::{Candidate, Event, StreamHeader};
+
+/// One run of this invocation, in stream order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracked {
+    pub user_message_sha256: String,
+    pub candidate: Option<Candidate>,
+    /// Stop reason of the run's last assistant message.
+    pub last_stop: Option<String>,
+    /// The agent ended this run and nothing (retry, compaction retry) reopened it.
+    pub ended: bool,
+    /// A line of the stream inside this run could not be read: no proof can be built on it.
+    pub faulted: bool,
+}
+
+/// What an event asks of the driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Nothing,
+    /// The phase or the runs changed: refresh the live record.
+    Changed,
+    /// Run `n` settled with a candidate: verify it against the session file now.
+    Settle(usize),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Supervision {
+    pub header: Option<StreamHeader>,
+    pub runs: Vec<Tracked>,
+    phase: Option<Phase>,
+    /// Tool calls started and not ended, by id (name kept for the terminal).
+    open_tools: BTreeMap<String, String>,
+    retrying: bool,
+    compacting: bool,
+    /// Steering and follow-up prompts queued in the agent.
+    pub queued: usize,
+    /// Lines that were not events.
+    pub faults: u64,
+    /// A second header, or events before the first: the stream is not one Pi session.
+    pub broken: bool,
+}
+
+impl Supervision {
+    pub fn new() -> Supervision {
+        Supervision::default()
+    }
+
+    /// The phase of the current run, from the stream (`None` before any run started).
+    pub fn phase(&self) -> Option<Phase> {
+        self.phase
+    }
+
+    pub fn open_tools(&self) -> usize {
+        self.open_tools.len()
+    }
+
+    /// A line that is not an event: it taints the run it falls in.
+    pub fn fault(&mut self) {
+        self.faults += 1;
+        if let Some(run) = self.runs.last_mut() {
+            run.faulted = true;
+        }
+    }
+
+    fn settle_step(&self, n: usize) -> Step {
+        match self.runs.get(n) {
+            Some(run) if run.ended && run.candidate.is_some() && !run.faulted => Step::Settle(n),
+            _ => Step::Changed,
+        }
+    }
+
+    fn current_phase(&self) -> Phase {
+        if self.compacting {
+            Phase::Compacting
+        } else if self.retrying {
+            Phase::Retrying
+        } else if !self.open_tools.is_empty() {
+            Phase::WaitingOnTool
+        } else if self.runs.last().is_some_and(|r| r.ended) {
+            Phase::Ended
+        } else {
+            Phase::Running
+        }
+    }
+
+    pub fn apply(&mut self, event: &Event) -> Step {
+        if self.header.is_none() && !matches!(event, Event::Header(_)) {
+            self.broken = true;
+            return Step::Nothing;
+        }
+        let before = (self.phase, self.runs.len(), self.queued);
+        let step = match event {
+            Event::Header(h) => {
+                if self.header.is_some() {
+                    self.broken = true;
+                } else {
+                    self.header = Some(h.clone());
+                }
+                Step::Changed
+            }
+            Event::UserMessage { message_sha256 } => {
+                self.runs.push(Tracked {
+                    user_message_sha256: message_sha256.clone(),
+                    candidate: None,
+                    last_stop: None,
+                    ended: false,
+                    faulted: false,
+                });
+                self.retrying = false;
+                Step::Changed
+            }
+            Event::AssistantMessage { stop, candidate } => {
+                if let Some(run) = self.runs.last_mut() {
+                    run.last_stop = stop.clone();
+                    // A later message supersedes an earlier candidate, also with `None`.
+                    run.candidate = candidate.clone();
+                    run.ended = false;
+                }
+                Step::Changed
+            }
+            Event::AgentStart => {
+                if let Some(run) = self.runs.last_mut() {
+                    run.ended = false;
+                }
+                Step::Changed
+            }
+            Event::AgentEnd { .. } => {
+                self.open_tools.clear();
+                match self.runs.last_mut() {
+                    Some(run) => {
+                        run.ended = true;
+                        let n = self.runs.len() - 1;
+                        self.settle_step(n)
+                    }
+                    None => Step::Changed,
+                }
+            }
+            Event::AgentSettled => match self.runs.len().checked_sub(1) {
+                Some(n) => self.settle_step(n),
+                None => Step::Nothing,
+            },
+            Event::ToolStart { id, name, .. } => {
+                self.open_tools.insert(id.clone(), name.clone());
+                Step::Changed
+            }
+            Event::ToolEnd { id, .. } => {
+                self.open_tools.remove(id);
+                Step::Changed
+            }
+            Event::RetryStart { .. } => {
+                self.retrying = true;
+                if let Some(run) = self.runs.last_mut() {
+                    run.ended = false;
+                }
+                Step::Changed
+            }
+            Event::RetryEnd { .. } => {
+                self.retrying = false;
+                Step::Changed
+            }
+            Event::CompactionStart => {
+                self.compacting = true;
+                Step::Changed
+            }
+            Event::CompactionEnd { will_retry } => {
+                self.compacting = false;
+                if *will_retry && let Some(run) = self.runs.last_mut() {
+                    run.ended = false;
+                }
+                Step::Changed
+            }
+            Event::Queue { pending } => {
+                self.queued = *pending;
+                Step::Changed
+            }
+            Event::OtherMessageEnd | Event::TextDelta(_) | Event::Ignored => Step::Nothing,
+        };
+        if !self.runs.is_empty() {
+            self.phase = Some(self.current_phase());
+        }
+        match step {
+            Step::Nothing if before != (self.phase, self.runs.len(), self.queued) => Step::Changed,
+            s => s,
+        }
+    }
+}

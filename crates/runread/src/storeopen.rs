@@ -1,0 +1,59 @@
+//! Which store a command uses: `--store URL` (or `RUNREAD_STORE`) names a PostgreSQL database
+//! shared by several runread processes and hosts; without one, the home's SQLite file.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use runread_store::Store;
+use runread_store::postgres::PostgresStore;
+use runread_store::sqlite::SqliteStore;
+
+/// The environment variable read when no `--store` is given.
+pub const STORE_ENV: &str = "RUNREAD_STORE";
+
+/// The SQLite file inside the home.
+pub const SQLITE_FILE: &str = "runread.db";
+
+/// Opens the store `spec` names, else the one `RUNREAD_STORE` names, else the SQLite store at
+/// `home/runread.db`.
+///
+/// - `postgres://…` or `postgresql://…`: [`PostgresStore`] on that database, namespaced by this
+///   machine's host name (`RUNREAD_HOST` overrides it). Connecting applies pending migrations.
+/// - empty or absent: [`SqliteStore`] at `home/runread.db` (`home` must exist).
+/// - anything else: refused.
+///
+/// An error names what failed but never repeats the spec: a URL may carry a password.
+pub fn open(home: &Path, spec: Option<&str>) -> Result<Arc<dyn Store>, String> {
+    open_with(home, spec, std::env::var(STORE_ENV).ok().as_deref())
+}
+
+/// [`open`] with the environment's value passed in.
+pub fn open_with(
+    home: &Path,
+    spec: Option<&str>,
+    env_spec: Option<&str>,
+) -> Result<Arc<dyn Store>, String> {
+    let spec = [spec, env_spec]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|s| !s.is_empty());
+    match spec {
+        None => SqliteStore::open(&home.join(SQLITE_FILE))
+            .map(|s| Arc::new(s) as Arc<dyn Store>)
+            .map_err(|e| format!("cannot open the store in the home: {e}")),
+        Some(url) if is_postgres(url) => PostgresStore::connect(url)
+            .map(|s| Arc::new(s) as Arc<dyn Store>)
+            .map_err(|e| format!("cannot open the PostgreSQL store: {e}")),
+        Some(_) => Err(format!(
+            "unsupported store: --store (or {STORE_ENV}) takes a postgres:// or postgresql:// URL; \
+             leave it unset for the SQLite store in the home"
+        )),
+    }
+}
+
+/// Whether `spec` names a PostgreSQL database.
+pub fn is_postgres(spec: &str) -> bool {
+    let lower = spec.trim_start().to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+}

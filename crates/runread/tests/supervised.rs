@@ -1,0 +1,637 @@
+//! Supervised runs with the real agent: Pi 0.73.1 (installed by the harness on first use) driven
+//! through `runread run` against the scripted model server, then read through the service as a
+//! reader would. Each test is one behavior of DESIGN.md's supervised evidence.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use runread_core::{ErrorCode, Feature};
+use runread_journal::Journal;
+use runread_service::{Config, KeyContext, Service, tools};
+use runread_store::sqlite::SqliteStore;
+use runread_store::{Foreground, Proof, RunRecord, Store, SupervisedRun};
+
+/// Longest any wait here may take before the test fails (a hang guard, not a timing claim).
+const HANG_GUARD: Duration = Duration::from_secs(90);
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The harness's pinned Pi: installed once per machine, its npm `pi` link.
+fn pi() -> &'static Path {
+    static PI: OnceLock<PathBuf> = OnceLock::new();
+    PI.get_or_init(|| {
+        let out = Command::new("python3")
+            .arg(repo().join("fixtures/pi/tools/ensure-pi.py"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("python3");
+        assert!(out.status.success(), "installing Pi failed");
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < HANG_GUARD, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One scripted model server, one agent configuration, one runread home, one workspace.
+struct Live {
+    dir: tempfile::TempDir,
+    mock: Child,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let _ = self.mock.kill();
+        let _ = self.mock.wait();
+    }
+}
+
+impl Live {
+    fn start(responses: Value) -> Live {
+        let _ = pi();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in ["ws", "agent", "sessions", "home"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("ws/README.md"), "# demo\nA tiny project.\n").unwrap();
+        let port = free_port();
+        std::fs::write(
+            root.join("agent/models.json"),
+            json!({"providers": {"mock": {
+                "baseUrl": format!("http://127.0.0.1:{port}/v1"), "api": "openai-completions",
+                "apiKey": "mock", "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+                "models": [{"id": "mock-1"}]}}})
+            .to_string(),
+        )
+        .unwrap();
+        // Retries as Pi does them, with short delays, and no hidden SDK-level retries.
+        std::fs::write(
+            root.join("agent/settings.json"),
+            json!({"retry": {"enabled": true, "maxRetries": 2, "baseDelayMs": 20,
+                             "provider": {"maxRetries": 0}}})
+            .to_string(),
+        )
+        .unwrap();
+        let scenario = root.join("scenario.json");
+        std::fs::write(&scenario, json!({"responses": responses}).to_string()).unwrap();
+        let mock = Command::new("python3")
+            .arg(repo().join("fixtures/pi/tools/mockllm.py"))
+            .arg(&scenario)
+            .arg(port.to_string())
+            .spawn()
+            .unwrap();
+        wait_for("the model server", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Live { dir, mock }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).unwrap().join(p)
+    }
+
+    /// `runread run -- pi … -p PROMPT` in the workspace, output captured.
+    fn run(&self, prompt: &str) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_runread"))
+            .arg("--home")
+            .arg(self.path("home"))
+            .args(["run", "--"])
+            .arg(pi())
+            .args(["--provider", "mock", "--model", "mock-1", "--session-dir"])
+            .arg(self.path("sessions"))
+            .args([
+                "--no-extensions",
+                "--no-skills",
+                "--no-prompt-templates",
+                "--no-context-files",
+                "-p",
+                prompt,
+            ])
+            .current_dir(self.path("ws"))
+            .env("PI_CODING_AGENT_DIR", self.path("agent"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn finish(&self, mut child: Child) -> (std::process::ExitStatus, String, String) {
+        let mut out = String::new();
+        let mut err = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (child.wait().unwrap(), out, err)
+    }
+
+    fn store(&self) -> Arc<SqliteStore> {
+        Arc::new(SqliteStore::open(&self.path("home/runread.db")).unwrap())
+    }
+
+    fn service(&self) -> Arc<Service> {
+        let keys = Arc::new(runread_gate::keys::FileKeys::open(&self.path("home")).unwrap());
+        let config = Config {
+            journal_root: Some(runread_supervise::journal_root(&self.path("home"))),
+            ..Config::default()
+        };
+        Arc::new(Service::new(self.store(), keys, config).unwrap())
+    }
+
+    fn journal(&self) -> Journal {
+        let store = self.store();
+        Journal::at(
+            &runread_supervise::journal_root(&self.path("home")),
+            store.instance_id(),
+        )
+    }
+
+    fn only_run(&self) -> RunRecord {
+        let runs = self.store().runs().unwrap();
+        assert_eq!(runs.len(), 1, "one run expected: {runs:?}");
+        runs.into_iter().next().unwrap()
+    }
+
+    fn supervised(&self, run: &RunRecord) -> SupervisedRun {
+        let t = &run.target;
+        self.store()
+            .supervised(&t.session_id, t.generation, &t.run_id)
+            .unwrap()
+            .expect("a supervised record")
+    }
+
+    /// Reads `tool` for `run` through the service with a fresh grant of every feature.
+    fn read(&self, run: &RunRecord, tool: &str) -> Result<Value, ErrorCode> {
+        let svc = self.service();
+        let keys = runread_gate::keys::FileKeys::open(&self.path("home")).unwrap();
+        let now = runread_core::timefmt::now_ms();
+        let g = runread_service::owner::grant(
+            &*self.store(),
+            &keys,
+            &run.target.run_id,
+            Some(&run.target.session_id),
+            vec![Feature::FinalAnswer, Feature::Aggregate, Feature::History],
+            now + 600_000,
+            "test",
+            now,
+        )
+        .unwrap();
+        let ctx: KeyContext = svc.admit_key(&[g.key.as_bytes()]).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(svc.call(Arc::new(ctx), tool, json!({"target": run.target}), None))
+            .map(|a| a.labeled.structured)
+    }
+}
+
+fn tool_then(answer: Value) -> Value {
+    json!([
+        {"text": "Let me look.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]},
+        answer
+    ])
+}
+
+const ANSWER: &str = "The project is **demo** — naïve, tiny, ✓ complete. 🦀";
+
+fn assert_unreadable(fa: &Value, state: &str) {
+    assert_eq!(fa["state"], state, "{fa}");
+    assert_eq!(fa["readable"], false, "{fa}");
+    assert_eq!(fa["text"], Value::Null, "{fa}");
+    assert_eq!(fa["sha256"], Value::Null, "{fa}");
+    assert_eq!(fa["foregroundFinalConfirmed"], false, "{fa}");
+}
+
+#[test]
+fn a_normal_run_reads_with_supervised_evidence_and_the_exact_bytes() {
+    let live = Live::start(tool_then(json!({"text": ANSWER, "chunks": 3})));
+    let (status, stdout, stderr) = live.finish(live.run("What is this project?"));
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stdout.contains(ANSWER),
+        "the answer is rendered for the user: {stdout}"
+    );
+    assert!(
+        stderr.contains("▸ bash: ls"),
+        "tool calls are rendered: {stderr}"
+    );
+    let run = live.only_run();
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_eq!(fa["state"], "available", "{fa}");
+    assert_eq!(fa["evidence"], "supervised");
+    assert_eq!(fa["foregroundFinalConfirmed"], true);
+    assert_eq!(fa["text"], ANSWER);
+    assert_eq!(fa["sha256"], runread_core::sha256_hex(ANSWER.as_bytes()));
+    assert_eq!(fa["aggregateCompletionConfirmed"], false, "never claimed");
+    let Proof::Journaled { journal_name, .. } = live.supervised(&run).proof else {
+        panic!("journaled proof expected");
+    };
+    assert_eq!(live.journal().names(), vec![journal_name]);
+    let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
+    assert_eq!(ws["evidence"], "supervised", "{ws}");
+    assert_eq!(ws["foreground"]["state"], "completed");
+    assert_eq!(ws["foreground"]["exit"], "exit:0");
+    assert_eq!(ws["aggregate"]["state"], "completed");
+    assert_eq!(ws["coverage"]["background"]["state"], "complete");
+    assert_eq!(
+        ws["completionConfirmed"], false,
+        "subagent coverage is never complete"
+    );
+}
+
+#[test]
+fn a_tool_heavy_run_is_verified_through_a_long_parent_chain() {
+    let answer = "Checked five ways: all consistent. «résumé» 日本語 👍";
+    let live = Live::start(json!([
+        {"text": "Listing.", "tool_calls": [{"name": "bash", "arguments": {"command": "ls -la"}}]},
+        {"text": "", "tool_calls": [
+            {"name": "read", "arguments": {"path": "README.md"}},
+            {"name": "bash", "arguments": {"command": "wc -c README.md"}}]},
+        {"text": "Once more.", "tool_calls": [{"name": "bash", "arguments": {"command": "false"}}]},
+        {"text": "And again.", "tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}]},
+        {"text": answer}
+    ]));
+    let (status, _, stderr) = live.finish(live.run("Check it thoroughly."));
+    assert!(status.success(), "{stderr}");
+    let run = live.only_run();
+    assert!(
+        run.run.chain_len >= 10,
+        "a long chain: {}",
+        run.run.chain_len
+    );
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_eq!(
+        (fa["state"].as_str(), fa["evidence"].as_str()),
+        (Some("available"), Some("supervised"))
+    );
+    assert_eq!(fa["text"], answer);
+    assert_eq!(fa["foregroundFinalConfirmed"], true);
+}
+
+#[test]
+fn a_provider_error_after_retries_is_missing_with_no_text() {
+    // No scripted response: every request gets HTTP 500; Pi retries, then gives up.
+    let live = Live::start(json!([]));
+    let (status, _, stderr) = live.finish(live.run("Hello?"));
+    assert!(
+        stderr.contains("provider error, retry"),
+        "retries are rendered: {stderr}"
+    );
+    assert!(stderr.contains("no answer"), "{stderr}");
+    let _ = status;
+    let run = live.only_run();
+    assert!(matches!(
+        live.supervised(&run).proof,
+        Proof::NoAnswer { .. }
+    ));
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_unreadable(&fa, "missing");
+    assert_eq!(fa["evidence"], "supervised");
+    let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
+    assert_eq!(ws["foreground"]["state"], "failed", "{ws}");
+    assert!(live.journal().names().is_empty());
+}
+
+#[test]
+fn a_length_stop_is_readable_and_flagged_truncated() {
+    let cut = "Draft changelog: — added é, fixed 日記, and then the model ran out of to";
+    let live = Live::start(tool_then(json!({"text": cut, "finish": "length"})));
+    let (status, _, stderr) = live.finish(live.run("Write the changelog."));
+    assert!(status.success(), "{stderr}");
+    let run = live.only_run();
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_eq!(fa["state"], "available", "{fa}");
+    assert_eq!(fa["evidence"], "supervised");
+    assert_eq!(fa["truncated"], true);
+    assert_eq!(fa["text"], cut);
+}
+
+/// A slow answer after one fast tool call: the session file exists while the answer streams.
+fn slow_answer() -> Value {
+    tool_then(json!({"text": "x".repeat(400), "chunks": 40, "chunk_delay_ms": 150}))
+}
+
+fn session_file(live: &Live) -> PathBuf {
+    let dir = live.path("sessions");
+    let mut found = None;
+    wait_for("the session file", || {
+        found = std::fs::read_dir(&dir).ok().and_then(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        });
+        found.is_some()
+    });
+    found.unwrap()
+}
+
+/// Waits until the supervisor has recorded the run (the tool result is persisted and ingested).
+fn wait_recorded(live: &Live) -> RunRecord {
+    let mut run = None;
+    wait_for("the supervised record", || {
+        let store = live.store();
+        run = store.runs().unwrap().into_iter().next().filter(|r| {
+            store
+                .supervised(&r.target.session_id, r.target.generation, &r.target.run_id)
+                .unwrap()
+                .is_some()
+        });
+        run.is_some()
+    });
+    run.unwrap()
+}
+
+fn signal(pid: u32, sig: &str) {
+    assert!(
+        Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// The agent's process: runread's child.
+fn agent_pid(runread: u32) -> u32 {
+    let children =
+        std::fs::read_to_string(format!("/proc/{runread}/task/{runread}/children")).unwrap();
+    children
+        .split_whitespace()
+        .next()
+        .expect("the agent runs")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn an_interrupted_run_is_missing_and_cancelled() {
+    let live = Live::start(slow_answer());
+    let child = live.run("Write a lot.");
+    let run = wait_recorded(&live);
+    // While it streams: saving, and the work state is live.
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_unreadable(&fa, "saving");
+    assert_eq!(fa["snapshotLive"], true);
+    assert_eq!(fa["overallState"], "running");
+    let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
+    assert_eq!(ws["live"], true, "{ws}");
+    assert!(
+        ["running", "waiting", "finishing"].contains(&ws["foreground"]["state"].as_str().unwrap()),
+        "{ws}"
+    );
+    signal(child.id(), "-INT"); // what Ctrl-C sends
+    let (status, _, _) = live.finish(child);
+    assert!(!status.success());
+    let run = live.only_run();
+    assert_eq!(live.supervised(&run).foreground, Foreground::Cancelled);
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_unreadable(&fa, "missing");
+    let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
+    assert_eq!(ws["foreground"]["state"], "cancelled", "{ws}");
+    assert!(live.journal().names().is_empty());
+}
+
+#[test]
+fn a_run_killed_mid_stream_is_unknown_and_leaves_no_journal_entry() {
+    let live = Live::start(slow_answer());
+    let child = live.run("Write a lot.");
+    wait_recorded(&live);
+    signal(agent_pid(child.id()), "-KILL");
+    let (status, _, _) = live.finish(child);
+    assert_eq!(status.code(), Some(128 + 9));
+    let run = live.only_run();
+    let rec = live.supervised(&run);
+    assert_eq!(rec.foreground, Foreground::Killed);
+    assert_eq!(rec.exit.as_deref(), Some("signal:9"));
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_unreadable(&fa, "unknown");
+    assert!(live.journal().names().is_empty());
+    let leftovers: Vec<_> = std::fs::read_dir(live.journal().dir())
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(leftovers.is_empty(), "nothing half-written: {leftovers:?}");
+}
+
+/// Swaps the session file between the agent's events and the verification at its end.
+fn swapped_run_is_refused(swap: impl FnOnce(&Path, &Path)) -> (Live, RunRecord) {
+    let live = Live::start(tool_then(json!({"text": ANSWER, "delay_ms": 1500})));
+    let child = live.run("What is this project?");
+    let file = session_file(&live);
+    wait_recorded(&live);
+    swap(&file, &live.path("elsewhere.jsonl"));
+    let (_, _, stderr) = live.finish(child);
+    assert!(stderr.contains("not verified"), "{stderr}");
+    let run = live.only_run();
+    assert!(
+        matches!(live.supervised(&run).proof, Proof::Refused { .. }),
+        "{:?}",
+        live.supervised(&run).proof
+    );
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_unreadable(&fa, "unknown");
+    assert!(live.journal().names().is_empty());
+    (live, run)
+}
+
+#[test]
+fn a_session_file_swapped_for_a_symlink_is_refused() {
+    swapped_run_is_refused(|file, elsewhere| {
+        std::fs::copy(file, elsewhere).unwrap();
+        std::fs::remove_file(file).unwrap();
+        std::os::unix::fs::symlink(elsewhere, file).unwrap();
+    });
+}
+
+#[test]
+fn a_hard_linked_session_file_is_refused() {
+    swapped_run_is_refused(|file, elsewhere| std::fs::hard_link(file, elsewhere).unwrap());
+}
+
+#[test]
+fn a_process_left_behind_keeps_the_aggregate_running_until_it_ends() {
+    let live = Live::start(json!([
+        {"text": "Starting a server.", "tool_calls": [{"name": "bash",
+            "arguments": {"command": "(sleep 3 </dev/null >/dev/null 2>&1 &) ; echo started"}}]},
+        {"text": "Started it in the background."}
+    ]));
+    let child = live.run("Start the server.");
+    let mut run = None;
+    wait_for("the agent to exit with a process left", || {
+        let store = live.store();
+        run = store.runs().unwrap().into_iter().next().filter(|r| {
+            store
+                .supervised(&r.target.session_id, r.target.generation, &r.target.run_id)
+                .unwrap()
+                .is_some_and(|s| s.foreground == Foreground::Completed && s.background.active > 0)
+        });
+        run.is_some()
+    });
+    let run = run.unwrap();
+    let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
+    assert_eq!(ws["foreground"]["state"], "completed", "{ws}");
+    assert_eq!(
+        ws["aggregate"]["state"], "running",
+        "not completed while the child lives: {ws}"
+    );
+    assert!(ws["aggregate"]["runningChildren"].as_u64().unwrap() >= 1);
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_eq!(
+        fa["state"], "available",
+        "the foreground's answer is readable: {fa}"
+    );
+    assert_eq!(fa["foregroundFinalConfirmed"], true);
+    assert_eq!(fa["relatedChildrenActive"], true);
+    assert_eq!(fa["overallState"], "running");
+    let (status, _, stderr) = live.finish(child);
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("left 1 process"), "{stderr}");
+    let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
+    assert_eq!(ws["aggregate"]["state"], "completed", "{ws}");
+    assert_eq!(ws["aggregate"]["runningChildren"], 0);
+    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    assert_eq!(fa["relatedChildrenActive"], false);
+}
+
+#[test]
+fn a_command_that_is_not_a_known_pi_is_refused_before_anything_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home.path())
+        .args(["run", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not the Pi coding agent"), "{err}");
+    // A Pi of an unknown version: a copy of the package with another version number.
+    let fake = home.path().join("pi-pkg");
+    std::fs::create_dir_all(fake.join("dist")).unwrap();
+    std::fs::write(
+        fake.join("package.json"),
+        r#"{"name":"@mariozechner/pi-coding-agent","version":"0.99.0"}"#,
+    )
+    .unwrap();
+    std::fs::write(fake.join("dist/cli.js"), "").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home.path())
+        .args(["run", "--", "node"])
+        .arg(fake.join("dist/cli.js"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("Pi 0.99.0 is not a version whose event stream runread knows"),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home.path())
+        .args(["run", "--"])
+        .arg(pi())
+        .args(["--mode", "rpc"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("drop `--mode rpc`"), "{err}");
+}
+
+#[test]
+fn watch_follows_a_live_pi_run_from_running_to_settled() {
+    let live = Live::start(slow_answer());
+    let rr = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_runread"));
+        c.arg("--home").arg(live.path("home")).args(args);
+        c
+    };
+    assert!(
+        rr(&["workspace", "add", live.path("ws").to_str().unwrap()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut watch = rr(&[
+        "watch",
+        "--pi",
+        live.path("sessions").to_str().unwrap(),
+        "--rescan-secs",
+        "30",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    // Pi on its own, not supervised: only the session file tells.
+    let mut pi_run = Command::new(pi())
+        .args(["--provider", "mock", "--model", "mock-1", "--session-dir"])
+        .arg(live.path("sessions"))
+        .args([
+            "--no-extensions",
+            "--no-skills",
+            "--no-prompt-templates",
+            "--no-context-files",
+            "-p",
+            "Write a lot.",
+        ])
+        .current_dir(live.path("ws"))
+        .env("PI_CODING_AGENT_DIR", live.path("agent"))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status_of = || live.store().runs().unwrap().first().map(|r| r.run.status);
+    wait_for("the watcher to show the run running", || {
+        status_of() == Some(runread_sessions::RunStatus::Running)
+    });
+    assert!(pi_run.wait().unwrap().success());
+    let written = Instant::now();
+    wait_for("the watcher to show the run settled", || {
+        status_of() == Some(runread_sessions::RunStatus::Completed)
+    });
+    eprintln!(
+        "settled in the store {:?} after Pi exited",
+        written.elapsed()
+    );
+    let run = live.only_run();
+    // Passive evidence publishes once the file has been quiet for the settle window.
+    let mut fa = Value::Null;
+    wait_for("the passive answer", || {
+        fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+        fa["state"] == "available"
+    });
+    assert_eq!(fa["evidence"], "session_file", "passive: {fa}");
+    assert_eq!(fa["text"], "x".repeat(400));
+    let _ = watch.kill();
+    let _ = watch.wait();
+}
