@@ -54,6 +54,8 @@ pub enum Refusal {
     Mismatch,
     StreamFault,
     NotFound,
+    /// The proof could not be written to the journal (or did not read back).
+    Journal,
 }
 
 impl Refusal {
@@ -74,6 +76,7 @@ impl Refusal {
             Refusal::Mismatch => "the persisted answer differs from the announced one",
             Refusal::StreamFault => "the event stream had an unreadable line in this run",
             Refusal::NotFound => "the session file was not found",
+            Refusal::Journal => "the proof could not be journaled",
         }
     }
 }

@@ -431,7 +431,7 @@ impl Driver {
         };
         journal_proof(&journal, &entry).map_err(|e| {
             tracing::warn!(error = %e, "journal write failed");
-            Refusal::Unreadable
+            Refusal::Journal
         })
         // The caller records the proof in the store: that is the store's acknowledgement, and
         // it comes only after the entry is durable and read back.
@@ -683,4 +683,41 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
 /// `<home>/journal`: where a runread home keeps its journal.
 pub fn journal_root(home: &Path) -> PathBuf {
     home.join("journal")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], max: usize) -> Vec<Option<Vec<u8>>> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut reader = input;
+            let mut buf = Vec::new();
+            let mut out = Vec::new();
+            while let Some(whole) = read_line_bounded(&mut reader, &mut buf, max).await.unwrap() {
+                out.push(whole.then(|| buf.clone()));
+            }
+            out
+        })
+    }
+
+    #[test]
+    fn an_event_line_of_the_limit_is_read_and_one_byte_more_is_skipped() {
+        let max = 8;
+        let at = b"12345678\n";
+        assert_eq!(lines(at, max), vec![Some(b"12345678".to_vec())]);
+        let over = b"123456789\nnext\n";
+        assert_eq!(
+            lines(over, max),
+            vec![None, Some(b"next".to_vec())],
+            "skipped, then in step again"
+        );
+        assert_eq!(
+            lines(b"tail-no-newline", 64),
+            vec![Some(b"tail-no-newline".to_vec())]
+        );
+    }
 }

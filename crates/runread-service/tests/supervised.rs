@@ -1,0 +1,322 @@
+//! The publication rule for supervised evidence, case by case, on a real Pi session and real
+//! journal entries: what the supervisor recorded decides the state; a missing or wrong proof
+//! never yields text; a stale record is not a claim.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use runread_core::Feature;
+use runread_journal::{Entry, FORMAT, FileStamp, Journal, Namespace};
+use runread_service::{Config, KeyContext, Service, tools};
+use runread_store::{Background, Foreground, Phase, Proof, RunRecord, Store, SupervisedRun};
+use runread_testkit::Env;
+
+const SETTLED: Duration = Duration::from_secs(60);
+
+struct Case {
+    env: Env,
+    run: RunRecord,
+    svc: Arc<Service>,
+    ctx: KeyContext,
+}
+
+fn journal_root(env: &Env) -> std::path::PathBuf {
+    env.dir.path().join("journal")
+}
+
+fn case(journal: bool) -> Case {
+    let env = Env::new();
+    env.place("sample", SETTLED);
+    env.ingest();
+    let mut runs = env.store.runs().unwrap();
+    runs.sort_by_key(|r| r.run.start_line);
+    let run = runs.remove(0);
+    let config = Config {
+        journal_root: journal.then(|| journal_root(&env)),
+        ..Config::default()
+    };
+    let svc =
+        Arc::new(Service::new(env.store.clone() as Arc<dyn Store>, env.keys(), config).unwrap());
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant(
+        &*env.store,
+        &*env.keys(),
+        &run.target.run_id,
+        Some(&run.target.session_id),
+        vec![Feature::FinalAnswer, Feature::Aggregate],
+        now + 600_000,
+        "t",
+        now,
+    )
+    .unwrap();
+    let ctx = svc.admit_key(&[g.key.as_bytes()]).unwrap();
+    Case { env, run, svc, ctx }
+}
+
+impl Case {
+    fn call(&self, tool: &str) -> Value {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(self.svc.call(
+            Arc::new(self.ctx.clone()),
+            tool,
+            json!({"target": self.run.target}),
+            None,
+        ))
+        .unwrap()
+        .labeled
+        .structured
+    }
+
+    fn entry(&self) -> Entry {
+        let t = &self.run.target;
+        let r = &self.run.run;
+        let text = r.final_text.clone().unwrap();
+        Entry {
+            format: FORMAT.into(),
+            namespace: Namespace {
+                instance: t.instance.clone(),
+                workspace_id: t.workspace_id.clone(),
+                session_id: t.session_id.clone(),
+                generation: t.generation,
+                run_id: t.run_id.clone(),
+            },
+            supervisor_id: "s".into(),
+            agent: "pi".into(),
+            agent_version: "0.73.1".into(),
+            session_file: self.run.session_path.clone(),
+            session_stamp: FileStamp {
+                dev: 0,
+                ino: 0,
+                size: 0,
+                mtime_ns: 0,
+            },
+            pinned_leaf: None,
+            start_entry_id: t.run_id.clone(),
+            user_message_sha256: "u".into(),
+            final_entry_id: r.final_entry_id.clone().unwrap(),
+            message_sha256: r.final_message_sha256.clone().unwrap(),
+            text_sha256: runread_core::sha256_hex(text.as_bytes()),
+            text_bytes: text.len() as u64,
+            truncated: false,
+            chain_len: r.chain_len,
+            verified_at_ms: 1,
+        }
+    }
+
+    fn journal(&self) -> Journal {
+        Journal::at(&journal_root(&self.env), &self.run.target.instance)
+    }
+
+    /// Journals the run's true proof; returns it as the store would hold it.
+    fn journaled(&self) -> Proof {
+        runread_supervise::journal_proof(&self.journal(), &self.entry()).unwrap()
+    }
+
+    fn record(
+        &self,
+        foreground: Foreground,
+        proof: Proof,
+        age_ms: i64,
+        supervising: bool,
+        active: u32,
+    ) {
+        let t = &self.run.target;
+        let now = runread_core::timefmt::now_ms();
+        self.env
+            .store
+            .put_supervised(&SupervisedRun {
+                session_id: t.session_id.clone(),
+                generation: t.generation,
+                run_id: t.run_id.clone(),
+                supervisor_id: "s".into(),
+                host: "h".into(),
+                agent_version: "0.73.1".into(),
+                foreground,
+                exit: (foreground != Foreground::Running).then(|| "exit:0".into()),
+                phase: if foreground == Foreground::Running {
+                    Phase::WaitingOnTool
+                } else {
+                    Phase::Ended
+                },
+                proof,
+                background: Background {
+                    census_complete: true,
+                    active,
+                    observed_at_ms: now - age_ms,
+                },
+                updated_at_ms: now - age_ms,
+                supervising,
+            })
+            .unwrap();
+    }
+}
+
+fn assert_no_text(v: &Value, state: &str) {
+    assert_eq!(v["state"], state, "{v}");
+    assert_eq!(v["readable"], false);
+    assert_eq!(v["text"], Value::Null);
+    assert_eq!(v["foregroundFinalConfirmed"], false);
+}
+
+#[test]
+fn a_journaled_proof_with_a_completed_foreground_publishes() {
+    let c = case(true);
+    c.record(Foreground::Completed, c.journaled(), 0, false, 0);
+    let v = c.call(tools::READ_FINAL_ANSWER);
+    assert_eq!(
+        (v["state"].as_str(), v["evidence"].as_str()),
+        (Some("available"), Some("supervised")),
+        "{v}"
+    );
+    assert_eq!(v["foregroundFinalConfirmed"], true);
+    let whole = c.run.run.final_text.clone().unwrap();
+    assert!(
+        whole.starts_with(v["text"].as_str().unwrap()),
+        "the first chunk of the answer"
+    );
+    assert_eq!(v["sha256"], runread_core::sha256_hex(whole.as_bytes()));
+}
+
+#[test]
+fn while_the_agent_runs_the_answer_is_saving_and_the_state_live() {
+    let c = case(true);
+    c.record(Foreground::Running, Proof::Pending, 0, true, 0);
+    let v = c.call(tools::READ_FINAL_ANSWER);
+    assert_no_text(&v, "saving");
+    assert_eq!(
+        (v["snapshotLive"].as_bool(), v["overallState"].as_str()),
+        (Some(true), Some("running"))
+    );
+    let w = c.call(tools::READ_WORK_STATE);
+    assert_eq!(w["foreground"]["state"], "waiting", "{w}");
+    assert_eq!(
+        (w["fresh"].as_bool(), w["live"].as_bool()),
+        (Some(true), Some(true))
+    );
+}
+
+#[test]
+fn a_record_older_than_the_freshness_window_is_unknown() {
+    let window = runread_core::limits::WORK_STATE_FRESH_MS;
+    let c = case(true);
+    // At the window: still current.
+    c.record(Foreground::Running, Proof::Pending, window - 1_000, true, 0);
+    assert_eq!(c.call(tools::READ_FINAL_ANSWER)["state"], "saving");
+    // Past it: the supervisor is gone; nothing it said is a claim.
+    c.record(Foreground::Running, Proof::Pending, window + 1_000, true, 2);
+    let v = c.call(tools::READ_FINAL_ANSWER);
+    assert_no_text(&v, "unknown");
+    assert_eq!(v["snapshotLive"], false);
+    assert_eq!(
+        v["relatedChildrenActive"],
+        Value::Null,
+        "not observed any more"
+    );
+    let w = c.call(tools::READ_WORK_STATE);
+    assert_eq!(w["foreground"]["state"], "unknown", "{w}");
+    assert_eq!(w["aggregate"]["state"], "unknown");
+    assert_eq!(w["fresh"], false);
+}
+
+#[test]
+fn a_completed_foreground_without_a_verifying_proof_has_no_text() {
+    let c = case(true);
+    for (proof, state) in [
+        (Proof::Pending, "unknown"),
+        (Proof::Refused { reason: "r".into() }, "unknown"),
+        (Proof::NoAnswer { reason: "r".into() }, "missing"),
+    ] {
+        c.record(Foreground::Completed, proof, 0, false, 0);
+        assert_no_text(&c.call(tools::READ_FINAL_ANSWER), state);
+    }
+    // A journaled proof whose entry was tampered with.
+    let proof = c.journaled();
+    let name = match &proof {
+        Proof::Journaled { journal_name, .. } => journal_name.clone(),
+        _ => unreachable!(),
+    };
+    let path = c.journal().dir().join(name);
+    let tampered = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"chainLen\":", "\"chainLen\":1");
+    std::fs::write(&path, tampered).unwrap();
+    c.record(Foreground::Completed, proof, 0, false, 0);
+    assert_no_text(&c.call(tools::READ_FINAL_ANSWER), "unknown");
+}
+
+#[test]
+fn a_proof_of_another_message_has_no_text() {
+    let c = case(true);
+    let mut entry = c.entry();
+    entry.message_sha256 = "0".repeat(64);
+    let proof = runread_supervise::journal_proof(&c.journal(), &entry).unwrap();
+    c.record(Foreground::Completed, proof, 0, false, 0);
+    assert_no_text(&c.call(tools::READ_FINAL_ANSWER), "unknown");
+}
+
+#[test]
+fn foreground_endings_decide_the_state() {
+    let c = case(true);
+    for (fg, state) in [
+        (Foreground::Cancelled, "missing"),
+        (Foreground::Failed, "unknown"),
+        (Foreground::Killed, "unknown"),
+    ] {
+        c.record(fg, c.journaled(), 0, false, 0);
+        assert_no_text(&c.call(tools::READ_FINAL_ANSWER), state);
+    }
+}
+
+#[test]
+fn without_a_journal_to_check_a_journaled_proof_is_not_a_proof() {
+    let c = case(false);
+    // Written to a journal this service does not know about.
+    c.record(Foreground::Completed, c.journaled(), 0, false, 0);
+    assert_no_text(&c.call(tools::READ_FINAL_ANSWER), "unknown");
+}
+
+#[test]
+fn a_pruned_journal_entry_falls_back_to_passive_evidence() {
+    let c = case(true);
+    let proof = c.journaled();
+    for name in c.journal().names() {
+        std::fs::remove_file(c.journal().dir().join(name)).unwrap();
+    }
+    c.record(Foreground::Completed, proof, 0, false, 0);
+    let v = c.call(tools::READ_FINAL_ANSWER);
+    assert_eq!(v["evidence"], "session_file", "{v}");
+    assert_eq!(
+        v["state"], "available",
+        "the session file's own evidence stands"
+    );
+    assert_eq!(v["foregroundFinalConfirmed"], false);
+}
+
+#[test]
+fn a_process_left_behind_keeps_the_aggregate_running() {
+    let c = case(true);
+    c.record(Foreground::Completed, c.journaled(), 0, true, 2);
+    let v = c.call(tools::READ_FINAL_ANSWER);
+    assert_eq!(v["state"], "available");
+    assert_eq!(
+        (
+            v["relatedChildrenActive"].as_bool(),
+            v["overallState"].as_str()
+        ),
+        (Some(true), Some("running"))
+    );
+    let w = c.call(tools::READ_WORK_STATE);
+    assert_eq!(w["aggregate"]["state"], "running", "{w}");
+    assert_eq!(w["aggregate"]["runningChildren"], 2);
+    assert_eq!(w["completionConfirmed"], false);
+    // The supervisor stopped watching with them still alive: no longer covered.
+    c.record(Foreground::Completed, c.journaled(), 0, false, 2);
+    let w = c.call(tools::READ_WORK_STATE);
+    assert_eq!(w["coverage"]["background"]["state"], "incomplete", "{w}");
+    assert_ne!(w["aggregate"]["state"], "completed");
+}

@@ -1,0 +1,318 @@
+//! Supervision on real recorded Pi 0.73.1 event streams (`fixtures/pi/*/events-*.jsonl`) and the
+//! session files Pi wrote in the same runs: when a run settles, what its candidate is, and what
+//! the verification against the session file accepts and refuses.
+
+use std::path::{Path, PathBuf};
+
+use runread_sessions::pi::{LineOutcome, PiParser, parse_header};
+use runread_sessions::{EntrySummary, cut_runs};
+use runread_store::Phase;
+use runread_supervise::events::{self, Event};
+use runread_supervise::proof::{self, Pinned, Refusal};
+use runread_supervise::state::{Step, Supervision};
+use runread_testkit::{fixture_session, fixtures_dir};
+
+/// Feeds a recorded stream; returns the supervision and the line numbers (0-based) that settled.
+fn feed(lines: &[String]) -> (Supervision, Vec<(usize, usize)>) {
+    let mut sup = Supervision::new();
+    let mut settled = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        match events::parse(line.as_bytes()) {
+            Ok(e) => {
+                if let Step::Settle(n) = sup.apply(&e) {
+                    settled.push((i, n));
+                }
+            }
+            Err(_) => sup.fault(),
+        }
+    }
+    (sup, settled)
+}
+
+fn stream(name: &str, step: usize) -> Vec<String> {
+    std::fs::read_to_string(
+        fixtures_dir()
+            .join(name)
+            .join(format!("events-{step}.jsonl")),
+    )
+    .unwrap()
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
+fn event_type(line: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(line).unwrap()["type"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn entries(path: &Path) -> Vec<EntrySummary> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = parse_header(lines.next().unwrap().as_bytes()).unwrap();
+    let mut p = PiParser::resume(&header, None);
+    lines
+        .enumerate()
+        .filter_map(|(i, l)| match p.parse_line(l.as_bytes(), i as u64 + 2) {
+            LineOutcome::Entry(e) => Some(*e),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A private copy of a fixture's session file (one link, in a temp dir) and its pin for a new
+/// session (no leaf: the chain must reach the root).
+fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf, Pinned) {
+    let src = fixture_session(name);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(src.file_name().unwrap());
+    std::fs::copy(&src, &path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let header = parse_header(text.lines().next().unwrap().as_bytes()).unwrap();
+    let pinned = Pinned {
+        session_id: header.session_id,
+        cwd: header.cwd,
+        identity: None,
+        leaf: None,
+    };
+    (dir, path, pinned)
+}
+
+fn settled_run(name: &str, step: usize) -> (Supervision, usize) {
+    let (sup, settled) = feed(&stream(name, step));
+    assert_eq!(settled.len(), 1, "{name} step {step}: one settle");
+    let (_, n) = settled[0];
+    (sup, n)
+}
+
+#[test]
+fn a_run_settles_at_agent_end_and_never_at_message_end() {
+    let lines = stream("sample", 0);
+    let (sup, settled) = feed(&lines);
+    assert_eq!(sup.runs.len(), 1);
+    assert_eq!(settled.len(), 1);
+    let (at, _) = settled[0];
+    assert_eq!(event_type(&lines[at]), "agent_end");
+    assert_eq!(sup.phase(), Some(Phase::Ended));
+    // The same stream cut just before agent_end: the answer's message_end is in, nothing settles.
+    let (sup, settled) = feed(&lines[..at]);
+    assert!(settled.is_empty());
+    assert!(
+        sup.runs[0].candidate.is_some(),
+        "the candidate is known, not published"
+    );
+}
+
+#[test]
+fn the_candidate_is_the_answer_pi_persisted() {
+    for (name, step, run_index) in [
+        ("sample", 0, 0),
+        ("sample", 1, 1),
+        ("multi-run", 2, 2),
+        ("secrets-history", 0, 0),
+    ] {
+        let (sup, n) = settled_run(name, step);
+        let candidate = sup.runs[n].candidate.clone().unwrap();
+        let branch = cut_runs(&entries(&fixture_session(name)), &[], false);
+        let run = &branch.runs[run_index];
+        assert_eq!(
+            run.final_text.as_deref(),
+            Some(candidate.text.as_str()),
+            "{name} step {step}"
+        );
+        assert_eq!(
+            run.final_message_sha256.as_deref(),
+            Some(candidate.message_sha256.as_str())
+        );
+        assert!(!candidate.truncated);
+    }
+}
+
+#[test]
+fn a_length_stop_settles_truncated() {
+    let (sup, n) = settled_run("length", 0);
+    assert!(sup.runs[n].candidate.as_ref().unwrap().truncated);
+}
+
+#[test]
+fn a_provider_error_retried_to_exhaustion_never_settles() {
+    let lines = stream("error", 1);
+    let (sup, settled) = feed(&lines);
+    assert!(settled.is_empty());
+    assert_eq!(sup.runs.len(), 1, "retries stay in the run they retry");
+    assert_eq!(sup.runs[0].last_stop.as_deref(), Some("error"));
+    assert!(sup.runs[0].candidate.is_none());
+    // Mid-way, right after the first auto_retry_start, the phase is `retrying`.
+    let retry = lines
+        .iter()
+        .position(|l| event_type(l) == "auto_retry_start")
+        .unwrap();
+    let (sup, _) = feed(&lines[..=retry]);
+    assert_eq!(sup.phase(), Some(Phase::Retrying));
+}
+
+#[test]
+fn a_recovered_error_settles_with_the_successful_answer() {
+    let (sup, n) = settled_run("error-recovered", 1);
+    let branch = cut_runs(&entries(&fixture_session("error-recovered")), &[], false);
+    assert_eq!(
+        branch.runs[1].final_text.as_deref(),
+        Some(sup.runs[n].candidate.as_ref().unwrap().text.as_str())
+    );
+}
+
+#[test]
+fn a_tool_call_in_flight_is_waiting_on_a_tool() {
+    let lines = stream("multi-run", 0);
+    let start = lines
+        .iter()
+        .position(|l| event_type(l) == "tool_execution_start")
+        .unwrap();
+    let (sup, _) = feed(&lines[..=start]);
+    assert_eq!(sup.phase(), Some(Phase::WaitingOnTool));
+    assert_eq!(sup.open_tools(), 1);
+}
+
+#[test]
+fn an_unreadable_line_inside_a_run_blocks_its_settle() {
+    let mut lines = stream("sample", 0);
+    let at = lines
+        .iter()
+        .position(|l| event_type(l) == "turn_end")
+        .unwrap();
+    lines.insert(at, "{not json".into());
+    let (sup, settled) = feed(&lines);
+    assert!(settled.is_empty());
+    assert!(sup.runs[0].faulted);
+}
+
+#[test]
+fn events_before_the_header_break_the_stream() {
+    let lines = stream("sample", 0);
+    let (sup, _) = feed(&lines[1..]);
+    assert!(sup.broken);
+    assert!(sup.runs.is_empty());
+}
+
+/// Verifies run 1 of `sample` (a new session) on `path` with `pinned`.
+fn verify_sample(path: &Path, pinned: &Pinned) -> Result<proof::Verified, Refusal> {
+    let (sup, n) = settled_run("sample", 0);
+    let run = &sup.runs[n];
+    proof::verify(
+        path,
+        pinned,
+        &run.user_message_sha256,
+        run.candidate.as_ref().unwrap(),
+    )
+}
+
+#[test]
+fn verification_accepts_the_file_pi_wrote() {
+    let (_d, path, pinned) = copy_of("sample");
+    let v = verify_sample(&path, &pinned).unwrap();
+    let branch = cut_runs(&entries(&path), &[], false);
+    assert_eq!(
+        Some(v.final_entry_id.clone()),
+        branch.runs[0].final_entry_id
+    );
+    assert_eq!(v.run.run_id, branch.runs[0].run_id);
+    // A continued session: run 2 chains to the leaf pinned when it started (run 1's answer).
+    let (sup, n) = settled_run("sample", 1);
+    let pinned2 = Pinned {
+        leaf: branch.runs[0].final_entry_id.clone(),
+        ..pinned.clone()
+    };
+    let run = &sup.runs[n];
+    let v2 = proof::verify(
+        &path,
+        &pinned2,
+        &run.user_message_sha256,
+        run.candidate.as_ref().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(v2.run.run_id, branch.runs[1].run_id);
+    // … and not to a leaf that is not on its chain.
+    let elsewhere = Pinned {
+        leaf: Some("not-an-entry".into()),
+        ..pinned
+    };
+    assert_eq!(
+        proof::verify(
+            &path,
+            &elsewhere,
+            &run.user_message_sha256,
+            run.candidate.as_ref().unwrap()
+        )
+        .err(),
+        Some(Refusal::BrokenChain)
+    );
+}
+
+#[test]
+fn verification_refuses_links_and_replacements() {
+    let (d, path, pinned) = copy_of("sample");
+    let other = d.path().join("other.jsonl");
+    std::fs::hard_link(&path, &other).unwrap();
+    assert_eq!(
+        verify_sample(&path, &pinned).err(),
+        Some(Refusal::HardLinked)
+    );
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink(&other, &path).unwrap();
+    assert_eq!(
+        verify_sample(&path, &pinned).err(),
+        Some(Refusal::NotRegular)
+    );
+    // A regular file again, but not the object pinned.
+    let pinned_identity = runread_sessions::file::identity(&other).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::fs::copy(&other, &path).unwrap();
+    std::fs::remove_file(&other).unwrap();
+    let pinned = Pinned {
+        identity: Some(pinned_identity),
+        ..pinned
+    };
+    assert_eq!(verify_sample(&path, &pinned).err(), Some(Refusal::Replaced));
+}
+
+#[test]
+fn verification_refuses_another_session_a_torn_file_and_a_changed_answer() {
+    let (_d, path, pinned) = copy_of("sample");
+    let other = Pinned {
+        session_id: "another".into(),
+        ..pinned.clone()
+    };
+    assert_eq!(
+        verify_sample(&path, &other).err(),
+        Some(Refusal::OtherSession)
+    );
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.trim_end_matches('\n')).unwrap();
+    assert_eq!(
+        verify_sample(&path, &pinned).err(),
+        Some(Refusal::Incomplete)
+    );
+
+    // The persisted answer differs by one character from what the stream announced.
+    let (sup, n) = settled_run("sample", 0);
+    let answer = sup.runs[n].candidate.as_ref().unwrap().text.clone();
+    let first = answer.chars().next().unwrap();
+    let changed = text.replacen(
+        &serde_json::to_string(&answer).unwrap()[1..40],
+        &format!(
+            "{}{}",
+            if first == 'X' { 'Y' } else { 'X' },
+            &serde_json::to_string(&answer).unwrap()[1 + first.len_utf8()..40]
+        ),
+        1,
+    );
+    assert_ne!(changed, text);
+    std::fs::write(&path, changed).unwrap();
+    assert_eq!(
+        verify_sample(&path, &pinned).err(),
+        Some(Refusal::NotOnBranch)
+    );
+}
