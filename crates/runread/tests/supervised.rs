@@ -112,22 +112,31 @@ impl Live {
     }
 
     /// `runread run -- pi … -p PROMPT` in the workspace, output captured.
-    fn run(&self, prompt: &str) -> Child {
-        Command::new(env!("CARGO_BIN_EXE_runread"))
-            .arg("--home")
-            .arg(self.path("home"))
-            .args(["run", "--"])
-            .arg(pi())
-            .args(["--provider", "mock", "--model", "mock-1", "--session-dir"])
+    /// Pi's command line against the scripted model, in this setup's session directory.
+    fn pi_command(&self, program: &Path, prompt: &str) -> Command {
+        let mut c = Command::new(program);
+        c.args(["--provider", "mock", "--model", "mock-1", "--session-dir"])
             .arg(self.path("sessions"))
             .args([
                 "--no-extensions",
                 "--no-skills",
                 "--no-prompt-templates",
                 "--no-context-files",
-                "-p",
-                prompt,
             ])
+            .args(["-p", prompt])
+            .current_dir(self.path("ws"))
+            .env("PI_CODING_AGENT_DIR", self.path("agent"));
+        c
+    }
+
+    fn run(&self, prompt: &str) -> Child {
+        let pi_line = self.pi_command(pi(), prompt);
+        Command::new(env!("CARGO_BIN_EXE_runread"))
+            .arg("--home")
+            .arg(self.path("home"))
+            .args(["run", "--"])
+            .arg(pi_line.get_program())
+            .args(pi_line.get_args())
             .current_dir(self.path("ws"))
             .env("PI_CODING_AGENT_DIR", self.path("agent"))
             .stdout(Stdio::piped())
@@ -594,19 +603,8 @@ fn watch_follows_a_live_pi_run_from_running_to_settled() {
     .spawn()
     .unwrap();
     // Pi on its own, not supervised: only the session file tells.
-    let mut pi_run = Command::new(pi())
-        .args(["--provider", "mock", "--model", "mock-1", "--session-dir"])
-        .arg(live.path("sessions"))
-        .args([
-            "--no-extensions",
-            "--no-skills",
-            "--no-prompt-templates",
-            "--no-context-files",
-            "-p",
-            "Write a lot.",
-        ])
-        .current_dir(live.path("ws"))
-        .env("PI_CODING_AGENT_DIR", live.path("agent"))
+    let mut pi_run = live
+        .pi_command(pi(), "Write a lot.")
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
