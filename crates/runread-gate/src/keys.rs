@@ -69,6 +69,15 @@ pub trait KeyProvider: Send + Sync {
 /// One key of the key file: its id and bytes.
 type KeyEntry = (String, Zeroizing<[u8; 32]>);
 
+/// How a written key file takes its place.
+#[derive(Clone, Copy)]
+enum Publish {
+    /// Only if there is no key file yet.
+    IfAbsent,
+    /// Over the existing one (rotation).
+    Replace,
+}
+
 /// The file-backed key provider.
 pub struct FileKeys {
     path: PathBuf,
@@ -83,7 +92,7 @@ impl FileKeys {
             live: Arc::new(AtomicUsize::new(0)),
         };
         if !keys.path.exists() {
-            keys.write_with_new_key(&[])?;
+            keys.write_with_new_key(&[], Publish::IfAbsent)?;
         }
         keys.read_all()?;
         Ok(keys)
@@ -97,7 +106,7 @@ impl FileKeys {
     /// Adds a new key and makes it current. Returns its id. Older ids stay readable.
     pub fn rotate(&self) -> Result<String, KeyError> {
         let existing = self.read_all()?;
-        self.write_with_new_key(&existing)
+        self.write_with_new_key(&existing, Publish::Replace)
     }
 
     /// Every (id, key) in the file, oldest first.
@@ -127,6 +136,7 @@ impl FileKeys {
     fn write_with_new_key(
         &self,
         existing: &[(String, Zeroizing<[u8; 32]>)],
+        publish: Publish,
     ) -> Result<String, KeyError> {
         let bytes =
             Zeroizing::new(runread_core::random_bytes::<32>().map_err(|_| KeyError::Unavailable)?);
@@ -136,18 +146,32 @@ impl FileKeys {
             text.push_str(&format!("{kid} {}\n", hex::encode(**k)));
         }
         text.push_str(&format!("{id} {}\n", hex::encode(*bytes)));
-        let tmp = self.path.with_extension("tmp");
+        // A temporary name of this writer's own: processes starting together (several gateways
+        // on one home) never write into each other's file.
+        let nonce = runread_core::random_bytes::<8>().map_err(|_| KeyError::Unavailable)?;
+        let tmp = self
+            .path
+            .with_extension(format!("{}.tmp", hex::encode(nonce)));
+        let written = (|| {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            match publish {
+                Publish::Replace => std::fs::rename(&tmp, &self.path),
+                // The first key file is published with a link, which fails if another process
+                // published one first: then that one is the key file, and ours is dropped.
+                Publish::IfAbsent => match std::fs::hard_link(&tmp, &self.path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+                    other => other,
+                },
+            }
+        })();
         let _ = std::fs::remove_file(&tmp);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(|_| KeyError::Unavailable)?;
-        f.write_all(text.as_bytes())
-            .map_err(|_| KeyError::Unavailable)?;
-        f.sync_all().map_err(|_| KeyError::Unavailable)?;
-        std::fs::rename(&tmp, &self.path).map_err(|_| KeyError::Unavailable)?;
+        written.map_err(|_| KeyError::Unavailable)?;
         if let Some(dir) = self.path.parent() {
             let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
         }
@@ -197,6 +221,40 @@ mod tests {
         assert_eq!(keys.get("nope").unwrap_err(), KeyError::Unknown);
         drop(k2);
         assert_eq!(keys.live_keys(), 0);
+    }
+
+    #[test]
+    fn processes_opening_a_new_home_together_agree_on_one_key() {
+        const OPENERS: usize = 8;
+        let dir = tempfile::tempdir().unwrap();
+        let barrier = Arc::new(std::sync::Barrier::new(OPENERS));
+        let handles: Vec<_> = (0..OPENERS)
+            .map(|_| {
+                let (home, barrier) = (dir.path().to_path_buf(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let keys = FileKeys::open(&home).unwrap();
+                    // What this opener would seal with right after opening.
+                    let (id, k) = keys.current().unwrap();
+                    (id, *k.bytes())
+                })
+            })
+            .collect();
+        let seen: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(
+            seen.iter().all(|s| *s == seen[0]),
+            "every opener uses the one key"
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n != KEY_FILE_NAME)
+            .collect();
+        assert!(
+            leftovers.is_empty(),
+            "no temporary files left: {leftovers:?}"
+        );
     }
 
     #[test]

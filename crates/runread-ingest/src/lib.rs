@@ -42,7 +42,8 @@ pub enum FileOutcome {
     OutsideWorkspaces,
     /// The first line is not a Pi session header.
     NotASession,
-    /// Another file already holds this session id.
+    /// Another file already holds this session id: on this host, or on another host sharing the
+    /// store, which ingested it first (the store answered `Conflict`). Skipped; the pass goes on.
     DuplicateSessionId,
     /// The file could not be read as evidence.
     Unreadable(ReadError),
@@ -420,7 +421,9 @@ fn fresh(
         saved_model: None,
         ingested_at_ms: now_ms,
     };
-    commit(store, record, true, entries, vec![], report)?;
+    if commit(store, record, true, entries, vec![], report)? == Committed::Conflict {
+        return Ok(FileOutcome::DuplicateSessionId);
+    }
     Ok(FileOutcome::NewGeneration {
         generation,
         bytes,
@@ -467,7 +470,9 @@ fn append(
     rec.malformed_lines = malformed;
     rec.torn = read.torn;
     rec.ingested_at_ms = now_ms;
-    commit(store, rec, false, entries, old, report)?;
+    if commit(store, rec, false, entries, old, report)? == Committed::Conflict {
+        return Ok(FileOutcome::DuplicateSessionId);
+    }
     Ok(FileOutcome::Appended { bytes })
 }
 
@@ -490,6 +495,15 @@ fn parse_into(
     line_no
 }
 
+/// Whether a pass's commit was applied.
+#[derive(Debug, PartialEq, Eq)]
+enum Committed {
+    Applied,
+    /// The store refused the session id: another host sharing the store ingested it first. Only
+    /// that file is skipped: one foreign session must not stop this host's other sessions.
+    Conflict,
+}
+
 /// Cuts runs over all entries of the generation and writes the pass in one transaction.
 fn commit(
     store: &dyn Store,
@@ -498,23 +512,31 @@ fn commit(
     new_entries: Vec<EntrySummary>,
     old_entries: Vec<EntrySummary>,
     report: &mut Report,
-) -> Result<(), IngestError> {
+) -> Result<Committed, IngestError> {
     let mut all = old_entries;
     all.extend(new_entries.iter().cloned());
     let branch = cut_runs(&all, &rec.malformed_lines, rec.torn);
     rec.branch_complete = branch.complete;
     rec.session_name = branch.session_name;
     rec.saved_model = branch.saved_model;
-    report.malformed_lines += rec.malformed_lines.len() as u64;
-    report.torn_files += u64::from(rec.torn);
-    report.runs += branch.runs.len() as u64;
-    store.commit_ingest(&IngestCommit {
+    let malformed = rec.malformed_lines.len() as u64;
+    let torn = u64::from(rec.torn);
+    let runs = branch.runs.len() as u64;
+    match store.commit_ingest(&IngestCommit {
         session: rec,
         new_generation,
         new_entries,
         runs: branch.runs,
-    })?;
-    Ok(())
+    }) {
+        Ok(()) => {}
+        Err(StoreError::Conflict(_)) => return Ok(Committed::Conflict),
+        Err(e) => return Err(e.into()),
+    }
+    // Counted only once stored: a skipped file's lines and runs are not this pass's.
+    report.malformed_lines += malformed;
+    report.torn_files += torn;
+    report.runs += runs;
+    Ok(Committed::Applied)
 }
 
 /// A copy of the header `line` with its `cwd` replaced, for relocating a bundled sample session

@@ -84,7 +84,12 @@ pub(crate) fn recheck(
     if !still.is_live(now_ms) {
         return Err(ErrorCode::GrantExpired);
     }
-    let after = current_run(svc, &before.target).map_err(|_| ErrorCode::TargetChanged)?;
+    // A store that cannot answer is `unavailable`; only a run that is really gone or moved is
+    // `target_changed`. Either way nothing leaves.
+    let after = current_run(svc, &before.target).map_err(|code| match code {
+        ErrorCode::Unavailable => ErrorCode::Unavailable,
+        _ => ErrorCode::TargetChanged,
+    })?;
     if after.identity != before.identity || after.run != before.run {
         return Err(ErrorCode::TargetChanged);
     }

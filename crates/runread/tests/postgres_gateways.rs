@@ -1,0 +1,870 @@
+//! A team deployment end to end, with the real binary on a real PostgreSQL server: two gateways
+//! (`runread serve --store URL`) sharing one home (its `gate-keys`) and one fresh database, an
+//! agent host (a third process with its own home and host name) pushing a real Pi session with
+//! `workspace add` + `ingest`, and the owner granting and revoking from the command line.
+//!
+//! Shown: the answer reads byte-identical through both gateways; a cursor one gateway issued is
+//! accepted by the other; a revocation applies on the very next call through either gateway;
+//! backends killed repeatedly under load give only `unavailable` refusals, no panic and no wrong
+//! or stale answer, and the gateways recover by themselves; a database that refuses connections
+//! gives `unavailable`, never a cached answer.
+//!
+//! PostgreSQL missing is a failure with instructions (see `support::admin`), never a skip.
+
+#[path = "../../runread-store/tests/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use runread_store::Store;
+
+use runread_mcp::client::{Client, ClientError};
+
+/// `RUNREAD_HOST` of the gateways and of the owner's commands run next to them.
+const GATEWAY_HOST: &str = "gateway";
+/// `RUNREAD_HOST` of the agent host that ingests.
+const AGENT_HOST: &str = "laptop-a";
+/// How old the placed session file is: well past the settle window, so its answer is available.
+const SETTLED: Duration = Duration::from_secs(60);
+/// Hang guard: longest wait for a gateway to print its address.
+const START_GUARD: Duration = Duration::from_secs(60);
+/// Hang guard on one HTTP call (store calls are bounded by seconds; this only catches a hang).
+const CALL_GUARD: Duration = Duration::from_secs(60);
+/// Hang guard on the whole load phase.
+const LOAD_GUARD: Duration = Duration::from_secs(300);
+/// Chunk size for the cursor hand-over: several chunks for the sample's 9,554-byte answer.
+const SMALL_CHUNK: u64 = 1_024;
+/// Chunk size under load: the largest, so each whole read is two calls.
+const LARGE_CHUNK: u64 = 8_192;
+/// Most chunks one read may take before the test calls it a loop.
+const MAX_CHUNKS: usize = 64;
+/// Load tasks per gateway: below the gateway's in-flight cap (4), so `busy` never happens and
+/// every refusal seen is about the database.
+const LOAD_TASKS_PER_GATEWAY: usize = 2;
+/// Rounds of terminating every backend of the test database, and the pause between them.
+const KILL_ROUNDS: usize = 30;
+const KILL_PAUSE: Duration = Duration::from_millis(100);
+
+/// Runs the real binary with its own home, host name and store; nothing from the caller's
+/// environment picks another store or home.
+fn runread(home: &Path, host: &str, store: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_runread"))
+        .env_remove("RUNREAD_STORE")
+        .env_remove("RUNREAD_HOME")
+        .env("RUNREAD_HOST", host)
+        .arg("--home")
+        .arg(home)
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .expect("run runread")
+}
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "runread failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// One `runread serve` process on an ephemeral loopback port, its stderr collected.
+struct Gateway {
+    child: Child,
+    url: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Gateway {
+    fn start(home: &Path, store: &str) -> Gateway {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
+            .env_remove("RUNREAD_STORE")
+            .env_remove("RUNREAD_HOME")
+            .env("RUNREAD_HOST", GATEWAY_HOST)
+            .arg("--home")
+            .arg(home)
+            .arg("--store")
+            .arg(store)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn runread serve");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                if let Some(at) = line.find("at http://") {
+                    let url = line[at + 3..].split_whitespace().next().unwrap_or("");
+                    let _ = tx.send(url.to_owned());
+                }
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let url = match rx.recv_timeout(START_GUARD) {
+            Ok(url) => url,
+            Err(_) => panic!(
+                "the gateway did not start: {}",
+                stderr.lock().unwrap().as_str()
+            ),
+        };
+        Gateway { child, url, stderr }
+    }
+
+    /// Still running, and never panicked.
+    fn assert_healthy(&mut self, store_url: &str) {
+        assert!(
+            self.child.try_wait().unwrap().is_none(),
+            "gateway {} exited: {}",
+            self.url,
+            self.stderr()
+        );
+        let err = self.stderr();
+        assert!(
+            !err.contains("panicked"),
+            "gateway {} panicked: {err}",
+            self.url
+        );
+        assert!(!err.contains(store_url), "the store URL was logged: {err}");
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One database, two gateways, one ingested session and one grant.
+struct Deployment {
+    gateways: [Gateway; 2],
+    key: String,
+    grant_id: String,
+    target: Value,
+    /// The granted run's final answer as the agent wrote it (read without runread's parser).
+    expected: String,
+    /// Where the owner's and the agent host's commands keep their homes.
+    dir: tempfile::TempDir,
+    // Dropped last: the gateways above are stopped before their database is dropped.
+    db: support::PgDb,
+}
+
+impl Deployment {
+    fn start() -> Deployment {
+        let db = support::PgDb::fresh();
+        let url = db.url.clone();
+        let dir = tempfile::tempdir().unwrap();
+        let gateway_home = dir.path().join("gateway-home");
+        let agent_home = dir.path().join("agent-home");
+        let sessions = dir.path().join("agent-sessions");
+        let workspace = dir.path().join("workspace");
+        for d in [&sessions, &workspace] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let workspace = std::fs::canonicalize(&workspace).unwrap();
+
+        // The owner's first command makes the home's gate-keys; every gateway shares that file
+        // (here: the same home), since read keys and sealed inputs are sealed under it.
+        assert_eq!(
+            ok(runread(
+                &gateway_home,
+                GATEWAY_HOST,
+                &url,
+                &["runs", "--json"]
+            ))
+            .trim(),
+            "[]"
+        );
+        assert!(gateway_home.join("gate-keys").exists());
+        let gateways = [
+            Gateway::start(&gateway_home, &url),
+            Gateway::start(&gateway_home, &url),
+        ];
+
+        // The agent host, a third process with a home and host name of its own, pushes a real
+        // Pi session while the gateways run.
+        let src = runread_testkit::fixture_session("sample");
+        let session = sessions.join(src.file_name().unwrap());
+        std::fs::write(
+            &session,
+            runread_testkit::relocated(&std::fs::read(&src).unwrap(), workspace.to_str().unwrap()),
+        )
+        .unwrap();
+        runread_testkit::set_age(&session, SETTLED);
+        let ws = workspace.to_str().unwrap();
+        ok(runread(
+            &agent_home,
+            AGENT_HOST,
+            &url,
+            &["workspace", "add", ws, "--name", "proj"],
+        ));
+        let ingested = ok(runread(
+            &agent_home,
+            AGENT_HOST,
+            &url,
+            &["ingest", "--pi", sessions.to_str().unwrap()],
+        ));
+        assert!(ingested.contains("1 new or re-read"), "{ingested}");
+
+        // The longest answer, as the agent wrote it.
+        let (run_id, expected) = runread_testkit::agent_runs(&session)
+            .into_iter()
+            .filter_map(|(id, text, _)| text.map(|t| (id, t)))
+            .max_by_key(|(_, t)| t.len())
+            .unwrap();
+
+        // The owner, next to the gateways, sees the run ingested on the agent host and grants it.
+        let runs: Vec<Value> = serde_json::from_str(&ok(runread(
+            &gateway_home,
+            GATEWAY_HOST,
+            &url,
+            &["runs", "--json"],
+        )))
+        .unwrap();
+        let run = runs
+            .iter()
+            .find(|r| r["target"]["runId"] == run_id.as_str())
+            .unwrap_or_else(|| panic!("run {run_id} not listed: {runs:?}"));
+        assert_eq!(run["answerState"], "available", "{run}");
+        let grant: Value = serde_json::from_str(&ok(runread(
+            &gateway_home,
+            GATEWAY_HOST,
+            &url,
+            &[
+                "grant",
+                "--run",
+                &run_id,
+                "--features",
+                "final_answer",
+                "--expires",
+                "15m",
+                "--to",
+                "team-assistant",
+                "--json",
+            ],
+        )))
+        .unwrap();
+        Deployment {
+            gateways,
+            key: grant["key"].as_str().unwrap().to_owned(),
+            grant_id: grant["grantId"].as_str().unwrap().to_owned(),
+            target: grant["target"].clone(),
+            expected,
+            dir,
+            db,
+        }
+    }
+
+    fn expected_sha256(&self) -> String {
+        runread_core::sha256_hex(self.expected.as_bytes())
+    }
+
+    fn assert_gateways_healthy(&mut self) {
+        let url = self.db.url.clone();
+        for g in &mut self.gateways {
+            g.assert_healthy(&url);
+        }
+    }
+}
+
+/// Terminates every backend of database `db` (the gateways' connections); returns how many.
+fn terminate_backends(admin: &mut postgres::Client, db: &str) -> i64 {
+    admin
+        .query_one(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = $1 AND pid <> pg_backend_pid()",
+            &[&db],
+        )
+        .unwrap()
+        .get(0)
+}
+
+/// `read_final_answer` arguments.
+fn answer_args(target: &Value, cursor: Option<&str>, limit: u64) -> Value {
+    let mut args = Map::new();
+    args.insert("target".into(), target.clone());
+    args.insert("limit".into(), json!(limit));
+    if let Some(c) = cursor {
+        args.insert("cursor".into(), json!(c));
+    }
+    Value::Object(args)
+}
+
+/// A runtime for the MCP clients. The tests themselves are synchronous: the `postgres` client
+/// (PgDb, the admin connection) drives a runtime of its own and must not run inside another.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn refusal_code(r: Result<runread_mcp::client::ToolResult, ClientError>) -> String {
+    match r {
+        Err(ClientError::Refused { code, .. }) => code,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn two_gateways_share_answers_cursors_and_revocations() {
+    let mut d = Deployment::start();
+    // A third gateway on the same database whose home made a gate-keys of its own.
+    let mut stranger = Gateway::start(&d.dir.path().join("stranger-home"), &d.db.url);
+    runtime().block_on(shared_answers_cursors_and_revocations(&d, &stranger.url));
+    stranger.assert_healthy(&d.db.url);
+    d.assert_gateways_healthy();
+}
+
+async fn shared_answers_cursors_and_revocations(d: &Deployment, stranger_url: &str) {
+    let a = Client::connect(&d.gateways[0].url, &d.key).await.unwrap();
+    let b = Client::connect(&d.gateways[1].url, &d.key).await.unwrap();
+
+    // Both gateways list the one granted target.
+    for c in [&a, &b] {
+        let targets = c.granted_targets().await.unwrap();
+        assert_eq!(targets.len(), 1);
+        assert_eq!(targets[0]["target"], d.target);
+    }
+
+    // The answer ingested by the third process reads whole, byte-identical, through both.
+    let via_a = a.read_final_answer(&d.target, None, |_| {}).await.unwrap();
+    let via_b = b.read_final_answer(&d.target, None, |_| {}).await.unwrap();
+    assert_eq!(via_a.text.as_deref(), Some(d.expected.as_str()));
+    assert_eq!(via_b.text, via_a.text);
+    assert_eq!(via_a.sha256.as_deref(), Some(d.expected_sha256().as_str()));
+    assert_eq!(via_b.sha256, via_a.sha256);
+    assert_eq!(via_a.first["evidence"], "session_file");
+
+    // Cursors cross gateways: each chunk is asked of the gateway that did not issue the cursor.
+    let mut assembled = String::new();
+    let mut cursor: Option<String> = None;
+    let mut chunks = 0usize;
+    loop {
+        let c = if chunks.is_multiple_of(2) { &a } else { &b };
+        let r = c
+            .call(
+                "read_final_answer",
+                answer_args(&d.target, cursor.as_deref(), SMALL_CHUNK),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("chunk {chunks}: {e}"))
+            .structured;
+        assert_eq!(r["byteOffset"].as_u64(), Some(assembled.len() as u64));
+        assert_eq!(r["sha256"].as_str(), via_a.sha256.as_deref());
+        assembled.push_str(r["text"].as_str().unwrap());
+        chunks += 1;
+        if r["eof"] == json!(true) {
+            break;
+        }
+        assert!(chunks < MAX_CHUNKS, "the answer did not end");
+        cursor = Some(r["nextCursor"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(assembled, d.expected);
+    assert!(
+        chunks >= 3,
+        "hand-overs both ways (A→B and B→A) need 3 chunks, got {chunks}"
+    );
+
+    // The same cursor from A gives the same next chunk through either gateway.
+    let first = a
+        .call(
+            "read_final_answer",
+            answer_args(&d.target, None, SMALL_CHUNK),
+        )
+        .await
+        .unwrap()
+        .structured;
+    let next = first["nextCursor"].as_str().unwrap();
+    let on_a = a
+        .call(
+            "read_final_answer",
+            answer_args(&d.target, Some(next), SMALL_CHUNK),
+        )
+        .await
+        .unwrap()
+        .structured;
+    let on_b = b
+        .call(
+            "read_final_answer",
+            answer_args(&d.target, Some(next), SMALL_CHUNK),
+        )
+        .await
+        .unwrap()
+        .structured;
+    assert_eq!(on_b["byteOffset"], first["bytes"]);
+    assert_eq!(on_b["text"], on_a["text"]);
+    assert_eq!(
+        on_b["nextCursor"].is_string(),
+        on_a["nextCursor"].is_string()
+    );
+
+    // Every gateway needs the shared gate-keys: the read key is also a known secret, sealed under
+    // it, and a gateway that cannot open a known secret serves nothing rather than leak it.
+    let c = Client::connect(stranger_url, &d.key).await.unwrap();
+    assert_eq!(
+        refusal_code(
+            c.call(
+                "read_final_answer",
+                answer_args(&d.target, None, SMALL_CHUNK)
+            )
+            .await
+        ),
+        "unavailable"
+    );
+    c.close().await;
+
+    // Revoked by a third process (the owner's CLI): the very next call through either gateway is
+    // refused, with no restart and nothing cached.
+    for c in [&a, &b] {
+        c.call(
+            "read_final_answer",
+            answer_args(&d.target, None, SMALL_CHUNK),
+        )
+        .await
+        .unwrap();
+    }
+    let owner_home = d.dir.path().join("owner-home");
+    let out = ok(runread(
+        &owner_home,
+        "owner-laptop",
+        &d.db.url,
+        &["grant", "revoke", &d.grant_id],
+    ));
+    assert!(out.contains("revoked"), "{out}");
+    assert_eq!(
+        refusal_code(
+            b.call(
+                "read_final_answer",
+                answer_args(&d.target, None, SMALL_CHUNK)
+            )
+            .await
+        ),
+        "grant_revoked"
+    );
+    assert_eq!(
+        refusal_code(
+            a.call(
+                "read_final_answer",
+                answer_args(&d.target, Some(next), SMALL_CHUNK)
+            )
+            .await
+        ),
+        "grant_revoked",
+        "a cursor issued before the revocation does not outlive it"
+    );
+    for c in [&a, &b] {
+        assert_eq!(
+            refusal_code(c.call("list_granted_targets", json!({})).await),
+            "grant_revoked"
+        );
+        assert!(c.tool_names().await.unwrap().is_empty());
+    }
+    a.close().await;
+    b.close().await;
+}
+
+/// Raw MCP over HTTP, so that every refusal's code is seen exactly, wherever it is raised: the
+/// key layer (HTTP status with a JSON-RPC error, `data.code`) or the gate (a tool result with
+/// `isError` and `{"code": …}`).
+struct Raw {
+    http: reqwest::Client,
+    ids: AtomicU64,
+}
+
+impl Raw {
+    fn new() -> Raw {
+        Raw {
+            http: reqwest::Client::builder()
+                .timeout(CALL_GUARD)
+                .build()
+                .unwrap(),
+            ids: AtomicU64::new(1),
+        }
+    }
+
+    /// One `tools/call` of `read_final_answer`: its structured content, or the refusal's code
+    /// (anything that is not a fixed code is described, so it can never pass for one).
+    async fn call(&self, url: &str, key: &str, args: Value) -> Result<Value, String> {
+        // A fresh JSON-RPC id per call: each is a new start record, not a replay of an old one.
+        let id = self.ids.fetch_add(1, Ordering::SeqCst);
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "tools/call",
+            "params": {
+                "name": "read_final_answer",
+                "arguments": args,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                    "io.modelcontextprotocol/clientCapabilities": {}
+                }
+            }
+        });
+        let resp = self
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "read_final_answer")
+            .header("x-runread-key", key)
+            .body(body.to_string())
+            .send()
+            .await
+            .map_err(|e| format!("transport error: {e}"))?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| format!("transport error reading the body: {e}"))?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|_| format!("HTTP {status} with a body that is not JSON: {text}"))?;
+        if let Some(code) = v["error"]["data"]["code"].as_str() {
+            return Err(code.to_owned());
+        }
+        if status != 200 || !v["error"].is_null() {
+            return Err(format!("HTTP {status} without a fixed code: {text}"));
+        }
+        let result = &v["result"];
+        if result["isError"] == json!(true) {
+            let inner: Value =
+                serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or(""))
+                    .unwrap_or(Value::Null);
+            return Err(inner["code"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("a refusal without a code: {text}")));
+        }
+        Ok(result["structuredContent"].clone())
+    }
+
+    /// The whole answer, chunk by chunk, each chunk checked to follow the last and the whole
+    /// against its announced sha256. `Err`: the first refusal (or contract break, described).
+    async fn read_whole(&self, url: &str, key: &str, target: &Value) -> Result<String, String> {
+        let mut text = String::new();
+        let mut cursor: Option<String> = None;
+        let mut sha256: Option<Value> = None;
+        for _ in 0..MAX_CHUNKS {
+            let r = self
+                .call(
+                    url,
+                    key,
+                    answer_args(target, cursor.as_deref(), LARGE_CHUNK),
+                )
+                .await?;
+            if r["readable"] != json!(true) || r["state"] != "available" {
+                return Err(format!("not readable: {r}"));
+            }
+            if *sha256.get_or_insert_with(|| r["sha256"].clone()) != r["sha256"] {
+                return Err("the answer's sha256 changed between chunks".into());
+            }
+            if r["byteOffset"].as_u64() != Some(text.len() as u64) {
+                return Err(format!("chunk at the wrong offset: {}", r["byteOffset"]));
+            }
+            text.push_str(r["text"].as_str().unwrap_or(""));
+            if r["eof"] == json!(true) {
+                if r["sha256"].as_str() != Some(runread_core::sha256_hex(text.as_bytes()).as_str())
+                {
+                    return Err("sha256 of the whole answer does not match".into());
+                }
+                return Ok(text);
+            }
+            cursor = r["nextCursor"].as_str().map(str::to_owned);
+        }
+        Err("the answer did not end".into())
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    answers: u64,
+    unavailable: u64,
+    /// Every failure that was not `unavailable`, described.
+    other: Vec<String>,
+    /// Answers that differed from what the agent wrote.
+    wrong: u64,
+}
+
+#[test]
+fn killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer() {
+    let mut d = Deployment::start();
+    runtime().block_on(load_while_killing_backends(&d));
+    d.assert_gateways_healthy();
+}
+
+async fn load_while_killing_backends(d: &Deployment) {
+    let raw = Arc::new(Raw::new());
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+
+    // Both gateways serve before anything is killed.
+    both_answer(&raw, d).await;
+
+    let mut tasks = Vec::new();
+    for g in &d.gateways {
+        for _ in 0..LOAD_TASKS_PER_GATEWAY {
+            let (raw, tally, stop) = (raw.clone(), tally.clone(), stop.clone());
+            let (url, key, target, expected) = (
+                g.url.clone(),
+                d.key.clone(),
+                d.target.clone(),
+                d.expected.clone(),
+            );
+            tasks.push(tokio::spawn(async move {
+                while !stop.load(Ordering::SeqCst) {
+                    let outcome = raw.read_whole(&url, &key, &target).await;
+                    let mut t = tally.lock().unwrap();
+                    match outcome {
+                        Ok(text) if text == expected => t.answers += 1,
+                        Ok(_) => t.wrong += 1,
+                        Err(code) if code == "unavailable" => t.unavailable += 1,
+                        Err(other) => t.other.push(format!("{url}: {other}")),
+                    }
+                }
+            }));
+        }
+    }
+
+    // Kill every backend of the database, again and again, while the load runs.
+    let db_name = d.db.name.clone();
+    // On a thread of its own: the admin client must not run on the runtime's threads.
+    let killer = std::thread::spawn(move || {
+        let mut admin = support::admin();
+        let mut killed = 0i64;
+        for _ in 0..KILL_ROUNDS {
+            killed += terminate_backends(&mut admin, &db_name);
+            std::thread::sleep(KILL_PAUSE);
+        }
+        killed
+    });
+    let killed = tokio::task::spawn_blocking(move || killer.join().unwrap())
+        .await
+        .unwrap();
+    stop.store(true, Ordering::SeqCst);
+    tokio::time::timeout(LOAD_GUARD, async {
+        for t in tasks {
+            t.await.unwrap();
+        }
+    })
+    .await
+    .expect("the load tasks hung");
+
+    // Every task has ended: the tally is final.
+    let t = std::mem::take(&mut *tally.lock().unwrap());
+    eprintln!(
+        "{killed} backends terminated; {} whole answers, {} refused unavailable",
+        t.answers, t.unavailable
+    );
+    assert!(killed > 0, "no backend of the gateways was terminated");
+    assert!(
+        t.other.is_empty(),
+        "failures other than `unavailable`: {:#?}",
+        t.other
+    );
+    assert_eq!(t.wrong, 0, "answers that differ from what the agent wrote");
+    assert!(t.answers > 0, "no answer was served around the kills");
+
+    // Nothing needs restarting: the next call through each gateway answers.
+    both_answer(&raw, d).await;
+}
+
+/// Every gateway serves the whole answer, byte-identical.
+async fn both_answer(raw: &Raw, d: &Deployment) {
+    for g in &d.gateways {
+        assert_eq!(
+            raw.read_whole(&g.url, &d.key, &d.target).await.unwrap(),
+            d.expected
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_database_is_refused_unavailable_never_served_from_a_cache() {
+    let mut d = Deployment::start();
+    let rt = runtime();
+    let raw = Raw::new();
+    rt.block_on(both_answer(&raw, &d));
+
+    // The database stops accepting connections (for every role, superusers too) and every open
+    // one is cut: the shared server itself keeps running for the other tests.
+    let mut admin = support::admin();
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {} ALLOW_CONNECTIONS false",
+            d.db.name
+        ))
+        .unwrap();
+    terminate_backends(&mut admin, &d.db.name);
+    rt.block_on(async {
+        for g in &d.gateways {
+            // The very request just answered is now refused: no cached grant, no cached answer.
+            for _ in 0..2 {
+                assert_eq!(
+                    raw.call(&g.url, &d.key, answer_args(&d.target, None, LARGE_CHUNK))
+                        .await
+                        .unwrap_err(),
+                    "unavailable"
+                );
+            }
+        }
+    });
+    // The owner cannot revoke meanwhile either: the CLI fails instead of pretending.
+    let out = runread(
+        &d.dir.path().join("owner-home"),
+        "owner-laptop",
+        &d.db.url,
+        &["grant", "revoke", &d.grant_id],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains(&d.db.url) && !err.contains("panicked"),
+        "{err}"
+    );
+
+    // A gateway that cannot reach its database at start does not start.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("postgres://postgres@{}/runread", dead.local_addr().unwrap());
+    drop(dead);
+    let out = runread(
+        &d.dir.path().join("lonely-gateway"),
+        GATEWAY_HOST,
+        &dead_url,
+        &["serve", "--listen", "127.0.0.1:0"],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot open the PostgreSQL store"), "{err}");
+    assert!(
+        !err.contains(&dead_url) && !err.contains("panicked"),
+        "{err}"
+    );
+
+    // The database returns: the next call answers, with nothing restarted.
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {} ALLOW_CONNECTIONS true",
+            d.db.name
+        ))
+        .unwrap();
+    rt.block_on(both_answer(&raw, &d));
+    d.assert_gateways_healthy();
+}
+
+/// Where a fixture session is placed for a second agent host.
+fn place(dir: &Path, fixture: &str, workspace: &Path) -> PathBuf {
+    let src = runread_testkit::fixture_session(fixture);
+    let dst = dir.join(src.file_name().unwrap());
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        &dst,
+        runread_testkit::relocated(&std::fs::read(&src).unwrap(), workspace.to_str().unwrap()),
+    )
+    .unwrap();
+    runread_testkit::set_age(&dst, SETTLED);
+    dst
+}
+
+#[test]
+fn a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in() {
+    let db = support::PgDb::fresh();
+    let dir = tempfile::tempdir().unwrap();
+    let ws_a = dir.path().join("ws-a");
+    let ws_b = dir.path().join("ws-b");
+    for w in [&ws_a, &ws_b] {
+        std::fs::create_dir_all(w).unwrap();
+    }
+    let (ws_a, ws_b) = (
+        std::fs::canonicalize(ws_a).unwrap(),
+        std::fs::canonicalize(ws_b).unwrap(),
+    );
+    let (home_a, home_b) = (dir.path().join("home-a"), dir.path().join("home-b"));
+    let (sessions_a, sessions_b) = (dir.path().join("sessions-a"), dir.path().join("sessions-b"));
+
+    // Host A ingests the sample session.
+    let on_a = place(&sessions_a, "sample", &ws_a);
+    ok(runread(
+        &home_a,
+        "host-a",
+        &db.url,
+        &["workspace", "add", ws_a.to_str().unwrap()],
+    ));
+    ok(runread(
+        &home_a,
+        "host-a",
+        &db.url,
+        &["ingest", "--pi", sessions_a.to_str().unwrap()],
+    ));
+    // Host B holds a copy of that session (same session id; A's file is not on B's disk, as on
+    // another machine) next to a session of its own.
+    place(&sessions_b, "sample", &ws_b);
+    place(&sessions_b, "multi-run", &ws_b);
+    std::fs::remove_file(&on_a).unwrap();
+    ok(runread(
+        &home_b,
+        "host-b",
+        &db.url,
+        &["workspace", "add", ws_b.to_str().unwrap()],
+    ));
+    let out = ok(runread(
+        &home_b,
+        "host-b",
+        &db.url,
+        &["ingest", "--pi", sessions_b.to_str().unwrap()],
+    ));
+    assert!(out.contains("session id already ingested"), "{out}");
+    assert!(out.contains("2 files: 1 new or re-read"), "{out}");
+    assert!(
+        out.contains("; 3 runs"),
+        "only B's own session's runs: {out}"
+    );
+
+    // The store holds A's session as A ingested it (not taken over), and B's own session.
+    let store = db.store_as("a-gateway");
+    let header_id = |p: &Path| -> String {
+        let text = std::fs::read_to_string(p).unwrap();
+        let v: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        v["id"].as_str().unwrap().to_owned()
+    };
+    let sample = store
+        .session(&header_id(&runread_testkit::fixture_session("sample")))
+        .unwrap()
+        .unwrap();
+    assert_eq!(sample.path, on_a.to_str().unwrap());
+    assert_eq!(sample.generation, 1);
+    let own = header_id(&runread_testkit::fixture_session("multi-run"));
+    assert!(store.session(&own).unwrap().is_some());
+    assert_eq!(
+        store
+            .runs()
+            .unwrap()
+            .iter()
+            .filter(|r| r.target.session_id == own)
+            .count(),
+        3
+    );
+}
