@@ -1,5 +1,14 @@
 //! `runread-bench`: measurements that compare side by side in one run, as ratios. Benchmarks live
-//! here, apart from the tests; nothing here asserts a time.
+//! here, apart from the tests; nothing here asserts a time. `scripts/bench` drives the whole run
+//! (peers, load generator, BENCHMARKS.md); the subcommands below are its Rust parts.
+//!
+//! - `gate`: the gate's cost (below).
+//! - `echo-server`: the stock rmcp echo peer ([`echo`]).
+//! - `static-server`: the plain-HTTP download peer ([`statics`]).
+//! - `artifact`: artifact transfer, runread's client against a plain GET ([`artifact`]).
+//! - `ingest`: ingest of one session file into a fresh durable store ([`ingest`]).
+//! - `redact`: masking with 1,000 known secrets ([`redact`]).
+//! - `ready`: time to the first answered `server/discover`, and idle RSS ([`ready`]).
 //!
 //! `runread-bench gate [--calls N] [--rounds R]`: the execution gate's cost per call —
 //! `read_final_answer` through the whole service (admission, gate, re-check, label) with the
@@ -17,6 +26,13 @@ use runread_core::Feature;
 use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::Store;
 use runread_store::sqlite::SqliteStore;
+
+mod artifact;
+mod echo;
+mod ingest;
+mod ready;
+mod redact;
+mod statics;
 
 struct Setup {
     _dir: tempfile::TempDir,
@@ -142,8 +158,46 @@ fn gate(calls: usize, rounds: usize) {
     }
 }
 
+/// `hop`: the round trip of one `tokio::task::spawn_blocking` (an empty closure) awaited from a
+/// task on the multi-thread runtime `runread serve` uses: what each of a call's hops to the
+/// blocking pool costs on this machine, whatever runs in it. Prints µs per hop (median of 5).
+fn hop(calls: usize) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let mut per = Vec::new();
+    for _ in 0..6 {
+        let start = Instant::now();
+        rt.block_on(async {
+            tokio::spawn(async move {
+                for _ in 0..calls {
+                    tokio::task::spawn_blocking(|| std::hint::black_box(1))
+                        .await
+                        .expect("hop");
+                }
+            })
+            .await
+            .expect("task");
+        });
+        per.push(start.elapsed().as_secs_f64() * 1e6 / calls as f64);
+    }
+    per.remove(0); // warm-up
+    println!("{}", json!({"us_per_hop": median(per)}));
+}
+
+const USAGE: &str = "usage: runread-bench gate [--calls N] [--rounds R]
+       runread-bench echo-server --result FILE [--listen ADDR]
+       runread-bench static-server --file FILE [--listen ADDR]
+       runread-bench artifact --url URL --key-file F --static-url URL --sha256 HEX [--rounds R]
+       runread-bench ingest --session FILE [--repeats N] [--warmup W]
+       runread-bench redact [--secrets N] [--mib M] [--repeats R]
+       runread-bench ready --port P [--key K] [--idle-ms MS] -- CMD...
+       runread-bench hop [--calls N]";
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let all: Vec<String> = std::env::args().collect();
+    let (args, cmd) = match all.iter().position(|a| a == "--") {
+        Some(i) => (all[..i].to_vec(), all[i + 1..].to_vec()),
+        None => (all.clone(), Vec::new()),
+    };
     let flag = |name: &str, default: usize| {
         args.iter()
             .position(|a| a == name)
@@ -151,10 +205,57 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
+    let text = |name: &str| -> Option<String> {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let need = |name: &str| -> String {
+        text(name).unwrap_or_else(|| {
+            eprintln!("missing {name}\n{USAGE}");
+            std::process::exit(2);
+        })
+    };
+    let listen = || {
+        text("--listen")
+            .unwrap_or_else(|| "127.0.0.1:0".into())
+            .parse()
+            .expect("--listen ADDR")
+    };
     match args.get(1).map(String::as_str) {
         Some("gate") => gate(flag("--calls", 2000), flag("--rounds", 5)),
+        Some("echo-server") => echo::run(listen(), &need("--result")),
+        Some("static-server") => statics::run(listen(), need("--file")),
+        Some("artifact") => {
+            let key = std::fs::read_to_string(need("--key-file")).expect("key file");
+            artifact::run(
+                &need("--url"),
+                key.trim(),
+                &need("--static-url"),
+                &need("--sha256"),
+                flag("--rounds", 5),
+            )
+        }
+        Some("ingest") => ingest::run(
+            &need("--session"),
+            flag("--repeats", 3),
+            flag("--warmup", 1),
+        ),
+        Some("redact") => redact::run(
+            flag("--secrets", 1000),
+            flag("--mib", 64),
+            flag("--repeats", 5),
+        ),
+        Some("ready") if !cmd.is_empty() => ready::run(
+            flag("--port", 0) as u16,
+            &text("--key").unwrap_or_default(),
+            flag("--idle-ms", 2000) as u64,
+            &cmd,
+        ),
+        Some("hop") => hop(flag("--calls", 20000)),
         _ => {
-            eprintln!("usage: runread-bench gate [--calls N] [--rounds R]");
+            eprintln!("{USAGE}");
             std::process::exit(2);
         }
     }

@@ -1,0 +1,170 @@
+//! `runread-bench artifact`: one artifact read end to end through `read_artifact` chunks, every
+//! chunk's sha256, the offsets and the whole version's sha256 verified, against a plain HTTP GET
+//! of the same file from a static server on loopback (its sha256 verified too).
+//!
+//! Three paths, alternating in each round:
+//! - A: runread's own client, `runread_mcp::client::Client::read_artifact` (what `runread read
+//!   artifact` runs). It sits on rmcp's default reqwest client, which disables connection
+//!   pooling: one new TCP connection per call.
+//! - A′: the same calls and checks (labels via `runread_mcp::client::verify_label`) over an rmcp
+//!   client with a pooled keep-alive connection: what the same server gives when the client
+//!   reuses its connection.
+//! - B: plain HTTP GET.
+//!
+//! Prints JSON.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rmcp::model::{CallToolRequestParams, ClientConfig, ContentBlock, ProtocolVersion};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use serde_json::{Value, json};
+
+type Pooled = RunningService<RoleClient, ClientConfig>;
+
+async fn pooled_client(url: &str, key: &str) -> Pooled {
+    let mut headers = HashMap::new();
+    headers.insert(
+        http::HeaderName::from_static(runread_mcp::KEY_HEADER),
+        http::HeaderValue::from_str(key).expect("key header"),
+    );
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
+    // reqwest's default client keeps idle connections (rmcp's default turns that off).
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    ClientConfig::default()
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("connect (pooled)")
+}
+
+async fn call(c: &Pooled, tool: &str, args: Value) -> Value {
+    let Value::Object(args) = args else {
+        unreachable!()
+    };
+    let r = c
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+        .expect("call");
+    assert_ne!(r.is_error, Some(true), "{tool} refused");
+    let text = r
+        .content
+        .iter()
+        .find_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let structured = r.structured_content.unwrap_or(Value::Null);
+    runread_mcp::client::verify_label(tool, &structured, &text).expect("label");
+    structured
+}
+
+/// `Client::read_artifact`'s checks, over the pooled client.
+async fn read_pooled(c: &Pooled, target: &Value) -> Vec<u8> {
+    use base64::Engine as _;
+    let list = call(c, "list_artifacts", json!({"target": target})).await;
+    let meta = list["artifacts"][0].clone();
+    let size = meta["size"].as_u64().expect("size");
+    let mut bytes = Vec::with_capacity(size as usize);
+    let mut offset = 0u64;
+    loop {
+        let r = call(
+            c,
+            "read_artifact",
+            json!({"target": target, "artifactId": meta["artifactId"], "version": meta["version"], "offset": offset}),
+        )
+        .await;
+        assert_eq!(r["offset"].as_u64(), Some(offset), "offset");
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(r["data"].as_str().unwrap_or(""))
+            .expect("base64");
+        assert_eq!(
+            r["chunkSha256"].as_str(),
+            Some(runread_core::sha256_hex(&data).as_str()),
+            "chunk sha256"
+        );
+        bytes.extend_from_slice(&data);
+        offset += data.len() as u64;
+        if r["eof"] == json!(true) {
+            break;
+        }
+        assert!(
+            !data.is_empty() && bytes.len() as u64 <= size,
+            "artifact ended early"
+        );
+    }
+    assert_eq!(
+        runread_core::sha256_hex(&bytes),
+        meta["sha256"].as_str().unwrap_or(""),
+        "whole sha256"
+    );
+    bytes
+}
+
+pub fn run(url: &str, key: &str, static_url: &str, sha256: &str, rounds: usize) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let client = runread_mcp::client::Client::connect(url, key)
+            .await
+            .expect("connect");
+        let targets = client.granted_targets().await.expect("targets");
+        let target = targets[0]["target"].clone();
+        let pooled = pooled_client(url, key).await;
+        let http = reqwest::Client::new();
+        let (mut a, mut a2, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        let mut size = 0usize;
+        // One warm-up of each, then the rounds.
+        for round in 0..=rounds {
+            let t = Instant::now();
+            let (meta, bytes) = client
+                .read_artifact(&target, None)
+                .await
+                .expect("read_artifact");
+            let dt_a = t.elapsed().as_secs_f64();
+            assert_eq!(meta["sha256"].as_str(), Some(sha256), "artifact sha256");
+            assert_eq!(runread_core::sha256_hex(&bytes), sha256);
+            size = bytes.len();
+
+            let t = Instant::now();
+            let bytes = read_pooled(&pooled, &target).await;
+            let dt_a2 = t.elapsed().as_secs_f64();
+            assert_eq!(runread_core::sha256_hex(&bytes), sha256);
+
+            let t = Instant::now();
+            let body = http
+                .get(static_url)
+                .send()
+                .await
+                .expect("GET")
+                .error_for_status()
+                .expect("status")
+                .bytes()
+                .await
+                .expect("body");
+            let got = runread_core::sha256_hex(&body);
+            let dt_b = t.elapsed().as_secs_f64();
+            assert_eq!(got, sha256, "download sha256");
+            if round > 0 {
+                a.push(dt_a);
+                a2.push(dt_a2);
+                b.push(dt_b);
+            }
+        }
+        client.close().await;
+        let _ = pooled.cancel().await;
+        println!(
+            "{}",
+            json!({"bytes": size, "chunks": (size as u64).div_ceil(32 * 1024), "runread_s": a,
+                   "runread_pooled_s": a2, "http_s": b})
+        );
+    });
+}
