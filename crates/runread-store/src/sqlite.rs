@@ -156,6 +156,8 @@ CREATE TABLE supervised_runs (
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
 const BUSY_TIMEOUT_MS: u64 = 5_000;
+/// Prepared statements kept per connection (the store has fewer distinct statements).
+const STATEMENT_CACHE_CAPACITY: usize = 128;
 /// Attempts, and the pause between them, at setting up a store another process is setting up.
 const OPEN_BUSY_ATTEMPTS: u32 = 50;
 const OPEN_BUSY_DELAY_MS: u64 = 20;
@@ -190,6 +192,9 @@ impl SqliteStore {
         let mut conn = Connection::open(path)?;
         restrict_to_owner(path);
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+        // Every statement is prepared once per connection and reused (compiling SQL was half of
+        // a tool call's instructions): room for all of them.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -202,10 +207,8 @@ impl SqliteStore {
                 }
                 None => {
                     let id = uuid::Uuid::new_v4().to_string();
-                    tx.execute(
-                        "INSERT INTO meta(key, value) VALUES ('instance', ?1)",
-                        [id.as_bytes()],
-                    )?;
+                    tx.prepare_cached("INSERT INTO meta(key, value) VALUES ('instance', ?1)")?
+                        .execute([id.as_bytes()])?;
                     id
                 }
             };
@@ -215,10 +218,8 @@ impl SqliteStore {
                 None => {
                     let k = runread_core::random_bytes::<32>()
                         .map_err(|e| StoreError::Unavailable(e.to_string()))?;
-                    tx.execute(
-                        "INSERT INTO meta(key, value) VALUES ('cursor_key', ?1)",
-                        [&k[..]],
-                    )?;
+                    tx.prepare_cached("INSERT INTO meta(key, value) VALUES ('cursor_key', ?1)")?
+                        .execute([&k[..]])?;
                     k
                 }
             };
@@ -274,7 +275,8 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 
 fn get_meta(conn: &Connection, key: &str) -> Result<Option<Vec<u8>>> {
     Ok(conn
-        .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row([key], |r| r.get(0))
         .optional()?)
 }
 
@@ -449,7 +451,7 @@ const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.r
 impl SqliteStore {
     fn run_rows(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<RunRecord>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(sql)?;
+        let mut stmt = conn.prepare_cached(sql)?;
         let rows = stmt
             .query_map(params, |r| {
                 Ok((
@@ -522,20 +524,17 @@ impl Store for SqliteStore {
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let existing = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT id, name, path, revision, enabled FROM workspaces WHERE path = ?1",
-                [canonical_path],
-                workspace_row,
-            )
+            )?
+            .query_row([canonical_path], workspace_row)
             .optional()?;
         let ws = match existing {
             Some(mut ws) => {
                 ws.revision += 1;
                 ws.name = name.to_owned();
                 ws.enabled = true;
-                tx.execute(
-                    "UPDATE workspaces SET revision = ?1, name = ?2, enabled = 1, updated_at = ?3 WHERE id = ?4",
-                    params![i64_of(ws.revision), ws.name, now_ms, ws.id],
+                tx.prepare_cached("UPDATE workspaces SET revision = ?1, name = ?2, enabled = 1, updated_at = ?3 WHERE id = ?4")?.execute(params![i64_of(ws.revision), ws.name, now_ms, ws.id],
                 )?;
                 ws
             }
@@ -549,10 +548,8 @@ impl Store for SqliteStore {
                     revision: 1,
                     enabled: true,
                 };
-                tx.execute(
-                    "INSERT INTO workspaces(id, name, path, revision, enabled, created_at, updated_at) \
-                     VALUES (?1, ?2, ?3, 1, 1, ?4, ?4)",
-                    params![ws.id, ws.name, ws.path, now_ms],
+                tx.prepare_cached("INSERT INTO workspaces(id, name, path, revision, enabled, created_at, updated_at) \
+                     VALUES (?1, ?2, ?3, 1, 1, ?4, ?4)")?.execute(params![ws.id, ws.name, ws.path, now_ms],
                 )?;
                 ws
             }
@@ -563,7 +560,7 @@ impl Store for SqliteStore {
 
     fn workspaces(&self) -> Result<Vec<Workspace>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT id, name, path, revision, enabled FROM workspaces ORDER BY created_at, id",
         )?;
         Ok(stmt
@@ -574,22 +571,20 @@ impl Store for SqliteStore {
     fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
         let conn = self.conn()?;
         Ok(conn
-            .query_row(
+            .prepare_cached(
                 "SELECT id, name, path, revision, enabled FROM workspaces WHERE id = ?1",
-                [id],
-                workspace_row,
-            )
+            )?
+            .query_row([id], workspace_row)
             .optional()?)
     }
 
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
         let conn = self.conn()?;
         let row = conn
-            .query_row(
-                &format!("SELECT {SESSION_COLS} FROM sessions WHERE path = ?1"),
-                [path],
-                session_row,
-            )
+            .prepare_cached(&format!(
+                "SELECT {SESSION_COLS} FROM sessions WHERE path = ?1"
+            ))?
+            .query_row([path], session_row)
             .optional()?;
         row.map(finish_session).transpose()
     }
@@ -597,18 +592,17 @@ impl Store for SqliteStore {
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
         let conn = self.conn()?;
         let row = conn
-            .query_row(
-                &format!("SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?1"),
-                [session_id],
-                session_row,
-            )
+            .prepare_cached(&format!(
+                "SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?1"
+            ))?
+            .query_row([session_id], session_row)
             .optional()?;
         row.map(finish_session).transpose()
     }
 
     fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             "SELECT summary_json FROM entries WHERE session_id = ?1 AND generation = ?2 ORDER BY line",
         )?;
         let rows: Vec<String> = stmt
@@ -622,16 +616,15 @@ impl Store for SqliteStore {
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         if c.new_generation {
-            tx.execute("DELETE FROM entries WHERE session_id = ?1", [&s.session_id])?;
-            tx.execute("DELETE FROM runs WHERE session_id = ?1", [&s.session_id])?;
+            tx.prepare_cached("DELETE FROM entries WHERE session_id = ?1")?
+                .execute([&s.session_id])?;
+            tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1")?
+                .execute([&s.session_id])?;
             // The path may have held another session id before (a file replaced by another session).
-            tx.execute(
-                "DELETE FROM sessions WHERE path = ?1 AND session_id <> ?2",
-                params![s.path, s.session_id],
-            )?;
+            tx.prepare_cached("DELETE FROM sessions WHERE path = ?1 AND session_id <> ?2")?
+                .execute(params![s.path, s.session_id])?;
         }
-        tx.execute(
-            &format!(
+        tx.prepare_cached(&format!(
                 "INSERT INTO sessions({SESSION_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) \
                  ON CONFLICT(session_id) DO UPDATE SET agent = excluded.agent, path = excluded.path, \
                  workspace_id = excluded.workspace_id, generation = excluded.generation, header_json = excluded.header_json, \
@@ -639,8 +632,7 @@ impl Store for SqliteStore {
                  consumed = excluded.consumed, lines = excluded.lines, tail_sha256 = excluded.tail_sha256, \
                  malformed_json = excluded.malformed_json, torn = excluded.torn, branch_complete = excluded.branch_complete, \
                  session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at"
-            ),
-            params![
+            ))?.execute(params![
                 s.session_id,
                 s.agent,
                 s.path,
@@ -664,7 +656,7 @@ impl Store for SqliteStore {
             ],
         )?;
         {
-            let mut ins = tx.prepare(
+            let mut ins = tx.prepare_cached(
                 "INSERT OR REPLACE INTO entries(session_id, generation, line, summary_json) VALUES (?1, ?2, ?3, ?4)",
             )?;
             for e in &c.new_entries {
@@ -676,9 +668,10 @@ impl Store for SqliteStore {
                 ])?;
             }
         }
-        tx.execute("DELETE FROM runs WHERE session_id = ?1", [&s.session_id])?;
+        tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1")?
+            .execute([&s.session_id])?;
         {
-            let mut ins = tx.prepare(
+            let mut ins = tx.prepare_cached(
                 "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for (ord, r) in c.runs.iter().enumerate() {
@@ -723,9 +716,7 @@ impl Store for SqliteStore {
 
     fn insert_grant(&self, g: &Grant) -> Result<()> {
         let conn = self.conn()?;
-        conn.execute(
-            &format!("INSERT INTO grants({GRANT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"),
-            params![
+        conn.prepare_cached(&format!("INSERT INTO grants({GRANT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"))?.execute(params![
                 g.id,
                 g.key_hash,
                 g.label,
@@ -746,7 +737,7 @@ impl Store for SqliteStore {
 
     fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(&format!(
+        let mut stmt = conn.prepare_cached(&format!(
             "SELECT {GRANT_COLS} FROM grants WHERE key_hash = ?1"
         ))?;
         let rows: Vec<_> = stmt
@@ -757,7 +748,7 @@ impl Store for SqliteStore {
 
     fn grants(&self) -> Result<Vec<Grant>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(&format!(
+        let mut stmt = conn.prepare_cached(&format!(
             "SELECT {GRANT_COLS} FROM grants ORDER BY created_at, id"
         ))?;
         let rows: Vec<_> = stmt
@@ -768,10 +759,11 @@ impl Store for SqliteStore {
 
     fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool> {
         let conn = self.conn()?;
-        let n = conn.execute(
-            "UPDATE grants SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL",
-            params![now_ms, id],
-        )?;
+        let n = conn
+            .prepare_cached(
+                "UPDATE grants SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL",
+            )?
+            .execute(params![now_ms, id])?;
         Ok(n == 1)
     }
 
@@ -782,12 +774,11 @@ impl Store for SqliteStore {
         // are one atomic step, and the commit is durable (synchronous=FULL) before we return.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let existing = tx
-            .query_row(
-                &format!(
+            .prepare_cached(&format!(
                     "SELECT {START_COLS} FROM start_records WHERE idempotency_key = ?1 AND created_at >= ?2 \
                      ORDER BY created_at DESC LIMIT 1"
-                ),
-                params![m.idempotency_key, replay_since_ms],
+                ))?
+.query_row(params![m.idempotency_key, replay_since_ms],
                 start_record_row,
             )
             .optional()?;
@@ -799,9 +790,7 @@ impl Store for SqliteStore {
                 sealed_ciphertext: ct,
             })));
         }
-        tx.execute(
-            &format!("INSERT INTO start_records({START_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"),
-            params![
+        tx.prepare_cached(&format!("INSERT INTO start_records({START_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"))?.execute(params![
                 m.start_id,
                 m.idempotency_key,
                 m.grant_id,
@@ -822,10 +811,8 @@ impl Store for SqliteStore {
 
     fn append_receipt(&self, r: &Receipt) -> Result<()> {
         let conn = self.conn()?;
-        conn.execute(
-            "INSERT INTO receipts(receipt_id, start_id, outcome, result_digest, output_bytes, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![r.receipt_id, r.start_id, r.outcome, r.result_digest, r.output_bytes.map(i64_of), r.created_at_ms],
+        conn.prepare_cached("INSERT INTO receipts(receipt_id, start_id, outcome, result_digest, output_bytes, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?.execute(params![r.receipt_id, r.start_id, r.outcome, r.result_digest, r.output_bytes.map(i64_of), r.created_at_ms],
         )?;
         Ok(())
     }
@@ -833,11 +820,10 @@ impl Store for SqliteStore {
     fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>> {
         let conn = self.conn()?;
         let row = conn
-            .query_row(
-                &format!("SELECT {START_COLS} FROM start_records WHERE start_id = ?1"),
-                [start_id],
-                start_record_row,
-            )
+            .prepare_cached(&format!(
+                "SELECT {START_COLS} FROM start_records WHERE start_id = ?1"
+            ))?
+            .query_row([start_id], start_record_row)
             .optional()?;
         row.map(|(meta, nonce, ct)| {
             Ok(StartRecord {
@@ -853,11 +839,10 @@ impl Store for SqliteStore {
         let conn = self.conn()?;
         // Deliberately not selecting the sealed columns.
         let row = conn
-            .query_row(
-                &format!("SELECT {START_META_COLS} FROM start_records WHERE start_id = ?1"),
-                [start_id],
-                start_meta_row,
-            )
+            .prepare_cached(&format!(
+                "SELECT {START_META_COLS} FROM start_records WHERE start_id = ?1"
+            ))?
+            .query_row([start_id], start_meta_row)
             .optional()?;
         row.map(finish_meta).transpose()
     }
@@ -865,10 +850,8 @@ impl Store for SqliteStore {
     fn add_artifact(&self, a: &ArtifactRecord) -> Result<()> {
         let conn = self.conn()?;
         let t = &a.target;
-        conn.execute(
-            "INSERT INTO artifacts(artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, \
-             kind, version_json, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![a.artifact_id, t.instance, i64_of(t.revision), t.workspace_id, t.session_id, i64_of(t.generation), t.run_id,
+        conn.prepare_cached("INSERT INTO artifacts(artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, \
+             kind, version_json, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?.execute(params![a.artifact_id, t.instance, i64_of(t.revision), t.workspace_id, t.session_id, i64_of(t.generation), t.run_id,
                     a.name, a.mime, a.kind, a.version_json, a.created_at_ms],
         )?;
         Ok(())
@@ -909,11 +892,9 @@ impl Store for SqliteStore {
 
     fn put_supervised(&self, s: &SupervisedRun) -> Result<()> {
         let conn = self.conn()?;
-        conn.execute(
-            "INSERT INTO supervised_runs(session_id, generation, run_id, supervisor_id, updated_at, record) \
+        conn.prepare_cached("INSERT INTO supervised_runs(session_id, generation, run_id, supervisor_id, updated_at, record) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session_id, generation, run_id) DO UPDATE SET \
-             supervisor_id = excluded.supervisor_id, updated_at = excluded.updated_at, record = excluded.record",
-            params![s.session_id, i64_of(s.generation), s.run_id, s.supervisor_id, s.updated_at_ms,
+             supervisor_id = excluded.supervisor_id, updated_at = excluded.updated_at, record = excluded.record")?.execute(params![s.session_id, i64_of(s.generation), s.run_id, s.supervisor_id, s.updated_at_ms,
                     serde_json::to_string(s)?],
         )?;
         Ok(())
@@ -942,11 +923,9 @@ impl Store for SqliteStore {
 
     fn put_secret(&self, s: &SealedSecret) -> Result<()> {
         let conn = self.conn()?;
-        conn.execute(
-            "INSERT INTO secrets(name, key_id, nonce, ciphertext, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+        conn.prepare_cached("INSERT INTO secrets(name, key_id, nonce, ciphertext, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
              ON CONFLICT(name) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce, \
-             ciphertext = excluded.ciphertext, created_at = excluded.created_at",
-            params![s.name, s.key_id, s.nonce, s.ciphertext, s.created_at_ms],
+             ciphertext = excluded.ciphertext, created_at = excluded.created_at")?.execute(params![s.name, s.key_id, s.nonce, s.ciphertext, s.created_at_ms],
         )?;
         Ok(())
     }
@@ -988,7 +967,7 @@ impl Store for SqliteStore {
 
     fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(RECEIPTS_OF_START)?;
+        let mut stmt = conn.prepare_cached(RECEIPTS_OF_START)?;
         Ok(stmt
             .query_map([start_id], receipt_row)?
             .collect::<rusqlite::Result<_>>()?)
@@ -996,13 +975,13 @@ impl Store for SqliteStore {
 
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(
+        let mut stmt = conn.prepare_cached(
             &format!("SELECT {START_META_COLS} FROM start_records WHERE created_at >= ?1 ORDER BY created_at, start_id LIMIT ?2"),
         )?;
         let metas: Vec<_> = stmt
             .query_map(params![since_ms, limit], start_meta_row)?
             .collect::<rusqlite::Result<_>>()?;
-        let mut rstmt = conn.prepare(RECEIPTS_OF_START)?;
+        let mut rstmt = conn.prepare_cached(RECEIPTS_OF_START)?;
         let mut out = Vec::with_capacity(metas.len());
         for m in metas {
             let m = finish_meta(m)?;
