@@ -13,7 +13,7 @@
 //! half-written.
 //!
 //! Retention: at most [`JOURNAL_RETENTION_RUNS`] entries per instance; the oldest are pruned
-//! after each write. The journal is never searched to guess a run: it is only read by name.
+//! before each write. The journal is never searched to guess a run: it is only read by name.
 #![forbid(unsafe_code)]
 
 use std::fs::{File, OpenOptions};
@@ -182,7 +182,8 @@ impl Journal {
     }
 
     /// Writes `entry` atomically and durably, reads it back, and checks it hashes to what was
-    /// written. Then prunes past the retention bound.
+    /// written. Older entries are pruned first, so the journal never holds more than the
+    /// retention bound, whenever the writer stops.
     pub fn write(&self, entry: &Entry) -> Result<Written, JournalError> {
         if entry.format != FORMAT {
             return Err(JournalError::Mismatch);
@@ -209,6 +210,9 @@ impl Journal {
             f.write_all(&bytes).map_err(io)?;
             f.sync_all().map_err(io)?;
             drop(f);
+            // Room first, then the entry: a crash at any point leaves at most the retention
+            // bound of entries.
+            self.prune(Some(&name));
             std::fs::rename(&temp, self.dir.join(&name)).map_err(io)?;
             File::open(&self.dir).and_then(|d| d.sync_all()).map_err(io)
         })();
@@ -220,7 +224,6 @@ impl Journal {
         if sha256_hex(&back) != sealed {
             return Err(JournalError::Mismatch);
         }
-        self.prune(Some(&name));
         Ok(Written {
             name,
             sha256: sealed,
@@ -277,9 +280,9 @@ impl Journal {
         Ok(bytes)
     }
 
-    /// Keeps the newest [`JOURNAL_RETENTION_RUNS`] entries and removes crashed writers'
-    /// temporary files; never removes `keep` (the entry just written, whatever the clock's
-    /// granularity says). Best effort: a failure here never fails a write.
+    /// Keeps the newest [`JOURNAL_RETENTION_RUNS`] entries, counting `keep` (the entry about to
+    /// be written, whether or not it exists yet) among them and never removing it, and removes
+    /// crashed writers' temporary files. Best effort: a failure here never fails a write.
     pub fn prune(&self, keep: Option<&str>) {
         let Ok(dir) = std::fs::read_dir(&self.dir) else {
             return;
