@@ -5,7 +5,7 @@
 mod support;
 
 use runread_core::{Feature, Target};
-use runread_sessions::{EntryKind, EntrySummary, FileIdentity, Header, Run, RunStatus};
+use runread_sessions::{EntryKind, EntrySummary};
 use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
@@ -13,69 +13,14 @@ use runread_store::{
     SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
 };
 
+fn session(ws: &str, generation: u64) -> SessionRecord {
+    support::session_at("s1", "/sessions/s1.jsonl", ws, generation)
+}
+
 fn sqlite() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
     let s = SqliteStore::open(&dir.path().join("runread.db")).unwrap();
     (dir, s)
-}
-
-fn session(ws: &str, generation: u64) -> SessionRecord {
-    SessionRecord {
-        session_id: "s1".into(),
-        agent: "pi".into(),
-        path: "/sessions/s1.jsonl".into(),
-        workspace_id: ws.into(),
-        generation,
-        header: Header {
-            session_id: "s1".into(),
-            version: 3,
-            cwd: "/w".into(),
-            timestamp: None,
-            parent_session: None,
-            line_sha256: "h".into(),
-            line_bytes: 10,
-        },
-        identity: FileIdentity {
-            dev: 1,
-            ino: 2,
-            nlink: 1,
-            size: 100,
-            mtime_ns: 5,
-        },
-        consumed: 100,
-        lines: 3,
-        tail_sha256: Some("t".into()),
-        malformed_lines: vec![7],
-        torn: false,
-        branch_complete: true,
-        session_name: Some("name".into()),
-        saved_model: None,
-        ingested_at_ms: 1,
-    }
-}
-
-fn run(id: &str) -> Run {
-    Run {
-        run_id: id.into(),
-        start_line: 2,
-        end_line: 3,
-        status: RunStatus::Completed,
-        unknown_reason: None,
-        final_entry_id: Some("a".into()),
-        final_message_sha256: Some("m".into()),
-        final_text: Some("answer é".into()),
-        final_bytes: 9,
-        final_truncated: false,
-        chain_len: 2,
-        chain_sha256: Some("c".into()),
-        preview: None,
-        started_at: None,
-        ended_at: None,
-        run_models: vec![],
-        message_lines: vec![2, 3],
-        first_sequence: 1,
-        waiting_on_tool: false,
-    }
 }
 
 fn grant(id: &str, key_hash: &str, target: Target) -> Grant {
@@ -110,7 +55,7 @@ fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) 
         session: session(&ws.id, 1),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![run("r1"), run("r2")],
+        runs: vec![support::run("r1"), support::run("r2")],
     })
     .unwrap();
     assert_eq!(s.session("s1").unwrap(), Some(session(&ws.id, 1)));
@@ -122,7 +67,7 @@ fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) 
     );
     assert_eq!(s.runs().unwrap().len(), 2);
     let r = s.run("s1", 1, "r2").unwrap().unwrap();
-    assert_eq!(r.run, run("r2"));
+    assert_eq!(r.run, support::run("r2"));
     assert_eq!(
         r.target,
         Target {
@@ -138,7 +83,7 @@ fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) 
         session: session(&ws.id, 2),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![run("r3")],
+        runs: vec![support::run("r3")],
     })
     .unwrap();
     assert_eq!(s.run("s1", 1, "r2").unwrap(), None, "old generation gone");
@@ -220,7 +165,7 @@ fn entries_append_and_new_generations_replace_them(s: &dyn Store) {
         session: session(&ws.id, generation),
         new_generation,
         new_entries: entries,
-        runs: vec![run("r1")],
+        runs: vec![support::run("r1")],
     };
     s.commit_ingest(&commit(1, true, vec![entry(3, "c"), entry(2, "b")]))
         .unwrap();
@@ -247,7 +192,7 @@ fn a_path_taken_over_by_another_session_replaces_it(s: &dyn Store) {
         session: session(&ws.id, 1),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![run("r1")],
+        runs: vec![support::run("r1")],
     })
     .unwrap();
     let mut other = session(&ws.id, 1);
@@ -256,7 +201,7 @@ fn a_path_taken_over_by_another_session_replaces_it(s: &dyn Store) {
         session: other.clone(),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![run("r2")],
+        runs: vec![support::run("r2")],
     })
     .unwrap();
     assert_eq!(s.session("s1").unwrap(), None);

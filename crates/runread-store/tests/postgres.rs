@@ -11,11 +11,8 @@ use std::time::{Duration, Instant};
 
 use runread_core::cursor::Purpose;
 use runread_core::{Feature, Target};
-use runread_sessions::{FileIdentity, Header, Run, RunStatus};
 use runread_store::postgres::PostgresStore;
-use runread_store::{
-    Grant, IngestCommit, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, StoreError,
-};
+use runread_store::{Grant, IngestCommit, StartMeta, StartOutcome, StartRecord, Store, StoreError};
 use support::PgDb;
 
 fn target() -> Target {
@@ -61,65 +58,6 @@ fn start(id: &str, key: &str, at: i64) -> StartRecord {
     }
 }
 
-fn session(id: &str, path: &str, ws: &str) -> SessionRecord {
-    SessionRecord {
-        session_id: id.into(),
-        agent: "pi".into(),
-        path: path.into(),
-        workspace_id: ws.into(),
-        generation: 1,
-        header: Header {
-            session_id: id.into(),
-            version: 3,
-            cwd: "/w".into(),
-            timestamp: None,
-            parent_session: None,
-            line_sha256: "h".into(),
-            line_bytes: 10,
-        },
-        identity: FileIdentity {
-            dev: 1,
-            ino: 2,
-            nlink: 1,
-            size: 100,
-            mtime_ns: 5,
-        },
-        consumed: 100,
-        lines: 3,
-        tail_sha256: None,
-        malformed_lines: vec![],
-        torn: false,
-        branch_complete: true,
-        session_name: None,
-        saved_model: None,
-        ingested_at_ms: 1,
-    }
-}
-
-fn run(id: &str) -> Run {
-    Run {
-        run_id: id.into(),
-        start_line: 2,
-        end_line: 3,
-        status: RunStatus::Completed,
-        unknown_reason: None,
-        final_entry_id: Some("a".into()),
-        final_message_sha256: Some("m".into()),
-        final_text: Some("answer".into()),
-        final_bytes: 6,
-        final_truncated: false,
-        chain_len: 2,
-        chain_sha256: Some("c".into()),
-        preview: None,
-        started_at: None,
-        ended_at: None,
-        run_models: vec![],
-        message_lines: vec![2, 3],
-        first_sequence: 1,
-        waiting_on_tool: false,
-    }
-}
-
 fn ingest(
     s: &dyn Store,
     session_id: &str,
@@ -128,10 +66,10 @@ fn ingest(
     run_id: &str,
 ) -> runread_store::Result<()> {
     s.commit_ingest(&IngestCommit {
-        session: session(session_id, path, ws),
+        session: support::session_at(session_id, path, ws, 1),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![run(run_id)],
+        runs: vec![support::run(run_id)],
     })
 }
 
@@ -681,10 +619,13 @@ fn concurrent_writers_on_two_stores_serialize() {
             let ws = ws.clone();
             std::thread::spawn(move || {
                 s.commit_ingest(&IngestCommit {
-                    session: session("s1", "/p/s1", &ws),
+                    session: support::session_at("s1", "/p/s1", &ws, 1),
                     new_generation: i % 3 == 0,
                     new_entries: vec![],
-                    runs: vec![run(&format!("r{i}")), run(&format!("q{i}"))],
+                    runs: vec![
+                        support::run(&format!("r{i}")),
+                        support::run(&format!("q{i}")),
+                    ],
                 })
                 .unwrap()
             })

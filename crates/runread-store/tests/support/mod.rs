@@ -4,6 +4,8 @@
 //! PostgreSQL missing is a failure, never a skip: a skipped store test must not look green.
 #![allow(dead_code)]
 
+use runread_sessions::{FileIdentity, Header, Run, RunStatus};
+use runread_store::SessionRecord;
 use runread_store::postgres::PostgresStore;
 
 pub const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
@@ -157,5 +159,66 @@ impl Drop for AppLogin {
         if let Ok(mut c) = postgres::Client::connect(&admin_url(), postgres::NoTls) {
             let _ = c.batch_execute(&format!("DROP ROLE IF EXISTS {}", self.name));
         }
+    }
+}
+
+/// A session record as ingest would commit it (values arbitrary but fixed).
+pub fn session_at(id: &str, path: &str, ws: &str, generation: u64) -> SessionRecord {
+    SessionRecord {
+        session_id: id.into(),
+        agent: "pi".into(),
+        path: path.into(),
+        workspace_id: ws.into(),
+        generation,
+        header: Header {
+            session_id: id.into(),
+            version: 3,
+            cwd: "/w".into(),
+            timestamp: None,
+            parent_session: None,
+            line_sha256: "h".into(),
+            line_bytes: 10,
+        },
+        identity: FileIdentity {
+            dev: 1,
+            ino: 2,
+            nlink: 1,
+            size: 100,
+            mtime_ns: 5,
+        },
+        consumed: 100,
+        lines: 3,
+        tail_sha256: Some("t".into()),
+        malformed_lines: vec![7],
+        torn: false,
+        branch_complete: true,
+        session_name: Some("name".into()),
+        saved_model: None,
+        ingested_at_ms: 1,
+    }
+}
+
+/// A completed run with a short non-ASCII answer.
+pub fn run(id: &str) -> Run {
+    Run {
+        run_id: id.into(),
+        start_line: 2,
+        end_line: 3,
+        status: RunStatus::Completed,
+        unknown_reason: None,
+        final_entry_id: Some("a".into()),
+        final_message_sha256: Some("m".into()),
+        final_text: Some("answer é".into()),
+        final_bytes: 9,
+        final_truncated: false,
+        chain_len: 2,
+        chain_sha256: Some("c".into()),
+        preview: None,
+        started_at: None,
+        ended_at: None,
+        run_models: vec![],
+        message_lines: vec![2, 3],
+        first_sequence: 1,
+        waiting_on_tool: false,
     }
 }
