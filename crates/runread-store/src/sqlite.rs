@@ -172,30 +172,13 @@ impl SqliteStore {
     /// Opens (creating if needed) the store at `path`, applies pending migrations, and makes the
     /// instance id and cursor key on first use.
     pub fn open(path: &Path) -> Result<Self> {
-        // SQLite answers BUSY without waiting in a few places of a brand-new file's set-up (the
-        // switch to WAL among them) when another process sets it up at the same moment.
-        let mut attempt = 0;
-        loop {
-            match Self::open_once(path) {
-                Err(StoreError::Unavailable(e))
-                    if e.contains("database is locked") && attempt < OPEN_BUSY_ATTEMPTS =>
-                {
-                    attempt += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(OPEN_BUSY_DELAY_MS));
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn open_once(path: &Path) -> Result<Self> {
         let mut conn = Connection::open(path)?;
         restrict_to_owner(path);
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
         // Every statement is prepared once per connection and reused (compiling SQL was half of
         // a tool call's instructions): room for all of them.
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        set_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         migrate(&mut conn)?;
@@ -237,6 +220,23 @@ impl SqliteStore {
         self.conn
             .lock()
             .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+    }
+}
+
+/// Switches the file to WAL. SQLite answers this switch BUSY without calling the busy handler
+/// when another process sets up the same new file at that moment: retried, bounded.
+fn set_wal(conn: &Connection) -> Result<()> {
+    let mut attempt = 0;
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::DatabaseBusy && attempt < OPEN_BUSY_ATTEMPTS =>
+            {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(OPEN_BUSY_DELAY_MS));
+            }
+            other => return Ok(other?),
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use runread_sessions::pi::{LineOutcome, PiParser, parse_header};
 use runread_sessions::{EntrySummary, cut_runs};
 use runread_store::Phase;
-use runread_supervise::events::{self, Event};
+use runread_supervise::events;
 use runread_supervise::proof::{self, Pinned, Refusal};
 use runread_supervise::state::{Step, Supervision};
 use runread_testkit::{fixture_session, fixtures_dir};

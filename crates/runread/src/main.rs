@@ -936,7 +936,7 @@ fn serve(
         store,
         Config {
             settle_quiet,
-            journal_root: None,
+            ..Config::default()
         },
     )?;
     let keys = Arc::new(
@@ -1172,7 +1172,7 @@ fn serve_stdio(
         store,
         Config {
             settle_quiet,
-            journal_root: None,
+            ..Config::default()
         },
     )?;
     let keys = Arc::new(
