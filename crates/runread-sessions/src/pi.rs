@@ -4,8 +4,14 @@
 //! v1 entries have neither and form a line, so they get ids in file order (`v1-L<line>`), each
 //! the child of the one before — the same shape Pi's own v1→v2 migration gives them.
 
+mod line;
+
+use std::io;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use line::{Block, Content, Entry, Json, Skipped, block_kind, str_of};
 
 use runread_core::limits::{
     FINAL_ANSWER_MAX_BYTES, HISTORY_BODY_MARGIN_BYTES, HISTORY_EVENT_MAX_BYTES,
@@ -60,7 +66,8 @@ pub struct EntrySummary {
     pub has_tool_call: bool,
     pub provider: Option<String>,
     pub model: Option<String>,
-    /// SHA-256 of the canonical JSON (sorted keys, compact) of the whole `message` object.
+    /// SHA-256 of the canonical JSON (sorted keys, compact) of the whole `message` object, for
+    /// the messages that can start or end a run ([`hashed_role`]); `None` for the others.
     pub message_sha256: Option<String>,
     /// Text blocks of an assistant message without tool calls, joined by `\n`; `None` when the
     /// text is longer than [`FINAL_ANSWER_MAX_BYTES`] (see `text_bytes`).
@@ -155,10 +162,10 @@ impl PiParser {
         if line.iter().all(u8::is_ascii_whitespace) {
             return LineOutcome::Blank;
         }
-        let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) else {
+        let Ok(Json::Object(obj)) = serde_json::from_slice::<Json<Entry, Skipped>>(line) else {
             return LineOutcome::Malformed;
         };
-        let Some(kind) = obj.get("type").and_then(Value::as_str) else {
+        let Some(kind) = str_of(&obj.kind) else {
             return LineOutcome::Malformed;
         };
         if kind == "session" {
@@ -168,12 +175,12 @@ impl PiParser {
         let (id, parent_id) = if self.version == 1 {
             (format!("v1-L{line_no}"), self.last_id.clone())
         } else {
-            let Some(id) = obj.get("id").and_then(Value::as_str) else {
+            let Some(id) = str_of(&obj.id) else {
                 return LineOutcome::Malformed;
             };
-            let parent = match obj.get("parentId") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(p)) => Some(p.clone()),
+            let parent = match &obj.parent_id {
+                None | Some(Json::Null) => None,
+                Some(Json::Str(p)) => Some(p.as_ref().to_owned()),
                 Some(_) => return LineOutcome::Malformed,
             };
             if !runread_core::target::is_id(id) {
@@ -202,34 +209,24 @@ impl PiParser {
             tool_calls: vec![],
             upstream_truncated: false,
             session_name: None,
-            timestamp: obj
-                .get("timestamp")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            timestamp: str_of(&obj.timestamp).map(str::to_owned),
         };
         match e.kind {
             EntryKind::Message => {
-                let Some(msg @ Value::Object(m)) = obj.get("message") else {
+                let Some(Json::Object(m)) = &obj.message else {
                     return LineOutcome::Malformed;
                 };
-                let Some(role) = m.get("role").and_then(Value::as_str) else {
+                let Some(role) = str_of(&m.role) else {
                     return LineOutcome::Malformed;
                 };
                 e.role = Some(role.to_owned());
-                e.message_sha256 = Some(message_sha256(msg));
-                e.stop_reason = m
-                    .get("stopReason")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                e.provider = m.get("provider").and_then(Value::as_str).map(str::to_owned);
-                e.model = m.get("model").and_then(Value::as_str).map(str::to_owned);
-                let content = m.get("content");
+                e.stop_reason = str_of(&m.stop_reason).map(str::to_owned);
+                e.provider = str_of(&m.provider).map(str::to_owned);
+                e.model = str_of(&m.model).map(str::to_owned);
+                let content = m.content.as_ref();
+                let blocks = content.and_then(Json::as_array).unwrap_or(&[]);
                 let body = match role {
-                    "bashExecution" => m
-                        .get("output")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                        .unwrap_or_default(),
+                    "bashExecution" => str_of(&m.output).map(str::to_owned).unwrap_or_default(),
                     _ => content.map(user_text).unwrap_or_default(),
                 };
                 let has_content =
@@ -240,28 +237,25 @@ impl PiParser {
                     body,
                     HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES,
                 ));
-                e.tool_name = m.get("toolName").and_then(Value::as_str).map(str::to_owned);
-                e.upstream_truncated = m.get("truncated").and_then(Value::as_bool).unwrap_or(false)
-                    || msg
-                        .pointer("/details/truncation/truncated")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false);
-                if let Some(blocks) = content.and_then(Value::as_array) {
-                    e.tool_calls = blocks
-                        .iter()
-                        .filter(|b| block_type(b) == Some("toolCall"))
-                        .filter_map(|b| b.get("name").and_then(Value::as_str).map(str::to_owned))
-                        .collect();
-                }
+                e.tool_name = str_of(&m.tool_name).map(str::to_owned);
+                e.upstream_truncated = m
+                    .truncated
+                    .as_ref()
+                    .and_then(Json::as_bool)
+                    .unwrap_or(false)
+                    || m.details_truncated().unwrap_or(false);
+                e.tool_calls = blocks
+                    .iter()
+                    .filter(|b| block_kind(b) == Some("toolCall"))
+                    .filter_map(|b| b.as_object().and_then(|f| str_of(&f.name)))
+                    .map(str::to_owned)
+                    .collect();
+                let has_tool_call = blocks.iter().any(|b| block_kind(b) == Some("toolCall"));
                 match role {
                     "assistant" => {
-                        let blocks = content
-                            .and_then(Value::as_array)
-                            .map(Vec::as_slice)
-                            .unwrap_or(&[]);
-                        e.has_tool_call = blocks.iter().any(|b| block_type(b) == Some("toolCall"));
+                        e.has_tool_call = has_tool_call;
                         if !e.has_tool_call {
-                            let text = join_text_blocks(blocks);
+                            let text = join_blocks(blocks);
                             e.text_bytes = text.len() as u64;
                             if text.len() <= FINAL_ANSWER_MAX_BYTES {
                                 e.text = Some(text);
@@ -271,25 +265,38 @@ impl PiParser {
                     "user" => e.preview = content.map(user_text).map(|t| preview(&t)),
                     _ => {}
                 }
+                if hashed_role(role, has_tool_call) {
+                    // Read again as a `Value` (the same acceptance, so it parses): the canonical
+                    // form the event stream's copy of this message is hashed in.
+                    let Some(sha) = serde_json::from_slice::<Value>(line)
+                        .ok()
+                        .and_then(|v| v.get("message").map(message_sha256))
+                    else {
+                        return LineOutcome::Malformed;
+                    };
+                    e.message_sha256 = Some(sha);
+                }
             }
             EntryKind::SessionInfo => {
-                e.session_name = obj.get("name").and_then(Value::as_str).map(str::to_owned);
+                e.session_name = str_of(&obj.name).map(str::to_owned);
             }
             EntryKind::ModelChange => {
-                e.provider = obj
-                    .get("provider")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                e.model = obj
-                    .get("modelId")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                e.provider = str_of(&obj.provider).map(str::to_owned);
+                e.model = str_of(&obj.model_id).map(str::to_owned);
             }
             _ => {}
         }
         self.last_id = Some(e.id.clone());
         LineOutcome::Entry(Box::new(e))
     }
+}
+
+/// Whether a message of `role` gets its whole-message hash. Only two messages are ever compared
+/// by it — a run's first user message and its final assistant message (which has no tool call:
+/// one with a tool call never ends a run) — so tool results, the bulk of a session, skip the
+/// serialization and hashing.
+pub fn hashed_role(role: &str, has_tool_call: bool) -> bool {
+    role == "user" || (role == "assistant" && !has_tool_call)
 }
 
 fn entry_kind(t: &str) -> EntryKind {
@@ -334,10 +341,20 @@ fn keep_prefix(mut s: String, max: usize) -> String {
     s
 }
 
-fn user_text(content: &Value) -> String {
+/// [`join_text_blocks`] over blocks read from a line.
+fn join_blocks(blocks: &[Block]) -> String {
+    let texts: Vec<&str> = blocks
+        .iter()
+        .filter(|b| block_kind(b) == Some("text"))
+        .filter_map(|b| b.as_object().and_then(|f| str_of(&f.text)))
+        .collect();
+    texts.join("\n")
+}
+
+fn user_text(content: &Content) -> String {
     match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => join_text_blocks(blocks),
+        Json::Str(s) => s.as_ref().to_owned(),
+        Json::Array(blocks) => join_blocks(blocks),
         _ => String::new(),
     }
 }
@@ -354,8 +371,35 @@ fn preview(text: &str) -> String {
 /// The whole-message hash: SHA-256 of the message's canonical JSON (object keys sorted, compact).
 /// The same message seen in Pi's event stream and in its session file hashes the same.
 pub fn message_sha256(message: &Value) -> String {
-    // serde_json's map without `preserve_order` is a BTreeMap: `to_string` sorts keys.
-    runread_core::sha256_hex(message.to_string().as_bytes())
+    use sha2::Digest;
+    // serde_json's map without `preserve_order` is a BTreeMap: the compact serialization sorts
+    // keys. It is streamed into the hasher: the same bytes as `to_string`, without building the
+    // string and re-checking its UTF-8.
+    let mut out = io::BufWriter::with_capacity(HASH_BUFFER_BYTES, Hasher(sha2::Sha256::new()));
+    let streamed = serde_json::to_writer(&mut out, message)
+        .ok()
+        .and_then(|()| out.into_inner().ok());
+    match streamed {
+        Some(Hasher(h)) => hex::encode(h.finalize()),
+        // Not reached (a `Value` always serializes and the hasher never fails); never guess.
+        None => runread_core::sha256_hex(message.to_string().as_bytes()),
+    }
+}
+
+/// Bytes of serialized JSON handed to SHA-256 at a time.
+const HASH_BUFFER_BYTES: usize = 8 * 1024;
+
+struct Hasher(sha2::Sha256);
+
+impl io::Write for Hasher {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        sha2::Digest::update(&mut self.0, buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -452,6 +496,377 @@ mod tests {
             LineOutcome::Malformed
         );
         assert_eq!(p.parse_line(b"   ", 5), LineOutcome::Blank);
+    }
+
+    /// The `Value`-tree reader this crate used before `line`: the reference the borrowed reader
+    /// must agree with, except that it hashes every message.
+    struct Reference {
+        version: u8,
+        last_id: Option<String>,
+    }
+
+    fn ref_user_text(content: &Value) -> String {
+        match content {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => join_text_blocks(blocks),
+            _ => String::new(),
+        }
+    }
+
+    impl Reference {
+        fn parse_line(&mut self, line: &[u8], line_no: u64) -> LineOutcome {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                return LineOutcome::Blank;
+            }
+            let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) else {
+                return LineOutcome::Malformed;
+            };
+            let Some(kind) = obj.get("type").and_then(Value::as_str) else {
+                return LineOutcome::Malformed;
+            };
+            if kind == "session" {
+                // A second header inside a file is not something Pi writes.
+                return LineOutcome::Malformed;
+            }
+            let (id, parent_id) = if self.version == 1 {
+                (format!("v1-L{line_no}"), self.last_id.clone())
+            } else {
+                let Some(id) = obj.get("id").and_then(Value::as_str) else {
+                    return LineOutcome::Malformed;
+                };
+                let parent = match obj.get("parentId") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(p)) => Some(p.clone()),
+                    Some(_) => return LineOutcome::Malformed,
+                };
+                if !runread_core::target::is_id(id) {
+                    return LineOutcome::Malformed;
+                }
+                (id.to_owned(), parent)
+            };
+            let mut e = EntrySummary {
+                line: line_no,
+                id,
+                parent_id,
+                kind: entry_kind(kind),
+                role: None,
+                stop_reason: None,
+                has_tool_call: false,
+                provider: None,
+                model: None,
+                message_sha256: None,
+                text: None,
+                text_bytes: 0,
+                preview: None,
+                body: None,
+                body_bytes: 0,
+                body_unavailable: false,
+                tool_name: None,
+                tool_calls: vec![],
+                upstream_truncated: false,
+                session_name: None,
+                timestamp: obj
+                    .get("timestamp")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            };
+            match e.kind {
+                EntryKind::Message => {
+                    let Some(msg @ Value::Object(m)) = obj.get("message") else {
+                        return LineOutcome::Malformed;
+                    };
+                    let Some(role) = m.get("role").and_then(Value::as_str) else {
+                        return LineOutcome::Malformed;
+                    };
+                    e.role = Some(role.to_owned());
+                    e.message_sha256 = Some(message_sha256(msg));
+                    e.stop_reason = m
+                        .get("stopReason")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    e.provider = m.get("provider").and_then(Value::as_str).map(str::to_owned);
+                    e.model = m.get("model").and_then(Value::as_str).map(str::to_owned);
+                    let content = m.get("content");
+                    let body = match role {
+                        "bashExecution" => m
+                            .get("output")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                            .unwrap_or_default(),
+                        _ => content.map(ref_user_text).unwrap_or_default(),
+                    };
+                    let has_content =
+                        content.is_some_and(|c| c.as_array().is_none_or(|a| !a.is_empty()));
+                    e.body_unavailable = body.is_empty() && has_content && role != "assistant";
+                    e.body_bytes = body.len() as u64;
+                    e.body = Some(keep_prefix(
+                        body,
+                        HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES,
+                    ));
+                    e.tool_name = m.get("toolName").and_then(Value::as_str).map(str::to_owned);
+                    e.upstream_truncated =
+                        m.get("truncated").and_then(Value::as_bool).unwrap_or(false)
+                            || msg
+                                .pointer("/details/truncation/truncated")
+                                .and_then(Value::as_bool)
+                                .unwrap_or(false);
+                    if let Some(blocks) = content.and_then(Value::as_array) {
+                        e.tool_calls = blocks
+                            .iter()
+                            .filter(|b| block_type(b) == Some("toolCall"))
+                            .filter_map(|b| {
+                                b.get("name").and_then(Value::as_str).map(str::to_owned)
+                            })
+                            .collect();
+                    }
+                    match role {
+                        "assistant" => {
+                            let blocks = content
+                                .and_then(Value::as_array)
+                                .map(Vec::as_slice)
+                                .unwrap_or(&[]);
+                            e.has_tool_call =
+                                blocks.iter().any(|b| block_type(b) == Some("toolCall"));
+                            if !e.has_tool_call {
+                                let text = join_text_blocks(blocks);
+                                e.text_bytes = text.len() as u64;
+                                if text.len() <= FINAL_ANSWER_MAX_BYTES {
+                                    e.text = Some(text);
+                                }
+                            }
+                        }
+                        "user" => e.preview = content.map(ref_user_text).map(|t| preview(&t)),
+                        _ => {}
+                    }
+                }
+                EntryKind::SessionInfo => {
+                    e.session_name = obj.get("name").and_then(Value::as_str).map(str::to_owned);
+                }
+                EntryKind::ModelChange => {
+                    e.provider = obj
+                        .get("provider")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    e.model = obj
+                        .get("modelId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                }
+                _ => {}
+            }
+            self.last_id = Some(e.id.clone());
+            LineOutcome::Entry(Box::new(e))
+        }
+    }
+
+    /// Parses `lines` with both readers (as one file of `version`) and asserts they agree.
+    fn assert_same_as_reference(version: u8, lines: &[Vec<u8>]) {
+        let mut new = PiParser::resume(&header(version), None);
+        let mut old = Reference {
+            version,
+            last_id: None,
+        };
+        for (i, line) in lines.iter().enumerate() {
+            let n = i as u64 + 2;
+            let mut want = old.parse_line(line, n);
+            if let LineOutcome::Entry(e) = &mut want {
+                let hashed = e
+                    .role
+                    .as_deref()
+                    .is_some_and(|r| hashed_role(r, e.has_tool_call));
+                if !hashed {
+                    e.message_sha256 = None;
+                }
+            }
+            let got = new.parse_line(line, n);
+            assert_eq!(got, want, "line {n}: {}", String::from_utf8_lossy(line));
+        }
+    }
+
+    fn fixture_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                fixture_files(&p, out);
+            } else if p.extension().is_some_and(|e| e == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn borrowed_reader_agrees_with_the_value_reader_on_every_fixture() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi");
+        let mut files = vec![];
+        fixture_files(&root, &mut files);
+        assert!(files.len() >= 10, "fixtures found: {files:?}");
+        let mut hashed = 0;
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap();
+            let mut lines = bytes.split(|b| *b == b'\n');
+            let Some(h) = lines.next().and_then(parse_header) else {
+                continue; // not a session file (a recorded event stream)
+            };
+            let lines: Vec<Vec<u8>> = lines.map(<[u8]>::to_vec).collect();
+            assert_same_as_reference(h.version, &lines);
+            let mut p = PiParser::resume(&h, None);
+            for (i, l) in lines.iter().enumerate() {
+                if let LineOutcome::Entry(e) = p.parse_line(l, i as u64 + 2)
+                    && let Some(sha) = &e.message_sha256
+                {
+                    // The streamed hash is the hash of `to_string`, as it was.
+                    let v: Value = serde_json::from_slice(l).unwrap();
+                    let whole = runread_core::sha256_hex(v["message"].to_string().as_bytes());
+                    assert_eq!(sha, &whole);
+                    hashed += 1;
+                }
+            }
+        }
+        assert!(hashed > 20, "hashed messages: {hashed}");
+    }
+
+    #[test]
+    fn borrowed_reader_agrees_with_the_value_reader_on_odd_lines() {
+        let deep = |n: usize| {
+            format!(
+                r#"{{"type":"custom","id":"d","x":{}1{}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let lines: Vec<String> = vec![
+            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"x"},"message":{"role":"assistant","content":[]}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"x"},"message":5}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"user","content":"x","role":"toolResult"}}"#.into(),
+            r#"{"type":"custom","id":"a","x":1e400}"#.into(),
+            r#"{"type":"custom","id":"a","x":-0,"y":1.5e-300,"z":18446744073709551616}"#.into(),
+            r#"{"type":"custom","id":"a","x":"\ud800"}"#.into(),
+            r#"{"type":"custom","id":"a","x":"\ud83d\ude00 \u00e9"}"#.into(),
+            "{\"type\":\"custom\",\"id\":\"a\",\"x\":\"a\tb\"}".into(),
+            r#"{"type":"custom","id":"a","x":"\q"}"#.into(),
+            deep(126),
+            deep(127),
+            deep(200),
+            r#"{"type":5,"id":"a"}"#.into(),
+            r#"{"id":"a"}"#.into(),
+            r#"{"type":"label","id":7}"#.into(),
+            r#"{"type":"label","id":"a b"}"#.into(),
+            r#"{"type":"label","id":"a","parentId":3}"#.into(),
+            r#"{"type":"label","id":"a","parentId":"p","timestamp":5}"#.into(),
+            r#"{"ty\u0070e":"message","\u0069d":"e","message":{"r\u006fle":"user","content":"h\u00e9"}}"#.into(),
+            r#"{"type":"custom","id":"a"} x"#.into(),
+            r#"{"type":"custom","id":"a"}   "#.into(),
+            r#"[{"type":"custom","id":"a"}]"#.into(),
+            r#""message""#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"user","content":null}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"user","content":{"text":"x"}}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"user","content":[]}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"user","content":[1,"s",null,{"type":"image"},{"type":"text","text":"t"},{"type":"text","text":5}]}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"toolResult","toolName":"bash","content":[{"type":"image","data":"AAAA"}],"details":{"truncation":{"truncated":true}}}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"toolResult","content":[],"details":[{"truncation":{"truncated":true}}],"truncated":"yes"}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"toolResult","content":[],"details":{"truncation":{"truncated":1}},"truncated":true}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"bashExecution","output":"out\n","content":"ignored"}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"bashExecution","output":5}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"toolCall","name":"bash"},{"type":"toolCall","name":7},{"type":"toolCall"},{"type":"text","text":"a"}],"stopReason":"toolUse","provider":"p","model":"m"}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"assistant","content":"plain","stopReason":"stop"}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"thinking","thinking":"x\ny"},{"type":"text","text":"\u65e5\u672c"}],"stopReason":"stop","usage":{"input":1.0,"cost":{"total":0.25}}}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":"custom","content":"c"}}"#.into(),
+            r#"{"type":"message","id":"a","message":{"role":5}}"#.into(),
+            r#"{"type":"message","id":"a","message":"m"}"#.into(),
+            r#"{"type":"message","id":"a"}"#.into(),
+            r#"{"type":"session_info","id":"a","name":"n","name":"m"}"#.into(),
+            r#"{"type":"session_info","id":"a","name":["n"]}"#.into(),
+            r#"{"type":"model_change","id":"a","provider":"p","modelId":"m"}"#.into(),
+            r#"{"type":"model_change","id":"a","provider":null,"modelId":{"x":1}}"#.into(),
+            r#"{"type":"session","id":"a","cwd":"/"}"#.into(),
+        ];
+        let mut bytes: Vec<Vec<u8>> = lines.into_iter().map(String::into_bytes).collect();
+        bytes.push(b"{\"type\":\"custom\",\"id\":\"a\",\"x\":\"\xff\"}".to_vec());
+        bytes.push(b"{\"type\":\"custom\",\"id\":\"a\xff\"}".to_vec());
+        bytes.push(b"{\"type\":\"custom\",\"id\":\"a\",\"\xc3\":1}".to_vec());
+        bytes.push(vec![]);
+        bytes.push(b" \t ".to_vec());
+        for version in [1, 3] {
+            assert_same_as_reference(version, &bytes);
+        }
+    }
+
+    const KEYS: &[&str] = &[
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "message",
+        "role",
+        "content",
+        "text",
+        "name",
+        "stopReason",
+        "toolName",
+        "output",
+        "provider",
+        "model",
+        "modelId",
+        "details",
+        "truncation",
+        "truncated",
+        "other",
+    ];
+    const WORDS: &[&str] = &[
+        "message",
+        "user",
+        "assistant",
+        "toolResult",
+        "bashExecution",
+        "toolCall",
+        "text",
+        "session_info",
+        "model_change",
+        "stop",
+        "length",
+        "e1",
+        "e2",
+        "a b",
+        "",
+    ];
+
+    /// JSON text (as written, so keys may repeat) built from the words and keys entries use.
+    fn json_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            any::<bool>().prop_map(|b| b.to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            Just("1e400".to_owned()),
+            Just("2.5".to_owned()),
+            prop::sample::select(WORDS).prop_map(|w| format!("\"{w}\"")),
+            Just(r#""\ud800""#.to_owned()),
+            Just(r#""a\nb\u00e9""#.to_owned()),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec((prop::sample::select(KEYS), inner), 0..7).prop_map(|kv| {
+                    let kv: Vec<String> = kv.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                    format!("{{{}}}", kv.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn borrowed_reader_agrees_with_the_value_reader_on_generated_lines(
+            kind in proptest::sample::select(WORDS),
+            rest in proptest::collection::vec((proptest::sample::select(KEYS), json_text()), 0..6),
+        ) {
+            let rest: Vec<String> = rest.iter().map(|(k, v)| format!(",\"{k}\":{v}")).collect();
+            let line = format!(r#"{{"type":"{kind}","id":"e1"{}}}"#, rest.concat());
+            for version in [1, 3] {
+                assert_same_as_reference(version, &[line.clone().into_bytes()]);
+            }
+        }
     }
 
     #[test]
