@@ -43,32 +43,68 @@ pub struct GateOutput {
     pub result_digest: String,
 }
 
+/// The gate. Cheap to clone: clones share one store, registry and key provider.
+#[derive(Clone)]
 pub struct Gate {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     store: Arc<dyn Store>,
     registry: Registry,
     keys: Arc<dyn KeyProvider>,
 }
 
-fn digest(domain: &[u8], parts: &[&[u8]]) -> String {
-    let mut bytes = domain.to_vec();
-    for p in parts {
-        bytes.extend_from_slice(&(p.len() as u64).to_be_bytes());
-        bytes.extend_from_slice(p);
+/// What admission hands the gate: the admitted call, the reader of its tool's feature, and
+/// whatever the re-check after the gate needs (`context`).
+pub struct Admission<T> {
+    pub call: Call,
+    pub reader: Arc<dyn Any + Send + Sync>,
+    pub context: T,
+}
+
+/// Where a gated call is, shared by its blocking thread and the caller waiting on the deadline.
+/// Whoever moves it first decides: a call that timed out never delivers, and a call that finished
+/// is never reported as timed out.
+enum Phase {
+    /// Admission and the start record: no adapter runs yet.
+    Admitting,
+    /// The adapter runs under this start record.
+    Running { start_id: String },
+    /// The adapter returned in time; its result is being normalized and delivered.
+    Finished,
+    /// The caller got `timeout`; whatever the thread still produces is discarded.
+    TimedOut,
+}
+
+struct Deadline(std::sync::Mutex<Phase>);
+
+impl Deadline {
+    /// Moves the phase with `f`; a poisoned lock (a panicked adapter thread) still yields it.
+    fn with<R>(&self, f: impl FnOnce(&mut Phase) -> R) -> R {
+        let mut g = match self.0.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut g)
     }
-    runread_core::sha256_hex(&bytes)
+}
+
+/// SHA-256 of `domain`, then each part prefixed with its length (so parts cannot run together).
+fn digest(domain: &[u8], parts: &[&[u8]]) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(domain);
+    for p in parts {
+        h.update((p.len() as u64).to_be_bytes());
+        h.update(p);
+    }
+    hex::encode(h.finalize())
 }
 
 fn random_id(prefix: &str) -> Result<String, ErrorCode> {
     let b = runread_core::random_bytes::<12>().map_err(|_| ErrorCode::Unavailable)?;
     Ok(format!("{prefix}{}", hex::encode(b)))
-}
-
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, ErrorCode> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|_| ErrorCode::Unavailable)
 }
 
 fn envelope(m: &StartMeta) -> Envelope {
@@ -91,21 +127,106 @@ fn envelope(m: &StartMeta) -> Envelope {
 impl Gate {
     pub fn new(store: Arc<dyn Store>, registry: Registry, keys: Arc<dyn KeyProvider>) -> Gate {
         Gate {
-            store,
-            registry,
-            keys,
+            inner: Arc::new(Inner {
+                store,
+                registry,
+                keys,
+            }),
         }
     }
 
     pub fn registry(&self) -> &Registry {
-        &self.registry
+        &self.inner.registry
     }
 
-    /// Runs `call` through the gate with `reader`, the read-only reader of the tool's feature.
+    /// Runs an already admitted `call` through the gate with `reader`, the read-only reader of
+    /// the tool's feature.
     pub async fn execute(
         &self,
         call: Call,
         reader: Arc<dyn Any + Send + Sync>,
+    ) -> Result<GateOutput, ErrorCode> {
+        let tool = call.tool.clone();
+        self.execute_admitted(
+            &tool,
+            move || {
+                Ok(Admission {
+                    call,
+                    reader,
+                    context: (),
+                })
+            },
+            |()| Ok(()),
+        )
+        .await
+    }
+
+    /// Admission (`admit`), the gate, and the re-check after it (`recheck`), all on one blocking
+    /// thread: a call crosses from the async threads once, whatever store work it does.
+    ///
+    /// The binding's deadline bounds the caller from the start of admission. A call still
+    /// admitting at the deadline runs no adapter; one whose adapter is running gets a `timeout`
+    /// receipt at once and its late result is discarded (a timeout does not cancel I/O).
+    pub async fn execute_admitted<T: Send + 'static>(
+        &self,
+        tool: &str,
+        admit: impl FnOnce() -> Result<Admission<T>, ErrorCode> + Send + 'static,
+        recheck: impl FnOnce(&T) -> Result<(), ErrorCode> + Send + 'static,
+    ) -> Result<GateOutput, ErrorCode> {
+        let limit = self
+            .inner
+            .registry
+            .get(tool)
+            .ok_or(ErrorCode::UnknownTool)?
+            .timeout;
+        let deadline = Arc::new(Deadline(std::sync::Mutex::new(Phase::Admitting)));
+        let inner = self.inner.clone();
+        let phase = deadline.clone();
+        let mut task = tokio::task::spawn_blocking(move || {
+            let admission = admit()?;
+            let context = admission.context;
+            let out = inner.run(admission.call, admission.reader, &phase)?;
+            recheck(&context)?;
+            Ok(out)
+        });
+        match tokio::time::timeout(limit, &mut task).await {
+            Ok(joined) => joined.map_err(|_| ErrorCode::Unavailable)?,
+            Err(_elapsed) => {
+                let running = deadline.with(|p| match std::mem::replace(p, Phase::TimedOut) {
+                    Phase::Running { start_id } => Ok(Some(start_id)),
+                    Phase::Admitting | Phase::TimedOut => Ok(None),
+                    Phase::Finished => {
+                        *p = Phase::Finished;
+                        Err(())
+                    }
+                });
+                match running {
+                    // The adapter returned just in time: its result is on the way.
+                    Err(()) => task.await.map_err(|_| ErrorCode::Unavailable)?,
+                    Ok(start_id) => {
+                        if let Some(start_id) = start_id {
+                            let inner = self.inner.clone();
+                            let _ = tokio::task::spawn_blocking(move || {
+                                inner.receipt(&start_id, "timeout", None, None, 0)
+                            })
+                            .await;
+                        }
+                        Err(ErrorCode::Timeout)
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// The gate proper, synchronous: start record, sealed input, adapter, normalized output,
+    /// receipt.
+    fn run(
+        &self,
+        call: Call,
+        reader: Arc<dyn Any + Send + Sync>,
+        deadline: &Deadline,
     ) -> Result<GateOutput, ErrorCode> {
         // Current binding.
         let binding = self
@@ -160,93 +281,88 @@ impl Gate {
         };
 
         // Durable start record before any adapter work; a replay finds the existing one.
-        let store = self.store.clone();
         let since = call.now_ms - REPLAY_WINDOW_MS;
-        let outcome = blocking(move || store.begin_call(&record, since))
-            .await?
-            .map_err(|e| {
-                tracing::warn!(error = %e, "start record not written");
-                ErrorCode::Unavailable
-            })?;
+        let outcome = self.store.begin_call(&record, since).map_err(|e| {
+            tracing::warn!(error = %e, "start record not written");
+            ErrorCode::Unavailable
+        })?;
         let start_id = match outcome {
             StartOutcome::Created => start_id,
             StartOutcome::Existing(existing) => existing.meta.start_id.clone(),
         };
         // The adapter runs on what the store holds, not on the caller's copy.
-        let store = self.store.clone();
-        let sid = start_id.clone();
-        let stored = blocking(move || store.start_record(&sid))
-            .await?
+        let stored = self
+            .store
+            .start_record(&start_id)
             .map_err(|_| ErrorCode::Unavailable)?
             .ok_or_else(|| {
                 tracing::warn!("start record missing after commit");
                 ErrorCode::Unavailable
             })?;
-        let input = self.unseal(&stored).inspect_err(|code| {
-            self.receipt_later(&start_id, &format!("refused:{}", code.as_str()))
-        })?;
+        let refuse = |code: ErrorCode| -> ErrorCode {
+            let outcome = format!("refused:{}", code.as_str());
+            let _ = self.receipt(&start_id, &outcome, None, None, call.now_ms);
+            code
+        };
+        let input = self.unseal(&stored).map_err(refuse)?;
         if !binding.input_validator.is_valid(&input) {
-            self.receipt(&start_id, "refused:invalid_arguments", None, call.now_ms)
-                .await?;
-            return Err(ErrorCode::InvalidArguments);
+            return Err(refuse(ErrorCode::InvalidArguments));
         }
 
-        // Execute with the binding's deadline. A late result is discarded; the blocking read
-        // itself is not cancelled.
-        let adapter = binding.adapter.clone();
-        let task = tokio::task::spawn_blocking(move || {
-            adapter.execute(&ExecToken::mint(), &input, &*reader)
+        // The caller gave up while the start record was written: no adapter runs.
+        let timed_out = deadline.with(|p| match p {
+            Phase::TimedOut => true,
+            _ => {
+                *p = Phase::Running {
+                    start_id: start_id.clone(),
+                };
+                false
+            }
         });
-        let result = match tokio::time::timeout(binding.timeout, task).await {
-            Err(_) => {
-                self.receipt(&start_id, "timeout", None, call.now_ms)
-                    .await?;
-                return Err(ErrorCode::Timeout);
+        if timed_out {
+            self.receipt(&start_id, "timeout", None, None, call.now_ms)?;
+            return Err(ErrorCode::Timeout);
+        }
+        // A panicking adapter is a refused call with its receipt, like any other failure.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            binding
+                .adapter
+                .execute(&ExecToken::mint(), &input, &*reader)
+        }))
+        .unwrap_or(Err(ErrorCode::Unavailable));
+        // A late result goes nowhere: the caller already has `timeout`, and its receipt.
+        let late = deadline.with(|p| match p {
+            Phase::TimedOut => true,
+            _ => {
+                *p = Phase::Finished;
+                false
             }
-            Ok(Err(_)) => {
-                self.receipt(&start_id, "refused:unavailable", None, call.now_ms)
-                    .await?;
-                return Err(ErrorCode::Unavailable);
-            }
-            Ok(Ok(r)) => r,
-        };
-        let output = match result {
-            Ok(o) => o,
-            Err(code) => {
-                self.receipt(
-                    &start_id,
-                    &format!("refused:{}", code.as_str()),
-                    None,
-                    call.now_ms,
-                )
-                .await?;
-                return Err(code);
-            }
-        };
+        });
+        if late {
+            return Err(ErrorCode::Timeout);
+        }
+        let output = result.map_err(refuse)?;
 
         // Normalize: schema, size cap, result digest into the receipt.
         let value = Value::Object(output);
         if !binding.output_validator.is_valid(&value) {
             tracing::error!(tool = %call.tool, "adapter output does not match its schema");
-            self.receipt(&start_id, "invalid_output", None, call.now_ms)
-                .await?;
+            self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
             return Err(ErrorCode::Unavailable);
         }
         let bytes = value.to_string().into_bytes();
         if bytes.len() > OUTPUT_MAX_BYTES {
-            self.receipt(&start_id, "invalid_output", None, call.now_ms)
-                .await?;
+            self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
             return Err(ErrorCode::Unavailable);
         }
         let result_digest = digest(RESULT_DOMAIN, &[start_id.as_bytes(), &bytes]);
-        self.receipt_with(
+        self.receipt(
             &start_id,
             "ok",
             Some(result_digest.clone()),
             Some(bytes.len() as u64),
             call.now_ms,
-        )
-        .await?;
+        )?;
         let Value::Object(output) = value else {
             return Err(ErrorCode::Unavailable);
         };
@@ -283,24 +399,14 @@ impl Gate {
         serde_json::from_slice(&plain).map_err(|_| ErrorCode::InvalidArguments)
     }
 
-    async fn receipt(
-        &self,
-        start_id: &str,
-        outcome: &str,
-        digest: Option<String>,
-        now_ms: i64,
-    ) -> Result<(), ErrorCode> {
-        self.receipt_with(start_id, outcome, digest, None, now_ms)
-            .await
-    }
-
-    async fn receipt_with(
+    /// Appends a receipt; a receipt that cannot be written fails the call (`unavailable`).
+    fn receipt(
         &self,
         start_id: &str,
         outcome: &str,
         result_digest: Option<String>,
         output_bytes: Option<u64>,
-        now_ms: i64,
+        not_before_ms: i64,
     ) -> Result<(), ErrorCode> {
         let receipt = Receipt {
             receipt_id: random_id("rc-")?,
@@ -308,31 +414,12 @@ impl Gate {
             outcome: outcome.to_owned(),
             result_digest,
             output_bytes,
-            created_at_ms: now_ms.max(runread_core::timefmt::now_ms()),
+            // Never before its start record, even if the clock stepped back.
+            created_at_ms: not_before_ms.max(runread_core::timefmt::now_ms()),
         };
-        let store = self.store.clone();
-        blocking(move || store.append_receipt(&receipt))
-            .await?
-            .map_err(|e| {
-                tracing::warn!(error = %e, "receipt not written");
-                ErrorCode::Unavailable
-            })
-    }
-
-    /// Records a refusal from a synchronous path without waiting for it.
-    fn receipt_later(&self, start_id: &str, outcome: &str) {
-        let store = self.store.clone();
-        let receipt = match random_id("rc-") {
-            Ok(id) => Receipt {
-                receipt_id: id,
-                start_id: start_id.to_owned(),
-                outcome: outcome.to_owned(),
-                result_digest: None,
-                output_bytes: None,
-                created_at_ms: runread_core::timefmt::now_ms(),
-            },
-            Err(_) => return,
-        };
-        let _ = store.append_receipt(&receipt);
+        self.store.append_receipt(&receipt).map_err(|e| {
+            tracing::warn!(error = %e, "receipt not written");
+            ErrorCode::Unavailable
+        })
     }
 }

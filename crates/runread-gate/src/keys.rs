@@ -78,10 +78,40 @@ enum Publish {
     Replace,
 }
 
+/// What identifies one version of the key file: a rotation (a rename), an edit or a `chmod`
+/// changes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl FileStamp {
+    fn of(meta: &std::fs::Metadata) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+}
+
 /// The file-backed key provider.
+///
+/// The parsed key file is kept in memory (zeroized when replaced or dropped) and read again only
+/// when its stamp changes; every use still checks the file's type and permissions first, so a
+/// file made readable by others is refused at once, and a rotation by another process is seen
+/// on the next call.
 pub struct FileKeys {
     path: PathBuf,
     live: Arc<AtomicUsize>,
+    cache: std::sync::Mutex<Option<(FileStamp, Arc<Vec<KeyEntry>>)>>,
 }
 
 impl FileKeys {
@@ -90,6 +120,7 @@ impl FileKeys {
         let keys = FileKeys {
             path: home.join(KEY_FILE_NAME),
             live: Arc::new(AtomicUsize::new(0)),
+            cache: std::sync::Mutex::new(None),
         };
         if !keys.path.exists() {
             keys.write_with_new_key(&[], Publish::IfAbsent)?;
@@ -109,8 +140,9 @@ impl FileKeys {
         self.write_with_new_key(&existing, Publish::Replace)
     }
 
-    /// Every (id, key) in the file, oldest first.
-    fn read_all(&self) -> Result<Vec<KeyEntry>, KeyError> {
+    /// Every (id, key) in the file, oldest first: from memory while the file's stamp is
+    /// unchanged.
+    fn read_all(&self) -> Result<Arc<Vec<KeyEntry>>, KeyError> {
         let meta = std::fs::symlink_metadata(&self.path).map_err(|_| KeyError::Unavailable)?;
         if !meta.file_type().is_file()
             || meta.permissions().mode() & 0o077 != 0
@@ -118,6 +150,19 @@ impl FileKeys {
         {
             return Err(KeyError::Unavailable);
         }
+        let stamp = FileStamp::of(&meta);
+        let mut cache = self.cache.lock().map_err(|_| KeyError::Unavailable)?;
+        if let Some((cached, keys)) = cache.as_ref()
+            && *cached == stamp
+        {
+            return Ok(keys.clone());
+        }
+        let keys = Arc::new(self.parse_file()?);
+        *cache = Some((stamp, keys.clone()));
+        Ok(keys)
+    }
+
+    fn parse_file(&self) -> Result<Vec<KeyEntry>, KeyError> {
         let text =
             Zeroizing::new(std::fs::read_to_string(&self.path).map_err(|_| KeyError::Unavailable)?);
         let mut out = Vec::new();
@@ -255,6 +300,21 @@ mod tests {
             leftovers.is_empty(),
             "no temporary files left: {leftovers:?}"
         );
+    }
+
+    #[test]
+    fn a_rotation_by_another_process_is_seen_on_the_next_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = FileKeys::open(dir.path()).unwrap();
+        let (first, _) = server.current().unwrap();
+        // Another process (the owner's CLI) rotates; the server holds the old file in memory.
+        let cli = FileKeys::open(dir.path()).unwrap();
+        let rotated = cli.rotate().unwrap();
+        assert_ne!(first, rotated);
+        let (now_current, k) = server.current().unwrap();
+        assert_eq!(now_current, rotated);
+        assert_eq!(*k.bytes(), *cli.get(&rotated).unwrap().bytes());
+        assert!(server.get(&first).is_ok(), "old ids stay readable");
     }
 
     #[test]

@@ -10,8 +10,10 @@
 //! - The input is sealed with AES-256-GCM under a key from the [`keys::KeyProvider`]; the adapter
 //!   runs on the unsealed, re-validated copy, never on the caller's.
 //! - An adapter holds only a read-only reader for its own feature and an [`ExecToken`] that only
-//!   this crate can mint; a deadline bounds the caller (a late result is discarded: a timeout is
-//!   not a cancellation of I/O).
+//!   this crate can mint; the binding's deadline bounds the caller from the start of admission (a
+//!   late result is discarded: a timeout is not a cancellation of I/O).
+//! - [`Gate::execute_admitted`] runs admission, the gate and the re-check after it on one blocking
+//!   thread, so a call crosses from the async threads once however much store work it does.
 //! - Output is validated against the tool's output schema, capped, and bound by a
 //!   domain-separated digest into an append-only receipt.
 //!
@@ -24,7 +26,7 @@ pub mod recovery;
 pub mod registry;
 pub mod seal;
 
-pub use gate::{Call, Gate, GateOutput};
+pub use gate::{Admission, Call, Gate, GateOutput};
 pub use registry::{Adapter, Definition, ExecToken, Registry};
 
 /// Output larger than this, serialized, is refused.

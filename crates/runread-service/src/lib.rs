@@ -28,7 +28,7 @@ use runread_core::envelope::{Labeled, label};
 use runread_core::{ErrorCode, Feature, key};
 use runread_gate::keys::KeyProvider;
 use runread_gate::registry::RegistryError;
-use runread_gate::{Call, Gate, Registry};
+use runread_gate::{Admission, Call, Gate, Registry};
 use runread_store::{Grant, Store};
 
 pub use adapters::{PINNED_BINDINGS, adapters};
@@ -87,6 +87,7 @@ pub struct Service {
     gate: Gate,
     config: Config,
     secrets: secrets::KnownSecrets,
+    published: final_answer::PublishedCache,
 }
 
 impl Service {
@@ -104,6 +105,7 @@ impl Service {
             store,
             config,
             secrets,
+            published: Default::default(),
         })
     }
 
@@ -178,41 +180,45 @@ impl Service {
             return Err(ErrorCode::UnknownTool);
         };
         let now_ms = runread_core::timefmt::now_ms();
-        // Steps 4 and 5 (arguments, grant, currency) read the store: off the async threads.
+        // Steps 4 to 7 all read or write the store: they run together on one blocking thread.
         let svc = self.clone();
-        let c = ctx.clone();
-        let admitted =
-            tokio::task::spawn_blocking(move || adapters::admit(&svc, &c, def, &args, now_ms))
-                .await
-                .map_err(|_| ErrorCode::Unavailable)??;
-        let call = Call {
-            tool: def.name.to_owned(),
-            request_id,
-            grant_id: admitted
-                .grant
-                .as_ref()
-                .map(|g| g.id.clone())
-                .unwrap_or_default(),
-            key_hash: ctx.key_hash.clone(),
-            target: admitted.target.clone(),
-            input: admitted.input.clone(),
-            now_ms,
+        let admit = move || {
+            // Steps 4 and 5: arguments, grant, currency.
+            let admitted = adapters::admit(&svc, &ctx, def, &args, now_ms)?;
+            let call = Call {
+                tool: def.name.to_owned(),
+                request_id,
+                grant_id: admitted
+                    .grant
+                    .as_ref()
+                    .map(|g| g.id.clone())
+                    .unwrap_or_default(),
+                key_hash: ctx.key_hash.clone(),
+                target: admitted.target,
+                input: admitted.input,
+                now_ms,
+            };
+            let recheck = admitted.grant.zip(admitted.run);
+            Ok(Admission {
+                call,
+                reader: admitted.reader,
+                context: (svc, ctx, recheck),
+            })
         };
+        // Step 7: nothing leaves if the grant or the target moved while we read.
+        let recheck =
+            |(svc, ctx, admitted): &(Arc<Service>, Arc<KeyContext>, Option<_>)| match admitted {
+                Some((grant, run)) => {
+                    grants::recheck(svc, ctx, grant, run, runread_core::timefmt::now_ms())
+                }
+                None => Ok(()),
+            };
         // Step 6: the gate.
-        let out = self.gate.execute(call, admitted.reader.clone()).await;
+        let out = self.gate.execute_admitted(def.name, admit, recheck).await;
         if let Err(code) = &out {
             tracing::debug!(tool, code = code.as_str(), "refused");
         }
         let out = out?;
-        // Step 7: nothing leaves if the grant or the target moved while we read.
-        if let (Some(grant), Some(run)) = (admitted.grant, admitted.run) {
-            let svc = self.clone();
-            tokio::task::spawn_blocking(move || {
-                grants::recheck(&svc, &ctx, &grant, &run, runread_core::timefmt::now_ms())
-            })
-            .await
-            .map_err(|_| ErrorCode::Unavailable)??;
-        }
         // Step 8: label.
         Ok(Answer {
             labeled: label(def.name, def.trust, out.output),
