@@ -1,7 +1,8 @@
 //! The embedded store: one SQLite file in WAL mode, versioned forward-only migrations.
 
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -162,8 +163,24 @@ const STATEMENT_CACHE_CAPACITY: usize = 128;
 const OPEN_BUSY_ATTEMPTS: u32 = 50;
 const OPEN_BUSY_DELAY_MS: u64 = 20;
 
+/// Read connections beside the one writer. In WAL mode a reader sees every committed write and
+/// never waits while the writer commits (and fsyncs), so a call's reads do not queue behind
+/// another call's durable start record.
+pub const READ_CONNECTIONS: usize = 4;
+
 pub struct SqliteStore {
+    /// The one writer (SQLite allows one at a time); also the reader when there is no pool.
     conn: Mutex<Connection>,
+    /// `None` for an in-memory store, which a second connection could not see.
+    path: Option<PathBuf>,
+    /// Opened on the first read; empty if they could not be opened (reads use the writer).
+    readers: OnceLock<Vec<Mutex<Connection>>>,
+    next_reader: AtomicUsize,
+    /// Durable writes waiting for the next group commit (see [`SqliteStore::write_durably`]).
+    pending: Mutex<Vec<(Write, Arc<Slot>)>>,
+    /// Group commits made, and the writes they carried (for measurement).
+    group_commits: std::sync::atomic::AtomicU64,
+    grouped_writes: std::sync::atomic::AtomicU64,
     instance: String,
     cursor_key: CursorKey,
 }
@@ -174,10 +191,7 @@ impl SqliteStore {
     pub fn open(path: &Path) -> Result<Self> {
         let mut conn = Connection::open(path)?;
         restrict_to_owner(path);
-        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
-        // Every statement is prepared once per connection and reused (compiling SQL was half of
-        // a tool call's instructions): room for all of them.
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+        tune(&conn)?;
         set_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -211,15 +225,253 @@ impl SqliteStore {
         };
         Ok(SqliteStore {
             conn: Mutex::new(conn),
+            path: (path.as_os_str() != ":memory:").then(|| path.to_path_buf()),
+            readers: OnceLock::new(),
+            next_reader: AtomicUsize::new(0),
+            pending: Mutex::new(Vec::new()),
+            group_commits: Default::default(),
+            grouped_writes: Default::default(),
             instance,
             cursor_key,
         })
     }
 
-    fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>> {
+    /// Group commits so far and the durable writes they carried: their ratio is how many
+    /// calls shared each fsync.
+    pub fn group_commit_stats(&self) -> (u64, u64) {
+        (
+            self.group_commits.load(Ordering::Relaxed),
+            self.grouped_writes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The writer connection.
+    fn conn(&self) -> Result<MutexGuard<'_, Connection>> {
         self.conn
             .lock()
             .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+    }
+
+    /// A connection for a read-only statement: a free pooled reader, else the next one in turn.
+    fn reader(&self) -> Result<MutexGuard<'_, Connection>> {
+        let pool = match &self.path {
+            Some(path) => self.readers.get_or_init(|| open_readers(path)),
+            None => return self.conn(),
+        };
+        if pool.is_empty() {
+            return self.conn();
+        }
+        for slot in pool {
+            if let Ok(guard) = slot.try_lock() {
+                return Ok(guard);
+            }
+        }
+        let turn = self.next_reader.fetch_add(1, Ordering::Relaxed) % pool.len();
+        pool.get(turn)
+            .ok_or_else(|| StoreError::Unavailable("no read connection".into()))?
+            .lock()
+            .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+    }
+}
+
+/// Most durable writes (start records and receipts) one group commit carries.
+pub const GROUP_COMMIT_MAX_WRITES: usize = 64;
+
+/// A durable write of a tool call.
+#[derive(Clone)]
+enum Write {
+    /// A start record, unless one with its idempotency key exists since `replay_since_ms`.
+    Start {
+        record: Box<StartRecord>,
+        replay_since_ms: i64,
+    },
+    Receipt(Receipt),
+}
+
+enum Written {
+    Start(StartOutcome),
+    Receipt,
+}
+
+/// Where a group commit leaves one write's result for the caller that queued it.
+type Slot = Mutex<Option<Result<Written>>>;
+
+fn take(slot: &Slot) -> Option<Result<Written>> {
+    match slot.lock() {
+        Ok(mut g) => g.take(),
+        Err(poisoned) => poisoned.into_inner().take(),
+    }
+}
+
+fn put(slot: &Slot, result: Result<Written>) {
+    match slot.lock() {
+        Ok(mut g) => *g = Some(result),
+        Err(poisoned) => *poisoned.into_inner() = Some(result),
+    }
+}
+
+impl SqliteStore {
+    /// Commits `write` durably (synchronous=FULL) before returning, sharing one transaction, and
+    /// so one fsync, with every other call's write queued meanwhile.
+    ///
+    /// Each caller queues its write, then waits for the writer connection. Whoever gets it
+    /// commits everything queued (up to [`GROUP_COMMIT_MAX_WRITES`] at a time) and hands each
+    /// caller its result; a caller whose write a previous holder committed just takes its
+    /// result. No result is handed out before its transaction committed.
+    fn write_durably(&self, write: Write) -> Result<Written> {
+        let slot: Arc<Slot> = Arc::default();
+        self.pending
+            .lock()
+            .map_err(|_| StoreError::Unavailable("write queue lock poisoned".into()))?
+            .push((write, slot.clone()));
+        let mut conn = self.conn()?;
+        loop {
+            if let Some(done) = take(&slot) {
+                return done;
+            }
+            let batch: Vec<(Write, Arc<Slot>)> = {
+                let mut queue = self
+                    .pending
+                    .lock()
+                    .map_err(|_| StoreError::Unavailable("write queue lock poisoned".into()))?;
+                let n = queue.len().min(GROUP_COMMIT_MAX_WRITES);
+                queue.drain(..n).collect()
+            };
+            if batch.is_empty() {
+                return Err(StoreError::Unavailable("queued write lost".into()));
+            }
+            self.group_commits.fetch_add(1, Ordering::Relaxed);
+            self.grouped_writes
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            commit_group(&mut conn, batch);
+        }
+    }
+}
+
+/// One transaction for `batch`. A write that fails (each is one statement, which SQLite undoes
+/// alone) fails only its caller, unless SQLite rolled the whole transaction back: then, like a
+/// failed commit, every caller of the batch gets the failure.
+fn commit_group(conn: &mut Connection, batch: Vec<(Write, Arc<Slot>)>) {
+    let committed = (|| -> Result<Vec<Result<Written>>> {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut results = Vec::with_capacity(batch.len());
+        for (write, _) in &batch {
+            let r = apply(&tx, write);
+            if r.is_err() && tx.is_autocommit() {
+                return Err(StoreError::Unavailable(
+                    "group transaction rolled back".into(),
+                ));
+            }
+            results.push(r);
+        }
+        tx.commit()?;
+        Ok(results)
+    })();
+    match committed {
+        Ok(results) => {
+            for ((_, slot), r) in batch.iter().zip(results) {
+                put(slot, r);
+            }
+        }
+        Err(e) => {
+            let why = e.to_string();
+            for (_, slot) in &batch {
+                put(slot, Err(StoreError::Unavailable(why.clone())));
+            }
+        }
+    }
+}
+
+fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<Written> {
+    match write {
+        Write::Start {
+            record,
+            replay_since_ms,
+        } => {
+            let m = &record.meta;
+            // Inside the group's IMMEDIATE transaction: the replay check and the insert are one
+            // atomic step.
+            let existing = tx
+                .prepare_cached(&format!(
+                    "SELECT {START_COLS} FROM start_records WHERE idempotency_key = ?1 AND created_at >= ?2 \
+                     ORDER BY created_at DESC LIMIT 1"
+                ))?
+                .query_row(
+                    params![m.idempotency_key, replay_since_ms],
+                    start_record_row,
+                )
+                .optional()?;
+            if let Some((meta, nonce, ct)) = existing {
+                return Ok(Written::Start(StartOutcome::Existing(Box::new(
+                    StartRecord {
+                        meta: finish_meta(meta)?,
+                        sealed_nonce: nonce,
+                        sealed_ciphertext: ct,
+                    },
+                ))));
+            }
+            tx.prepare_cached(&format!("INSERT INTO start_records({START_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"))?.execute(params![
+                m.start_id,
+                m.idempotency_key,
+                m.grant_id,
+                m.key_hash_prefix,
+                m.tool,
+                m.binding_digest,
+                serde_json::to_string(&m.target)?,
+                m.input_digest,
+                m.sealed_key_id,
+                m.created_at_ms,
+                record.sealed_nonce,
+                record.sealed_ciphertext,
+            ])?;
+            Ok(Written::Start(StartOutcome::Created))
+        }
+        Write::Receipt(r) => {
+            tx.prepare_cached("INSERT INTO receipts(receipt_id, start_id, outcome, result_digest, output_bytes, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
+                .execute(params![r.receipt_id, r.start_id, r.outcome, r.result_digest, r.output_bytes.map(i64_of), r.created_at_ms])?;
+            Ok(Written::Receipt)
+        }
+    }
+}
+
+/// What every connection of the store shares.
+fn tune(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+    // Every statement is prepared once per connection and reused (compiling SQL was half of
+    // a tool call's instructions): room for all of them.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+    // Plans never depend on bound values. Without this, SQLite (built with STAT4) compiles a
+    // cached statement again whenever a parameter it might plan around is rebound: three
+    // times per tool call, a fifth of a call's instructions.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(())
+}
+
+/// The read pool, or none if a connection cannot be opened (reads then share the writer).
+fn open_readers(path: &Path) -> Vec<Mutex<Connection>> {
+    let open = || -> Result<Connection> {
+        // Never creates: a store file that vanished is an error, not a new empty store.
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)?;
+        tune(&conn)?;
+        conn.pragma_update(None, "query_only", "ON")?;
+        Ok(conn)
+    };
+    match (0..READ_CONNECTIONS)
+        .map(|_| open().map(Mutex::new))
+        .collect::<Result<Vec<_>>>()
+    {
+        Ok(pool) => pool,
+        Err(e) => {
+            tracing::warn!(error = %e, "read connections not opened; reads share the writer");
+            Vec::new()
+        }
     }
 }
 
@@ -450,7 +702,7 @@ const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.r
 
 impl SqliteStore {
     fn run_rows(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<RunRecord>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(sql)?;
         let rows = stmt
             .query_map(params, |r| {
@@ -559,7 +811,7 @@ impl Store for SqliteStore {
     }
 
     fn workspaces(&self) -> Result<Vec<Workspace>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(
             "SELECT id, name, path, revision, enabled FROM workspaces ORDER BY created_at, id",
         )?;
@@ -569,7 +821,7 @@ impl Store for SqliteStore {
     }
 
     fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         Ok(conn
             .prepare_cached(
                 "SELECT id, name, path, revision, enabled FROM workspaces WHERE id = ?1",
@@ -579,7 +831,7 @@ impl Store for SqliteStore {
     }
 
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let row = conn
             .prepare_cached(&format!(
                 "SELECT {SESSION_COLS} FROM sessions WHERE path = ?1"
@@ -590,7 +842,7 @@ impl Store for SqliteStore {
     }
 
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let row = conn
             .prepare_cached(&format!(
                 "SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?1"
@@ -601,7 +853,7 @@ impl Store for SqliteStore {
     }
 
     fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(
             "SELECT summary_json FROM entries WHERE session_id = ?1 AND generation = ?2 ORDER BY line",
         )?;
@@ -736,7 +988,7 @@ impl Store for SqliteStore {
     }
 
     fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {GRANT_COLS} FROM grants WHERE key_hash = ?1"
         ))?;
@@ -747,7 +999,7 @@ impl Store for SqliteStore {
     }
 
     fn grants(&self) -> Result<Vec<Grant>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {GRANT_COLS} FROM grants ORDER BY created_at, id"
         ))?;
@@ -768,57 +1020,24 @@ impl Store for SqliteStore {
     }
 
     fn begin_call(&self, rec: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
-        let m = &rec.meta;
-        let mut conn = self.conn()?;
-        // BEGIN IMMEDIATE: the write lock is taken up front, so the replay check and the insert
-        // are one atomic step, and the commit is durable (synchronous=FULL) before we return.
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let existing = tx
-            .prepare_cached(&format!(
-                    "SELECT {START_COLS} FROM start_records WHERE idempotency_key = ?1 AND created_at >= ?2 \
-                     ORDER BY created_at DESC LIMIT 1"
-                ))?
-.query_row(params![m.idempotency_key, replay_since_ms],
-                start_record_row,
-            )
-            .optional()?;
-        if let Some((meta, nonce, ct)) = existing {
-            tx.commit()?;
-            return Ok(StartOutcome::Existing(Box::new(StartRecord {
-                meta: finish_meta(meta)?,
-                sealed_nonce: nonce,
-                sealed_ciphertext: ct,
-            })));
+        match self.write_durably(Write::Start {
+            record: Box::new(rec.clone()),
+            replay_since_ms,
+        })? {
+            Written::Start(outcome) => Ok(outcome),
+            Written::Receipt => Err(StoreError::Unavailable("group commit mixed up".into())),
         }
-        tx.prepare_cached(&format!("INSERT INTO start_records({START_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"))?.execute(params![
-                m.start_id,
-                m.idempotency_key,
-                m.grant_id,
-                m.key_hash_prefix,
-                m.tool,
-                m.binding_digest,
-                serde_json::to_string(&m.target)?,
-                m.input_digest,
-                m.sealed_key_id,
-                m.created_at_ms,
-                rec.sealed_nonce,
-                rec.sealed_ciphertext,
-            ],
-        )?;
-        tx.commit()?;
-        Ok(StartOutcome::Created)
     }
 
     fn append_receipt(&self, r: &Receipt) -> Result<()> {
-        let conn = self.conn()?;
-        conn.prepare_cached("INSERT INTO receipts(receipt_id, start_id, outcome, result_digest, output_bytes, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?.execute(params![r.receipt_id, r.start_id, r.outcome, r.result_digest, r.output_bytes.map(i64_of), r.created_at_ms],
-        )?;
-        Ok(())
+        match self.write_durably(Write::Receipt(r.clone()))? {
+            Written::Receipt => Ok(()),
+            Written::Start(_) => Err(StoreError::Unavailable("group commit mixed up".into())),
+        }
     }
 
     fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let row = conn
             .prepare_cached(&format!(
                 "SELECT {START_COLS} FROM start_records WHERE start_id = ?1"
@@ -836,7 +1055,7 @@ impl Store for SqliteStore {
     }
 
     fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         // Deliberately not selecting the sealed columns.
         let row = conn
             .prepare_cached(&format!(
@@ -858,7 +1077,7 @@ impl Store for SqliteStore {
     }
 
     fn artifacts(&self, target: &Target) -> Result<Vec<ArtifactRecord>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(
             "SELECT artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, kind, \
              version_json, created_at FROM artifacts WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3 \
@@ -906,7 +1125,7 @@ impl Store for SqliteStore {
         generation: u64,
         run_id: &str,
     ) -> Result<Option<SupervisedRun>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(
             "SELECT record FROM supervised_runs WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3",
         )?;
@@ -931,7 +1150,7 @@ impl Store for SqliteStore {
     }
 
     fn sealed_secrets(&self) -> Result<Vec<SealedSecret>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(
             "SELECT name, key_id, nonce, ciphertext, created_at FROM secrets ORDER BY name",
         )?;
@@ -950,7 +1169,7 @@ impl Store for SqliteStore {
     }
 
     fn secrets_fingerprint(&self) -> Result<String> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let (n, max, total): (i64, Option<i64>, Option<i64>) = conn
             .prepare_cached(
                 "SELECT count(*), max(created_at), total(length(ciphertext)) FROM secrets",
@@ -966,7 +1185,7 @@ impl Store for SqliteStore {
     }
 
     fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(RECEIPTS_OF_START)?;
         Ok(stmt
             .query_map([start_id], receipt_row)?
@@ -974,7 +1193,7 @@ impl Store for SqliteStore {
     }
 
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
-        let conn = self.conn()?;
+        let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(
             &format!("SELECT {START_META_COLS} FROM start_records WHERE created_at >= ?1 ORDER BY created_at, start_id LIMIT ?2"),
         )?;
@@ -991,5 +1210,147 @@ impl Store for SqliteStore {
             out.push((m, receipts));
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_do_not_wait_for_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(SqliteStore::open(&dir.path().join("s.db")).unwrap());
+        store.add_workspace("/w", "w", 1).unwrap();
+        // Another call holds the writer (as while it commits and fsyncs a start record).
+        let writer = store.conn().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s = store.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(s.workspaces().map(|w| w.len()).ok());
+        });
+        let read = rx.recv_timeout(std::time::Duration::from_secs(10));
+        drop(writer);
+        assert_eq!(
+            read,
+            Ok(Some(1)),
+            "the read finished while the writer was held"
+        );
+    }
+
+    fn start(id: &str) -> StartRecord {
+        StartRecord {
+            meta: StartMeta {
+                start_id: id.into(),
+                idempotency_key: format!("once-{id}"),
+                grant_id: "g".into(),
+                key_hash_prefix: "0123456789ab".into(),
+                tool: "read_final_answer".into(),
+                binding_digest: "b".into(),
+                target: None,
+                input_digest: "i".into(),
+                sealed_key_id: "k1".into(),
+                created_at_ms: 1,
+            },
+            sealed_nonce: vec![0; 12],
+            sealed_ciphertext: vec![1, 2, 3],
+        }
+    }
+
+    fn receipt(id: &str, start_id: &str) -> Receipt {
+        Receipt {
+            receipt_id: id.into(),
+            start_id: start_id.into(),
+            outcome: "ok".into(),
+            result_digest: None,
+            output_bytes: None,
+            created_at_ms: 2,
+        }
+    }
+
+    #[test]
+    fn concurrent_calls_share_group_commits_and_every_write_lands() {
+        const THREADS: usize = 8;
+        const CALLS: usize = 40;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteStore::open(&dir.path().join("s.db")).unwrap());
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    for c in 0..CALLS {
+                        let id = format!("st-{t}-{c}");
+                        let out = store.begin_call(&start(&id), 0).unwrap();
+                        assert!(matches!(out, StartOutcome::Created), "{id}");
+                        store
+                            .append_receipt(&receipt(&format!("rc-{t}-{c}"), &id))
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let rows = store.audit(0, (THREADS * CALLS * 2) as u32).unwrap();
+        assert_eq!(rows.len(), THREADS * CALLS);
+        assert!(rows.iter().all(|(_, receipts)| receipts.len() == 1));
+        // And from a new connection: it was committed, not only visible to this process.
+        drop(store);
+        let reopened = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+        assert_eq!(reopened.audit(0, 1000).unwrap().len(), THREADS * CALLS);
+    }
+
+    #[test]
+    fn a_failing_write_fails_only_its_caller_in_a_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+        store.begin_call(&start("st-1"), 0).unwrap();
+        store.append_receipt(&receipt("rc-dup", "st-1")).unwrap();
+        let batch: Vec<(Write, Arc<Slot>)> = vec![
+            (
+                Write::Start {
+                    record: Box::new(start("st-2")),
+                    replay_since_ms: 0,
+                },
+                Arc::default(),
+            ),
+            // The same receipt id again: this insert fails.
+            (Write::Receipt(receipt("rc-dup", "st-1")), Arc::default()),
+            (Write::Receipt(receipt("rc-2", "st-2")), Arc::default()),
+            // A replay of st-1's idempotency key finds it.
+            (
+                Write::Start {
+                    record: Box::new(start("st-1")),
+                    replay_since_ms: 0,
+                },
+                Arc::default(),
+            ),
+        ];
+        commit_group(
+            &mut store.conn().unwrap(),
+            batch.iter().map(|(w, s)| (w.clone(), s.clone())).collect(),
+        );
+        let results: Vec<_> = batch.iter().map(|(_, s)| take(s).unwrap()).collect();
+        assert!(matches!(
+            results[0],
+            Ok(Written::Start(StartOutcome::Created))
+        ));
+        assert!(results[1].is_err());
+        assert!(matches!(results[2], Ok(Written::Receipt)));
+        assert!(matches!(
+            results[3],
+            Ok(Written::Start(StartOutcome::Existing(_)))
+        ));
+        assert!(store.start_record("st-2").unwrap().is_some());
+        assert_eq!(store.receipts("st-2").unwrap().len(), 1);
+        assert_eq!(store.receipts("st-1").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_in_memory_store_reads_through_its_one_connection() {
+        let store = SqliteStore::open(Path::new(":memory:")).unwrap();
+        store.add_workspace("/w", "w", 1).unwrap();
+        assert_eq!(store.workspaces().unwrap().len(), 1);
     }
 }
