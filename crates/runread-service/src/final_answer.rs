@@ -72,11 +72,89 @@ impl State {
     }
 }
 
+/// A run's answer as published under one set of known secrets: masked over the whole text,
+/// before any chunking, with its sha256 (lowercase hex).
+pub(crate) struct Published {
+    pub text: String,
+    pub sha256: String,
+}
+
+impl Published {
+    fn new(text: String) -> Published {
+        let sha256 = runread_core::sha256_hex(text.as_bytes());
+        Published { text, sha256 }
+    }
+}
+
+/// Most published answers kept in memory. A reader pages through an answer in many calls; each
+/// would otherwise mask and hash the whole answer again. At most this many times
+/// `FINAL_ANSWER_MAX_BYTES` of text.
+pub const PUBLISHED_ANSWERS_CACHED: usize = 16;
+
+/// What names one version of a run's answer: the run, its final entry and the hash of that whole
+/// message as ingested (which covers the text).
+#[derive(PartialEq, Eq)]
+struct AnswerKey {
+    session_id: String,
+    generation: u64,
+    run_id: String,
+    final_entry_id: String,
+    final_message_sha256: String,
+    final_bytes: u64,
+}
+
+/// Recently published answers, each under the redactor (the set of known secrets) it was masked
+/// with. The cache holds that redactor, so a new set of secrets never matches an old entry.
+#[derive(Default)]
+pub(crate) struct PublishedCache {
+    entries: std::sync::Mutex<std::collections::VecDeque<CachedAnswer>>,
+}
+
+type CachedAnswer = (AnswerKey, Arc<Redactor>, Arc<Published>);
+
+impl PublishedCache {
+    /// `run`'s answer masked with `redactor`: from the cache, or masked and hashed now.
+    fn get(&self, run: &RunRecord, redactor: &Arc<Redactor>) -> Option<Arc<Published>> {
+        let text = run.run.final_text.as_ref()?;
+        let key = match (&run.run.final_entry_id, &run.run.final_message_sha256) {
+            (Some(entry), Some(message)) => Some(AnswerKey {
+                session_id: run.target.session_id.clone(),
+                generation: run.target.generation,
+                run_id: run.target.run_id.clone(),
+                final_entry_id: entry.clone(),
+                final_message_sha256: message.clone(),
+                final_bytes: text.len() as u64,
+            }),
+            // Nothing names this text's version: never cached.
+            _ => None,
+        };
+        let Some(key) = key else {
+            return Some(Arc::new(Published::new(redactor.mask(text))));
+        };
+        if let Ok(entries) = self.entries.lock()
+            && let Some((_, _, p)) = entries
+                .iter()
+                .find(|(k, r, _)| *k == key && Arc::ptr_eq(r, redactor))
+        {
+            return Some(p.clone());
+        }
+        let published = Arc::new(Published::new(redactor.mask(text)));
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|(k, _, _)| *k != key);
+            if entries.len() >= PUBLISHED_ANSWERS_CACHED {
+                entries.pop_front();
+            }
+            entries.push_back((key, redactor.clone(), published.clone()));
+        }
+        Some(published)
+    }
+}
+
 /// What the publication rule looks at: the run as ingested and its session file as it is now.
 pub(crate) struct Evidence {
     pub run: RunRecord,
-    /// The answer as published: known secrets masked over the whole text, before any chunking.
-    pub published: Option<String>,
+    /// The answer as published (see [`Published`]).
+    pub published: Option<Arc<Published>>,
     /// The session file's identity observed now (`None`: gone, not a regular file, unreadable).
     pub file_now: Option<FileIdentity>,
     pub settle_quiet_ms: i64,
@@ -104,14 +182,14 @@ impl Evidence {
     pub(crate) fn observe(
         svc: &Service,
         run: &RunRecord,
-        redactor: Option<&Redactor>,
+        redactor: Option<&Arc<Redactor>>,
     ) -> Result<Evidence, ErrorCode> {
         Ok(Evidence {
             supervised: Supervised::observe(svc, run).map_err(Service::unavailable)?,
             run: run.clone(),
             published: match (redactor, &run.run.final_text) {
-                (Some(r), Some(t)) => Some(r.mask(t)),
-                (None, Some(t)) => Some(t.clone()),
+                (Some(r), Some(_)) => svc.published.get(run, r),
+                (None, Some(t)) => Some(Arc::new(Published::new(t.clone()))),
                 _ => None,
             },
             file_now: file::identity(std::path::Path::new(&run.session_path)).ok(),
@@ -171,7 +249,7 @@ fn judge_supervised(e: &Evidence, s: &Supervised, now_ms: i64) -> Option<State> 
                             (Some(t), Some(p))
                                 if runread_core::sha256_hex(t.as_bytes()) == *text_sha256 =>
                             {
-                                if p.len() > FINAL_ANSWER_MAX_BYTES {
+                                if p.text.len() > FINAL_ANSWER_MAX_BYTES {
                                     State::TooLarge
                                 } else {
                                     State::Available
@@ -205,7 +283,7 @@ fn judge_passive(e: &Evidence, now_ms: i64) -> State {
     if text.len() as u64 != run.run.final_bytes {
         return State::Unknown;
     }
-    if published.len() > FINAL_ANSWER_MAX_BYTES {
+    if published.text.len() > FINAL_ANSWER_MAX_BYTES {
         return State::TooLarge;
     }
     // The file moved on since ingest (or is gone): what the store holds may no longer be on the
@@ -242,9 +320,12 @@ impl Reader {
     }
 }
 
-fn answer_version(run: &RunRecord, text: &str) -> Option<String> {
-    let sha = runread_core::sha256_hex(text.as_bytes());
-    Some(format!("g{}-{}", run.target.generation, sha.get(..16)?))
+fn answer_version(run: &RunRecord, published: &Published) -> Option<String> {
+    Some(format!(
+        "g{}-{}",
+        run.target.generation,
+        published.sha256.get(..16)?
+    ))
 }
 
 /// The adapter: runs on the unsealed, re-validated input.
@@ -298,11 +379,11 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
                 .is_some_and(|s| s.live(now))
         ),
     );
-    let text = match (state, reader.evidence.published.as_deref()) {
-        (State::Available, Some(t)) => Some(t),
+    let published = match (state, reader.evidence.published.as_deref()) {
+        (State::Available, Some(p)) => Some(p),
         _ => None,
     };
-    let Some(text) = text else {
+    let Some(published) = published else {
         if args.cursor.is_some() {
             // A cursor only ever pages through readable text.
             return Err(ErrorCode::InvalidCursor);
@@ -319,7 +400,8 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
         fields.insert("eof".into(), json!(true));
         return Ok(fields);
     };
-    let version = answer_version(run, text).ok_or(ErrorCode::Unavailable)?;
+    let text = published.text.as_str();
+    let version = answer_version(run, published).ok_or(ErrorCode::Unavailable)?;
     let key = &reader.cursor_key;
     let offset = match &args.cursor {
         None => 0,
@@ -344,10 +426,7 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
     fields.insert("byteOffset".into(), json!(range.start));
     fields.insert("bytes".into(), json!(range.len()));
     fields.insert("totalBytes".into(), json!(text.len()));
-    fields.insert(
-        "sha256".into(),
-        json!(runread_core::sha256_hex(text.as_bytes())),
-    );
+    fields.insert("sha256".into(), json!(published.sha256));
     fields.insert("version".into(), json!(version));
     fields.insert("nextCursor".into(), json!(next));
     fields.insert("eof".into(), json!(eof));

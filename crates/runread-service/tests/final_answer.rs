@@ -228,3 +228,30 @@ fn list_granted_targets_shows_only_live_grants_and_validates() {
         ErrorCode::InvalidArguments
     );
 }
+
+#[test]
+fn a_secret_added_after_a_read_is_masked_in_the_next_read_of_the_same_answer() {
+    const LATER_SECRET: &str = "sk-added-after-the-first-read-0123456789";
+    let env = Env::new();
+    synthetic_session(&env, &format!("the token is {LATER_SECRET}, keep it"));
+    env.ingest();
+    let svc = service(&env);
+    let (ctx, runs) = grant_all(&env, &svc);
+    let before = read(&svc, &ctx[0], &runs[0].target).unwrap();
+    assert!(before["text"].as_str().unwrap().contains(LATER_SECRET));
+    // Same run, same answer: only the set of known secrets changed.
+    runread_service::owner::add_secret(
+        &*env.store,
+        &*env.keys(),
+        "later",
+        LATER_SECRET,
+        runread_core::timefmt::now_ms(),
+    )
+    .unwrap();
+    let after = read(&svc, &ctx[0], &runs[0].target).unwrap();
+    let text = after["text"].as_str().unwrap();
+    assert!(!text.contains(LATER_SECRET), "{text}");
+    assert!(text.contains("[redacted]"));
+    assert_ne!(after["sha256"], before["sha256"]);
+    assert_ne!(after["version"], before["version"]);
+}
