@@ -526,7 +526,28 @@ def machine() -> dict[str, str]:
         mem = f"{kb / 1024 / 1024:.1f} GiB"
     load = os.getloadavg()
     return {"nproc": run(["nproc"]).stdout.strip(), "cpu": cpu, "kernel": platform.release(), "memory": mem,
-            "load average at start": f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"}
+            "load average at start": f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+            "fsync": f"{fsync_latency_us():.0f} µs (median of {FSYNC_SAMPLES} × a 4 KiB write + fdatasync in the temporary "
+                     "directory the stores use; every durable commit pays at least one)"}
+
+
+FSYNC_SAMPLES = 200
+
+
+def fsync_latency_us() -> float:
+    """The disk's durable-write latency, which bounds every durable commit (rows 1, 3 and 6)."""
+    with tempfile.TemporaryDirectory() as d:
+        fd = os.open(Path(d) / "probe", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            block, samples = os.urandom(4096), []
+            for i in range(FSYNC_SAMPLES):
+                t = time.perf_counter()
+                os.pwrite(fd, block, (i % 16) * 4096)
+                os.fdatasync(fd)
+                samples.append((time.perf_counter() - t) * 1e6)
+            return median(samples)
+        finally:
+            os.close(fd)
 
 
 def fmt(x: float, d: int = 0) -> str:
@@ -653,7 +674,9 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
         sections.append("## 6. The gate's cost: durable start record vs in-memory store\n\n"
                         f"`runread-bench gate {' '.join(g['args'])}`: `read_final_answer` through the whole service (admission, gate, re-check, "
                         "label), no HTTP, with the start records and receipts durable in a SQLite file (synchronous=FULL) against the same with "
-                        "the store in memory (a measurement, not a product mode). Rounds interleave A and B; medians.\n\n"
+                        "the store in memory (a measurement, not a product mode). Rounds interleave A and B; medians. The last column is how "
+                        "many durable writes (start records and receipts, two per call) shared one SQLite group commit, that is one fsync "
+                        "(see the machine's fsync latency below).\n\n"
                         + txt + f"\n\nDurable ÷ in-memory: {ratios}.\n")
 
     L.append("# runread benchmarks\n")
