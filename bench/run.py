@@ -321,6 +321,16 @@ class Home:
 # --------------------------------------------------------------------------- items
 
 
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of every thread of `pid` so far (from /proc)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def wrk_once(port: int, body: Path, headers: Path, mark: str, seconds: int) -> dict[str, float]:
     env = dict(os.environ, BENCH_BODY=str(body), BENCH_HEADERS=str(headers), BENCH_MARK=mark)
     r = run(pinned(CLIENT_CPU, ["wrk", "-t1", "-c4", f"-d{seconds}s", "--timeout", "10s", "-s", str(BENCH / "wrk" / "mcp.lua"),
@@ -392,7 +402,9 @@ def item_load(ctx: dict[str, Any], servers: Servers, home: Home, bins: Path, nod
         order = names[r % len(names):] + names[: r % len(names)]
         for name in order:
             p, bf, hf = files[name]
+            cpu0 = process_cpu_s(servers.procs[name].pid)
             s = wrk_once(p, bf, hf, mark, seconds)
+            s["cpu_us_per_req"] = (process_cpu_s(servers.procs[name].pid) - cpu0) / max(s["requests"], 1) * 1e6
             samples[name].append(s)
             log(f"load round {r + 1}/{rounds} {name}: {s['rps']:.0f} req/s p50 {s['p50_ms']:.2f} ms p99 {s['p99_ms']:.2f} ms bad {s['bad']}")
     for name in list(files):
@@ -570,14 +582,14 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
 
     if "load" in res:
         s = res["load"]["samples"]
-        med = {n: {k: median([x[k] for x in v]) for k in ("rps", "p50_ms", "p99_ms")} for n, v in s.items()}
+        med = {n: {k: median([x.get(k, 0.0) for x in v]) for k in ("rps", "p50_ms", "p99_ms", "cpu_us_per_req")} for n, v in s.items()}
         bad = {n: sum(x["bad"] for x in v) for n, v in s.items()}
         reqs = {n: sum(x["requests"] for x in v) for n, v in s.items()}
         rr = med["runread"]
-        rows = ["| server | mode | requests/s | p50 ms | p99 ms | runread ÷ server (req/s) | bad responses / requests |",
-                "|---|---|---|---|---|---|---|"]
+        rows = ["| server | mode | requests/s | p50 ms | p99 ms | server CPU µs / request | runread ÷ server (req/s) | bad responses / requests |",
+                "|---|---|---|---|---|---|---|---|"]
         modes = {
-            "runread": "`runread serve`: guards, key admission, durable gate (SQLite WAL, synchronous=FULL start record + receipt), masking, labels",
+            "runread": "`runread serve`: guards, key admission, durable gate (SQLite WAL, synchronous=FULL start record + receipt, group commit), masking, labels",
             "rmcp-echo": "stock rmcp Streamable HTTP, stateless, JSON responses, `axum::serve`",
             "ts-sdk": "`createMcpHandler` (2026-07-28 per-request), `responseMode: json`, node:http",
             "python-sdk": "official Python SDK `MCPServer` (FastMCP's successor in mcp 2.x), `streamable_http_app(stateless_http, json_response)`, uvicorn",
@@ -585,7 +597,7 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
         }
         for n in s:
             m = med[n]
-            rows.append(f"| {n} | {modes[n]} | {fmt(m['rps'])} | {m['p50_ms']:.2f} | {m['p99_ms']:.2f} | "
+            rows.append(f"| {n} | {modes[n]} | {fmt(m['rps'])} | {m['p50_ms']:.2f} | {m['p99_ms']:.2f} | {fmt(m['cpu_us_per_req'])} | "
                         f"{'—' if n == 'runread' else ratio(rr['rps'], m['rps'])} | {bad[n]} / {fmt(reqs[n])} |")
         sizes = res.get("load_response_bytes", {})
         sections.append("## 1. Tool-call throughput and latency: `read_final_answer` vs echo servers\n\n"
@@ -597,8 +609,9 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
                         f"{ratio(med['rmcp-echo']['rps'], med['python-sdk']['rps'])} the Python SDK's"
                         + (f" and {ratio(med['rmcp-echo']['rps'], med['fastmcp']['rps'])} FastMCP's. " if "fastmcp" in med else ". ")
                         + 
-                        f"runread's CPU per call ≈ 1 core ÷ its req/s = {1e3 / rr['rps']:.2f} ms (the server is CPU-bound on its core; "
-                        "see the profiles).\n\nPer round (req/s): "
+                        f"Server CPU per request is every thread's user + system time during the run (from /proc) over the requests "
+                        f"served: runread {fmt(rr['cpu_us_per_req'])} µs against the rmcp echo's {fmt(med['rmcp-echo']['cpu_us_per_req'])} µs, on "
+                        "one core (see the profiles).\n\nPer round (req/s): "
                         + "; ".join(f"{n}: {', '.join(fmt(x['rps']) for x in v)}" for n, v in s.items()) + ".\n")
         goal_row(goals, "read_final_answer ≥ 0.5× stock rmcp echo req/s (durable gate)", "≥ 0.50×", ratio(rr["rps"], med["rmcp-echo"]["rps"]),
                  rr["rps"] >= 0.5 * med["rmcp-echo"]["rps"])
