@@ -1088,6 +1088,14 @@ impl Store for PostgresStore {
 
     /// As in SQLite, plus: a session id already ingested from another host is refused
     /// (`Conflict`) instead of being taken over, since its file is not on this machine.
+    ///
+    /// Lock order: the session's row is the first of its rows written, before any of its
+    /// entries or runs, so that concurrent commits of one session (say `watch` and `ingest`)
+    /// queue on that row instead of taking row locks in opposite orders. A commit of a new
+    /// generation used to delete entries and runs first while a commit of the same generation
+    /// held the session row and then deleted runs: a deadlock, found only after PostgreSQL's
+    /// `deadlock_timeout` and repeated down a queue of writers until one statement outlived
+    /// [`STATEMENT_TIMEOUT_MS`].
     fn commit_ingest(&self, c: &IngestCommit) -> Result<()> {
         let s = &c.session;
         let generation = i64_of(s.generation);
@@ -1119,9 +1127,8 @@ impl Store for PostgresStore {
                 )));
             }
             if c.new_generation {
-                t.execute("DELETE FROM entries WHERE session_id = $1", &[&s.session_id])?;
-                t.execute("DELETE FROM runs WHERE session_id = $1", &[&s.session_id])?;
-                // The path may have held another session id before (a file replaced by another session).
+                // The path may have held another session id before (a file replaced by another
+                // session); that row goes before this one takes the path.
                 t.execute(
                     "DELETE FROM sessions WHERE host = $1 AND path = $2 AND session_id <> $3",
                     &[&self.host, &s.path, &s.session_id],
@@ -1162,6 +1169,9 @@ impl Store for PostgresStore {
                     &s.ingested_at_ms,
                 ],
             )?;
+            if c.new_generation {
+                t.execute("DELETE FROM entries WHERE session_id = $1", &[&s.session_id])?;
+            }
             for batch in entries.chunks(INGEST_BATCH_ROWS) {
                 let lines: Vec<i64> = batch.iter().map(|e| e.0).collect();
                 let jsons: Vec<&str> = batch.iter().map(|e| e.1.as_str()).collect();
