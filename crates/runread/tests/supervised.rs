@@ -18,6 +18,9 @@ use runread_store::{Foreground, Proof, RunRecord, Store, SupervisedRun};
 
 /// Longest any wait here may take before the test fails (a hang guard, not a timing claim).
 const HANG_GUARD: Duration = Duration::from_secs(90);
+/// Reads of a live run refused `target_changed` before one is answered: far more than the
+/// ingests one run's first messages cause (one per message).
+const LIVE_READ_ATTEMPTS: u32 = 50;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -199,6 +202,24 @@ impl Live {
     }
 
     /// Reads `tool` for `run` through the service with a fresh grant of every feature.
+    /// [`Live::read`] while the agent still writes the session: the supervisor ingests the file
+    /// at each message's end, and a read that overlaps an ingest is refused `target_changed`
+    /// (the target changed while being read; nothing is returned), which a client reads again.
+    /// Pi may write a message's line just after announcing it, so when the last such ingest
+    /// lands is not observable from outside; any other refusal is returned at once.
+    fn read_live(&self, run: &RunRecord, tool: &str) -> Result<Value, ErrorCode> {
+        let mut attempts = 0;
+        loop {
+            match self.read(run, tool) {
+                Err(ErrorCode::TargetChanged) if attempts < LIVE_READ_ATTEMPTS => {
+                    attempts += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
     fn read(&self, run: &RunRecord, tool: &str) -> Result<Value, ErrorCode> {
         let svc = self.service();
         let keys = runread_gate::keys::FileKeys::open(&self.path("home")).unwrap();
@@ -364,7 +385,8 @@ fn session_file(live: &Live) -> PathBuf {
     found.unwrap()
 }
 
-/// Waits until the supervisor has recorded the run (the tool result is persisted and ingested).
+/// Waits until the supervisor has recorded the run: the run is in the store with its supervised
+/// record. Its later messages (the tool call, the result) may still be being ingested.
 fn wait_recorded(live: &Live) -> RunRecord {
     let mut run = None;
     wait_for("the supervised record", || {
@@ -408,11 +430,11 @@ fn an_interrupted_run_is_missing_and_cancelled() {
     let child = live.run("Write a lot.");
     let run = wait_recorded(&live);
     // While it streams: saving, and the work state is live.
-    let fa = live.read(&run, tools::READ_FINAL_ANSWER).unwrap();
+    let fa = live.read_live(&run, tools::READ_FINAL_ANSWER).unwrap();
     assert_unreadable(&fa, "saving");
     assert_eq!(fa["snapshotLive"], true);
     assert_eq!(fa["overallState"], "running");
-    let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
+    let ws = live.read_live(&run, tools::READ_WORK_STATE).unwrap();
     assert_eq!(ws["live"], true, "{ws}");
     assert!(
         ["running", "waiting", "finishing"].contains(&ws["foreground"]["state"].as_str().unwrap()),
