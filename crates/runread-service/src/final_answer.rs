@@ -76,13 +76,21 @@ impl State {
 /// before any chunking, with its sha256 (lowercase hex).
 pub(crate) struct Published {
     pub text: String,
-    pub sha256: String,
+    /// Computed on first use: the owner's listing only judges the state, from the text's size.
+    sha256: std::sync::OnceLock<String>,
 }
 
 impl Published {
     fn new(text: String) -> Published {
-        let sha256 = runread_core::sha256_hex(text.as_bytes());
-        Published { text, sha256 }
+        Published {
+            text,
+            sha256: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn sha256(&self) -> &str {
+        self.sha256
+            .get_or_init(|| runread_core::sha256_hex(self.text.as_bytes()))
     }
 }
 
@@ -324,7 +332,7 @@ fn answer_version(run: &RunRecord, published: &Published) -> Option<String> {
     Some(format!(
         "g{}-{}",
         run.target.generation,
-        published.sha256.get(..16)?
+        published.sha256().get(..16)?
     ))
 }
 
@@ -426,7 +434,7 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
     fields.insert("byteOffset".into(), json!(range.start));
     fields.insert("bytes".into(), json!(range.len()));
     fields.insert("totalBytes".into(), json!(text.len()));
-    fields.insert("sha256".into(), json!(published.sha256));
+    fields.insert("sha256".into(), json!(published.sha256()));
     fields.insert("version".into(), json!(version));
     fields.insert("nextCursor".into(), json!(next));
     fields.insert("eof".into(), json!(eof));
