@@ -102,8 +102,8 @@ ALL_TOOLS = sorted([
 # the label of each tool's text block (runread: agent content is untrusted, its own projections medium)
 TRUST_LABEL = {
     "read_final_answer": "untrusted", "read_history": "untrusted", "read_artifact": "untrusted",
-    "list_granted_targets": "medium", "list_artifacts": "medium", "get_run": "medium",
-    "read_work_state": "medium", "read_target_metadata": "medium",
+    "list_granted_targets": "medium", "list_artifacts": "untrusted", "get_run": "medium",
+    "read_work_state": "medium", "read_target_metadata": "untrusted",
 }
 
 

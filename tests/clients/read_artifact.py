@@ -5,7 +5,7 @@
 
 Steps: ``tools/list`` (must list ``list_granted_targets``, ``list_artifacts``, ``read_artifact``),
 pick the first granted target with feature ``artifacts``, ``list_artifacts`` (its block is labeled
-``trust="medium"``; paged by ``nextOffset``), choose the artifact (``--id``, or the only one), then
+``trust="untrusted"``: names come from files; paged by ``nextOffset``), choose the artifact (``--id``, or the only one), then
 ``read_artifact`` from offset 0 following ``nextOffset`` until ``eof``. Every chunk is checked:
 the ``<tool_result tool="read_artifact" trust="untrusted">`` block equals ``structuredContent``,
 trust fields, ``offset`` = bytes so far, ``data`` is strict base64 of exactly ``bytes`` bytes whose

@@ -38,10 +38,10 @@ TRUST = {
     "read_history": "untrusted",
     "read_artifact": "untrusted",
     "list_granted_targets": "medium",
-    "list_artifacts": "medium",
+    "list_artifacts": "untrusted",
     "get_run": "medium",
     "read_work_state": "medium",
-    "read_target_metadata": "medium",
+    "read_target_metadata": "untrusted",
 }
 BLOCK_SUFFIX = "\n</tool_result>"
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")

@@ -11,12 +11,13 @@ pub const FINAL_ANSWER_CHUNK_MAX: usize = 8_192;
 /// unable to make progress without splitting a code point.
 pub const FINAL_ANSWER_CHUNK_MIN: usize = 4;
 
-/// Largest session file runread reads as evidence.
-pub const EVIDENCE_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
-/// Most lines runread reads from one session file.
-pub const EVIDENCE_FILE_MAX_LINES: u64 = 10_000;
-/// Longest single line runread parses from a session file (a line can be no longer than the file).
-pub const EVIDENCE_LINE_MAX_BYTES: usize = EVIDENCE_FILE_MAX_BYTES as usize;
+/// Longest line of a session file runread parses. A session file of any size is read line by
+/// line, holding one line at a time: this bounds the memory a read takes. A longer line is
+/// skipped without being held and counts as malformed (the run it touches is `unknown`).
+pub const EVIDENCE_LINE_MAX_BYTES: usize = 8 * 1024 * 1024;
+/// Most lines runread reads from one session file. The lines after it are not read: the session
+/// is flagged and its last run is `unknown`. Bounds the index kept while cutting runs.
+pub const EVIDENCE_FILE_MAX_LINES: u64 = 100_000;
 
 /// Largest HTTP request body.
 pub const HTTP_BODY_MAX_BYTES: usize = 32 * 1024;
@@ -24,6 +25,14 @@ pub const HTTP_BODY_MAX_BYTES: usize = 32 * 1024;
 pub const HTTP_MAX_IN_FLIGHT: usize = 4;
 /// Time a request body has to arrive completely, in seconds.
 pub const HTTP_BODY_DEADLINE_SECS: u64 = 5;
+/// Time a connection has to deliver a request line and headers, in seconds: from accept, and on
+/// a kept-alive connection from the end of the previous response. Later: closed, no response.
+pub const HTTP_HEADER_DEADLINE_SECS: u64 = 5;
+/// Largest request line plus headers, in bytes (also hyper's read buffer). Larger: 431, closed.
+pub const HTTP_HEADER_MAX_BYTES: usize = 16 * 1024;
+/// Most HTTP connections open at once. At the cap runread stops accepting: further connections
+/// wait in the kernel's accept queue and are accepted in order as open ones close.
+pub const HTTP_CONNECTIONS_MAX: usize = 256;
 
 /// Length of a read key in lowercase hex characters (256 bits).
 pub const READ_KEY_HEX_LEN: usize = 64;
@@ -41,10 +50,14 @@ pub const SETTLE_QUIET_DEFAULT_MS: u64 = 2_000;
 
 /// Longest text of one history event, in bytes; longer: truncated on a UTF-8 boundary and flagged.
 pub const HISTORY_EVENT_MAX_BYTES: usize = 8_192;
-/// Bytes of an event body kept beyond [`HISTORY_EVENT_MAX_BYTES`], so that a known secret that
-/// straddles the cut is still seen whole (and masked) before the text is cut. At least the longest
-/// known secret.
-pub const HISTORY_BODY_MARGIN_BYTES: usize = 256;
+/// Most bytes of session-file lines one `read_history` page reads back (its events, and the
+/// neighbours it masks across). A page ends early rather than read more; it always holds at least
+/// one event (one line is at most [`EVIDENCE_LINE_MAX_BYTES`]).
+pub const HISTORY_PAGE_READ_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Most bytes of session-file lines read as masking context around one final answer (the texts
+/// before and after it). Context that does not fit is treated as unknown: the answer's edge is
+/// masked conservatively instead.
+pub const ANSWER_CONTEXT_READ_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// Default and largest number of events in one `read_history` page.
 pub const HISTORY_PAGE_DEFAULT: usize = 50;
 pub const HISTORY_PAGE_MAX: usize = 100;

@@ -79,6 +79,8 @@ pub struct Redactor {
     automaton: Option<AhoCorasick>,
     /// The distinct secrets, sorted bytewise: the proper-prefix test is a binary search.
     sorted: Vec<Box<[u8]>>,
+    /// Each secret's bytes reversed, sorted: the proper-suffix test is the same search.
+    reversed: Vec<Box<[u8]>>,
     /// `first_byte[b]`: some secret starts with byte `b`.
     first_byte: [bool; 256],
     /// Length in bytes of the longest secret (0 when none).
@@ -125,6 +127,11 @@ impl Redactor {
             }
             max_len = max_len.max(secret.len());
         }
+        let mut reversed: Vec<Box<[u8]>> = sorted
+            .iter()
+            .map(|s| s.iter().rev().copied().collect())
+            .collect();
+        reversed.sort_unstable();
         let automaton = if sorted.is_empty() {
             None
         } else {
@@ -139,6 +146,7 @@ impl Redactor {
         Ok(Redactor {
             automaton,
             sorted,
+            reversed,
             first_byte,
             max_len,
         })
@@ -227,6 +235,70 @@ impl Redactor {
         }
     }
 
+    /// Masked `text` cut to at most `max` bytes for release: on a character boundary, never
+    /// inside a [`MASK`], and never ending with a non-empty proper prefix of a known secret (the
+    /// reader would hold the start of a secret whose rest was cut off). A text of at most `max`
+    /// bytes is returned whole: its end is not a cut.
+    pub fn cut_for_release<'a>(&self, masked: &'a str, max: usize) -> &'a str {
+        if masked.len() <= max {
+            return masked;
+        }
+        let mut end = max;
+        while end > 0 && !masked.is_char_boundary(end) {
+            end -= 1;
+        }
+        loop {
+            let Some(head) = masked.get(..end) else {
+                return "";
+            };
+            // A mask the cut went through (or a literal one: dropping its start costs nothing).
+            let mask_part = (1..MASK.len())
+                .rev()
+                .find(|&k| head.ends_with(MASK.get(..k).unwrap_or(MASK)))
+                .unwrap_or(0);
+            let secret_part = self
+                .pending_prefix_start(head.as_bytes())
+                .map_or(0, |p| end - p);
+            let drop = mask_part.max(secret_part);
+            if drop == 0 {
+                return head;
+            }
+            end -= drop;
+            while end > 0 && !masked.is_char_boundary(end) {
+                end -= 1;
+            }
+        }
+    }
+
+    /// `text` with its leading part masked when it could be the end of a known secret that began
+    /// before it: for the first text of a page whose preceding text could not be read. Masks the
+    /// longest prefix of `text` that is a non-empty proper suffix of some secret.
+    pub fn mask_unknown_before(&self, text: &str) -> String {
+        let bytes = text.as_bytes();
+        let longest = self.max_len.saturating_sub(1).min(bytes.len());
+        let cut = (1..=longest).rev().find(|&k| {
+            text.is_char_boundary(k)
+                && bytes.get(..k).is_some_and(|head| {
+                    let q: Vec<u8> = head.iter().rev().copied().collect();
+                    is_proper_prefix_in(&self.reversed, &q)
+                })
+        });
+        match cut {
+            Some(k) => format!("{MASK}{}", text.get(k..).unwrap_or("")),
+            None => text.to_owned(),
+        }
+    }
+
+    /// `text` with its trailing part masked when it could be the start of a known secret that
+    /// continues after it: for the last text of something served whose following text could not
+    /// be read. Masks the longest suffix of `text` that is a non-empty proper prefix of a secret.
+    pub fn mask_unknown_after(&self, text: &str) -> String {
+        match self.pending_prefix_start(text.as_bytes()) {
+            Some(p) => format!("{}{MASK}", text.get(..p).unwrap_or("")),
+            None => text.to_owned(),
+        }
+    }
+
     /// The masked ranges of `text`: sorted, disjoint and never adjacent (at least one unmasked
     /// byte between two ranges). Every bound is a UTF-8 character boundary: secrets are valid
     /// UTF-8, so an occurrence starts at a leading byte and ends after a whole character.
@@ -303,13 +375,19 @@ impl Redactor {
     /// contiguous in sorted order, beginning at the first secret `>= q`; at most one of them
     /// (the first) equals `q`, so looking at two suffices.
     fn is_proper_prefix(&self, q: &[u8]) -> bool {
-        let first = self.sorted.partition_point(|s| s.as_ref() < q);
-        self.sorted
-            .iter()
-            .skip(first)
-            .take(2)
-            .any(|s| s.len() > q.len() && s.starts_with(q))
+        is_proper_prefix_in(&self.sorted, q)
     }
+}
+
+/// True when `q` is a proper prefix of some member of `sorted` (see
+/// [`Redactor::is_proper_prefix`]).
+fn is_proper_prefix_in(sorted: &[Box<[u8]>], q: &[u8]) -> bool {
+    let first = sorted.partition_point(|s| s.as_ref() < q);
+    sorted
+        .iter()
+        .skip(first)
+        .take(2)
+        .any(|s| s.len() > q.len() && s.starts_with(q))
 }
 
 /// Appends `text[window]` to `out`, with each masked range's part inside the window written as
@@ -412,6 +490,49 @@ mod tests {
                 pending: false
             }
         );
+    }
+
+    // ---- release at the edges: cuts and unknown neighbours ----
+
+    #[test]
+    fn a_cut_never_splits_a_mask_or_ends_in_the_start_of_a_secret() {
+        let r = redactor(&["sk-live-0123456789"]);
+        // Whole when it fits: the end of a text is not a cut.
+        assert_eq!(r.cut_for_release("ends with sk-li", 100), "ends with sk-li");
+        // A cut inside a mask drops the mask's start.
+        let masked = r.mask("0123456 sk-live-0123456789 tail");
+        assert_eq!(masked, "0123456 [redacted] tail");
+        for max in 9..18 {
+            assert_eq!(r.cut_for_release(&masked, max), "0123456 ", "{max}");
+        }
+        assert_eq!(r.cut_for_release(&masked, 18), "0123456 [redacted]");
+        // A cut after the start of a secret (not the secret itself) drops that start.
+        assert_eq!(r.cut_for_release("abc sk-live-01 and more", 14), "abc ");
+        assert_eq!(
+            r.cut_for_release("abc sk-live-01 and more", 15),
+            "abc sk-live-01 "
+        );
+        // Both at once: the start of a secret right after a mask's start.
+        assert_eq!(r.cut_for_release("x [redact", 8), "x ");
+        // Never inside a character.
+        assert_eq!(r.cut_for_release("日本語", 4), "日");
+    }
+
+    #[test]
+    fn unknown_neighbours_mask_what_could_belong_to_a_secret_at_the_edge() {
+        let r = redactor(&["sk-live-0123456789", "ghp_TOKEN_abcdef"]);
+        // Could end a secret begun before: masked. Only proper suffixes count.
+        assert_eq!(r.mask_unknown_before("0123456789 rest"), "[redacted] rest");
+        assert_eq!(r.mask_unknown_before("9 rest"), "[redacted] rest");
+        assert_eq!(r.mask_unknown_before("abcdef!"), "[redacted]!");
+        assert_eq!(r.mask_unknown_before("plain start"), "plain start");
+        // Could begin a secret continued after: masked.
+        assert_eq!(r.mask_unknown_after("see sk-live-0"), "see [redacted]");
+        assert_eq!(r.mask_unknown_after("the end: s"), "the end: [redacted]");
+        assert_eq!(r.mask_unknown_after("the end."), "the end.");
+        let empty = Redactor::new(Vec::<String>::new()).unwrap();
+        assert_eq!(empty.mask_unknown_before("abc"), "abc");
+        assert_eq!(empty.mask_unknown_after("abc"), "abc");
     }
 
     #[test]
@@ -723,6 +844,52 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// A released cut of a masked text holds no secret and no start of one at its end, is a
+        /// prefix of the masked text, and is within the bound.
+        #[test]
+        fn released_cuts_end_clean(
+            secrets in proptest::collection::vec("[ab]{8,12}", 1..4),
+            text in "[ab ]{0,80}",
+            max in 0usize..90,
+        ) {
+            let r = Redactor::new(&secrets).unwrap();
+            let masked = r.mask(&text);
+            let cut = r.cut_for_release(&masked, max);
+            prop_assert!(masked.starts_with(cut));
+            if masked.len() > max {
+                prop_assert!(cut.len() <= max);
+                for s in &secrets {
+                    for n in 1..s.len() {
+                        prop_assert!(!cut.ends_with(&s[..n]), "{cut:?} ends with {:?}", &s[..n]);
+                    }
+                }
+                for n in 1..MASK.len() {
+                    prop_assert!(!cut.ends_with(&MASK[..n]));
+                }
+            } else {
+                prop_assert_eq!(cut, masked.as_str());
+            }
+        }
+
+        /// Whatever preceded a text, masking it as "unknown before" leaves no piece of a secret
+        /// split across that edge: for every secret split at every point, the part after the
+        /// split never survives at the start.
+        #[test]
+        fn an_unknown_start_never_shows_the_rest_of_a_split_secret(
+            secret in "[a-c]{8,16}",
+            k in 1usize..16,
+            rest in "[a-c ]{0,20}",
+        ) {
+            let k = 1 + k % (secret.len() - 1);
+            let r = Redactor::new([&secret]).unwrap();
+            let text = format!("{}{rest}", &secret[k..]);
+            let out = r.mask_unknown_before(&r.mask(&text));
+            prop_assert!(!out.starts_with(&secret[k..]), "{out:?}");
+            let text = format!("{rest}{}", &secret[..k]);
+            let out = r.mask_unknown_after(&r.mask(&text));
+            prop_assert!(!out.ends_with(&secret[..k]), "{out:?}");
+        }
 
         /// Property 1: the masked text contains no secret, and matches the brute-force reference.
         #[test]

@@ -10,16 +10,13 @@ pub mod watch;
 
 use std::path::{Path, PathBuf};
 
-use runread_core::limits::{EVIDENCE_FILE_MAX_BYTES, EVIDENCE_FILE_MAX_LINES};
-use runread_sessions::file::{self, ReadError};
-use runread_sessions::pi::{self, LineOutcome, PiParser};
+use runread_sessions::file::{self, EvidenceFile, ReadError};
+use runread_sessions::pi::{self, Resume, ScanError};
 use runread_sessions::{EntrySummary, FileIdentity, cut_runs};
-use runread_store::{IngestCommit, SessionRecord, Store, StoreError, Workspace};
+use runread_store::{INDEX_VERSION, IngestCommit, SessionRecord, Store, StoreError, Workspace};
 
 /// Bytes before the consumed offset that are re-hashed on every append to detect a rewrite.
 pub const TAIL_WINDOW_BYTES: u64 = 4_096;
-/// Longest header line read.
-pub const HEADER_MAX_BYTES: u64 = 64 * 1024;
 /// Deepest directory level searched under the sessions directory.
 pub const SCAN_MAX_DEPTH: usize = 3;
 /// Most session files considered in one scan.
@@ -241,6 +238,9 @@ fn classify(
     now: &FileIdentity,
     verify_bytes: &mut u64,
 ) -> Result<Change, ReadError> {
+    if rec.index_version != INDEX_VERSION {
+        return Ok(Change::Identity("index format changed"));
+    }
     if *now == rec.identity && !rec.torn {
         return Ok(Change::Unchanged);
     }
@@ -254,7 +254,7 @@ fn classify(
     let head = file::read_from(
         path,
         0,
-        (rec.header.line_bytes + 1).min(HEADER_MAX_BYTES),
+        (rec.header.line_bytes + 1).min(pi::HEADER_MAX_BYTES as u64 + 1),
         Some(&rec.identity),
     )?;
     *verify_bytes += head.bytes.len() as u64;
@@ -286,80 +286,6 @@ fn tail_sha256(
     Ok(Some(runread_core::sha256_hex(&chunk.bytes)))
 }
 
-/// Result of reading complete lines from an offset.
-struct Lines {
-    identity: FileIdentity,
-    /// Offset just past the last complete line.
-    consumed: u64,
-    /// Complete lines read, with their starting offsets.
-    lines: Vec<Vec<u8>>,
-    /// The file ends in an unfinished line (or a line longer than the read bound).
-    torn: bool,
-    bytes_read: u64,
-}
-
-/// Reads complete lines from `offset` to the end of the file, in bounded passes of at most
-/// [`EVIDENCE_FILE_MAX_BYTES`] and [`EVIDENCE_FILE_MAX_LINES`] each.
-fn read_lines(path: &Path, offset: u64, expect: Option<&FileIdentity>) -> Result<Lines, ReadError> {
-    let mut out = Lines {
-        identity: file::identity(path)?,
-        consumed: offset,
-        lines: vec![],
-        torn: false,
-        bytes_read: 0,
-    };
-    let mut expect = expect.copied();
-    loop {
-        let chunk = file::read_from(path, out.consumed, EVIDENCE_FILE_MAX_BYTES, expect.as_ref())?;
-        if let Some(prev) = expect
-            && !prev.same_object(&chunk.identity)
-        {
-            return Err(ReadError::ChangedDuringRead);
-        }
-        expect = Some(chunk.identity);
-        out.identity = chunk.identity;
-        out.bytes_read += chunk.bytes.len() as u64;
-        let mut start = 0usize;
-        let mut pass_lines = 0u64;
-        while let Some(nl) = chunk.bytes.get(start..).and_then(newline_in) {
-            let end = start + nl;
-            out.lines
-                .push(chunk.bytes.get(start..end).unwrap_or(&[]).to_vec());
-            start = end + 1;
-            pass_lines += 1;
-            if pass_lines >= EVIDENCE_FILE_MAX_LINES {
-                break;
-            }
-        }
-        out.consumed += start as u64;
-        let at_eof = out.consumed >= chunk.identity.size;
-        if at_eof {
-            return Ok(out);
-        }
-        if start == 0 {
-            // No complete line in a whole bounded window: unfinished at EOF, or a line too long to read.
-            out.torn = true;
-            return Ok(out);
-        }
-        if chunk.reaches_eof() && pass_lines < EVIDENCE_FILE_MAX_LINES {
-            out.torn = true; // bytes after the last newline: a line still being written
-            return Ok(out);
-        }
-    }
-}
-
-/// Offset of the first newline in `bytes`. `BufRead` on a slice searches with the standard
-/// library's word-at-a-time `memchr`: several times faster than a byte loop over a session's
-/// megabytes of tool output.
-fn newline_in(bytes: &[u8]) -> Option<usize> {
-    use std::io::BufRead;
-    let mut reader = bytes;
-    // Reading from a slice cannot fail.
-    let n = reader.skip_until(b'\n').ok()?;
-    let last = n.checked_sub(1)?;
-    (bytes.get(last) == Some(&b'\n')).then_some(last)
-}
-
 #[allow(clippy::too_many_arguments)]
 fn fresh(
     store: &dyn Store,
@@ -371,15 +297,21 @@ fn fresh(
     reason: &'static str,
     report: &mut Report,
 ) -> Result<FileOutcome, IngestError> {
-    let read = match read_lines(path, 0, None) {
-        Ok(r) => r,
+    let file = match EvidenceFile::open(path, None) {
+        Ok(f) => f,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };
-    report.bytes_read += read.bytes_read;
-    let mut lines = read.lines.into_iter();
-    let Some(header) = lines.next().as_deref().and_then(pi::parse_header) else {
-        return Ok(FileOutcome::NotASession);
+    let read = match pi::scan(&file, Resume::Fresh) {
+        Ok(r) => r,
+        Err(ScanError::NotASession) => return Ok(FileOutcome::NotASession),
+        Err(ScanError::Read(e)) => return Ok(FileOutcome::Unreadable(e)),
     };
+    // What was read up to the size at open stands if the file only grew meanwhile.
+    if let Err(e) = file.check_grown_only() {
+        return Ok(FileOutcome::Unreadable(e));
+    }
+    report.bytes_read += read.bytes_read;
+    let header = read.header.clone();
     let Some(ws) = workspace_for(workspaces, &header.cwd) else {
         return Ok(FileOutcome::OutsideWorkspaces);
     };
@@ -397,14 +329,10 @@ fn fresh(
         },
     };
     let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
-    let mut parser = PiParser::resume(&header, None);
-    let mut entries = Vec::new();
-    let mut malformed = Vec::new();
-    let lines_seen = parse_into(&mut parser, lines, 2, &mut entries, &mut malformed) - 1;
     let tail = match tail_sha256(
         path,
         read.consumed,
-        Some(&read.identity),
+        Some(&file.identity()),
         &mut report.verify_bytes,
     ) {
         Ok(t) => t,
@@ -418,18 +346,20 @@ fn fresh(
         workspace_id: ws.id.clone(),
         generation,
         header,
-        identity: read.identity,
+        identity: file.identity(),
         consumed: read.consumed,
-        lines: lines_seen,
+        lines: read.lines,
         tail_sha256: tail,
-        malformed_lines: malformed,
+        malformed_lines: read.malformed,
         torn: read.torn,
         branch_complete: true,
         session_name: None,
         saved_model: None,
         ingested_at_ms: now_ms,
+        over_bounds: read.over_bounds,
+        index_version: INDEX_VERSION,
     };
-    if commit(store, record, true, entries, vec![], report)? == Committed::Conflict {
+    if commit(store, record, true, read.entries, vec![], report)? == Committed::Conflict {
         return Ok(FileOutcome::DuplicateSessionId);
     }
     Ok(FileOutcome::NewGeneration {
@@ -446,61 +376,50 @@ fn append(
     now_ms: i64,
     report: &mut Report,
 ) -> Result<FileOutcome, IngestError> {
-    let read = match read_lines(path, rec.consumed, Some(&rec.identity)) {
-        Ok(r) => r,
+    let file = match EvidenceFile::open(path, Some(&rec.identity)) {
+        Ok(f) => f,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };
-    report.bytes_read += read.bytes_read;
     let old = store.entries(&rec.session_id, rec.generation)?;
-    let next_line = rec.lines + 1;
-    let mut parser = PiParser::resume(&rec.header, old.last().map(|e| e.id.clone()));
-    let mut entries = Vec::new();
-    let mut malformed = std::mem::take(&mut rec.malformed_lines);
-    rec.lines = parse_into(
-        &mut parser,
-        read.lines.into_iter(),
-        next_line,
-        &mut entries,
-        &mut malformed,
-    ) - 1;
+    let read = match pi::scan(
+        &file,
+        Resume::After {
+            header: &rec.header,
+            offset: rec.consumed,
+            lines: rec.lines,
+            last_id: old.last().map(|e| e.id.as_str()),
+        },
+    ) {
+        Ok(r) => r,
+        Err(ScanError::NotASession) => return Ok(FileOutcome::NotASession),
+        Err(ScanError::Read(e)) => return Ok(FileOutcome::Unreadable(e)),
+    };
+    if let Err(e) = file.check_grown_only() {
+        return Ok(FileOutcome::Unreadable(e));
+    }
+    report.bytes_read += read.bytes_read;
     let bytes = read.consumed - rec.consumed;
     rec.tail_sha256 = match tail_sha256(
         path,
         read.consumed,
-        Some(&read.identity),
+        Some(&file.identity()),
         &mut report.verify_bytes,
     ) {
         Ok(t) => t,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };
-    rec.identity = read.identity;
+    rec.identity = file.identity();
     rec.consumed = read.consumed;
-    rec.malformed_lines = malformed;
+    rec.lines = read.lines;
+    rec.malformed_lines.extend(read.malformed);
     rec.torn = read.torn;
+    rec.over_bounds = read.over_bounds;
     rec.ingested_at_ms = now_ms;
+    let entries = read.entries;
     if commit(store, rec, false, entries, old, report)? == Committed::Conflict {
         return Ok(FileOutcome::DuplicateSessionId);
     }
     Ok(FileOutcome::Appended { bytes })
-}
-
-fn parse_into(
-    parser: &mut PiParser,
-    lines: impl Iterator<Item = Vec<u8>>,
-    first_line_no: u64,
-    entries: &mut Vec<EntrySummary>,
-    malformed: &mut Vec<u64>,
-) -> u64 {
-    let mut line_no = first_line_no;
-    for line in lines {
-        match parser.parse_line(&line, line_no) {
-            LineOutcome::Entry(e) => entries.push(*e),
-            LineOutcome::Malformed | LineOutcome::Header(_) => malformed.push(line_no),
-            LineOutcome::Blank => {}
-        }
-        line_no += 1;
-    }
-    line_no
 }
 
 /// Whether a pass's commit was applied.
@@ -522,11 +441,17 @@ fn commit(
     report: &mut Report,
 ) -> Result<Committed, IngestError> {
     // Runs are cut over the whole generation; the new entries are moved in and back out rather
-    // than copied (their bodies are most of a session's bytes).
+    // than copied.
     let old_len = old_entries.len();
     let mut all = old_entries;
     all.extend(new_entries);
-    let branch = cut_runs(&all, &rec.malformed_lines, rec.torn);
+    let mut branch = cut_runs(&all, &rec.malformed_lines, rec.torn);
+    if rec.over_bounds
+        && let Some(last) = branch.runs.last_mut()
+    {
+        // Lines past the bound were not read: the last run may go on there.
+        last.mark_unknown("session exceeds the evidence line bound");
+    }
     let new_entries = all.split_off(old_len);
     rec.branch_complete = branch.complete;
     rec.session_name = branch.session_name;
@@ -557,26 +482,4 @@ pub fn relocate_header(line: &str, new_cwd: &str) -> Option<String> {
     let mut v: serde_json::Value = serde_json::from_str(line).ok()?;
     *v.get_mut("cwd")? = serde_json::Value::String(new_cwd.to_owned());
     Some(v.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::newline_in;
-
-    #[test]
-    fn newline_search_finds_what_a_byte_scan_finds() {
-        let cases: Vec<Vec<u8>> = vec![
-            b"".to_vec(),
-            b"no newline".to_vec(),
-            b"\n".to_vec(),
-            b"\n\n".to_vec(),
-            b"ab\ncd\n".to_vec(),
-            "é…\u{2028}\nx".as_bytes().to_vec(),
-            [vec![b'x'; 1000], b"\n".to_vec(), vec![b'y'; 7]].concat(),
-            vec![b'z'; 4097],
-        ];
-        for c in cases {
-            assert_eq!(newline_in(&c), c.iter().position(|b| *b == b'\n'), "{c:?}");
-        }
-    }
 }

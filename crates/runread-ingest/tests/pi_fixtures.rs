@@ -29,7 +29,7 @@ fn assert_finals_match_agent(name: &str, runs: &[RunRecord]) {
             );
         }
         assert_eq!(
-            run.run.final_text.as_ref(),
+            runread_testkit::answer(run).as_ref(),
             text.as_ref(),
             "{name}: final text of {id}"
         );
@@ -48,7 +48,7 @@ fn sample_session_has_two_completed_runs_with_the_agents_answers() {
     assert!(runs.iter().all(|r| r.run.status == RunStatus::Completed));
     assert_eq!(runs[0].run.final_bytes, 9554);
     assert_eq!(
-        runread_core::sha256_hex(runs[0].run.final_text.as_deref().unwrap().as_bytes()),
+        runread_core::sha256_hex(runread_testkit::answer(&runs[0]).unwrap().as_bytes()),
         "524d513f546336f1be6d43a03c64b84033497811ecea7833be4af6d115ec2b23"
     );
     assert_finals_match_agent("sample", &runs);
@@ -78,7 +78,7 @@ fn provider_error_run_is_failed_with_no_answer() {
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0].run.status, RunStatus::Completed);
     assert_eq!(runs[1].run.status, RunStatus::Failed);
-    assert_eq!(runs[1].run.final_text, None);
+    assert_eq!(runread_testkit::answer(&runs[1]), None);
     assert_finals_match_agent("error", &runs);
 }
 
@@ -106,7 +106,7 @@ fn aborted_run_is_cancelled_with_no_answer() {
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0].run.status, RunStatus::Completed);
     assert_eq!(runs[1].run.status, RunStatus::Cancelled);
-    assert_eq!(runs[1].run.final_text, None);
+    assert_eq!(runread_testkit::answer(&runs[1]), None);
 }
 
 #[test]
@@ -133,7 +133,7 @@ fn malformed_middle_line_is_counted_and_never_aborts_ingest() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].target.run_id, agent[2].0);
     assert_eq!(runs[0].run.status, RunStatus::Completed);
-    assert_eq!(runs[0].run.final_text, agent[2].1);
+    assert_eq!(runread_testkit::answer(&runs[0]), agent[2].1);
     let session = env
         .store
         .session(&runs[0].target.session_id)
@@ -150,7 +150,7 @@ fn v1_and_v2_files_give_the_same_runs_and_answers_as_v3() {
     let (_e1, v1, _) = ingest_fixture("v1");
     let texts = |runs: &[RunRecord]| {
         runs.iter()
-            .map(|r| (r.run.status, r.run.final_text.clone()))
+            .map(|r| (r.run.status, runread_testkit::answer(r)))
             .collect::<Vec<_>>()
     };
     assert_eq!(texts(&v2), texts(&v3));

@@ -3,11 +3,16 @@
 //! (bounded, with a deadline) the body.
 //!
 //! Order, outermost first: [`peer_and_host`] → [`origin_and_fetch_metadata`] →
-//! [`forbidden_headers`] → [`body`] → [`in_flight`] → (key admission) → rmcp. The body is read
-//! before a processing slot is taken, so slow senders hold only a body-reader slot.
+//! [`forbidden_headers`] → (key admission) → [`body`] → [`in_flight`] → rmcp. The key is checked
+//! on the headers alone, before any body byte is read, so a request without a valid key never
+//! holds a body-reader slot; body readers are bounded per key ([`BODY_READERS_PER_KEY_MAX`]) and
+//! in total ([`BODY_READERS_MAX`]). The body is read before a processing slot is taken, so slow
+//! senders hold only a body-reader slot. Below all of them, the accept loop
+//! ([`crate::accept`]) bounds connections, header bytes and the time to deliver headers.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -15,12 +20,12 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::HeaderMap;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use runread_core::ErrorCode;
 use runread_core::limits::{HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_MAX_IN_FLIGHT};
 
-use crate::server::refusal;
+use crate::server::{Admitted, refusal};
 
 /// Seconds a refused-because-busy client is told to wait.
 pub const BUSY_RETRY_AFTER_SECS: u64 = 1;
@@ -82,7 +87,9 @@ fn is_loopback_host(host: &str, allowed: &Allowed) -> bool {
 }
 
 /// The peer must be on loopback (unless extra hosts are configured) and exactly one `Host` must
-/// name a loopback address (or a configured host): DNS-rebinding protection.
+/// name a loopback address (or a configured host): DNS-rebinding protection. An absolute-form
+/// request target (`POST http://host/mcp`), whose authority replaces `Host` for HTTP (RFC 9112
+/// 3.2.2), must pass the same rule.
 pub async fn peer_and_host(
     State(allowed): State<Arc<Allowed>>,
     req: Request,
@@ -97,10 +104,21 @@ pub async fn peer_and_host(
         [one] => one.to_str().is_ok_and(|h| is_loopback_host(h, &allowed)),
         _ => false,
     };
-    if !peer_ok || !host_ok {
+    if !peer_ok || !host_ok || !target_authority_ok(req.uri(), &allowed) {
         return refusal(ErrorCode::ForbiddenOrigin);
     }
     next.run(req).await
+}
+
+/// An origin-form target (`/mcp`) has no authority; an absolute-form one (`http://host/mcp`)
+/// and an authority-form one (`CONNECT host:port`) must name an allowed host (userinfo, like any
+/// other text, makes the authority not allowed), and the only scheme is `http`.
+fn target_authority_ok(uri: &http::Uri, allowed: &Allowed) -> bool {
+    match (uri.scheme_str(), uri.authority()) {
+        (None, None) => true,
+        (None | Some("http"), Some(a)) => is_loopback_host(a.as_str(), allowed),
+        _ => false,
+    }
 }
 
 /// A present `Origin` must be allowlisted (none by default); cross-site fetch metadata is refused.
@@ -177,23 +195,82 @@ pub async fn forbidden_headers(req: Request, next: Next) -> Response {
 
 /// Most request bodies being received at once. Bodies are read before a request takes one of
 /// the [`HTTP_MAX_IN_FLIGHT`] processing slots, so slow senders cannot starve processing; this
-/// bound keeps what they can hold (at most this many × 32 KiB, each for at most 5 s) small.
+/// bound keeps what they can hold (at most this many × 32 KiB, each for at most 5 s) small. Only
+/// requests with a valid key read a body.
 pub const BODY_READERS_MAX: usize = 64;
+/// Most request bodies being received at once for one key: a slow sender with one key holds at
+/// most a quarter of [`BODY_READERS_MAX`], and other keys are read meanwhile.
+pub const BODY_READERS_PER_KEY_MAX: usize = 16;
 
-/// A semaphore sized for [`body`].
-pub fn body_reader_permits() -> Arc<Semaphore> {
-    Arc::new(Semaphore::new(BODY_READERS_MAX))
+/// The body-reader slots: [`BODY_READERS_MAX`] in all, [`BODY_READERS_PER_KEY_MAX`] per key.
+pub struct BodyReaders {
+    total: Arc<Semaphore>,
+    /// Readers held per key (by the key's hash); a key with none has no entry.
+    per_key: Mutex<HashMap<String, usize>>,
+}
+
+/// The body-reader slots for [`body`].
+pub fn body_readers() -> Arc<BodyReaders> {
+    Arc::new(BodyReaders {
+        total: Arc::new(Semaphore::new(BODY_READERS_MAX)),
+        per_key: Mutex::new(HashMap::new()),
+    })
+}
+
+impl BodyReaders {
+    /// A slot for `key_hash`, or `None` when the key or everyone is at the bound.
+    fn try_take(self: &Arc<Self>, key_hash: &str) -> Option<BodyReader> {
+        let mut per_key = self.per_key.lock().unwrap_or_else(PoisonError::into_inner);
+        if per_key.get(key_hash).copied().unwrap_or(0) >= BODY_READERS_PER_KEY_MAX {
+            return None;
+        }
+        let total = self.total.clone().try_acquire_owned().ok()?;
+        *per_key.entry(key_hash.to_owned()).or_insert(0) += 1;
+        Some(BodyReader {
+            readers: self.clone(),
+            key_hash: key_hash.to_owned(),
+            _total: total,
+        })
+    }
+}
+
+/// One body being received; gives its slots back when dropped.
+struct BodyReader {
+    readers: Arc<BodyReaders>,
+    key_hash: String,
+    _total: OwnedSemaphorePermit,
+}
+
+impl Drop for BodyReader {
+    fn drop(&mut self) {
+        let mut per_key = self
+            .readers
+            .per_key
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = per_key.get_mut(&self.key_hash) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                per_key.remove(&self.key_hash);
+            }
+        }
+    }
 }
 
 /// The whole body within [`HTTP_BODY_DEADLINE_SECS`] and at most [`HTTP_BODY_MAX_BYTES`]: slow
 /// senders are cut off (408), oversized bodies refused (413), anything but one JSON-RPC request
-/// refused (400) — before any parsing by rmcp. Requests without a POST body (GET, DELETE, …) go on
-/// to rmcp, which answers them with 405.
-pub async fn body(State(readers): State<Arc<Semaphore>>, req: Request, next: Next) -> Response {
+/// refused (400) — before any parsing by rmcp. Runs after key admission: the request's key holds
+/// the reader slot, which is given back once the body is in. Requests without a POST body (GET,
+/// DELETE, …) go on to rmcp, which answers them with 405.
+pub async fn body(State(readers): State<Arc<BodyReaders>>, req: Request, next: Next) -> Response {
     if req.method() != http::Method::POST {
         return next.run(req).await;
     }
-    let Ok(_reader) = readers.clone().try_acquire_owned() else {
+    // Key admission runs first; without it no body is read.
+    let Some(Admitted(key)) = req.extensions().get::<Admitted>().cloned() else {
+        return refusal(ErrorCode::MissingKey);
+    };
+    let Some(reader) = readers.try_take(&key.key_hash) else {
         return busy();
     };
     let declared = req
@@ -215,6 +292,7 @@ pub async fn body(State(readers): State<Arc<Semaphore>>, req: Request, next: Nex
         Ok(Ok(b)) if b.len() > HTTP_BODY_MAX_BYTES => return refusal(ErrorCode::BodyTooLarge),
         Ok(Ok(b)) => b,
     };
+    drop(reader);
     if !is_single_request(&bytes) {
         return refusal(ErrorCode::InvalidRequest);
     }
@@ -290,6 +368,80 @@ mod tests {
             origins: vec![],
         };
         assert!(is_loopback_host("runread.internal:7077", &some));
+    }
+
+    #[test]
+    fn absolute_form_targets_pass_only_the_host_rule() {
+        let none = Allowed::default();
+        for (target, ok) in [
+            ("/mcp", true),
+            ("http://127.0.0.1:7077/mcp", true),
+            ("http://localhost/mcp", true),
+            ("http://[::1]:7077/mcp", true),
+            ("http://evil.example/mcp", false),
+            ("http://evil.example:7077/mcp", false),
+            ("http://127.0.0.1.evil.example/mcp", false),
+            ("http://user@127.0.0.1:7077/mcp", false),
+            ("https://127.0.0.1:7077/mcp", false),
+            ("127.0.0.1:7077", true),
+            ("evil.example:443", false),
+        ] {
+            let uri: http::Uri = target.parse().unwrap();
+            assert_eq!(target_authority_ok(&uri, &none), ok, "{target}");
+        }
+        let some = Allowed {
+            hosts: vec!["runread.internal".into()],
+            origins: vec![],
+        };
+        let uri: http::Uri = "http://runread.internal:7077/mcp".parse().unwrap();
+        assert!(target_authority_ok(&uri, &some));
+    }
+
+    #[test]
+    fn body_readers_are_bounded_per_key_and_in_total() {
+        let readers = body_readers();
+        let key = |i: usize| format!("key-{i}");
+        // One key: N readers, not N + 1; another key meanwhile.
+        let mut held: Vec<BodyReader> = (0..BODY_READERS_PER_KEY_MAX)
+            .map(|_| readers.try_take(&key(0)).unwrap())
+            .collect();
+        assert!(readers.try_take(&key(0)).is_none());
+        drop(readers.try_take(&key(1)).unwrap());
+        // A reader given back is a reader for the same key again.
+        held.pop();
+        held.push(readers.try_take(&key(0)).unwrap());
+        // In total: N readers across keys each under their bound, not N + 1.
+        let keys = BODY_READERS_MAX.div_ceil(BODY_READERS_PER_KEY_MAX);
+        for k in 1..=keys {
+            while held.len() < BODY_READERS_MAX
+                && readers
+                    .per_key
+                    .lock()
+                    .unwrap()
+                    .get(&key(k))
+                    .copied()
+                    .unwrap_or(0)
+                    < BODY_READERS_PER_KEY_MAX
+            {
+                held.push(readers.try_take(&key(k)).unwrap());
+            }
+        }
+        assert_eq!(held.len(), BODY_READERS_MAX);
+        assert!(readers.try_take(&key(keys + 1)).is_none());
+        assert!(
+            readers
+                .per_key
+                .lock()
+                .unwrap()
+                .get(&key(keys + 1))
+                .is_none()
+        );
+        drop(held);
+        assert!(
+            readers.per_key.lock().unwrap().is_empty(),
+            "no key left behind"
+        );
+        assert_eq!(readers.total.available_permits(), BODY_READERS_MAX);
     }
 
     #[test]

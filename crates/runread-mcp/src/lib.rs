@@ -1,10 +1,13 @@
 //! runread over MCP, protocol 2026-07-28, stateless: `server/discover`, `tools/list`,
-//! `tools/call`. [`server`] is the rmcp handler behind an axum router with the key-admission
-//! layer in front; [`client`] is runread's own client (used by `runread demo` and `runread read`).
+//! `tools/call`. [`server`] is the rmcp handler behind an axum router with the transport
+//! [`guards`] and the key-admission layer in front, served by the [`accept`] loop (HTTP/1.1 only,
+//! bounded connections, header bytes and header time); [`client`] is runread's own client (used by
+//! `runread demo` and `runread read`).
 //!
 //! This crate never touches the store: everything goes through `runread_service::Service`.
 #![forbid(unsafe_code)]
 
+pub mod accept;
 pub mod client;
 pub mod guards;
 pub mod server;

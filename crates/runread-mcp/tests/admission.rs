@@ -38,7 +38,7 @@ impl Harness {
             .into_iter()
             .max_by_key(|r| r.run.final_bytes)
             .unwrap();
-        let answer = run.run.final_text.clone().unwrap();
+        let answer = runread_testkit::answer(&run).unwrap();
         let now = runread_core::timefmt::now_ms();
         let g = runread_service::owner::grant(
             &*env.store,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use runread_core::redact::Redactor;
 use runread_core::{ErrorCode, Feature, Target};
 use runread_gate::{Adapter, Definition, ExecToken};
 use runread_store::{Grant, RunRecord};
@@ -28,7 +29,7 @@ pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     ),
     (
         "list_artifacts",
-        "967189cad0831015bf0aeff5738d66070deac71588ee20020344137f4b039f68",
+        "75c760163d9c83d2c6c5d1774c46c61b346760153b2d75937aaf2ab1ce368ea3",
     ),
     (
         "list_granted_targets",
@@ -44,11 +45,11 @@ pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     ),
     (
         "read_history",
-        "85fb3e3a007f7c17ec2bc047b9a6c7b777b31505d2c512f001f46469712c940f",
+        "26969f8ab8ddc0138e412ee6e3820b1583a22157181654edff4c2347dd112186",
     ),
     (
         "read_target_metadata",
-        "7c42f246543bc9733f6f8f5532b111ee0b269e11c79a07f844f984c0ce85b9e0",
+        "dc7d60c1209543a5d1da411ac2af4c66bf759d4d3c3c0e5c7b24550b8a1e13d7",
     ),
     (
         "read_work_state",
@@ -73,6 +74,13 @@ pub(crate) fn definition(def: &ToolDef) -> Definition {
 
 struct ToolAdapter(&'static ToolDef);
 
+/// What every adapter is handed: its feature's reader, and the known secrets every string of
+/// its output is masked with.
+pub(crate) struct Reading {
+    redactor: Arc<Redactor>,
+    feature: Box<dyn Any + Send + Sync>,
+}
+
 impl Adapter for ToolAdapter {
     fn definition(&self) -> Definition {
         definition(self.0)
@@ -84,7 +92,53 @@ impl Adapter for ToolAdapter {
         input: &Value,
         reader: &(dyn Any + Send + Sync),
     ) -> Result<Map<String, Value>, ErrorCode> {
-        match self.0.tool {
+        let reading: &Reading = reader.downcast_ref().ok_or(ErrorCode::Unavailable)?;
+        let mut output = execute_tool(self.0.tool, input, &*reading.feature)?;
+        // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
+        // whatever the tool's own masking did. A tool masks across its own boundaries first
+        // (answers before chunking, history across events and pages); this catches the rest.
+        mask_strings(&mut output, &reading.redactor);
+        Ok(output)
+    }
+}
+
+/// Masks every string in `map`, keys included, in place.
+fn mask_strings(map: &mut Map<String, Value>, redactor: &Redactor) {
+    if redactor.is_empty() {
+        return;
+    }
+    let keys_clean = map.keys().all(|k| !redactor.contains_secret(k.as_bytes()));
+    if !keys_clean {
+        let old = std::mem::take(map);
+        for (k, v) in old {
+            map.insert(redactor.mask(&k), v);
+        }
+    }
+    for v in map.values_mut() {
+        mask_value(v, redactor);
+    }
+}
+
+fn mask_value(v: &mut Value, redactor: &Redactor) {
+    match v {
+        Value::String(s) => {
+            if redactor.contains_secret(s.as_bytes()) {
+                *s = redactor.mask(s);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| mask_value(i, redactor)),
+        Value::Object(m) => mask_strings(m, redactor),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+fn execute_tool(
+    tool: Tool,
+    input: &Value,
+    reader: &(dyn Any + Send + Sync),
+) -> Result<Map<String, Value>, ErrorCode> {
+    {
+        match tool {
             Tool::ReadFinalAnswer => {
                 final_answer::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
             }
@@ -125,7 +179,10 @@ pub(crate) struct Admitted {
     pub target: Option<Target>,
     pub grant: Option<Grant>,
     pub run: Option<RunRecord>,
+    /// A [`Reading`], once admission is complete.
     pub reader: Arc<dyn Any + Send + Sync>,
+    /// The feature's reader, until it is wrapped into the [`Reading`].
+    feature: Option<Box<dyn Any + Send + Sync>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -136,6 +193,21 @@ struct TargetOnly {
 
 /// Admission steps 4 and 5 for `def`: exact arguments, then the grant and the target's currency.
 pub(crate) fn admit(
+    svc: &Service,
+    ctx: &KeyContext,
+    def: &ToolDef,
+    args: &Value,
+    now_ms: i64,
+) -> Result<Admitted, ErrorCode> {
+    let mut admitted = admit_feature(svc, ctx, def, args, now_ms)?;
+    admitted.reader = Arc::new(Reading {
+        redactor: svc.secrets.redactor()?,
+        feature: admitted.feature.take().ok_or(ErrorCode::Unavailable)?,
+    });
+    Ok(admitted)
+}
+
+fn admit_feature(
     svc: &Service,
     ctx: &KeyContext,
     def: &ToolDef,
@@ -169,7 +241,8 @@ pub(crate) fn admit(
                 target: None,
                 grant: None,
                 run: None,
-                reader: Arc::new(grants::ListReader { grants: live }),
+                reader: Arc::new(()),
+                feature: Some(Box::new(grants::ListReader { grants: live })),
             })
         }
         Tool::ReadFinalAnswer => {
@@ -263,7 +336,8 @@ pub(crate) fn admit(
                 target: Some(target),
                 grant,
                 run,
-                reader: Arc::new(reader),
+                reader: Arc::new(()),
+                feature: Some(Box::new(reader)),
             })
         }
     }
@@ -314,7 +388,8 @@ impl Admitted {
             target: Some(target),
             grant: Some(grant),
             run: Some(run),
-            reader: Arc::new(reader),
+            reader: Arc::new(()),
+            feature: Some(Box::new(reader)),
         }
     }
 }

@@ -11,16 +11,17 @@ use runread_core::limits::{
 };
 use runread_core::{ErrorCode, Target};
 use runread_sessions::{FileIdentity, RunStatus, file};
-use runread_store::RunRecord;
+use runread_store::{Foreground, Proof, RunRecord};
 
 use std::sync::Arc;
 
 use runread_core::redact::Redactor;
 
-use runread_store::{Foreground, Proof};
-
 use crate::Service;
+use crate::source::{Opened, Source, SourceError, read_side};
 use crate::supervised::{JournalCheck, Supervised};
+use runread_core::limits::ANSWER_CONTEXT_READ_MAX_BYTES;
+use runread_sessions::TextRef;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,7 +77,7 @@ impl State {
 /// before any chunking, with its sha256 (lowercase hex).
 pub(crate) struct Published {
     pub text: String,
-    /// Computed on first use: the owner's listing only judges the state, from the text's size.
+    /// Computed on first use: not every caller hashes.
     sha256: std::sync::OnceLock<String>,
 }
 
@@ -95,24 +96,25 @@ impl Published {
 }
 
 /// Most published answers kept in memory. A reader pages through an answer in many calls; each
-/// would otherwise mask and hash the whole answer again. At most this many times
+/// would otherwise parse, mask and hash the whole answer again. At most this many times
 /// `FINAL_ANSWER_MAX_BYTES` of text.
 pub const PUBLISHED_ANSWERS_CACHED: usize = 16;
 
-/// What names one version of a run's answer: the run, its final entry and the hash of that whole
-/// message as ingested (which covers the text).
+/// What names one version of a run's answer: the run, its final entry, and the digests of that
+/// entry's line and of the lines around it that masking read (which cover every text involved).
 #[derive(PartialEq, Eq)]
 struct AnswerKey {
     session_id: String,
     generation: u64,
     run_id: String,
     final_entry_id: String,
-    final_message_sha256: String,
-    final_bytes: u64,
+    /// Digest over the answer's line and its masking context's lines.
+    lines_sha256: String,
 }
 
 /// Recently published answers, each under the redactor (the set of known secrets) it was masked
-/// with. The cache holds that redactor, so a new set of secrets never matches an old entry.
+/// with. The cache holds that redactor, so a new set of secrets never matches an old entry. It is
+/// consulted only after the line was read back and its digest checked.
 #[derive(Default)]
 pub(crate) struct PublishedCache {
     entries: std::sync::Mutex<std::collections::VecDeque<CachedAnswer>>,
@@ -121,48 +123,28 @@ pub(crate) struct PublishedCache {
 type CachedAnswer = (AnswerKey, Arc<Redactor>, Arc<Published>);
 
 impl PublishedCache {
-    /// `run`'s answer masked with `redactor`: from the cache, or masked and hashed now.
-    fn get(&self, run: &RunRecord, redactor: &Arc<Redactor>) -> Option<Arc<Published>> {
-        let text = run.run.final_text.as_ref()?;
-        let key = match (&run.run.final_entry_id, &run.run.final_message_sha256) {
-            (Some(entry), Some(message)) => Some(AnswerKey {
-                session_id: run.target.session_id.clone(),
-                generation: run.target.generation,
-                run_id: run.target.run_id.clone(),
-                final_entry_id: entry.clone(),
-                final_message_sha256: message.clone(),
-                final_bytes: text.len() as u64,
-            }),
-            // Nothing names this text's version: never cached.
-            _ => None,
-        };
-        let Some(key) = key else {
-            return Some(Arc::new(Published::new(redactor.mask(text))));
-        };
-        if let Ok(entries) = self.entries.lock()
-            && let Some((_, _, p)) = entries
-                .iter()
-                .find(|(k, r, _)| *k == key && Arc::ptr_eq(r, redactor))
-        {
-            return Some(p.clone());
-        }
-        let published = Arc::new(Published::new(redactor.mask(text)));
+    fn get(&self, key: &AnswerKey, redactor: &Arc<Redactor>) -> Option<Arc<Published>> {
+        let entries = self.entries.lock().ok()?;
+        entries
+            .iter()
+            .find(|(k, r, _)| k == key && Arc::ptr_eq(r, redactor))
+            .map(|(_, _, p)| p.clone())
+    }
+
+    fn put(&self, key: AnswerKey, redactor: &Arc<Redactor>, published: Arc<Published>) {
         if let Ok(mut entries) = self.entries.lock() {
             entries.retain(|(k, _, _)| *k != key);
             if entries.len() >= PUBLISHED_ANSWERS_CACHED {
                 entries.pop_front();
             }
-            entries.push_back((key, redactor.clone(), published.clone()));
+            entries.push_back((key, redactor.clone(), published));
         }
-        Some(published)
     }
 }
 
 /// What the publication rule looks at: the run as ingested and its session file as it is now.
 pub(crate) struct Evidence {
     pub run: RunRecord,
-    /// The answer as published (see [`Published`]).
-    pub published: Option<Arc<Published>>,
     /// The session file's identity observed now (`None`: gone, not a regular file, unreadable).
     pub file_now: Option<FileIdentity>,
     pub settle_quiet_ms: i64,
@@ -187,19 +169,10 @@ impl Basis {
 }
 
 impl Evidence {
-    pub(crate) fn observe(
-        svc: &Service,
-        run: &RunRecord,
-        redactor: Option<&Arc<Redactor>>,
-    ) -> Result<Evidence, ErrorCode> {
+    pub(crate) fn observe(svc: &Service, run: &RunRecord) -> Result<Evidence, ErrorCode> {
         Ok(Evidence {
             supervised: Supervised::observe(svc, run).map_err(Service::unavailable)?,
             run: run.clone(),
-            published: match (redactor, &run.run.final_text) {
-                (Some(r), Some(_)) => svc.published.get(run, r),
-                (None, Some(t)) => Some(Arc::new(Published::new(t.clone()))),
-                _ => None,
-            },
             file_now: file::identity(std::path::Path::new(&run.session_path)).ok(),
             settle_quiet_ms: i64::try_from(svc.config.settle_quiet.as_millis()).unwrap_or(i64::MAX),
         })
@@ -252,19 +225,13 @@ fn judge_supervised(e: &Evidence, s: &Supervised, now_ms: i64) -> Option<State> 
                         State::Unknown
                     } else if *text_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
                         State::TooLarge
+                    } else if run.final_line.is_some()
+                        && run.final_text_sha256.as_deref() == Some(text_sha256.as_str())
+                    {
+                        // Readable, once the text read back from the file hashes to this.
+                        State::Available
                     } else {
-                        match (&run.final_text, &e.published) {
-                            (Some(t), Some(p))
-                                if runread_core::sha256_hex(t.as_bytes()) == *text_sha256 =>
-                            {
-                                if p.text.len() > FINAL_ANSWER_MAX_BYTES {
-                                    State::TooLarge
-                                } else {
-                                    State::Available
-                                }
-                            }
-                            _ => State::Unknown,
-                        }
+                        State::Unknown
                     }
                 }
             },
@@ -285,14 +252,8 @@ fn judge_passive(e: &Evidence, now_ms: i64) -> State {
     if run.run.final_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
         return State::TooLarge;
     }
-    let (Some(text), Some(published)) = (&run.run.final_text, &e.published) else {
+    if run.run.final_line.is_none() || run.run.final_text_sha256.is_none() {
         return State::Unknown;
-    };
-    if text.len() as u64 != run.run.final_bytes {
-        return State::Unknown;
-    }
-    if published.text.len() > FINAL_ANSWER_MAX_BYTES {
-        return State::TooLarge;
     }
     // The file moved on since ingest (or is gone): what the store holds may no longer be on the
     // active branch. Re-ingest decides; until then the answer is not vouched for.
@@ -306,9 +267,13 @@ fn judge_passive(e: &Evidence, now_ms: i64) -> State {
     State::Available
 }
 
-/// The `final_answer` feature's reader: the evidence of one run, and the cursor key.
+/// The `final_answer` feature's reader: the evidence of one run, its session file to read the
+/// answer back from, the published-answer cache and the cursor key.
 pub(crate) struct Reader {
     evidence: Evidence,
+    source: Source,
+    redactor: Arc<Redactor>,
+    published: Arc<PublishedCache>,
     cursor_key: CursorKey,
     now_ms: i64,
 }
@@ -321,10 +286,133 @@ impl Reader {
         now_ms: i64,
     ) -> Result<Reader, ErrorCode> {
         Ok(Reader {
-            evidence: Evidence::observe(svc, run, Some(&redactor))?,
+            evidence: Evidence::observe(svc, run)?,
+            source: Source {
+                path: run.session_path.clone().into(),
+                identity: run.identity,
+                agent: run.agent.clone(),
+            },
+            redactor,
+            published: svc.published.clone(),
             cursor_key: svc.store.cursor_key().clone(),
             now_ms,
         })
+    }
+
+    /// The answer read back from the session file and published (masked), or the state that
+    /// stands instead: `Unknown` when the file no longer holds the line as ingested, or the text
+    /// is not what ingest hashed; `TooLarge` when masking made it exceed the limit.
+    fn publish(&self, basis: Basis) -> Result<Arc<Published>, State> {
+        let run = &self.evidence.run;
+        let line = run.run.final_line.as_ref().ok_or(State::Unknown)?;
+        let opened = self.source.open().map_err(|_| State::Unknown)?;
+        // Passive evidence stands only on the file exactly as ingested; a supervised proof on the
+        // line itself (the agent may have appended since).
+        if basis == Basis::SessionFile && opened.identity() != run.identity {
+            return Err(State::Unknown);
+        }
+        let bytes = opened.line(line).map_err(|_| State::Unknown)?;
+        // The answer is masked with the texts around it (a secret split across its edge is
+        // masked on both sides); a new text after it (the next run) makes a new version.
+        let ctx = &run.run;
+        let mut version = String::new();
+        for r in ctx
+            .answer_before
+            .lines
+            .iter()
+            .chain(std::iter::once(&TextRef {
+                line: line.clone(),
+                body_bytes: run.run.final_bytes,
+            }))
+            .chain(&ctx.context_after.lines)
+        {
+            version.push_str(&r.line.sha256);
+            version.push('\n');
+        }
+        let key = AnswerKey {
+            session_id: run.target.session_id.clone(),
+            generation: run.target.generation,
+            run_id: run.target.run_id.clone(),
+            final_entry_id: run.run.final_entry_id.clone().unwrap_or_default(),
+            lines_sha256: runread_core::sha256_hex(version.as_bytes()),
+        };
+        let published = match self.published.get(&key, &self.redactor) {
+            Some(p) => p,
+            None => {
+                let view = runread_sessions::message_view(&self.source.agent, &bytes)
+                    .ok_or(State::Unknown)?;
+                let text = view.answer.ok_or(State::Unknown)?;
+                if text.len() as u64 != run.run.final_bytes
+                    || run.run.final_text_sha256.as_deref()
+                        != Some(runread_core::sha256_hex(text.as_bytes()).as_str())
+                {
+                    return Err(State::Unknown);
+                }
+                let masked = self
+                    .mask_in_context(&opened, &text)
+                    .map_err(|_| State::Unknown)?;
+                let p = Arc::new(Published::new(masked));
+                self.published.put(key, &self.redactor, p.clone());
+                p
+            }
+        };
+        if basis == Basis::SessionFile {
+            opened.check_unchanged().map_err(|_| State::Unknown)?;
+        }
+        if published.text.len() > FINAL_ANSWER_MAX_BYTES {
+            return Err(State::TooLarge);
+        }
+        Ok(published)
+    }
+
+    /// `text` (the answer) masked as one text with the texts before and after it on the branch:
+    /// a secret split across its edge is masked. An edge whose neighbouring text could not be
+    /// read is masked conservatively (a start that could end a secret, an end that could begin
+    /// one).
+    fn mask_in_context(&self, opened: &Opened, text: &str) -> Result<String, SourceError> {
+        let run = &self.evidence.run.run;
+        let mut budget = ANSWER_CONTEXT_READ_MAX_BYTES as u64;
+        let after = read_side(
+            opened,
+            run.context_after.lines.iter().cloned(),
+            run.context_after.to_edge,
+            &mut budget,
+        )?;
+        let before = read_side(
+            opened,
+            run.answer_before.lines.iter().rev().cloned(),
+            run.answer_before.to_edge,
+            &mut budget,
+        )?;
+        let (before_known, after_known, after_at_edge) = (before.known, after.known, after.at_edge);
+        let before = before.in_file_order();
+        let mut segments: Vec<&str> = before.iter().map(String::as_str).collect();
+        segments.push(text);
+        segments.extend(after.texts.iter().map(String::as_str));
+        // The run is complete: what follows is only ever the next run's text, read above. A tail
+        // withheld for text beyond that context must lie inside it; if it would reach into the
+        // answer (a chain of back-to-back secrets), the end is decided conservatively instead.
+        let after_bytes: usize = after.texts.iter().map(String::len).sum();
+        let mut after_known = after_known;
+        let mut masked = self
+            .redactor
+            .mask_segments(&segments, after_at_edge || !after_known);
+        if masked.withheld_bytes > after_bytes {
+            masked = self.redactor.mask_segments(&segments, true);
+            after_known = false;
+        }
+        let mut answer = masked
+            .segments
+            .get(before.len())
+            .cloned()
+            .unwrap_or_default();
+        if !before_known {
+            answer = self.redactor.mask_unknown_before(&answer);
+        }
+        if !after_known {
+            answer = self.redactor.mask_unknown_after(&answer);
+        }
+        Ok(answer)
     }
 }
 
@@ -347,6 +435,13 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
         .limit
         .map_or(FINAL_ANSWER_CHUNK_DEFAULT, |n| n as usize);
     let (state, basis) = judge(&reader.evidence, reader.now_ms);
+    let (state, published) = match state {
+        State::Available => match reader.publish(basis) {
+            Ok(p) => (State::Available, Some(p)),
+            Err(instead) => (instead, None),
+        },
+        other => (other, None),
+    };
     let mut fields = Map::new();
     fields.insert("state".into(), json!(state.as_str()));
     fields.insert("evidence".into(), json!(basis.as_str()));
@@ -387,11 +482,7 @@ pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Valu
                 .is_some_and(|s| s.live(now))
         ),
     );
-    let published = match (state, reader.evidence.published.as_deref()) {
-        (State::Available, Some(p)) => Some(p),
-        _ => None,
-    };
-    let Some(published) = published else {
+    let Some(published) = published.as_deref() else {
         if args.cursor.is_some() {
             // A cursor only ever pages through readable text.
             return Err(ErrorCode::InvalidCursor);

@@ -29,9 +29,23 @@ pub(crate) fn execute(reader: &Reader) -> Result<Map<String, Value>, ErrorCode> 
         "eventSequence".into(),
         json!(r.run.first_sequence + events.saturating_sub(1)),
     );
-    m.insert("createdAt".into(), json!(r.run.started_at));
-    m.insert("startedAt".into(), json!(r.run.started_at));
-    m.insert("finishedAt".into(), json!(r.run.ended_at));
+    // The agent wrote these: what leaves is runread's own rendering of the instant they name (or
+    // null), never the agent's string, so this projection stays runread's.
+    let started = own_time(r.run.started_at.as_deref());
+    m.insert("createdAt".into(), json!(started));
+    m.insert("startedAt".into(), json!(started));
+    m.insert(
+        "finishedAt".into(),
+        json!(own_time(r.run.ended_at.as_deref())),
+    );
     m.insert("origin".into(), json!("passive"));
     Ok(m)
+}
+
+/// An agent's RFC 3339 timestamp re-rendered by runread (UTC, milliseconds); `None` when it is
+/// absent or not a timestamp.
+fn own_time(agent_written: Option<&str>) -> Option<String> {
+    agent_written
+        .and_then(runread_core::timefmt::parse_rfc3339)
+        .map(runread_core::timefmt::rfc3339)
 }

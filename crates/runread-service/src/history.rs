@@ -9,12 +9,14 @@ use serde_json::{Map, Value, json};
 use runread_core::cursor::{CursorKey, Purpose};
 use runread_core::limits::{
     HISTORY_EVENT_MAX_BYTES, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, HISTORY_PAGE_MAX_CHARS,
-    HISTORY_RETAINED_EVENTS,
+    HISTORY_PAGE_READ_MAX_BYTES, HISTORY_RETAINED_EVENTS,
 };
-use runread_core::redact::{Redactor, SECRET_MAX_BYTES};
+use runread_core::redact::Redactor;
 use runread_core::{ErrorCode, Target};
-use runread_sessions::{EntrySummary, RunStatus};
+use runread_sessions::{EntrySummary, MessageView, RunStatus, TextRef};
 use runread_store::{RunRecord, SessionRecord};
+
+use crate::source::{Opened, Source, SourceError, read_side};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,7 +40,8 @@ pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
     Ok(a)
 }
 
-/// The `history` feature's reader: one run's retained events and what the file showed of them.
+/// The `history` feature's reader: one run's retained events (where their lines are), the
+/// session file to read them back from, and what the file showed of them.
 pub(crate) struct Reader {
     pub run: RunRecord,
     /// The run's message entries, in order, at most [`HISTORY_RETAINED_EVENTS`] (the newest).
@@ -49,6 +52,7 @@ pub(crate) struct Reader {
     pub session: SessionRecord,
     pub redactor: Arc<Redactor>,
     pub cursor_key: CursorKey,
+    pub source: Source,
 }
 
 impl Reader {
@@ -69,6 +73,11 @@ impl Reader {
         Reader {
             first_sequence: run.run.first_sequence + cut as u64,
             retention_cut: cut > 0,
+            source: Source {
+                path: run.session_path.clone().into(),
+                identity: run.identity,
+                agent: run.agent.clone(),
+            },
             run,
             events,
             session,
@@ -83,15 +92,91 @@ impl Reader {
     }
 }
 
-fn cut_utf8(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
+/// What one page read back from the session file.
+struct Window {
+    /// Views of the page's events, in order (the page may end early on the read budget).
+    page: Vec<MessageView>,
+    /// Texts before the page (the run's earlier events, then the previous runs'), in file order.
+    before: Vec<String>,
+    /// Whether masking can decide at the page's start.
+    before_known: bool,
+    /// Texts after the page (the run's later events, then the next run's), in file order.
+    after: Vec<String>,
+    /// Everything after the page up to the branch's end was read.
+    after_at_edge: bool,
+}
+
+/// An event with text, as masking context.
+fn text_ref(e: &EntrySummary) -> Option<TextRef> {
+    (e.body_bytes > 0).then_some(TextRef {
+        line: e.line_ref()?,
+        body_bytes: e.body_bytes,
+    })
+}
+
+/// Reads the page `start..start + limit` and its masking context back from the file, within
+/// [`HISTORY_PAGE_READ_MAX_BYTES`]: the page ends early rather than exceed it (it always holds its
+/// first event), and context that cannot be read within it is reported as not known.
+fn read_window(
+    r: &Reader,
+    opened: &Opened,
+    start: usize,
+    limit: usize,
+) -> Result<Window, SourceError> {
+    let mut budget = HISTORY_PAGE_READ_MAX_BYTES as u64;
+    let mut page = Vec::new();
+    for e in r.events.iter().skip(start).take(limit) {
+        if !page.is_empty() && e.bytes > budget {
+            break;
+        }
+        budget = budget.saturating_sub(e.bytes);
+        let line = e.line_ref().ok_or(SourceError::Changed)?;
+        let view = opened.view(&line)?;
+        if view.body.len() as u64 != e.body_bytes {
+            return Err(SourceError::Changed);
+        }
+        page.push(view);
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s.get(..end).unwrap_or("")
+    let end = start + page.len();
+    let run = &r.run.run;
+    let after = read_side(
+        opened,
+        r.events
+            .iter()
+            .skip(end)
+            .filter_map(text_ref)
+            .chain(run.context_after.lines.iter().cloned()),
+        run.context_after.to_edge,
+        &mut budget,
+    )?;
+    // Events cut for retention lie between the run's context and its retained events: neither
+    // is next to the page, and what they held is not known.
+    let (earlier, edge) = if r.retention_cut {
+        (Vec::new(), false)
+    } else {
+        (
+            run.context_before.lines.iter().rev().cloned().collect(),
+            run.context_before.to_edge,
+        )
+    };
+    let before = read_side(
+        opened,
+        r.events
+            .iter()
+            .take(start)
+            .rev()
+            .filter_map(text_ref)
+            .chain(earlier),
+        edge,
+        &mut budget,
+    )?;
+    Ok(Window {
+        page,
+        before_known: before.known,
+        before: before.in_file_order(),
+        after_at_edge: after.at_edge,
+        after: after.texts,
+    })
 }
 
 pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
@@ -113,76 +198,59 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
     if start_seq < r.first_sequence || start > r.events.len() {
         return Err(ErrorCode::InvalidCursor);
     }
-    let page: &[EntrySummary] = r
-        .events
-        .get(start..(start + limit).min(r.events.len()))
-        .unwrap_or(&[]);
-    // Mask over the page and enough of what follows to see any secret that starts in the page
-    // whole (a secret is at most SECRET_MAX_BYTES long): a secret split across events is masked.
-    let mut bodies: Vec<&str> = page
-        .iter()
-        .map(|e| e.body.as_deref().unwrap_or(""))
-        .collect();
-    let mut ahead = 0usize;
-    let mut next = start + page.len();
-    while ahead < SECRET_MAX_BYTES {
-        let Some(e) = r.events.get(next) else { break };
-        let b = e.body.as_deref().unwrap_or("");
-        bodies.push(b);
-        ahead += b.len();
-        next += 1;
-    }
-    let lookahead = r.events.get(start + page.len());
-    let complete = next >= r.events.len() && r.settled();
-    let masked = r.redactor.mask_segments(&bodies, complete);
-    // Which page events lost bytes to a withheld tail.
-    let mut pending_from = page.len();
-    if masked.pending {
-        let mut remaining = masked.withheld_bytes;
-        for (i, b) in bodies.iter().enumerate().rev() {
-            if remaining == 0 {
-                break;
-            }
-            if i < page.len() {
-                pending_from = i;
-            }
-            remaining = remaining.saturating_sub(b.len());
+    // The session file as ingested; a line that no longer reads back as ingested leaves the page
+    // without text (and says so), never with a guess.
+    let window = r
+        .source
+        .open()
+        .and_then(|opened| read_window(r, &opened, start, limit));
+    let page_len = match &window {
+        Ok(w) => w.page.len(),
+        Err(_) => r.events.len().saturating_sub(start).min(limit),
+    };
+    let page: &[EntrySummary] = r.events.get(start..start + page_len).unwrap_or(&[]);
+    let mut gaps = Vec::new();
+    let released = match &window {
+        Ok(w) => Some(release(r, w)),
+        Err(_) => {
+            gaps.push("source_changed");
+            None
         }
-    }
+    };
     let mut events = Vec::with_capacity(page.len());
     let mut any_truncated = false;
     let mut chars = 0usize;
+    let pending_from = released.as_ref().map_or(page.len(), |x| x.pending_from);
     for (i, e) in page.iter().enumerate() {
         let seq = start_seq + i as u64;
+        let view = window.as_ref().ok().and_then(|w| w.page.get(i));
         let pending = i >= pending_from;
-        let unavailable = e.body_unavailable || e.body.is_none();
-        let (text, truncated) = if pending || unavailable {
-            (None, false)
-        } else {
-            let full = masked.segments.get(i).map(String::as_str).unwrap_or("");
-            let cut = cut_utf8(full, HISTORY_EVENT_MAX_BYTES);
-            (
-                Some(cut.to_owned()),
-                cut.len() < full.len()
-                    || e.body_bytes > e.body.as_ref().map_or(0, |b| b.len() as u64),
-            )
+        let unavailable = view.is_none_or(|v| v.body_unavailable);
+        let (text, truncated) = match (&released, pending || unavailable) {
+            (Some(x), false) => match x.texts.get(i) {
+                Some((t, cut)) => (Some(t.clone()), *cut),
+                None => (None, false),
+            },
+            _ => (None, false),
         };
         any_truncated |= truncated || e.upstream_truncated;
         chars += text.as_ref().map_or(0, |t| t.chars().count());
+        let tool_name = view.and_then(|v| v.tool_name.clone());
+        let tool_calls = view.map(|v| v.tool_calls.clone()).unwrap_or_default();
         events.push(json!({
             "sequence": seq,
             "role": e.role.clone().unwrap_or_default(),
-            "toolName": e.tool_name,
-            "toolCalls": e.tool_calls,
-            "text": text,
+            "toolName": tool_name,
+            "toolCalls": tool_calls,
             "readable": text.is_some(),
+            "text": text,
             "truncated": truncated,
             "upstreamTruncated": e.upstream_truncated,
             "bodyUnavailable": unavailable,
             "redactionPending": pending,
         }));
     }
-    let mut page_readable = true;
+    let mut page_readable = window.is_ok();
     if chars > HISTORY_PAGE_MAX_CHARS {
         // Too much text for one page: none of it, flagged; the client asks for fewer events.
         for ev in &mut events {
@@ -193,7 +261,7 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
         any_truncated = true;
     }
     let next_seq = start_seq + pending_from.min(page.len()) as u64;
-    let eof = lookahead.is_none() && pending_from >= page.len() && r.settled();
+    let eof = start + page.len() >= r.events.len() && pending_from >= page.len() && r.settled();
     let more = start + pending_from.min(page.len()) < r.events.len()
         || !r.settled()
         || pending_from < page.len();
@@ -201,7 +269,6 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
         r.cursor_key
             .encode(Purpose::History, &args.target, &version, next_seq)
     });
-    let mut gaps = Vec::new();
     if r.retention_cut {
         gaps.push("retention");
     }
@@ -232,4 +299,60 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
     m.insert("redactionPending".into(), json!(pending_from < page.len()));
     m.insert("completionConfirmed".into(), json!(false));
     Ok(m)
+}
+
+/// The page's texts as released: masked across the page's edges and its events, each cut to
+/// [`HISTORY_EVENT_MAX_BYTES`] without cutting a mask or ending in the start of a secret.
+struct Released {
+    /// Per page event: its released text and whether it was cut.
+    texts: Vec<(String, bool)>,
+    /// Index of the first page event withheld (a tail that later text may complete into a
+    /// secret); `page.len()` when none is.
+    pending_from: usize,
+}
+
+fn release(r: &Reader, w: &Window) -> Released {
+    let before_len = w.before.len();
+    let mut segments: Vec<&str> = w.before.iter().map(String::as_str).collect();
+    segments.extend(w.page.iter().map(|v| v.body.as_str()));
+    segments.extend(w.after.iter().map(String::as_str));
+    // Complete only when nothing can follow: the run ended and everything after it was read.
+    let complete = w.after_at_edge && r.settled();
+    let masked = r.redactor.mask_segments(&segments, complete);
+    // Which page events lost bytes to a withheld tail.
+    let mut pending_from = w.page.len();
+    if masked.pending {
+        let mut remaining = masked.withheld_bytes;
+        for (i, b) in segments.iter().enumerate().rev() {
+            if remaining == 0 {
+                break;
+            }
+            if let Some(page_index) = i.checked_sub(before_len).filter(|p| *p < w.page.len()) {
+                pending_from = page_index;
+            }
+            remaining = remaining.saturating_sub(b.len());
+        }
+    }
+    let texts = (0..w.page.len())
+        .map(|i| {
+            let full = masked
+                .segments
+                .get(before_len + i)
+                .map(String::as_str)
+                .unwrap_or("");
+            // Text before the page could not be read (the read budget, or events cut for
+            // retention): its first text may end a secret that began there.
+            let full = if i == 0 && !w.before_known {
+                std::borrow::Cow::Owned(r.redactor.mask_unknown_before(full))
+            } else {
+                std::borrow::Cow::Borrowed(full)
+            };
+            let cut = r.redactor.cut_for_release(&full, HISTORY_EVENT_MAX_BYTES);
+            (cut.to_owned(), cut.len() < full.len())
+        })
+        .collect();
+    Released {
+        texts,
+        pending_from,
+    }
 }

@@ -17,6 +17,7 @@ mod history;
 mod metadata;
 pub mod owner;
 pub mod secrets;
+mod source;
 mod supervised;
 pub mod tools;
 mod work_state;
@@ -87,7 +88,7 @@ pub struct Service {
     gate: Gate,
     config: Config,
     secrets: secrets::KnownSecrets,
-    published: final_answer::PublishedCache,
+    published: Arc<final_answer::PublishedCache>,
 }
 
 impl Service {
@@ -228,7 +229,7 @@ impl Service {
 
     /// The state `read_final_answer` would report for `run` now (for the owner's listing).
     pub fn answer_state(&self, run: &runread_store::RunRecord, now_ms: i64) -> &'static str {
-        match final_answer::Evidence::observe(self, run, None) {
+        match final_answer::Evidence::observe(self, run) {
             Ok(e) => final_answer::judge(&e, now_ms).0.as_str(),
             Err(_) => "unknown",
         }

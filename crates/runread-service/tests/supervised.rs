@@ -75,7 +75,7 @@ impl Case {
     fn entry(&self) -> Entry {
         let t = &self.run.target;
         let r = &self.run.run;
-        let text = r.final_text.clone().unwrap();
+        let text = runread_testkit::answer(&self.run).unwrap();
         Entry {
             format: FORMAT.into(),
             namespace: Namespace {
@@ -174,7 +174,7 @@ fn a_journaled_proof_with_a_completed_foreground_publishes() {
         "{v}"
     );
     assert_eq!(v["foregroundFinalConfirmed"], true);
-    let whole = c.run.run.final_text.clone().unwrap();
+    let whole = runread_testkit::answer(&c.run).unwrap();
     assert!(
         whole.starts_with(v["text"].as_str().unwrap()),
         "the first chunk of the answer"

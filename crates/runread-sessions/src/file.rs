@@ -8,7 +8,9 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// What identifies one version of a file: where it lives (device, inode), how many names it
-/// has, and its size and modification time.
+/// has, its size, and its modification and status-change times. The status-change time (ctime)
+/// is what an in-place rewrite cannot hide: `touch -d` and `utimensat` can restore an mtime, but
+/// any write, chmod or time change sets ctime to the current time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileIdentity {
     pub dev: u64,
@@ -16,6 +18,7 @@ pub struct FileIdentity {
     pub nlink: u64,
     pub size: u64,
     pub mtime_ns: i64,
+    pub ctime_ns: i64,
 }
 
 impl FileIdentity {
@@ -29,6 +32,10 @@ impl FileIdentity {
                 .mtime()
                 .saturating_mul(1_000_000_000)
                 .saturating_add(meta.mtime_nsec()),
+            ctime_ns: meta
+                .ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.ctime_nsec()),
         }
     }
 
@@ -136,6 +143,264 @@ pub fn read_from(
     })
 }
 
+/// One session file held open for a series of reads: opened once without following a link at
+/// the leaf, checked to be the object the path names (and the expected one, when given), with one
+/// link; every read then goes through that descriptor, and [`EvidenceFile::check_unchanged`]
+/// compares the descriptor and the path with what was seen at open.
+///
+/// Memory is bounded by what the caller asks for: [`EvidenceFile::read_at`] reads at most the
+/// length given, and [`EvidenceFile::lines`] holds one line (at most its `max_line` bytes) and a
+/// fixed buffer, whatever the file's size.
+#[derive(Debug)]
+pub struct EvidenceFile {
+    file: File,
+    path: std::path::PathBuf,
+    opened: FileIdentity,
+}
+
+/// Bytes read from the file at a time when streaming lines.
+pub const LINE_READ_BUFFER_BYTES: usize = 64 * 1024;
+
+impl EvidenceFile {
+    /// Opens the regular, singly-linked file at `path`. `expect`, when given, must be the same
+    /// file object (device and inode); its size and times may differ.
+    pub fn open(path: &Path, expect: Option<&FileIdentity>) -> Result<EvidenceFile, ReadError> {
+        let before_path = identity(path)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    ReadError::NotRegular
+                } else {
+                    io_kind(e)
+                }
+            })?;
+        let opened = fd_identity(&file)?;
+        if !opened.same_object(&before_path) {
+            return Err(ReadError::ChangedDuringRead);
+        }
+        if let Some(expect) = expect
+            && !opened.same_object(expect)
+        {
+            return Err(ReadError::ChangedDuringRead);
+        }
+        if opened.nlink != 1 {
+            return Err(ReadError::HardLinked);
+        }
+        Ok(EvidenceFile {
+            file,
+            path: path.to_path_buf(),
+            opened,
+        })
+    }
+
+    /// The file's identity when it was opened.
+    pub fn identity(&self) -> FileIdentity {
+        self.opened
+    }
+
+    /// Exactly `len` bytes at `offset`, or [`ReadError::Truncated`] if the file is shorter.
+    /// The caller bounds `len`.
+    pub fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>, ReadError> {
+        use std::os::unix::fs::FileExt;
+        let end = offset.checked_add(len as u64).ok_or(ReadError::Truncated)?;
+        if end > self.opened.size {
+            return Err(ReadError::Truncated);
+        }
+        let mut bytes = vec![0u8; len];
+        self.file.read_exact_at(&mut bytes, offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                ReadError::Truncated
+            } else {
+                io_kind(e)
+            }
+        })?;
+        Ok(bytes)
+    }
+
+    /// The complete lines from `offset` up to the size the file had at open (bytes appended
+    /// since are left for the next read). A line longer than `max_line` bytes is skipped without
+    /// being held, and reported as [`Line::Oversize`].
+    pub fn lines(&self, offset: u64, max_line: usize) -> Lines<'_> {
+        Lines {
+            file: &self.file,
+            pos: offset,
+            next_read: offset,
+            end: self.opened.size,
+            buf: Vec::new(),
+            window: Vec::new(),
+            window_at: 0,
+            max_line,
+            torn: false,
+        }
+    }
+
+    /// The file is still exactly as it was at open, through the descriptor and through the path.
+    pub fn check_unchanged(&self) -> Result<(), ReadError> {
+        let now = fd_identity(&self.file)?;
+        let path_now = identity(&self.path)?;
+        if now != self.opened || path_now != self.opened {
+            return Err(ReadError::ChangedDuringRead);
+        }
+        Ok(())
+    }
+
+    /// The file is still the same object with one link, at least as long as at open, and the
+    /// path still names it: what was read up to the size at open still stands if nothing before
+    /// that size was rewritten (an appending writer only adds after it). Returns the identity
+    /// now.
+    pub fn check_grown_only(&self) -> Result<FileIdentity, ReadError> {
+        let now = fd_identity(&self.file)?;
+        let path_now = identity(&self.path)?;
+        if !now.same_object(&self.opened)
+            || path_now != now
+            || now.nlink != 1
+            || now.size < self.opened.size
+        {
+            return Err(ReadError::ChangedDuringRead);
+        }
+        Ok(now)
+    }
+}
+
+/// One item of [`Lines`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// A complete line without its newline, starting at `offset`.
+    Complete { offset: u64, bytes: &'a [u8] },
+    /// A line longer than the bound: `len` bytes (without the newline) at `offset`, not kept.
+    Oversize { offset: u64, len: u64 },
+}
+
+/// Streaming reader of complete lines (see [`EvidenceFile::lines`]).
+pub struct Lines<'f> {
+    file: &'f File,
+    /// Offset of the next unread line.
+    pos: u64,
+    /// Offset of the next byte to read into the window.
+    next_read: u64,
+    /// Lines end at or before this offset (the size at open).
+    end: u64,
+    /// The line being returned.
+    buf: Vec<u8>,
+    /// Bytes read ahead from `window_at`, not yet consumed.
+    window: Vec<u8>,
+    window_at: usize,
+    max_line: usize,
+    torn: bool,
+}
+
+impl Lines<'_> {
+    /// Offset just past the last complete line returned.
+    pub fn consumed(&self) -> u64 {
+        self.pos
+    }
+
+    /// Whether the read ended in bytes without a newline (a line still being written).
+    pub fn torn(&self) -> bool {
+        self.torn
+    }
+
+    /// Drops the consumed part of the window and reads the next bytes into it. Returns false at
+    /// the end.
+    fn fill(&mut self) -> Result<bool, ReadError> {
+        use std::os::unix::fs::FileExt;
+        if self.window_at > 0 {
+            self.window.drain(..self.window_at);
+            self.window_at = 0;
+        }
+        let from = self.next_read;
+        if from >= self.end {
+            return Ok(false);
+        }
+        let want = usize::try_from((self.end - from).min(LINE_READ_BUFFER_BYTES as u64))
+            .unwrap_or(LINE_READ_BUFFER_BYTES);
+        let old = self.window.len();
+        self.window.resize(old + want, 0);
+        let got = loop {
+            match self.file.read_at(&mut self.window[old..], from) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.window.truncate(old);
+                    return Err(io_kind(e));
+                }
+            }
+        };
+        self.window.truncate(old + got);
+        self.next_read += got as u64;
+        if got == 0 {
+            // Shorter than at open: truncated under us.
+            return Err(ReadError::ChangedDuringRead);
+        }
+        Ok(true)
+    }
+
+    /// The next line, or `None` at the end (see [`Lines::torn`]).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Line<'_>>, ReadError> {
+        self.buf.clear();
+        let start = self.pos;
+        let mut len: u64 = 0;
+        let mut oversize = false;
+        loop {
+            let pending = self.window.get(self.window_at..).unwrap_or(&[]);
+            if let Some(nl) = memchr_newline(pending) {
+                if !oversize {
+                    if len + nl as u64 > self.max_line as u64 {
+                        oversize = true;
+                        self.buf.clear();
+                    } else {
+                        self.buf.extend_from_slice(pending.get(..nl).unwrap_or(&[]));
+                    }
+                }
+                len += nl as u64;
+                self.window_at += nl + 1;
+                self.pos = start + len + 1;
+                return Ok(Some(if oversize {
+                    Line::Oversize { offset: start, len }
+                } else {
+                    Line::Complete {
+                        offset: start,
+                        bytes: &self.buf,
+                    }
+                }));
+            }
+            let n = pending.len();
+            if !oversize {
+                if len + n as u64 > self.max_line as u64 {
+                    oversize = true;
+                    self.buf.clear();
+                } else {
+                    self.buf.extend_from_slice(pending);
+                }
+            }
+            len += n as u64;
+            self.window_at += n;
+            if !self.fill()? {
+                // Bytes after the last newline: an unfinished line, left for the next read.
+                self.torn = len > 0;
+                self.window.clear();
+                self.window_at = 0;
+                self.next_read = start;
+                self.pos = start;
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// Offset of the first newline in `bytes` (the standard library's word-at-a-time search).
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    use std::io::BufRead;
+    let mut reader = bytes;
+    let n = reader.skip_until(b'\n').ok()?;
+    let last = n.checked_sub(1)?;
+    (bytes.get(last) == Some(&b'\n')).then_some(last)
+}
+
 fn fd_identity(file: &File) -> Result<FileIdentity, ReadError> {
     let meta = file.metadata().map_err(io_kind)?;
     if !meta.file_type().is_file() {
@@ -155,6 +420,7 @@ fn io_kind(e: std::io::Error) -> ReadError {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::os::unix::fs::FileExt;
 
     #[test]
     fn reads_a_bounded_slice_with_identity() {
@@ -196,6 +462,129 @@ mod tests {
             read_from(&dir.path().join("nope"), 0, 10, None).unwrap_err(),
             ReadError::Missing
         );
+    }
+
+    /// One streamed line: its offset, and its bytes or (over the bound) its length.
+    type Streamed = (u64, Result<Vec<u8>, u64>);
+
+    /// Every line of `bytes` as `Lines` returns them with a line bound of `max`, and the state at
+    /// the end (consumed, torn).
+    fn stream(bytes: &[u8], from: u64, max: usize) -> (Vec<Streamed>, u64, bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, bytes).unwrap();
+        let f = EvidenceFile::open(&p, None).unwrap();
+        let mut lines = f.lines(from, max);
+        let mut out = vec![];
+        while let Some(l) = lines.next().unwrap() {
+            out.push(match l {
+                Line::Complete { offset, bytes } => (offset, Ok(bytes.to_vec())),
+                Line::Oversize { offset, len } => (offset, Err(len)),
+            });
+        }
+        (out, lines.consumed(), lines.torn())
+    }
+
+    #[test]
+    fn lines_stream_with_offsets_across_read_buffers() {
+        // Lines shorter than, equal to and longer than the read buffer, and empty lines.
+        let big = vec![b'a'; LINE_READ_BUFFER_BYTES * 2 + 7];
+        let exact = vec![b'b'; LINE_READ_BUFFER_BYTES - 1];
+        let mut file = Vec::new();
+        let mut want = Vec::new();
+        for l in [&b"one"[..], &big, b"", &exact, "é…".as_bytes(), b"last"] {
+            want.push((file.len() as u64, Ok(l.to_vec())));
+            file.extend_from_slice(l);
+            file.push(b'\n');
+        }
+        let (got, consumed, torn) = stream(&file, 0, usize::MAX);
+        assert_eq!(got, want);
+        assert_eq!(consumed, file.len() as u64);
+        assert!(!torn);
+        // Resuming at a line's offset gives the rest.
+        let (got, _, _) = stream(&file, want[3].0, usize::MAX);
+        assert_eq!(got, want[3..].to_vec());
+    }
+
+    #[test]
+    fn an_unfinished_last_line_is_left_unread_and_flagged() {
+        let (got, consumed, torn) = stream(b"a\nbc\nunfinished", 0, 100);
+        assert_eq!(got.len(), 2);
+        assert_eq!(consumed, 5);
+        assert!(torn);
+        let (got, consumed, torn) = stream(b"", 0, 100);
+        assert!(got.is_empty() && consumed == 0 && !torn);
+    }
+
+    #[test]
+    fn a_line_over_the_bound_is_skipped_unheld_at_n_plus_one_and_kept_at_n() {
+        let max = LINE_READ_BUFFER_BYTES + 10;
+        for (len, kept) in [(max, true), (max + 1, false)] {
+            let mut file = vec![b'x'; len];
+            file.extend_from_slice(b"\nnext\n");
+            let (got, consumed, torn) = stream(&file, 0, max);
+            let first = if kept {
+                (0, Ok(vec![b'x'; len]))
+            } else {
+                (0, Err(len as u64))
+            };
+            assert_eq!(got, vec![first, (len as u64 + 1, Ok(b"next".to_vec()))]);
+            assert_eq!(consumed, file.len() as u64);
+            assert!(!torn);
+        }
+    }
+
+    #[test]
+    fn read_at_refuses_past_the_size_at_open_and_checks_see_rewrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, b"hello\nworld\n").unwrap();
+        let f = EvidenceFile::open(&p, None).unwrap();
+        assert_eq!(f.read_at(6, 5).unwrap(), b"world");
+        assert_eq!(f.read_at(8, 5).unwrap_err(), ReadError::Truncated);
+        assert!(f.check_unchanged().is_ok());
+        // An append: the open file only grew.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"more\n")
+            .unwrap();
+        assert_eq!(
+            f.check_unchanged().unwrap_err(),
+            ReadError::ChangedDuringRead
+        );
+        assert!(f.check_grown_only().is_ok());
+        // Replaced by another file at the same path.
+        let tmp = dir.path().join("tmp");
+        std::fs::write(&tmp, b"hello\nworld\nmore\n").unwrap();
+        std::fs::rename(&tmp, &p).unwrap();
+        assert_eq!(
+            f.check_grown_only().unwrap_err(),
+            ReadError::ChangedDuringRead
+        );
+        let first = f.identity();
+        assert_eq!(
+            EvidenceFile::open(&p, Some(&first)).unwrap_err(),
+            ReadError::ChangedDuringRead
+        );
+    }
+
+    #[test]
+    fn identity_carries_the_status_change_time_a_restored_mtime_cannot_hide() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, b"aaaa\n").unwrap();
+        let before = identity(&p).unwrap();
+        let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        f.write_all_at(b"bbbb", 0).unwrap();
+        f.set_modified(mtime).unwrap();
+        drop(f);
+        let after = identity(&p).unwrap();
+        assert_eq!((after.size, after.mtime_ns), (before.size, before.mtime_ns));
+        assert_ne!(after, before, "ctime moved");
     }
 
     #[test]

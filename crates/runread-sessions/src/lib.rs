@@ -10,6 +10,15 @@ pub mod file;
 pub mod pi;
 pub mod runs;
 
-pub use file::{FileIdentity, ReadChunk, ReadError};
-pub use pi::{EntryKind, EntrySummary, Header, LineOutcome};
-pub use runs::{Run, RunStatus, cut_runs};
+pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
+pub use pi::{EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView};
+pub use runs::{Context, Run, RunStatus, TextRef, cut_runs};
+
+/// What a reader may be shown of one message line of a session file written by `agent`, read
+/// back when served. `None`: not a message line of that agent (or an agent runread does not read).
+pub fn message_view(agent: &str, line: &[u8]) -> Option<MessageView> {
+    match agent {
+        "pi" => pi::message_view(line),
+        _ => None,
+    }
+}

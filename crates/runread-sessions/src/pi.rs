@@ -13,9 +13,8 @@ use serde_json::Value;
 
 use line::{Block, Content, Entry, Json, Skipped, block_kind, str_of};
 
-use runread_core::limits::{
-    FINAL_ANSWER_MAX_BYTES, HISTORY_BODY_MARGIN_BYTES, HISTORY_EVENT_MAX_BYTES,
-};
+use crate::file::{EvidenceFile, Line, ReadError};
+use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
 
 /// Longest user-prompt preview kept for the owner's run listing, in characters.
 pub const PROMPT_PREVIEW_MAX_CHARS: usize = 80;
@@ -51,12 +50,23 @@ pub enum EntryKind {
     Other,
 }
 
-/// What runread keeps of one entry: its place in the tree and the facts runs are cut from.
-/// The final-answer candidate's text is kept only for assistant messages that could end a run.
+/// What runread keeps of one entry: where its line is, its place in the tree, and the facts runs
+/// are cut from. Never the text: bodies and answers are read again from the session file when
+/// they are served, and checked against `line_sha256` (the store indexes, it does not copy).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntrySummary {
     /// 1-based line number in the file (the header is line 1).
     pub line: u64,
+    /// Byte offset of the line in the file.
+    #[serde(default)]
+    pub offset: u64,
+    /// Length of the line in bytes, without its newline.
+    #[serde(default)]
+    pub bytes: u64,
+    /// SHA-256 of the line's exact bytes, for message entries (the lines a reader is served
+    /// from): what is read back when serving must hash to it.
+    #[serde(default)]
+    pub line_sha256: Option<String>,
     pub id: String,
     pub parent_id: Option<String>,
     pub kind: EntryKind,
@@ -69,35 +79,62 @@ pub struct EntrySummary {
     /// SHA-256 of the canonical JSON (sorted keys, compact) of the whole `message` object, for
     /// the messages that can start or end a run ([`hashed_role`]); `None` for the others.
     pub message_sha256: Option<String>,
-    /// Text blocks of an assistant message without tool calls, joined by `\n`; `None` when the
-    /// text is longer than [`FINAL_ANSWER_MAX_BYTES`] (see `text_bytes`).
-    pub text: Option<String>,
+    /// SHA-256 of the text blocks of an assistant message without tool calls, joined by `\n`
+    /// (the final-answer candidate).
+    #[serde(default)]
+    pub text_sha256: Option<String>,
     /// UTF-8 length of the joined text blocks.
     pub text_bytes: u64,
-    /// First characters of a user prompt, for the owner's listing.
-    pub preview: Option<String>,
-    /// Text body of a message for history: text blocks only (never thinking, never tool-call
-    /// arguments), kept up to `HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES`.
-    #[serde(default)]
-    pub body: Option<String>,
-    /// Full UTF-8 length of the body before it was kept.
+    /// UTF-8 length of the body a reader is served ([`MessageView::body`]): 0 means there is no
+    /// text to read back (a tool call alone, an image).
     #[serde(default)]
     pub body_bytes: u64,
-    /// The message had content but no text (an image, say).
-    #[serde(default)]
-    pub body_unavailable: bool,
-    /// `toolName` of a tool result.
-    #[serde(default)]
-    pub tool_name: Option<String>,
-    /// Names of the tools an assistant message called (names only, never arguments).
-    #[serde(default)]
-    pub tool_calls: Vec<String>,
+    /// First characters of a user prompt, for the owner's listing.
+    pub preview: Option<String>,
     /// The agent itself truncated this output (Pi `details.truncation.truncated`, `truncated`).
     #[serde(default)]
     pub upstream_truncated: bool,
     /// `name` of a `session_info` entry.
     pub session_name: Option<String>,
     pub timestamp: Option<String>,
+}
+
+impl EntrySummary {
+    /// Where this entry's line is, for reading it back; `None` for entries that are never served.
+    pub fn line_ref(&self) -> Option<LineRef> {
+        Some(LineRef {
+            line: self.line,
+            offset: self.offset,
+            bytes: self.bytes,
+            sha256: self.line_sha256.clone()?,
+        })
+    }
+}
+
+/// Where one line of a session file is and what its bytes hash to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineRef {
+    pub line: u64,
+    pub offset: u64,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// What a reader may be shown of one message line, read back when served.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MessageView {
+    pub role: String,
+    /// Text blocks only (never thinking, never tool-call arguments), or a bash execution's output.
+    pub body: String,
+    /// The message had content but no text (an image, say).
+    pub body_unavailable: bool,
+    /// `toolName` of a tool result.
+    pub tool_name: Option<String>,
+    /// Names of the tools an assistant message called (names only, never arguments).
+    pub tool_calls: Vec<String>,
+    /// The final-answer text of an assistant message without tool calls: its text blocks joined
+    /// by `\n`.
+    pub answer: Option<String>,
 }
 
 /// What one line of a session file turned out to be.
@@ -140,6 +177,123 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
     })
 }
 
+/// Where a [`scan`] starts: at the top of a file (its first line is the header), or after the
+/// lines an earlier scan consumed.
+#[derive(Debug, Clone, Copy)]
+pub enum Resume<'a> {
+    Fresh,
+    After {
+        header: &'a Header,
+        /// Offset just past the last complete line consumed.
+        offset: u64,
+        /// Lines consumed, the header included.
+        lines: u64,
+        /// The last entry parsed (v1 entries chain to it).
+        last_id: Option<&'a str>,
+    },
+}
+
+/// What one streamed pass over a session file found.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    pub header: Header,
+    pub entries: Vec<EntrySummary>,
+    /// Line numbers of lines that could not be parsed, or were longer than the line bound.
+    pub malformed: Vec<u64>,
+    /// Offset just past the last complete line consumed.
+    pub consumed: u64,
+    /// Lines consumed, the header included.
+    pub lines: u64,
+    /// The read ended in an unfinished line.
+    pub torn: bool,
+    /// The read stopped at [`EVIDENCE_FILE_MAX_LINES`]: lines after it were not read.
+    pub over_bounds: bool,
+    /// Bytes of lines read in this pass (the header included).
+    pub bytes_read: u64,
+}
+
+/// Why a scan read nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanError {
+    Read(ReadError),
+    /// The first line is not a Pi session header.
+    NotASession,
+}
+
+/// Longest header line read.
+pub const HEADER_MAX_BYTES: usize = 64 * 1024;
+
+/// Reads the complete lines of `file` from where `resume` says, one at a time (memory: one line
+/// of at most [`EVIDENCE_LINE_MAX_BYTES`] and the index entries), up to the size the file had when
+/// opened and at most [`EVIDENCE_FILE_MAX_LINES`] lines in all.
+pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
+    let start = match resume {
+        Resume::Fresh => 0,
+        Resume::After { offset, .. } => offset,
+    };
+    let (header, mut lines, mut line_no, last_id) = match resume {
+        Resume::Fresh => {
+            let mut lines = file.lines(0, HEADER_MAX_BYTES);
+            let header = match lines.next().map_err(ScanError::Read)? {
+                Some(Line::Complete { bytes, .. }) => {
+                    parse_header(bytes).ok_or(ScanError::NotASession)?
+                }
+                _ => return Err(ScanError::NotASession),
+            };
+            let offset = lines.consumed();
+            (header, file.lines(offset, EVIDENCE_LINE_MAX_BYTES), 2, None)
+        }
+        Resume::After {
+            header,
+            offset,
+            lines,
+            last_id,
+        } => (
+            header.clone(),
+            file.lines(offset, EVIDENCE_LINE_MAX_BYTES),
+            lines + 1,
+            last_id.map(str::to_owned),
+        ),
+    };
+    let mut parser = PiParser::resume(&header, last_id);
+    let mut out = Scan {
+        header,
+        entries: Vec::new(),
+        malformed: Vec::new(),
+        consumed: lines.consumed(),
+        lines: line_no - 1,
+        torn: false,
+        over_bounds: false,
+        bytes_read: 0,
+    };
+    loop {
+        if line_no > EVIDENCE_FILE_MAX_LINES {
+            // Whether anything follows is only known by reading on; say so only if it does.
+            out.over_bounds = lines.next().map_err(ScanError::Read)?.is_some() || lines.torn();
+            break;
+        }
+        match lines.next().map_err(ScanError::Read)? {
+            None => {
+                out.torn = lines.torn();
+                break;
+            }
+            Some(Line::Oversize { .. }) => out.malformed.push(line_no),
+            Some(Line::Complete { offset, bytes }) => {
+                match parser.parse_line(bytes, line_no, offset) {
+                    LineOutcome::Entry(e) => out.entries.push(*e),
+                    LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
+                    LineOutcome::Blank => {}
+                }
+            }
+        }
+        out.consumed = lines.consumed();
+        out.lines = line_no;
+        line_no += 1;
+    }
+    out.bytes_read = out.consumed - start;
+    Ok(out)
+}
+
 /// Parses entry lines of one file, carrying what v1's implicit linkage needs between lines.
 #[derive(Debug, Clone)]
 pub struct PiParser {
@@ -157,8 +311,9 @@ impl PiParser {
         }
     }
 
-    /// Parses one complete line (without its newline) at 1-based `line_no`.
-    pub fn parse_line(&mut self, line: &[u8], line_no: u64) -> LineOutcome {
+    /// Parses one complete line (without its newline) at 1-based `line_no`, starting at byte
+    /// `offset` of the file.
+    pub fn parse_line(&mut self, line: &[u8], line_no: u64, offset: u64) -> LineOutcome {
         if line.iter().all(u8::is_ascii_whitespace) {
             return LineOutcome::Blank;
         }
@@ -190,6 +345,9 @@ impl PiParser {
         };
         let mut e = EntrySummary {
             line: line_no,
+            offset,
+            bytes: line.len() as u64,
+            line_sha256: None,
             id,
             parent_id,
             kind: entry_kind(kind),
@@ -199,14 +357,10 @@ impl PiParser {
             provider: None,
             model: None,
             message_sha256: None,
-            text: None,
+            text_sha256: None,
             text_bytes: 0,
-            preview: None,
-            body: None,
             body_bytes: 0,
-            body_unavailable: false,
-            tool_name: None,
-            tool_calls: vec![],
+            preview: None,
             upstream_truncated: false,
             session_name: None,
             timestamp: str_of(&obj.timestamp).map(str::to_owned),
@@ -219,47 +373,31 @@ impl PiParser {
                 let Some(role) = str_of(&m.role) else {
                     return LineOutcome::Malformed;
                 };
+                e.line_sha256 = Some(runread_core::sha256_hex(line));
                 e.role = Some(role.to_owned());
                 e.stop_reason = str_of(&m.stop_reason).map(str::to_owned);
                 e.provider = str_of(&m.provider).map(str::to_owned);
                 e.model = str_of(&m.model).map(str::to_owned);
                 let content = m.content.as_ref();
                 let blocks = content.and_then(Json::as_array).unwrap_or(&[]);
-                let body = match role {
-                    "bashExecution" => str_of(&m.output).map(str::to_owned).unwrap_or_default(),
-                    _ => content.map(user_text).unwrap_or_default(),
-                };
-                let has_content =
-                    content.is_some_and(|c| c.as_array().is_none_or(|a| !a.is_empty()));
-                e.body_unavailable = body.is_empty() && has_content && role != "assistant";
-                e.body_bytes = body.len() as u64;
-                e.body = Some(keep_prefix(
-                    body,
-                    HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES,
-                ));
-                e.tool_name = str_of(&m.tool_name).map(str::to_owned);
                 e.upstream_truncated = m
                     .truncated
                     .as_ref()
                     .and_then(Json::as_bool)
                     .unwrap_or(false)
                     || m.details_truncated().unwrap_or(false);
-                e.tool_calls = blocks
-                    .iter()
-                    .filter(|b| block_kind(b) == Some("toolCall"))
-                    .filter_map(|b| b.as_object().and_then(|f| str_of(&f.name)))
-                    .map(str::to_owned)
-                    .collect();
                 let has_tool_call = blocks.iter().any(|b| block_kind(b) == Some("toolCall"));
+                e.body_bytes = match role {
+                    "bashExecution" => str_of(&m.output).map_or(0, str::len),
+                    _ => content.map_or(0, user_text_len),
+                } as u64;
                 match role {
                     "assistant" => {
                         e.has_tool_call = has_tool_call;
                         if !e.has_tool_call {
                             let text = join_blocks(blocks);
                             e.text_bytes = text.len() as u64;
-                            if text.len() <= FINAL_ANSWER_MAX_BYTES {
-                                e.text = Some(text);
-                            }
+                            e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
                         }
                     }
                     "user" => e.preview = content.map(user_text).map(|t| preview(&t)),
@@ -289,6 +427,43 @@ impl PiParser {
         self.last_id = Some(e.id.clone());
         LineOutcome::Entry(Box::new(e))
     }
+}
+
+/// What a reader may be shown of the message entry `line` (read back from the file when served):
+/// `None` when the line is not a message entry.
+pub fn message_view(line: &[u8]) -> Option<MessageView> {
+    let Ok(Json::Object(obj)) = serde_json::from_slice::<Json<Entry, Skipped>>(line) else {
+        return None;
+    };
+    if str_of(&obj.kind) != Some("message") {
+        return None;
+    }
+    let Some(Json::Object(m)) = &obj.message else {
+        return None;
+    };
+    let role = str_of(&m.role)?;
+    let content = m.content.as_ref();
+    let blocks = content.and_then(Json::as_array).unwrap_or(&[]);
+    let body = match role {
+        "bashExecution" => str_of(&m.output).map(str::to_owned).unwrap_or_default(),
+        _ => content.map(user_text).unwrap_or_default(),
+    };
+    let has_content = content.is_some_and(|c| c.as_array().is_none_or(|a| !a.is_empty()));
+    let tool_calls: Vec<String> = blocks
+        .iter()
+        .filter(|b| block_kind(b) == Some("toolCall"))
+        .filter_map(|b| b.as_object().and_then(|f| str_of(&f.name)))
+        .map(str::to_owned)
+        .collect();
+    let has_tool_call = blocks.iter().any(|b| block_kind(b) == Some("toolCall"));
+    Some(MessageView {
+        role: role.to_owned(),
+        body_unavailable: body.is_empty() && has_content && role != "assistant",
+        body,
+        tool_name: str_of(&m.tool_name).map(str::to_owned),
+        tool_calls,
+        answer: (role == "assistant" && !has_tool_call).then(|| join_blocks(blocks)),
+    })
 }
 
 /// Whether a message of `role` gets its whole-message hash. Only two messages are ever compared
@@ -329,18 +504,6 @@ pub fn join_text_blocks(blocks: &[Value]) -> String {
     texts.join("\n")
 }
 
-/// At most `max` bytes of `s`, cut on a char boundary.
-fn keep_prefix(mut s: String, max: usize) -> String {
-    if s.len() > max {
-        let mut end = max;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-    }
-    s
-}
-
 /// [`join_text_blocks`] over blocks read from a line.
 fn join_blocks(blocks: &[Block]) -> String {
     let texts: Vec<&str> = blocks
@@ -349,6 +512,22 @@ fn join_blocks(blocks: &[Block]) -> String {
         .filter_map(|b| b.as_object().and_then(|f| str_of(&f.text)))
         .collect();
     texts.join("\n")
+}
+
+/// `user_text(content).len()`, without building the text.
+fn user_text_len(content: &Content) -> usize {
+    match content {
+        Json::Str(s) => s.len(),
+        Json::Array(blocks) => {
+            let (count, bytes) = blocks
+                .iter()
+                .filter(|b| block_kind(b) == Some("text"))
+                .filter_map(|b| b.as_object().and_then(|f| str_of(&f.text)))
+                .fold((0usize, 0usize), |(c, n), t| (c + 1, n + t.len()));
+            bytes + count.saturating_sub(1)
+        }
+        _ => 0,
+    }
 }
 
 fn user_text(content: &Content) -> String {
@@ -443,59 +622,139 @@ mod tests {
         let LineOutcome::Entry(a) = p.parse_line(
             br#"{"type":"message","message":{"role":"user","content":"hi"}}"#,
             2,
+            0,
         ) else {
             panic!()
         };
-        let LineOutcome::Entry(b) = p.parse_line(br#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"yo"}],"stopReason":"stop"}}"#, 3) else { panic!() };
+        let b_line = br#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"yo"}],"stopReason":"stop"}}"#;
+        let LineOutcome::Entry(b) = p.parse_line(b_line, 3, 60) else {
+            panic!()
+        };
         assert_eq!(a.id, "v1-L2");
         assert_eq!(a.parent_id, None);
         assert_eq!(b.parent_id.as_deref(), Some("v1-L2"));
-        assert_eq!(b.text.as_deref(), Some("yo"));
+        assert_eq!(message_view(b_line).unwrap().answer.as_deref(), Some("yo"));
     }
 
     #[test]
     fn assistant_text_excludes_thinking_and_tool_calls() {
         let mut p = PiParser::resume(&header(3), None);
         let line = br#"{"type":"message","id":"a1","parentId":null,"message":{"role":"assistant","content":[{"type":"thinking","thinking":"secret plan"},{"type":"text","text":"one"},{"type":"text","text":"two"}],"stopReason":"stop"}}"#;
-        let LineOutcome::Entry(e) = p.parse_line(line, 2) else {
+        let LineOutcome::Entry(e) = p.parse_line(line, 2, 0) else {
             panic!()
         };
-        assert_eq!(e.text.as_deref(), Some("one\ntwo"));
+        assert_eq!(e.text_sha256, Some(runread_core::sha256_hex(b"one\ntwo")));
+        let view = message_view(line).unwrap();
+        assert_eq!(view.answer.as_deref(), Some("one\ntwo"));
+        assert_eq!(view.body, "one\ntwo");
         let line = br#"{"type":"message","id":"a2","parentId":"a1","message":{"role":"assistant","content":[{"type":"text","text":"x"},{"type":"toolCall","id":"c","name":"bash","arguments":{}}],"stopReason":"toolUse"}}"#;
-        let LineOutcome::Entry(e) = p.parse_line(line, 3) else {
+        let LineOutcome::Entry(e) = p.parse_line(line, 3, 0) else {
             panic!()
         };
         assert!(e.has_tool_call);
-        assert_eq!(e.text, None);
+        assert_eq!(e.text_sha256, None);
+        let view = message_view(line).unwrap();
+        assert_eq!(view.answer, None);
+        assert_eq!(view.tool_calls, vec!["bash".to_string()]);
     }
 
     #[test]
-    fn final_text_is_kept_up_to_the_limit_and_not_beyond() {
+    fn the_index_keeps_where_a_line_is_and_its_hashes_never_its_text() {
         let mut p = PiParser::resume(&header(3), None);
-        for (n, keep) in [
-            (FINAL_ANSWER_MAX_BYTES, true),
-            (FINAL_ANSWER_MAX_BYTES + 1, false),
+        let text = "x".repeat(70_000);
+        let msg = serde_json::json!({"type":"message","id":"a1","parentId":null,
+            "message":{"role":"assistant","content":[{"type":"text","text":text}],"stopReason":"stop"}});
+        let line = msg.to_string();
+        let LineOutcome::Entry(e) = p.parse_line(line.as_bytes(), 2, 1234) else {
+            panic!()
+        };
+        assert_eq!((e.offset, e.bytes), (1234, line.len() as u64));
+        assert_eq!(
+            e.line_sha256.as_deref(),
+            Some(runread_core::sha256_hex(line.as_bytes()).as_str())
+        );
+        assert_eq!(e.text_bytes, 70_000);
+        assert_eq!(
+            e.text_sha256.as_deref(),
+            Some(runread_core::sha256_hex(text.as_bytes()).as_str())
+        );
+        let stored = serde_json::to_string(&*e).unwrap();
+        assert!(!stored.contains("xxxxxxxx"), "no text in the index");
+        let view = message_view(line.as_bytes()).unwrap();
+        assert_eq!(view.answer.as_deref(), Some(text.as_str()));
+    }
+
+    fn scan_of(bytes: &[u8]) -> Scan {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, bytes).unwrap();
+        scan(&EvidenceFile::open(&p, None).unwrap(), Resume::Fresh).unwrap()
+    }
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#;
+
+    /// A `custom` entry line of exactly `len` bytes.
+    fn custom_line(id: &str, len: usize) -> String {
+        let empty = format!(r#"{{"type":"custom","id":"{id}","parentId":null,"x":""}}"#);
+        format!(
+            r#"{{"type":"custom","id":"{id}","parentId":null,"x":"{}"}}"#,
+            "y".repeat(len - empty.len())
+        )
+    }
+
+    #[test]
+    fn a_line_at_the_evidence_bound_is_read_and_one_byte_more_is_malformed() {
+        for (len, read) in [
+            (EVIDENCE_LINE_MAX_BYTES, true),
+            (EVIDENCE_LINE_MAX_BYTES + 1, false),
         ] {
-            let msg = serde_json::json!({"type":"message","id":"a1","parentId":null,
-                "message":{"role":"assistant","content":[{"type":"text","text":"x".repeat(n)}],"stopReason":"stop"}});
-            let LineOutcome::Entry(e) = p.parse_line(msg.to_string().as_bytes(), 2) else {
-                panic!()
-            };
-            assert_eq!(e.text.is_some(), keep);
-            assert_eq!(e.text_bytes, n as u64);
+            let file = format!(
+                "{HEADER}\n{}\n{}\n",
+                custom_line("big", len),
+                custom_line("after", 60)
+            );
+            let s = scan_of(file.as_bytes());
+            let ids: Vec<&str> = s.entries.iter().map(|e| e.id.as_str()).collect();
+            if read {
+                assert_eq!(ids, ["big", "after"]);
+                assert!(s.malformed.is_empty());
+            } else {
+                assert_eq!(ids, ["after"]);
+                assert_eq!(s.malformed, vec![2]);
+            }
+            assert_eq!(s.consumed, file.len() as u64);
+        }
+    }
+
+    #[test]
+    fn reading_stops_at_the_line_count_bound_and_says_so_only_when_more_follows() {
+        let line = custom_line("e", 60);
+        for (lines, over) in [
+            (EVIDENCE_FILE_MAX_LINES, false),
+            (EVIDENCE_FILE_MAX_LINES + 1, true),
+        ] {
+            let mut file = format!("{HEADER}\n");
+            for n in 2..=lines {
+                file.push_str(&line.replace("\"e\"", &format!("\"e{n}\"")));
+                file.push('\n');
+            }
+            let s = scan_of(file.as_bytes());
+            assert_eq!(s.over_bounds, over, "{lines} lines");
+            assert_eq!(s.lines, EVIDENCE_FILE_MAX_LINES.min(lines));
+            assert_eq!(s.entries.len() as u64, s.lines - 1);
         }
     }
 
     #[test]
     fn malformed_lines_are_reported_not_fatal() {
         let mut p = PiParser::resume(&header(3), None);
-        assert_eq!(p.parse_line(b"{not json", 2), LineOutcome::Malformed);
-        assert_eq!(p.parse_line(b"[1,2]", 3), LineOutcome::Malformed);
+        assert_eq!(p.parse_line(b"{not json", 2, 0), LineOutcome::Malformed);
+        assert_eq!(p.parse_line(b"[1,2]", 3, 0), LineOutcome::Malformed);
         assert_eq!(
-            p.parse_line(br#"{"type":"message","message":{"role":"user"}}"#, 4),
+            p.parse_line(br#"{"type":"message","message":{"role":"user"}}"#, 4, 0),
             LineOutcome::Malformed
         );
-        assert_eq!(p.parse_line(b"   ", 5), LineOutcome::Blank);
+        assert_eq!(p.parse_line(b"   ", 5, 0), LineOutcome::Blank);
     }
 
     /// The `Value`-tree reader this crate used before `line`: the reference the borrowed reader
@@ -514,78 +773,28 @@ mod tests {
     }
 
     impl Reference {
-        fn parse_line(&mut self, line: &[u8], line_no: u64) -> LineOutcome {
+        /// The entry, and the view a reader would be served of it.
+        fn parse_line(&mut self, line: &[u8], line_no: u64) -> (LineOutcome, Option<MessageView>) {
             if line.iter().all(u8::is_ascii_whitespace) {
-                return LineOutcome::Blank;
+                return (LineOutcome::Blank, None);
             }
             let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(line) else {
-                return LineOutcome::Malformed;
+                return (LineOutcome::Malformed, None);
             };
             let Some(kind) = obj.get("type").and_then(Value::as_str) else {
-                return LineOutcome::Malformed;
+                return (LineOutcome::Malformed, None);
             };
             if kind == "session" {
                 // A second header inside a file is not something Pi writes.
-                return LineOutcome::Malformed;
+                return (LineOutcome::Malformed, None);
             }
-            let (id, parent_id) = if self.version == 1 {
-                (format!("v1-L{line_no}"), self.last_id.clone())
-            } else {
-                let Some(id) = obj.get("id").and_then(Value::as_str) else {
-                    return LineOutcome::Malformed;
-                };
-                let parent = match obj.get("parentId") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(p)) => Some(p.clone()),
-                    Some(_) => return LineOutcome::Malformed,
-                };
-                if !runread_core::target::is_id(id) {
-                    return LineOutcome::Malformed;
-                }
-                (id.to_owned(), parent)
-            };
-            let mut e = EntrySummary {
-                line: line_no,
-                id,
-                parent_id,
-                kind: entry_kind(kind),
-                role: None,
-                stop_reason: None,
-                has_tool_call: false,
-                provider: None,
-                model: None,
-                message_sha256: None,
-                text: None,
-                text_bytes: 0,
-                preview: None,
-                body: None,
-                body_bytes: 0,
-                body_unavailable: false,
-                tool_name: None,
-                tool_calls: vec![],
-                upstream_truncated: false,
-                session_name: None,
-                timestamp: obj
-                    .get("timestamp")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-            };
-            match e.kind {
-                EntryKind::Message => {
-                    let Some(msg @ Value::Object(m)) = obj.get("message") else {
-                        return LineOutcome::Malformed;
-                    };
-                    let Some(role) = m.get("role").and_then(Value::as_str) else {
-                        return LineOutcome::Malformed;
-                    };
-                    e.role = Some(role.to_owned());
-                    e.message_sha256 = Some(message_sha256(msg));
-                    e.stop_reason = m
-                        .get("stopReason")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    e.provider = m.get("provider").and_then(Value::as_str).map(str::to_owned);
-                    e.model = m.get("model").and_then(Value::as_str).map(str::to_owned);
+            // The view depends on the line alone, not on the entry's acceptance.
+            let view = (kind == "message")
+                .then(|| obj.get("message"))
+                .flatten()
+                .and_then(|msg| {
+                    let m = msg.as_object()?;
+                    let role = m.get("role").and_then(Value::as_str)?;
                     let content = m.get("content");
                     let body = match role {
                         "bashExecution" => m
@@ -597,28 +806,92 @@ mod tests {
                     };
                     let has_content =
                         content.is_some_and(|c| c.as_array().is_none_or(|a| !a.is_empty()));
-                    e.body_unavailable = body.is_empty() && has_content && role != "assistant";
-                    e.body_bytes = body.len() as u64;
-                    e.body = Some(keep_prefix(
+                    let blocks = content
+                        .and_then(Value::as_array)
+                        .map(Vec::as_slice)
+                        .unwrap_or(&[]);
+                    let has_tool_call = blocks.iter().any(|b| block_type(b) == Some("toolCall"));
+                    Some(MessageView {
+                        role: role.to_owned(),
+                        body_unavailable: body.is_empty() && has_content && role != "assistant",
                         body,
-                        HISTORY_EVENT_MAX_BYTES + HISTORY_BODY_MARGIN_BYTES,
-                    ));
-                    e.tool_name = m.get("toolName").and_then(Value::as_str).map(str::to_owned);
+                        tool_name: m.get("toolName").and_then(Value::as_str).map(str::to_owned),
+                        tool_calls: blocks
+                            .iter()
+                            .filter(|b| block_type(b) == Some("toolCall"))
+                            .filter_map(|b| {
+                                b.get("name").and_then(Value::as_str).map(str::to_owned)
+                            })
+                            .collect(),
+                        answer: (role == "assistant" && !has_tool_call)
+                            .then(|| join_text_blocks(blocks)),
+                    })
+                });
+            let (id, parent_id) = if self.version == 1 {
+                (format!("v1-L{line_no}"), self.last_id.clone())
+            } else {
+                let Some(id) = obj.get("id").and_then(Value::as_str) else {
+                    return (LineOutcome::Malformed, view);
+                };
+                let parent = match obj.get("parentId") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(p)) => Some(p.clone()),
+                    Some(_) => return (LineOutcome::Malformed, view),
+                };
+                if !runread_core::target::is_id(id) {
+                    return (LineOutcome::Malformed, view);
+                }
+                (id.to_owned(), parent)
+            };
+            let mut e = EntrySummary {
+                line: line_no,
+                offset: 0,
+                bytes: line.len() as u64,
+                line_sha256: None,
+                id,
+                parent_id,
+                kind: entry_kind(kind),
+                role: None,
+                stop_reason: None,
+                has_tool_call: false,
+                provider: None,
+                model: None,
+                message_sha256: None,
+                text_sha256: None,
+                text_bytes: 0,
+                body_bytes: view.as_ref().map_or(0, |v| v.body.len() as u64),
+                preview: None,
+                upstream_truncated: false,
+                session_name: None,
+                timestamp: obj
+                    .get("timestamp")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            };
+            match e.kind {
+                EntryKind::Message => {
+                    let Some(msg @ Value::Object(m)) = obj.get("message") else {
+                        return (LineOutcome::Malformed, view);
+                    };
+                    let Some(role) = m.get("role").and_then(Value::as_str) else {
+                        return (LineOutcome::Malformed, view);
+                    };
+                    e.line_sha256 = Some(runread_core::sha256_hex(line));
+                    e.role = Some(role.to_owned());
+                    e.message_sha256 = Some(message_sha256(msg));
+                    e.stop_reason = m
+                        .get("stopReason")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    e.provider = m.get("provider").and_then(Value::as_str).map(str::to_owned);
+                    e.model = m.get("model").and_then(Value::as_str).map(str::to_owned);
+                    let content = m.get("content");
                     e.upstream_truncated =
                         m.get("truncated").and_then(Value::as_bool).unwrap_or(false)
                             || msg
                                 .pointer("/details/truncation/truncated")
                                 .and_then(Value::as_bool)
                                 .unwrap_or(false);
-                    if let Some(blocks) = content.and_then(Value::as_array) {
-                        e.tool_calls = blocks
-                            .iter()
-                            .filter(|b| block_type(b) == Some("toolCall"))
-                            .filter_map(|b| {
-                                b.get("name").and_then(Value::as_str).map(str::to_owned)
-                            })
-                            .collect();
-                    }
                     match role {
                         "assistant" => {
                             let blocks = content
@@ -630,9 +903,7 @@ mod tests {
                             if !e.has_tool_call {
                                 let text = join_text_blocks(blocks);
                                 e.text_bytes = text.len() as u64;
-                                if text.len() <= FINAL_ANSWER_MAX_BYTES {
-                                    e.text = Some(text);
-                                }
+                                e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
                             }
                         }
                         "user" => e.preview = content.map(ref_user_text).map(|t| preview(&t)),
@@ -655,11 +926,12 @@ mod tests {
                 _ => {}
             }
             self.last_id = Some(e.id.clone());
-            LineOutcome::Entry(Box::new(e))
+            (LineOutcome::Entry(Box::new(e)), view)
         }
     }
 
-    /// Parses `lines` with both readers (as one file of `version`) and asserts they agree.
+    /// Parses `lines` with both readers (as one file of `version`) and asserts they agree, on
+    /// the index entry and on the view a reader is served.
     fn assert_same_as_reference(version: u8, lines: &[Vec<u8>]) {
         let mut new = PiParser::resume(&header(version), None);
         let mut old = Reference {
@@ -668,7 +940,7 @@ mod tests {
         };
         for (i, line) in lines.iter().enumerate() {
             let n = i as u64 + 2;
-            let mut want = old.parse_line(line, n);
+            let (mut want, want_view) = old.parse_line(line, n);
             if let LineOutcome::Entry(e) = &mut want {
                 let hashed = e
                     .role
@@ -678,8 +950,14 @@ mod tests {
                     e.message_sha256 = None;
                 }
             }
-            let got = new.parse_line(line, n);
+            let got = new.parse_line(line, n, 0);
             assert_eq!(got, want, "line {n}: {}", String::from_utf8_lossy(line));
+            assert_eq!(
+                message_view(line),
+                want_view,
+                "view of line {n}: {}",
+                String::from_utf8_lossy(line)
+            );
         }
     }
 
@@ -711,7 +989,7 @@ mod tests {
             assert_same_as_reference(h.version, &lines);
             let mut p = PiParser::resume(&h, None);
             for (i, l) in lines.iter().enumerate() {
-                if let LineOutcome::Entry(e) = p.parse_line(l, i as u64 + 2)
+                if let LineOutcome::Entry(e) = p.parse_line(l, i as u64 + 2, 0)
                     && let Some(sha) = &e.message_sha256
                 {
                     // The streamed hash is the hash of `to_string`, as it was.

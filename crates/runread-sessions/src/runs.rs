@@ -9,7 +9,80 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::pi::{EntryKind, EntrySummary};
+use runread_core::redact::SECRET_MAX_BYTES;
+
+use crate::pi::{EntryKind, EntrySummary, LineRef};
+
+/// Bytes of text on each side of a served text that masking must see: one less than the longest
+/// secret (a secret straddling the edge has at most that much on the other side).
+pub const CONTEXT_TEXT_BYTES: usize = SECRET_MAX_BYTES - 1;
+/// Most message lines recorded as masking context on one side of a run or an answer. Text-less
+/// messages are not recorded, so this is reached only by many very short texts in a row; then the
+/// context is flagged incomplete and what it would decide is masked conservatively.
+pub const CONTEXT_LINES_MAX: usize = 64;
+
+/// A message line with text, as masking context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextRef {
+    pub line: LineRef,
+    /// Length of the text a reader would be served of it (`EntrySummary::body_bytes`).
+    pub body_bytes: u64,
+}
+
+/// The message texts next to a run (or its answer) on the active branch, nearest last for the
+/// text before and nearest first for the text after: what masking reads so that a secret split
+/// across the edge is caught on both sides.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Context {
+    /// In path order.
+    pub lines: Vec<TextRef>,
+    /// The lines reach the branch's edge: no text lies beyond them (before the first message,
+    /// or after the last one so far).
+    pub to_edge: bool,
+}
+
+impl Context {
+    /// Whether the context holds all masking needs: enough text, or everything up to the edge.
+    pub fn sufficient(&self) -> bool {
+        self.to_edge || self.text_bytes() >= CONTEXT_TEXT_BYTES as u64
+    }
+
+    pub fn text_bytes(&self) -> u64 {
+        self.lines.iter().map(|t| t.body_bytes).sum()
+    }
+
+    /// The context on one side of position `at` of `messages` (the branch's messages in path
+    /// order): `before` takes the messages before `at`, else those from `at` on.
+    fn around(messages: &[&EntrySummary], at: usize, before: bool) -> Context {
+        let mut lines = Vec::new();
+        let mut bytes = 0u64;
+        let mut to_edge = true;
+        let side: Box<dyn Iterator<Item = &&EntrySummary>> = if before {
+            Box::new(messages.iter().take(at).rev())
+        } else {
+            Box::new(messages.iter().skip(at))
+        };
+        for e in side {
+            if bytes >= CONTEXT_TEXT_BYTES as u64 || lines.len() >= CONTEXT_LINES_MAX {
+                to_edge = false;
+                break;
+            }
+            if e.body_bytes == 0 {
+                continue;
+            }
+            let Some(line) = e.line_ref() else { continue };
+            bytes += e.body_bytes;
+            lines.push(TextRef {
+                line,
+                body_bytes: e.body_bytes,
+            });
+        }
+        if before {
+            lines.reverse();
+        }
+        Context { lines, to_edge }
+    }
+}
 
 /// What the session file shows of a run's foreground.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,8 +137,12 @@ pub struct Run {
     pub unknown_reason: Option<String>,
     pub final_entry_id: Option<String>,
     pub final_message_sha256: Option<String>,
-    /// The final answer text, when it is within the size limit.
-    pub final_text: Option<String>,
+    /// Where the final message's line is: the answer is read from there when served.
+    #[serde(default)]
+    pub final_line: Option<LineRef>,
+    /// SHA-256 of the final answer text as ingested.
+    #[serde(default)]
+    pub final_text_sha256: Option<String>,
     pub final_bytes: u64,
     /// The final message stopped on the model's length limit.
     pub final_truncated: bool,
@@ -88,6 +165,15 @@ pub struct Run {
     /// The last message is an assistant message with a tool call that has no result yet.
     #[serde(default)]
     pub waiting_on_tool: bool,
+    /// Masking context before the run's first message (the previous runs' texts).
+    #[serde(default)]
+    pub context_before: Context,
+    /// Masking context after the run's last message (the next run's texts, once there is one).
+    #[serde(default)]
+    pub context_after: Context,
+    /// Masking context before the final answer (the run's earlier texts, then the previous runs').
+    #[serde(default)]
+    pub answer_before: Context,
 }
 
 /// The runs of a session and what the walk from the leaf found.
@@ -163,6 +249,11 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         .filter(|(_, e)| e.kind == EntryKind::Message && e.role.as_deref() == Some("user"))
         .map(|(i, _)| i)
         .collect();
+    let messages: Vec<&EntrySummary> = path
+        .iter()
+        .copied()
+        .filter(|e| e.kind == EntryKind::Message)
+        .collect();
     for (n, &start) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(path.len());
         if let Some(mut run) = path.get(start..end).and_then(run_of) {
@@ -170,8 +261,16 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
                 .iter()
                 .take(start)
                 .filter(|e| e.kind == EntryKind::Message)
-                .count() as u64;
-            run.first_sequence = before + 1;
+                .count();
+            run.first_sequence = before as u64 + 1;
+            let count = run.message_lines.len();
+            run.context_before = Context::around(&messages, before, true);
+            run.context_after = Context::around(&messages, before + count, false);
+            if run.final_line.is_some() {
+                // The final answer is the run's last message.
+                run.answer_before =
+                    Context::around(&messages, (before + count).saturating_sub(1), true);
+            }
             runs.push(run);
         }
     }
@@ -196,8 +295,16 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
 }
 
 fn mark_unknown(run: &mut Run, reason: &str) {
-    run.status = RunStatus::Unknown;
-    run.unknown_reason.get_or_insert_with(|| reason.to_owned());
+    run.mark_unknown(reason);
+}
+
+impl Run {
+    /// The file cannot tell how this run stands (`reason` is for the owner's listing; the first
+    /// reason given stays).
+    pub fn mark_unknown(&mut self, reason: &str) {
+        self.status = RunStatus::Unknown;
+        self.unknown_reason.get_or_insert_with(|| reason.to_owned());
+    }
 }
 
 fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
@@ -223,7 +330,8 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         unknown_reason: None,
         final_entry_id: None,
         final_message_sha256: None,
-        final_text: None,
+        final_line: None,
+        final_text_sha256: None,
         final_bytes: 0,
         final_truncated: false,
         chain_len: 0,
@@ -239,6 +347,9 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
             .collect(),
         first_sequence: 0,
         waiting_on_tool: false,
+        context_before: Context::default(),
+        context_after: Context::default(),
+        answer_before: Context::default(),
     };
     let Some(last) = last_msg else {
         return Some(run);
@@ -267,7 +378,8 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         run.chain_sha256 = Some(runread_core::sha256_hex(chain.join("\n").as_bytes()));
         run.final_entry_id = Some(last.id.clone());
         run.final_message_sha256 = last.message_sha256.clone();
-        run.final_text = last.text.clone();
+        run.final_line = last.line_ref();
+        run.final_text_sha256 = last.text_sha256.clone();
         run.final_bytes = last.text_bytes;
         run.final_truncated = last.stop_reason.as_deref() == Some("length");
     }
@@ -285,7 +397,7 @@ mod tests {
         let mut p = PiParser::resume(&header, None);
         let (mut entries, mut bad) = (vec![], vec![]);
         for (i, l) in lines.enumerate() {
-            match p.parse_line(l.as_bytes(), i as u64 + 2) {
+            match p.parse_line(l.as_bytes(), i as u64 + 2, 0) {
                 LineOutcome::Entry(e) => entries.push(*e),
                 LineOutcome::Malformed => bad.push(i as u64 + 2),
                 _ => {}
@@ -301,6 +413,66 @@ mod tests {
         format!(
             r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"{role}"{extra}}}}}"#
         )
+    }
+
+    /// A linear session: one prompt, then `n` short assistant texts (each `text` long), then a
+    /// final answer; then a second prompt. Returns its two runs.
+    fn chatty(n: usize, text: &str) -> Vec<Run> {
+        let mut lines = vec![H.to_string(), msg("u1", None, "user", r#","content":"q""#)];
+        let mut parent = "u1".to_string();
+        for i in 0..n {
+            let id = format!("a{i}");
+            lines.push(msg(
+                &id,
+                Some(&parent),
+                "assistant",
+                &format!(
+                    r#","content":[{{"type":"text","text":"{text}"}},{{"type":"toolCall","name":"bash"}}],"stopReason":"toolUse""#
+                ),
+            ));
+            parent = id;
+        }
+        lines.push(msg(
+            "fin",
+            Some(&parent),
+            "assistant",
+            r#","content":[{"type":"text","text":"done"}],"stopReason":"stop""#,
+        ));
+        lines.push(msg("u2", Some("fin"), "user", r#","content":"next""#));
+        let (entries, bad) = parse(&lines.join("\n"));
+        cut_runs(&entries, &bad, false).runs
+    }
+
+    #[test]
+    fn masking_context_takes_enough_text_or_reaches_the_edge() {
+        // Long texts: the nearest ones that make up the bytes masking needs, not more.
+        let long = "x".repeat(100);
+        let runs = chatty(10, &long);
+        let ctx = &runs[0].answer_before;
+        assert_eq!(ctx.lines.len(), 3, "300 bytes ≥ {CONTEXT_TEXT_BYTES}");
+        assert!(ctx.sufficient() && !ctx.to_edge);
+        // The first run's start is the branch's start.
+        assert!(runs[0].context_before.lines.is_empty() && runs[0].context_before.to_edge);
+        // After the first run: the next run's prompt, then the branch's end.
+        assert_eq!(runs[0].context_after.lines.len(), 1);
+        assert!(runs[0].context_after.to_edge);
+        assert_eq!(
+            runs[1].context_before.lines.last().unwrap().body_bytes,
+            4,
+            "\"done\""
+        );
+    }
+
+    #[test]
+    fn masking_context_is_bounded_in_lines_at_n_and_flags_n_plus_one() {
+        // One-byte texts: the line bound comes first. The prompt "q" is one more text before.
+        for (texts, to_edge) in [(CONTEXT_LINES_MAX - 1, true), (CONTEXT_LINES_MAX, false)] {
+            let runs = chatty(texts, "t");
+            let ctx = &runs[0].answer_before;
+            assert_eq!(ctx.lines.len(), (texts + 1).min(CONTEXT_LINES_MAX));
+            assert_eq!(ctx.to_edge, to_edge, "{texts} texts");
+            assert_eq!(ctx.sufficient(), to_edge);
+        }
     }
 
     #[test]
@@ -328,7 +500,10 @@ mod tests {
         let b = cut_runs(&entries, &bad, false);
         assert_eq!(b.runs.len(), 1);
         assert_eq!(b.runs[0].run_id, "u2");
-        assert_eq!(b.runs[0].final_text.as_deref(), Some("new"));
+        assert_eq!(
+            b.runs[0].final_text_sha256,
+            Some(runread_core::sha256_hex(b"new"))
+        );
         assert!(b.complete);
     }
 

@@ -52,7 +52,16 @@ pub struct SessionRecord {
     pub session_name: Option<String>,
     pub saved_model: Option<String>,
     pub ingested_at_ms: i64,
+    /// Reading stopped at the line bound (`EVIDENCE_FILE_MAX_LINES`): lines after it are unread.
+    pub over_bounds: bool,
+    /// The index format the session was read in; one older than [`INDEX_VERSION`] is read again
+    /// as a new generation.
+    pub index_version: u32,
 }
+
+/// The format of the index ingest writes (entries and runs). 2: where each line is and its
+/// digest, no texts.
+pub const INDEX_VERSION: u32 = 2;
 
 /// One ingest pass over one file.
 #[derive(Debug, Clone)]
@@ -69,6 +78,8 @@ pub struct IngestCommit {
 pub struct RunRecord {
     pub target: Target,
     pub run: Run,
+    /// The agent that wrote the session file (`pi`).
+    pub agent: String,
     pub session_path: String,
     pub identity: FileIdentity,
     pub ingested_at_ms: i64,

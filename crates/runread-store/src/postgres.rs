@@ -227,6 +227,12 @@ CREATE TABLE supervised_runs (
     PRIMARY KEY (session_id, generation, run_id)
 );
 "#,
+    // 6: as SQLite's migration 6 (the index, not a copy; ctime; the line bound flag).
+    r#"
+ALTER TABLE sessions ADD COLUMN ctime_ns BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN over_bounds BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE sessions ADD COLUMN index_version BIGINT NOT NULL DEFAULT 1;
+"#,
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -704,6 +710,7 @@ impl PostgresStore {
                 run_id: run.run_id.clone(),
             },
             run,
+            agent: r.try_get(15)?,
             session_path: r.try_get(5)?,
             identity: FileIdentity {
                 dev: u64_of(r.try_get(6)?),
@@ -711,6 +718,7 @@ impl PostgresStore {
                 nlink: u64_of(r.try_get(8)?),
                 size: u64_of(r.try_get(9)?),
                 mtime_ns: r.try_get(10)?,
+                ctime_ns: r.try_get(14)?,
             },
             ingested_at_ms: r.try_get(11)?,
             workspace_name: r.try_get(12)?,
@@ -862,7 +870,8 @@ fn workspace_of(r: &Row) -> Tx<Workspace> {
 const WORKSPACE_COLS: &str = "id, name, path, revision, enabled";
 
 const SESSION_COLS: &str = "session_id, agent, path, workspace_id, generation, header_json, dev, ino, nlink, size, \
-     mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, saved_model, ingested_at";
+     mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, saved_model, ingested_at, \
+     ctime_ns, over_bounds, index_version";
 
 fn session_of(r: &Row) -> Tx<SessionRecord> {
     let header_json: String = r.try_get(5)?;
@@ -880,6 +889,7 @@ fn session_of(r: &Row) -> Tx<SessionRecord> {
             nlink: u64_of(r.try_get(8)?),
             size: u64_of(r.try_get(9)?),
             mtime_ns: r.try_get(10)?,
+            ctime_ns: r.try_get(20)?,
         },
         consumed: u64_of(r.try_get(11)?),
         lines: u64_of(r.try_get(12)?),
@@ -890,6 +900,8 @@ fn session_of(r: &Row) -> Tx<SessionRecord> {
         session_name: r.try_get(17)?,
         saved_model: r.try_get(18)?,
         ingested_at_ms: r.try_get(19)?,
+        over_bounds: r.try_get(21)?,
+        index_version: u32::try_from(r.try_get::<_, i64>(22)?).unwrap_or(0),
     })
 }
 
@@ -969,7 +981,7 @@ fn receipt_of(r: &Row) -> Tx<Receipt> {
 }
 
 const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
-     s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path \
+     s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path, s.ctime_ns, s.agent \
      FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
      JOIN workspaces w ON w.id = s.workspace_id";
 
@@ -1137,13 +1149,14 @@ impl Store for PostgresStore {
             t.execute(
                 &format!(
                     "INSERT INTO sessions(host, {SESSION_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
-                     $13, $14, $15, $16, $17, $18, $19, $20, $21) \
+                     $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) \
                      ON CONFLICT (session_id) DO UPDATE SET agent = excluded.agent, path = excluded.path, \
                      workspace_id = excluded.workspace_id, generation = excluded.generation, header_json = excluded.header_json, \
                      dev = excluded.dev, ino = excluded.ino, nlink = excluded.nlink, size = excluded.size, mtime_ns = excluded.mtime_ns, \
                      consumed = excluded.consumed, lines = excluded.lines, tail_sha256 = excluded.tail_sha256, \
                      malformed_json = excluded.malformed_json, torn = excluded.torn, branch_complete = excluded.branch_complete, \
-                     session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at"
+                     session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at, \
+                     ctime_ns = excluded.ctime_ns, over_bounds = excluded.over_bounds, index_version = excluded.index_version"
                 ),
                 &[
                     &self.host,
@@ -1167,6 +1180,9 @@ impl Store for PostgresStore {
                     &s.session_name,
                     &s.saved_model,
                     &s.ingested_at_ms,
+                    &s.identity.ctime_ns,
+                    &s.over_bounds,
+                    &i64::from(s.index_version),
                 ],
             )?;
             if c.new_generation {

@@ -153,6 +153,14 @@ CREATE TABLE supervised_runs (
     PRIMARY KEY (session_id, generation, run_id)
 ) STRICT;
 "#,
+    // 6: the index, not a copy (entries and runs say where lines are; no texts), the file's
+    // status-change time in its identity, and the line bound flag. Sessions indexed before are
+    // read again as a new generation (`index_version` 1 < INDEX_VERSION).
+    r#"
+ALTER TABLE sessions ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN over_bounds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN index_version INTEGER NOT NULL DEFAULT 1;
+"#,
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -551,7 +559,8 @@ fn workspace_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Workspace> {
 }
 
 const SESSION_COLS: &str = "session_id, agent, path, workspace_id, generation, header_json, dev, ino, nlink, size, \
-     mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, saved_model, ingested_at";
+     mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, saved_model, ingested_at, \
+     ctime_ns, over_bounds, index_version";
 
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(SessionRecord, String, String)> {
     let header_json: String = r.get(5)?;
@@ -579,6 +588,7 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(SessionRecord, String
                 nlink: u64_of(r.get(8)?),
                 size: u64_of(r.get(9)?),
                 mtime_ns: r.get(10)?,
+                ctime_ns: r.get(20)?,
             },
             consumed: u64_of(r.get(11)?),
             lines: u64_of(r.get(12)?),
@@ -589,6 +599,8 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(SessionRecord, String
             session_name: r.get(17)?,
             saved_model: r.get(18)?,
             ingested_at_ms: r.get(19)?,
+            over_bounds: r.get::<_, i64>(21)? != 0,
+            index_version: u32::try_from(r.get::<_, i64>(22)?).unwrap_or(0),
         },
         header_json,
         malformed_json,
@@ -696,7 +708,7 @@ fn receipt_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Receipt> {
 }
 
 const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
-     s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path \
+     s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path, s.ctime_ns, s.agent \
      FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
      JOIN workspaces w ON w.id = s.workspace_id";
 
@@ -719,10 +731,12 @@ impl SqliteStore {
                         nlink: u64_of(r.get(8)?),
                         size: u64_of(r.get(9)?),
                         mtime_ns: r.get(10)?,
+                        ctime_ns: r.get(14)?,
                     },
                     r.get::<_, i64>(11)?,
                     r.get::<_, String>(12)?,
                     r.get::<_, String>(13)?,
+                    r.get::<_, String>(15)?,
                 ))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -739,6 +753,7 @@ impl SqliteStore {
                     ingested,
                     ws_name,
                     ws_path,
+                    agent,
                 )| {
                     let run: Run = serde_json::from_str(&run_json)?;
                     Ok(RunRecord {
@@ -751,6 +766,7 @@ impl SqliteStore {
                             run_id: run.run_id.clone(),
                         },
                         run,
+                        agent,
                         session_path: path,
                         identity,
                         ingested_at_ms: ingested,
@@ -877,13 +893,14 @@ impl Store for SqliteStore {
                 .execute(params![s.path, s.session_id])?;
         }
         tx.prepare_cached(&format!(
-                "INSERT INTO sessions({SESSION_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20) \
+                "INSERT INTO sessions({SESSION_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23) \
                  ON CONFLICT(session_id) DO UPDATE SET agent = excluded.agent, path = excluded.path, \
                  workspace_id = excluded.workspace_id, generation = excluded.generation, header_json = excluded.header_json, \
                  dev = excluded.dev, ino = excluded.ino, nlink = excluded.nlink, size = excluded.size, mtime_ns = excluded.mtime_ns, \
                  consumed = excluded.consumed, lines = excluded.lines, tail_sha256 = excluded.tail_sha256, \
                  malformed_json = excluded.malformed_json, torn = excluded.torn, branch_complete = excluded.branch_complete, \
-                 session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at"
+                 session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at, \
+                 ctime_ns = excluded.ctime_ns, over_bounds = excluded.over_bounds, index_version = excluded.index_version"
             ))?.execute(params![
                 s.session_id,
                 s.agent,
@@ -905,6 +922,9 @@ impl Store for SqliteStore {
                 s.session_name,
                 s.saved_model,
                 s.ingested_at_ms,
+                s.identity.ctime_ns,
+                s.over_bounds as i64,
+                i64::from(s.index_version),
             ],
         )?;
         {

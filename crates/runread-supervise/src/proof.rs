@@ -11,9 +11,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use runread_core::limits::{EVIDENCE_FILE_MAX_BYTES, EVIDENCE_FILE_MAX_LINES};
-use runread_sessions::file::{self, ReadError};
-use runread_sessions::pi::{self, LineOutcome, PiParser};
+use runread_sessions::file::{self, EvidenceFile, ReadError};
+use runread_sessions::pi::{self, Resume, ScanError};
 use runread_sessions::{EntrySummary, FileIdentity, Run, RunStatus, cut_runs};
 
 use crate::events::Candidate;
@@ -65,7 +64,7 @@ impl Refusal {
             Refusal::HardLinked => "session file has more than one link",
             Refusal::Replaced => "session file was replaced or changed during the read",
             Refusal::Unreadable => "session file could not be read",
-            Refusal::TooLarge => "session file exceeds the evidence bounds",
+            Refusal::TooLarge => "session file exceeds the evidence line bound",
             Refusal::Incomplete => "session file ends in an unfinished line",
             Refusal::Malformed => "session file has a malformed line",
             Refusal::OtherSession => "session file belongs to another session or cwd",
@@ -113,42 +112,26 @@ fn read_entries(
     path: &Path,
     pinned: &Pinned,
 ) -> Result<(FileIdentity, Vec<EntrySummary>), Refusal> {
-    let chunk = file::read_from(
-        path,
-        0,
-        EVIDENCE_FILE_MAX_BYTES + 1,
-        pinned.identity.as_ref(),
-    )
-    .map_err(refusal_of)?;
-    if chunk.bytes.len() as u64 > EVIDENCE_FILE_MAX_BYTES {
+    let file = EvidenceFile::open(path, pinned.identity.as_ref()).map_err(refusal_of)?;
+    let scan = pi::scan(&file, Resume::Fresh).map_err(|e| match e {
+        ScanError::Read(e) => refusal_of(e),
+        ScanError::NotASession => Refusal::Malformed,
+    })?;
+    // The whole file, unchanged across the read: a proof never rests on part of it.
+    file.check_unchanged().map_err(refusal_of)?;
+    if scan.over_bounds {
         return Err(Refusal::TooLarge);
     }
-    if !chunk.reaches_eof() {
-        return Err(Refusal::Replaced);
+    if scan.torn {
+        return Err(Refusal::Incomplete);
     }
-    let body = chunk.bytes.strip_suffix(b"\n").ok_or(Refusal::Incomplete)?;
-    let mut lines = body.split(|b| *b == b'\n');
-    let header = lines
-        .next()
-        .and_then(pi::parse_header)
-        .ok_or(Refusal::Malformed)?;
-    if header.session_id != pinned.session_id || header.cwd != pinned.cwd {
+    if !scan.malformed.is_empty() {
+        return Err(Refusal::Malformed);
+    }
+    if scan.header.session_id != pinned.session_id || scan.header.cwd != pinned.cwd {
         return Err(Refusal::OtherSession);
     }
-    let mut parser = PiParser::resume(&header, None);
-    let mut entries = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let line_no = i as u64 + 2;
-        if line_no > EVIDENCE_FILE_MAX_LINES {
-            return Err(Refusal::TooLarge);
-        }
-        match parser.parse_line(line, line_no) {
-            LineOutcome::Entry(e) => entries.push(*e),
-            LineOutcome::Blank => {}
-            LineOutcome::Header(_) | LineOutcome::Malformed => return Err(Refusal::Malformed),
-        }
-    }
-    Ok((chunk.identity, entries))
+    Ok((file.identity(), scan.entries))
 }
 
 /// Verifies one settled run: `user_message_sha256` and `candidate` from the stream.
@@ -205,9 +188,7 @@ pub fn verify(
     if final_entry.text_bytes != candidate.text.len() as u64 {
         return Err(Refusal::Mismatch);
     }
-    if let Some(text) = &run.final_text
-        && runread_core::sha256_hex(text.as_bytes()) != candidate.text_sha256
-    {
+    if run.final_text_sha256.as_deref() != Some(candidate.text_sha256.as_str()) {
         return Err(Refusal::Mismatch);
     }
     Ok(Verified {

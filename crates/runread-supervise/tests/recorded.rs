@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use runread_sessions::pi::{LineOutcome, PiParser, parse_header};
+use runread_sessions::pi::parse_header;
 use runread_sessions::{EntrySummary, cut_runs};
 use runread_store::Phase;
 use runread_supervise::events;
@@ -49,17 +49,10 @@ fn event_type(line: &str) -> String {
 }
 
 fn entries(path: &Path) -> Vec<EntrySummary> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header = parse_header(lines.next().unwrap().as_bytes()).unwrap();
-    let mut p = PiParser::resume(&header, None);
-    lines
-        .enumerate()
-        .filter_map(|(i, l)| match p.parse_line(l.as_bytes(), i as u64 + 2) {
-            LineOutcome::Entry(e) => Some(*e),
-            _ => None,
-        })
-        .collect()
+    let file = runread_sessions::EvidenceFile::open(path, None).unwrap();
+    runread_sessions::pi::scan(&file, runread_sessions::pi::Resume::Fresh)
+        .unwrap()
+        .entries
 }
 
 /// A private copy of a fixture's session file (one link, in a temp dir) and its pin for a new
@@ -118,7 +111,7 @@ fn the_candidate_is_the_answer_pi_persisted() {
         let branch = cut_runs(&entries(&fixture_session(name)), &[], false);
         let run = &branch.runs[run_index];
         assert_eq!(
-            run.final_text.as_deref(),
+            runread_testkit::answer_of(&fixture_session(name), run).as_deref(),
             Some(candidate.text.as_str()),
             "{name} step {step}"
         );
@@ -158,7 +151,7 @@ fn a_recovered_error_settles_with_the_successful_answer() {
     let (sup, n) = settled_run("error-recovered", 1);
     let branch = cut_runs(&entries(&fixture_session("error-recovered")), &[], false);
     assert_eq!(
-        branch.runs[1].final_text.as_deref(),
+        runread_testkit::answer_of(&fixture_session("error-recovered"), &branch.runs[1]).as_deref(),
         Some(sup.runs[n].candidate.as_ref().unwrap().text.as_str())
     );
 }

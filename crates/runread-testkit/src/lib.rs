@@ -117,6 +117,30 @@ pub fn relocated(bytes: &[u8], cwd: &str) -> Vec<u8> {
     out
 }
 
+/// The final answer of `run` as the session file at `path` holds it: the line the index names,
+/// read back and checked against its digest (the store keeps no text). `None` when the run has no
+/// final answer.
+pub fn answer_of(path: &Path, run: &runread_sessions::Run) -> Option<String> {
+    let line = run.final_line.as_ref()?;
+    let bytes = std::fs::read(path).expect("read session file");
+    let start = usize::try_from(line.offset).expect("offset");
+    let end = start + usize::try_from(line.bytes).expect("length");
+    let line_bytes = bytes.get(start..end).expect("line within the file");
+    assert_eq!(
+        runread_core::sha256_hex(line_bytes),
+        line.sha256,
+        "the indexed line reads back as ingested"
+    );
+    runread_sessions::pi::message_view(line_bytes)
+        .expect("a message line")
+        .answer
+}
+
+/// [`answer_of`] for a run record (its session path).
+pub fn answer(run: &runread_store::RunRecord) -> Option<String> {
+    answer_of(Path::new(&run.session_path), &run.run)
+}
+
 /// Sets a file's modification time `age` in the past.
 pub fn set_age(path: &Path, age: Duration) {
     let f = std::fs::File::options()

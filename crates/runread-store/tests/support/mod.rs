@@ -185,6 +185,7 @@ pub fn session_at(id: &str, path: &str, ws: &str, generation: u64) -> SessionRec
             nlink: 1,
             size: 100,
             mtime_ns: 5,
+            ctime_ns: 6,
         },
         consumed: 100,
         lines: 3,
@@ -195,6 +196,8 @@ pub fn session_at(id: &str, path: &str, ws: &str, generation: u64) -> SessionRec
         session_name: Some("name".into()),
         saved_model: None,
         ingested_at_ms: 1,
+        over_bounds: false,
+        index_version: runread_store::INDEX_VERSION,
     }
 }
 
@@ -208,7 +211,13 @@ pub fn run(id: &str) -> Run {
         unknown_reason: None,
         final_entry_id: Some("a".into()),
         final_message_sha256: Some("m".into()),
-        final_text: Some("answer é".into()),
+        final_line: Some(runread_sessions::LineRef {
+            line: 3,
+            offset: 40,
+            bytes: 60,
+            sha256: "l".into(),
+        }),
+        final_text_sha256: Some(runread_core::sha256_hex("answer é".as_bytes())),
         final_bytes: 9,
         final_truncated: false,
         chain_len: 2,
@@ -220,5 +229,8 @@ pub fn run(id: &str) -> Run {
         message_lines: vec![2, 3],
         first_sequence: 1,
         waiting_on_tool: false,
+        context_before: Default::default(),
+        context_after: Default::default(),
+        answer_before: Default::default(),
     }
 }

@@ -1,0 +1,148 @@
+//! Reading back what a tool serves from the session file it was indexed from.
+//!
+//! The store keeps where each line is and what it hashed to at ingest, never the text. A tool
+//! that serves text (an answer, a history event's body, tool names) reads the line again through
+//! a [`Source`]: the file is opened without following links, must be the object ingest read
+//! (device and inode) with one link, and every line read must hash to the digest taken at ingest.
+//! Anything else is [`SourceError`] and nothing of it is served.
+//!
+//! A `Source` is the only file access an adapter gets: one file, read-only, lines named by the
+//! index.
+
+use std::path::PathBuf;
+
+use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
+use runread_sessions::runs::CONTEXT_TEXT_BYTES;
+use runread_sessions::{EvidenceFile, FileIdentity, LineRef, MessageView, TextRef};
+
+/// Why a line could not be served. Carries no path, no OS error and no content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceError {
+    /// The file is gone, replaced, linked, or no longer holds the line as ingested.
+    Changed,
+    /// The line is not a message of the agent that wrote the file.
+    NotAMessage,
+}
+
+/// One session file as ingest saw it.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    pub path: PathBuf,
+    /// The identity at ingest: the file read back must be the same object.
+    pub identity: FileIdentity,
+    pub agent: String,
+}
+
+impl Source {
+    /// Opens the file for a series of line reads.
+    pub(crate) fn open(&self) -> Result<Opened, SourceError> {
+        let file = EvidenceFile::open(&self.path, Some(&self.identity))
+            .map_err(|_| SourceError::Changed)?;
+        Ok(Opened {
+            file,
+            agent: self.agent.clone(),
+        })
+    }
+}
+
+/// An open session file (see [`Source::open`]).
+pub(crate) struct Opened {
+    file: EvidenceFile,
+    agent: String,
+}
+
+impl Opened {
+    /// The file's identity when it was opened.
+    pub(crate) fn identity(&self) -> FileIdentity {
+        self.file.identity()
+    }
+
+    /// The exact bytes of the line `r` names, checked against its digest.
+    pub(crate) fn line(&self, r: &LineRef) -> Result<Vec<u8>, SourceError> {
+        let len = usize::try_from(r.bytes)
+            .ok()
+            .filter(|n| *n <= EVIDENCE_LINE_MAX_BYTES)
+            .ok_or(SourceError::Changed)?;
+        let bytes = self
+            .file
+            .read_at(r.offset, len)
+            .map_err(|_| SourceError::Changed)?;
+        if runread_core::sha256_hex(&bytes) != r.sha256 {
+            return Err(SourceError::Changed);
+        }
+        Ok(bytes)
+    }
+
+    /// What a reader may be shown of the message line `r` names.
+    pub(crate) fn view(&self, r: &LineRef) -> Result<MessageView, SourceError> {
+        let bytes = self.line(r)?;
+        runread_sessions::message_view(&self.agent, &bytes).ok_or(SourceError::NotAMessage)
+    }
+
+    /// The file is still exactly as it was when opened.
+    pub(crate) fn check_unchanged(&self) -> Result<(), SourceError> {
+        self.file
+            .check_unchanged()
+            .map_err(|_| SourceError::Changed)
+    }
+}
+
+/// The texts on one side of what is served, as far as masking needs them.
+pub(crate) struct Side {
+    /// In the order read: nearest first.
+    pub texts: Vec<String>,
+    /// Masking can decide at this edge: enough text was read, or everything up to the edge.
+    pub known: bool,
+    /// Everything up to the branch's edge was read: no text lies beyond.
+    pub at_edge: bool,
+}
+
+impl Side {
+    /// The texts in file order (for the side before, which is read nearest first).
+    pub(crate) fn in_file_order(mut self) -> Vec<String> {
+        self.texts.reverse();
+        self.texts
+    }
+}
+
+/// Reads the texts of `refs` (nearest first) until masking has [`CONTEXT_TEXT_BYTES`] of them,
+/// the refs run out, or `budget` (bytes of lines) would be exceeded. `edge`: nothing lies beyond
+/// the last ref.
+pub(crate) fn read_side(
+    opened: &Opened,
+    refs: impl Iterator<Item = TextRef>,
+    edge: bool,
+    budget: &mut u64,
+) -> Result<Side, SourceError> {
+    let mut texts = Vec::new();
+    let mut bytes = 0usize;
+    for r in refs {
+        if bytes >= CONTEXT_TEXT_BYTES {
+            return Ok(Side {
+                texts,
+                known: true,
+                at_edge: false,
+            });
+        }
+        if r.line.bytes > *budget {
+            return Ok(Side {
+                texts,
+                known: false,
+                at_edge: false,
+            });
+        }
+        *budget -= r.line.bytes;
+        let view = opened.view(&r.line)?;
+        // The index and the line agree on what there is to read.
+        if view.body.len() as u64 != r.body_bytes {
+            return Err(SourceError::Changed);
+        }
+        bytes += view.body.len();
+        texts.push(view.body);
+    }
+    Ok(Side {
+        texts,
+        known: bytes >= CONTEXT_TEXT_BYTES || edge,
+        at_edge: edge,
+    })
+}
