@@ -1,0 +1,685 @@
+//! The fuzz targets of runread: one `pub fn NAME(data: &[u8])` per target, holding the whole
+//! target — how the input is read and the properties checked. A panic is a finding.
+//!
+//! `fuzz/fuzz_targets/NAME.rs` only calls `NAME(data)` under cargo-fuzz (`scripts/fuzz`), and
+//! this crate's `tests/corpora.rs` replays every committed input under `fuzz/corpus/NAME/` on
+//! stable in the normal test suite, so a fixed finding stays fixed.
+//!
+//! | target | what | property |
+//! | --- | --- | --- |
+//! | [`pi_line`] | one line through Pi's line parser (v1, v2, v3), `message_view`, `parse_header` | no panic; an entry describes exactly its line; what is served from a message line agrees with what was indexed from it, and with `serde_json::Value` |
+//! | [`pi_scan`] | a whole file through `pi::scan`, in one pass and in two (the file grown in between) | no panic; entries lie within the consumed lines and hash to their line; resuming gives what one pass gives |
+//! | [`cursor`] | the HMAC cursor codec | round trip; refused for any other purpose, target, version or key; a string decodes only if it is exactly what the key encodes |
+//! | [`body_guard`] | the JSON-RPC body guard (`is_single_message`, `is_single_request`) | no panic; agrees with a plain `serde_json::Value` check |
+//! | [`redactor`] | the known-secret redactor | no secret out, for any split, page size, cut or body; paging gives exactly `mask` |
+#![forbid(unsafe_code)]
+
+use std::io::Write as _;
+
+use runread_core::cursor::{CursorKey, Purpose};
+use runread_core::limits::CURSOR_MAX_BYTES;
+use runread_core::redact::{MASK, Redactor, SECRET_MIN_BYTES};
+use runread_core::{Target, sha256_hex};
+use runread_sessions::EvidenceFile;
+use runread_sessions::pi::{self, EntryKind, Header, LineOutcome, PiParser, Resume, Scan};
+use serde_json::Value;
+
+/// Reads fields off the front of a fuzz input. Past its end every read yields zeros, so every
+/// input is some case.
+struct Input<'a>(&'a [u8]);
+
+impl<'a> Input<'a> {
+    fn byte(&mut self) -> u8 {
+        match self.0.split_first() {
+            Some((&b, rest)) => {
+                self.0 = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    fn u64(&mut self) -> u64 {
+        let mut out = [0u8; 8];
+        for b in &mut out {
+            *b = self.byte();
+        }
+        u64::from_be_bytes(out)
+    }
+
+    fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let (head, rest) = self.0.split_at(n.min(self.0.len()));
+        self.0 = rest;
+        head
+    }
+
+    /// A string of at most `max` bytes of input (invalid UTF-8 replaced).
+    fn text(&mut self, max: usize) -> String {
+        let n = usize::from(self.byte()) % (max + 1);
+        String::from_utf8_lossy(self.bytes(n)).into_owned()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+// ---- Pi session lines ----
+
+fn header(version: u8) -> Header {
+    Header {
+        session_id: "fuzz".into(),
+        version,
+        cwd: "/fuzz".into(),
+        timestamp: None,
+        parent_session: None,
+        line_sha256: String::new(),
+        line_bytes: 0,
+    }
+}
+
+/// One line of a Pi session file, as the parser of each header version sees it (line 2, after
+/// the entry `prev`), as a reader is served it (`message_view`) and as a header (`parse_header`).
+///
+/// An entry describes exactly its line (offset, length, hash); a v1 entry is `v1-L2`, child of
+/// `prev`, a v2/v3 entry has a well-formed id. For a message entry, what a reader is served from
+/// the line agrees with what was indexed from it: role, body length, final-answer text and hash.
+/// The parser's own streaming deserializer agrees with `serde_json::Value` (it accepts the line,
+/// and reads the same role and text blocks), and the whole-message hash is of serde_json's
+/// compact form with sorted keys. Under v1 (no ids to check), every line a reader could
+/// be served from is indexed.
+pub fn pi_line(data: &[u8]) {
+    if let Some(h) = pi::parse_header(data) {
+        assert_eq!(h.line_bytes, data.len() as u64);
+        assert_eq!(h.line_sha256, sha256_hex(data));
+        assert!((1..=3).contains(&h.version));
+    }
+    let view = pi::message_view(data);
+    let value: Option<Value> = serde_json::from_slice(data).ok();
+    let offset = 4096;
+    for version in 1..=3 {
+        let mut parser = PiParser::resume(&header(version), Some("prev".into()));
+        match parser.parse_line(data, 2, offset) {
+            LineOutcome::Entry(e) => {
+                assert_eq!((e.line, e.offset, e.bytes), (2, offset, data.len() as u64));
+                if version == 1 {
+                    assert_eq!(e.id, "v1-L2");
+                    assert_eq!(e.parent_id.as_deref(), Some("prev"));
+                } else {
+                    assert!(runread_core::target::is_id(&e.id), "{:?}", e.id);
+                }
+                let value = value.as_ref().expect("an entry line is JSON to serde_json");
+                assert!(value.get("type").and_then(Value::as_str).is_some());
+                if e.kind != EntryKind::Message {
+                    assert_eq!(e.line_sha256, None);
+                    assert_eq!(e.body_bytes, 0);
+                    continue;
+                }
+                assert_eq!(e.line_sha256.as_deref(), Some(sha256_hex(data).as_str()));
+                let view = view.as_ref().expect("a message entry has a message view");
+                assert_eq!(e.role.as_deref(), Some(view.role.as_str()));
+                assert_eq!(e.body_bytes, view.body.len() as u64, "served body length");
+                let message = value.get("message").expect("message");
+                assert_eq!(
+                    message.get("role").and_then(Value::as_str),
+                    Some(view.role.as_str())
+                );
+                if let Some(text_sha) = &e.text_sha256 {
+                    let answer = view.answer.as_ref().expect("an answer to serve");
+                    assert_eq!(&sha256_hex(answer.as_bytes()), text_sha);
+                    assert_eq!(e.text_bytes, answer.len() as u64);
+                    // The same text as the `Value` reading (the event stream's side).
+                    let blocks = message
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .map_or(&[][..], Vec::as_slice);
+                    assert_eq!(&pi::join_text_blocks(blocks), answer);
+                }
+                if pi::hashed_role(&view.role, e.has_tool_call) {
+                    // The canonical form: serde_json's compact form with keys sorted at every
+                    // depth, whatever order the line wrote them in.
+                    let canonical = serde_json::to_vec(&sorted(message)).expect("serializes");
+                    assert_eq!(e.message_sha256, Some(sha256_hex(&canonical)));
+                    assert_eq!(pi::message_sha256(message), sha256_hex(&canonical));
+                }
+            }
+            LineOutcome::Blank => assert!(data.iter().all(u8::is_ascii_whitespace)),
+            LineOutcome::Malformed | LineOutcome::Header(_) => {
+                assert!(
+                    version != 1 || view.is_none(),
+                    "a line a reader can be served from is not indexed"
+                );
+            }
+        }
+    }
+}
+
+/// `value` with the keys of every object in sorted order.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut fields: Vec<(&String, &Value)> = map.iter().collect();
+            fields.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        scalar => scalar.clone(),
+    }
+}
+
+/// A whole session file through `pi::scan`: once as it is, and once in two passes, first its
+/// first `k` bytes (`k` picked from the input), then resumed after the file grew to all of it.
+///
+/// Every entry lies within the consumed, complete lines and its bytes hash to its `line_sha256`;
+/// the read ends torn exactly when bytes follow the last newline; and the two passes find
+/// exactly what the one pass finds (ingest reads files incrementally).
+pub fn pi_scan(data: &[u8]) {
+    let k = usize::try_from(
+        data.iter()
+            .fold(0u64, |h, &b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+            % (data.len() as u64 + 1),
+    )
+    .unwrap_or(0);
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    file.write_all(&data[..k]).expect("write");
+    file.flush().expect("flush");
+    let open = |path: &std::path::Path| EvidenceFile::open(path, None).expect("open");
+    let first = pi::scan(&open(file.path()), Resume::Fresh);
+    file.write_all(&data[k..]).expect("write");
+    file.flush().expect("flush");
+    let whole = pi::scan(&open(file.path()), Resume::Fresh);
+    if let Ok(whole) = &whole {
+        check_scan(whole, data);
+    }
+    let Ok(first) = first else { return };
+    check_scan(&first, &data[..k]);
+    let whole = whole.expect("the header read in the first pass reads again");
+    if first.over_bounds || whole.over_bounds {
+        return;
+    }
+    let rest = pi::scan(
+        &open(file.path()),
+        Resume::After {
+            header: &first.header,
+            offset: first.consumed,
+            lines: first.lines,
+            last_id: first.entries.last().map(|e| e.id.as_str()),
+        },
+    )
+    .expect("resumed scan");
+    assert_eq!(rest.header, whole.header);
+    let entries: Vec<_> = first.entries.iter().chain(&rest.entries).cloned().collect();
+    assert_eq!(entries, whole.entries);
+    let malformed: Vec<u64> = first
+        .malformed
+        .iter()
+        .chain(&rest.malformed)
+        .copied()
+        .collect();
+    assert_eq!(malformed, whole.malformed);
+    assert_eq!(
+        (rest.consumed, rest.lines, rest.torn),
+        (whole.consumed, whole.lines, whole.torn)
+    );
+    assert_eq!(first.bytes_read + rest.bytes_read, whole.bytes_read);
+}
+
+fn check_scan(scan: &Scan, data: &[u8]) {
+    let len = data.len() as u64;
+    assert!(scan.consumed <= len);
+    assert_eq!(scan.bytes_read, scan.consumed);
+    if !scan.over_bounds {
+        assert_eq!(scan.torn, scan.consumed < len);
+    }
+    let mut last_line = 1;
+    for e in &scan.entries {
+        assert!(e.line > last_line && e.line <= scan.lines);
+        last_line = e.line;
+        let end = e.offset.checked_add(e.bytes).expect("offset + bytes");
+        assert!(end < scan.consumed, "an entry past the consumed lines");
+        let (start, end) = (e.offset as usize, end as usize);
+        assert!(start == 0 || data[start - 1] == b'\n');
+        assert_eq!(data[end], b'\n');
+        if let Some(sha) = &e.line_sha256 {
+            assert_eq!(&sha256_hex(&data[start..end]), sha);
+        }
+    }
+}
+
+// ---- cursors ----
+
+const PURPOSES: [Purpose; 3] = [Purpose::FinalAnswer, Purpose::History, Purpose::Artifact];
+
+/// The cursor codec, for a key, target, purpose, version and position read from the input.
+///
+/// The cursor round-trips, fits [`CURSOR_MAX_BYTES`], and is refused for every other purpose, for
+/// the target with any one field changed, another version and another key. A string — the rest of
+/// the input, or the cursor edited by it — decodes only if it is exactly what the key encodes for
+/// the position it decodes to.
+pub fn cursor(data: &[u8]) {
+    let mut u = Input(data);
+    let mut key = [0u8; 32];
+    for b in &mut key {
+        *b = u.byte();
+    }
+    let purpose = PURPOSES[usize::from(u.byte()) % PURPOSES.len()];
+    let target = Target {
+        instance: u.text(40),
+        revision: u.u64(),
+        workspace_id: u.text(40),
+        session_id: u.text(40),
+        generation: u.u64(),
+        run_id: u.text(40),
+    };
+    let version = u.text(40);
+    let position = u.u64();
+    let codec = CursorKey::from_bytes(key);
+
+    let c = codec.encode(purpose, &target, &version, position);
+    assert!(c.len() <= CURSOR_MAX_BYTES);
+    assert!(
+        c.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    );
+    assert_eq!(codec.decode(&c, purpose, &target, &version), Some(position));
+    for other in PURPOSES.into_iter().filter(|&p| p != purpose) {
+        assert_eq!(codec.decode(&c, other, &target, &version), None);
+    }
+    let mut others = Vec::new();
+    for field in 0..6 {
+        let mut t = target.clone();
+        match field {
+            0 => t.instance.push('x'),
+            1 => t.revision = t.revision.wrapping_add(1),
+            2 => t.workspace_id.push('x'),
+            3 => t.session_id.push('x'),
+            4 => t.generation = t.generation.wrapping_add(1),
+            _ => t.run_id.push('x'),
+        }
+        others.push(t);
+    }
+    for t in &others {
+        assert_eq!(codec.decode(&c, purpose, t, &version), None);
+    }
+    assert_eq!(
+        codec.decode(&c, purpose, &target, &format!("{version}x")),
+        None
+    );
+    let mut other_key = key;
+    other_key[0] ^= 1;
+    assert_eq!(
+        CursorKey::from_bytes(other_key).decode(&c, purpose, &target, &version),
+        None
+    );
+
+    // Strings it did not encode.
+    let rest = u.0;
+    let decodes_only_its_own = |s: &str| {
+        if let Some(p) = codec.decode(s, purpose, &target, &version) {
+            assert_eq!(
+                s,
+                codec.encode(purpose, &target, &version, p),
+                "accepted {s:?}"
+            );
+        }
+    };
+    decodes_only_its_own(&String::from_utf8_lossy(rest));
+    // The cursor edited by the rest of the input: pairs (where, what), the last byte odd-length
+    // as a truncation.
+    let mut edited = c.clone().into_bytes();
+    for pair in rest.chunks(2) {
+        match *pair {
+            [at, b] => {
+                let at = usize::from(at) % (edited.len() + 1);
+                match b % 3 {
+                    0 if at < edited.len() => edited[at] = b,
+                    1 => edited.insert(at, b),
+                    _ if at < edited.len() => {
+                        edited.remove(at);
+                    }
+                    _ => edited.push(b),
+                }
+            }
+            [n] => edited.truncate(usize::from(n)),
+            _ => {}
+        }
+        decodes_only_its_own(&String::from_utf8_lossy(&edited));
+    }
+}
+
+// ---- the JSON-RPC body guard ----
+
+/// The body guard on any body: `is_single_message` (what the HTTP layer lets through) and
+/// `is_single_request` never panic and agree with a plain check over `serde_json::Value` — an
+/// object with `jsonrpc` "2.0", a string `method`, no `result` and no `error`, and an `id` that is
+/// a string or an integer (or, for a message, absent: a notification) — and ignore JSON
+/// whitespace around the body.
+pub fn body_guard(data: &[u8]) {
+    use runread_mcp::guards::{is_single_message, is_single_request};
+    let (message, request) = reference_single_message(data);
+    let shown = || String::from_utf8_lossy(data).into_owned();
+    assert_eq!(is_single_message(data), message, "{}", shown());
+    assert_eq!(is_single_request(data), request, "{}", shown());
+    if message {
+        assert!(std::str::from_utf8(data).is_ok());
+    }
+    let mut padded = b" \t\r\n".to_vec();
+    padded.extend_from_slice(data);
+    padded.extend_from_slice(b"\n ");
+    assert_eq!(is_single_message(&padded), message);
+    assert_eq!(is_single_request(&padded), request);
+}
+
+/// (one message a client may send, one request).
+fn reference_single_message(body: &[u8]) -> (bool, bool) {
+    let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(body) else {
+        return (false, false);
+    };
+    let shape = m.get("jsonrpc") == Some(&Value::String("2.0".into()))
+        && matches!(m.get("method"), Some(Value::String(_)))
+        && !m.contains_key("result")
+        && !m.contains_key("error");
+    let id = match m.get("id") {
+        None => None,
+        Some(Value::String(_)) => Some(true),
+        Some(Value::Number(n)) => Some(n.as_i64().is_some() || n.as_u64().is_some()),
+        Some(_) => Some(false),
+    };
+    (shape && id != Some(false), shape && id == Some(true))
+}
+
+// ---- the redactor ----
+
+/// Secrets' alphabet when no secret may hold a character of [`MASK`]: a few characters (so that
+/// secrets overlap and share prefixes), two of them multibyte (so that cuts meet characters).
+const SECRET_ALPHABET: [char; 4] = ['x', 'y', 'é', '🦀'];
+/// Secrets' alphabet made of [`MASK`]'s characters: a mask next to text can then form a secret
+/// (the documented limit of the guarantee), so only the properties that do not need the
+/// alphabets to be apart are checked.
+const MASK_ALPHABET: [char; 4] = ['a', 'e', ']', 'x'];
+/// Text that is not a secret or a piece of one.
+const FILLER: [char; 8] = ['x', 'y', 'é', '🦀', ' ', 'a', '[', ']'];
+/// Longest text built (keeps an input's cost bounded: the checks are quadratic here and there).
+const TEXT_MAX_BYTES: usize = 1024;
+
+/// The redactor, for 1–8 secrets, a text, its split into pieces (events) and a page size, all
+/// read from the input.
+///
+/// - `mask` gives the brute-force reference: every byte of every occurrence masked, one
+///   [`MASK`] per masked range — so no secret is left;
+/// - `mask_segments` over the pieces gives each piece its part of that reference;
+/// - paging (`complete = false`, release, resume at `given − withheld_bytes`; more text when
+///   nothing was released; `complete = true` on the last page) releases exactly `mask(text)`,
+///   and per piece exactly what one complete call gives; no release ends with a start of a
+///   secret that the unreleased text completes;
+/// - `cut_for_release` is a prefix of the masked text within the bound, ending neither in a
+///   proper prefix of a secret nor of [`MASK`];
+/// - `mask_unknown_before` / `mask_unknown_after` leave no proper suffix / prefix of a secret at
+///   the start / end.
+pub fn redactor(data: &[u8]) {
+    let mut u = Input(data);
+    let head = u.byte();
+    let mask_letters = head & 0x80 != 0;
+    let alphabet = if mask_letters {
+        &MASK_ALPHABET
+    } else {
+        &SECRET_ALPHABET
+    };
+    let page = 1 + usize::from(u.byte() & 0x7f);
+    let max = usize::from(u.byte()) | usize::from(u.byte()) << 8;
+
+    let mut secrets: Vec<String> = Vec::new();
+    for _ in 0..1 + (head & 7) {
+        let spec = u.byte();
+        let len = SECRET_MIN_BYTES + usize::from(u.byte()) % (64 - SECRET_MIN_BYTES + 1);
+        // Some secrets start with a prefix or a suffix of an earlier one: they overlap it.
+        let mut secret = match (spec & 3, secrets.is_empty()) {
+            (1 | 2, false) => {
+                let base = &secrets[usize::from(spec >> 2) % secrets.len()];
+                let at = boundary(base, u.byte());
+                if spec & 3 == 1 {
+                    base[..at].to_owned()
+                } else {
+                    base[at..].to_owned()
+                }
+            }
+            _ => String::new(),
+        };
+        'fill: while secret.len() < len {
+            let b = u.byte();
+            for i in 0..4 {
+                secret.push(alphabet[usize::from(b >> (2 * i)) & 3]);
+                if secret.len() >= len {
+                    break 'fill;
+                }
+            }
+        }
+        secrets.push(secret);
+    }
+    let r = Redactor::new(&secrets).expect("secrets within the bounds");
+
+    // The text, piece by piece; splits between events where the input says.
+    let mut text = String::new();
+    let mut splits = Vec::new();
+    while !u.is_empty() && text.len() < TEXT_MAX_BYTES {
+        let op = u.byte();
+        let arg = u.byte();
+        let secret = &secrets[usize::from(arg) % secrets.len()];
+        match op % 6 {
+            0 | 1 => {
+                for i in 0..=(op >> 5) {
+                    text.push(FILLER[usize::from(arg.rotate_right(u32::from(i) * 3)) % 8]);
+                }
+            }
+            2 => text.push_str(secret),
+            3 => text.push_str(&secret[..proper_boundary(secret, op >> 3)]),
+            4 => text.push_str(&secret[proper_boundary(secret, op >> 3)..]),
+            _ => splits.push(text.len()),
+        }
+    }
+    splits.push(text.len());
+    splits.sort_unstable();
+    splits.dedup();
+    let mut events = Vec::new();
+    let mut start = 0;
+    for &end in &splits {
+        events.push(&text[start..end]);
+        start = end;
+    }
+
+    // mask: the reference, no secret.
+    let masked = r.mask(&text);
+    assert_eq!(masked, reference(&secrets, &[&text])[0]);
+    if !mask_letters {
+        for s in &secrets {
+            assert!(!masked.contains(s.as_str()));
+        }
+        assert!(!r.contains_secret(masked.as_bytes()));
+        assert_eq!(r.contains_secret(text.as_bytes()), masked != text);
+    }
+
+    // Segments, complete.
+    let whole = r.mask_segments(&events, true);
+    assert_eq!((whole.withheld_bytes, whole.pending), (0, false));
+    assert_eq!(whole.segments, reference(&secrets, &events));
+    if !mask_letters {
+        let joined = whole.segments.concat();
+        for s in &secrets {
+            assert!(!joined.contains(s.as_str()));
+        }
+    }
+
+    // Paging one text.
+    let released = page_through(&r, &text, &[text.len()], page, |released, unreleased| {
+        if !mask_letters {
+            for s in &secrets {
+                for (i, _) in s.char_indices().skip(1) {
+                    assert!(
+                        !(released.ends_with(&s[..i]) && unreleased.starts_with(&s[i..])),
+                        "released the start of a secret that the next text completes"
+                    );
+                }
+            }
+        }
+    });
+    assert_eq!(released.concat(), masked);
+    // Paging the events.
+    assert_eq!(
+        page_through(&r, &text, &splits, page, |_, _| {}),
+        whole.segments
+    );
+
+    // A cut for release.
+    let max = max % (masked.len() + 8);
+    let cut = r.cut_for_release(&masked, max);
+    assert!(masked.starts_with(cut));
+    if masked.len() <= max {
+        assert_eq!(cut, masked);
+    } else {
+        assert!(cut.len() <= max);
+        for s in &secrets {
+            for (i, _) in s.char_indices().skip(1) {
+                assert!(!cut.ends_with(&s[..i]), "{cut:?} ends with {:?}", &s[..i]);
+            }
+        }
+        for n in 1..MASK.len() {
+            assert!(!cut.ends_with(&MASK[..n]), "{cut:?} ends inside a mask");
+        }
+    }
+
+    // Unknown text before / after.
+    if !mask_letters {
+        for t in [text.as_str(), masked.as_str()] {
+            let before = r.mask_unknown_before(t);
+            let after = r.mask_unknown_after(t);
+            for s in &secrets {
+                for (i, _) in s.char_indices().skip(1) {
+                    assert!(
+                        !before.starts_with(&s[i..]),
+                        "{before:?} starts with {:?}",
+                        &s[i..]
+                    );
+                    assert!(
+                        !after.ends_with(&s[..i]),
+                        "{after:?} ends with {:?}",
+                        &s[..i]
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A character boundary of `s` picked by `pick` (0 and `len` included).
+fn boundary(s: &str, pick: u8) -> usize {
+    let all: Vec<usize> = s.char_indices().map(|(i, _)| i).chain([s.len()]).collect();
+    all[usize::from(pick) % all.len()]
+}
+
+/// A character boundary strictly inside `s` (secrets have at least two characters).
+fn proper_boundary(s: &str, pick: u8) -> usize {
+    let inner: Vec<usize> = s.char_indices().map(|(i, _)| i).skip(1).collect();
+    inner[usize::from(pick) % inner.len()]
+}
+
+/// Pages through `text`, split into events ending at `ends`, as a pager does: each call gets the
+/// unreleased text up to the page end (cut at the events), `complete` on the last page; it
+/// releases the outputs and resumes at `given − withheld_bytes`; a call that releases nothing
+/// gets a longer page. `check(released, unreleased)` runs after each call. Returns each event's
+/// released text.
+fn page_through(
+    r: &Redactor,
+    text: &str,
+    ends: &[usize],
+    page: usize,
+    mut check: impl FnMut(&str, &str),
+) -> Vec<String> {
+    let starts: Vec<usize> = std::iter::once(0).chain(ends.iter().copied()).collect();
+    let mut out = vec![String::new(); ends.len()];
+    let mut all = String::new();
+    let mut cursor = 0;
+    let page_end = |from: usize| {
+        let mut end = from.saturating_add(page).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        end
+    };
+    let mut end = page_end(cursor);
+    loop {
+        let last = end == text.len();
+        let mut which = Vec::new();
+        let mut given = Vec::new();
+        for (e, &event_end) in ends.iter().enumerate() {
+            let (a, b) = (starts[e].max(cursor), event_end.min(end));
+            if a < b {
+                which.push(e);
+                given.push(&text[a..b]);
+            }
+        }
+        let m = r.mask_segments(&given, last);
+        let given_len = end - cursor;
+        assert_eq!(m.segments.len(), given.len());
+        assert!(m.withheld_bytes <= given_len);
+        assert_eq!(m.pending, m.withheld_bytes > 0);
+        if last {
+            assert_eq!(m.withheld_bytes, 0);
+        } else if m.withheld_bytes == given_len {
+            assert!(m.segments.iter().all(String::is_empty));
+            end = page_end(end);
+            continue;
+        }
+        for (&e, s) in which.iter().zip(&m.segments) {
+            out[e].push_str(s);
+            all.push_str(s);
+        }
+        cursor = end - m.withheld_bytes;
+        assert!(text.is_char_boundary(cursor));
+        check(&all, &text[cursor..]);
+        if last {
+            return out;
+        }
+        end = page_end(cursor);
+    }
+}
+
+/// Brute force: each segment with every byte of every occurrence of a secret (in the whole
+/// text) masked, one [`MASK`] per run of masked bytes within the segment.
+fn reference(secrets: &[String], segments: &[&str]) -> Vec<String> {
+    let text = segments.concat();
+    let bytes = text.as_bytes();
+    let mut covered = vec![false; bytes.len()];
+    for s in secrets {
+        let s = s.as_bytes();
+        for i in 0..(bytes.len() + 1).saturating_sub(s.len()) {
+            if bytes[i] == s[0] && &bytes[i..i + s.len()] == s {
+                covered[i..i + s.len()].fill(true);
+            }
+        }
+    }
+    let mut offset = 0;
+    let mut out = Vec::new();
+    for segment in segments {
+        let mut o = String::new();
+        let mut in_mask = false;
+        for (i, ch) in segment.char_indices() {
+            if covered[offset + i] {
+                if !in_mask {
+                    o.push_str(MASK);
+                }
+                in_mask = true;
+            } else {
+                in_mask = false;
+                o.push(ch);
+            }
+        }
+        offset += segment.len();
+        out.push(o);
+    }
+    out
+}

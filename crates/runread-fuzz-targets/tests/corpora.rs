@@ -1,0 +1,49 @@
+//! Replays every committed fuzz input (`fuzz/corpus/NAME/`) through its target, on stable, in the
+//! normal test suite: what the fuzzer once covered (and any crash it found, once fixed) stays
+//! covered. A target whose corpus is missing or empty fails.
+
+use std::path::PathBuf;
+
+fn replay(name: &str, target: fn(&[u8])) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(name);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("corpus entry").path())
+        .filter(|path| path.is_file())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{}: empty corpus", dir.display());
+    for path in &files {
+        let data = std::fs::read(path).expect("corpus file");
+        if std::panic::catch_unwind(|| target(&data)).is_err() {
+            panic!("{name}: {} fails", path.display());
+        }
+    }
+}
+
+#[test]
+fn pi_line() {
+    replay("pi_line", runread_fuzz_targets::pi_line);
+}
+
+#[test]
+fn pi_scan() {
+    replay("pi_scan", runread_fuzz_targets::pi_scan);
+}
+
+#[test]
+fn cursor() {
+    replay("cursor", runread_fuzz_targets::cursor);
+}
+
+#[test]
+fn body_guard() {
+    replay("body_guard", runread_fuzz_targets::body_guard);
+}
+
+#[test]
+fn redactor() {
+    replay("redactor", runread_fuzz_targets::redactor);
+}
