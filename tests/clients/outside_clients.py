@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
-"""End-to-end test of runread against two outside MCP clients.
+"""End-to-end test of runread against two outside MCP clients, in both protocol eras.
 
     python3 tests/clients/outside_clients.py --runread target/debug/runread
+
+Both clients run in the modern era (2026-07-28: the SDK's ``--mode auto``/``pinned``, the Inspector's
+``--protocol-era modern``) and in the dated era (the ``initialize`` handshake, 2025-11-25: the SDK's
+``--mode legacy``, i.e. ``Client(mode="legacy")``, and ``--protocol-era legacy``); every negotiated
+version is checked and listed at the end. Every tool result's ``structuredContent`` must begin with
+the label ``trust``, ``instructions``, ``tool`` in the order received (on the HTTP wire for the SDK
+readers, as printed by the Inspector).
 
 1. Installs (once, into $RUNREAD_CLIENTS_CACHE, default ~/.cache/runread-clients) a venv
    with tests/clients/requirements.txt (the official Python SDK, mcp==2.3.0) and an npm
@@ -14,24 +21,31 @@
    sample and multi-run to its own key, each secrets-history run to a ``history`` key and its
    run 1 to an all-features key, and starts ``runread serve`` on a free loopback port.
 3. Python SDK: read_final_answer.py in ``--mode auto`` and ``--mode pinned`` with the
-   server's default limit and 4, 1000, 8192, for both keys; the answer must equal the one
-   computed here from the fixture file with plain json. A key that was never granted and
-   a revoked key must fail without leaking any answer text.
-4. MCP Inspector CLI: tools/list, list_granted_targets, read_final_answer followed
-   cursor by cursor (limit 4096) and reassembled here, a cross-key refusal and a bad key.
+   server's default limit and 4, 1000, 8192, and in ``--mode legacy`` (LEGACY_LIMITS), for both
+   keys; the answer must equal the one computed here from the fixture file with plain json. A
+   key that was never granted and a revoked key must fail without leaking any answer text (all
+   three modes). ``runread read final-answer --out``.
+4. MCP Inspector CLI, ``--protocol-era modern`` and ``legacy``: ``--method initialize`` (the
+   negotiated version), tools/list, list_granted_targets, read_final_answer followed cursor by
+   cursor (limit 4096) and reassembled here, a cross-key refusal and a bad key.
 4b. stdio (``runread serve --stdio --key-file F``, launched by the client): stdio_read_final_answer.py
-   (three keys: exact tools/list, whole answer vs the fixture), the Inspector (tools/list,
-   list_granted_targets, one read_final_answer chunk), a never-granted key, and a dedicated key
-   revoked in the middle of a session, then at a fresh start; no stdio server left running.
+   (three keys, and three more reads in legacy mode: exact tools/list, whole answer vs the fixture),
+   the Inspector in both eras (initialize, tools/list, list_granted_targets, one read_final_answer
+   chunk), a never-granted key, and a dedicated key (one per era) revoked in the middle of a
+   session, then at a fresh start; no stdio server left running.
 5. secrets-history: read_history.py at limits 1, 2, 3, 7, 100 for both runs, checked against
    the session file read here (masking at the secrets' positions, no thinking or tool arguments,
    no secret prefix at a text end); tools/list per grant; an 8 MiB artifact registered, refused
    paths, and read back with read_artifact.py and ``runread read artifact``; read_work_state,
-   read_target_metadata, get_run (granted and not), list_artifacts, the masked final answer.
+   read_target_metadata, get_run (granted and not), list_artifacts, the masked final answer. In
+   the dated era: read_history.py (limits 2, 100: the same events), read_artifact.py, tools/list,
+   and the state calls (equal to 2026-07-28's), through the SDK and the Inspector.
 6. Supervised: the real Pi (0.73.1, installed by the harness) runs under ``runread run`` against the
    scripted model server (fixtures/pi/tools/mockllm.py); its run is read with the Python SDK:
    ``evidence: supervised``, ``foregroundFinalConfirmed: true``, the agent's exact bytes and sha256,
    and the supervisor's work state.
+7. README.md: every command line of "Connecting an MCP client"'s block of exact commands ran here
+   as written (key, port and paths substituted) and exited 0; the install line is ensure_venv's.
 
 Prints one ``PASS``/``FAIL`` line per check and ends with
 ``outside_clients: N passed, M failed``; exits 1 if any check failed.
@@ -49,6 +63,7 @@ import math
 import os
 import re
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -67,6 +82,7 @@ STDIO_READER = HERE / "stdio_read_final_answer.py"
 HISTORY_READER = HERE / "read_history.py"
 ARTIFACT_READER = HERE / "read_artifact.py"
 REQUIREMENTS = HERE / "requirements.txt"
+README = REPO / "README.md"
 
 NODE_VERSION = "22.23.3"  # npm package `node` (a 22.x >= 22.19, the Inspector's engines floor)
 INSPECTOR_VERSION = "2.12.0"
@@ -75,6 +91,15 @@ INSPECTOR_ENTRY = Path("node_modules/@modelcontextprotocol/inspector/clients/lau
 
 SAMPLE_BYTES = 9554  # the sample fixture's long code-review answer
 SDK_LIMITS: list[int | None] = [None, 4, 1000, 8192]
+# The dated era (--mode legacy): every limit for the 935-byte multi-run answer, and all but 4 for
+# the sample (its 2,400 calls at limit 4 already run twice, in auto and pinned).
+LEGACY_LIMITS = {"sample": [None, 1000, 8192], "multi-run": [None, 4, 1000, 8192]}
+# The protocol version each client mode must negotiate with runread: mcp 2.3.0 Client(mode="legacy")
+# and the Inspector's --protocol-era legacy offer 2025-11-25 in `initialize`, which runread serves.
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+SDK_VERSION = {"auto": MODERN, "pinned": MODERN, "legacy": LEGACY}
+ERA_VERSION = {"modern": MODERN, "legacy": LEGACY}
 INSPECTOR_LIMIT = 4096
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 BLOCK_SUFFIX = "\n</tool_result>"
@@ -85,6 +110,7 @@ REDACTED = "[redacted]"
 THINKING_MARK = "The user wants a configuration check"
 TOOL_ARG_MARK = "cat config/settings.env"
 HISTORY_LIMITS = [1, 2, 3, 7, 100]
+LEGACY_HISTORY_LIMITS = [2, 100]
 # what the scripted model answers in the supervised run (multi-byte UTF-8 across 16-byte chunks)
 SUPERVISED_ANSWER = "Here: one file, notes.md — naïve résumé ✓ 日本語 🦀 (supervised)."
 ALL_FEATURES = "final_answer,history,aggregate,metadata,artifacts,status"
@@ -105,6 +131,20 @@ TRUST_LABEL = {
     "list_granted_targets": "medium", "list_artifacts": "untrusted", "get_run": "medium",
     "read_work_state": "medium", "read_target_metadata": "untrusted",
 }
+# runread's label: every structuredContent begins with these keys, in this order (then the tool's fields)
+LABEL_KEYS = ["trust", "instructions", "tool"]
+# get_run of a run the key may not see (another key's, or missing): exactly this, in this order
+GET_RUN_ABSENT = {"trust": "untrusted_data", "instructions": False, "tool": "get_run", "found": False}
+
+# README.md "Connecting an MCP client": the code block after this sentence holds the exact commands
+# this test runs (README_TOKENS below says what each placeholder stands for).
+README_COMMANDS_INTRO = "These are the exact commands used to check outside clients"
+README_URL = "http://127.0.0.1:7077/mcp"
+NPX_INSPECTOR = ["npx", "-y", "-p", "node@22", "-p", f"{INSPECTOR_PKG}@{INSPECTOR_VERSION}", "--", "mcp-inspector"]
+README_OUTPUTS = {"answer.txt", "history.json", "build.bin"}  # stand for output files in the temp dir
+# every (client, transport, mode) whose negotiated protocol version this test records
+NEGOTIATED = [f"Python SDK, {t}, --mode {m}" for t in ("HTTP", "stdio") for m in ("auto", "pinned", "legacy")] + [
+    f"MCP Inspector CLI, {t}, --protocol-era {e}" for t in ("HTTP", "stdio") for e in ("modern", "legacy")]
 
 
 class Fatal(Exception):
@@ -191,6 +231,38 @@ def venv_ok(py: Path, pins: dict[str, str]) -> bool:
         return False
 
 
+def venv_install_commands(venv: Path) -> list[list[str]]:
+    """README.md's `python3 -m venv .venv && .venv/bin/pip install -r tests/clients/requirements.txt`,
+    with this python3 and the cache's venv."""
+    return [[sys.executable, "-m", "venv", str(venv)],
+            [str(venv / "bin" / "pip"), "install", "-r", str(REQUIREMENTS)]]
+
+
+def readme_commands() -> list[str]:
+    """The command lines of README.md's block of exact outside-client commands (backslash
+    continuations joined, comments and blank lines dropped)."""
+    text = README.read_text(encoding="utf-8")
+    i = text.find(README_COMMANDS_INTRO)
+    start = text.find("```sh\n", i)
+    end = text.find("\n```", start + 1)
+    if i < 0 or start < 0 or end < 0:
+        raise Fatal(f"README.md has no ```sh block after {README_COMMANDS_INTRO!r}")
+    lines, cur = [], ""
+    for raw in text[start + len("```sh\n") : end].splitlines():
+        line = raw.strip()
+        if not cur and (not line or line.startswith("#")):
+            continue
+        cur += line
+        if cur.endswith("\\"):
+            cur = cur[:-1].rstrip() + " "
+            continue
+        lines.append(cur.strip())
+        cur = ""
+    if cur:
+        lines.append(cur.strip())
+    return lines
+
+
 def ensure_venv(cache: Path) -> tuple[Path, str]:
     venv = cache / "venv"
     py = venv / "bin" / "python"
@@ -200,15 +272,12 @@ def ensure_venv(cache: Path) -> tuple[Path, str]:
         return py, f"{desc} (cached in {venv})"
     t0 = time.monotonic()
     log = cache / "pip-install.log"
+    shutil.rmtree(venv, ignore_errors=True)
     with open(log, "wb") as out:
-        r = subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], stdout=out, stderr=subprocess.STDOUT, timeout=300)
-        if r.returncode == 0:
-            r = subprocess.run(
-                [str(py), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-r", str(REQUIREMENTS)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                timeout=900,
-            )
+        for cmd in venv_install_commands(venv):  # README.md's `python3 -m venv .venv && .venv/bin/pip install -r …`
+            r = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=900)
+            if r.returncode != 0:
+                break
     if r.returncode != 0:
         raise Fatal(f"venv/pip install failed (rc {r.returncode}); log {log}:\n{tail(log.read_bytes())}")
     if not venv_ok(py, pins):
@@ -451,6 +520,20 @@ class Suite:
         self.url = ""
         self.answers: dict[str, bytes] = {}  # runId -> independent final answer (UTF-8)
         self.inspector_calls = 0
+        self.ran: list[tuple[list[str], int]] = []  # (argv, exit status) of every client command run
+        self.keys: set[str] = set()  # every key granted (or made up) here, and the files holding them
+        self.key_files: set[str] = set()
+        self.versions: dict[str, set[str]] = {}  # "client, transport, mode" -> protocol versions it negotiated
+
+    def run_cmd(self, cmd: list[str], timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """Run one client command (recorded for the README check)."""
+        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout, env=env)
+        self.ran.append((cmd, r.returncode))
+        return r
+
+    def negotiated(self, who: str, version: Any, want: str) -> None:
+        self.versions.setdefault(who, set()).add(str(version))
+        ensure(version == want, f"{who} negotiated protocol version {version!r}, expected {want!r}")
 
     # ---- leak check: no answer text (nor its sha256) may appear in a refusal's output
     def leaked(self, text: str) -> str | None:
@@ -472,12 +555,15 @@ class Suite:
             cmd = [str(self.py), str(STDIO_READER), "--runread", str(self.opts.runread), "--home", str(self.rr.home),
                    "--key-file", str(key_file), "--mode", mode, "--timeout", "30"]
         else:
-            cmd = [str(self.py), str(READER), "--url", self.url, "--key-file", str(key_file), "--mode", mode, "--timeout", "30"]
+            # README.md's form: `.venv/bin/python tests/clients/read_final_answer.py --url URL --key-file F [--mode M] --out F`
+            cmd = [str(self.py), str(READER), "--url", self.url, "--key-file", str(key_file)]
+            if mode != "auto":
+                cmd += ["--mode", mode]
         if limit is not None:
             cmd += ["--limit", str(limit)]
         if out is not None:
             cmd += ["--out", str(out)]
-        return subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+        return self.run_cmd(cmd)
 
     def sdk_read(self, grant: dict[str, Any], mode: str, limit: int | None, stdio: bool = False,
                  expected: bytes | None = None, tools: list[str] | None = None) -> Callable[[], str]:
@@ -496,7 +582,7 @@ class Suite:
             s = json.loads(lines[0])
             want_sha = hashlib.sha256(expected).hexdigest()
             ensure(s.get("ok") is True, f"ok is {s.get('ok')!r}")
-            ensure(s.get("protocolVersion") == "2026-07-28", f"protocolVersion {s.get('protocolVersion')!r}")
+            self.negotiated(f"Python SDK, {'stdio' if stdio else 'HTTP'}, --mode {mode}", s.get("protocolVersion"), SDK_VERSION[mode])
             ensure(s.get("target") == grant["target"], f"read target {s.get('target')} != granted {grant['target']}")
             ensure(s.get("sha256") == want_sha, f"printed sha256 {s.get('sha256')} != fixture's {want_sha}")
             ensure(s.get("totalBytes") == len(expected), f"totalBytes {s.get('totalBytes')} != {len(expected)}")
@@ -508,12 +594,18 @@ class Suite:
                 leak = secret_leak(got.decode("utf-8") + r.stdout + r.stderr)  # r.stderr includes runread's stderr
                 ensure(leak is None, f"answer or output holds {leak}")
             chunks = s.get("chunks")
+            wire = ""
+            if not stdio:  # every tools/call success's structuredContent checked on the wire; no session
+                ensure(isinstance(chunks, int) and s.get("wireLabels") == chunks + 1,
+                       f"wireLabels {s.get('wireLabels')!r}: not list_granted_targets + {chunks} chunks")
+                ensure(s.get("sessionIds") == [], f"Mcp-Session-Id issued: {s.get('sessionIds')}")
+                wire = f", label first in {s['wireLabels']} responses"
             if limit is not None:
                 ensure(
                     isinstance(chunks, int) and math.ceil(len(expected) / limit) <= chunks <= len(expected),
                     f"{chunks} chunks is impossible for {len(expected)} bytes at limit {limit}",
                 )
-            return f"{chunks} chunks, {len(got)} bytes, sha256 {want_sha[:12]}… ({dt:.1f}s)"
+            return f"{s['protocolVersion']}, {chunks} chunks, {len(got)} bytes, sha256 {want_sha[:12]}…{wire} ({dt:.1f}s)"
 
         return go
 
@@ -530,12 +622,13 @@ class Suite:
 
         return go
 
-    def sdk_probe(self, key_file: Path, target: dict[str, Any]) -> dict[str, Any]:
-        """One tools/call read_final_answer through the SDK (pinned), reporting how it was refused."""
+    def sdk_probe(self, key_file: Path, target: dict[str, Any], mode: str = MODERN) -> dict[str, Any]:
+        """One tools/call read_final_answer through the SDK (Client mode: pinned 2026-07-28, or "legacy"),
+        reporting how it was refused."""
         probe = self.tmp / "sdk_probe.py"
         probe.write_text(SDK_PROBE)
         r = subprocess.run(
-            [str(self.py), str(probe), self.url, str(key_file), json.dumps(target)],
+            [str(self.py), str(probe), self.url, str(key_file), json.dumps(target), mode],
             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
         )
         ensure(r.returncode == 0 and r.stdout.strip(), f"probe exited {r.returncode}: {tail(r.stderr, 600)}")
@@ -544,21 +637,24 @@ class Suite:
         return json.loads(r.stdout.strip().splitlines()[-1])
 
     # ---- MCP Inspector CLI
-    def inspector(self, key: str, *args: str) -> tuple[int, Any, str, str]:
+    def inspector(self, key: str, *args: str, era: str = "modern") -> tuple[int, Any, str, str]:
+        """README.md's form: `… --cli URL --protocol-era ERA --stored-auth-only --header "x-runread-key: K" ARGS --format json`."""
         return self.run_inspector([
-            self.url, "--protocol-era", "modern", "--stored-auth-only",
-            "--header", f"x-runread-key: {key}", "--format", "json", *args,
+            self.url, "--protocol-era", era, "--stored-auth-only",
+            "--header", f"x-runread-key: {key}", *args, "--format", "json",
         ])
 
-    def inspector_stdio(self, key_file: Path, *args: str) -> tuple[int, Any, str, str]:
+    def inspector_stdio(self, key_file: Path, *args: str, era: str = "modern") -> tuple[int, Any, str, str]:
         """The Inspector launching `runread serve --stdio --key-file key_file` as its server."""
         return self.run_inspector([
-            "--protocol-era", "modern", "--format", "json", *args,
+            "--protocol-era", era, "--format", "json", *args,
             "--", str(self.opts.runread), "--home", str(self.rr.home), "serve", "--stdio", "--key-file", str(key_file),
         ])
 
-    def insp(self, grant: dict[str, Any], stdio: bool, *args: str) -> tuple[int, Any, str, str]:
-        return self.inspector_stdio(grant["keyFile"], *args) if stdio else self.inspector(grant["key"], *args)
+    def insp(self, grant: dict[str, Any], stdio: bool, *args: str, era: str = "modern") -> tuple[int, Any, str, str]:
+        if stdio:
+            return self.inspector_stdio(grant["keyFile"], *args, era=era)
+        return self.inspector(grant["key"], *args, era=era)
 
     def run_inspector(self, cli_args: list[str]) -> tuple[int, Any, str, str]:
         cmd = [str(self.node), str(self.inspector_entry), "--cli", *cli_args]
@@ -567,21 +663,32 @@ class Suite:
         env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"))
         env.pop("MCP_CATALOG_PATH", None)
         self.inspector_calls += 1
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
+        r = self.run_cmd(cmd, timeout=120, env=env)
         parsed = None
         with contextlib.suppress(ValueError):
             parsed = json.loads(r.stdout)
         return r.returncode, parsed, r.stdout, r.stderr
 
-    def insp_tools_list(self, grant: dict[str, Any], stdio: bool = False) -> str:
-        rc, out, raw, err = self.insp(grant, stdio, "--method", "tools/list")
+    def insp_initialize(self, grant: dict[str, Any], era: str, stdio: bool = False) -> str:
+        """`--method initialize` prints what the Inspector negotiated (protocolVersion, serverInfo, capabilities)."""
+        rc, out, raw, err = self.insp(grant, stdio, "--method", "initialize", era=era)
+        ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
+        r = out["result"]
+        self.negotiated(f"MCP Inspector CLI, {'stdio' if stdio else 'HTTP'}, --protocol-era {era}",
+                        r.get("protocolVersion"), ERA_VERSION[era])
+        ensure((r.get("serverInfo") or {}).get("name") == "runread", f"serverInfo {r.get('serverInfo')}")
+        ensure("tools" in (r.get("capabilities") or {}), f"capabilities {r.get('capabilities')}")
+        return f"protocolVersion {r['protocolVersion']}, serverInfo {r['serverInfo']}, capabilities {json.dumps(r['capabilities'])}"
+
+    def insp_tools_list(self, grant: dict[str, Any], stdio: bool = False, era: str = "modern") -> str:
+        rc, out, raw, err = self.insp(grant, stdio, "--method", "tools/list", era=era)
         ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
         names = [t.get("name") for t in out["result"].get("tools", [])]
         ensure(sorted(names) == ["list_granted_targets", "read_final_answer"], f"tools/list names {names}")
         return f"tools {names}"
 
-    def insp_list_targets(self, grant: dict[str, Any], stdio: bool = False) -> str:
-        rc, out, raw, err = self.insp(grant, stdio, "--method", "tools/call", "--tool-name", "list_granted_targets")
+    def insp_list_targets(self, grant: dict[str, Any], stdio: bool = False, era: str = "modern") -> str:
+        rc, out, raw, err = self.insp(grant, stdio, "--method", "tools/call", "--tool-name", "list_granted_targets", era=era)
         ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
         result = out["result"]
         ensure(result.get("isError") is False, f"isError {result.get('isError')!r}")
@@ -591,11 +698,12 @@ class Suite:
         ensure(targets[0].get("target") == grant["target"], f"listed {targets[0].get('target')} != granted {grant['target']}")
         ensure("final_answer" in targets[0].get("features", []), f"features {targets[0].get('features')}")
         ensure(sc.get("trust") == "untrusted_data" and sc.get("instructions") is False, f"trust fields {sc}")
+        labeled("list_granted_targets", sc)
         payload = parse_block(result, "list_granted_targets", "medium")
         ensure(payload == sc, "text block JSON differs from structuredContent")
-        return f"target runId {grant['target']['runId']}, features {targets[0].get('features')}"
+        return f"target runId {grant['target']['runId']}, features {targets[0].get('features')}, label first"
 
-    def insp_read_all(self, grant: dict[str, Any]) -> str:
+    def insp_read_all(self, grant: dict[str, Any], era: str = "modern") -> str:
         target = grant["target"]
         expected = self.answers[target["runId"]]
         max_calls = math.ceil(len(expected) / INSPECTOR_LIMIT) + 2
@@ -605,7 +713,7 @@ class Suite:
         for call in range(max_calls):
             rc, out, raw, err = self.inspector(
                 grant["key"], "--method", "tools/call", "--tool-name", "read_final_answer",
-                "--tool-args-json", json.dumps(args),
+                "--tool-args-json", json.dumps(args), era=era,
             )
             where = f"call {call}"
             ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"{where}: exit {rc}: {tail(raw + err, 600)}")
@@ -613,6 +721,7 @@ class Suite:
             ensure(result.get("isError") is False, f"{where}: isError {result.get('isError')!r}")
             sc = result.get("structuredContent") or {}
             ensure(parse_block(result, "read_final_answer", "untrusted") == sc, f"{where}: text block JSON != structuredContent")
+            labeled("read_final_answer", sc)
             ensure(sc.get("readable") is True and sc.get("trust") == "untrusted_data", f"{where}: readable/trust {sc}")
             text = sc.get("text")
             ensure(isinstance(text, str), f"{where}: text is {type(text).__name__}")
@@ -635,12 +744,12 @@ class Suite:
         got = hashlib.sha256(answer).hexdigest()
         ensure(got == want, f"reassembled sha256 {got} != fixture's {want} ({len(answer)} vs {len(expected)} bytes)")
         ensure(server_sha == want, f"server sha256 {server_sha} != fixture's {want}")
-        return f"{len(parts)} calls, {len(answer)} bytes, sha256 {want[:12]}…"
+        return f"{len(parts)} calls, {len(answer)} bytes, sha256 {want[:12]}…, label first"
 
-    def insp_cross_key(self, key: str, other_target: dict[str, Any]) -> str:
+    def insp_cross_key(self, key: str, other_target: dict[str, Any], era: str = "modern") -> str:
         rc, out, raw, err = self.inspector(
             key, "--method", "tools/call", "--tool-name", "read_final_answer",
-            "--tool-args-json", json.dumps({"target": other_target, "limit": INSPECTOR_LIMIT}),
+            "--tool-args-json", json.dumps({"target": other_target, "limit": INSPECTOR_LIMIT}), era=era,
         )
         ensure(rc != 0, "exit 0 for a target this key was not granted")
         ensure(isinstance(out, dict) and "result" in out, f"exit {rc}, no result: {tail(raw + err, 600)}")
@@ -650,10 +759,10 @@ class Suite:
         ensure(leak is None, f"refusal contains {leak}")
         return f"exit {rc}, isError with {refusal}"
 
-    def insp_bad_key(self, key: str, target: dict[str, Any]) -> str:
+    def insp_bad_key(self, key: str, target: dict[str, Any], era: str = "modern") -> str:
         rc, out, raw, err = self.inspector(
             key, "--method", "tools/call", "--tool-name", "read_final_answer",
-            "--tool-args-json", json.dumps({"target": target, "limit": INSPECTOR_LIMIT}),
+            "--tool-args-json", json.dumps({"target": target, "limit": INSPECTOR_LIMIT}), era=era,
         )
         combined = raw + err
         ensure(rc == 3, f"exit {rc}, expected 3 (auth_required): {tail(combined, 600)}")
@@ -662,11 +771,11 @@ class Suite:
         ensure(leak is None, f"refusal contains {leak}")
         return f"exit 3, {tail(raw or err, 200)}"
 
-    def insp_revoked(self, grant: dict[str, Any], stdio: bool = False) -> str:
+    def insp_revoked(self, grant: dict[str, Any], stdio: bool = False, era: str = "modern") -> str:
         target = grant["target"]
         rc, out, raw, err = self.insp(
             grant, stdio, "--method", "tools/call", "--tool-name", "read_final_answer",
-            "--tool-args-json", json.dumps({"target": target, "limit": INSPECTOR_LIMIT}),
+            "--tool-args-json", json.dumps({"target": target, "limit": INSPECTOR_LIMIT}), era=era,
         )
         combined = raw + err
         ensure(rc != 0, f"exit 0 with a revoked key: {tail(combined, 300)}")
@@ -709,13 +818,14 @@ class Suite:
         ensure(leak is None, f"secret list printed {leak}")
         return f"{sorted(SECRETS)} added; secret list shows the names, no values"
 
-    # ---- generic SDK calls (one process, pinned mode)
-    def sdk_calls(self, key_file: Path, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    # ---- generic SDK calls (one process, pinned 2026-07-28 or legacy)
+    def sdk_calls(self, key_file: Path, calls: list[tuple[str, dict[str, Any]]], mode: str = MODERN) -> dict[str, Any]:
+        """tools/list and the calls in one SDK session, Client(mode=mode): "2026-07-28" (pinned) or "legacy"."""
         probe = self.tmp / "sdk_calls.py"
         if not probe.exists():
             probe.write_text(SDK_CALLS)
         r = subprocess.run(
-            [str(self.py), str(probe), self.url, str(key_file), json.dumps(calls)],
+            [str(self.py), str(probe), self.url, str(key_file), json.dumps(calls), mode],
             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
         )
         ensure(r.returncode == 0 and r.stdout.strip(), f"sdk_calls exited {r.returncode}: {tail(r.stderr, 600)}")
@@ -733,21 +843,22 @@ class Suite:
         ensure(parse_block(result, tool, TRUST_LABEL[tool]) == sc, f"{tool}: text block JSON != structuredContent")
         ensure(sc.get("trust") == "untrusted_data" and sc.get("instructions") is False,
                f"{tool}: trust {sc.get('trust')!r}, instructions {sc.get('instructions')!r}")
+        labeled(tool, sc)
         start = (result.get("_meta") or {}).get("io.runread/startId")
         ensure(isinstance(start, str) and start, f"{tool}: no _meta io.runread/startId")
         return sc
 
     # ---- 7. history
-    def history_read(self, grant: dict[str, Any], limit: int | None, out: Path) -> Callable[[], str]:
+    def history_read(self, grant: dict[str, Any], limit: int | None, out: Path, mode: str = "auto") -> Callable[[], str]:
         run_id = grant["target"]["runId"]
 
         def go() -> str:
             t0 = time.monotonic()
             cmd = [str(self.py), str(HISTORY_READER), "--url", self.url, "--key-file", str(grant["keyFile"]),
-                   "--out", str(out), "--timeout", "30"]
+                   "--out", str(out), "--timeout", "30", "--mode", mode]
             if limit is not None:
                 cmd += ["--limit", str(limit)]
-            r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+            r = self.run_cmd(cmd)
             ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
             leak = secret_leak(r.stdout + r.stderr)
             ensure(leak is None, f"read_history.py output contains {leak}")
@@ -762,8 +873,11 @@ class Suite:
             ensure(s.get("events") == n, f"{s.get('events')} events, the fixture's run has {n} messages")
             if limit is not None:
                 ensure(s.get("pages") >= math.ceil(n / limit), f"{s.get('pages')} pages for {n} events at limit {limit}")
-            self.histories[(run_id, limit)] = json.loads(out.read_text(encoding="utf-8"))
-            return (f"{s['pages']} pages, {n} events {s['firstSequence']}..{s['lastSequence']}, "
+            self.negotiated(f"Python SDK, HTTP, --mode {mode}", s.get("protocolVersion"), SDK_VERSION[mode])
+            ensure(s.get("wireLabels") == s.get("pages") + 1, f"wireLabels {s.get('wireLabels')!r} for {s.get('pages')} pages")
+            ensure(s.get("sessionIds") == [], f"Mcp-Session-Id issued: {s.get('sessionIds')}")
+            self.histories[(run_id, limit if mode == "auto" else f"{mode}-{limit}")] = json.loads(out.read_text(encoding="utf-8"))
+            return (f"{s['protocolVersion']}, {s['pages']} pages, {n} events {s['firstSequence']}..{s['lastSequence']}, "
                     f"truncated={s['truncated']}, upserts {s['upserts']} ({time.monotonic() - t0:.1f}s)")
 
         return go
@@ -776,6 +890,11 @@ class Suite:
              self.history_read(g, limit, self.tmp / f"history-{g['target']['runId']}-{limit}.json"))
             for i, g in enumerate(self.g_hist)
             for limit in HISTORY_LIMITS
+        ] + [
+            (f"sdk legacy read_history run {i + 1} ({g['target']['runId']}) limit={limit}",
+             self.history_read(g, limit, self.tmp / f"history-{g['target']['runId']}-legacy-{limit}.json", "legacy"))
+            for i, g in enumerate(self.g_hist)
+            for limit in LEGACY_HISTORY_LIMITS
         ]
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, self.opts.jobs))
         try:
@@ -795,12 +914,24 @@ class Suite:
             res.check(f"{label}: no secret (or its prefix at an end), thinking or tool arguments",
                       lambda r=run_id: self.history_hidden(r))
             res.check(f"{label}: runread read history gives the same events", lambda g=g: self.history_cli(g))
+            res.check(f"{label}: the dated era (legacy, limits {LEGACY_HISTORY_LIMITS}) gives the same events",
+                      lambda r=run_id: self.history_legacy(r))
         res.check("inspector read_history run 2 (one page, limit 100)", lambda: self.insp_history(self.g_hist[1]))
+        res.check("inspector legacy read_history run 2 (one page, limit 100)",
+                  lambda: self.insp_history(self.g_hist[1], era="legacy"))
 
     def history_of(self, run_id: str) -> list[dict[str, Any]]:
         got = [self.histories.get((run_id, limit)) for limit in HISTORY_LIMITS]
         ensure(all(h is not None for h in got), "not every limit's read succeeded")
         return got[0]  # type: ignore[return-value]
+
+    def history_legacy(self, run_id: str) -> str:
+        base = self.history_of(run_id)
+        for limit in LEGACY_HISTORY_LIMITS:
+            got = self.histories.get((run_id, f"legacy-{limit}"))
+            ensure(got is not None, f"the legacy read at limit {limit} failed")
+            ensure(got == base, f"legacy limit {limit} differs from the 2026-07-28 reads")
+        return f"{len(base)} events, identical"
 
     def history_identical(self, run_id: str) -> str:
         base = self.history_of(run_id)
@@ -860,9 +991,27 @@ class Suite:
                 ensure(h not in text, f"{where}: text holds hidden content {h[:40]!r}")
         return f"{len(hidden)} hidden strings (thinking, commands) and {len(windows)} 40-char windows absent"
 
+    def runread_read(self, key_file: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        """README.md's `runread read --url URL --key-file F COMMAND --out F`, as a reader runs it: no --home,
+        and an environment without RUNREAD_HOME whose HOME is empty (the reader needs nothing of the owner's)."""
+        home = self.tmp / "reader-home"
+        home.mkdir(exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if k not in ("RUNREAD_HOME", "RUNREAD_STORE", "XDG_DATA_HOME")}
+        env["HOME"] = str(home)
+        return self.run_cmd([str(self.opts.runread), "read", "--url", self.url, "--key-file", str(key_file), *args],
+                            timeout=300, env=env)
+
+    def cli_final_answer(self, grant: dict[str, Any]) -> str:
+        out = self.tmp / f"cli-answer-{grant['target']['runId']}.txt"
+        r = self.runread_read(grant["keyFile"], "final-answer", "--out", str(out))
+        ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 400)}")
+        want = self.answers[grant["target"]["runId"]]
+        ensure(out.read_bytes() == want, f"--out ({out.stat().st_size} B) differs from the fixture's answer ({len(want)} B)")
+        return tail(r.stderr or r.stdout, 160)
+
     def history_cli(self, grant: dict[str, Any]) -> str:
         out = self.tmp / f"cli-history-{grant['target']['runId']}.json"
-        r = self.rr.run("read", "--url", self.url, "--key-file", str(grant["keyFile"]), "history", "--out", str(out))
+        r = self.runread_read(grant["keyFile"], "history", "--out", str(out))
         ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 400)}")
         leak = secret_leak(r.stdout + r.stderr)
         ensure(leak is None, f"output holds {leak}")
@@ -870,10 +1019,10 @@ class Suite:
         ensure(got == self.history_of(grant["target"]["runId"]), "differs from read_history.py's events")
         return f"{len(got)} events, equal; {tail(r.stderr or r.stdout, 80)}"
 
-    def insp_history(self, grant: dict[str, Any]) -> str:
+    def insp_history(self, grant: dict[str, Any], era: str = "modern") -> str:
         rc, out, raw, err = self.inspector(
             grant["key"], "--method", "tools/call", "--tool-name", "read_history",
-            "--tool-args-json", json.dumps({"target": grant["target"], "limit": 100}),
+            "--tool-args-json", json.dumps({"target": grant["target"], "limit": 100}), era=era,
         )
         ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
         leak = secret_leak(raw + err)
@@ -882,6 +1031,7 @@ class Suite:
         ensure(result.get("isError") is False, f"isError {result.get('isError')!r}")
         sc = result.get("structuredContent") or {}
         ensure(parse_block(result, "read_history", "untrusted") == sc, "text block JSON != structuredContent")
+        labeled("read_history", sc)
         ensure(sc.get("eof") is True, f"eof {sc.get('eof')!r}")
         ensure(sc.get("events") == self.history_of(grant["target"]["runId"]), "events differ from the SDK's")
         return f"{len(sc['events'])} events, eof, equal to the SDK's"
@@ -892,10 +1042,14 @@ class Suite:
         cases.append(("all-features key", self.g_all, ALL_TOOLS))
         for label, g, want in cases:
             self.res.check(f"sdk tools/list {label}: exactly {len(want)} tools", lambda g=g, want=want: self.tools_of(g, want))
+        self.res.check(f"sdk legacy tools/list all-features key: exactly {len(ALL_TOOLS)} tools",
+                       lambda: self.tools_of(self.g_all, ALL_TOOLS, "legacy"))
         self.res.check("inspector tools/list all-features key", lambda: self.insp_all_tools(self.g_all["key"]))
+        self.res.check("inspector legacy tools/list all-features key", lambda: self.insp_all_tools(self.g_all["key"], era="legacy"))
 
-    def tools_of(self, grant: dict[str, Any], want: list[str]) -> str:
-        out = self.sdk_calls(grant["keyFile"], [("list_granted_targets", {})])
+    def tools_of(self, grant: dict[str, Any], want: list[str], mode: str = MODERN) -> str:
+        out = self.sdk_calls(grant["keyFile"], [("list_granted_targets", {})], mode)
+        ensure(out.get("protocolVersion") == (LEGACY if mode == "legacy" else MODERN), f"protocolVersion {out.get('protocolVersion')!r}")
         ensure(out["tools"] == want, f"tools/list {out['tools']}, expected {want}")
         sc = self.valid("list_granted_targets", out["calls"][0])
         targets = sc.get("targets") or []
@@ -906,8 +1060,8 @@ class Suite:
         ensure(listed == [t for t in want if t != "list_granted_targets"], f"target's tools {listed}")
         return f"{want}; the target lists tools {listed}"
 
-    def insp_all_tools(self, key: str) -> str:
-        rc, out, raw, err = self.inspector(key, "--method", "tools/list")
+    def insp_all_tools(self, key: str, era: str = "modern") -> str:
+        rc, out, raw, err = self.inspector(key, "--method", "tools/list", era=era)
         ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
         names = sorted(t.get("name") for t in out["result"].get("tools", []))
         ensure(names == ALL_TOOLS, f"tools/list names {names}")
@@ -954,6 +1108,7 @@ class Suite:
             res.check(f"runread artifact add refuses {label}", lambda path=path, pattern=pattern: self.art_refused(path, pattern))
 
         res.check("sdk read_artifact.py: 8 MiB artifact, every chunk verified", self.art_sdk)
+        res.check("sdk legacy read_artifact.py: 8 MiB artifact, every chunk verified", lambda: self.art_sdk("legacy"))
         res.check("runread read artifact --out: byte-identical", self.art_cli)
 
     def art_refused(self, path: str, pattern: str) -> str:
@@ -966,26 +1121,27 @@ class Suite:
         ensure(leak is None, f"message holds {leak}")
         return f"exit {r.returncode}: {tail(msg, 120)}"
 
-    def art_sdk(self) -> str:
-        out = self.tmp / "artifact-sdk.bin"
+    def art_sdk(self, mode: str = "auto") -> str:
+        out = self.tmp / f"artifact-sdk-{mode}.bin"
         t0 = time.monotonic()
-        r = subprocess.run(
-            [str(self.py), str(ARTIFACT_READER), "--url", self.url, "--key-file", str(self.g_all["keyFile"]),
-             "--out", str(out), "--timeout", "30"],
-            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
-        )
+        r = self.run_cmd([str(self.py), str(ARTIFACT_READER), "--url", self.url, "--key-file", str(self.g_all["keyFile"]),
+                          "--out", str(out), "--timeout", "30", "--mode", mode])
         ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
         s = json.loads(r.stdout.strip().splitlines()[-1])
+        self.negotiated(f"Python SDK, HTTP, --mode {mode}", s.get("protocolVersion"), SDK_VERSION[mode])
+        ensure(isinstance(s.get("wireLabels"), int) and s["wireLabels"] >= s.get("chunks", 0) + 2,
+               f"wireLabels {s.get('wireLabels')!r} for {s.get('chunks')} chunks")
+        ensure(s.get("sessionIds") == [], f"Mcp-Session-Id issued: {s.get('sessionIds')}")
         ensure(s.get("ok") is True and s.get("sha256") == self.art_sha and s.get("size") == ARTIFACT_BYTES,
                f"summary {s}, local sha256 {self.art_sha}")
         ensure(s.get("chunks") == ARTIFACT_BYTES // ARTIFACT_CHUNK, f"{s.get('chunks')} chunks")
         ensure(s.get("name") == "build-output.bin" and s.get("mime") == "application/octet-stream", f"name/mime {s}")
         ensure(out.read_bytes() == self.art_path.read_bytes(), "--out bytes differ from the original")
-        return f"{s['chunks']} chunks, {s['size']} bytes, sha256 {self.art_sha[:12]}… ({time.monotonic() - t0:.1f}s)"
+        return f"{s['protocolVersion']}, {s['chunks']} chunks, {s['size']} bytes, sha256 {self.art_sha[:12]}… ({time.monotonic() - t0:.1f}s)"
 
     def art_cli(self) -> str:
         out = self.tmp / "artifact-cli.bin"
-        r = self.rr.run("read", "--url", self.url, "--key-file", str(self.g_all["keyFile"]), "artifact", "--out", str(out))
+        r = self.runread_read(self.g_all["keyFile"], "artifact", "--out", str(out))
         ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 400)}")
         ensure(out.read_bytes() == self.art_path.read_bytes(), "--out bytes differ from the original")
         return tail(r.stderr or r.stdout, 160)
@@ -1019,7 +1175,24 @@ class Suite:
         res.check("get_run ungranted run 2 and a missing run: {found: false}", lambda: self.get_run_absent(r[3], r[4]))
         res.check("list_artifacts: exactly the one registered artifact", lambda: self.list_artifacts(r[5]))
         res.check("inspector get_run ungranted run 2", lambda: self.insp_get_run_absent(other))
+        res.check("inspector legacy get_run ungranted run 2", lambda: self.insp_get_run_absent(other, era="legacy"))
+        res.check("sdk legacy all-features key: state, metadata, get_run, list_artifacts as in 2026-07-28",
+                  lambda: self.state_legacy(calls, r))
         res.check("sdk read_final_answer run 1 (all-features key): secrets masked", self.masked_answer)
+
+    def state_legacy(self, calls: list[tuple[str, dict[str, Any]]], modern: list[dict[str, Any]]) -> str:
+        """The same calls in the dated era (one SDK session, initialize 2025-11-25): each validates, and
+        equals the 2026-07-28 answer (read_work_state: but for observedAt)."""
+        got = self.sdk_calls(self.g_all["keyFile"], calls, "legacy")
+        self.negotiated("Python SDK, HTTP, --mode legacy", got.get("protocolVersion"), LEGACY)
+        ensure(got["tools"] == ALL_TOOLS, f"tools/list {got['tools']}")
+        ensure(len(got["calls"]) == len(calls), f"{len(got['calls'])} results")
+        for (tool, _), a, b in zip(calls, got["calls"], modern):
+            sa, sb = self.valid(tool, a), self.valid(tool, b)
+            if tool == "read_work_state":
+                sa, sb = ({k: v for k, v in x.items() if k != "observedAt"} for x in (sa, sb))
+            ensure(sa == sb, f"{tool}: legacy {json.dumps(sa)[:300]} != modern {json.dumps(sb)[:300]}")
+        return f"{got['protocolVersion']}, {len(calls)} calls equal to 2026-07-28's (read_work_state but for observedAt)"
 
     # ---- 11. a supervised run: the real Pi through `runread run`, read by the Python SDK
     def supervised_run(self, rr: Runread, tmp: Path, grant: Callable[..., dict[str, Any]]) -> dict[str, Any] | None:
@@ -1162,7 +1335,7 @@ class Suite:
         return f"completed, eventSequence {sc['eventSequence']}, {sc.get('startedAt')} .. {sc.get('finishedAt')}"
 
     def get_run_absent(self, other: dict[str, Any], missing: dict[str, Any]) -> str:
-        want = {"found": False, "trust": "untrusted_data", "instructions": False}
+        want = GET_RUN_ABSENT
         a, b = self.valid("get_run", other), self.valid("get_run", missing)
         ensure(a == want, f"ungranted run: {a}")
         ensure(b == want, f"missing run: {b}")
@@ -1179,13 +1352,15 @@ class Suite:
                and a.get("mime") == "application/octet-stream" and a.get("kind") == "generated", f"artifact {a}")
         return f"{a['artifactId']} {a['name']} {a['size']} B, version {a['version'][:12]}…"
 
-    def insp_get_run_absent(self, other: dict[str, Any]) -> str:
+    def insp_get_run_absent(self, other: dict[str, Any], era: str = "modern") -> str:
         rc, out, raw, err = self.inspector(
             self.g_all["key"], "--method", "tools/call", "--tool-name", "get_run", "--tool-args-json", json.dumps({"target": other}),
+            era=era,
         )
         ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
         sc = out["result"].get("structuredContent")
-        ensure(sc == {"found": False, "trust": "untrusted_data", "instructions": False}, f"structuredContent {sc}")
+        ensure(sc == GET_RUN_ABSENT, f"structuredContent {sc}")
+        labeled("get_run", sc)
         return json.dumps(sc)
 
     def masked_answer(self) -> str:
@@ -1203,7 +1378,8 @@ class Suite:
         return f"{len(self.answers[run_id])} B in the fixture -> {len(got)} B, {s.get('chunks')} chunks at limit 1000"
 
     # ---- 6b. stdio transport: `runread serve --stdio --key-file F`, launched by the client
-    def stdio_checks(self, g_sample: dict[str, Any], g_multi: dict[str, Any], g_srev: dict[str, Any]) -> None:
+    def stdio_checks(self, g_sample: dict[str, Any], g_multi: dict[str, Any], g_srev: dict[str, Any],
+                     g_srev_legacy: dict[str, Any]) -> None:
         res = self.res
         t0 = time.monotonic()
         two = ["list_granted_targets", "read_final_answer"]
@@ -1215,6 +1391,12 @@ class Suite:
              self.sdk_read(g_multi, "pinned", 64, stdio=True, tools=two)),
             (f"stdio sdk auto all-features key ({self.g_all['target']['runId']}): {len(ALL_TOOLS)} tools, masked answer",
              self.sdk_read(self.g_all, "auto", None, stdio=True, expected=masked, tools=ALL_TOOLS)),
+            (f"stdio sdk legacy limit=default sample ({g_sample['target']['runId']})",
+             self.sdk_read(g_sample, "legacy", None, stdio=True, tools=two)),
+            (f"stdio sdk legacy limit=64 multi-run ({g_multi['target']['runId']})",
+             self.sdk_read(g_multi, "legacy", 64, stdio=True, tools=two)),
+            (f"stdio sdk legacy all-features key ({self.g_all['target']['runId']}): {len(ALL_TOOLS)} tools, masked answer",
+             self.sdk_read(self.g_all, "legacy", None, stdio=True, expected=masked, tools=ALL_TOOLS)),
         ]
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, self.opts.jobs))
         try:
@@ -1225,31 +1407,42 @@ class Suite:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
+        res.check("inspector stdio initialize: negotiated version (modern)", lambda: self.insp_initialize(g_sample, "modern", stdio=True))
         res.check("inspector stdio tools/list", lambda: self.insp_tools_list(g_sample, stdio=True))
         res.check("inspector stdio list_granted_targets", lambda: self.insp_list_targets(g_sample, stdio=True))
         res.check("inspector stdio read_final_answer one chunk", lambda: self.insp_stdio_chunk(g_sample))
-        res.check("stdio sdk wrong key: refused at startup (invalid_key)",
-                  self.sdk_refused(self.wrong_file, "auto", ["invalid_key"], stdio=True))
+        res.check("inspector stdio legacy initialize: negotiated version (legacy)",
+                  lambda: self.insp_initialize(g_sample, "legacy", stdio=True))
+        res.check("inspector stdio legacy list_granted_targets", lambda: self.insp_list_targets(g_sample, stdio=True, era="legacy"))
+        res.check("inspector stdio legacy read_final_answer one chunk", lambda: self.insp_stdio_chunk(g_sample, era="legacy"))
+        for mode in ("auto", "legacy"):
+            res.check(f"stdio sdk {mode} wrong key: refused at startup (invalid_key)",
+                      self.sdk_refused(self.wrong_file, mode, ["invalid_key"], stdio=True))
         res.check("inspector stdio wrong key refused", lambda: self.insp_stdio_bad_key())
         res.check("stdio sdk: revoked during a session, the next request is refused", lambda: self.stdio_revoke(g_srev))
-        res.check("stdio sdk revoked key: refused at a fresh start (grant_revoked)",
-                  self.sdk_refused(g_srev["keyFile"], "auto", ["grant_revoked"], stdio=True))
+        res.check("stdio sdk legacy: revoked during a session, the next request is refused",
+                  lambda: self.stdio_revoke(g_srev_legacy, "legacy"))
+        for mode in ("auto", "legacy"):
+            res.check(f"stdio sdk {mode} revoked key: refused at a fresh start (grant_revoked)",
+                      self.sdk_refused(g_srev["keyFile"], mode, ["grant_revoked"], stdio=True))
         res.check("inspector stdio revoked key refused", lambda: self.insp_revoked(g_srev, stdio=True))
+        res.check("inspector stdio legacy revoked key refused", lambda: self.insp_revoked(g_srev, stdio=True, era="legacy"))
         res.check("no runread --stdio process left running", self.stdio_orphans)
         print(f"(stdio checks: {time.monotonic() - t0:.1f}s)", flush=True)
 
-    def insp_stdio_chunk(self, grant: dict[str, Any]) -> str:
+    def insp_stdio_chunk(self, grant: dict[str, Any], era: str = "modern") -> str:
         target = grant["target"]
         expected = self.answers[target["runId"]]
         rc, out, raw, err = self.inspector_stdio(
             grant["keyFile"], "--method", "tools/call", "--tool-name", "read_final_answer",
-            "--tool-args-json", json.dumps({"target": target, "limit": INSPECTOR_LIMIT}),
+            "--tool-args-json", json.dumps({"target": target, "limit": INSPECTOR_LIMIT}), era=era,
         )
         ensure(rc == 0 and isinstance(out, dict) and "result" in out, f"exit {rc}: {tail(raw + err, 600)}")
         result = out["result"]
         ensure(result.get("isError") is False, f"isError {result.get('isError')!r}")
         sc = result.get("structuredContent") or {}
         ensure(parse_block(result, "read_final_answer", "untrusted") == sc, "text block JSON != structuredContent")
+        labeled("read_final_answer", sc)
         ensure(sc.get("trust") == "untrusted_data" and sc.get("instructions") is False and sc.get("readable") is True,
                f"trust {sc.get('trust')!r}, instructions {sc.get('instructions')!r}, readable {sc.get('readable')!r}")
         chunk = (sc.get("text") or "").encode("utf-8")
@@ -1260,7 +1453,7 @@ class Suite:
                f"sha256 {sc.get('sha256')}, totalBytes {sc.get('totalBytes')}; fixture {want}, {len(expected)}")
         ensure(sc.get("eof") is False and isinstance(sc.get("nextCursor"), str) and sc["nextCursor"],
                f"eof {sc.get('eof')!r}, nextCursor {sc.get('nextCursor')!r}")
-        return f"label untrusted, {len(chunk)} of {len(expected)} bytes, sha256 {want[:12]}…, nextCursor given"
+        return f"label untrusted and first, {len(chunk)} of {len(expected)} bytes, sha256 {want[:12]}…, nextCursor given"
 
     def insp_stdio_bad_key(self) -> str:
         rc, out, raw, err = self.inspector_stdio(self.wrong_file, "--method", "tools/list")
@@ -1272,19 +1465,20 @@ class Suite:
         said = next((ln for ln in err.splitlines() if "invalid_key" in ln), "")
         return f"exit {rc}, stderr {said.strip()!r}"
 
-    def stdio_revoke(self, grant: dict[str, Any]) -> str:
+    def stdio_revoke(self, grant: dict[str, Any], mode: str = "auto") -> str:
         """One stdio session: a chunk, `runread grant revoke` from outside, then the next chunk must be refused."""
         probe = self.tmp / "stdio_revoke_probe.py"
         probe.write_text(STDIO_REVOKE_PROBE)
         revoke = [str(self.opts.runread), "--home", str(self.rr.home), "grant", "revoke", grant["grantId"]]
         r = subprocess.run(
             [str(self.py), str(probe), str(HERE), str(self.opts.runread), str(self.rr.home), str(grant["keyFile"]),
-             json.dumps(grant["target"]), json.dumps(revoke)],
+             json.dumps(grant["target"]), json.dumps(revoke), mode],
             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
         )
         ensure(r.returncode == 0 and r.stdout.strip(), f"probe exited {r.returncode}: {tail(r.stderr, 600)}")
         p = json.loads(r.stdout.strip().splitlines()[-1])
         before, rev, after = p.get("before") or {}, p.get("revoke") or {}, p.get("after") or {}
+        self.negotiated(f"Python SDK, stdio, --mode {mode}", p.get("protocolVersion"), SDK_VERSION[mode])
         # "before" holds the answer's sha256 (not its text); everything after the revoke must hold neither
         leak = self.leaked(json.dumps({k: v for k, v in p.items() if k != "before"}) + r.stderr)
         ensure(leak is None, f"probe output after the revoke contains {leak}")
@@ -1307,7 +1501,7 @@ class Suite:
             how = f"isError {texts[0]}"
         ensure(p.get("toolsAfter") in ([], None) or p.get("toolsAfter") == ["list_granted_targets"],
                f"tools/list after the revoke: {p.get('toolsAfter')}")
-        return f"chunk 1 {before['bytes']} B; after revoke: {how}; tools/list {p.get('toolsAfter')}"
+        return f"{p['protocolVersion']}: chunk 1 {before['bytes']} B; after revoke: {how}; tools/list {p.get('toolsAfter')}"
 
     def stdio_orphans(self) -> str:
         """Every client closed its stdio server: no runread process of this test's home with --stdio remains."""
@@ -1322,6 +1516,85 @@ class Suite:
                     left.append(d.name)
         ensure(not left, f"still running: pids {left}")
         return "none"
+
+    # ---- what was negotiated, and README.md's commands
+    def versions_summary(self) -> str:
+        missing = [w for w in NEGOTIATED if w not in self.versions]
+        ensure(not missing, f"no negotiated version recorded for {missing}")
+        several = {w: sorted(v) for w, v in self.versions.items() if len(v) != 1}
+        ensure(not several, f"more than one version: {several}")
+        return "; ".join(f"{w}: {next(iter(self.versions[w]))}" for w in NEGOTIATED)
+
+    def readme_token(self, want: str, got: str) -> bool:
+        """One README token against one token of a command run here (placeholders: README_URL, key.txt,
+        <key>, .venv, tests/…, the output file names)."""
+        if want == README_URL:
+            return got == self.url
+        if want == "key.txt":
+            return got in self.key_files
+        if want == ".venv":
+            return got == str(self.opts.cache / "venv")
+        if want.startswith("tests/"):
+            return got == str(REPO / want)
+        if want in README_OUTPUTS:
+            return got.startswith(str(self.tmp) + os.sep) and got.endswith(Path(want).suffix)
+        if "<key>" in want:
+            pre, _, post = want.partition("<key>")
+            return (len(got) >= len(pre) + len(post) and got.startswith(pre) and got.endswith(post)
+                    and got[len(pre) : len(got) - len(post)] in self.keys)
+        return want == got
+
+    def readme_match(self, tokens: list[str], argv: list[str]) -> bool:
+        """Is argv README.md's command `tokens`, with the key, port and paths substituted? The programs:
+        `npx -y -p node@22 -p @modelcontextprotocol/inspector@V -- mcp-inspector` is the cached node + the
+        Inspector's entry (the same package the npx line runs), `runread` the binary under test,
+        `.venv/bin/python`/`.venv/bin/pip` the cached venv's, `python3` this one."""
+        venv_bin = self.opts.cache / "venv" / "bin"
+        programs = [(NPX_INSPECTOR, [str(self.node), str(self.inspector_entry)]), (["runread"], [str(self.opts.runread)]),
+                    ([".venv/bin/python"], [str(venv_bin / "python")]), ([".venv/bin/pip"], [str(venv_bin / "pip")]),
+                    (["python3"], [sys.executable])]
+        for prog, real in programs:
+            if tokens[: len(prog)] == prog:
+                if argv[: len(real)] != real:
+                    return False
+                tokens, argv = tokens[len(prog):], argv[len(real):]
+                break
+        else:
+            return False
+        return len(tokens) == len(argv) and all(self.readme_token(w, g) for w, g in zip(tokens, argv))
+
+    def readme_check(self) -> str:
+        """Every command line of README.md's block ran here, as written (key, port, paths substituted), and
+        exited 0: the install line is ensure_venv's, the key file is written as `echo` writes it."""
+        lines = readme_commands()
+        notes, missing = [], []
+        for line in lines:
+            tokens = shlex.split(line)
+            if "&&" in tokens:  # python3 -m venv .venv && .venv/bin/pip install -r tests/clients/requirements.txt
+                parts, cur = [], []
+                for t in tokens + ["&&"]:
+                    if t == "&&":
+                        parts.append(cur)
+                        cur = []
+                    else:
+                        cur.append(t)
+                want = venv_install_commands(self.opts.cache / "venv")
+                ensure(len(parts) == len(want) and all(self.readme_match(p, w) for p, w in zip(parts, want)),
+                       f"{line!r} is not what ensure_venv runs: {want}")
+                notes.append("install = ensure_venv's (runs when the cache is empty)")
+            elif tokens == ["echo", "<key>", ">", "key.txt"]:
+                written = {f: Path(f).read_text() for f in self.key_files}
+                bad = [f for f, text in written.items() if text[:-1] not in self.keys or not text.endswith("\n")]
+                ensure(not bad, f"key files not written as `echo KEY > FILE` would: {bad}")
+                notes.append(f"{len(written)} key files as echo writes them")
+            else:
+                hits = sum(1 for argv, rc in self.ran if rc == 0 and self.readme_match(tokens, argv))
+                if hits:
+                    notes.append(f"{tokens[0] if tokens[0] != 'npx' else 'inspector'} … {' '.join(tokens[-3:])}: {hits}x")
+                else:
+                    missing.append(line)
+        ensure(not missing, "never run as written with exit 0: " + " | ".join(missing))
+        return f"{len(lines)} commands; " + "; ".join(notes)
 
     # ---- the whole run
     def run(self) -> None:
@@ -1399,6 +1672,8 @@ class Suite:
             key_file.chmod(0o600)
             g["keyFile"] = key_file
             g["featureList"] = features.split(",")
+            self.keys.add(g["key"])
+            self.key_files.add(str(key_file))
             return g
 
         g_sup = self.supervised_run(rr, tmp, grant)
@@ -1431,11 +1706,12 @@ class Suite:
         res.record("setup: runread serve", True, self.url)
 
         # 4. Python SDK reads (two at a time; results printed in order)
+        # (sdk auto limit=default sample is README.md's command line, and sdk legacy limit=default sample its --mode legacy one)
         jobs = [
             (f"sdk {mode} limit={limit or 'default'} {label} ({g['target']['runId']})", self.sdk_read(g, mode, limit))
             for label, g in (("sample", g_sample), ("multi-run", g_multi))
-            for mode in ("auto", "pinned")
-            for limit in SDK_LIMITS
+            for mode in ("auto", "pinned", "legacy")
+            for limit in (SDK_LIMITS if mode != "legacy" else LEGACY_LIMITS[label])
         ]
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs))
         try:
@@ -1453,17 +1729,23 @@ class Suite:
         wrong_file.write_text(wrong + "\n")
         wrong_file.chmod(0o600)
         self.wrong_file = wrong_file
-        for mode in ("auto", "pinned"):
+        self.keys.add(wrong)
+        self.key_files.add(str(wrong_file))
+        for mode in ("auto", "pinned", "legacy"):
             res.check(f"sdk {mode} wrong key refused", self.sdk_refused(wrong_file, mode, ["invalid_key", "HTTP 403"]))
+        res.check("runread read final-answer --out (README command)", lambda: self.cli_final_answer(g_sample))
 
-        # 5. MCP Inspector CLI
-        res.check("inspector tools/list", lambda: self.insp_tools_list(g_sample))
-        for label, g in (("sample", g_sample), ("multi-run", g_multi)):
-            res.check(f"inspector list_granted_targets {label}", lambda g=g: self.insp_list_targets(g))
-            res.check(f"inspector read_final_answer cursors {label}", lambda g=g: self.insp_read_all(g))
-        res.check("inspector key cannot read another key's target",
-                  lambda: self.insp_cross_key(g_sample["key"], g_multi["target"]))
-        res.check("inspector wrong key refused", lambda: self.insp_bad_key(wrong, g_sample["target"]))
+        # 5. MCP Inspector CLI, both eras (`--protocol-era modern`: 2026-07-28; `legacy`: initialize, 2025-11-25)
+        for era in ("modern", "legacy"):
+            e = "" if era == "modern" else "legacy "
+            res.check(f"inspector {e}initialize: negotiated version ({era})", lambda era=era: self.insp_initialize(g_sample, era))
+            res.check(f"inspector {e}tools/list", lambda era=era: self.insp_tools_list(g_sample, era=era))
+            for label, g in (("sample", g_sample), ("multi-run", g_multi)):
+                res.check(f"inspector {e}list_granted_targets {label}", lambda g=g, era=era: self.insp_list_targets(g, era=era))
+                res.check(f"inspector {e}read_final_answer cursors {label}", lambda g=g, era=era: self.insp_read_all(g, era=era))
+            res.check(f"inspector {e}key cannot read another key's target",
+                      lambda era=era: self.insp_cross_key(g_sample["key"], g_multi["target"], era=era))
+            res.check(f"inspector {e}wrong key refused", lambda era=era: self.insp_bad_key(wrong, g_sample["target"], era=era))
 
         # 6. revocation: a third key for the sample run works, then is revoked
         g_rev = grant(sample_run, "outside-revoke")
@@ -1478,11 +1760,11 @@ class Suite:
             return f"{g_rev['grantId']} revoked, the other two still live"
 
         res.check("runread grant revoke", check_revoke)
-        for mode in ("auto", "pinned"):
+        for mode in ("auto", "pinned", "legacy"):
             res.check(f"sdk {mode} revoked key refused", self.sdk_refused(g_rev["keyFile"], mode, []))
 
-        def check_revoked_probe() -> str:
-            p = self.sdk_probe(g_rev["keyFile"], g_rev["target"])
+        def check_revoked_probe(mode: str) -> str:
+            p = self.sdk_probe(g_rev["keyFile"], g_rev["target"], mode)
             if p.get("form") == "error":
                 code = (p.get("data") or {}).get("code") if isinstance(p.get("data"), dict) else None
                 ensure(403 in p.get("httpStatuses", []), f"JSON-RPC error without HTTP 403: {p}")
@@ -1493,13 +1775,17 @@ class Suite:
             ensure(len(texts) == 1, f"refusal has {len(texts)} content blocks")
             refusal = json.loads(texts[0])
             ensure(set(refusal) == {"code", "message"} and refusal["code"] == "grant_revoked", f"refusal {refusal}")
-            return f"HTTP {p.get('httpStatuses')}, tools/call isError {texts[0]}"
+            ensure(p.get("protocolVersion") == (LEGACY if mode == "legacy" else MODERN), f"protocolVersion {p.get('protocolVersion')!r}")
+            return f"{p['protocolVersion']}: HTTP {p.get('httpStatuses')}, tools/call isError {texts[0]}"
 
-        res.check("sdk pinned revoked key: read_final_answer refusal code", check_revoked_probe)
+        res.check("sdk pinned revoked key: read_final_answer refusal code", lambda: check_revoked_probe(MODERN))
+        res.check("sdk legacy revoked key: read_final_answer refusal code", lambda: check_revoked_probe("legacy"))
         res.check("inspector revoked key refused", lambda: self.insp_revoked(g_rev))
+        res.check("inspector legacy revoked key refused", lambda: self.insp_revoked(g_rev, era="legacy"))
 
         # 6b. the same over stdio (`runread serve --stdio --key-file F`, launched by each client)
-        self.stdio_checks(g_sample, g_multi, grant(sample_run, "outside-stdio-revoke"))
+        self.stdio_checks(g_sample, g_multi, grant(sample_run, "outside-stdio-revoke"),
+                          grant(sample_run, "outside-stdio-revoke-legacy"))
 
         def check_server_alive() -> str:
             ensure(self.server.poll() is None, f"runread serve exited {self.server.returncode}: {tail(log.read_bytes())}")
@@ -1519,6 +1805,8 @@ class Suite:
 
         res.check("serve.log holds no known secret", check_log)
         res.check("runread serve still running", check_server_alive)
+        res.check("protocol versions negotiated", self.versions_summary)
+        res.check("README.md: every command of 'Connecting an MCP client' ran as written", self.readme_check)
 
 
 def capture(fn: Callable[[], str]) -> tuple[bool, str]:
@@ -1534,7 +1822,17 @@ def parse_block(result: dict[str, Any], tool: str, trust: str) -> Any:
     text = content[0]["text"]
     prefix = f'<tool_result tool="{tool}" trust="{trust}">\n'
     ensure(text.startswith(prefix) and text.endswith(BLOCK_SUFFIX), f"{tool}: text block framing: {text[:80]!r}")
-    return json.loads(text[len(prefix) : -len(BLOCK_SUFFIX)])
+    payload = json.loads(text[len(prefix) : -len(BLOCK_SUFFIX)])
+    labeled(f"{tool}", payload, where="text block")
+    return payload
+
+
+def labeled(tool: str, sc: Any, where: str = "structuredContent") -> None:
+    """sc begins with runread's label, in the order received: trust, instructions, tool (= this tool)."""
+    first = list(sc)[: len(LABEL_KEYS)] if isinstance(sc, dict) else None
+    ensure(first == LABEL_KEYS and sc.get("tool") == tool,
+           f"{tool}: {where} begins with keys {first}, tool {sc.get('tool') if isinstance(sc, dict) else None!r}; "
+           f"expected {LABEL_KEYS}, tool {tool!r}")
 
 
 def parse_refusal(result: dict[str, Any]) -> dict[str, Any]:
@@ -1553,7 +1851,7 @@ from mcp import Client, Implementation
 from mcp.client.streamable_http import streamable_http_client
 
 async def main():
-    url, key_file, target = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    url, key_file, target, mode = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
     key = open(key_file).read().strip()
     statuses = []
     async def hook(r):
@@ -1563,10 +1861,10 @@ async def main():
     try:
         async with http:
             transport = streamable_http_client(url, http_client=http, terminate_on_close=False)
-            async with Client(transport, mode="2026-07-28",
+            async with Client(transport, mode=mode,
                               client_info=Implementation(name="runread-outside-probe", version="1")) as client:
                 r = await client.call_tool("read_final_answer", {"target": target})
-                out = {"form": "result", "isError": r.is_error,
+                out = {"form": "result", "protocolVersion": client.protocol_version, "isError": r.is_error,
                        "texts": [getattr(b, "text", None) for b in r.content],
                        "structured": r.structured_content}
     except BaseException as e:
@@ -1590,14 +1888,15 @@ from mcp import Client, Implementation
 from mcp.client.streamable_http import streamable_http_client
 
 async def main():
-    url, key_file, calls = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    url, key_file, calls, mode = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
     key = open(key_file).read().strip()
     http = httpx2.AsyncClient(headers={"x-runread-key": key})
     out = {"tools": None, "calls": []}
     async with http:
         transport = streamable_http_client(url, http_client=http, terminate_on_close=False)
-        async with Client(transport, mode="2026-07-28",
+        async with Client(transport, mode=mode,
                           client_info=Implementation(name="runread-outside-calls", version="1")) as client:
+            out["protocolVersion"] = client.protocol_version
             out["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
             for name, args in calls:
                 try:
@@ -1629,9 +1928,10 @@ def info(e):
 
 async def main():
     runread, home, key_file, target, revoke = sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5]), json.loads(sys.argv[6])
-    opts = argparse.Namespace(runread=runread, home=home, key_file=key_file, mode="auto", timeout=30)
+    opts = argparse.Namespace(runread=runread, home=home, key_file=key_file, mode=sys.argv[7], timeout=30)
     out = {}
     async with s.connect_stdio(opts, "runread-outside-stdio-revoke") as client:
+        out["protocolVersion"] = client.protocol_version
         await client.list_tools()
         r = await client.call_tool("read_final_answer", {"target": target, "limit": 4096})
         sc = r.structured_content or {}

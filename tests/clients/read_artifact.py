@@ -30,7 +30,8 @@ import sys
 from typing import Any
 
 sys.dont_write_bytecode = True  # importing the helpers must not leave __pycache__/ in the source tree
-from read_final_answer import check_block, check_trust, connect, describe, fail, pick_target, require_tools, structured
+from read_final_answer import (MODES, check_block, check_trust, connect, describe, fail, pick_target, require_tools,
+                               structured, wire_summary)
 
 MAX_CHUNKS = 1_000_000
 
@@ -137,6 +138,7 @@ async def run(opts: argparse.Namespace) -> dict[str, Any]:
             "size": len(whole),
             "sha256": digest,
             "chunks": chunks,
+            **wire_summary(),
         }
 
 
@@ -147,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="write the verified artifact bytes here")
     p.add_argument("--id", default=None, help="artifactId (default: the target's only artifact)")
     p.add_argument("--limit", type=int, default=None, help="bytes per read_artifact call (server default if unset)")
-    p.add_argument("--mode", choices=["auto", "pinned"], default="auto", help="as in read_final_answer.py")
+    p.add_argument("--mode", choices=MODES, default="auto", help="auto, pinned (2026-07-28) or legacy (2025-11-25), as in read_final_answer.py")
     p.add_argument("--timeout", type=float, default=60.0, help="per-request read timeout in seconds")
     opts = p.parse_args(argv)
     if opts.limit is not None and opts.limit < 1:

@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Outside client for runread: read a run's final answer with the official MCP Python SDK.
 
-Speaks MCP 2026-07-28 (stateless, ``server/discover`` + per-request ``_meta``) over
+Speaks MCP 2026-07-28 (stateless, ``server/discover`` + per-request ``_meta``; ``--mode auto`` or
+``pinned``) or the dated 2025-11-25 (``--mode legacy``: the ``initialize`` handshake) over
 Streamable HTTP using ``mcp`` 2.x (see requirements.txt), sending the one custom
 header ``x-runread-key``.
 
-    python read_final_answer.py --url http://127.0.0.1:PORT/mcp --key-file KEY [--limit N] [--out FILE]
+    python read_final_answer.py --url http://127.0.0.1:PORT/mcp --key-file KEY [--limit N] [--out FILE] [--mode auto|pinned|legacy]
 
 Steps: list granted targets (tool ``list_granted_targets``), pick the first target
 whose features include ``final_answer``, call ``read_final_answer`` following
 ``nextCursor`` until ``eof``, and verify every chunk (byteOffset continuity, bytes,
-stable totalBytes/sha256/version, trust fields, the ``<tool_result ...>`` text block)
-and finally the sha256 and length of the whole UTF-8 answer.
+stable totalBytes/sha256/version, trust fields, the ``<tool_result ...>`` text block, and
+that ``structuredContent`` begins with the label ``trust``, ``instructions``, ``tool``: in the
+SDK's result, in the text block and in the raw HTTP response body) and finally the sha256 and
+length of the whole UTF-8 answer.
 
 On success prints one JSON line ``{"sha256", "totalBytes", "chunks", "ok": true}``
 on stdout (plus a few informative fields) and exits 0. On any failure prints
@@ -30,6 +33,12 @@ import sys
 from typing import Any, AsyncIterator
 
 MODERN_VERSION = "2026-07-28"
+# What mcp 2.3.0's Client(mode="legacy") offers in `initialize` (LATEST_HANDSHAKE_VERSION); a server that
+# supports it must answer with the same version.
+LEGACY_VERSION = "2025-11-25"
+MODES = ("auto", "pinned", "legacy")
+# runread's label: every structuredContent begins with these keys, in this order, before any content.
+LABEL_KEYS = ["trust", "instructions", "tool"]
 BLOCK_PREFIX = '<tool_result tool="{tool}" trust="{trust}">\n'
 # runread's trust label per tool (as observed): content written by an agent or its tools is untrusted;
 # runread's own listings and projections are medium. read_history.py and read_artifact.py import this.
@@ -47,6 +56,10 @@ BLOCK_SUFFIX = "\n</tool_result>"
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 MAX_CHUNKS = 100_000
 HTTP_NOTES: list[str] = []
+# Observed in the raw HTTP responses (connect()'s hook): how many tools/call successes had their
+# structuredContent's key order checked, the ones that did not begin with the label, and any
+# Mcp-Session-Id header (runread serves both eras statelessly and issues none).
+WIRE = {"labels": 0, "badLabels": [], "sessionIds": []}
 
 
 class CheckError(Exception):
@@ -68,6 +81,40 @@ def read_key(path: str) -> str:
     return key
 
 
+def sdk_mode(mode: str) -> str:
+    """The mcp 2.x ``Client(mode=...)`` value for --mode: auto (server/discover, falling back to
+    initialize), the pinned 2026-07-28 (no discover), or legacy (the initialize handshake)."""
+    return {"auto": "auto", "pinned": MODERN_VERSION, "legacy": "legacy"}[mode]
+
+
+def expected_version(mode: str) -> str:
+    return LEGACY_VERSION if mode == "legacy" else MODERN_VERSION
+
+
+def check_version(client: Any, mode: str) -> None:
+    want = expected_version(mode)
+    if client.protocol_version != want:
+        fail(f"negotiated protocol version {client.protocol_version!r} in --mode {mode}, expected {want!r}")
+
+
+def label_error(tool: str, sc: Any) -> str | None:
+    """Why sc does not begin with runread's label (trust, instructions, tool = this tool), or None."""
+    if not isinstance(sc, dict):
+        return f"{tool}: structuredContent is {type(sc).__name__}"
+    first = list(sc)[: len(LABEL_KEYS)]
+    if first != LABEL_KEYS:
+        return f"{tool}: structuredContent begins with keys {first}, expected {LABEL_KEYS}"
+    if sc.get("tool") != tool:
+        return f"{tool}: structuredContent.tool is {sc.get('tool')!r}"
+    return None
+
+
+def check_label(tool: str, sc: Any) -> None:
+    err = label_error(tool, sc)
+    if err:
+        fail(err)
+
+
 def check_block(tool: str, result: Any) -> dict[str, Any]:
     """Check the single untrusted text block and return its parsed JSON payload."""
     texts = [c for c in result.content if getattr(c, "type", None) == "text"]
@@ -84,6 +131,9 @@ def check_block(tool: str, result: Any) -> dict[str, Any]:
         payload = json.loads(inner)
     except ValueError as e:
         fail(f"{tool}: text block JSON does not parse: {e}")
+    err = label_error(tool, payload)
+    if err:
+        fail(f"text block: {err}")
     return payload
 
 
@@ -101,14 +151,20 @@ def structured(tool: str, result: Any) -> dict[str, Any]:
     sc = result.structured_content
     if not isinstance(sc, dict):
         fail(f"{tool}: structuredContent missing or not an object: {type(sc).__name__}")
+    check_label(tool, sc)  # in the order the SDK hands it on (as received)
+    if WIRE["badLabels"]:
+        fail(f"on the wire: {WIRE['badLabels'][0]}")
     return sc
 
 
 @contextlib.asynccontextmanager
 async def connect(opts: argparse.Namespace, client_name: str) -> AsyncIterator[Any]:
-    """An MCP Client on opts.url with the key from opts.key_file, in opts.mode ("auto"/"pinned").
+    """An MCP Client on opts.url with the key from opts.key_file, in opts.mode ("auto"/"pinned"/"legacy").
 
-    Checks that 2026-07-28 was negotiated. Shared by read_history.py and read_artifact.py.
+    Checks the negotiated version (2026-07-28; 2025-11-25 in legacy mode). A response hook reads each
+    JSON response body (httpx caches it for the SDK) and checks that a tools/call success's
+    structuredContent begins with the label, in the bytes as sent (WIRE). Shared by read_history.py
+    and read_artifact.py.
     """
     # Imported here so `--help` works without the SDK installed.
     import httpx2
@@ -123,6 +179,25 @@ async def connect(opts: argparse.Namespace, client_name: str) -> AsyncIterator[A
         if response.status_code >= 300:
             method = response.request.headers.get("mcp-method", response.request.method)
             HTTP_NOTES.append(f"{method} -> HTTP {response.status_code}")
+        sid = response.headers.get("mcp-session-id")
+        if sid is not None and sid not in WIRE["sessionIds"]:
+            WIRE["sessionIds"].append(sid)
+        if response.status_code != 200 or not response.headers.get("content-type", "").lower().startswith("application/json"):
+            return
+        try:  # the legacy era sends no mcp-method/mcp-name headers: take the tool from the request body
+            req = json.loads(response.request.content)
+            if req.get("method") != "tools/call":
+                return
+            tool = req["params"]["name"]
+            body = json.loads(await response.aread())  # keeps the key order as sent
+        except Exception:  # noqa: BLE001 - not a tools/call, or not JSON: nothing to check (WIRE counts what was)
+            return
+        res = body.get("result") if isinstance(body, dict) else None
+        if isinstance(res, dict) and res.get("isError") is not True and "structuredContent" in res:
+            WIRE["labels"] += 1
+            err = label_error(tool, res["structuredContent"])
+            if err:
+                WIRE["badLabels"].append(err)
 
     # The custom header goes on the httpx2 client; the SDK layers its own headers
     # (accept, content-type, mcp-protocol-version, mcp-method, mcp-name) on top.
@@ -132,18 +207,21 @@ async def connect(opts: argparse.Namespace, client_name: str) -> AsyncIterator[A
         event_hooks={"response": [note_status]},
     )
     transport = streamable_http_client(opts.url, http_client=http, terminate_on_close=False)
-    mode = "auto" if opts.mode == "auto" else MODERN_VERSION
     async with http:
         client_cm = Client(
             transport,
-            mode=mode,
+            mode=sdk_mode(opts.mode),
             read_timeout_seconds=opts.timeout,
             client_info=Implementation(name=client_name, version="1"),
         )
         async with client_cm as client:
-            if client.protocol_version != MODERN_VERSION:
-                fail(f"negotiated protocol version {client.protocol_version!r}, expected {MODERN_VERSION!r}")
+            check_version(client, opts.mode)
             yield client
+
+
+def wire_summary() -> dict[str, Any]:
+    """For the printed summary (HTTP readers): labels checked on the wire, Mcp-Session-Id headers seen."""
+    return {"wireLabels": WIRE["labels"], "sessionIds": list(WIRE["sessionIds"])}
 
 
 async def require_tools(client: Any, *needed: str) -> list[str]:
@@ -255,7 +333,7 @@ async def run(opts: argparse.Namespace) -> dict[str, Any]:
         if opts.out:
             with open(opts.out, "wb") as f:
                 f.write(answer)
-        summary.update(ok=True, protocolVersion=client.protocol_version, target=target)
+        summary.update(ok=True, protocolVersion=client.protocol_version, target=target, **wire_summary())
     return summary
 
 
@@ -289,9 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="write the verified answer (raw UTF-8) to this file")
     p.add_argument(
         "--mode",
-        choices=["auto", "pinned"],
+        choices=MODES,
         default="auto",
-        help="auto: probe server/discover first (SDK default); pinned: assume 2026-07-28, send no server/discover",
+        help="auto: probe server/discover first (SDK default); pinned: assume 2026-07-28, send no server/discover; "
+        "legacy: the initialize handshake, which must negotiate 2025-11-25",
     )
     p.add_argument("--timeout", type=float, default=60.0, help="per-request read timeout in seconds")
     opts = p.parse_args(argv)

@@ -29,7 +29,8 @@ import sys
 from typing import Any
 
 sys.dont_write_bytecode = True  # importing the helpers must not leave __pycache__/ in the source tree
-from read_final_answer import check_block, check_trust, connect, describe, fail, pick_target, require_tools, structured
+from read_final_answer import (MODES, check_block, check_trust, connect, describe, fail, pick_target, require_tools,
+                               structured, wire_summary)
 
 TOOL = "read_history"
 MAX_PAGES = 100_000
@@ -173,6 +174,7 @@ async def run(opts: argparse.Namespace) -> dict[str, Any]:
             "gapReasons": sorted(gap_reasons),
             "truncated": flags["truncated"],
             "redactionPending": any(e["redactionPending"] for e in ordered),
+            **wire_summary(),
         }
 
 
@@ -183,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=None, help="events per read_history page (server default if unset)")
     p.add_argument("--out", default=None, help="write the upserted events (JSON array, by sequence) to this file")
     p.add_argument("--run", default=None, help="read the granted target with this runId (default: the first with history)")
-    p.add_argument("--mode", choices=["auto", "pinned"], default="auto", help="as in read_final_answer.py")
+    p.add_argument("--mode", choices=MODES, default="auto", help="auto, pinned (2026-07-28) or legacy (2025-11-25), as in read_final_answer.py")
     p.add_argument("--timeout", type=float, default=60.0, help="per-request read timeout in seconds")
     p.add_argument("--max-polls", type=int, default=20, help="re-reads of a repeated cursor while redaction is pending")
     p.add_argument("--poll-interval", type=float, default=0.25, help="seconds between those re-reads")

@@ -2,15 +2,17 @@
 """Outside client for runread over stdio: read a run's final answer with the official MCP Python SDK.
 
 Launches ``runread --home H serve --stdio --key-file F`` itself (the SDK's ``stdio_client``) and speaks
-MCP 2026-07-28 over its stdin/stdout; the key file stands in for the ``x-runread-key`` header.
+MCP 2026-07-28 (``--mode auto|pinned``) or 2025-11-25 (``--mode legacy``: the ``initialize`` handshake)
+over its stdin/stdout; the key file stands in for the ``x-runread-key`` header.
 
-    python stdio_read_final_answer.py --runread PATH --home H --key-file KEY [--limit N] [--out FILE]
+    python stdio_read_final_answer.py --runread PATH --home H --key-file KEY [--limit N] [--out FILE] [--mode auto|pinned|legacy]
 
 Steps: check the negotiated protocol version; ``tools/list``; ``list_granted_targets`` (block labeled
 ``trust="medium"`` and equal to structuredContent, trust fields), and ``tools/list`` must be exactly
 ``list_granted_targets`` plus the ``tools`` of the granted targets; then the first target with
 ``final_answer`` is read with ``read_final_answer`` following ``nextCursor`` until ``eof``, with the
-same per-chunk and whole-answer checks as read_final_answer.py (shared code: ``read_all``).
+same per-chunk and whole-answer checks as read_final_answer.py (shared code: ``read_all``; every
+structuredContent must begin with the label ``trust``, ``instructions``, ``tool`` as the SDK received it).
 
 On success prints one JSON line on stdout and exits 0:
 ``{"chunks", "ok": true, "protocolVersion", "sha256", "target", "tools", "totalBytes", "transport": "stdio", "version"}``.
@@ -37,9 +39,9 @@ SERVER_STDERR: list[str] = []  # what runread wrote on stderr, for the failure m
 
 @contextlib.asynccontextmanager
 async def connect_stdio(opts: argparse.Namespace, client_name: str) -> AsyncIterator[Any]:
-    """An MCP Client on a `runread serve --stdio` it launches, in opts.mode ("auto"/"pinned").
+    """An MCP Client on a `runread serve --stdio` it launches, in opts.mode ("auto"/"pinned"/"legacy").
 
-    Checks that 2026-07-28 was negotiated. runread's stderr goes to a temp file; its text is kept in
+    Checks the negotiated version (2026-07-28; 2025-11-25 in legacy mode). runread's stderr goes to a temp file; its text is kept in
     SERVER_STDERR when the session ends (also on failure).
     """
     from mcp import Client, Implementation
@@ -50,17 +52,15 @@ async def connect_stdio(opts: argparse.Namespace, client_name: str) -> AsyncIter
         command=str(opts.runread),
         args=["--home", str(opts.home), "serve", "--stdio", "--key-file", str(opts.key_file)],
     )
-    mode = "auto" if opts.mode == "auto" else rf.MODERN_VERSION
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
         try:
             async with Client(
                 stdio_client(params, errlog=errlog),
-                mode=mode,
+                mode=rf.sdk_mode(opts.mode),
                 read_timeout_seconds=opts.timeout,
                 client_info=Implementation(name=client_name, version="1"),
             ) as client:
-                if client.protocol_version != rf.MODERN_VERSION:
-                    rf.fail(f"negotiated protocol version {client.protocol_version!r}, expected {rf.MODERN_VERSION!r}")
+                rf.check_version(client, opts.mode)
                 yield client
         finally:
             errlog.seek(0)
@@ -105,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--key-file", required=True, help="file holding the 64-hex read key (passed as --key-file)")
     p.add_argument("--limit", type=int, default=None, help="bytes per read_final_answer call (server default if unset)")
     p.add_argument("--out", default=None, help="write the verified answer (raw UTF-8) to this file")
-    p.add_argument("--mode", choices=["auto", "pinned"], default="auto",
-                   help="auto: server/discover first (SDK default); pinned: assume 2026-07-28")
+    p.add_argument("--mode", choices=rf.MODES, default="auto",
+                   help="auto: server/discover first (SDK default); pinned: assume 2026-07-28; legacy: initialize (2025-11-25)")
     p.add_argument("--timeout", type=float, default=60.0, help="per-request read timeout in seconds")
     opts = p.parse_args(argv)
     if opts.limit is not None and opts.limit < 1:

@@ -15,14 +15,16 @@
    One exception: in Host and Origin a loopback authority naming the pass-through's port is given
    runread's port, so runread sees what the suite would send it directly (evil.example.com and
    any other value pass untouched).
-4. Runs every server scenario the suite lists (``conformance list --server``), one at a time: a
-   scenario applicable at 2026-07-28 runs at that wire (``--spec-version 2026-07-28``); a
-   2025-era-only scenario and an extension scenario run at the version the suite picks for it
-   (2025-11-25, resp. 2026-07-28). As in the suite's own ``--expected-failures`` mode, a check
-   with status FAILURE or WARNING fails its scenario.
+4. Runs every server scenario the suite lists (``conformance list --server``), one at a time, in
+   each protocol era it applies to, as runread serves both: at 2026-07-28 (``--spec-version
+   2026-07-28``, the stateless wire) if the scenario lists it, and at the newest dated version it
+   lists (``--spec-version 2025-11-25``: the ``initialize`` handshake) if it lists one. An
+   extension scenario runs at the version the suite picks for it (2026-07-28). As in the suite's
+   own ``--expected-failures`` mode, a check with status FAILURE or WARNING fails its scenario.
 5. Compares with tests/conformance/expected-failures.txt: ``scenario-id  # reason`` lets the whole
-   scenario fail, ``scenario-id:check-id  # reason`` only that check. A failure not listed, or a
-   listed failure that did not happen, fails this run.
+   scenario fail, ``scenario-id:check-id  # reason`` only that check; ``scenario-id@VERSION…``
+   narrows either to the run at that version. A failure not listed, or a listed failure that did
+   not happen, fails this run.
 
 Prints one line per scenario: PASS, SKIP (the suite found nothing to test: every check INFO or
 SKIPPED), XFAIL (failed exactly as listed), FAIL (an unlisted failure), XPASS (a listed failure
@@ -63,7 +65,8 @@ NODE_VERSION = "22.23.3"  # npm package `node`; the suite needs node >= 22
 CONFORMANCE_VERSION = "0.2.0-alpha.12"  # the 2026-07-28 series (npm dist-tag `latest` is still 0.1.x)
 CONFORMANCE_PKG = "@modelcontextprotocol/conformance"
 CONFORMANCE_ENTRY = Path("node_modules/@modelcontextprotocol/conformance/dist/index.js")
-SPEC = "2026-07-28"
+SPEC = "2026-07-28"  # the modern era
+DATED = ("2025-11-25", "2025-06-18", "2025-03-26")  # the dated era, newest first (runread serves all three)
 EXPECTED_FILE = HERE / "expected-failures.txt"
 KEY_HEADER = b"x-runread-key"
 FEATURES = "final_answer,history,aggregate,metadata,artifacts,status"
@@ -340,14 +343,19 @@ def list_scenarios(node: Path, entry: Path, cwd: Path) -> list[tuple[str, list[s
     return out
 
 
+Key = tuple[str, "str | None"]  # (scenario id, the version an entry is narrowed to, or None: every run of it)
+
+
 class Expected:
     """tests/conformance/expected-failures.txt. Each entry is ``scenario-id  # reason`` (the whole
     scenario may fail) or ``scenario-id:check-id  # reason`` (only that check may fail; every other
-    check of the scenario is still enforced). Blank lines and lines starting with ``#`` are comments."""
+    check of the scenario is still enforced). ``scenario-id@VERSION`` (then optionally ``:check-id``)
+    narrows the entry to the scenario's run at that protocol version; without it the entry applies
+    to every era the scenario runs in. Blank lines and lines starting with ``#`` are comments."""
 
     def __init__(self, path: Path) -> None:
-        self.whole: dict[str, str] = {}
-        self.checks: dict[str, dict[str, str]] = {}
+        self.whole: dict[Key, str] = {}
+        self.checks: dict[Key, dict[str, str]] = {}
         for n, raw in enumerate(path.read_text().splitlines(), 1):
             line = raw.strip()
             if not line or line.startswith("#"):
@@ -355,19 +363,32 @@ class Expected:
             entry, sep, reason = line.partition("#")
             entry, reason = entry.strip(), reason.strip()
             if not sep or not reason or not entry or any(ch.isspace() for ch in entry):
-                raise Fatal(f"{path.name}:{n}: want `scenario-id  # reason` or `scenario-id:check-id  # reason`, got {raw!r}")
-            scenario, colon, check = entry.partition(":")
-            if (scenario in self.whole) or (not colon and scenario in self.checks) or check in self.checks.get(scenario, {}):
-                raise Fatal(f"{path.name}:{n}: {scenario} is already listed (a scenario is listed whole or by checks, once)")
+                raise Fatal(f"{path.name}:{n}: want `scenario-id[@version][:check-id]  # reason`, got {raw!r}")
+            head, colon, check = entry.partition(":")
+            scenario, at, version = head.partition("@")
+            if at and not version:
+                raise Fatal(f"{path.name}:{n}: empty version in {entry!r}")
+            key: Key = (scenario, version or None)
+            if colon and not check:
+                raise Fatal(f"{path.name}:{n}: empty check id in {entry!r}")
+            # a run is covered by at most one whole entry, and never by a whole entry and check entries
+            overlaps = [k for k in list(self.whole) + list(self.checks)
+                        if k[0] == scenario and (k[1] is None or key[1] is None or k[1] == key[1])]
+            if any(k in self.whole for k in overlaps) or (not colon and overlaps) or check in self.checks.get(key, {}):
+                raise Fatal(f"{path.name}:{n}: {head} is already listed (a scenario's run is listed whole or by checks, once)")
             if colon:
-                if not check:
-                    raise Fatal(f"{path.name}:{n}: empty check id in {entry!r}")
-                self.checks.setdefault(scenario, {})[check] = reason
+                self.checks.setdefault(key, {})[check] = reason
             else:
-                self.whole[scenario] = reason
+                self.whole[key] = reason
 
-    def scenarios(self) -> set[str]:
+    def keys(self) -> set[Key]:
         return set(self.whole) | set(self.checks)
+
+    def whole_reason(self, name: str, version: str | None) -> str | None:
+        return self.whole.get((name, version), self.whole.get((name, None)))
+
+    def checks_for(self, name: str, version: str | None) -> dict[str, str]:
+        return {**self.checks.get((name, None), {}), **self.checks.get((name, version), {})}
 
     def __len__(self) -> int:
         return len(self.whole) + sum(len(c) for c in self.checks.values())
@@ -387,10 +408,10 @@ def verdicts(checks: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def judge(name: str, checks: list[dict[str, Any]] | None, expected: Expected) -> tuple[str, str]:
-    """(tag, detail) for one scenario: PASS, SKIP (no check passed or failed: the suite found nothing
-    to test), XFAIL (failed as listed), FAIL (a failure not listed) or XPASS (a listed failure that
-    did not happen: the list is stale)."""
+def judge(name: str, version: str | None, checks: list[dict[str, Any]] | None, expected: Expected) -> tuple[str, str]:
+    """(tag, detail) for one scenario run at one version: PASS, SKIP (no check passed or failed: the
+    suite found nothing to test), XFAIL (failed as listed), FAIL (a failure not listed) or XPASS (a
+    listed failure that did not happen: the list is stale)."""
     if not checks:
         return "FAIL", "the suite reported no checks"
     v = verdicts(checks)
@@ -401,11 +422,12 @@ def judge(name: str, checks: list[dict[str, Any]] | None, expected: Expected) ->
     skipped = statuses.count("SKIPPED")
     if skipped:
         counts += f", {skipped} skipped"
-    if name in expected.whole:
+    whole = expected.whole_reason(name, version)
+    if whole is not None:
         if failing:
-            return "XFAIL", f"{expected.whole[name]} ({counts})"
+            return "XFAIL", f"{whole} ({counts})"
         return "XPASS", f"listed in expected-failures.txt but did not fail ({counts}); remove the entry"
-    listed = expected.checks.get(name, {})
+    listed = expected.checks_for(name, version)
     unlisted = [cid for cid in failing if cid not in listed]
     if unlisted:
         return "FAIL", f"{counts} — " + describe_failures([c for c in checks if str(c.get("id")) in unlisted])
@@ -420,6 +442,14 @@ def judge(name: str, checks: list[dict[str, Any]] | None, expected: Expected) ->
         return "SKIP", f"no check passed or failed: {why}"
     warn = [cid for cid, st in v.items() if st == "WARNING"]
     return "PASS", counts + (f", warnings: {', '.join(warn)}" if warn else "")
+
+
+def wires(versions: list[str]) -> list[str | None]:
+    """The versions a scenario runs at: 2026-07-28 if it lists it, and the newest dated version it
+    lists (runread serves both eras); None for an extension scenario (the suite's own choice)."""
+    out: list[str | None] = [SPEC] if SPEC in versions else []
+    out += [v for v in DATED if v in versions][:1]
+    return out or [None]
 
 
 def run_scenario(node: Path, entry: Path, url: str, name: str, version: str | None, out: Path,
@@ -527,10 +557,13 @@ class Run:
             node, entry, desc = ensure_npm(opts.cache)
         print(f"tools: {desc}", flush=True)
         scenarios = list_scenarios(node, entry, self.tmp)
-        known = {n for n, _ in scenarios}
-        for name in sorted(expected.scenarios()):
+        known = {n: wires(v) for n, v in scenarios}
+        for name, version in sorted(expected.keys(), key=lambda k: (k[0], k[1] or "")):
             if name not in known:
                 tally.error(f"expected-failures.txt: {name}", "not a server scenario of this conformance version")
+            elif version is not None and version not in known[name]:
+                tally.error(f"expected-failures.txt: {name}@{version}",
+                            f"{name} runs at {', '.join(str(v) for v in known[name])} only")
         if opts.scenario:
             unknown = [s for s in opts.scenario if s not in known]
             if unknown:
@@ -541,19 +574,22 @@ class Run:
         self.proxy = KeyProxy(int(direct_url.rsplit(":", 1)[1].split("/")[0]), key)
         url = f"http://127.0.0.1:{self.proxy.port}/mcp"
         print(f"server: runread serve at {direct_url}; the suite uses {url} (adds {KEY_HEADER.decode()})", flush=True)
-        print(f"scenarios: {len(scenarios)} server scenarios; expected-failures.txt lists {len(expected.whole)} whole "
-              f"scenarios and {len(expected) - len(expected.whole)} single checks", flush=True)
+        runs = [(name, version) for name, versions in scenarios for version in wires(versions)]
+        print(f"scenarios: {len(scenarios)} server scenarios, {len(runs)} runs ({sum(1 for _, v in runs if v == SPEC)} at "
+              f"{SPEC}, {sum(1 for _, v in runs if v in DATED)} in the dated era, {sum(1 for _, v in runs if v is None)} "
+              f"extensions); expected-failures.txt lists {len(expected.whole)} whole scenarios and "
+              f"{len(expected) - len(expected.whole)} single checks", flush=True)
 
         results_dir = self.tmp / "results"
-        for name, versions in scenarios:
-            version = SPEC if SPEC in versions else None
-            wire = version or ("2026-07-28 (extension)" if versions == ["extension"] else "2025-11-25")
+        for name, version in runs:
+            wire = version or f"{SPEC} (extension)"
             label = f"{name} [{wire}]"
             if self.server.poll() is not None:
                 raise Fatal(f"runread serve exited {self.server.returncode} before {name}: {tail(self.server_log.read_bytes())}")
-            r = run_scenario(node, entry, url, name, version, results_dir / name, opts.timeout_ms, self.procs)
+            r = run_scenario(node, entry, url, name, version, results_dir / f"{name}@{version or 'extension'}",
+                             opts.timeout_ms, self.procs)
             if r["checks"]:
-                tag, detail = judge(name, r["checks"], expected)
+                tag, detail = judge(name, version, r["checks"], expected)
             else:
                 # the suite itself broke (crash, timeout): never an expected failure
                 tag, detail = "FAIL", f"no checks.json (rc {r['rc']}): {tail(ANSI.sub('', r['output']), 800)}"

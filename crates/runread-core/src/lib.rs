@@ -6,6 +6,7 @@
 //! This crate does no I/O: it is the place where a rule is written once and tested at its edge.
 #![forbid(unsafe_code)]
 
+pub mod canonical;
 pub mod chunk;
 pub mod cursor;
 pub mod envelope;

@@ -233,7 +233,8 @@ impl Inner {
             .registry
             .get(&call.tool)
             .ok_or(ErrorCode::UnknownTool)?;
-        let input_bytes = call.input.to_string().into_bytes();
+        // Canonical: the same input gives the same digest whatever order its keys came in.
+        let input_bytes = runread_core::canonical::to_vec(&call.input);
         if input_bytes.len() > INPUT_MAX_BYTES {
             return Err(ErrorCode::InvalidArguments);
         }
@@ -350,7 +351,7 @@ impl Inner {
             self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
             return Err(ErrorCode::Unavailable);
         }
-        let bytes = value.to_string().into_bytes();
+        let bytes = runread_core::canonical::to_vec(&value);
         if bytes.len() > OUTPUT_MAX_BYTES {
             self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
             return Err(ErrorCode::Unavailable);

@@ -49,7 +49,7 @@ impl Definition {
             "timeoutMs": self.timeout.as_millis() as u64,
         });
         let mut bytes = b"runread.binding.v1\0".to_vec();
-        bytes.extend_from_slice(canonical.to_string().as_bytes());
+        bytes.extend_from_slice(&runread_core::canonical::to_vec(&canonical));
         runread_core::sha256_hex(&bytes)
     }
 }

@@ -194,6 +194,24 @@ async fn a_replayed_request_id_reuses_its_start_record() {
     assert_ne!(a.start_id, c.start_id);
 }
 
+/// The replay window at its edge: a repeat exactly `REPLAY_WINDOW_MS` after the first call still
+/// finds its start record; one millisecond later it is a new call with a record of its own.
+#[tokio::test]
+async fn a_repeat_after_the_replay_window_gets_its_own_start_record() {
+    let f = fixture(Behavior::Probe, false);
+    let first = call(Some("n:7"));
+    let t0 = first.now_ms;
+    let a = f.gate.execute(first, reader()).await.unwrap();
+    let mut at_edge = call(Some("n:7"));
+    at_edge.now_ms = t0 + runread_gate::REPLAY_WINDOW_MS;
+    let b = f.gate.execute(at_edge, reader()).await.unwrap();
+    assert_eq!(a.start_id, b.start_id);
+    let mut past = call(Some("n:7"));
+    past.now_ms = t0 + runread_gate::REPLAY_WINDOW_MS + 1;
+    let c = f.gate.execute(past, reader()).await.unwrap();
+    assert_ne!(a.start_id, c.start_id);
+}
+
 #[tokio::test]
 async fn missing_start_record_fails_before_the_adapter_and_zeroizes_the_key() {
     let f = fixture(Behavior::Probe, false);

@@ -1,5 +1,6 @@
-//! runread's own MCP client: connects with `server/discover` (2026-07-28), sends the key header,
-//! and reads whole answers by following cursors, checking every label, offset and hash.
+//! runread's own MCP client: connects with `server/discover` (2026-07-28) — or, for tests of the
+//! dated era, with the `initialize` handshake of a dated version —, sends the key header, and reads
+//! whole answers by following cursors, checking every label, offset and hash.
 
 use std::collections::HashMap;
 
@@ -66,6 +67,16 @@ pub struct Client {
 impl Client {
     /// Connects to `url` (e.g. `http://127.0.0.1:7077/mcp`) with `key`, using `server/discover`.
     pub async fn connect(url: &str, key: &str) -> Result<Client, ClientError> {
+        Client::connect_speaking(url, key, ProtocolVersion::V_2026_07_28).await
+    }
+
+    /// [`Client::connect`] speaking `version`: 2026-07-28 with `server/discover`, a dated version
+    /// with the `initialize` handshake (rmcp's client, as dated-era clients connect).
+    pub async fn connect_speaking(
+        url: &str,
+        key: &str,
+        version: ProtocolVersion,
+    ) -> Result<Client, ClientError> {
         let mut headers = HashMap::new();
         let name = http::HeaderName::from_static(KEY_HEADER);
         let value = http::HeaderValue::from_str(key)
@@ -74,16 +85,31 @@ impl Client {
         let config =
             StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
         let transport = StreamableHttpClientTransport::from_config(config);
-        let inner = ClientConfig::default()
-            .serve_with_lifecycle(
-                transport,
+        let (config, lifecycle) = if version.has_initialize() {
+            (
+                ClientConfig::default().with_protocol_version(version),
+                ClientLifecycleMode::Initialize,
+            )
+        } else {
+            (
+                ClientConfig::default(),
                 ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    preferred_versions: vec![version],
                 },
             )
+        };
+        let inner = config
+            .serve_with_lifecycle(transport, lifecycle)
             .await
             .map_err(|e| ClientError::Transport(e.to_string()))?;
         Ok(Client { inner })
+    }
+
+    /// The protocol version the server agreed to, as the handshake reported it.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.inner
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned())
     }
 
     /// Names of the tools this key sees.

@@ -30,13 +30,28 @@ use crate::server::{Admitted, refusal};
 /// Seconds a refused-because-busy client is told to wait.
 pub const BUSY_RETRY_AFTER_SECS: u64 = 1;
 
-/// Hosts the transport answers besides the literal loopback names.
+/// What the door answers besides the defaults: hosts and origins beyond the literal loopback
+/// names, and which protocol eras.
 #[derive(Debug, Clone, Default)]
 pub struct Allowed {
     /// Extra `Host` values (`--allow-host`), compared case-insensitively, with or without port.
     pub hosts: Vec<String>,
     /// Allowed `Origin` values (none by default: any present `Origin` is refused).
     pub origins: Vec<String>,
+    /// The protocol versions served (`--protocol`).
+    pub protocols: Protocols,
+}
+
+/// Which MCP protocol versions the endpoint speaks. Admission is the same for all of them: every
+/// request on its own key, nothing of a session grants anything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Protocols {
+    /// 2026-07-28 (stateless, `server/discover`) and the dated versions with their `initialize`
+    /// handshake (2025-11-25, 2025-06-18, 2025-03-26), served statelessly.
+    #[default]
+    All,
+    /// 2026-07-28 only: `initialize` is answered "unsupported protocol version".
+    Modern,
 }
 
 /// At most [`HTTP_MAX_IN_FLIGHT`] requests at once; beyond that an immediate 503 with
@@ -293,7 +308,7 @@ pub async fn body(State(readers): State<Arc<BodyReaders>>, req: Request, next: N
         Ok(Ok(b)) => b,
     };
     drop(reader);
-    if !is_single_request(&bytes) {
+    if !is_single_message(&bytes) {
         return refusal(ErrorCode::InvalidRequest);
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
@@ -319,17 +334,26 @@ fn busy() -> Response {
     r
 }
 
-/// Whether `body` is exactly one JSON-RPC 2.0 request: an object with `jsonrpc: "2.0"`, a string
-/// `method` and a string or integer `id`. Batches, notifications, responses, empty bodies and
-/// anything that is not JSON (including nesting deeper than serde_json's limit) are not.
+/// Whether `body` is exactly one JSON-RPC 2.0 request (a message with an `id`; see
+/// [`is_single_message`]).
 pub fn is_single_request(body: &[u8]) -> bool {
+    is_single_message(body)
+        && serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|v| v.get("id").is_some())
+}
+
+/// Whether `body` is exactly one JSON-RPC 2.0 message a client may send: an object with
+/// `jsonrpc: "2.0"` and a string `method`, and either a string or integer `id` (a request) or no
+/// `id` at all (a notification, such as the dated era's `notifications/initialized`, which does
+/// nothing and is answered 202). Batches, responses, `id: null`, empty bodies and anything that is
+/// not JSON (including nesting deeper than serde_json's limit) are not.
+pub fn is_single_message(body: &[u8]) -> bool {
     let Ok(serde_json::Value::Object(m)) = serde_json::from_slice::<serde_json::Value>(body) else {
         return false;
     };
     m.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0")
         && m.get("method").is_some_and(|v| v.is_string())
         && m.get("id")
-            .is_some_and(|v| v.is_string() || v.is_i64() || v.is_u64())
+            .is_none_or(|v| v.is_string() || v.is_i64() || v.is_u64())
         && !m.contains_key("result")
         && !m.contains_key("error")
 }
@@ -366,6 +390,7 @@ mod tests {
         let some = Allowed {
             hosts: vec!["runread.internal".into()],
             origins: vec![],
+            ..Allowed::default()
         };
         assert!(is_loopback_host("runread.internal:7077", &some));
     }
@@ -392,6 +417,7 @@ mod tests {
         let some = Allowed {
             hosts: vec!["runread.internal".into()],
             origins: vec![],
+            ..Allowed::default()
         };
         let uri: http::Uri = "http://runread.internal:7077/mcp".parse().unwrap();
         assert!(target_authority_ok(&uri, &some));
@@ -456,6 +482,7 @@ mod tests {
         let a = Allowed {
             hosts: vec![],
             origins: vec!["http://localhost:3000".into()],
+            ..Allowed::default()
         };
         assert!(origin_ok(&h, &a));
     }
@@ -484,15 +511,18 @@ mod tests {
     }
 
     #[test]
-    fn only_single_json_rpc_requests_pass() {
-        assert!(is_single_request(
+    fn only_single_json_rpc_requests_and_notifications_pass() {
+        assert!(is_single_message(
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
         ));
-        assert!(is_single_request(
+        assert!(is_single_message(
             br#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{}}"#
         ));
+        assert!(is_single_message(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        ));
         for bad in [
-            &br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#[..],
+            &br#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#[..],
             br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
             br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
             br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
@@ -502,11 +532,11 @@ mod tests {
             b"{not json",
             b"\xff\xfe",
         ] {
-            assert!(!is_single_request(bad), "{}", String::from_utf8_lossy(bad));
+            assert!(!is_single_message(bad), "{}", String::from_utf8_lossy(bad));
         }
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert!(
-            !is_single_request(deep.as_bytes()),
+            !is_single_message(deep.as_bytes()),
             "a depth bomb is refused, not a stack overflow"
         );
     }

@@ -1,5 +1,6 @@
-//! runread over MCP, protocol 2026-07-28, stateless: `server/discover`, `tools/list`,
-//! `tools/call`. [`server`] is the rmcp handler behind an axum router with the transport
+//! runread over MCP: protocol 2026-07-28 (`server/discover`, `tools/list`, `tools/call`) and the
+//! dated versions with their `initialize` handshake, all served statelessly, every request admitted
+//! on its own key ([`guards::Protocols`]). [`server`] is the rmcp handler behind an axum router with the transport
 //! [`guards`] and the key-admission layer in front, served by the [`accept`] loop (HTTP/1.1 only,
 //! bounded connections, header bytes and header time); [`client`] is runread's own client (used by
 //! `runread demo` and `runread read`).
@@ -9,10 +10,11 @@
 
 pub mod accept;
 pub mod client;
+pub mod configs;
 pub mod guards;
 pub mod server;
 
-/// The only protocol version served.
+/// The newest protocol version served, the one runread's own client speaks.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// The header that carries the read key.
 pub const KEY_HEADER: &str = "x-runread-key";

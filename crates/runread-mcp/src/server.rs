@@ -25,7 +25,19 @@ use runread_core::envelope::Labeled;
 use runread_core::limits::HTTP_BODY_MAX_BYTES;
 use runread_service::{Answer, KeyContext, Service, ToolDef};
 
+use crate::guards::Protocols;
 use crate::{KEY_HEADER, MCP_PATH};
+
+/// Every protocol version runread speaks, newest first: the stateless 2026-07-28 and the dated
+/// versions with their `initialize` handshake (served statelessly too).
+pub const ALL_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2026_07_28,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_03_26,
+];
+/// The versions of `--protocol modern`.
+pub const MODERN_VERSIONS: &[ProtocolVersion] = &[ProtocolVersion::V_2026_07_28];
 
 /// Instructions every client receives with `server/discover`.
 const INSTRUCTIONS: &str = "runread serves read-only results of local coding-agent runs that the owner granted to \
@@ -41,6 +53,7 @@ pub(crate) struct Admitted(pub(crate) Arc<KeyContext>);
 #[derive(Clone)]
 pub struct RunreadHandler {
     service: Arc<Service>,
+    protocols: Protocols,
     /// On stdio, the key from the key file stands in for the header; it is admitted again on every
     /// request, so a revocation or expiry takes effect at once.
     stdio_key: Option<Arc<zeroize::Zeroizing<String>>>,
@@ -112,7 +125,10 @@ impl ServerHandler for RunreadHandler {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
+        Cow::Borrowed(match self.protocols {
+            Protocols::All => ALL_VERSIONS,
+            Protocols::Modern => MODERN_VERSIONS,
+        })
     }
 
     async fn list_tools(
@@ -232,16 +248,21 @@ pub fn router_with(
 ) -> axum::Router {
     let handler = RunreadHandler {
         service: service.clone(),
+        protocols: allowed.protocols,
         stdio_key: None,
     };
     let host_port = listen.port();
     let config = StreamableHttpServerConfig::default()
+        // Both eras are served statelessly: no session is ever made, so nothing of one can grant
+        // anything; every POST is admitted on its own key header.
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .with_sse_retry(None)
         .with_max_request_body_bytes(HTTP_BODY_MAX_BYTES)
-        .with_stateless_protocol_metadata_required(true)
+        // The dated era carries no per-request protocol metadata; 2026-07-28 requests still need
+        // theirs (rmcp's handler checks it for that version whatever this flag says).
+        .with_stateless_protocol_metadata_required(allowed.protocols == Protocols::Modern)
         .with_allowed_hosts(
             [
                 "127.0.0.1".to_string(),
@@ -344,7 +365,11 @@ const GRACEFUL_SHUTDOWN_MAX: std::time::Duration = std::time::Duration::from_sec
 
 /// Serves MCP over standard input and output for clients that launch runread as a child process.
 /// `key` (read from a key file) stands in for the header; admission from step 3 on is the same.
-pub async fn serve_stdio(service: Arc<Service>, key: String) -> Result<(), String> {
+pub async fn serve_stdio(
+    service: Arc<Service>,
+    key: String,
+    protocols: Protocols,
+) -> Result<(), String> {
     use rmcp::ServiceExt;
     // Fail fast on a key that can never work, with the same fixed code a client would see.
     let svc = service.clone();
@@ -355,6 +380,7 @@ pub async fn serve_stdio(service: Arc<Service>, key: String) -> Result<(), Strin
         .map_err(|code| format!("{}: {}", code.as_str(), code.message()))?;
     let handler = RunreadHandler {
         service,
+        protocols,
         stdio_key: Some(Arc::new(zeroize::Zeroizing::new(key))),
     };
     let running = handler

@@ -2,7 +2,6 @@
 //! server and a real Pi session: every refusal has its fixed code and never carries the answer,
 //! a path or a key.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +15,6 @@ use runread_testkit::Env;
 
 struct Harness {
     env: Env,
-    addr: SocketAddr,
     url: String,
     /// The granted run's answer, as the agent wrote it.
     answer: String,
@@ -68,7 +66,6 @@ impl Harness {
         let addr = rx.await.unwrap();
         Harness {
             env,
-            addr,
             url: format!("http://{addr}/mcp"),
             answer,
             key: g.key,
@@ -465,32 +462,6 @@ async fn chunk_limit_is_enforced_at_its_edges_and_arguments_are_exact() {
             .await,
         "invalid_arguments"
     );
-}
-
-#[tokio::test]
-async fn legacy_initialize_is_not_a_success() {
-    let h = Harness::start().await;
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}});
-    let resp = reqwest::Client::new()
-        .post(&h.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("x-runread-key", &h.key)
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    assert!(
-        status >= 400 || v.get("error").is_some(),
-        "initialize must fail: {status} {text}"
-    );
-    assert!(v.get("result").is_none(), "{text}");
-    h.assert_no_leak(&text);
-    let _ = h.addr;
 }
 
 #[tokio::test]

@@ -2418,13 +2418,14 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
         ir,
         Exp::Fixed("invalid_request"),
     );
+    // A notification is accepted and does nothing (the dated era's handshake sends one).
     push(
         cat,
         "notification",
         s.base(Some(k1), "notifications/initialized")
             .body(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
-        ir,
-        Exp::Fixed("invalid_request"),
+        202,
+        Exp::Plain(""),
     );
     push(
         cat,
@@ -2564,25 +2565,28 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
     // --- MCP lifecycle and unknown methods ------------------------------------------------------
     cat = "lifecycle";
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}});
+    // The dated era is served (statelessly, on the key): its handshake is answered.
     push(
         cat,
-        "legacy initialize 2025-11-25",
+        "dated initialize 2025-11-25",
         s.rpc_body(Some(k1), &init).del("MCP-Protocol-Version"),
         200,
-        Exp::Rpc(-32022),
+        Exp::OkWith("\"protocolVersion\":\"2025-11-25\""),
     );
     push(
         cat,
-        "legacy initialize with matching version header",
+        "dated initialize with matching version header",
         s.rpc_body(Some(k1), &init)
             .set("MCP-Protocol-Version", "2025-11-25"),
         200,
-        Exp::Rpc(-32022),
+        Exp::OkWith("\"protocolVersion\":\"2025-11-25\""),
     );
-    push(cat, "initialize naming 2026-07-28", s.rpc_body(Some(k1), &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":PROTOCOL,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}})), 200, Exp::Rpc(-32022));
+    // `initialize` exists only in the dated era: naming 2026-07-28 there negotiates the newest
+    // dated version.
+    push(cat, "initialize naming 2026-07-28", s.rpc_body(Some(k1), &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":PROTOCOL,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}})), 200, Exp::OkWith("\"protocolVersion\":\"2025-11-25\""));
     push(
         cat,
-        "legacy initialize without a key",
+        "dated initialize without a key",
         s.rpc_body(None, &init).del("MCP-Protocol-Version"),
         403,
         Exp::Fixed("missing_key"),
@@ -2683,7 +2687,8 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
         400,
         Exp::Rpc(-32602),
     );
-    push(cat, "_meta protocolVersion 2025-11-25 with matching header", s.rpc(Some(k1), "tools/call", json!({"name":"read_final_answer","arguments":{"target":t1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}})).set("MCP-Protocol-Version", "2025-11-25"), 400, Exp::Rpc(-32022));
+    // A dated version runread speaks: served like any call, on the same key.
+    push(cat, "_meta protocolVersion 2025-11-25 with matching header", s.rpc(Some(k1), "tools/call", json!({"name":"read_final_answer","arguments":{"target":t1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}})).set("MCP-Protocol-Version", "2025-11-25"), 200, Exp::Ok);
     push(
         cat,
         "_meta a string",

@@ -177,13 +177,26 @@ async fn a_secret_beyond_a_masking_window_never_shows_after_the_cut() {
     let events = c.read_history(&target, Some(50)).await.unwrap();
     let audit = events
         .iter()
-        .find(|e| e["text"].as_str().is_some_and(|t| t.starts_with("token 0: ")))
+        .find(|e| {
+            e["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("token 0: "))
+        })
         .unwrap();
     let text = audit["text"].as_str().unwrap();
     assert_no_window("the audit event", text);
     assert!(text.starts_with("token 0: [redacted]\ntoken 1: [redacted]\n"));
-    assert_eq!(audit["truncated"], false, "masked whole, it fits: {}", text.len());
-    assert!(text.ends_with("[redacted]\n[audit] end\n"), "{}", &text[text.len() - 80..]);
+    assert_eq!(
+        audit["truncated"],
+        false,
+        "masked whole, it fits: {}",
+        text.len()
+    );
+    assert!(
+        text.ends_with("[redacted]\n[audit] end\n"),
+        "{}",
+        &text[text.len() - 80..]
+    );
 }
 
 #[tokio::test]

@@ -25,7 +25,7 @@ use crate::{
 pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     (
         "get_run",
-        "a6ecc152b437c3a7b2a3d3ff947da211a66c37e244099a38b333e0b8e99bc2bd",
+        "9b35932cb109a1057a4162e7a53d943884bd2d6b21a43aa8c8edc6d52565f7ec",
     ),
     (
         "list_artifacts",

@@ -53,7 +53,7 @@ pub struct ToolDef {
 impl ToolDef {
     /// The `outputSchema` clients see: the adapter's schema plus the trust fields every result carries.
     pub fn declared_output_schema(&self) -> Value {
-        with_trust((**self.output_schema).clone())
+        with_trust((**self.output_schema).clone(), self.name)
     }
 }
 
@@ -234,7 +234,7 @@ static GET_RUN_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
         "additionalProperties": false,
         "if": {"properties": {"found": {"const": true}}},
         "then": {"required": ["status", "revision", "eventSequence", "createdAt", "startedAt", "finishedAt", "origin"]},
-        "else": {"propertyNames": {"enum": ["found", "trust", "instructions"]}}
+        "else": {"propertyNames": {"enum": ["found", "trust", "instructions", "tool"]}}
     })
 });
 
@@ -421,20 +421,26 @@ static FINAL_ANSWER_INPUT: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-fn trust_fields() -> Value {
-    json!({"trust": {"const": "untrusted_data"}, "instructions": {"const": false}})
+/// The label's fields (`runread_core::envelope::LABEL_KEYS`), first in every result.
+fn trust_fields(tool: &str) -> Value {
+    json!({"trust": {"const": "untrusted_data"}, "instructions": {"const": false},
+           "tool": {"const": tool}})
 }
 
-fn with_trust(mut schema: Value) -> Value {
+fn with_trust(mut schema: Value, tool: &str) -> Value {
     if let (Some(props), Value::Object(trust)) = (
         schema.get_mut("properties").and_then(Value::as_object_mut),
-        trust_fields(),
+        trust_fields(tool),
     ) {
+        // The label's fields lead, as they do in every result.
+        let rest = std::mem::take(props);
         props.extend(trust);
+        props.extend(rest);
     }
     if let Some(req) = schema.get_mut("required").and_then(Value::as_array_mut) {
-        req.push("trust".into());
-        req.push("instructions".into());
+        for k in runread_core::envelope::LABEL_KEYS {
+            req.push(k.into());
+        }
     }
     schema
 }

@@ -95,7 +95,8 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
                 "finishedAt",
                 "origin",
                 "trust",
-                "instructions"
+                "instructions",
+                "tool"
             ]
             .contains(&k.as_str()),
             "unexpected field {k}"
@@ -121,6 +122,6 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
     }
     assert_eq!(
         answers[0].0,
-        json!({"found": false, "trust": "untrusted_data", "instructions": false})
+        json!({"trust": "untrusted_data", "instructions": false, "tool": "get_run", "found": false})
     );
 }

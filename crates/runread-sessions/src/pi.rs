@@ -547,21 +547,20 @@ fn preview(text: &str) -> String {
     out
 }
 
-/// The whole-message hash: SHA-256 of the message's canonical JSON (object keys sorted, compact).
-/// The same message seen in Pi's event stream and in its session file hashes the same.
+/// The whole-message hash: SHA-256 of the message's canonical JSON (object keys sorted, compact;
+/// [`runread_core::canonical`]). The same message seen in Pi's event stream and in its session
+/// file hashes the same, whatever order either wrote its keys in.
 pub fn message_sha256(message: &Value) -> String {
     use sha2::Digest;
-    // serde_json's map without `preserve_order` is a BTreeMap: the compact serialization sorts
-    // keys. It is streamed into the hasher: the same bytes as `to_string`, without building the
-    // string and re-checking its UTF-8.
+    // Streamed into the hasher: the canonical bytes, without building them.
     let mut out = io::BufWriter::with_capacity(HASH_BUFFER_BYTES, Hasher(sha2::Sha256::new()));
-    let streamed = serde_json::to_writer(&mut out, message)
+    let streamed = runread_core::canonical::write(message, &mut out)
         .ok()
         .and_then(|()| out.into_inner().ok());
     match streamed {
         Some(Hasher(h)) => hex::encode(h.finalize()),
         // Not reached (a `Value` always serializes and the hasher never fails); never guess.
-        None => runread_core::sha256_hex(message.to_string().as_bytes()),
+        None => runread_core::sha256_hex(&runread_core::canonical::to_vec(message)),
     }
 }
 
@@ -992,9 +991,10 @@ mod tests {
                 if let LineOutcome::Entry(e) = p.parse_line(l, i as u64 + 2, 0)
                     && let Some(sha) = &e.message_sha256
                 {
-                    // The streamed hash is the hash of `to_string`, as it was.
+                    // The streamed hash is the hash of the canonical form.
                     let v: Value = serde_json::from_slice(l).unwrap();
-                    let whole = runread_core::sha256_hex(v["message"].to_string().as_bytes());
+                    let whole =
+                        runread_core::sha256_hex(&runread_core::canonical::to_vec(&v["message"]));
                     assert_eq!(sha, &whole);
                     hashed += 1;
                 }

@@ -120,6 +120,10 @@ enum Command {
         /// With --stdio: the file holding the read key (it stands in for the x-runread-key header).
         #[arg(long)]
         key_file: Option<PathBuf>,
+        /// Protocol versions to speak: `all` (2026-07-28 and the dated 2025-11-25, 2025-06-18,
+        /// 2025-03-26, every request admitted on its own key) or `modern` (2026-07-28 only).
+        #[arg(long, value_enum, default_value_t = ProtocolChoice::All)]
+        protocol: ProtocolChoice,
     },
     /// Register a file the agent produced as an artifact of a run (the trusted producer's act).
     #[command(subcommand)]
@@ -547,6 +551,7 @@ fn run(cli: Cli) -> Res {
             allow_origin,
             watch,
             pi,
+            protocol,
         } => {
             let (home, store) = open_home(cli.home, spec)?;
             if watch {
@@ -558,9 +563,14 @@ fn run(cli: Cli) -> Res {
             }
             let extra = extra_secrets(secrets_file.as_deref(), &secret_env)?;
             match (stdio, key_file) {
-                (true, Some(kf)) => {
-                    serve_stdio(&home, store, &kf, Duration::from_millis(settle_ms), extra)
-                }
+                (true, Some(kf)) => serve_stdio(
+                    &home,
+                    store,
+                    &kf,
+                    Duration::from_millis(settle_ms),
+                    extra,
+                    protocol.into(),
+                ),
                 _ => serve(
                     &home,
                     store,
@@ -570,6 +580,7 @@ fn run(cli: Cli) -> Res {
                     runread_mcp::guards::Allowed {
                         hosts: allow_host,
                         origins: allow_origin,
+                        protocols: protocol.into(),
                     },
                 ),
             }
@@ -859,11 +870,8 @@ fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
     }
 }
 
-fn client_config(url: &str, key: &str) -> serde_json::Value {
-    json!({"mcpServers": {"runread": {"type": "http", "url": url, "headers": {runread_mcp::KEY_HEADER: key}}}})
-}
-
 fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -> Res {
+    let configs = runread_mcp::configs::for_key(url, &g.key);
     let out = json!({
         "grantId": g.grant.id,
         "key": g.key,
@@ -872,7 +880,9 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
         "url": url,
         "expiresAt": rfc3339(g.grant.expires_at_ms),
         "to": g.grant.label,
-        "clientConfig": client_config(url, &g.key),
+        "clientConfig": configs.mcp_servers,
+        "claudeCommand": configs.claude_command,
+        "codexToml": configs.codex_toml,
     });
     if as_json {
         println!(
@@ -910,11 +920,18 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
     println!("read key (shown once; only its hash is stored):");
     println!("{}", g.key);
     println!();
-    println!("client config:");
+    println!("client config (mcpServers JSON: Claude Code --mcp-config, Cursor, Claude Desktop):");
     println!(
         "{}",
-        serde_json::to_string_pretty(&client_config(url, &g.key)).map_err(|e| e.to_string())?
+        serde_json::to_string_pretty(&configs.mcp_servers).map_err(|e| e.to_string())?
     );
+    println!();
+    println!("Claude Code:");
+    println!("{}", configs.claude_command);
+    println!();
+    println!("Codex (~/.codex/config.toml):");
+    print!("{}", configs.codex_toml);
+    println!("# {}", runread_mcp::configs::CODEX_MODERN_NOTE);
     Ok(())
 }
 
@@ -947,6 +964,14 @@ fn serve(
         Err(_) => return Err("service is shared before start".into()),
     };
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let versions = match allowed.protocols {
+        runread_mcp::guards::Protocols::All => runread_mcp::server::ALL_VERSIONS,
+        runread_mcp::guards::Protocols::Modern => runread_mcp::server::MODERN_VERSIONS,
+    }
+    .iter()
+    .map(|v| v.as_str())
+    .collect::<Vec<_>>()
+    .join(", ");
     rt.block_on(async move {
         runread_mcp::server::serve_with(
             service,
@@ -954,8 +979,7 @@ fn serve(
             allowed,
             |addr| {
                 eprintln!(
-                    "runread serving MCP {} at http://{addr}{} (Ctrl-C to stop)",
-                    runread_mcp::PROTOCOL_VERSION,
+                    "runread serving MCP ({versions}) at http://{addr}{} (Ctrl-C to stop)",
                     runread_mcp::MCP_PATH
                 )
             },
@@ -1146,12 +1170,29 @@ async fn first_target(
         .ok_or_else(|| format!("this key has no live {feature} grant"))
 }
 
+/// `serve --protocol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ProtocolChoice {
+    All,
+    Modern,
+}
+
+impl From<ProtocolChoice> for runread_mcp::guards::Protocols {
+    fn from(c: ProtocolChoice) -> Self {
+        match c {
+            ProtocolChoice::All => runread_mcp::guards::Protocols::All,
+            ProtocolChoice::Modern => runread_mcp::guards::Protocols::Modern,
+        }
+    }
+}
+
 fn serve_stdio(
     home: &std::path::Path,
     store: Arc<dyn Store>,
     key_file: &std::path::Path,
     settle_quiet: Duration,
     extra: Vec<String>,
+    protocols: runread_mcp::guards::Protocols,
 ) -> Res {
     {
         use std::os::unix::fs::PermissionsExt;
@@ -1183,7 +1224,7 @@ fn serve_stdio(
         Err(_) => return Err("service is shared before start".into()),
     };
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    rt.block_on(runread_mcp::server::serve_stdio(service, key))
+    rt.block_on(runread_mcp::server::serve_stdio(service, key, protocols))
 }
 
 /// Runs a watcher on `dir` in a background thread for the life of the process.

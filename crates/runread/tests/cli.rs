@@ -299,7 +299,7 @@ fn stdio_transport_serves_the_same_admission_with_a_key_file() {
     let _ = child.wait();
     assert_eq!(
         replies[0]["result"]["supportedVersions"],
-        serde_json::json!(["2026-07-28"])
+        serde_json::json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
     );
     let tools: Vec<&str> = replies[1]["result"]["tools"]
         .as_array()
@@ -317,6 +317,65 @@ fn stdio_transport_serves_the_same_admission_with_a_key_file() {
             .unwrap()
             .starts_with("<tool_result tool=\"read_final_answer\" trust=\"untrusted\">")
     );
+
+    // The dated era over stdio: the `initialize` handshake, then the same call and label.
+    let dated = |protocol: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
+            .arg("--home")
+            .arg(home)
+            .args(["serve", "--stdio", "--key-file", key_file.to_str().unwrap()])
+            .args(["--protocol", protocol])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"codex-like","version":"1"}}}}}}"#
+        )
+        .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let init: Value = serde_json::from_str(&line).unwrap();
+        let mut call = None;
+        if init.get("result").is_some() {
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+            )
+            .unwrap();
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"read_final_answer","arguments":{{"target":{target}}}}}}}"#
+            )
+            .unwrap();
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            call = Some(serde_json::from_str::<Value>(&line).unwrap());
+        }
+        drop(stdin);
+        let _ = child.wait();
+        (init, call)
+    };
+    let (init, call) = dated("all");
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    let call = call.unwrap();
+    let sc = &call["result"]["structuredContent"];
+    assert_eq!(sc["readable"], true, "{call}");
+    assert!(
+        sc.to_string().starts_with(
+            r#"{"trust":"untrusted_data","instructions":false,"tool":"read_final_answer","#
+        ),
+        "{sc}"
+    );
+    let (init, call) = dated("modern");
+    assert!(
+        init.get("result").is_none() && init["error"]["code"].is_i64(),
+        "{init}"
+    );
+    assert!(call.is_none());
 
     // A revoked key is refused on stdio exactly as on HTTP.
     ok(runread(

@@ -1,0 +1,882 @@
+#!/usr/bin/env python3
+"""Real coding agents read a granted final answer from runread over MCP, with the README's configs.
+
+    python3 tests/agents/readers.py --runread target/debug/runread
+
+The real Claude Code CLI and the real Codex CLI, driven offline by the harness's scripted model
+servers (../shared/harness: claude-scenario.py + mockanthropic.py, codex-scenario.py +
+mockresponses.py; each installs its pinned agent once into $RUNREAD_HARNESS_CACHE, default
+~/.cache/runread-harness, with npm), connect to runread with the client configs of README.md
+"Client configurations", each read from the README by its ``<!-- client-config: NAME -->`` marker
+and handed to the client verbatim (only the port, ``<key>``, the key file's path and, for stdio,
+``runread`` -> this binary's absolute path substituted). The scripted model finds runread's
+``read_final_answer`` tool, calls it with the exact target ``runread grant --json`` printed, and
+answers. The test then reads what the client handed its model in the next model request
+(llm-requests.jsonl) and checks that it carries runread's trust label ahead of the answer text:
+it must begin ``{"trust":"untrusted_data","instructions":false,"tool":"read_final_answer"``, and
+its ``text`` must be the first chunk of the granted answer (byte offset 0, the answer's sha256).
+
+Setup: a throwaway home and workspace with the ``sample`` Pi fixture (only the header's cwd
+changed), ingest, one grant (``final_answer``) whose key is also written to a key file (0600),
+``runread serve`` on a free loopback port, and in front of it a byte-exact recording HTTP
+pass-through (the clients' URL): it records every request and response, from which each case
+reports the protocol version the client actually spoke (its handshake, and the version every later
+request states). Over stdio the pipe is private to the client and the runread it launches, so
+there the version is the one the client itself logged as negotiated (Claude Code's
+``--debug-file``: ``negotiatedProtocolVersion``; Codex's ``RUST_LOG=rmcp::service=info``:
+``Service initialized as client peer_info ... protocol_version``); over HTTP both are recorded
+and must agree. A stdio runread finds the home through the client's HOME
+(``$HOME/.local/share/runread``, a symlink to the test's home), as a user's would.
+
+Cases, run one after another against the one server:
+  1. claude-http         ``claude -p ... --mcp-config FILE``, FILE = block ``mcp-servers-http``
+  2. claude-stdio        ``--mcp-config FILE``, FILE = block ``mcp-servers-stdio``
+  3. claude-mcp-add-http / claude-mcp-add-stdio
+                         the ``claude-http-command`` / ``claude-stdio-command`` blocks run with
+                         sh in the harness's CLAUDE_CONFIG_DIR/HOME environment, then
+                         ``claude mcp list`` (it health-checks: runread must be "Connected"), then a
+                         harness step that uses the added server (no --mcp-config)
+  4. codex-http          block ``codex-http``, parsed with tomllib, as ``-c`` dotted keys
+  5. codex-http-2026     the same plus ``features.mcp_2026_07_28 = true``
+  6. codex-stdio         block ``codex-stdio``
+Claude Code's model loads the deferred MCP tool with ToolSearch (``select:mcp__runread__read_final_answer``)
+and calls it; Codex's model runs its client-side ``tool_search`` and then calls
+``{"namespace": "mcp__runread", "name": "read_final_answer"}`` (model gpt-5.5). What the model gets is
+compared, key order included, with the structuredContent recorded on the wire (over stdio: with the
+one recorded over HTTP). Codex puts two lines of its own (``Wall time: … seconds``, ``Output:``) in
+front of an MCP tool's output; there the label must come first right after them.
+
+Prints one PASS/FAIL line per check (each case: the protocol version spoken, the client version
+and the first 200 characters of what reached the model) and ends with
+``agents: N passed, M failed``; exits 1 if any check failed. ``--keep`` keeps the temp dir (each
+case's harness OUTDIR, the recorded HTTP exchanges, serve.log); it is also kept on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+README = REPO / "README.md"
+sys.path.insert(0, str(REPO / "tests" / "clients"))
+# Shared, dependency-free helpers of the outside-clients test (results, fixture placement, runread
+# CLI, server start/stop).
+from outside_clients import (  # noqa: E402
+    Fatal, Results, Runread, ensure, final_answers, fixture_session, free_port, place_session, stop, tail,
+    wait_for_port,
+)
+
+CLAUDE_VERSION = "2.1.328"
+CODEX_VERSION = "0.171.0"
+CODEX_MODEL = "gpt-5.5"
+SAMPLE_BYTES = 9554
+KEY_RE = re.compile(r"^[0-9a-f]{64}$")
+SAFE_PATH = re.compile(r"^/[A-Za-z0-9/._+-]+$")  # pasted into JSON, TOML and sh without quoting
+README_PORT = "7077"
+README_KEY_FILE = "/home/me/.config/runread/claude.key"
+# What must reach the model first: runread's trust label, then the tool's name.
+LABEL = '{"trust":"untrusted_data","instructions":false,"tool":"read_final_answer"'
+CLAUDE_TOOL = "mcp__runread__read_final_answer"  # Claude Code: mcp__<server>__<tool>
+CODEX_NAMESPACE = "mcp__runread"
+# Codex puts this in front of an MCP tool's output in the function_call_output it sends its model.
+CODEX_OUTPUT_PREFIX = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n")
+PROMPT = "Read the final answer of the run granted to you through runread."
+DONE = "I read the granted final answer through runread."
+STEP_TIMEOUT_S = 90
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+BLOCK_RE = re.compile(r"<!-- client-config: ([a-z0-9-]+) -->\n```[a-z]*\n(.*?)```", re.S)
+
+
+# --------------------------------------------------------------------------- README blocks
+
+
+def readme_blocks() -> dict[str, str]:
+    text = README.read_text(encoding="utf-8")
+    blocks: dict[str, str] = {}
+    for name, body in BLOCK_RE.findall(text):
+        if name in blocks:
+            raise Fatal(f"README.md: client-config {name} appears twice")
+        blocks[name] = body
+    markers = re.findall(r"<!-- client-config: ([^ ]+) -->", text)
+    if sorted(markers) != sorted(blocks):
+        raise Fatal(f"README.md: markers {markers} but fenced blocks under them only for {sorted(blocks)}")
+    return blocks
+
+
+def substitute(name: str, block: str, subs: list[tuple[str, str]]) -> str:
+    """Each (old, new) must occur exactly once in the block: the README's text is used as is."""
+    for old, new in subs:
+        n = block.count(old)
+        if n != 1:
+            raise Fatal(f"README block {name}: {old!r} occurs {n} times (want exactly 1): {block!r}")
+        block = block.replace(old, new)
+    return block
+
+
+def toml_dotted(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A parsed TOML table as Codex `-c` dotted keys (tables flattened; leaves are scalars or arrays)."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        if "." in k or "=" in k:
+            raise Fatal(f"TOML key {k!r} cannot be expressed as a dotted -c key")
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(toml_dotted(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+# --------------------------------------------------------------------------- recording pass-through
+
+
+class RecordingProxy:
+    """127.0.0.1:<port> -> 127.0.0.1:<upstream>, byte for byte in both directions (nothing added or
+    changed: runread accepts a loopback Host with any port, and an Origin equal to http:// + that
+    Host), recording each connection's two byte streams. ``take()`` returns the connections recorded
+    since the last call, each parsed into (request, response) exchanges."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream = ("127.0.0.1", upstream_port)
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        self.conns: list[dict[str, Any]] = []
+        self.socks: set[socket.socket] = set()
+        self.closed = False
+        threading.Thread(target=self._accept, name="recording-proxy", daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                c, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(c,), daemon=True).start()
+
+    def _handle(self, c: socket.socket) -> None:
+        rec = {"up": bytearray(), "down": bytearray(), "done": threading.Event(), "t": time.time()}
+        try:
+            u = socket.create_connection(self.upstream, timeout=10)
+        except OSError:
+            c.close()
+            return
+        u.settimeout(None)
+        with self.lock:
+            if self.closed:
+                c.close()
+                u.close()
+                return
+            self.socks.update((c, u))
+            self.conns.append(rec)
+        for s in (c, u):
+            with contextlib.suppress(OSError):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        down = threading.Thread(target=self._pump, args=(u, c, rec["down"]), daemon=True)
+        down.start()
+        self._pump(c, u, rec["up"])
+        down.join(timeout=30)
+        for s in (c, u):
+            with contextlib.suppress(OSError):
+                s.close()
+        with self.lock:
+            self.socks.discard(c)
+            self.socks.discard(u)
+        rec["done"].set()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, buf: bytearray) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                with self.lock:
+                    buf.extend(data)
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
+                with contextlib.suppress(OSError):
+                    s.shutdown(how)
+
+    def take(self, settle: float = 2.0) -> list[dict[str, Any]]:
+        """The connections since the last take (waiting up to `settle` s for open ones to finish),
+        each {"exchanges": [{"request": ..., "response": ...}], "raw_up": bytes, "raw_down": bytes}."""
+        with self.lock:
+            conns, self.conns = self.conns, []
+        deadline = time.monotonic() + settle
+        for rec in conns:
+            rec["done"].wait(timeout=max(0.0, deadline - time.monotonic()))
+        out = []
+        for rec in conns:
+            with self.lock:
+                up, down = bytes(rec["up"]), bytes(rec["down"])
+            reqs = parse_http(up, response=False)
+            resps = parse_http(down, response=True)
+            out.append({"t": rec["t"], "raw_up": up, "raw_down": down,
+                        "exchanges": [{"request": r, "response": resps[i] if i < len(resps) else None}
+                                      for i, r in enumerate(reqs)]})
+        return sorted(out, key=lambda c: c["t"])
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            socks, self.socks = list(self.socks), set()
+        with contextlib.suppress(OSError):
+            self.listener.close()
+        for s in socks:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                s.close()
+
+
+def parse_http(data: bytes, response: bool) -> list[dict[str, Any]]:
+    """HTTP/1.1 messages in one direction of a connection: start line, headers (in order, names
+    lower-cased), body (Content-Length, chunked, or for a response without either: to the end)."""
+    msgs: list[dict[str, Any]] = []
+    i = 0
+    while i < len(data):
+        j = data.find(b"\r\n\r\n", i)
+        if j < 0:
+            msgs.append({"start": "(incomplete)", "headers": [], "body": data[i:]})
+            break
+        lines = data[i:j].decode("latin-1").split("\r\n")
+        headers = [(n.strip().lower(), v.strip()) for n, _, v in (line.partition(":") for line in lines[1:])]
+        h = dict(headers)
+        i = j + 4
+        body = b""
+        status = None
+        if response:
+            parts = lines[0].split(" ", 2)
+            status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+        if "chunked" in h.get("transfer-encoding", "").lower():
+            while i < len(data):
+                k = data.find(b"\r\n", i)
+                if k < 0:
+                    break
+                size = int(data[i:k].split(b";")[0].strip() or b"0", 16)
+                i = k + 2
+                if size == 0:
+                    end = data.find(b"\r\n\r\n", i - 2)
+                    i = len(data) if end < 0 else end + 4
+                    break
+                body += data[i:i + size]
+                i += size + 2
+        elif "content-length" in h:
+            n = int(h["content-length"])
+            body, i = data[i:i + n], i + n
+        elif response and status is not None and status >= 200 and status not in (204, 304):
+            body, i = data[i:], len(data)
+        msgs.append({"start": lines[0], "headers": headers, "status": status, "body": body})
+    return msgs
+
+
+def jsonrpc_of(msg: dict[str, Any] | None, hook: Callable | None = None) -> Any:
+    """The JSON-RPC payload of a request or response body (JSON, or the first data of an SSE stream);
+    `hook` is json's object_pairs_hook (e.g. to keep key order)."""
+    if msg is None or not msg["body"]:
+        return None
+    ctype = dict(msg["headers"]).get("content-type", "")
+    body = msg["body"].decode("utf-8", "replace")
+    if "text/event-stream" in ctype:
+        body = next((line[5:].strip() for line in body.splitlines() if line.startswith("data:")), "")
+    try:
+        return json.loads(body, object_pairs_hook=hook)
+    except ValueError:
+        return None
+
+
+def meta_version(params: Any) -> str | None:
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict):
+        for k, v in meta.items():
+            if k.endswith("protocolVersion") and isinstance(v, str):
+                return v
+    return None
+
+
+def wire_summary(conns: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the client said on the wire: the handshake, the protocol version of each call, and the
+    raw structuredContent of the first successful tools/call read_final_answer."""
+    calls: list[dict[str, Any]] = []
+    for conn in conns:
+        for ex in conn["exchanges"]:
+            req, resp = ex["request"], ex["response"]
+            body = jsonrpc_of(req)
+            body = body if isinstance(body, dict) else {}  # e.g. a GET, or a body that is not JSON
+            params = body.get("params") if isinstance(body.get("params"), dict) else {}
+            rbody = jsonrpc_of(resp)
+            calls.append({
+                "http": req["start"].split(" ")[0],
+                "method": body.get("method"),
+                "status": resp["status"] if resp else None,
+                "header": dict(req["headers"]).get("mcp-protocol-version"),
+                "meta": meta_version(params),
+                "params": params,
+                "result": rbody.get("result") if isinstance(rbody, dict) else None,
+                "error": rbody.get("error") if isinstance(rbody, dict) else None,
+                "ordered": jsonrpc_of(resp, hook=lambda pairs: pairs),
+            })
+    s: dict[str, Any] = {"calls": calls, "handshake": None, "version": None, "client": None, "structured_raw": None}
+    init = next((c for c in calls if c["method"] == "initialize"), None)
+    disc = next((c for c in calls if c["method"] == "server/discover"), None)
+    tool_calls = [c for c in calls if c["method"] == "tools/call"]
+    if init is not None:
+        asked = init["params"].get("protocolVersion")
+        got = (init["result"] or {}).get("protocolVersion")
+        info = init["params"].get("clientInfo") or {}
+        s["client"] = f"{info.get('name')} {info.get('version')}"
+        s["handshake"] = f"initialize (asked {asked}, server answered {got}, HTTP {init['status']})"
+        s["version"] = got
+    elif disc is not None:
+        res = disc["result"] or {}
+        s["handshake"] = (f"server/discover (HTTP {disc['status']}, server offered {res.get('supportedVersions')}; "
+                          f"request header {disc['header']}, _meta {disc['meta']})")
+    # every request after the handshake states its version: the MCP-Protocol-Version header (both eras)
+    # and, at 2026-07-28, _meta["io.modelcontextprotocol/protocolVersion"]
+    stated = sorted({v for c in calls if c["method"] != "initialize" for v in (c["header"], c["meta"]) if v})
+    s["stated"] = stated
+    s["tools_call_versions"] = sorted({v for c in tool_calls for v in (c["header"], c["meta"]) if v})
+    if init is None and len(stated) == 1:
+        s["version"] = stated[0]
+    elif init is not None and stated and stated != [s["version"]]:
+        s["version"] = f"{s['version']} (but later requests stated {stated})"
+    if s["client"] is None:
+        for c in calls:
+            meta = c["params"].get("_meta") if isinstance(c.get("params"), dict) else None
+            info = next((v for k, v in (meta or {}).items() if k.endswith("clientInfo") and isinstance(v, dict)), None)
+            if info:
+                s["client"] = f"{info.get('name')} {info.get('version')}"
+                break
+    for c in tool_calls:
+        if c["params"].get("name") == "read_final_answer" and c["result"] and not c["result"].get("isError"):
+            s["structured_raw"] = dict(dict(c["ordered"])["result"]).get("structuredContent")  # key order as sent
+            break
+    s["methods"] = [f"{c['http']} {c['method']} -> {c['status']}" for c in calls]
+    return s
+
+
+# --------------------------------------------------------------------------- harness
+
+
+def load_harness(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), path)
+    if spec is None or spec.loader is None:
+        raise Fatal(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def first(text: str, n: int = 200) -> str:
+    return json.dumps(text[:n], ensure_ascii=False)
+
+
+class Readers:
+    def __init__(self, opts: argparse.Namespace, tmp: Path, res: Results) -> None:
+        self.opts, self.tmp, self.res = opts, tmp, res
+        self.server: subprocess.Popen | None = None
+        self.server_log: Path | None = None
+        self.proxy: RecordingProxy | None = None
+        self.observed: list[tuple[str, str, str, str]] = []  # (case, client version, protocol, transport)
+        self.case = ""
+        self.notes: list[str] = []  # what the current case observed, printed under its PASS/FAIL line
+        # the first structuredContent recorded on the wire (over stdio, what the model got is compared with it)
+        self.reference: tuple[str, Any] | None = None
+
+    def note(self, line: str) -> None:
+        key = getattr(self, "key", None)
+        self.notes.append(line.replace(key, "<key>") if key else line)
+
+    def cleanup(self) -> None:
+        if self.proxy is not None:
+            self.proxy.close()
+        stop(self.server)
+
+    # ----------------------------------------------------------------- setup
+
+    def setup(self) -> None:
+        opts, tmp = self.opts, self.tmp
+        harness = opts.harness
+        for f in ("claude-scenario.py", "codex-scenario.py", "mockanthropic.py", "mockresponses.py"):
+            if not (harness / f).is_file():
+                raise Fatal(f"harness file {harness / f} missing (--harness / $RUNREAD_HARNESS_DIR)")
+        self.blocks = readme_blocks()
+        want = {"mcp-servers-http", "mcp-servers-stdio", "claude-http-command", "claude-stdio-command", "codex-http",
+                "codex-stdio"}
+        if not want <= set(self.blocks):
+            raise Fatal(f"README.md lacks client-config blocks {sorted(want - set(self.blocks))}")
+
+        t0 = time.monotonic()
+        self.claude_mod = load_harness(harness / "claude-scenario.py", "claude-scenario")
+        self.codex_mod = load_harness(harness / "codex-scenario.py", "codex-scenario")
+        if self.claude_mod.CLAUDE_CODE_VERSION != CLAUDE_VERSION or self.codex_mod.CODEX_VERSION != CODEX_VERSION:
+            raise Fatal(f"harness pins Claude Code {self.claude_mod.CLAUDE_CODE_VERSION}, Codex "
+                        f"{self.codex_mod.CODEX_VERSION}; this test is written for {CLAUDE_VERSION}, {CODEX_VERSION}")
+        try:
+            self.claude_bin = Path(self.claude_mod.ensure_claude())
+            self.codex_bin = Path(self.codex_mod.ensure_codex())
+        except (subprocess.CalledProcessError, SystemExit, OSError) as e:
+            raise Fatal(f"installing the agents through the harness failed: {e}") from None
+        print(f"agents: Claude Code {CLAUDE_VERSION} ({self.claude_bin}), Codex {CODEX_VERSION} ({self.codex_bin}); "
+              f"ready in {time.monotonic() - t0:.1f}s", flush=True)
+
+        home = tmp / "home"
+        home.mkdir(mode=0o700)
+        ws, pi = tmp / "workspace", tmp / "pi"
+        cwd = ws / "sample"
+        cwd.mkdir(parents=True)
+        src = fixture_session("sample")
+        sid, _ = place_session(src, pi, cwd)
+        rr = Runread(opts.runread, home)
+        rr.ok("workspace", "add", str(ws))
+        rr.ok("ingest", "--pi", str(pi))
+        runs = json.loads(rr.ok("runs", "--json"))
+        cands = [r for r in runs if r["target"]["sessionId"] == sid and r.get("status") == "completed"
+                 and r.get("answerState") == "available" and r.get("finalBytes") == SAMPLE_BYTES]
+        if len(cands) != 1:
+            raise Fatal(f"expected one available {SAMPLE_BYTES}-byte sample run: {tail(json.dumps(runs), 600)}")
+        t = cands[0]["target"]
+        answer = final_answers(src).get(t["runId"])
+        if answer is None or len(answer.encode()) != SAMPLE_BYTES:
+            raise Fatal(f"fixture oracle: run {t['runId']} has no {SAMPLE_BYTES}-byte answer")
+        self.answer = answer.encode("utf-8")
+        port = free_port()
+        g = json.loads(rr.ok("grant", "--run", t["runId"], "--session", t["sessionId"], "--features", "final_answer",
+                             "--expires", "30m", "--to", "agents", "--url", f"http://127.0.0.1:{port}/mcp", "--json"))
+        if not KEY_RE.fullmatch(g.get("key", "")) or g.get("target") != t:
+            raise Fatal(f"grant --json unexpected: target {g.get('target')} (want {t})")
+        self.key, self.target = g["key"], g["target"]
+        keydir = tmp / "config"
+        keydir.mkdir(mode=0o700)
+        self.key_file = keydir / "claude.key"
+        self.key_file.write_text(self.key + "\n")
+        self.key_file.chmod(0o600)
+        self.home = home
+        for p in (opts.runread, self.key_file):
+            if not SAFE_PATH.fullmatch(str(p)):
+                raise Fatal(f"path {p} has characters that would need quoting in the configs")
+
+        self.server_log = tmp / "serve.log"
+        with open(self.server_log, "wb") as logf:
+            self.server = subprocess.Popen(
+                [str(opts.runread), "--home", str(home), "serve", "--listen", f"127.0.0.1:{port}"],
+                stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=rr.env, start_new_session=True,
+            )
+        wait_for_port(port, self.server, self.server_log)
+        self.proxy = RecordingProxy(port)
+        self.res.record("setup: ingest, grant, serve", True,
+                        f"run {t['runId']} ({SAMPLE_BYTES} B) granted (final_answer); runread serve on 127.0.0.1:{port}, "
+                        f"clients use the recording pass-through 127.0.0.1:{self.proxy.port}")
+
+    # ----------------------------------------------------------------- configs
+
+    def http_subs(self) -> list[tuple[str, str]]:
+        return [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", self.key)]
+
+    def config(self, name: str) -> str:
+        block = self.blocks[name]
+        if name in ("mcp-servers-http", "claude-http-command", "codex-http"):
+            return substitute(name, block, self.http_subs())
+        runread = str(self.opts.runread)
+        first_sub = {"mcp-servers-stdio": ('"command": "runread"', f'"command": "{runread}"'),
+                     "claude-stdio-command": ("-- runread serve", f"-- {runread} serve"),
+                     "codex-stdio": ('command = "runread"', f'command = "{runread}"')}[name]
+        return substitute(name, block, [first_sub, (README_KEY_FILE, str(self.key_file))])
+
+    # ----------------------------------------------------------------- running a scenario
+
+    def case_dir(self, name: str) -> Path:
+        out = self.tmp / "cases" / name
+        (out / "home" / ".local" / "share").mkdir(parents=True)
+        # a stdio runread launched by the client finds its home as a user's would: $HOME/.local/share/runread
+        (out / "home" / ".local" / "share" / "runread").symlink_to(self.home)
+        (out / "workspace").mkdir()
+        return out
+
+    def harness(self, agent: str, out: Path, scenario: dict[str, Any]) -> dict[str, Any]:
+        path = out.parent / f"{out.name}.scenario.json"
+        path.write_text(json.dumps(scenario, indent=1))
+        script = self.opts.harness / f"{agent}-scenario.py"
+        r = subprocess.run([sys.executable, str(script), str(path), str(out)], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=STEP_TIMEOUT_S * len(scenario["steps"]) + 120)
+        (out / "harness.out").write_text(r.stdout + r.stderr)
+        ensure(r.returncode == 0, f"{script.name} exited {r.returncode}: {tail(r.stderr or r.stdout, 800)}")
+        manifest = json.loads((out / "manifest.json").read_text())
+        for i, step in enumerate(manifest["steps"]):
+            err = (out / step["stderr"]).read_text(errors="replace")
+            ensure(step["exit_code"] == 0, f"step {i} exited {step['exit_code']}: {tail(ANSI.sub('', err), 800)}")
+        return manifest
+
+    def wire(self, out: Path, label: str) -> dict[str, Any]:
+        """The HTTP traffic since the last take, saved raw (out/wire-LABEL.txt) and summarized."""
+        conns = self.proxy.take()
+        with open(out / f"wire-{label}.txt", "wb") as f:
+            for n, c in enumerate(conns):
+                f.write(b"===== connection %d: client -> runread\n" % n + c["raw_up"])
+                f.write(b"\n===== connection %d: runread -> client\n" % n + c["raw_down"] + b"\n")
+        return wire_summary(conns)
+
+    def requests(self, out: Path) -> dict[int, dict[str, Any]]:
+        reqs: dict[int, dict[str, Any]] = {}
+        for line in (out / "llm-requests.jsonl").read_text().splitlines():
+            e = json.loads(line)
+            if e.get("n") is not None:
+                reqs[e["n"]] = e["body"]
+        return reqs
+
+    # ----------------------------------------------------------------- what reached the model
+
+    def check_label(self, text: str, wire: dict[str, Any] | None) -> str:
+        """`text` is what the model received as the tool's result (after any client prefix)."""
+        if text.startswith("<tool_result"):
+            raise AssertionError(f"the client passed runread's text content block, not structuredContent: {first(text)}")
+        try:
+            obj = json.loads(text, object_pairs_hook=lambda pairs: pairs)
+        except ValueError as e:
+            raise AssertionError(f"the tool result the model got is not JSON ({e}): {first(text)}") from None
+        keys = [k for k, _ in obj]
+        d = dict(obj)
+        if wire is not None:
+            ensure(wire.get("structured_raw") is not None, "no successful tools/call read_final_answer on the wire")
+            ensure(obj == wire["structured_raw"],
+                   "what the model got differs from the structuredContent runread sent (keys, order or values): "
+                   f"model {keys[:5]}…, wire {[k for k, _ in wire['structured_raw']][:5]}…")
+            form = "structuredContent JSON (equal to what runread sent, keys in the same order)"
+            if self.reference is None:
+                self.reference = (self.case, wire["structured_raw"])
+        elif self.reference is not None:
+            ensure(obj == self.reference[1], f"what the model got differs from the structuredContent runread sent "
+                                             f"in {self.reference[0]} (same grant, same chunk)")
+            form = f"structuredContent JSON (equal to what runread sent over HTTP in {self.reference[0]}, same key order)"
+        else:
+            form = "structuredContent JSON"
+        ensure(text.startswith(LABEL), f"the label is not first: keys in order {keys[:5]}…; starts {first(text, 120)}")
+        ensure(d.get("state") == "available" and d.get("byteOffset") == 0 and d.get("totalBytes") == SAMPLE_BYTES,
+               f"state {d.get('state')!r}, byteOffset {d.get('byteOffset')!r}, totalBytes {d.get('totalBytes')!r}")
+        chunk = d.get("text") or ""
+        ensure(chunk.encode() == self.answer[:d.get("bytes", -1)] and len(chunk) > 0,
+               f"text ({len(chunk.encode())} B) is not the answer's first {d.get('bytes')} bytes")
+        ensure(d.get("sha256") == hashlib.sha256(self.answer).hexdigest(), f"sha256 {d.get('sha256')}")
+        start = json.dumps(self.answer[:48].decode(), ensure_ascii=False)[1:-1]
+        at = text.find(start)
+        ensure(at > len(LABEL), f"the answer's first bytes are not after the label (found at {at})")
+        return f"{form}, {len(text)} chars, label first, the answer's first bytes at char {at}, {d['bytes']} of {SAMPLE_BYTES} bytes"
+
+    # ----------------------------------------------------------------- Claude Code
+
+    def claude_scenario(self, args: list[str], debug: Path) -> dict[str, Any]:
+        return {
+            "responses": [
+                {"tool_calls": [{"name": "ToolSearch", "arguments": {"query": f"select:{CLAUDE_TOOL}", "max_results": 5}}]},
+                {"tool_calls": [{"name": CLAUDE_TOOL, "arguments": {"target": self.target}}]},
+                {"text": DONE},
+            ],
+            "steps": [{"prompt": PROMPT, "args": args + ["--debug-file", str(debug)], "timeout_s": STEP_TIMEOUT_S}],
+        }
+
+    @staticmethod
+    def claude_negotiated(debug: Path) -> str | None:
+        """Claude Code's own record: 'Connection established with capabilities: {..."negotiatedProtocolVersion"...}'."""
+        if not debug.exists():
+            return None
+        found = None
+        for line in debug.read_text(errors="replace").splitlines():
+            if 'MCP server "runread": Connection established with capabilities:' in line:
+                caps = json.loads(line.split("capabilities:", 1)[1])
+                found = f"{caps.get('negotiatedProtocolVersion')} ({caps.get('protocolEra')} era)"
+        return found
+
+    def claude_read(self, case: str, transport: str, out: Path, manifest: dict[str, Any], debug: Path,
+                    wire: dict[str, Any] | None) -> str:
+        events = [json.loads(line) for line in (out / "events-0.jsonl").read_text().splitlines() if line.strip()]
+        init = next((e for e in events if e.get("type") == "system" and e.get("subtype") == "init"), {})
+        servers = {s.get("name"): s.get("status") for s in init.get("mcp_servers", [])}
+        ensure(servers.get("runread") == "connected", f"init event mcp_servers {init.get('mcp_servers')}")
+        ensure(CLAUDE_TOOL in init.get("tools", []), f"{CLAUDE_TOOL} not among the session's tools")
+        reqs = self.requests(out)
+        ensure(sorted(reqs) == [0, 1, 2], f"scripted model requests {sorted(reqs)} (want 0, 1, 2)")
+        names1 = [t.get("name") for t in reqs[1].get("tools", [])]
+        ensure(CLAUDE_TOOL in names1, f"after ToolSearch the model's tools lack {CLAUDE_TOOL}: {names1}")
+        last = reqs[2]["messages"][-1]
+        results = [b for b in last.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_result"]
+        ensure(last.get("role") == "user" and len(results) == 1 and results[0].get("tool_use_id") == "toolu_mock_1_0",
+               f"request 2 does not end with the tool_result of toolu_mock_1_0: {json.dumps(last)[:300]}")
+        tr = results[0]
+        ensure(not tr.get("is_error"), f"tool_result is_error: {json.dumps(tr)[:400]}")
+        content = tr.get("content")
+        if isinstance(content, list):
+            kinds = [b.get("type") for b in content]
+            ensure(kinds == ["text"], f"tool_result content blocks {kinds}")
+            content = content[0]["text"]
+        ensure(isinstance(content, str), f"tool_result content {type(content).__name__}")
+        client_said = self.claude_negotiated(debug)
+        ensure(client_said is not None, f"no 'Connection established' line for runread in {debug.name}")
+        proto = self.protocol(wire, client_said)
+        version = manifest.get("cli_version")
+        self.observed.append((case, version, proto, transport))
+        self.note(f"client: {version}; protocol: {proto}")
+        self.note(f"model saw (first 200 chars of the tool_result): {first(content)}")
+        result = next((e for e in events if e.get("type") == "result"), {})
+        ensure(result.get("subtype") == "success" and result.get("result") == DONE, f"result event {json.dumps(result)[:300]}")
+        return f"tool_result: {self.check_label(content, wire)}"
+
+    def protocol(self, wire: dict[str, Any] | None, client_said: str) -> str:
+        """The version spoken: on the wire (HTTP), which must agree with the client's own record."""
+        if wire is None:
+            return f"{client_said} — the client's own record (stdio: no wire record)"
+        text = (f"{wire['version']} on the wire: {wire['handshake']}; later requests stated {wire['stated']}; "
+                f"client on the wire: {wire['client']}; {len(wire['methods'])} HTTP exchanges "
+                f"({', '.join(dict.fromkeys(wire['methods']))}); the client's own record: {client_said}")
+        if wire["version"] is None or client_said.split(" ")[0] != wire["version"]:
+            self.note(f"protocol: {text}")
+            raise AssertionError(f"the wire ({wire['version']}) and the client's record ({client_said}) disagree or are unclear")
+        return text
+
+    def case_claude_mcp_config(self, case: str, block: str, transport: str) -> str:
+        out = self.case_dir(case)
+        cfg = out / "mcp.json"
+        cfg.write_text(self.config(block))
+        json.loads(cfg.read_text())  # the README block must be valid JSON as printed
+        debug = out / "claude-debug.txt"
+        self.proxy.take(settle=0)
+        manifest = self.harness("claude", out, self.claude_scenario(["--mcp-config", str(cfg)], debug))
+        wire = self.wire(out, "read") if transport == "HTTP" else None
+        if transport == "stdio":
+            stray = self.proxy.take(settle=0)
+            ensure(not stray, f"{len(stray)} HTTP connections during a stdio case")
+        return self.claude_read(case, transport, out, manifest, debug, wire)
+
+    def claude_env(self, out: Path) -> dict[str, str]:
+        """The environment claude-scenario.py gives the agent (CLAUDE_CONFIG_DIR, HOME, ...), with `claude`
+        on PATH. ANTHROPIC_BASE_URL names a loopback port nothing listens on: with it unset, `claude mcp
+        list` first spends ~17 s failing to fetch remote managed settings and policy limits from
+        api.anthropic.com (5 retries each), although it reaches runread without them."""
+        bindir = out / "bin"
+        for d in (bindir, out / "claude", out / "tmp"):
+            d.mkdir(exist_ok=True)
+        link = bindir / "claude"
+        if not link.exists():
+            link.symlink_to(self.claude_bin)
+        env = {k: os.environ[k] for k in self.claude_mod.KEEP_ENV if k in os.environ}
+        env["PATH"] = f"{bindir}:{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
+        env.setdefault("SHELL", "/bin/bash")
+        env.update({
+            "HOME": str(out / "home"), "CLAUDE_CONFIG_DIR": str(out / "claude"), "CLAUDE_CODE_TMPDIR": str(out / "tmp"),
+            "TMPDIR": str(out / "tmp"), "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{free_port()}",
+            "ANTHROPIC_API_KEY": "mock", "NO_PROXY": "127.0.0.1,localhost", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0", "IS_SANDBOX": "1",
+        })
+        return env
+
+    def case_claude_mcp_add(self, case: str, block: str, transport: str) -> str:
+        out = self.case_dir(case)
+        env = self.claude_env(out)
+        ws = out / "workspace"
+        command = self.config(block)
+        self.proxy.take(settle=0)
+        add = subprocess.run(["sh", "-c", command], cwd=ws, env=env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=60)
+        (out / "mcp-add.out").write_text(add.stdout + add.stderr)
+        ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        list_debug = out / "mcp-list-debug.txt"
+        t0 = time.monotonic()
+        ls = subprocess.run(["claude", "--debug-file", str(list_debug), "mcp", "list"], cwd=ws, env=env,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=90)
+        list_s = time.monotonic() - t0
+        (out / "mcp-list.out").write_text(ls.stdout + ls.stderr)
+        line = next((x for x in ls.stdout.splitlines() if x.startswith("runread:")), None)
+        ensure(ls.returncode == 0 and line is not None and "Connected" in line and "✔" in line,
+               f"`claude mcp list` exited {ls.returncode}: {tail(ls.stdout + ls.stderr, 600)}")
+        list_wire = self.wire(out, "mcp-list") if transport == "HTTP" else None
+        self.note(f"`{command.strip()}` -> {add.stdout.strip().splitlines()[0]}")
+        self.note(f"`claude mcp list` ({list_s:.1f}s): {line.strip()}; protocol: "
+                  f"{self.protocol(list_wire, self.claude_negotiated(list_debug) or '(no record)')}")
+        debug = out / "claude-debug.txt"
+        manifest = self.harness("claude", out, self.claude_scenario([], debug))
+        wire = self.wire(out, "read") if transport == "HTTP" else None
+        read = self.claude_read(case, transport, out, manifest, debug, wire)
+        return f"`claude mcp list`: {line.strip()}; then a step with no --mcp-config: {read}"
+
+    # ----------------------------------------------------------------- Codex
+
+    def codex_scenario(self, config: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "model": CODEX_MODEL,
+            "responses": [
+                {"tool_search": {"query": "runread read final answer", "limit": 8}},
+                {"tool_calls": [{"namespace": CODEX_NAMESPACE, "name": "read_final_answer",
+                                 "arguments": {"target": self.target}}]},
+                {"text": DONE},
+            ],
+            "steps": [{"prompt": PROMPT, "timeout_s": STEP_TIMEOUT_S}],
+            "config": config,
+            # the rmcp client logs the server's InitializeResult at INFO ("Service initialized as client")
+            "env": {"RUST_LOG": "error,rmcp::service=info"},
+        }
+
+    @staticmethod
+    def codex_negotiated(stderr: Path) -> str | None:
+        m = None
+        for line in ANSI.sub("", stderr.read_text(errors="replace")).splitlines():
+            if "Service initialized as client" in line:
+                m = re.search(r'protocol_version: ProtocolVersion\("([^"]+)"\)', line) or m
+        return m.group(1) if m else None
+
+    def case_codex(self, case: str, block: str, transport: str, extra: dict[str, Any]) -> str:
+        out = self.case_dir(case)
+        text = self.config(block)
+        (out / "config-block.toml").write_text(text)
+        config = toml_dotted(tomllib.loads(text))
+        ensure(all(k.startswith("mcp_servers.runread.") for k in config), f"unexpected keys {sorted(config)}")
+        config.update(extra)
+        self.proxy.take(settle=0)
+        manifest = self.harness("codex", out, self.codex_scenario(config))
+        wire = self.wire(out, "read") if transport == "HTTP" else None
+        if transport == "stdio":
+            stray = self.proxy.take(settle=0)
+            ensure(not stray, f"{len(stray)} HTTP connections during a stdio case")
+        events = [json.loads(line) for line in (out / "events-0.jsonl").read_text().splitlines() if line.strip()]
+        calls = [e["item"] for e in events if e.get("type") == "item.completed"
+                 and (e.get("item") or {}).get("type") == "mcp_tool_call"]
+        ensure(len(calls) == 1 and calls[0].get("server") == "runread" and calls[0].get("tool") == "read_final_answer"
+               and calls[0].get("status") == "completed" and not calls[0].get("error"),
+               f"mcp_tool_call items: {json.dumps(calls)[:500]}")
+        reqs = self.requests(out)
+        ensure(sorted(reqs) == [0, 1, 2], f"scripted model requests {sorted(reqs)} (want 0, 1, 2)")
+        found = [i for i in reqs[1].get("input", []) if isinstance(i, dict) and i.get("type") == "tool_search_output"]
+        ns = [t for i in found for t in i.get("tools", []) if t.get("name") == CODEX_NAMESPACE]
+        ensure(ns and "read_final_answer" in [t.get("name") for t in ns[0].get("tools", [])],
+               f"tool_search_output does not offer {CODEX_NAMESPACE}.read_final_answer: {json.dumps(found)[:400]}")
+        outs = [i for i in reqs[2].get("input", []) if isinstance(i, dict) and i.get("type") == "function_call_output"
+                and i.get("call_id") == "call_mock_1_0"]
+        ensure(len(outs) == 1, f"request 2 has {len(outs)} function_call_output items for call_mock_1_0")
+        output = outs[0].get("output")
+        if isinstance(output, list):
+            kinds = [p.get("type") for p in output]
+            ensure(kinds == ["input_text"], f"function_call_output content items {kinds}")
+            output = output[0]["text"]
+        ensure(isinstance(output, str), f"function_call_output {type(output).__name__}")
+        client_said = self.codex_negotiated(out / "stderr-0.txt")
+        ensure(client_said is not None, "no 'Service initialized as client' line in stderr-0.txt")
+        proto = self.protocol(wire, client_said)
+        version = manifest.get("cli_version")
+        self.observed.append((case, version, proto, transport))
+        self.note(f"client: {version}; protocol: {proto}")
+        self.note(f"model saw (first 200 chars of the function_call_output): {first(output)}")
+        agent_msgs = [e["item"].get("text") for e in events if e.get("type") == "item.completed"
+                      and (e.get("item") or {}).get("type") == "agent_message"]
+        ensure(agent_msgs == [DONE], f"agent messages {agent_msgs}")
+        m = CODEX_OUTPUT_PREFIX.match(output)
+        ensure(m is not None, f"function_call_output does not start with Codex's 'Wall time: … Output:' prefix: {first(output)}")
+        return f"function_call_output: Codex's prefix {m.group(0)!r}, then {self.check_label(output[m.end():], wire)}"
+
+    # ----------------------------------------------------------------- main
+
+    def run(self) -> None:
+        self.setup()
+        cases: list[tuple[str, Callable[[], str]]] = [
+            ("claude-http", lambda: self.case_claude_mcp_config("claude-http", "mcp-servers-http", "HTTP")),
+            ("claude-stdio", lambda: self.case_claude_mcp_config("claude-stdio", "mcp-servers-stdio", "stdio")),
+            ("claude-mcp-add-http", lambda: self.case_claude_mcp_add("claude-mcp-add-http", "claude-http-command", "HTTP")),
+            ("claude-mcp-add-stdio", lambda: self.case_claude_mcp_add("claude-mcp-add-stdio", "claude-stdio-command", "stdio")),
+            ("codex-http", lambda: self.case_codex("codex-http", "codex-http", "HTTP", {})),
+            ("codex-http-2026", lambda: self.case_codex("codex-http-2026", "codex-http", "HTTP",
+                                                        {"features.mcp_2026_07_28": True})),
+            ("codex-stdio", lambda: self.case_codex("codex-stdio", "codex-stdio", "stdio", {})),
+        ]
+        for name, fn in cases:
+            if self.opts.case and name not in self.opts.case:
+                continue
+            if self.server.poll() is not None:
+                raise Fatal(f"runread serve exited {self.server.returncode} before {name}: {tail(self.server_log.read_bytes())}")
+            t0 = time.monotonic()
+            self.notes, self.case = [], name
+            ok = self.res.check(name, fn)
+            for line in self.notes:
+                print(f"    {line}", flush=True)
+            print(f"    ({time.monotonic() - t0:.1f}s)", flush=True)
+            if not ok:
+                print(f"    artifacts: {self.tmp / 'cases' / name}", flush=True)
+        def alive() -> str:
+            ensure(self.server.poll() is None, f"runread serve exited {self.server.returncode}")
+            return "after every case"
+
+        self.res.check("runread serve still running", alive)
+        if self.observed:
+            print("observed (client, version, transport, protocol):", flush=True)
+            for case, version, proto, transport in self.observed:
+                print(f"  {case}: {version}, {transport}, {proto.split(' ')[0]}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runread", required=True, type=Path, help="the runread binary to test")
+    p.add_argument("--harness", type=Path,
+                   default=Path(os.environ.get("RUNREAD_HARNESS_DIR") or REPO.parent / "shared" / "harness"),
+                   help="the agent harness ($RUNREAD_HARNESS_DIR, default ../shared/harness)")
+    p.add_argument("--case", action="append", help="run only this case (repeatable; for debugging)")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (cases, serve.log)")
+    opts = p.parse_args(argv)
+    opts.runread = opts.runread.resolve()
+    opts.harness = opts.harness.resolve()
+
+    res = Results()
+    started = time.monotonic()
+    tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="runread-agents-")))
+    readers = Readers(opts, tmp, res)
+
+    def on_sigterm(*_: Any) -> None:
+        readers.cleanup()
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        if not (opts.runread.is_file() and os.access(opts.runread, os.X_OK)):
+            raise Fatal(f"--runread {opts.runread} is not an executable file")
+        readers.run()
+    except Fatal as e:
+        res.record("setup", False, str(e))
+    except (AssertionError, subprocess.TimeoutExpired, OSError, ValueError, KeyError) as e:
+        res.record("unexpected error", False, f"{type(e).__name__}: {e}")
+    except (KeyboardInterrupt, SystemExit) as e:
+        res.record("interrupted", False, type(e).__name__)
+    finally:
+        readers.cleanup()
+        if res.failed and readers.server_log is not None and readers.server_log.exists():
+            print(f"--- runread serve log (tail) ---\n{tail(readers.server_log.read_bytes(), 3000)}\n---", flush=True)
+        if opts.keep or (res.failed and any(tmp.iterdir())):
+            print(f"temp dir kept: {tmp}", flush=True)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"({time.monotonic() - started:.1f}s)", flush=True)
+    print(f"agents: {res.passed} passed, {res.failed} failed", flush=True)
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
