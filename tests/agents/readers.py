@@ -837,8 +837,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runread", required=True, type=Path, help="the runread binary to test")
     p.add_argument("--harness", type=Path,
-                   default=Path(os.environ.get("RUNREAD_HARNESS_DIR") or REPO.parent / "shared" / "harness"),
-                   help="the agent harness ($RUNREAD_HARNESS_DIR, default ../shared/harness)")
+                   default=Path(os.environ.get("RUNREAD_HARNESS_DIR") or REPO / "tests" / "agents" / "harness"),
+                   help="the agent harness ($RUNREAD_HARNESS_DIR; default tests/agents/harness, "
+                        "this repository's copy of ../shared/harness)")
     p.add_argument("--case", action="append", help="run only this case (repeatable; for debugging)")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (cases, serve.log)")
     opts = p.parse_args(argv)

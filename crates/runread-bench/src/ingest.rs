@@ -35,9 +35,13 @@ pub fn run(session: &str, repeats: usize, warmup: usize) {
             .add_workspace(&ws_str, "bench", runread_core::timefmt::now_ms())
             .expect("workspace");
         let t = Instant::now();
-        let (report, _) =
-            runread_ingest::ingest_dir(&store, &sessions, runread_core::timefmt::now_ms(), |_| {})
-                .expect("ingest");
+        let (report, _) = runread_ingest::ingest_dir(
+            &store,
+            &runread_ingest::AgentDir::pi(&sessions),
+            runread_core::timefmt::now_ms(),
+            |_| {},
+        )
+        .expect("ingest");
         let dt = t.elapsed().as_secs_f64();
         assert_eq!(report.new_generations, 1, "the file was ingested");
         assert_eq!(report.malformed_lines, 0, "no malformed line");

@@ -66,8 +66,13 @@ fn setup(in_memory: bool) -> Setup {
     let path = sessions.join("s.jsonl");
     std::fs::write(&path, bytes).expect("write");
     runread_testkit::set_age(&path, Duration::from_secs(60));
-    runread_ingest::ingest_dir(&*store, &sessions, runread_core::timefmt::now_ms(), |_| {})
-        .expect("ingest");
+    runread_ingest::ingest_dir(
+        &*store,
+        &runread_ingest::AgentDir::pi(&sessions),
+        runread_core::timefmt::now_ms(),
+        |_| {},
+    )
+    .expect("ingest");
     let run = store
         .runs()
         .expect("runs")

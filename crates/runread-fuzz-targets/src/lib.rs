@@ -144,6 +144,7 @@ pub fn pi_line(data: &[u8]) {
                 }
             }
             LineOutcome::Blank => assert!(data.iter().all(u8::is_ascii_whitespace)),
+            LineOutcome::Skipped => panic!("the Pi reader skips no line as bookkeeping"),
             LineOutcome::Malformed | LineOutcome::Header(_) => {
                 assert!(
                     version != 1 || view.is_none(),

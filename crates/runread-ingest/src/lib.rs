@@ -1,4 +1,4 @@
-//! Passive ingest: reads Pi session files into the store.
+//! Passive ingest: reads agents' session files (Pi, Claude Code) into the store's index.
 //!
 //! Re-ingesting an unchanged file does no work; an appended file costs the new bytes; an
 //! identity change — replaced, truncated, rewritten, header changed — starts a new generation,
@@ -11,8 +11,7 @@ pub mod watch;
 use std::path::{Path, PathBuf};
 
 use runread_sessions::file::{self, EvidenceFile, ReadError};
-use runread_sessions::pi::{self, Resume, ScanError};
-use runread_sessions::{EntrySummary, FileIdentity, cut_runs};
+use runread_sessions::{Agent, EntrySummary, FileIdentity, Resume, ScanError, cut_runs};
 use runread_store::{INDEX_VERSION, IngestCommit, SessionRecord, Store, StoreError, Workspace};
 
 /// Bytes before the consumed offset that are re-hashed on every append to detect a rewrite.
@@ -63,8 +62,31 @@ pub struct Report {
     /// consumed offset): bounded per file, whatever the file's size.
     pub verify_bytes: u64,
     pub malformed_lines: u64,
+    /// Lines skipped as the agent's own bookkeeping (Claude Code's queue operations, API request
+    /// records, …, and line types runread does not know).
+    pub skipped_lines: u64,
     pub torn_files: u64,
     pub runs: u64,
+}
+
+impl Report {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Report) {
+        self.files += other.files;
+        self.unchanged += other.unchanged;
+        self.appended += other.appended;
+        self.new_generations += other.new_generations;
+        self.outside_workspaces += other.outside_workspaces;
+        self.not_sessions += other.not_sessions;
+        self.duplicates += other.duplicates;
+        self.unreadable += other.unreadable;
+        self.bytes_read += other.bytes_read;
+        self.verify_bytes += other.verify_bytes;
+        self.malformed_lines += other.malformed_lines;
+        self.skipped_lines += other.skipped_lines;
+        self.torn_files += other.torn_files;
+        self.runs += other.runs;
+    }
 }
 
 /// Progress of an ingest, for a progress bar.
@@ -96,8 +118,71 @@ impl From<StoreError> for IngestError {
     }
 }
 
-/// Session files (`*.jsonl`, regular, not symlinks) under `dir`, at most [`SCAN_MAX_DEPTH`]
-/// levels down, sorted.
+/// One agent's directory of session files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentDir {
+    pub agent: Agent,
+    pub dir: PathBuf,
+}
+
+impl AgentDir {
+    /// Pi's sessions directory `dir`.
+    pub fn pi(dir: impl Into<PathBuf>) -> AgentDir {
+        AgentDir {
+            agent: Agent::Pi,
+            dir: dir.into(),
+        }
+    }
+
+    /// Claude Code's projects directory `dir`.
+    pub fn claude(dir: impl Into<PathBuf>) -> AgentDir {
+        AgentDir {
+            agent: Agent::Claude,
+            dir: dir.into(),
+        }
+    }
+
+    /// Where each agent keeps its sessions by default, from the environment: Pi at
+    /// `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`; Claude Code at
+    /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`. `None` for an agent whose place
+    /// cannot be named (no `HOME`).
+    pub fn default_for(agent: Agent) -> Option<AgentDir> {
+        let home = || std::env::var_os("HOME").map(PathBuf::from);
+        let dir = match agent {
+            Agent::Pi => match std::env::var_os("PI_CODING_AGENT_DIR") {
+                Some(d) => PathBuf::from(d).join("sessions"),
+                None => home()?.join(".pi").join("agent").join("sessions"),
+            },
+            Agent::Claude => match std::env::var_os("CLAUDE_CONFIG_DIR") {
+                Some(d) => PathBuf::from(d).join("projects"),
+                None => home()?.join(".claude").join("projects"),
+            },
+        };
+        Some(AgentDir { agent, dir })
+    }
+
+    /// The session files in this directory, sorted: Pi's `*.jsonl` files at most
+    /// [`SCAN_MAX_DEPTH`] levels down; Claude Code's `<escaped cwd>/<session id>.jsonl` (its
+    /// subagents' transcripts, under `<session id>/subagents/`, are not sessions).
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        match self.agent {
+            Agent::Pi => session_files(&self.dir),
+            Agent::Claude => session_files(&self.dir)
+                .into_iter()
+                .filter(|p| {
+                    p.parent()
+                        .and_then(Path::parent)
+                        .is_some_and(|grandparent| grandparent == self.dir)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Session files (`*.jsonl`) under `dir`, at most [`SCAN_MAX_DEPTH`] levels down, sorted.
+/// Directories are walked without following links; a `*.jsonl` that is not a regular file (a
+/// symbolic link, a FIFO) is listed too, so that ingest reports it as unreadable instead of
+/// passing over it in silence (it is never opened).
 pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
@@ -110,7 +195,7 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
             let p = entry.path();
             if ft.is_dir() && depth < SCAN_MAX_DEPTH {
                 stack.push((p, depth + 1));
-            } else if ft.is_file()
+            } else if !ft.is_dir()
                 && p.extension().is_some_and(|e| e == "jsonl")
                 && out.len() < SCAN_MAX_FILES
             {
@@ -122,14 +207,14 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Ingests every session file under `dir`.
+/// Ingests every session file of `dir`'s agent in it.
 pub fn ingest_dir(
     store: &dyn Store,
-    dir: &Path,
+    dir: &AgentDir,
     now_ms: i64,
     mut progress: impl FnMut(Progress),
 ) -> Result<(Report, Vec<(PathBuf, FileOutcome)>), IngestError> {
-    let files = session_files(dir);
+    let files = dir.session_files();
     let workspaces: Vec<Workspace> = store
         .workspaces()?
         .into_iter()
@@ -139,7 +224,7 @@ pub fn ingest_dir(
     let mut outcomes = Vec::with_capacity(files.len());
     let total = files.len() as u64;
     for (n, path) in files.into_iter().enumerate() {
-        let outcome = ingest_file(store, &workspaces, &path, now_ms, &mut report)?;
+        let outcome = ingest_file(store, &workspaces, dir.agent, &path, now_ms, &mut report)?;
         report.files += 1;
         match &outcome {
             FileOutcome::Unchanged => report.unchanged += 1,
@@ -175,10 +260,11 @@ pub fn workspace_for<'a>(workspaces: &'a [Workspace], cwd: &str) -> Option<&'a W
         .max_by_key(|w| w.path.len())
 }
 
-/// Ingests one file, adding its counts to `report`.
+/// Ingests one session file of `agent`, adding its counts to `report`.
 pub fn ingest_file(
     store: &dyn Store,
     workspaces: &[Workspace],
+    agent: Agent,
     path: &Path,
     now_ms: i64,
     report: &mut Report,
@@ -193,6 +279,7 @@ pub fn ingest_file(
     let existing = store.session_by_path(path_str)?;
     let (plan, reason) = match &existing {
         None => (Plan::Fresh, "new file"),
+        Some(rec) if rec.agent != agent.as_str() => (Plan::Fresh, "read as another agent's"),
         Some(rec) => match classify(path, rec, &identity, &mut report.verify_bytes) {
             Ok(Change::Unchanged) => return Ok(FileOutcome::Unchanged),
             Ok(Change::Appended) => (Plan::Append, ""),
@@ -204,6 +291,7 @@ pub fn ingest_file(
         Plan::Fresh => fresh(
             store,
             workspaces,
+            agent,
             path,
             path_str,
             existing.as_ref(),
@@ -216,7 +304,7 @@ pub fn ingest_file(
             let Some(rec) = existing else {
                 return Ok(FileOutcome::Unchanged);
             };
-            append(store, path, rec, now_ms, report)
+            append(store, agent, path, rec, now_ms, report)
         }
     }
 }
@@ -254,7 +342,7 @@ fn classify(
     let head = file::read_from(
         path,
         0,
-        (rec.header.line_bytes + 1).min(pi::HEADER_MAX_BYTES as u64 + 1),
+        (rec.header.line_bytes + 1).min(runread_sessions::pi::HEADER_MAX_BYTES as u64 + 1),
         Some(&rec.identity),
     )?;
     *verify_bytes += head.bytes.len() as u64;
@@ -290,6 +378,7 @@ fn tail_sha256(
 fn fresh(
     store: &dyn Store,
     workspaces: &[Workspace],
+    agent: Agent,
     path: &Path,
     path_str: &str,
     existing: Option<&SessionRecord>,
@@ -301,7 +390,7 @@ fn fresh(
         Ok(f) => f,
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };
-    let read = match pi::scan(&file, Resume::Fresh) {
+    let read = match runread_sessions::scan(agent, &file, Resume::Fresh) {
         Ok(r) => r,
         Err(ScanError::NotASession) => return Ok(FileOutcome::NotASession),
         Err(ScanError::Read(e)) => return Ok(FileOutcome::Unreadable(e)),
@@ -311,6 +400,7 @@ fn fresh(
         return Ok(FileOutcome::Unreadable(e));
     }
     report.bytes_read += read.bytes_read;
+    report.skipped_lines += read.skipped;
     let header = read.header.clone();
     let Some(ws) = workspace_for(workspaces, &header.cwd) else {
         return Ok(FileOutcome::OutsideWorkspaces);
@@ -341,7 +431,7 @@ fn fresh(
     let bytes = read.bytes_read;
     let record = SessionRecord {
         session_id: header.session_id.clone(),
-        agent: "pi".into(),
+        agent: agent.as_str().into(),
         path: path_str.to_owned(),
         workspace_id: ws.id.clone(),
         generation,
@@ -371,6 +461,7 @@ fn fresh(
 
 fn append(
     store: &dyn Store,
+    agent: Agent,
     path: &Path,
     mut rec: SessionRecord,
     now_ms: i64,
@@ -381,7 +472,8 @@ fn append(
         Err(e) => return Ok(FileOutcome::Unreadable(e)),
     };
     let old = store.entries(&rec.session_id, rec.generation)?;
-    let read = match pi::scan(
+    let read = match runread_sessions::scan(
+        agent,
         &file,
         Resume::After {
             header: &rec.header,
@@ -398,6 +490,7 @@ fn append(
         return Ok(FileOutcome::Unreadable(e));
     }
     report.bytes_read += read.bytes_read;
+    report.skipped_lines += read.skipped;
     let bytes = read.consumed - rec.consumed;
     rec.tail_sha256 = match tail_sha256(
         path,
@@ -445,7 +538,8 @@ fn commit(
     let old_len = old_entries.len();
     let mut all = old_entries;
     all.extend(new_entries);
-    let mut branch = cut_runs(&all, &rec.malformed_lines, rec.torn);
+    let agent = Agent::parse(&rec.agent).unwrap_or(Agent::Pi);
+    let mut branch = cut_runs(agent, &all, &rec.malformed_lines, rec.torn);
     if rec.over_bounds
         && let Some(last) = branch.runs.last_mut()
     {

@@ -7,7 +7,6 @@
 //! ordinary incremental ingest: unchanged files cost a stat, appends cost their new bytes, and a
 //! rotated, deleted or rewritten file starts a new generation.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, channel};
@@ -17,7 +16,7 @@ use notify::{RecursiveMode, Watcher};
 
 use runread_store::Store;
 
-use crate::{IngestError, Report, ingest_dir};
+use crate::{AgentDir, IngestError, Report, ingest_dir};
 
 /// How long to wait for a burst of notifications to end before ingesting.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -26,10 +25,12 @@ const TICK: Duration = Duration::from_millis(250);
 /// Default period of the safety-net rescan.
 pub const RESCAN_DEFAULT: Duration = Duration::from_secs(5);
 
-/// Watches `dir` until `stop` is set, calling `on_pass` after every ingest pass.
+/// Watches `dirs` (each agent's session directory; one that does not exist yet is found by the
+/// rescan once it does) until `stop` is set, calling `on_pass` after every ingest pass (its
+/// report sums every directory's).
 pub fn watch(
     store: Arc<dyn Store>,
-    dir: &Path,
+    dirs: &[AgentDir],
     rescan: Duration,
     stop: Arc<AtomicBool>,
     mut on_pass: impl FnMut(&Report),
@@ -41,16 +42,26 @@ pub fn watch(
         }
     })
     .map_err(|e| IngestError::Watch(e.to_string()))?;
-    watcher
-        .watch(dir, RecursiveMode::Recursive)
-        .map_err(|e| IngestError::Watch(e.to_string()))?;
-    let dir: PathBuf = dir.to_path_buf();
-    let mut pass = || -> Result<(), IngestError> {
-        let (report, _) = ingest_dir(&*store, &dir, runread_core::timefmt::now_ms(), |_| {})?;
-        on_pass(&report);
+    let mut watched = vec![false; dirs.len()];
+    let mut pass = |watcher: &mut notify::RecommendedWatcher| -> Result<(), IngestError> {
+        let mut total = Report::default();
+        for (d, watched) in dirs.iter().zip(watched.iter_mut()) {
+            if !d.dir.is_dir() {
+                continue;
+            }
+            if !*watched {
+                watcher
+                    .watch(&d.dir, RecursiveMode::Recursive)
+                    .map_err(|e| IngestError::Watch(e.to_string()))?;
+                *watched = true;
+            }
+            let (report, _) = ingest_dir(&*store, d, runread_core::timefmt::now_ms(), |_| {})?;
+            total.add(&report);
+        }
+        on_pass(&total);
         Ok(())
     };
-    pass()?;
+    pass(&mut watcher)?;
     let mut last_pass = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         // Wake at least every TICK to notice `stop`; rescan when the period has passed.
@@ -58,11 +69,11 @@ pub fn watch(
             Ok(()) => {
                 // Debounce: let the burst finish.
                 while rx.recv_timeout(DEBOUNCE).is_ok() {}
-                pass()?;
+                pass(&mut watcher)?;
                 last_pass = Instant::now();
             }
             Err(RecvTimeoutError::Timeout) if last_pass.elapsed() >= rescan => {
-                pass()?;
+                pass(&mut watcher)?;
                 last_pass = Instant::now();
             }
             Err(RecvTimeoutError::Timeout) => {}

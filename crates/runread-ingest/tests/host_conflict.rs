@@ -141,7 +141,7 @@ fn a_session_another_host_ingested_is_skipped_and_the_pass_goes_on() {
     for pass in 0..2 {
         let (report, outcomes) = runread_ingest::ingest_dir(
             &store,
-            &env.sessions,
+            &runread_ingest::AgentDir::pi(&env.sessions),
             runread_core::timefmt::now_ms(),
             |_| {},
         )

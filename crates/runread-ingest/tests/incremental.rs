@@ -39,6 +39,7 @@ fn outcome(env: &Env) -> (FileOutcome, runread_ingest::Report) {
     let o = runread_ingest::ingest_file(
         &*env.store,
         &ws,
+        runread_sessions::Agent::Pi,
         &one_file(env),
         runread_core::timefmt::now_ms(),
         &mut report,
@@ -248,6 +249,7 @@ fn a_symlinked_session_file_is_not_read() {
     std::fs::write(&real, &bytes).unwrap();
     std::os::unix::fs::symlink(&real, env.sessions.join("link.jsonl")).unwrap();
     let report = env.ingest();
-    assert_eq!(report.files, 0, "symlinks are not followed into the scan");
+    // Listed, refused without being opened, and reported: never followed, never silent.
+    assert_eq!((report.files, report.unreadable), (1, 1), "{report:?}");
     assert!(env.store.runs().unwrap().is_empty());
 }

@@ -46,7 +46,13 @@ fn a_passive_run_moves_from_running_to_settled_while_the_agent_writes() {
     let dir = env.sessions.clone();
     let s = stop.clone();
     let watcher = std::thread::spawn(move || {
-        runread_ingest::watch::watch(store, &dir, Duration::from_secs(60), s, |_| {})
+        runread_ingest::watch::watch(
+            store,
+            &[runread_ingest::AgentDir::pi(&dir)],
+            Duration::from_secs(60),
+            s,
+            |_| {},
+        )
     });
 
     wait_for(&env, "the running run", |runs| {

@@ -82,7 +82,7 @@ fn start() -> Srv {
         .clone();
     let run2 = runs
         .iter()
-        .filter(|r| r.target.run_id != run.target.run_id && r.run.final_line.is_some())
+        .filter(|r| r.target.run_id != run.target.run_id && !r.run.final_lines.is_empty())
         .max_by_key(|r| r.run.final_bytes)
         .expect("the sample has a second answered run")
         .clone();

@@ -227,7 +227,13 @@ async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show() {
     assert_eq!(m["savedModel"]["value"], "mock/mock-1");
     assert_eq!(m["runModel"]["value"], "mock/mock-1");
     assert_eq!(m["sessionName"]["value"], Value::Null);
-    assert_eq!(m["unknownFields"], json!(["sessionName"]));
+    assert_eq!(m["agent"], "pi");
+    // Pi records its cwd in the session header; no branch or agent version.
+    assert_eq!(m["cwd"]["source"], "session_header");
+    assert_eq!(
+        m["unknownFields"],
+        json!(["sessionName", "gitBranch", "agentVersion"])
+    );
 }
 
 #[tokio::test]

@@ -49,11 +49,11 @@ pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     ),
     (
         "read_target_metadata",
-        "dc7d60c1209543a5d1da411ac2af4c66bf759d4d3c3c0e5c7b24550b8a1e13d7",
+        "933d01823a80ea0a8794491f1aa9d86523452e4c31006c813f85505835587ba6",
     ),
     (
         "read_work_state",
-        "389dff2092ff3c36f322bcc7f8f59497d548ba2f92844c117620f52286fb1e14",
+        "dc38f9095c3a10f4f07d6b127ec2a15b78a756a700e87947de1c72f041ee0275",
     ),
 ];
 
@@ -300,9 +300,25 @@ fn admit_feature(
         Tool::ReadWorkState => {
             let target = target_only(args)?;
             let (grant, run) = admit_run(svc, ctx, &target, Feature::Aggregate, now_ms)?;
+            // The run's tool calls, for an agent whose child agents leave records (Claude Code).
+            let tool_call_lines = if run.agent == "claude" {
+                let lines: std::collections::HashSet<u64> =
+                    run.run.message_lines.iter().copied().collect();
+                svc.store
+                    .entries(&target.session_id, target.generation)
+                    .map_err(Service::unavailable)?
+                    .into_iter()
+                    .filter(|e| e.has_tool_call && lines.contains(&e.line))
+                    .filter_map(|e| e.line_ref())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let reader = work_state::Reader {
                 supervised: crate::supervised::Supervised::observe(svc, &run)
                     .map_err(Service::unavailable)?,
+                source: crate::source::Source::of(&run),
+                tool_call_lines,
                 run: run.clone(),
                 session: session_of(svc, &target)?,
                 now_ms,
@@ -313,9 +329,9 @@ fn admit_feature(
             let target = target_only(args)?;
             let (grant, run) = admit_run(svc, ctx, &target, Feature::Metadata, now_ms)?;
             let reader = metadata::Reader {
+                source: crate::source::Source::of(&run),
                 run: run.clone(),
                 session: session_of(svc, &target)?,
-                redactor: svc.secrets.redactor()?,
             };
             Ok(Admitted::for_run(args, target, grant, run, reader))
         }

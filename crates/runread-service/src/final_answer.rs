@@ -21,7 +21,7 @@ use crate::Service;
 use crate::source::{Opened, Source, SourceError, read_side};
 use crate::supervised::{JournalCheck, Supervised};
 use runread_core::limits::ANSWER_CONTEXT_READ_MAX_BYTES;
-use runread_sessions::TextRef;
+use runread_sessions::answer_digest;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -225,7 +225,7 @@ fn judge_supervised(e: &Evidence, s: &Supervised, now_ms: i64) -> Option<State> 
                         State::Unknown
                     } else if *text_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
                         State::TooLarge
-                    } else if run.final_line.is_some()
+                    } else if !run.final_lines.is_empty()
                         && run.final_text_sha256.as_deref() == Some(text_sha256.as_str())
                     {
                         // Readable, once the text read back from the file hashes to this.
@@ -252,7 +252,7 @@ fn judge_passive(e: &Evidence, now_ms: i64) -> State {
     if run.run.final_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
         return State::TooLarge;
     }
-    if run.run.final_line.is_none() || run.run.final_text_sha256.is_none() {
+    if run.run.final_lines.is_empty() || run.run.final_text_sha256.is_none() {
         return State::Unknown;
     }
     // The file moved on since ingest (or is gone): what the store holds may no longer be on the
@@ -287,11 +287,7 @@ impl Reader {
     ) -> Result<Reader, ErrorCode> {
         Ok(Reader {
             evidence: Evidence::observe(svc, run)?,
-            source: Source {
-                path: run.session_path.clone().into(),
-                identity: run.identity,
-                agent: run.agent.clone(),
-            },
+            source: Source::of(&run),
             redactor,
             published: svc.published.clone(),
             cursor_key: svc.store.cursor_key().clone(),
@@ -304,29 +300,34 @@ impl Reader {
     /// is not what ingest hashed; `TooLarge` when masking made it exceed the limit.
     fn publish(&self, basis: Basis) -> Result<Arc<Published>, State> {
         let run = &self.evidence.run;
-        let line = run.run.final_line.as_ref().ok_or(State::Unknown)?;
+        let lines = &run.run.final_lines;
+        if lines.is_empty() {
+            return Err(State::Unknown);
+        }
         let opened = self.source.open().map_err(|_| State::Unknown)?;
         // Passive evidence stands only on the file exactly as ingested; a supervised proof on the
-        // line itself (the agent may have appended since).
+        // lines themselves (the agent may have appended since).
         if basis == Basis::SessionFile && opened.identity() != run.identity {
             return Err(State::Unknown);
         }
-        let bytes = opened.line(line).map_err(|_| State::Unknown)?;
+        let bytes: Vec<Vec<u8>> = lines
+            .iter()
+            .map(|l| opened.line(l))
+            .collect::<Result<_, _>>()
+            .map_err(|_| State::Unknown)?;
         // The answer is masked with the texts around it (a secret split across its edge is
         // masked on both sides); a new text after it (the next run) makes a new version.
         let ctx = &run.run;
         let mut version = String::new();
-        for r in ctx
+        for sha in ctx
             .answer_before
             .lines
             .iter()
-            .chain(std::iter::once(&TextRef {
-                line: line.clone(),
-                body_bytes: run.run.final_bytes,
-            }))
-            .chain(&ctx.context_after.lines)
+            .map(|r| &r.line.sha256)
+            .chain(lines.iter().map(|l| &l.sha256))
+            .chain(ctx.context_after.lines.iter().map(|r| &r.line.sha256))
         {
-            version.push_str(&r.line.sha256);
+            version.push_str(sha);
             version.push('\n');
         }
         let key = AnswerKey {
@@ -339,12 +340,23 @@ impl Reader {
         let published = match self.published.get(&key, &self.redactor) {
             Some(p) => p,
             None => {
-                let view = runread_sessions::message_view(&self.source.agent, &bytes)
+                // The answer is its lines' texts, joined by a newline (one line for Pi; one per
+                // text block of the final response for Claude Code).
+                let texts: Vec<String> = bytes
+                    .iter()
+                    .map(|b| {
+                        runread_sessions::message_view(&self.source.agent, b).and_then(|v| v.answer)
+                    })
+                    .collect::<Option<_>>()
                     .ok_or(State::Unknown)?;
-                let text = view.answer.ok_or(State::Unknown)?;
+                let digests: Vec<String> = texts
+                    .iter()
+                    .map(|t| runread_core::sha256_hex(t.as_bytes()))
+                    .collect();
+                let text = texts.join("\n");
                 if text.len() as u64 != run.run.final_bytes
                     || run.run.final_text_sha256.as_deref()
-                        != Some(runread_core::sha256_hex(text.as_bytes()).as_str())
+                        != Some(answer_digest(digests.iter().map(String::as_str)).as_str())
                 {
                     return Err(State::Unknown);
                 }
@@ -386,13 +398,14 @@ impl Reader {
         )?;
         let (before_known, after_known, after_at_edge) = (before.known, after.known, after.at_edge);
         let before = before.in_file_order();
+        let after = after.texts();
         let mut segments: Vec<&str> = before.iter().map(String::as_str).collect();
         segments.push(text);
-        segments.extend(after.texts.iter().map(String::as_str));
+        segments.extend(after.iter().map(String::as_str));
         // The run is complete: what follows is only ever the next run's text, read above. A tail
         // withheld for text beyond that context must lie inside it; if it would reach into the
         // answer (a chain of back-to-back secrets), the end is decided conservatively instead.
-        let after_bytes: usize = after.texts.iter().map(String::len).sum();
+        let after_bytes: usize = after.iter().map(String::len).sum();
         let mut after_known = after_known;
         let mut masked = self
             .redactor

@@ -40,12 +40,80 @@ pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
     Ok(a)
 }
 
+/// One history event: a message, made of one line (Pi) or of the consecutive lines of one group
+/// (a Claude Code response, one line per content block).
+pub(crate) struct Event {
+    parts: Vec<EntrySummary>,
+}
+
+impl Event {
+    /// Bytes of its lines.
+    fn bytes(&self) -> u64 {
+        self.parts.iter().map(|e| e.bytes).sum()
+    }
+
+    fn role(&self) -> String {
+        self.parts
+            .first()
+            .and_then(|e| e.role.clone())
+            .unwrap_or_default()
+    }
+
+    fn upstream_truncated(&self) -> bool {
+        self.parts.iter().any(|e| e.upstream_truncated)
+    }
+
+    /// Its lines with text, as masking context.
+    fn text_refs(&self) -> impl DoubleEndedIterator<Item = TextRef> + '_ {
+        self.parts.iter().filter_map(|e| {
+            (e.body_bytes > 0).then_some(TextRef {
+                line: e.line_ref()?,
+                body_bytes: e.body_bytes,
+                group: e.group.clone(),
+            })
+        })
+    }
+
+    /// What a reader may be shown of it, read back and checked against the index.
+    fn view(&self, opened: &Opened) -> Result<MessageView, SourceError> {
+        let mut views = Vec::with_capacity(self.parts.len());
+        for e in &self.parts {
+            let line = e.line_ref().ok_or(SourceError::Changed)?;
+            let view = opened.view(&line)?;
+            // The index and the line agree on what there is to read.
+            if view.body.len() as u64 != e.body_bytes {
+                return Err(SourceError::Changed);
+            }
+            views.push(view);
+        }
+        Ok(MessageView::merge(views))
+    }
+}
+
+/// The run's message entries as events: consecutive entries of one group are one event.
+fn events_of(mut entries: Vec<EntrySummary>) -> Vec<Event> {
+    entries.sort_by_key(|e| e.line);
+    let mut events: Vec<Event> = Vec::new();
+    for e in entries {
+        let joins = e.group.is_some()
+            && events
+                .last()
+                .and_then(|ev| ev.parts.last())
+                .is_some_and(|last| last.group == e.group);
+        match events.last_mut() {
+            Some(ev) if joins => ev.parts.push(e),
+            _ => events.push(Event { parts: vec![e] }),
+        }
+    }
+    events
+}
+
 /// The `history` feature's reader: one run's retained events (where their lines are), the
 /// session file to read them back from, and what the file showed of them.
 pub(crate) struct Reader {
     pub run: RunRecord,
-    /// The run's message entries, in order, at most [`HISTORY_RETAINED_EVENTS`] (the newest).
-    pub events: Vec<EntrySummary>,
+    /// The run's events, in order, at most [`HISTORY_RETAINED_EVENTS`] (the newest).
+    pub events: Vec<Event>,
     /// Sequence of `events[0]`.
     pub first_sequence: u64,
     pub retention_cut: bool,
@@ -63,21 +131,19 @@ impl Reader {
         redactor: Arc<Redactor>,
         cursor_key: CursorKey,
     ) -> Reader {
-        let mut events: Vec<EntrySummary> = entries
-            .into_iter()
-            .filter(|e| run.run.message_lines.contains(&e.line))
-            .collect();
-        events.sort_by_key(|e| e.line);
+        let lines: std::collections::HashSet<u64> = run.run.message_lines.iter().copied().collect();
+        let mut events = events_of(
+            entries
+                .into_iter()
+                .filter(|e| lines.contains(&e.line))
+                .collect(),
+        );
         let cut = events.len().saturating_sub(HISTORY_RETAINED_EVENTS);
         let events = events.split_off(cut);
         Reader {
             first_sequence: run.run.first_sequence + cut as u64,
             retention_cut: cut > 0,
-            source: Source {
-                path: run.session_path.clone().into(),
-                identity: run.identity,
-                agent: run.agent.clone(),
-            },
+            source: Source::of(&run),
             run,
             events,
             session,
@@ -106,14 +172,6 @@ struct Window {
     after_at_edge: bool,
 }
 
-/// An event with text, as masking context.
-fn text_ref(e: &EntrySummary) -> Option<TextRef> {
-    (e.body_bytes > 0).then_some(TextRef {
-        line: e.line_ref()?,
-        body_bytes: e.body_bytes,
-    })
-}
-
 /// Reads the page `start..start + limit` and its masking context back from the file, within
 /// [`HISTORY_PAGE_READ_MAX_BYTES`]: the page ends early rather than exceed it (it always holds its
 /// first event), and context that cannot be read within it is reported as not known.
@@ -126,16 +184,11 @@ fn read_window(
     let mut budget = HISTORY_PAGE_READ_MAX_BYTES as u64;
     let mut page = Vec::new();
     for e in r.events.iter().skip(start).take(limit) {
-        if !page.is_empty() && e.bytes > budget {
+        if !page.is_empty() && e.bytes() > budget {
             break;
         }
-        budget = budget.saturating_sub(e.bytes);
-        let line = e.line_ref().ok_or(SourceError::Changed)?;
-        let view = opened.view(&line)?;
-        if view.body.len() as u64 != e.body_bytes {
-            return Err(SourceError::Changed);
-        }
-        page.push(view);
+        budget = budget.saturating_sub(e.bytes());
+        page.push(e.view(opened)?);
     }
     let end = start + page.len();
     let run = &r.run.run;
@@ -144,7 +197,7 @@ fn read_window(
         r.events
             .iter()
             .skip(end)
-            .filter_map(text_ref)
+            .flat_map(Event::text_refs)
             .chain(run.context_after.lines.iter().cloned()),
         run.context_after.to_edge,
         &mut budget,
@@ -165,7 +218,7 @@ fn read_window(
             .iter()
             .take(start)
             .rev()
-            .filter_map(text_ref)
+            .flat_map(|e| e.text_refs().rev())
             .chain(earlier),
         edge,
         &mut budget,
@@ -175,7 +228,7 @@ fn read_window(
         before_known: before.known,
         before: before.in_file_order(),
         after_at_edge: after.at_edge,
-        after: after.texts,
+        after: after.texts(),
     })
 }
 
@@ -208,7 +261,7 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
         Ok(w) => w.page.len(),
         Err(_) => r.events.len().saturating_sub(start).min(limit),
     };
-    let page: &[EntrySummary] = r.events.get(start..start + page_len).unwrap_or(&[]);
+    let page: &[Event] = r.events.get(start..start + page_len).unwrap_or(&[]);
     let mut gaps = Vec::new();
     let released = match &window {
         Ok(w) => Some(release(r, w)),
@@ -233,19 +286,19 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
             },
             _ => (None, false),
         };
-        any_truncated |= truncated || e.upstream_truncated;
+        any_truncated |= truncated || e.upstream_truncated();
         chars += text.as_ref().map_or(0, |t| t.chars().count());
         let tool_name = view.and_then(|v| v.tool_name.clone());
         let tool_calls = view.map(|v| v.tool_calls.clone()).unwrap_or_default();
         events.push(json!({
             "sequence": seq,
-            "role": e.role.clone().unwrap_or_default(),
+            "role": e.role(),
             "toolName": tool_name,
             "toolCalls": tool_calls,
             "readable": text.is_some(),
             "text": text,
             "truncated": truncated,
-            "upstreamTruncated": e.upstream_truncated,
+            "upstreamTruncated": e.upstream_truncated(),
             "bodyUnavailable": unavailable,
             "redactionPending": pending,
         }));

@@ -1,21 +1,47 @@
-//! `read_target_metadata`: names and models, each with its source; unobserved values are null
-//! and named in `unknownFields`.
+//! `read_target_metadata`: the agent, names, models and what the session records about itself,
+//! each with its source; unobserved values are null and named in `unknownFields`.
+//!
+//! The workspace comes from runread's registration; everything else the agent wrote. What a
+//! session records on its lines (Claude Code: cwd, git branch, version on every line) is read
+//! back from the run's prompt line when served, never kept in the store.
 
 use serde_json::{Map, Value, json};
 
 use runread_core::ErrorCode;
 use runread_store::{RunRecord, SessionRecord};
 
-/// The `metadata` feature's reader: the run (with its workspace registration) and its session.
+use crate::source::Source;
+
+/// The `metadata` feature's reader: the run (with its workspace registration), its session, and
+/// the session file to read the prompt line back from.
 pub(crate) struct Reader {
     pub run: RunRecord,
     pub session: SessionRecord,
-    /// Known secrets are masked in metadata too (a session name or path may carry one).
-    pub redactor: std::sync::Arc<runread_core::redact::Redactor>,
+    pub source: Source,
 }
 
 pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
-    let fields: [(&str, Option<String>, &str); 5] = [
+    // What the prompt line records (nothing, when it no longer reads back as ingested).
+    let recorded = r
+        .run
+        .run
+        .prompt_line
+        .as_ref()
+        .and_then(|line| r.source.open().ok()?.view(line).ok());
+    let line =
+        |f: fn(&runread_sessions::MessageView) -> Option<String>| recorded.as_ref().and_then(f);
+    let (cwd, cwd_source) = match line(|v| v.cwd.clone()) {
+        Some(cwd) => (Some(cwd), "prompt_line"),
+        None => (
+            Some(r.session.header.cwd.clone()).filter(|c| !c.is_empty()),
+            "session_header",
+        ),
+    };
+    let saved_source = match r.run.agent.as_str() {
+        "claude" => "model_attachment",
+        _ => "model_change",
+    };
+    let fields: [(&str, Option<String>, &str); 8] = [
         (
             "workspaceName",
             Some(r.run.workspace_name.clone()),
@@ -31,30 +57,30 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
             r.session.session_name.clone(),
             "session_info",
         ),
-        ("savedModel", r.session.saved_model.clone(), "model_change"),
+        ("savedModel", r.session.saved_model.clone(), saved_source),
         (
             "runModel",
             r.run.run.run_models.last().cloned(),
             "assistant_messages",
         ),
+        ("cwd", cwd, cwd_source),
+        ("gitBranch", line(|v| v.git_branch.clone()), "prompt_line"),
+        (
+            "agentVersion",
+            line(|v| v.agent_version.clone()),
+            "prompt_line",
+        ),
     ];
     let mut m = Map::new();
+    m.insert("agent".into(), json!(r.run.agent));
     let mut unknown = Vec::new();
     for (name, value, source) in fields {
-        let value = value.map(|v| r.redactor.mask(&v));
         if value.is_none() {
             unknown.push(name);
         }
         m.insert(name.into(), json!({"value": value, "source": source}));
     }
-    let models: Vec<String> = r
-        .run
-        .run
-        .run_models
-        .iter()
-        .map(|m| r.redactor.mask(m))
-        .collect();
-    m.insert("runModels".into(), json!(models));
+    m.insert("runModels".into(), json!(r.run.run.run_models));
     m.insert("unknownFields".into(), json!(unknown));
     Ok(m)
 }

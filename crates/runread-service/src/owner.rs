@@ -24,11 +24,11 @@ impl std::fmt::Display for GrantError {
             GrantError::Ambiguous(runs) => {
                 write!(
                     f,
-                    "run id matches {} runs; add --session with one of:",
+                    "run id matches {} runs; give more of the run id, or add --session; they are:",
                     runs.len()
                 )?;
                 for r in runs {
-                    write!(f, " {}", r.target.session_id)?;
+                    write!(f, " {} (session {})", r.target.run_id, r.target.session_id)?;
                 }
                 Ok(())
             }
@@ -71,6 +71,28 @@ pub fn expiry(spec: &str, now_ms: i64) -> Result<i64, GrantError> {
 
 /// Grants `features` of the run `run_id` (in `session_id` when given) to a fresh key.
 #[allow(clippy::too_many_arguments)]
+/// Shortest run-id prefix `grant --run` takes: shorter prefixes name too many runs to be a
+/// deliberate choice.
+pub const RUN_ID_PREFIX_MIN: usize = 4;
+
+/// The runs `run_id` names: those with exactly that id, else (for at least
+/// [`RUN_ID_PREFIX_MIN`] characters) those whose id starts with it — Claude Code's run ids are
+/// whole uuids, which nobody types.
+pub fn find_runs(
+    store: &dyn Store,
+    run_id: &str,
+) -> Result<Vec<runread_store::RunRecord>, runread_store::StoreError> {
+    let exact = store.runs_by_id(run_id)?;
+    if !exact.is_empty() || run_id.len() < RUN_ID_PREFIX_MIN {
+        return Ok(exact);
+    }
+    Ok(store
+        .runs()?
+        .into_iter()
+        .filter(|r| r.target.run_id.starts_with(run_id))
+        .collect())
+}
+
 pub fn grant(
     store: &dyn Store,
     keys: &dyn KeyProvider,
@@ -84,9 +106,7 @@ pub fn grant(
     if label.is_empty() || label.len() > GRANT_LABEL_MAX_BYTES {
         return Err(GrantError::BadLabel);
     }
-    let mut runs = store
-        .runs_by_id(run_id)
-        .map_err(|e| GrantError::Store(e.to_string()))?;
+    let mut runs = find_runs(store, run_id).map_err(|e| GrantError::Store(e.to_string()))?;
     if let Some(s) = session_id {
         runs.retain(|r| r.target.session_id == s);
     }

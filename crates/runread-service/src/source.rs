@@ -34,6 +34,15 @@ pub(crate) struct Source {
 }
 
 impl Source {
+    /// The session file `run` was ingested from.
+    pub(crate) fn of(run: &runread_store::RunRecord) -> Source {
+        Source {
+            path: run.session_path.clone().into(),
+            identity: run.identity,
+            agent: run.agent.clone(),
+        }
+    }
+
     /// Opens the file for a series of line reads.
     pub(crate) fn open(&self) -> Result<Opened, SourceError> {
         let file = EvidenceFile::open(&self.path, Some(&self.identity))
@@ -89,8 +98,8 @@ impl Opened {
 
 /// The texts on one side of what is served, as far as masking needs them.
 pub(crate) struct Side {
-    /// In the order read: nearest first.
-    pub texts: Vec<String>,
+    /// In the order read (nearest first), with the event group of each line.
+    texts: Vec<(Option<String>, String)>,
     /// Masking can decide at this edge: enough text was read, or everything up to the edge.
     pub known: bool,
     /// Everything up to the branch's edge was read: no text lies beyond.
@@ -98,10 +107,16 @@ pub(crate) struct Side {
 }
 
 impl Side {
-    /// The texts in file order (for the side before, which is read nearest first).
+    /// The texts in file order (for the side before, which is read nearest first), one per
+    /// event (the lines of one group joined).
     pub(crate) fn in_file_order(mut self) -> Vec<String> {
         self.texts.reverse();
-        self.texts
+        runread_sessions::join_groups(self.texts)
+    }
+
+    /// The texts of the side after (read in file order), one per event.
+    pub(crate) fn texts(self) -> Vec<String> {
+        runread_sessions::join_groups(self.texts)
     }
 }
 
@@ -138,7 +153,7 @@ pub(crate) fn read_side(
             return Err(SourceError::Changed);
         }
         bytes += view.body.len();
-        texts.push(view.body);
+        texts.push((r.group, view.body));
     }
     Ok(Side {
         texts,

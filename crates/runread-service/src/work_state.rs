@@ -10,6 +10,9 @@ use runread_core::timefmt::rfc3339;
 use runread_sessions::RunStatus;
 use runread_store::{Foreground, Phase, RunRecord, SessionRecord};
 
+use runread_sessions::LineRef;
+
+use crate::source::Source;
 use crate::supervised::Supervised;
 
 /// The `aggregate` feature's reader: the run, its session record, the time of the read.
@@ -19,6 +22,114 @@ pub(crate) struct Reader {
     pub now_ms: i64,
     /// The supervisor's record, when `runread run` supervised the run.
     pub supervised: Option<Supervised>,
+    /// The run's lines that called tools, and the session file to read them back from (an agent
+    /// whose child agents leave records: Claude Code).
+    pub tool_call_lines: Vec<LineRef>,
+    pub source: Source,
+}
+
+/// Most subagent records looked at for one run.
+pub const SUBAGENTS_MAX: usize = 256;
+/// Largest subagent record (`agent-<id>.meta.json`) read.
+pub const SUBAGENT_META_MAX_BYTES: u64 = 64 * 1024;
+
+/// What the session's records show of the run's explicit child agents. `None`: the agent keeps
+/// no such records (Pi): child agents are not observed.
+struct Children {
+    /// One per child: `completed`, `running` or `unknown`.
+    states: Vec<&'static str>,
+    /// Every child the run started has its record.
+    complete: bool,
+    reason: &'static str,
+}
+
+/// Claude Code's subagents of this run: each `Agent` tool call of the run, matched by its id with
+/// the `.meta.json` Claude Code writes beside the subagent's transcript in
+/// `<session id>/subagents/`. A record that says `finished` is a completed child; one that does
+/// not is running while its transcript was written within the freshness window, else unknown.
+fn claude_children(r: &Reader) -> Children {
+    let unknown = |reason| Children {
+        states: vec![],
+        complete: false,
+        reason,
+    };
+    let Ok(opened) = r.source.open() else {
+        return unknown("the session file no longer reads back as ingested");
+    };
+    let mut calls = Vec::new();
+    for line in &r.tool_call_lines {
+        let Ok(bytes) = opened.line(line) else {
+            return unknown("the session file no longer reads back as ingested");
+        };
+        calls.extend(
+            runread_sessions::claude::tool_uses(&bytes)
+                .into_iter()
+                .filter(|(_, name)| {
+                    runread_sessions::claude::SUBAGENT_TOOLS.contains(&name.as_str())
+                })
+                .map(|(id, _)| id),
+        );
+    }
+    let path = std::path::Path::new(&r.run.session_path);
+    let dir = path
+        .parent()
+        .map(|p| p.join(&r.session.session_id).join("subagents"));
+    let mut metas: Vec<(runread_sessions::claude::SubagentMeta, std::path::PathBuf)> = Vec::new();
+    if let Some(dir) = &dir
+        && let Ok(rd) = std::fs::read_dir(dir)
+    {
+        for entry in rd.flatten().take(SUBAGENTS_MAX) {
+            let p = entry.path();
+            let is_meta = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".meta.json"));
+            if !is_meta {
+                continue;
+            }
+            let Ok(chunk) = runread_sessions::file::read_from(&p, 0, SUBAGENT_META_MAX_BYTES, None)
+            else {
+                continue;
+            };
+            if let Some(meta) = runread_sessions::claude::parse_subagent_meta(&chunk.bytes) {
+                metas.push((meta, p));
+            }
+        }
+    }
+    let mut states = Vec::new();
+    let mut all_recorded = true;
+    for id in &calls {
+        match metas.iter().find(|(m, _)| &m.tool_use_id == id) {
+            Some((m, _)) if m.finished => states.push("completed"),
+            Some((_, meta_path)) => {
+                // Its transcript beside the record: written lately, the child still works.
+                let transcript = meta_path.with_file_name(
+                    meta_path
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .map(|n| n.replace(".meta.json", ".jsonl"))
+                        .unwrap_or_default(),
+                );
+                let recent = runread_sessions::file::identity(&transcript).is_ok_and(|id| {
+                    r.now_ms.saturating_sub(id.mtime_ns / 1_000_000) <= WORK_STATE_FRESH_MS
+                });
+                states.push(if recent { "running" } else { "unknown" });
+            }
+            None => {
+                all_recorded = false;
+                states.push("unknown");
+            }
+        }
+    }
+    Children {
+        states,
+        complete: all_recorded,
+        reason: if all_recorded {
+            "every subagent the run started has its record beside the session file"
+        } else {
+            "a subagent the run started has no record beside the session file"
+        },
+    }
 }
 
 fn coverage(complete: bool, reason: &str) -> Value {
@@ -48,22 +159,55 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     } else {
         "malformed or torn lines, or a broken parent chain, in the session file"
     };
+    let children = (r.run.agent == "claude").then(|| claude_children(r));
     let mut m = Map::new();
     m.insert(
         "foreground".into(),
         json!({"state": foreground, "source": "session_file"}),
     );
-    // Passive evidence observes no children; an aggregate over unobserved kinds is not known.
-    m.insert(
-        "aggregate".into(),
-        json!({"state": "unknown", "children": [], "failedChildren": 0, "cancelledChildren": 0,
-               "unknownChildren": 0, "runningChildren": 0}),
-    );
+    let (aggregate, subagents) = match &children {
+        // Passive evidence of an agent that keeps no child records observes no children; an
+        // aggregate over unobserved kinds is not known.
+        None => (
+            json!({"state": "unknown", "children": [], "failedChildren": 0, "cancelledChildren": 0,
+                   "unknownChildren": 0, "runningChildren": 0}),
+            coverage(false, "a session file does not show child agents"),
+        ),
+        Some(c) => {
+            let count = |s: &str| c.states.iter().filter(|x| **x == s).count();
+            let running = count("running");
+            let unknown = count("unknown");
+            // The aggregate over what the records show: children still working keep it running.
+            // Processes and queued prompts stay unobserved (their coverage says so).
+            let state = if !fresh {
+                "unknown"
+            } else if running > 0 || matches!(foreground, "running" | "waiting") {
+                "running"
+            } else if unknown > 0 || !c.complete {
+                "unknown"
+            } else {
+                foreground
+            };
+            let list: Vec<Value> = c
+                .states
+                .iter()
+                .enumerate()
+                .map(|(i, s)| json!({"kind": "subagent", "index": i, "state": s}))
+                .collect();
+            (
+                json!({"state": state, "children": list, "failedChildren": 0,
+                       "cancelledChildren": 0, "unknownChildren": unknown,
+                       "runningChildren": running}),
+                coverage(c.complete, c.reason),
+            )
+        }
+    };
+    m.insert("aggregate".into(), aggregate);
     m.insert(
         "coverage".into(),
         json!({
             "session": coverage(session_complete, session_reason),
-            "subagents": coverage(false, "a session file does not show child agents"),
+            "subagents": subagents,
             "supervisor": coverage(false, "not a supervised run"),
             "queue": coverage(false, "a session file does not show queued prompts"),
             "background": coverage(false, "a session file does not show processes"),

@@ -1,24 +1,48 @@
-//! Agent session readers. Today: Pi (`@mariozechner/pi-coding-agent`) session files, versions
-//! 1 to 3. Each reader turns an agent's own records into a neutral model — entries, the active
-//! branch, runs, each run's final-answer candidate and the evidence it rests on — and checks
-//! the files it reads (regular, unlinked, identity stable across the read, bounded).
+//! Agent session readers: Pi (`@mariozechner/pi-coding-agent`) session files, versions 1 to 3
+//! ([`pi`]), and Claude Code's ([`claude`]). Each reader turns an agent's own records into the
+//! neutral [`model`] — index entries, the active branch, runs, each run's final-answer candidate
+//! and the evidence it rests on — and checks the files it reads (regular, unlinked, identity
+//! stable across the read, bounded). Nothing above this crate (ingest aside, which picks the
+//! reader) knows which agent wrote a file.
 //!
 //! This crate knows nothing of MCP, grants or storage.
 #![forbid(unsafe_code)]
 
+pub mod claude;
 pub mod file;
+pub mod model;
 pub mod pi;
 pub mod runs;
 
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
-pub use pi::{EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView};
-pub use runs::{Context, Run, RunStatus, TextRef, cut_runs};
+pub use model::{
+    Agent, EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView, Resume, Scan,
+    ScanError, answer_digest, join_groups,
+};
+pub use runs::{Branch, Context, Run, RunStatus, TextRef};
 
-/// What a reader may be shown of one message line of a session file written by `agent`, read
-/// back when served. `None`: not a message line of that agent (or an agent runread does not read).
+/// What a reader may be shown of one message line of a session file written by `agent` (its
+/// stored name), read back when served. `None`: not a message line of that agent, or an agent
+/// runread does not read.
 pub fn message_view(agent: &str, line: &[u8]) -> Option<MessageView> {
+    match Agent::parse(agent)? {
+        Agent::Pi => pi::message_view(line),
+        Agent::Claude => claude::message_view(line),
+    }
+}
+
+/// One streamed pass over a session file of `agent` (see [`pi::scan`]).
+pub fn scan(agent: Agent, file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
     match agent {
-        "pi" => pi::message_view(line),
-        _ => None,
+        Agent::Pi => pi::scan(file, resume),
+        Agent::Claude => claude::scan(file, resume),
+    }
+}
+
+/// The runs of a session of `agent` from its index entries (in file order).
+pub fn cut_runs(agent: Agent, entries: &[EntrySummary], malformed: &[u64], torn: bool) -> Branch {
+    match agent {
+        Agent::Pi => runs::cut_runs(entries, malformed, torn),
+        Agent::Claude => claude::cut_runs(entries, malformed, torn),
     }
 }

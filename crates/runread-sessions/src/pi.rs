@@ -8,145 +8,18 @@ mod line;
 
 use std::io;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use line::{Block, Content, Entry, Json, Skipped, block_kind, str_of};
 
-use crate::file::{EvidenceFile, Line, ReadError};
+use crate::file::{EvidenceFile, Line};
 use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
 
-/// Longest user-prompt preview kept for the owner's run listing, in characters.
-pub const PROMPT_PREVIEW_MAX_CHARS: usize = 80;
-
-/// The session header: the file's first line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Header {
-    pub session_id: String,
-    pub version: u8,
-    pub cwd: String,
-    pub timestamp: Option<String>,
-    pub parent_session: Option<String>,
-    /// SHA-256 of the header line's exact bytes: any change to the header is an identity change.
-    pub line_sha256: String,
-    /// Length of the header line in bytes (without its newline).
-    #[serde(default)]
-    pub line_bytes: u64,
-}
-
-/// Kinds of entry, as Pi names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EntryKind {
-    Message,
-    SessionInfo,
-    ModelChange,
-    ThinkingLevelChange,
-    Compaction,
-    BranchSummary,
-    Custom,
-    CustomMessage,
-    Label,
-    Other,
-}
-
-/// What runread keeps of one entry: where its line is, its place in the tree, and the facts runs
-/// are cut from. Never the text: bodies and answers are read again from the session file when
-/// they are served, and checked against `line_sha256` (the store indexes, it does not copy).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EntrySummary {
-    /// 1-based line number in the file (the header is line 1).
-    pub line: u64,
-    /// Byte offset of the line in the file.
-    #[serde(default)]
-    pub offset: u64,
-    /// Length of the line in bytes, without its newline.
-    #[serde(default)]
-    pub bytes: u64,
-    /// SHA-256 of the line's exact bytes, for message entries (the lines a reader is served
-    /// from): what is read back when serving must hash to it.
-    #[serde(default)]
-    pub line_sha256: Option<String>,
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub kind: EntryKind,
-    /// `message.role` for message entries.
-    pub role: Option<String>,
-    pub stop_reason: Option<String>,
-    pub has_tool_call: bool,
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    /// SHA-256 of the canonical JSON (sorted keys, compact) of the whole `message` object, for
-    /// the messages that can start or end a run ([`hashed_role`]); `None` for the others.
-    pub message_sha256: Option<String>,
-    /// SHA-256 of the text blocks of an assistant message without tool calls, joined by `\n`
-    /// (the final-answer candidate).
-    #[serde(default)]
-    pub text_sha256: Option<String>,
-    /// UTF-8 length of the joined text blocks.
-    pub text_bytes: u64,
-    /// UTF-8 length of the body a reader is served ([`MessageView::body`]): 0 means there is no
-    /// text to read back (a tool call alone, an image).
-    #[serde(default)]
-    pub body_bytes: u64,
-    /// First characters of a user prompt, for the owner's listing.
-    pub preview: Option<String>,
-    /// The agent itself truncated this output (Pi `details.truncation.truncated`, `truncated`).
-    #[serde(default)]
-    pub upstream_truncated: bool,
-    /// `name` of a `session_info` entry.
-    pub session_name: Option<String>,
-    pub timestamp: Option<String>,
-}
-
-impl EntrySummary {
-    /// Where this entry's line is, for reading it back; `None` for entries that are never served.
-    pub fn line_ref(&self) -> Option<LineRef> {
-        Some(LineRef {
-            line: self.line,
-            offset: self.offset,
-            bytes: self.bytes,
-            sha256: self.line_sha256.clone()?,
-        })
-    }
-}
-
-/// Where one line of a session file is and what its bytes hash to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LineRef {
-    pub line: u64,
-    pub offset: u64,
-    pub bytes: u64,
-    pub sha256: String,
-}
-
-/// What a reader may be shown of one message line, read back when served.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct MessageView {
-    pub role: String,
-    /// Text blocks only (never thinking, never tool-call arguments), or a bash execution's output.
-    pub body: String,
-    /// The message had content but no text (an image, say).
-    pub body_unavailable: bool,
-    /// `toolName` of a tool result.
-    pub tool_name: Option<String>,
-    /// Names of the tools an assistant message called (names only, never arguments).
-    pub tool_calls: Vec<String>,
-    /// The final-answer text of an assistant message without tool calls: its text blocks joined
-    /// by `\n`.
-    pub answer: Option<String>,
-}
-
-/// What one line of a session file turned out to be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LineOutcome {
-    Header(Header),
-    Entry(Box<EntrySummary>),
-    /// Not JSON, not an object, or missing what its version requires.
-    Malformed,
-    /// An empty line: skipped, as Pi skips it.
-    Blank,
-}
+pub use crate::model::PROMPT_PREVIEW_MAX_CHARS;
+use crate::model::preview;
+pub use crate::model::{
+    EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView, Resume, Scan, ScanError,
+};
 
 /// Parses a header line. `None` if the line is not a Pi session header.
 pub fn parse_header(line: &[u8]) -> Option<Header> {
@@ -175,49 +48,6 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
         line_sha256: runread_core::sha256_hex(line),
         line_bytes: line.len() as u64,
     })
-}
-
-/// Where a [`scan`] starts: at the top of a file (its first line is the header), or after the
-/// lines an earlier scan consumed.
-#[derive(Debug, Clone, Copy)]
-pub enum Resume<'a> {
-    Fresh,
-    After {
-        header: &'a Header,
-        /// Offset just past the last complete line consumed.
-        offset: u64,
-        /// Lines consumed, the header included.
-        lines: u64,
-        /// The last entry parsed (v1 entries chain to it).
-        last_id: Option<&'a str>,
-    },
-}
-
-/// What one streamed pass over a session file found.
-#[derive(Debug, Clone)]
-pub struct Scan {
-    pub header: Header,
-    pub entries: Vec<EntrySummary>,
-    /// Line numbers of lines that could not be parsed, or were longer than the line bound.
-    pub malformed: Vec<u64>,
-    /// Offset just past the last complete line consumed.
-    pub consumed: u64,
-    /// Lines consumed, the header included.
-    pub lines: u64,
-    /// The read ended in an unfinished line.
-    pub torn: bool,
-    /// The read stopped at [`EVIDENCE_FILE_MAX_LINES`]: lines after it were not read.
-    pub over_bounds: bool,
-    /// Bytes of lines read in this pass (the header included).
-    pub bytes_read: u64,
-}
-
-/// Why a scan read nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScanError {
-    Read(ReadError),
-    /// The first line is not a Pi session header.
-    NotASession,
 }
 
 /// Longest header line read.
@@ -265,6 +95,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
         torn: false,
         over_bounds: false,
         bytes_read: 0,
+        skipped: 0,
     };
     loop {
         if line_no > EVIDENCE_FILE_MAX_LINES {
@@ -283,6 +114,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
                     LineOutcome::Entry(e) => out.entries.push(*e),
                     LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
                     LineOutcome::Blank => {}
+                    LineOutcome::Skipped => out.skipped += 1,
                 }
             }
         }
@@ -364,6 +196,9 @@ impl PiParser {
             upstream_truncated: false,
             session_name: None,
             timestamp: str_of(&obj.timestamp).map(str::to_owned),
+            group: None,
+            synthetic: false,
+            api_error: false,
         };
         match e.kind {
             EntryKind::Message => {
@@ -463,6 +298,9 @@ pub fn message_view(line: &[u8]) -> Option<MessageView> {
         tool_name: str_of(&m.tool_name).map(str::to_owned),
         tool_calls,
         answer: (role == "assistant" && !has_tool_call).then(|| join_blocks(blocks)),
+        cwd: None,
+        git_branch: None,
+        agent_version: None,
     })
 }
 
@@ -536,15 +374,6 @@ fn user_text(content: &Content) -> String {
         Json::Array(blocks) => join_blocks(blocks),
         _ => String::new(),
     }
-}
-
-fn preview(text: &str) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out: String = one_line.chars().take(PROMPT_PREVIEW_MAX_CHARS).collect();
-    if one_line.chars().count() > PROMPT_PREVIEW_MAX_CHARS {
-        out.push('…');
-    }
-    out
 }
 
 /// The whole-message hash: SHA-256 of the message's canonical JSON (object keys sorted, compact;
@@ -824,6 +653,9 @@ mod tests {
                             .collect(),
                         answer: (role == "assistant" && !has_tool_call)
                             .then(|| join_text_blocks(blocks)),
+                        cwd: None,
+                        git_branch: None,
+                        agent_version: None,
                     })
                 });
             let (id, parent_id) = if self.version == 1 {
@@ -866,6 +698,9 @@ mod tests {
                     .get("timestamp")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
+                group: None,
+                synthetic: false,
+                api_error: false,
             };
             match e.kind {
                 EntryKind::Message => {

@@ -27,6 +27,10 @@ pub struct TextRef {
     pub line: LineRef,
     /// Length of the text a reader would be served of it (`EntrySummary::body_bytes`).
     pub body_bytes: u64,
+    /// The event the line belongs to (`EntrySummary::group`): consecutive lines of one group are
+    /// one text, joined by `\n`.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 /// The message texts next to a run (or its answer) on the active branch, nearest last for the
@@ -53,7 +57,7 @@ impl Context {
 
     /// The context on one side of position `at` of `messages` (the branch's messages in path
     /// order): `before` takes the messages before `at`, else those from `at` on.
-    fn around(messages: &[&EntrySummary], at: usize, before: bool) -> Context {
+    pub(crate) fn around(messages: &[&EntrySummary], at: usize, before: bool) -> Context {
         let mut lines = Vec::new();
         let mut bytes = 0u64;
         let mut to_edge = true;
@@ -75,6 +79,7 @@ impl Context {
             lines.push(TextRef {
                 line,
                 body_bytes: e.body_bytes,
+                group: e.group.clone(),
             });
         }
         if before {
@@ -137,10 +142,12 @@ pub struct Run {
     pub unknown_reason: Option<String>,
     pub final_entry_id: Option<String>,
     pub final_message_sha256: Option<String>,
-    /// Where the final message's line is: the answer is read from there when served.
+    /// Where the final answer's lines are (one for Pi; one per text block of the final response
+    /// for Claude Code): the answer is read from there when served, their texts joined by `\n`.
     #[serde(default)]
-    pub final_line: Option<LineRef>,
-    /// SHA-256 of the final answer text as ingested.
+    pub final_lines: Vec<LineRef>,
+    /// Digest of the final answer as ingested ([`crate::model::answer_digest`] of its lines'
+    /// texts; the text's SHA-256 when it is one line).
     #[serde(default)]
     pub final_text_sha256: Option<String>,
     pub final_bytes: u64,
@@ -174,6 +181,10 @@ pub struct Run {
     /// Masking context before the final answer (the run's earlier texts, then the previous runs').
     #[serde(default)]
     pub answer_before: Context,
+    /// Where the run's prompt line is (what the session records about itself there — cwd, branch,
+    /// agent version — is read back from it when served).
+    #[serde(default)]
+    pub prompt_line: Option<LineRef>,
 }
 
 /// The runs of a session and what the walk from the leaf found.
@@ -266,7 +277,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
             let count = run.message_lines.len();
             run.context_before = Context::around(&messages, before, true);
             run.context_after = Context::around(&messages, before + count, false);
-            if run.final_line.is_some() {
+            if !run.final_lines.is_empty() {
                 // The final answer is the run's last message.
                 run.answer_before =
                     Context::around(&messages, (before + count).saturating_sub(1), true);
@@ -294,7 +305,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
     }
 }
 
-fn mark_unknown(run: &mut Run, reason: &str) {
+pub(crate) fn mark_unknown(run: &mut Run, reason: &str) {
     run.mark_unknown(reason);
 }
 
@@ -330,7 +341,7 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         unknown_reason: None,
         final_entry_id: None,
         final_message_sha256: None,
-        final_line: None,
+        final_lines: Vec::new(),
         final_text_sha256: None,
         final_bytes: 0,
         final_truncated: false,
@@ -350,6 +361,7 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         context_before: Context::default(),
         context_after: Context::default(),
         answer_before: Context::default(),
+        prompt_line: first.line_ref(),
     };
     let Some(last) = last_msg else {
         return Some(run);
@@ -378,7 +390,7 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         run.chain_sha256 = Some(runread_core::sha256_hex(chain.join("\n").as_bytes()));
         run.final_entry_id = Some(last.id.clone());
         run.final_message_sha256 = last.message_sha256.clone();
-        run.final_line = last.line_ref();
+        run.final_lines = last.line_ref().into_iter().collect();
         run.final_text_sha256 = last.text_sha256.clone();
         run.final_bytes = last.text_bytes;
         run.final_truncated = last.stop_reason.as_deref() == Some("length");

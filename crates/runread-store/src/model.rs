@@ -60,8 +60,9 @@ pub struct SessionRecord {
 }
 
 /// The format of the index ingest writes (entries and runs). 2: where each line is and its
-/// digest, no texts.
-pub const INDEX_VERSION: u32 = 2;
+/// digest, no texts. 3: a final answer may span several lines (Claude Code), events may group
+/// lines, runs carry their prompt line.
+pub const INDEX_VERSION: u32 = 3;
 
 /// One ingest pass over one file.
 #[derive(Debug, Clone)]

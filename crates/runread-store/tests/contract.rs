@@ -155,6 +155,9 @@ fn entry(line: u64, text: &str) -> EntrySummary {
         upstream_truncated: false,
         session_name: None,
         timestamp: None,
+        group: None,
+        synthetic: false,
+        api_error: false,
     }
 }
 

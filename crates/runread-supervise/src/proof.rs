@@ -13,7 +13,8 @@ use std::path::Path;
 
 use runread_sessions::file::{self, EvidenceFile, ReadError};
 use runread_sessions::pi::{self, Resume, ScanError};
-use runread_sessions::{EntrySummary, FileIdentity, Run, RunStatus, cut_runs};
+use runread_sessions::runs::cut_runs;
+use runread_sessions::{EntrySummary, FileIdentity, Run, RunStatus};
 
 use crate::events::Candidate;
 

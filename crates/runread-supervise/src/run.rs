@@ -248,9 +248,14 @@ impl Driver {
         };
         let mut report = runread_ingest::Report::default();
         let store = self.store.as_ref();
-        if let Err(e) =
-            runread_ingest::ingest_file(store, &self.opts.workspaces, &path, now_ms(), &mut report)
-        {
+        if let Err(e) = runread_ingest::ingest_file(
+            store,
+            &self.opts.workspaces,
+            runread_sessions::Agent::Pi,
+            &path,
+            now_ms(),
+            &mut report,
+        ) {
             tracing::warn!(error = %e, "ingest during supervision failed");
             return;
         }

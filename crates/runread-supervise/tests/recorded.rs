@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use runread_sessions::EntrySummary;
 use runread_sessions::pi::parse_header;
-use runread_sessions::{EntrySummary, cut_runs};
+use runread_sessions::runs::cut_runs;
 use runread_store::Phase;
 use runread_supervise::events;
 use runread_supervise::proof::{self, Pinned, Refusal};

@@ -1,6 +1,6 @@
-//! Test support: a temporary runread home and workspace, real Pi session fixtures (from
-//! `fixtures/pi`, written by the real agent) placed into that workspace, and helpers to read
-//! what the agent wrote independently of runread's own parser.
+//! Test support: a temporary runread home and workspace, real session fixtures (from
+//! `fixtures/pi` and `fixtures/claude`, written by the real agents) placed into that workspace,
+//! and helpers to read what the agent wrote independently of runread's own parser.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
@@ -35,11 +35,35 @@ pub fn fixture_session(name: &str) -> PathBuf {
     files.remove(0)
 }
 
-/// A temporary runread home, one registered workspace, and a Pi sessions directory.
+/// The repository's `fixtures/claude` directory.
+pub fn claude_fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/claude")
+}
+
+/// The session files of Claude Code fixture `name` (`sessions/<escaped cwd>/<id>.jsonl`), sorted.
+pub fn claude_fixture_sessions(name: &str) -> Vec<PathBuf> {
+    let dir = claude_fixtures_dir().join(name).join("sessions");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("fixture {name}: {e}"))
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "fixture {name} has no session file");
+    files
+}
+
+/// A temporary runread home, one registered workspace, a Pi sessions directory and a Claude Code
+/// projects directory.
 pub struct Env {
     pub dir: tempfile::TempDir,
     pub workspace: PathBuf,
     pub sessions: PathBuf,
+    /// Claude Code's `projects` directory for this workspace's sessions.
+    pub claude_projects: PathBuf,
     pub store: Arc<SqliteStore>,
     pub ws: Workspace,
 }
@@ -49,8 +73,10 @@ impl Env {
         let dir = tempfile::tempdir().expect("tempdir");
         let workspace = dir.path().join("workspace");
         let sessions = dir.path().join("sessions");
+        let claude_projects = dir.path().join("claude-projects");
         std::fs::create_dir_all(&workspace).expect("mkdir");
         std::fs::create_dir_all(&sessions).expect("mkdir");
+        std::fs::create_dir_all(&claude_projects).expect("mkdir");
         let workspace = std::fs::canonicalize(&workspace).expect("canonicalize");
         let store =
             Arc::new(SqliteStore::open(&dir.path().join("runread.db")).expect("open store"));
@@ -61,6 +87,7 @@ impl Env {
             dir,
             workspace,
             sessions,
+            claude_projects,
             store,
             ws,
         }
@@ -87,16 +114,52 @@ impl Env {
         Arc::new(runread_gate::keys::FileKeys::open(self.dir.path()).expect("gate keys"))
     }
 
-    /// Runs one ingest over the sessions directory.
+    /// Copies Claude Code fixture `name`'s session files (and subagent transcripts) into the
+    /// projects directory, under a folder named as Claude Code names this workspace's, with every
+    /// line's `cwd` moved into this workspace (nothing else changes), mtimes `age` in the past.
+    /// Returns the copied session files.
+    pub fn place_claude(&self, name: &str, age: Duration) -> Vec<PathBuf> {
+        let ws = self.workspace.to_str().expect("utf-8");
+        let escaped: String = ws
+            .chars()
+            .map(|c| if matches!(c, '/' | '.' | '_') { '-' } else { c })
+            .collect();
+        let dst_dir = self.claude_projects.join(escaped);
+        let mut out = Vec::new();
+        for src in claude_fixture_sessions(name) {
+            let src_dir = src.parent().expect("dir");
+            copy_tree(src_dir, &dst_dir, ws);
+            out.push(dst_dir.join(src.file_name().expect("name")));
+        }
+        for p in files_under(&dst_dir) {
+            set_age(&p, age);
+        }
+        out
+    }
+
+    /// Runs one ingest over the Pi sessions directory and the Claude Code projects directory.
     pub fn ingest(&self) -> runread_ingest::Report {
-        runread_ingest::ingest_dir(
-            &*self.store,
-            &self.sessions,
-            runread_core::timefmt::now_ms(),
-            |_| {},
-        )
-        .expect("ingest")
-        .0
+        let mut total = runread_ingest::Report::default();
+        for dir in [
+            runread_ingest::AgentDir {
+                agent: runread_sessions::Agent::Pi,
+                dir: self.sessions.clone(),
+            },
+            runread_ingest::AgentDir {
+                agent: runread_sessions::Agent::Claude,
+                dir: self.claude_projects.clone(),
+            },
+        ] {
+            let (r, _) = runread_ingest::ingest_dir(
+                &*self.store,
+                &dir,
+                runread_core::timefmt::now_ms(),
+                |_| {},
+            )
+            .expect("ingest");
+            total.add(&r);
+        }
+        total
     }
 }
 
@@ -117,28 +180,98 @@ pub fn relocated(bytes: &[u8], cwd: &str) -> Vec<u8> {
     out
 }
 
-/// The final answer of `run` as the session file at `path` holds it: the line the index names,
-/// read back and checked against its digest (the store keeps no text). `None` when the run has no
-/// final answer.
-pub fn answer_of(path: &Path, run: &runread_sessions::Run) -> Option<String> {
-    let line = run.final_line.as_ref()?;
+/// The final answer of `run` (a session of `agent`) as the file at `path` holds it: the lines the
+/// index names, read back and checked against their digests (the store keeps no text), their
+/// texts joined by `\n`. `None` when the run has no final answer.
+pub fn answer_of_agent(path: &Path, agent: &str, run: &runread_sessions::Run) -> Option<String> {
+    if run.final_lines.is_empty() {
+        return None;
+    }
     let bytes = std::fs::read(path).expect("read session file");
-    let start = usize::try_from(line.offset).expect("offset");
-    let end = start + usize::try_from(line.bytes).expect("length");
-    let line_bytes = bytes.get(start..end).expect("line within the file");
-    assert_eq!(
-        runread_core::sha256_hex(line_bytes),
-        line.sha256,
-        "the indexed line reads back as ingested"
-    );
-    runread_sessions::pi::message_view(line_bytes)
-        .expect("a message line")
-        .answer
+    let texts: Vec<String> = run
+        .final_lines
+        .iter()
+        .map(|line| {
+            let start = usize::try_from(line.offset).expect("offset");
+            let end = start + usize::try_from(line.bytes).expect("length");
+            let line_bytes = bytes.get(start..end).expect("line within the file");
+            assert_eq!(
+                runread_core::sha256_hex(line_bytes),
+                line.sha256,
+                "the indexed line reads back as ingested"
+            );
+            runread_sessions::message_view(agent, line_bytes)
+                .expect("a message line")
+                .answer
+                .expect("an answer line")
+        })
+        .collect();
+    Some(texts.join("\n"))
 }
 
-/// [`answer_of`] for a run record (its session path).
+/// [`answer_of_agent`] for a Pi session file.
+pub fn answer_of(path: &Path, run: &runread_sessions::Run) -> Option<String> {
+    answer_of_agent(path, "pi", run)
+}
+
+/// [`answer_of_agent`] for a run record (its session path and agent).
 pub fn answer(run: &runread_store::RunRecord) -> Option<String> {
-    answer_of(Path::new(&run.session_path), &run.run)
+    answer_of_agent(Path::new(&run.session_path), &run.agent, &run.run)
+}
+
+/// Every regular file under `dir`.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Copies the files under `src` to `dst` (same relative paths), with every `.jsonl` line's
+/// `cwd` set to `cwd` (lines without one, and every other file, byte-identical).
+fn copy_tree(src: &Path, dst: &Path, cwd: &str) {
+    for p in files_under(src) {
+        let rel = p.strip_prefix(src).expect("under src");
+        let to = dst.join(rel);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        let bytes = std::fs::read(&p).expect("read");
+        let out = if p.extension().is_some_and(|e| e == "jsonl") {
+            relocated_lines(&bytes, cwd)
+        } else {
+            bytes
+        };
+        std::fs::write(&to, out).expect("write");
+    }
+}
+
+/// `bytes` (JSON lines) with each line's top-level `cwd` replaced, key order kept; lines without
+/// `cwd` are left byte-identical.
+pub fn relocated_lines(bytes: &[u8], cwd: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let (body, nl) = match line.strip_suffix(b"\n") {
+            Some(b) => (b, &b"\n"[..]),
+            None => (line, &b""[..]),
+        };
+        match serde_json::from_slice::<Value>(body) {
+            Ok(mut v) if v.get("cwd").is_some() => {
+                v["cwd"] = Value::String(cwd.to_owned());
+                out.extend_from_slice(v.to_string().as_bytes());
+            }
+            _ => out.extend_from_slice(body),
+        }
+        out.extend_from_slice(nl);
+    }
+    out
 }
 
 /// Sets a file's modification time `age` in the past.

@@ -69,8 +69,13 @@ pub fn run() -> Result<(), String> {
         ws.id,
         ws.revision
     );
-    let (report, _) = runread_ingest::ingest_dir(&*store, &sessions, now_ms(), |_| {})
-        .map_err(|e| e.to_string())?;
+    let (report, _) = runread_ingest::ingest_dir(
+        &*store,
+        &runread_ingest::AgentDir::pi(&sessions),
+        now_ms(),
+        |_| {},
+    )
+    .map_err(|e| e.to_string())?;
     println!(
         "   ingested {} file, {} bytes, {} runs",
         report.files, report.bytes_read, report.runs

@@ -52,17 +52,17 @@ enum Command {
     /// Register or list workspace roots. Only sessions inside one are ever readable.
     #[command(subcommand)]
     Workspace(WorkspaceCmd),
-    /// Read Pi session files into the store (incremental: unchanged files cost nothing).
+    /// Read agents' session files into the store (incremental: unchanged files cost nothing).
+    /// Without a directory flag: every agent's default place that exists.
     Ingest {
-        /// Pi's sessions directory. Default: $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions.
-        #[arg(long)]
-        pi: Option<PathBuf>,
+        #[command(flatten)]
+        dirs: DirArgs,
     },
-    /// Follow Pi's session directory continuously: runs appear, grow and settle as the agent writes.
+    /// Follow the agents' session directories continuously: runs appear, grow and settle as the
+    /// agents write.
     Watch {
-        /// Pi's sessions directory (default as for ingest).
-        #[arg(long)]
-        pi: Option<PathBuf>,
+        #[command(flatten)]
+        dirs: DirArgs,
         /// Safety-net rescan period, in seconds, besides file notifications.
         #[arg(long, default_value_t = 5)]
         rescan_secs: u64,
@@ -108,12 +108,12 @@ enum Command {
         /// Also accept requests carrying this Origin (a browser-based client). Repeatable.
         #[arg(long)]
         allow_origin: Vec<String>,
-        /// Also watch Pi's session directory in this process (see `runread watch`).
+        /// Also watch the agents' session directories in this process (see `runread watch`).
         #[arg(long)]
         watch: bool,
-        /// With --watch: Pi's sessions directory.
-        #[arg(long)]
-        pi: Option<PathBuf>,
+        /// With --watch: the directories to watch (default: every agent's default place).
+        #[command(flatten)]
+        dirs: DirArgs,
         /// Serve MCP on standard input/output instead of HTTP (for clients that launch runread).
         #[arg(long, requires = "key_file")]
         stdio: bool,
@@ -468,21 +468,21 @@ fn run(cli: Cli) -> Res {
             let store = open_store(cli.home, spec)?;
             workspace(&*store, cmd)
         }
-        Command::Ingest { pi } => {
+        Command::Ingest { dirs } => {
             let store = open_store(cli.home, spec)?;
-            ingest(&*store, pi)
+            ingest(&*store, &dirs.resolve(true)?)
         }
-        Command::Watch { pi, rescan_secs } => {
+        Command::Watch { dirs, rescan_secs } => {
             let store = open_store(cli.home, spec)?;
-            let dir = match pi {
-                Some(d) => d,
-                None => default_pi_dir()?,
-            };
-            eprintln!("watching {} (Ctrl-C to stop)", dir.display());
+            let dirs = dirs.resolve(false)?;
+            for d in &dirs {
+                eprintln!("watching {} ({})", d.dir.display(), d.agent.as_str());
+            }
+            eprintln!("(Ctrl-C to stop)");
             let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
             runread_ingest::watch::watch(
                 store,
-                &dir,
+                &dirs,
                 Duration::from_secs(rescan_secs.max(1)),
                 stop,
                 |r| {
@@ -550,16 +550,12 @@ fn run(cli: Cli) -> Res {
             allow_host,
             allow_origin,
             watch,
-            pi,
+            dirs,
             protocol,
         } => {
             let (home, store) = open_home(cli.home, spec)?;
             if watch {
-                let dir = match pi {
-                    Some(d) => d,
-                    None => default_pi_dir()?,
-                };
-                spawn_watcher(store.clone(), dir)?;
+                spawn_watcher(store.clone(), dirs.resolve(false)?)?;
             }
             let extra = extra_secrets(secrets_file.as_deref(), &secret_env)?;
             match (stdio, key_file) {
@@ -658,45 +654,72 @@ fn workspace(store: &dyn Store, cmd: WorkspaceCmd) -> Res {
     }
 }
 
-fn default_pi_dir() -> Result<PathBuf, String> {
-    if let Some(dir) = std::env::var_os("PI_CODING_AGENT_DIR") {
-        return Ok(PathBuf::from(dir).join("sessions"));
-    }
-    let home = std::env::var_os("HOME").ok_or("HOME is not set; pass --pi DIR")?;
-    Ok(PathBuf::from(home)
-        .join(".pi")
-        .join("agent")
-        .join("sessions"))
+/// The session directories a command reads (`--pi DIR`, `--claude DIR`).
+#[derive(Debug, clap::Args)]
+struct DirArgs {
+    /// Pi's sessions directory. Default: $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions.
+    #[arg(long)]
+    pi: Option<PathBuf>,
+    /// Claude Code's projects directory (the one holding the escaped-cwd folders). Default:
+    /// $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects.
+    #[arg(long)]
+    claude: Option<PathBuf>,
 }
 
-fn ingest(store: &dyn Store, pi: Option<PathBuf>) -> Res {
-    let dir = match pi {
-        Some(d) => d,
-        None => default_pi_dir()?,
-    };
-    if !dir.is_dir() {
-        return Err(format!(
-            "{} is not a directory (pass --pi DIR)",
-            dir.display()
-        ));
+impl DirArgs {
+    /// The directories named, or, when none is, every agent's default place (those that exist,
+    /// when `existing_only`; a watcher also takes one that will exist later).
+    fn resolve(self, existing_only: bool) -> Result<Vec<runread_ingest::AgentDir>, String> {
+        use runread_ingest::AgentDir;
+        use runread_sessions::Agent;
+        let named: Vec<AgentDir> = [(Agent::Pi, self.pi), (Agent::Claude, self.claude)]
+            .into_iter()
+            .filter_map(|(agent, dir)| dir.map(|dir| AgentDir { agent, dir }))
+            .collect();
+        if !named.is_empty() {
+            if let Some(d) = named.iter().find(|d| !d.dir.is_dir()) {
+                return Err(format!("{} is not a directory", d.dir.display()));
+            }
+            return Ok(named);
+        }
+        let defaults: Vec<AgentDir> = Agent::ALL
+            .into_iter()
+            .filter_map(AgentDir::default_for)
+            .filter(|d| !existing_only || d.dir.is_dir())
+            .collect();
+        if defaults.is_empty() {
+            return Err(
+                "no agent's session directory found (~/.pi/agent/sessions, ~/.claude/projects); pass --pi DIR or --claude DIR"
+                    .into(),
+            );
+        }
+        Ok(defaults)
     }
+}
+
+fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Res {
     if store.workspaces().map_err(|e| e.to_string())?.is_empty() {
         eprintln!(
             "note: no workspace is registered, so every session will be skipped; run `runread workspace add PATH` first"
         );
     }
-    let bar: Option<indicatif::ProgressBar> = None;
-    let mut bar = bar;
     let terminal = std::io::stderr().is_terminal();
-    let (report, outcomes) = runread_ingest::ingest_dir(store, &dir, now_ms(), |p| {
-        if terminal && p.files_total >= PROGRESS_BAR_MIN_FILES {
-            let b = bar.get_or_insert_with(|| indicatif::ProgressBar::new(p.files_total));
-            b.set_position(p.files_done);
+    let mut report = runread_ingest::Report::default();
+    let mut outcomes = Vec::new();
+    for dir in dirs {
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        let (r, o) = runread_ingest::ingest_dir(store, dir, now_ms(), |p| {
+            if terminal && p.files_total >= PROGRESS_BAR_MIN_FILES {
+                let b = bar.get_or_insert_with(|| indicatif::ProgressBar::new(p.files_total));
+                b.set_position(p.files_done);
+            }
+        })
+        .map_err(|e| e.to_string())?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
         }
-    })
-    .map_err(|e| e.to_string())?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
+        report.add(&r);
+        outcomes.extend(o);
     }
     for (path, outcome) in &outcomes {
         use runread_ingest::FileOutcome as F;
@@ -748,6 +771,7 @@ fn runs(home: &std::path::Path, store: Arc<dyn Store>, as_json: bool) -> Res {
             .map(|r| {
                 json!({
                     "target": r.target,
+                    "agent": r.agent,
                     "status": r.run.status.as_str(),
                     "answerState": service.answer_state(r, now),
                     "unknownReason": r.run.unknown_reason,
@@ -769,13 +793,17 @@ fn runs(home: &std::path::Path, store: Arc<dyn Store>, as_json: bool) -> Res {
         return Ok(());
     }
     println!(
-        "{:<10} {:<10} {:<10} {:<38} PROMPT",
-        "RUN", "STATUS", "ANSWER", "SESSION (generation)"
+        "{:<10} {:<7} {:<10} {:<10} {:<38} PROMPT",
+        "RUN", "AGENT", "STATUS", "ANSWER", "SESSION (generation)"
     );
     for r in &list {
+        // Claude Code's run ids are whole uuids: the listing shows their first characters, which
+        // `grant --run` takes as a prefix.
+        let shown: String = r.target.run_id.chars().take(10).collect();
         println!(
-            "{:<10} {:<10} {:<10} {:<38} {}",
-            r.target.run_id,
+            "{:<10} {:<7} {:<10} {:<10} {:<38} {}",
+            shown,
+            r.agent,
             r.run.status.as_str(),
             service.answer_state(r, now),
             format!("{} ({})", r.target.session_id, r.target.generation),
@@ -1227,21 +1255,15 @@ fn serve_stdio(
     rt.block_on(runread_mcp::server::serve_stdio(service, key, protocols))
 }
 
-/// Runs a watcher on `dir` in a background thread for the life of the process.
-fn spawn_watcher(store: Arc<dyn Store>, dir: PathBuf) -> Res {
-    if !dir.is_dir() {
-        return Err(format!(
-            "{} is not a directory (pass --pi DIR)",
-            dir.display()
-        ));
-    }
+/// Runs a watcher on `dirs` in a background thread for the life of the process.
+fn spawn_watcher(store: Arc<dyn Store>, dirs: Vec<runread_ingest::AgentDir>) -> Res {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     std::thread::Builder::new()
         .name("runread-watch".into())
         .spawn(move || {
             if let Err(e) = runread_ingest::watch::watch(
                 store,
-                &dir,
+                &dirs,
                 runread_ingest::watch::RESCAN_DEFAULT,
                 stop,
                 |_| {},

@@ -388,3 +388,87 @@ fn stdio_transport_serves_the_same_admission_with_a_key_file() {
     );
     assert!(!out.status.success() || String::from_utf8_lossy(&out.stdout).is_empty());
 }
+
+/// A user with Claude Code sessions in the default place (`~/.claude/projects`, or
+/// `$CLAUDE_CONFIG_DIR/projects`) runs `runread ingest` with no flag, sees the runs with their
+/// agent, and grants one by a prefix of its uuid.
+#[test]
+fn claude_code_sessions_in_the_default_place_are_ingested_listed_and_granted_by_prefix() {
+    let env = runread_testkit::Env::new();
+    env.place_claude("continue-unicode", Duration::from_secs(60));
+    let home = env.dir.path().join("cli-home");
+    let user_home = env.dir.path().join("user");
+    std::fs::create_dir_all(user_home.join(".claude")).unwrap();
+    std::fs::rename(
+        &env.claude_projects,
+        user_home.join(".claude").join("projects"),
+    )
+    .unwrap();
+    let run = |args: &[&str], config_dir: Option<&Path>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_runread"));
+        c.arg("--home")
+            .arg(&home)
+            .args(args)
+            .env("HOME", &user_home);
+        c.env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("PI_CODING_AGENT_DIR");
+        if let Some(d) = config_dir {
+            c.env("CLAUDE_CONFIG_DIR", d);
+        }
+        c.output().expect("run runread")
+    };
+    let ws = env.workspace.to_str().unwrap();
+    ok(run(&["workspace", "add", ws], None));
+    let out = ok(run(&["ingest"], None));
+    assert!(out.contains("2 runs"), "{out}");
+    let runs: Vec<Value> = serde_json::from_str(&ok(run(&["runs", "--json"], None))).unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(
+        runs.iter()
+            .all(|r| r["agent"] == "claude" && r["answerState"] == "available")
+    );
+    let table = ok(run(&["runs"], None));
+    assert!(table.contains("claude"), "{table}");
+    let full = runs[1]["target"]["runId"].as_str().unwrap();
+    assert_eq!(full.len(), 36);
+    let grant: Value = serde_json::from_str(&ok(run(
+        &[
+            "grant",
+            "--run",
+            &full[..8],
+            "--features",
+            "final_answer",
+            "--expires",
+            "15m",
+            "--to",
+            "claude",
+            "--json",
+        ],
+        None,
+    )))
+    .unwrap();
+    assert_eq!(grant["target"]["runId"], full);
+    // A prefix too short to be a choice is not taken.
+    let short = run(
+        &[
+            "grant",
+            "--run",
+            &full[..3],
+            "--features",
+            "final_answer",
+            "--expires",
+            "15m",
+            "--to",
+            "x",
+        ],
+        None,
+    );
+    assert!(!short.status.success());
+    // $CLAUDE_CONFIG_DIR names the place instead of ~/.claude (the session moved with it: a
+    // new generation, read from there).
+    let moved = env.dir.path().join("claude-config");
+    std::fs::rename(user_home.join(".claude"), &moved).unwrap();
+    let out = ok(run(&["ingest"], Some(&moved)));
+    assert!(out.contains("claude-config/projects/"), "{out}");
+    assert!(out.contains("2 runs"), "{out}");
+}

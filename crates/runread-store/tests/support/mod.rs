@@ -211,12 +211,12 @@ pub fn run(id: &str) -> Run {
         unknown_reason: None,
         final_entry_id: Some("a".into()),
         final_message_sha256: Some("m".into()),
-        final_line: Some(runread_sessions::LineRef {
+        final_lines: vec![runread_sessions::LineRef {
             line: 3,
             offset: 40,
             bytes: 60,
             sha256: "l".into(),
-        }),
+        }],
         final_text_sha256: Some(runread_core::sha256_hex("answer é".as_bytes())),
         final_bytes: 9,
         final_truncated: false,
@@ -232,5 +232,6 @@ pub fn run(id: &str) -> Run {
         context_before: Default::default(),
         context_after: Default::default(),
         answer_before: Default::default(),
+        prompt_line: None,
     }
 }

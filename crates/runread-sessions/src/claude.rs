@@ -1,0 +1,846 @@
+//! Claude Code session files (`projects/<escaped cwd>/<session id>.jsonl`), line by line, as the
+//! real Claude Code 2.1.328 writes them (`../shared/harness/FORMATS.md`; the committed fixtures in
+//! `fixtures/claude/` are the ground truth).
+//!
+//! A conversation line carries `uuid`, `parentUuid`, `sessionId`, `cwd` and `timestamp`; its
+//! `type` is `user` (a prompt, a tool result, a meta message Claude Code injects, or an
+//! interruption marker), `assistant` (**one line per content block** of a model response, the
+//! lines of one response sharing `message.id`) or `attachment` (context Claude Code injects; in
+//! the chain, never a message). Lines without `uuid` are Claude Code's own bookkeeping (queue
+//! operations, API request records, cost state, …): skipped and counted. Unknown line types,
+//! fields and attachment kinds are tolerated; what runread relies on is checked strictly: a
+//! conversation line must be a JSON object with a valid `uuid`, the session's `sessionId` and the
+//! session's `cwd`, else it is malformed (and the run it touches `unknown`).
+//!
+//! Runs are cut on the active chain: from the newest conversation line back by `parentUuid`, plus
+//! the tool-result lines hanging off that chain (Claude Code gives a result the line of its
+//! `tool_use` as parent, which leaves a second result of one response off the walked path). A run
+//! starts at a prompt and ends before the next one; its final answer is the text of its last
+//! model response when that response ended the run. Claude Code's automatic continuations (an
+//! output-token limit, a stream cut mid-way: a meta "resume" prompt and a new request) stay in the
+//! same run, and its final answer is the last response — what Claude Code itself reports as the
+//! run's result; the earlier parts are in the history.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+
+use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
+
+use crate::file::{EvidenceFile, Line};
+use crate::model::{
+    EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
+    answer_digest, preview,
+};
+use crate::runs::{Branch, Context, Run, RunStatus, mark_unknown};
+
+/// What an interruption marker's text starts with (`[Request interrupted by user]`, `… for tool
+/// use]`).
+pub const INTERRUPT_MARKER_PREFIX: &str = "[Request interrupted by user";
+/// The `model` of a message Claude Code wrote itself (an API error, "No response requested.").
+pub const SYNTHETIC_MODEL: &str = "<synthetic>";
+/// Longest first line read to learn a session's id.
+pub const FIRST_LINE_MAX_BYTES: usize = 64 * 1024;
+
+/// History roles of Claude Code messages (what `read_history` reports as `role`).
+pub mod role {
+    /// A prompt: it starts a run.
+    pub const USER: &str = "user";
+    pub const ASSISTANT: &str = "assistant";
+    pub const TOOL_RESULT: &str = "toolResult";
+    /// A message Claude Code injected (`isMeta`: "Output token limit hit. Resume directly…").
+    pub const META: &str = "meta";
+    /// `[Request interrupted by user]`.
+    pub const INTERRUPT: &str = "interrupt";
+}
+
+// ---- one line, as far as runread reads it ----
+
+#[derive(Deserialize)]
+struct RawLine<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uuid: Option<Cow<'a, str>>,
+    #[serde(rename = "parentUuid", borrow, default)]
+    parent_uuid: Option<Cow<'a, str>>,
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cwd: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(rename = "isMeta", default)]
+    is_meta: Option<bool>,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: Option<bool>,
+    #[serde(rename = "isApiErrorMessage", default)]
+    is_api_error: Option<bool>,
+    #[serde(rename = "gitBranch", borrow, default)]
+    git_branch: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    message: Option<RawMessage<'a>>,
+    #[serde(borrow, default)]
+    attachment: Option<RawAttachment<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawMessage<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    stop_reason: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawAttachment<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    identity: Option<RawIdentity<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawIdentity<'a> {
+    #[serde(rename = "modelId", borrow, default)]
+    model_id: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct RawBlock<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    /// A `tool_result`'s content: a string or a list of blocks.
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+}
+
+/// A message's (or a tool result's) content: a string, a list of blocks, or anything else
+/// (tolerated: it shows no text).
+enum Content<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<RawBlock<'a>>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("message content")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(s)))
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Content<'a>, S::Error> {
+                let mut blocks = Vec::new();
+                // A list element that is not a block object is tolerated and shows nothing.
+                while let Some(b) = seq.next_element::<MaybeBlock<'a>>()? {
+                    if let MaybeBlock::Block(b) = b {
+                        blocks.push(b);
+                    }
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_map<M: de::MapAccess<'de>>(self, map: M) -> Result<Content<'a>, M::Error> {
+                IgnoredAny::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(Content::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Content<'a>, E> {
+                Ok(Content::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// A list element: a block object, or anything else (kept out).
+enum MaybeBlock<'a> {
+    Block(RawBlock<'a>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = MaybeBlock<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a content block")
+            }
+            fn visit_map<M: de::MapAccess<'de>>(self, map: M) -> Result<MaybeBlock<'a>, M::Error> {
+                RawBlock::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(MaybeBlock::Block)
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, seq: S) -> Result<MaybeBlock<'a>, S::Error> {
+                IgnoredAny::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeBlock<'a>, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeBlock<'a>, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeBlock<'a>, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeBlock<'a>, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeBlock<'a>, E> {
+                Ok(MaybeBlock::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MaybeBlock<'a>, E> {
+                Ok(MaybeBlock::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+fn kind_of<'s>(b: &'s RawBlock<'_>) -> Option<&'s str> {
+    b.kind.as_deref()
+}
+
+/// The text blocks of `content` joined by `\n` (a string content is its own text).
+fn text_of(content: Option<&Content<'_>>) -> String {
+    match content {
+        Some(Content::Text(s)) => s.as_ref().to_owned(),
+        Some(Content::Blocks(blocks)) => {
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| kind_of(b) == Some("text"))
+                .filter_map(|b| b.text.as_deref())
+                .collect();
+            texts.join("\n")
+        }
+        _ => String::new(),
+    }
+}
+
+/// `text_of(content).len()` without building it.
+fn text_len(content: Option<&Content<'_>>) -> usize {
+    match content {
+        Some(Content::Text(s)) => s.len(),
+        Some(Content::Blocks(blocks)) => {
+            let (n, bytes) = blocks
+                .iter()
+                .filter(|b| kind_of(b) == Some("text"))
+                .filter_map(|b| b.text.as_deref())
+                .fold((0usize, 0usize), |(n, bytes), t| (n + 1, bytes + t.len()));
+            bytes + n.saturating_sub(1)
+        }
+        _ => 0,
+    }
+}
+
+fn blocks_of<'c, 'a>(content: Option<&'c Content<'a>>) -> &'c [RawBlock<'a>] {
+    match content {
+        Some(Content::Blocks(b)) => b,
+        _ => &[],
+    }
+}
+
+/// A `user` line's history role.
+fn user_role(line: &RawLine<'_>, content: Option<&Content<'_>>) -> &'static str {
+    if line.is_meta == Some(true) {
+        return role::META;
+    }
+    let blocks = blocks_of(content);
+    if blocks.iter().any(|b| kind_of(b) == Some("tool_result")) {
+        return role::TOOL_RESULT;
+    }
+    if text_of(content).starts_with(INTERRUPT_MARKER_PREFIX) {
+        return role::INTERRUPT;
+    }
+    role::USER
+}
+
+/// A `tool_result` line's served text: its results' content texts, joined by `\n`.
+fn tool_result_text(content: Option<&Content<'_>>) -> String {
+    let parts: Vec<String> = blocks_of(content)
+        .iter()
+        .filter(|b| kind_of(b) == Some("tool_result"))
+        .map(|b| text_of(b.content.as_ref()))
+        .filter(|t| !t.is_empty())
+        .collect();
+    parts.join("\n")
+}
+
+/// The session's id from the file's first line (every line of a Claude Code session file carries
+/// it); `None`: not a Claude Code session file.
+pub fn parse_first_line(line: &[u8]) -> Option<Header> {
+    let raw: RawLine<'_> = serde_json::from_slice(line).ok()?;
+    let session_id = raw.session_id?;
+    if !runread_core::target::is_id(&session_id) {
+        return None;
+    }
+    Some(Header {
+        session_id: session_id.into_owned(),
+        version: 0,
+        cwd: raw.cwd.map(Cow::into_owned).unwrap_or_default(),
+        timestamp: raw.timestamp.map(Cow::into_owned),
+        parent_session: None,
+        line_sha256: runread_core::sha256_hex(line),
+        line_bytes: line.len() as u64,
+    })
+}
+
+/// Parses one complete line at 1-based `line_no`, starting at byte `offset`. `header` is the
+/// session's; a conversation line of another session or cwd is malformed. Learns the session's
+/// cwd from the first conversation line when the header does not have it yet.
+pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -> LineOutcome {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return LineOutcome::Blank;
+    }
+    let Ok(raw) = serde_json::from_slice::<RawLine<'_>>(line) else {
+        return LineOutcome::Malformed;
+    };
+    let Some(uuid) = raw.uuid.as_deref() else {
+        // Claude Code's own bookkeeping: not part of the conversation.
+        return LineOutcome::Skipped;
+    };
+    if raw.is_sidechain == Some(true) {
+        // A subagent's line: subagents have transcripts of their own.
+        return LineOutcome::Skipped;
+    }
+    if !runread_core::target::is_id(uuid)
+        || raw.session_id.as_deref() != Some(header.session_id.as_str())
+        || raw
+            .parent_uuid
+            .as_deref()
+            .is_some_and(|p| !runread_core::target::is_id(p))
+    {
+        return LineOutcome::Malformed;
+    }
+    match raw.cwd.as_deref() {
+        Some(cwd) if header.cwd.is_empty() => header.cwd = cwd.to_owned(),
+        Some(cwd) if cwd == header.cwd => {}
+        // Another directory: never taken for this session's workspace.
+        _ => return LineOutcome::Malformed,
+    }
+    let mut e = EntrySummary {
+        line: line_no,
+        offset,
+        bytes: line.len() as u64,
+        line_sha256: None,
+        id: uuid.to_owned(),
+        parent_id: raw.parent_uuid.as_deref().map(str::to_owned),
+        kind: EntryKind::Other,
+        role: None,
+        stop_reason: None,
+        has_tool_call: false,
+        provider: None,
+        model: None,
+        message_sha256: None,
+        text_sha256: None,
+        text_bytes: 0,
+        body_bytes: 0,
+        preview: None,
+        upstream_truncated: false,
+        session_name: None,
+        timestamp: raw.timestamp.as_deref().map(str::to_owned),
+        group: None,
+        synthetic: false,
+        api_error: false,
+    };
+    match raw.kind.as_deref() {
+        Some("user") => {
+            let Some(m) = &raw.message else {
+                return LineOutcome::Malformed;
+            };
+            let content = m.content.as_ref();
+            let role = user_role(&raw, content);
+            e.kind = EntryKind::Message;
+            e.role = Some(role.to_owned());
+            e.line_sha256 = Some(runread_core::sha256_hex(line));
+            e.body_bytes = if role == role::TOOL_RESULT {
+                tool_result_text(content).len()
+            } else {
+                text_len(content)
+            } as u64;
+            if role == role::USER {
+                e.preview = Some(preview(&text_of(content)));
+                e.message_sha256 = e.line_sha256.clone();
+            }
+        }
+        Some("assistant") => {
+            let Some(m) = &raw.message else {
+                return LineOutcome::Malformed;
+            };
+            let content = m.content.as_ref();
+            let blocks = blocks_of(content);
+            e.kind = EntryKind::Message;
+            e.role = Some(role::ASSISTANT.to_owned());
+            e.line_sha256 = Some(runread_core::sha256_hex(line));
+            e.group = m.id.as_deref().map(str::to_owned);
+            e.model = m.model.as_deref().map(str::to_owned);
+            e.stop_reason = m.stop_reason.as_deref().map(str::to_owned);
+            e.synthetic = m.model.as_deref() == Some(SYNTHETIC_MODEL);
+            e.api_error = raw.is_api_error == Some(true);
+            e.has_tool_call = blocks.iter().any(|b| kind_of(b) == Some("tool_use"));
+            e.body_bytes = text_len(content) as u64;
+            if !e.has_tool_call && !e.synthetic {
+                let text = text_of(content);
+                e.text_bytes = text.len() as u64;
+                e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
+                e.message_sha256 = e.line_sha256.clone();
+            }
+        }
+        Some("attachment") => {
+            // The model Claude Code was configured with, as its `model` attachment names it.
+            if let Some(a) = &raw.attachment
+                && a.kind.as_deref() == Some("model")
+                && let Some(model) = a.identity.as_ref().and_then(|i| i.model_id.as_deref())
+            {
+                e.kind = EntryKind::ModelChange;
+                e.model = Some(model.to_owned());
+            }
+        }
+        // Another conversation line type: in the chain, never a message.
+        _ => {}
+    }
+    LineOutcome::Entry(Box::new(e))
+}
+
+/// What a reader may be shown of the conversation line `line` (read back when served): `None`
+/// when it is not a message line.
+pub fn message_view(line: &[u8]) -> Option<MessageView> {
+    let raw: RawLine<'_> = serde_json::from_slice(line).ok()?;
+    raw.uuid.as_ref()?;
+    let m = raw.message.as_ref()?;
+    let content = m.content.as_ref();
+    match raw.kind.as_deref()? {
+        "user" => {
+            let role = user_role(&raw, content);
+            let body = if role == role::TOOL_RESULT {
+                tool_result_text(content)
+            } else {
+                text_of(content)
+            };
+            let has_content = match content {
+                Some(Content::Blocks(b)) => !b.is_empty(),
+                Some(Content::Text(t)) => !t.is_empty(),
+                _ => false,
+            };
+            Some(MessageView {
+                role: role.to_owned(),
+                body_unavailable: body.is_empty() && has_content,
+                body,
+                tool_name: None,
+                tool_calls: vec![],
+                answer: None,
+                cwd: raw.cwd.as_deref().map(str::to_owned),
+                git_branch: raw.git_branch.as_deref().map(str::to_owned),
+                agent_version: raw.version.as_deref().map(str::to_owned),
+            })
+        }
+        "assistant" => {
+            let blocks = blocks_of(content);
+            let tool_calls: Vec<String> = blocks
+                .iter()
+                .filter(|b| kind_of(b) == Some("tool_use"))
+                .filter_map(|b| b.name.as_deref().map(str::to_owned))
+                .collect();
+            let synthetic = m.model.as_deref() == Some(SYNTHETIC_MODEL);
+            let body = text_of(content);
+            Some(MessageView {
+                role: role::ASSISTANT.to_owned(),
+                body_unavailable: false,
+                answer: (tool_calls.is_empty() && !synthetic).then(|| body.clone()),
+                body,
+                tool_name: None,
+                tool_calls,
+                cwd: raw.cwd.as_deref().map(str::to_owned),
+                git_branch: raw.git_branch.as_deref().map(str::to_owned),
+                agent_version: raw.version.as_deref().map(str::to_owned),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The tool calls of an assistant line: `(tool_use id, tool name)`, in order. Never served (ids
+/// match a call with its subagent's record).
+pub fn tool_uses(line: &[u8]) -> Vec<(String, String)> {
+    #[derive(Deserialize)]
+    struct Use<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct Msg<'a> {
+        #[serde(borrow, default)]
+        content: Option<Vec<Use<'a>>>,
+    }
+    #[derive(Deserialize)]
+    struct L<'a> {
+        #[serde(borrow, default)]
+        message: Option<Msg<'a>>,
+    }
+    let Ok(l) = serde_json::from_slice::<L<'_>>(line) else {
+        return vec![];
+    };
+    l.message
+        .and_then(|m| m.content)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|u| u.kind.as_deref() == Some("tool_use"))
+        .filter_map(|u| Some((u.id?.into_owned(), u.name?.into_owned())))
+        .collect()
+}
+
+/// The tool Claude Code runs subagents with.
+pub const SUBAGENT_TOOLS: &[&str] = &["Agent", "Task"];
+
+/// What a subagent's `agent-<id>.meta.json` says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentMeta {
+    /// The parent's `tool_use` id that started it.
+    pub tool_use_id: String,
+    /// Claude Code wrote that it finished.
+    pub finished: bool,
+}
+
+/// Parses a subagent's `.meta.json`; `None` when it is not one.
+pub fn parse_subagent_meta(bytes: &[u8]) -> Option<SubagentMeta> {
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(rename = "toolUseId")]
+        tool_use_id: String,
+        #[serde(default)]
+        finished: Option<bool>,
+    }
+    let m: Meta = serde_json::from_slice(bytes).ok()?;
+    Some(SubagentMeta {
+        tool_use_id: m.tool_use_id,
+        finished: m.finished == Some(true),
+    })
+}
+
+/// Reads the complete lines of `file` from where `resume` says, one at a time (as
+/// [`crate::pi::scan`] does). The first line gives the session id (and the header digest that
+/// later passes check); the first conversation line gives the cwd.
+pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
+    let start = match resume {
+        Resume::Fresh => 0,
+        Resume::After { offset, .. } => offset,
+    };
+    let (mut header, mut lines, mut line_no, first_consumed) = match resume {
+        Resume::Fresh => {
+            let mut first = file.lines(0, FIRST_LINE_MAX_BYTES);
+            let header = match first.next().map_err(ScanError::Read)? {
+                Some(Line::Complete { bytes, .. }) => {
+                    parse_first_line(bytes).ok_or(ScanError::NotASession)?
+                }
+                _ => return Err(ScanError::NotASession),
+            };
+            // The first line is a line of the session too: read it again as one.
+            (header, file.lines(0, EVIDENCE_LINE_MAX_BYTES), 1, 0)
+        }
+        Resume::After {
+            header,
+            offset,
+            lines,
+            ..
+        } => (
+            header.clone(),
+            file.lines(offset, EVIDENCE_LINE_MAX_BYTES),
+            lines + 1,
+            offset,
+        ),
+    };
+    let mut out = Scan {
+        header: header.clone(),
+        entries: Vec::new(),
+        malformed: Vec::new(),
+        consumed: first_consumed,
+        lines: line_no - 1,
+        torn: false,
+        over_bounds: false,
+        bytes_read: 0,
+        skipped: 0,
+    };
+    loop {
+        if line_no > EVIDENCE_FILE_MAX_LINES {
+            out.over_bounds = lines.next().map_err(ScanError::Read)?.is_some() || lines.torn();
+            break;
+        }
+        match lines.next().map_err(ScanError::Read)? {
+            None => {
+                out.torn = lines.torn();
+                break;
+            }
+            Some(Line::Oversize { .. }) => out.malformed.push(line_no),
+            Some(Line::Complete { offset, bytes }) => {
+                match parse_line(&mut header, bytes, line_no, offset) {
+                    LineOutcome::Entry(e) => out.entries.push(*e),
+                    LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
+                    LineOutcome::Blank => {}
+                    LineOutcome::Skipped => out.skipped += 1,
+                }
+            }
+        }
+        out.consumed = lines.consumed();
+        out.lines = line_no;
+        line_no += 1;
+    }
+    out.header = header;
+    out.bytes_read = out.consumed - start;
+    Ok(out)
+}
+
+// ---- runs ----
+
+/// Cuts `entries` (in file order) into the runs of the active chain.
+///
+/// `malformed_lines` taint the run open at that point of the file; `torn_tail` taints the last.
+pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
+    let by_id: HashMap<&str, &EntrySummary> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let Some(leaf) = entries.last() else {
+        return Branch {
+            leaf_id: None,
+            runs: vec![],
+            complete: true,
+            session_name: None,
+            saved_model: None,
+        };
+    };
+    // Walk leaf → root; a missing parent or a cycle ends the walk and marks it incomplete.
+    let mut on_path: HashSet<&str> = HashSet::new();
+    let mut cur = Some(leaf);
+    let mut complete = true;
+    while let Some(e) = cur {
+        if !on_path.insert(e.id.as_str()) {
+            complete = false;
+            break;
+        }
+        cur = match &e.parent_id {
+            None => None,
+            Some(p) => match by_id.get(p.as_str()) {
+                Some(parent) => Some(parent),
+                None => {
+                    complete = false;
+                    None
+                }
+            },
+        };
+    }
+    // The chain, and the tool results hanging off it, in file order.
+    let chain: Vec<&EntrySummary> = entries
+        .iter()
+        .filter(|e| {
+            on_path.contains(e.id.as_str())
+                || (e.role.as_deref() == Some(role::TOOL_RESULT)
+                    && e.parent_id.as_deref().is_some_and(|p| on_path.contains(p)))
+        })
+        .collect();
+    let saved_model = chain
+        .iter()
+        .rev()
+        .find(|e| e.kind == EntryKind::ModelChange)
+        .and_then(|e| e.model.clone());
+    let messages: Vec<&EntrySummary> = chain
+        .iter()
+        .copied()
+        .filter(|e| e.kind == EntryKind::Message)
+        .collect();
+    let starts: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.role.as_deref() == Some(role::USER))
+        .map(|(i, _)| i)
+        .collect();
+    let mut runs = Vec::new();
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(messages.len());
+        let Some(slice) = messages.get(start..end) else {
+            continue;
+        };
+        let mut run = run_of(slice, &chain);
+        run.first_sequence = events_in(messages.get(..start).unwrap_or(&[])) + 1;
+        run.context_before = Context::around(&messages, start, true);
+        run.context_after = Context::around(&messages, end, false);
+        if let Some(first_final) = run.final_lines.first()
+            && let Some(at) = messages.iter().position(|e| e.line == first_final.line)
+        {
+            run.answer_before = Context::around(&messages, at, true);
+        }
+        runs.push(run);
+    }
+    for &line in malformed_lines {
+        if let Some(run) = runs.iter_mut().rev().find(|r| r.start_line < line) {
+            mark_unknown(run, "malformed line");
+        }
+    }
+    if torn_tail && let Some(run) = runs.last_mut() {
+        mark_unknown(run, "unfinished last line");
+    }
+    Branch {
+        leaf_id: Some(leaf.id.clone()),
+        runs,
+        complete,
+        session_name: None,
+        saved_model,
+    }
+}
+
+/// Events `messages` make: consecutive lines of one group are one event.
+pub fn events_in(messages: &[&EntrySummary]) -> u64 {
+    let mut n = 0u64;
+    let mut prev: Option<&str> = None;
+    for e in messages {
+        let g = e.group.as_deref();
+        if g.is_none() || g != prev {
+            n += 1;
+        }
+        prev = g;
+    }
+    n
+}
+
+/// One run: `slice` is its messages (prompt first) on the chain.
+fn run_of(slice: &[&EntrySummary], chain: &[&EntrySummary]) -> Run {
+    let first = slice.first().copied();
+    let mut run = Run {
+        run_id: first.map(|e| e.id.clone()).unwrap_or_default(),
+        start_line: first.map_or(0, |e| e.line),
+        end_line: slice.iter().map(|e| e.line).max().unwrap_or(0),
+        status: RunStatus::Running,
+        unknown_reason: None,
+        final_entry_id: None,
+        final_message_sha256: None,
+        final_lines: Vec::new(),
+        final_text_sha256: None,
+        final_bytes: 0,
+        final_truncated: false,
+        chain_len: 0,
+        chain_sha256: None,
+        preview: first.and_then(|e| e.preview.clone()),
+        started_at: first.and_then(|e| e.timestamp.clone()),
+        ended_at: None,
+        run_models: Vec::new(),
+        message_lines: slice.iter().map(|e| e.line).collect(),
+        first_sequence: 0,
+        waiting_on_tool: false,
+        context_before: Context::default(),
+        context_after: Context::default(),
+        answer_before: Context::default(),
+        prompt_line: first.and_then(|e| e.line_ref()),
+    };
+    for e in slice
+        .iter()
+        .filter(|e| e.role.as_deref() == Some(role::ASSISTANT))
+    {
+        if let Some(m) = &e.model
+            && !e.synthetic
+            && !run.run_models.contains(m)
+        {
+            run.run_models.push(m.clone());
+        }
+    }
+    // What the run's end is: its last message, not counting Claude Code's own "No response
+    // requested." (written when the next prompt follows an interruption).
+    let Some(last) = slice
+        .iter()
+        .rev()
+        .find(|e| !(e.synthetic && !e.api_error))
+        .copied()
+    else {
+        return run;
+    };
+    match last.role.as_deref() {
+        Some(role::ASSISTANT) if last.api_error => {
+            run.status = RunStatus::Failed;
+            run.ended_at = last.timestamp.clone();
+        }
+        Some(role::INTERRUPT) => {
+            run.status = RunStatus::Cancelled;
+            run.ended_at = last.timestamp.clone();
+        }
+        Some(role::ASSISTANT) if !last.synthetic => {
+            // The last response: every line of the run with its group.
+            let response: Vec<&EntrySummary> = slice
+                .iter()
+                .copied()
+                .filter(|e| e.group.is_some() && e.group == last.group)
+                .collect();
+            let tool_call = response.iter().any(|e| e.has_tool_call);
+            run.waiting_on_tool = tool_call;
+            let stop = last.stop_reason.as_deref();
+            if tool_call || !matches!(stop, Some("end_turn" | "stop_sequence" | "max_tokens")) {
+                return run;
+            }
+            run.status = RunStatus::Completed;
+            run.ended_at = last.timestamp.clone();
+            run.final_truncated = stop == Some("max_tokens");
+            let texts: Vec<&EntrySummary> = response
+                .iter()
+                .copied()
+                .filter(|e| e.text_bytes > 0)
+                .collect();
+            // A response without text still has an (empty) answer: its last line's.
+            let answer_lines = if texts.is_empty() { vec![last] } else { texts };
+            run.final_lines = answer_lines.iter().filter_map(|e| e.line_ref()).collect();
+            run.final_bytes = answer_lines.iter().map(|e| e.text_bytes).sum::<u64>()
+                + answer_lines.len().saturating_sub(1) as u64;
+            let digests: Option<Vec<&str>> = answer_lines
+                .iter()
+                .map(|e| e.text_sha256.as_deref())
+                .collect();
+            run.final_text_sha256 = digests.map(answer_digest);
+            let final_entry = answer_lines.last().copied().unwrap_or(last);
+            run.final_entry_id = Some(final_entry.id.clone());
+            run.final_message_sha256 = final_entry.message_sha256.clone();
+            // The chain from the prompt to the final line, as the file links it.
+            let upto: Vec<&str> = chain
+                .iter()
+                .filter(|e| e.line >= run.start_line && e.line <= final_entry.line)
+                .map(|e| e.id.as_str())
+                .collect();
+            run.chain_len = upto.len() as u64;
+            run.chain_sha256 = Some(runread_core::sha256_hex(upto.join("\n").as_bytes()));
+        }
+        // A prompt, a tool result or a continuation that the model has not answered yet.
+        _ => {}
+    }
+    run
+}

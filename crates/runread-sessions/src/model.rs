@@ -1,0 +1,308 @@
+//! The neutral model every agent's reader maps into: where a session's lines are and what they
+//! are (index entries), what a reader may be shown of a line (a view), and what one streamed pass
+//! over a file found. Nothing above this crate knows which agent wrote a file; the agent is a
+//! value ([`Agent`]) that picks the reader.
+
+use serde::{Deserialize, Serialize};
+
+use crate::file::ReadError;
+
+/// The coding agents runread reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Agent {
+    /// Pi (`@mariozechner/pi-coding-agent`), session files v1–v3.
+    Pi,
+    /// Claude Code, `projects/<escaped cwd>/<session id>.jsonl`.
+    Claude,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 2] = [Agent::Pi, Agent::Claude];
+
+    /// The name stored with a session and shown to owners (`pi`, `claude`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Pi => "pi",
+            Agent::Claude => "claude",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+/// The session header: the file's first line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    pub session_id: String,
+    pub version: u8,
+    pub cwd: String,
+    pub timestamp: Option<String>,
+    pub parent_session: Option<String>,
+    /// SHA-256 of the header line's exact bytes: any change to the header is an identity change.
+    pub line_sha256: String,
+    /// Length of the header line in bytes (without its newline).
+    #[serde(default)]
+    pub line_bytes: u64,
+}
+
+/// Kinds of entry. Pi's names; a Claude Code conversation line is a `Message` (user, assistant)
+/// or `Other` (an attachment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    Message,
+    SessionInfo,
+    ModelChange,
+    ThinkingLevelChange,
+    Compaction,
+    BranchSummary,
+    Custom,
+    CustomMessage,
+    Label,
+    Other,
+}
+
+/// What runread keeps of one entry: where its line is, its place in the tree, and the facts runs
+/// are cut from. Never the text: bodies and answers are read again from the session file when
+/// they are served, and checked against `line_sha256` (the store indexes, it does not copy).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntrySummary {
+    /// 1-based line number in the file (the header is line 1).
+    pub line: u64,
+    /// Byte offset of the line in the file.
+    #[serde(default)]
+    pub offset: u64,
+    /// Length of the line in bytes, without its newline.
+    #[serde(default)]
+    pub bytes: u64,
+    /// SHA-256 of the line's exact bytes, for message entries (the lines a reader is served
+    /// from): what is read back when serving must hash to it.
+    #[serde(default)]
+    pub line_sha256: Option<String>,
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub kind: EntryKind,
+    /// `message.role` for message entries.
+    pub role: Option<String>,
+    pub stop_reason: Option<String>,
+    pub has_tool_call: bool,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    /// SHA-256 of the canonical JSON (sorted keys, compact) of the whole `message` object, for
+    /// the messages that can start or end a run ([`hashed_role`]); `None` for the others.
+    pub message_sha256: Option<String>,
+    /// SHA-256 of the text blocks of an assistant message without tool calls, joined by `\n`
+    /// (the final-answer candidate).
+    #[serde(default)]
+    pub text_sha256: Option<String>,
+    /// UTF-8 length of the joined text blocks.
+    pub text_bytes: u64,
+    /// UTF-8 length of the body a reader is served ([`MessageView::body`]): 0 means there is no
+    /// text to read back (a tool call alone, an image).
+    #[serde(default)]
+    pub body_bytes: u64,
+    /// First characters of a user prompt, for the owner's listing.
+    pub preview: Option<String>,
+    /// The agent itself truncated this output (Pi `details.truncation.truncated`, `truncated`).
+    #[serde(default)]
+    pub upstream_truncated: bool,
+    /// `name` of a `session_info` entry.
+    pub session_name: Option<String>,
+    pub timestamp: Option<String>,
+    /// Lines of one message written as several lines share this (Claude Code writes a response
+    /// one line per content block, all with the response's `message.id`): a reader is served
+    /// them as one event. `None`: the line is an event of its own.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Written by the agent itself, not by a model (Claude Code's `<synthetic>` messages): never
+    /// an answer.
+    #[serde(default)]
+    pub synthetic: bool,
+    /// The agent recorded a failed model call here (Claude Code's `isApiErrorMessage`).
+    #[serde(default)]
+    pub api_error: bool,
+}
+
+impl EntrySummary {
+    /// Where this entry's line is, for reading it back; `None` for entries that are never served.
+    pub fn line_ref(&self) -> Option<LineRef> {
+        Some(LineRef {
+            line: self.line,
+            offset: self.offset,
+            bytes: self.bytes,
+            sha256: self.line_sha256.clone()?,
+        })
+    }
+}
+
+/// Where one line of a session file is and what its bytes hash to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineRef {
+    pub line: u64,
+    pub offset: u64,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// What a reader may be shown of one message line, read back when served.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MessageView {
+    pub role: String,
+    /// Text blocks only (never thinking, never tool-call arguments), or a bash execution's output.
+    pub body: String,
+    /// The message had content but no text (an image, say).
+    pub body_unavailable: bool,
+    /// `toolName` of a tool result.
+    pub tool_name: Option<String>,
+    /// Names of the tools an assistant message called (names only, never arguments).
+    pub tool_calls: Vec<String>,
+    /// The final-answer text of an assistant message without tool calls: its text blocks joined
+    /// by `\n`.
+    pub answer: Option<String>,
+    /// Facts about the session the line records (Claude Code writes them on every line): the
+    /// working directory, the git branch, the agent's version.
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub agent_version: Option<String>,
+}
+
+impl MessageView {
+    /// One event made of several lines' views (the lines of one group, in file order): their
+    /// non-empty texts joined by `\n`, their tool calls in order, the first of the rest.
+    pub fn merge(parts: Vec<MessageView>) -> MessageView {
+        let mut iter = parts.into_iter();
+        let Some(mut out) = iter.next() else {
+            return MessageView::default();
+        };
+        for p in iter {
+            if !p.body.is_empty() {
+                if !out.body.is_empty() {
+                    out.body.push('\n');
+                }
+                out.body.push_str(&p.body);
+            }
+            out.body_unavailable &= p.body_unavailable;
+            out.tool_calls.extend(p.tool_calls);
+            out.tool_name = out.tool_name.or(p.tool_name);
+            out.answer = match (out.answer, p.answer) {
+                (Some(a), Some(b)) if a.is_empty() => Some(b),
+                (Some(a), Some(b)) if b.is_empty() => Some(a),
+                (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+                (a, b) => a.or(b),
+            };
+            out.cwd = out.cwd.or(p.cwd);
+            out.git_branch = out.git_branch.or(p.git_branch);
+            out.agent_version = out.agent_version.or(p.agent_version);
+        }
+        out
+    }
+}
+
+/// Joins the texts of consecutive lines of one group (`(group, text)` in file order) as an event
+/// joins them: one text per event, its lines' non-empty texts joined by `\n`.
+pub fn join_groups(texts: Vec<(Option<String>, String)>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut prev: Option<String> = None;
+    for (group, text) in texts {
+        match (&prev, &group) {
+            (Some(p), Some(g)) if p == g => {
+                if let Some(last) = out.last_mut() {
+                    if !last.is_empty() && !text.is_empty() {
+                        last.push('\n');
+                    }
+                    last.push_str(&text);
+                }
+            }
+            _ => out.push(text),
+        }
+        prev = group;
+    }
+    out
+}
+
+/// What one line of a session file turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineOutcome {
+    Header(Header),
+    Entry(Box<EntrySummary>),
+    /// Not JSON, not an object, or missing what its version requires.
+    Malformed,
+    /// An empty line: skipped, as Pi skips it.
+    Blank,
+    /// A line the agent keeps for itself (Claude Code's bookkeeping: queue operations, API
+    /// request records, cost state, …): not part of any conversation, counted and skipped.
+    Skipped,
+}
+
+/// Where a [`scan`] starts: at the top of a file (its first line is the header), or after the
+/// lines an earlier scan consumed.
+#[derive(Debug, Clone, Copy)]
+pub enum Resume<'a> {
+    Fresh,
+    After {
+        header: &'a Header,
+        /// Offset just past the last complete line consumed.
+        offset: u64,
+        /// Lines consumed, the header included.
+        lines: u64,
+        /// The last entry parsed (v1 entries chain to it).
+        last_id: Option<&'a str>,
+    },
+}
+
+/// What one streamed pass over a session file found.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    pub header: Header,
+    pub entries: Vec<EntrySummary>,
+    /// Line numbers of lines that could not be parsed, or were longer than the line bound.
+    pub malformed: Vec<u64>,
+    /// Offset just past the last complete line consumed.
+    pub consumed: u64,
+    /// Lines consumed, the header included.
+    pub lines: u64,
+    /// The read ended in an unfinished line.
+    pub torn: bool,
+    /// The read stopped at [`EVIDENCE_FILE_MAX_LINES`]: lines after it were not read.
+    pub over_bounds: bool,
+    /// Bytes of lines read in this pass (the header included).
+    pub bytes_read: u64,
+    /// Lines skipped as the agent's own bookkeeping ([`LineOutcome::Skipped`]).
+    #[doc(alias = "bookkeeping")]
+    pub skipped: u64,
+}
+
+/// Why a scan read nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanError {
+    Read(ReadError),
+    /// The file is not a session file of the agent it was read as.
+    NotASession,
+}
+
+/// Longest user-prompt preview kept for the owner's run listing, in characters.
+pub const PROMPT_PREVIEW_MAX_CHARS: usize = 80;
+
+/// The first characters of a prompt on one line, for the owner's listing.
+pub(crate) fn preview(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = one_line.chars().take(PROMPT_PREVIEW_MAX_CHARS).collect();
+    if one_line.chars().count() > PROMPT_PREVIEW_MAX_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+/// The digest of a final answer made of the texts of several lines (joined by `\n` when served):
+/// for one line, the SHA-256 of its text; for several, the SHA-256 over their texts' digests.
+/// Ingest computes it from each line's text digest, serving from the texts read back.
+pub fn answer_digest<'a>(line_text_sha256s: impl IntoIterator<Item = &'a str>) -> String {
+    let digests: Vec<&str> = line_text_sha256s.into_iter().collect();
+    match digests.as_slice() {
+        [one] => (*one).to_owned(),
+        many => runread_core::sha256_hex(many.join("\n").as_bytes()),
+    }
+}
