@@ -84,11 +84,13 @@ fn setup(in_memory: bool) -> Setup {
     let g = runread_service::owner::grant(
         &*store,
         &*keys,
-        &run.target.run_id,
-        None,
-        vec![Feature::FinalAnswer],
-        now + 3_600_000,
-        "bench",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: None,
+            features: vec![Feature::FinalAnswer],
+            expires_at_ms: now + 3_600_000,
+            label: "bench",
+        },
         now,
     )
     .expect("grant");

@@ -9,6 +9,7 @@
 //! | --- | --- | --- |
 //! | [`pi_line`] | one line through Pi's line parser (v1, v2, v3), `message_view`, `parse_header` | no panic; an entry describes exactly its line; what is served from a message line agrees with what was indexed from it, and with `serde_json::Value` |
 //! | [`pi_scan`] | a whole file through `pi::scan`, in one pass and in two (the file grown in between) | no panic; entries lie within the consumed lines and hash to their line; resuming gives what one pass gives |
+//! | [`claude_scan`], [`codex_scan`] | the same for Claude Code's and Codex's readers, then the runs cut and every entry's line read back as served | as `pi_scan`; a run names only entries' lines |
 //! | [`cursor`] | the HMAC cursor codec | round trip; refused for any other purpose, target, version or key; a string decodes only if it is exactly what the key encodes |
 //! | [`body_guard`] | the JSON-RPC body guard (`is_single_message`, `is_single_request`) | no panic; agrees with a plain `serde_json::Value` check |
 //! | [`redactor`] | the known-secret redactor | no secret out, for any split, page size, cut or body; paging gives exactly `mask` |
@@ -20,8 +21,8 @@ use runread_core::cursor::{CursorKey, Purpose};
 use runread_core::limits::CURSOR_MAX_BYTES;
 use runread_core::redact::{MASK, Redactor, SECRET_MIN_BYTES};
 use runread_core::{Target, sha256_hex};
-use runread_sessions::EvidenceFile;
 use runread_sessions::pi::{self, EntryKind, Header, LineOutcome, PiParser, Resume, Scan};
+use runread_sessions::{Agent, EvidenceFile};
 use serde_json::Value;
 
 /// Reads fields off the front of a fuzz input. Past its end every read yields zeros, so every
@@ -75,6 +76,7 @@ fn header(version: u8) -> Header {
         parent_session: None,
         line_sha256: String::new(),
         line_bytes: 0,
+        fork: None,
     }
 }
 
@@ -180,6 +182,21 @@ fn sorted(value: &Value) -> Value {
 /// the read ends torn exactly when bytes follow the last newline; and the two passes find
 /// exactly what the one pass finds (ingest reads files incrementally).
 pub fn pi_scan(data: &[u8]) {
+    scan_in_two_passes(Agent::Pi, data);
+}
+
+/// A whole Claude Code session file through the Claude Code reader, as [`pi_scan`] does; then
+/// its runs cut and every entry's line read back as served (no panic, a run's lines are entries).
+pub fn claude_scan(data: &[u8]) {
+    scan_in_two_passes(Agent::Claude, data);
+}
+
+/// A whole Codex rollout file through the Codex reader, as [`claude_scan`] does.
+pub fn codex_scan(data: &[u8]) {
+    scan_in_two_passes(Agent::Codex, data);
+}
+
+fn scan_in_two_passes(agent: Agent, data: &[u8]) {
     let k = usize::try_from(
         data.iter()
             .fold(0u64, |h, &b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
@@ -190,20 +207,22 @@ pub fn pi_scan(data: &[u8]) {
     file.write_all(&data[..k]).expect("write");
     file.flush().expect("flush");
     let open = |path: &std::path::Path| EvidenceFile::open(path, None).expect("open");
-    let first = pi::scan(&open(file.path()), Resume::Fresh);
+    let first = runread_sessions::scan(agent, &open(file.path()), Resume::Fresh);
     file.write_all(&data[k..]).expect("write");
     file.flush().expect("flush");
-    let whole = pi::scan(&open(file.path()), Resume::Fresh);
+    let whole = runread_sessions::scan(agent, &open(file.path()), Resume::Fresh);
     if let Ok(whole) = &whole {
-        check_scan(whole, data);
+        check_scan(agent, whole, data);
+        check_runs(agent, whole, data);
     }
     let Ok(first) = first else { return };
-    check_scan(&first, &data[..k]);
+    check_scan(agent, &first, &data[..k]);
     let whole = whole.expect("the header read in the first pass reads again");
     if first.over_bounds || whole.over_bounds {
         return;
     }
-    let rest = pi::scan(
+    let rest = runread_sessions::scan(
+        agent,
         &open(file.path()),
         Resume::After {
             header: &first.header,
@@ -230,14 +249,35 @@ pub fn pi_scan(data: &[u8]) {
     assert_eq!(first.bytes_read + rest.bytes_read, whole.bytes_read);
 }
 
-fn check_scan(scan: &Scan, data: &[u8]) {
+/// The runs cut from a scan name only its entries' lines, and every entry's line reads back as a
+/// view or as nothing, never a panic.
+fn check_runs(agent: Agent, scan: &Scan, data: &[u8]) {
+    let branch = runread_sessions::cut_runs(agent, &scan.entries, &scan.malformed, scan.torn);
+    let lines: std::collections::HashSet<u64> = scan.entries.iter().map(|e| e.line).collect();
+    for run in &branch.runs {
+        for line in run
+            .message_lines
+            .iter()
+            .chain(run.final_lines.iter().map(|l| &l.line))
+        {
+            assert!(lines.contains(line), "a run names a line that is no entry");
+        }
+    }
+    for e in &scan.entries {
+        let (start, end) = (e.offset as usize, (e.offset + e.bytes) as usize);
+        let _ = runread_sessions::message_view(agent.as_str(), &data[start..end]);
+    }
+}
+
+fn check_scan(agent: Agent, scan: &Scan, data: &[u8]) {
     let len = data.len() as u64;
     assert!(scan.consumed <= len);
     assert_eq!(scan.bytes_read, scan.consumed);
     if !scan.over_bounds {
         assert_eq!(scan.torn, scan.consumed < len);
     }
-    let mut last_line = 1;
+    // Pi's header and Codex's `session_meta` are not entries; Claude Code's first line is one.
+    let mut last_line = if agent == Agent::Claude { 0 } else { 1 };
     for e in &scan.entries {
         assert!(e.line > last_line && e.line <= scan.lines);
         last_line = e.line;

@@ -47,3 +47,13 @@ fn body_guard() {
 fn redactor() {
     replay("redactor", runread_fuzz_targets::redactor);
 }
+
+#[test]
+fn claude_scan() {
+    replay("claude_scan", runread_fuzz_targets::claude_scan);
+}
+
+#[test]
+fn codex_scan() {
+    replay("codex_scan", runread_fuzz_targets::codex_scan);
+}

@@ -1,4 +1,4 @@
-//! Passive ingest: reads agents' session files (Pi, Claude Code) into the store's index.
+//! Passive ingest: reads agents' session files (Pi, Claude Code, Codex) into the store's index.
 //!
 //! Re-ingesting an unchanged file does no work; an appended file costs the new bytes; an
 //! identity change — replaced, truncated, rewritten, header changed — starts a new generation,
@@ -10,6 +10,7 @@ pub mod watch;
 
 use std::path::{Path, PathBuf};
 
+use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use runread_sessions::file::{self, EvidenceFile, ReadError};
 use runread_sessions::{Agent, EntrySummary, FileIdentity, Resume, ScanError, cut_runs};
 use runread_store::{INDEX_VERSION, IngestCommit, SessionRecord, Store, StoreError, Workspace};
@@ -20,6 +21,8 @@ pub const TAIL_WINDOW_BYTES: u64 = 4_096;
 pub const SCAN_MAX_DEPTH: usize = 3;
 /// Most session files considered in one scan.
 pub const SCAN_MAX_FILES: usize = 100_000;
+/// How Codex names its rollout files (`rollout-<local time>-<thread id>.jsonl`).
+pub const CODEX_ROLLOUT_PREFIX: &str = "rollout-";
 
 /// What happened to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,10 +145,18 @@ impl AgentDir {
         }
     }
 
+    /// Codex's sessions directory `dir` (`YYYY/MM/DD/rollout-….jsonl` under it).
+    pub fn codex(dir: impl Into<PathBuf>) -> AgentDir {
+        AgentDir {
+            agent: Agent::Codex,
+            dir: dir.into(),
+        }
+    }
+
     /// Where each agent keeps its sessions by default, from the environment: Pi at
     /// `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`; Claude Code at
-    /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`. `None` for an agent whose place
-    /// cannot be named (no `HOME`).
+    /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`; Codex at `$CODEX_HOME/sessions`,
+    /// else `~/.codex/sessions`. `None` for an agent whose place cannot be named (no `HOME`).
     pub fn default_for(agent: Agent) -> Option<AgentDir> {
         let home = || std::env::var_os("HOME").map(PathBuf::from);
         let dir = match agent {
@@ -157,13 +168,18 @@ impl AgentDir {
                 Some(d) => PathBuf::from(d).join("projects"),
                 None => home()?.join(".claude").join("projects"),
             },
+            Agent::Codex => match std::env::var_os("CODEX_HOME") {
+                Some(d) => PathBuf::from(d).join("sessions"),
+                None => home()?.join(".codex").join("sessions"),
+            },
         };
         Some(AgentDir { agent, dir })
     }
 
     /// The session files in this directory, sorted: Pi's `*.jsonl` files at most
     /// [`SCAN_MAX_DEPTH`] levels down; Claude Code's `<escaped cwd>/<session id>.jsonl` (its
-    /// subagents' transcripts, under `<session id>/subagents/`, are not sessions).
+    /// subagents' transcripts, under `<session id>/subagents/`, are not sessions); Codex's
+    /// `rollout-*.jsonl` (the date folders are local time: nothing is taken from their names).
     pub fn session_files(&self) -> Vec<PathBuf> {
         match self.agent {
             Agent::Pi => session_files(&self.dir),
@@ -173,6 +189,14 @@ impl AgentDir {
                     p.parent()
                         .and_then(Path::parent)
                         .is_some_and(|grandparent| grandparent == self.dir)
+                })
+                .collect(),
+            Agent::Codex => session_files(&self.dir)
+                .into_iter()
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(CODEX_ROLLOUT_PREFIX))
                 })
                 .collect(),
         }
@@ -342,7 +366,7 @@ fn classify(
     let head = file::read_from(
         path,
         0,
-        (rec.header.line_bytes + 1).min(runread_sessions::pi::HEADER_MAX_BYTES as u64 + 1),
+        (rec.header.line_bytes + 1).min(EVIDENCE_LINE_MAX_BYTES as u64 + 1),
         Some(&rec.identity),
     )?;
     *verify_bytes += head.bytes.len() as u64;

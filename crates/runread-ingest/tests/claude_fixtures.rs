@@ -1,65 +1,16 @@
 //! Claude Code sessions written by the real Claude Code 2.1.328 (`fixtures/claude`, every scenario
 //! of `../shared/harness/scenarios/claude/`), ingested and cut into runs. The oracle is what Claude
 //! Code itself reported for each step on its stream-json output (`events-N.jsonl`, the `result`
-//! event), never runread's own parser: a step that reported a result without error is a completed
-//! run whose answer is exactly that result; an error result is a failed run; an interrupted step
-//! (no result, or `error_during_execution`) is a cancelled run.
+//! event, read by `runread_testkit::reported`), never runread's own parser: a step that reported
+//! a result without error is a completed run whose answer is exactly that result; an error result
+//! is a failed run; an interrupted step (no result, or `error_during_execution`) is a cancelled
+//! run.
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use runread_sessions::RunStatus;
 use runread_store::{RunRecord, Store};
-use runread_testkit::Env;
-
-const FIXTURES: &[&str] = &[
-    "tool-then-answer",
-    "edit-file",
-    "continue-unicode",
-    "interrupted",
-    "length-cutoff",
-    "provider-error",
-    "stream-failures",
-    "resume-fork",
-    "subagent",
-    "secrets",
-];
-
-/// What Claude Code reported for one step.
-#[derive(Debug, Clone, PartialEq)]
-enum Reported {
-    Answer(String),
-    Error,
-    Interrupted,
-}
-
-fn reported(fixture: &str) -> Vec<(String, Reported)> {
-    let dir = runread_testkit::claude_fixtures_dir().join(fixture);
-    let scenario: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("scenario.json")).unwrap()).unwrap();
-    scenario["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .enumerate()
-        .map(|(i, step)| {
-            let events = std::fs::read_to_string(dir.join(format!("events-{i}.jsonl"))).unwrap();
-            let result = events
-                .lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter(|v| v["type"] == "result")
-                .last();
-            let r = match result {
-                None => Reported::Interrupted,
-                Some(r) if r["subtype"] == "error_during_execution" => Reported::Interrupted,
-                Some(r) if r["is_error"] == true => Reported::Error,
-                Some(r) => Reported::Answer(r["result"].as_str().unwrap().to_owned()),
-            };
-            (step["prompt"].as_str().unwrap().to_owned(), r)
-        })
-        .collect()
-}
+use runread_testkit::{CLAUDE_FIXTURES, Env, Reported, claude_steps};
 
 fn ingest(fixture: &str) -> (Env, Vec<RunRecord>, runread_ingest::Report) {
     let env = Env::new();
@@ -74,21 +25,21 @@ fn ingest(fixture: &str) -> (Env, Vec<RunRecord>, runread_ingest::Report) {
 
 #[test]
 fn every_run_of_every_scenario_is_what_claude_code_reported() {
-    for fixture in FIXTURES {
+    for fixture in CLAUDE_FIXTURES {
         let (_env, runs, report) = ingest(fixture);
         assert_eq!(report.malformed_lines, 0, "{fixture}");
         assert_eq!(report.torn_files, 0, "{fixture}");
-        let steps = reported(fixture);
+        let steps = claude_steps(fixture);
         assert!(!runs.is_empty(), "{fixture}: no runs");
         for run in &runs {
             assert_eq!(run.agent, "claude");
             let prompt = run.run.preview.as_deref().unwrap_or("");
-            let (_, want) = steps
+            let step = steps
                 .iter()
-                .find(|(p, _)| p == prompt)
+                .find(|s| s.prompt == prompt)
                 .unwrap_or_else(|| panic!("{fixture}: a run for a prompt no step sent: {prompt}"));
             let answer = runread_testkit::answer(run);
-            match want {
+            match &step.reported {
                 Reported::Answer(text) => {
                     assert_eq!(run.run.status, RunStatus::Completed, "{fixture}: {prompt}");
                     assert_eq!(
@@ -98,7 +49,7 @@ fn every_run_of_every_scenario_is_what_claude_code_reported() {
                     );
                     assert_eq!(run.run.final_bytes, text.len() as u64);
                 }
-                Reported::Error => {
+                Reported::Failed(_) => {
                     assert_eq!(run.run.status, RunStatus::Failed, "{fixture}: {prompt}");
                     assert_eq!(answer, None);
                 }
@@ -111,7 +62,8 @@ fn every_run_of_every_scenario_is_what_claude_code_reported() {
             assert_eq!(run.target.run_id.len(), 36, "{}", run.target.run_id);
         }
         // Every step that wrote to a file is a run of it (a fork repeats its parent's).
-        for (prompt, _) in &steps {
+        for step in &steps {
+            let prompt = &step.prompt;
             assert!(
                 runs.iter()
                     .any(|r| r.run.preview.as_deref() == Some(prompt.as_str())),

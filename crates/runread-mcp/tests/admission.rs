@@ -41,11 +41,13 @@ impl Harness {
         let g = runread_service::owner::grant(
             &*env.store,
             &*env.keys(),
-            &run.target.run_id,
-            None,
-            vec![Feature::FinalAnswer],
-            now + 600_000,
-            "test",
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: None,
+                features: vec![Feature::FinalAnswer],
+                expires_at_ms: now + 600_000,
+                label: "test",
+            },
             now,
         )
         .unwrap();
@@ -398,11 +400,13 @@ async fn cursors_replay_and_refuse_tampering_and_other_targets() {
     let g2 = runread_service::owner::grant(
         &*h.env.store,
         &*h.env.keys(),
-        &other_run.target.run_id,
-        None,
-        vec![Feature::FinalAnswer],
-        now + 60_000,
-        "t",
+        runread_service::owner::GrantRequest {
+            run_id: &other_run.target.run_id,
+            session_id: None,
+            features: vec![Feature::FinalAnswer],
+            expires_at_ms: now + 60_000,
+            label: "t",
+        },
         now,
     )
     .unwrap();

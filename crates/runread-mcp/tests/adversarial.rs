@@ -91,11 +91,13 @@ fn start() -> Srv {
         runread_service::owner::grant(
             &*env.store,
             &*env.keys(),
-            run_id,
-            None,
-            features,
-            now + 3_600_000,
-            "adversarial",
+            runread_service::owner::GrantRequest {
+                run_id,
+                session_id: None,
+                features,
+                expires_at_ms: now + 3_600_000,
+                label: "adversarial",
+            },
             now,
         )
         .unwrap()

@@ -4,127 +4,43 @@
 //! secrets are masked across those events, metadata says what the session records with its
 //! source, and the work state shows Claude Code's subagents as children.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use runread_core::Feature;
-use runread_mcp::client::Client;
-use runread_service::{Config, Service};
-use runread_store::{RunRecord, Store};
-use runread_testkit::Env;
-
 const SECRET: &str = "sk-claude-TEST-0123456789abcdef";
 
-struct Served {
-    env: Env,
-    url: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
+mod support;
+
+use runread_testkit::{CLAUDE_FIXTURES, claude_steps, step_for};
+use support::Served;
 
 async fn serve(fixtures: &[&str]) -> Served {
-    let env = Env::new();
-    for f in fixtures {
-        env.place_claude(f, Duration::from_secs(60));
-    }
-    env.ingest();
-    let keys = env.keys();
-    runread_service::owner::add_secret(&*env.store, &*keys, "claude-test", SECRET, 1).unwrap();
-    let service = Arc::new(Service::new(env.store.clone(), keys, Config::default()).unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(runread_mcp::server::serve(
-        service,
-        "127.0.0.1:0".parse().unwrap(),
-        move |a| {
-            let _ = tx.send(a);
+    support::serve(
+        |env| {
+            for f in fixtures {
+                env.place_claude(f, Duration::from_secs(60));
+            }
         },
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
-    let addr = rx.await.unwrap();
-    Served {
-        env,
-        url: format!("http://{addr}/mcp"),
-        _stop: stop,
-    }
-}
-
-impl Served {
-    fn runs(&self) -> Vec<RunRecord> {
-        let mut runs = self.env.store.runs().unwrap();
-        runs.sort_by(|a, b| {
-            (&a.target.session_id, a.run.start_line).cmp(&(&b.target.session_id, b.run.start_line))
-        });
-        runs
-    }
-
-    async fn client(&self, run: &RunRecord) -> (Client, Value) {
-        let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*self.env.store,
-            &*self.env.keys(),
-            &run.target.run_id,
-            Some(&run.target.session_id),
-            Feature::ALL.to_vec(),
-            now + 600_000,
-            "claude",
-            now,
-        )
-        .unwrap();
-        (
-            Client::connect(&self.url, &g.key).await.unwrap(),
-            serde_json::to_value(&g.grant.target).unwrap(),
-        )
-    }
-}
-
-/// Claude Code's own result of the step that sent `prompt` (`None`: an error or no result).
-fn reported(fixture: &str, prompt: &str) -> Option<String> {
-    let dir = runread_testkit::claude_fixtures_dir().join(fixture);
-    let scenario: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("scenario.json")).unwrap()).unwrap();
-    let step = scenario["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|s| s["prompt"] == prompt)
-        .unwrap();
-    let events = std::fs::read_to_string(dir.join(format!("events-{step}.jsonl"))).unwrap();
-    let result = events
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "result")
-        .last()?;
-    (result["is_error"] == false && result["subtype"] == "success")
-        .then(|| result["result"].as_str().unwrap().to_owned())
+        SECRET,
+    )
+    .await
 }
 
 #[tokio::test]
 async fn every_answer_read_over_mcp_is_what_claude_code_reported() {
-    for fixture in [
-        "tool-then-answer",
-        "continue-unicode",
-        "interrupted",
-        "length-cutoff",
-        "provider-error",
-        "stream-failures",
-    ] {
+    // Every recording but `secrets`, whose answers are served masked (its own test below).
+    for fixture in CLAUDE_FIXTURES.iter().copied().filter(|f| *f != "secrets") {
+        let steps = claude_steps(fixture);
         let s = serve(&[fixture]).await;
         for run in s.runs() {
             let (c, target) = s.client(&run).await;
             let prompt = run.run.preview.clone().unwrap();
             let got = c.read_final_answer(&target, Some(7), |_| {}).await.unwrap();
-            match reported(fixture, &prompt) {
+            match step_for(&steps, &prompt).reported.answer() {
                 Some(text) => {
                     assert_eq!(got.state, "available", "{fixture}: {prompt}");
-                    assert_eq!(
-                        got.text.as_deref(),
-                        Some(text.as_str()),
-                        "{fixture}: {prompt}"
-                    );
+                    assert_eq!(got.text.as_deref(), Some(text), "{fixture}: {prompt}");
                 }
                 None => {
                     assert_eq!(got.state, "missing", "{fixture}: {prompt}");

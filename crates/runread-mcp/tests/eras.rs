@@ -47,11 +47,13 @@ async fn serve(protocols: Protocols) -> Served {
     let g = runread_service::owner::grant(
         &*env.store,
         &*env.keys(),
-        &run.target.run_id,
-        None,
-        Feature::ALL.to_vec(),
-        now + 600_000,
-        "eras",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: None,
+            features: Feature::ALL.to_vec(),
+            expires_at_ms: now + 600_000,
+            label: "eras",
+        },
         now,
     )
     .unwrap();
@@ -143,11 +145,13 @@ async fn refusals_are_the_same_in_every_era() {
     let expired = runread_service::owner::grant(
         &*s.env.store,
         &*s.env.keys(),
-        &run.target.run_id,
-        None,
-        vec![Feature::History],
-        now - 1,
-        "expired",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: None,
+            features: vec![Feature::History],
+            expires_at_ms: now - 1,
+            label: "expired",
+        },
         now - 10_000,
     )
     .unwrap();

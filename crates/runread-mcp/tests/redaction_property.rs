@@ -260,11 +260,13 @@ async fn check(case: &Case) {
         let g = runread_service::owner::grant(
             &*env.store,
             &*env.keys(),
-            &run.target.run_id,
-            Some(&run.target.session_id),
-            Feature::ALL.to_vec(),
-            now + 600_000,
-            "prop",
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: Some(&run.target.session_id),
+                features: Feature::ALL.to_vec(),
+                expires_at_ms: now + 600_000,
+                label: "prop",
+            },
             now,
         )
         .unwrap();

@@ -59,11 +59,13 @@ impl Suite {
         let g = runread_service::owner::grant(
             &*self.env.store,
             &*self.env.keys(),
-            &runs[index].target.run_id,
-            None,
-            features,
-            now + 600_000,
-            "suite",
+            runread_service::owner::GrantRequest {
+                run_id: &runs[index].target.run_id,
+                session_id: None,
+                features,
+                expires_at_ms: now + 600_000,
+                label: "suite",
+            },
             now,
         )
         .unwrap();
@@ -228,11 +230,22 @@ async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show() {
     assert_eq!(m["runModel"]["value"], "mock/mock-1");
     assert_eq!(m["sessionName"]["value"], Value::Null);
     assert_eq!(m["agent"], "pi");
-    // Pi records its cwd in the session header; no branch or agent version.
+    // Pi records its cwd in the session header, the provider with the model; no branch, agent
+    // version or parent (the session is not a fork).
     assert_eq!(m["cwd"]["source"], "session_header");
     assert_eq!(
+        m["modelProvider"],
+        json!({"value": "mock", "source": "assistant_messages"})
+    );
+    assert_eq!(
         m["unknownFields"],
-        json!(["sessionName", "gitBranch", "agentVersion"])
+        json!([
+            "sessionName",
+            "gitBranch",
+            "agentVersion",
+            "parentSession",
+            "inheritedHistory"
+        ])
     );
 }
 
@@ -262,11 +275,13 @@ async fn read_keys_are_known_secrets() {
     let g = runread_service::owner::grant(
         &*s.env.store,
         &*s.env.keys(),
-        "u1",
-        Some("quotes-key"),
-        vec![Feature::FinalAnswer],
-        now + 60_000,
-        "t",
+        runread_service::owner::GrantRequest {
+            run_id: "u1",
+            session_id: Some("quotes-key"),
+            features: vec![Feature::FinalAnswer],
+            expires_at_ms: now + 60_000,
+            label: "t",
+        },
         now,
     )
     .unwrap();

@@ -67,11 +67,13 @@ impl Served {
         let g = runread_service::owner::grant(
             &*self.env.store,
             &*self.env.keys(),
-            &run.target.run_id,
-            None,
-            Feature::ALL.to_vec(),
-            now + 600_000,
-            "leaks",
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: None,
+                features: Feature::ALL.to_vec(),
+                expires_at_ms: now + 600_000,
+                label: "leaks",
+            },
             now,
         )
         .unwrap();

@@ -28,11 +28,13 @@ fn start() -> Server {
     let g = runread_service::owner::grant(
         &*env.store,
         &*env.keys(),
-        &run.target.run_id,
-        None,
-        vec![Feature::FinalAnswer],
-        now + 600_000,
-        "t",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: None,
+            features: vec![Feature::FinalAnswer],
+            expires_at_ms: now + 600_000,
+            label: "t",
+        },
         now,
     )
     .unwrap();

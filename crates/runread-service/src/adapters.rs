@@ -45,11 +45,11 @@ pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     ),
     (
         "read_history",
-        "26969f8ab8ddc0138e412ee6e3820b1583a22157181654edff4c2347dd112186",
+        "e5fada3d61c4da8dde0db8e1cb35f1eea6a1f55fba3e011b1c7174c157986724",
     ),
     (
         "read_target_metadata",
-        "933d01823a80ea0a8794491f1aa9d86523452e4c31006c813f85505835587ba6",
+        "33ec09f34cabab7664446c0101ac29b494b74b87167f6b42bd43cf47673a17cc",
     ),
     (
         "read_work_state",
@@ -260,10 +260,12 @@ fn admit_feature(
                 .entries(&target.session_id, target.generation)
                 .map_err(Service::unavailable)?;
             let cursor_key = svc.store.cursor_key().clone();
+            let fork = crate::fork::of(&*svc.store, &session).map_err(Service::unavailable)?;
             let reader = history::Reader::new(
                 run.clone(),
                 entries,
                 session,
+                fork,
                 svc.secrets.redactor()?,
                 cursor_key,
             );
@@ -328,10 +330,12 @@ fn admit_feature(
         Tool::ReadTargetMetadata => {
             let target = target_only(args)?;
             let (grant, run) = admit_run(svc, ctx, &target, Feature::Metadata, now_ms)?;
+            let session = session_of(svc, &target)?;
             let reader = metadata::Reader {
                 source: crate::source::Source::of(&run),
+                fork: crate::fork::of(&*svc.store, &session).map_err(Service::unavailable)?,
                 run: run.clone(),
-                session: session_of(svc, &target)?,
+                session,
             };
             Ok(Admitted::for_run(args, target, grant, run, reader))
         }

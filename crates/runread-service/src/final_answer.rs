@@ -287,7 +287,7 @@ impl Reader {
     ) -> Result<Reader, ErrorCode> {
         Ok(Reader {
             evidence: Evidence::observe(svc, run)?,
-            source: Source::of(&run),
+            source: Source::of(run),
             redactor,
             published: svc.published.clone(),
             cursor_key: svc.store.cursor_key().clone(),

@@ -118,6 +118,8 @@ pub(crate) struct Reader {
     pub first_sequence: u64,
     pub retention_cut: bool,
     pub session: SessionRecord,
+    /// The session's parent, when it is a fork.
+    pub fork: Option<crate::fork::Fork>,
     pub redactor: Arc<Redactor>,
     pub cursor_key: CursorKey,
     pub source: Source,
@@ -128,6 +130,7 @@ impl Reader {
         run: RunRecord,
         entries: Vec<EntrySummary>,
         session: SessionRecord,
+        fork: Option<crate::fork::Fork>,
         redactor: Arc<Redactor>,
         cursor_key: CursorKey,
     ) -> Reader {
@@ -147,6 +150,7 @@ impl Reader {
             run,
             events,
             session,
+            fork,
             redactor,
             cursor_key,
         }
@@ -338,6 +342,11 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
     }
     if !r.session.branch_complete {
         gaps.push("branch_incomplete");
+    }
+    // What the fork's run was given before its first turn is its parent's history: gone or
+    // changed, that is a gap in what this run rests on.
+    if let Some(reason) = r.fork.as_ref().and_then(|f| f.inherited.gap_reason()) {
+        gaps.push(reason);
     }
     let mut m = Map::new();
     m.insert("events".into(), Value::Array(events));

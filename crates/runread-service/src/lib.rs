@@ -11,6 +11,7 @@
 mod adapters;
 mod artifacts;
 mod final_answer;
+mod fork;
 mod get_run;
 mod grants;
 mod history;

@@ -2,8 +2,9 @@
 //! each with its source; unobserved values are null and named in `unknownFields`.
 //!
 //! The workspace comes from runread's registration; everything else the agent wrote. What a
-//! session records on its lines (Claude Code: cwd, git branch, version on every line) is read
-//! back from the run's prompt line when served, never kept in the store.
+//! session records on its lines (Claude Code: cwd, git branch, version on every line; Codex: cwd,
+//! CLI version and provider on its `session_meta`) is read back from the run's prompt line or the
+//! session's first line when served, never kept in the store.
 
 use serde_json::{Map, Value, json};
 
@@ -13,35 +14,81 @@ use runread_store::{RunRecord, SessionRecord};
 use crate::source::Source;
 
 /// The `metadata` feature's reader: the run (with its workspace registration), its session, and
-/// the session file to read the prompt line back from.
+/// the session file to read the prompt line and the header line back from.
 pub(crate) struct Reader {
     pub run: RunRecord,
     pub session: SessionRecord,
     pub source: Source,
+    /// The session's parent, when it is a fork that names where its history is.
+    pub fork: Option<crate::fork::Fork>,
+}
+
+/// Where each agent records what metadata reports (the `source` of each field).
+struct Sources {
+    saved_model: &'static str,
+    run_model: &'static str,
+    /// The line that records the session itself (cwd, version, provider) when the prompt line
+    /// does not: Codex's `session_meta`.
+    header_line: &'static str,
+}
+
+fn sources(agent: &str) -> Sources {
+    match agent {
+        "claude" => Sources {
+            saved_model: "model_attachment",
+            run_model: "assistant_messages",
+            header_line: "session_header",
+        },
+        "codex" => Sources {
+            saved_model: "turn_context",
+            run_model: "turn_context",
+            header_line: "session_meta",
+        },
+        _ => Sources {
+            saved_model: "model_change",
+            run_model: "assistant_messages",
+            header_line: "session_header",
+        },
+    }
 }
 
 pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
-    // What the prompt line records (nothing, when it no longer reads back as ingested).
-    let recorded = r
-        .run
-        .run
-        .prompt_line
-        .as_ref()
-        .and_then(|line| r.source.open().ok()?.view(line).ok());
-    let line =
-        |f: fn(&runread_sessions::MessageView) -> Option<String>| recorded.as_ref().and_then(f);
-    let (cwd, cwd_source) = match line(|v| v.cwd.clone()) {
-        Some(cwd) => (Some(cwd), "prompt_line"),
-        None => (
+    let src = sources(&r.run.agent);
+    // What the prompt line and the header line record (nothing, when a line no longer reads
+    // back as ingested).
+    let opened = r.source.open().ok();
+    let view =
+        |line: Option<&runread_sessions::LineRef>| opened.as_ref().and_then(|o| o.view(line?).ok());
+    let prompt = view(r.run.run.prompt_line.as_ref());
+    let header = view(Some(&r.session.header.line_ref()));
+    type Field = fn(&runread_sessions::MessageView) -> Option<String>;
+    // A recorded value: the prompt line's, else the header line's.
+    let recorded = |f: Field| -> (Option<String>, &'static str) {
+        match (prompt.as_ref().and_then(f), header.as_ref().and_then(f)) {
+            (Some(v), _) => (Some(v), "prompt_line"),
+            (None, Some(v)) => (Some(v), src.header_line),
+            (None, None) => (None, "prompt_line"),
+        }
+    };
+    let (cwd, cwd_source) = match recorded(|v| v.cwd.clone()) {
+        (Some(cwd), source) => (Some(cwd), source),
+        (None, _) => (
             Some(r.session.header.cwd.clone()).filter(|c| !c.is_empty()),
             "session_header",
         ),
     };
-    let saved_source = match r.run.agent.as_str() {
-        "claude" => "model_attachment",
-        _ => "model_change",
+    let (version, version_source) = recorded(|v| v.agent_version.clone());
+    let (branch, branch_source) = recorded(|v| v.git_branch.clone());
+    let run_model = r.run.run.run_models.last().cloned();
+    let (provider, provider_source) = match recorded(|v| v.provider.clone()) {
+        (Some(p), source) => (Some(p), source),
+        // Pi names the provider with the model on each assistant message (`provider/model`).
+        (None, source) => match (r.run.agent.as_str(), &run_model) {
+            ("pi", Some(pm)) => (pm.split_once('/').map(|(p, _)| p.to_owned()), src.run_model),
+            _ => (None, source),
+        },
     };
-    let fields: [(&str, Option<String>, &str); 8] = [
+    let fields: [(&str, Option<String>, &str); 11] = [
         (
             "workspaceName",
             Some(r.run.workspace_name.clone()),
@@ -57,18 +104,21 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
             r.session.session_name.clone(),
             "session_info",
         ),
-        ("savedModel", r.session.saved_model.clone(), saved_source),
-        (
-            "runModel",
-            r.run.run.run_models.last().cloned(),
-            "assistant_messages",
-        ),
+        ("savedModel", r.session.saved_model.clone(), src.saved_model),
+        ("runModel", run_model, src.run_model),
+        ("modelProvider", provider, provider_source),
         ("cwd", cwd, cwd_source),
-        ("gitBranch", line(|v| v.git_branch.clone()), "prompt_line"),
+        ("gitBranch", branch, branch_source),
+        ("agentVersion", version, version_source),
         (
-            "agentVersion",
-            line(|v| v.agent_version.clone()),
-            "prompt_line",
+            "parentSession",
+            r.session.header.parent_session.clone(),
+            src.header_line,
+        ),
+        (
+            "inheritedHistory",
+            r.fork.as_ref().map(|f| f.inherited.as_str().to_owned()),
+            "parent_file",
         ),
     ];
     let mut m = Map::new();

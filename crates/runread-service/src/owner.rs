@@ -93,16 +93,30 @@ pub fn find_runs(
         .collect())
 }
 
+/// What the owner asks to grant: a run (its id or a unique prefix, and its session when the same
+/// id names runs in several), the features, until when, and to whom (a label).
+#[derive(Debug, Clone)]
+pub struct GrantRequest<'a> {
+    pub run_id: &'a str,
+    pub session_id: Option<&'a str>,
+    pub features: Vec<Feature>,
+    pub expires_at_ms: i64,
+    pub label: &'a str,
+}
+
 pub fn grant(
     store: &dyn Store,
     keys: &dyn KeyProvider,
-    run_id: &str,
-    session_id: Option<&str>,
-    features: Vec<Feature>,
-    expires_at_ms: i64,
-    label: &str,
+    request: GrantRequest<'_>,
     now_ms: i64,
 ) -> Result<NewGrant, GrantError> {
+    let GrantRequest {
+        run_id,
+        session_id,
+        features,
+        expires_at_ms,
+        label,
+    } = request;
     if label.is_empty() || label.len() > GRANT_LABEL_MAX_BYTES {
         return Err(GrantError::BadLabel);
     }

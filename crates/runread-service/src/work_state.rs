@@ -132,6 +132,42 @@ fn claude_children(r: &Reader) -> Children {
     }
 }
 
+/// The run's explicit children as far as its agent's records show them: Claude Code's subagents;
+/// `None` for an agent that keeps no such records (Pi, Codex).
+fn children_of(r: &Reader) -> Option<Children> {
+    (r.run.agent == "claude").then(|| claude_children(r))
+}
+
+impl Children {
+    fn count(&self, state: &str) -> usize {
+        self.states.iter().filter(|x| **x == state).count()
+    }
+
+    fn listed(&self) -> Vec<Value> {
+        self.states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| json!({"kind": "subagent", "index": i, "state": s}))
+            .collect()
+    }
+
+    /// Every child is accounted for and none is still working or unknown.
+    fn all_done(&self) -> bool {
+        self.complete && self.count("running") == 0 && self.count("unknown") == 0
+    }
+}
+
+/// Why an agent's child agents are not covered, when its records show none.
+fn unobserved_children(agent: &str, supervised: bool) -> &'static str {
+    match (agent, supervised) {
+        ("pi", true) => {
+            "extensions can run agents inside Pi's own process; runread cannot see them"
+        }
+        ("codex", true) => "Codex's event stream and rollout file do not show child agents",
+        _ => "a session file does not show child agents",
+    }
+}
+
 fn coverage(complete: bool, reason: &str) -> Value {
     json!({"state": if complete { "complete" } else { "incomplete" }, "reason": reason})
 }
@@ -159,7 +195,7 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     } else {
         "malformed or torn lines, or a broken parent chain, in the session file"
     };
-    let children = (r.run.agent == "claude").then(|| claude_children(r));
+    let children = children_of(r);
     let mut m = Map::new();
     m.insert(
         "foreground".into(),
@@ -171,12 +207,11 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
         None => (
             json!({"state": "unknown", "children": [], "failedChildren": 0, "cancelledChildren": 0,
                    "unknownChildren": 0, "runningChildren": 0}),
-            coverage(false, "a session file does not show child agents"),
+            coverage(false, unobserved_children(&r.run.agent, false)),
         ),
         Some(c) => {
-            let count = |s: &str| c.states.iter().filter(|x| **x == s).count();
-            let running = count("running");
-            let unknown = count("unknown");
+            let running = c.count("running");
+            let unknown = c.count("unknown");
             // The aggregate over what the records show: children still working keep it running.
             // Processes and queued prompts stay unobserved (their coverage says so).
             let state = if !fresh {
@@ -188,14 +223,8 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
             } else {
                 foreground
             };
-            let list: Vec<Value> = c
-                .states
-                .iter()
-                .enumerate()
-                .map(|(i, s)| json!({"kind": "subagent", "index": i, "state": s}))
-                .collect();
             (
-                json!({"state": state, "children": list, "failedChildren": 0,
+                json!({"state": state, "children": c.listed(), "failedChildren": 0,
                        "cancelledChildren": 0, "unknownChildren": unknown,
                        "runningChildren": running}),
                 coverage(c.complete, c.reason),
@@ -252,10 +281,22 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
     // Background coverage holds while the census is complete and either current (the supervisor
     // is watching) or final with nothing left alive.
     let background_complete = bg.census_complete && current && (live || bg.active == 0);
-    let children_running = if current { bg.active } else { 0 };
-    let aggregate = if current && (rec.foreground == Foreground::Running || bg.active > 0) {
+    let children = children_of(r);
+    let subagents_running = children.as_ref().map_or(0, |c| c.count("running"));
+    let subagents_unknown = children.as_ref().map_or(0, |c| c.count("unknown"));
+    let subagents_done = children.as_ref().is_some_and(Children::all_done);
+    let children_running =
+        u64::from(if current { bg.active } else { 0 }) + subagents_running as u64;
+    let aggregate = if current
+        && (rec.foreground == Foreground::Running || bg.active > 0 || subagents_running > 0)
+    {
         "running"
-    } else if foreground == "completed" && background_complete && bg.active == 0 {
+    } else if foreground == "completed"
+        && background_complete
+        && bg.active == 0
+        && (children.is_none() || subagents_done)
+    {
+        // An agent whose records show no children: what is unobserved is in coverage.
         "completed"
     } else {
         "unknown"
@@ -269,8 +310,10 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
     );
     m.insert(
         "aggregate".into(),
-        json!({"state": aggregate, "children": [], "failedChildren": 0, "cancelledChildren": 0,
-               "unknownChildren": if background_complete { 0 } else { 1 },
+        json!({"state": aggregate,
+               "children": children.as_ref().map(Children::listed).unwrap_or_default(),
+               "failedChildren": 0, "cancelledChildren": 0,
+               "unknownChildren": usize::from(!background_complete) + subagents_unknown,
                "runningChildren": children_running,
                "backgroundProcesses": if current { Some(bg.active) } else { None }}),
     );
@@ -282,7 +325,10 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
             } else {
                 "malformed or torn lines, or a broken parent chain, in the session file"
             }),
-            "subagents": coverage(false, "extensions can run agents inside Pi's own process; runread cannot see them"),
+            "subagents": match &children {
+                Some(c) => coverage(c.complete, c.reason),
+                None => coverage(false, unobserved_children(&r.run.agent, true)),
+            },
             "supervisor": coverage(current, if current {
                 "runread run supervised the agent and its record is current"
             } else {
@@ -301,8 +347,14 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
     m.insert("observedAt".into(), json!(rfc3339(rec.updated_at_ms)));
     m.insert("fresh".into(), json!(current));
     m.insert("live".into(), json!(live));
-    // Subagent coverage is never complete, so neither is the confirmation of all work.
-    m.insert("completionConfirmed".into(), json!(false));
+    // All work is confirmed done only when every kind of it is covered and done: Pi's and Codex's
+    // subagents are never covered, Claude Code's are when each has its finished record.
+    let confirmed = aggregate == "completed"
+        && subagents_done
+        && background_complete
+        && session_complete
+        && current;
+    m.insert("completionConfirmed".into(), json!(confirmed));
     m.insert("wholeMachineIdleConfirmed".into(), json!(false));
     m.insert("evidence".into(), json!("supervised"));
     m

@@ -30,11 +30,13 @@ fn grant(env: &Env, svc: &Arc<Service>, run: &RunRecord, features: Vec<Feature>)
     let g = runread_service::owner::grant(
         &*env.store,
         &*env.keys(),
-        &run.target.run_id,
-        Some(&run.target.session_id),
-        features,
-        now + 600_000,
-        "t",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: Some(&run.target.session_id),
+            features,
+            expires_at_ms: now + 600_000,
+            label: "t",
+        },
         now,
     )
     .unwrap();

@@ -45,11 +45,13 @@ fn grant_all(env: &Env, svc: &Arc<Service>) -> (Vec<KeyContext>, Vec<runread_sto
             let g = runread_service::owner::grant(
                 &*env.store,
                 &*env.keys(),
-                &r.target.run_id,
-                Some(&r.target.session_id),
-                vec![Feature::FinalAnswer],
-                now + 600_000,
-                "t",
+                runread_service::owner::GrantRequest {
+                    run_id: &r.target.run_id,
+                    session_id: Some(&r.target.session_id),
+                    features: vec![Feature::FinalAnswer],
+                    expires_at_ms: now + 600_000,
+                    label: "t",
+                },
                 now,
             )
             .unwrap();

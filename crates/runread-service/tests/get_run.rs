@@ -68,11 +68,13 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
     let g = runread_service::owner::grant(
         &*env.store,
         &*env.keys(),
-        &mine[0].target.run_id,
-        None,
-        vec![Feature::Status],
-        now + 60_000,
-        "t",
+        runread_service::owner::GrantRequest {
+            run_id: &mine[0].target.run_id,
+            session_id: None,
+            features: vec![Feature::Status],
+            expires_at_ms: now + 60_000,
+            label: "t",
+        },
         now,
     )
     .unwrap();

@@ -91,11 +91,13 @@ fn first_page_sizes(total: usize) -> (usize, Value) {
     let g = runread_service::owner::grant(
         &*env.store,
         &*env.keys(),
-        &run.target.run_id,
-        None,
-        vec![Feature::History],
-        now + 600_000,
-        "t",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: None,
+            features: vec![Feature::History],
+            expires_at_ms: now + 600_000,
+            label: "t",
+        },
         now,
     )
     .unwrap();
@@ -198,11 +200,13 @@ fn an_answers_masking_context_is_read_up_to_its_budget_and_masked_conservatively
         let g = runread_service::owner::grant(
             &*env.store,
             &*env.keys(),
-            &run.target.run_id,
-            None,
-            vec![Feature::FinalAnswer],
-            now + 600_000,
-            "t",
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: None,
+                features: vec![Feature::FinalAnswer],
+                expires_at_ms: now + 600_000,
+                label: "t",
+            },
             now,
         )
         .unwrap();

@@ -26,9 +26,26 @@ fn journal_root(env: &Env) -> std::path::PathBuf {
     env.dir.path().join("journal")
 }
 
+/// Which agent's real session a case supervises.
+#[derive(Clone, Copy)]
+enum Agent {
+    Pi,
+    /// A Claude Code run that started a subagent (`fixtures/claude/subagent`).
+    ClaudeWithSubagent,
+    Codex,
+}
+
 fn case(journal: bool) -> Case {
+    case_of(journal, Agent::Pi)
+}
+
+fn case_of(journal: bool, agent: Agent) -> Case {
     let env = Env::new();
-    env.place("sample", SETTLED);
+    match agent {
+        Agent::Pi => drop(env.place("sample", SETTLED)),
+        Agent::ClaudeWithSubagent => drop(env.place_claude("subagent", SETTLED)),
+        Agent::Codex => drop(env.place_codex("tool-then-answer", SETTLED)),
+    }
     env.ingest();
     let mut runs = env.store.runs().unwrap();
     runs.sort_by_key(|r| r.run.start_line);
@@ -43,11 +60,13 @@ fn case(journal: bool) -> Case {
     let g = runread_service::owner::grant(
         &*env.store,
         &*env.keys(),
-        &run.target.run_id,
-        Some(&run.target.session_id),
-        vec![Feature::FinalAnswer, Feature::Aggregate],
-        now + 600_000,
-        "t",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: Some(&run.target.session_id),
+            features: vec![Feature::FinalAnswer, Feature::Aggregate],
+            expires_at_ms: now + 600_000,
+            label: "t",
+        },
         now,
     )
     .unwrap();
@@ -86,7 +105,7 @@ impl Case {
                 run_id: t.run_id.clone(),
             },
             supervisor_id: "s".into(),
-            agent: "pi".into(),
+            agent: self.run.agent.clone(),
             agent_version: "0.73.1".into(),
             session_file: self.run.session_path.clone(),
             session_stamp: FileStamp {
@@ -319,4 +338,53 @@ fn a_process_left_behind_keeps_the_aggregate_running() {
     let w = c.call(tools::READ_WORK_STATE);
     assert_eq!(w["coverage"]["background"]["state"], "incomplete", "{w}");
     assert_ne!(w["aggregate"]["state"], "completed");
+}
+
+#[test]
+fn a_supervised_claude_code_run_shows_its_subagents_and_can_confirm_completion() {
+    let c = case_of(true, Agent::ClaudeWithSubagent);
+    // What the session's records show of the run's subagents, read passively first.
+    let passive = c.call(tools::READ_WORK_STATE);
+    let children = passive["aggregate"]["children"].clone();
+    assert!(
+        children.as_array().is_some_and(|a| !a.is_empty()),
+        "{passive}"
+    );
+    c.record(Foreground::Completed, c.journaled(), 0, false, 0);
+    let w = c.call(tools::READ_WORK_STATE);
+    assert_eq!(w["evidence"], "supervised", "{w}");
+    // Supervision adds the stream and the census; it does not lose the subagents.
+    assert_eq!(w["aggregate"]["children"], children, "{w}");
+    assert_eq!(w["coverage"]["subagents"]["state"], "complete", "{w}");
+    assert_eq!(w["aggregate"]["state"], "completed", "{w}");
+    // Every kind of work covered and done: the one case completion is confirmed.
+    assert_eq!(w["completionConfirmed"], true, "{w}");
+    // A process left behind keeps it from being confirmed.
+    c.record(Foreground::Completed, c.journaled(), 0, true, 1);
+    let w = c.call(tools::READ_WORK_STATE);
+    assert_eq!(w["aggregate"]["state"], "running", "{w}");
+    assert_eq!(w["completionConfirmed"], false, "{w}");
+}
+
+#[test]
+fn a_supervised_run_names_why_its_agents_subagents_are_not_covered() {
+    for (agent, reason) in [
+        (Agent::Pi, "inside Pi's own process"),
+        (
+            Agent::Codex,
+            "Codex's event stream and rollout file do not show child agents",
+        ),
+    ] {
+        let c = case_of(true, agent);
+        c.record(Foreground::Completed, c.journaled(), 0, false, 0);
+        let w = c.call(tools::READ_WORK_STATE);
+        let sub = &w["coverage"]["subagents"];
+        assert_eq!(sub["state"], "incomplete", "{w}");
+        assert!(
+            sub["reason"].as_str().is_some_and(|r| r.contains(reason)),
+            "{w}"
+        );
+        assert_eq!(w["aggregate"]["children"], json!([]), "{w}");
+        assert_eq!(w["completionConfirmed"], false, "{w}");
+    }
 }

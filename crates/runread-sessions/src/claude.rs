@@ -23,16 +23,13 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 
-use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
-
-use crate::file::{EvidenceFile, Line};
+use crate::content::{Content, blocks_of, kind_of, text_len, text_of};
+use crate::file::EvidenceFile;
 use crate::model::{
-    EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
+    EntryKind, EntrySummary, FirstLine, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
     answer_digest, preview,
 };
 use crate::runs::{Branch, Context, Run, RunStatus, mark_unknown};
@@ -115,166 +112,6 @@ struct RawIdentity<'a> {
     model_id: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
-struct RawBlock<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    /// A `tool_result`'s content: a string or a list of blocks.
-    #[serde(borrow, default)]
-    content: Option<Content<'a>>,
-}
-
-/// A message's (or a tool result's) content: a string, a list of blocks, or anything else
-/// (tolerated: it shows no text).
-enum Content<'a> {
-    Text(Cow<'a, str>),
-    Blocks(Vec<RawBlock<'a>>),
-    Other,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Content<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("message content")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Content<'a>, E> {
-                Ok(Content::Text(Cow::Borrowed(s)))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Content<'a>, E> {
-                Ok(Content::Text(Cow::Owned(s.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<Content<'a>, E> {
-                Ok(Content::Text(Cow::Owned(s)))
-            }
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Content<'a>, S::Error> {
-                let mut blocks = Vec::new();
-                // A list element that is not a block object is tolerated and shows nothing.
-                while let Some(b) = seq.next_element::<MaybeBlock<'a>>()? {
-                    if let MaybeBlock::Block(b) = b {
-                        blocks.push(b);
-                    }
-                }
-                Ok(Content::Blocks(blocks))
-            }
-            fn visit_map<M: de::MapAccess<'de>>(self, map: M) -> Result<Content<'a>, M::Error> {
-                IgnoredAny::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(Content::Other)
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Content<'a>, E> {
-                Ok(Content::Other)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Content<'a>, E> {
-                Ok(Content::Other)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Content<'a>, E> {
-                Ok(Content::Other)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Content<'a>, E> {
-                Ok(Content::Other)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Content<'a>, E> {
-                Ok(Content::Other)
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
-/// A list element: a block object, or anything else (kept out).
-enum MaybeBlock<'a> {
-    Block(RawBlock<'a>),
-    Other,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for MaybeBlock<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = MaybeBlock<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a content block")
-            }
-            fn visit_map<M: de::MapAccess<'de>>(self, map: M) -> Result<MaybeBlock<'a>, M::Error> {
-                RawBlock::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(MaybeBlock::Block)
-            }
-            fn visit_seq<S: SeqAccess<'de>>(self, seq: S) -> Result<MaybeBlock<'a>, S::Error> {
-                IgnoredAny::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-                Ok(MaybeBlock::Other)
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<MaybeBlock<'a>, E> {
-                Ok(MaybeBlock::Other)
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeBlock<'a>, E> {
-                Ok(MaybeBlock::Other)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeBlock<'a>, E> {
-                Ok(MaybeBlock::Other)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeBlock<'a>, E> {
-                Ok(MaybeBlock::Other)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeBlock<'a>, E> {
-                Ok(MaybeBlock::Other)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<MaybeBlock<'a>, E> {
-                Ok(MaybeBlock::Other)
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
-fn kind_of<'s>(b: &'s RawBlock<'_>) -> Option<&'s str> {
-    b.kind.as_deref()
-}
-
-/// The text blocks of `content` joined by `\n` (a string content is its own text).
-fn text_of(content: Option<&Content<'_>>) -> String {
-    match content {
-        Some(Content::Text(s)) => s.as_ref().to_owned(),
-        Some(Content::Blocks(blocks)) => {
-            let texts: Vec<&str> = blocks
-                .iter()
-                .filter(|b| kind_of(b) == Some("text"))
-                .filter_map(|b| b.text.as_deref())
-                .collect();
-            texts.join("\n")
-        }
-        _ => String::new(),
-    }
-}
-
-/// `text_of(content).len()` without building it.
-fn text_len(content: Option<&Content<'_>>) -> usize {
-    match content {
-        Some(Content::Text(s)) => s.len(),
-        Some(Content::Blocks(blocks)) => {
-            let (n, bytes) = blocks
-                .iter()
-                .filter(|b| kind_of(b) == Some("text"))
-                .filter_map(|b| b.text.as_deref())
-                .fold((0usize, 0usize), |(n, bytes), t| (n + 1, bytes + t.len()));
-            bytes + n.saturating_sub(1)
-        }
-        _ => 0,
-    }
-}
-
-fn blocks_of<'c, 'a>(content: Option<&'c Content<'a>>) -> &'c [RawBlock<'a>] {
-    match content {
-        Some(Content::Blocks(b)) => b,
-        _ => &[],
-    }
-}
-
 /// A `user` line's history role.
 fn user_role(line: &RawLine<'_>, content: Option<&Content<'_>>) -> &'static str {
     if line.is_meta == Some(true) {
@@ -317,6 +154,7 @@ pub fn parse_first_line(line: &[u8]) -> Option<Header> {
         parent_session: None,
         line_sha256: runread_core::sha256_hex(line),
         line_bytes: line.len() as u64,
+        fork: None,
     })
 }
 
@@ -354,29 +192,9 @@ pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -
         _ => return LineOutcome::Malformed,
     }
     let mut e = EntrySummary {
-        line: line_no,
-        offset,
-        bytes: line.len() as u64,
-        line_sha256: None,
-        id: uuid.to_owned(),
         parent_id: raw.parent_uuid.as_deref().map(str::to_owned),
-        kind: EntryKind::Other,
-        role: None,
-        stop_reason: None,
-        has_tool_call: false,
-        provider: None,
-        model: None,
-        message_sha256: None,
-        text_sha256: None,
-        text_bytes: 0,
-        body_bytes: 0,
-        preview: None,
-        upstream_truncated: false,
-        session_name: None,
         timestamp: raw.timestamp.as_deref().map(str::to_owned),
-        group: None,
-        synthetic: false,
-        api_error: false,
+        ..EntrySummary::at(line_no, offset, line.len() as u64, uuid.to_owned())
     };
     match raw.kind.as_deref() {
         Some("user") => {
@@ -467,6 +285,7 @@ pub fn message_view(line: &[u8]) -> Option<MessageView> {
                 cwd: raw.cwd.as_deref().map(str::to_owned),
                 git_branch: raw.git_branch.as_deref().map(str::to_owned),
                 agent_version: raw.version.as_deref().map(str::to_owned),
+                provider: None,
             })
         }
         "assistant" => {
@@ -488,6 +307,7 @@ pub fn message_view(line: &[u8]) -> Option<MessageView> {
                 cwd: raw.cwd.as_deref().map(str::to_owned),
                 git_branch: raw.git_branch.as_deref().map(str::to_owned),
                 agent_version: raw.version.as_deref().map(str::to_owned),
+                provider: None,
             })
         }
         _ => None,
@@ -558,74 +378,18 @@ pub fn parse_subagent_meta(bytes: &[u8]) -> Option<SubagentMeta> {
 
 /// Reads the complete lines of `file` from where `resume` says, one at a time (as
 /// [`crate::pi::scan`] does). The first line gives the session id (and the header digest that
-/// later passes check); the first conversation line gives the cwd.
+/// later passes check) and is a conversation line too; the first conversation line gives the cwd.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
-    let start = match resume {
-        Resume::Fresh => 0,
-        Resume::After { offset, .. } => offset,
-    };
-    let (mut header, mut lines, mut line_no, first_consumed) = match resume {
-        Resume::Fresh => {
-            let mut first = file.lines(0, FIRST_LINE_MAX_BYTES);
-            let header = match first.next().map_err(ScanError::Read)? {
-                Some(Line::Complete { bytes, .. }) => {
-                    parse_first_line(bytes).ok_or(ScanError::NotASession)?
-                }
-                _ => return Err(ScanError::NotASession),
-            };
-            // The first line is a line of the session too: read it again as one.
-            (header, file.lines(0, EVIDENCE_LINE_MAX_BYTES), 1, 0)
-        }
-        Resume::After {
-            header,
-            offset,
-            lines,
-            ..
-        } => (
-            header.clone(),
-            file.lines(offset, EVIDENCE_LINE_MAX_BYTES),
-            lines + 1,
-            offset,
-        ),
-    };
-    let mut out = Scan {
-        header: header.clone(),
-        entries: Vec::new(),
-        malformed: Vec::new(),
-        consumed: first_consumed,
-        lines: line_no - 1,
-        torn: false,
-        over_bounds: false,
-        bytes_read: 0,
-        skipped: 0,
-    };
-    loop {
-        if line_no > EVIDENCE_FILE_MAX_LINES {
-            out.over_bounds = lines.next().map_err(ScanError::Read)?.is_some() || lines.torn();
-            break;
-        }
-        match lines.next().map_err(ScanError::Read)? {
-            None => {
-                out.torn = lines.torn();
-                break;
-            }
-            Some(Line::Oversize { .. }) => out.malformed.push(line_no),
-            Some(Line::Complete { offset, bytes }) => {
-                match parse_line(&mut header, bytes, line_no, offset) {
-                    LineOutcome::Entry(e) => out.entries.push(*e),
-                    LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
-                    LineOutcome::Blank => {}
-                    LineOutcome::Skipped => out.skipped += 1,
-                }
-            }
-        }
-        out.consumed = lines.consumed();
-        out.lines = line_no;
-        line_no += 1;
-    }
-    out.header = header;
-    out.bytes_read = out.consumed - start;
-    Ok(out)
+    crate::model::scan_lines(
+        file,
+        resume,
+        FirstLine {
+            max_bytes: FIRST_LINE_MAX_BYTES,
+            parse: parse_first_line,
+            is_entry: true,
+        },
+        parse_line,
+    )
 }
 
 // ---- runs ----
@@ -782,7 +546,7 @@ fn run_of(slice: &[&EntrySummary], chain: &[&EntrySummary]) -> Run {
     let Some(last) = slice
         .iter()
         .rev()
-        .find(|e| !(e.synthetic && !e.api_error))
+        .find(|e| !e.synthetic || e.api_error)
         .copied()
     else {
         return run;

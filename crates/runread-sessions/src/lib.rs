@@ -1,5 +1,5 @@
 //! Agent session readers: Pi (`@mariozechner/pi-coding-agent`) session files, versions 1 to 3
-//! ([`pi`]), and Claude Code's ([`claude`]). Each reader turns an agent's own records into the
+//! ([`pi`]), Claude Code's ([`claude`]) and Codex CLI's rollouts ([`codex`]). Each reader turns an agent's own records into the
 //! neutral [`model`] — index entries, the active branch, runs, each run's final-answer candidate
 //! and the evidence it rests on — and checks the files it reads (regular, unlinked, identity
 //! stable across the read, bounded). Nothing above this crate (ingest aside, which picks the
@@ -9,6 +9,8 @@
 #![forbid(unsafe_code)]
 
 pub mod claude;
+pub mod codex;
+mod content;
 pub mod file;
 pub mod model;
 pub mod pi;
@@ -16,8 +18,8 @@ pub mod runs;
 
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
-    Agent, EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView, Resume, Scan,
-    ScanError, answer_digest, join_groups,
+    Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
+    Scan, ScanError, answer_digest, join_groups,
 };
 pub use runs::{Branch, Context, Run, RunStatus, TextRef};
 
@@ -28,6 +30,7 @@ pub fn message_view(agent: &str, line: &[u8]) -> Option<MessageView> {
     match Agent::parse(agent)? {
         Agent::Pi => pi::message_view(line),
         Agent::Claude => claude::message_view(line),
+        Agent::Codex => codex::message_view(line),
     }
 }
 
@@ -36,6 +39,7 @@ pub fn scan(agent: Agent, file: &EvidenceFile, resume: Resume<'_>) -> Result<Sca
     match agent {
         Agent::Pi => pi::scan(file, resume),
         Agent::Claude => claude::scan(file, resume),
+        Agent::Codex => codex::scan(file, resume),
     }
 }
 
@@ -44,5 +48,6 @@ pub fn cut_runs(agent: Agent, entries: &[EntrySummary], malformed: &[u64], torn:
     match agent {
         Agent::Pi => runs::cut_runs(entries, malformed, torn),
         Agent::Claude => claude::cut_runs(entries, malformed, torn),
+        Agent::Codex => codex::cut_runs(entries, malformed, torn),
     }
 }

@@ -5,7 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::file::ReadError;
+use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
+
+use crate::file::{EvidenceFile, Line, ReadError};
 
 /// The coding agents runread reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -15,16 +17,19 @@ pub enum Agent {
     Pi,
     /// Claude Code, `projects/<escaped cwd>/<session id>.jsonl`.
     Claude,
+    /// OpenAI's Codex CLI, `sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`.
+    Codex,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 2] = [Agent::Pi, Agent::Claude];
+    pub const ALL: [Agent; 3] = [Agent::Pi, Agent::Claude, Agent::Codex];
 
-    /// The name stored with a session and shown to owners (`pi`, `claude`).
+    /// The name stored with a session and shown to owners (`pi`, `claude`, `codex`).
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Pi => "pi",
             Agent::Claude => "claude",
+            Agent::Codex => "codex",
         }
     }
 
@@ -46,10 +51,35 @@ pub struct Header {
     /// Length of the header line in bytes (without its newline).
     #[serde(default)]
     pub line_bytes: u64,
+    /// Where a forked session's inherited history is (Codex `session_meta.history_base`): the
+    /// file holds only the fork's own lines.
+    #[serde(default)]
+    pub fork: Option<ForkBase>,
+}
+
+impl Header {
+    /// Where the header line is, for reading it back (the session's first line).
+    pub fn line_ref(&self) -> LineRef {
+        LineRef {
+            line: 1,
+            offset: 0,
+            bytes: self.line_bytes,
+            sha256: self.line_sha256.clone(),
+        }
+    }
+}
+
+/// The end of the history a forked session inherits: the parent session's lines before
+/// `end_ordinal_exclusive`, which end at byte `end_byte_offset` of the parent's file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkBase {
+    pub parent_session_id: String,
+    pub end_ordinal_exclusive: u64,
+    pub end_byte_offset: u64,
 }
 
 /// Kinds of entry. Pi's names; a Claude Code conversation line is a `Message` (user, assistant)
-/// or `Other` (an attachment).
+/// or `Other` (an attachment); Codex's turns have kinds of their own (`Turn…`, `ToolExecution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
@@ -63,6 +93,16 @@ pub enum EntryKind {
     CustomMessage,
     Label,
     Other,
+    /// A turn began (Codex `task_started`).
+    TurnStart,
+    /// A turn ended (Codex `task_complete`): `text_sha256`/`text_bytes` are its reported answer's,
+    /// `api_error` says it reported an error.
+    TurnEnd,
+    /// A turn was interrupted (Codex `turn_aborted`).
+    TurnAborted,
+    /// A tool execution the agent reports on its own (Codex's `CommandExecution` item): an event
+    /// only when no tool call of its turn has its `call_id` (the commands code mode runs).
+    ToolExecution,
 }
 
 /// What runread keeps of one entry: where its line is, its place in the tree, and the facts runs
@@ -121,12 +161,51 @@ pub struct EntrySummary {
     /// an answer.
     #[serde(default)]
     pub synthetic: bool,
-    /// The agent recorded a failed model call here (Claude Code's `isApiErrorMessage`).
+    /// The agent recorded a failed model call here (Claude Code's `isApiErrorMessage`, an
+    /// `error` on Codex's `task_complete`).
     #[serde(default)]
     pub api_error: bool,
+    /// The turn the line belongs to (Codex `turn_id`): runs are cut by it.
+    #[serde(default)]
+    pub turn: Option<String>,
+    /// The tool call the line is, or reports on (Codex `call_id`).
+    #[serde(default)]
+    pub call_id: Option<String>,
 }
 
 impl EntrySummary {
+    /// An entry for the line at 1-based `line`, starting at byte `offset`, `bytes` long, named
+    /// `id`, with no facts yet: each reader fills in what its line says.
+    pub fn at(line: u64, offset: u64, bytes: u64, id: String) -> Self {
+        EntrySummary {
+            line,
+            offset,
+            bytes,
+            line_sha256: None,
+            id,
+            parent_id: None,
+            kind: EntryKind::Other,
+            role: None,
+            stop_reason: None,
+            has_tool_call: false,
+            provider: None,
+            model: None,
+            message_sha256: None,
+            text_sha256: None,
+            text_bytes: 0,
+            body_bytes: 0,
+            preview: None,
+            upstream_truncated: false,
+            session_name: None,
+            timestamp: None,
+            group: None,
+            synthetic: false,
+            api_error: false,
+            turn: None,
+            call_id: None,
+        }
+    }
+
     /// Where this entry's line is, for reading it back; `None` for entries that are never served.
     pub fn line_ref(&self) -> Option<LineRef> {
         Some(LineRef {
@@ -167,6 +246,8 @@ pub struct MessageView {
     pub cwd: Option<String>,
     pub git_branch: Option<String>,
     pub agent_version: Option<String>,
+    /// The model provider the session was configured with (Codex `model_provider`).
+    pub provider: Option<String>,
 }
 
 impl MessageView {
@@ -196,6 +277,7 @@ impl MessageView {
             out.cwd = out.cwd.or(p.cwd);
             out.git_branch = out.git_branch.or(p.git_branch);
             out.agent_version = out.agent_version.or(p.agent_version);
+            out.provider = out.provider.or(p.provider);
         }
         out
     }
@@ -305,4 +387,96 @@ pub fn answer_digest<'a>(line_text_sha256s: impl IntoIterator<Item = &'a str>) -
         [one] => (*one).to_owned(),
         many => runread_core::sha256_hex(many.join("\n").as_bytes()),
     }
+}
+
+/// How a line-per-record agent's file begins: its first line names the session.
+pub(crate) struct FirstLine {
+    /// Longest first line read to learn the session.
+    pub max_bytes: usize,
+    /// The session header from the first line; `None`: not a session file of this agent.
+    pub parse: fn(&[u8]) -> Option<Header>,
+    /// The first line is a line of the conversation too (Claude Code), not only the header
+    /// (Codex's `session_meta`).
+    pub is_entry: bool,
+}
+
+/// One streamed pass over the complete lines of a file whose every line parses on its own
+/// (Claude Code, Codex), from where `resume` says: the first line gives the header (and the
+/// digest later passes check), `parse_line` the rest, at most [`EVIDENCE_FILE_MAX_LINES`] lines
+/// of at most [`EVIDENCE_LINE_MAX_BYTES`] each.
+pub(crate) fn scan_lines(
+    file: &EvidenceFile,
+    resume: Resume<'_>,
+    first: FirstLine,
+    mut parse_line: impl FnMut(&mut Header, &[u8], u64, u64) -> LineOutcome,
+) -> Result<Scan, ScanError> {
+    let (mut header, start, mut line_no) = match resume {
+        Resume::Fresh => {
+            let mut lines = file.lines(0, first.max_bytes);
+            let (header, consumed) = match lines.next().map_err(ScanError::Read)? {
+                Some(Line::Complete { bytes, .. }) => (
+                    (first.parse)(bytes).ok_or(ScanError::NotASession)?,
+                    lines.consumed(),
+                ),
+                _ => return Err(ScanError::NotASession),
+            };
+            if first.is_entry {
+                // The first line is a line of the session too: read it again as one.
+                (header, 0, 1)
+            } else {
+                (header, consumed, 2)
+            }
+        }
+        Resume::After {
+            header,
+            offset,
+            lines,
+            ..
+        } => (header.clone(), offset, lines + 1),
+    };
+    let mut lines = file.lines(start, EVIDENCE_LINE_MAX_BYTES);
+    let mut out = Scan {
+        header: header.clone(),
+        entries: Vec::new(),
+        malformed: Vec::new(),
+        consumed: start,
+        lines: line_no - 1,
+        torn: false,
+        over_bounds: false,
+        bytes_read: 0,
+        skipped: 0,
+    };
+    loop {
+        if line_no > EVIDENCE_FILE_MAX_LINES {
+            out.over_bounds = lines.next().map_err(ScanError::Read)?.is_some() || lines.torn();
+            break;
+        }
+        match lines.next().map_err(ScanError::Read)? {
+            None => {
+                out.torn = lines.torn();
+                break;
+            }
+            Some(Line::Oversize { .. }) => out.malformed.push(line_no),
+            Some(Line::Complete { offset, bytes }) => {
+                match parse_line(&mut header, bytes, line_no, offset) {
+                    LineOutcome::Entry(e) => out.entries.push(*e),
+                    LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
+                    LineOutcome::Blank => {}
+                    LineOutcome::Skipped => out.skipped += 1,
+                }
+            }
+        }
+        out.consumed = lines.consumed();
+        out.lines = line_no;
+        line_no += 1;
+    }
+    out.header = header;
+    // What this pass read: for a fresh pass whose first line is only the header, that line too.
+    out.bytes_read = out.consumed
+        - if matches!(resume, Resume::Fresh) {
+            0
+        } else {
+            start
+        };
+    Ok(out)
 }

@@ -12,14 +12,13 @@ use serde_json::Value;
 
 use line::{Block, Content, Entry, Json, Skipped, block_kind, str_of};
 
-use crate::file::{EvidenceFile, Line};
-use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
+use crate::file::EvidenceFile;
 
 pub use crate::model::PROMPT_PREVIEW_MAX_CHARS;
-use crate::model::preview;
 pub use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView, Resume, Scan, ScanError,
 };
+use crate::model::{FirstLine, preview, scan_lines};
 
 /// Parses a header line. `None` if the line is not a Pi session header.
 pub fn parse_header(line: &[u8]) -> Option<Header> {
@@ -47,6 +46,7 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
             .map(str::to_owned),
         line_sha256: runread_core::sha256_hex(line),
         line_bytes: line.len() as u64,
+        fork: None,
     })
 }
 
@@ -57,73 +57,27 @@ pub const HEADER_MAX_BYTES: usize = 64 * 1024;
 /// of at most [`EVIDENCE_LINE_MAX_BYTES`] and the index entries), up to the size the file had when
 /// opened and at most [`EVIDENCE_FILE_MAX_LINES`] lines in all.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
-    let start = match resume {
-        Resume::Fresh => 0,
-        Resume::After { offset, .. } => offset,
+    let mut last_id = match resume {
+        Resume::Fresh => None,
+        Resume::After { last_id, .. } => last_id.map(str::to_owned),
     };
-    let (header, mut lines, mut line_no, last_id) = match resume {
-        Resume::Fresh => {
-            let mut lines = file.lines(0, HEADER_MAX_BYTES);
-            let header = match lines.next().map_err(ScanError::Read)? {
-                Some(Line::Complete { bytes, .. }) => {
-                    parse_header(bytes).ok_or(ScanError::NotASession)?
-                }
-                _ => return Err(ScanError::NotASession),
-            };
-            let offset = lines.consumed();
-            (header, file.lines(offset, EVIDENCE_LINE_MAX_BYTES), 2, None)
-        }
-        Resume::After {
-            header,
-            offset,
-            lines,
-            last_id,
-        } => (
-            header.clone(),
-            file.lines(offset, EVIDENCE_LINE_MAX_BYTES),
-            lines + 1,
-            last_id.map(str::to_owned),
-        ),
-    };
-    let mut parser = PiParser::resume(&header, last_id);
-    let mut out = Scan {
-        header,
-        entries: Vec::new(),
-        malformed: Vec::new(),
-        consumed: lines.consumed(),
-        lines: line_no - 1,
-        torn: false,
-        over_bounds: false,
-        bytes_read: 0,
-        skipped: 0,
-    };
-    loop {
-        if line_no > EVIDENCE_FILE_MAX_LINES {
-            // Whether anything follows is only known by reading on; say so only if it does.
-            out.over_bounds = lines.next().map_err(ScanError::Read)?.is_some() || lines.torn();
-            break;
-        }
-        match lines.next().map_err(ScanError::Read)? {
-            None => {
-                out.torn = lines.torn();
-                break;
-            }
-            Some(Line::Oversize { .. }) => out.malformed.push(line_no),
-            Some(Line::Complete { offset, bytes }) => {
-                match parser.parse_line(bytes, line_no, offset) {
-                    LineOutcome::Entry(e) => out.entries.push(*e),
-                    LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
-                    LineOutcome::Blank => {}
-                    LineOutcome::Skipped => out.skipped += 1,
-                }
-            }
-        }
-        out.consumed = lines.consumed();
-        out.lines = line_no;
-        line_no += 1;
-    }
-    out.bytes_read = out.consumed - start;
-    Ok(out)
+    // Pi's entry lines carry v1's implicit linkage from one to the next: one parser for the
+    // pass, made once the header (its version) is known.
+    let mut parser: Option<PiParser> = None;
+    scan_lines(
+        file,
+        resume,
+        FirstLine {
+            max_bytes: HEADER_MAX_BYTES,
+            parse: parse_header,
+            is_entry: false,
+        },
+        |header, bytes, line_no, offset| {
+            parser
+                .get_or_insert_with(|| PiParser::resume(header, last_id.take()))
+                .parse_line(bytes, line_no, offset)
+        },
+    )
 }
 
 /// Parses entry lines of one file, carrying what v1's implicit linkage needs between lines.
@@ -176,29 +130,10 @@ impl PiParser {
             (id.to_owned(), parent)
         };
         let mut e = EntrySummary {
-            line: line_no,
-            offset,
-            bytes: line.len() as u64,
-            line_sha256: None,
-            id,
             parent_id,
             kind: entry_kind(kind),
-            role: None,
-            stop_reason: None,
-            has_tool_call: false,
-            provider: None,
-            model: None,
-            message_sha256: None,
-            text_sha256: None,
-            text_bytes: 0,
-            body_bytes: 0,
-            preview: None,
-            upstream_truncated: false,
-            session_name: None,
             timestamp: str_of(&obj.timestamp).map(str::to_owned),
-            group: None,
-            synthetic: false,
-            api_error: false,
+            ..EntrySummary::at(line_no, offset, line.len() as u64, id)
         };
         match e.kind {
             EntryKind::Message => {
@@ -301,6 +236,7 @@ pub fn message_view(line: &[u8]) -> Option<MessageView> {
         cwd: None,
         git_branch: None,
         agent_version: None,
+        provider: None,
     })
 }
 
@@ -412,6 +348,7 @@ impl io::Write for Hasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
 
     fn header(version: u8) -> Header {
         Header {
@@ -422,6 +359,7 @@ mod tests {
             parent_session: None,
             line_sha256: String::new(),
             line_bytes: 0,
+            fork: None,
         }
     }
 
@@ -656,6 +594,7 @@ mod tests {
                         cwd: None,
                         git_branch: None,
                         agent_version: None,
+                        provider: None,
                     })
                 });
             let (id, parent_id) = if self.version == 1 {
@@ -675,32 +614,14 @@ mod tests {
                 (id.to_owned(), parent)
             };
             let mut e = EntrySummary {
-                line: line_no,
-                offset: 0,
-                bytes: line.len() as u64,
-                line_sha256: None,
-                id,
                 parent_id,
                 kind: entry_kind(kind),
-                role: None,
-                stop_reason: None,
-                has_tool_call: false,
-                provider: None,
-                model: None,
-                message_sha256: None,
-                text_sha256: None,
-                text_bytes: 0,
                 body_bytes: view.as_ref().map_or(0, |v| v.body.len() as u64),
-                preview: None,
-                upstream_truncated: false,
-                session_name: None,
                 timestamp: obj
                     .get("timestamp")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
-                group: None,
-                synthetic: false,
-                api_error: false,
+                ..EntrySummary::at(line_no, 0, line.len() as u64, id)
             };
             match e.kind {
                 EntryKind::Message => {

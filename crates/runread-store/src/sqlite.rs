@@ -573,6 +573,7 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(SessionRecord, String
         parent_session: None,
         line_sha256: String::new(),
         line_bytes: 0,
+        fork: None,
     };
     Ok((
         SessionRecord {

@@ -135,29 +135,12 @@ fn target() -> Target {
 
 fn entry(line: u64, text: &str) -> EntrySummary {
     EntrySummary {
-        line,
-        offset: line * 100,
-        bytes: 90,
         line_sha256: Some(runread_core::sha256_hex(text.as_bytes())),
-        id: format!("e{line}"),
-        parent_id: None,
         kind: EntryKind::Message,
         role: Some("user".into()),
-        stop_reason: None,
-        has_tool_call: false,
-        provider: None,
-        model: None,
-        message_sha256: None,
-        text_sha256: None,
         text_bytes: text.len() as u64,
         body_bytes: text.len() as u64,
-        preview: None,
-        upstream_truncated: false,
-        session_name: None,
-        timestamp: None,
-        group: None,
-        synthetic: false,
-        api_error: false,
+        ..EntrySummary::at(line, line * 100, 90, format!("e{line}"))
     }
 }
 

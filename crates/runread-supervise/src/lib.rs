@@ -2,12 +2,17 @@
 //!
 //! Reading a session file after the fact cannot tell whether the agent is still working,
 //! retrying or queued, nor whether the foreground ended normally. This crate runs the agent
-//! (Pi, `--mode json`) itself and turns three sources into evidence:
+//! itself — Pi (`--mode json`), Claude Code (`-p --output-format stream-json --verbose`) or
+//! Codex (`exec --json`), identified by its own `--version` ([`locate`]) — and turns three
+//! sources into evidence:
 //!
-//! - the **event stream** ([`events`], [`state`]): runs, their phase, the candidate answer;
-//! - the **persisted session file** ([`proof`]): re-read link-safely at settle, the candidate's
-//!   whole-message hash found as the run's final message with an unbroken parent chain to the
-//!   leaf pinned at start;
+//! - the **event stream** (Pi: [`events`], [`state`]; Claude Code: [`claude_events`],
+//!   [`claude_state`]; Codex: [`codex_events`], [`codex_state`]): runs, their phase, the
+//!   candidate answer;
+//! - the **persisted session file** ([`proof`]): re-read link-safely at settle, the candidate
+//!   found as the run's final message — Pi and Claude Code: with an unbroken parent chain to the
+//!   leaf pinned at start; Codex: in the turn that started after the point pinned at start, as
+//!   the answer its `task_complete` reported;
 //! - the **process tree** ([`census`]): the agent's exit, and the processes it left behind.
 //!
 //! A verified proof goes to the private journal (`runread-journal`), its digest into the store
@@ -17,6 +22,10 @@
 #![forbid(unsafe_code)]
 
 pub mod census;
+pub mod claude_events;
+pub mod claude_state;
+pub mod codex_events;
+pub mod codex_state;
 pub mod events;
 pub mod locate;
 pub mod proof;

@@ -1,6 +1,7 @@
-//! The driver: starts Pi, reads its event stream, renders it for the terminal, pins and verifies
-//! the session file, writes proofs to the journal, and keeps each run's supervised record in
-//! the store current — until the agent and every process it left behind are gone.
+//! The driver: identifies the agent (Pi, Claude Code or Codex), starts it with its event
+//! stream, reads the stream, renders it for the terminal, pins and verifies the session file,
+//! writes proofs to the journal, and keeps each run's supervised record in the store current —
+//! until the agent and every process it left behind are gone.
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -19,18 +20,26 @@ use runread_journal::{Entry, FORMAT, FileStamp, Journal, Namespace};
 use runread_store::{Background, Foreground, Phase, Proof, Store, SupervisedRun, Workspace};
 
 use crate::census;
+use crate::claude_events::{self, Block, ClaudeEvent, UserKind};
+use crate::claude_state::{self, ClaudeSupervision, ClaudeTracked, NoCandidate};
+use crate::codex_events::{self, CodexEvent, ItemKind};
+use crate::codex_state::{self, CodexSupervision, CodexTracked, TurnEnd};
 use crate::events::{self, Event};
-use crate::locate::{self, Agent};
-use crate::proof::{self, Pinned, Refusal};
+use crate::locate::{self, Agent, AgentKind};
+use crate::proof::{self, Pinned, Refusal, Verified};
 use crate::state::{Step, Supervision, Tracked};
 
-/// Verification attempts at settle (the final line may still be on its way to the disk).
+/// Verification attempts at settle (the final line may still be on its way to the disk); a run
+/// still not verifiable is verified once more after the agent exited.
 const SETTLE_ATTEMPTS: u32 = 3;
 const SETTLE_RETRY_DELAY: Duration = Duration::from_millis(100);
 /// How often the census looks for leftover processes once the agent has exited.
 const BACKGROUND_POLL: Duration = Duration::from_millis(500);
 /// Exit status of a process ended by SIGINT, by shell convention (Pi uses it too).
 const EXIT_INTERRUPTED: i32 = 130;
+/// Claude Code's and Codex's exit status after they reported a failed run on their stream (and
+/// Codex's after an interrupt).
+const EXIT_REPORTED_FAILURE: i32 = 1;
 
 pub struct Options {
     /// The agent's command: program then arguments.
@@ -124,13 +133,76 @@ async fn read_line_bounded<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// Where the agent keeps its session files.
+enum Finder {
+    /// Pi's session directories.
+    Pi(Vec<PathBuf>),
+    /// Claude Code's `projects` directory (`None`: it cannot be named — no `HOME`).
+    Claude(Option<PathBuf>),
+    /// Codex's `sessions` directory (`None`: it cannot be named — no `CODEX_HOME`, no `HOME`).
+    Codex(Option<PathBuf>),
+}
+
+impl Finder {
+    fn find(&self, session_id: &str, cwd: &str) -> Option<PathBuf> {
+        match self {
+            Finder::Pi(dirs) => locate::find_session_file(dirs, session_id),
+            Finder::Claude(projects) => {
+                locate::find_claude_session(projects.as_deref()?, cwd, session_id)
+            }
+            Finder::Codex(sessions) => locate::find_codex_rollout(sessions.as_deref()?, session_id),
+        }
+    }
+}
+
 /// Where the session file is, once known, and what was pinned.
 struct SessionPin {
-    dirs: Vec<PathBuf>,
+    finder: Finder,
     path: Option<PathBuf>,
     pinned: Option<Pinned>,
     /// Pinning failed (a link, several links): no proof can be built.
     refused: Option<Refusal>,
+}
+
+/// The stream of the agent being supervised and its state machine.
+enum Machine {
+    Pi(Supervision),
+    Claude(ClaudeSupervision),
+    Codex(CodexSupervision),
+}
+
+impl Machine {
+    fn run_count(&self) -> usize {
+        match self {
+            Machine::Pi(s) => s.runs.len(),
+            Machine::Claude(s) => s.runs.len(),
+            Machine::Codex(s) => s.runs.len(),
+        }
+    }
+
+    fn phase(&self) -> Option<Phase> {
+        match self {
+            Machine::Pi(s) => s.phase(),
+            Machine::Claude(s) => s.phase(),
+            Machine::Codex(s) => s.phase(),
+        }
+    }
+
+    /// The session id the stream announced, and its cwd when the stream names it (Codex's does
+    /// not: its session is the supervised cwd's, which its rollout file must then say).
+    fn session(&self) -> Option<(String, Option<String>)> {
+        match self {
+            Machine::Pi(s) => s
+                .header
+                .as_ref()
+                .map(|h| (h.session_id.clone(), Some(h.cwd.clone()))),
+            Machine::Claude(s) => s
+                .init
+                .as_ref()
+                .map(|i| (i.session_id.clone(), Some(i.cwd.clone()))),
+            Machine::Codex(s) => s.thread_id.clone().map(|t| (t, None)),
+        }
+    }
 }
 
 struct Driver {
@@ -139,13 +211,18 @@ struct Driver {
     agent: Agent,
     supervisor_id: String,
     host: String,
-    sup: Supervision,
+    machine: Machine,
     pin: SessionPin,
     /// One per tracked run: its run id and generation once the session file shows it.
     located: Vec<Option<(Target, String)>>,
     proofs: Vec<Proof>,
+    /// Runs whose verification met a file still being written: verified again once the agent
+    /// has exited.
+    retry_after_exit: Vec<usize>,
     foreground: Foreground,
     exit: Option<String>,
+    /// runread passed an interrupt (or a termination) on to the agent.
+    interrupted: bool,
     background: Background,
     supervising: bool,
     census_ok: bool,
@@ -193,24 +270,165 @@ impl Driver {
         }
     }
 
-    /// Pins the session at the stream's header: its id and cwd, and — when the file already
-    /// exists (a continued session) — its identity and active leaf.
-    fn pin_at_start(&mut self) {
-        let Some(h) = self.sup.header.clone() else {
+    /// Claude Code's events for the terminal: the model's text on stdout, everything else on
+    /// stderr. Called before the event is applied (a failed tool's name is still known).
+    fn render_claude(&self, event: &ClaudeEvent) {
+        if !self.opts.echo {
+            return;
+        }
+        let Machine::Claude(sup) = &self.machine else {
             return;
         };
+        match event {
+            ClaudeEvent::Assistant {
+                blocks,
+                synthetic,
+                error,
+                sidechain,
+                ..
+            } => {
+                for b in blocks {
+                    match b {
+                        Block::Text(t) if (*synthetic || *error) && !sidechain => {
+                            eprintln!("  ✗ {}", one_line(t));
+                        }
+                        Block::Text(_) if *synthetic || *error => {}
+                        Block::Text(t) if !sidechain => {
+                            let mut out = std::io::stdout().lock();
+                            let _ = out.write_all(t.as_bytes());
+                            let _ = out.write_all(b"\n");
+                            let _ = out.flush();
+                        }
+                        Block::ToolUse { name, detail, .. } if *sidechain => {
+                            eprintln!("    ↳ {name}: {detail}")
+                        }
+                        Block::ToolUse { name, detail, .. } => eprintln!("  ▸ {name}: {detail}"),
+                        _ => {}
+                    }
+                }
+            }
+            ClaudeEvent::User {
+                kind: UserKind::ToolResults(results),
+                sidechain: false,
+                ..
+            } => {
+                for (id, is_error) in results {
+                    if *is_error {
+                        eprintln!("  ▸ {} failed", sup.tool_name(id).unwrap_or("tool"));
+                    }
+                }
+            }
+            ClaudeEvent::User {
+                kind: UserKind::Interrupt,
+                sidechain: false,
+                ..
+            } => eprintln!("  ⨯ interrupted"),
+            ClaudeEvent::Retry {
+                attempt,
+                max,
+                error,
+            } => eprintln!("  ⟳ provider error, retry {attempt}/{max}: {error}"),
+            ClaudeEvent::Status { compacting: true } => eprintln!("  ⋯ compacting the context"),
+            ClaudeEvent::TaskStarted { description } => eprintln!("  ↳ subagent: {description}"),
+            _ => {}
+        }
+    }
+
+    /// Codex's events for the terminal: the model's messages on stdout, everything else on
+    /// stderr. Called before the event is applied (an open tool's label is still known).
+    fn render_codex(&self, event: &CodexEvent) {
+        if !self.opts.echo {
+            return;
+        }
+        let Machine::Codex(sup) = &self.machine else {
+            return;
+        };
+        match event {
+            CodexEvent::ItemCompleted(item) => match &item.kind {
+                ItemKind::AgentMessage { text } => {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(text.as_bytes());
+                    let _ = out.write_all(b"\n");
+                    let _ = out.flush();
+                }
+                ItemKind::FileChange { changes, .. } => {
+                    for (path, kind) in changes {
+                        eprintln!("  ▸ {kind}: {path}");
+                    }
+                    if item.kind.failed() {
+                        eprintln!("  ▸ file change failed");
+                    }
+                }
+                ItemKind::CommandExecution { exit_code, .. } if item.kind.failed() => {
+                    let label = sup.tool_label(&item.id).unwrap_or("command");
+                    match exit_code {
+                        Some(code) => eprintln!("  ▸ {label} failed (exit {code})"),
+                        None => eprintln!("  ▸ {label} failed"),
+                    }
+                }
+                ItemKind::McpToolCall { .. } if item.kind.failed() => {
+                    eprintln!("  ▸ {} failed", sup.tool_label(&item.id).unwrap_or("tool"));
+                }
+                ItemKind::Error { message } => eprintln!("  ! {message}"),
+                _ => {}
+            },
+            CodexEvent::ItemStarted(item) if sup.tool_label(&item.id).is_none() => {
+                match &item.kind {
+                    ItemKind::CommandExecution { command, .. } => eprintln!("  ▸ {command}"),
+                    ItemKind::McpToolCall { server, tool, .. } => eprintln!("  ▸ {server}.{tool}"),
+                    ItemKind::WebSearch { query } => eprintln!("  ▸ web search: {query}"),
+                    _ => {}
+                }
+            }
+            CodexEvent::Error { message } => eprintln!("  ✗ {message}"),
+            // Codex reports the failure as an `error` first: shown once.
+            CodexEvent::TurnFailed { message }
+                if sup
+                    .runs
+                    .last()
+                    .and_then(|r| r.last_error.as_ref())
+                    .is_none_or(|e| e != message) =>
+            {
+                eprintln!("  ✗ {message}")
+            }
+            _ => {}
+        }
+    }
+
+    /// Pins the session at the stream's header: its id and cwd, and — when the file already
+    /// exists (a continued session) — its identity and active leaf (Codex: its newest entry).
+    async fn pin_at_start(&mut self) {
         let cwd = self.opts.cwd.to_string_lossy().into_owned();
+        let Some((session_id, session_cwd)) = self.machine.session() else {
+            return;
+        };
+        let session_cwd = session_cwd.unwrap_or_else(|| cwd.clone());
         let mut pinned = Pinned {
-            session_id: h.session_id.clone(),
-            cwd: h.cwd.clone(),
+            session_id: session_id.clone(),
+            cwd: session_cwd.clone(),
             identity: None,
             leaf: None,
         };
-        if h.cwd != cwd {
+        if session_cwd != cwd {
             self.pin.refused = Some(Refusal::OtherSession);
         }
-        if let Some(path) = locate::find_session_file(&self.pin.dirs, &h.session_id) {
-            match proof::current_leaf(&path, &pinned) {
+        if let Some(path) = self.pin.finder.find(&session_id, &session_cwd) {
+            let mut attempt = 0;
+            let read = loop {
+                attempt += 1;
+                let read = match self.agent.kind {
+                    AgentKind::Pi => proof::current_leaf(&path, &pinned),
+                    AgentKind::Claude => proof::pin_claude(&path, &pinned),
+                    AgentKind::Codex => proof::pin_codex(&path, &pinned),
+                };
+                match read {
+                    Err(r) if r == Refusal::Busy && attempt < SETTLE_ATTEMPTS => {
+                        tokio::time::sleep(SETTLE_RETRY_DELAY).await;
+                    }
+                    other => break other,
+                }
+            };
+            match read {
                 Ok((identity, leaf)) if identity.nlink == 1 => {
                     pinned.identity = Some(identity);
                     pinned.leaf = leaf;
@@ -223,13 +441,13 @@ impl Driver {
         self.pin.pinned = Some(pinned);
     }
 
-    /// A new session's file appears after the first assistant message: pin it when first seen.
+    /// A new session's file appears after the first message: pin it when first seen.
     fn pin_file_when_seen(&mut self) {
         let Some(pinned) = self.pin.pinned.as_mut() else {
             return;
         };
         if self.pin.path.is_none() {
-            self.pin.path = locate::find_session_file(&self.pin.dirs, &pinned.session_id);
+            self.pin.path = self.pin.finder.find(&pinned.session_id, &pinned.cwd);
         }
         if let (Some(path), None) = (&self.pin.path, &pinned.identity) {
             match proof::pin_identity(path) {
@@ -241,7 +459,8 @@ impl Driver {
     }
 
     /// Brings the store up to date with the session file and finds the run id of every tracked
-    /// run (by the whole-message hash of its user prompt).
+    /// run: Pi's by the whole-message hash of its user prompt, Claude Code's by the prompt its
+    /// first announced message chains back to, Codex's as the turn that started after the pin.
     fn ingest_and_locate(&mut self) {
         let Some(path) = self.pin.path.clone() else {
             return;
@@ -251,7 +470,7 @@ impl Driver {
         if let Err(e) = runread_ingest::ingest_file(
             store,
             &self.opts.workspaces,
-            runread_sessions::Agent::Pi,
+            self.agent.kind.sessions(),
             &path,
             now_ms(),
             &mut report,
@@ -259,7 +478,8 @@ impl Driver {
             tracing::warn!(error = %e, "ingest during supervision failed");
             return;
         }
-        if self.located.iter().all(Option::is_some) && self.located.len() == self.sup.runs.len() {
+        let runs = self.machine.run_count();
+        if self.located.len() == runs && self.located.iter().all(Option::is_some) {
             return;
         }
         let Some(pinned) = &self.pin.pinned else {
@@ -268,26 +488,53 @@ impl Driver {
         let Ok(Some(session)) = store.session_by_path(&path.to_string_lossy()) else {
             return;
         };
-        let Ok(entries) = store.entries(&session.session_id, session.generation) else {
-            return;
-        };
         if session.session_id != pinned.session_id {
             return;
         }
-        self.located.resize(self.sup.runs.len(), None);
-        for (n, tracked) in self.sup.runs.iter().enumerate() {
+        let Ok(entries) = store.entries(&session.session_id, session.generation) else {
+            return;
+        };
+        self.located.resize(runs, None);
+        // Codex: this invocation's turns, in file order, one per tracked run.
+        let codex_turns = match &self.machine {
+            Machine::Codex(_) => codex_state::turns_after(&entries, pinned.leaf.as_deref())
+                .map(|t| t.for_runs())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        for n in 0..runs {
             if self.located.get(n).is_some_and(Option::is_some) {
                 continue;
             }
-            let Some(start) = entries.iter().find(|e| {
-                e.role.as_deref() == Some("user")
-                    && e.message_sha256.as_deref() == Some(tracked.user_message_sha256.as_str())
-            }) else {
+            let start = match &self.machine {
+                Machine::Pi(sup) => sup.runs.get(n).and_then(|tracked| {
+                    entries
+                        .iter()
+                        .find(|e| {
+                            e.role.as_deref() == Some("user")
+                                && e.message_sha256.as_deref()
+                                    == Some(tracked.user_message_sha256.as_str())
+                        })
+                        .map(|e| e.id.clone())
+                }),
+                Machine::Claude(sup) => sup.runs.get(n).and_then(|tracked| {
+                    match tracked.uuids.first() {
+                        Some(first) => claude_state::prompt_of(&entries, first),
+                        // Nothing announced yet (a retry before the first response): the one
+                        // prompt written after the leaf pinned at start, if there is exactly one.
+                        None if n + 1 == runs => {
+                            claude_state::prompt_after(&entries, pinned.leaf.as_deref())
+                        }
+                        None => None,
+                    }
+                }),
+                Machine::Codex(_) => codex_turns.get(n).cloned(),
+            };
+            let Some(start) = start else {
                 continue;
             };
-            if let Ok(Some(run)) = store.run(&session.session_id, session.generation, &start.id) {
-                let shown = run.target.clone();
-                self.located[n] = Some((shown, start.id.clone()));
+            if let Ok(Some(run)) = store.run(&session.session_id, session.generation, &start) {
+                self.located[n] = Some((run.target.clone(), start));
             }
         }
     }
@@ -313,12 +560,13 @@ impl Driver {
 
     /// Rewrites the supervised record of every located run.
     fn publish_all(&mut self) {
-        self.proofs.resize(self.sup.runs.len(), Proof::Pending);
-        let last = self.sup.runs.len().saturating_sub(1);
-        for n in 0..self.sup.runs.len() {
+        let runs = self.machine.run_count();
+        self.proofs.resize(runs, Proof::Pending);
+        let last = runs.saturating_sub(1);
+        for n in 0..runs {
             // Earlier runs of this invocation are over; the phase belongs to the last one.
             let phase = if n == last {
-                self.sup.phase().unwrap_or(Phase::Running)
+                self.machine.phase().unwrap_or(Phase::Running)
             } else {
                 Phase::Ended
             };
@@ -342,14 +590,18 @@ impl Driver {
     }
 
     /// Verifies run `n` against the session file, writes its proof to the journal, and has the
-    /// store acknowledge it.
-    async fn settle(&mut self, n: usize) {
-        self.proofs.resize(self.sup.runs.len(), Proof::Pending);
-        let Some(tracked) = self.sup.runs.get(n).cloned() else {
-            return;
-        };
-        let proof = match self.prove(n, &tracked).await {
+    /// store acknowledge it. `last_chance`: the agent has exited, the file will not change.
+    async fn settle(&mut self, n: usize, last_chance: bool) {
+        self.proofs.resize(self.machine.run_count(), Proof::Pending);
+        let proof = match self.prove(n).await {
             Ok(p) => p,
+            Err(r) if r.transient() && !last_chance => {
+                // The agent may still be writing: verified again once it has exited.
+                if !self.retry_after_exit.contains(&n) {
+                    self.retry_after_exit.push(n);
+                }
+                return;
+            }
             Err(r) => Proof::Refused {
                 reason: r.as_str().into(),
             },
@@ -360,11 +612,11 @@ impl Driver {
         self.publish_all();
     }
 
-    async fn prove(&mut self, n: usize, tracked: &Tracked) -> Result<Proof, Refusal> {
+    /// Verifies run `n` with the agent's rule, retrying a file still being written.
+    async fn verify(&mut self, n: usize) -> Result<(Verified, PathBuf, Pinned, bool), Refusal> {
         if let Some(r) = self.pin.refused {
             return Err(r);
         }
-        let candidate = tracked.candidate.clone().ok_or(Refusal::NotOnBranch)?;
         self.pin_file_when_seen();
         if let Some(r) = self.pin.refused {
             return Err(r);
@@ -372,18 +624,71 @@ impl Driver {
         let path = self.pin.path.clone().ok_or(Refusal::NotFound)?;
         let pinned = self.pin.pinned.clone().ok_or(Refusal::NotFound)?;
         let mut attempt = 0;
-        let verified = loop {
+        loop {
             attempt += 1;
-            match proof::verify(&path, &pinned, &tracked.user_message_sha256, &candidate) {
-                Ok(v) => break v,
-                Err(Refusal::NotOnBranch | Refusal::Incomplete) if attempt < SETTLE_ATTEMPTS => {
+            let verified = match &self.machine {
+                Machine::Pi(sup) => {
+                    let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
+                    let candidate = tracked.candidate.as_ref().ok_or(Refusal::NotOnBranch)?;
+                    proof::verify(&path, &pinned, &tracked.user_message_sha256, candidate)
+                        .map(|v| (v, candidate.truncated))
+                }
+                Machine::Claude(sup) => {
+                    let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
+                    let candidate = tracked.candidate().map_err(|e| match e {
+                        NoCandidate::NotAnswered => Refusal::NotOnBranch,
+                        NoCandidate::Differs => Refusal::Mismatch,
+                    })?;
+                    proof::verify_claude(&path, &pinned, &tracked.uuids, &candidate)
+                        .map(|v| (v, candidate.truncated))
+                }
+                Machine::Codex(sup) => {
+                    let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
+                    let candidate = tracked.candidate().ok_or(Refusal::NotOnBranch)?;
+                    // Codex reports a cut-off answer as a failed turn: a candidate is never
+                    // truncated.
+                    proof::verify_codex(&path, &pinned, &candidate).map(|v| (v, false))
+                }
+            };
+            match verified {
+                Ok((v, truncated)) => return Ok((v, path, pinned, truncated)),
+                Err(r) if r.transient() && attempt < SETTLE_ATTEMPTS => {
                     tokio::time::sleep(SETTLE_RETRY_DELAY).await;
                 }
                 Err(r) => return Err(r),
             }
-        };
+        }
+    }
+
+    async fn prove(&mut self, n: usize) -> Result<Proof, Refusal> {
+        let (verified, path, pinned, truncated) = self.verify(n).await?;
         // The store takes the run (the same file, read again through ingest) …
         self.ingest_and_locate();
+        if matches!(self.agent.kind, AgentKind::Claude | AgentKind::Codex) {
+            // Claude Code's and Codex's run is the one the file proved (the stream never names
+            // its prompt, nor Codex's its turn).
+            let session = self
+                .store
+                .session_by_path(&path.to_string_lossy())
+                .ok()
+                .flatten()
+                .filter(|s| s.session_id == pinned.session_id)
+                .ok_or(Refusal::NotOnBranch)?;
+            let run = self
+                .store
+                .run(
+                    &session.session_id,
+                    session.generation,
+                    &verified.run.run_id,
+                )
+                .ok()
+                .flatten()
+                .ok_or(Refusal::NotOnBranch)?;
+            self.located.resize(self.machine.run_count(), None);
+            if let Some(slot) = self.located.get_mut(n) {
+                *slot = Some((run.target.clone(), verified.run.run_id.clone()));
+            }
+        }
         let (target, run_id) = self
             .located
             .get(n)
@@ -396,9 +701,21 @@ impl Driver {
             .ok()
             .flatten()
             .ok_or(Refusal::NotOnBranch)?;
+        let message_sha256 = verified
+            .run
+            .final_message_sha256
+            .clone()
+            .ok_or(Refusal::NotOnBranch)?;
+        let text_sha256 = verified
+            .run
+            .final_text_sha256
+            .clone()
+            .ok_or(Refusal::NotOnBranch)?;
+        // What the store ingested is what was verified: the same final message, the same text.
         if run_id != verified.run.run_id
             || stored.run.final_entry_id.as_deref() != Some(verified.final_entry_id.as_str())
-            || stored.run.final_message_sha256.as_deref() != Some(candidate.message_sha256.as_str())
+            || stored.run.final_message_sha256.as_deref() != Some(message_sha256.as_str())
+            || stored.run.final_text_sha256.as_deref() != Some(text_sha256.as_str())
         {
             return Err(Refusal::Mismatch);
         }
@@ -414,7 +731,7 @@ impl Driver {
                 run_id: run_id.clone(),
             },
             supervisor_id: self.supervisor_id.clone(),
-            agent: "pi".into(),
+            agent: self.agent.kind.as_str().into(),
             agent_version: self.agent.version.clone(),
             session_file: path.to_string_lossy().into_owned(),
             session_stamp: FileStamp {
@@ -425,12 +742,12 @@ impl Driver {
             },
             pinned_leaf: pinned.leaf.clone(),
             start_entry_id: run_id.clone(),
-            user_message_sha256: tracked.user_message_sha256.clone(),
+            user_message_sha256: verified.user_message_sha256.clone(),
             final_entry_id: verified.final_entry_id.clone(),
-            message_sha256: candidate.message_sha256.clone(),
-            text_sha256: candidate.text_sha256.clone(),
+            message_sha256,
+            text_sha256,
             text_bytes: verified.text_bytes,
-            truncated: candidate.truncated,
+            truncated,
             chain_len: verified.run.chain_len,
             verified_at_ms: now_ms(),
         };
@@ -443,65 +760,174 @@ impl Driver {
     }
 
     async fn on_line(&mut self, line: Option<&[u8]>) {
+        match self.agent.kind {
+            AgentKind::Pi => self.on_pi_line(line).await,
+            AgentKind::Claude => self.on_claude_line(line).await,
+            AgentKind::Codex => self.on_codex_line(line).await,
+        }
+    }
+
+    async fn on_pi_line(&mut self, line: Option<&[u8]>) {
         let event = match line.map(events::parse) {
             Some(Ok(e)) => e,
             _ => {
-                self.sup.fault();
+                if let Machine::Pi(sup) = &mut self.machine {
+                    sup.fault();
+                }
                 return;
             }
         };
         self.render(&event);
-        let had_header = self.sup.header.is_some();
-        let step = self.sup.apply(&event);
-        if !had_header && self.sup.header.is_some() {
-            self.pin_at_start();
+        let Machine::Pi(sup) = &mut self.machine else {
+            return;
+        };
+        let had_header = sup.header.is_some();
+        let step = sup.apply(&event);
+        let has_header = sup.header.is_some();
+        if !had_header && has_header {
+            self.pin_at_start().await;
         }
         let persisted = matches!(
             event,
             Event::UserMessage { .. } | Event::AssistantMessage { .. } | Event::OtherMessageEnd
         );
+        self.after_step(step, persisted).await;
+    }
+
+    async fn on_claude_line(&mut self, line: Option<&[u8]>) {
+        let event = match line.map(claude_events::parse) {
+            Some(Ok(e)) => e,
+            _ => {
+                if let Machine::Claude(sup) = &mut self.machine {
+                    sup.fault();
+                }
+                return;
+            }
+        };
+        self.render_claude(&event);
+        let Machine::Claude(sup) = &mut self.machine else {
+            return;
+        };
+        let had_init = sup.init.is_some();
+        let step = sup.apply(&event);
+        let has_init = sup.init.is_some();
+        if !had_init && has_init {
+            self.pin_at_start().await;
+        }
+        // Messages of the run are in the file (or about to be); a retry before the first one
+        // is worth a look for the prompt, to show the run as retrying.
+        let persisted = matches!(
+            event,
+            ClaudeEvent::Assistant {
+                sidechain: false,
+                ..
+            } | ClaudeEvent::User {
+                sidechain: false,
+                ..
+            } | ClaudeEvent::Retry { .. }
+                | ClaudeEvent::Result(_)
+        );
+        self.after_step(step, persisted).await;
+    }
+
+    async fn on_codex_line(&mut self, line: Option<&[u8]>) {
+        let event = match line.map(codex_events::parse) {
+            Some(Ok(e)) => e,
+            _ => {
+                if let Machine::Codex(sup) = &mut self.machine {
+                    sup.fault();
+                }
+                return;
+            }
+        };
+        self.render_codex(&event);
+        let Machine::Codex(sup) = &mut self.machine else {
+            return;
+        };
+        let had_thread = sup.thread_id.is_some();
+        let step = sup.apply(&event);
+        let has_thread = sup.thread_id.is_some();
+        if !had_thread && has_thread {
+            self.pin_at_start().await;
+        }
+        // Codex writes the turn's start before it announces it, and each item before or as it
+        // announces it: everything from `turn.started` on is worth a look at the file.
+        let persisted = !matches!(
+            event,
+            CodexEvent::ThreadStarted { .. } | CodexEvent::Ignored
+        );
+        self.after_step(step, persisted).await;
+    }
+
+    async fn after_step(&mut self, step: Step, persisted: bool) {
         if persisted {
             self.pin_file_when_seen();
             self.ingest_and_locate();
         }
         match step {
-            Step::Settle(n) => self.settle(n).await,
+            Step::Settle(n) => self.settle(n, false).await,
             Step::Changed => self.publish_all(),
             Step::Nothing if persisted => self.publish_all(),
             Step::Nothing => {}
         }
     }
 
-    /// Final proofs of runs that never settled, from how they ended.
-    fn close_runs(&mut self) {
-        self.proofs.resize(self.sup.runs.len(), Proof::Pending);
-        for (n, run) in self.sup.runs.iter().enumerate() {
-            let Some(slot) = self.proofs.get_mut(n) else {
-                continue;
-            };
-            if *slot != Proof::Pending {
-                continue;
-            }
-            let reason = if run.faulted {
-                *slot = Proof::Refused {
-                    reason: Refusal::StreamFault.as_str().into(),
-                };
-                continue;
-            } else {
-                match run.last_stop.as_deref() {
-                    Some("error") => "the provider failed (after retries)",
-                    Some("aborted") => "the run was aborted",
-                    Some("toolUse") => "the run ended with a tool call open",
-                    None => "no assistant message",
-                    Some(_) if !run.ended => "the agent ended before the run did",
-                    Some(_) => "the run did not settle with an answer",
-                }
-            };
-            *slot = Proof::NoAnswer {
-                reason: reason.into(),
-            };
+    /// After the agent exited: verifies again the runs the file was not ready for.
+    async fn settle_leftovers(&mut self) {
+        for n in std::mem::take(&mut self.retry_after_exit) {
+            self.settle(n, true).await;
         }
     }
+
+    /// Final proofs of runs that never settled, from how they ended.
+    fn close_runs(&mut self) {
+        let runs = self.machine.run_count();
+        self.proofs.resize(runs, Proof::Pending);
+        for n in 0..runs {
+            if self.proofs.get(n).is_some_and(|p| *p != Proof::Pending) {
+                continue;
+            }
+            let closed = match &self.machine {
+                Machine::Pi(sup) => sup.runs.get(n).map(pi_close),
+                Machine::Claude(sup) => sup.runs.get(n).map(ClaudeTracked::closing_proof),
+                Machine::Codex(sup) => sup.runs.get(n).map(|r| r.closing_proof(self.interrupted)),
+            };
+            if let (Some(proof), Some(slot)) = (closed, self.proofs.get_mut(n)) {
+                *slot = proof;
+            }
+        }
+    }
+}
+
+/// How a Pi run that never settled ended.
+fn pi_close(run: &Tracked) -> Proof {
+    if run.faulted {
+        return Proof::Refused {
+            reason: Refusal::StreamFault.as_str().into(),
+        };
+    }
+    let reason = match run.last_stop.as_deref() {
+        Some("error") => "the provider failed (after retries)",
+        Some("aborted") => "the run was aborted",
+        Some("toolUse") => "the run ended with a tool call open",
+        None => "no assistant message",
+        Some(_) if !run.ended => "the agent ended before the run did",
+        Some(_) => "the run did not settle with an answer",
+    };
+    Proof::NoAnswer {
+        reason: reason.into(),
+    }
+}
+
+/// Shortened to one line for the terminal.
+fn one_line(text: &str) -> String {
+    const MAX_CHARS: usize = 200;
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = line.chars().take(MAX_CHARS).collect();
+    if line.chars().count() > MAX_CHARS {
+        out.push('…');
+    }
+    out
 }
 
 /// Writes `entry` to `journal` (atomically, durably, read back and hash-checked) and returns the
@@ -542,15 +968,74 @@ fn foreground_of(status: ExitStatus, interrupted: bool) -> (Foreground, String, 
     (fg, format!("signal:{sig}"), 128 + sig)
 }
 
+/// Claude Code's exit read with what it reported on its stream. It exits 0 after an answer and
+/// also when interrupted (then with no `result`, or an aborted one); it exits 1 after reporting
+/// a failed run (`is_error`): that is its normal end for a failure, as Pi's exit 0 after a
+/// provider error is — the run itself is failed, and its proof says so.
+pub fn claude_foreground(
+    status: ExitStatus,
+    interrupted: bool,
+    runs: &[ClaudeTracked],
+) -> (Foreground, String, i32) {
+    let (fg, exit, code) = foreground_of(status, interrupted);
+    let reported = |o: &claude_events::Outcome| !o.aborted() && (o.answered() || o.is_error);
+    let all_reported = !runs.is_empty()
+        && runs
+            .iter()
+            .all(|r| !r.interrupted && r.outcome.as_ref().is_some_and(reported));
+    let fg = match (status.code(), fg) {
+        (Some(0), Foreground::Completed) if !all_reported => Foreground::Cancelled,
+        (Some(EXIT_REPORTED_FAILURE), Foreground::Failed | Foreground::Cancelled)
+            if all_reported
+                && runs
+                    .last()
+                    .and_then(|r| r.outcome.as_ref())
+                    .is_some_and(|o| o.is_error) =>
+        {
+            Foreground::Completed
+        }
+        (_, fg) => fg,
+    };
+    (fg, exit, code)
+}
+
+/// Codex's exit read with what it reported on its stream. It exits 0 after `turn.completed`, and
+/// 1 after `turn.failed` — its normal end for a failure, as Claude Code's: the run itself is
+/// failed, and its proof says so — and 1 when interrupted (the stream then just stops).
+pub fn codex_foreground(
+    status: ExitStatus,
+    interrupted: bool,
+    runs: &[CodexTracked],
+) -> (Foreground, String, i32) {
+    let (fg, exit, code) = foreground_of(status, interrupted);
+    let all_reported = !runs.is_empty() && runs.iter().all(|r| r.end.is_some());
+    let fg = match (status.code(), fg) {
+        // Exit 0 with no turn end on the stream: stopped, not done.
+        (Some(0), Foreground::Completed) if !all_reported => Foreground::Cancelled,
+        (Some(EXIT_REPORTED_FAILURE), Foreground::Failed | Foreground::Cancelled)
+            if all_reported
+                && runs
+                    .last()
+                    .is_some_and(|r| matches!(r.end, Some(TurnEnd::Failed(_)))) =>
+        {
+            Foreground::Completed
+        }
+        (_, fg) => fg,
+    };
+    (fg, exit, code)
+}
+
 /// Supervises one agent invocation to its end (and the end of what it left behind, unless
 /// interrupted). Returns how it ended.
 pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, StartError> {
-    let agent = locate::agent_of(&opts.command).map_err(StartError::Unsupported)?;
+    let agent = locate::identify(&opts.command, &opts.cwd)
+        .await
+        .map_err(StartError::Unsupported)?;
     let (program, rest) = opts
         .command
         .split_first()
         .ok_or(StartError::Unsupported(locate::Unsupported::NoCommand))?;
-    let args = locate::with_json_mode(rest).map_err(StartError::Unsupported)?;
+    let args = locate::with_event_stream(agent.kind, rest).map_err(StartError::Unsupported)?;
     let census_ok = census::become_subreaper();
     let mut child = tokio::process::Command::new(program)
         .args(&args)
@@ -566,23 +1051,38 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
         .stdout
         .take()
         .ok_or_else(|| StartError::Spawn(std::io::Error::other("no stdout")))?;
-    let dirs = locate::session_dirs(&args, &opts.cwd);
+    let (finder, machine) = match agent.kind {
+        AgentKind::Pi => (
+            Finder::Pi(locate::session_dirs(&args, &opts.cwd)),
+            Machine::Pi(Supervision::new()),
+        ),
+        AgentKind::Claude => (
+            Finder::Claude(locate::claude_projects_dir()),
+            Machine::Claude(ClaudeSupervision::new()),
+        ),
+        AgentKind::Codex => (
+            Finder::Codex(locate::codex_sessions_dir()),
+            Machine::Codex(CodexSupervision::new()),
+        ),
+    };
     let mut d = Driver {
         store,
         agent,
         supervisor_id: uuid::Uuid::new_v4().to_string(),
         host: host_name(),
-        sup: Supervision::new(),
+        machine,
         pin: SessionPin {
-            dirs,
+            finder,
             path: None,
             pinned: None,
             refused: None,
         },
         located: Vec::new(),
         proofs: Vec::new(),
+        retry_after_exit: Vec::new(),
         foreground: Foreground::Running,
         exit: None,
+        interrupted: false,
         background: Background {
             census_complete: false,
             active: 0,
@@ -632,11 +1132,17 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
             _ = terminate.recv() => { interrupted = true; forward(rustix::process::Signal::TERM); }
         }
     };
-    let (foreground, exit, exit_code) = foreground_of(status, interrupted);
+    let (foreground, exit, exit_code) = match &d.machine {
+        Machine::Pi(_) => foreground_of(status, interrupted),
+        Machine::Claude(sup) => claude_foreground(status, interrupted, &sup.runs),
+        Machine::Codex(sup) => codex_foreground(status, interrupted, &sup.runs),
+    };
     d.foreground = foreground;
+    d.interrupted = interrupted;
     d.exit = Some(exit);
     d.pin_file_when_seen();
     d.ingest_and_locate();
+    d.settle_leftovers().await;
     d.close_runs();
     d.refresh_census();
     d.publish_all();
@@ -667,7 +1173,7 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
     }
     d.supervising = false;
     d.publish_all();
-    let runs = (0..d.sup.runs.len())
+    let runs = (0..d.machine.run_count())
         .map(|n| {
             let located = d.located.get(n).cloned().flatten();
             RunReport {

@@ -3,6 +3,12 @@
 //! and helpers to read what the agent wrote independently of runread's own parser.
 #![forbid(unsafe_code)]
 
+pub mod reported;
+
+pub use reported::{
+    CLAUDE_FIXTURES, CODEX_FIXTURES, Reported, ReportedStep, claude_steps, codex_steps, step_for,
+};
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -56,14 +62,31 @@ pub fn claude_fixture_sessions(name: &str) -> Vec<PathBuf> {
     files
 }
 
-/// A temporary runread home, one registered workspace, a Pi sessions directory and a Claude Code
-/// projects directory.
+pub fn codex_fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/codex")
+}
+
+/// The rollout files of Codex fixture `name` (`sessions/YYYY/MM/DD/rollout-….jsonl`), sorted.
+pub fn codex_fixture_sessions(name: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = files_under(&codex_fixtures_dir().join(name).join("sessions"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "fixture {name} has no session file");
+    files
+}
+
+/// A temporary runread home, one registered workspace, a Pi sessions directory, a Claude Code
+/// projects directory and a Codex sessions directory.
 pub struct Env {
     pub dir: tempfile::TempDir,
     pub workspace: PathBuf,
     pub sessions: PathBuf,
     /// Claude Code's `projects` directory for this workspace's sessions.
     pub claude_projects: PathBuf,
+    /// Codex's `sessions` directory.
+    pub codex_sessions: PathBuf,
     pub store: Arc<SqliteStore>,
     pub ws: Workspace,
 }
@@ -77,6 +100,8 @@ impl Env {
         std::fs::create_dir_all(&workspace).expect("mkdir");
         std::fs::create_dir_all(&sessions).expect("mkdir");
         std::fs::create_dir_all(&claude_projects).expect("mkdir");
+        let codex_sessions = dir.path().join("codex-sessions");
+        std::fs::create_dir_all(&codex_sessions).expect("mkdir");
         let workspace = std::fs::canonicalize(&workspace).expect("canonicalize");
         let store =
             Arc::new(SqliteStore::open(&dir.path().join("runread.db")).expect("open store"));
@@ -88,6 +113,7 @@ impl Env {
             workspace,
             sessions,
             claude_projects,
+            codex_sessions,
             store,
             ws,
         }
@@ -137,7 +163,32 @@ impl Env {
         out
     }
 
-    /// Runs one ingest over the Pi sessions directory and the Claude Code projects directory.
+    /// Copies Codex fixture `name`'s rollout files into the sessions directory (same
+    /// `YYYY/MM/DD/` folders), with the cwd of `session_meta` and `turn_context` moved into this
+    /// workspace (nothing else changes, but for what the move shifts: a fork's
+    /// `history_base.end_byte_offset` is set to where its parent's line now ends, as Codex would
+    /// have written it there), mtimes `age` in the past. Returns the copied files, sorted.
+    pub fn place_codex(&self, name: &str, age: Duration) -> Vec<PathBuf> {
+        let ws = self.workspace.to_str().expect("utf-8");
+        let src_root = codex_fixtures_dir().join(name).join("sessions");
+        let mut out = Vec::new();
+        for src in codex_fixture_sessions(name) {
+            let to = self
+                .codex_sessions
+                .join(src.strip_prefix(&src_root).expect("under sessions"));
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+            let bytes = std::fs::read(&src).expect("read");
+            std::fs::write(&to, relocated_codex(&bytes, ws)).expect("write");
+            out.push(to);
+        }
+        for p in &out {
+            rebase_codex_fork(p, &out);
+            set_age(p, age);
+        }
+        out
+    }
+
+    /// Runs one ingest over the Pi, Claude Code and Codex session directories.
     pub fn ingest(&self) -> runread_ingest::Report {
         let mut total = runread_ingest::Report::default();
         for dir in [
@@ -149,6 +200,7 @@ impl Env {
                 agent: runread_sessions::Agent::Claude,
                 dir: self.claude_projects.clone(),
             },
+            runread_ingest::AgentDir::codex(self.codex_sessions.clone()),
         ] {
             let (r, _) = runread_ingest::ingest_dir(
                 &*self.store,
@@ -272,6 +324,69 @@ pub fn relocated_lines(bytes: &[u8], cwd: &str) -> Vec<u8> {
         out.extend_from_slice(nl);
     }
     out
+}
+
+/// `bytes` (a Codex rollout) with the `cwd` of its `session_meta` and `turn_context` lines set to
+/// `cwd`, every other byte as it was.
+pub fn relocated_codex(bytes: &[u8], cwd: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let v: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+        let old = v["payload"]["cwd"].as_str();
+        match (v["type"].as_str(), old) {
+            (Some("session_meta" | "turn_context"), Some(old)) => {
+                let from = format!("\"cwd\":{}", Value::String(old.to_owned()));
+                let to = format!("\"cwd\":{}", Value::String(cwd.to_owned()));
+                let text = std::str::from_utf8(line).expect("utf-8 line");
+                assert!(text.contains(&from), "compact cwd in {text:.80}");
+                out.extend_from_slice(text.replacen(&from, &to, 1).as_bytes());
+            }
+            _ => out.extend_from_slice(line),
+        }
+    }
+    out
+}
+
+/// Points the `history_base.end_byte_offset` of the fork at `path` (if it is one) at the end of
+/// the line its parent (one of `files`) numbers `end_ordinal_exclusive - 1`.
+fn rebase_codex_fork(path: &Path, files: &[PathBuf]) {
+    let bytes = std::fs::read(path).expect("read");
+    let split = bytes.iter().position(|b| *b == b'\n').expect("first line");
+    let meta: Value = serde_json::from_slice(&bytes[..split]).expect("session_meta");
+    let base = &meta["payload"]["history_base"];
+    let (Some(parent), Some(end), Some(old)) = (
+        base["thread_id"].as_str(),
+        base["end_ordinal_exclusive"].as_u64(),
+        base["end_byte_offset"].as_u64(),
+    ) else {
+        return;
+    };
+    let parent_file = files
+        .iter()
+        .find(|f| {
+            f.to_str()
+                .is_some_and(|n| n.ends_with(&format!("{parent}.jsonl")))
+        })
+        .expect("the fork's parent is placed with it");
+    let parent_bytes = std::fs::read(parent_file).expect("read");
+    let mut offset = 0usize;
+    let mut new = None;
+    for line in parent_bytes.split_inclusive(|b| *b == b'\n') {
+        offset += line.len();
+        let v: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+        if v["ordinal"].as_u64() == Some(end - 1) {
+            new = Some(offset);
+        }
+    }
+    let new = new.expect("the parent has the fork's base line");
+    let head = std::str::from_utf8(&bytes[..split]).expect("utf-8");
+    let from = format!("\"end_byte_offset\":{old}");
+    assert!(head.contains(&from));
+    let mut out = head
+        .replacen(&from, &format!("\"end_byte_offset\":{new}"), 1)
+        .into_bytes();
+    out.extend_from_slice(&bytes[split..]);
+    std::fs::write(path, out).expect("write");
 }
 
 /// Sets a file's modification time `age` in the past.

@@ -56,14 +56,14 @@ pub fn run() -> Result<(), String> {
         .and_then(|f| f.set_modified(past))
         .map_err(|e| e.to_string())?;
     let expected = agent_final_answers(rest);
-    println!("   sample session written by Pi 0.73.1 (fixtures/pi/sample), cwd moved to {ws_str}");
+    outln!("   sample session written by Pi 0.73.1 (fixtures/pi/sample), cwd moved to {ws_str}");
 
     step(2, "store, workspace and ingest");
     let store = Arc::new(SqliteStore::open(&home.join("runread.db")).map_err(|e| e.to_string())?);
     let ws = store
         .add_workspace(ws_str, "demo", now_ms())
         .map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "   instance {}  workspace {} (revision {})",
         store.instance_id(),
         ws.id,
@@ -76,15 +76,17 @@ pub fn run() -> Result<(), String> {
         |_| {},
     )
     .map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "   ingested {} file, {} bytes, {} runs",
-        report.files, report.bytes_read, report.runs
+        report.files,
+        report.bytes_read,
+        report.runs
     );
     let service = crate::service(&home, store.clone(), Config::default())?;
     let keys = runread_gate::keys::FileKeys::open(&home).map_err(|e| format!("{e:?}"))?;
     let runs = store.runs().map_err(|e| e.to_string())?;
     for r in &runs {
-        println!(
+        outln!(
             "   run {}  {}  answer {} ({} bytes)  “{}”",
             r.target.run_id,
             r.run.status.as_str(),
@@ -106,20 +108,22 @@ pub fn run() -> Result<(), String> {
     let g = runread_service::owner::grant(
         &*store,
         &keys,
-        &run.target.run_id,
-        Some(&run.target.session_id),
-        vec![Feature::FinalAnswer],
-        now + DEMO_GRANT_SECS * 1000,
-        "runread demo",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: Some(&run.target.session_id),
+            features: vec![Feature::FinalAnswer],
+            expires_at_ms: now + DEMO_GRANT_SECS * 1000,
+            label: "runread demo",
+        },
         now,
     )
     .map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "   grant {}  key {}…  (only its hash is stored)",
         g.grant.id,
         &g.key[..8]
     );
-    println!(
+    outln!(
         "   target {}",
         serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?
     );
@@ -146,7 +150,7 @@ pub fn run() -> Result<(), String> {
         ));
         let addr = rx.await.map_err(|_| "server did not start")?;
         let url = format!("http://{addr}{}", runread_mcp::MCP_PATH);
-        println!("   serving {url}");
+        outln!("   serving {url}");
         let result = read_as_client(&url, &key, &target).await;
         let _ = stop_tx.send(());
         let _ = server.await;
@@ -162,24 +166,24 @@ pub fn run() -> Result<(), String> {
     if !expected.iter().any(|e| e == text) {
         return Err("the answer read over MCP differs from the agent's final message".into());
     }
-    println!("   sha256 {sha}");
-    println!(
+    outln!("   sha256 {sha}");
+    outln!(
         "   matches the final assistant message in the session file, byte for byte ({} bytes)",
         text.len()
     );
-    println!();
-    println!(
+    outln!();
+    outln!(
         "<tool_result tool=\"read_final_answer\" trust=\"untrusted\"> — reassembled text, untrusted data:"
     );
-    println!("{text}");
-    println!("</tool_result>");
-    println!();
-    println!("Next, on your own Pi sessions:");
-    println!("  runread workspace add ~/code/my-project");
-    println!("  runread ingest                      # reads ~/.pi/agent/sessions");
-    println!("  runread runs");
-    println!("  runread grant --run RUN_ID --features final_answer --expires 15m --to claude");
-    println!(
+    outln!("{text}");
+    outln!("</tool_result>");
+    outln!();
+    outln!("Next, on your own Pi sessions:");
+    outln!("  runread workspace add ~/code/my-project");
+    outln!("  runread ingest                      # reads ~/.pi/agent/sessions");
+    outln!("  runread runs");
+    outln!("  runread grant --run RUN_ID --features final_answer --expires 15m --to claude");
+    outln!(
         "  runread serve                       # http://127.0.0.1:7077/mcp, key in the x-runread-key header"
     );
     Ok(())
@@ -192,7 +196,7 @@ async fn read_as_client(
 ) -> Result<runread_mcp::client::FinalAnswer, String> {
     let client = Client::connect(url, key).await.map_err(|e| e.to_string())?;
     let tools = client.tool_names().await.map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "   server/discover ok; tools/list shows this key: {}",
         tools.join(", ")
     );
@@ -200,7 +204,7 @@ async fn read_as_client(
     let answer = client
         .read_final_answer(target, None, |chunk| {
             n += 1;
-            println!(
+            outln!(
                 "   chunk {n}: bytes {}..{} of {}  state {}  evidence {}  trust {}",
                 chunk["byteOffset"],
                 chunk["byteOffset"].as_u64().unwrap_or(0) + chunk["bytes"].as_u64().unwrap_or(0),
@@ -220,7 +224,7 @@ async fn read_as_client(
         .await
     {
         Err(ClientError::Refused { code, .. }) => {
-            println!("   another run of the same session → refused: {code}")
+            outln!("   another run of the same session → refused: {code}")
         }
         other => {
             return Err(format!(
@@ -230,7 +234,7 @@ async fn read_as_client(
     }
     client.close().await;
     match Client::connect(url, &"0".repeat(64)).await {
-        Err(_) => println!("   a wrong key → refused before any tool runs"),
+        Err(_) => outln!("   a wrong key → refused before any tool runs"),
         Ok(c) => {
             c.close().await;
             return Err("a wrong key was admitted".into());
@@ -262,5 +266,5 @@ fn agent_final_answers(entries: &str) -> Vec<String> {
 }
 
 fn step(n: u32, what: &str) {
-    println!("{n}. {what}");
+    outln!("{n}. {what}");
 }

@@ -37,19 +37,23 @@ pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<()
                 })
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         );
         return Ok(());
     }
     if rows.is_empty() {
-        println!("no calls");
+        outln!("no calls");
         return Ok(());
     }
-    println!(
+    outln!(
         "{:<24} {:<27} {:<20} {:<14} {:<10} OUTCOME",
-        "AT", "START", "TOOL", "KEY", "RUN"
+        "AT",
+        "START",
+        "TOOL",
+        "KEY",
+        "RUN"
     );
     for (m, receipts) in &rows {
         let outcome = if receipts.is_empty() {
@@ -61,7 +65,7 @@ pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<()
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        println!(
+        outln!(
             "{:<24} {:<27} {:<20} {:<14} {:<10} {}",
             rfc3339(m.created_at_ms),
             m.start_id,
@@ -89,13 +93,13 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
     .map_err(|e| e.to_string())?;
     let i = runread_gate::recovery::inspect(&meta, receipts, &registry);
     if as_json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&i).map_err(|e| e.to_string())?
         );
     } else {
-        println!("start      {}", i.start_id);
-        println!(
+        outln!("start      {}", i.start_id);
+        outln!(
             "tool       {} (binding {})",
             i.tool,
             if i.binding_current {
@@ -104,9 +108,9 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
                 "changed since"
             }
         );
-        println!("state      {} ({} receipts)", i.state, i.receipts.len());
-        println!("effect     {}", i.effect);
-        println!("verdict    {}", i.verdict);
+        outln!("state      {} ({} receipts)", i.state, i.receipts.len());
+        outln!("effect     {}", i.effect);
+        outln!("verdict    {}", i.verdict);
     }
     Ok(())
 }
@@ -114,6 +118,6 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
 pub fn rotate(home: &Path) -> Result<(), String> {
     let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| format!("{e:?}"))?;
     let id = keys.rotate().map_err(|e| format!("{e:?}"))?;
-    println!("new sealing key {id} is current; older keys stay readable");
+    outln!("new sealing key {id} is current; older keys stay readable");
     Ok(())
 }

@@ -2,6 +2,18 @@
 //! is done by the library crates.
 #![forbid(unsafe_code)]
 
+/// `println!` for the CLI's output: a reader that went away (`runread runs | head`) ends the
+/// program quietly, as a closed pipe ends any Unix filter, instead of a panic; any other write
+/// error ends it with status 1.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            std::process::exit(if e.kind() == std::io::ErrorKind::BrokenPipe { 0 } else { 1 });
+        }
+    }};
+}
+
 mod demo;
 mod gatecmd;
 mod home;
@@ -67,8 +79,11 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         rescan_secs: u64,
     },
-    /// Run Pi under supervision (`runread run -- pi -p "…"`): its final answer gets supervised
-    /// evidence (verified against the session file, journaled) and its work state is live.
+    /// Run a coding agent under supervision — Pi (`runread run -- pi -p "…"`), Claude Code
+    /// (`runread run -- claude -p "…"`) or Codex (`runread run -- codex exec "…"`, also
+    /// `codex exec resume …` and `codex exec fork …`), told apart by its `--version`: its final
+    /// answer gets supervised evidence (verified against the session file, journaled) and its
+    /// work state is live.
     Run {
         /// The workspace the run belongs to (registered if it is not). Default: the registered
         /// workspace that contains the current directory, else the current directory.
@@ -487,9 +502,12 @@ fn run(cli: Cli) -> Res {
                 stop,
                 |r| {
                     if r.new_generations + r.appended > 0 {
-                        println!(
+                        outln!(
                             "{} new or re-read, {} appended, {} bytes, {} runs",
-                            r.new_generations, r.appended, r.bytes_read, r.runs
+                            r.new_generations,
+                            r.appended,
+                            r.bytes_read,
+                            r.runs
                         );
                     }
                 },
@@ -530,9 +548,11 @@ fn run(cli: Cli) -> Res {
                 now_ms(),
             )
             .map_err(|e| e.to_string())?;
-            println!(
+            outln!(
                 "artifact {id}: {} ({} bytes, sha256 {})",
-                v.rel_path, v.size, v.sha256
+                v.rel_path,
+                v.size,
+                v.sha256
             );
             Ok(())
         }
@@ -623,12 +643,15 @@ fn workspace(store: &dyn Store, cmd: WorkspaceCmd) -> Res {
             let ws = store
                 .add_workspace(&canonical, &name, now_ms())
                 .map_err(|e| e.to_string())?;
-            println!(
+            outln!(
                 "workspace {} ({}) at {} — revision {}",
-                ws.id, ws.name, ws.path, ws.revision
+                ws.id,
+                ws.name,
+                ws.path,
+                ws.revision
             );
             if ws.revision > 1 {
-                println!(
+                outln!(
                     "note: re-registering bumped the revision; grants made under revision {} no longer work",
                     ws.revision - 1
                 );
@@ -638,15 +661,15 @@ fn workspace(store: &dyn Store, cmd: WorkspaceCmd) -> Res {
         WorkspaceCmd::List { json } => {
             let list = store.workspaces().map_err(|e| e.to_string())?;
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&list).map_err(|e| e.to_string())?
                 );
             } else if list.is_empty() {
-                println!("no workspace registered; add one with `runread workspace add PATH`");
+                outln!("no workspace registered; add one with `runread workspace add PATH`");
             } else {
                 for w in list {
-                    println!("{}  rev {}  {}  {}", w.id, w.revision, w.name, w.path);
+                    outln!("{}  rev {}  {}  {}", w.id, w.revision, w.name, w.path);
                 }
             }
             Ok(())
@@ -664,6 +687,10 @@ struct DirArgs {
     /// $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects.
     #[arg(long)]
     claude: Option<PathBuf>,
+    /// Codex's sessions directory (the one holding the YYYY/MM/DD folders). Default:
+    /// $CODEX_HOME/sessions or ~/.codex/sessions.
+    #[arg(long)]
+    codex: Option<PathBuf>,
 }
 
 impl DirArgs {
@@ -672,10 +699,14 @@ impl DirArgs {
     fn resolve(self, existing_only: bool) -> Result<Vec<runread_ingest::AgentDir>, String> {
         use runread_ingest::AgentDir;
         use runread_sessions::Agent;
-        let named: Vec<AgentDir> = [(Agent::Pi, self.pi), (Agent::Claude, self.claude)]
-            .into_iter()
-            .filter_map(|(agent, dir)| dir.map(|dir| AgentDir { agent, dir }))
-            .collect();
+        let named: Vec<AgentDir> = [
+            (Agent::Pi, self.pi),
+            (Agent::Claude, self.claude),
+            (Agent::Codex, self.codex),
+        ]
+        .into_iter()
+        .filter_map(|(agent, dir)| dir.map(|dir| AgentDir { agent, dir }))
+        .collect();
         if !named.is_empty() {
             if let Some(d) = named.iter().find(|d| !d.dir.is_dir()) {
                 return Err(format!("{} is not a directory", d.dir.display()));
@@ -689,7 +720,7 @@ impl DirArgs {
             .collect();
         if defaults.is_empty() {
             return Err(
-                "no agent's session directory found (~/.pi/agent/sessions, ~/.claude/projects); pass --pi DIR or --claude DIR"
+                "no agent's session directory found (~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions); pass --pi DIR, --claude DIR or --codex DIR"
                     .into(),
             );
         }
@@ -729,21 +760,21 @@ fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Res {
                 bytes,
                 reason,
             } => {
-                println!(
+                outln!(
                     "read     {} (generation {generation}, {bytes} bytes, {reason})",
                     path.display()
                 )
             }
-            F::Appended { bytes } => println!("appended {} (+{bytes} bytes)", path.display()),
-            F::Unreadable(e) => println!("skipped  {} (unreadable: {e:?})", path.display()),
-            F::DuplicateSessionId => println!(
+            F::Appended { bytes } => outln!("appended {} (+{bytes} bytes)", path.display()),
+            F::Unreadable(e) => outln!("skipped  {} (unreadable: {e:?})", path.display()),
+            F::DuplicateSessionId => outln!(
                 "skipped  {} (session id already ingested from another file)",
                 path.display()
             ),
             F::Unchanged | F::OutsideWorkspaces | F::NotASession => {}
         }
     }
-    println!(
+    outln!(
         "{} files: {} new or re-read, {} appended, {} unchanged, {} outside registered workspaces, {} not sessions, {} unreadable; \
          {} bytes read; {} malformed lines; {} files end in an unfinished line; {} runs",
         report.files,
@@ -782,26 +813,38 @@ fn runs(home: &std::path::Path, store: Arc<dyn Store>, as_json: bool) -> Res {
                 })
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         );
         return Ok(());
     }
     if list.is_empty() {
-        println!("no runs; register a workspace and run `runread ingest`");
+        outln!("no runs; register a workspace and run `runread ingest`");
         return Ok(());
     }
-    println!(
-        "{:<10} {:<7} {:<10} {:<10} {:<38} PROMPT",
-        "RUN", "AGENT", "STATUS", "ANSWER", "SESSION (generation)"
+    // Claude Code's and Codex's run ids are whole uuids (Codex's are time-ordered: turns minutes
+    // apart share their first 8 characters): the listing shows the shortest prefix that tells
+    // each apart from every other run listed, which `grant --run` takes as it is.
+    let ids: Vec<&str> = list.iter().map(|r| r.target.run_id.as_str()).collect();
+    let shown = distinct_prefixes(&ids, RUN_PREFIX_MIN_CHARS);
+    let width = shown
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    outln!(
+        "{:<width$} {:<7} {:<10} {:<10} {:<38} PROMPT",
+        "RUN",
+        "AGENT",
+        "STATUS",
+        "ANSWER",
+        "SESSION (generation)"
     );
-    for r in &list {
-        // Claude Code's run ids are whole uuids: the listing shows their first characters, which
-        // `grant --run` takes as a prefix.
-        let shown: String = r.target.run_id.chars().take(10).collect();
-        println!(
-            "{:<10} {:<7} {:<10} {:<10} {:<38} {}",
+    for (r, shown) in list.iter().zip(&shown) {
+        outln!(
+            "{:<width$} {:<7} {:<10} {:<10} {:<38} {}",
             shown,
             r.agent,
             r.run.status.as_str(),
@@ -833,15 +876,15 @@ fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
                 })
                 .collect();
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
                 );
             } else if rows.is_empty() {
-                println!("no grants");
+                outln!("no grants");
             } else {
                 for r in rows {
-                    println!(
+                    outln!(
                         "{}  {:<8} {}  run {}  expires {}  to {}",
                         r["grantId"].as_str().unwrap_or(""),
                         r["state"].as_str().unwrap_or(""),
@@ -859,7 +902,7 @@ fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
                 .revoke_grant(&id, now_ms())
                 .map_err(|e| e.to_string())?
             {
-                println!("revoked {id}");
+                outln!("revoked {id}");
                 Ok(())
             } else {
                 Err(format!("no live grant {id:?}"))
@@ -885,11 +928,13 @@ fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
             let g = runread_service::owner::grant(
                 store,
                 &keys,
-                &run,
-                args.session.as_deref(),
-                features,
-                at,
-                &to,
+                runread_service::owner::GrantRequest {
+                    run_id: &run,
+                    session_id: args.session.as_deref(),
+                    features,
+                    expires_at_ms: at,
+                    label: &to,
+                },
                 now,
             )
             .map_err(|e| e.to_string())?;
@@ -913,24 +958,24 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
         "codexToml": configs.codex_toml,
     });
     if as_json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         );
         return Ok(());
     }
-    println!(
+    outln!(
         "grant {} for {:?}, until {}",
         g.grant.id,
         g.grant.label,
         rfc3339(g.grant.expires_at_ms)
     );
-    println!(
+    outln!(
         "run      {} — {}",
         g.run.target.run_id,
         g.run.run.preview.as_deref().unwrap_or("")
     );
-    println!(
+    outln!(
         "features {}",
         g.grant
             .features
@@ -939,28 +984,93 @@ fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -
             .collect::<Vec<_>>()
             .join(",")
     );
-    println!(
+    outln!(
         "target   {}",
         serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?
     );
-    println!("url      {url}");
-    println!();
-    println!("read key (shown once; only its hash is stored):");
-    println!("{}", g.key);
-    println!();
-    println!("client config (mcpServers JSON: Claude Code --mcp-config, Cursor, Claude Desktop):");
-    println!(
+    outln!("url      {url}");
+    outln!();
+    outln!("read key (shown once; only its hash is stored):");
+    outln!("{}", g.key);
+    outln!();
+    outln!("client config (mcpServers JSON: Claude Code --mcp-config, Cursor, Claude Desktop):");
+    outln!(
         "{}",
         serde_json::to_string_pretty(&configs.mcp_servers).map_err(|e| e.to_string())?
     );
-    println!();
-    println!("Claude Code:");
-    println!("{}", configs.claude_command);
-    println!();
-    println!("Codex (~/.codex/config.toml):");
-    print!("{}", configs.codex_toml);
-    println!("# {}", runread_mcp::configs::CODEX_MODERN_NOTE);
+    outln!();
+    outln!("Claude Code:");
+    outln!("{}", configs.claude_command);
+    outln!();
+    outln!("Codex (~/.codex/config.toml):");
+    outln!("{}", configs.codex_toml.trim_end_matches('\n'));
+    outln!("# {}", runread_mcp::configs::CODEX_MODERN_NOTE);
     Ok(())
+}
+
+/// The fewest characters of a run id `runread runs` shows (Pi's ids are 8 characters whole).
+const RUN_PREFIX_MIN_CHARS: usize = 8;
+
+/// For each id, its shortest prefix of at least `min` characters that no other, different id
+/// starts with (the same id in two sessions — a Claude Code fork — cannot be told apart by any
+/// prefix: `grant` asks for `--session` there).
+fn distinct_prefixes(ids: &[&str], min: usize) -> Vec<String> {
+    ids.iter()
+        .map(|id| {
+            let chars: Vec<char> = id.chars().collect();
+            let shared = ids
+                .iter()
+                .filter(|other| *other != id)
+                .map(|other| {
+                    other
+                        .chars()
+                        .zip(chars.iter())
+                        .take_while(|(a, b)| a == *b)
+                        .count()
+                })
+                .max()
+                .unwrap_or(0);
+            let take = (shared + 1).max(min).min(chars.len());
+            chars.iter().take(take).collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct_prefixes;
+
+    #[test]
+    fn each_run_is_shown_by_the_shortest_prefix_that_tells_it_apart() {
+        let ids = [
+            "01a23217-07b3-7e00-a115-247c921b5416",
+            "01a23217-0b35-7e53-b1a5-d667ec759219",
+            "8783a1c2-aaaa",
+            "b7e2c1d0",
+            "01a23217-07b3-7e00-a115-247c921b5416",
+        ];
+        let shown = distinct_prefixes(&ids, 8);
+        assert_eq!(
+            shown,
+            [
+                // The same id twice (two sessions): told apart from the others only.
+                "01a23217-07",
+                "01a23217-0b",
+                "8783a1c2",
+                "b7e2c1d0",
+                "01a23217-07",
+            ]
+        );
+        // Every shown prefix is a prefix of its own id and of no other, different id.
+        for (i, s) in shown.iter().enumerate() {
+            for (j, id) in ids.iter().enumerate() {
+                if ids[i] != *id {
+                    assert!(!id.starts_with(s.as_str()), "{s} also starts {id} ({j})");
+                }
+            }
+        }
+        assert_eq!(distinct_prefixes(&["abc"], 8), ["abc"]);
+    }
 }
 
 fn serve(
@@ -1044,7 +1154,7 @@ fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
                             std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
                         }
                         None => {
-                            println!("{text}");
+                            outln!("{text}");
                             Ok(())
                         }
                     }
@@ -1093,7 +1203,7 @@ fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
                         Some(p) => std::fs::write(&p, text.as_bytes())
                             .map_err(|e| format!("{}: {e}", p.display())),
                         None => {
-                            println!("{text}");
+                            outln!("{text}");
                             Ok(())
                         }
                     }
@@ -1167,14 +1277,14 @@ fn secret(home: &std::path::Path, store: &dyn Store, cmd: SecretCmd) -> Res {
                 .map_err(|e| format!("gate keys: {e:?}"))?;
             runread_service::owner::add_secret(store, &keys, &name, value, now_ms())
                 .map_err(|e| e.to_string())?;
-            println!(
+            outln!(
                 "known secret {name:?} stored sealed; it is masked in everything runread returns"
             );
             Ok(())
         }
         SecretCmd::List => {
             for n in runread_service::owner::secret_names(store).map_err(|e| e.to_string())? {
-                println!("{n}");
+                outln!("{n}");
             }
             Ok(())
         }

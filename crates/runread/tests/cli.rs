@@ -472,3 +472,95 @@ fn claude_code_sessions_in_the_default_place_are_ingested_listed_and_granted_by_
     assert!(out.contains("claude-config/projects/"), "{out}");
     assert!(out.contains("2 runs"), "{out}");
 }
+
+#[test]
+fn output_to_a_reader_that_went_away_ends_quietly() {
+    // `runread runs | head -1` on a long listing: the reader closes the pipe first. A closed pipe
+    // ends a Unix filter quietly; it must not be a panic (exit 101 and a backtrace).
+    let home = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home.path())
+        .arg("runs")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
+#[test]
+fn codex_sessions_in_the_default_place_are_listed_by_prefixes_that_grant() {
+    let env = runread_testkit::Env::new();
+    // Three turns of one thread, a resume and a fork: time-ordered turn ids that share their
+    // first characters.
+    env.place_codex("resume-fork", Duration::from_secs(60));
+    let home = env.dir.path().join("cli-home");
+    let user_home = env.dir.path().join("user");
+    std::fs::create_dir_all(user_home.join(".codex")).unwrap();
+    std::fs::rename(
+        &env.codex_sessions,
+        user_home.join(".codex").join("sessions"),
+    )
+    .unwrap();
+    let run = |args: &[&str], codex_home: Option<&Path>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_runread"));
+        c.arg("--home")
+            .arg(&home)
+            .args(args)
+            .env("HOME", &user_home)
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("PI_CODING_AGENT_DIR");
+        if let Some(d) = codex_home {
+            c.env("CODEX_HOME", d);
+        }
+        c.output().expect("run runread")
+    };
+    ok(run(
+        &["workspace", "add", env.workspace.to_str().unwrap()],
+        None,
+    ));
+    let out = ok(run(&["ingest"], None));
+    assert!(out.contains(".codex/sessions/"), "{out}");
+    let runs: Vec<Value> = serde_json::from_str(&ok(run(&["runs", "--json"], None))).unwrap();
+    assert!(runs.len() >= 3, "{runs:?}");
+    assert!(runs.iter().all(|r| r["agent"] == "codex"));
+    // Each row's RUN column grants exactly that row's run.
+    let table = ok(run(&["runs"], None));
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    assert_eq!(rows.len(), runs.len(), "{table}");
+    for (row, listed) in rows.iter().zip(&runs) {
+        let shown = row.split_whitespace().next().unwrap();
+        let full = listed["target"]["runId"].as_str().unwrap();
+        assert!(full.starts_with(shown) && shown.len() >= 8, "{row}");
+        let out = run(
+            &[
+                "grant",
+                "--run",
+                shown,
+                "--session",
+                listed["target"]["sessionId"].as_str().unwrap(),
+                "--features",
+                "final_answer",
+                "--expires",
+                "15m",
+                "--to",
+                "x",
+                "--json",
+            ],
+            None,
+        );
+        let grant: Value = serde_json::from_str(&ok(out)).unwrap();
+        assert_eq!(grant["target"]["runId"], full, "{row}");
+    }
+    // $CODEX_HOME names the place instead of ~/.codex.
+    let moved = env.dir.path().join("codex-home");
+    std::fs::rename(user_home.join(".codex"), &moved).unwrap();
+    let out = ok(run(&["ingest"], Some(&moved)));
+    assert!(out.contains("codex-home/sessions/"), "{out}");
+}

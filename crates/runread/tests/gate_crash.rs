@@ -109,11 +109,13 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
     let g = runread_service::owner::grant(
         &*env.store,
         &*env.keys(),
-        &run.target.run_id,
-        None,
-        vec![Feature::FinalAnswer],
-        now + 600_000,
-        "crash",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: None,
+            features: vec![Feature::FinalAnswer],
+            expires_at_ms: now + 600_000,
+            label: "crash",
+        },
         now,
     )
     .unwrap();
@@ -252,11 +254,13 @@ fn audit_shows_who_read_what_and_never_the_input() {
     let g = runread_service::owner::grant(
         &*env.store,
         &*env.keys(),
-        &run.target.run_id,
-        None,
-        vec![Feature::FinalAnswer],
-        now + 60_000,
-        "audit",
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: None,
+            features: vec![Feature::FinalAnswer],
+            expires_at_ms: now + 60_000,
+            label: "audit",
+        },
         now,
     )
     .unwrap();

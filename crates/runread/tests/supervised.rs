@@ -227,11 +227,13 @@ impl Live {
         let g = runread_service::owner::grant(
             &*self.store(),
             &keys,
-            &run.target.run_id,
-            Some(&run.target.session_id),
-            vec![Feature::FinalAnswer, Feature::Aggregate, Feature::History],
-            now + 600_000,
-            "test",
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: Some(&run.target.session_id),
+                features: vec![Feature::FinalAnswer, Feature::Aggregate, Feature::History],
+                expires_at_ms: now + 600_000,
+                label: "test",
+            },
             now,
         )
         .unwrap();
@@ -564,7 +566,7 @@ fn a_command_that_is_not_a_known_pi_is_refused_before_anything_runs() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("is not the Pi coding agent"), "{err}");
+    assert!(err.contains("is not an agent runread knows"), "{err}");
     // A Pi of an unknown version: a copy of the package with another version number.
     let fake = home.path().join("pi-pkg");
     std::fs::create_dir_all(fake.join("dist")).unwrap();

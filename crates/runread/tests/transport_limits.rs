@@ -92,11 +92,13 @@ fn start(keys: usize, nofile: Option<u64>) -> Server {
         let g = runread_service::owner::grant(
             &*env.store,
             &*env.keys(),
-            &run.target.run_id,
-            None,
-            vec![Feature::FinalAnswer],
-            now + 3_600_000,
-            &format!("transport-{i}"),
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: None,
+                features: vec![Feature::FinalAnswer],
+                expires_at_ms: now + 3_600_000,
+                label: &format!("transport-{i}"),
+            },
             now,
         )
         .unwrap();

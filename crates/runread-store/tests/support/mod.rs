@@ -178,6 +178,7 @@ pub fn session_at(id: &str, path: &str, ws: &str, generation: u64) -> SessionRec
             parent_session: None,
             line_sha256: "h".into(),
             line_bytes: 10,
+            fork: None,
         },
         identity: FileIdentity {
             dev: 1,

@@ -1,0 +1,67 @@
+//! What a forked session inherits. A Codex fork's file holds only its own turns; the history
+//! before them is its parent's, in the parent's file, and stays the parent's (its runs keep the
+//! parent's target). A reader of the fork is told whether that history is still there as the fork
+//! recorded it, never shown it as the fork's own.
+
+use runread_sessions::EvidenceFile;
+use runread_store::{SessionRecord, Store, StoreError};
+
+/// Whether the parent still holds what the fork inherits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inherited {
+    /// The parent session is ingested and its file holds the fork's base line where the fork
+    /// says.
+    Available,
+    /// No ingested session is the parent (never read, outside every workspace, or removed).
+    Missing,
+    /// The parent's file is gone, replaced, or no longer holds the base line.
+    Changed,
+}
+
+impl Inherited {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Inherited::Available => "available",
+            Inherited::Missing => "missing",
+            Inherited::Changed => "changed",
+        }
+    }
+
+    /// The history gap reason a reader of the fork is given, if any.
+    pub(crate) fn gap_reason(self) -> Option<&'static str> {
+        match self {
+            Inherited::Available => None,
+            Inherited::Missing => Some("fork_parent_missing"),
+            Inherited::Changed => Some("fork_parent_changed"),
+        }
+    }
+}
+
+/// A fork's parent and the state of what it inherits from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fork {
+    pub parent_session_id: String,
+    pub inherited: Inherited,
+}
+
+/// `session`'s fork, when it is one.
+pub(crate) fn of(store: &dyn Store, session: &SessionRecord) -> Result<Option<Fork>, StoreError> {
+    let Some(base) = &session.header.fork else {
+        return Ok(None);
+    };
+    let inherited = match store.session(&base.parent_session_id)? {
+        Some(parent) if parent.agent == session.agent => {
+            match EvidenceFile::open(std::path::Path::new(&parent.path), Some(&parent.identity)) {
+                Ok(file) if runread_sessions::codex::holds_fork_base(&file, base) => {
+                    Inherited::Available
+                }
+                _ => Inherited::Changed,
+            }
+        }
+        _ => Inherited::Missing,
+    };
+    Ok(Some(Fork {
+        parent_session_id: base.parent_session_id.clone(),
+        inherited,
+    }))
+}

@@ -1,0 +1,173 @@
+//! What the real agent reported for each step of a committed fixture, read with plain JSON from
+//! the harness's `manifest.json` and the step's recorded stream (`events-N.jsonl`) — never with
+//! runread's own parsers, so that it stays an oracle independent of the code under test.
+//!
+//! - Claude Code (`fixtures/claude`, stream-json): the step's last `result` event. None, or one
+//!   of subtype `error_during_execution`, is an interrupted step; one with `is_error` a failed
+//!   step (its `result` text is the message); otherwise the answer is its `result`.
+//! - Codex (`fixtures/codex`, `--json`): the step's last `turn.completed` or `turn.failed`.
+//!   `turn.completed` answers with the text of the stream's last `agent_message` item;
+//!   `turn.failed` is a failed step with its error's message; neither is an interrupted step.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Every committed Claude Code recording (`fixtures/claude`).
+pub const CLAUDE_FIXTURES: &[&str] = &[
+    "tool-then-answer",
+    "edit-file",
+    "continue-unicode",
+    "interrupted",
+    "length-cutoff",
+    "provider-error",
+    "stream-failures",
+    "resume-fork",
+    "subagent",
+    "retry-timeout",
+    "secrets",
+];
+
+/// Every committed Codex recording (`fixtures/codex`).
+pub const CODEX_FIXTURES: &[&str] = &[
+    "tool-then-answer",
+    "code-mode",
+    "edit-file",
+    "continue-unicode",
+    "interrupted",
+    "length-cutoff",
+    "provider-error",
+    "stream-failures",
+    "resume-fork",
+    "secrets",
+];
+
+/// What the agent reported for one step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reported {
+    /// The step ended normally with this final answer.
+    Answer(String),
+    /// The agent reported that the step failed, with this message.
+    Failed(String),
+    /// The step stopped without the agent reporting an end (an interrupt).
+    Interrupted,
+}
+
+impl Reported {
+    /// The answer, if the agent reported one.
+    pub fn answer(&self) -> Option<&str> {
+        match self {
+            Reported::Answer(text) => Some(text),
+            Reported::Failed(_) | Reported::Interrupted => None,
+        }
+    }
+}
+
+/// One step of a recording, as the harness and the agent recorded it.
+#[derive(Debug, Clone)]
+pub struct ReportedStep {
+    /// The prompt the step sent.
+    pub prompt: String,
+    /// What the agent reported.
+    pub reported: Reported,
+    /// The agent's exit code.
+    pub exit_code: i32,
+    /// Whether the harness interrupted the agent (`interrupt_after_s` set).
+    pub interrupted_by_harness: bool,
+    /// The session (Claude Code) or thread (Codex) the step ran in.
+    pub session_id: String,
+    /// The step's stream, one event a line, as written.
+    pub lines: Vec<String>,
+}
+
+/// The steps of Claude Code fixture `fixture`, in order.
+pub fn claude_steps(fixture: &str) -> Vec<ReportedStep> {
+    steps(
+        &crate::claude_fixtures_dir().join(fixture),
+        |events| match events.iter().rfind(|v| v["type"] == "result") {
+            None => Reported::Interrupted,
+            Some(r) if r["subtype"] == "error_during_execution" => Reported::Interrupted,
+            Some(r) if r["is_error"] == true => {
+                Reported::Failed(r["result"].as_str().unwrap_or_default().to_owned())
+            }
+            Some(r) => Reported::Answer(
+                r["result"]
+                    .as_str()
+                    .expect("a successful result has its text")
+                    .to_owned(),
+            ),
+        },
+    )
+}
+
+/// The steps of Codex fixture `fixture`, in order.
+pub fn codex_steps(fixture: &str) -> Vec<ReportedStep> {
+    steps(&crate::codex_fixtures_dir().join(fixture), |events| {
+        let end = events
+            .iter()
+            .rfind(|v| v["type"] == "turn.completed" || v["type"] == "turn.failed");
+        match end {
+            None => Reported::Interrupted,
+            Some(v) if v["type"] == "turn.failed" => Reported::Failed(
+                v["error"]["message"]
+                    .as_str()
+                    .expect("a failed turn has a message")
+                    .to_owned(),
+            ),
+            Some(_) => Reported::Answer(
+                events
+                    .iter()
+                    .filter(|v| {
+                        v["type"] == "item.completed" && v["item"]["type"] == "agent_message"
+                    })
+                    .filter_map(|v| v["item"]["text"].as_str())
+                    .next_back()
+                    .expect("an answered turn has a message")
+                    .to_owned(),
+            ),
+        }
+    })
+}
+
+/// The step of `steps` that sent `prompt` (the first, if several did).
+pub fn step_for<'a>(steps: &'a [ReportedStep], prompt: &str) -> &'a ReportedStep {
+    steps
+        .iter()
+        .find(|s| s.prompt == prompt)
+        .unwrap_or_else(|| panic!("no step sent {prompt:?}"))
+}
+
+/// The steps of the fixture in `dir`: `manifest.json`'s steps, each with its stream read and
+/// judged by `reported` (given the stream's lines that are JSON, in order).
+fn steps(dir: &Path, reported: impl Fn(&[Value]) -> Reported) -> Vec<ReportedStep> {
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()))
+    };
+    let manifest: Value = serde_json::from_str(&read("manifest.json")).expect("manifest.json");
+    manifest["steps"]
+        .as_array()
+        .expect("manifest steps")
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let events = step["events"]
+                .as_str()
+                .map_or_else(|| format!("events-{i}.jsonl"), str::to_owned);
+            let lines: Vec<String> = read(&events).lines().map(str::to_owned).collect();
+            let values: Vec<Value> = lines
+                .iter()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            ReportedStep {
+                prompt: step["prompt"].as_str().expect("prompt").to_owned(),
+                reported: reported(&values),
+                exit_code: i32::try_from(step["exit_code"].as_i64().expect("exit_code"))
+                    .expect("exit code"),
+                interrupted_by_harness: !step["interrupt_after_s"].is_null(),
+                session_id: step["session_id"].as_str().expect("session_id").to_owned(),
+                lines,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,708 @@
+#!/usr/bin/env python3
+"""Users with real Claude Code and Codex homes: the agent writes the session, runread finds it and serves it.
+
+    python3 tests/agents/homes.py --runread target/debug/runread
+
+Two parts, one per agent, each the same four stages (the per-agent differences are the small classes
+``ClaudeHome`` and ``CodexHome`` at the end: where the agent's directory is, what its oracle is, what
+its session files record, what history and metadata must show):
+
+1. Live: the real agent CLI, driven offline by the harness (``tests/agents/harness``, the repository's
+   byte-identical copy of ../shared/harness; its scripted model on loopback), plays its scenario:
+   * Claude Code 2.1.328, ``scenarios/claude-home.json``: a prompt, a ``Bash`` tool call, a 9,902-byte
+     non-ASCII final answer streamed in 7 pieces (after a thinking block), then a ``--continue`` step.
+     The oracle is the ``result`` event of each step's stream-json (OUTDIR/events-N.jsonl).
+   * Codex 0.171.0, ``scenarios/codex-home.json``: a prompt, a reasoning item and an ``exec_command``
+     call, a 9,908-byte non-ASCII final answer (after another reasoning item) streamed in 7 pieces,
+     then ``codex exec resume <thread>`` and ``codex exec fork <thread>`` steps. The oracle is the
+     last ``agent_message`` item before ``turn.completed`` of each step's ``exec --json`` stream, which
+     must equal the turn's ``task_complete.last_agent_message`` in the rollout file.
+   Those bytes are the oracle for everything below.
+2. A user's HOME: a fresh directory whose ``.claude/projects`` (``.codex/sessions``) is exactly what
+   the harness left in OUTDIR/sessions (copied byte for byte). The real ``runread`` runs as the user
+   would run it, with that HOME, no ``--home`` and none of ``RUNREAD_*``, ``XDG_DATA_HOME``,
+   ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``PI_CODING_AGENT_DIR`` in its environment, following README.md:
+   ``runread workspace add OUTDIR/workspace``, ``runread ingest`` (no flag: it must find the agent's
+   directory itself), ``runread runs`` and ``runread runs --json`` (the agent's runs, answer
+   ``available``; the files are left to settle for 2 s first), one ``runread grant --run <prefix>
+   --features final_answer,history,metadata --expires 15m --to test --json`` per run (the prefix is
+   the run id's first 8 characters, or as many more as tell the runs apart: Codex's turn ids are
+   UUIDv7s, whose first 8 characters are the same for turns in the same 65 s; an ambiguous 8-character
+   prefix must be refused, naming the runs), ``runread serve`` on a free loopback port. runread's
+   state goes where a user's would: ``$HOME/.local/share/runread``.
+3. Three readers per run, each of which must give exactly the agent's own answer, byte for byte, and
+   report its sha256: the Python SDK (tests/clients/read_final_answer.py, ``--mode auto`` and
+   ``--mode legacy``), the MCP Inspector CLI (``--method tools/call --tool-name read_final_answer``,
+   cursor by cursor, chunks assembled, ``--protocol-era modern`` and ``legacy``) and ``runread read …
+   final-answer --out``. ``runread read … history`` must show the tool call by name and none of its
+   input (nor the thinking / reasoning); the Inspector's ``read_target_metadata`` what the session
+   file records.
+4. The agent's directory elsewhere: ``~/.claude`` (``~/.codex``) moved to another directory named by
+   ``CLAUDE_CONFIG_DIR`` (``CODEX_HOME``); ``runread ingest`` (no flag) must find
+   ``$CLAUDE_CONFIG_DIR/projects`` (``$CODEX_HOME/sessions``) and the runs must be served from there.
+
+The Python SDK and the Inspector come from the cache tests/clients/outside_clients.py fills
+($RUNREAD_CLIENTS_CACHE, default ~/.cache/runread-clients; installed on first use), the agents from the
+harness's ($RUNREAD_HARNESS_CACHE, default ~/.cache/runread-harness). Stdlib only.
+
+Prints one PASS/FAIL line per check and ends with ``homes: N passed, M failed``; exits 1 if any
+check failed. ``--agent claude|codex`` runs one part only. ``--keep`` keeps the temp dir (the harness
+OUTDIRs, the users' HOMEs, the serve logs, what each reader wrote); it is also kept on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+# What this test shares with supervised.py (the harness in a process group, runread with a clean environment,
+# serve on a free port, the readers, the parts' main); it also puts tests/clients on sys.path.
+from live import SCENARIOS, LivePart, jsonl, options, run_parts, sha, write_key  # noqa: E402
+# Shared, dependency-free helpers of the outside-clients test (results, the client cache, the label checks)
+# and of the agents test (the pinned versions).
+from outside_clients import (  # noqa: E402
+    KEY_RE, LEGACY, MODERN, Results, cache_lock, ensure, ensure_npm, ensure_venv, labeled, parse_block, tail,
+)
+from readers import ANSI, CLAUDE_VERSION, CODEX_MODEL, CODEX_VERSION  # noqa: E402
+
+FEATURES = "final_answer,history,metadata"
+TOOL_OUTPUT = "hello wörld 🌍"  # notes.txt's first line, what each scenario's tool call printed
+SETTLE_S = 2.0  # runread's settle window (serve --settle-ms default)
+HISTORY_EVENT_MAX_BYTES = 8192  # an event's text is capped at this (runread's HISTORY_EVENT_MAX_BYTES)
+PREFIX_MIN = 8  # how much of a run id the README's `grant --run` examples give
+SDK_MODES = {"auto": MODERN, "legacy": LEGACY}
+# Environment a user's shell would not have set for this test: runread's own, and the agents' places.
+STRIP_ENV = ("XDG_DATA_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR")
+DOT_DIRS = (".pi", ".claude", ".codex")  # every agent's directory in a HOME
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every file under root (relative path -> sha256); anything but regular files and dirs is listed as such."""
+    out: dict[str, str] = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if p.is_symlink() or not (p.is_file() or p.is_dir()):
+            out[rel] = "(not a regular file)"
+        elif p.is_file():
+            out[rel] = sha(p.read_bytes())
+    return out
+
+
+def unique_prefix(run_id: str, others: list[str], at_least: int = PREFIX_MIN) -> str:
+    """The shortest prefix of run_id, at least `at_least` characters, that no other run id starts with."""
+    for n in range(at_least, len(run_id) + 1):
+        if not any(o != run_id and o.startswith(run_id[:n]) for o in others):
+            return run_id[:n]
+    return run_id
+
+
+class Shared:
+    """What both parts use: options, the temp dir, the results, the outside clients (the Python SDK, the Inspector)."""
+
+    def __init__(self, opts: argparse.Namespace, tmp: Path, res: Results) -> None:
+        self.opts, self.tmp, self.res = opts, tmp, res
+        self.py = self.node = self.inspector_entry = Path()
+
+    def tools(self) -> None:
+        with cache_lock(self.opts.cache):
+            self.py, venv_desc = ensure_venv(self.opts.cache)
+            self.res.record("tools: python venv", True, venv_desc)
+            self.node, self.inspector_entry, npm_desc = ensure_npm(self.opts.cache)
+            self.res.record("tools: node + inspector", True, npm_desc)
+
+
+class AgentHome(LivePart):
+    """One agent's part. Subclasses give the per-agent data and the few agent-specific readings."""
+
+    # ---- per-agent data (subclasses set these, and LivePart's: agent, title, script, mock, version, scenario,
+    # oracle — what the oracle is in messages, "Claude Code's result")
+    dot_dir = ""  # the agent's directory in HOME
+    sessions_dir = ""  # its sessions directory inside that
+    env_var = ""  # the variable naming the agent's directory elsewhere
+    hidden: tuple[str, ...] = ()  # what the scenario's tool input and thinking carry: never in history
+    tool = ""  # the tool the scenario's model calls
+    meta_sources: dict[str, str] = {}  # read_target_metadata: where each field must say it comes from
+    strip_env = STRIP_ENV  # runread and the readers run with none of these (nor RUNREAD_*)
+
+    def __init__(self, sh: Shared) -> None:
+        super().__init__(sh.opts, sh.tmp, sh.res)
+        self.sh = sh
+        # the readers share one HOME and one directory for what they write (file names begin with the agent)
+        self.reader_home = sh.tmp / "reader-home"
+        self.read_dir, self.read_prefix = sh.tmp / "read", f"{self.agent}-"
+        self.grants: list[dict[str, Any]] = []
+        self.targets: list[dict[str, Any]] = []
+        self.answers: list[bytes] = []  # the agent's own answer of step N, UTF-8
+        self.run_ids: list[str] = []  # in step order
+        self.session_ids: list[str] = []  # each run's session, in step order
+        self.moved: Path | None = None  # the agent's directory after the move (stage 4)
+        self.moved_grants: list[dict[str, Any]] = []
+
+    # ---- the per-agent readings (subclasses implement these, and LivePart's install)
+
+    def oracles(self, manifest: dict[str, Any]) -> str:
+        """From the step's event streams: self.answers and the steps' session ids; returns a summary."""
+        raise NotImplementedError
+
+    def session_files(self) -> str:
+        """From the session files, read with plain json: self.run_ids, self.session_ids and what metadata needs."""
+        raise NotImplementedError
+
+    def want_metadata(self, n: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def history(self, n: int, events: list[dict[str, Any]]) -> str:
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- runread as the user runs it
+
+    def runread_env(self) -> dict[str, str]:
+        """The user's: their HOME, no RUNREAD_* nor STRIP_ENV; after the move, the variable naming the agent's directory."""
+        env = super().runread_env()
+        env["HOME"] = str(self.user_home)
+        if self.moved is not None:
+            env[self.env_var] = str(self.moved)
+        return env
+
+    def runread_cwd(self) -> Path:
+        return self.user_home
+
+    # ----------------------------------------------------------------- 1. the agent writes the session
+
+    def live(self) -> str:
+        out = self.outdir = self.tmp / "run"
+        self.steps = json.loads(self.scenario.read_text(encoding="utf-8"))["steps"]
+        manifest, dt = self.run_harness(out, self.tmp / "harness.out")
+        for n, step in enumerate(manifest["steps"]):
+            err = ANSI.sub("", (out / step["stderr"]).read_text(errors="replace"))
+            ensure(step["exit_code"] == 0, f"step {n} exited {step['exit_code']}: {tail(err, 800)}")
+        detail = self.oracles(manifest)
+        ensure(len(self.answers) == len(self.steps), f"{len(self.answers)} answers for {len(self.steps)} steps")
+        # the scripted final texts: the responses that call no tool, in order
+        self.responses = json.loads(self.scenario.read_text(encoding="utf-8"))["responses"]
+        scripted = [r["text"] for r in self.responses if not r.get("tool_calls")]
+        same = ["=" if a.decode() == s else "≠" for a, s in zip(self.answers, scripted)]
+        sizes = ", ".join(f"{len(a)} B ({s} the scripted text)" for a, s in zip(self.answers, same))
+        return f"{manifest['cli_version']}, {detail}, {len(self.steps)} steps exit 0 in {dt:.1f}s; {self.oracle}s: {sizes}"
+
+    def check_hidden_present(self, raw: str) -> None:
+        """The markers the readers must never see are in the session files (so their absence means something)."""
+        missing = [h for h in self.hidden if h not in raw]
+        ensure(not missing, f"the session files lack {missing}: the scenario did not run as written")
+
+    # ----------------------------------------------------------------- 2. the user's HOME, runread as they run it
+
+    def make_home(self) -> str:
+        self.user_home = self.tmp / "user"
+        self.sessions = self.user_home / self.dot_dir / self.sessions_dir
+        self.sessions.parent.mkdir(parents=True)
+        shutil.copytree(self.outdir / "sessions", self.sessions, symlinks=True)  # copy2: bytes and mtimes
+        want, got = tree(self.outdir / "sessions"), tree(self.sessions)
+        ensure(want == got and want, f"~/{self.dot_dir}/{self.sessions_dir} {got} != OUTDIR/sessions {want}")
+        # a user runs runread after the agent is done: let the newest write settle (2 s), as runread requires
+        newest = max(p.stat().st_mtime for p in self.sessions.rglob("*") if p.is_file())
+        wait = newest + SETTLE_S + 0.3 - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        return (f"{self.sessions} = OUTDIR/sessions ({len(got)} file(s), same bytes); "
+                f"waited {max(wait, 0):.1f}s for the settle window")
+
+    def ingest(self, where: Path | None = None) -> str:
+        where = where or self.sessions
+        out = self.ok("ingest")
+        ensure(str(where) + "/" in out, f"output does not name {where}/…: {tail(out, 600)}")
+        others = [d for d in DOT_DIRS if d != self.dot_dir and f"/{d}" in out]
+        ensure(not others, f"output names {others}: {tail(out, 600)}")
+        old = self.user_home / self.dot_dir
+        ensure(self.moved is None or str(old) not in out, f"output names {old}, which is gone: {tail(out, 600)}")
+        want = len(self.run_ids)
+        ensure(re.search(rf"\b{want} runs\b", out), f"output does not say {want} runs: {tail(out, 600)}")
+        store = self.user_home / ".local" / "share" / "runread"
+        ensure(store.is_dir(), f"no runread home at {store} (the default for this HOME)")
+        shown = out.replace(str(self.moved), f"${self.env_var}") if self.moved else out
+        return " / ".join(tail(shown.replace(str(self.user_home), "$HOME"), 300).splitlines())
+
+    def runs_table(self) -> str:
+        out = self.ok("runs")
+        header, *lines = out.splitlines()
+        ensure(header.split()[:2] == ["RUN", "AGENT"], f"header {header!r}")
+        rows = [line for line in lines if any(s in line for s in self.session_ids)]
+        ensure(len(rows) == len(self.run_ids) == len(lines), f"rows {rows} in {tail(out, 600)}")
+        # the RUN column: the shortest prefix of the run id, at least PREFIX_MIN characters, that tells it apart
+        shown = sorted(r.split()[0] for r in rows)
+        want = sorted(self.prefix(n) for n in range(len(self.run_ids)))
+        ensure(shown == want, f"RUN column {shown}; want {want} (the shortest distinct prefixes, at least {PREFIX_MIN} "
+               f"characters, of the run ids {self.run_ids})")
+        for row in rows:
+            ensure(row.split()[1:4] == [self.agent, "completed", "available"], f"row {row!r}")
+        return " | ".join(" ".join(r.split()) for r in rows)
+
+    def runs_json(self) -> str:
+        runs = self.json_of("runs", "--json")
+        ensure(len(runs) == len(self.run_ids), f"{len(runs)} runs: {tail(json.dumps(runs), 600)}")
+        ids = [r["target"]["runId"] for r in runs]
+        ensure(sorted(ids) == sorted(self.run_ids), f"runIds {ids} != the session files' {self.run_ids}")
+        by_id = {r["target"]["runId"]: r for r in runs}
+        self.targets = []
+        for n, run_id in enumerate(self.run_ids):
+            r = by_id[run_id]
+            ensure(r.get("agent") == self.agent and r["target"].get("sessionId") == self.session_ids[n]
+                   and r.get("status") == "completed" and r.get("answerState") == "available"
+                   and r.get("finalBytes") == len(self.answers[n]),
+                   f"run {n + 1}: agent {r.get('agent')!r}, sessionId {r['target'].get('sessionId')!r} (want "
+                   f"{self.session_ids[n]}), status {r.get('status')!r}, answerState {r.get('answerState')!r}, "
+                   f"finalBytes {r.get('finalBytes')!r} ({self.oracle}: {len(self.answers[n])} B)")
+            self.targets.append(r["target"])
+        return "; ".join(f"run {n + 1} {t['runId']} (session {t['sessionId'][:8]}…): {self.agent}, completed, "
+                         f"available, {len(self.answers[n])} B" for n, t in enumerate(self.targets))
+
+    def prefix(self, n: int) -> str:
+        return unique_prefix(self.run_ids[n], self.run_ids)
+
+    def ambiguous_prefix(self) -> str:
+        """`grant --run` with an 8-character prefix several runs share is refused, naming them all."""
+        shared = {u[:PREFIX_MIN] for u in self.run_ids if sum(v.startswith(u[:PREFIX_MIN]) for v in self.run_ids) > 1}
+        if not shared:
+            return f"every run id differs in its first {PREFIX_MIN} characters this time: nothing to refuse"
+        for p in sorted(shared):
+            r = self.runread("grant", "--run", p, "--features", FEATURES, "--expires", "15m", "--to", "test", "--json")
+            named = [u for u in self.run_ids if u.startswith(p)]
+            ensure(r.returncode != 0 and not r.stdout.strip(),
+                   f"--run {p}: exit {r.returncode}, stdout {tail(r.stdout, 300)}")
+            ensure(f"matches {len(named)} runs" in r.stderr and all(u in r.stderr for u in named),
+                   f"--run {p}: {tail(r.stderr, 600)}")
+        grants = self.json_of("grant", "list", "--json")
+        ensure(grants == [], f"a refused grant left a grant: {tail(json.dumps(grants), 400)}")
+        return (f"--run {', '.join(sorted(shared))} refused: 'matches N runs; give more of the run id …', naming "
+                f"each; no grant made")
+
+    def grant(self, n: int, label: str = "") -> dict[str, Any]:
+        g = self.json_of("grant", "--run", self.prefix(n), "--features", FEATURES, "--expires", "15m", "--to", "test",
+                         "--json")
+        ensure(KEY_RE.fullmatch(g.get("key", "")) and g.get("grantId"), f"grant --json: key/grantId {g.get('grantId')!r}")
+        ensure(g.get("target") == self.targets[n], f"granted target {g.get('target')} != runs --json's {self.targets[n]}")
+        g["keyFile"] = write_key(self.sh.tmp / "keys" / f"{self.agent}{label}-run{n + 1}.txt", g["key"])
+        return g
+
+    # ----------------------------------------------------------------- 3. the readers
+
+    def sdk(self, n: int, mode: str) -> str:
+        g, want = self.grants[n], self.answers[n]
+        out = self.out_file(f"sdk-{mode}-run{n + 1}.txt")
+        s = self.sdk_read(self.sh.py, g, want, out, SDK_MODES[mode], *(["--mode", mode] if mode != "auto" else []))
+        return f"{s['protocolVersion']}, {s.get('chunks')} chunks, {len(want)} B, sha256 {sha(want)[:12]}… = {self.oracle}"
+
+    def inspector(self, key: str, *args: str, era: str = "modern") -> dict[str, Any]:
+        """README.md's form: `… --cli URL --protocol-era ERA --stored-auth-only --header "x-runread-key: K" ARGS --format json`."""
+        home = self.sh.tmp / "inspector-home"
+        home.mkdir(exist_ok=True)
+        env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"))
+        env.pop("MCP_CATALOG_PATH", None)
+        cmd = [str(self.sh.node), str(self.sh.inspector_entry), "--cli", self.url, "--protocol-era", era,
+               "--stored-auth-only", "--header", f"x-runread-key: {key}", *args, "--format", "json"]
+        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, env=env)
+        out = None
+        with contextlib.suppress(ValueError):
+            out = json.loads(r.stdout)
+        ensure(r.returncode == 0 and isinstance(out, dict) and isinstance(out.get("result"), dict),
+               f"{' '.join(args[:4])}: exit {r.returncode}: {tail(r.stdout + r.stderr, 600)}")
+        return out["result"]
+
+    def inspector_read(self, n: int, era: str = "modern") -> str:
+        g, want = self.grants[n], self.answers[n]
+        listed = self.inspector(g["key"], "--method", "tools/call", "--tool-name", "list_granted_targets", era=era)
+        sc = listed.get("structuredContent") or {}
+        labeled("list_granted_targets", sc)
+        targets = [t.get("target") for t in sc.get("targets", []) if "final_answer" in t.get("features", [])]
+        ensure(targets == [g["target"]], f"list_granted_targets: {targets} (granted {g['target']})")
+        args: dict[str, Any] = {"target": g["target"]}
+        parts: list[bytes] = []
+        server_sha = None
+        for call in range(len(want) // 4 + 3):
+            result = self.inspector(g["key"], "--method", "tools/call", "--tool-name", "read_final_answer",
+                                    "--tool-args-json", json.dumps(args, ensure_ascii=False), era=era)
+            where = f"call {call}"
+            ensure(result.get("isError") is False, f"{where}: isError {result.get('isError')!r}: {tail(json.dumps(result), 400)}")
+            sc = result.get("structuredContent") or {}
+            labeled("read_final_answer", sc)
+            ensure(parse_block(result, "read_final_answer", "untrusted") == sc, f"{where}: text block JSON != structuredContent")
+            ensure(sc.get("state") == "available" and sc.get("readable") is True and isinstance(sc.get("text"), str),
+                   f"{where}: state {sc.get('state')!r}, readable {sc.get('readable')!r}")
+            ensure(sc.get("byteOffset") == sum(map(len, parts)), f"{where}: byteOffset {sc.get('byteOffset')}")
+            ensure(server_sha in (None, sc.get("sha256")), f"{where}: sha256 changed")
+            server_sha = sc.get("sha256")
+            parts.append(sc["text"].encode("utf-8"))
+            if sc.get("eof") is True:
+                break
+            ensure(isinstance(sc.get("nextCursor"), str) and sc["nextCursor"], f"{where}: not eof, nextCursor {sc.get('nextCursor')!r}")
+            args = {"target": g["target"], "cursor": sc["nextCursor"]}
+        else:
+            raise AssertionError(f"no eof after {len(parts)} calls")
+        got = b"".join(parts)
+        ensure(got == want, self.differs("assembled", got, want))
+        ensure(server_sha == sha(want), f"reported sha256 {server_sha} != {sha(want)}")
+        return f"{len(parts)} chunks assembled, {len(got)} B, sha256 {server_sha[:12]}… = {self.oracle}"
+
+    def inspector_metadata(self, n: int, g: dict[str, Any] | None = None) -> str:
+        """read_target_metadata against what the session file itself records."""
+        g = g or self.grants[n]
+        result = self.inspector(g["key"], "--method", "tools/call", "--tool-name", "read_target_metadata",
+                                "--tool-args-json", json.dumps({"target": g["target"]}))
+        ensure(result.get("isError") is False, f"isError {result.get('isError')!r}: {tail(json.dumps(result), 400)}")
+        sc = result.get("structuredContent") or {}
+        self.out_file(f"metadata-{g['grantId']}.json").write_text(json.dumps(sc, ensure_ascii=False, indent=1))
+        labeled("read_target_metadata", sc)
+        ensure(parse_block(result, "read_target_metadata", "untrusted") == sc, "text block JSON != structuredContent")
+        value = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in sc.items()}
+        source = {k: v.get("source") for k, v in sc.items() if isinstance(v, dict)}
+        want = self.want_metadata(n)
+        want.update(agent=self.agent, workspacePath=str(self.workspace))
+        diff = {k: (value.get(k), w) for k, w in want.items() if value.get(k) != w}
+        diff.update({f"{k}.source": (source.get(k), w) for k, w in self.meta_sources.items() if source.get(k) != w})
+        ensure(not diff, f"(got, want): {diff}")
+        return (", ".join(f"{k} {v}" for k, v in want.items() if k != "workspacePath") + "; sources "
+                + ", ".join(f"{k} {w}" for k, w in self.meta_sources.items()))
+
+    def cli_final_answer(self, n: int, g: dict[str, Any] | None = None, label: str = "") -> str:
+        g = g or self.grants[n]
+        return f"{self.cli_answer(g['keyFile'], self.answers[n], self.out_file(f'cli{label}-run{n + 1}.txt'))} = {self.oracle}"
+
+    def cli_history(self, n: int) -> str:
+        g = self.grants[n]
+        out = self.out_file(f"history-run{n + 1}.json")
+        r = self.runread_read(g["keyFile"], "history", "--out", str(out))
+        ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+        raw = out.read_text(encoding="utf-8")
+        events = json.loads(raw)
+        ensure(isinstance(events, list) and events, f"history {tail(raw, 300)}")
+        for h in self.hidden:
+            ensure(h not in raw and h not in r.stdout + r.stderr, f"history holds {h!r} (a tool input or thinking)")
+        return self.history(n, events)
+
+    def truncated_answer(self, n: int, event: dict[str, Any]) -> str:
+        """A history event holding the long answer: its first bytes (at most 8,192), marked truncated."""
+        text = (event.get("text") or "").encode("utf-8")
+        want = self.answers[n]
+        ensure(len(want) > HISTORY_EVENT_MAX_BYTES, f"the answer is {len(want)} B: the scenario should exceed the cap")
+        ensure(text and want.startswith(text) and len(text) <= HISTORY_EVENT_MAX_BYTES and event.get("truncated") is True,
+               f"the last assistant event ({len(text)} B, truncated {event.get('truncated')!r}) is not the answer's "
+               f"first bytes, truncated")
+        return f"the answer's first {len(text)} B, truncated"
+
+    # ----------------------------------------------------------------- 4. the agent's directory elsewhere
+
+    def moved_checks(self) -> None:
+        var = self.env_var
+        moved = self.tmp / f"{self.dot_dir.lstrip('.')}-moved"
+        os.rename(self.user_home / self.dot_dir, moved)  # ~/.<agent> is gone; the variable names its new place
+        self.moved = moved
+
+        self.check(f"{var}: runread ingest (no flag) finds ${var}/{self.sessions_dir}",
+                   lambda: self.ingest(moved / self.sessions_dir))
+
+        def runs() -> str:
+            rs = self.json_of("runs", "--json")
+            mine = [r for r in rs if r["target"]["runId"] in self.run_ids]
+            ensure(len(mine) == len(rs), f"runs other than the session files': {tail(json.dumps(rs), 400)}")
+            live = [r for r in mine if r.get("answerState") == "available"]
+            ensure(sorted(r["target"]["runId"] for r in live) == sorted(self.run_ids),
+                   f"available runs {[(r['target']['runId'], r.get('answerState')) for r in mine]}")
+            session_of = dict(zip(self.run_ids, self.session_ids))
+            ensure(all(r.get("agent") == self.agent and r["target"]["sessionId"] == session_of[r["target"]["runId"]]
+                       for r in live), f"{live}")
+            self.moved_targets = {r["target"]["runId"]: r["target"] for r in live}
+            return (f"{len(rs)} runs listed, all available from the new place "
+                    f"(generation {sorted({r['target'].get('generation') for r in live})}, "
+                    f"before: {sorted({t.get('generation') for t in self.targets})})")
+
+        if not self.check(f"{var}: runread runs --json", runs):
+            return
+
+        def old_key() -> str:
+            """The key granted before the move: the exact answer again, or a refusal; never other bytes."""
+            out = self.out_file("cli-oldkey-run1.txt")
+            r = self.runread_read(self.grants[0]["keyFile"], "final-answer", "--out", str(out))
+            if r.returncode == 0:
+                ensure(out.read_bytes() == self.answers[0], f"the old key reads bytes other than {self.oracle}")
+                return f"still reads the same answer: {tail(r.stderr, 120)}"
+            ensure(not out.exists(), "a refused read wrote a file")
+            return f"refused (exit {r.returncode}): {tail(r.stderr or r.stdout, 200)}"
+
+        self.check(f"{var}: the key granted before the move", old_key)
+        for n in range(len(self.run_ids)):
+            def fresh(n: int = n) -> str:
+                self.targets[n] = self.moved_targets[self.run_ids[n]]
+                g = self.grant(n, label="-moved")
+                self.moved_grants.append(g)
+                return f"grant --run {self.prefix(n)} -> {g['grantId']}; " + self.cli_final_answer(n, g, "-moved")
+
+            # metadata again for the last run (Codex's: the fork, whose parent must still be `available`)
+            if (self.check(f"{var}: run {n + 1} granted again and read (runread read final-answer)", fresh)
+                    and n == len(self.run_ids) - 1):
+                self.check(f"{var}: run {n + 1} inspector read_target_metadata",
+                           lambda n=n: self.inspector_metadata(n, self.moved_grants[-1]))
+
+    # ----------------------------------------------------------------- the part
+
+    def run(self) -> None:
+        self.must(f"tools: {self.title}", self.install_agent, f"no {self.title}")
+        self.must(f"{self.title}: a live session through the harness", self.live, "no session to read")
+        self.must(f"session files: prompts, run ids, cwd, the {self.tool} call (plain json)", self.session_files,
+                  "the session files are not what the scenario should have written")
+        self.must(f"user HOME: ~/{self.dot_dir}/{self.sessions_dir} = the harness's sessions, byte for byte",
+                  self.make_home, "no user HOME")
+        steps = [
+            ("runread workspace add OUTDIR/workspace", lambda: tail(self.ok("workspace", "add", str(self.workspace)), 200)),
+            (f"runread ingest (no flag) finds ~/{self.dot_dir}/{self.sessions_dir}", self.ingest),
+            ("runread runs", self.runs_table),
+            ("runread runs --json", self.runs_json),
+        ]
+        for what, fn in steps:
+            self.must(what, fn, f"`{what}` failed; nothing to grant")
+        self.check(f"runread grant --run <first {PREFIX_MIN} chars> when several runs share them: refused",
+                   self.ambiguous_prefix)
+        for n in range(len(self.run_ids)):
+            def grant(n: int = n) -> str:
+                g = self.grant(n)
+                self.grants.append(g)
+                return f"--run {self.prefix(n)} -> {g['grantId']}, target runId {g['target']['runId']}"
+
+            self.must(f"runread grant --run <prefix> --features {FEATURES} (run {n + 1})", grant, "grant failed")
+        self.must("runread serve", self.serve, "serve failed")
+        for n in range(len(self.run_ids)):
+            r = f"run {n + 1}"
+            for mode in SDK_MODES:
+                self.check(f"{r}: python sdk read_final_answer.py --mode {mode}", lambda n=n, mode=mode: self.sdk(n, mode))
+            for era in ("modern", "legacy"):
+                self.check(f"{r}: inspector --protocol-era {era} read_final_answer (cursors)",
+                           lambda n=n, era=era: self.inspector_read(n, era))
+            self.check(f"{r}: runread read final-answer --out", lambda n=n: self.cli_final_answer(n))
+            self.check(f"{r}: runread read history", lambda n=n: self.cli_history(n))
+            self.check(f"{r}: inspector read_target_metadata", lambda n=n: self.inspector_metadata(n))
+        self.moved_checks()
+        self.check("runread serve still running", self.alive)
+
+
+class ClaudeHome(AgentHome):
+    agent, title, oracle = "claude", "Claude Code", "Claude Code's result"
+    script, mock, version_attr, version = "claude-scenario.py", "mockanthropic.py", "CLAUDE_CODE_VERSION", CLAUDE_VERSION
+    scenario = SCENARIOS / "claude-home.json"
+    dot_dir, sessions_dir, env_var = ".claude", "projects", "CLAUDE_CONFIG_DIR"
+    hidden = ("RUNREAD-HOMES-TOOL-INPUT", "RUNREAD-HOMES-TOOL-DESCRIPTION", "RUNREAD-HOMES-THINKING")
+    tool = "Bash"
+    meta_sources = {"cwd": "prompt_line", "gitBranch": "prompt_line", "agentVersion": "prompt_line",
+                    "runModel": "assistant_messages"}
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_claude())
+
+    def oracles(self, manifest: dict[str, Any]) -> str:
+        """The `result` event of each step's stream-json; `--continue` stays in one session."""
+        steps = manifest["steps"]
+        sids = {s["session_id"] for s in steps}
+        ensure(len(sids) == 1 and None not in sids, f"session ids {sids}: --continue should stay in one session")
+        self.session_id = sids.pop()
+        ensure(len(manifest["session_files"]) == 1 and self.session_id in manifest["session_files"][0],
+               f"session files {manifest['session_files']}")
+        for n, step in enumerate(steps):
+            events = jsonl(self.outdir / step["events"])
+            results = [e for e in events if e.get("type") == "result"]
+            ensure(len(results) == 1, f"step {n}: {len(results)} result events")
+            r = results[0]
+            ensure(r.get("subtype") == "success" and r.get("is_error") is False and isinstance(r.get("result"), str)
+                   and r.get("session_id") == self.session_id, f"step {n}: result event {json.dumps(r)[:300]}")
+            ensure(any(e.get("type") == "assistant" for e in events), f"step {n}: no assistant event")
+            self.answers.append(r["result"].encode("utf-8"))
+        return f"session {self.session_id}"
+
+    def session_files(self) -> str:
+        """The prompt lines of the one session file: the runs' ids (the lines' uuids) and cwd."""
+        files = sorted((self.outdir / "sessions").glob("*/*.jsonl"))
+        ensure(len(files) == 1 and files[0].stem == self.session_id, f"session files {files}")
+        self.workspace = Path(json.loads((self.outdir / "manifest.json").read_text())["workspace"])
+        self.check_hidden_present(files[0].read_text(encoding="utf-8"))
+        prompts, cwds, tool_uses, self.models = [], set(), [], set()
+        self.prompt_lines: list[dict[str, Any]] = []
+        for e in jsonl(files[0]):
+            if e.get("cwd"):
+                cwds.add(e["cwd"])
+            content = (e.get("message") or {}).get("content")
+            if e.get("type") == "user" and "turnPosition" in e and not e.get("isMeta") and isinstance(content, str):
+                prompts.append((e["uuid"], content))
+                self.prompt_lines.append(e)
+            if e.get("type") == "assistant" and isinstance(content, list):
+                tool_uses += [b.get("name") for b in content if b.get("type") == "tool_use"]
+                self.models.add(e["message"].get("model"))
+        ensure([p for _, p in prompts] == [s["prompt"] for s in self.steps], f"prompt lines {[p for _, p in prompts]}")
+        ensure(cwds == {str(self.workspace)}, f"cwds {cwds} (workspace {self.workspace})")
+        ensure(tool_uses == [self.tool], f"tool_use blocks {tool_uses}")
+        self.run_ids = [u for u, _ in prompts]
+        self.session_ids = [self.session_id] * len(self.run_ids)
+        ensure(all(len(u) == 36 for u in self.run_ids) and len(set(self.run_ids)) == len(self.run_ids), f"run ids {self.run_ids}")
+        ensure(len(self.models) == 1, f"assistant models {self.models}")
+        ensure(all(line["version"] == self.version for line in self.prompt_lines),
+               f"the prompt lines record Claude Code {[line['version'] for line in self.prompt_lines]}")
+        return (f"{files[0].relative_to(self.outdir)}: prompts {', '.join(self.run_ids)}; cwd {self.workspace}; one "
+                f"{self.tool} call; model {next(iter(self.models))}")
+
+    def want_metadata(self, n: int) -> dict[str, Any]:
+        line = self.prompt_lines[n]
+        return {"cwd": line["cwd"], "agentVersion": line["version"], "gitBranch": line["gitBranch"],
+                "runModel": next(iter(self.models))}
+
+    def history(self, n: int, events: list[dict[str, Any]]) -> str:
+        roles = [e.get("role") for e in events]
+        calls = [c for e in events for c in (e.get("toolCalls") or [])]
+        if n == 0:
+            ensure(roles == ["user", "assistant", "toolResult", "assistant"], f"roles {roles}")
+            ensure(calls == [self.tool] and events[1].get("toolCalls") == [self.tool],
+                   f"toolCalls {calls}: want the name only")
+            ensure(events[0].get("text") == self.prompt_lines[0]["message"]["content"], f"prompt {events[0].get('text')!r}")
+            ensure(TOOL_OUTPUT in (events[2].get("text") or ""), f"toolResult text {events[2].get('text')!r}")
+            return (f"{len(events)} events {roles}; toolCalls {json.dumps(calls)}; the tool's output shown; no tool "
+                    f"input or thinking; {self.truncated_answer(0, events[3])}")
+        ensure(roles == ["user", "assistant"] and not calls, f"roles {roles}, toolCalls {calls}")
+        ensure(events[1].get("text") == self.answers[n].decode(), "the assistant event is not the answer")
+        return f"{len(events)} events {roles}"
+
+
+class CodexHome(AgentHome):
+    agent, title, oracle = "codex", "Codex", "Codex's answer"
+    script, mock, version_attr, version = "codex-scenario.py", "mockresponses.py", "CODEX_VERSION", CODEX_VERSION
+    scenario = SCENARIOS / "codex-home.json"
+    dot_dir, sessions_dir, env_var = ".codex", "sessions", "CODEX_HOME"
+    # notes.txt's second line is in the tool's output only: Codex's history shows no tool output
+    hidden = ("RUNREAD-HOMES-TOOL-INPUT", "RUNREAD-HOMES-THINKING", "RUNREAD-HOMES-TOOL-OUTPUT")
+    tool = "exec_command"
+    meta_sources = {"cwd": "session_meta", "agentVersion": "session_meta", "modelProvider": "session_meta",
+                    "runModel": "turn_context", "parentSession": "session_meta"}
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_codex())
+
+    def oracles(self, manifest: dict[str, Any]) -> str:
+        """The last `agent_message` before `turn.completed` of each step's `exec --json` stream."""
+        steps = manifest["steps"]
+        self.step_sessions = [s["session_id"] for s in steps]
+        for n, (step, sc) in enumerate(zip(steps, self.steps)):
+            events = jsonl(self.outdir / step["events"])
+            kinds = [e.get("type") for e in events]
+            ensure(kinds[0] == "thread.started" and events[0].get("thread_id") == step["session_id"]
+                   and kinds.count("turn.completed") == 1 and kinds[-1] == "turn.completed"
+                   and not {"turn.failed", "error"} & set(kinds), f"step {n}: events {kinds}")
+            messages = [e["item"]["text"] for e in events
+                        if e.get("type") == "item.completed" and (e.get("item") or {}).get("type") == "agent_message"]
+            ensure(messages and isinstance(messages[-1], str), f"step {n}: no agent_message")
+            self.answers.append(messages[-1].encode("utf-8"))
+            if sc.get("resume"):
+                ensure(step["session_id"] == self.step_sessions[n - 1], f"step {n} (resume) in session {step['session_id']}")
+            if sc.get("fork"):
+                ensure(step["session_id"] not in self.step_sessions[:n], f"step {n} (fork) in session {step['session_id']}")
+        sessions = list(dict.fromkeys(self.step_sessions))
+        return f"thread{'s' if len(sessions) > 1 else ''} {', '.join(sessions)}"
+
+    def session_files(self) -> str:
+        """The rollouts: session_meta (thread id, cwd, CLI version, provider, fork parent), each turn's
+        task_started (the run id), turn_context (model, cwd), prompt and task_complete (the answer)."""
+        self.workspace = Path(json.loads((self.outdir / "manifest.json").read_text())["workspace"])
+        files = sorted((self.outdir / "sessions").rglob("rollout-*.jsonl"))
+        ensure(len(files) == len(set(self.step_sessions)), f"rollout files {files}")
+        self.check_hidden_present("".join(f.read_text(encoding="utf-8") for f in files))
+        self.meta: dict[str, dict[str, Any]] = {}
+        turns: dict[str, list[dict[str, Any]]] = {}  # thread id -> its turns, in file order
+        calls, reasoning = [], 0
+        for f in files:
+            lines = jsonl(f)
+            ensure(lines[0].get("type") == "session_meta", f"{f.name}: first line {lines[0].get('type')}")
+            meta = lines[0]["payload"]
+            ensure(f.stem.endswith(meta["id"]), f"{f.name}: session_meta id {meta['id']}")
+            self.meta[meta["id"]] = meta
+            by_id: dict[str, dict[str, Any]] = {}
+            for e in lines[1:]:
+                p, kind = e.get("payload") or {}, e.get("type")
+                if kind == "event_msg" and p.get("type") == "task_started":
+                    by_id[p["turn_id"]] = {"turn_id": p["turn_id"], "session": meta["id"]}
+                elif kind == "turn_context":
+                    by_id[p["turn_id"]].update(model=p.get("model"), cwd=p.get("cwd"))
+                elif kind == "event_msg" and p.get("type") == "item_completed" and p["item"].get("type") == "UserMessage":
+                    by_id[p["turn_id"]]["prompt"] = "".join(c.get("text", "") for c in p["item"]["content"])
+                elif kind == "event_msg" and p.get("type") == "task_complete":
+                    by_id[p["turn_id"]]["answer"] = p.get("last_agent_message")
+                elif kind == "response_item" and p.get("type") == "function_call":
+                    calls.append((p.get("name"), p.get("arguments")))
+                elif kind == "response_item" and p.get("type") == "reasoning":
+                    reasoning += 1
+            turns[meta["id"]] = list(by_id.values())
+        # the steps' runs: each step's thread's next turn
+        self.runs: list[dict[str, Any]] = []
+        for n, sid in enumerate(self.step_sessions):
+            ensure(turns.get(sid), f"step {n}: no turn left in thread {sid}")
+            self.runs.append(turns[sid].pop(0))
+        ensure(not any(turns.values()), f"turns no step made: {turns}")
+        for n, t in enumerate(self.runs):
+            ensure(t.get("prompt") == self.steps[n]["prompt"], f"run {n + 1}: prompt {t.get('prompt')!r}")
+            ensure(t.get("answer") == self.answers[n].decode(), f"run {n + 1}: task_complete.last_agent_message "
+                   f"({len((t.get('answer') or '').encode())} B) != the agent_message of events-{n}.jsonl")
+            ensure(t.get("cwd") == str(self.workspace) and t.get("model") == CODEX_MODEL, f"run {n + 1}: turn_context {t}")
+        for sid, meta in self.meta.items():
+            ensure(meta.get("cwd") == str(self.workspace) and meta.get("cli_version") == self.version,
+                   f"session_meta of {sid}: cwd {meta.get('cwd')}, cli_version {meta.get('cli_version')}")
+        ensure([c for c, _ in calls] == [self.tool] and self.hidden[0] in calls[0][1], f"function_calls {calls}")
+        ensure(reasoning == 2, f"{reasoning} reasoning items")
+        self.run_ids = [t["turn_id"] for t in self.runs]
+        self.session_ids = [t["session"] for t in self.runs]
+        ensure(len(set(self.run_ids)) == len(self.run_ids), f"run ids {self.run_ids}")
+        forks = {sid: m["forked_from_id"] for sid, m in self.meta.items() if m.get("forked_from_id")}
+        return (f"{len(files)} rollouts: turns {', '.join(self.run_ids)}; cwd {self.workspace}; one {self.tool} call, "
+                f"{reasoning} reasoning items; model {CODEX_MODEL}; forks {forks or 'none'}; task_complete = events")
+
+    def want_metadata(self, n: int) -> dict[str, Any]:
+        run, meta = self.runs[n], self.meta[self.session_ids[n]]
+        parent = meta.get("forked_from_id")
+        return {"cwd": meta["cwd"], "agentVersion": meta["cli_version"], "runModel": run["model"],
+                "modelProvider": meta["model_provider"], "gitBranch": (meta.get("git") or {}).get("branch"),
+                "parentSession": parent, "inheritedHistory": "available" if parent else None}
+
+    def history(self, n: int, events: list[dict[str, Any]]) -> str:
+        roles = [e.get("role") for e in events]
+        calls = [c for e in events for c in (e.get("toolCalls") or [])]
+        ensure(events[0].get("text") == self.steps[n]["prompt"], f"prompt {events[0].get('text')!r}")
+        if n == 0:
+            ensure(roles == ["user", "assistant", "assistant", "assistant"], f"roles {roles}")
+            ensure(events[1].get("text") == self.responses[0]["text"], f"the text before the call {events[1].get('text')!r}")
+            ensure(calls == [self.tool] and events[2].get("toolCalls") == [self.tool],
+                   f"toolCalls {calls}: want the name only")
+            return (f"{len(events)} events {roles}; toolCalls {json.dumps(calls)}; no tool input, output or reasoning; "
+                    f"{self.truncated_answer(0, events[-1])}")
+        ensure(roles == ["user", "assistant"] and not calls, f"roles {roles}, toolCalls {calls}")
+        ensure(events[1].get("text") == self.answers[n].decode(), "the assistant event is not the answer")
+        return f"{len(events)} events {roles}"
+
+
+AGENTS = {"claude": ClaudeHome, "codex": CodexHome}
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = options(argv, __doc__, AGENTS, "harness OUTDIRs, user HOMEs, serve logs")
+
+    def start(tmp: Path, res: Results):
+        shared = Shared(opts, tmp, res)
+        shared.tools()
+        return lambda cls: cls(shared)
+
+    return run_parts(opts, "homes", AGENTS, start)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,470 @@
+#!/usr/bin/env python3
+"""Supervised runs of the real Claude Code and Codex CLIs: `runread run -- claude -p …` / `-- codex exec …`.
+
+    python3 tests/agents/supervised.py --runread target/debug/runread
+
+Two parts, Claude Code's then Codex's (``ClaudeRuns`` and ``CodexRuns`` at the end hold what differs:
+how the agent's own stream and session files give the answer), each:
+
+1. **The agent on its own.** The harness (``tests/agents/harness``, the repository's copy of
+   ../shared/harness; the real CLI against its scripted model on loopback) plays the scenario
+   (``scenarios/supervised-claude.json`` / ``supervised-codex.json``) without runread: each step's
+   exit code is what the agent itself exits with, and its own event stream (Claude Code's stream-json
+   ``result``; Codex's last ``agent_message`` before ``turn.completed``) what it reports as the answer.
+2. **The same scenario under runread.** Again, with ``HARNESS_WRAP='["runread", "--home", H, "run",
+   "--"]'``: every step runs as ``runread --home H run -- <claude> -p …`` (``-- <codex> exec …``), the
+   harness leaving the stream flag to runread. Per step: runread's exit code is the agent's own from
+   part 1 (answered 0, the provider's 500 gives 1); its stderr says ``run <id>: answer verified against
+   the session file and journaled (supervised evidence)`` for an answered step and ``run <id>: no
+   answer: …`` for the failed one, naming the run as the session file records it; its stdout (the
+   harness's ``events-N.jsonl``) holds the answer.
+3. **The oracle: the agent's own record**, read with plain ``json`` from what this run wrote: Claude
+   Code: the session file, each run a prompt line (its ``uuid`` the run id) up to the next, its answer
+   the text blocks of the run's last response (its lines sharing ``message.id``) joined by ``\\n``
+   when that response ended the turn, none when it is a synthetic API error; Codex: the rollout
+   files, each run a turn (``turn_id``), its answer ``task_complete.last_agent_message``. Each answer
+   must equal the scripted text and what the agent's own stream reported in part 1.
+4. **Reading it back**, with the same home: the journal holds one 0600 entry per answered run (in
+   0700 directories) naming the run and the answer's sha256; ``runread --home H runs --json`` lists
+   exactly the runs, ``completed``/``available`` or ``failed``/``missing``; each run is granted
+   (``grant --run <id> --features final_answer,aggregate``) and ``runread --home H serve`` started on
+   a free loopback port. An answered run must read, byte for byte, as the agent's own answer through
+   the Python SDK (tests/clients/read_final_answer.py ``--out``) and ``runread read … final-answer
+   --out``; a raw MCP call (the SDK, ``tools/call``) must show ``read_final_answer`` with ``state``
+   ``available``, ``evidence`` ``supervised``, ``foregroundFinalConfirmed`` true, and
+   ``read_work_state`` with ``evidence`` ``supervised`` and foreground ``completed`` (``exit:0``). The
+   failed run reads ``state`` ``missing`` with no text, foreground ``failed`` (``exit:1``), and
+   ``runread read … final-answer`` refuses it.
+
+The Python SDK comes from the outside clients' cache ($RUNREAD_CLIENTS_CACHE, default
+~/.cache/runread-clients), the agents from the harness's ($RUNREAD_HARNESS_CACHE, default
+~/.cache/runread-harness), each installed on first use. Stdlib only.
+
+Prints one PASS/FAIL line per check and ends with ``supervised: N passed, M failed``; exits 1 if any
+check failed. ``--keep`` keeps the temp dir (it is also kept on failure). The harness runs in its own
+process group; each ``runread serve`` is stopped at the end of its part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+# What this test shares with homes.py (the harness in a process group, runread with a clean environment, serve
+# on a free port, the readers, the parts' main); it also puts tests/clients on sys.path.
+from live import SCENARIOS, LivePart, jsonl, options, run_parts, sha, write_key  # noqa: E402
+from outside_clients import (  # noqa: E402
+    KEY_RE, MODERN, SDK_CALLS, Results, cache_lock, ensure, ensure_venv, labeled, tail,
+)
+from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION  # noqa: E402
+
+FEATURES = "final_answer,aggregate"  # read_final_answer and read_work_state (README, "The tools")
+VERIFIED = "answer verified against the session file and journaled (supervised evidence)"
+
+
+def size(b: bytes | None) -> str:
+    return "no answer" if b is None else f"{len(b)} B"
+
+
+class Part(LivePart):
+    """One agent's part. Subclasses give the per-agent data (LivePart's: agent, title, script, mock, version,
+    scenario) and readings."""
+
+    expect: list[str] = []  # per step: "answered" or "failed"
+    own_stream = ""  # what the agent's own stream reports, in messages
+    escapes_group = True  # `runread run` starts the agent in a process group of its own
+    shown = "runread --home H"
+
+    def __init__(self, opts: argparse.Namespace, tmp: Path, res: Results, py: Path) -> None:
+        super().__init__(opts, tmp, res)
+        self.py = py
+        self.oracle = f"{self.title}'s own answer"
+        self.rhome = self.tmp / "rhome"  # runread creates it (0700) on the first `runread run`
+        data = json.loads(self.scenario.read_text(encoding="utf-8"))
+        self.steps, self.responses = data["steps"], data["responses"]
+        # the scripted answers: the responses that neither call a tool nor fail, in order, one per answered step
+        scripted = iter(r["text"].encode() for r in self.responses if not r.get("tool_calls") and "status" not in r)
+        self.scripted = [next(scripted) if e == "answered" else None for e in self.expect]
+        self.own_rc: list[Any] = []  # the agent's own exit code per step (part 1)
+        self.own_answers: list[bytes | None] = []  # what its own stream reported per step
+        self.runs: list[dict[str, Any]] = []  # per step: run_id, session, prompt, answer (bytes or None)
+        self.targets: dict[str, dict[str, Any]] = {}  # run id -> runs --json target
+        self.grants: list[dict[str, Any]] = []
+
+    def step_kind(self, n: int) -> str:
+        s = self.steps[n]
+        return "fork" if s.get("fork") else "continue" if s.get("continue") else "new"
+
+    # ---- per agent (subclasses, and LivePart's install)
+
+    def stream_answer(self, events: list[dict[str, Any]], n: int) -> bytes | None:
+        """The answer the agent's own event stream reports for step n, or None for a failed step."""
+        raise NotImplementedError
+
+    def read_session_files(self, out: Path) -> list[dict[str, Any]]:
+        """Every run in the session files, in the order written: run_id, session, prompt, answer, parent."""
+        raise NotImplementedError
+
+    # ---- 1 and 2: the harness
+
+    def check_harness(self, mod: Any) -> None:
+        ensure("HARNESS_WRAP" in (mod.__doc__ or ""), f"{self.script} does not document HARNESS_WRAP")
+
+    def harness(self, out: Path, wrap: list[str] | None) -> tuple[dict[str, Any], float]:
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
+        if wrap:
+            env["HARNESS_WRAP"] = json.dumps(wrap)
+        # the harness's process group also holds `runread run`; the agent it starts is killed by pid (escapes_group)
+        return self.run_harness(out, out.with_suffix(".log"), env)
+
+    def alone(self) -> str:
+        """Part 1: the agent without runread: its own exit codes and answers."""
+        out = self.tmp / "alone"
+        manifest, dt = self.harness(out, None)
+        for n, step in enumerate(manifest["steps"]):
+            events = jsonl(out / step["events"])
+            answer = self.stream_answer(events, n)
+            rc = step["exit_code"]
+            err = ANSI.sub("", (out / step["stderr"]).read_text(errors="replace"))
+            if self.expect[n] == "answered":
+                ensure(rc == 0, f"step {n + 1} exited {rc}: {tail(err, 400)}")
+                ensure(answer == self.scripted[n], f"step {n + 1}: {self.own_stream} ({size(answer)}) is not the "
+                       f"scripted text ({size(self.scripted[n])})")
+            else:
+                ensure(rc != 0 and answer is None, f"step {n + 1} (provider error): exit {rc}, answer {size(answer)}")
+            self.own_rc.append(rc)
+            self.own_answers.append(answer)
+        return (f"{manifest['cli_version']}, {len(self.steps)} steps in {dt:.1f}s: exit codes {self.own_rc}; "
+                f"{self.own_stream}: {', '.join(size(a) for a in self.own_answers)}")
+
+    def supervised(self) -> str:
+        """Part 2: the same scenario, every step under `runread --home H run --`."""
+        self.out = self.tmp / "run"
+        wrap = [str(self.opts.runread), "--home", str(self.rhome), "run", "--"]
+        self.manifest, dt = self.harness(self.out, wrap)
+        self.workspace = Path(self.manifest["workspace"])
+        rcs = [s["exit_code"] for s in self.manifest["steps"]]
+        return f"HARNESS_WRAP={json.dumps(wrap)}: {len(self.steps)} steps in {dt:.1f}s, exit codes {rcs}"
+
+    # ---- 3: the agent's own record
+
+    def session_files(self) -> str:
+        found = self.read_session_files(self.out)
+        by_prompt = {}
+        for r in found:
+            ensure(r["prompt"] not in by_prompt, f"two runs with the prompt {r['prompt']!r}")
+            by_prompt[r["prompt"]] = r
+        ensure(len(found) == len(self.steps), f"{len(found)} runs in the session files for {len(self.steps)} steps")
+        for n, step in enumerate(self.steps):
+            r = by_prompt.get(step["prompt"])
+            ensure(r is not None, f"step {n + 1}: no run with its prompt in the session files")
+            kind = self.step_kind(n)
+            if kind == "continue":
+                ensure(r["session"] == self.runs[n - 1]["session"],
+                       f"step {n + 1} (continue) in session {r['session']}, step {n} in {self.runs[n - 1]['session']}")
+            elif kind == "fork":
+                ensure(r["session"] not in {x["session"] for x in self.runs} and r["parent"] == self.runs[n - 1]["session"],
+                       f"step {n + 1} (fork): session {r['session']}, parent {r['parent']}")
+            want = self.scripted[n]
+            ensure(r["answer"] == want, f"step {n + 1}: the session file's answer ({size(r['answer'])}) is not the "
+                   f"scripted text ({size(want)})")
+            ensure(r["answer"] == self.own_answers[n], f"step {n + 1}: the session file's answer ({size(r['answer'])}) "
+                   f"!= {self.own_stream} on its own ({size(self.own_answers[n])})")
+            self.runs.append(r)
+        sessions = list(dict.fromkeys(r["session"] for r in self.runs))
+        return (f"{len(sessions)} session(s) {', '.join(sessions)}; runs "
+                + ", ".join(f"{r['run_id']} ({self.step_kind(n)}, {size(r['answer'])})" for n, r in enumerate(self.runs))
+                + f"; each answer = the scripted text = {self.own_stream}")
+
+    def step_exit(self, n: int) -> str:
+        rc = self.manifest["steps"][n]["exit_code"]
+        ensure(rc == self.own_rc[n], f"runread run exited {rc}; {self.title} on its own exited {self.own_rc[n]}")
+        return f"exit {rc} = {self.title}'s own"
+
+    def step_output(self, n: int) -> str:
+        step, r = self.manifest["steps"][n], self.runs[n]
+        err = ANSI.sub("", (self.out / step["stderr"]).read_text(encoding="utf-8", errors="replace"))
+        stdout = (self.out / step["events"]).read_bytes()
+        lines = [line for line in err.splitlines() if line.startswith("runread: run ")]
+        if self.expect[n] == "answered":
+            want = f"runread: run {r['run_id']}: {VERIFIED}"
+            ensure(lines == [want], f"runread's run lines {lines}; want [{want!r}]; stderr: {tail(err, 600)}")
+            ensure(r["answer"] in stdout, f"stdout ({len(stdout)} B) does not hold the answer: {tail(stdout, 300)}")
+            return f"stderr {want!r}; the answer on stdout"
+        ensure(len(lines) == 1 and lines[0].startswith(f"runread: run {r['run_id']}: no answer: "),
+               f"runread's run lines {lines}; want one 'runread: run {r['run_id']}: no answer: …'; stderr: {tail(err, 600)}")
+        ensure("journaled" not in err, f"stderr says journaled: {tail(err, 600)}")
+        return f"stderr {lines[0]!r}"
+
+    # ---- 4: reading it back
+
+    def runread_cmd(self) -> list[str]:
+        return [str(self.opts.runread), "--home", str(self.rhome)]
+
+    def journal(self) -> str:
+        root = self.rhome / "journal"
+        answered = {r["run_id"]: r for n, r in enumerate(self.runs) if self.expect[n] == "answered"}
+        ensure(root.is_dir(), f"no journal at {root}")
+        dirs = [root, *[p for p in root.rglob("*") if p.is_dir()]]
+        files = [p for p in root.rglob("*") if p.is_file()]
+        modes = {str(p.relative_to(self.rhome)): oct(p.stat().st_mode & 0o777) for p in dirs + files}
+        ensure(all(p.stat().st_mode & 0o777 == 0o700 for p in dirs) and all(p.stat().st_mode & 0o777 == 0o600 for p in files),
+               f"modes {modes}")
+        entries = {}
+        for p in files:
+            e = json.loads(p.read_text(encoding="utf-8"))
+            entries[(e.get("namespace") or {}).get("runId")] = e
+        ensure(sorted(entries) == sorted(answered), f"journal entries name runs {sorted(map(str, entries))}; answered runs "
+               f"{sorted(answered)}")
+        for run_id, e in entries.items():
+            want = answered[run_id]
+            ensure(e.get("agent") == self.agent and e.get("agentVersion") == self.version
+                   and (e.get("namespace") or {}).get("sessionId") == want["session"]
+                   and e.get("textSha256") == sha(want["answer"]) and e.get("textBytes") == len(want["answer"]),
+                   f"entry of {run_id}: agent {e.get('agent')!r} {e.get('agentVersion')!r}, session "
+                   f"{(e.get('namespace') or {}).get('sessionId')}, textSha256 {e.get('textSha256')}, textBytes "
+                   f"{e.get('textBytes')}; want {self.agent} {self.version}, {want['session']}, {sha(want['answer'])}, "
+                   f"{len(want['answer'])}")
+        return (f"{len(files)} entries (0600, directories 0700), one per answered run, each naming its run, agent "
+                f"{self.agent} {self.version} and the answer's sha256 and size")
+
+    def runs_json(self) -> str:
+        listed = self.json_of("runs", "--json")
+        ids = [x["target"]["runId"] for x in listed]
+        ensure(sorted(ids) == sorted(r["run_id"] for r in self.runs), f"runIds {ids}; the session files' "
+               f"{[r['run_id'] for r in self.runs]}")
+        by_id = {x["target"]["runId"]: x for x in listed}
+        shown = []
+        for n, r in enumerate(self.runs):
+            x = by_id[r["run_id"]]
+            want = (("completed", "available", len(r["answer"])) if self.expect[n] == "answered" else ("failed", "missing", 0))
+            got = (x.get("status"), x.get("answerState"), x.get("finalBytes"))
+            ensure(x.get("agent") == self.agent and x["target"].get("sessionId") == r["session"] and got == want
+                   and x.get("prompt") == r["prompt"],
+                   f"run {n + 1}: agent {x.get('agent')!r}, sessionId {x['target'].get('sessionId')} (want {r['session']}), "
+                   f"status/answerState/finalBytes {got} (want {want}), prompt {x.get('prompt')!r}")
+            self.targets[r["run_id"]] = x["target"]
+            shown.append(f"{r['run_id'][:13]}… {self.agent} {got[0]} {got[1]}")
+        return "; ".join(shown)
+
+    def grant_all(self) -> str:
+        for n, r in enumerate(self.runs):
+            g = self.json_of("grant", "--run", r["run_id"], "--features", FEATURES, "--expires", "15m", "--to", "test",
+                             "--json")
+            ensure(KEY_RE.fullmatch(g.get("key", "")) and g.get("grantId"), f"run {n + 1}: key/grantId {g.get('grantId')!r}")
+            ensure(g.get("target") == self.targets[r["run_id"]],
+                   f"run {n + 1}: granted target {g.get('target')} != runs --json's {self.targets[r['run_id']]}")
+            ensure(sorted(g.get("features") or []) == sorted(FEATURES.split(",")), f"run {n + 1}: features {g.get('features')}")
+            g["keyFile"] = write_key(self.tmp / "keys" / f"run{n + 1}.txt", g["key"])
+            self.grants.append(g)
+        return ", ".join(g["grantId"] for g in self.grants)
+
+    def sdk(self, n: int) -> str:
+        g, want = self.grants[n], self.runs[n]["answer"]
+        s = self.sdk_read(self.py, g, want, self.out_file(f"sdk-run{n + 1}.txt"), MODERN)
+        return f"{s['protocolVersion']}, {s.get('chunks')} chunk(s), {len(want)} B, sha256 {sha(want)[:12]}… = the agent's own"
+
+    def cli_read(self, n: int) -> str:
+        g, want = self.grants[n], self.runs[n]["answer"]
+        out = self.out_file(f"cli-run{n + 1}.txt")
+        if want is None:
+            r = self.runread_read(g["keyFile"], "final-answer", "--out", str(out))
+            ensure(r.returncode != 0 and not out.exists(), f"exit {r.returncode}, --out written: {out.exists()}")
+            return f"refused (exit {r.returncode}): {tail(r.stderr or r.stdout, 200)}"
+        return f"{self.cli_answer(g['keyFile'], want, out)} = the agent's own"
+
+    def mcp(self, n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """tools/call read_final_answer and read_work_state through the SDK: their structuredContent."""
+        g = self.grants[n]
+        calls = [["read_final_answer", {"target": g["target"]}], ["read_work_state", {"target": g["target"]}]]
+        r = subprocess.run([str(self.py), "-c", SDK_CALLS, self.url, str(g["keyFile"]), json.dumps(calls), "auto"],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, env=self.read_env(), timeout=120)
+        ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        (self.out_file(f"mcp-run{n + 1}.json")).write_text(json.dumps(out, ensure_ascii=False, indent=1))
+        ensure(out.get("protocolVersion") == MODERN, f"protocolVersion {out.get('protocolVersion')!r}")
+        got = []
+        for (tool, _), c in zip(calls, out["calls"]):
+            ensure(c.get("form") == "result" and c.get("isError") is False, f"{tool}: {tail(json.dumps(c), 400)}")
+            sc = c.get("structuredContent") or {}
+            labeled(tool, sc)
+            got.append(sc)
+        return got[0], got[1]
+
+    def mcp_answered(self, n: int) -> str:
+        fa, ws = self.mcp(n)
+        want = self.runs[n]["answer"]
+        seen = {k: fa.get(k) for k in ("state", "evidence", "foregroundFinalConfirmed", "readable", "byteOffset",
+                                        "totalBytes", "sha256")}
+        ensure(seen == {"state": "available", "evidence": "supervised", "foregroundFinalConfirmed": True, "readable": True,
+                        "byteOffset": 0, "totalBytes": len(want), "sha256": sha(want)},
+               f"read_final_answer {seen}; want available, supervised, foregroundFinalConfirmed true, {len(want)} B, {sha(want)}")
+        text = (fa.get("text") or "").encode()
+        ensure(want.startswith(text) and text and (fa.get("eof") is not True or text == want),
+               f"text ({len(text)} B, eof {fa.get('eof')!r}) is not the answer's first bytes")
+        fg = ws.get("foreground") or {}
+        ensure(ws.get("evidence") == "supervised" and fg.get("state") == "completed" and fg.get("exit") == "exit:0",
+               f"read_work_state evidence {ws.get('evidence')!r}, foreground {fg}")
+        return (f"read_final_answer state available, evidence supervised, foregroundFinalConfirmed true, "
+                f"{len(text)} of {len(want)} B; read_work_state evidence supervised, foreground {fg.get('state')} "
+                f"({fg.get('source')}, {fg.get('exit')}), aggregate {(ws.get('aggregate') or {}).get('state')}; "
+                f"coverage.subagents says {((ws.get('coverage') or {}).get('subagents') or {}).get('reason')!r}")
+
+    def mcp_failed(self, n: int) -> str:
+        fa, ws = self.mcp(n)
+        seen = {k: fa.get(k) for k in ("state", "readable", "text", "foregroundFinalConfirmed", "totalBytes", "sha256")}
+        ensure(seen == {"state": "missing", "readable": False, "text": None, "foregroundFinalConfirmed": False,
+                        "totalBytes": None, "sha256": None},
+               f"read_final_answer {seen}; want state missing, no text")
+        fg = ws.get("foreground") or {}
+        ensure(ws.get("evidence") == "supervised" and fg.get("state") == "failed" and fg.get("exit") == "exit:1",
+               f"read_work_state evidence {ws.get('evidence')!r}, foreground {fg}")
+        return (f"read_final_answer state missing, readable false, text null (evidence {fa.get('evidence')}); "
+                f"read_work_state evidence supervised, foreground failed ({fg.get('source')}, {fg.get('exit')})")
+
+    # ---- the part
+
+    def run(self) -> None:
+        self.must(f"tools: {self.title}", self.install_agent, f"no {self.title}")
+        self.must(f"{self.title} on its own (no runread): exit codes and {self.own_stream}", self.alone, "no reference run")
+        self.must("the same scenario under `runread --home H run --` (HARNESS_WRAP)", self.supervised,
+                  "the supervised run did not complete")
+        self.must("the session files (plain json): each step's run and the agent's own answer", self.session_files,
+                  "the session files are not what the scenario should have written")
+        for n in range(len(self.steps)):
+            what = f"step {n + 1} ({self.step_kind(n)}, {self.expect[n]})"
+            self.check(f"{what}: runread run's exit code", lambda n=n: self.step_exit(n))
+            self.check(f"{what}: runread run's stderr and stdout", lambda n=n: self.step_output(n))
+        self.check("journal: one entry per answered run", self.journal)
+        for what, fn in [("runread --home H runs --json", self.runs_json),
+                         (f"runread --home H grant --run <id> --features {FEATURES} (every run)", self.grant_all),
+                         ("runread --home H serve", self.serve)]:
+            self.must(what, fn, f"`{what}` failed; nothing to read")
+        for n in range(len(self.steps)):
+            r = f"run {n + 1}"
+            if self.expect[n] == "answered":
+                self.check(f"{r}: python sdk read_final_answer.py --out", lambda n=n: self.sdk(n))
+                self.check(f"{r}: runread read final-answer --out", lambda n=n: self.cli_read(n))
+                self.check(f"{r}: MCP read_final_answer / read_work_state: supervised", lambda n=n: self.mcp_answered(n))
+            else:
+                self.check(f"{r} (failed): MCP read_final_answer / read_work_state", lambda n=n: self.mcp_failed(n))
+                self.check(f"{r} (failed): runread read final-answer", lambda n=n: self.cli_read(n))
+        self.check("runread serve still running", self.alive)
+
+
+class ClaudeRuns(Part):
+    agent, title, own_stream = "claude", "Claude Code", "the stream-json result"
+    script, mock, version_attr, version = "claude-scenario.py", "mockanthropic.py", "CLAUDE_CODE_VERSION", CLAUDE_VERSION
+    scenario = SCENARIOS / "supervised-claude.json"
+    expect = ["answered", "answered", "failed"]
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_claude())
+
+    def stream_answer(self, events: list[dict[str, Any]], n: int) -> bytes | None:
+        results = [e for e in events if e.get("type") == "result"]
+        ensure(len(results) == 1, f"step {n + 1}: {len(results)} result events")
+        r = results[0]
+        if r.get("is_error") is True:  # the provider error: `result` is Claude Code's error text, not an answer
+            return None
+        ensure(r.get("is_error") is False and r.get("subtype") == "success" and isinstance(r.get("result"), str),
+               f"step {n + 1}: result event {json.dumps(r)[:300]}")
+        return r["result"].encode()
+
+    def read_session_files(self, out: Path) -> list[dict[str, Any]]:
+        """Each prompt line starts a run; its answer is the last response's text blocks joined by \\n, when
+        that response ended the turn (a synthetic API error message is no answer)."""
+        files = sorted((out / "sessions").glob("*/*.jsonl"))
+        ensure(len(files) == 1, f"session files {files}")
+        runs: list[dict[str, Any]] = []
+        for e in jsonl(files[0]):
+            msg = e.get("message") or {}
+            content = msg.get("content")
+            if e.get("type") == "user" and not e.get("isMeta") and isinstance(content, str):
+                ensure(e.get("cwd") == str(self.workspace), f"prompt line cwd {e.get('cwd')}")
+                runs.append({"run_id": e["uuid"], "session": e["sessionId"], "prompt": content, "parent": None,
+                             "lines": []})
+            elif e.get("type") == "assistant" and runs:
+                runs[-1]["lines"].append(e)
+        for r in runs:
+            lines = r.pop("lines")
+            last = lines[-1] if lines else {}
+            r["answer"] = None
+            if last and not last.get("isApiErrorMessage") and last["message"].get("stop_reason") == "end_turn":
+                final = [x for x in lines if x["message"].get("id") == last["message"]["id"]]
+                r["answer"] = "\n".join(b["text"] for x in final for b in x["message"]["content"]
+                                        if b.get("type") == "text").encode()
+        return runs
+
+
+class CodexRuns(Part):
+    agent, title, own_stream = "codex", "Codex", "the last agent_message of the --json stream"
+    script, mock, version_attr, version = "codex-scenario.py", "mockresponses.py", "CODEX_VERSION", CODEX_VERSION
+    scenario = SCENARIOS / "supervised-codex.json"
+    expect = ["answered", "answered", "answered", "failed"]
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_codex())
+
+    def stream_answer(self, events: list[dict[str, Any]], n: int) -> bytes | None:
+        kinds = [e.get("type") for e in events]
+        if "turn.completed" not in kinds:
+            ensure("turn.failed" in kinds, f"step {n + 1}: neither turn.completed nor turn.failed: {kinds}")
+            return None
+        messages = [e["item"]["text"] for e in events[: kinds.index("turn.completed")]
+                    if e.get("type") == "item.completed" and (e.get("item") or {}).get("type") == "agent_message"]
+        ensure(messages, f"step {n + 1}: no agent_message before turn.completed")
+        return messages[-1].encode()
+
+    def read_session_files(self, out: Path) -> list[dict[str, Any]]:
+        """Each turn is a run (task_started's turn_id); its answer is task_complete.last_agent_message."""
+        runs: list[dict[str, Any]] = []
+        for f in sorted((out / "sessions").rglob("rollout-*.jsonl")):
+            lines = jsonl(f)
+            ensure(lines[0].get("type") == "session_meta", f"{f.name}: first line {lines[0].get('type')}")
+            meta = lines[0]["payload"]
+            ensure(meta.get("cwd") == str(self.workspace), f"{f.name}: cwd {meta.get('cwd')}")
+            by_id: dict[str, dict[str, Any]] = {}
+            for e in lines[1:]:
+                p, kind = e.get("payload") or {}, e.get("type")
+                if kind == "event_msg" and p.get("type") == "task_started":
+                    by_id[p["turn_id"]] = {"run_id": p["turn_id"], "session": meta["id"],
+                                           "parent": meta.get("forked_from_id"), "prompt": None, "answer": None}
+                elif kind == "event_msg" and p.get("type") == "item_completed" and p["item"].get("type") == "UserMessage":
+                    by_id[p["turn_id"]]["prompt"] = "".join(c.get("text", "") for c in p["item"]["content"])
+                elif kind == "event_msg" and p.get("type") == "task_complete":
+                    t = by_id[p["turn_id"]]
+                    t["done"] = True
+                    if p.get("last_agent_message") is not None:
+                        t["answer"] = p["last_agent_message"].encode()
+                    else:
+                        ensure(p.get("error"), f"turn {p['turn_id']}: task_complete with neither an answer nor an error")
+            ensure(all(t.get("done") for t in by_id.values()), f"{f.name}: a turn without task_complete")
+            runs += by_id.values()
+        return runs
+
+
+AGENTS = {"claude": ClaudeRuns, "codex": CodexRuns}
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = options(argv, __doc__, AGENTS, "harness OUTDIRs, runread homes, serve logs")
+
+    def start(tmp: Path, res: Results):
+        with cache_lock(opts.cache):
+            py, venv_desc = ensure_venv(opts.cache)
+        res.record("tools: python venv", True, venv_desc)
+        return lambda cls: cls(opts, tmp, res, py)
+
+    return run_parts(opts, "supervised", AGENTS, start)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
