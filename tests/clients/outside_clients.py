@@ -1318,7 +1318,9 @@ class Suite:
         ensure(sc["savedModel"]["value"] == saved, f"savedModel {sc['savedModel']}, fixture {saved}")
         ensure(sc.get("runModels") == run_models and sc["runModel"]["value"] in run_models,
                f"runModel {sc['runModel']}, runModels {sc.get('runModels')}, fixture {run_models}")
-        nulls = sorted(f for f in fields if sc[f]["value"] is None)
+        # Every sourced field that is null, and only those, is named in unknownFields.
+        nulls = sorted(f for f, v in sc.items()
+                       if isinstance(v, dict) and "source" in v and "value" in v and v["value"] is None)
         ensure(sorted(sc.get("unknownFields") or []) == nulls, f"unknownFields {sc.get('unknownFields')}, null fields {nulls}")
         return f"workspace {sc['workspaceName']['value']!r}, model {saved}, unknown {nulls}"
 
