@@ -178,9 +178,11 @@ pub fn run() -> Result<(), String> {
     outln!("{text}");
     outln!("</tool_result>");
     outln!();
-    outln!("Next, on your own Pi sessions:");
+    outln!("Next, on your own sessions (Pi, Claude Code, Codex):");
     outln!("  runread workspace add ~/code/my-project");
-    outln!("  runread ingest                      # reads ~/.pi/agent/sessions");
+    outln!(
+        "  runread ingest                      # ~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions"
+    );
     outln!("  runread runs");
     outln!("  runread grant --run RUN_ID --features final_answer --expires 15m --to claude");
     outln!(
