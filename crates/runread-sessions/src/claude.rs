@@ -32,7 +32,7 @@ use crate::model::{
     EntryKind, EntrySummary, FirstLine, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
     answer_digest, preview,
 };
-use crate::runs::{Branch, Context, Run, RunStatus, mark_unknown};
+use crate::runs::{Branch, Context, Run, RunStatus, taint};
 
 /// What an interruption marker's text starts with (`[Request interrupted by user]`, `… for tool
 /// use]`).
@@ -470,14 +470,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         }
         runs.push(run);
     }
-    for &line in malformed_lines {
-        if let Some(run) = runs.iter_mut().rev().find(|r| r.start_line < line) {
-            mark_unknown(run, "malformed line");
-        }
-    }
-    if torn_tail && let Some(run) = runs.last_mut() {
-        mark_unknown(run, "unfinished last line");
-    }
+    taint(&mut runs, malformed_lines, torn_tail);
     Branch {
         leaf_id: Some(leaf.id.clone()),
         runs,

@@ -35,7 +35,7 @@ use crate::model::{
     EntryKind, EntrySummary, FirstLine, ForkBase, Header, LineOutcome, MessageView, Resume, Scan,
     ScanError, preview,
 };
-use crate::runs::{Branch, Context, Run, RunStatus, mark_unknown};
+use crate::runs::{Branch, Context, Run, RunStatus, taint};
 
 /// History roles of Codex events (what `read_history` reports as `role`).
 pub mod role {
@@ -533,14 +533,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         before += count;
         runs.push(run);
     }
-    for &line in malformed_lines {
-        if let Some(run) = runs.iter_mut().rev().find(|r| r.start_line < line) {
-            mark_unknown(run, "malformed line");
-        }
-    }
-    if torn_tail && let Some(run) = runs.last_mut() {
-        mark_unknown(run, "unfinished last line");
-    }
+    taint(&mut runs, malformed_lines, torn_tail);
     Branch {
         leaf_id: entries.last().map(|e| e.id.clone()),
         runs,

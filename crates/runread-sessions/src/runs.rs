@@ -286,8 +286,19 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         }
     }
 
-    // Taint: a malformed line inside a run's span of the file, or after the last run start, makes
-    // that run unknown; so does a torn last line for the last run.
+    taint(&mut runs, malformed_lines, torn_tail);
+    Branch {
+        leaf_id: Some(leaf.id.clone()),
+        runs,
+        complete,
+        session_name,
+        saved_model,
+    }
+}
+
+/// Taint, for every agent: a malformed line inside a run's span of the file, or after the last
+/// run start, makes that run unknown; so does a torn last line for the last run.
+pub(crate) fn taint(runs: &mut [Run], malformed_lines: &[u64], torn_tail: bool) {
     for &line in malformed_lines {
         if let Some(run) = runs.iter_mut().rev().find(|r| r.start_line < line) {
             mark_unknown(run, "malformed line");
@@ -295,13 +306,6 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
     }
     if torn_tail && let Some(run) = runs.last_mut() {
         mark_unknown(run, "unfinished last line");
-    }
-    Branch {
-        leaf_id: Some(leaf.id.clone()),
-        runs,
-        complete,
-        session_name,
-        saved_model,
     }
 }
 
