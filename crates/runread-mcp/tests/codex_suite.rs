@@ -13,7 +13,7 @@ const SECRET: &str = "sk-codex-TEST-0123456789abcdef";
 
 mod support;
 
-use runread_testkit::{CODEX_FIXTURES, codex_steps, step_for};
+use runread_testkit::{CODEX_FIXTURES, codex_steps};
 use support::Served;
 
 async fn serve(fixtures: &[&str]) -> Served {
@@ -31,25 +31,13 @@ async fn serve(fixtures: &[&str]) -> Served {
 #[tokio::test]
 async fn every_answer_read_over_mcp_is_what_codex_reported() {
     // Every recording but `secrets`, whose answers are served masked (its own test below).
-    for fixture in CODEX_FIXTURES.iter().copied().filter(|f| *f != "secrets") {
-        let steps = codex_steps(fixture);
-        let s = serve(&[fixture]).await;
-        for run in s.runs() {
-            let (c, target) = s.client(&run).await;
-            let prompt = run.run.preview.clone().unwrap();
-            let got = c.read_final_answer(&target, Some(7), |_| {}).await.unwrap();
-            match step_for(&steps, &prompt).reported.answer() {
-                Some(text) => {
-                    assert_eq!(got.state, "available", "{fixture}: {prompt}");
-                    assert_eq!(got.text.as_deref(), Some(text), "{fixture}: {prompt}");
-                }
-                None => {
-                    assert_eq!(got.state, "missing", "{fixture}: {prompt}");
-                    assert_eq!(got.text, None);
-                }
-            }
-        }
-    }
+    support::every_answer_is_what_the_agent_reported(
+        CODEX_FIXTURES,
+        codex_steps,
+        |env, f| drop(env.place_codex(f, Duration::from_secs(60))),
+        SECRET,
+    )
+    .await;
 }
 
 #[tokio::test]
