@@ -77,6 +77,11 @@ pub trait Store: Send + Sync {
 
     /// Runs of every current session generation, newest session first.
     fn runs(&self) -> Result<Vec<RunRecord>>;
+    /// One page of current runs, newest first (by when each run started; runs without a start
+    /// time last), at most `limit` (≤ [`RUNS_PAGE_MAX`]) after skipping `offset`.
+    fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>>;
+    /// How many current runs `filter` lets through.
+    fn runs_count(&self, filter: &RunFilter) -> Result<u64>;
     /// Current runs whose run id is `run_id`.
     fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>>;
     /// The run a target names, if it exists in the current generation of its session.

@@ -88,6 +88,26 @@ pub struct RunRecord {
     pub workspace_path: String,
 }
 
+/// Which runs a page of the owner's listing shows ([`crate::Store::runs_page`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFilter {
+    /// Only runs of this agent (`pi`, `claude`, `codex`).
+    pub agent: Option<String>,
+    /// Only runs of sessions in this workspace (its id).
+    pub workspace_id: Option<String>,
+}
+
+/// Most runs one page of the owner's listing holds.
+pub const RUNS_PAGE_MAX: u32 = 1_000;
+
+/// When a run started, in ms since the epoch, for paging newest first: the agent's own
+/// timestamp of the run's first line, if it is RFC 3339.
+pub fn run_started_ms(run: &Run) -> Option<i64> {
+    run.started_at
+        .as_deref()
+        .and_then(runread_core::timefmt::parse_rfc3339)
+}
+
 /// What an owner granted: one key, one exact target, named features, until an expiry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {

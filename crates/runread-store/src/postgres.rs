@@ -38,8 +38,9 @@ use runread_core::{Feature, Target};
 use runread_sessions::{EntrySummary, FileIdentity, Run};
 
 use crate::{
-    ArtifactRecord, Grant, IngestCommit, Receipt, Result, RunRecord, SealedSecret, SessionRecord,
-    StartMeta, StartOutcome, StartRecord, Store, StoreError, SupervisedRun, Workspace,
+    ArtifactRecord, Grant, IngestCommit, RUNS_PAGE_MAX, Receipt, Result, RunFilter, RunRecord,
+    SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, StoreError,
+    SupervisedRun, Workspace,
 };
 
 /// Most connections one store holds open. Store calls are short and the service bounds calls
@@ -233,7 +234,16 @@ ALTER TABLE sessions ADD COLUMN ctime_ns BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN over_bounds BOOLEAN NOT NULL DEFAULT FALSE;
 ALTER TABLE sessions ADD COLUMN index_version BIGINT NOT NULL DEFAULT 1;
 "#,
+    // 7: as SQLite's migration 7 (when each run started, for paging; earlier rows filled in by
+    // `backfill_run_starts`).
+    r#"
+ALTER TABLE runs ADD COLUMN started_ms BIGINT;
+CREATE INDEX runs_by_start ON runs(started_ms DESC NULLS LAST, session_id, ord DESC);
+"#,
 ];
+
+/// The migration that added `runs.started_ms` (see [`backfill_run_starts`]).
+const RUN_STARTS_MIGRATION: usize = 7;
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
 /// in [`APP_APPEND_ONLY_TABLES`] (a test checks that every table is).
@@ -791,6 +801,9 @@ fn migrate_locked(client: &mut Client) -> Tx<()> {
             )?;
         }
         t.batch_execute(sql)?;
+        if version == RUN_STARTS_MIGRATION {
+            backfill_run_starts(&mut t)?;
+        }
         let v = i32::try_from(version)
             .map_err(|_| Fail::Store(StoreError::Corrupt("schema version".into())))?;
         t.execute("INSERT INTO schema_migrations(version) VALUES ($1)", &[&v])?;
@@ -843,6 +856,30 @@ $do$;"#,
         ao = list(APP_APPEND_ONLY_TABLES),
         ro = list(APP_READ_ONLY_TABLES),
     )
+}
+
+/// Gives every run indexed before migration 7 its start time, from its own record (as SQLite's
+/// `backfill_run_starts`).
+fn backfill_run_starts(t: &mut postgres::Transaction<'_>) -> Tx<()> {
+    let rows = t.query(
+        "SELECT session_id, generation, run_id, run_json FROM runs",
+        &[],
+    )?;
+    for r in rows {
+        let json: String = r.try_get(3)?;
+        let started = serde_json::from_str::<runread_sessions::Run>(&json)
+            .ok()
+            .and_then(|run| crate::run_started_ms(&run));
+        if let Some(ms) = started {
+            let (session_id, generation, run_id): (String, i64, String) =
+                (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+            t.execute(
+                "UPDATE runs SET started_ms = $4 WHERE session_id = $1 AND generation = $2 AND run_id = $3",
+                &[&session_id, &generation, &run_id, &ms],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn u64_of(v: i64) -> u64 {
@@ -1126,6 +1163,7 @@ impl Store for PostgresStore {
                 i64::try_from(ord).unwrap_or(i64::MAX),
                 r.status.as_str().to_owned(),
                 serde_json::to_string(r)?,
+                crate::run_started_ms(r),
             ));
         }
         self.tx(Mode::Serializable, |t| {
@@ -1204,11 +1242,12 @@ impl Store for PostgresStore {
                 let ords: Vec<i64> = batch.iter().map(|r| r.1).collect();
                 let statuses: Vec<&str> = batch.iter().map(|r| r.2.as_str()).collect();
                 let jsons: Vec<&str> = batch.iter().map(|r| r.3.as_str()).collect();
+                let starts: Vec<Option<i64>> = batch.iter().map(|r| r.4).collect();
                 t.execute(
-                    "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json) \
-                     SELECT $1, $2, u.run_id, u.ord, u.status, u.run_json \
-                     FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(run_id, ord, status, run_json)",
-                    &[&s.session_id, &generation, &ids, &ords, &statuses, &jsons],
+                    "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json, started_ms) \
+                     SELECT $1, $2, u.run_id, u.ord, u.status, u.run_json, u.started_ms \
+                     FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::bigint[]) AS u(run_id, ord, status, run_json, started_ms)",
+                    &[&s.session_id, &generation, &ids, &ords, &statuses, &jsons, &starts],
                 )?;
             }
             Ok(())
@@ -1220,6 +1259,31 @@ impl Store for PostgresStore {
             &format!("{RUN_SELECT} ORDER BY s.ingested_at DESC, s.session_id, r.ord"),
             &[],
         )
+    }
+
+    fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>> {
+        let limit = i64::from(limit.min(RUNS_PAGE_MAX));
+        let offset = i64_of(offset);
+        self.run_rows(
+            &format!(
+                "{RUN_SELECT} WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
+                 ORDER BY r.started_ms DESC NULLS LAST, r.session_id, r.ord DESC LIMIT $3 OFFSET $4"
+            ),
+            &[&filter.agent, &filter.workspace_id, &limit, &offset],
+        )
+    }
+
+    fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
+        self.tx(Mode::Read, |t| {
+            let n: i64 = t
+                .query_one(
+                    "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+                     WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2)",
+                    &[&filter.agent, &filter.workspace_id],
+                )?
+                .try_get(0)?;
+            Ok(u64_of(n))
+        })
     }
 
     fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {

@@ -11,8 +11,9 @@ use runread_core::{Feature, Target};
 use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
 
 use crate::{
-    ArtifactRecord, Grant, IngestCommit, Receipt, Result, RunRecord, SealedSecret, SessionRecord,
-    StartMeta, StartOutcome, StartRecord, Store, StoreError, SupervisedRun, Workspace,
+    ArtifactRecord, Grant, IngestCommit, RUNS_PAGE_MAX, Receipt, Result, RunFilter, RunRecord,
+    SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, StoreError,
+    SupervisedRun, Workspace,
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
@@ -161,7 +162,17 @@ ALTER TABLE sessions ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN over_bounds INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN index_version INTEGER NOT NULL DEFAULT 1;
 "#,
+    // 7: when each run started, to page the owner's listing newest first without reading every
+    // run (rows from before are filled in from their records: `backfill_run_starts`).
+    r#"
+ALTER TABLE runs ADD COLUMN started_ms INTEGER;
+CREATE INDEX runs_by_start ON runs(started_ms DESC, session_id, ord DESC);
+"#,
 ];
+
+/// The migration that added `runs.started_ms`, whose earlier rows are filled in by
+/// [`backfill_run_starts`].
+const RUN_STARTS_MIGRATION: usize = 7;
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
 const BUSY_TIMEOUT_MS: u64 = 5_000;
@@ -528,9 +539,33 @@ fn migrate(conn: &mut Connection) -> Result<()> {
             return Ok(());
         };
         tx.execute_batch(sql)?;
+        if applied + 1 == RUN_STARTS_MIGRATION {
+            backfill_run_starts(&tx)?;
+        }
         tx.pragma_update(None, "user_version", (applied + 1) as i64)?;
         tx.commit()?;
     }
+}
+
+/// Gives every run indexed before migration 7 its start time, from its own record. A record
+/// without a readable start keeps none (it lists last), as a new run without one would.
+fn backfill_run_starts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
+    let rows: Vec<(String, i64, String, String)> = tx
+        .prepare("SELECT session_id, generation, run_id, run_json FROM runs")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut update = tx.prepare(
+        "UPDATE runs SET started_ms = ?4 WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3",
+    )?;
+    for (session_id, generation, run_id, json) in rows {
+        let started = serde_json::from_str::<runread_sessions::Run>(&json)
+            .ok()
+            .and_then(|run| crate::run_started_ms(&run));
+        if let Some(ms) = started {
+            update.execute(params![session_id, generation, run_id, ms])?;
+        }
+    }
+    Ok(())
 }
 
 fn get_meta(conn: &Connection, key: &str) -> Result<Option<Vec<u8>>> {
@@ -945,7 +980,7 @@ impl Store for SqliteStore {
             .execute([&s.session_id])?;
         {
             let mut ins = tx.prepare_cached(
-                "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json, started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
             for (ord, r) in c.runs.iter().enumerate() {
                 ins.execute(params![
@@ -954,7 +989,8 @@ impl Store for SqliteStore {
                     r.run_id,
                     ord as i64,
                     r.status.as_str(),
-                    serde_json::to_string(r)?
+                    serde_json::to_string(r)?,
+                    crate::run_started_ms(r),
                 ])?;
             }
         }
@@ -967,6 +1003,29 @@ impl Store for SqliteStore {
             &format!("{RUN_SELECT} ORDER BY s.ingested_at DESC, s.session_id, r.ord"),
             &[],
         )
+    }
+
+    fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>> {
+        let limit = i64::from(limit.min(RUNS_PAGE_MAX));
+        let offset = i64_of(offset);
+        self.run_rows(
+            &format!(
+                "{RUN_SELECT} WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
+                 ORDER BY r.started_ms DESC, r.session_id, r.ord DESC LIMIT ?3 OFFSET ?4"
+            ),
+            &[&filter.agent, &filter.workspace_id, &limit, &offset],
+        )
+    }
+
+    fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
+        let conn = self.reader()?;
+        let n: i64 = conn
+            .prepare_cached(
+                "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+                 WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2)",
+            )?
+            .query_row(params![filter.agent, filter.workspace_id], |r| r.get(0))?;
+        Ok(u64_of(n))
     }
 
     fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {

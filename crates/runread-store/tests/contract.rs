@@ -9,7 +9,7 @@ use runread_sessions::{EntryKind, EntrySummary};
 use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
-    ArtifactRecord, Background, Foreground, Grant, IngestCommit, Phase, Proof, Receipt,
+    ArtifactRecord, Background, Foreground, Grant, IngestCommit, Phase, Proof, Receipt, RunFilter,
     SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
 };
 
@@ -89,6 +89,100 @@ fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) 
     assert_eq!(s.run("s1", 1, "r2").unwrap(), None, "old generation gone");
     assert_eq!(s.runs_by_id("r3").unwrap().len(), 1);
     assert!(s.runs_by_id("r1").unwrap().is_empty());
+}
+
+/// A run of `id` that started `at` (RFC 3339), or without a start time.
+fn run_at(id: &str, at: Option<&str>) -> runread_sessions::Run {
+    runread_sessions::Run {
+        started_at: at.map(str::to_owned),
+        ..support::run(id)
+    }
+}
+
+fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
+    let w1 = s.add_workspace("/w1", "one", 1).unwrap();
+    let w2 = s.add_workspace("/w2", "two", 1).unwrap();
+    let mut claude = support::session_at("c1", "/sessions/c1.jsonl", &w2.id, 1);
+    claude.agent = "claude".into();
+    s.commit_ingest(&IngestCommit {
+        session: support::session_at("p1", "/sessions/p1.jsonl", &w1.id, 1),
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![
+            run_at("p-old", Some("2026-01-01T00:00:00Z")),
+            run_at("p-none", None),
+            run_at("p-new", Some("2026-03-01T00:00:00.500Z")),
+        ],
+    })
+    .unwrap();
+    s.commit_ingest(&IngestCommit {
+        session: claude,
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![run_at("c-mid", Some("2026-02-01T01:00:00+01:00"))],
+    })
+    .unwrap();
+    let ids = |f: &RunFilter, limit: u32, offset: u64| -> Vec<String> {
+        s.runs_page(f, limit, offset)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.target.run_id)
+            .collect()
+    };
+    let all = RunFilter::default();
+    assert_eq!(
+        ids(&all, 10, 0),
+        ["p-new", "c-mid", "p-old", "p-none"],
+        "newest first, no start time last"
+    );
+    assert_eq!(ids(&all, 2, 0), ["p-new", "c-mid"]);
+    assert_eq!(ids(&all, 2, 2), ["p-old", "p-none"]);
+    assert!(ids(&all, 2, 4).is_empty());
+    assert_eq!(s.runs_count(&all).unwrap(), 4);
+    let pi = RunFilter {
+        agent: Some("pi".into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&pi, 10, 0), ["p-new", "p-old", "p-none"]);
+    assert_eq!(s.runs_count(&pi).unwrap(), 3);
+    let two = RunFilter {
+        workspace_id: Some(w2.id.clone()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&two, 10, 0), ["c-mid"]);
+    let none = RunFilter {
+        agent: Some("claude".into()),
+        workspace_id: Some(w1.id.clone()),
+    };
+    assert!(ids(&none, 10, 0).is_empty());
+    assert_eq!(s.runs_count(&none).unwrap(), 0);
+    // A new generation replaces the session's runs in the listing too.
+    s.commit_ingest(&IngestCommit {
+        session: support::session_at("p1", "/sessions/p1.jsonl", &w1.id, 2),
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![run_at("p-2", Some("2025-01-01T00:00:00Z"))],
+    })
+    .unwrap();
+    assert_eq!(ids(&all, 10, 0), ["c-mid", "p-2"]);
+    // A page holds at most RUNS_PAGE_MAX runs, however many are asked for.
+    let w3 = s.add_workspace("/w3", "three", 1).unwrap();
+    let max = runread_store::RUNS_PAGE_MAX;
+    s.commit_ingest(&IngestCommit {
+        session: support::session_at("big", "/sessions/big.jsonl", &w3.id, 1),
+        new_generation: true,
+        new_entries: vec![],
+        runs: (0..=max).map(|i| run_at(&format!("b{i}"), None)).collect(),
+    })
+    .unwrap();
+    let big = RunFilter {
+        workspace_id: Some(w3.id.clone()),
+        ..Default::default()
+    };
+    assert_eq!(s.runs_count(&big).unwrap(), u64::from(max) + 1);
+    assert_eq!(s.runs_page(&big, max, 0).unwrap().len(), max as usize);
+    assert_eq!(s.runs_page(&big, max + 1, 0).unwrap().len(), max as usize);
+    assert_eq!(s.runs_page(&big, max, u64::from(max)).unwrap().len(), 1);
 }
 
 fn grants_are_found_by_key_hash_and_revoked_once(s: &dyn Store) {
@@ -409,6 +503,10 @@ const CHECKS: &[(&str, Check)] = &[
         "supervised_runs_are_replaced_by_key",
         supervised_runs_are_replaced_by_key,
     ),
+    (
+        "runs_page_newest_first_filtered_and_bounded",
+        runs_page_newest_first_filtered_and_bounded,
+    ),
 ];
 
 #[test]
@@ -584,4 +682,42 @@ fn sqlite_store_file_is_owner_only() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600);
+}
+
+/// A store indexed before runs had a start-time column gets one for every run it holds when a
+/// newer runread opens it: the listing pages old runs newest first too.
+#[test]
+fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runread.db");
+    {
+        let s = SqliteStore::open(&path).unwrap();
+        let ws = s.add_workspace("/w", "w", 1).unwrap();
+        s.commit_ingest(&IngestCommit {
+            session: session(&ws.id, 1),
+            new_generation: true,
+            new_entries: vec![],
+            // Listed by position alone (the last first), "old" would come first.
+            runs: vec![
+                run_at("new", Some("2026-02-01T00:00:00Z")),
+                run_at("old", Some("2026-01-01T00:00:00Z")),
+            ],
+        })
+        .unwrap();
+    }
+    // Back to schema 6, as an earlier runread left it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP INDEX runs_by_start; ALTER TABLE runs DROP COLUMN started_ms; PRAGMA user_version = 6;",
+    )
+    .unwrap();
+    drop(conn);
+    let s = SqliteStore::open(&path).unwrap();
+    let page: Vec<String> = s
+        .runs_page(&RunFilter::default(), 10, 0)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.target.run_id)
+        .collect();
+    assert_eq!(page, ["new", "old"]);
 }

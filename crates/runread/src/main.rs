@@ -100,6 +100,18 @@ enum Command {
     Runs {
         #[arg(long)]
         json: bool,
+        /// Runs per page, newest first.
+        #[arg(long, default_value_t = RUNS_PAGE_DEFAULT, value_parser = clap::value_parser!(u32).range(1..=i64::from(runread_store::RUNS_PAGE_MAX)))]
+        limit: u32,
+        /// Runs to skip (the next page starts at the previous offset plus its limit).
+        #[arg(long, default_value_t = 0)]
+        offset: u64,
+        /// Only this agent's runs.
+        #[arg(long, value_parser = ["pi", "claude", "codex"])]
+        agent: Option<String>,
+        /// Only runs in this workspace (its name or path).
+        #[arg(long)]
+        workspace: Option<String>,
     },
     /// Grant one run to a fresh read key (printed once), or list / revoke grants.
     Grant(GrantArgs),
@@ -514,9 +526,16 @@ fn run(cli: Cli) -> Res {
             )
             .map_err(|e| e.to_string())
         }
-        Command::Runs { json } => {
+        Command::Runs {
+            json,
+            limit,
+            offset,
+            agent,
+            workspace,
+        } => {
             let (home, store) = open_home(cli.home, spec)?;
-            runs(&home, store, json)
+            let filter = run_filter(&*store, agent, workspace)?;
+            runs(&home, store, json, &filter, limit, offset)
         }
         Command::Grant(args) => {
             let (home, store) = open_home(cli.home, spec)?;
@@ -792,9 +811,47 @@ fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Res {
     Ok(())
 }
 
-fn runs(home: &std::path::Path, store: Arc<dyn Store>, as_json: bool) -> Res {
+/// Runs one page of `runread runs` shows unless told otherwise.
+const RUNS_PAGE_DEFAULT: u32 = 100;
+
+/// The listing's filter: an agent, and a workspace named by its name or path.
+fn run_filter(
+    store: &dyn Store,
+    agent: Option<String>,
+    workspace: Option<String>,
+) -> Result<runread_store::RunFilter, String> {
+    let workspace_id = match workspace {
+        None => None,
+        Some(w) => {
+            let all = store.workspaces().map_err(|e| e.to_string())?;
+            let canonical = std::fs::canonicalize(&w)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned());
+            let found = all
+                .iter()
+                .find(|x| x.name == w || Some(&x.path) == canonical.as_ref() || x.path == w)
+                .ok_or_else(|| format!("no registered workspace is named {w:?} or lies at that path (see `runread workspace list`)"))?;
+            Some(found.id.clone())
+        }
+    };
+    Ok(runread_store::RunFilter {
+        agent,
+        workspace_id,
+    })
+}
+
+fn runs(
+    home: &std::path::Path,
+    store: Arc<dyn Store>,
+    as_json: bool,
+    filter: &runread_store::RunFilter,
+    limit: u32,
+    offset: u64,
+) -> Res {
     let service = service(home, store.clone(), Config::default())?;
-    let list = store.runs().map_err(|e| e.to_string())?;
+    let list = store
+        .runs_page(filter, limit, offset)
+        .map_err(|e| e.to_string())?;
     let now = now_ms();
     if as_json {
         let out: Vec<_> = list
@@ -819,8 +876,13 @@ fn runs(home: &std::path::Path, store: Arc<dyn Store>, as_json: bool) -> Res {
         );
         return Ok(());
     }
+    let total = store.runs_count(filter).map_err(|e| e.to_string())?;
     if list.is_empty() {
-        outln!("no runs; register a workspace and run `runread ingest`");
+        if total == 0 && *filter == runread_store::RunFilter::default() {
+            outln!("no runs; register a workspace and run `runread ingest`");
+        } else {
+            outln!("no runs on this page ({total} in all)");
+        }
         return Ok(());
     }
     // Claude Code's and Codex's run ids are whole uuids (Codex's are time-ordered: turns minutes
@@ -851,6 +913,18 @@ fn runs(home: &std::path::Path, store: Arc<dyn Store>, as_json: bool) -> Res {
             service.answer_state(r, now),
             format!("{} ({})", r.target.session_id, r.target.generation),
             r.run.preview.as_deref().unwrap_or("")
+        );
+    }
+    let shown_to = offset + list.len() as u64;
+    if offset > 0 || shown_to < total {
+        outln!(
+            "runs {}–{shown_to} of {total}, newest first{}",
+            offset + 1,
+            if shown_to < total {
+                format!("; next page: --offset {shown_to}")
+            } else {
+                String::new()
+            }
         );
     }
     Ok(())

@@ -564,3 +564,58 @@ fn codex_sessions_in_the_default_place_are_listed_by_prefixes_that_grant() {
     let out = ok(run(&["ingest"], Some(&moved)));
     assert!(out.contains("codex-home/sessions/"), "{out}");
 }
+
+#[test]
+fn runs_lists_pages_newest_first_filtered_by_agent_and_workspace() {
+    let env = runread_testkit::Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    env.place("sample", Duration::from_secs(60));
+    let home = env.dir.path().join("cli-home");
+    let ws = env.workspace.to_str().unwrap();
+    ok(runread(&home, &["workspace", "add", ws, "--name", "proj"]));
+    ok(runread(
+        &home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
+    let page = |args: &[&str]| -> Vec<Value> {
+        let mut all = vec!["runs", "--json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&ok(runread(&home, &all))).unwrap()
+    };
+    let every = page(&[]);
+    assert!(every.len() >= 4, "{every:?}");
+    let started: Vec<&str> = every
+        .iter()
+        .map(|r| r["startedAt"].as_str().unwrap())
+        .collect();
+    let mut newest_first = started.clone();
+    newest_first.sort_by(|a, b| b.cmp(a));
+    assert_eq!(started, newest_first, "newest first");
+    // Pages of two, in order, cover the same runs.
+    let mut paged = vec![];
+    for offset in (0..every.len()).step_by(2) {
+        paged.extend(page(&["--limit", "2", "--offset", &offset.to_string()]));
+    }
+    assert_eq!(paged, every);
+    // The table says where the next page starts.
+    let table = ok(runread(&home, &["runs", "--limit", "2"]));
+    assert!(
+        table.contains(&format!("runs 1–2 of {}", every.len()))
+            && table.contains("next page: --offset 2"),
+        "{table}"
+    );
+    // Filters: by agent, by workspace name or path.
+    assert_eq!(page(&["--agent", "pi"]), every);
+    assert!(page(&["--agent", "claude"]).is_empty());
+    assert_eq!(page(&["--workspace", "proj"]), every);
+    assert_eq!(page(&["--workspace", ws]), every);
+    let unknown = runread(&home, &["runs", "--workspace", "nope"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no registered workspace"));
+    // The page bound: RUNS_PAGE_MAX is taken, one more is refused.
+    let max = runread_store::RUNS_PAGE_MAX;
+    assert_eq!(page(&["--limit", &max.to_string()]), every);
+    let over = runread(&home, &["runs", "--limit", &(max + 1).to_string()]);
+    assert!(!over.status.success());
+    assert!(String::from_utf8_lossy(&over.stderr).contains("--limit"));
+}
