@@ -11,6 +11,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use serde_json::{Map, Value, json};
 
+use futures::StreamExt as _;
+use runread_core::limits::ARTIFACT_TRANSFER_MAX;
+
 use crate::KEY_HEADER;
 
 /// Most history pages followed in one read: every retained event at one event per page, plus slack.
@@ -18,6 +21,12 @@ pub const MAX_HISTORY_PAGES: usize = runread_core::limits::HISTORY_RETAINED_EVEN
 /// Most chunks followed for one answer: the answer limit divided by the smallest chunk, plus one.
 pub const MAX_CHUNKS: usize =
     runread_core::limits::FINAL_ANSWER_MAX_BYTES / runread_core::limits::FINAL_ANSWER_CHUNK_MIN + 1;
+
+/// Largest artifact this client reads: the largest the server registers.
+pub const ARTIFACT_READ_MAX_BYTES: u64 = runread_core::limits::ARTIFACT_MAX_BYTES;
+/// `read_artifact` calls one artifact read keeps in flight: the server's cap on requests in
+/// flight (one more is answered 503 at once).
+pub const ARTIFACT_CALLS_IN_FLIGHT: usize = runread_core::limits::HTTP_MAX_IN_FLIGHT;
 
 #[derive(Debug)]
 pub enum ClientError {
@@ -322,14 +331,28 @@ impl Client {
         }
         .ok_or_else(|| ClientError::Verification("no such artifact".into()))?;
         let size = meta["size"].as_u64().unwrap_or(0);
+        if size > ARTIFACT_READ_MAX_BYTES {
+            return Err(ClientError::Verification(format!(
+                "artifact of {size} bytes is over this client's {ARTIFACT_READ_MAX_BYTES}"
+            )));
+        }
+        // Every chunk is its own gated call (start record, checks, receipt): up to the server's
+        // cap of them in flight at once, each asked for exactly its range, reassembled in order.
+        let chunk = ARTIFACT_TRANSFER_MAX as u64;
+        let ranges: Vec<(u64, u64)> = (0..size.div_ceil(chunk).max(1))
+            .map(|i| (i * chunk, chunk.min(size - (i * chunk).min(size)).max(1)))
+            .collect();
+        let last = ranges.len() - 1;
+        let mut chunks = futures::stream::iter(ranges.into_iter().enumerate())
+            .map(|(i, (offset, limit))| {
+                let args = json!({"target": target, "artifactId": meta["artifactId"], "version": meta["version"], "offset": offset, "limit": limit});
+                async move { (i, offset, self.call("read_artifact", args).await) }
+            })
+            .buffered(ARTIFACT_CALLS_IN_FLIGHT);
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-        let mut offset = 0u64;
-        loop {
-            let r = self
-                .call("read_artifact", json!({"target": target, "artifactId": meta["artifactId"], "version": meta["version"], "offset": offset}))
-                .await?
-                .structured;
-            if r["offset"].as_u64() != Some(offset) {
+        while let Some((i, offset, r)) = chunks.next().await {
+            let r = r?.structured;
+            if r["offset"].as_u64() != Some(offset) || bytes.len() as u64 != offset {
                 return Err(ClientError::Verification(
                     "chunk offset does not follow".into(),
                 ));
@@ -340,17 +363,17 @@ impl Client {
             if r["chunkSha256"].as_str() != Some(runread_core::sha256_hex(&data).as_str()) {
                 return Err(ClientError::Verification("chunk sha256 mismatch".into()));
             }
-            bytes.extend_from_slice(&data);
-            offset += data.len() as u64;
-            if r["eof"] == json!(true) {
-                break;
-            }
-            if data.is_empty() || bytes.len() as u64 > size {
+            // Each chunk is whole (the server cuts only at the end of the file), and only the
+            // last says it is the end.
+            let whole = data.len() as u64 == chunk.min(size - offset);
+            if !whole || (r["eof"] == json!(true)) != (i == last) {
                 return Err(ClientError::Verification(
                     "artifact did not end where announced".into(),
                 ));
             }
+            bytes.extend_from_slice(&data);
         }
+        drop(chunks);
         if runread_core::sha256_hex(&bytes) != meta["sha256"].as_str().unwrap_or("")
             || bytes.len() as u64 != size
         {
