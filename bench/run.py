@@ -3,19 +3,26 @@
 peers (cached under ~/.cache/runread-bench), measures everything side by side on loopback with
 A and B interleaved, and writes BENCHMARKS.md. Not part of the test suite; nothing asserts a time.
 
-    scripts/bench [--quick] [--only load,artifact,ingest,redact,footprint,gate] [--out FILE]
+    scripts/bench [--quick] [--only load,artifact,ingest,redact,footprint,gate,home] [--out FILE]
 
-Items (issue 8):
+Items (issues 8 and 17):
   load       read_final_answer (granted, 4 KiB chunk, durable gate) through `runread serve` with 4
              keep-alive connections (wrk + Lua), against a stock rmcp echo server, the TypeScript SDK
              v2 and the Python SDK's MCPServer (FastMCP) echoing the same result bytes.
   artifact   an 8 MiB artifact through 32 KiB read_artifact chunks, every hash verified, against a
              plain HTTP GET of the same file from a static server.
   ingest     a large real Pi session (made by the harness) ingested into a fresh durable store,
-             against Pi's own SessionManager loading it.
-  redact     Redactor::mask with 1,000 known secrets.
+             against Pi's own SessionManager loading it; and a large real session of each agent
+             (Pi, Claude Code, Codex; made by the harness) against a bare pass that only validates
+             every line as JSON (`runread-bench json-pass`).
+  redact     Redactor::mask with 1,000 known secrets, against ripgrep (`rg -F -f`) on the same
+             text and secrets.
   footprint  time from spawn to the first answered server/discover, and idle RSS.
   gate       `runread-bench gate`: durable start record vs in-memory store.
+  home       a synthetic home of >= 2,000 real sessions, >= 1 GB (bench/home/make_home.py): first
+             ingest vs json-pass, re-ingest vs stat-pass, `runread runs --json --limit 50`
+             pages vs a SELECT of the same page, and `runread watch`'s memory over the first
+             ingest.
 """
 from __future__ import annotations
 
@@ -54,7 +61,9 @@ META = {
 }
 CHUNK = 4096
 ARTIFACT_BYTES = 8 * 1024 * 1024
-ITEMS = ["load", "artifact", "ingest", "redact", "footprint", "gate"]
+ITEMS = ["load", "artifact", "ingest", "redact", "footprint", "gate", "home"]
+AGENTS = ("pi", "claude", "codex")
+AGENT_NAMES = {"pi": "Pi", "claude": "Claude Code", "codex": "Codex"}
 # Two cores: every server gets CPU 1, every load generator or client CPU 0 (`taskset`).
 SERVER_CPU, CLIENT_CPU = "1", "0"
 T0 = time.monotonic()
@@ -173,6 +182,17 @@ def ensure_wrk() -> str:
             run(["apt-get", "install", "-y", "wrk"])
     out = subprocess.run(["wrk", "-v"], capture_output=True, text=True)
     return (out.stdout + out.stderr).splitlines()[0].strip()
+
+
+def ensure_rg() -> tuple[str, str]:
+    if not shutil.which("rg"):
+        log("installing ripgrep (apt)")
+        r = subprocess.run(["apt-get", "install", "-y", "ripgrep"], capture_output=True, text=True)
+        if r.returncode != 0:
+            run(["apt-get", "update"])
+            run(["apt-get", "install", "-y", "ripgrep"])
+    rg = shutil.which("rg") or "rg"
+    return rg, run([rg, "--version"]).stdout.splitlines()[0].strip()
 
 
 def node_version(node: str) -> tuple[int, ...]:
@@ -424,12 +444,24 @@ def item_artifact(servers: Servers, home: Home, bins: Path, rounds: int) -> dict
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def item_ingest(bins: Path, node: str, rounds: int) -> dict[str, Any]:
-    r = subprocess.run([sys.executable, str(BENCH / "pi" / "make_session.py"), "--harness", str(HARNESS), "--cache", str(CACHE)],
+def large_session(agent: str) -> Path:
+    """The agent's large real session, made once by the real agent through the harness (cached)."""
+    r = subprocess.run([sys.executable, str(BENCH / agent / "make_session.py"), "--harness", str(HARNESS), "--cache", str(CACHE)],
                        capture_output=True, text=True)
     if r.returncode != 0:
-        raise SystemExit(f"could not make the large Pi session: {r.stderr[-2000:]}")
-    session = Path(r.stdout.strip().splitlines()[-1])
+        raise SystemExit(f"could not make the large {AGENT_NAMES[agent]} session: {r.stderr[-2000:]}")
+    return Path(r.stdout.strip().splitlines()[-1])
+
+
+def json_pass_s(bins: Path, args: list[str], repeats: int) -> tuple[list[float], dict[str, Any]]:
+    """`runread-bench json-pass` in one process: in-process seconds of each pass after the first."""
+    out = json.loads(run([str(bins / "runread-bench"), "json-pass", *args, "--repeats", str(repeats + 1)]).stdout)
+    return out["seconds"][1:], out
+
+
+def item_ingest(bins: Path, node: str, rounds: int) -> dict[str, Any]:
+    sessions = {a: large_session(a) for a in AGENTS}
+    session = sessions["pi"]
     ensure_pi()
     rr, pi_open, pi_ctx = [], [], []
     info: dict[str, Any] = {}
@@ -443,14 +475,33 @@ def item_ingest(bins: Path, node: str, rounds: int) -> dict[str, Any]:
         info, pi_info = a, b
         log(f"ingest round {i + 1}/{rounds}: runread {rr[-1] * 1e3:.0f} ms, Pi open {pi_open[-1] * 1e3:.0f} ms, open+context {pi_ctx[-1] * 1e3:.0f} ms")
     size = session.stat().st_size
+    agents: dict[str, Any] = {}
+    for agent, path in sessions.items():
+        ing, js = [], []
+        a_info: dict[str, Any] = {}
+        j_info: dict[str, Any] = {}
+        for i in range(rounds):
+            for side in (("runread", "json") if i % 2 == 0 else ("json", "runread")):
+                if side == "runread":
+                    a_info = json.loads(run([str(bins / "runread-bench"), "ingest", "--agent", agent, "--session", str(path),
+                                             "--repeats", "3", "--warmup", "1"]).stdout)
+                    ing.append(median(a_info["seconds"]))
+                else:
+                    secs, j_info = json_pass_s(bins, ["--file", str(path)], 3)
+                    js.append(median(secs))
+            log(f"ingest {agent} round {i + 1}/{rounds}: runread {ing[-1] * 1e3:.0f} ms, json-pass {js[-1] * 1e3:.0f} ms")
+        agents[agent] = {"session": str(path), "bytes": path.stat().st_size, "lines": j_info["lines"], "invalid_lines": j_info["invalid_lines"],
+                         "runs": a_info["runs"], "runread_s": ing, "json_s": js}
     return {"session": str(session), "bytes": size, "entries": info["entries"], "runs": info["runs"], "pi_entries": pi_info["entries"],
-            "pi_messages": pi_info["messages"], "runread_s": rr, "pi_open_s": pi_open, "pi_context_s": pi_ctx}
+            "pi_messages": pi_info["messages"], "runread_s": rr, "pi_open_s": pi_open, "pi_context_s": pi_ctx, "agents": agents}
 
 
-def item_redact(bins: Path, quick: bool) -> dict[str, Any]:
+def item_redact(bins: Path, tmp: Path, rg: str, quick: bool) -> dict[str, Any]:
     r = run(pinned(CLIENT_CPU, [str(bins / "runread-bench"), "redact", "--secrets", "1000", "--mib", "32" if quick else "64",
-                                "--repeats", "3" if quick else "7"]))
-    return json.loads(r.stdout)
+                                "--repeats", "3" if quick else "7", "--write-dir", str(tmp / "redact"), "--rg", rg]))
+    out = json.loads(r.stdout)
+    shutil.rmtree(tmp / "redact", ignore_errors=True)
+    return out
 
 
 def item_footprint(tmp: Path, home: Home, bins: Path, node: str, node_modules: Path, py: Path, fmpy: Path, rounds: int) -> dict[str, Any]:
@@ -484,6 +535,196 @@ def item_gate(bins: Path, quick: bool) -> dict[str, Any]:
         if m:
             rows[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
     return {"text": r.stdout, "rows": rows, "args": args}
+
+
+INGEST_SUMMARY = re.compile(r"(\d+) files: (\d+) new or re-read, (\d+) appended, (\d+) unchanged, (\d+) outside registered workspaces, "
+                            r"(\d+) not sessions, (\d+) unreadable; (\d+) bytes read; (\d+) malformed lines; (\d+) files end in an "
+                            r"unfinished line; (\d+) runs")
+INGEST_FIELDS = ("files", "new", "appended", "unchanged", "outside", "not_sessions", "unreadable", "bytes_read", "malformed", "torn", "runs")
+PAGE = 50
+
+
+def timed(cmd: list[str]) -> tuple[float, str]:
+    """Wall seconds of one whole process (spawn to exit), and its stdout."""
+    t = time.perf_counter()
+    out = run(cmd).stdout
+    return time.perf_counter() - t, out
+
+
+def ingest_summary(out: str) -> dict[str, int]:
+    m = INGEST_SUMMARY.search(out)
+    if not m:
+        raise SystemExit(f"runread ingest printed no summary: {out[-500:]}")
+    return dict(zip(INGEST_FIELDS, map(int, m.groups())))
+
+
+def make_home() -> dict[str, Any]:
+    large = {a: large_session(a) for a in AGENTS}
+    r = run([sys.executable, str(BENCH / "home" / "make_home.py"), "--cache", str(CACHE),
+             *[x for a in AGENTS for x in (f"--large-{a}", str(large[a]))]], timeout=3600)
+    return json.loads(r.stdout)
+
+
+class RunreadHome:
+    """A fresh runread home (its own store) with the synthetic home's workspaces registered."""
+
+    def __init__(self, runread: Path, path: Path, info: dict[str, Any]) -> None:
+        self.runread, self.path = runread, path
+        path.mkdir(mode=0o700)
+        for ws in info["workspaces"]:
+            self.cli("workspace", "add", ws, "--name", Path(ws).name)
+        self.dirs = [x for a in AGENTS for x in (f"--{a}", info[a])]
+
+    def cli(self, *args: str) -> str:
+        return run([str(self.runread), "--home", str(self.path), *args]).stdout
+
+    def cmd(self, *args: str) -> list[str]:
+        return [str(self.runread), "--home", str(self.path), *args]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def vmrss_kib(pid: int) -> int | None:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
+def watch_memory(h: RunreadHome) -> dict[str, Any]:
+    """`runread watch` over the home, from spawn to the end of its first pass (the line it prints
+    after it): VmRSS sampled every 100 ms."""
+    import threading
+
+    p = subprocess.Popen(h.cmd("watch", *h.dirs), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                         text=True, start_new_session=True)
+    first = threading.Event()
+    line: list[str] = []
+
+    def reader() -> None:
+        assert p.stdout is not None
+        for text in p.stdout:
+            line.append(text.strip())
+            first.set()
+        first.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    t0 = time.perf_counter()
+    samples: list[tuple[float, int]] = []
+    try:
+        while not first.is_set():
+            kib = vmrss_kib(p.pid)
+            if kib is not None:
+                samples.append((time.perf_counter() - t0, kib))
+            if first.wait(0.1):
+                break
+            if time.perf_counter() - t0 > 1800:
+                raise SystemExit("runread watch: no first pass after 30 min")
+        took = time.perf_counter() - t0
+        end = vmrss_kib(p.pid)
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=10)
+    if not samples or end is None:
+        raise SystemExit(f"runread watch exited early: {line[-1:] }")
+    at10 = next(k for t, k in samples if t >= 0.1 * took) if any(t >= 0.1 * took for t, _ in samples) else samples[-1][1]
+    return {"seconds": took, "start_kib": samples[0][1], "at10_kib": at10, "peak_kib": max(k for _, k in samples + [(took, end)]),
+            "end_kib": end, "samples": len(samples), "line": line[0] if line else ""}
+
+
+def page_args(kind: str, native: bool) -> tuple[list[str], list[str]]:
+    """(`runread runs` arguments, `runread-bench select-page` arguments) of one page."""
+    extra = {"newest": [], "agent": ["--agent", "claude"], "workspace": ["--workspace", "beta"]}[kind]
+    rr = ["runs", "--json", "--limit", str(PAGE), *extra] if native else ["runs", "--json"]
+    return rr, ["--limit", str(PAGE), *extra]
+
+
+def page_keys(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    out = []
+    for r in rows:
+        if "target" in r:
+            out.append((r["target"]["sessionId"], r["target"]["runId"]))
+        else:
+            run_ = r["run"]
+            out.append((r["sessionId"], run_.get("run_id") or run_.get("runId") or ""))
+    return out
+
+
+def item_home(bins: Path, tmp: Path, quick: bool) -> dict[str, Any]:
+    info = make_home()
+    log(f"home: {info['sessions']:,} sessions, {info['bytes'] / 1e9:.2f} GB at {info['root']}")
+    runread = bins / "runread"
+    dirs = [x for a in AGENTS for x in ("--dir", info[a])]
+    rounds, repeats = (1, 3) if quick else (3, 7)
+    first: dict[str, list[float]] = {"runread_s": [], "json_s": [], "json_inproc_s": []}
+    summary: dict[str, int] = {}
+    jinfo: dict[str, Any] = {}
+    h: RunreadHome | None = None
+    run([str(bins / "runread-bench"), "json-pass", *dirs])  # warm-up: the whole home in the page cache for both sides
+    for i in range(rounds):
+        if h is not None:
+            h.remove()
+        for side in (("runread", "json") if i % 2 == 0 else ("json", "runread")):
+            if side == "runread":
+                h = RunreadHome(runread, tmp / f"home-{i}", info)
+                dt, out = timed(h.cmd("ingest", *h.dirs))
+                summary = ingest_summary(out)
+                first["runread_s"].append(dt)
+            else:
+                dt, out = timed([str(bins / "runread-bench"), "json-pass", *dirs])
+                jinfo = json.loads(out)
+                first["json_s"].append(dt)
+                first["json_inproc_s"].append(jinfo["seconds"][0])
+        log(f"home first ingest {i + 1}/{rounds}: runread {first['runread_s'][-1]:.1f} s ({summary['new']} new, {summary['runs']} runs), "
+            f"json-pass {first['json_s'][-1]:.1f} s")
+    assert h is not None
+    if summary["new"] != info["sessions"] or summary["not_sessions"] or summary["unreadable"] or summary["outside"]:
+        log(f"home: the first ingest did not take every copy as a new session: {summary}")
+    again: dict[str, list[float]] = {"runread_s": [], "stat_s": [], "stat_inproc_s": []}
+    resummary: dict[str, int] = {}
+    for i in range(repeats):
+        dt, out = timed(h.cmd("ingest", *h.dirs))
+        resummary = ingest_summary(out)
+        again["runread_s"].append(dt)
+        dt, out = timed([str(bins / "runread-bench"), "stat-pass", *dirs])
+        again["stat_s"].append(dt)
+        again["stat_inproc_s"].append(json.loads(out)["seconds"][0])
+    log(f"home re-ingest: runread {median(again['runread_s']) * 1e3:.0f} ms, stat-pass {median(again['stat_s']) * 1e3:.0f} ms")
+    probe = subprocess.run(h.cmd("runs", "--json", "--limit", "1"), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    native = probe.returncode == 0
+    if not native:
+        log("home: `runread runs` refuses --limit; timing `runread runs --json` (the whole list) instead")
+    store = h.path / "runread.db"
+    pages: dict[str, Any] = {}
+    for kind in ("newest", "agent", "workspace"):
+        rr_args, sel_args = page_args(kind, native)
+        rr_s, sel_s = [], []
+        rr_out = sel_out = ""
+        for i in range(repeats):
+            dt, rr_out = timed(h.cmd(*rr_args))
+            rr_s.append(dt)
+            dt, sel_out = timed([str(bins / "runread-bench"), "select-page", "--store", str(store), *sel_args])
+            sel_s.append(dt)
+        rr_rows, sel_rows = json.loads(rr_out), json.loads(sel_out)
+        pages[kind] = {"runread_s": rr_s, "select_s": sel_s, "runread_rows": len(rr_rows), "select_rows": len(sel_rows),
+                       "same_rows": page_keys(rr_rows[:PAGE]) == page_keys(sel_rows) if native else None,
+                       "runread_args": rr_args, "select_args": sel_args}
+        log(f"home page {kind}: runread {median(rr_s) * 1e3:.0f} ms ({len(rr_rows)} rows), select {median(sel_s) * 1e3:.0f} ms ({len(sel_rows)} rows)")
+    store_bytes = sum(p.stat().st_size for p in h.path.glob("runread.db*"))
+    h.remove()
+    w = RunreadHome(runread, tmp / "home-watch", info)
+    mem = watch_memory(w)
+    w.remove()
+    log(f"home watch: {mem['seconds']:.1f} s, RSS start {mem['start_kib'] / 1024:.1f} MiB, at 10% {mem['at10_kib'] / 1024:.1f}, "
+        f"peak {mem['peak_kib'] / 1024:.1f}, end {mem['end_kib'] / 1024:.1f}")
+    return {"info": info, "first": first, "summary": summary, "json": jinfo, "again": again, "resummary": resummary,
+            "native_pages": native, "pages": pages, "store_bytes": store_bytes, "watch": mem}
 
 
 # --------------------------------------------------------------------------- report
@@ -574,6 +815,70 @@ def goal_row(goals: list[tuple[str, str, str, bool | None]], name: str, target: 
     goals.append((name, target, measured, met))
 
 
+def home_section(h: dict[str, Any], sections: list[str], goals: list[tuple[str, str, str, bool | None]]) -> None:
+    info, f, a = h["info"], h["first"], h["again"]
+    gb = info["bytes"] / 1e9
+    ri, js, jsi = median(f["runread_s"]), median(f["json_s"]), median(f["json_inproc_s"])
+    ra, st, sti = median(a["runread_s"]), median(a["stat_s"]), median(a["stat_inproc_s"])
+    s, w = h["summary"], h["watch"]
+    per = ", ".join(f"{AGENT_NAMES[k]} {v:,}" for k, v in info["sessions_per_agent"].items())
+    rows = ["| what | runread | reference | runread ÷ reference |", "|---|---|---|---|",
+            f"| first ingest of the whole home | `runread ingest`: {ri:.2f} s ({fmt(info['bytes'] / 1e6 / ri)} MB/s) | "
+            f"`runread-bench json-pass`: {js:.2f} s ({fmt(info['bytes'] / 1e6 / js)} MB/s; in process {jsi:.2f} s) | "
+            f"{ratio(js, ri)} (throughput) |",
+            f"| re-ingest, nothing changed | `runread ingest`: {ra * 1e3:.1f} ms | `runread-bench stat-pass`: {st * 1e3:.1f} ms "
+            f"(in process {sti * 1e3:.1f} ms) | {ratio(ra, st)} (time) |"]
+    names = {"newest": "newest page", "agent": "newest page of `--agent claude`", "workspace": "newest page of `--workspace beta`"}
+    for kind, p in h["pages"].items():
+        rr, sel = median(p["runread_s"]), median(p["select_s"])
+        same = {True: "same rows", False: "**rows differ**", None: "not compared"}[p["same_rows"]]
+        rows.append(f"| {names[kind]} | `runread {' '.join(p['runread_args'])}`: {rr * 1e3:.1f} ms ({p['runread_rows']:,} rows) | "
+                    f"`runread-bench select-page {' '.join(p['select_args'])}`: {sel * 1e3:.1f} ms ({p['select_rows']} rows; {same}) | "
+                    f"{ratio(rr, sel)} (time) |")
+    fallback = ("" if h["native_pages"] else
+                " **This runread refuses `runs --limit` (the paginated listing is not on this branch yet): each runread row times "
+                "`runread runs --json`, the whole list, unfiltered; the SELECT rows are the page.**")
+    mib = 1024
+    sections.append("## 7. A real home: 2,000 sessions, 1 GB\n\n"
+                    f"The home (`bench/home/make_home.py`, cached by its inputs): {info['sessions']:,} session files ({per}), "
+                    f"{gb:.2f} GB: the session files of every fixture in `fixtures/{{pi,claude,codex}}` copied {info['fixture_sets']} times "
+                    f"and each agent's large real session (section 3) {info['large_copies']} times. Each copy is a distinct valid session: "
+                    "a new session id of the same shape in every byte and in the file name (the files of one fixture share one id "
+                    "map, so forks point at their parent's copy; Codex's `history_base.end_byte_offset` follows), its `cwd` fields in one "
+                    "of four workspaces the bench registers (`runread workspace add`), laid out as each agent lays out its own, mtimes "
+                    "in the past; nothing else changed. "
+                    f"The first ingest read {s['new']:,} new sessions ({s['runs']:,} runs, {s['malformed']} malformed lines, "
+                    f"{s['torn']} files ending in an unfinished line: the fixtures' own; {s['not_sessions']} not sessions, "
+                    f"{s['unreadable']} unreadable or duplicate, {s['outside']} outside workspaces); the store then held "
+                    f"{h['store_bytes'] / 1e6:.0f} MB. The re-ingest found {h['resummary']['unchanged']:,} files unchanged and re-checked "
+                    f"{h['resummary']['appended']:,} that end in an unfinished line (runread looks at those again each time; new bytes "
+                    f"read: {h['resummary']['bytes_read']:,}).\n\n"
+                    "Every figure is the wall time of a whole process (spawn to exit), as a user runs it: `runread --home H ingest --pi D "
+                    "--claude D --codex D` into a fresh home, then again with nothing changed; `runread runs --json --limit 50` (and "
+                    "filtered by `--agent`, `--workspace`) on the ingested home. References: `runread-bench json-pass --dir D…` (the "
+                    "same files, every line validated as JSON into `IgnoredAny`, 64 KiB buffered reader), `runread-bench stat-pass "
+                    "--dir D…` (the same directories walked, every session file `stat`ed) and `runread-bench select-page --store "
+                    "H/runread.db` (the same page, newest first in the store's order, straight from SQLite: `runs` joined with "
+                    "`sessions` and `workspaces`, `run_json` parsed, printed as JSON). First ingest: "
+                    f"{len(f['runread_s'])} round(s), a fresh home each, the two alternating; the rest {len(a['runread_s'])} repeats, "
+                    f"alternating; medians. Page cache warm (one untimed `json-pass` over the whole home first; it fits in memory).{fallback}\n\n"
+                    + "\n".join(rows) + "\n\n"
+                    f"Memory: `runread --home H watch --pi D --claude D --codex D` on a fresh home, from spawn until it prints its first "
+                    f"pass (the whole home ingested, {w['seconds']:.1f} s), VmRSS sampled every 100 ms ({w['samples']} samples): start "
+                    f"{w['start_kib'] / mib:.1f} MiB, after 10% of the pass {w['at10_kib'] / mib:.1f} MiB, peak {w['peak_kib'] / mib:.1f} MiB, "
+                    f"end {w['end_kib'] / mib:.1f} MiB. \"Flat\" is read as: peak ≤ 1.5× the RSS at 10% of the pass.\n")
+    goal_row(goals, "4. home: first ingest ÷ bare JSON pass over the same files (throughput)", "≥ 0.50×", ratio(js, ri), js / ri >= 0.5)
+    goal_row(goals, "4. home: re-ingest, nothing changed ÷ stat of the same files (time)", "≤ 2×", ratio(ra, st), ra <= 2 * st)
+    for kind, p in h["pages"].items():
+        rr, sel = median(p["runread_s"]), median(p["select_s"])
+        note = "" if h["native_pages"] else " (fallback: whole list)"
+        goal_row(goals, f"4. home: `runread runs --json` {names[kind]} ÷ SELECT of the same page (time)", "≤ 2×",
+                 ratio(rr, sel) + note, rr <= 2 * sel)
+    goal_row(goals, "4. home: `runread watch` memory over the first ingest (peak ÷ RSS at 10%)", "≤ 1.5×",
+             f"{ratio(w['peak_kib'], w['at10_kib'])} ({w['at10_kib'] / mib:.1f} → peak {w['peak_kib'] / mib:.1f} MiB)",
+             w["peak_kib"] <= 1.5 * w["at10_kib"])
+
+
 def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach: dict[str, str], vers: dict[str, str],
                  reps: dict[str, Any], started: str, took: float) -> None:
     L: list[str] = []
@@ -613,10 +918,12 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
                         f"served: runread {fmt(rr['cpu_us_per_req'])} µs against the rmcp echo's {fmt(med['rmcp-echo']['cpu_us_per_req'])} µs, on "
                         "one core (see the profiles).\n\nPer round (req/s): "
                         + "; ".join(f"{n}: {', '.join(fmt(x['rps']) for x in v)}" for n, v in s.items()) + ".\n")
-        goal_row(goals, "read_final_answer ≥ 0.5× stock rmcp echo req/s (durable gate)", "≥ 0.50×", ratio(rr["rps"], med["rmcp-echo"]["rps"]),
-                 rr["rps"] >= 0.5 * med["rmcp-echo"]["rps"])
-        goal_row(goals, "read_final_answer ≥ 10× TypeScript SDK req/s", "≥ 10×", ratio(rr["rps"], med["ts-sdk"]["rps"]),
-                 rr["rps"] >= 10 * med["ts-sdk"]["rps"])
+        echo = med["rmcp-echo"]
+        goal_row(goals, "1. tool calls: `read_final_answer` requests/s ÷ stock rmcp echo's (4 connections)", "≥ 0.50×",
+                 ratio(rr["rps"], echo["rps"]), rr["rps"] >= 0.5 * echo["rps"])
+        goal_row(goals, "1. tool calls: server CPU per request ÷ the echo's", "≤ 3×",
+                 f"{ratio(rr['cpu_us_per_req'], echo['cpu_us_per_req'])} ({fmt(rr['cpu_us_per_req'])} vs {fmt(echo['cpu_us_per_req'])} µs)",
+                 rr["cpu_us_per_req"] <= 3 * echo["cpu_us_per_req"])
     if "artifact" in res:
         a = res["artifact"]
         mib = a["bytes"] / 1048576
@@ -631,7 +938,8 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
                         f"| runread's client (`Client::read_artifact`; rmcp's default client: a new TCP connection per call) | {ra:.3f} | {fmt(mib / ra, 1)} | {ratio(hb, ra)} |\n"
                         f"| the same calls and checks over a pooled keep-alive connection (bench-side client) | {rp:.3f} | {fmt(mib / rp, 1)} | {ratio(hb, rp)} |\n"
                         f"| plain HTTP GET | {hb:.4f} | {fmt(mib / hb, 1)} | — |\n")
-        goal_row(goals, "8 MiB artifact ≥ 100 MiB/s (runread's own client)", "≥ 100 MiB/s", f"{mib / ra:.1f} MiB/s (pooled: {mib / rp:.1f})", mib / ra >= 100)
+        goal_row(goals, "2. artifacts: 8 MiB through `runread read … artifact` (runread's client) ÷ plain HTTP GET (throughput)", "≥ 0.25×",
+                 f"{ratio(hb, ra)} ({mib / ra:.1f} vs {mib / hb:.1f} MiB/s; pooled client {ratio(hb, rp)})", hb / ra >= 0.25)
     if "ingest" in res:
         g = res["ingest"]
         mb = g["bytes"] / 1e6
@@ -647,7 +955,26 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
                         f"| runread ingest (durable store) | {r_ * 1e3:.1f} | {fmt(mb / r_, 1)} | — |\n"
                         f"| Pi SessionManager.open | {po * 1e3:.1f} | {fmt(mb / po, 1)} | {ratio(po, r_)} |\n"
                         f"| Pi open + buildSessionContext | {pc * 1e3:.1f} | {fmt(mb / pc, 1)} | {ratio(pc, r_)} |\n")
-        goal_row(goals, "ingest ≥ 5× Pi's loader (SessionManager.open)", "≥ 5×", ratio(po, r_), po / r_ >= 5)
+        goal_row(goals, "3. ingest of the large Pi session ÷ Pi's `SessionManager.open` (throughput)", "≥ 5×", ratio(po, r_), po / r_ >= 5)
+        rows = []
+        for agent, x in g.get("agents", {}).items():
+            ri, js = median(x["runread_s"]), median(x["json_s"])
+            rows.append(f"| {AGENT_NAMES[agent]} | {x['bytes'] / 1e6:.1f} MB, {x['lines']:,} lines, {x['runs']} runs | {ri * 1e3:.1f} | "
+                        f"{fmt(x['bytes'] / 1e6 / ri, 1)} | {js * 1e3:.1f} | {fmt(x['bytes'] / 1e6 / js, 1)} | {ratio(js, ri)} |")
+            goal_row(goals, f"3. ingest of a large {AGENT_NAMES[agent]} session ÷ bare JSON pass (throughput)", "≥ 0.50×",
+                     ratio(js, ri), js / ri >= 0.5)
+        if rows:
+            sections.append("### Each agent's large session: ingest vs a bare JSON pass\n\n"
+                            "The sessions: written by the real agents driven by the harness's scripted model, the same scenario for each "
+                            "(`bench/{pi,claude,codex}/make_session.py`: 20 prompts, each run 6 model turns of 20 shell calls printing "
+                            "30-line slices of a log, then a final answer). runread: `runread-bench ingest --agent A` (as above: the file "
+                            "laid out as the agent lays out its own, `ingest_dir` into a fresh durable store; 1 warm-up + 3 timed, "
+                            "median). Bare pass: `runread-bench json-pass --file F`: the file read through a 64 KiB `BufReader`, every "
+                            "line parsed by serde_json into `serde::de::IgnoredAny` one at a time, nothing kept (1 warm-up + 3 timed, "
+                            f"median). Both in process, page cache warm; {len(next(iter(g['agents'].values()))['runread_s'])} processes "
+                            "each, alternating; medians.\n\n"
+                            "| agent | session | runread ingest ms | MB/s | JSON pass ms | MB/s | runread ÷ JSON pass (throughput) |\n"
+                            "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
     if "redact" in res:
         d = res["redact"]
         m, c, n = median(d["mask_s"]), median(d["copy_s"]), median(d["naive_s"])
@@ -663,7 +990,20 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
                         f"| runread `Redactor::mask` (one Aho-Corasick automaton) | {gbs:.2f} | — |\n"
                         f"| plain copy (`to_owned`) | {cgbs:.2f} | {gbs / cgbs:.2f}× |\n"
                         f"| naive per-secret `str::replace` | {ngbs:.3f} | {gbs / ngbs:.0f}× |\n")
-        goal_row(goals, "redaction ≥ 1 GB/s with 1,000 secrets", "≥ 1 GB/s", f"{gbs:.2f} GB/s", gbs >= 1)
+        if d.get("rg_s"):
+            rgs, rge = median(d["rg_s"]), median(d["rg_empty_s"])
+            rggbs = d["bytes"] / rgs / 1e9
+            # The search alone: the whole process less its time on an empty file (spawn, compiling the 1,000 literals, as
+            # Redactor::new is outside runread's timing). The goal is read against this, the stricter figure.
+            netgbs = d["bytes"] / max(rgs - rge, 1e-9) / 1e9
+            sections[-1] += (f"| ripgrep `rg -F -f secrets.txt --count-matches text.txt`, the search alone (less its fixed cost) | {netgbs:.2f} | {gbs / netgbs:.2f}× |\n"
+                             f"| the same, whole process | {rggbs:.2f} | {gbs / rggbs:.2f}× |\n\n"
+                             f"ripgrep runs on the exact text and secrets `Redactor::mask` used (written by `runread-bench redact --write-dir`), "
+                             f"one process per repeat, interleaved with the rows above on the same CPU; it counted {d['rg_count']:,} matches. "
+                             f"Its time includes spawning and compiling the 1,000 literals: on an empty file it takes {rge * 1e3:.1f} ms "
+                             f"(of {rgs * 1e3:.1f} ms); the first ripgrep row subtracts it.\n")
+            goal_row(goals, "5. redaction: `Redactor::mask` ÷ ripgrep `rg -F -f` (throughput, same text and 1,000 secrets; rg's search alone)", "≥ 1×",
+                     f"{gbs / netgbs:.2f}× ({gbs:.2f} vs {netgbs:.2f} GB/s; whole rg process {gbs / rggbs:.2f}×)", gbs >= netgbs)
     if "footprint" in res:
         f = res["footprint"]
         rows = ["| server | ready ms (spawn → first answered server/discover) | idle RSS MiB | of which anonymous | of which file-backed (binary, libraries) | peak RSS MiB | runread ÷ server (RSS) |",
@@ -678,8 +1018,11 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
                         "one is answered (200 with a result), then waits 1 s idle and reads VmRSS/VmHWM from /proc. runread serves the "
                         f"prepared home (SQLite store, 1 grant, 1 artifact). {len(next(iter(f.values())))} spawns each, rotated; medians.\n\n"
                         + "\n".join(rows) + "\n")
-        goal_row(goals, "idle RSS ≤ 15 MiB", "≤ 15 MiB", f"{med['runread'][1]:.1f} MiB", med["runread"][1] <= 15)
-        goal_row(goals, "ready ≤ 50 ms", "≤ 50 ms", f"{med['runread'][0]:.1f} ms", med["runread"][0] <= 50)
+        rr_, ec = med["runread"], med["rmcp-echo"]
+        goal_row(goals, "6. footprint: idle RSS ÷ the stock echo's", "≤ 1.3×", f"{ratio(rr_[1], ec[1])} ({rr_[1]:.1f} vs {ec[1]:.1f} MiB)",
+                 rr_[1] <= 1.3 * ec[1])
+        goal_row(goals, "6. footprint: ready (spawn → first answer) ÷ the stock echo's", "≤ 2×", f"{ratio(rr_[0], ec[0])} ({rr_[0]:.1f} vs {ec[0]:.1f} ms)",
+                 rr_[0] <= 2 * ec[0])
     if "gate" in res:
         g = res["gate"]
         txt = "\n".join(line for line in g["text"].splitlines() if line.startswith("|"))
@@ -691,13 +1034,17 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
                         "many durable writes (start records and receipts, two per call) shared one SQLite group commit, that is one fsync "
                         "(see the machine's fsync latency below).\n\n"
                         + txt + f"\n\nDurable ÷ in-memory: {ratios}.\n")
+    if "home" in res:
+        home_section(res["home"], sections, goals)
 
     L.append("# runread benchmarks\n")
     L.append(f"Generated by `scripts/bench{' --quick' if opts.quick else ''}` on {started} in {took / 60:.1f} min. "
              "Every figure below is measured in this one run on this machine; nothing is carried over from elsewhere. "
              "Performance is measured, not asserted: no test times anything.\n")
     if goals:
-        L.append("## Goals (issue 8)\n\n| goal | target | measured | met |\n|---|---|---|---|")
+        L.append("## Goals (issue 17)\n\nEach goal is a ratio of two figures measured side by side in this run (the method of each is in its "
+                 "section below).\n\n| goal | target | measured | met |\n|---|---|---|---|")
+        goals.sort(key=lambda g: g[0].split(".", 1)[0])
         for name, target, measured, met in goals:
             L.append(f"| {name} | {target} | {measured} | {'yes' if met else '**no**'} |")
         missed = [g for g in goals if not g[3]]
@@ -724,6 +1071,15 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
              "(PyPI `fastmcp`) — `http_app(stateless_http=True, json_response=True)`, same uvicorn. The Python tools take the same "
              "arguments as `read_final_answer` (validated by the SDK, then ignored). "
              "Every request carries the 2026-07-28 headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) and the per-request `_meta`.\n"
+             "- Issue 17's goals are ratios against references measured in the same run: the stock rmcp echo (tool calls, CPU per "
+             "request, footprint); a plain HTTP GET of the same file (artifacts); Pi's `SessionManager.open` and, per agent, a bare "
+             "pass validating every line as JSON (`runread-bench json-pass`: serde_json into `IgnoredAny`, one line at a time, "
+             "64 KiB buffered reader) over the same file (ingest); for the home, `json-pass` over all its files (first ingest), "
+             "`runread-bench stat-pass` (walk and `stat` every file; re-ingest), `runread-bench select-page` (the same page of runs "
+             "straight from the SQLite store; `runread runs` pages) and the RSS early in the pass (`runread watch`'s memory); "
+             "ripgrep `rg -F -f` on the same text and secrets (redaction). Throughput ratios are runread ÷ reference (≥ is "
+             "better); time and size ratios are runread ÷ reference (≤ is better). Each section says what is timed: in process, "
+             "or a whole process from spawn to exit.\n"
              f"- Repeats: {json.dumps(reps)}.\n")
     L.extend(sections)
     notes = BENCH / "PROFILES.md"
@@ -733,10 +1089,14 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
              f"scripts/bench            # the whole run ({took / 60:.0f} min here, the release build included); writes BENCHMARKS.md\n"
              "scripts/bench --quick    # fewer, shorter repeats\n"
              "scripts/bench --only load,footprint --out /tmp/b.md\n"
+             "scripts/bench --quick --only ingest,redact,home --out /tmp/b.md   # issue 17's new references\n"
              "scripts/bench --json raw.json; scripts/bench --from-json raw.json   # keep the samples; rewrite the report\n```\n\n"
              "Installs on first use (cached in `~/.cache/runread-bench`): wrk (apt), "
              "the TypeScript SDK (npm, `bench/package.json` + lock), the Python SDK and FastMCP (PyPI, `bench/requirements*.txt`), Pi (npm, through the "
-             "harness, `~/.cache/runread-harness`). The large Pi session is made once by the real Pi and cached by its scenario's hash.\n")
+             "harness, `~/.cache/runread-harness`), Claude Code and Codex (npm, through the harness), ripgrep (apt). The large Pi, "
+             "Claude Code and Codex sessions are made once by the real agents and cached by their scenario's hash "
+             "(`bench/{pi,claude,codex}/make_session.py`); the synthetic home (~1.25 GB) once per set of inputs "
+             "(`bench/home/make_home.py`).\n")
     out.write_text("\n".join(L))
 
 
@@ -773,6 +1133,7 @@ def main() -> int:
     node_modules = ensure_npm_peers()
     py = ensure_venv()
     fmpy = ensure_venv("venv-fastmcp", "requirements-fastmcp.txt")
+    rg, rg_version = ensure_rg() if "redact" in only else ("rg", "")
     bins = (Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release") if opts.no_build else build()
     res: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="runread-bench-") as t:
@@ -799,16 +1160,25 @@ def main() -> int:
                 res["ingest"] = item_ingest(bins, node, reps["ingest_processes"])
             if "redact" in only:
                 log("redaction")
-                res["redact"] = item_redact(bins, opts.quick)
+                res["redact"] = item_redact(bins, tmp, rg, opts.quick)
             if "footprint" in only:
                 log("footprint")
                 res["footprint"] = item_footprint(tmp, home, bins, node, node_modules, py, fmpy, reps["footprint_spawns"])
             if "gate" in only:
                 log("gate")
                 res["gate"] = item_gate(bins, opts.quick)
+            if "home" in only:
+                log("home")
+                res["home"] = item_home(bins, tmp, opts.quick)
         finally:
             servers.stop_all()
     vers = versions(node, node_modules, py, fmpy, wrk)
+    if rg_version:
+        vers["ripgrep"] = rg_version
+    for agent in ("claude", "codex"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            done = next(CACHE.glob(f"{agent}-session-*/done.json"))
+            vers[{"claude": "claude-code", "codex": "codex"}[agent]] = json.loads(done.read_text())["agent_version"]
     took = time.monotonic() - T0
     write_report(opts.out, res, opts, mach, vers, reps, started, took)
     if opts.json:

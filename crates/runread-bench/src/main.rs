@@ -9,6 +9,8 @@
 //! - `ingest`: ingest of one session file into a fresh durable store ([`ingest`]).
 //! - `redact`: masking with 1,000 known secrets ([`redact`]).
 //! - `ready`: time to the first answered `server/discover`, and idle RSS ([`ready`]).
+//! - `json-pass`, `stat-pass`: the bare references for ingest and re-ingest ([`passes`]).
+//! - `select-page`: a page of runs straight from the SQLite store ([`page`]).
 //!
 //! `runread-bench gate [--calls N] [--rounds R]`: the execution gate's cost per call —
 //! `read_final_answer` through the whole service (admission, gate, re-check, label) with the
@@ -30,6 +32,8 @@ use runread_store::sqlite::SqliteStore;
 mod artifact;
 mod echo;
 mod ingest;
+mod page;
+mod passes;
 mod ready;
 mod redact;
 mod statics;
@@ -196,12 +200,23 @@ fn hop(calls: usize) {
     println!("{}", json!({"us_per_hop": median(per)}));
 }
 
+/// Ends the process with the error on stderr and status 1.
+fn done(r: Result<(), String>) {
+    if let Err(e) = r {
+        eprintln!("runread-bench: {e}");
+        std::process::exit(1);
+    }
+}
+
 const USAGE: &str = "usage: runread-bench gate [--calls N] [--rounds R]
        runread-bench echo-server --result FILE [--listen ADDR]
        runread-bench static-server --file FILE [--listen ADDR]
        runread-bench artifact --url URL --key-file F --static-url URL --sha256 HEX [--rounds R]
-       runread-bench ingest --session FILE [--repeats N] [--warmup W]
-       runread-bench redact [--secrets N] [--mib M] [--repeats R]
+       runread-bench ingest --session FILE [--agent pi|claude|codex] [--repeats N] [--warmup W]
+       runread-bench json-pass (--file F | --dir D)... [--repeats N]
+       runread-bench stat-pass --dir D... [--repeats N]
+       runread-bench select-page --store F [--limit N] [--offset K] [--agent A] [--workspace NAME] [--repeats R] [--summary]
+       runread-bench redact [--secrets N] [--mib M] [--repeats R] [--write-dir D [--rg PATH]]
        runread-bench ready --port P [--key K] [--idle-ms MS] -- CMD...
        runread-bench hop [--calls N]";
 
@@ -230,6 +245,13 @@ fn main() {
             std::process::exit(2);
         })
     };
+    let every = |name: &str| -> Vec<String> {
+        args.iter()
+            .enumerate()
+            .filter(|(_, a)| *a == name)
+            .filter_map(|(i, _)| args.get(i + 1).cloned())
+            .collect()
+    };
     let listen = || {
         text("--listen")
             .unwrap_or_else(|| "127.0.0.1:0".into())
@@ -250,16 +272,50 @@ fn main() {
                 flag("--rounds", 5),
             )
         }
-        Some("ingest") => ingest::run(
-            &need("--session"),
-            flag("--repeats", 3),
-            flag("--warmup", 1),
+        Some("ingest") => done(
+            ingest::Agent::parse(&text("--agent").unwrap_or_else(|| "pi".into())).and_then(
+                |agent| {
+                    ingest::run(
+                        &need("--session"),
+                        agent,
+                        flag("--repeats", 3),
+                        flag("--warmup", 1),
+                    )
+                },
+            ),
         ),
-        Some("redact") => redact::run(
-            flag("--secrets", 1000),
-            flag("--mib", 64),
-            flag("--repeats", 5),
-        ),
+        Some("json-pass") => done(passes::json_pass(
+            &every("--file"),
+            &every("--dir"),
+            flag("--repeats", 1),
+        )),
+        Some("stat-pass") => done(passes::stat_pass(&every("--dir"), flag("--repeats", 1))),
+        Some("select-page") => {
+            let (agent, workspace) = (text("--agent"), text("--workspace"));
+            done(page::run(
+                &page::Page {
+                    store: &need("--store"),
+                    limit: flag("--limit", 50),
+                    offset: flag("--offset", 0),
+                    agent: agent.as_deref(),
+                    workspace: workspace.as_deref(),
+                },
+                flag("--repeats", 1),
+                args.iter().any(|a| a == "--summary"),
+            ))
+        }
+        Some("redact") => {
+            let (dir, rg) = (text("--write-dir"), text("--rg"));
+            done(redact::run(
+                flag("--secrets", 1000),
+                flag("--mib", 64),
+                flag("--repeats", 5),
+                dir.as_deref().map(|dir| redact::Rg {
+                    dir,
+                    rg: rg.as_deref(),
+                }),
+            ))
+        }
         Some("ready") if !cmd.is_empty() => ready::run(
             flag("--port", 0) as u16,
             &text("--key").unwrap_or_default(),

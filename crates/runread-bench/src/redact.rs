@@ -6,8 +6,15 @@
 //! References, on the same pieces: a plain copy (`to_owned`: the memory-bandwidth ceiling of any
 //! masking that returns a new string) and a naive per-secret `contains` + `replace` loop (what one
 //! would write without an automaton; on the first 1 MiB only, it is slow). Repeats interleave.
-//! Prints JSON with seconds per repeat.
+//!
+//! `--write-dir D` writes the exact text (`D/text.txt`) and secrets (`D/secrets.txt`, one a line)
+//! used; `--rg PATH` then also times ripgrep on them in every repeat, interleaved with the rest:
+//! `rg -F -f D/secrets.txt --count-matches D/text.txt` as a whole process (spawn, compile the
+//! 1,000 literals, read the file from the page cache, search), and the same on an empty file (its
+//! fixed cost). Prints JSON with seconds per repeat.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
 use runread_core::redact::Redactor;
@@ -29,7 +36,53 @@ fn pieces(text: &str) -> Vec<&str> {
     out
 }
 
-pub fn run(secrets: usize, mib: usize, repeats: usize) {
+/// Where the text and secrets are written, and the ripgrep to time on them.
+pub struct Rg<'a> {
+    pub dir: &'a str,
+    pub rg: Option<&'a str>,
+}
+
+fn write_inputs(
+    dir: &Path,
+    text: &str,
+    keys: &[String],
+) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (t, s, empty) = (
+        dir.join("text.txt"),
+        dir.join("secrets.txt"),
+        dir.join("empty.txt"),
+    );
+    std::fs::write(&t, text).map_err(|e| format!("{}: {e}", t.display()))?;
+    std::fs::write(&s, keys.join("\n") + "\n").map_err(|e| format!("{}: {e}", s.display()))?;
+    std::fs::write(&empty, "").map_err(|e| format!("{}: {e}", empty.display()))?;
+    Ok((t, s, empty))
+}
+
+/// One `rg -F -f SECRETS --count-matches FILE`: wall seconds and the count it printed.
+fn rg_once(rg: &str, secrets: &Path, file: &Path) -> Result<(f64, u64), String> {
+    let t = Instant::now();
+    let out = Command::new(rg)
+        .arg("-F")
+        .arg("-f")
+        .arg(secrets)
+        .arg("--count-matches")
+        .arg(file)
+        .output()
+        .map_err(|e| format!("{rg}: {e}"))?;
+    let dt = t.elapsed().as_secs_f64();
+    // Exit 1: no match (the empty file).
+    if !matches!(out.status.code(), Some(0 | 1)) {
+        return Err(format!("{rg}: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let count = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    Ok((dt, count))
+}
+
+pub fn run(secrets: usize, mib: usize, repeats: usize, rg: Option<Rg<'_>>) -> Result<(), String> {
     let keys: Vec<String> = (0..secrets)
         .map(|i| {
             let h = runread_core::sha256_hex(format!("bench-secret-{i}").as_bytes());
@@ -38,9 +91,9 @@ pub fn run(secrets: usize, mib: usize, repeats: usize) {
             format!("sk-{}", &h[..len])
         })
         .collect();
-    let redactor = Redactor::new(&keys).expect("redactor");
+    let redactor = Redactor::new(&keys).map_err(|e| format!("redactor: {e:?}"))?;
     let sample = std::fs::read_to_string(runread_testkit::fixture_session("sample"))
-        .expect("sample session");
+        .map_err(|e| format!("sample session: {e}"))?;
     let target = mib * 1024 * 1024;
     let mut text = String::with_capacity(target + sample.len() + 64);
     let mut planted = 0usize;
@@ -51,6 +104,12 @@ pub fn run(secrets: usize, mib: usize, repeats: usize) {
         text.push('\n');
         planted += 1;
     }
+    let files = match &rg {
+        Some(r) => Some(write_inputs(Path::new(r.dir), &text, &keys)?),
+        None => None,
+    };
+    let rg_bin = rg.as_ref().and_then(|r| r.rg);
+    let (mut rg_s, mut rg_empty_s, mut rg_count) = (Vec::new(), Vec::new(), 0);
     let parts = pieces(&text);
     let naive_parts = &parts[..16.min(parts.len())];
     let naive_bytes: usize = naive_parts.iter().map(|p| p.len()).sum();
@@ -88,6 +147,15 @@ pub fn run(secrets: usize, mib: usize, repeats: usize) {
             std::hint::black_box(out);
         }
         let dt_naive = t.elapsed().as_secs_f64();
+        if let (Some(bin), Some((t, s, empty))) = (rg_bin, &files) {
+            let (dt_rg, count) = rg_once(bin, s, t)?;
+            let (dt_empty, _) = rg_once(bin, s, empty)?;
+            rg_count = count;
+            if i > 0 {
+                rg_s.push(dt_rg);
+                rg_empty_s.push(dt_empty);
+            }
+        }
         if i > 0 {
             mask_s.push(dt);
             copy_s.push(dt_copy);
@@ -100,6 +168,10 @@ pub fn run(secrets: usize, mib: usize, repeats: usize) {
             "secrets": redactor.len(), "bytes": text.len(), "pieces": parts.len(), "piece_bytes": PIECE,
             "planted": planted, "masked": masks, "naive_bytes": naive_bytes,
             "mask_s": mask_s, "copy_s": copy_s, "naive_s": naive_s,
+            "text_file": files.as_ref().map(|f| f.0.display().to_string()),
+            "secrets_file": files.as_ref().map(|f| f.1.display().to_string()),
+            "rg_s": rg_s, "rg_empty_s": rg_empty_s, "rg_count": rg_count,
         })
     );
+    Ok(())
 }
