@@ -1,7 +1,8 @@
 //! `runread-bench select-page --store F [--limit N] [--offset K] [--agent A] [--workspace NAME]
 //! [--repeats R] [--summary]`: one page of runs, newest first, selected straight from a runread
-//! SQLite store (`runs` joined with `sessions` and `workspaces`, in the order the store lists
-//! runs: `ingested_at` descending, then session id, then the run's place in its session), each
+//! SQLite store (`runs` joined with `sessions` and `workspaces`, in the order the store pages
+//! runs: when each started, newest first, then session id, then the run's place in its session,
+//! last first), each
 //! row's `run_json` parsed, the page printed as JSON. The reference for `runread runs --json
 //! --limit N`: the same rows without runread's CLI, service or answer states.
 //!
@@ -43,7 +44,7 @@ fn select(p: &Page<'_>) -> Result<Vec<Value>, String> {
         sql.push_str(&format!(" AND w.name = ?{}", args.len()));
     }
     sql.push_str(&format!(
-        " ORDER BY s.ingested_at DESC, s.session_id, r.ord LIMIT {} OFFSET {}",
+        " ORDER BY r.started_ms DESC, r.session_id, r.ord DESC LIMIT {} OFFSET {}",
         p.limit, p.offset
     ));
     let mut stmt = conn.prepare(&sql).map_err(|e| e.to_string())?;

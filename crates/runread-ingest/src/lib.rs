@@ -90,6 +90,20 @@ impl Report {
         self.torn_files += other.torn_files;
         self.runs += other.runs;
     }
+
+    /// Counts one file's outcome.
+    fn count(&mut self, outcome: &FileOutcome) {
+        self.files += 1;
+        match outcome {
+            FileOutcome::Unchanged => self.unchanged += 1,
+            FileOutcome::Appended { .. } => self.appended += 1,
+            FileOutcome::NewGeneration { .. } => self.new_generations += 1,
+            FileOutcome::OutsideWorkspaces => self.outside_workspaces += 1,
+            FileOutcome::NotASession => self.not_sessions += 1,
+            FileOutcome::DuplicateSessionId => self.duplicates += 1,
+            FileOutcome::Unreadable(_) => self.unreadable += 1,
+        }
+    }
 }
 
 /// Progress of an ingest, for a progress bar.
@@ -104,6 +118,8 @@ pub enum IngestError {
     Store(StoreError),
     /// File notifications could not be set up.
     Watch(String),
+    /// A thread reading files for the pass stopped without handing its file over.
+    Lost,
 }
 
 impl std::fmt::Display for IngestError {
@@ -111,6 +127,7 @@ impl std::fmt::Display for IngestError {
         match self {
             IngestError::Store(e) => write!(f, "{e}"),
             IngestError::Watch(e) => write!(f, "watch: {e}"),
+            IngestError::Lost => write!(f, "a file reader of the pass stopped"),
         }
     }
 }
@@ -231,7 +248,21 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Most threads that read and parse files at once during one ingest (the store's writes stay on
+/// the calling thread, one file at a time, in file order).
+pub const INGEST_READERS_MAX: usize = 4;
+/// Most files being read at once, ahead of the next one to commit: bounds what a pass holds in
+/// memory.
+pub const INGEST_READ_AHEAD_FILES: usize = 4;
+
 /// Ingests every session file of `dir`'s agent in it.
+///
+/// Each file is looked at (identity against the store's record) and committed on this thread, in
+/// file order; the new lines of up to [`INGEST_READ_AHEAD_FILES`] files at a time are read,
+/// parsed and hashed meanwhile on up to [`INGEST_READERS_MAX`] threads. A file read before
+/// another file's commit is checked against the store again before its own (and read again here
+/// if its record moved). So the outcome is the one a pass over the files one by one would have,
+/// and an unchanged home costs no thread handoffs.
 pub fn ingest_dir(
     store: &dyn Store,
     dir: &AgentDir,
@@ -247,24 +278,100 @@ pub fn ingest_dir(
     let mut report = Report::default();
     let mut outcomes = Vec::with_capacity(files.len());
     let total = files.len() as u64;
-    for (n, path) in files.into_iter().enumerate() {
-        let outcome = ingest_file(store, &workspaces, dir.agent, &path, now_ms, &mut report)?;
-        report.files += 1;
-        match &outcome {
-            FileOutcome::Unchanged => report.unchanged += 1,
-            FileOutcome::Appended { .. } => report.appended += 1,
-            FileOutcome::NewGeneration { .. } => report.new_generations += 1,
-            FileOutcome::OutsideWorkspaces => report.outside_workspaces += 1,
-            FileOutcome::NotASession => report.not_sessions += 1,
-            FileOutcome::DuplicateSessionId => report.duplicates += 1,
-            FileOutcome::Unreadable(_) => report.unreadable += 1,
+    let readers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, INGEST_READERS_MAX);
+    let agent = dir.agent;
+    let (job_tx, job_rx) = std::sync::mpsc::channel::<(usize, ReadJob)>();
+    let job_rx = std::sync::Mutex::new(job_rx);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Prepared>)>();
+    std::thread::scope(|scope| -> Result<(), IngestError> {
+        for _ in 0..readers {
+            let (done_tx, job_rx, files) = (done_tx.clone(), &job_rx, &files);
+            scope.spawn(move || {
+                loop {
+                    // One reader at a time waits for the next job; the lock is not held while
+                    // reading.
+                    let job = match job_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => break,
+                    };
+                    let Ok((i, job)) = job else { break };
+                    let Some(path) = files.get(i) else { break };
+                    // A reader that panicked hands back nothing, and the pass fails (`Lost`)
+                    // rather than waiting for it.
+                    let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        job.read(agent, path)
+                    }))
+                    .ok();
+                    if done_tx.send((i, prepared)).is_err() {
+                        break;
+                    }
+                }
+            });
         }
-        outcomes.push((path, outcome));
-        progress(Progress {
-            files_done: n as u64 + 1,
-            files_total: total,
-        });
-    }
+        drop(done_tx);
+        // Triage and commits happen here, in file order; only reading runs on the readers, at
+        // most INGEST_READ_AHEAD_FILES files at once. Each file carries the count of this pass's
+        // commits when it was looked at: if more were made before its own, it is checked again.
+        let mut ready: std::collections::BTreeMap<usize, (u64, Prepared)> = Default::default();
+        let mut seen_when_sent: std::collections::HashMap<usize, u64> = Default::default();
+        let (mut triaged, mut want, mut commits) = (0usize, 0usize, 0u64);
+        let result = (|| -> Result<(), IngestError> {
+            loop {
+                while let Some((seen, prepared)) = ready.remove(&want) {
+                    let path = files.get(want).ok_or(IngestError::Lost)?;
+                    let stale = seen != commits;
+                    let outcome = finish(
+                        store,
+                        &workspaces,
+                        agent,
+                        path,
+                        prepared,
+                        stale,
+                        now_ms,
+                        &mut report,
+                    )?;
+                    if matches!(
+                        outcome,
+                        FileOutcome::Appended { .. } | FileOutcome::NewGeneration { .. }
+                    ) {
+                        commits += 1;
+                    }
+                    report.count(&outcome);
+                    outcomes.push((path.clone(), outcome));
+                    want += 1;
+                    progress(Progress {
+                        files_done: want as u64,
+                        files_total: total,
+                    });
+                }
+                if want >= files.len() {
+                    return Ok(());
+                }
+                if triaged < files.len() && seen_when_sent.len() < INGEST_READ_AHEAD_FILES {
+                    let path = files.get(triaged).ok_or(IngestError::Lost)?;
+                    match triage(store, agent, path)? {
+                        Triage::Done(prepared) => {
+                            ready.insert(triaged, (commits, prepared));
+                        }
+                        Triage::Read(job) => {
+                            job_tx.send((triaged, job)).map_err(|_| IngestError::Lost)?;
+                            seen_when_sent.insert(triaged, commits);
+                        }
+                    }
+                    triaged += 1;
+                    continue;
+                }
+                let (i, prepared) = done_rx.recv().map_err(|_| IngestError::Lost)?;
+                let seen = seen_when_sent.remove(&i).ok_or(IngestError::Lost)?;
+                ready.insert(i, (seen, prepared.ok_or(IngestError::Lost)?));
+            }
+        })();
+        // The readers end when the job channel closes.
+        drop(job_tx);
+        result
+    })?;
     Ok((report, outcomes))
 }
 
@@ -293,43 +400,221 @@ pub fn ingest_file(
     now_ms: i64,
     report: &mut Report,
 ) -> Result<FileOutcome, IngestError> {
+    let prepared = prepare(store, agent, path)?;
+    finish(
+        store, workspaces, agent, path, prepared, false, now_ms, report,
+    )
+}
+
+/// What reading a file found, before anything is committed: the work that needs no order.
+struct Prepared {
+    /// The store's record of this path when the file was read.
+    existing: Option<SessionRecord>,
+    counts: Report,
+    step: Step,
+}
+
+enum Step {
+    Done(FileOutcome),
+    Fresh {
+        reason: &'static str,
+        scanned: Scanned,
+    },
+    Append {
+        old: Vec<EntrySummary>,
+        scanned: Scanned,
+    },
+}
+
+/// A file read from where ingest resumes, with the identity it was read under and the hash of
+/// the window before where reading stopped.
+struct Scanned {
+    read: runread_sessions::Scan,
+    identity: FileIdentity,
+    tail: Option<String>,
+}
+
+/// Classifies `path` against the store's record of it and reads what is new.
+fn prepare(store: &dyn Store, agent: Agent, path: &Path) -> Result<Prepared, IngestError> {
+    Ok(match triage(store, agent, path)? {
+        Triage::Done(prepared) => prepared,
+        Triage::Read(job) => job.read(agent, path),
+    })
+}
+
+/// What a look at a file and the store's record of it decided, before reading the file.
+// Both variants are large (a session record and counts); each is made and moved once per file.
+#[allow(clippy::large_enum_variant)]
+enum Triage {
+    /// Nothing to read (unchanged, unreadable, not a session).
+    Done(Prepared),
+    /// New lines to read.
+    Read(ReadJob),
+}
+
+/// A file to read: from the start, or after what the store's record of it consumed.
+struct ReadJob {
+    existing: Option<SessionRecord>,
+    counts: Report,
+    /// The generation's entries so far, when appending (the record is `existing`).
+    append: Option<Vec<EntrySummary>>,
+    reason: &'static str,
+}
+
+/// The cheap part of [`prepare`]: the file's identity against the store's record (the header
+/// and the tail window re-hashed when it changed), in file order on the committing thread.
+fn triage(store: &dyn Store, agent: Agent, path: &Path) -> Result<Triage, IngestError> {
+    let mut counts = Report::default();
+    let done = |existing, counts, outcome| {
+        Ok(Triage::Done(Prepared {
+            existing,
+            counts,
+            step: Step::Done(outcome),
+        }))
+    };
     let Some(path_str) = path.to_str() else {
-        return Ok(FileOutcome::NotASession);
+        return done(None, counts, FileOutcome::NotASession);
     };
     let identity = match file::identity(path) {
         Ok(i) => i,
-        Err(e) => return Ok(FileOutcome::Unreadable(e)),
+        Err(e) => return done(None, counts, FileOutcome::Unreadable(e)),
     };
     let existing = store.session_by_path(path_str)?;
     let (plan, reason) = match &existing {
         None => (Plan::Fresh, "new file"),
         Some(rec) if rec.agent != agent.as_str() => (Plan::Fresh, "read as another agent's"),
-        Some(rec) => match classify(path, rec, &identity, &mut report.verify_bytes) {
-            Ok(Change::Unchanged) => return Ok(FileOutcome::Unchanged),
+        Some(rec) => match classify(path, rec, &identity, &mut counts.verify_bytes) {
+            Ok(Change::Unchanged) => return done(existing, counts, FileOutcome::Unchanged),
             Ok(Change::Appended) => (Plan::Append, ""),
             Ok(Change::Identity(reason)) => (Plan::Fresh, reason),
-            Err(e) => return Ok(FileOutcome::Unreadable(e)),
+            Err(e) => return done(existing, counts, FileOutcome::Unreadable(e)),
         },
     };
-    match plan {
-        Plan::Fresh => fresh(
+    let append = match (&plan, &existing) {
+        (Plan::Append, Some(rec)) => Some(store.entries(&rec.session_id, rec.generation)?),
+        _ => None,
+    };
+    Ok(Triage::Read(ReadJob {
+        existing,
+        counts,
+        append,
+        reason,
+    }))
+}
+
+impl ReadJob {
+    /// The expensive part of [`prepare`]: reads, parses and hashes the file's new lines. Touches
+    /// no store, so it runs on any thread.
+    fn read(self, agent: Agent, path: &Path) -> Prepared {
+        let ReadJob {
+            existing,
+            mut counts,
+            append,
+            reason,
+        } = self;
+        let resume_from = append.as_ref().and(existing.as_ref());
+        let resume = match (resume_from, &append) {
+            (Some(rec), Some(old)) => Resume::After {
+                header: &rec.header,
+                offset: rec.consumed,
+                lines: rec.lines,
+                last_id: old.last().map(|e| e.id.as_str()),
+            },
+            _ => Resume::Fresh,
+        };
+        let scanned = scan(
+            agent,
+            path,
+            resume_from.map(|r| &r.identity),
+            resume,
+            &mut counts,
+        );
+        let step = match (scanned, append) {
+            (Err(outcome), _) => Step::Done(outcome),
+            (Ok(scanned), Some(old)) => Step::Append { old, scanned },
+            (Ok(scanned), None) => Step::Fresh { reason, scanned },
+        };
+        Prepared {
+            existing,
+            counts,
+            step,
+        }
+    }
+}
+
+/// Reads `path` from `resume` (opened under `expect`, when resuming), then hashes the window
+/// before where reading stopped.
+fn scan(
+    agent: Agent,
+    path: &Path,
+    expect: Option<&FileIdentity>,
+    resume: Resume<'_>,
+    counts: &mut Report,
+) -> Result<Scanned, FileOutcome> {
+    let file = EvidenceFile::open(path, expect).map_err(FileOutcome::Unreadable)?;
+    let read = match runread_sessions::scan(agent, &file, resume) {
+        Ok(r) => r,
+        Err(ScanError::NotASession) => return Err(FileOutcome::NotASession),
+        Err(ScanError::Read(e)) => return Err(FileOutcome::Unreadable(e)),
+    };
+    // What was read up to the size at open stands if the file only grew meanwhile.
+    file.check_grown_only().map_err(FileOutcome::Unreadable)?;
+    counts.bytes_read += read.bytes_read;
+    counts.skipped_lines += read.skipped;
+    let identity = file.identity();
+    let tail = tail_sha256(
+        path,
+        read.consumed,
+        Some(&identity),
+        &mut counts.verify_bytes,
+    )
+    .map_err(FileOutcome::Unreadable)?;
+    Ok(Scanned {
+        read,
+        identity,
+        tail,
+    })
+}
+
+/// Commits what `prepare` read. When the pass committed other files since (`maybe_stale`), only
+/// if the store still holds the record it was read against; else the file is read again first.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    store: &dyn Store,
+    workspaces: &[Workspace],
+    agent: Agent,
+    path: &Path,
+    prepared: Prepared,
+    maybe_stale: bool,
+    now_ms: i64,
+    report: &mut Report,
+) -> Result<FileOutcome, IngestError> {
+    let Some(path_str) = path.to_str() else {
+        return Ok(FileOutcome::NotASession);
+    };
+    let prepared = if maybe_stale && store.session_by_path(path_str)? != prepared.existing {
+        prepare(store, agent, path)?
+    } else {
+        prepared
+    };
+    report.add(&prepared.counts);
+    match prepared.step {
+        Step::Done(outcome) => Ok(outcome),
+        Step::Fresh { reason, scanned } => fresh(
             store,
             workspaces,
             agent,
-            path,
             path_str,
-            existing.as_ref(),
+            prepared.existing.as_ref(),
+            scanned,
             now_ms,
             reason,
             report,
         ),
-        Plan::Append => {
-            // `existing` is Some on this path.
-            let Some(rec) = existing else {
-                return Ok(FileOutcome::Unchanged);
-            };
-            append(store, agent, path, rec, now_ms, report)
-        }
+        Step::Append { old, scanned } => match prepared.existing {
+            Some(rec) => append(store, rec, old, scanned, now_ms, report),
+            None => Err(IngestError::Lost),
+        },
     }
 }
 
@@ -353,7 +638,9 @@ fn classify(
     if rec.index_version != INDEX_VERSION {
         return Ok(Change::Identity("index format changed"));
     }
-    if *now == rec.identity && !rec.torn {
+    // The same identity (size, times to the nanosecond, inode) is the same bytes, a torn last
+    // line included: finishing that line grows the file.
+    if *now == rec.identity {
         return Ok(Change::Unchanged);
     }
     if !now.same_object(&rec.identity) {
@@ -403,28 +690,18 @@ fn fresh(
     store: &dyn Store,
     workspaces: &[Workspace],
     agent: Agent,
-    path: &Path,
     path_str: &str,
     existing: Option<&SessionRecord>,
+    scanned: Scanned,
     now_ms: i64,
     reason: &'static str,
     report: &mut Report,
 ) -> Result<FileOutcome, IngestError> {
-    let file = match EvidenceFile::open(path, None) {
-        Ok(f) => f,
-        Err(e) => return Ok(FileOutcome::Unreadable(e)),
-    };
-    let read = match runread_sessions::scan(agent, &file, Resume::Fresh) {
-        Ok(r) => r,
-        Err(ScanError::NotASession) => return Ok(FileOutcome::NotASession),
-        Err(ScanError::Read(e)) => return Ok(FileOutcome::Unreadable(e)),
-    };
-    // What was read up to the size at open stands if the file only grew meanwhile.
-    if let Err(e) = file.check_grown_only() {
-        return Ok(FileOutcome::Unreadable(e));
-    }
-    report.bytes_read += read.bytes_read;
-    report.skipped_lines += read.skipped;
+    let Scanned {
+        read,
+        identity,
+        tail,
+    } = scanned;
     let header = read.header.clone();
     let Some(ws) = workspace_for(workspaces, &header.cwd) else {
         return Ok(FileOutcome::OutsideWorkspaces);
@@ -443,15 +720,6 @@ fn fresh(
         },
     };
     let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
-    let tail = match tail_sha256(
-        path,
-        read.consumed,
-        Some(&file.identity()),
-        &mut report.verify_bytes,
-    ) {
-        Ok(t) => t,
-        Err(e) => return Ok(FileOutcome::Unreadable(e)),
-    };
     let bytes = read.bytes_read;
     let record = SessionRecord {
         session_id: header.session_id.clone(),
@@ -460,7 +728,7 @@ fn fresh(
         workspace_id: ws.id.clone(),
         generation,
         header,
-        identity: file.identity(),
+        identity,
         consumed: read.consumed,
         lines: read.lines,
         tail_sha256: tail,
@@ -485,47 +753,20 @@ fn fresh(
 
 fn append(
     store: &dyn Store,
-    agent: Agent,
-    path: &Path,
     mut rec: SessionRecord,
+    old: Vec<EntrySummary>,
+    scanned: Scanned,
     now_ms: i64,
     report: &mut Report,
 ) -> Result<FileOutcome, IngestError> {
-    let file = match EvidenceFile::open(path, Some(&rec.identity)) {
-        Ok(f) => f,
-        Err(e) => return Ok(FileOutcome::Unreadable(e)),
-    };
-    let old = store.entries(&rec.session_id, rec.generation)?;
-    let read = match runread_sessions::scan(
-        agent,
-        &file,
-        Resume::After {
-            header: &rec.header,
-            offset: rec.consumed,
-            lines: rec.lines,
-            last_id: old.last().map(|e| e.id.as_str()),
-        },
-    ) {
-        Ok(r) => r,
-        Err(ScanError::NotASession) => return Ok(FileOutcome::NotASession),
-        Err(ScanError::Read(e)) => return Ok(FileOutcome::Unreadable(e)),
-    };
-    if let Err(e) = file.check_grown_only() {
-        return Ok(FileOutcome::Unreadable(e));
-    }
-    report.bytes_read += read.bytes_read;
-    report.skipped_lines += read.skipped;
+    let Scanned {
+        read,
+        identity,
+        tail,
+    } = scanned;
     let bytes = read.consumed - rec.consumed;
-    rec.tail_sha256 = match tail_sha256(
-        path,
-        read.consumed,
-        Some(&file.identity()),
-        &mut report.verify_bytes,
-    ) {
-        Ok(t) => t,
-        Err(e) => return Ok(FileOutcome::Unreadable(e)),
-    };
-    rec.identity = file.identity();
+    rec.tail_sha256 = tail;
+    rec.identity = identity;
     rec.consumed = read.consumed;
     rec.lines = read.lines;
     rec.malformed_lines.extend(read.malformed);

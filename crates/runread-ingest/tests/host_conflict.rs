@@ -58,6 +58,17 @@ impl Store for ForeignSessions<'_> {
     fn runs(&self) -> Result<Vec<RunRecord>> {
         self.inner.runs()
     }
+    fn runs_page(
+        &self,
+        filter: &runread_store::RunFilter,
+        limit: u32,
+        offset: u64,
+    ) -> Result<Vec<RunRecord>> {
+        self.inner.runs_page(filter, limit, offset)
+    }
+    fn runs_count(&self, filter: &runread_store::RunFilter) -> Result<u64> {
+        self.inner.runs_count(filter)
+    }
     fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {
         self.inner.runs_by_id(run_id)
     }

@@ -253,3 +253,42 @@ fn a_symlinked_session_file_is_not_read() {
     assert_eq!((report.files, report.unreadable), (1, 1), "{report:?}");
     assert!(env.store.runs().unwrap().is_empty());
 }
+
+/// Files are read ahead on several threads but committed in file order: of many copies of one
+/// session, the first file holds it and every later one is a duplicate, every time; and a second
+/// pass over the same files changes nothing.
+#[test]
+fn a_pass_read_ahead_commits_in_file_order() {
+    let env = Env::new();
+    let bytes = relocated(
+        &std::fs::read(fixture_session("multi-run")).unwrap(),
+        env.workspace.to_str().unwrap(),
+    );
+    // More copies than the read-ahead window, so some are read while earlier ones commit.
+    let copies = runread_ingest::INGEST_READ_AHEAD_FILES * 3;
+    for i in 0..copies {
+        std::fs::write(env.sessions.join(format!("copy-{i:03}.jsonl")), &bytes).unwrap();
+    }
+    let dir = runread_ingest::AgentDir::pi(&env.sessions);
+    let (report, outcomes) =
+        runread_ingest::ingest_dir(&*env.store, &dir, runread_core::timefmt::now_ms(), |_| {})
+            .unwrap();
+    assert_eq!(report.files, copies as u64);
+    assert_eq!(report.new_generations, 1);
+    assert_eq!(report.duplicates, copies as u64 - 1);
+    assert!(matches!(outcomes[0].1, FileOutcome::NewGeneration { .. }));
+    assert!(
+        outcomes[1..]
+            .iter()
+            .all(|(_, o)| *o == FileOutcome::DuplicateSessionId)
+    );
+    let held = env.store.runs().unwrap();
+    assert!(
+        held.iter()
+            .all(|r| r.session_path.ends_with("copy-000.jsonl"))
+    );
+    let (again, _) =
+        runread_ingest::ingest_dir(&*env.store, &dir, runread_core::timefmt::now_ms(), |_| {})
+            .unwrap();
+    assert_eq!((again.unchanged, again.duplicates), (1, copies as u64 - 1));
+}

@@ -108,6 +108,9 @@ pub enum EntryKind {
 /// What runread keeps of one entry: where its line is, its place in the tree, and the facts runs
 /// are cut from. Never the text: bodies and answers are read again from the session file when
 /// they are served, and checked against `line_sha256` (the store indexes, it does not copy).
+///
+/// Stored in the index as JSON without its empty fields (none, false, zero), which read back as
+/// their defaults: about half of each row's bytes, so half the store's writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntrySummary {
     /// 1-based line number in the file (the header is line 1).
@@ -120,56 +123,67 @@ pub struct EntrySummary {
     pub bytes: u64,
     /// SHA-256 of the line's exact bytes, for message entries (the lines a reader is served
     /// from): what is read back when serving must hash to it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line_sha256: Option<String>,
     pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
     pub kind: EntryKind,
     /// `message.role` for message entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub has_tool_call: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// SHA-256 of the canonical JSON (sorted keys, compact) of the whole `message` object, for
     /// the messages that can start or end a run ([`hashed_role`]); `None` for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_sha256: Option<String>,
     /// SHA-256 of the text blocks of an assistant message without tool calls, joined by `\n`
     /// (the final-answer candidate).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text_sha256: Option<String>,
     /// UTF-8 length of the joined text blocks.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub text_bytes: u64,
     /// UTF-8 length of the body a reader is served ([`MessageView::body`]): 0 means there is no
     /// text to read back (a tool call alone, an image).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub body_bytes: u64,
     /// First characters of a user prompt, for the owner's listing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
     /// The agent itself truncated this output (Pi `details.truncation.truncated`, `truncated`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub upstream_truncated: bool,
     /// `name` of a `session_info` entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     /// Lines of one message written as several lines share this (Claude Code writes a response
     /// one line per content block, all with the response's `message.id`): a reader is served
     /// them as one event. `None`: the line is an event of its own.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// Written by the agent itself, not by a model (Claude Code's `<synthetic>` messages): never
     /// an answer.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub synthetic: bool,
     /// The agent recorded a failed model call here (Claude Code's `isApiErrorMessage`, an
     /// `error` on Codex's `task_complete`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub api_error: bool,
     /// The turn the line belongs to (Codex `turn_id`): runs are cut by it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<String>,
     /// The tool call the line is, or reports on (Codex `call_id`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
 }
 
@@ -479,4 +493,65 @@ pub(crate) fn scan_lines(
             start
         };
     Ok(out)
+}
+
+/// Whether a count is zero (an empty field the index does not write).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+#[cfg(test)]
+mod stored_form {
+    use super::*;
+
+    fn full() -> EntrySummary {
+        EntrySummary {
+            line_sha256: Some("l".into()),
+            parent_id: Some("p".into()),
+            kind: EntryKind::Message,
+            role: Some("assistant".into()),
+            stop_reason: Some("stop".into()),
+            has_tool_call: true,
+            provider: Some("pv".into()),
+            model: Some("m".into()),
+            message_sha256: Some("ms".into()),
+            text_sha256: Some("t".into()),
+            text_bytes: 3,
+            body_bytes: 4,
+            preview: Some("pr".into()),
+            upstream_truncated: true,
+            session_name: Some("n".into()),
+            timestamp: Some("ts".into()),
+            group: Some("g".into()),
+            synthetic: true,
+            api_error: true,
+            turn: Some("tu".into()),
+            call_id: Some("c".into()),
+            ..EntrySummary::at(7, 70, 700, "id".into())
+        }
+    }
+
+    #[test]
+    fn empty_fields_are_not_written_and_read_back_as_their_defaults() {
+        let bare = EntrySummary::at(2, 20, 200, "b".into());
+        let json = serde_json::to_string(&bare).unwrap();
+        assert_eq!(
+            json,
+            r#"{"line":2,"offset":20,"bytes":200,"id":"b","kind":"other"}"#
+        );
+        assert_eq!(serde_json::from_str::<EntrySummary>(&json).unwrap(), bare);
+        let full = full();
+        let json = serde_json::to_string(&full).unwrap();
+        assert_eq!(serde_json::from_str::<EntrySummary>(&json).unwrap(), full);
+    }
+
+    #[test]
+    fn rows_written_with_every_field_still_read() {
+        // As runread wrote entries before empty fields were left out.
+        let old = r#"{"line":2,"offset":20,"bytes":200,"line_sha256":null,"id":"b","parent_id":null,"kind":"other","role":null,"stop_reason":null,"has_tool_call":false,"provider":null,"model":null,"message_sha256":null,"text_sha256":null,"text_bytes":0,"body_bytes":0,"preview":null,"upstream_truncated":false,"session_name":null,"timestamp":null,"group":null,"synthetic":false,"api_error":false,"turn":null,"call_id":null}"#;
+        assert_eq!(
+            serde_json::from_str::<EntrySummary>(old).unwrap(),
+            EntrySummary::at(2, 20, 200, "b".into())
+        );
+    }
 }
