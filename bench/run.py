@@ -1056,7 +1056,7 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
         for name, target, measured, met in goals:
             L.append(f"| {name} | {target} | {measured} | {'yes' if met else '**no**'} |")
         missed = [g for g in goals if not g[3]]
-        L.append("\n" + (f"{len(missed)} of {len(goals)} goals missed; see [Profiles of the missed goals](#profiles-of-the-missed-goals)."
+        L.append("\n" + (f"{len(missed)} of {len(goals)} goals missed; see [Profiles of the missed goals](#profiles-of-the-missed-goals-issue-17)."
                          if missed else "All goals met.") + "\n")
     L.append("## Machine\n\n" + "\n".join(f"- {k}: {v}" for k, v in mach.items())
              + "\n- shared: this machine's 2 cores are shared with other work (builds); the load average above shows how busy it was.\n")

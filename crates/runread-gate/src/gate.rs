@@ -306,7 +306,11 @@ impl Inner {
             code
         };
         let input = self.unseal(&stored).map_err(refuse)?;
-        if !binding.input_validator.is_valid(&input) {
+        let Some(validators) = binding.validators() else {
+            tracing::error!(tool = %call.tool, "a compiled-in schema does not compile");
+            return Err(refuse(ErrorCode::Unavailable));
+        };
+        if !validators.input.is_valid(&input) {
             return Err(refuse(ErrorCode::InvalidArguments));
         }
 
@@ -346,7 +350,7 @@ impl Inner {
 
         // Normalize: schema, size cap, result digest into the receipt.
         let value = Value::Object(output);
-        if !binding.output_validator.is_valid(&value) {
+        if !validators.output.is_valid(&value) {
             tracing::error!(tool = %call.tool, "adapter output does not match its schema");
             self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
             return Err(ErrorCode::Unavailable);

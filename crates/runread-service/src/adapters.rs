@@ -441,6 +441,17 @@ mod tests {
         assert!(runread_gate::Registry::build(adapters(), PINNED_BINDINGS).is_ok());
     }
 
+    /// Schemas compile on a tool's first call, not at startup: every compiled-in one must.
+    #[test]
+    fn every_tool_schema_compiles() {
+        let registry = runread_gate::Registry::build(adapters(), PINNED_BINDINGS).unwrap();
+        let tools: Vec<&str> = registry.tools().map(|b| b.tool).collect();
+        assert_eq!(tools.len(), adapters().len());
+        for b in registry.tools() {
+            assert!(b.schemas_compile(), "{}", b.tool);
+        }
+    }
+
     #[test]
     fn a_drifted_binding_is_refused_at_startup() {
         let mut pinned: Vec<(&'static str, &'static str)> = PINNED_BINDINGS.to_vec();
