@@ -34,8 +34,9 @@ use runread_core::timefmt::{now_ms, rfc3339};
 use runread_service::{Config, Service};
 use runread_store::Store;
 
-/// Files at least this many make `runread ingest` show a progress bar on a terminal.
-const PROGRESS_BAR_MIN_FILES: u64 = 20;
+/// An ingest still running after this long shows a progress bar on a terminal (a quick pass
+/// prints only its summary).
+const PROGRESS_BAR_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 /// Default listen address of `runread serve`.
 const DEFAULT_LISTEN: &str = "127.0.0.1:7077";
 
@@ -754,13 +755,23 @@ fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Res {
         );
     }
     let terminal = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
     let mut report = runread_ingest::Report::default();
     let mut outcomes = Vec::new();
     for dir in dirs {
         let mut bar: Option<indicatif::ProgressBar> = None;
         let (r, o) = runread_ingest::ingest_dir(store, dir, now_ms(), |p| {
-            if terminal && p.files_total >= PROGRESS_BAR_MIN_FILES {
-                let b = bar.get_or_insert_with(|| indicatif::ProgressBar::new(p.files_total));
+            if terminal && (bar.is_some() || started.elapsed() >= PROGRESS_BAR_AFTER) {
+                let b = bar.get_or_insert_with(|| {
+                    let b =
+                        indicatif::ProgressBar::new(p.files_total).with_message(dir.agent.as_str());
+                    match indicatif::ProgressStyle::with_template(
+                        "{msg:7} {wide_bar} {pos}/{len} files",
+                    ) {
+                        Ok(style) => b.with_style(style),
+                        Err(_) => b,
+                    }
+                });
                 b.set_position(p.files_done);
             }
         })
