@@ -262,7 +262,7 @@ pub const INGEST_READ_AHEAD_FILES: usize = 4;
 /// parsed and hashed meanwhile on up to [`INGEST_READERS_MAX`] threads. A file read before
 /// another file's commit is checked against the store again before its own (and read again here
 /// if its record moved). So the outcome is the one a pass over the files one by one would have,
-/// and an unchanged home costs no thread handoffs.
+/// and a pass with nothing to read starts no thread.
 pub fn ingest_dir(
     store: &dyn Store,
     dir: &AgentDir,
@@ -286,31 +286,39 @@ pub fn ingest_dir(
     let job_rx = std::sync::Mutex::new(job_rx);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Prepared>)>();
     std::thread::scope(|scope| -> Result<(), IngestError> {
-        for _ in 0..readers {
-            let (done_tx, job_rx, files) = (done_tx.clone(), &job_rx, &files);
-            scope.spawn(move || {
-                loop {
-                    // One reader at a time waits for the next job; the lock is not held while
-                    // reading.
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => break,
-                    };
-                    let Ok((i, job)) = job else { break };
-                    let Some(path) = files.get(i) else { break };
-                    // A reader that panicked hands back nothing, and the pass fails (`Lost`)
-                    // rather than waiting for it.
-                    let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        job.read(agent, path)
-                    }))
-                    .ok();
-                    if done_tx.send((i, prepared)).is_err() {
-                        break;
+        // The readers start with the first file that needs reading: a pass that finds nothing
+        // new (a re-ingest, most of `watch`'s passes) starts no thread.
+        let mut done_tx = Some(done_tx);
+        let mut start_readers = || {
+            let Some(done_tx) = done_tx.take() else {
+                return;
+            };
+            for _ in 0..readers {
+                let (done_tx, job_rx, files) = (done_tx.clone(), &job_rx, &files);
+                scope.spawn(move || {
+                    loop {
+                        // One reader at a time waits for the next job; the lock is not held while
+                        // reading.
+                        let job = match job_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => break,
+                        };
+                        let Ok((i, job)) = job else { break };
+                        let Some(path) = files.get(i) else { break };
+                        // A reader that panicked hands back nothing, and the pass fails (`Lost`)
+                        // rather than waiting for it.
+                        let prepared =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                job.read(agent, path)
+                            }))
+                            .ok();
+                        if done_tx.send((i, prepared)).is_err() {
+                            break;
+                        }
                     }
-                }
-            });
-        }
-        drop(done_tx);
+                });
+            }
+        };
         // Triage and commits happen here, in file order; only reading runs on the readers, at
         // most INGEST_READ_AHEAD_FILES files at once. Each file carries the count of this pass's
         // commits when it was looked at: if more were made before its own, it is checked again.
@@ -356,6 +364,7 @@ pub fn ingest_dir(
                             ready.insert(triaged, (commits, prepared));
                         }
                         Triage::Read(job) => {
+                            start_readers();
                             job_tx.send((triaged, job)).map_err(|_| IngestError::Lost)?;
                             seen_when_sent.insert(triaged, commits);
                         }
@@ -480,20 +489,20 @@ fn triage(store: &dyn Store, agent: Agent, path: &Path) -> Result<Triage, Ingest
         Err(e) => return done(None, counts, FileOutcome::Unreadable(e)),
     };
     let existing = store.session_by_path(path_str)?;
-    let (plan, reason) = match &existing {
-        None => (Plan::Fresh, "new file"),
-        Some(rec) if rec.agent != agent.as_str() => (Plan::Fresh, "read as another agent's"),
+    // The record to append to, if the file only grew; else it is read from the start.
+    let (append_to, reason) = match &existing {
+        None => (None, "new file"),
+        Some(rec) if rec.agent != agent.as_str() => (None, "read as another agent's"),
         Some(rec) => match classify(path, rec, &identity, &mut counts.verify_bytes) {
             Ok(Change::Unchanged) => return done(existing, counts, FileOutcome::Unchanged),
-            Ok(Change::Appended) => (Plan::Append, ""),
-            Ok(Change::Identity(reason)) => (Plan::Fresh, reason),
+            Ok(Change::Appended) => (Some(rec), ""),
+            Ok(Change::Identity(reason)) => (None, reason),
             Err(e) => return done(existing, counts, FileOutcome::Unreadable(e)),
         },
     };
-    let append = match (&plan, &existing) {
-        (Plan::Append, Some(rec)) => Some(store.entries(&rec.session_id, rec.generation)?),
-        _ => None,
-    };
+    let append = append_to
+        .map(|rec| store.entries(&rec.session_id, rec.generation))
+        .transpose()?;
     Ok(Triage::Read(ReadJob {
         existing,
         counts,
@@ -616,11 +625,6 @@ fn finish(
             None => Err(IngestError::Lost),
         },
     }
-}
-
-enum Plan {
-    Fresh,
-    Append,
 }
 
 enum Change {
