@@ -343,9 +343,10 @@ impl Client {
             .map(|i| (i * chunk, chunk.min(size - (i * chunk).min(size)).max(1)))
             .collect();
         let last = ranges.len() - 1;
+        let (artifact_id, version) = (meta["artifactId"].clone(), meta["version"].clone());
         let mut chunks = futures::stream::iter(ranges.into_iter().enumerate())
             .map(|(i, (offset, limit))| {
-                let args = json!({"target": target, "artifactId": meta["artifactId"], "version": meta["version"], "offset": offset, "limit": limit});
+                let args = json!({"target": target, "artifactId": &artifact_id, "version": &version, "offset": offset, "limit": limit});
                 async move { (i, offset, self.call("read_artifact", args).await) }
             })
             .buffered(ARTIFACT_CALLS_IN_FLIGHT);
@@ -373,7 +374,6 @@ impl Client {
             }
             bytes.extend_from_slice(&data);
         }
-        drop(chunks);
         if runread_core::sha256_hex(&bytes) != meta["sha256"].as_str().unwrap_or("")
             || bytes.len() as u64 != size
         {

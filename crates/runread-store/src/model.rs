@@ -108,6 +108,14 @@ pub fn run_started_ms(run: &Run) -> Option<i64> {
         .and_then(runread_core::timefmt::parse_rfc3339)
 }
 
+/// [`run_started_ms`] of a stored run record (`run_json`), for rows written before the column
+/// existed; `None` for a record that does not parse.
+pub(crate) fn stored_run_started_ms(run_json: &str) -> Option<i64> {
+    serde_json::from_str::<Run>(run_json)
+        .ok()
+        .and_then(|run| run_started_ms(&run))
+}
+
 /// What an owner granted: one key, one exact target, named features, until an expiry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {

@@ -867,9 +867,7 @@ fn backfill_run_starts(t: &mut postgres::Transaction<'_>) -> Tx<()> {
     )?;
     for r in rows {
         let json: String = r.try_get(3)?;
-        let started = serde_json::from_str::<runread_sessions::Run>(&json)
-            .ok()
-            .and_then(|run| crate::run_started_ms(&run));
+        let started = crate::model::stored_run_started_ms(&json);
         if let Some(ms) = started {
             let (session_id, generation, run_id): (String, i64, String) =
                 (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);

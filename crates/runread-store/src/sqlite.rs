@@ -558,9 +558,7 @@ fn backfill_run_starts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
         "UPDATE runs SET started_ms = ?4 WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3",
     )?;
     for (session_id, generation, run_id, json) in rows {
-        let started = serde_json::from_str::<runread_sessions::Run>(&json)
-            .ok()
-            .and_then(|run| crate::run_started_ms(&run));
+        let started = crate::model::stored_run_started_ms(&json);
         if let Some(ms) = started {
             update.execute(params![session_id, generation, run_id, ms])?;
         }
