@@ -1,7 +1,8 @@
-"""Shared by bench/claude/make_session.py and bench/codex/make_session.py: a large real session
-made by a real agent CLI driven by the harness's scripted model, cached by scenario hash.
+"""Shared by bench/{pi,claude,codex}/make_session.py: a large real session made by a real agent
+CLI driven by the harness's scripted model, cached by scenario hash (`make`; Pi's script keeps its
+own cache layout).
 
-The scenario shape is Pi's (bench/pi/make_session.py): STEPS prompts (the first starts the session,
+The scenario: STEPS prompts (the first starts the session,
 the rest continue it), each run doing TURNS model turns of CALLS parallel shell calls that print
 30-line slices of a log file in the workspace, then a final answer.
 """
@@ -22,7 +23,6 @@ WORDS = ("build", "test", "cache", "fetch", "resolve", "link", "warn", "ok", "na
 
 
 def log_file() -> str:
-    """The same log as the Pi session's (bench/pi/make_session.py)."""
     lines = []
     for i in range(LOG_LINES):
         h = hashlib.sha256(str(i).encode()).hexdigest()

@@ -173,24 +173,25 @@ def tools_call(name: str, arguments: dict[str, Any]) -> bytes:
 # --------------------------------------------------------------------------- installs
 
 
+def ensure_apt(command: str, package: str) -> None:
+    """Installs Debian's `package` when `command` is not on PATH (updating the index if needed)."""
+    if shutil.which(command):
+        return
+    log(f"installing {package} (apt)")
+    r = subprocess.run(["apt-get", "install", "-y", package], capture_output=True, text=True)
+    if r.returncode != 0:
+        run(["apt-get", "update"])
+        run(["apt-get", "install", "-y", package])
+
+
 def ensure_wrk() -> str:
-    if not shutil.which("wrk"):
-        log("installing wrk (apt)")
-        r = subprocess.run(["apt-get", "install", "-y", "wrk"], capture_output=True, text=True)
-        if r.returncode != 0:
-            run(["apt-get", "update"])
-            run(["apt-get", "install", "-y", "wrk"])
+    ensure_apt("wrk", "wrk")
     out = subprocess.run(["wrk", "-v"], capture_output=True, text=True)
     return (out.stdout + out.stderr).splitlines()[0].strip()
 
 
 def ensure_rg() -> tuple[str, str]:
-    if not shutil.which("rg"):
-        log("installing ripgrep (apt)")
-        r = subprocess.run(["apt-get", "install", "-y", "ripgrep"], capture_output=True, text=True)
-        if r.returncode != 0:
-            run(["apt-get", "update"])
-            run(["apt-get", "install", "-y", "ripgrep"])
+    ensure_apt("rg", "ripgrep")
     rg = shutil.which("rg") or "rg"
     return rg, run([rg, "--version"]).stdout.splitlines()[0].strip()
 

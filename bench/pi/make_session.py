@@ -19,39 +19,21 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-STEPS, TURNS, CALLS, SLICE = 20, 6, 20, 30
-LOG_LINES = 6000
-WORDS = ("build", "test", "cache", "fetch", "resolve", "link", "warn", "ok", "naïve", "résumé",
-         "retry", "timeout", "spawn", "exit", "✓", "parse", "index", "shard", "merge", "emit")
+sys.path.insert(0, str(REPO / "bench"))
+import harness_session  # noqa: E402
 
 
-def log_file() -> str:
-    lines = []
-    for i in range(LOG_LINES):
-        h = hashlib.sha256(str(i).encode()).hexdigest()
-        words = " ".join(WORDS[int(h[j], 16) + (j % 5)] for j in range(8))
-        lines.append(f"{i:05d} 2026-11-30T01:{(i // 60) % 60:02d}:{i % 60:02d}Z [{h[:8]}] {words} {h[8:40]}")
-    return "\n".join(lines) + "\n"
+def bash(command: str) -> dict[str, Any]:
+    return {"name": "bash", "arguments": {"command": command}}
 
 
-def scenario() -> dict:
-    steps, responses = [], []
-    n = 0
-    for s in range(STEPS):
-        steps.append({"prompt": f"Step {s + 1}: read the next part of logs/build.log and report what failed.",
-                      "continue": s > 0, "mode": "json", "timeout_s": 300})
-        for t in range(TURNS):
-            calls = []
-            for c in range(CALLS):
-                start = (n * SLICE) % (LOG_LINES - SLICE) + 1
-                calls.append({"name": "bash", "arguments": {"command": f"sed -n '{start},{start + SLICE - 1}p' logs/build.log"}})
-                n += 1
-            responses.append({"text": f"Reading slices {t + 1}/{TURNS} of step {s + 1}.", "tool_calls": calls})
-        body = "\n".join(f"- slice {k}: retries and a timeout in shard {(s * 7 + k) % 13}, then ✓ ok" for k in range(40))
-        responses.append({"text": f"Step {s + 1} summary (naïve résumé, 日本語 ok):\n{body}\nNothing else failed.", "chunks": 3})
-    return {"steps": steps, "responses": responses, "files": {"logs/build.log": log_file()}}
+def scenario() -> dict[str, Any]:
+    """The shared scenario (bench/harness_session.py) in Pi's tool vocabulary, each step in JSON
+    mode with a 300 s timeout."""
+    return harness_session.scenario(bash, {"mode": "json", "timeout_s": 300}, {})
 
 
 def main() -> int:

@@ -10,36 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use runread_ingest::AgentDir;
+use runread_sessions::Agent;
 use runread_store::Store;
 use runread_store::sqlite::SqliteStore;
 use serde_json::{Value, json};
-
-/// The agent a session file belongs to (`--agent`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Agent {
-    Pi,
-    Claude,
-    Codex,
-}
-
-impl Agent {
-    pub fn parse(s: &str) -> Result<Agent, String> {
-        match s {
-            "pi" => Ok(Agent::Pi),
-            "claude" => Ok(Agent::Claude),
-            "codex" => Ok(Agent::Codex),
-            other => Err(format!("unknown agent {other:?} (pi, claude or codex)")),
-        }
-    }
-
-    fn dir(self, dir: &Path) -> AgentDir {
-        match self {
-            Agent::Pi => AgentDir::pi(dir),
-            Agent::Claude => AgentDir::claude(dir),
-            Agent::Codex => AgentDir::codex(dir),
-        }
-    }
-}
 
 /// The cwd a session file was written in: Pi's header `cwd`, the first Claude Code line with a
 /// `cwd`, Codex's `session_meta` `payload.cwd`.
@@ -87,13 +61,9 @@ pub fn relocate(bytes: &[u8], from: &str, to: &str) -> Result<Vec<u8>, String> {
 fn placed(agent: Agent, root: &Path, cwd: &str, name: &std::ffi::OsStr) -> PathBuf {
     match agent {
         Agent::Pi => root.join(name),
-        Agent::Claude => {
-            let escaped: String = cwd
-                .chars()
-                .map(|c| if matches!(c, '/' | '.' | '_') { '-' } else { c })
-                .collect();
-            root.join(escaped).join(name)
-        }
+        Agent::Claude => root
+            .join(runread_testkit::claude_project_dir(cwd))
+            .join(name),
         Agent::Codex => root.join("2026").join("11").join("30").join(name),
     }
 }
@@ -126,7 +96,10 @@ pub fn run(session: &str, agent: Agent, repeats: usize, warmup: usize) -> Result
     f.set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
         .map_err(e("set mtime"))?;
     let lines = bytes.iter().filter(|b| **b == b'\n').count();
-    let agent_dir = agent.dir(&sessions);
+    let agent_dir = AgentDir {
+        agent,
+        dir: sessions.clone(),
+    };
     let mut samples = Vec::new();
     let mut runs = 0;
     for i in 0..warmup + repeats {

@@ -273,16 +273,14 @@ fn main() {
             )
         }
         Some("ingest") => done(
-            ingest::Agent::parse(&text("--agent").unwrap_or_else(|| "pi".into())).and_then(
-                |agent| {
-                    ingest::run(
-                        &need("--session"),
-                        agent,
-                        flag("--repeats", 3),
-                        flag("--warmup", 1),
-                    )
-                },
-            ),
+            agent(&text("--agent").unwrap_or_else(|| "pi".into())).and_then(|agent| {
+                ingest::run(
+                    &need("--session"),
+                    agent,
+                    flag("--repeats", 3),
+                    flag("--warmup", 1),
+                )
+            }),
         ),
         Some("json-pass") => done(passes::json_pass(
             &every("--file"),
@@ -328,4 +326,10 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+/// `--agent`: pi, claude or codex.
+fn agent(name: &str) -> Result<runread_sessions::Agent, String> {
+    runread_sessions::Agent::parse(name)
+        .ok_or_else(|| format!("unknown agent {name:?} (pi, claude or codex)"))
 }

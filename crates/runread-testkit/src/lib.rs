@@ -146,11 +146,7 @@ impl Env {
     /// Returns the copied session files.
     pub fn place_claude(&self, name: &str, age: Duration) -> Vec<PathBuf> {
         let ws = self.workspace.to_str().expect("utf-8");
-        let escaped: String = ws
-            .chars()
-            .map(|c| if matches!(c, '/' | '.' | '_') { '-' } else { c })
-            .collect();
-        let dst_dir = self.claude_projects.join(escaped);
+        let dst_dir = self.claude_projects.join(claude_project_dir(ws));
         let mut out = Vec::new();
         for src in claude_fixture_sessions(name) {
             let src_dir = src.parent().expect("dir");
@@ -387,6 +383,14 @@ fn rebase_codex_fork(path: &Path, files: &[PathBuf]) {
         .into_bytes();
     out.extend_from_slice(&bytes[split..]);
     std::fs::write(path, out).expect("write");
+}
+
+/// The folder Claude Code keeps the sessions of a session run in `cwd` under (in its
+/// `projects/`): the path with `/`, `.` and `_` as `-`.
+pub fn claude_project_dir(cwd: &str) -> String {
+    cwd.chars()
+        .map(|c| if matches!(c, '/' | '.' | '_') { '-' } else { c })
+        .collect()
 }
 
 /// Sets a file's modification time `age` in the past.
