@@ -35,6 +35,26 @@ impl Feature {
         }
     }
 
+    /// What a grant of this feature lets its reader see, in one line (the console's grant form).
+    pub fn exposes(self) -> &'static str {
+        match self {
+            Feature::FinalAnswer => "the run's final answer, masked, with its state and evidence",
+            Feature::History => {
+                "every message of the run: prompts, replies, tool calls and tool output"
+            }
+            Feature::Aggregate => {
+                "the run's work state: running, waiting, finished, its child agents"
+            }
+            Feature::Metadata => {
+                "agent, models, times, the session's name and where it forked from"
+            }
+            Feature::Artifacts => {
+                "the files you register as the run's artifacts, and their contents"
+            }
+            Feature::Status => "whether the run exists and its status, nothing of its content",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Feature> {
         Feature::ALL.into_iter().find(|f| f.as_str() == s)
     }

@@ -43,7 +43,7 @@ pub const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Accepts on `listener` and serves `app` on each connection until `shutdown` resolves; then
 /// lets open connections finish, for at most `drain`.
-pub(crate) async fn run(
+pub async fn run(
     listener: TcpListener,
     app: axum::routing::RouterIntoService<axum::body::Body>,
     shutdown: impl Future<Output = ()> + Send + 'static,

@@ -72,6 +72,12 @@ pub fn in_flight_permits() -> Arc<Semaphore> {
     Arc::new(Semaphore::new(HTTP_MAX_IN_FLIGHT))
 }
 
+/// Whether a `Host` value (with or without port) names this machine's loopback: `127.0.0.1`,
+/// `localhost` or `[::1]` — the only names a loopback-only listener answers (the console too).
+pub fn host_is_loopback(host: &str) -> bool {
+    is_loopback_host(host, &Allowed::default())
+}
+
 fn is_loopback_host(host: &str, allowed: &Allowed) -> bool {
     let h = host.to_ascii_lowercase();
     let name = if let Some(rest) = h.strip_prefix('[') {

@@ -92,14 +92,24 @@ impl Adapter for ToolAdapter {
         input: &Value,
         reader: &(dyn Any + Send + Sync),
     ) -> Result<Map<String, Value>, ErrorCode> {
-        let reading: &Reading = reader.downcast_ref().ok_or(ErrorCode::Unavailable)?;
-        let mut output = execute_tool(self.0.tool, input, &*reading.feature)?;
-        // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
-        // whatever the tool's own masking did. A tool masks across its own boundaries first
-        // (answers before chunking, history across events and pages); this catches the rest.
-        mask_strings(&mut output, &reading.redactor);
-        Ok(output)
+        execute_reading(self.0.tool, input, reader)
     }
+}
+
+/// Runs `tool` on what admission built for it (a [`Reading`]) and masks its output: the adapter's
+/// work, shared by the gate and the owner's preview ([`crate::Service::preview`]).
+pub(crate) fn execute_reading(
+    tool: Tool,
+    input: &Value,
+    reader: &(dyn Any + Send + Sync),
+) -> Result<Map<String, Value>, ErrorCode> {
+    let reading: &Reading = reader.downcast_ref().ok_or(ErrorCode::Unavailable)?;
+    let mut output = execute_tool(tool, input, &*reading.feature)?;
+    // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
+    // whatever the tool's own masking did. A tool masks across its own boundaries first
+    // (answers before chunking, history across events and pages); this catches the rest.
+    mask_strings(&mut output, &reading.redactor);
+    Ok(output)
 }
 
 /// Masks every string in `map`, keys included, in place.

@@ -52,6 +52,11 @@ impl Event {
         self.parts.iter().map(|e| e.bytes).sum()
     }
 
+    /// The agent's own time of its first line.
+    pub(crate) fn timestamp(&self) -> Option<&str> {
+        self.parts.first().and_then(|e| e.timestamp.as_deref())
+    }
+
     fn role(&self) -> String {
         self.parts
             .first()
@@ -91,7 +96,7 @@ impl Event {
 }
 
 /// The run's message entries as events: consecutive entries of one group are one event.
-fn events_of(mut entries: Vec<EntrySummary>) -> Vec<Event> {
+pub(crate) fn events_of(mut entries: Vec<EntrySummary>) -> Vec<Event> {
     entries.sort_by_key(|e| e.line);
     let mut events: Vec<Event> = Vec::new();
     for e in entries {

@@ -17,6 +17,7 @@ mod grants;
 mod history;
 mod metadata;
 pub mod owner;
+mod preview;
 pub mod secrets;
 mod source;
 mod supervised;

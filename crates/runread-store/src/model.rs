@@ -95,6 +95,8 @@ pub struct RunFilter {
     pub agent: Option<String>,
     /// Only runs of sessions in this workspace (its id).
     pub workspace_id: Option<String>,
+    /// Only runs with this status (`completed`, `failed`, `cancelled`, `running`, `unknown`).
+    pub status: Option<String>,
 }
 
 /// Most runs one page of the owner's listing holds.
@@ -131,7 +133,38 @@ pub struct Grant {
 
 impl Grant {
     pub fn is_live(&self, now_ms: i64) -> bool {
-        self.revoked_at_ms.is_none() && self.expires_at_ms > now_ms
+        self.state(now_ms) == GrantState::Live
+    }
+
+    /// Revoked (whenever it would have expired), else expired, else live.
+    pub fn state(&self, now_ms: i64) -> GrantState {
+        if self.revoked_at_ms.is_some() {
+            GrantState::Revoked
+        } else if self.expires_at_ms <= now_ms {
+            GrantState::Expired
+        } else {
+            GrantState::Live
+        }
+    }
+}
+
+/// Where a grant stands for the owner's listings (`runread grant list`, the console).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantState {
+    Live,
+    Expired,
+    Revoked,
+}
+
+impl GrantState {
+    pub const ALL: [GrantState; 3] = [GrantState::Live, GrantState::Expired, GrantState::Revoked];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GrantState::Live => "live",
+            GrantState::Expired => "expired",
+            GrantState::Revoked => "revoked",
+        }
     }
 }
 

@@ -1265,9 +1265,10 @@ impl Store for PostgresStore {
         self.run_rows(
             &format!(
                 "{RUN_SELECT} WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
+                 AND ($5::text IS NULL OR r.status = $5) \
                  ORDER BY r.started_ms DESC NULLS LAST, r.session_id, r.ord DESC LIMIT $3 OFFSET $4"
             ),
-            &[&filter.agent, &filter.workspace_id, &limit, &offset],
+            &[&filter.agent, &filter.workspace_id, &limit, &offset, &filter.status],
         )
     }
 
@@ -1276,8 +1277,9 @@ impl Store for PostgresStore {
             let n: i64 = t
                 .query_one(
                     "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
-                     WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2)",
-                    &[&filter.agent, &filter.workspace_id],
+                     WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
+                     AND ($3::text IS NULL OR r.status = $3)",
+                    &[&filter.agent, &filter.workspace_id, &filter.status],
                 )?
                 .try_get(0)?;
             Ok(u64_of(n))

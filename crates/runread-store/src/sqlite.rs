@@ -1009,9 +1009,10 @@ impl Store for SqliteStore {
         self.run_rows(
             &format!(
                 "{RUN_SELECT} WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
+                 AND (?5 IS NULL OR r.status = ?5) \
                  ORDER BY r.started_ms DESC, r.session_id, r.ord DESC LIMIT ?3 OFFSET ?4"
             ),
-            &[&filter.agent, &filter.workspace_id, &limit, &offset],
+            &[&filter.agent, &filter.workspace_id, &limit, &offset, &filter.status],
         )
     }
 
@@ -1020,9 +1021,13 @@ impl Store for SqliteStore {
         let n: i64 = conn
             .prepare_cached(
                 "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
-                 WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2)",
+                 WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
+                 AND (?3 IS NULL OR r.status = ?3)",
             )?
-            .query_row(params![filter.agent, filter.workspace_id], |r| r.get(0))?;
+            .query_row(
+                params![filter.agent, filter.workspace_id, filter.status],
+                |r| r.get(0),
+            )?;
         Ok(u64_of(n))
     }
 

@@ -109,7 +109,10 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
         new_generation: true,
         new_entries: vec![],
         runs: vec![
-            run_at("p-old", Some("2026-01-01T00:00:00Z")),
+            runread_sessions::Run {
+                status: runread_sessions::RunStatus::Running,
+                ..run_at("p-old", Some("2026-01-01T00:00:00Z"))
+            },
             run_at("p-none", None),
             run_at("p-new", Some("2026-03-01T00:00:00.500Z")),
         ],
@@ -153,9 +156,24 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     let none = RunFilter {
         agent: Some("claude".into()),
         workspace_id: Some(w1.id.clone()),
+        ..Default::default()
     };
     assert!(ids(&none, 10, 0).is_empty());
     assert_eq!(s.runs_count(&none).unwrap(), 0);
+    // By status: the stored status of each run, with the other filters.
+    let running = RunFilter {
+        status: Some("running".into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&running, 10, 0), ["p-old"]);
+    assert_eq!(s.runs_count(&running).unwrap(), 1);
+    let completed_pi = RunFilter {
+        agent: Some("pi".into()),
+        status: Some("completed".into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&completed_pi, 10, 0), ["p-new", "p-none"]);
+    assert_eq!(s.runs_count(&completed_pi).unwrap(), 2);
     // A new generation replaces the session's runs in the listing too.
     s.commit_ingest(&IngestCommit {
         session: support::session_at("p1", "/sessions/p1.jsonl", &w1.id, 2),

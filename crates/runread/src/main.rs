@@ -14,6 +14,7 @@ macro_rules! outln {
     }};
 }
 
+mod consolecmd;
 mod demo;
 mod gatecmd;
 mod home;
@@ -113,6 +114,9 @@ enum Command {
         /// Only runs in this workspace (its name or path).
         #[arg(long)]
         workspace: Option<String>,
+        /// Only runs with this status.
+        #[arg(long, value_parser = ["completed", "failed", "cancelled", "running", "unknown"])]
+        status: Option<String>,
     },
     /// Grant one run to a fresh read key (printed once), or list / revoke grants.
     Grant(GrantArgs),
@@ -152,6 +156,35 @@ enum Command {
         /// 2025-03-26, every request admitted on its own key) or `modern` (2026-07-28 only).
         #[arg(long, value_enum, default_value_t = ProtocolChoice::All)]
         protocol: ProtocolChoice,
+        /// Also serve the owner's console (see `runread console`), on its own listener.
+        #[arg(long, conflicts_with = "stdio")]
+        console: bool,
+        /// With --console: where the console listens (loopback only).
+        #[arg(long, default_value = runread_console::DEFAULT_LISTEN, requires = "console")]
+        console_listen: SocketAddr,
+        /// With --console: open its login link in the browser.
+        #[arg(long, requires = "console")]
+        open: bool,
+    },
+    /// The owner's console in the browser: see runs, grant, revoke, read the audit, manage
+    /// secrets and artifacts (loopback only; log in with the one-time link it prints).
+    Console {
+        #[arg(long, default_value = runread_console::DEFAULT_LISTEN)]
+        listen: SocketAddr,
+        /// The MCP endpoint the shown client configs name (where `runread serve` answers).
+        #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
+        mcp_url: String,
+        /// Open the login link in the browser.
+        #[arg(long)]
+        open: bool,
+        /// As for `serve`: known secrets to mask in what the console shows.
+        #[arg(long)]
+        secrets_file: Option<PathBuf>,
+        #[arg(long, env = "RUNREAD_SECRET_ENV", value_delimiter = ',')]
+        secret_env: Vec<String>,
+        /// How long a session file must be quiet before a passive run counts as settled.
+        #[arg(long, default_value_t = runread_core::limits::SETTLE_QUIET_DEFAULT_MS)]
+        settle_ms: u64,
     },
     /// Register a file the agent produced as an artifact of a run (the trusted producer's act).
     #[command(subcommand)]
@@ -378,6 +411,25 @@ pub(crate) fn service(
         .map_err(|e| format!("refusing to start: {e}"))
 }
 
+/// The service a serving process answers with (MCP, the console), masking also the `extra`
+/// known secrets, and the sealing keys it was built with.
+fn serving_service(
+    home: &std::path::Path,
+    store: Arc<dyn Store>,
+    mut config: Config,
+    extra: Vec<String>,
+) -> Result<(Arc<Service>, Arc<dyn runread_gate::keys::KeyProvider>), String> {
+    config.journal_root = Some(runread_supervise::journal_root(home));
+    let keys: Arc<dyn runread_gate::keys::KeyProvider> = Arc::new(
+        runread_gate::keys::FileKeys::open(home)
+            .map_err(|e| format!("gate keys in {}: {e:?}", home.display()))?,
+    );
+    let service = Service::new(store, keys.clone(), config)
+        .map_err(|e| format!("refusing to start: {e}"))?
+        .with_extra_secrets(keys.clone(), extra);
+    Ok((Arc::new(service), keys))
+}
+
 /// `runread run`: supervises the agent; returns its exit code.
 fn supervised_run(
     home: Option<PathBuf>,
@@ -533,9 +585,10 @@ fn run(cli: Cli) -> Res {
             offset,
             agent,
             workspace,
+            status,
         } => {
             let (home, store) = open_home(cli.home, spec)?;
-            let filter = run_filter(&*store, agent, workspace)?;
+            let filter = run_filter(&*store, agent, workspace, status)?;
             runs(&home, store, json, &filter, limit, offset)
         }
         Command::Grant(args) => {
@@ -592,6 +645,9 @@ fn run(cli: Cli) -> Res {
             watch,
             dirs,
             protocol,
+            console,
+            console_listen,
+            open,
         } => {
             let (home, store) = open_home(cli.home, spec)?;
             if watch {
@@ -618,8 +674,30 @@ fn run(cli: Cli) -> Res {
                         origins: allow_origin,
                         protocols: protocol.into(),
                     },
+                    console.then_some((console_listen, open)),
                 ),
             }
+        }
+        Command::Console {
+            listen,
+            mcp_url,
+            open,
+            secrets_file,
+            secret_env,
+            settle_ms,
+        } => {
+            let (home, store) = open_home(cli.home, spec)?;
+            let extra = extra_secrets(secrets_file.as_deref(), &secret_env)?;
+            let config = Config {
+                settle_quiet: Duration::from_millis(settle_ms),
+                ..Config::default()
+            };
+            let (service, keys) = serving_service(&home, store.clone(), config, extra)?;
+            let console = runread_console::Console::new(service, store, keys, mcp_url);
+            let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+            rt.block_on(consolecmd::serve_console(console, listen, open, async {
+                let _ = tokio::signal::ctrl_c().await;
+            }))
         }
         Command::Audit { since, json } => {
             let store = open_store(cli.home, spec)?;
@@ -830,6 +908,7 @@ fn run_filter(
     store: &dyn Store,
     agent: Option<String>,
     workspace: Option<String>,
+    status: Option<String>,
 ) -> Result<runread_store::RunFilter, String> {
     let workspace_id = match workspace {
         None => None,
@@ -848,6 +927,7 @@ fn run_filter(
     Ok(runread_store::RunFilter {
         agent,
         workspace_id,
+        status,
     })
 }
 
@@ -949,15 +1029,8 @@ fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
             let rows: Vec<_> = grants
                 .iter()
                 .map(|g| {
-                    let state = if g.revoked_at_ms.is_some() {
-                        "revoked"
-                    } else if g.expires_at_ms <= now {
-                        "expired"
-                    } else {
-                        "live"
-                    };
                     json!({"grantId": g.id, "to": g.label, "target": g.target, "features": g.features,
-                           "expiresAt": rfc3339(g.expires_at_ms), "state": state})
+                           "expiresAt": rfc3339(g.expires_at_ms), "state": g.state(now).as_str()})
                 })
                 .collect();
             if json {
@@ -1165,28 +1238,36 @@ fn serve(
     settle_quiet: Duration,
     extra: Vec<String>,
     allowed: runread_mcp::guards::Allowed,
+    console: Option<(SocketAddr, bool)>,
 ) -> Res {
     if !listen.ip().is_loopback() && allowed.hosts.is_empty() {
         return Err(format!(
             "refusing to listen on {listen}: runread serves loopback only unless --allow-host names this host"
         ));
     }
-    let service = service(
-        home,
-        store,
-        Config {
-            settle_quiet,
-            ..Config::default()
-        },
-    )?;
-    let keys = Arc::new(
-        runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?,
-    );
-    let service = match Arc::try_unwrap(service) {
-        Ok(s) => Arc::new(s.with_extra_secrets(keys, extra)),
-        Err(_) => return Err("service is shared before start".into()),
+    let config = Config {
+        settle_quiet,
+        ..Config::default()
     };
+    let (service, keys) = serving_service(home, store.clone(), config, extra)?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    // The console names the MCP endpoint as bound (the port may have been 0).
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel::<SocketAddr>();
+    if let Some((console_listen, open)) = console {
+        let service = service.clone();
+        rt.spawn(async move {
+            let Ok(mcp) = bound_rx.await else { return };
+            let url = format!("http://{mcp}{}", runread_mcp::MCP_PATH);
+            let console = runread_console::Console::new(service, store, keys, url);
+            let served = consolecmd::serve_console(console, console_listen, open, async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await;
+            if let Err(e) = served {
+                eprintln!("{e}");
+            }
+        });
+    }
     let versions = match allowed.protocols {
         runread_mcp::guards::Protocols::All => runread_mcp::server::ALL_VERSIONS,
         runread_mcp::guards::Protocols::Modern => runread_mcp::server::MODERN_VERSIONS,
@@ -1204,7 +1285,8 @@ fn serve(
                 eprintln!(
                     "runread serving MCP ({versions}) at http://{addr}{} (Ctrl-C to stop)",
                     runread_mcp::MCP_PATH
-                )
+                );
+                let _ = bound_tx.send(addr);
             },
             async {
                 let _ = tokio::signal::ctrl_c().await;
@@ -1431,21 +1513,11 @@ fn serve_stdio(
     let key =
         std::fs::read_to_string(key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
     let key = key.trim().to_owned();
-    let service = service(
-        home,
-        store,
-        Config {
-            settle_quiet,
-            ..Config::default()
-        },
-    )?;
-    let keys = Arc::new(
-        runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e:?}"))?,
-    );
-    let service = match Arc::try_unwrap(service) {
-        Ok(s) => Arc::new(s.with_extra_secrets(keys, extra)),
-        Err(_) => return Err("service is shared before start".into()),
+    let config = Config {
+        settle_quiet,
+        ..Config::default()
     };
+    let (service, _) = serving_service(home, store, config, extra)?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     rt.block_on(runread_mcp::server::serve_stdio(service, key, protocols))
 }

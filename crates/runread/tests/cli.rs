@@ -566,10 +566,11 @@ fn codex_sessions_in_the_default_place_are_listed_by_prefixes_that_grant() {
 }
 
 #[test]
-fn runs_lists_pages_newest_first_filtered_by_agent_and_workspace() {
+fn runs_lists_pages_newest_first_filtered_by_agent_workspace_and_status() {
     let env = runread_testkit::Env::new();
     env.place("multi-run", Duration::from_secs(60));
     env.place("sample", Duration::from_secs(60));
+    env.place("aborted", Duration::from_secs(60));
     let home = env.dir.path().join("cli-home");
     let ws = env.workspace.to_str().unwrap();
     ok(runread(&home, &["workspace", "add", ws, "--name", "proj"]));
@@ -612,6 +613,21 @@ fn runs_lists_pages_newest_first_filtered_by_agent_and_workspace() {
     let unknown = runread(&home, &["runs", "--workspace", "nope"]);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no registered workspace"));
+    // By status: exactly the runs of that status, in the same order.
+    for status in ["completed", "failed", "cancelled", "running", "unknown"] {
+        let want: Vec<Value> = every
+            .iter()
+            .filter(|r| r["status"] == status)
+            .cloned()
+            .collect();
+        assert_eq!(page(&["--status", status]), want, "{status}");
+    }
+    assert!(
+        every.iter().any(|r| r["status"] == "completed")
+            && every.iter().any(|r| r["status"] != "completed"),
+        "the fixtures hold completed runs and others: {every:?}"
+    );
+    assert!(!runread(&home, &["runs", "--status", "done"]).status.success());
     // The page bound: RUNS_PAGE_MAX is taken, one more is refused.
     let max = runread_store::RUNS_PAGE_MAX;
     assert_eq!(page(&["--limit", &max.to_string()]), every);

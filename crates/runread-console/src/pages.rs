@@ -1,0 +1,758 @@
+//! The console's pages, rendered on the server with maud (every value escaped). No inline
+//! script or style: the Content-Security-Policy allows only `/assets/console.{js,css}`.
+
+use axum::response::Html;
+use maud::{DOCTYPE, Markup, html};
+use serde_json::{Map, Value};
+
+use runread_core::Feature;
+use runread_core::timefmt::rfc3339;
+use runread_store::{Grant, GrantState, RunRecord};
+
+use crate::auth::SessionView;
+use crate::routes::{
+    AGENTS, AUDIT_WINDOWS, AuditView, EXPIRY_PRESETS, RunView, RunsPage, RunsQuery, STATUSES,
+};
+use crate::{RUNS_PAGE, RUNS_POLL_MS, Refusal};
+
+pub(crate) fn html(body: Markup) -> Html<String> {
+    Html(body.into_string())
+}
+
+/// Percent-encodes a query value (ids are already of a safe alphabet; this keeps it so).
+fn enc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+pub(crate) fn run_href(r: &RunRecord) -> String {
+    format!(
+        "/run?session={}&generation={}&run={}",
+        enc(&r.target.session_id),
+        r.target.generation,
+        enc(&r.target.run_id)
+    )
+}
+
+/// A time as the agent wrote it or as runread stored it, shortened for a table.
+fn short_time(t: &str) -> String {
+    let t = t.replace('T', " ");
+    t.chars().take(19).collect()
+}
+
+fn layout(s: Option<&SessionView>, title: &str, active: &str, content: Markup) -> Markup {
+    let nav = [
+        ("/runs", "Runs"),
+        ("/grants", "Grants"),
+        ("/audit", "Audit"),
+        ("/secrets", "Secrets"),
+    ];
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · runread" }
+                link rel="stylesheet" href="/assets/console.css";
+                script src="/assets/console.js" defer {}
+            }
+            body {
+                header.top {
+                    span.brand { "runread" }
+                    @if let Some(s) = s {
+                        nav aria-label="Main" {
+                            @for (href, label) in nav {
+                                @if label == active {
+                                    a href=(href) aria-current="page" { (label) }
+                                } @else {
+                                    a href=(href) { (label) }
+                                }
+                            }
+                        }
+                        form.logout method="post" action="/logout" {
+                            input type="hidden" name="csrf" value=(s.csrf);
+                            button type="submit" { "Log out" }
+                        }
+                    }
+                }
+                main id="main" { (content) }
+            }
+        }
+    }
+}
+
+pub(crate) fn refusal(r: Refusal) -> Html<String> {
+    html(layout(
+        None,
+        "Refused",
+        "",
+        html! {
+            h1 { "Refused" }
+            p.refusal data-code=(r.code()) { (r.message()) }
+            p.code { "code: " code { (r.code()) } }
+        },
+    ))
+}
+
+pub(crate) fn logged_out() -> Markup {
+    layout(
+        None,
+        "Logged out",
+        "",
+        html! {
+            h1 { "Logged out" }
+            p { "Start " code { "runread console" } " again for a new login link." }
+        },
+    )
+}
+
+pub(crate) fn owner_error(s: &SessionView, msg: &str) -> Markup {
+    layout(
+        Some(s),
+        "Not done",
+        "",
+        html! {
+            h1 { "Not done" }
+            p.error role="alert" { (msg) }
+            p { a href="/runs" { "Back to the runs" } }
+        },
+    )
+}
+
+fn runs_query_string(q: &RunsQuery, offset: u64) -> String {
+    let mut parts = Vec::new();
+    for (k, v) in [
+        ("agent", &q.agent),
+        ("workspace", &q.workspace),
+        ("status", &q.status),
+    ] {
+        if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+            parts.push(format!("{k}={}", enc(v)));
+        }
+    }
+    if offset > 0 {
+        parts.push(format!("offset={offset}"));
+    }
+    parts.join("&")
+}
+
+fn select(name: &str, label: &str, current: Option<&str>, options: &[(String, String)]) -> Markup {
+    html! {
+        label {
+            (label) " "
+            select name=(name) {
+                option value="" selected[current.is_none_or(str::is_empty)] { "all" }
+                @for (value, text) in options {
+                    option value=(value) selected[current == Some(value.as_str())] { (text) }
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn runs(s: &SessionView, p: &RunsPage) -> Markup {
+    let agents: Vec<(String, String)> = AGENTS
+        .iter()
+        .map(|a| (a.to_string(), a.to_string()))
+        .collect();
+    let statuses: Vec<(String, String)> = STATUSES
+        .iter()
+        .map(|a| (a.to_string(), a.to_string()))
+        .collect();
+    let workspaces: Vec<(String, String)> = p
+        .workspaces
+        .iter()
+        .map(|w| (w.id.clone(), w.name.clone()))
+        .collect();
+    let q = &p.query;
+    layout(
+        Some(s),
+        "Runs",
+        "Runs",
+        html! {
+            h1 { "Runs" }
+            form.filters method="get" action="/runs" {
+                (select("agent", "Agent", q.agent.as_deref(), &agents))
+                (select("workspace", "Workspace", q.workspace.as_deref(), &workspaces))
+                (select("status", "Status", q.status.as_deref(), &statuses))
+                button type="submit" { "Filter" }
+            }
+            div id="runs" data-rows=(format!("/runs/rows?{}", runs_query_string(q, q.offset())))
+                data-poll-ms=(RUNS_POLL_MS) aria-live="polite" {
+                (runs_table(p))
+            }
+        },
+    )
+}
+
+/// The run table and its pager: the part the page refreshes in place.
+pub(crate) fn runs_table(p: &RunsPage) -> Markup {
+    let q = &p.query;
+    let from = q.offset();
+    let to = from + p.rows.len() as u64;
+    html! {
+        @if p.rows.is_empty() {
+            @if p.total == 0 {
+                p.empty { "No runs yet. Register a workspace and run " code { "runread ingest" } " or " code { "runread watch" } "." }
+            } @else {
+                p.empty { "No runs on this page (" (p.total) " in all)." }
+            }
+        } @else {
+            table.runs {
+                caption { "Runs " (from + 1) "–" (to) " of " (p.total) ", newest first" }
+                thead { tr {
+                    th scope="col" { "Started" }
+                    th scope="col" { "Prompt" }
+                    th scope="col" { "Agent" }
+                    th scope="col" { "Workspace" }
+                    th scope="col" { "Status" }
+                    th scope="col" { "Answer" }
+                } }
+                tbody {
+                    @for row in &p.rows {
+                        tr {
+                            td.time { (row.run.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
+                            td.prompt { a href=(run_href(&row.run)) { (if row.prompt.is_empty() { "(no prompt text)" } else { row.prompt.as_str() }) } }
+                            td { (row.run.agent) }
+                            td { (row.run.workspace_name) }
+                            td { span class=(format!("status status-{}", row.run.run.status.as_str())) { (row.run.run.status.as_str()) } }
+                            td { (row.answer_state) }
+                        }
+                    }
+                }
+            }
+            nav.pager aria-label="Pages" {
+                @if from > 0 {
+                    a href=(format!("/runs?{}", runs_query_string(q, from.saturating_sub(u64::from(RUNS_PAGE))))) { "← Newer" }
+                }
+                @if to < p.total {
+                    a href=(format!("/runs?{}", runs_query_string(q, to))) { "Older →" }
+                }
+            }
+        }
+    }
+}
+
+fn json_block(v: &Map<String, Value>) -> Markup {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    html! { pre.json { (text) } }
+}
+
+fn unavailable(code: &str) -> Markup {
+    html! { p.unavailable { "A reader would be refused: " code { (code) } } }
+}
+
+fn grant_state_label(g: &Grant, now: i64) -> Markup {
+    let st = g.state(now).as_str();
+    html! { span class=(format!("grant grant-{st}")) { (st) } }
+}
+
+fn revoke_form(s: &SessionView, g: &Grant, back: &str) -> Markup {
+    html! {
+        form.revoke method="post" action="/grants/revoke"
+            data-confirm=(format!("Revoke the grant to “{}”? Its key is refused from the next call on.", g.label)) {
+            input type="hidden" name="csrf" value=(s.csrf);
+            input type="hidden" name="grant" value=(g.id);
+            input type="hidden" name="back" value=(back);
+            button type="submit" { "Revoke" }
+        }
+    }
+}
+
+pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
+    let r = &v.run;
+    let title = r
+        .run
+        .preview
+        .clone()
+        .unwrap_or_else(|| r.target.run_id.clone());
+    let back = run_href(r);
+    html! {
+        (layout(Some(s), "Run", "Runs", html! {
+            p.crumbs { a href="/runs" { "Runs" } " / " (r.target.run_id) }
+            h1.prompt-title { (short(&title, 160)) }
+            dl.facts {
+                dt { "Agent" } dd { (r.agent) }
+                dt { "Workspace" } dd { (r.workspace_name) " " span.path { (r.workspace_path) } }
+                dt { "Status" } dd { span class=(format!("status status-{}", r.run.status.as_str())) { (r.run.status.as_str()) } }
+                dt { "Started" } dd { (r.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
+                dt { "Ended" } dd { (r.run.ended_at.as_deref().map(short_time).unwrap_or_default()) }
+                dt { "Session" } dd { code { (r.target.session_id) } " (generation " (r.target.generation) ")" }
+                dt { "Run id" } dd { code { (r.target.run_id) } }
+            }
+
+            section aria-labelledby="answer-h" {
+                h2 id="answer-h" { "Final answer" }
+                p.note { "As a reader granted " code { "final_answer" } " gets it now: masked, with its state and evidence." }
+                @match &v.answer {
+                    Ok(a) => {
+                        dl.facts {
+                            dt { "State" } dd { span class=(format!("answer-state answer-{}", a.state)) { (a.state) } }
+                            dt { "Evidence" } dd { (a.evidence) }
+                            @if let Some(n) = a.total_bytes { dt { "Bytes" } dd { (n) } }
+                            @if let Some(h) = &a.sha256 { dt { "sha256" } dd { code { (h) } } }
+                        }
+                        @if let Some(t) = &a.text {
+                            pre.answer id="final-answer" { (t) }
+                        } @else {
+                            p.unavailable { "No answer text to read (state " (a.state) ")." }
+                        }
+                        details { summary { "What the first chunk says (JSON)" } (json_block(&a.first)) }
+                    }
+                    Err(code) => (unavailable(code)),
+                }
+            }
+
+            section aria-labelledby="history-h" {
+                h2 id="history-h" { "History" }
+                @match &v.history {
+                    Ok(h) => (timeline(h, &v.times)),
+                    Err(code) => (unavailable(code)),
+                }
+                @if let Some(c) = &v.history_cursor {
+                    p { a href=(format!("{back}&history={}", enc(c))) { "Next events →" } }
+                }
+            }
+
+            section aria-labelledby="grant-h" {
+                h2 id="grant-h" { "Grant this run" }
+                (grant_form(s, r))
+            }
+
+            section aria-labelledby="grants-h" {
+                h2 id="grants-h" { "Grants of this run" }
+                @if v.grants.is_empty() {
+                    p.empty { "None yet." }
+                } @else {
+                    (grants_table(s, &v.grants, now, &back))
+                }
+                p { a href=(format!("/audit?run={}", enc(&r.target.run_id))) { "Who read this run →" } }
+            }
+
+            section aria-labelledby="work-h" {
+                h2 id="work-h" { "Work state" }
+                @match &v.work_state { Ok(m) => (json_block(m)), Err(code) => (unavailable(code)) }
+            }
+            section aria-labelledby="meta-h" {
+                h2 id="meta-h" { "Metadata" }
+                @match &v.metadata { Ok(m) => (json_block(m)), Err(code) => (unavailable(code)) }
+            }
+            section aria-labelledby="artifacts-h" {
+                h2 id="artifacts-h" { "Artifacts" }
+                @match &v.artifacts {
+                    Ok(m) => (artifacts_table(m)),
+                    Err(code) => (unavailable(code)),
+                }
+                (artifact_form(s, r, &back))
+            }
+        }))
+    }
+}
+
+fn short(s: &str, max_chars: usize) -> String {
+    if s.chars().count() <= max_chars {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(max_chars).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Characters of an event's text the timeline shows (the whole text is one click away).
+const TIMELINE_TEXT_CHARS: usize = 280;
+
+fn timeline(h: &Map<String, Value>, times: &std::collections::HashMap<u64, String>) -> Markup {
+    let events = h
+        .get("events")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let flag = |k: &str| h.get(k).and_then(Value::as_bool).unwrap_or(false);
+    html! {
+        @if flag("gap") {
+            p.warning { "Gaps: " (h.get("gapReasons").map(Value::to_string).unwrap_or_default()) }
+        }
+        @if events.is_empty() {
+            p.empty { "No events." }
+        } @else {
+            ol.timeline {
+                @for e in &events {
+                    @let seq = e.get("sequence").and_then(Value::as_u64).unwrap_or(0);
+                    @let role = e.get("role").and_then(Value::as_str).unwrap_or("");
+                    @let text = e.get("text").and_then(Value::as_str).unwrap_or("");
+                    @let tools: Vec<&str> = e.get("toolCalls").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+                    @let tool_name = e.get("toolName").and_then(Value::as_str);
+                    li class=(format!("event role-{}", role.replace(|c: char| !c.is_ascii_alphanumeric(), "-"))) {
+                        div.event-head {
+                            span.seq { "#" (seq) }
+                            span.role { (role) }
+                            @if let Some(t) = tool_name { span.tool { (t) } }
+                            @for t in &tools { span.tool { "→ " (t) } }
+                            @if let Some(at) = times.get(&seq) { time datetime=(at) { (short_time(at)) } }
+                        }
+                        @if !text.is_empty() {
+                            @if text.chars().count() > TIMELINE_TEXT_CHARS {
+                                details { summary { (short(text, TIMELINE_TEXT_CHARS)) } pre.text { (text) } }
+                            } @else {
+                                pre.text { (text) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn grant_form(s: &SessionView, r: &RunRecord) -> Markup {
+    html! {
+        form.grant method="post" action="/grant" {
+            input type="hidden" name="csrf" value=(s.csrf);
+            input type="hidden" name="session" value=(r.target.session_id);
+            input type="hidden" name="run" value=(r.target.run_id);
+            fieldset {
+                legend { "Features" }
+                @for f in Feature::ALL {
+                    div.feature {
+                        label {
+                            input type="checkbox" name="feature" value=(f.as_str())
+                                checked[f == Feature::FinalAnswer || f == Feature::Status];
+                            " " code { (f.as_str()) } " — " (f.exposes())
+                        }
+                    }
+                }
+            }
+            label { "Expires in "
+                select name="expires" {
+                    @for (value, text) in EXPIRY_PRESETS {
+                        option value=(value) selected[value == "1h"] { (text) }
+                    }
+                }
+            }
+            label { "For (a label for your records) "
+                input type="text" name="label" required maxlength=(runread_core::limits::GRANT_LABEL_MAX_BYTES) placeholder="claude-code";
+            }
+            button type="submit" { "Grant and show the key" }
+        }
+    }
+}
+
+fn copy_block(id: &str, label: &str, text: &str) -> Markup {
+    html! {
+        div.copy {
+            div.copy-head {
+                span { (label) }
+                button type="button" data-copy=(id) { "Copy" }
+            }
+            pre id=(id) { (text) }
+        }
+    }
+}
+
+pub(crate) fn granted(
+    s: &SessionView,
+    g: &runread_service::owner::NewGrant,
+    url: &str,
+    configs: &runread_mcp::configs::ClientConfigs,
+) -> Markup {
+    let features: Vec<&str> = g.grant.features.iter().map(|f| f.as_str()).collect();
+    let mcp_json = serde_json::to_string_pretty(&configs.mcp_servers).unwrap_or_default();
+    let stdio_cmd = format!(
+        "umask 077 && printf '%s' '{}' > runread.key\nrunread serve --stdio --key-file runread.key",
+        g.key
+    );
+    layout(
+        Some(s),
+        "Granted",
+        "Grants",
+        html! {
+            h1 { "Granted" }
+            dl.facts {
+                dt { "For" } dd { (g.grant.label) }
+                dt { "Run" } dd { a href=(run_href(&g.run)) { (short(g.run.run.preview.as_deref().unwrap_or(&g.run.target.run_id), 120)) } }
+                dt { "Features" } dd { (features.join(", ")) }
+                dt { "Expires" } dd { (rfc3339(g.grant.expires_at_ms)) }
+                dt { "Endpoint" } dd { code { (url) } }
+                dt { "Grant" } dd { code id="grant-id" { (g.grant.id) } }
+            }
+            p.warning role="alert" { "The key is shown once: only its hash is stored. Copy what your client needs now." }
+            (copy_block("read-key", "Read key", &g.key))
+            (copy_block("claude-command", "Claude Code: run in your project", &configs.claude_command))
+            (copy_block("codex-toml", "Codex: add to ~/.codex/config.toml", configs.codex_toml.trim_end()))
+            p.note { (runread_mcp::configs::CODEX_MODERN_NOTE) }
+            (copy_block("mcp-json", "mcpServers JSON (Claude Code --mcp-config, Cursor, Claude Desktop)", &mcp_json))
+            (copy_block("stdio", "A client that launches runread (stdio): the key in a file", &stdio_cmd))
+            p { a href="/grants" { "All grants" } " · " a href=(run_href(&g.run)) { "Back to the run" } }
+        },
+    )
+}
+
+fn grants_table(s: &SessionView, list: &[Grant], now: i64, back: &str) -> Markup {
+    html! {
+        table.grants {
+            thead { tr {
+                th scope="col" { "For" }
+                th scope="col" { "State" }
+                th scope="col" { "Features" }
+                th scope="col" { "Run" }
+                th scope="col" { "Expires" }
+                th scope="col" { "" }
+            } }
+            tbody {
+                @for g in list {
+                    tr data-grant=(g.id) {
+                        td { (g.label) }
+                        td { (grant_state_label(g, now)) }
+                        td { (g.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")) }
+                        td { a href=(format!("/run?session={}&generation={}&run={}", enc(&g.target.session_id), g.target.generation, enc(&g.target.run_id))) { code { (short(&g.target.run_id, 13)) } } }
+                        td.time { (short_time(&rfc3339(g.expires_at_ms))) }
+                        td {
+                            @if g.state(now) == GrantState::Live { (revoke_form(s, g, back)) }
+                            " " a href=(format!("/audit?grant={}", enc(&g.id))) { "reads" }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn grants(
+    s: &SessionView,
+    list: &[Grant],
+    state: Option<GrantState>,
+    now: i64,
+) -> Markup {
+    let back = match state {
+        Some(st) => format!("/grants?state={}", st.as_str()),
+        None => "/grants".to_owned(),
+    };
+    layout(
+        Some(s),
+        "Grants",
+        "Grants",
+        html! {
+            h1 { "Grants" }
+            nav.tabs aria-label="Grant state" {
+                @if state.is_none() { a href="/grants" aria-current="page" { "all" } } @else { a href="/grants" { "all" } }
+                @for st in GrantState::ALL {
+                    @if state == Some(st) {
+                        a href=(format!("/grants?state={}", st.as_str())) aria-current="page" { (st.as_str()) }
+                    } @else {
+                        a href=(format!("/grants?state={}", st.as_str())) { (st.as_str()) }
+                    }
+                }
+            }
+            @if list.is_empty() {
+                p.empty { "No grants here. Grant a run from its page." }
+            } @else {
+                (grants_table(s, list, now, &back))
+            }
+        },
+    )
+}
+
+fn artifacts_table(m: &Map<String, Value>) -> Markup {
+    let list = m
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let s = |a: &Value, k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    html! {
+        @if list.is_empty() {
+            p.empty { "No artifacts registered." }
+        } @else {
+            table.artifacts {
+                thead { tr { th scope="col" { "Name" } th scope="col" { "Kind" } th scope="col" { "Type" } th scope="col" { "Bytes" } th scope="col" { "sha256" } } }
+                tbody {
+                    @for a in &list {
+                        tr {
+                            td { (s(a, "name")) }
+                            td { (s(a, "kind")) }
+                            td { (s(a, "mime")) }
+                            td { (a.get("size").and_then(Value::as_u64).unwrap_or(0)) }
+                            td { code { (short(&s(a, "sha256"), 16)) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn artifact_form(s: &SessionView, r: &RunRecord, back: &str) -> Markup {
+    html! {
+        details.register {
+            summary { "Register a file of this run" }
+            form method="post" action="/artifacts" {
+                input type="hidden" name="csrf" value=(s.csrf);
+                input type="hidden" name="session" value=(r.target.session_id);
+                input type="hidden" name="run" value=(r.target.run_id);
+                input type="hidden" name="back" value=(back);
+                label { "Path (in " (r.workspace_path) ") " input type="text" name="path" required; }
+                label { "Name " input type="text" name="name" placeholder="(the file's name)"; }
+                label { "Type " input type="text" name="mime" placeholder="(guessed)"; }
+                label { "Kind "
+                    select name="kind" {
+                        option value="generated" selected { "generated (the agent wrote it)" }
+                        option value="attached" { "attached (given to the run)" }
+                    }
+                }
+                button type="submit" { "Register" }
+            }
+        }
+    }
+}
+
+pub(crate) fn audit(s: &SessionView, v: &AuditView) -> Markup {
+    let (window, window_label, span, bars) = v.window;
+    let bucket = (span / bars).max(1);
+    let start = v.now_ms - span;
+    let mut counts = vec![0u64; usize::try_from(bars).unwrap_or(0)];
+    for (m, _, _) in &v.rows {
+        let i = (m.created_at_ms - start) / bucket;
+        if let Some(c) = usize::try_from(i).ok().and_then(|i| counts.get_mut(i)) {
+            *c += 1;
+        }
+    }
+    let peak = counts.iter().copied().max().unwrap_or(0).max(1);
+    let filter_link = |w: &str| {
+        let mut q = vec![format!("window={w}")];
+        if let Some(g) = &v.grant {
+            q.push(format!("grant={}", enc(g)));
+        }
+        if let Some(r) = &v.run {
+            q.push(format!("run={}", enc(r)));
+        }
+        format!("/audit?{}", q.join("&"))
+    };
+    layout(
+        Some(s),
+        "Audit",
+        "Audit",
+        html! {
+            h1 { "Audit" }
+            p.note { "Every call a reader made: its start record (written before any byte left) and its receipts. Inputs are sealed and never shown." }
+            nav.tabs aria-label="Window" {
+                @for (w, label, _, _) in AUDIT_WINDOWS {
+                    @if w == window { a href=(filter_link(w)) aria-current="page" { (label) } }
+                    @else { a href=(filter_link(w)) { (label) } }
+                }
+            }
+            form.filters method="get" action="/audit" {
+                input type="hidden" name="window" value=(window);
+                label { "Grant "
+                    select name="grant" {
+                        option value="" selected[v.grant.is_none()] { "all" }
+                        @for g in &v.grants {
+                            option value=(g.id) selected[v.grant.as_deref() == Some(g.id.as_str())] { (g.label) " · " (short(&g.target.run_id, 13)) }
+                        }
+                    }
+                }
+                label { "Run id " input type="text" name="run" value=(v.run.clone().unwrap_or_default()); }
+                button type="submit" { "Filter" }
+            }
+            figure.chart {
+                svg viewBox=(format!("0 0 {} 60", bars * 10)) preserveAspectRatio="none" role="img"
+                    aria-label=(format!("{} calls in the {window_label}", v.rows.len())) {
+                    @for (i, c) in counts.iter().enumerate() {
+                        @let h = (*c as f64 / peak as f64 * 56.0).round();
+                        rect x=(i * 10 + 1) y=(58.0 - h) width="8" height=(h) class="bar" {
+                            title { (c) " calls from " (short_time(&rfc3339(start + bucket * i as i64))) }
+                        }
+                    }
+                    line x1="0" y1="58.5" x2=(bars * 10) y2="58.5" class="axis" {}
+                }
+                figcaption {
+                    (v.rows.len()) " calls in the " (window_label) " (from " (short_time(&rfc3339(start))) " UTC, one bar per "
+                    (bucket_label(bucket)) "); the busiest bar holds " (peak) "."
+                }
+            }
+            @if v.truncated {
+                p.warning { "More calls than one page holds in this window: choose a shorter one." }
+            }
+            @if v.rows.is_empty() {
+                p.empty { "No calls." }
+            } @else {
+                table.audit {
+                    thead { tr {
+                        th scope="col" { "At" } th scope="col" { "Who" } th scope="col" { "Tool" }
+                        th scope="col" { "Run" } th scope="col" { "Outcome" } th scope="col" { "Bytes" }
+                    } }
+                    tbody {
+                        @for (m, receipts, who) in &v.rows {
+                            tr {
+                                td.time { (short_time(&rfc3339(m.created_at_ms))) }
+                                td { (who) }
+                                td { code { (m.tool) } }
+                                td { @if let Some(t) = &m.target { code { (short(&t.run_id, 13)) } } @else { "—" } }
+                                td {
+                                    @if receipts.is_empty() {
+                                        span.outcome.outcome-interrupted { "no receipt (interrupted)" }
+                                    } @else {
+                                        @for r in receipts {
+                                            span class=(if r.outcome == "ok" { "outcome outcome-ok" } else { "outcome outcome-refused" }) { (r.outcome) } " "
+                                        }
+                                    }
+                                }
+                                td { (receipts.iter().filter_map(|r| r.output_bytes).sum::<u64>()) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// A chart bar's span in words.
+fn bucket_label(ms: i64) -> String {
+    const MINUTE: i64 = 60_000;
+    match ms {
+        m if m % (24 * 60 * MINUTE) == 0 => format!("{} day(s)", m / (24 * 60 * MINUTE)),
+        m if m % (60 * MINUTE) == 0 => format!("{} hour(s)", m / (60 * MINUTE)),
+        m => format!("{} minutes", m / MINUTE),
+    }
+}
+
+pub(crate) fn secrets(
+    s: &SessionView,
+    names: &[String],
+    added: Option<Result<String, String>>,
+) -> Markup {
+    layout(
+        Some(s),
+        "Secrets",
+        "Secrets",
+        html! {
+            h1 { "Known secrets" }
+            p.note { "Exact values masked in everything a reader is served. Values are stored sealed and never shown again; only names are listed." }
+            @match &added {
+                Some(Ok(name)) => p.ok role="status" { "Added " code { (name) } "." },
+                Some(Err(msg)) => p.error role="alert" { (msg) },
+                None => {},
+            }
+            @if names.is_empty() {
+                p.empty { "None stored." }
+            } @else {
+                ul.secrets { @for n in names { li { code { (n) } } } }
+            }
+            form.secret method="post" action="/secrets" autocomplete="off" {
+                input type="hidden" name="csrf" value=(s.csrf);
+                label { "Name " input type="text" name="name" required placeholder="openai-key"; }
+                label { "Value " input type="password" name="value" required autocomplete="off"; }
+                button type="submit" { "Add" }
+            }
+        },
+    )
+}

@@ -1,0 +1,810 @@
+//! The console's routes: each reads its query or form, checks the session (and, when it changes
+//! anything, the CSRF token), does its work on a blocking thread within [`PAGE_DEADLINE`], and
+//! renders a page from [`crate::pages`]. The owner's acts are the library's, the same the CLI
+//! calls (`runread_service::owner`, the store's revocation).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::rejection::{FormRejection, QueryRejection};
+use axum::extract::{Form, Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use maud::Markup;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use runread_core::Feature;
+use runread_core::Target;
+use runread_core::limits::{FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_MAX_BYTES, HISTORY_PAGE_MAX};
+use runread_core::timefmt::now_ms;
+use runread_store::{GrantState, RunFilter, RunRecord};
+
+use crate::auth::{COOKIE_NAME, SESSION_IDLE_TIMEOUT, SessionView, csrf_matches};
+use crate::pages;
+use crate::{AUDIT_PAGE_MAX, Console, PAGE_DEADLINE, RUNS_PAGE, Refusal};
+
+type Shared = State<Arc<Console>>;
+
+/// The agents and run statuses the list filters by.
+pub(crate) const AGENTS: [&str; 3] = ["pi", "claude", "codex"];
+pub(crate) const STATUSES: [&str; 5] = ["completed", "failed", "cancelled", "running", "unknown"];
+/// Expiry presets of the grant form: (value for `owner::expiry`, label).
+pub(crate) const EXPIRY_PRESETS: [(&str, &str); 5] = [
+    ("15m", "15 minutes"),
+    ("1h", "1 hour"),
+    ("8h", "8 hours"),
+    ("1d", "1 day"),
+    ("7d", "7 days"),
+];
+/// Audit windows: (value, label, length in ms, number of chart bars).
+pub(crate) const AUDIT_WINDOWS: [(&str, &str, i64, i64); 4] = [
+    ("1h", "last hour", 3_600_000, 12),
+    ("24h", "last 24 hours", 86_400_000, 24),
+    ("7d", "last 7 days", 7 * 86_400_000, 28),
+    ("30d", "last 30 days", 30 * 86_400_000, 30),
+];
+/// Chunks of the final answer the run page reads: enough for the largest answer served.
+const ANSWER_CHUNKS_MAX: usize = FINAL_ANSWER_MAX_BYTES / FINAL_ANSWER_CHUNK_MAX + 1;
+/// Largest offset into the run list the console pages to.
+const RUNS_OFFSET_MAX: u64 = 10_000_000;
+
+pub(crate) fn router(console: Arc<Console>) -> Router {
+    Router::new()
+        .route("/", get(|| async { see_other("/runs") }))
+        .route("/login", get(login))
+        .route("/logout", post(logout))
+        .route("/runs", get(runs))
+        .route("/runs/rows", get(runs_rows))
+        .route("/run", get(run))
+        .route("/grant", post(grant))
+        .route("/grants", get(grants))
+        .route("/grants/revoke", post(revoke))
+        .route("/audit", get(audit))
+        .route("/secrets", get(secrets).post(add_secret))
+        .route("/artifacts", post(add_artifact))
+        .route("/assets/console.css", get(css))
+        .route("/assets/console.js", get(js))
+        .fallback(|| async { Refusal::NotFound })
+        .with_state(console)
+}
+
+fn see_other(location: &str) -> Response {
+    match HeaderValue::from_str(location) {
+        Ok(v) => (StatusCode::SEE_OTHER, [(header::LOCATION, v)]).into_response(),
+        Err(_) => Refusal::InvalidRequest.into_response(),
+    }
+}
+
+/// The value of the console's cookie, if exactly one is sent.
+fn cookie(h: &HeaderMap) -> Option<&str> {
+    let mut found = h
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .filter(|(name, _)| *name == COOKIE_NAME)
+        .map(|(_, value)| value);
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
+fn session_cookie(value: &str, max_age_secs: u64) -> Option<HeaderValue> {
+    HeaderValue::from_str(&format!(
+        "{COOKIE_NAME}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age_secs}"
+    ))
+    .ok()
+}
+
+/// The caller's live session (renewed).
+fn session(c: &Console, h: &HeaderMap) -> Result<SessionView, Refusal> {
+    Ok(c.auth.session(cookie(h), Instant::now())?)
+}
+
+/// The caller's live session, and the form's CSRF token matches it.
+fn session_for_change(c: &Console, h: &HeaderMap, form: &Fields) -> Result<SessionView, Refusal> {
+    let s = session(c, h)?;
+    if !csrf_matches(&s, form.one("csrf")) {
+        return Err(Refusal::CsrfRefused);
+    }
+    Ok(s)
+}
+
+/// A page for a logged-in owner: the markup, and the session cookie renewed with it.
+fn page(h: &HeaderMap, body: Markup) -> Response {
+    let mut r = pages::html(body).into_response();
+    if let Some(v) = cookie(h).and_then(|c| session_cookie(c, SESSION_IDLE_TIMEOUT.as_secs())) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// Runs `f` on a blocking thread within [`PAGE_DEADLINE`].
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Refusal> + Send + 'static,
+) -> Result<T, Refusal> {
+    match tokio::time::timeout(PAGE_DEADLINE, tokio::task::spawn_blocking(f)).await {
+        Ok(Ok(r)) => r,
+        _ => Err(Refusal::Unavailable),
+    }
+}
+
+fn store_err(e: runread_store::StoreError) -> Refusal {
+    tracing::warn!(error = %e, "console: store unavailable");
+    Refusal::Unavailable
+}
+
+/// A url-encoded form as its pairs, read once.
+pub(crate) struct Fields(Vec<(String, String)>);
+
+impl Fields {
+    /// The field's value when it is given exactly once.
+    fn one(&self, name: &str) -> Option<&str> {
+        let mut it = self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v);
+        let first = it.next()?;
+        it.next().is_none().then_some(first.as_str())
+    }
+
+    fn required(&self, name: &str) -> Result<&str, Refusal> {
+        self.one(name).ok_or(Refusal::InvalidRequest)
+    }
+
+    fn optional(&self, name: &str) -> Option<&str> {
+        self.one(name).filter(|v| !v.is_empty())
+    }
+
+    fn all(&self, name: &str) -> impl Iterator<Item = &str> {
+        self.0
+            .iter()
+            .filter(move |(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn fields(form: Result<Form<Vec<(String, String)>>, FormRejection>) -> Result<Fields, Refusal> {
+    form.map(|Form(pairs)| Fields(pairs))
+        .map_err(|_| Refusal::InvalidRequest)
+}
+
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Refusal> {
+    q.map(|Query(t)| t).map_err(|_| Refusal::InvalidRequest)
+}
+
+fn respond(r: Result<Response, Refusal>) -> Response {
+    r.unwrap_or_else(IntoResponse::into_response)
+}
+
+// ---- login ----
+
+#[derive(Deserialize)]
+struct LoginQuery {
+    token: String,
+}
+
+async fn login(State(c): Shared, q: Result<Query<LoginQuery>, QueryRejection>) -> Response {
+    respond((|| {
+        let q = query(q)?;
+        let cookie = c.auth.log_in(&q.token, Instant::now())?;
+        let mut r = see_other("/runs");
+        let v =
+            session_cookie(&cookie, SESSION_IDLE_TIMEOUT.as_secs()).ok_or(Refusal::Unavailable)?;
+        r.headers_mut().insert(header::SET_COOKIE, v);
+        Ok(r)
+    })())
+}
+
+async fn logout(
+    State(c): Shared,
+    h: HeaderMap,
+    form: Result<Form<Vec<(String, String)>>, FormRejection>,
+) -> Response {
+    respond((|| {
+        let form = fields(form)?;
+        session_for_change(&c, &h, &form)?;
+        if let Some(v) = cookie(&h) {
+            c.auth.log_out(v);
+        }
+        let mut r = pages::html(pages::logged_out()).into_response();
+        if let Some(v) = session_cookie("", 0) {
+            r.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        Ok(r)
+    })())
+}
+
+// ---- runs ----
+
+#[derive(Deserialize, Default, Clone)]
+pub(crate) struct RunsQuery {
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub workspace: Option<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub offset: Option<u64>,
+}
+
+impl RunsQuery {
+    fn filter(&self) -> Result<RunFilter, Refusal> {
+        let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+        let f = RunFilter {
+            agent: nonempty(&self.agent),
+            workspace_id: nonempty(&self.workspace),
+            status: nonempty(&self.status),
+        };
+        let agent_ok = f.agent.as_deref().is_none_or(|a| AGENTS.contains(&a));
+        let status_ok = f.status.as_deref().is_none_or(|s| STATUSES.contains(&s));
+        let workspace_ok = f
+            .workspace_id
+            .as_deref()
+            .is_none_or(runread_core::target::is_id);
+        if !(agent_ok && status_ok && workspace_ok && self.offset() <= RUNS_OFFSET_MAX) {
+            return Err(Refusal::InvalidRequest);
+        }
+        Ok(f)
+    }
+
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset.unwrap_or(0)
+    }
+}
+
+/// One row of the run list, with what a reader would be told of its answer.
+pub(crate) struct RunRow {
+    pub run: RunRecord,
+    pub answer_state: &'static str,
+    pub prompt: String,
+}
+
+pub(crate) struct RunsPage {
+    pub query: RunsQuery,
+    pub rows: Vec<RunRow>,
+    pub total: u64,
+    pub workspaces: Vec<runread_store::Workspace>,
+}
+
+async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> {
+    let filter = q.filter()?;
+    let c = c.clone();
+    blocking(move || {
+        let now = now_ms();
+        let list = c
+            .store
+            .runs_page(&filter, RUNS_PAGE, q.offset())
+            .map_err(store_err)?;
+        let total = c.store.runs_count(&filter).map_err(store_err)?;
+        let workspaces = c.store.workspaces().map_err(store_err)?;
+        let rows = list
+            .into_iter()
+            .map(|run| {
+                let prompt = c
+                    .service
+                    .mask(run.run.preview.as_deref().unwrap_or(""))
+                    .map_err(|_| Refusal::Unavailable)?;
+                Ok(RunRow {
+                    answer_state: c.service.answer_state(&run, now),
+                    prompt,
+                    run,
+                })
+            })
+            .collect::<Result<_, Refusal>>()?;
+        Ok(RunsPage {
+            query: q,
+            rows,
+            total,
+            workspaces,
+        })
+    })
+    .await
+}
+
+async fn runs(
+    State(c): Shared,
+    h: HeaderMap,
+    q: Result<Query<RunsQuery>, QueryRejection>,
+) -> Response {
+    let r = async {
+        let s = session(&c, &h)?;
+        let p = load_runs(&c, query(q)?).await?;
+        Ok(page(&h, pages::runs(&s, &p)))
+    };
+    respond(r.await)
+}
+
+/// The list's rows alone, for the page's refresh while agents write.
+async fn runs_rows(
+    State(c): Shared,
+    h: HeaderMap,
+    q: Result<Query<RunsQuery>, QueryRejection>,
+) -> Response {
+    let r = async {
+        session(&c, &h)?;
+        let p = load_runs(&c, query(q)?).await?;
+        Ok(page(&h, pages::runs_table(&p)))
+    };
+    respond(r.await)
+}
+
+// ---- one run ----
+
+#[derive(Deserialize)]
+pub(crate) struct RunQuery {
+    pub session: String,
+    pub generation: u64,
+    pub run: String,
+    #[serde(default)]
+    pub history: Option<String>,
+}
+
+/// What the run page shows, all as a reader granted every feature would be served it.
+pub(crate) struct RunView {
+    pub run: RunRecord,
+    pub answer: Result<Answer, &'static str>,
+    pub history: Result<Map<String, Value>, &'static str>,
+    pub times: std::collections::HashMap<u64, String>,
+    pub work_state: Result<Map<String, Value>, &'static str>,
+    pub metadata: Result<Map<String, Value>, &'static str>,
+    pub artifacts: Result<Map<String, Value>, &'static str>,
+    pub grants: Vec<runread_store::Grant>,
+    pub history_cursor: Option<String>,
+}
+
+/// The final answer, read chunk by chunk as a reader would.
+pub(crate) struct Answer {
+    pub state: String,
+    pub evidence: String,
+    pub text: Option<String>,
+    pub total_bytes: Option<u64>,
+    pub sha256: Option<String>,
+    pub first: Map<String, Value>,
+}
+
+fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'static str> {
+    let mut text = String::new();
+    let mut cursor: Option<String> = None;
+    let mut first: Option<Map<String, Value>> = None;
+    for _ in 0..ANSWER_CHUNKS_MAX {
+        let mut args = json!({"limit": FINAL_ANSWER_CHUNK_MAX});
+        if let (Some(cur), Value::Object(m)) = (&cursor, &mut args) {
+            m.insert("cursor".into(), json!(cur));
+        }
+        let out = c
+            .service
+            .preview(target, "read_final_answer", args, now)
+            .map_err(|e| e.as_str())?;
+        if let Some(t) = out.get("text").and_then(Value::as_str) {
+            text.push_str(t);
+        }
+        cursor = out
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let eof = out.get("eof").and_then(Value::as_bool).unwrap_or(true);
+        if first.is_none() {
+            first = Some(out);
+        }
+        if eof || cursor.is_none() {
+            break;
+        }
+    }
+    let first = first.ok_or("unavailable")?;
+    let s = |k: &str| first.get(k).and_then(Value::as_str).map(str::to_owned);
+    Ok(Answer {
+        state: s("state").unwrap_or_default(),
+        evidence: s("evidence").unwrap_or_default(),
+        text: first.get("text").and_then(Value::as_str).map(|_| text),
+        total_bytes: first.get("totalBytes").and_then(Value::as_u64),
+        sha256: s("sha256"),
+        first,
+    })
+}
+
+async fn run(
+    State(c): Shared,
+    h: HeaderMap,
+    q: Result<Query<RunQuery>, QueryRejection>,
+) -> Response {
+    let r = async {
+        let s = session(&c, &h)?;
+        let q = query(q)?;
+        if !runread_core::target::is_id(&q.session) || !runread_core::target::is_id(&q.run) {
+            return Err(Refusal::InvalidRequest);
+        }
+        let c2 = c.clone();
+        let view = blocking(move || {
+            let run = c2
+                .store
+                .run(&q.session, q.generation, &q.run)
+                .map_err(store_err)?
+                .ok_or(Refusal::NotFound)?;
+            let t = run.target.clone();
+            let now = now_ms();
+            let preview = |tool: &str, args: Value| {
+                c2.service
+                    .preview(&t, tool, args, now)
+                    .map_err(|e| e.as_str())
+            };
+            let mut history_args = json!({"limit": HISTORY_PAGE_MAX});
+            if let (Some(cur), Value::Object(m)) = (&q.history, &mut history_args) {
+                m.insert("cursor".into(), json!(cur));
+            }
+            let history = preview("read_history", history_args);
+            let history_cursor = history
+                .as_ref()
+                .ok()
+                .and_then(|m| m.get("nextCursor"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let times = c2
+                .service
+                .event_times(&t)
+                .map(|v| {
+                    v.into_iter()
+                        .filter_map(|(seq, at)| Some((seq, at?)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let grants = c2
+                .store
+                .grants()
+                .map_err(store_err)?
+                .into_iter()
+                .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
+                .collect();
+            Ok(RunView {
+                answer: read_answer(&c2, &t, now),
+                history,
+                times,
+                work_state: preview("read_work_state", json!({})),
+                metadata: preview("read_target_metadata", json!({})),
+                artifacts: preview("list_artifacts", json!({})),
+                grants,
+                history_cursor,
+                run,
+            })
+        })
+        .await?;
+        Ok(page(&h, pages::run(&s, &view, now_ms())))
+    };
+    respond(r.await)
+}
+
+// ---- grants ----
+
+async fn grant(
+    State(c): Shared,
+    h: HeaderMap,
+    form: Result<Form<Vec<(String, String)>>, FormRejection>,
+) -> Response {
+    let r = async {
+        let form = fields(form)?;
+        let s = session_for_change(&c, &h, &form)?;
+        let run_id = form.required("run")?.to_owned();
+        let session_id = form.required("session")?.to_owned();
+        let expires = form.required("expires")?.to_owned();
+        let label = form.required("label")?.trim().to_owned();
+        let features: Vec<Feature> = form
+            .all("feature")
+            .map(|f| Feature::parse(f).ok_or(Refusal::InvalidRequest))
+            .collect::<Result<_, _>>()?;
+        if !EXPIRY_PRESETS.iter().any(|(v, _)| *v == expires) {
+            return Err(Refusal::InvalidRequest);
+        }
+        if features.is_empty() {
+            return Ok(page(
+                &h,
+                pages::owner_error(&s, "Choose at least one feature to grant."),
+            ));
+        }
+        let c2 = c.clone();
+        let made = blocking(move || {
+            let now = now_ms();
+            let at = runread_service::owner::expiry(&expires, now)
+                .map_err(|_| Refusal::InvalidRequest)?;
+            Ok(runread_service::owner::grant(
+                &*c2.store,
+                &*c2.keys,
+                runread_service::owner::GrantRequest {
+                    run_id: &run_id,
+                    session_id: Some(&session_id),
+                    features,
+                    expires_at_ms: at,
+                    label: &label,
+                },
+                now,
+            ))
+        })
+        .await?;
+        match made {
+            Ok(g) => {
+                let configs = runread_mcp::configs::for_key(&c.mcp_url, &g.key);
+                Ok(page(&h, pages::granted(&s, &g, &c.mcp_url, &configs)))
+            }
+            Err(runread_service::owner::GrantError::Store(e)) => {
+                tracing::warn!(error = %e, "console: grant not stored");
+                Err(Refusal::Unavailable)
+            }
+            // The owner's own mistake (an empty label, a run that changed): their words.
+            Err(e) => Ok(page(&h, pages::owner_error(&s, &e.to_string()))),
+        }
+    };
+    respond(r.await)
+}
+
+#[derive(Deserialize)]
+struct GrantsQuery {
+    #[serde(default)]
+    state: Option<String>,
+}
+
+async fn grants(
+    State(c): Shared,
+    h: HeaderMap,
+    q: Result<Query<GrantsQuery>, QueryRejection>,
+) -> Response {
+    let r = async {
+        let s = session(&c, &h)?;
+        let q = query(q)?;
+        let state = match q.state.as_deref().filter(|s| !s.is_empty()) {
+            None => None,
+            Some(v) => Some(
+                GrantState::ALL
+                    .into_iter()
+                    .find(|g| g.as_str() == v)
+                    .ok_or(Refusal::InvalidRequest)?,
+            ),
+        };
+        let c2 = c.clone();
+        let list = blocking(move || {
+            let now = now_ms();
+            let mut all = c2.store.grants().map_err(store_err)?;
+            all.retain(|g| state.is_none_or(|s| g.state(now) == s));
+            all.sort_by_key(|g| std::cmp::Reverse(g.created_at_ms));
+            Ok(all)
+        })
+        .await?;
+        Ok(page(&h, pages::grants(&s, &list, state, now_ms())))
+    };
+    respond(r.await)
+}
+
+async fn revoke(
+    State(c): Shared,
+    h: HeaderMap,
+    form: Result<Form<Vec<(String, String)>>, FormRejection>,
+) -> Response {
+    let r = async {
+        let form = fields(form)?;
+        session_for_change(&c, &h, &form)?;
+        let id = form.required("grant")?.to_owned();
+        if !runread_core::target::is_id(&id) {
+            return Err(Refusal::InvalidRequest);
+        }
+        let c2 = c.clone();
+        blocking(move || c2.store.revoke_grant(&id, now_ms()).map_err(store_err)).await?;
+        // Back where the owner was (only the console's own pages).
+        let back = form
+            .optional("back")
+            .filter(|b| b.starts_with('/') && !b.starts_with("//"))
+            .unwrap_or("/grants");
+        Ok(see_other(back))
+    };
+    respond(r.await)
+}
+
+// ---- audit ----
+
+#[derive(Deserialize)]
+struct AuditQuery {
+    #[serde(default)]
+    window: Option<String>,
+    #[serde(default)]
+    grant: Option<String>,
+    #[serde(default)]
+    run: Option<String>,
+}
+
+/// The audit page's rows: each call's start record, its receipts, and its grant's label.
+pub(crate) struct AuditView {
+    pub window: (&'static str, &'static str, i64, i64),
+    pub grant: Option<String>,
+    pub run: Option<String>,
+    pub rows: Vec<(
+        runread_store::StartMeta,
+        Vec<runread_store::Receipt>,
+        String,
+    )>,
+    pub truncated: bool,
+    pub grants: Vec<runread_store::Grant>,
+    pub now_ms: i64,
+}
+
+async fn audit(
+    State(c): Shared,
+    h: HeaderMap,
+    q: Result<Query<AuditQuery>, QueryRejection>,
+) -> Response {
+    let r = async {
+        let s = session(&c, &h)?;
+        let q = query(q)?;
+        let window = match q.window.as_deref().filter(|w| !w.is_empty()) {
+            None => AUDIT_WINDOWS[1],
+            Some(w) => *AUDIT_WINDOWS
+                .iter()
+                .find(|x| x.0 == w)
+                .ok_or(Refusal::InvalidRequest)?,
+        };
+        let grant = q.grant.filter(|g| !g.is_empty());
+        let run = q.run.filter(|r| !r.is_empty());
+        if !grant.as_deref().is_none_or(runread_core::target::is_id)
+            || !run.as_deref().is_none_or(runread_core::target::is_id)
+        {
+            return Err(Refusal::InvalidRequest);
+        }
+        let c2 = c.clone();
+        let view = blocking(move || {
+            let now = now_ms();
+            let grants = c2.store.grants().map_err(store_err)?;
+            let mut rows = c2
+                .store
+                .audit(now - window.2, AUDIT_PAGE_MAX + 1)
+                .map_err(store_err)?;
+            let truncated = rows.len() > AUDIT_PAGE_MAX as usize;
+            rows.truncate(AUDIT_PAGE_MAX as usize);
+            let rows = rows
+                .into_iter()
+                .filter(|(m, _)| grant.as_deref().is_none_or(|g| m.grant_id == g))
+                .filter(|(m, _)| {
+                    run.as_deref()
+                        .is_none_or(|r| m.target.as_ref().is_some_and(|t| t.run_id == r))
+                })
+                .rev()
+                .map(|(m, r)| {
+                    // A call under one grant names it; `list_granted_targets` names none, and
+                    // is told by its key (the start record keeps a prefix of the key's hash).
+                    let who = grants
+                        .iter()
+                        .find(|g| g.id == m.grant_id)
+                        .or_else(|| {
+                            grants.iter().find(|g| {
+                                !m.key_hash_prefix.is_empty()
+                                    && g.key_hash.starts_with(&m.key_hash_prefix)
+                            })
+                        })
+                        .map(|g| g.label.clone())
+                        .unwrap_or_default();
+                    (m, r, who)
+                })
+                .collect();
+            Ok(AuditView {
+                window,
+                grant,
+                run,
+                rows,
+                truncated,
+                grants,
+                now_ms: now,
+            })
+        })
+        .await?;
+        Ok(page(&h, pages::audit(&s, &view)))
+    };
+    respond(r.await)
+}
+
+// ---- secrets and artifacts ----
+
+async fn secrets(State(c): Shared, h: HeaderMap) -> Response {
+    let r = async {
+        let s = session(&c, &h)?;
+        let c2 = c.clone();
+        let names = blocking(move || {
+            runread_service::owner::secret_names(&*c2.store).map_err(|_| Refusal::Unavailable)
+        })
+        .await?;
+        Ok(page(&h, pages::secrets(&s, &names, None)))
+    };
+    respond(r.await)
+}
+
+async fn add_secret(
+    State(c): Shared,
+    h: HeaderMap,
+    form: Result<Form<Vec<(String, String)>>, FormRejection>,
+) -> Response {
+    let r = async {
+        let form = fields(form)?;
+        let s = session_for_change(&c, &h, &form)?;
+        let name = form.required("name")?.trim().to_owned();
+        let value = form.required("value")?.to_owned();
+        let c2 = c.clone();
+        let (added, names) = blocking(move || {
+            let added =
+                runread_service::owner::add_secret(&*c2.store, &*c2.keys, &name, &value, now_ms());
+            if let Err(runread_service::owner::SecretError::Store(e)) = &added {
+                tracing::warn!(error = %e, "console: secret not stored");
+                return Err(Refusal::Unavailable);
+            }
+            let names = runread_service::owner::secret_names(&*c2.store)
+                .map_err(|_| Refusal::Unavailable)?;
+            Ok((added.map(|()| name).map_err(|e| e.to_string()), names))
+        })
+        .await?;
+        Ok(page(&h, pages::secrets(&s, &names, Some(added))))
+    };
+    respond(r.await)
+}
+
+async fn add_artifact(
+    State(c): Shared,
+    h: HeaderMap,
+    form: Result<Form<Vec<(String, String)>>, FormRejection>,
+) -> Response {
+    let r = async {
+        let form = fields(form)?;
+        let s = session_for_change(&c, &h, &form)?;
+        let run_id = form.required("run")?.to_owned();
+        let session_id = form.required("session")?.to_owned();
+        let path = form.required("path")?.trim().to_owned();
+        let name = form.optional("name").map(str::to_owned);
+        let mime = form.optional("mime").map(str::to_owned);
+        let kind = form.optional("kind").unwrap_or("generated").to_owned();
+        let c2 = c.clone();
+        let done = blocking(move || {
+            let out = runread_service::owner::add_artifact(
+                &*c2.store,
+                c2.service.known_secrets(),
+                &run_id,
+                Some(&session_id),
+                &path,
+                name.as_deref(),
+                mime.as_deref(),
+                &kind,
+                now_ms(),
+            );
+            match out {
+                Ok(_) => Ok(Ok(())),
+                Err(runread_service::owner::ArtifactError::Store(e)) => {
+                    tracing::warn!(error = %e, "console: artifact not stored");
+                    Err(Refusal::Unavailable)
+                }
+                Err(e) => Ok(Err(e.to_string())),
+            }
+        })
+        .await?;
+        match done {
+            Ok(()) => {
+                let back = form
+                    .optional("back")
+                    .filter(|b| b.starts_with("/run?"))
+                    .unwrap_or("/runs");
+                Ok(see_other(back))
+            }
+            Err(msg) => Ok(page(&h, pages::owner_error(&s, &msg))),
+        }
+    };
+    respond(r.await)
+}
+
+// ---- assets ----
+
+async fn css() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+        include_str!("../assets/console.css"),
+    )
+        .into_response()
+}
+
+async fn js() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        include_str!("../assets/console.js"),
+    )
+        .into_response()
+}

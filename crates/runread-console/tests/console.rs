@@ -1,0 +1,648 @@
+//! The console over real sockets: the one-time login, the session cookie, CSRF and origin
+//! checks on every change, the loopback-only door, the wall between the console's cookie and
+//! MCP's read key both ways, refusals that leak nothing, and the owner's whole loop — grant a
+//! run, read it over MCP with the shown key (runread's rmcp client), revoke it, see the read
+//! refused and both reads in the audit — on a real Pi session.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use runread_console::{Console, FORM_MAX_BYTES};
+use runread_mcp::client::Client;
+use runread_service::{Config, Service};
+use runread_store::Store;
+use runread_testkit::Env;
+
+/// A known secret the fixture's session holds in its answer, history and tool names.
+const SECRET: &str = "sk-runread-LEAK-0123456789abcdefghijklmn";
+/// Shortest piece of the secret that counts as leaked.
+const WINDOW: usize = 12;
+
+struct Served {
+    env: Env,
+    console: SocketAddr,
+    mcp_url: String,
+    login: String,
+    http: reqwest::Client,
+    _stops: Vec<tokio::sync::oneshot::Sender<()>>,
+}
+
+async fn serve() -> Served {
+    let env = Env::new();
+    env.place("secrets-leaks", Duration::from_secs(60));
+    env.ingest();
+    let keys = env.keys();
+    runread_service::owner::add_secret(&*env.store, &*keys, "leak", SECRET, 1).unwrap();
+    let service =
+        Arc::new(Service::new(env.store.clone(), keys.clone(), Config::default()).unwrap());
+    let (mcp_tx, mcp_rx) = tokio::sync::oneshot::channel();
+    let (stop_mcp, stop_mcp_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(runread_mcp::server::serve(
+        service.clone(),
+        "127.0.0.1:0".parse().unwrap(),
+        move |a| {
+            let _ = mcp_tx.send(a);
+        },
+        async move {
+            let _ = stop_mcp_rx.await;
+        },
+    ));
+    let mcp = mcp_rx.await.unwrap();
+    let mcp_url = format!("http://{mcp}/mcp");
+    let console = Console::new(service, env.store.clone(), keys, mcp_url.clone());
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let c = console.clone();
+    tokio::spawn(runread_console::serve(
+        console,
+        "127.0.0.1:0".parse().unwrap(),
+        move |a| {
+            let _ = tx.send((a, c.login_url(a).unwrap()));
+        },
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    let (addr, login) = rx.await.unwrap();
+    Served {
+        env,
+        console: addr,
+        mcp_url,
+        login,
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        _stops: vec![stop, stop_mcp],
+    }
+}
+
+struct Reply {
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    body: String,
+}
+
+impl Reply {
+    fn refusal(&self) -> Option<&str> {
+        self.headers
+            .get("x-runread-refusal")
+            .and_then(|v| v.to_str().ok())
+    }
+}
+
+impl Served {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.console)
+    }
+
+    fn origin(&self) -> String {
+        format!("http://{}", self.console)
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder) -> Reply {
+        let r = req.send().await.unwrap();
+        Reply {
+            status: r.status().as_u16(),
+            headers: r.headers().clone(),
+            body: r.text().await.unwrap(),
+        }
+    }
+
+    async fn get(&self, path: &str, cookie: Option<&str>) -> Reply {
+        let mut req = self.http.get(self.url(path));
+        if let Some(c) = cookie {
+            req = req.header("cookie", format!("runread_console={c}"));
+        }
+        self.send(req).await
+    }
+
+    /// A form post as the console's own page makes it (same origin), unless `origin` says else.
+    async fn post(
+        &self,
+        path: &str,
+        cookie: Option<&str>,
+        fields: &[(&str, &str)],
+        origin: Option<&str>,
+    ) -> Reply {
+        let body: String = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        let mut req = self
+            .http
+            .post(self.url(path))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        if let Some(c) = cookie {
+            req = req.header("cookie", format!("runread_console={c}"));
+        }
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        self.send(req).await
+    }
+
+    /// Logs in with the printed link; returns the session cookie's value.
+    async fn log_in(&self) -> String {
+        let path = self.login.trim_start_matches(&self.origin()).to_owned();
+        let r = self.get(&path, None).await;
+        assert_eq!(r.status, 303, "{}", r.body);
+        let set = r.headers["set-cookie"].to_str().unwrap().to_owned();
+        let value = set
+            .strip_prefix("runread_console=")
+            .and_then(|s| s.split(';').next())
+            .unwrap()
+            .to_owned();
+        assert_eq!(value.len(), 64);
+        value
+    }
+
+    async fn csrf(&self, cookie: &str) -> String {
+        let page = self.get("/secrets", Some(cookie)).await;
+        between(&page.body, "name=\"csrf\" value=\"", "\"").to_owned()
+    }
+
+    fn run_path(&self) -> String {
+        let run = self.env.store.runs().unwrap().remove(0);
+        format!(
+            "/run?session={}&generation={}&run={}",
+            run.target.session_id, run.target.generation, run.target.run_id
+        )
+    }
+
+    async fn grant(&self, cookie: &str, csrf: &str, features: &[&str]) -> Reply {
+        let run = self.env.store.runs().unwrap().remove(0);
+        let mut fields = vec![
+            ("csrf", csrf),
+            ("session", run.target.session_id.as_str()),
+            ("run", run.target.run_id.as_str()),
+            ("expires", "1h"),
+            ("label", "claude-code"),
+        ];
+        fields.extend(features.iter().map(|f| ("feature", *f)));
+        let origin = self.origin();
+        let fields: Vec<(&str, &str)> = fields.to_vec();
+        self.post("/grant", Some(cookie), &fields, Some(&origin))
+            .await
+    }
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("{start:?} not in page"))
+        + start.len();
+    let len = text[from..].find(end).unwrap();
+    &text[from..from + len]
+}
+
+fn assert_no_secret(text: &str) {
+    for i in 0..=SECRET.len() - WINDOW {
+        let piece = &SECRET[i..i + WINDOW];
+        assert!(!text.contains(piece), "{piece:?} of the secret leaked");
+    }
+}
+
+#[tokio::test]
+async fn the_login_link_works_once_and_gives_a_strict_http_only_cookie() {
+    let s = serve().await;
+    let path = s.login.trim_start_matches(&s.origin()).to_owned();
+    let r = s.get(&path, None).await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.headers["location"], "/runs");
+    let cookie = r.headers["set-cookie"].to_str().unwrap();
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=1800"] {
+        assert!(cookie.contains(attr), "{cookie} lacks {attr}");
+    }
+    // Used: refused, the same as a wrong one.
+    let again = s.get(&path, None).await;
+    assert_eq!(
+        (again.status, again.refusal()),
+        (403, Some("login_refused"))
+    );
+    assert!(!again.headers.contains_key("set-cookie"));
+    let wrong = s
+        .get(&format!("/login?token={}", "0".repeat(64)), None)
+        .await;
+    assert_eq!(
+        (wrong.status, wrong.refusal()),
+        (403, Some("login_refused"))
+    );
+    assert_eq!(again.body, wrong.body, "a refusal says nothing of why");
+}
+
+#[tokio::test]
+async fn pages_need_a_session_and_the_session_sees_the_runs() {
+    let s = serve().await;
+    let none = s.get("/runs", None).await;
+    assert_eq!((none.status, none.refusal()), (401, Some("not_logged_in")));
+    let bogus = s.get("/runs", Some(&"a".repeat(64))).await;
+    assert_eq!(
+        (bogus.status, bogus.refusal()),
+        (401, Some("not_logged_in"))
+    );
+    let cookie = s.log_in().await;
+    let runs = s.get("/runs", Some(&cookie)).await;
+    assert_eq!(runs.status, 200, "{}", runs.body);
+    let run = s.env.store.runs().unwrap().remove(0);
+    assert!(runs.body.contains(&format!("run={}", run.target.run_id)));
+    assert!(
+        runs.headers["set-cookie"]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=1800"),
+        "renewed"
+    );
+    for (name, value) in [
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "same-origin"),
+        ("cache-control", "no-store"),
+    ] {
+        assert_eq!(runs.headers[name], value);
+    }
+    assert!(
+        runs.headers["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("script-src 'self'")
+    );
+    // Filters: an unknown agent is refused, a known one filters.
+    let bad = s.get("/runs?agent=nobody", Some(&cookie)).await;
+    assert_eq!(bad.refusal(), Some("invalid_request"));
+    let claude = s.get("/runs?agent=claude", Some(&cookie)).await;
+    assert!(!claude.body.contains(&format!("run={}", run.target.run_id)));
+    let rows = s.get("/runs/rows?agent=pi", Some(&cookie)).await;
+    assert!(rows.body.contains(&format!("run={}", run.target.run_id)));
+    assert!(
+        !rows.body.contains("<html"),
+        "the refresh gets rows, not a page"
+    );
+}
+
+#[tokio::test]
+async fn every_change_needs_the_csrf_token_and_the_consoles_own_origin() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let run = s.env.store.runs().unwrap().remove(0);
+    let base = |csrf: Option<&str>| {
+        let mut f = vec![
+            ("session", run.target.session_id.clone()),
+            ("run", run.target.run_id.clone()),
+            ("expires", "1h".to_owned()),
+            ("label", "x".to_owned()),
+            ("feature", "final_answer".to_owned()),
+        ];
+        if let Some(c) = csrf {
+            f.push(("csrf", c.to_owned()));
+        }
+        f
+    };
+    let as_refs = |f: &Vec<(&'static str, String)>| -> Vec<(&'static str, String)> { f.clone() };
+    let post =
+        |fields: Vec<(&'static str, String)>, origin: Option<String>, cookie: Option<String>| {
+            let s = &s;
+            async move {
+                let f: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                s.post("/grant", cookie.as_deref(), &f, origin.as_deref())
+                    .await
+            }
+        };
+    let own = Some(s.origin());
+    let no_csrf = post(as_refs(&base(None)), own.clone(), Some(cookie.clone())).await;
+    assert_eq!(
+        (no_csrf.status, no_csrf.refusal()),
+        (403, Some("csrf_refused"))
+    );
+    let wrong_csrf = post(
+        as_refs(&base(Some(&"f".repeat(64)))),
+        own.clone(),
+        Some(cookie.clone()),
+    )
+    .await;
+    assert_eq!(wrong_csrf.refusal(), Some("csrf_refused"));
+    let no_origin = post(as_refs(&base(Some(&csrf))), None, Some(cookie.clone())).await;
+    assert_eq!(
+        (no_origin.status, no_origin.refusal()),
+        (403, Some("forbidden_origin"))
+    );
+    let cross = post(
+        as_refs(&base(Some(&csrf))),
+        Some("http://evil.example".into()),
+        Some(cookie.clone()),
+    )
+    .await;
+    assert_eq!(cross.refusal(), Some("forbidden_origin"));
+    // Another port on localhost is the same site, not the same origin.
+    let other_port = post(
+        as_refs(&base(Some(&csrf))),
+        Some(format!("http://127.0.0.1:{}", s.console.port() ^ 1)),
+        Some(cookie.clone()),
+    )
+    .await;
+    assert_eq!(other_port.refusal(), Some("forbidden_origin"));
+    let no_cookie = post(as_refs(&base(Some(&csrf))), own.clone(), None).await;
+    assert_eq!(no_cookie.refusal(), Some("not_logged_in"));
+    // A browser's cross-site form post: fetch metadata says so.
+    let f: Vec<(String, String)> = base(Some(&csrf))
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    let body: String = f
+        .iter()
+        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+        .collect::<Vec<_>>()
+        .join("&");
+    let cross_site = s
+        .send(
+            s.http
+                .post(s.url("/grant"))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("cookie", format!("runread_console={cookie}"))
+                .header("origin", s.origin())
+                .header("sec-fetch-site", "cross-site")
+                .body(body),
+        )
+        .await;
+    assert_eq!(cross_site.refusal(), Some("forbidden_origin"));
+    assert_eq!(
+        s.env.store.grants().unwrap().len(),
+        0,
+        "no refused request granted anything"
+    );
+    let ok = post(as_refs(&base(Some(&csrf))), own, Some(cookie)).await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    assert_eq!(s.env.store.grants().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn the_console_answers_loopback_hosts_only() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    for host in [
+        "evil.example",
+        "evil.example:80",
+        "10.0.0.1",
+        "localhost.evil.example",
+    ] {
+        let r = s
+            .send(
+                s.http
+                    .get(s.url("/runs"))
+                    .header("host", host)
+                    .header("cookie", format!("runread_console={cookie}")),
+            )
+            .await;
+        assert_eq!(
+            (r.status, r.refusal()),
+            (403, Some("forbidden_host")),
+            "{host}"
+        );
+    }
+    for host in ["localhost", &format!("127.0.0.1:{}", s.console.port())] {
+        let r = s
+            .send(
+                s.http
+                    .get(s.url("/runs"))
+                    .header("host", host)
+                    .header("cookie", format!("runread_console={cookie}")),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{host}");
+    }
+    // The console refuses to listen beyond loopback at all.
+    let env = Env::new();
+    let keys = env.keys();
+    let service =
+        Arc::new(Service::new(env.store.clone(), keys.clone(), Config::default()).unwrap());
+    let console = Console::new(service, env.store.clone(), keys, String::new());
+    let err = runread_console::serve(console, "0.0.0.0:0".parse().unwrap(), |_| {}, async {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+}
+
+#[tokio::test]
+async fn a_read_key_never_opens_the_console_and_its_cookie_never_opens_mcp() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let granted = s.grant(&cookie, &csrf, &["final_answer"]).await;
+    let key = between(&granted.body, "<pre id=\"read-key\">", "<").to_owned();
+    assert_eq!(key.len(), 64);
+    // The key at the console: refused, with or without a cookie beside it.
+    for with_cookie in [false, true] {
+        let mut req = s.http.get(s.url("/runs")).header("x-runread-key", &key);
+        if with_cookie {
+            req = req.header("cookie", format!("runread_console={cookie}"));
+        }
+        let r = s.send(req).await;
+        assert_eq!((r.status, r.refusal()), (400, Some("forbidden_header")));
+    }
+    // The cookie at MCP: refused before anything, even beside a valid key.
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#;
+    let r = s
+        .http
+        .post(&s.mcp_url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("x-runread-key", &key)
+        .header("cookie", format!("runread_console={cookie}"))
+        .body(discover)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("forbidden_header"), "{body}");
+}
+
+#[tokio::test]
+async fn grant_read_over_mcp_revoke_and_audit_from_the_console() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let granted = s.grant(&cookie, &csrf, &["final_answer", "status"]).await;
+    assert_eq!(granted.status, 200, "{}", granted.body);
+    let key = between(&granted.body, "<pre id=\"read-key\">", "<").to_owned();
+    let claude = between(&granted.body, "<pre id=\"claude-command\">", "<");
+    let configs = runread_mcp::configs::for_key(&s.mcp_url, &key);
+    // maud escapes the quotes of the shown command; the browser shows (and copies) them as-is.
+    assert_eq!(claude.replace("&quot;", "\""), configs.claude_command);
+    let grant_id = between(&granted.body, "<code id=\"grant-id\">", "<").to_owned();
+
+    // The shown key reads the run's answer over MCP.
+    let client = Client::connect(&s.mcp_url, &key).await.unwrap();
+    assert_eq!(client.granted_targets().await.unwrap().len(), 1);
+    let run = s.env.store.runs().unwrap().remove(0);
+    let args = serde_json::json!({"target": run.target});
+    let first = client.call("read_final_answer", args.clone()).await;
+    assert!(first.is_ok(), "{first:?}");
+
+    // Revoked in the console (a confirmed form post): the next read is refused.
+    let back = s.run_path();
+    let origin = s.origin();
+    let r = s
+        .post(
+            "/grants/revoke",
+            Some(&cookie),
+            &[("csrf", &csrf), ("grant", &grant_id), ("back", &back)],
+            Some(&origin),
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(r.headers["location"], back.as_str());
+    match client.call("read_final_answer", args).await {
+        Err(runread_mcp::client::ClientError::Refused { code, .. }) => {
+            assert_eq!(code, "grant_revoked")
+        }
+        other => panic!("read after revocation: {other:?}"),
+    }
+
+    // The grant shows revoked; the audit shows the reads with their outcomes and who.
+    let grants = s.get("/grants?state=revoked", Some(&cookie)).await;
+    assert!(grants.body.contains(&grant_id));
+    let audit = s
+        .get(&format!("/audit?grant={grant_id}"), Some(&cookie))
+        .await;
+    assert_eq!(audit.status, 200);
+    assert!(audit.body.contains("claude-code"));
+    assert!(audit.body.contains("read_final_answer"));
+    assert!(audit.body.contains(">ok<"), "{}", audit.body);
+    assert!(audit.body.contains("<svg"), "the chart is drawn");
+}
+
+#[tokio::test]
+async fn the_run_page_shows_what_a_reader_would_get_masked() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let page = s.get(&s.run_path(), Some(&cookie)).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    for section in [
+        "Final answer",
+        "History",
+        "Work state",
+        "Metadata",
+        "Artifacts",
+        "Grant this run",
+    ] {
+        assert!(page.body.contains(section), "{section}");
+    }
+    assert!(page.body.contains("id=\"final-answer\""));
+    assert!(page.body.contains("class=\"event role-user\""));
+    assert_no_secret(&page.body);
+    // The list masks prompts too.
+    let runs = s.get("/runs", Some(&cookie)).await;
+    assert_no_secret(&runs.body);
+    // An unknown run: a fixed refusal.
+    let missing = s
+        .get("/run?session=nope&generation=1&run=nope", Some(&cookie))
+        .await;
+    assert_eq!(
+        (missing.status, missing.refusal()),
+        (404, Some("not_found"))
+    );
+}
+
+#[tokio::test]
+async fn refusals_leak_nothing_of_the_request_or_the_home() {
+    let s = serve().await;
+    let home = s.env.dir.path().to_string_lossy().into_owned();
+    let token = s.login.rsplit('=').next().unwrap().to_owned();
+    let probes = [
+        s.get("/runs", Some("secret-cookie-value")).await,
+        s.get(&format!("/login?token={token}x"), None).await,
+        s.get("/run?session=../../etc/passwd&generation=1&run=x", None)
+            .await,
+        s.get("/nothing-here/secret-path", None).await,
+        s.post(
+            "/grant",
+            None,
+            &[("label", "secret-label")],
+            Some(&s.origin()),
+        )
+        .await,
+    ];
+    for r in &probes {
+        let code = r.refusal().expect("a fixed code");
+        for leaked in [
+            home.as_str(),
+            token.as_str(),
+            "secret-cookie-value",
+            "passwd",
+            "secret-path",
+            "secret-label",
+        ] {
+            assert!(!r.body.contains(leaked), "{code} leaked {leaked}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_form_is_read_up_to_its_limit_and_refused_beyond() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let body_of = |pad: usize| format!("csrf={csrf}&name=big&value=x&pad={}", "a".repeat(pad));
+    let fixed = body_of(0).len();
+    for (extra, refused) in [(0usize, false), (1, true)] {
+        let body = body_of(FORM_MAX_BYTES - fixed + extra);
+        assert_eq!(body.len(), FORM_MAX_BYTES + extra);
+        let r = s
+            .send(
+                s.http
+                    .post(s.url("/secrets"))
+                    .header("content-type", "application/x-www-form-urlencoded")
+                    .header("cookie", format!("runread_console={cookie}"))
+                    .header("origin", &origin)
+                    .body(body),
+            )
+            .await;
+        if refused {
+            assert_eq!(r.refusal(), Some("invalid_request"), "{}", r.status);
+        } else {
+            // Read whole: the owner is told the value is too short, not refused.
+            assert_eq!(r.status, 200, "{}", r.body);
+            assert!(r.body.contains("a known secret must be"), "{}", r.body);
+        }
+    }
+}
+
+#[tokio::test]
+async fn secrets_are_added_by_name_and_never_shown() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let value = "console-added-secret-value-0123456789";
+    let r = s
+        .post(
+            "/secrets",
+            Some(&cookie),
+            &[("csrf", &csrf), ("name", "from-console"), ("value", value)],
+            Some(&origin),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains("from-console"));
+    assert!(!r.body.contains(value));
+    let list = s.get("/secrets", Some(&cookie)).await;
+    assert!(list.body.contains("from-console") && list.body.contains("leak"));
+    assert!(!list.body.contains(value) && !list.body.contains(SECRET));
+}

@@ -1,0 +1,90 @@
+//! The owner's preview: what a reader holding a grant of every feature of one run would be
+//! served, through the same admission and the same adapters (so the same masking, states and
+//! evidence), but without the gate — no start record, no receipt — because nobody is granted
+//! anything: the owner is looking at their own records (the console's run page).
+
+use serde_json::{Map, Value, json};
+
+use runread_core::{ErrorCode, Feature, Target};
+use runread_store::Grant;
+
+use crate::{KeyContext, Service, adapters, history, tools};
+
+/// Stands in for a grant id in the preview's admission; never stored, never a key.
+const PREVIEW_GRANT_ID: &str = "owner-preview";
+
+impl Service {
+    /// Runs `tool` (one of [`tools::ALL`]) with `args` for `target` as a reader granted every
+    /// feature of exactly that run would get it: admitted against the run's current instance,
+    /// revision and generation, read back and checked against the session file, every string
+    /// masked with the known secrets. Blocking (store and file reads).
+    pub fn preview(
+        &self,
+        target: &Target,
+        tool: &str,
+        mut args: Value,
+        now_ms: i64,
+    ) -> Result<Map<String, Value>, ErrorCode> {
+        let def = tools::by_name(tool).ok_or(ErrorCode::UnknownTool)?;
+        if let Value::Object(m) = &mut args {
+            m.insert("target".into(), json!(target));
+        }
+        let ctx = KeyContext {
+            key_hash: String::new(),
+            grants: vec![Grant {
+                id: PREVIEW_GRANT_ID.to_owned(),
+                key_hash: String::new(),
+                label: String::new(),
+                target: target.clone(),
+                features: Feature::ALL.to_vec(),
+                created_at_ms: now_ms,
+                expires_at_ms: i64::MAX,
+                revoked_at_ms: None,
+            }],
+        };
+        let admitted = adapters::admit(self, &ctx, def, &args, now_ms)?;
+        adapters::execute_reading(def.tool, &admitted.input, &*admitted.reader)
+    }
+
+    /// The agent's own time of each of `target`'s history events, by sequence (as `read_history`
+    /// numbers them): the times a reader is not served, for the owner's timeline.
+    pub fn event_times(&self, target: &Target) -> Result<Vec<(u64, Option<String>)>, ErrorCode> {
+        let run = crate::grants::current_run(self, target)?;
+        let lines: std::collections::HashSet<u64> = run.run.message_lines.iter().copied().collect();
+        let entries = self
+            .store
+            .entries(&target.session_id, target.generation)
+            .map_err(Service::unavailable)?
+            .into_iter()
+            .filter(|e| lines.contains(&e.line))
+            .collect();
+        Ok(history::events_of(entries)
+            .iter()
+            .enumerate()
+            .map(|(i, ev)| {
+                (
+                    run.run.first_sequence + i as u64,
+                    ev.timestamp().map(str::to_owned),
+                )
+            })
+            .collect())
+    }
+
+    /// `text` with every known secret masked, as everything served is.
+    pub fn mask(&self, text: &str) -> Result<String, ErrorCode> {
+        let redactor = self.secrets.redactor()?;
+        Ok(if redactor.contains_secret(text.as_bytes()) {
+            redactor.mask(text)
+        } else {
+            text.to_owned()
+        })
+    }
+}
+
+impl Service {
+    /// The known secrets everything served is masked with (stored, from files, from the
+    /// environment, and the read keys): what the owner's artifact registration checks against.
+    pub fn known_secrets(&self) -> &crate::secrets::KnownSecrets {
+        &self.secrets
+    }
+}

@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""The owner's console in a real browser: Debian's chromium, headless, driven over WebDriver
+(chromedriver, through the selenium client).
+
+What it does, as a new user would, on a home holding real Pi sessions (fixtures/pi):
+
+1. `runread serve --console --watch` prints the one-time login link; the browser opens it and
+   lands on the run list.
+2. A new session file appears while the list is open: its run shows up without a reload.
+3. Opens a run (by clicking it, no run id typed), grants it to "claude-code" with the grant
+   form, and reads the shown key and Claude Code command.
+4. Reads the run's answer over MCP with that key (`runread read … final-answer`, runread's
+   rmcp client), revokes the grant in the console (the confirmation accepted), and sees the
+   next read refused (`grant_revoked`) and the first read in the audit page.
+5. Security, in the browser: the used login link is refused; a page on another local port that
+   posts a revocation form to the console is refused (`forbidden_origin`) and revokes nothing;
+   a request with the cookie to the MCP port is refused.
+6. Adds a known secret by name and value; the value is never shown again.
+
+A screenshot of every page is saved into --shots (default target/console-screenshots); the
+README shows some of them (docs/console/).
+
+Installs what it needs on first use: chromium and chromium-driver from Debian (apt-get, when
+/usr/bin/chromium or /usr/bin/chromedriver is missing) and selenium into a venv under
+$RUNREAD_CONSOLE_CACHE (default ~/.cache/runread-console), pinned in requirements.txt.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.server
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+REQUIREMENTS = HERE / "requirements.txt"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+# How long the browser waits for what a page should show.
+WAIT_SECS = 20
+
+
+def ensure_browser() -> None:
+    if CHROMIUM.exists() and CHROMEDRIVER.exists():
+        return
+    print("browser: installing chromium and chromium-driver from Debian", flush=True)
+    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(sudo + ["apt-get", "update", "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(sudo + ["apt-get", "install", "-y", "-q", "chromium", "chromium-driver"],
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def pinned() -> str:
+    for line in REQUIREMENTS.read_text().splitlines():
+        if line.startswith("selenium=="):
+            return line.split("==", 1)[1].strip()
+    raise SystemExit("requirements.txt pins no selenium")
+
+
+def ensure_venv() -> Path:
+    cache = Path(os.environ.get("RUNREAD_CONSOLE_CACHE", Path.home() / ".cache" / "runread-console"))
+    venv = cache / "venv"
+    py = venv / "bin" / "python"
+    want = pinned()
+    probe = [str(py), "-c", "import selenium; print(selenium.__version__)"]
+    if py.exists() and subprocess.run(probe, capture_output=True, text=True).stdout.strip() == want:
+        return py
+    print(f"browser: installing selenium {want} into {venv}", flush=True)
+    shutil.rmtree(venv, ignore_errors=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-r", str(REQUIREMENTS)], check=True)
+    return py
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def place_pi(fixture: str, sessions: Path, workspace: Path) -> Path:
+    """Copies a Pi fixture session with its header's cwd moved into `workspace`."""
+    src = next((REPO / "fixtures" / "pi" / fixture / "sessions").glob("*.jsonl"))
+    lines = src.read_bytes().split(b"\n")
+    header = json.loads(lines[0])
+    header["cwd"] = str(workspace)
+    lines[0] = json.dumps(header, separators=(",", ":")).encode()
+    dst = sessions / src.name
+    dst.write_bytes(b"\n".join(lines))
+    # Written a minute ago, as an agent that finished would have: its last run has settled.
+    then = time.time() - 60
+    os.utime(dst, (then, then))
+    return dst
+
+
+def first_prompt(path: Path) -> str:
+    for line in path.read_text().splitlines():
+        e = json.loads(line)
+        m = e.get("message") or {}
+        if e.get("type") == "message" and m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else next(b["text"] for b in c if b.get("type") == "text")
+    raise SystemExit(f"no prompt in {path}")
+
+
+def paste_into_claude_code(command: str, tmp: Path) -> str:
+    """Runs `command` (as shown by the console) the way a user pastes it into a shell, with the real
+    Claude Code (the harness's pinned version, installed on first use) in a fresh home, then
+    `claude mcp list`, which connects to every configured server. Returns runread's line of it."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("claude_scenario", REPO / "tests" / "agents" / "harness" / "claude-scenario.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    cli = Path(mod.ensure_claude())
+    root = tmp / "claude-user"
+    bindir, home, config, ctmp, project = (root / d for d in ("bin", "home", "config", "tmp", "project"))
+    for d in (bindir, home, config, ctmp, project):
+        d.mkdir(parents=True)
+    (bindir / "claude").symlink_to(cli)
+    env = {k: os.environ[k] for k in mod.KEEP_ENV if k in os.environ}
+    env["PATH"] = f"{bindir}:{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
+    env.update({
+        "HOME": str(home), "CLAUDE_CONFIG_DIR": str(config), "CLAUDE_CODE_TMPDIR": str(ctmp), "TMPDIR": str(ctmp),
+        # A loopback port nothing listens on: no remote settings fetched (see tests/agents/readers.py).
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{free_port()}", "ANTHROPIC_API_KEY": "mock",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1", "IS_SANDBOX": "1", "NO_PROXY": "127.0.0.1,localhost",
+    })
+    add = subprocess.run(["sh", "-c", command], cwd=project, env=env, capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL, timeout=60)
+    if add.returncode != 0:
+        return f"`claude mcp add` exited {add.returncode}: {(add.stdout + add.stderr)[-400:]}"
+    ls = subprocess.run(["claude", "mcp", "list"], cwd=project, env=env, capture_output=True, text=True,
+                        stdin=subprocess.DEVNULL, timeout=90)
+    return next((x.strip() for x in ls.stdout.splitlines() if x.startswith("runread:")),
+                f"`claude mcp list` exited {ls.returncode}: {(ls.stdout + ls.stderr)[-400:]}")
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed: list[str] = []
+
+    def check(self, name: str, ok: bool, detail: str = "") -> None:
+        print(f"{'PASS' if ok else 'FAIL'}  {name}{'' if ok else ': ' + detail}", flush=True)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed.append(name)
+
+
+def main_in_venv(args: argparse.Namespace) -> int:
+    from selenium import webdriver
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.chrome.service import Service as DriverService
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    runread = str(Path(args.runread).resolve())
+    shots = Path(args.shots)
+    shots.mkdir(parents=True, exist_ok=True)
+    checks = Checks()
+    tmp = Path(tempfile.mkdtemp(prefix="runread-console-"))
+    home, workspace, sessions = tmp / "home", tmp / "workspace", tmp / "sessions"
+    for d in (home, workspace, sessions):
+        d.mkdir()
+    workspace = workspace.resolve()
+
+    def rr(*a: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([runread, "--home", str(home), *a], capture_output=True, text=True,
+                              timeout=120, check=check)
+
+    rr("workspace", "add", str(workspace), "--name", "demo")
+    first = place_pi("multi-run", sessions, workspace)
+    rr("ingest", "--pi", str(sessions))
+
+    mcp_port, console_port = free_port(), free_port()
+    server = subprocess.Popen(
+        [runread, "--home", str(home), "serve", "--listen", f"127.0.0.1:{mcp_port}", "--watch",
+         "--pi", str(sessions), "--console", "--console-listen", f"127.0.0.1:{console_port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    driver = None
+    evil = None
+    try:
+        login = ""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and server.stdout is not None:
+            line = server.stdout.readline()
+            if not line:
+                break
+            if re.fullmatch(r"http://127\.0\.0\.1:\d+/login\?token=[0-9a-f]{64}\n", line):
+                login = line.strip()
+                break
+        checks.check("the console prints its login link on a line of its own", bool(login), login)
+        if not login:
+            return 1
+        origin = f"http://127.0.0.1:{console_port}"
+        mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
+
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = str(CHROMIUM)
+        for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                  "--window-size=1280,1000", "--no-first-run", "--password-store=basic"):
+            opts.add_argument(a)
+        driver = webdriver.Chrome(service=DriverService(executable_path=str(CHROMEDRIVER)), options=opts)
+        waiter = WebDriverWait(driver, WAIT_SECS)
+
+        class Wait:
+            """WebDriverWait that shows the page it gave up on."""
+
+            def until(self, cond):  # type: ignore[no-untyped-def]
+                try:
+                    return waiter.until(cond)
+                except TimeoutException:
+                    body = driver.find_element(By.TAG_NAME, "body").text if driver else ""
+                    raise SystemExit(f"gave up waiting at {driver.current_url}:\n{body[:1500]}")
+
+        wait = Wait()
+
+        def shot(name: str) -> None:
+            # The whole page: the window grown to the document's height for the picture.
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.set_window_size(1280, max(700, min(int(height) + 40, 4000)))
+            driver.save_screenshot(str(shots / f"{name}.png"))
+            driver.set_window_size(1280, 1000)
+
+        # 1. Log in with the link: the run list.
+        driver.get(login)
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "table.runs")))
+        checks.check("the login link lands on the run list", driver.current_url == origin + "/runs",
+                     driver.current_url)
+        prompt = first_prompt(first)
+        checks.check("the list shows the ingested runs", prompt[:40] in driver.page_source)
+        checks.check("the session cookie is HttpOnly and SameSite=Strict",
+                     any(c["name"] == "runread_console" and c.get("httpOnly") and c.get("sameSite") == "Strict"
+                         for c in driver.get_cookies()), json.dumps(driver.get_cookies()))
+        checks.check("page script cannot read the cookie",
+                     "runread_console" not in driver.execute_script("return document.cookie"))
+        shot("runs")
+
+        # 2. A new session while the list is open: its run appears without a reload.
+        driver.execute_script("window.__stayed = 'same page'")
+        second = place_pi("sample", sessions, workspace)
+        new_prompt = first_prompt(second)
+        try:
+            waiter.until(lambda d: new_prompt[:40] in d.find_element(By.ID, "runs").text)
+            appeared = True
+        except TimeoutException:
+            appeared = False
+        checks.check("a run the watcher ingests appears in the open list", appeared)
+        checks.check("... without a reload", driver.execute_script("return window.__stayed") == "same page")
+
+        # 3. Open a run by clicking it; grant it with the form.
+        driver.find_element(By.PARTIAL_LINK_TEXT, new_prompt[:30]).click()
+        wait.until(EC.presence_of_element_located((By.ID, "final-answer")))
+        checks.check("the run page shows the final answer as a reader gets it",
+                     "Final answer" in driver.page_source and "available" in driver.page_source)
+        checks.check("the run page shows a timeline of the history",
+                     len(driver.find_elements(By.CSS_SELECTOR, "ol.timeline li")) >= 2)
+        shot("run")
+        form = driver.find_element(By.CSS_SELECTOR, "form.grant")
+        boxes = {b.get_attribute("value"): b for b in form.find_elements(By.NAME, "feature")}
+        checks.check("every feature is a checkbox with what it exposes",
+                     set(boxes) == {"final_answer", "history", "aggregate", "metadata", "artifacts", "status"})
+        if not boxes["history"].is_selected():
+            boxes["history"].click()
+        form.find_element(By.NAME, "label").send_keys("claude-code")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait.until(EC.presence_of_element_located((By.ID, "read-key")))
+        key = driver.find_element(By.ID, "read-key").text.strip()
+        claude = driver.find_element(By.ID, "claude-command").text.strip()
+        checks.check("the key is shown once, 64 hex", re.fullmatch(r"[0-9a-f]{64}", key) is not None, key)
+        checks.check("the Claude Code command names the endpoint and the key",
+                     claude == f'claude mcp add --transport http runread {mcp_url} --header "x-runread-key: {key}"',
+                     claude)
+        pasted = paste_into_claude_code(claude, tmp)
+        checks.check("the shown command, pasted, connects Claude Code to runread (`claude mcp list`)",
+                     pasted.startswith("runread:") and "Connected" in pasted, pasted)
+        driver.find_element(By.CSS_SELECTOR, "button[data-copy=claude-command]").click()
+        time.sleep(0.3)
+        label = driver.find_element(By.CSS_SELECTOR, "button[data-copy=claude-command]").text
+        checks.check("the copy button copies (or selects) the command", label in ("Copied", "Selected: press Ctrl+C"), label)
+        shot("granted")
+
+        # 4. Read over MCP with the shown key; revoke in the console; the next read is refused.
+        key_file = tmp / "key"
+        key_file.write_text(key)
+        key_file.chmod(0o600)
+        read = subprocess.run([runread, "read", "--url", mcp_url, "--key-file", str(key_file), "final-answer"],
+                              capture_output=True, text=True, timeout=60)
+        checks.check("the shown key reads the run's answer over MCP", read.returncode == 0 and read.stdout.strip() != "",
+                     read.stderr[-500:])
+        driver.get(origin + "/grants?state=live")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "table.grants")))
+        shot("grants")
+        driver.find_element(By.CSS_SELECTOR, "form.revoke button").click()
+        wait.until(EC.alert_is_present())
+        alert = driver.switch_to.alert
+        checks.check("revoking asks first", "Revoke the grant" in alert.text, alert.text)
+        alert.accept()
+        wait.until(lambda d: "No grants here" in d.page_source)
+        driver.get(origin + "/grants?state=revoked")
+        checks.check("the grant shows revoked", "claude-code" in driver.page_source)
+        again = subprocess.run([runread, "read", "--url", mcp_url, "--key-file", str(key_file), "final-answer"],
+                               capture_output=True, text=True, timeout=60)
+        checks.check("after revocation the key's read is refused (grant_revoked)",
+                     again.returncode != 0 and "grant_revoked" in again.stdout + again.stderr,
+                     (again.stdout + again.stderr)[-500:])
+        driver.get(origin + "/audit")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "figure.chart svg")))
+        rows = driver.find_elements(By.CSS_SELECTOR, "table.audit tbody tr")
+        checks.check("the audit page shows the reads, by whom, with their outcome",
+                     any("claude-code" in r.text and "read_final_answer" in r.text and "ok" in r.text for r in rows),
+                     "\n".join(r.text for r in rows)[:800])
+        shot("audit")
+
+        # 5. Security in the browser.
+        driver.get(login)
+        checks.check("a used login link is refused", "login_refused" in driver.page_source)
+        # A live grant to attack, then a page on another local port posting a revocation.
+        grant = json.loads(rr("grant", "--run", json.loads(rr("runs", "--json").stdout)[0]["target"]["runId"],
+                              "--session", json.loads(rr("runs", "--json").stdout)[0]["target"]["sessionId"],
+                              "--features", "final_answer", "--expires", "1h", "--to", "victim", "--json").stdout)
+        evil_port = free_port()
+        page = (f'<!doctype html><form id=f method=post action="{origin}/grants/revoke">'
+                f'<input name=grant value="{grant["grantId"]}"><input name=csrf value="guess"></form>'
+                '<script>document.getElementById("f").submit()</script>').encode()
+
+        class Evil(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                self.send_response(200)
+                self.send_header("content-type", "text/html")
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+        evil = http.server.ThreadingHTTPServer(("127.0.0.1", evil_port), Evil)
+        threading.Thread(target=evil.serve_forever, daemon=True).start()
+        driver.get(f"http://127.0.0.1:{evil_port}/")
+        wait.until(lambda d: d.current_url.startswith(origin))
+        checks.check("a form posted from another local port is refused (forbidden_origin)",
+                     "forbidden_origin" in driver.page_source, driver.page_source[:400])
+        states = {g["grantId"]: g["state"] for g in json.loads(rr("grant", "list", "--json").stdout)}
+        checks.check("... and revoked nothing", states.get(grant["grantId"]) == "live", json.dumps(states))
+        cookie = next(c["value"] for c in driver.get_cookies() if c["name"] == "runread_console")
+        req = urllib.request.Request(mcp_url, method="POST", data=b'{"jsonrpc":"2.0","id":1,"method":"server/discover"}',
+                                     headers={"content-type": "application/json", "cookie": f"runread_console={cookie}",
+                                              "x-runread-key": key, "accept": "application/json, text/event-stream"})
+        try:
+            urllib.request.urlopen(req, timeout=10)
+            mcp_refused = False
+        except urllib.error.HTTPError as e:
+            mcp_refused = e.code == 400 and "forbidden_header" in e.read().decode()
+        checks.check("the console's cookie is refused at the MCP port", mcp_refused)
+
+        # 6. Secrets: added by name, the value never shown again.
+        driver.get(origin + "/secrets")
+        value = "console-secret-value-0123456789abcdef"
+        driver.find_element(By.NAME, "name").send_keys("browser-secret")
+        driver.find_element(By.NAME, "value").send_keys(value)
+        driver.find_element(By.CSS_SELECTOR, "form.secret button").click()
+        wait.until(lambda d: "Added" in d.page_source)
+        checks.check("a secret is added by name, its value never shown",
+                     "browser-secret" in driver.page_source and value not in driver.page_source)
+        shot("secrets")
+    finally:
+        if driver is not None:
+            driver.quit()
+        if evil is not None:
+            evil.shutdown()
+        server.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.wait(timeout=10)
+        if server.poll() is None:
+            server.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"console browser test: {checks.passed} passed, {len(checks.failed)} failed; screenshots in {shots}")
+    return 1 if checks.failed else 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runread", required=True, help="the runread binary")
+    p.add_argument("--shots", default=str(REPO / "target" / "console-screenshots"))
+    p.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.in_venv:
+        return main_in_venv(args)
+    ensure_browser()
+    py = ensure_venv()
+    return subprocess.run([str(py), __file__, "--in-venv", "--runread", args.runread, "--shots", args.shots]).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
