@@ -679,7 +679,7 @@ pub(crate) fn audit(s: &SessionView, v: &AuditView) -> Markup {
                 }
             }
             @if v.truncated {
-                p.warning { "More calls than one page holds in this window: choose a shorter one." }
+                p.warning { "More than " (crate::AUDIT_PAGE_MAX) " calls in this window: the newest " (crate::AUDIT_PAGE_MAX) " are shown and charted. Choose a shorter window to see earlier ones." }
             }
             @if v.rows.is_empty() {
                 p.empty { "No calls." }

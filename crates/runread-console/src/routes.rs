@@ -652,7 +652,7 @@ async fn audit(
             let grants = c2.store.grants().map_err(store_err)?;
             let mut rows = c2
                 .store
-                .audit(now - window.2, AUDIT_PAGE_MAX + 1)
+                .audit_newest(now - window.2, AUDIT_PAGE_MAX + 1)
                 .map_err(store_err)?;
             let truncated = rows.len() > AUDIT_PAGE_MAX as usize;
             rows.truncate(AUDIT_PAGE_MAX as usize);
@@ -663,7 +663,6 @@ async fn audit(
                     run.as_deref()
                         .is_none_or(|r| m.target.as_ref().is_some_and(|t| t.run_id == r))
                 })
-                .rev()
                 .map(|(m, r)| {
                     // A call under one grant names it; `list_granted_targets` names none, and
                     // is told by its key (the start record keeps a prefix of the key's hash).

@@ -646,3 +646,105 @@ async fn secrets_are_added_by_name_and_never_shown() {
     assert!(list.body.contains("from-console") && list.body.contains("leak"));
     assert!(!list.body.contains(value) && !list.body.contains(SECRET));
 }
+
+#[tokio::test]
+async fn the_run_list_holds_one_page_and_links_the_next() {
+    use runread_console::RUNS_PAGE;
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let first = s.env.store.runs().unwrap().remove(0);
+    let mut session = s
+        .env
+        .store
+        .session(&first.target.session_id)
+        .unwrap()
+        .unwrap();
+    let page_len = RUNS_PAGE as usize;
+    for n in [page_len, page_len + 1] {
+        // The session's runs replaced by `n` runs, a second apart (a new generation, as ingest
+        // would commit a rewritten file).
+        session.generation += 1;
+        let runs = (0..n)
+            .map(|i| runread_sessions::Run {
+                run_id: format!("r{i:04}"),
+                preview: Some(format!("prompt number {i}")),
+                started_at: Some(format!("2026-01-01T00:{:02}:{:02}Z", i / 60, i % 60)),
+                ..first.run.clone()
+            })
+            .collect();
+        s.env
+            .store
+            .commit_ingest(&runread_store::IngestCommit {
+                session: session.clone(),
+                new_generation: true,
+                new_entries: vec![],
+                runs,
+            })
+            .unwrap();
+        let page = s.get("/runs", Some(&cookie)).await;
+        assert_eq!(
+            page.body.matches("<td class=\"prompt\">").count(),
+            page_len,
+            "{n} runs"
+        );
+        assert!(
+            page.body.contains(&format!("prompt number {}", n - 1)),
+            "newest first"
+        );
+        assert_eq!(page.body.contains("Older →"), n > page_len, "{n} runs");
+        if n > page_len {
+            let next = s
+                .get(&format!("/runs?offset={RUNS_PAGE}"), Some(&cookie))
+                .await;
+            assert_eq!(next.body.matches("<td class=\"prompt\">").count(), 1);
+            assert!(next.body.contains("prompt number 0") && next.body.contains("← Newer"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_audit_page_shows_the_newest_calls_up_to_its_bound() {
+    use runread_console::AUDIT_PAGE_MAX;
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let now = runread_core::timefmt::now_ms();
+    let record = |i: u32| runread_store::StartRecord {
+        meta: runread_store::StartMeta {
+            start_id: format!("s-{i:05}"),
+            idempotency_key: format!("idem-{i}"),
+            grant_id: "g-none".into(),
+            key_hash_prefix: String::new(),
+            tool: "read_final_answer".into(),
+            binding_digest: "b".into(),
+            target: None,
+            input_digest: "i".into(),
+            sealed_key_id: "k".into(),
+            // Call i was made i seconds after the first, all within the last hour.
+            created_at_ms: now - 3_000_000 + i64::from(i) * 1_000,
+        },
+        sealed_nonce: vec![0; 12],
+        sealed_ciphertext: vec![0; 16],
+    };
+    let shown = |body: &str| body.matches("<code>read_final_answer</code>").count();
+    for i in 0..AUDIT_PAGE_MAX {
+        s.env.store.begin_call(&record(i), 0).unwrap();
+    }
+    let full = s.get("/audit?window=1h", Some(&cookie)).await;
+    assert_eq!(shown(&full.body), AUDIT_PAGE_MAX as usize);
+    assert!(!full.body.contains("the newest"), "nothing left out");
+    s.env.store.begin_call(&record(AUDIT_PAGE_MAX), 0).unwrap();
+    let over = s.get("/audit?window=1h", Some(&cookie)).await;
+    assert_eq!(shown(&over.body), AUDIT_PAGE_MAX as usize);
+    assert!(over.body.contains("the newest"), "says what it left out");
+    // The newest is first; the oldest is the one left out.
+    let newest = runread_core::timefmt::rfc3339(record(AUDIT_PAGE_MAX).meta.created_at_ms);
+    let first_row = between(&over.body, "<td class=\"time\">", "<");
+    assert_eq!(
+        first_row,
+        newest
+            .replace('T', " ")
+            .chars()
+            .take(19)
+            .collect::<String>()
+    );
+}

@@ -131,6 +131,9 @@ impl Store for ForeignSessions<'_> {
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
         self.inner.audit(since_ms, limit)
     }
+    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        self.inner.audit_newest(since_ms, limit)
+    }
 }
 
 /// The session id in a session file's header.

@@ -126,4 +126,7 @@ pub trait Store: Send + Sync {
     fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>>;
     /// Start records at or after `since_ms` (oldest first, at most `limit`), with their receipts.
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>>;
+    /// [`Store::audit`], newest first: the most recent `limit` start records at or after
+    /// `since_ms` (the console's audit page).
+    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>>;
 }

@@ -1596,12 +1596,28 @@ impl Store for PostgresStore {
     }
 
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        self.audit_in(since_ms, limit, "created_at, start_id")
+    }
+
+    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        self.audit_in(since_ms, limit, "created_at DESC, start_id DESC")
+    }
+}
+
+impl PostgresStore {
+    /// Start records at or after `since_ms` in `order` (one of two fixed orders), at most `limit`.
+    fn audit_in(
+        &self,
+        since_ms: i64,
+        limit: u32,
+        order: &'static str,
+    ) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
         // One snapshot for the records and their receipts.
         self.tx(Mode::Snapshot, |t| {
             let metas = t.query(
                 &format!(
                     "SELECT {START_META_COLS} FROM start_records WHERE created_at >= $1 \
-                     ORDER BY created_at, start_id LIMIT $2"
+                     ORDER BY {order} LIMIT $2"
                 ),
                 &[&since_ms, &i64::from(limit)],
             )?;

@@ -1276,9 +1276,25 @@ impl Store for SqliteStore {
     }
 
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        self.audit_in(since_ms, limit, "created_at, start_id")
+    }
+
+    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        self.audit_in(since_ms, limit, "created_at DESC, start_id DESC")
+    }
+}
+
+impl SqliteStore {
+    /// Start records at or after `since_ms` in `order` (one of two fixed orders), at most `limit`.
+    fn audit_in(
+        &self,
+        since_ms: i64,
+        limit: u32,
+        order: &'static str,
+    ) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
         let conn = self.reader()?;
         let mut stmt = conn.prepare_cached(
-            &format!("SELECT {START_META_COLS} FROM start_records WHERE created_at >= ?1 ORDER BY created_at, start_id LIMIT ?2"),
+            &format!("SELECT {START_META_COLS} FROM start_records WHERE created_at >= ?1 ORDER BY {order} LIMIT ?2"),
         )?;
         let metas: Vec<_> = stmt
             .query_map(params![since_ms, limit], start_meta_row)?

@@ -399,6 +399,14 @@ fn start_records_receipts_and_audit(s: &dyn Store) {
     assert_eq!(audit[1], (b.meta.clone(), vec![]));
     assert_eq!(s.audit(150, 10).unwrap().len(), 1);
     assert_eq!(s.audit(0, 1).unwrap().len(), 1, "limit");
+    // Newest first: the same rows reversed, the limit keeping the newest.
+    let newest = s.audit_newest(0, 10).unwrap();
+    assert_eq!(newest, audit.iter().rev().cloned().collect::<Vec<_>>());
+    assert_eq!(
+        s.audit_newest(0, 1).unwrap(),
+        vec![(b.meta.clone(), vec![])]
+    );
+    assert_eq!(s.audit_newest(150, 10).unwrap().len(), 1);
 }
 
 fn secrets_replace_by_name_and_change_the_fingerprint(s: &dyn Store) {

@@ -627,7 +627,11 @@ fn runs_lists_pages_newest_first_filtered_by_agent_workspace_and_status() {
             && every.iter().any(|r| r["status"] != "completed"),
         "the fixtures hold completed runs and others: {every:?}"
     );
-    assert!(!runread(&home, &["runs", "--status", "done"]).status.success());
+    assert!(
+        !runread(&home, &["runs", "--status", "done"])
+            .status
+            .success()
+    );
     // The page bound: RUNS_PAGE_MAX is taken, one more is refused.
     let max = runread_store::RUNS_PAGE_MAX;
     assert_eq!(page(&["--limit", &max.to_string()]), every);
