@@ -339,11 +339,11 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
 
             section aria-labelledby="work-h" {
                 h2 id="work-h" { "Work state" }
-                @match &v.work_state { Ok(m) => (json_block(m)), Err(code) => (unavailable(code)) }
+                @match &v.work_state { Ok(m) => (work_state(m)), Err(code) => (unavailable(code)) }
             }
             section aria-labelledby="meta-h" {
                 h2 id="meta-h" { "Metadata" }
-                @match &v.metadata { Ok(m) => (json_block(m)), Err(code) => (unavailable(code)) }
+                @match &v.metadata { Ok(m) => (metadata(m)), Err(code) => (unavailable(code)) }
             }
             section aria-labelledby="artifacts-h" {
                 h2 id="artifacts-h" { "Artifacts" }
@@ -354,6 +354,67 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
                 (artifact_form(s, r, &back))
             }
         }))
+    }
+}
+
+/// A JSON value as one line of text (strings without their quotes).
+fn plain(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "—".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn work_state(m: &Map<String, Value>) -> Markup {
+    let at = |path: &[&str]| {
+        let mut v = m.get(path[0]);
+        for k in &path[1..] {
+            v = v.and_then(|x| x.get(k));
+        }
+        plain(v)
+    };
+    let coverage: Vec<(String, String, String)> = m
+        .get("coverage")
+        .and_then(Value::as_object)
+        .map(|c| {
+            c.iter()
+                .map(|(k, v)| (k.clone(), plain(v.get("state")), plain(v.get("reason"))))
+                .collect()
+        })
+        .unwrap_or_default();
+    html! {
+        dl.facts {
+            dt { "This run" } dd { (at(&["foreground", "state"])) " (from the " (at(&["foreground", "source"])) ")" }
+            dt { "With its child agents" } dd { (at(&["aggregate", "state"])) }
+            dt { "Completion confirmed" } dd { (at(&["completionConfirmed"])) }
+            dt { "Observed" } dd { (at(&["observedAt"])) (if m.get("fresh").and_then(Value::as_bool) == Some(true) { " (fresh)" } else { "" }) }
+        }
+        table.coverage {
+            thead { tr { th scope="col" { "What runread could see" } th scope="col" { "Coverage" } th scope="col" { "Why" } } }
+            tbody { @for (k, st, why) in &coverage { tr { td { (k) } td { (st) } td { (why) } } } }
+        }
+        details { summary { "As a reader gets it (JSON)" } (json_block(m)) }
+    }
+}
+
+fn metadata(m: &Map<String, Value>) -> Markup {
+    let sourced: Vec<(&String, &Value)> = m
+        .iter()
+        .filter(|(_, v)| v.get("source").is_some())
+        .collect();
+    html! {
+        table.metadata {
+            thead { tr { th scope="col" { "Field" } th scope="col" { "Value" } th scope="col" { "From" } } }
+            tbody {
+                tr { td { "agent" } td { (plain(m.get("agent"))) } td { "" } }
+                @for (k, v) in &sourced {
+                    tr { td { (k) } td { (plain(v.get("value"))) } td { (plain(v.get("source"))) } }
+                }
+                tr { td { "runModels" } td { (plain(m.get("runModels"))) } td { "" } }
+            }
+        }
+        details { summary { "As a reader gets it (JSON)" } (json_block(m)) }
     }
 }
 
