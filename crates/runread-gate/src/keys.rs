@@ -58,6 +58,17 @@ pub enum KeyError {
     Unavailable,
 }
 
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KeyError::Unknown => "no sealing key with that id in gate-keys",
+            KeyError::Unavailable => {
+                "gate-keys is unreadable, malformed, or readable by others (it must be a 0600 file)"
+            }
+        })
+    }
+}
+
 /// Where sealing keys come from.
 pub trait KeyProvider: Send + Sync {
     /// The id and bytes of the key new inputs are sealed with.
@@ -145,7 +156,7 @@ impl FileKeys {
     fn read_all(&self) -> Result<Arc<Vec<KeyEntry>>, KeyError> {
         let meta = std::fs::symlink_metadata(&self.path).map_err(|_| KeyError::Unavailable)?;
         if !meta.file_type().is_file()
-            || meta.permissions().mode() & 0o077 != 0
+            || !runread_core::is_owner_only(meta.permissions().mode())
             || meta.len() > KEY_FILE_MAX_BYTES
         {
             return Err(KeyError::Unavailable);

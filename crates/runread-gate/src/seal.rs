@@ -51,6 +51,15 @@ pub enum SealError {
     Crypto,
 }
 
+impl std::fmt::Display for SealError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SealError::Randomness => "the system's random source failed",
+            SealError::Crypto => "sealing failed",
+        })
+    }
+}
+
 pub fn seal(key: &OwnedKey, envelope: &Envelope, plaintext: &[u8]) -> Result<Sealed, SealError> {
     let nonce = runread_core::random_bytes::<NONCE_BYTES>().map_err(|_| SealError::Randomness)?;
     let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;

@@ -175,7 +175,7 @@ impl Journal {
             .create(&self.dir)
             .map_err(io)?;
         let meta = std::fs::symlink_metadata(&self.dir).map_err(io)?;
-        if !meta.is_dir() || meta.permissions().mode() & 0o077 != 0 {
+        if !meta.is_dir() || !runread_core::is_owner_only(meta.permissions().mode()) {
             return Err(JournalError::NotPrivate);
         }
         Ok(())
@@ -265,7 +265,7 @@ impl Journal {
         let meta = f.metadata().map_err(io)?;
         if !meta.is_file()
             || meta.nlink() != 1
-            || meta.permissions().mode() & 0o077 != 0
+            || !runread_core::is_owner_only(meta.permissions().mode())
             || meta.len() > JOURNAL_ENTRY_MAX_BYTES
         {
             return Err(JournalError::NotPrivate);

@@ -118,10 +118,6 @@ impl Service {
         self
     }
 
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
-    }
-
     pub fn registry(&self) -> &Registry {
         self.gate.registry()
     }

@@ -199,9 +199,7 @@ pub fn add_secret(
     {
         return Err(SecretError::BadName);
     }
-    if !(runread_core::redact::SECRET_MIN_BYTES..=runread_core::redact::SECRET_MAX_BYTES)
-        .contains(&value.len())
-    {
+    if !crate::secrets::acceptable_length(value) {
         return Err(SecretError::BadLength);
     }
     let sealed = crate::secrets::seal_secret(keys, name, value, now_ms)

@@ -73,6 +73,24 @@ pub struct KnownSecrets {
     cache: Mutex<Option<(String, Arc<Redactor>)>>,
 }
 
+/// Whether `value` can be a known secret: within the redactor's bounds
+/// (`SECRET_MIN_BYTES..=SECRET_MAX_BYTES`), whether it is stored, read from a secrets file or
+/// from the environment.
+pub fn acceptable_length(value: &str) -> bool {
+    (runread_core::redact::SECRET_MIN_BYTES..=runread_core::redact::SECRET_MAX_BYTES)
+        .contains(&value.len())
+}
+
+/// The known secrets of a secrets file's text: one per line, trailing whitespace dropped, blank
+/// lines and lines starting with `#` skipped.
+pub fn parse_secrets_file(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
 impl KnownSecrets {
     pub fn new(
         store: Arc<dyn Store>,

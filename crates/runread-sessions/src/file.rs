@@ -62,6 +62,19 @@ pub enum ReadError {
     Io,
 }
 
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReadError::Missing => "missing",
+            ReadError::NotRegular => "not a regular file (a link or a device)",
+            ReadError::HardLinked => "hard-linked",
+            ReadError::ChangedDuringRead => "changed while being read",
+            ReadError::Truncated => "truncated",
+            ReadError::Io => "could not be read",
+        })
+    }
+}
+
 /// Bytes read from `offset`, with the file's identity before and after the read.
 #[derive(Debug, Clone)]
 pub struct ReadChunk {

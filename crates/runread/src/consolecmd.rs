@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use runread_console::Console;
 
+use super::*;
+
 /// Prints the console's login URL and serves it until `shutdown`; `open` hands the URL to the
 /// desktop's browser opener.
 pub async fn serve_console(
@@ -54,4 +56,19 @@ fn open_browser(url: &str) {
     if spawned.is_err() {
         eprintln!("could not start {opener}: open the link above in your browser");
     }
+}
+
+/// `runread console`: the console alone, its configs naming `--mcp-url`.
+pub fn console(home: &std::path::Path, store: Arc<dyn Store>, a: ConsoleArgs) -> Res {
+    let extra = extra_secrets(a.secrets_file.as_deref(), &a.secret_env)?;
+    let config = Config {
+        settle_quiet: Duration::from_millis(a.settle_ms),
+        ..Config::default()
+    };
+    let (service, keys) = serving_service(home, store.clone(), config, extra)?;
+    let console = Console::new(service, store, keys, a.mcp_url);
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    rt.block_on(serve_console(console, a.listen, a.open, async {
+        let _ = tokio::signal::ctrl_c().await;
+    }))
 }

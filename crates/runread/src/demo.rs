@@ -83,7 +83,7 @@ pub fn run() -> Result<(), String> {
         report.runs
     );
     let service = crate::service(&home, store.clone(), Config::default())?;
-    let keys = runread_gate::keys::FileKeys::open(&home).map_err(|e| format!("{e:?}"))?;
+    let keys = runread_gate::keys::FileKeys::open(&home).map_err(|e| e.to_string())?;
     let runs = store.runs().map_err(|e| e.to_string())?;
     for r in &runs {
         outln!(

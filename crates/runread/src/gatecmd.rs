@@ -116,8 +116,8 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
 }
 
 pub fn rotate(home: &Path) -> Result<(), String> {
-    let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| format!("{e:?}"))?;
-    let id = keys.rotate().map_err(|e| format!("{e:?}"))?;
+    let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| e.to_string())?;
+    let id = keys.rotate().map_err(|e| e.to_string())?;
     outln!("new sealing key {id} is current; older keys stay readable");
     Ok(())
 }

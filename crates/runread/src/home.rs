@@ -28,7 +28,7 @@ pub fn ensure(home: &std::path::Path) -> Result<(), String> {
             .map_err(|e| format!("{}: {e}", home.display()))?;
     }
     let meta = std::fs::metadata(home).map_err(|e| format!("{}: {e}", home.display()))?;
-    if meta.permissions().mode() & 0o077 != 0 {
+    if !runread_core::is_owner_only(meta.permissions().mode()) {
         eprintln!(
             "warning: {} is readable by other users; chmod 700 it",
             home.display()

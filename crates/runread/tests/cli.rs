@@ -639,3 +639,31 @@ fn runs_lists_pages_newest_first_filtered_by_agent_workspace_and_status() {
     assert!(!over.status.success());
     assert!(String::from_utf8_lossy(&over.stderr).contains("--limit"));
 }
+
+#[test]
+fn a_key_file_is_read_up_to_its_bound_and_refused_beyond() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    // KEY_FILE_MAX_BYTES (crates/runread/src/servecmd.rs): a key and whitespace.
+    const KEY_FILE_MAX_BYTES: usize = 1024;
+    let key = "a".repeat(64);
+    for (len, refused) in [(KEY_FILE_MAX_BYTES, false), (KEY_FILE_MAX_BYTES + 1, true)] {
+        let path = dir.path().join(format!("key-{len}"));
+        std::fs::write(&path, format!("{key}{}", " ".repeat(len - key.len()))).unwrap();
+        // Nothing listens on port 9: a key read whole gets as far as connecting.
+        let out = runread(
+            &home,
+            &[
+                "read",
+                "--url",
+                "http://127.0.0.1:9/mcp",
+                "--key-file",
+                path.to_str().unwrap(),
+                "final-answer",
+            ],
+        );
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.contains("not a key file"), refused, "{len}: {err}");
+    }
+}

@@ -1,0 +1,402 @@
+//! The command line: every command, flag and default, as clap reads them. What each command does
+//! is in its own module.
+
+use super::*;
+
+/// Default listen address of `runread serve`.
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:7077";
+
+#[derive(Parser)]
+#[command(
+    name = "runread",
+    version,
+    about = "Let an AI assistant read the results of a local coding-agent run over MCP — only what you grant."
+)]
+pub(crate) struct Cli {
+    /// runread's home (store, keys). Default: $XDG_DATA_HOME/runread or ~/.local/share/runread.
+    #[arg(long, global = true, env = "RUNREAD_HOME")]
+    pub(crate) home: Option<PathBuf>,
+    /// The store: a postgres:// URL shared by several runread processes and hosts (see
+    /// docs/postgres.md). Default: SQLite in the home.
+    #[arg(long, global = true, env = "RUNREAD_STORE", hide_env_values = true)]
+    pub(crate) store: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Run the whole job on a bundled sample Pi session, in a temporary home.
+    Demo,
+    /// Register or list workspace roots. Only sessions inside one are ever readable.
+    #[command(subcommand)]
+    Workspace(WorkspaceCmd),
+    /// Read agents' session files into the store (incremental: unchanged files cost nothing).
+    /// Without a directory flag: every agent's default place that exists.
+    Ingest {
+        #[command(flatten)]
+        dirs: DirArgs,
+    },
+    /// Follow the agents' session directories continuously: runs appear, grow and settle as the
+    /// agents write.
+    Watch(WatchArgs),
+    /// Run a coding agent under supervision — Pi (`runread run -- pi -p "…"`), Claude Code
+    /// (`runread run -- claude -p "…"`) or Codex (`runread run -- codex exec "…"`, also
+    /// `codex exec resume …` and `codex exec fork …`), told apart by its `--version`: its final
+    /// answer gets supervised evidence (verified against the session file, journaled) and its
+    /// work state is live.
+    Run {
+        /// The workspace the run belongs to (registered if it is not). Default: the registered
+        /// workspace that contains the current directory, else the current directory.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Do not render the agent's output on the terminal.
+        #[arg(long)]
+        quiet: bool,
+        /// The agent's command line, after `--`.
+        #[arg(last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
+    /// List runs with their exact target and state.
+    Runs(RunsArgs),
+    /// Grant one run to a fresh read key (printed once), or list / revoke grants.
+    Grant(GrantArgs),
+    /// Serve MCP (2026-07-28, stateless) over Streamable HTTP at /mcp.
+    Serve(ServeArgs),
+    /// The owner's console in the browser: see runs, grant, revoke, read the audit, manage
+    /// secrets and artifacts (loopback only; log in with the one-time link it prints).
+    Console(ConsoleArgs),
+    /// Register a file the agent produced as an artifact of a run (the trusted producer's act).
+    #[command(subcommand)]
+    Artifact(ArtifactCmd),
+    /// Known secrets to mask in everything that leaves (exact match; read keys are added automatically).
+    #[command(subcommand)]
+    Secret(SecretCmd),
+    /// Show every call's start record and receipts: who, tool, target, outcome, time (never inputs).
+    Audit {
+        /// Only calls since this time: a duration back from now (15m, 2h, 7d) or an RFC 3339 time.
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Judge an interrupted call from its start record and binding alone.
+    #[command(subcommand)]
+    Recover(RecoverCmd),
+    /// Manage the keys that seal call inputs.
+    #[command(subcommand)]
+    Keys(KeysCmd),
+    /// Read a granted final answer as a reader would, verifying every chunk and the sha256.
+    Read {
+        /// MCP endpoint, e.g. http://127.0.0.1:7077/mcp
+        #[arg(long)]
+        url: String,
+        /// File holding the read key.
+        #[arg(long)]
+        key_file: PathBuf,
+        #[command(subcommand)]
+        what: ReadCmd,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ArtifactCmd {
+    /// Register PATH (relative to the run's workspace root, or absolute inside it).
+    Add {
+        #[arg(long)]
+        run: String,
+        #[arg(long)]
+        session: Option<String>,
+        path: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        mime: Option<String>,
+        /// generated (the agent wrote it) or attached (given to the run).
+        #[arg(long, default_value = "generated")]
+        kind: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum SecretCmd {
+    /// Add (or replace) a known secret; its value is read from standard input and stored sealed.
+    Add {
+        #[arg(long)]
+        name: String,
+    },
+    /// List known secrets by name (values are never shown).
+    List,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum RecoverCmd {
+    /// Classify START_ID without reading its sealed input, resolving a key or calling an adapter.
+    Inspect {
+        start_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum KeysCmd {
+    /// Add a new sealing key and make it current; older keys stay readable.
+    Rotate,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ReadCmd {
+    /// The whole history of the key's granted target, page by page, upserted by sequence.
+    History {
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Events per page.
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+    /// One artifact, reassembled from its chunks with every sha256 verified.
+    Artifact {
+        /// Artifact id (default: the only artifact of the target).
+        #[arg(long)]
+        id: Option<String>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// The final answer of the key's (first) granted target.
+    FinalAnswer {
+        /// Write the answer to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Bytes per chunk.
+        #[arg(long)]
+        limit: Option<u64>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum WorkspaceCmd {
+    /// Register PATH (canonicalized). Re-adding bumps its revision and invalidates its grants.
+    Add {
+        path: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List registered workspaces.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct GrantArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<GrantCmd>,
+    /// Run id (the entry id of the run's first user message), as `runread runs` shows it.
+    #[arg(long)]
+    pub(crate) run: Option<String>,
+    /// Session id, when the run id alone is ambiguous.
+    #[arg(long)]
+    pub(crate) session: Option<String>,
+    /// Comma-separated features, e.g. final_answer
+    #[arg(long)]
+    pub(crate) features: Option<String>,
+    /// A duration (90s, 15m, 2h, 7d) or an RFC 3339 time.
+    #[arg(long)]
+    pub(crate) expires: Option<String>,
+    /// Who the key is for (a label for your records).
+    #[arg(long)]
+    pub(crate) to: Option<String>,
+    /// The URL to print in the client config.
+    #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
+    pub(crate) url: String,
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GrantCmd {
+    /// List grants (never keys).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a grant: its key is refused from the next call on.
+    Revoke { id: String },
+}
+
+/// The session directories a command reads (`--pi DIR`, `--claude DIR`).
+#[derive(Debug, clap::Args)]
+pub(crate) struct DirArgs {
+    /// Pi's sessions directory. Default: $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions.
+    #[arg(long)]
+    pub(crate) pi: Option<PathBuf>,
+    /// Claude Code's projects directory (the one holding the escaped-cwd folders). Default:
+    /// $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects.
+    #[arg(long)]
+    pub(crate) claude: Option<PathBuf>,
+    /// Codex's sessions directory (the one holding the YYYY/MM/DD folders). Default:
+    /// $CODEX_HOME/sessions or ~/.codex/sessions.
+    #[arg(long)]
+    pub(crate) codex: Option<PathBuf>,
+}
+
+impl DirArgs {
+    /// The directories named, or, when none is, every agent's default place (those that exist,
+    /// when `existing_only`; a watcher also takes one that will exist later).
+    pub(crate) fn resolve(
+        self,
+        existing_only: bool,
+    ) -> Result<Vec<runread_ingest::AgentDir>, String> {
+        use runread_ingest::AgentDir;
+        use runread_sessions::Agent;
+        let named: Vec<AgentDir> = [
+            (Agent::Pi, self.pi),
+            (Agent::Claude, self.claude),
+            (Agent::Codex, self.codex),
+        ]
+        .into_iter()
+        .filter_map(|(agent, dir)| dir.map(|dir| AgentDir { agent, dir }))
+        .collect();
+        if !named.is_empty() {
+            if let Some(d) = named.iter().find(|d| !d.dir.is_dir()) {
+                return Err(format!("{} is not a directory", d.dir.display()));
+            }
+            return Ok(named);
+        }
+        let defaults: Vec<AgentDir> = Agent::ALL
+            .into_iter()
+            .filter_map(AgentDir::default_for)
+            .filter(|d| !existing_only || d.dir.is_dir())
+            .collect();
+        if defaults.is_empty() {
+            return Err(
+                "no agent's session directory found (~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions); pass --pi DIR, --claude DIR or --codex DIR"
+                    .into(),
+            );
+        }
+        Ok(defaults)
+    }
+}
+
+/// Runs one page of `runread runs` shows unless told otherwise.
+pub(crate) const RUNS_PAGE_DEFAULT: u32 = 100;
+
+/// `serve --protocol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProtocolChoice {
+    All,
+    Modern,
+}
+
+impl From<ProtocolChoice> for runread_mcp::guards::Protocols {
+    fn from(c: ProtocolChoice) -> Self {
+        match c {
+            ProtocolChoice::All => runread_mcp::guards::Protocols::All,
+            ProtocolChoice::Modern => runread_mcp::guards::Protocols::Modern,
+        }
+    }
+}
+
+// `runread serve`.
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub(crate) listen: SocketAddr,
+    /// How long a session file must be quiet before a passive run counts as settled.
+    #[arg(long, default_value_t = runread_core::limits::SETTLE_QUIET_DEFAULT_MS)]
+    pub(crate) settle_ms: u64,
+    /// A file of known secrets to mask, one per line (blank lines and lines starting with # skipped).
+    #[arg(long)]
+    pub(crate) secrets_file: Option<PathBuf>,
+    /// Names of environment variables whose values are known secrets (comma-separated).
+    #[arg(long, env = "RUNREAD_SECRET_ENV", value_delimiter = ',')]
+    pub(crate) secret_env: Vec<String>,
+    /// Also answer this Host (and listen beyond loopback). Repeatable. Only for a deployment
+    /// behind your own network controls: a non-loopback door is reachable by other machines.
+    #[arg(long)]
+    pub(crate) allow_host: Vec<String>,
+    /// Also accept requests carrying this Origin (a browser-based client). Repeatable.
+    #[arg(long)]
+    pub(crate) allow_origin: Vec<String>,
+    /// Also watch the agents' session directories in this process (see `runread watch`).
+    #[arg(long)]
+    pub(crate) watch: bool,
+    /// With --watch: the directories to watch (default: every agent's default place).
+    #[command(flatten)]
+    pub(crate) dirs: DirArgs,
+    /// Serve MCP on standard input/output instead of HTTP (for clients that launch runread).
+    #[arg(long, requires = "key_file")]
+    pub(crate) stdio: bool,
+    /// With --stdio: the file holding the read key (it stands in for the x-runread-key header).
+    #[arg(long)]
+    pub(crate) key_file: Option<PathBuf>,
+    /// Protocol versions to speak: `all` (2026-07-28 and the dated 2025-11-25, 2025-06-18,
+    /// 2025-03-26, every request admitted on its own key) or `modern` (2026-07-28 only).
+    #[arg(long, value_enum, default_value_t = ProtocolChoice::All)]
+    pub(crate) protocol: ProtocolChoice,
+    /// Also serve the owner's console (see `runread console`), on its own listener.
+    #[arg(long, conflicts_with = "stdio")]
+    pub(crate) console: bool,
+    /// With --console: where the console listens (loopback only).
+    #[arg(long, default_value = runread_console::DEFAULT_LISTEN, requires = "console")]
+    pub(crate) console_listen: SocketAddr,
+    /// With --console: open its login link in the browser.
+    #[arg(long, requires = "console")]
+    pub(crate) open: bool,
+}
+
+// `runread console`.
+#[derive(Args)]
+pub(crate) struct ConsoleArgs {
+    #[arg(long, default_value = runread_console::DEFAULT_LISTEN)]
+    pub(crate) listen: SocketAddr,
+    /// The MCP endpoint the shown client configs name (where `runread serve` answers).
+    #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
+    pub(crate) mcp_url: String,
+    /// Open the login link in the browser.
+    #[arg(long)]
+    pub(crate) open: bool,
+    /// As for `serve`: known secrets to mask in what the console shows.
+    #[arg(long)]
+    pub(crate) secrets_file: Option<PathBuf>,
+    #[arg(long, env = "RUNREAD_SECRET_ENV", value_delimiter = ',')]
+    pub(crate) secret_env: Vec<String>,
+    /// How long a session file must be quiet before a passive run counts as settled.
+    #[arg(long, default_value_t = runread_core::limits::SETTLE_QUIET_DEFAULT_MS)]
+    pub(crate) settle_ms: u64,
+}
+
+// `runread watch`.
+#[derive(Args)]
+pub(crate) struct WatchArgs {
+    #[command(flatten)]
+    pub(crate) dirs: DirArgs,
+    /// Safety-net rescan period, in seconds, besides file notifications.
+    #[arg(long, default_value_t = 5)]
+    pub(crate) rescan_secs: u64,
+}
+
+// `runread runs`.
+#[derive(Args)]
+pub(crate) struct RunsArgs {
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Runs per page, newest first.
+    #[arg(long, default_value_t = RUNS_PAGE_DEFAULT, value_parser = clap::value_parser!(u32).range(1..=i64::from(runread_store::RUNS_PAGE_MAX)))]
+    pub(crate) limit: u32,
+    /// Runs to skip (the next page starts at the previous offset plus its limit).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) offset: u64,
+    /// Only this agent's runs.
+    #[arg(long, value_parser = ["pi", "claude", "codex"])]
+    pub(crate) agent: Option<String>,
+    /// Only runs in this workspace (its name or path).
+    #[arg(long)]
+    pub(crate) workspace: Option<String>,
+    /// Only runs with this status.
+    #[arg(long, value_parser = ["completed", "failed", "cancelled", "running", "unknown"])]
+    pub(crate) status: Option<String>,
+}

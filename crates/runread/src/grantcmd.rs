@@ -1,0 +1,148 @@
+//! `runread grant`, `grant list`, `grant revoke`.
+
+use super::*;
+
+pub(crate) fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
+    match args.action {
+        Some(GrantCmd::List { json }) => {
+            let now = now_ms();
+            let grants = store.grants().map_err(|e| e.to_string())?;
+            let rows: Vec<_> = grants
+                .iter()
+                .map(|g| {
+                    json!({"grantId": g.id, "to": g.label, "target": g.target, "features": g.features,
+                           "expiresAt": rfc3339(g.expires_at_ms), "state": g.state(now).as_str()})
+                })
+                .collect();
+            if json {
+                outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+                );
+            } else if rows.is_empty() {
+                outln!("no grants");
+            } else {
+                for r in rows {
+                    outln!(
+                        "{}  {:<8} {}  run {}  expires {}  to {}",
+                        r["grantId"].as_str().unwrap_or(""),
+                        r["state"].as_str().unwrap_or(""),
+                        r["features"],
+                        r["target"]["runId"].as_str().unwrap_or(""),
+                        r["expiresAt"].as_str().unwrap_or(""),
+                        r["to"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            Ok(())
+        }
+        Some(GrantCmd::Revoke { id }) => {
+            if store
+                .revoke_grant(&id, now_ms())
+                .map_err(|e| e.to_string())?
+            {
+                outln!("revoked {id}");
+                Ok(())
+            } else {
+                Err(format!("no live grant {id:?}"))
+            }
+        }
+        None => {
+            let run = args
+                .run
+                .ok_or("--run RUN_ID is required (see `runread runs`)")?;
+            let features = Feature::parse_list(
+                args.features
+                    .as_deref()
+                    .ok_or("--features is required, e.g. final_answer")?,
+            )?;
+            let expires = args.expires.ok_or("--expires is required, e.g. 15m")?;
+            let to = args
+                .to
+                .ok_or("--to LABEL is required (who the key is for)")?;
+            let now = now_ms();
+            let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
+            let keys =
+                runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e}"))?;
+            let g = runread_service::owner::grant(
+                store,
+                &keys,
+                runread_service::owner::GrantRequest {
+                    run_id: &run,
+                    session_id: args.session.as_deref(),
+                    features,
+                    expires_at_ms: at,
+                    label: &to,
+                },
+                now,
+            )
+            .map_err(|e| e.to_string())?;
+            print_grant(&g, &args.url, args.json)
+        }
+    }
+}
+
+pub(crate) fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -> Res {
+    let configs = runread_mcp::configs::for_key(url, &g.key);
+    let out = json!({
+        "grantId": g.grant.id,
+        "key": g.key,
+        "target": g.grant.target,
+        "features": g.grant.features,
+        "url": url,
+        "expiresAt": rfc3339(g.grant.expires_at_ms),
+        "to": g.grant.label,
+        "clientConfig": configs.mcp_servers,
+        "claudeCommand": configs.claude_command,
+        "codexToml": configs.codex_toml,
+    });
+    if as_json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    outln!(
+        "grant {} for {:?}, until {}",
+        g.grant.id,
+        g.grant.label,
+        rfc3339(g.grant.expires_at_ms)
+    );
+    outln!(
+        "run      {} — {}",
+        g.run.target.run_id,
+        g.run.run.preview.as_deref().unwrap_or("")
+    );
+    outln!(
+        "features {}",
+        g.grant
+            .features
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    outln!(
+        "target   {}",
+        serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?
+    );
+    outln!("url      {url}");
+    outln!();
+    outln!("read key (shown once; only its hash is stored):");
+    outln!("{}", g.key);
+    outln!();
+    outln!("client config (mcpServers JSON: Claude Code --mcp-config, Cursor, Claude Desktop):");
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(&configs.mcp_servers).map_err(|e| e.to_string())?
+    );
+    outln!();
+    outln!("Claude Code:");
+    outln!("{}", configs.claude_command);
+    outln!();
+    outln!("Codex (~/.codex/config.toml):");
+    outln!("{}", configs.codex_toml.trim_end_matches('\n'));
+    outln!("# {}", runread_mcp::configs::CODEX_MODERN_NOTE);
+    Ok(())
+}

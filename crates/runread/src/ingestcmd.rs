@@ -1,0 +1,129 @@
+//! `runread ingest` and `runread watch` (and the watcher `serve --watch` runs).
+
+use super::*;
+
+/// An ingest still running after this long shows a progress bar on a terminal (a quick pass
+/// prints only its summary).
+pub(crate) const PROGRESS_BAR_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Res {
+    if store.workspaces().map_err(|e| e.to_string())?.is_empty() {
+        eprintln!(
+            "note: no workspace is registered, so every session will be skipped; run `runread workspace add PATH` first"
+        );
+    }
+    let terminal = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut report = runread_ingest::Report::default();
+    let mut outcomes = Vec::new();
+    for dir in dirs {
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        let (r, o) = runread_ingest::ingest_dir(store, dir, now_ms(), |p| {
+            if terminal && (bar.is_some() || started.elapsed() >= PROGRESS_BAR_AFTER) {
+                let b = bar.get_or_insert_with(|| {
+                    let b =
+                        indicatif::ProgressBar::new(p.files_total).with_message(dir.agent.as_str());
+                    match indicatif::ProgressStyle::with_template(
+                        "{msg:7} {wide_bar} {pos}/{len} files",
+                    ) {
+                        Ok(style) => b.with_style(style),
+                        Err(_) => b,
+                    }
+                });
+                b.set_position(p.files_done);
+            }
+        })
+        .map_err(|e| e.to_string())?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        report.add(&r);
+        outcomes.extend(o);
+    }
+    for (path, outcome) in &outcomes {
+        use runread_ingest::FileOutcome as F;
+        match outcome {
+            F::NewGeneration {
+                generation,
+                bytes,
+                reason,
+            } => {
+                outln!(
+                    "read     {} (generation {generation}, {bytes} bytes, {reason})",
+                    path.display()
+                )
+            }
+            F::Appended { bytes } => outln!("appended {} (+{bytes} bytes)", path.display()),
+            F::Unreadable(e) => outln!("skipped  {} (unreadable: {e})", path.display()),
+            F::DuplicateSessionId => outln!(
+                "skipped  {} (session id already ingested from another file)",
+                path.display()
+            ),
+            F::Unchanged | F::OutsideWorkspaces | F::NotASession => {}
+        }
+    }
+    outln!(
+        "{} files: {} new or re-read, {} appended, {} unchanged, {} outside registered workspaces, {} not sessions, {} unreadable; \
+         {} bytes read; {} malformed lines; {} files end in an unfinished line; {} runs",
+        report.files,
+        report.new_generations,
+        report.appended,
+        report.unchanged,
+        report.outside_workspaces,
+        report.not_sessions,
+        report.unreadable + report.duplicates,
+        report.bytes_read,
+        report.malformed_lines,
+        report.torn_files,
+        report.runs
+    );
+    Ok(())
+}
+
+/// Runs a watcher on `dirs` in a background thread for the life of the process.
+pub(crate) fn spawn_watcher(store: Arc<dyn Store>, dirs: Vec<runread_ingest::AgentDir>) -> Res {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    std::thread::Builder::new()
+        .name("runread-watch".into())
+        .spawn(move || {
+            if let Err(e) = runread_ingest::watch::watch(
+                store,
+                &dirs,
+                runread_ingest::watch::RESCAN_DEFAULT,
+                stop,
+                |_| {},
+            ) {
+                eprintln!("runread: watcher stopped: {e}");
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// `runread watch`: follows the directories until Ctrl-C, a line per pass that changed something.
+pub(crate) fn watch(store: Arc<dyn Store>, args: WatchArgs) -> Res {
+    let dirs = args.dirs.resolve(false)?;
+    for d in &dirs {
+        eprintln!("watching {} ({})", d.dir.display(), d.agent.as_str());
+    }
+    eprintln!("(Ctrl-C to stop)");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    runread_ingest::watch::watch(
+        store,
+        &dirs,
+        Duration::from_secs(args.rescan_secs.max(1)),
+        stop,
+        |r| {
+            if r.new_generations + r.appended > 0 {
+                outln!(
+                    "{} new or re-read, {} appended, {} bytes, {} runs",
+                    r.new_generations,
+                    r.appended,
+                    r.bytes_read,
+                    r.runs
+                );
+            }
+        },
+    )
+    .map_err(|e| e.to_string())
+}

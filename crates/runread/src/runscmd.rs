@@ -1,0 +1,192 @@
+//! `runread runs`: a page of runs, newest first.
+
+use super::*;
+
+/// The listing's filter: an agent, and a workspace named by its name or path.
+pub(crate) fn run_filter(
+    store: &dyn Store,
+    agent: Option<String>,
+    workspace: Option<String>,
+    status: Option<String>,
+) -> Result<runread_store::RunFilter, String> {
+    let workspace_id = match workspace {
+        None => None,
+        Some(w) => {
+            let all = store.workspaces().map_err(|e| e.to_string())?;
+            let canonical = std::fs::canonicalize(&w)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned());
+            let found = all
+                .iter()
+                .find(|x| x.name == w || Some(&x.path) == canonical.as_ref() || x.path == w)
+                .ok_or_else(|| format!("no registered workspace is named {w:?} or lies at that path (see `runread workspace list`)"))?;
+            Some(found.id.clone())
+        }
+    };
+    Ok(runread_store::RunFilter {
+        agent,
+        workspace_id,
+        status,
+    })
+}
+
+/// `runread runs`: the filter from the flags, then the page.
+pub(crate) fn runs_command(home: &std::path::Path, store: Arc<dyn Store>, a: RunsArgs) -> Res {
+    let filter = run_filter(&*store, a.agent, a.workspace, a.status)?;
+    runs(home, store, a.json, &filter, a.limit, a.offset)
+}
+
+pub(crate) fn runs(
+    home: &std::path::Path,
+    store: Arc<dyn Store>,
+    as_json: bool,
+    filter: &runread_store::RunFilter,
+    limit: u32,
+    offset: u64,
+) -> Res {
+    let service = service(home, store.clone(), Config::default())?;
+    let list = store
+        .runs_page(filter, limit, offset)
+        .map_err(|e| e.to_string())?;
+    let now = now_ms();
+    if as_json {
+        let out: Vec<_> = list
+            .iter()
+            .map(|r| {
+                json!({
+                    "target": r.target,
+                    "agent": r.agent,
+                    "status": r.run.status.as_str(),
+                    "answerState": service.answer_state(r, now),
+                    "unknownReason": r.run.unknown_reason,
+                    "finalBytes": r.run.final_bytes,
+                    "prompt": r.run.preview,
+                    "startedAt": r.run.started_at,
+                    "workspace": r.workspace_name,
+                })
+            })
+            .collect();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    let total = store.runs_count(filter).map_err(|e| e.to_string())?;
+    if list.is_empty() {
+        if total == 0 && *filter == runread_store::RunFilter::default() {
+            outln!("no runs; register a workspace and run `runread ingest`");
+        } else {
+            outln!("no runs on this page ({total} in all)");
+        }
+        return Ok(());
+    }
+    // Claude Code's and Codex's run ids are whole uuids (Codex's are time-ordered: turns minutes
+    // apart share their first 8 characters): the listing shows the shortest prefix that tells
+    // each apart from every other run listed, which `grant --run` takes as it is.
+    let ids: Vec<&str> = list.iter().map(|r| r.target.run_id.as_str()).collect();
+    let shown = distinct_prefixes(&ids, RUN_PREFIX_MIN_CHARS);
+    let width = shown
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    outln!(
+        "{:<width$} {:<7} {:<10} {:<10} {:<38} PROMPT",
+        "RUN",
+        "AGENT",
+        "STATUS",
+        "ANSWER",
+        "SESSION (generation)"
+    );
+    for (r, shown) in list.iter().zip(&shown) {
+        outln!(
+            "{:<width$} {:<7} {:<10} {:<10} {:<38} {}",
+            shown,
+            r.agent,
+            r.run.status.as_str(),
+            service.answer_state(r, now),
+            format!("{} ({})", r.target.session_id, r.target.generation),
+            r.run.preview.as_deref().unwrap_or("")
+        );
+    }
+    let shown_to = offset + list.len() as u64;
+    if offset > 0 || shown_to < total {
+        outln!(
+            "runs {}–{shown_to} of {total}, newest first{}",
+            offset + 1,
+            if shown_to < total {
+                format!("; next page: --offset {shown_to}")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+/// The fewest characters of a run id `runread runs` shows (Pi's ids are 8 characters whole).
+pub(crate) const RUN_PREFIX_MIN_CHARS: usize = 8;
+
+/// For each id, its shortest prefix of at least `min` characters that no other, different id
+/// starts with (the same id in two sessions — a Claude Code fork — cannot be told apart by any
+/// prefix: `grant` asks for `--session` there).
+pub(crate) fn distinct_prefixes(ids: &[&str], min: usize) -> Vec<String> {
+    ids.iter()
+        .map(|id| {
+            let chars: Vec<char> = id.chars().collect();
+            let shared = ids
+                .iter()
+                .filter(|other| *other != id)
+                .map(|other| {
+                    other
+                        .chars()
+                        .zip(chars.iter())
+                        .take_while(|(a, b)| a == *b)
+                        .count()
+                })
+                .max()
+                .unwrap_or(0);
+            let take = (shared + 1).max(min).min(chars.len());
+            chars.iter().take(take).collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct_prefixes;
+
+    #[test]
+    fn each_run_is_shown_by_the_shortest_prefix_that_tells_it_apart() {
+        let ids = [
+            "01a23217-07b3-7e00-a115-247c921b5416",
+            "01a23217-0b35-7e53-b1a5-d667ec759219",
+            "8783a1c2-aaaa",
+            "b7e2c1d0",
+            "01a23217-07b3-7e00-a115-247c921b5416",
+        ];
+        let shown = distinct_prefixes(&ids, 8);
+        assert_eq!(
+            shown,
+            [
+                // The same id twice (two sessions): told apart from the others only.
+                "01a23217-07",
+                "01a23217-0b",
+                "8783a1c2",
+                "b7e2c1d0",
+                "01a23217-07",
+            ]
+        );
+        // Every shown prefix is a prefix of its own id and of no other, different id.
+        for (i, s) in shown.iter().enumerate() {
+            for (j, id) in ids.iter().enumerate() {
+                if ids[i] != *id {
+                    assert!(!id.starts_with(s.as_str()), "{s} also starts {id} ({j})");
+                }
+            }
+        }
+        assert_eq!(distinct_prefixes(&["abc"], 8), ["abc"]);
+    }
+}

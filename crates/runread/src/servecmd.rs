@@ -1,0 +1,218 @@
+//! `runread serve` over HTTP (with `--watch`, `--console`) or stdio, and the service a serving
+//! process answers with.
+
+use super::*;
+
+/// The service over `store`, with the sealing keys of `home` and its frozen binding registry.
+pub(crate) fn service(
+    home: &std::path::Path,
+    store: Arc<dyn Store>,
+    mut config: Config,
+) -> Result<Arc<Service>, String> {
+    // Supervised proofs live in this home's journal: every service of the home checks them.
+    config.journal_root = Some(runread_supervise::journal_root(home));
+    let keys = runread_gate::keys::FileKeys::open(home)
+        .map_err(|e| format!("gate keys in {}: {e}", home.display()))?;
+    Service::new(store, Arc::new(keys), config)
+        .map(Arc::new)
+        .map_err(|e| format!("refusing to start: {e}"))
+}
+
+/// The service a serving process answers with (MCP, the console), masking also the `extra`
+/// known secrets, and the sealing keys it was built with.
+pub(crate) fn serving_service(
+    home: &std::path::Path,
+    store: Arc<dyn Store>,
+    mut config: Config,
+    extra: Vec<String>,
+) -> Result<(Arc<Service>, Arc<dyn runread_gate::keys::KeyProvider>), String> {
+    config.journal_root = Some(runread_supervise::journal_root(home));
+    let keys: Arc<dyn runread_gate::keys::KeyProvider> = Arc::new(
+        runread_gate::keys::FileKeys::open(home)
+            .map_err(|e| format!("gate keys in {}: {e}", home.display()))?,
+    );
+    let service = Service::new(store, keys.clone(), config)
+        .map_err(|e| format!("refusing to start: {e}"))?
+        .with_extra_secrets(keys.clone(), extra);
+    Ok((Arc::new(service), keys))
+}
+
+/// `runread serve`: over stdio with a key file, else over HTTP (with the console if asked),
+/// with the watcher in the same process if asked.
+pub(crate) fn serve_command(home: &std::path::Path, store: Arc<dyn Store>, a: ServeArgs) -> Res {
+    if a.watch {
+        spawn_watcher(store.clone(), a.dirs.resolve(false)?)?;
+    }
+    let extra = extra_secrets(a.secrets_file.as_deref(), &a.secret_env)?;
+    let settle = Duration::from_millis(a.settle_ms);
+    match (a.stdio, a.key_file) {
+        (true, Some(kf)) => serve_stdio(home, store, &kf, settle, extra, a.protocol.into()),
+        _ => serve(
+            home,
+            store,
+            a.listen,
+            settle,
+            extra,
+            runread_mcp::guards::Allowed {
+                hosts: a.allow_host,
+                origins: a.allow_origin,
+                protocols: a.protocol.into(),
+            },
+            a.console.then_some((a.console_listen, a.open)),
+        ),
+    }
+}
+
+pub(crate) fn serve(
+    home: &std::path::Path,
+    store: Arc<dyn Store>,
+    listen: SocketAddr,
+    settle_quiet: Duration,
+    extra: Vec<String>,
+    allowed: runread_mcp::guards::Allowed,
+    console: Option<(SocketAddr, bool)>,
+) -> Res {
+    if !listen.ip().is_loopback() && allowed.hosts.is_empty() {
+        return Err(format!(
+            "refusing to listen on {listen}: runread serves loopback only unless --allow-host names this host"
+        ));
+    }
+    let config = Config {
+        settle_quiet,
+        ..Config::default()
+    };
+    let (service, keys) = serving_service(home, store.clone(), config, extra)?;
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    // The console names the MCP endpoint as bound (the port may have been 0).
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel::<SocketAddr>();
+    if let Some((console_listen, open)) = console {
+        let service = service.clone();
+        rt.spawn(async move {
+            let Ok(mcp) = bound_rx.await else { return };
+            let url = format!("http://{mcp}{}", runread_mcp::MCP_PATH);
+            let console = runread_console::Console::new(service, store, keys, url);
+            let served = consolecmd::serve_console(console, console_listen, open, async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await;
+            if let Err(e) = served {
+                eprintln!("{e}");
+            }
+        });
+    }
+    let versions = match allowed.protocols {
+        runread_mcp::guards::Protocols::All => runread_mcp::server::ALL_VERSIONS,
+        runread_mcp::guards::Protocols::Modern => runread_mcp::server::MODERN_VERSIONS,
+    }
+    .iter()
+    .map(|v| v.as_str())
+    .collect::<Vec<_>>()
+    .join(", ");
+    rt.block_on(async move {
+        runread_mcp::server::serve_with(
+            service,
+            listen,
+            allowed,
+            |addr| {
+                eprintln!(
+                    "runread serving MCP ({versions}) at http://{addr}{} (Ctrl-C to stop)",
+                    runread_mcp::MCP_PATH
+                );
+                let _ = bound_tx.send(addr);
+            },
+            async {
+                let _ = tokio::signal::ctrl_c().await;
+            },
+        )
+        .await
+        .map_err(|e| format!("serve {listen}: {e}"))
+    })
+}
+
+pub(crate) fn serve_stdio(
+    home: &std::path::Path,
+    store: Arc<dyn Store>,
+    key_file: &std::path::Path,
+    settle_quiet: Duration,
+    extra: Vec<String>,
+    protocols: runread_mcp::guards::Protocols,
+) -> Res {
+    let key = read_key_file(key_file, true)?;
+    let config = Config {
+        settle_quiet,
+        ..Config::default()
+    };
+    let (service, _) = serving_service(home, store, config, extra)?;
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    rt.block_on(runread_mcp::server::serve_stdio(service, key, protocols))
+}
+
+/// Most lines read from a secrets file.
+pub(crate) const SECRETS_FILE_MAX_BYTES: u64 = 1024 * 1024;
+
+pub(crate) fn extra_secrets(
+    file: Option<&std::path::Path>,
+    env_names: &[String],
+) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    if let Some(f) = file {
+        let meta = std::fs::metadata(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        if meta.len() > SECRETS_FILE_MAX_BYTES {
+            return Err(format!(
+                "{} is larger than {SECRETS_FILE_MAX_BYTES} bytes",
+                f.display()
+            ));
+        }
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        out.extend(runread_service::secrets::parse_secrets_file(&text));
+    }
+    for name in env_names.iter().filter(|n| !n.is_empty()) {
+        match std::env::var(name) {
+            Ok(v) if !v.is_empty() => out.push(v),
+            _ => {
+                eprintln!("warning: environment variable {name} is not set; nothing to mask for it")
+            }
+        }
+    }
+    for s in &out {
+        if !runread_service::secrets::acceptable_length(s) {
+            return Err(format!(
+                "every known secret must be {}..={} bytes long",
+                runread_core::redact::SECRET_MIN_BYTES,
+                runread_core::redact::SECRET_MAX_BYTES
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Most bytes of a key file: a 64-character key and some whitespace.
+pub(crate) const KEY_FILE_MAX_BYTES: u64 = 1024;
+
+/// The read key in `path` (trimmed), read within [`KEY_FILE_MAX_BYTES`]; with `owner_only`, refused
+/// when group or others may read the file (a key file a server is started with).
+pub(crate) fn read_key_file(path: &std::path::Path, owner_only: bool) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if owner_only && !runread_core::is_owner_only(meta.permissions().mode()) {
+        return Err(format!(
+            "{} is readable by other users; chmod 600 it",
+            path.display()
+        ));
+    }
+    let mut text = String::new();
+    file.take(KEY_FILE_MAX_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.len() as u64 > KEY_FILE_MAX_BYTES {
+        return Err(format!(
+            "{} is larger than {KEY_FILE_MAX_BYTES} bytes: not a key file",
+            path.display()
+        ));
+    }
+    Ok(text.trim().to_owned())
+}

@@ -1,0 +1,238 @@
+//! The architecture as a test: the README's crate table says what each crate may not do; the
+//! part of that a dependency edge can break is checked here on `cargo metadata` (each workspace
+//! crate's declared, non-dev dependencies), in the spirit of rust-analyzer's `tidy`. A new edge
+//! that the table rules out fails this test, naming the crate, the dependency and the rule.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// (crate, dependencies it may not have, why).
+const FORBIDDEN: &[(&str, &[&str], &str)] = &[
+    (
+        "runread-core",
+        &[
+            "runread-sessions",
+            "runread-store",
+            "runread-gate",
+            "runread-ingest",
+            "runread-supervise",
+            "runread-journal",
+            "runread-service",
+            "runread-artifacts",
+            "runread-mcp",
+            "runread-console",
+            "tokio",
+            "rusqlite",
+            "postgres",
+            "axum",
+            "hyper",
+            "notify",
+            "reqwest",
+            "rmcp",
+        ],
+        "the vocabulary sits under everything and does no I/O of its own",
+    ),
+    (
+        "runread-sessions",
+        &[
+            "runread-store",
+            "runread-gate",
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+            "runread-ingest",
+            "runread-supervise",
+            "rmcp",
+            "axum",
+        ],
+        "the agent formats know nothing of MCP, grants or the store",
+    ),
+    (
+        "runread-store",
+        &[
+            "runread-gate",
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+            "runread-ingest",
+            "runread-supervise",
+            "rmcp",
+            "axum",
+        ],
+        "the store keeps records and decides no policy",
+    ),
+    (
+        "runread-journal",
+        &[
+            "runread-sessions",
+            "runread-store",
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+        ],
+        "the journal knows nothing of agents or the store",
+    ),
+    (
+        "runread-artifacts",
+        &[
+            "runread-gate",
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+            "runread-store",
+        ],
+        "artifact files know nothing of grants or MCP",
+    ),
+    (
+        "runread-gate",
+        &[
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+            "rmcp",
+            "axum",
+            "hyper",
+        ],
+        "the gate sees no transport",
+    ),
+    (
+        "runread-ingest",
+        &[
+            "runread-gate",
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+            "rmcp",
+            "axum",
+        ],
+        "the passive producer serves no reader",
+    ),
+    (
+        "runread-supervise",
+        &[
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+            "rmcp",
+            "axum",
+        ],
+        "the supervisor decides no publication and serves no reader",
+    ),
+    (
+        "runread-service",
+        &[
+            "runread-mcp",
+            "runread-console",
+            "rmcp",
+            "axum",
+            "hyper",
+            "http",
+            "tokio",
+            "reqwest",
+        ],
+        "the service is transport-free: it sees no HTTP",
+    ),
+    (
+        "runread-mcp",
+        &[
+            "runread-store",
+            "runread-ingest",
+            "runread-supervise",
+            "runread-journal",
+            "runread-console",
+        ],
+        "MCP goes through the service, never to the store",
+    ),
+    (
+        "runread-console",
+        &[
+            "runread-ingest",
+            "runread-supervise",
+            "runread-journal",
+            "rmcp",
+        ],
+        "the console acts through the owner's functions and serves no reader",
+    ),
+];
+
+/// Crates that only tests and benchmarks may depend on.
+const TEST_ONLY: &[&str] = &["runread-testkit", "runread-bench", "runread-fuzz-targets"];
+
+/// Each workspace crate's normal (non-dev, non-build) dependencies, by name.
+fn normal_dependencies() -> BTreeMap<String, Vec<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
+    meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .expect("dependencies")
+                .iter()
+                .filter(|d| d["kind"].is_null())
+                .map(|d| d["name"].as_str().expect("name").to_owned())
+                .collect();
+            (p["name"].as_str().expect("name").to_owned(), deps)
+        })
+        .collect()
+}
+
+#[test]
+fn no_crate_depends_on_what_the_crate_table_rules_out() {
+    let deps = normal_dependencies();
+    let mut broken = Vec::new();
+    for (krate, forbidden, why) in FORBIDDEN {
+        let Some(has) = deps.get(*krate) else {
+            broken.push(format!("{krate} is not in the workspace"));
+            continue;
+        };
+        for d in has.iter().filter(|d| forbidden.contains(&d.as_str())) {
+            broken.push(format!("{krate} depends on {d}: {why}"));
+        }
+    }
+    for (krate, has) in deps
+        .iter()
+        .filter(|(k, _)| !TEST_ONLY.contains(&k.as_str()))
+    {
+        for d in has.iter().filter(|d| TEST_ONLY.contains(&d.as_str())) {
+            broken.push(format!(
+                "{krate} depends on {d}, which only tests and benchmarks may use"
+            ));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn every_internal_crate_is_named_in_the_workspace_and_the_rules() {
+    let deps = normal_dependencies();
+    let ruled: Vec<&str> = FORBIDDEN.iter().map(|(k, _, _)| *k).collect();
+    for krate in deps.keys().filter(|k| k.starts_with("runread")) {
+        assert!(
+            ruled.contains(&krate.as_str())
+                || TEST_ONLY.contains(&krate.as_str())
+                || krate == "runread",
+            "{krate} has no rule here: say what it may not depend on"
+        );
+    }
+}
