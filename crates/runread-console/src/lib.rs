@@ -4,10 +4,10 @@
 //!
 //! It is a second door beside MCP, never the same one: its own listener (loopback only), its own
 //! credential (a one-time login URL printed on the terminal, exchanged for a session cookie),
-//! and CSRF tokens on every state-changing request. A read key never opens it ([`guard`]), and
+//! and CSRF tokens on every state-changing request. A read key never opens it (the `guard` module), and
 //! its cookie never opens MCP (the MCP door refuses every `Cookie`).
 //!
-//! Pages are rendered on the server ([`pages`]); a little plain JavaScript (embedded, no build
+//! Pages are rendered on the server (the `pages` module); a little plain JavaScript (embedded, no build
 //! step) refreshes the run list while agents write, copies configs and confirms revocations.
 //! Everything the console shows of a run goes through the service as a reader's read would
 //! ([`runread_service::Service::preview`]): masked, with its state and evidence.

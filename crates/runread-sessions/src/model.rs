@@ -141,7 +141,7 @@ pub struct EntrySummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// SHA-256 of the canonical JSON (sorted keys, compact) of the whole `message` object, for
-    /// the messages that can start or end a run ([`hashed_role`]); `None` for the others.
+    /// the messages that can start or end a run ([`crate::pi::hashed_role`]); `None` for the others.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_sha256: Option<String>,
     /// SHA-256 of the text blocks of an assistant message without tool calls, joined by `\n`
@@ -333,7 +333,7 @@ pub enum LineOutcome {
     Skipped,
 }
 
-/// Where a [`scan`] starts: at the top of a file (its first line is the header), or after the
+/// Where a [`crate::scan`] starts: at the top of a file (its first line is the header), or after the
 /// lines an earlier scan consumed.
 #[derive(Debug, Clone, Copy)]
 pub enum Resume<'a> {

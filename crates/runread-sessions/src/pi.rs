@@ -54,8 +54,8 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
 pub const HEADER_MAX_BYTES: usize = 64 * 1024;
 
 /// Reads the complete lines of `file` from where `resume` says, one at a time (memory: one line
-/// of at most [`EVIDENCE_LINE_MAX_BYTES`] and the index entries), up to the size the file had when
-/// opened and at most [`EVIDENCE_FILE_MAX_LINES`] lines in all.
+/// of at most [`EVIDENCE_LINE_MAX_BYTES`](runread_core::limits::EVIDENCE_LINE_MAX_BYTES) and the index entries), up to the size the file had when
+/// opened and at most [`EVIDENCE_FILE_MAX_LINES`](runread_core::limits::EVIDENCE_FILE_MAX_LINES) lines in all.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
     let mut last_id = match resume {
         Resume::Fresh => None,

@@ -206,13 +206,13 @@ fn pin_growing(
     Ok((file.identity(), leaf))
 }
 
-/// Pins Claude Code's session file (see [`pin_growing`]).
+/// Pins Claude Code's session file (see `pin_growing`).
 pub fn pin_claude(path: &Path, pinned: &Pinned) -> Result<(FileIdentity, Option<String>), Refusal> {
     pin_growing(AgentKind::Claude, path, pinned)
 }
 
 /// Pins Codex's rollout file, a resumed thread's or a new thread's when first seen (see
-/// [`pin_growing`]).
+/// `pin_growing`).
 pub fn pin_codex(path: &Path, pinned: &Pinned) -> Result<(FileIdentity, Option<String>), Refusal> {
     pin_growing(AgentKind::Codex, path, pinned)
 }
