@@ -546,24 +546,7 @@ pub struct PostgresStore {
     cursor_key: CursorKey,
 }
 
-/// This machine's name, which namespaces its workspaces and session files: `RUNREAD_HOST` if
-/// set (containers get random host names), else the kernel's host name, else `localhost`.
-pub fn local_host() -> String {
-    if let Ok(h) = std::env::var("RUNREAD_HOST") {
-        let h = h.trim();
-        if !h.is_empty() {
-            return h.to_owned();
-        }
-    }
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| {
-            let h = std::fs::read_to_string(p).ok()?;
-            let h = h.trim();
-            (!h.is_empty()).then(|| h.to_owned())
-        })
-        .unwrap_or_else(|| "localhost".to_owned())
-}
+pub use crate::local_host;
 
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user[:password]@host[:port]/db?…` or a

@@ -87,14 +87,6 @@ impl std::fmt::Display for StartError {
     }
 }
 
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().chars().take(255).collect())
-        .filter(|h: &String| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into())
-}
-
 /// Reads one line of at most `max` bytes (newline excluded). `Ok(None)` at end of stream;
 /// `Ok(Some(false))` for a line that was longer (its bytes are discarded).
 async fn read_line_bounded<R: AsyncBufRead + Unpin>(
@@ -1069,7 +1061,7 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
         store,
         agent,
         supervisor_id: uuid::Uuid::new_v4().to_string(),
-        host: host_name(),
+        host: runread_store::local_host(),
         machine,
         pin: SessionPin {
             finder,
