@@ -1,5 +1,6 @@
-//! Every bound runread enforces, in one place. Each is the contract's number (see DESIGN.md,
-//! Limits) and each is tested at its edge: `N` allowed, `N + 1` refused or truncated.
+//! Every bound a reader (or an owner) can meet, in one place. Each is tested at its edge: `N`
+//! allowed, `N + 1` refused or truncated; the relations between them that other code relies on
+//! are checked at compile time at the end of this file.
 
 /// Largest final answer runread will return, in UTF-8 bytes. Larger: state `too_large`, no text.
 pub const FINAL_ANSWER_MAX_BYTES: usize = 65_536;
@@ -92,3 +93,44 @@ pub const EVENT_LINE_MAX_BYTES: usize = 32 * 1024 * 1024;
 pub const SUPERVISOR_HEARTBEAT_MS: u64 = 5_000;
 /// Processes looked at by one census of `/proc`.
 pub const PROCESS_SCAN_MAX: usize = 65_536;
+
+/// Shortest secret accepted, in UTF-8 bytes. Shorter strings would mask ordinary words.
+pub const SECRET_MIN_BYTES: usize = 8;
+/// Longest secret accepted, in UTF-8 bytes. Bounds how much text streaming must hold back.
+pub const SECRET_MAX_BYTES: usize = 256;
+/// Most secrets one [`Redactor`] accepts.
+pub const SECRETS_MAX: usize = 4096;
+
+/// A call's input larger than this, serialized, is refused by the gate.
+pub const GATE_INPUT_MAX_BYTES: usize = 64 * 1024;
+/// A call's output larger than this, serialized, is refused by the gate (`invalid_output`).
+pub const GATE_OUTPUT_MAX_BYTES: usize = 256 * 1024;
+/// The longest deadline any binding may have; a binding may only tighten it.
+pub const ADAPTER_DEADLINE_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+/// A repeated request (same key, same request id, same input) within this window reuses its
+/// start record instead of writing another.
+pub const REPLAY_WINDOW_MS: i64 = 60_000;
+
+// The relations the comments above (and the code that uses these bounds) rely on.
+const _: () = {
+    // A reader can always make progress, and the default chunk is one a reader may ask for.
+    assert!(FINAL_ANSWER_CHUNK_MIN <= FINAL_ANSWER_CHUNK_DEFAULT);
+    assert!(FINAL_ANSWER_CHUNK_DEFAULT <= FINAL_ANSWER_CHUNK_MAX);
+    assert!(FINAL_ANSWER_CHUNK_MAX <= FINAL_ANSWER_MAX_BYTES);
+    assert!(HISTORY_PAGE_DEFAULT <= HISTORY_PAGE_MAX);
+    assert!(HISTORY_PAGE_MAX <= HISTORY_RETAINED_EVENTS);
+    // A history page always holds at least one event: one line fits its read budget.
+    assert!(EVIDENCE_LINE_MAX_BYTES <= HISTORY_PAGE_READ_MAX_BYTES);
+    // A live supervisor's heartbeat lands well inside the work-state freshness window.
+    assert!((SUPERVISOR_HEARTBEAT_MS as i64) * 2 <= WORK_STATE_FRESH_MS);
+    // Pruning looks at more entries than it keeps.
+    assert!(JOURNAL_SCAN_MAX >= JOURNAL_RETENTION_RUNS);
+    // An artifact transfer is a part of an artifact; a secret fits in an event's text.
+    assert!(ARTIFACT_TRANSFER_MAX as u64 <= ARTIFACT_MAX_BYTES);
+    assert!(SECRET_MIN_BYTES <= SECRET_MAX_BYTES);
+    assert!(SECRET_MAX_BYTES <= HISTORY_EVENT_MAX_BYTES);
+    // A gated call's input holds any cursor and target a reader may send, and more than the
+    // HTTP body a call arrives in.
+    assert!(CURSOR_MAX_BYTES + 6 * TARGET_FIELD_MAX_BYTES <= GATE_INPUT_MAX_BYTES);
+    assert!(HTTP_BODY_MAX_BYTES <= GATE_INPUT_MAX_BYTES);
+};

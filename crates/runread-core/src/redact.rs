@@ -30,12 +30,7 @@ use std::ops::Range;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-/// Shortest secret accepted, in UTF-8 bytes. Shorter strings would mask ordinary words.
-pub const SECRET_MIN_BYTES: usize = 8;
-/// Longest secret accepted, in UTF-8 bytes. Bounds how much text streaming must hold back.
-pub const SECRET_MAX_BYTES: usize = 256;
-/// Most secrets one [`Redactor`] accepts.
-pub const SECRETS_MAX: usize = 4096;
+pub use crate::limits::{SECRET_MAX_BYTES, SECRET_MIN_BYTES, SECRETS_MAX};
 /// What a masked range is replaced with.
 pub const MASK: &str = "[redacted]";
 

@@ -11,7 +11,7 @@ use runread_store::{Receipt, StartMeta, StartOutcome, StartRecord, Store};
 use crate::keys::KeyProvider;
 use crate::registry::{ExecToken, Registry};
 use crate::seal::{self, Envelope, Sealed};
-use crate::{INPUT_MAX_BYTES, OUTPUT_MAX_BYTES, REPLAY_WINDOW_MS};
+use runread_core::limits::{GATE_INPUT_MAX_BYTES, GATE_OUTPUT_MAX_BYTES, REPLAY_WINDOW_MS};
 
 const INPUT_DOMAIN: &[u8] = b"runread.input.v1\0";
 const RESULT_DOMAIN: &[u8] = b"runread.result.v1\0";
@@ -235,7 +235,7 @@ impl Inner {
             .ok_or(ErrorCode::UnknownTool)?;
         // Canonical: the same input gives the same digest whatever order its keys came in.
         let input_bytes = runread_core::canonical::to_vec(&call.input);
-        if input_bytes.len() > INPUT_MAX_BYTES {
+        if input_bytes.len() > GATE_INPUT_MAX_BYTES {
             return Err(ErrorCode::InvalidArguments);
         }
         let input_digest = digest(INPUT_DOMAIN, &[&input_bytes]);
@@ -356,7 +356,7 @@ impl Inner {
             return Err(ErrorCode::Unavailable);
         }
         let bytes = runread_core::canonical::to_vec(&value);
-        if bytes.len() > OUTPUT_MAX_BYTES {
+        if bytes.len() > GATE_OUTPUT_MAX_BYTES {
             self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
             return Err(ErrorCode::Unavailable);
         }

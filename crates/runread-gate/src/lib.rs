@@ -29,14 +29,5 @@ pub mod seal;
 pub use gate::{Admission, Call, Gate, GateOutput};
 pub use registry::{Adapter, Definition, ExecToken, Registry};
 
-/// Output larger than this, serialized, is refused.
-pub const OUTPUT_MAX_BYTES: usize = 256 * 1024;
-/// Input larger than this, serialized, is refused.
-pub const INPUT_MAX_BYTES: usize = 64 * 1024;
-/// The longest deadline any binding may have; a binding may only tighten it.
-pub const ADAPTER_DEADLINE_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 /// Most bindings a registry holds.
 pub const REGISTRY_MAX_BINDINGS: usize = 128;
-/// A repeated request (same key, same request id, same input) within this window reuses its
-/// start record instead of writing another.
-pub const REPLAY_WINDOW_MS: i64 = 60_000;

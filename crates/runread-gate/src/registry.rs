@@ -9,7 +9,8 @@ use serde_json::{Map, Value, json};
 
 use runread_core::{ErrorCode, Feature};
 
-use crate::{ADAPTER_DEADLINE_MAX, REGISTRY_MAX_BINDINGS};
+use crate::REGISTRY_MAX_BINDINGS;
+use runread_core::limits::ADAPTER_DEADLINE_MAX;
 
 /// Proof that the gate is the caller. Only this crate can make one, so no code outside the gate
 /// can run an adapter.

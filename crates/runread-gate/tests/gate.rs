@@ -203,11 +203,11 @@ async fn a_repeat_after_the_replay_window_gets_its_own_start_record() {
     let t0 = first.now_ms;
     let a = f.gate.execute(first, reader()).await.unwrap();
     let mut at_edge = call(Some("n:7"));
-    at_edge.now_ms = t0 + runread_gate::REPLAY_WINDOW_MS;
+    at_edge.now_ms = t0 + runread_core::limits::REPLAY_WINDOW_MS;
     let b = f.gate.execute(at_edge, reader()).await.unwrap();
     assert_eq!(a.start_id, b.start_id);
     let mut past = call(Some("n:7"));
-    past.now_ms = t0 + runread_gate::REPLAY_WINDOW_MS + 1;
+    past.now_ms = t0 + runread_core::limits::REPLAY_WINDOW_MS + 1;
     let c = f.gate.execute(past, reader()).await.unwrap();
     assert_ne!(a.start_id, c.start_id);
 }

@@ -58,7 +58,7 @@ pub const PINNED_BINDINGS: &[(&str, &str)] = &[
 ];
 
 /// The adapter's deadline (the gate's maximum).
-const DEADLINE: std::time::Duration = runread_gate::ADAPTER_DEADLINE_MAX;
+const DEADLINE: std::time::Duration = runread_core::limits::ADAPTER_DEADLINE_MAX;
 
 pub(crate) fn definition(def: &ToolDef) -> Definition {
     Definition {
