@@ -3,7 +3,8 @@
 //! the trust [`envelope`], the HMAC-bound [`cursor`] codec, read [`key`]s and the UTF-8
 //! [`chunk`]er.
 //!
-//! This crate does no I/O: it is the place where a rule is written once and tested at its edge.
+//! This crate touches no file, socket or process (only the clock and the system's random source):
+//! it is the place where a rule is written once and tested at its edge.
 #![forbid(unsafe_code)]
 
 pub mod canonical;

@@ -1,4 +1,4 @@
-//! The exact six-field target every tool call names (DESIGN.md, The exact target).
+//! The exact six-field target every tool call names (the README's architecture section).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! The service: admission and one adapter per tool, transport-free.
 //!
-//! Every tool call goes through [`Service::call`], in DESIGN.md's admission order: the key
+//! Every tool call goes through [`Service::call`], in the admission order the README's architecture section numbers: the key
 //! (already resolved to a [`KeyContext`] by [`Service::admit_key`]), exact arguments, the grant
 //! (all six target fields, feature, expiry, revocation), currency of instance, revision and
 //! generation, then the execution gate (durable start record, sealed input, the adapter with only
