@@ -223,7 +223,7 @@ fn judge_supervised(e: &Evidence, s: &Supervised, now_ms: i64) -> Option<State> 
                         && run.final_message_sha256.as_deref() == Some(message_sha256.as_str());
                     if !same_message || run.status != RunStatus::Completed {
                         State::Unknown
-                    } else if *text_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
+                    } else if too_large(*text_bytes) {
                         State::TooLarge
                     } else if !run.final_lines.is_empty()
                         && run.final_text_sha256.as_deref() == Some(text_sha256.as_str())
@@ -240,6 +240,12 @@ fn judge_supervised(e: &Evidence, s: &Supervised, now_ms: i64) -> Option<State> 
     Some(state)
 }
 
+/// The one answer-size rule, wherever the size is known (the ingested text, a supervised proof,
+/// the published text after masking): more than [`FINAL_ANSWER_MAX_BYTES`] is `too_large`.
+fn too_large(bytes: u64) -> bool {
+    bytes > FINAL_ANSWER_MAX_BYTES as u64
+}
+
 /// The publication rule for passive evidence: a completed run whose session file has not changed
 /// since it was ingested and has been quiet for the settle window.
 fn judge_passive(e: &Evidence, now_ms: i64) -> State {
@@ -249,7 +255,7 @@ fn judge_passive(e: &Evidence, now_ms: i64) -> State {
         RunStatus::Failed | RunStatus::Cancelled | RunStatus::Running => return State::Missing,
         RunStatus::Unknown => return State::Unknown,
     }
-    if run.run.final_bytes > FINAL_ANSWER_MAX_BYTES as u64 {
+    if too_large(run.run.final_bytes) {
         return State::TooLarge;
     }
     if run.run.final_lines.is_empty() || run.run.final_text_sha256.is_none() {
@@ -371,7 +377,7 @@ impl Reader {
         if basis == Basis::SessionFile {
             opened.check_unchanged().map_err(|_| State::Unknown)?;
         }
-        if published.text.len() > FINAL_ANSWER_MAX_BYTES {
+        if too_large(published.text.len() as u64) {
             return Err(State::TooLarge);
         }
         Ok(published)
