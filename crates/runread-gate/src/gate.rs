@@ -161,8 +161,10 @@ impl Gate {
         .await
     }
 
-    /// Admission (`admit`), the gate, and the re-check after it (`recheck`), all on one blocking
-    /// thread: a call crosses from the async threads once, whatever store work it does.
+    /// Admission (`admit`), the gate, and the re-check (`recheck`: after the adapter and the
+    /// output's normalization, before the receipt, so a call it refuses is receipted as refused),
+    /// all on one blocking thread: a call crosses from the async threads once, whatever store work
+    /// it does.
     ///
     /// The binding's deadline bounds the caller from the start of admission. A call still
     /// admitting at the deadline runs no adapter; one whose adapter is running gets a `timeout`
@@ -185,9 +187,9 @@ impl Gate {
         let mut task = tokio::task::spawn_blocking(move || {
             let admission = admit()?;
             let context = admission.context;
-            let out = inner.run(admission.call, admission.reader, &phase)?;
-            recheck(&context)?;
-            Ok(out)
+            inner.run(admission.call, admission.reader, &phase, || {
+                recheck(&context)
+            })
         });
         match tokio::time::timeout(limit, &mut task).await {
             Ok(joined) => joined.map_err(|_| ErrorCode::Unavailable)?,
@@ -227,6 +229,7 @@ impl Inner {
         call: Call,
         reader: Arc<dyn Any + Send + Sync>,
         deadline: &Deadline,
+        recheck: impl FnOnce() -> Result<(), ErrorCode>,
     ) -> Result<GateOutput, ErrorCode> {
         // Current binding.
         let binding = self
@@ -361,6 +364,10 @@ impl Inner {
             return Err(ErrorCode::Unavailable);
         }
         let result_digest = digest(RESULT_DOMAIN, &[start_id.as_bytes(), &bytes]);
+        // Admission step 7, after all the call's reads and before its receipt: a grant revoked or
+        // a target moved meanwhile refuses the call, and its receipt says so (never `ok` for
+        // output that did not leave).
+        recheck().map_err(refuse)?;
         self.receipt(
             &start_id,
             "ok",

@@ -3,6 +3,7 @@
 //! and helpers to read what the agent wrote independently of runread's own parser.
 #![forbid(unsafe_code)]
 
+pub mod hooked;
 pub mod reported;
 
 pub use reported::{

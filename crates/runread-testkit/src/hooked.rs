@@ -1,0 +1,145 @@
+//! A store that delegates to another and lets a test act at chosen moments: refuse an ingest
+//! commit (as a shared store does for a session another host holds), or change the store just
+//! before a call's start record is written (between admission and the re-check).
+
+use std::sync::Arc;
+
+use runread_core::Target;
+use runread_core::cursor::CursorKey;
+use runread_sessions::EntrySummary;
+use runread_store::{
+    ArtifactRecord, Grant, IngestCommit, Receipt, Result, RunFilter, RunRecord, SealedSecret,
+    SessionRecord, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun, Workspace,
+};
+
+/// Runs before an ingest commit; an error refuses the commit.
+pub type CommitHook = Box<dyn Fn(&IngestCommit) -> Result<()> + Send + Sync>;
+/// Runs before a start record is written, with the inner store.
+pub type BeginCallHook = Box<dyn Fn(&dyn Store, &StartRecord) + Send + Sync>;
+
+/// `inner`, with hooks.
+pub struct Hooked {
+    pub inner: Arc<dyn Store>,
+    pub before_commit_ingest: Option<CommitHook>,
+    pub before_begin_call: Option<BeginCallHook>,
+}
+
+impl Hooked {
+    pub fn new(inner: Arc<dyn Store>) -> Hooked {
+        Hooked {
+            inner,
+            before_commit_ingest: None,
+            before_begin_call: None,
+        }
+    }
+}
+
+impl Store for Hooked {
+    fn instance_id(&self) -> &str {
+        self.inner.instance_id()
+    }
+    fn cursor_key(&self) -> &CursorKey {
+        self.inner.cursor_key()
+    }
+    fn add_workspace(&self, path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
+        self.inner.add_workspace(path, name, now_ms)
+    }
+    fn workspaces(&self) -> Result<Vec<Workspace>> {
+        self.inner.workspaces()
+    }
+    fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
+        self.inner.workspace(id)
+    }
+    fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
+        self.inner.session_by_path(path)
+    }
+    fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
+        self.inner.session(session_id)
+    }
+    fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
+        self.inner.entries(session_id, generation)
+    }
+    fn commit_ingest(&self, commit: &IngestCommit) -> Result<()> {
+        if let Some(hook) = &self.before_commit_ingest {
+            hook(commit)?;
+        }
+        self.inner.commit_ingest(commit)
+    }
+    fn runs(&self) -> Result<Vec<RunRecord>> {
+        self.inner.runs()
+    }
+    fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>> {
+        self.inner.runs_page(filter, limit, offset)
+    }
+    fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
+        self.inner.runs_count(filter)
+    }
+    fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {
+        self.inner.runs_by_id(run_id)
+    }
+    fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>> {
+        self.inner.run(session_id, generation, run_id)
+    }
+    fn insert_grant(&self, grant: &Grant) -> Result<()> {
+        self.inner.insert_grant(grant)
+    }
+    fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
+        self.inner.grants_by_key_hash(key_hash)
+    }
+    fn grants(&self) -> Result<Vec<Grant>> {
+        self.inner.grants()
+    }
+    fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool> {
+        self.inner.revoke_grant(id, now_ms)
+    }
+    fn begin_call(&self, record: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
+        if let Some(hook) = &self.before_begin_call {
+            hook(&*self.inner, record);
+        }
+        self.inner.begin_call(record, replay_since_ms)
+    }
+    fn append_receipt(&self, receipt: &Receipt) -> Result<()> {
+        self.inner.append_receipt(receipt)
+    }
+    fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>> {
+        self.inner.start_record(start_id)
+    }
+    fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>> {
+        self.inner.start_meta(start_id)
+    }
+    fn add_artifact(&self, artifact: &ArtifactRecord) -> Result<()> {
+        self.inner.add_artifact(artifact)
+    }
+    fn artifacts(&self, target: &Target) -> Result<Vec<ArtifactRecord>> {
+        self.inner.artifacts(target)
+    }
+    fn put_supervised(&self, run: &SupervisedRun) -> Result<()> {
+        self.inner.put_supervised(run)
+    }
+    fn supervised(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SupervisedRun>> {
+        self.inner.supervised(session_id, generation, run_id)
+    }
+    fn put_secret(&self, secret: &SealedSecret) -> Result<()> {
+        self.inner.put_secret(secret)
+    }
+    fn sealed_secrets(&self) -> Result<Vec<SealedSecret>> {
+        self.inner.sealed_secrets()
+    }
+    fn secrets_fingerprint(&self) -> Result<String> {
+        self.inner.secrets_fingerprint()
+    }
+    fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {
+        self.inner.receipts(start_id)
+    }
+    fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        self.inner.audit(since_ms, limit)
+    }
+    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+        self.inner.audit_newest(since_ms, limit)
+    }
+}
