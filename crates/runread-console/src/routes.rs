@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::rejection::{FormRejection, QueryRejection};
-use axum::extract::{Form, Query, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Form, FromRequest, FromRequestParts, Query, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use maud::Markup;
 use serde::Deserialize;
@@ -99,27 +100,60 @@ fn session_cookie(value: &str, max_age_secs: u64) -> Option<HeaderValue> {
     .ok()
 }
 
-/// The caller's live session (renewed).
-fn session(c: &Console, h: &HeaderMap) -> Result<SessionView, Refusal> {
-    Ok(c.auth.session(cookie(h), Instant::now())?)
+/// The logged-in owner of a request: the live session (renewed by this request) and its cookie.
+/// Without one, the request is refused `not_logged_in` before its handler runs.
+pub(crate) struct Owner {
+    pub session: SessionView,
+    cookie: String,
 }
 
-/// The caller's live session, and the form's CSRF token matches it.
-fn session_for_change(c: &Console, h: &HeaderMap, form: &Fields) -> Result<SessionView, Refusal> {
-    let s = session(c, h)?;
-    if !csrf_matches(&s, form.one("csrf")) {
-        return Err(Refusal::CsrfRefused);
+impl FromRequestParts<Arc<Console>> for Owner {
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, c: &Arc<Console>) -> Result<Self, Refusal> {
+        let cookie = cookie(&parts.headers)
+            .ok_or(Refusal::NotLoggedIn)?
+            .to_owned();
+        let session = c.auth.session(Some(&cookie), Instant::now())?;
+        Ok(Owner { session, cookie })
     }
-    Ok(s)
 }
 
-/// A page for a logged-in owner: the markup, and the session cookie renewed with it.
-fn page(h: &HeaderMap, body: Markup) -> Response {
-    let mut r = pages::html(body).into_response();
-    if let Some(v) = cookie(h).and_then(|c| session_cookie(c, SESSION_IDLE_TIMEOUT.as_secs())) {
-        r.headers_mut().insert(header::SET_COOKIE, v);
+impl Owner {
+    /// A page for this owner, with the session cookie renewed.
+    fn page(&self, body: Markup) -> Response {
+        let mut r = pages::html(body).into_response();
+        if let Some(v) = session_cookie(&self.cookie, SESSION_IDLE_TIMEOUT.as_secs()) {
+            r.headers_mut().insert(header::SET_COOKIE, v);
+        }
+        r
     }
-    r
+}
+
+/// A state-changing request: the owner's session, then the url-encoded form (bounded by the
+/// router's body limit), whose `csrf` field must be the session's CSRF token. The door has
+/// already required the console's own `Origin`.
+pub(crate) struct Change {
+    pub owner: Owner,
+    pub form: Fields,
+}
+
+impl FromRequest<Arc<Console>> for Change {
+    type Rejection = Refusal;
+
+    async fn from_request(req: Request, c: &Arc<Console>) -> Result<Self, Refusal> {
+        let (mut parts, body) = req.into_parts();
+        let owner = Owner::from_request_parts(&mut parts, c).await?;
+        let Form(pairs) =
+            Form::<Vec<(String, String)>>::from_request(Request::from_parts(parts, body), c)
+                .await
+                .map_err(|_| Refusal::InvalidRequest)?;
+        let form = Fields(pairs);
+        if !csrf_matches(&owner.session, form.one("csrf")) {
+            return Err(Refusal::CsrfRefused);
+        }
+        Ok(Change { owner, form })
+    }
 }
 
 /// Runs `f` on a blocking thread within [`PAGE_DEADLINE`].
@@ -164,17 +198,8 @@ impl Fields {
     }
 }
 
-fn fields(form: Result<Form<Vec<(String, String)>>, FormRejection>) -> Result<Fields, Refusal> {
-    form.map(|Form(pairs)| Fields(pairs))
-        .map_err(|_| Refusal::InvalidRequest)
-}
-
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Refusal> {
     q.map(|Query(t)| t).map_err(|_| Refusal::InvalidRequest)
-}
-
-fn respond(r: Result<Response, Refusal>) -> Response {
-    r.unwrap_or_else(IntoResponse::into_response)
 }
 
 // ---- login ----
@@ -184,35 +209,25 @@ struct LoginQuery {
     token: String,
 }
 
-async fn login(State(c): Shared, q: Result<Query<LoginQuery>, QueryRejection>) -> Response {
-    respond((|| {
-        let q = query(q)?;
-        let cookie = c.auth.log_in(&q.token, Instant::now())?;
-        let mut r = see_other("/runs");
-        let v =
-            session_cookie(&cookie, SESSION_IDLE_TIMEOUT.as_secs()).ok_or(Refusal::Unavailable)?;
-        r.headers_mut().insert(header::SET_COOKIE, v);
-        Ok(r)
-    })())
+async fn login(
+    State(c): Shared,
+    q: Result<Query<LoginQuery>, QueryRejection>,
+) -> Result<Response, Refusal> {
+    let q = query(q)?;
+    let cookie = c.auth.log_in(&q.token, Instant::now())?;
+    let mut r = see_other("/runs");
+    let v = session_cookie(&cookie, SESSION_IDLE_TIMEOUT.as_secs()).ok_or(Refusal::Unavailable)?;
+    r.headers_mut().insert(header::SET_COOKIE, v);
+    Ok(r)
 }
 
-async fn logout(
-    State(c): Shared,
-    h: HeaderMap,
-    form: Result<Form<Vec<(String, String)>>, FormRejection>,
-) -> Response {
-    respond((|| {
-        let form = fields(form)?;
-        session_for_change(&c, &h, &form)?;
-        if let Some(v) = cookie(&h) {
-            c.auth.log_out(v);
-        }
-        let mut r = pages::html(pages::logged_out()).into_response();
-        if let Some(v) = session_cookie("", 0) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
-        }
-        Ok(r)
-    })())
+async fn logout(State(c): Shared, Change { owner, .. }: Change) -> Response {
+    c.auth.log_out(&owner.cookie);
+    let mut r = pages::html(pages::logged_out()).into_response();
+    if let Some(v) = session_cookie("", 0) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
 }
 
 // ---- runs ----
@@ -305,29 +320,22 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
 
 async fn runs(
     State(c): Shared,
-    h: HeaderMap,
+    owner: Owner,
     q: Result<Query<RunsQuery>, QueryRejection>,
-) -> Response {
-    let r = async {
-        let s = session(&c, &h)?;
-        let p = load_runs(&c, query(q)?).await?;
-        Ok(page(&h, pages::runs(&s, &p)))
-    };
-    respond(r.await)
+) -> Result<Response, Refusal> {
+    let s = &owner.session;
+    let p = load_runs(&c, query(q)?).await?;
+    Ok(owner.page(pages::runs(s, &p)))
 }
 
 /// The list's rows alone, for the page's refresh while agents write.
 async fn runs_rows(
     State(c): Shared,
-    h: HeaderMap,
+    owner: Owner,
     q: Result<Query<RunsQuery>, QueryRejection>,
-) -> Response {
-    let r = async {
-        session(&c, &h)?;
-        let p = load_runs(&c, query(q)?).await?;
-        Ok(page(&h, pages::runs_table(&p)))
-    };
-    respond(r.await)
+) -> Result<Response, Refusal> {
+    let p = load_runs(&c, query(q)?).await?;
+    Ok(owner.page(pages::runs_table(&p)))
 }
 
 // ---- one run ----
@@ -406,134 +414,123 @@ fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'stati
 
 async fn run(
     State(c): Shared,
-    h: HeaderMap,
+    owner: Owner,
     q: Result<Query<RunQuery>, QueryRejection>,
-) -> Response {
-    let r = async {
-        let s = session(&c, &h)?;
-        let q = query(q)?;
-        if !runread_core::target::is_id(&q.session) || !runread_core::target::is_id(&q.run) {
-            return Err(Refusal::InvalidRequest);
+) -> Result<Response, Refusal> {
+    let s = &owner.session;
+    let q = query(q)?;
+    if !runread_core::target::is_id(&q.session) || !runread_core::target::is_id(&q.run) {
+        return Err(Refusal::InvalidRequest);
+    }
+    let c2 = c.clone();
+    let view = blocking(move || {
+        let run = c2
+            .store
+            .run(&q.session, q.generation, &q.run)
+            .map_err(store_err)?
+            .ok_or(Refusal::NotFound)?;
+        let t = run.target.clone();
+        let now = now_ms();
+        let preview = |tool: &str, args: Value| {
+            c2.service
+                .preview(&t, tool, args, now)
+                .map_err(|e| e.as_str())
+        };
+        let mut history_args = json!({"limit": HISTORY_PAGE_MAX});
+        if let (Some(cur), Value::Object(m)) = (&q.history, &mut history_args) {
+            m.insert("cursor".into(), json!(cur));
         }
-        let c2 = c.clone();
-        let view = blocking(move || {
-            let run = c2
-                .store
-                .run(&q.session, q.generation, &q.run)
-                .map_err(store_err)?
-                .ok_or(Refusal::NotFound)?;
-            let t = run.target.clone();
-            let now = now_ms();
-            let preview = |tool: &str, args: Value| {
-                c2.service
-                    .preview(&t, tool, args, now)
-                    .map_err(|e| e.as_str())
-            };
-            let mut history_args = json!({"limit": HISTORY_PAGE_MAX});
-            if let (Some(cur), Value::Object(m)) = (&q.history, &mut history_args) {
-                m.insert("cursor".into(), json!(cur));
-            }
-            let history = preview("read_history", history_args);
-            let history_cursor = history
-                .as_ref()
-                .ok()
-                .and_then(|m| m.get("nextCursor"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            let times = c2
-                .service
-                .event_times(&t)
-                .map(|v| {
-                    v.into_iter()
-                        .filter_map(|(seq, at)| Some((seq, at?)))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let grants = c2
-                .store
-                .grants()
-                .map_err(store_err)?
-                .into_iter()
-                .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
-                .collect();
-            Ok(RunView {
-                answer: read_answer(&c2, &t, now),
-                history,
-                times,
-                work_state: preview("read_work_state", json!({})),
-                metadata: preview("read_target_metadata", json!({})),
-                artifacts: preview("list_artifacts", json!({})),
-                grants,
-                history_cursor,
-                run,
+        let history = preview("read_history", history_args);
+        let history_cursor = history
+            .as_ref()
+            .ok()
+            .and_then(|m| m.get("nextCursor"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let times = c2
+            .service
+            .event_times(&t)
+            .map(|v| {
+                v.into_iter()
+                    .filter_map(|(seq, at)| Some((seq, at?)))
+                    .collect()
             })
+            .unwrap_or_default();
+        let grants = c2
+            .store
+            .grants()
+            .map_err(store_err)?
+            .into_iter()
+            .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
+            .collect();
+        Ok(RunView {
+            answer: read_answer(&c2, &t, now),
+            history,
+            times,
+            work_state: preview("read_work_state", json!({})),
+            metadata: preview("read_target_metadata", json!({})),
+            artifacts: preview("list_artifacts", json!({})),
+            grants,
+            history_cursor,
+            run,
         })
-        .await?;
-        Ok(page(&h, pages::run(&s, &view, now_ms())))
-    };
-    respond(r.await)
+    })
+    .await?;
+    Ok(owner.page(pages::run(s, &view, now_ms())))
 }
 
 // ---- grants ----
 
-async fn grant(
-    State(c): Shared,
-    h: HeaderMap,
-    form: Result<Form<Vec<(String, String)>>, FormRejection>,
-) -> Response {
-    let r = async {
-        let form = fields(form)?;
-        let s = session_for_change(&c, &h, &form)?;
-        let run_id = form.required("run")?.to_owned();
-        let session_id = form.required("session")?.to_owned();
-        let expires = form.required("expires")?.to_owned();
-        let label = form.required("label")?.trim().to_owned();
-        let features: Vec<Feature> = form
-            .all("feature")
-            .map(|f| Feature::parse(f).ok_or(Refusal::InvalidRequest))
-            .collect::<Result<_, _>>()?;
-        if !EXPIRY_PRESETS.iter().any(|(v, _)| *v == expires) {
-            return Err(Refusal::InvalidRequest);
+async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
+    let s = &owner.session;
+    let run_id = form.required("run")?.to_owned();
+    let session_id = form.required("session")?.to_owned();
+    let expires = form.required("expires")?.to_owned();
+    let label = form.required("label")?.trim().to_owned();
+    let features: Vec<Feature> = form
+        .all("feature")
+        .map(|f| Feature::parse(f).ok_or(Refusal::InvalidRequest))
+        .collect::<Result<_, _>>()?;
+    if !EXPIRY_PRESETS.iter().any(|(v, _)| *v == expires) {
+        return Err(Refusal::InvalidRequest);
+    }
+    if features.is_empty() {
+        return Ok(owner.page(pages::owner_error(
+            s,
+            "Choose at least one feature to grant.",
+        )));
+    }
+    let c2 = c.clone();
+    let made = blocking(move || {
+        let now = now_ms();
+        let at =
+            runread_service::owner::expiry(&expires, now).map_err(|_| Refusal::InvalidRequest)?;
+        Ok(runread_service::owner::grant(
+            &*c2.store,
+            &*c2.keys,
+            runread_service::owner::GrantRequest {
+                run_id: &run_id,
+                session_id: Some(&session_id),
+                features,
+                expires_at_ms: at,
+                label: &label,
+            },
+            now,
+        ))
+    })
+    .await?;
+    match made {
+        Ok(g) => {
+            let configs = runread_mcp::configs::for_key(&c.mcp_url, &g.key);
+            Ok(owner.page(pages::granted(s, &g, &c.mcp_url, &configs)))
         }
-        if features.is_empty() {
-            return Ok(page(
-                &h,
-                pages::owner_error(&s, "Choose at least one feature to grant."),
-            ));
+        Err(runread_service::owner::GrantError::Store(e)) => {
+            tracing::warn!(error = %e, "console: grant not stored");
+            Err(Refusal::Unavailable)
         }
-        let c2 = c.clone();
-        let made = blocking(move || {
-            let now = now_ms();
-            let at = runread_service::owner::expiry(&expires, now)
-                .map_err(|_| Refusal::InvalidRequest)?;
-            Ok(runread_service::owner::grant(
-                &*c2.store,
-                &*c2.keys,
-                runread_service::owner::GrantRequest {
-                    run_id: &run_id,
-                    session_id: Some(&session_id),
-                    features,
-                    expires_at_ms: at,
-                    label: &label,
-                },
-                now,
-            ))
-        })
-        .await?;
-        match made {
-            Ok(g) => {
-                let configs = runread_mcp::configs::for_key(&c.mcp_url, &g.key);
-                Ok(page(&h, pages::granted(&s, &g, &c.mcp_url, &configs)))
-            }
-            Err(runread_service::owner::GrantError::Store(e)) => {
-                tracing::warn!(error = %e, "console: grant not stored");
-                Err(Refusal::Unavailable)
-            }
-            // The owner's own mistake (an empty label, a run that changed): their words.
-            Err(e) => Ok(page(&h, pages::owner_error(&s, &e.to_string()))),
-        }
-    };
-    respond(r.await)
+        // The owner's own mistake (an empty label, a run that changed): their words.
+        Err(e) => Ok(owner.page(pages::owner_error(s, &e.to_string()))),
+    }
 }
 
 #[derive(Deserialize)]
@@ -544,57 +541,45 @@ struct GrantsQuery {
 
 async fn grants(
     State(c): Shared,
-    h: HeaderMap,
+    owner: Owner,
     q: Result<Query<GrantsQuery>, QueryRejection>,
-) -> Response {
-    let r = async {
-        let s = session(&c, &h)?;
-        let q = query(q)?;
-        let state = match q.state.as_deref().filter(|s| !s.is_empty()) {
-            None => None,
-            Some(v) => Some(
-                GrantState::ALL
-                    .into_iter()
-                    .find(|g| g.as_str() == v)
-                    .ok_or(Refusal::InvalidRequest)?,
-            ),
-        };
-        let c2 = c.clone();
-        let list = blocking(move || {
-            let now = now_ms();
-            let mut all = c2.store.grants().map_err(store_err)?;
-            all.retain(|g| state.is_none_or(|s| g.state(now) == s));
-            all.sort_by_key(|g| std::cmp::Reverse(g.created_at_ms));
-            Ok(all)
-        })
-        .await?;
-        Ok(page(&h, pages::grants(&s, &list, state, now_ms())))
+) -> Result<Response, Refusal> {
+    let s = &owner.session;
+    let q = query(q)?;
+    let state = match q.state.as_deref().filter(|s| !s.is_empty()) {
+        None => None,
+        Some(v) => Some(
+            GrantState::ALL
+                .into_iter()
+                .find(|g| g.as_str() == v)
+                .ok_or(Refusal::InvalidRequest)?,
+        ),
     };
-    respond(r.await)
+    let c2 = c.clone();
+    let list = blocking(move || {
+        let now = now_ms();
+        let mut all = c2.store.grants().map_err(store_err)?;
+        all.retain(|g| state.is_none_or(|s| g.state(now) == s));
+        all.sort_by_key(|g| std::cmp::Reverse(g.created_at_ms));
+        Ok(all)
+    })
+    .await?;
+    Ok(owner.page(pages::grants(s, &list, state, now_ms())))
 }
 
-async fn revoke(
-    State(c): Shared,
-    h: HeaderMap,
-    form: Result<Form<Vec<(String, String)>>, FormRejection>,
-) -> Response {
-    let r = async {
-        let form = fields(form)?;
-        session_for_change(&c, &h, &form)?;
-        let id = form.required("grant")?.to_owned();
-        if !runread_core::target::is_id(&id) {
-            return Err(Refusal::InvalidRequest);
-        }
-        let c2 = c.clone();
-        blocking(move || c2.store.revoke_grant(&id, now_ms()).map_err(store_err)).await?;
-        // Back where the owner was (only the console's own pages).
-        let back = form
-            .optional("back")
-            .filter(|b| b.starts_with('/') && !b.starts_with("//"))
-            .unwrap_or("/grants");
-        Ok(see_other(back))
-    };
-    respond(r.await)
+async fn revoke(State(c): Shared, Change { form, .. }: Change) -> Result<Response, Refusal> {
+    let id = form.required("grant")?.to_owned();
+    if !runread_core::target::is_id(&id) {
+        return Err(Refusal::InvalidRequest);
+    }
+    let c2 = c.clone();
+    blocking(move || c2.store.revoke_grant(&id, now_ms()).map_err(store_err)).await?;
+    // Back where the owner was (only the console's own pages).
+    let back = form
+        .optional("back")
+        .filter(|b| b.starts_with('/') && !b.starts_with("//"))
+        .unwrap_or("/grants");
+    Ok(see_other(back))
 }
 
 // ---- audit ----
@@ -626,168 +611,148 @@ pub(crate) struct AuditView {
 
 async fn audit(
     State(c): Shared,
-    h: HeaderMap,
+    owner: Owner,
     q: Result<Query<AuditQuery>, QueryRejection>,
-) -> Response {
-    let r = async {
-        let s = session(&c, &h)?;
-        let q = query(q)?;
-        let window = match q.window.as_deref().filter(|w| !w.is_empty()) {
-            None => AUDIT_WINDOWS[1],
-            Some(w) => *AUDIT_WINDOWS
-                .iter()
-                .find(|x| x.0 == w)
-                .ok_or(Refusal::InvalidRequest)?,
-        };
-        let grant = q.grant.filter(|g| !g.is_empty());
-        let run = q.run.filter(|r| !r.is_empty());
-        if !grant.as_deref().is_none_or(runread_core::target::is_id)
-            || !run.as_deref().is_none_or(runread_core::target::is_id)
-        {
-            return Err(Refusal::InvalidRequest);
-        }
-        let c2 = c.clone();
-        let view = blocking(move || {
-            let now = now_ms();
-            let grants = c2.store.grants().map_err(store_err)?;
-            let mut rows = c2
-                .store
-                .audit_newest(now - window.2, AUDIT_PAGE_MAX + 1)
-                .map_err(store_err)?;
-            let truncated = rows.len() > AUDIT_PAGE_MAX as usize;
-            rows.truncate(AUDIT_PAGE_MAX as usize);
-            let rows = rows
-                .into_iter()
-                .filter(|(m, _)| grant.as_deref().is_none_or(|g| m.grant_id == g))
-                .filter(|(m, _)| {
-                    run.as_deref()
-                        .is_none_or(|r| m.target.as_ref().is_some_and(|t| t.run_id == r))
-                })
-                .map(|(m, r)| {
-                    // A call under one grant names it; `list_granted_targets` names none, and
-                    // is told by its key (the start record keeps a prefix of the key's hash).
-                    let who = grants
-                        .iter()
-                        .find(|g| g.id == m.grant_id)
-                        .or_else(|| {
-                            grants.iter().find(|g| {
-                                !m.key_hash_prefix.is_empty()
-                                    && g.key_hash.starts_with(&m.key_hash_prefix)
-                            })
-                        })
-                        .map(|g| g.label.clone())
-                        .unwrap_or_default();
-                    (m, r, who)
-                })
-                .collect();
-            Ok(AuditView {
-                window,
-                grant,
-                run,
-                rows,
-                truncated,
-                grants,
-                now_ms: now,
-            })
-        })
-        .await?;
-        Ok(page(&h, pages::audit(&s, &view)))
+) -> Result<Response, Refusal> {
+    let s = &owner.session;
+    let q = query(q)?;
+    let window = match q.window.as_deref().filter(|w| !w.is_empty()) {
+        None => AUDIT_WINDOWS[1],
+        Some(w) => *AUDIT_WINDOWS
+            .iter()
+            .find(|x| x.0 == w)
+            .ok_or(Refusal::InvalidRequest)?,
     };
-    respond(r.await)
+    let grant = q.grant.filter(|g| !g.is_empty());
+    let run = q.run.filter(|r| !r.is_empty());
+    if !grant.as_deref().is_none_or(runread_core::target::is_id)
+        || !run.as_deref().is_none_or(runread_core::target::is_id)
+    {
+        return Err(Refusal::InvalidRequest);
+    }
+    let c2 = c.clone();
+    let view = blocking(move || {
+        let now = now_ms();
+        let grants = c2.store.grants().map_err(store_err)?;
+        let mut rows = c2
+            .store
+            .audit_newest(now - window.2, AUDIT_PAGE_MAX + 1)
+            .map_err(store_err)?;
+        let truncated = rows.len() > AUDIT_PAGE_MAX as usize;
+        rows.truncate(AUDIT_PAGE_MAX as usize);
+        let rows = rows
+            .into_iter()
+            .filter(|(m, _)| grant.as_deref().is_none_or(|g| m.grant_id == g))
+            .filter(|(m, _)| {
+                run.as_deref()
+                    .is_none_or(|r| m.target.as_ref().is_some_and(|t| t.run_id == r))
+            })
+            .map(|(m, r)| {
+                // A call under one grant names it; `list_granted_targets` names none, and
+                // is told by its key (the start record keeps a prefix of the key's hash).
+                let who = grants
+                    .iter()
+                    .find(|g| g.id == m.grant_id)
+                    .or_else(|| {
+                        grants.iter().find(|g| {
+                            !m.key_hash_prefix.is_empty()
+                                && g.key_hash.starts_with(&m.key_hash_prefix)
+                        })
+                    })
+                    .map(|g| g.label.clone())
+                    .unwrap_or_default();
+                (m, r, who)
+            })
+            .collect();
+        Ok(AuditView {
+            window,
+            grant,
+            run,
+            rows,
+            truncated,
+            grants,
+            now_ms: now,
+        })
+    })
+    .await?;
+    Ok(owner.page(pages::audit(s, &view)))
 }
 
 // ---- secrets and artifacts ----
 
-async fn secrets(State(c): Shared, h: HeaderMap) -> Response {
-    let r = async {
-        let s = session(&c, &h)?;
-        let c2 = c.clone();
-        let names = blocking(move || {
-            runread_service::owner::secret_names(&*c2.store).map_err(|_| Refusal::Unavailable)
-        })
-        .await?;
-        Ok(page(&h, pages::secrets(&s, &names, None)))
-    };
-    respond(r.await)
+async fn secrets(State(c): Shared, owner: Owner) -> Result<Response, Refusal> {
+    let c2 = c.clone();
+    let names = blocking(move || {
+        runread_service::owner::secret_names(&*c2.store).map_err(|_| Refusal::Unavailable)
+    })
+    .await?;
+    Ok(owner.page(pages::secrets(&owner.session, &names, None)))
 }
 
-async fn add_secret(
-    State(c): Shared,
-    h: HeaderMap,
-    form: Result<Form<Vec<(String, String)>>, FormRejection>,
-) -> Response {
-    let r = async {
-        let form = fields(form)?;
-        let s = session_for_change(&c, &h, &form)?;
-        let name = form.required("name")?.trim().to_owned();
-        let value = form.required("value")?.to_owned();
-        let c2 = c.clone();
-        let (added, names) = blocking(move || {
-            let added =
-                runread_service::owner::add_secret(&*c2.store, &*c2.keys, &name, &value, now_ms());
-            if let Err(runread_service::owner::SecretError::Store(e)) = &added {
-                tracing::warn!(error = %e, "console: secret not stored");
-                return Err(Refusal::Unavailable);
-            }
-            let names = runread_service::owner::secret_names(&*c2.store)
-                .map_err(|_| Refusal::Unavailable)?;
-            Ok((added.map(|()| name).map_err(|e| e.to_string()), names))
-        })
-        .await?;
-        Ok(page(&h, pages::secrets(&s, &names, Some(added))))
-    };
-    respond(r.await)
+async fn add_secret(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
+    let s = &owner.session;
+    let name = form.required("name")?.trim().to_owned();
+    let value = form.required("value")?.to_owned();
+    let c2 = c.clone();
+    let (added, names) = blocking(move || {
+        let added =
+            runread_service::owner::add_secret(&*c2.store, &*c2.keys, &name, &value, now_ms());
+        if let Err(runread_service::owner::SecretError::Store(e)) = &added {
+            tracing::warn!(error = %e, "console: secret not stored");
+            return Err(Refusal::Unavailable);
+        }
+        let names =
+            runread_service::owner::secret_names(&*c2.store).map_err(|_| Refusal::Unavailable)?;
+        Ok((added.map(|()| name).map_err(|e| e.to_string()), names))
+    })
+    .await?;
+    Ok(owner.page(pages::secrets(s, &names, Some(added))))
 }
 
 async fn add_artifact(
     State(c): Shared,
-    h: HeaderMap,
-    form: Result<Form<Vec<(String, String)>>, FormRejection>,
-) -> Response {
-    let r = async {
-        let form = fields(form)?;
-        let s = session_for_change(&c, &h, &form)?;
-        let run_id = form.required("run")?.to_owned();
-        let session_id = form.required("session")?.to_owned();
-        let path = form.required("path")?.trim().to_owned();
-        let name = form.optional("name").map(str::to_owned);
-        let mime = form.optional("mime").map(str::to_owned);
-        let kind = form.optional("kind").unwrap_or("generated").to_owned();
-        let c2 = c.clone();
-        let done = blocking(move || {
-            let out = runread_service::owner::add_artifact(
-                &*c2.store,
-                c2.service.known_secrets(),
-                &run_id,
-                Some(&session_id),
-                &path,
-                name.as_deref(),
-                mime.as_deref(),
-                &kind,
-                now_ms(),
-            );
-            match out {
-                Ok(_) => Ok(Ok(())),
-                Err(runread_service::owner::ArtifactError::Store(e)) => {
-                    tracing::warn!(error = %e, "console: artifact not stored");
-                    Err(Refusal::Unavailable)
-                }
-                Err(e) => Ok(Err(e.to_string())),
+    Change { owner, form }: Change,
+) -> Result<Response, Refusal> {
+    let s = &owner.session;
+    let run_id = form.required("run")?.to_owned();
+    let session_id = form.required("session")?.to_owned();
+    let path = form.required("path")?.trim().to_owned();
+    let name = form.optional("name").map(str::to_owned);
+    let mime = form.optional("mime").map(str::to_owned);
+    let kind = form.optional("kind").unwrap_or("generated").to_owned();
+    let c2 = c.clone();
+    let done = blocking(move || {
+        let out = runread_service::owner::add_artifact(
+            &*c2.store,
+            c2.service.known_secrets(),
+            &run_id,
+            Some(&session_id),
+            &path,
+            name.as_deref(),
+            mime.as_deref(),
+            &kind,
+            now_ms(),
+        );
+        match out {
+            Ok(_) => Ok(Ok(())),
+            Err(runread_service::owner::ArtifactError::Store(e)) => {
+                tracing::warn!(error = %e, "console: artifact not stored");
+                Err(Refusal::Unavailable)
             }
-        })
-        .await?;
-        match done {
-            Ok(()) => {
-                let back = form
-                    .optional("back")
-                    .filter(|b| b.starts_with("/run?"))
-                    .unwrap_or("/runs");
-                Ok(see_other(back))
-            }
-            Err(msg) => Ok(page(&h, pages::owner_error(&s, &msg))),
+            Err(e) => Ok(Err(e.to_string())),
         }
-    };
-    respond(r.await)
+    })
+    .await?;
+    match done {
+        Ok(()) => {
+            let back = form
+                .optional("back")
+                .filter(|b| b.starts_with("/run?"))
+                .unwrap_or("/runs");
+            Ok(see_other(back))
+        }
+        Err(msg) => Ok(owner.page(pages::owner_error(s, &msg))),
+    }
 }
 
 // ---- assets ----
