@@ -254,6 +254,61 @@ pub const INGEST_READERS_MAX: usize = 4;
 /// Most files being read at once, ahead of the next one to commit: bounds what a pass holds in
 /// memory.
 pub const INGEST_READ_AHEAD_FILES: usize = 4;
+/// Most store records of a directory's files loaded in one query at the start of a pass (what a
+/// pass holds of them in memory); a directory with more is looked up one file at a time.
+pub const INGEST_PRELOAD_RECORDS_MAX: u32 = 20_000;
+
+/// The store's records of one agent directory's files, loaded in one query when a pass starts,
+/// instead of one query per file, for the common case: a file whose identity equals its loaded
+/// record's is unchanged. Every other file (new, grown, replaced, …) is looked up in the store
+/// again before anything is decided, so a record that moved since the load — by this pass's own
+/// commits or by another writer — is never read against or appended to.
+///
+/// Why an equal identity needs no second look: the identity holds the inode, size and times to
+/// the nanosecond, the status-change time included, so a file that was renamed, replaced,
+/// deleted and made again, or written since the record was taken cannot match it; and what this
+/// pass commits for a path changes the record of no other path but one whose file was gone (a
+/// session that moved), which then cannot match either. The outcome is the one a lookup per file
+/// gives.
+struct Preloaded {
+    /// Every recorded path under the directory starts with this (`None`: nothing preloaded).
+    prefix: Option<String>,
+    records: std::collections::HashMap<String, SessionRecord>,
+}
+
+impl Preloaded {
+    /// The records of every path under `dir`, or none if there are more than
+    /// [`INGEST_PRELOAD_RECORDS_MAX`] (or `dir` is not UTF-8).
+    fn load(store: &dyn Store, dir: &Path) -> Result<Preloaded, IngestError> {
+        let none = Preloaded {
+            prefix: None,
+            records: Default::default(),
+        };
+        let Some(dir) = dir.to_str() else {
+            return Ok(none);
+        };
+        let prefix = if dir.ends_with('/') {
+            dir.to_owned()
+        } else {
+            format!("{dir}/")
+        };
+        let found = store.sessions_with_path_prefix(&prefix, INGEST_PRELOAD_RECORDS_MAX)?;
+        if found.len() > INGEST_PRELOAD_RECORDS_MAX as usize {
+            return Ok(none);
+        }
+        Ok(Preloaded {
+            prefix: Some(prefix),
+            records: found.into_iter().map(|r| (r.path.clone(), r)).collect(),
+        })
+    }
+
+    /// The store's record of `path` as loaded, taken out (each file of a pass is looked at once);
+    /// `None` when `path` was not covered by the load, so it must be asked for.
+    fn take(&mut self, path: &str) -> Option<Option<SessionRecord>> {
+        let prefix = self.prefix.as_deref()?;
+        path.starts_with(prefix).then(|| self.records.remove(path))
+    }
+}
 
 /// Ingests every session file of `dir`'s agent in it.
 ///
@@ -270,6 +325,7 @@ pub fn ingest_dir(
     mut progress: impl FnMut(Progress),
 ) -> Result<(Report, Vec<(PathBuf, FileOutcome)>), IngestError> {
     let files = dir.session_files();
+    let mut preloaded = Preloaded::load(store, &dir.dir)?;
     let workspaces: Vec<Workspace> = store
         .workspaces()?
         .into_iter()
@@ -359,7 +415,7 @@ pub fn ingest_dir(
                 }
                 if triaged < files.len() && seen_when_sent.len() < INGEST_READ_AHEAD_FILES {
                     let path = files.get(triaged).ok_or(IngestError::Lost)?;
-                    match triage(store, agent, path)? {
+                    match triage(store, Some(&mut preloaded), agent, path)? {
                         Triage::Done(prepared) => {
                             ready.insert(triaged, (commits, prepared));
                         }
@@ -445,7 +501,7 @@ struct Scanned {
 
 /// Classifies `path` against the store's record of it and reads what is new.
 fn prepare(store: &dyn Store, agent: Agent, path: &Path) -> Result<Prepared, IngestError> {
-    Ok(match triage(store, agent, path)? {
+    Ok(match triage(store, None, agent, path)? {
         Triage::Done(prepared) => prepared,
         Triage::Read(job) => job.read(agent, path),
     })
@@ -471,8 +527,14 @@ struct ReadJob {
 }
 
 /// The cheap part of [`prepare`]: the file's identity against the store's record (the header
-/// and the tail window re-hashed when it changed), in file order on the committing thread.
-fn triage(store: &dyn Store, agent: Agent, path: &Path) -> Result<Triage, IngestError> {
+/// and the tail window re-hashed when it changed), in file order on the committing thread. The
+/// record comes from `preloaded` when it covers `path`, else from the store.
+fn triage(
+    store: &dyn Store,
+    preloaded: Option<&mut Preloaded>,
+    agent: Agent,
+    path: &Path,
+) -> Result<Triage, IngestError> {
     let mut counts = Report::default();
     let done = |existing, counts, outcome| {
         Ok(Triage::Done(Prepared {
@@ -488,6 +550,14 @@ fn triage(store: &dyn Store, agent: Agent, path: &Path) -> Result<Triage, Ingest
         Ok(i) => i,
         Err(e) => return done(None, counts, FileOutcome::Unreadable(e)),
     };
+    // A loaded record whose identity the file still has settles it; anything else is asked for.
+    if let Some(Some(rec)) = preloaded.and_then(|p| p.take(path_str))
+        && rec.agent == agent.as_str()
+        && rec.index_version == INDEX_VERSION
+        && rec.identity == identity
+    {
+        return done(Some(rec), counts, FileOutcome::Unchanged);
+    }
     let existing = store.session_by_path(path_str)?;
     // The record to append to, if the file only grew; else it is read from the start.
     let (append_to, reason) = match &existing {

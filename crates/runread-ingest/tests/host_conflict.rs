@@ -41,6 +41,9 @@ impl Store for ForeignSessions<'_> {
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
         self.inner.session_by_path(path)
     }
+    fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>> {
+        self.inner.sessions_with_path_prefix(prefix, limit)
+    }
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
         self.inner.session(session_id)
     }
