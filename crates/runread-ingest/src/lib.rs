@@ -244,8 +244,25 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
             }
         }
     }
-    out.sort();
+    sort_paths(&mut out);
     out
+}
+
+/// Sorts `paths` in [`Path`]'s order (component by component) without parsing components in
+/// every comparison: each path's bytes with every `/` made `0`, compared as bytes. That is the
+/// same order for the paths [`session_files`] lists — one directory's, joined with names that
+/// hold no `/` and no `0` byte and are never empty, `.` or `..` — because a separator then
+/// sorts before any byte a name can hold, as a shorter component sorts before a longer one
+/// that starts with it.
+fn sort_paths(paths: &mut [PathBuf]) {
+    use std::os::unix::ffi::OsStrExt;
+    paths.sort_by_cached_key(|p| {
+        p.as_os_str()
+            .as_bytes()
+            .iter()
+            .map(|&b| if b == b'/' { 0 } else { b })
+            .collect::<Vec<u8>>()
+    });
 }
 
 /// Most threads that read and parse files at once during one ingest (the store's writes stay on
@@ -915,4 +932,49 @@ pub fn relocate_header(line: &str, new_cwd: &str) -> Option<String> {
     let mut v: serde_json::Value = serde_json::from_str(line).ok()?;
     *v.get_mut("cwd")? = serde_json::Value::String(new_cwd.to_owned());
     Some(v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte order with separators made `0` is `Path`'s order, on names that differ where a
+    /// separator meets a byte below and above it.
+    #[test]
+    fn paths_sort_as_path_orders_them() {
+        let names = [
+            "a", "a-b", "a.b", "a b", "a0", "a/b", "a/b/c", "a/b-c", "a/b.c", "a-/b", "ab", "a\\b",
+            "é", "é/a", "z", "Z", "~", "a/~", "a/ ", "a./b", "-", "--/a",
+        ];
+        for dir in ["/d", "/d/", "d", "/d//e", "/"] {
+            let mut paths: Vec<PathBuf> = names.iter().map(|n| Path::new(dir).join(n)).collect();
+            let mut expected = paths.clone();
+            expected.sort();
+            paths.reverse();
+            sort_paths(&mut paths);
+            assert_eq!(paths, expected, "under {dir:?}");
+        }
+    }
+
+    #[test]
+    fn session_files_are_listed_in_path_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for rel in [
+            "a/x.jsonl",
+            "a-b/x.jsonl",
+            "a.jsonl",
+            "a/b/y.jsonl",
+            "ab.jsonl",
+            "a0/z.jsonl",
+        ] {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, b"").unwrap();
+        }
+        let listed = session_files(dir.path());
+        let mut expected = listed.clone();
+        expected.sort();
+        assert_eq!(listed, expected);
+        assert_eq!(listed.len(), 6);
+    }
 }
