@@ -357,7 +357,7 @@ pub fn ingest_dir(
     let agent = dir.agent;
     let (job_tx, job_rx) = std::sync::mpsc::channel::<(usize, ReadJob)>();
     let job_rx = std::sync::Mutex::new(job_rx);
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Prepared>)>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Box<Prepared>>)>();
     std::thread::scope(|scope| -> Result<(), IngestError> {
         // The readers start with the first file that needs reading: a pass that finds nothing
         // new (a re-ingest, most of `watch`'s passes) starts no thread.
@@ -395,7 +395,7 @@ pub fn ingest_dir(
         // Triage and commits happen here, in file order; only reading runs on the readers, at
         // most INGEST_READ_AHEAD_FILES files at once. Each file carries the count of this pass's
         // commits when it was looked at: if more were made before its own, it is checked again.
-        let mut ready: std::collections::BTreeMap<usize, (u64, Prepared)> = Default::default();
+        let mut ready: std::collections::BTreeMap<usize, (u64, Box<Prepared>)> = Default::default();
         let mut seen_when_sent: std::collections::HashMap<usize, u64> = Default::default();
         let (mut triaged, mut want, mut commits) = (0usize, 0usize, 0u64);
         let result = (|| -> Result<(), IngestError> {
@@ -489,6 +489,9 @@ pub fn ingest_file(
 }
 
 /// What reading a file found, before anything is committed: the work that needs no order.
+/// Nearly a kilobyte (a session record, counts, what was read), handed from triage to the
+/// read-ahead map to the commit: boxed, so each hand-over moves a pointer, not the struct (those
+/// copies were the largest share of a re-ingest's time after the store's queries).
 struct Prepared {
     /// The store's record of this path when the file was read.
     existing: Option<SessionRecord>,
@@ -517,7 +520,7 @@ struct Scanned {
 }
 
 /// Classifies `path` against the store's record of it and reads what is new.
-fn prepare(store: &dyn Store, agent: Agent, path: &Path) -> Result<Prepared, IngestError> {
+fn prepare(store: &dyn Store, agent: Agent, path: &Path) -> Result<Box<Prepared>, IngestError> {
     Ok(match triage(store, None, agent, path)? {
         Triage::Done(prepared) => prepared,
         Triage::Read(job) => job.read(agent, path),
@@ -525,11 +528,11 @@ fn prepare(store: &dyn Store, agent: Agent, path: &Path) -> Result<Prepared, Ing
 }
 
 /// What a look at a file and the store's record of it decided, before reading the file.
-// Both variants are large (a session record and counts); each is made and moved once per file.
+// A job is large (a session record and counts); it is made and moved once per file to read.
 #[allow(clippy::large_enum_variant)]
 enum Triage {
     /// Nothing to read (unchanged, unreadable, not a session).
-    Done(Prepared),
+    Done(Box<Prepared>),
     /// New lines to read.
     Read(ReadJob),
 }
@@ -554,11 +557,11 @@ fn triage(
 ) -> Result<Triage, IngestError> {
     let mut counts = Report::default();
     let done = |existing, counts, outcome| {
-        Ok(Triage::Done(Prepared {
+        Ok(Triage::Done(Box::new(Prepared {
             existing,
             counts,
             step: Step::Done(outcome),
-        }))
+        })))
     };
     let Some(path_str) = path.to_str() else {
         return done(None, counts, FileOutcome::NotASession);
@@ -601,7 +604,7 @@ fn triage(
 impl ReadJob {
     /// The expensive part of [`prepare`]: reads, parses and hashes the file's new lines. Touches
     /// no store, so it runs on any thread.
-    fn read(self, agent: Agent, path: &Path) -> Prepared {
+    fn read(self, agent: Agent, path: &Path) -> Box<Prepared> {
         let ReadJob {
             existing,
             mut counts,
@@ -630,11 +633,11 @@ impl ReadJob {
             (Ok(scanned), Some(old)) => Step::Append { old, scanned },
             (Ok(scanned), None) => Step::Fresh { reason, scanned },
         };
-        Prepared {
+        Box::new(Prepared {
             existing,
             counts,
             step,
-        }
+        })
     }
 }
 
@@ -680,7 +683,7 @@ fn finish(
     workspaces: &[Workspace],
     agent: Agent,
     path: &Path,
-    prepared: Prepared,
+    prepared: Box<Prepared>,
     maybe_stale: bool,
     now_ms: i64,
     report: &mut Report,
@@ -892,8 +895,14 @@ fn commit(
     // Runs are cut over the whole generation; the new entries are moved in and back out rather
     // than copied.
     let old_len = old_entries.len();
-    let mut all = old_entries;
-    all.extend(new_entries);
+    // A new generation has no old entries: the new ones are taken as they are, not copied.
+    let mut all = if old_entries.is_empty() {
+        new_entries
+    } else {
+        let mut all = old_entries;
+        all.extend(new_entries);
+        all
+    };
     let agent = Agent::parse(&rec.agent).unwrap_or(Agent::Pi);
     let mut branch = cut_runs(agent, &all, &rec.malformed_lines, rec.torn);
     if rec.over_bounds
@@ -902,7 +911,11 @@ fn commit(
         // Lines past the bound were not read: the last run may go on there.
         last.mark_unknown("session exceeds the evidence line bound");
     }
-    let new_entries = all.split_off(old_len);
+    let new_entries = if old_len == 0 {
+        all
+    } else {
+        all.split_off(old_len)
+    };
     rec.branch_complete = branch.complete;
     rec.session_name = branch.session_name;
     rec.saved_model = branch.saved_model;
