@@ -198,24 +198,16 @@ impl AgentDir {
     /// subagents' transcripts, under `<session id>/subagents/`, are not sessions); Codex's
     /// `rollout-*.jsonl` (the date folders are local time: nothing is taken from their names).
     pub fn session_files(&self) -> Vec<PathBuf> {
+        // Decided on each directory entry's name and depth, not on its joined path (parsing
+        // every path's components was a tenth of a re-ingest's instructions).
         match self.agent {
             Agent::Pi => session_files(&self.dir),
-            Agent::Claude => session_files(&self.dir)
-                .into_iter()
-                .filter(|p| {
-                    p.parent()
-                        .and_then(Path::parent)
-                        .is_some_and(|grandparent| grandparent == self.dir)
-                })
-                .collect(),
-            Agent::Codex => session_files(&self.dir)
-                .into_iter()
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with(CODEX_ROLLOUT_PREFIX))
-                })
-                .collect(),
+            // `<dir>/<escaped cwd>/<session id>.jsonl`: one level down.
+            Agent::Claude => jsonl_files(&self.dir, |depth, _| depth == 1),
+            Agent::Codex => jsonl_files(&self.dir, |_, name| {
+                name.to_str()
+                    .is_some_and(|n| n.starts_with(CODEX_ROLLOUT_PREFIX))
+            }),
         }
     }
 }
@@ -225,7 +217,14 @@ impl AgentDir {
 /// symbolic link, a FIFO) is listed too, so that ingest reports it as unreadable instead of
 /// passing over it in silence (it is never opened).
 pub fn session_files(dir: &Path) -> Vec<PathBuf> {
+    jsonl_files(dir, |_, _| true)
+}
+
+/// [`session_files`], keeping only those whose depth (0: directly in `dir`) and name `keep`
+/// accepts. The first [`SCAN_MAX_FILES`] `*.jsonl` files met count, kept or not.
+fn jsonl_files(dir: &Path, keep: impl Fn(usize, &std::ffi::OsStr) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    let mut met = 0usize;
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((d, depth)) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
@@ -233,14 +232,18 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
         };
         for entry in rd.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
-            let p = entry.path();
-            if ft.is_dir() && depth < SCAN_MAX_DEPTH {
-                stack.push((p, depth + 1));
-            } else if !ft.is_dir()
-                && p.extension().is_some_and(|e| e == "jsonl")
-                && out.len() < SCAN_MAX_FILES
-            {
-                out.push(p);
+            if ft.is_dir() {
+                if depth < SCAN_MAX_DEPTH {
+                    stack.push((entry.path(), depth + 1));
+                }
+                continue;
+            }
+            let name = entry.file_name();
+            if Path::new(&name).extension().is_some_and(|e| e == "jsonl") && met < SCAN_MAX_FILES {
+                met += 1;
+                if keep(depth, &name) {
+                    out.push(entry.path());
+                }
             }
         }
     }
@@ -966,6 +969,107 @@ mod tests {
             paths.reverse();
             sort_paths(&mut paths);
             assert_eq!(paths, expected, "under {dir:?}");
+        }
+    }
+
+    /// The listing as it was made before it was decided on names and depths: every `*.jsonl`
+    /// path, then filtered by its parsed path.
+    fn listed_by_paths(d: &AgentDir) -> Vec<PathBuf> {
+        fn all(dir: &Path) -> Vec<PathBuf> {
+            let mut out = Vec::new();
+            let mut stack = vec![(dir.to_path_buf(), 0usize)];
+            while let Some((d, depth)) = stack.pop() {
+                let Ok(rd) = std::fs::read_dir(&d) else {
+                    continue;
+                };
+                for entry in rd.flatten() {
+                    let Ok(ft) = entry.file_type() else { continue };
+                    let p = entry.path();
+                    if ft.is_dir() && depth < SCAN_MAX_DEPTH {
+                        stack.push((p, depth + 1));
+                    } else if !ft.is_dir()
+                        && p.extension().is_some_and(|e| e == "jsonl")
+                        && out.len() < SCAN_MAX_FILES
+                    {
+                        out.push(p);
+                    }
+                }
+            }
+            out.sort();
+            out
+        }
+        let files = all(&d.dir).into_iter();
+        match d.agent {
+            Agent::Pi => files.collect(),
+            Agent::Claude => files
+                .filter(|p| {
+                    p.parent()
+                        .and_then(Path::parent)
+                        .is_some_and(|grandparent| grandparent == d.dir)
+                })
+                .collect(),
+            Agent::Codex => files
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(CODEX_ROLLOUT_PREFIX))
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn each_agents_listing_is_the_one_made_from_parsed_paths() {
+        let root = tempfile::tempdir().unwrap();
+        let names = [
+            "a.jsonl",
+            ".jsonl",
+            "..jsonl",
+            "a.JSONL",
+            "a.jsonl.bak",
+            "jsonl",
+            "rollout-1.jsonl",
+            "rollout-.jsonl",
+            "rollout.jsonl",
+            "x.rollout-.jsonl",
+        ];
+        let dirs = [
+            "",
+            "p",
+            "p/q",
+            "p/q/r",
+            "p/q/r/s",
+            "rollout-d.jsonl",
+            "-a",
+            "a-",
+        ];
+        for d in dirs {
+            let d = root.path().join(d);
+            std::fs::create_dir_all(&d).unwrap();
+            for n in names {
+                let p = d.join(n);
+                if !p.exists() {
+                    std::fs::write(p, b"").unwrap();
+                }
+            }
+        }
+        std::os::unix::fs::symlink(root.path().join("a.jsonl"), root.path().join("p/l.jsonl"))
+            .unwrap();
+        for dir in [
+            root.path().to_path_buf(),
+            root.path().join("p"),
+            PathBuf::from(format!("{}/", root.path().display())),
+            root.path().join("p").join("..").join("p"),
+        ] {
+            for agent in Agent::ALL {
+                let d = AgentDir {
+                    agent,
+                    dir: dir.clone(),
+                };
+                let listed = d.session_files();
+                assert_eq!(listed, listed_by_paths(&d), "{agent:?} under {dir:?}");
+                assert!(!listed.is_empty() || agent == Agent::Codex);
+            }
         }
     }
 
