@@ -198,24 +198,16 @@ impl AgentDir {
     /// subagents' transcripts, under `<session id>/subagents/`, are not sessions); Codex's
     /// `rollout-*.jsonl` (the date folders are local time: nothing is taken from their names).
     pub fn session_files(&self) -> Vec<PathBuf> {
+        // Decided on each directory entry's name and depth, not on its joined path (parsing
+        // every path's components was a tenth of a re-ingest's instructions).
         match self.agent {
             Agent::Pi => session_files(&self.dir),
-            Agent::Claude => session_files(&self.dir)
-                .into_iter()
-                .filter(|p| {
-                    p.parent()
-                        .and_then(Path::parent)
-                        .is_some_and(|grandparent| grandparent == self.dir)
-                })
-                .collect(),
-            Agent::Codex => session_files(&self.dir)
-                .into_iter()
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with(CODEX_ROLLOUT_PREFIX))
-                })
-                .collect(),
+            // `<dir>/<escaped cwd>/<session id>.jsonl`: one level down.
+            Agent::Claude => jsonl_files(&self.dir, |depth, _| depth == 1),
+            Agent::Codex => jsonl_files(&self.dir, |_, name| {
+                name.to_str()
+                    .is_some_and(|n| n.starts_with(CODEX_ROLLOUT_PREFIX))
+            }),
         }
     }
 }
@@ -225,7 +217,14 @@ impl AgentDir {
 /// symbolic link, a FIFO) is listed too, so that ingest reports it as unreadable instead of
 /// passing over it in silence (it is never opened).
 pub fn session_files(dir: &Path) -> Vec<PathBuf> {
+    jsonl_files(dir, |_, _| true)
+}
+
+/// [`session_files`], keeping only those whose depth (0: directly in `dir`) and name `keep`
+/// accepts. The first [`SCAN_MAX_FILES`] `*.jsonl` files met count, kept or not.
+fn jsonl_files(dir: &Path, keep: impl Fn(usize, &std::ffi::OsStr) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    let mut met = 0usize;
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((d, depth)) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
@@ -233,19 +232,40 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
         };
         for entry in rd.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
-            let p = entry.path();
-            if ft.is_dir() && depth < SCAN_MAX_DEPTH {
-                stack.push((p, depth + 1));
-            } else if !ft.is_dir()
-                && p.extension().is_some_and(|e| e == "jsonl")
-                && out.len() < SCAN_MAX_FILES
-            {
-                out.push(p);
+            if ft.is_dir() {
+                if depth < SCAN_MAX_DEPTH {
+                    stack.push((entry.path(), depth + 1));
+                }
+                continue;
+            }
+            let name = entry.file_name();
+            if Path::new(&name).extension().is_some_and(|e| e == "jsonl") && met < SCAN_MAX_FILES {
+                met += 1;
+                if keep(depth, &name) {
+                    out.push(entry.path());
+                }
             }
         }
     }
-    out.sort();
+    sort_paths(&mut out);
     out
+}
+
+/// Sorts `paths` in [`Path`]'s order (component by component) without parsing components in
+/// every comparison: each path's bytes with every `/` made `0`, compared as bytes. That is the
+/// same order for the paths [`session_files`] lists — one directory's, joined with names that
+/// hold no `/` and no `0` byte and are never empty, `.` or `..` — because a separator then
+/// sorts before any byte a name can hold, as a shorter component sorts before a longer one
+/// that starts with it.
+fn sort_paths(paths: &mut [PathBuf]) {
+    use std::os::unix::ffi::OsStrExt;
+    paths.sort_by_cached_key(|p| {
+        p.as_os_str()
+            .as_bytes()
+            .iter()
+            .map(|&b| if b == b'/' { 0 } else { b })
+            .collect::<Vec<u8>>()
+    });
 }
 
 /// Most threads that read and parse files at once during one ingest (the store's writes stay on
@@ -254,6 +274,61 @@ pub const INGEST_READERS_MAX: usize = 4;
 /// Most files being read at once, ahead of the next one to commit: bounds what a pass holds in
 /// memory.
 pub const INGEST_READ_AHEAD_FILES: usize = 4;
+/// Most store records of a directory's files loaded in one query at the start of a pass (what a
+/// pass holds of them in memory); a directory with more is looked up one file at a time.
+pub const INGEST_PRELOAD_RECORDS_MAX: u32 = 20_000;
+
+/// The store's records of one agent directory's files, loaded in one query when a pass starts,
+/// instead of one query per file, for the common case: a file whose identity equals its loaded
+/// record's is unchanged. Every other file (new, grown, replaced, …) is looked up in the store
+/// again before anything is decided, so a record that moved since the load — by this pass's own
+/// commits or by another writer — is never read against or appended to.
+///
+/// Why an equal identity needs no second look: the identity holds the inode, size and times to
+/// the nanosecond, the status-change time included, so a file that was renamed, replaced,
+/// deleted and made again, or written since the record was taken cannot match it; and what this
+/// pass commits for a path changes the record of no other path but one whose file was gone (a
+/// session that moved), which then cannot match either. The outcome is the one a lookup per file
+/// gives.
+struct Preloaded {
+    /// Every recorded path under the directory starts with this (`None`: nothing preloaded).
+    prefix: Option<String>,
+    records: std::collections::HashMap<String, SessionRecord>,
+}
+
+impl Preloaded {
+    /// The records of every path under `dir`, or none if there are more than
+    /// [`INGEST_PRELOAD_RECORDS_MAX`] (or `dir` is not UTF-8).
+    fn load(store: &dyn Store, dir: &Path) -> Result<Preloaded, IngestError> {
+        let none = Preloaded {
+            prefix: None,
+            records: Default::default(),
+        };
+        let Some(dir) = dir.to_str() else {
+            return Ok(none);
+        };
+        let prefix = if dir.ends_with('/') {
+            dir.to_owned()
+        } else {
+            format!("{dir}/")
+        };
+        let found = store.sessions_with_path_prefix(&prefix, INGEST_PRELOAD_RECORDS_MAX)?;
+        if found.len() > INGEST_PRELOAD_RECORDS_MAX as usize {
+            return Ok(none);
+        }
+        Ok(Preloaded {
+            prefix: Some(prefix),
+            records: found.into_iter().map(|r| (r.path.clone(), r)).collect(),
+        })
+    }
+
+    /// The store's record of `path` as loaded, taken out (each file of a pass is looked at once);
+    /// `None` when `path` was not covered by the load, so it must be asked for.
+    fn take(&mut self, path: &str) -> Option<Option<SessionRecord>> {
+        let prefix = self.prefix.as_deref()?;
+        path.starts_with(prefix).then(|| self.records.remove(path))
+    }
+}
 
 /// Ingests every session file of `dir`'s agent in it.
 ///
@@ -270,6 +345,7 @@ pub fn ingest_dir(
     mut progress: impl FnMut(Progress),
 ) -> Result<(Report, Vec<(PathBuf, FileOutcome)>), IngestError> {
     let files = dir.session_files();
+    let mut preloaded = Preloaded::load(store, &dir.dir)?;
     let workspaces: Vec<Workspace> = store
         .workspaces()?
         .into_iter()
@@ -284,7 +360,7 @@ pub fn ingest_dir(
     let agent = dir.agent;
     let (job_tx, job_rx) = std::sync::mpsc::channel::<(usize, ReadJob)>();
     let job_rx = std::sync::Mutex::new(job_rx);
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Prepared>)>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Box<Prepared>>)>();
     std::thread::scope(|scope| -> Result<(), IngestError> {
         // The readers start with the first file that needs reading: a pass that finds nothing
         // new (a re-ingest, most of `watch`'s passes) starts no thread.
@@ -322,7 +398,7 @@ pub fn ingest_dir(
         // Triage and commits happen here, in file order; only reading runs on the readers, at
         // most INGEST_READ_AHEAD_FILES files at once. Each file carries the count of this pass's
         // commits when it was looked at: if more were made before its own, it is checked again.
-        let mut ready: std::collections::BTreeMap<usize, (u64, Prepared)> = Default::default();
+        let mut ready: std::collections::BTreeMap<usize, (u64, Box<Prepared>)> = Default::default();
         let mut seen_when_sent: std::collections::HashMap<usize, u64> = Default::default();
         let (mut triaged, mut want, mut commits) = (0usize, 0usize, 0u64);
         let result = (|| -> Result<(), IngestError> {
@@ -359,7 +435,7 @@ pub fn ingest_dir(
                 }
                 if triaged < files.len() && seen_when_sent.len() < INGEST_READ_AHEAD_FILES {
                     let path = files.get(triaged).ok_or(IngestError::Lost)?;
-                    match triage(store, agent, path)? {
+                    match triage(store, Some(&mut preloaded), agent, path)? {
                         Triage::Done(prepared) => {
                             ready.insert(triaged, (commits, prepared));
                         }
@@ -416,6 +492,9 @@ pub fn ingest_file(
 }
 
 /// What reading a file found, before anything is committed: the work that needs no order.
+/// Nearly a kilobyte (a session record, counts, what was read), handed from triage to the
+/// read-ahead map to the commit: boxed, so each hand-over moves a pointer, not the struct (those
+/// copies were the largest share of a re-ingest's time after the store's queries).
 struct Prepared {
     /// The store's record of this path when the file was read.
     existing: Option<SessionRecord>,
@@ -444,19 +523,19 @@ struct Scanned {
 }
 
 /// Classifies `path` against the store's record of it and reads what is new.
-fn prepare(store: &dyn Store, agent: Agent, path: &Path) -> Result<Prepared, IngestError> {
-    Ok(match triage(store, agent, path)? {
+fn prepare(store: &dyn Store, agent: Agent, path: &Path) -> Result<Box<Prepared>, IngestError> {
+    Ok(match triage(store, None, agent, path)? {
         Triage::Done(prepared) => prepared,
         Triage::Read(job) => job.read(agent, path),
     })
 }
 
 /// What a look at a file and the store's record of it decided, before reading the file.
-// Both variants are large (a session record and counts); each is made and moved once per file.
+// A job is large (a session record and counts); it is made and moved once per file to read.
 #[allow(clippy::large_enum_variant)]
 enum Triage {
     /// Nothing to read (unchanged, unreadable, not a session).
-    Done(Prepared),
+    Done(Box<Prepared>),
     /// New lines to read.
     Read(ReadJob),
 }
@@ -471,15 +550,21 @@ struct ReadJob {
 }
 
 /// The cheap part of [`prepare`]: the file's identity against the store's record (the header
-/// and the tail window re-hashed when it changed), in file order on the committing thread.
-fn triage(store: &dyn Store, agent: Agent, path: &Path) -> Result<Triage, IngestError> {
+/// and the tail window re-hashed when it changed), in file order on the committing thread. The
+/// record comes from `preloaded` when it covers `path`, else from the store.
+fn triage(
+    store: &dyn Store,
+    preloaded: Option<&mut Preloaded>,
+    agent: Agent,
+    path: &Path,
+) -> Result<Triage, IngestError> {
     let mut counts = Report::default();
     let done = |existing, counts, outcome| {
-        Ok(Triage::Done(Prepared {
+        Ok(Triage::Done(Box::new(Prepared {
             existing,
             counts,
             step: Step::Done(outcome),
-        }))
+        })))
     };
     let Some(path_str) = path.to_str() else {
         return done(None, counts, FileOutcome::NotASession);
@@ -488,6 +573,14 @@ fn triage(store: &dyn Store, agent: Agent, path: &Path) -> Result<Triage, Ingest
         Ok(i) => i,
         Err(e) => return done(None, counts, FileOutcome::Unreadable(e)),
     };
+    // A loaded record whose identity the file still has settles it; anything else is asked for.
+    if let Some(Some(rec)) = preloaded.and_then(|p| p.take(path_str))
+        && rec.agent == agent.as_str()
+        && rec.index_version == INDEX_VERSION
+        && rec.identity == identity
+    {
+        return done(Some(rec), counts, FileOutcome::Unchanged);
+    }
     let existing = store.session_by_path(path_str)?;
     // The record to append to, if the file only grew; else it is read from the start.
     let (append_to, reason) = match &existing {
@@ -514,7 +607,7 @@ fn triage(store: &dyn Store, agent: Agent, path: &Path) -> Result<Triage, Ingest
 impl ReadJob {
     /// The expensive part of [`prepare`]: reads, parses and hashes the file's new lines. Touches
     /// no store, so it runs on any thread.
-    fn read(self, agent: Agent, path: &Path) -> Prepared {
+    fn read(self, agent: Agent, path: &Path) -> Box<Prepared> {
         let ReadJob {
             existing,
             mut counts,
@@ -543,11 +636,11 @@ impl ReadJob {
             (Ok(scanned), Some(old)) => Step::Append { old, scanned },
             (Ok(scanned), None) => Step::Fresh { reason, scanned },
         };
-        Prepared {
+        Box::new(Prepared {
             existing,
             counts,
             step,
-        }
+        })
     }
 }
 
@@ -593,7 +686,7 @@ fn finish(
     workspaces: &[Workspace],
     agent: Agent,
     path: &Path,
-    prepared: Prepared,
+    prepared: Box<Prepared>,
     maybe_stale: bool,
     now_ms: i64,
     report: &mut Report,
@@ -805,8 +898,14 @@ fn commit(
     // Runs are cut over the whole generation; the new entries are moved in and back out rather
     // than copied.
     let old_len = old_entries.len();
-    let mut all = old_entries;
-    all.extend(new_entries);
+    // A new generation has no old entries: the new ones are taken as they are, not copied.
+    let mut all = if old_entries.is_empty() {
+        new_entries
+    } else {
+        let mut all = old_entries;
+        all.extend(new_entries);
+        all
+    };
     let agent = Agent::parse(&rec.agent).unwrap_or(Agent::Pi);
     let mut branch = cut_runs(agent, &all, &rec.malformed_lines, rec.torn);
     if rec.over_bounds
@@ -815,7 +914,11 @@ fn commit(
         // Lines past the bound were not read: the last run may go on there.
         last.mark_unknown("session exceeds the evidence line bound");
     }
-    let new_entries = all.split_off(old_len);
+    let new_entries = if old_len == 0 {
+        all
+    } else {
+        all.split_off(old_len)
+    };
     rec.branch_complete = branch.complete;
     rec.session_name = branch.session_name;
     rec.saved_model = branch.saved_model;
@@ -845,4 +948,150 @@ pub fn relocate_header(line: &str, new_cwd: &str) -> Option<String> {
     let mut v: serde_json::Value = serde_json::from_str(line).ok()?;
     *v.get_mut("cwd")? = serde_json::Value::String(new_cwd.to_owned());
     Some(v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte order with separators made `0` is `Path`'s order, on names that differ where a
+    /// separator meets a byte below and above it.
+    #[test]
+    fn paths_sort_as_path_orders_them() {
+        let names = [
+            "a", "a-b", "a.b", "a b", "a0", "a/b", "a/b/c", "a/b-c", "a/b.c", "a-/b", "ab", "a\\b",
+            "é", "é/a", "z", "Z", "~", "a/~", "a/ ", "a./b", "-", "--/a",
+        ];
+        for dir in ["/d", "/d/", "d", "/d//e", "/"] {
+            let mut paths: Vec<PathBuf> = names.iter().map(|n| Path::new(dir).join(n)).collect();
+            let mut expected = paths.clone();
+            expected.sort();
+            paths.reverse();
+            sort_paths(&mut paths);
+            assert_eq!(paths, expected, "under {dir:?}");
+        }
+    }
+
+    /// The listing as it was made before it was decided on names and depths: every `*.jsonl`
+    /// path, then filtered by its parsed path.
+    fn listed_by_paths(d: &AgentDir) -> Vec<PathBuf> {
+        fn all(dir: &Path) -> Vec<PathBuf> {
+            let mut out = Vec::new();
+            let mut stack = vec![(dir.to_path_buf(), 0usize)];
+            while let Some((d, depth)) = stack.pop() {
+                let Ok(rd) = std::fs::read_dir(&d) else {
+                    continue;
+                };
+                for entry in rd.flatten() {
+                    let Ok(ft) = entry.file_type() else { continue };
+                    let p = entry.path();
+                    if ft.is_dir() && depth < SCAN_MAX_DEPTH {
+                        stack.push((p, depth + 1));
+                    } else if !ft.is_dir()
+                        && p.extension().is_some_and(|e| e == "jsonl")
+                        && out.len() < SCAN_MAX_FILES
+                    {
+                        out.push(p);
+                    }
+                }
+            }
+            out.sort();
+            out
+        }
+        let files = all(&d.dir).into_iter();
+        match d.agent {
+            Agent::Pi => files.collect(),
+            Agent::Claude => files
+                .filter(|p| {
+                    p.parent()
+                        .and_then(Path::parent)
+                        .is_some_and(|grandparent| grandparent == d.dir)
+                })
+                .collect(),
+            Agent::Codex => files
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(CODEX_ROLLOUT_PREFIX))
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn each_agents_listing_is_the_one_made_from_parsed_paths() {
+        let root = tempfile::tempdir().unwrap();
+        let names = [
+            "a.jsonl",
+            ".jsonl",
+            "..jsonl",
+            "a.JSONL",
+            "a.jsonl.bak",
+            "jsonl",
+            "rollout-1.jsonl",
+            "rollout-.jsonl",
+            "rollout.jsonl",
+            "x.rollout-.jsonl",
+        ];
+        let dirs = [
+            "",
+            "p",
+            "p/q",
+            "p/q/r",
+            "p/q/r/s",
+            "rollout-d.jsonl",
+            "-a",
+            "a-",
+        ];
+        for d in dirs {
+            let d = root.path().join(d);
+            std::fs::create_dir_all(&d).unwrap();
+            for n in names {
+                let p = d.join(n);
+                if !p.exists() {
+                    std::fs::write(p, b"").unwrap();
+                }
+            }
+        }
+        std::os::unix::fs::symlink(root.path().join("a.jsonl"), root.path().join("p/l.jsonl"))
+            .unwrap();
+        for dir in [
+            root.path().to_path_buf(),
+            root.path().join("p"),
+            PathBuf::from(format!("{}/", root.path().display())),
+            root.path().join("p").join("..").join("p"),
+        ] {
+            for agent in Agent::ALL {
+                let d = AgentDir {
+                    agent,
+                    dir: dir.clone(),
+                };
+                let listed = d.session_files();
+                assert_eq!(listed, listed_by_paths(&d), "{agent:?} under {dir:?}");
+                assert!(!listed.is_empty() || agent == Agent::Codex);
+            }
+        }
+    }
+
+    #[test]
+    fn session_files_are_listed_in_path_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for rel in [
+            "a/x.jsonl",
+            "a-b/x.jsonl",
+            "a.jsonl",
+            "a/b/y.jsonl",
+            "ab.jsonl",
+            "a0/z.jsonl",
+        ] {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, b"").unwrap();
+        }
+        let listed = session_files(dir.path());
+        let mut expected = listed.clone();
+        expected.sort();
+        assert_eq!(listed, expected);
+        assert_eq!(listed.len(), 6);
+    }
 }

@@ -78,6 +78,22 @@ impl From<serde_json::Error> for StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// The least string greater than every string that starts with `prefix` (its last character
+/// that has a successor, moved to it, and what follows dropped), or `None` when there is none.
+/// UTF-8 orders strings by code point, so `prefix <= s < bound` holds exactly for the strings
+/// `s` that start with `prefix`.
+pub(crate) fn prefix_upper_bound(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32);
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
 /// Everything runread persists. Synchronous: async callers move calls onto a blocking thread.
 pub trait Store: Send + Sync {
     /// The UUID of this store, made on first use.
@@ -93,6 +109,11 @@ pub trait Store: Send + Sync {
 
     /// The session recorded for this file path, if any.
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>>;
+    /// The sessions recorded (on this host) for paths that start with `prefix`, byte for byte,
+    /// in no particular order: at most `limit + 1` of them, so that a caller can tell a complete
+    /// answer (≤ `limit`) from a cut one. One query instead of one [`Store::session_by_path`]
+    /// per file of a directory.
+    fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>>;
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>>;
     /// Entries of the session's current generation, in file order.
     fn entries(

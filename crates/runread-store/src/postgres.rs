@@ -1090,6 +1090,22 @@ impl Store for PostgresStore {
         })
     }
 
+    fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>> {
+        let take = i64::from(limit) + 1;
+        self.tx(Mode::Read, |t| {
+            // `starts_with` compares bytes whatever the database's collation.
+            t.query(
+                &format!(
+                    "SELECT {SESSION_COLS} FROM sessions WHERE host = $1 AND starts_with(path, $2) ORDER BY path LIMIT $3"
+                ),
+                &[&self.host, &prefix, &take],
+            )?
+            .iter()
+            .map(session_of)
+            .collect()
+        })
+    }
+
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
         self.tx(Mode::Read, |t| {
             t.query_opt(

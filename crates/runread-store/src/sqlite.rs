@@ -891,6 +891,31 @@ impl Store for SqliteStore {
         row.map(finish_session).transpose()
     }
 
+    fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>> {
+        let conn = self.reader()?;
+        let take = i64::from(limit) + 1;
+        // A range of the path index: from the prefix up to the first string past every string
+        // that starts with it (UTF-8 byte order is code point order, SQLite's BINARY collation).
+        let rows = match crate::prefix_upper_bound(prefix) {
+            Some(end) => conn
+                .prepare_cached(&format!(
+                    "SELECT {SESSION_COLS} FROM sessions WHERE path >= ?1 AND path < ?2 ORDER BY path LIMIT ?3"
+                ))?
+                .query_map(params![prefix, end, take], session_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?,
+            None => conn
+                .prepare_cached(&format!(
+                    "SELECT {SESSION_COLS} FROM sessions WHERE path >= ?1 ORDER BY path LIMIT ?2"
+                ))?
+                .query_map(params![prefix, take], session_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?,
+        };
+        rows.into_iter()
+            .filter(|(s, _, _)| s.path.starts_with(prefix))
+            .map(finish_session)
+            .collect()
+    }
+
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
         let conn = self.reader()?;
         let row = conn

@@ -315,6 +315,81 @@ fn a_path_taken_over_by_another_session_replaces_it(s: &dyn Store) {
     assert_eq!(runs, vec!["r2".to_owned()]);
 }
 
+/// `sessions_with_path_prefix` answers what `session_by_path` answers for each path under the
+/// prefix, byte for byte (no pattern characters, any UTF-8), and at most `limit + 1` records.
+fn sessions_under_a_path_prefix_are_those_session_by_path_finds(s: &dyn Store) {
+    let ws = s.add_workspace("/w", "w", 1).unwrap();
+    let paths = [
+        "/s/a/1.jsonl",
+        "/s/a/2.jsonl",
+        "/s/a/x/3.jsonl",
+        "/s/a.jsonl",
+        "/s/a0.jsonl",
+        "/s/ab/4.jsonl",
+        "/s/_/5.jsonl",
+        "/s/%/6.jsonl",
+        "/s/é/7.jsonl",
+        "/s/éa/8.jsonl",
+        "/s/\u{10FFFF}/9.jsonl",
+        "/s/\u{10FFFF}\u{10FFFF}.jsonl",
+        "/t/a/10.jsonl",
+    ];
+    for (i, p) in paths.iter().enumerate() {
+        s.commit_ingest(&IngestCommit {
+            session: support::session_at(&format!("s{i}"), p, &ws.id, 1),
+            new_generation: true,
+            new_entries: vec![],
+            runs: vec![],
+        })
+        .unwrap();
+    }
+    let under = |prefix: &str, limit: u32| -> Vec<String> {
+        let mut found: Vec<String> = s
+            .sessions_with_path_prefix(prefix, limit)
+            .unwrap()
+            .into_iter()
+            .map(|r| {
+                assert_eq!(s.session_by_path(&r.path).unwrap(), Some(r.clone()));
+                r.path
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let expect = |prefix: &str| -> Vec<String> {
+        let mut e: Vec<String> = paths
+            .iter()
+            .filter(|p| p.starts_with(prefix))
+            .map(|p| p.to_string())
+            .collect();
+        e.sort();
+        e
+    };
+    for prefix in [
+        "/s/a/",
+        "/s/a",
+        "/s/",
+        "/s/_/",
+        "/s/%/",
+        "/s/é/",
+        "/s/é",
+        "/s/\u{10FFFF}",
+        "/t/",
+        "/u/",
+        "/",
+        "",
+    ] {
+        assert_eq!(under(prefix, 100), expect(prefix), "prefix {prefix:?}");
+    }
+    assert_eq!(
+        under("/s/a/", 1).len(),
+        2,
+        "limit + 1: the caller sees it was cut"
+    );
+    assert_eq!(under("/s/a/", 0).len(), 1);
+    assert_eq!(under("/s/a/", 3).len(), 3);
+}
+
 fn start(id: &str, key: &str, at: i64, target: Option<Target>) -> StartRecord {
     StartRecord {
         meta: StartMeta {
@@ -532,6 +607,10 @@ const CHECKS: &[(&str, Check)] = &[
     (
         "runs_page_newest_first_filtered_and_bounded",
         runs_page_newest_first_filtered_and_bounded,
+    ),
+    (
+        "sessions_under_a_path_prefix_are_those_session_by_path_finds",
+        sessions_under_a_path_prefix_are_those_session_by_path_finds,
     ),
 ];
 

@@ -152,6 +152,20 @@ fn sessions_and_workspaces_are_namespaced_by_host() {
     assert_eq!(a.session_by_path(path).unwrap().unwrap().session_id, "sa");
     assert_eq!(b.session_by_path(path).unwrap().unwrap().session_id, "sb");
     assert!(gw.session_by_path(path).unwrap().is_none());
+    let under = |s: &PostgresStore| -> Vec<String> {
+        s.sessions_with_path_prefix("/home/dev/", 10)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.session_id)
+            .collect()
+    };
+    assert_eq!(
+        under(&a),
+        vec!["sa".to_owned()],
+        "a directory's records: this host's"
+    );
+    assert_eq!(under(&b), vec!["sb".to_owned()]);
+    assert!(under(&gw).is_empty());
     assert_eq!(gw.session("sa").unwrap().unwrap().workspace_id, wa.id);
 
     // A gateway serves runs from every host.

@@ -56,6 +56,9 @@ impl Store for Hooked {
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
         self.inner.session(session_id)
     }
+    fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>> {
+        self.inner.sessions_with_path_prefix(prefix, limit)
+    }
     fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
         self.inner.entries(session_id, generation)
     }
