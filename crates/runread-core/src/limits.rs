@@ -98,7 +98,7 @@ pub const PROCESS_SCAN_MAX: usize = 65_536;
 pub const SECRET_MIN_BYTES: usize = 8;
 /// Longest secret accepted, in UTF-8 bytes. Bounds how much text streaming must hold back.
 pub const SECRET_MAX_BYTES: usize = 256;
-/// Most secrets one [`Redactor`] accepts.
+/// Most secrets one [`Redactor`](crate::redact::Redactor) accepts.
 pub const SECRETS_MAX: usize = 4096;
 
 /// A call's input larger than this, serialized, is refused by the gate.
