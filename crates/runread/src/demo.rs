@@ -188,6 +188,10 @@ pub fn run() -> Result<(), String> {
     outln!(
         "  runread serve                       # http://127.0.0.1:7077/mcp, key in the x-runread-key header"
     );
+    outln!("or, without run ids, in the browser:");
+    outln!(
+        "  runread serve --console --open      # MCP, plus the owner's console: runs, grants, audit"
+    );
     Ok(())
 }
 
