@@ -11,8 +11,7 @@ pub(crate) fn artifact(home: &std::path::Path, store: Arc<dyn Store>, cmd: Artif
         mime,
         kind,
     } = cmd;
-    let keys =
-        Arc::new(runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e}"))?);
+    let keys = Arc::new(crate::servecmd::gate_keys(home)?);
     let secrets = runread_service::secrets::KnownSecrets::new(store.clone(), keys, vec![]);
     let (id, v) = runread_service::owner::add_artifact(
         &*store,

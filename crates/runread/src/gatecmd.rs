@@ -116,7 +116,7 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
 }
 
 pub fn rotate(home: &Path) -> Result<(), String> {
-    let keys = runread_gate::keys::FileKeys::open(home).map_err(|e| e.to_string())?;
+    let keys = crate::servecmd::gate_keys(home)?;
     let id = keys.rotate().map_err(|e| e.to_string())?;
     outln!("new sealing key {id} is current; older keys stay readable");
     Ok(())

@@ -62,8 +62,7 @@ pub(crate) fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) 
                 .ok_or("--to LABEL is required (who the key is for)")?;
             let now = now_ms();
             let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
-            let keys =
-                runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e}"))?;
+            let keys = crate::servecmd::gate_keys(home)?;
             let g = runread_service::owner::grant(
                 store,
                 &keys,

@@ -13,8 +13,7 @@ pub(crate) fn secret(home: &std::path::Path, store: &dyn Store, cmd: SecretCmd) 
                 .map_err(|e| format!("stdin: {e}"))?;
             let value = value.strip_suffix('\n').unwrap_or(&value);
             let value = value.strip_suffix('\r').unwrap_or(value);
-            let keys =
-                runread_gate::keys::FileKeys::open(home).map_err(|e| format!("gate keys: {e}"))?;
+            let keys = crate::servecmd::gate_keys(home)?;
             runread_service::owner::add_secret(store, &keys, &name, value, now_ms())
                 .map_err(|e| e.to_string())?;
             outln!(

@@ -3,19 +3,20 @@
 
 use super::*;
 
+/// The sealing keys of `home` (made on first use); every command that seals or unseals opens them
+/// here.
+pub(crate) fn gate_keys(home: &std::path::Path) -> Result<runread_gate::keys::FileKeys, String> {
+    runread_gate::keys::FileKeys::open(home)
+        .map_err(|e| format!("gate keys in {}: {e}", home.display()))
+}
+
 /// The service over `store`, with the sealing keys of `home` and its frozen binding registry.
 pub(crate) fn service(
     home: &std::path::Path,
     store: Arc<dyn Store>,
-    mut config: Config,
+    config: Config,
 ) -> Result<Arc<Service>, String> {
-    // Supervised proofs live in this home's journal: every service of the home checks them.
-    config.journal_root = Some(runread_supervise::journal_root(home));
-    let keys = runread_gate::keys::FileKeys::open(home)
-        .map_err(|e| format!("gate keys in {}: {e}", home.display()))?;
-    Service::new(store, Arc::new(keys), config)
-        .map(Arc::new)
-        .map_err(|e| format!("refusing to start: {e}"))
+    Ok(serving_service(home, store, config, Vec::new())?.0)
 }
 
 /// The service a serving process answers with (MCP, the console), masking also the `extra`
@@ -26,11 +27,9 @@ pub(crate) fn serving_service(
     mut config: Config,
     extra: Vec<String>,
 ) -> Result<(Arc<Service>, Arc<dyn runread_gate::keys::KeyProvider>), String> {
+    // Supervised proofs live in this home's journal: every service of the home checks them.
     config.journal_root = Some(runread_supervise::journal_root(home));
-    let keys: Arc<dyn runread_gate::keys::KeyProvider> = Arc::new(
-        runread_gate::keys::FileKeys::open(home)
-            .map_err(|e| format!("gate keys in {}: {e}", home.display()))?,
-    );
+    let keys: Arc<dyn runread_gate::keys::KeyProvider> = Arc::new(gate_keys(home)?);
     let service = Service::new(store, keys.clone(), config)
         .map_err(|e| format!("refusing to start: {e}"))?
         .with_extra_secrets(keys.clone(), extra);
