@@ -1,4 +1,5 @@
 //! Every artifact rule, each its own test, through the public API only.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;

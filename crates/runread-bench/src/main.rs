@@ -17,6 +17,8 @@
 //! start records and receipts durable in a SQLite file (synchronous=FULL), against the same with
 //! the store in memory (a measurement, not a product mode). Rounds interleave A and B; medians.
 #![forbid(unsafe_code)]
+// A measuring harness: a failed step must abort the measurement loudly, not be worked around.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 //! MCP's read key both ways, refusals that leak nothing, and the owner's whole loop — grant a
 //! run, read it over MCP with the shown key (runread's rmcp client), revoke it, see the read
 //! refused and both reads in the audit — on a real Pi session.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! Replays every committed fuzz input (`fuzz/corpus/NAME/`) through its target, on stable, in the
 //! normal test suite: what the fuzzer once covered (and any crash it found, once fixed) stays
 //! covered. A target whose corpus is missing or empty fails.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::path::PathBuf;
 

@@ -1,5 +1,6 @@
 //! The gate's guarantees, each a named test: order (start record before adapter), failures before
 //! the adapter, the deadline, and keys zeroized on every path.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};

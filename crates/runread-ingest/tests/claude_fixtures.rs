@@ -5,6 +5,7 @@
 //! a result without error is a completed run whose answer is exactly that result; an error result
 //! is a failed run; an interrupted step (no result, or `error_during_execution`) is a cancelled
 //! run.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::time::Duration;
 

@@ -5,6 +5,7 @@
 //! `turn.completed` is a completed run whose answer is the step's last `agent_message` item;
 //! `turn.failed` a failed run; a stream that stopped without either (an interrupt) a cancelled
 //! run.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::path::PathBuf;
 use std::time::Duration;

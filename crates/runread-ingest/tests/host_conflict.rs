@@ -1,5 +1,6 @@
 //! A session id another host already ingested into a shared store (the store answers
 //! `Conflict`) skips that one file: the pass goes on with every other session.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::collections::HashSet;
 use std::time::Duration;

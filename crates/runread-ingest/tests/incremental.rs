@@ -1,5 +1,6 @@
 //! Incremental ingest: unchanged files cost nothing, appends cost the new bytes, identity
 //! changes start a new generation.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::Write;
 use std::time::Duration;

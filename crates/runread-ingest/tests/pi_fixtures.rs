@@ -1,4 +1,5 @@
 //! Ingest of real Pi session files (fixtures/pi, written by Pi 0.73.1 through the harness).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::time::Duration;
 

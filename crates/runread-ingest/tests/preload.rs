@@ -2,6 +2,7 @@
 //! Its outcome must be the one a lookup per file gives, whatever changed between passes and
 //! whatever changes during one (this pass's own commits moving a session, another writer
 //! ingesting a file the pass has not reached yet).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! `watch` follows a session as the agent writes it: a run appears while running, then settles;
 //! a rewrite starts a new generation — with no manual ingest in between.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::Write;
 use std::sync::Arc;

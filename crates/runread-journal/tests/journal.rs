@@ -1,5 +1,6 @@
 //! The journal's promises: an entry counts only when its bytes hash to the stored digest and it
 //! names the run asked for; it is private; retention keeps the newest entries.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::os::unix::fs::PermissionsExt;
 

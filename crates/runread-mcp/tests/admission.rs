@@ -1,6 +1,7 @@
 //! The admission order, walked over real HTTP with a real MCP client (rmcp's) against a real
 //! server and a real Pi session: every refusal has its fixed code and never carries the answer,
 //! a path or a key.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -13,6 +13,7 @@
 //!
 //! The tests run one at a time (a file-wide lock): the soak measures this process's RSS, and the
 //! servers run in-process.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};

@@ -3,6 +3,7 @@
 //! result, history is messages rebuilt from Claude Code's one-line-per-block records, known
 //! secrets are masked across those events, metadata says what the session records with its
 //! source, and the work state shows Claude Code's subagents as children.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::time::Duration;
 

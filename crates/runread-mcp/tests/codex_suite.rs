@@ -4,6 +4,7 @@
 //! arguments or outputs, known secrets are masked, metadata says what `session_meta` and
 //! `turn_context` record with their sources, and a fork's inherited history is reported as the
 //! parent's — available, or a gap — never as the fork's own.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::time::Duration;
 

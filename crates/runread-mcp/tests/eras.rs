@@ -3,6 +3,7 @@
 //! the labels and the refusals are the same in every era; `--protocol modern` refuses the dated
 //! era. Clients: rmcp's own (as dated-era clients connect) and raw HTTP for what a client library
 //! would hide (headers, status codes, the bytes on the wire).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,6 +3,7 @@
 //! tool arguments, models, and split across two consecutive events — read back through MCP with
 //! random page sizes and chunk limits. Zero secret bytes out: no 8-byte window of a planted
 //! secret appears in anything a reader receives.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

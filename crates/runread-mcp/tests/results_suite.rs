@@ -1,5 +1,6 @@
 //! The results-read suite over MCP with a real client, on a real Pi session with thinking, tool
 //! calls, known secrets in a tool result and in the answer, and non-ASCII text at page edges.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

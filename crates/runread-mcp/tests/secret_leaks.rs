@@ -11,6 +11,7 @@
 //!
 //! The rule checked everywhere: no 12-byte window of the secret appears in anything a reader
 //! receives (structured content or text block), whatever the page size or chunk size.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

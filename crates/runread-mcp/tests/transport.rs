@@ -1,5 +1,6 @@
 //! The transport guards over real sockets: hosts, origins, forbidden headers, body size and
 //! deadline, and the in-flight cap — each refusal with its status, fixed code and no content.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

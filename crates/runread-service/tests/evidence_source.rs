@@ -2,6 +2,7 @@
 //! (issue 13, item 9): the store indexes lines, it keeps no copy of the conversation, and a file
 //! rewritten in place — even to the same size with its mtime restored — serves nothing it did
 //! not hold at ingest.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! `read_final_answer` through the service: the publication rule, the size limit at its edge,
 //! and every result valid against the tool's declared output schema.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! `get_run`: a low-sensitivity status projection; missing, cross-workspace and ungranted runs
 //! are indistinguishable.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! `read_history`'s read budget at its edge: a page reads at most `HISTORY_PAGE_READ_MAX_BYTES`
 //! of session lines and ends early rather than read more, its next page starting where it ended.
 //! The session is built here (lines of exact sizes), in Pi's v3 format.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! Admission step 7: a grant revoked after admission (here: just before the call's start record
 //! is written, while the call is inside the gate) lets nothing leave. The call is refused with
 //! `grant_revoked`, and its start record carries a refusal receipt, never `ok`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

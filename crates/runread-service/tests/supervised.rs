@@ -1,6 +1,7 @@
 //! The publication rule for supervised evidence, case by case, on a real Pi session and real
 //! journal entries: what the supervisor recorded decides the state; a missing or wrong proof
 //! never yields text; a stale record is not a claim.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
 use std::time::Duration;

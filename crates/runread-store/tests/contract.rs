@@ -1,6 +1,7 @@
 //! The contract every `Store` implementation passes. Each check takes a fresh store from a
 //! factory and runs against SQLite and against PostgreSQL (a fresh database per check, from
 //! `RUNREAD_TEST_PG`; see `support/mod.rs`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 mod support;
 

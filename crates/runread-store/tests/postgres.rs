@@ -1,5 +1,6 @@
 //! What only the PostgreSQL store has to show: several processes (and hosts) on one database,
 //! the schema's own guards, and failing closed — then recovering — when the database goes away.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Several processes open a new SQLite store at once (`serve`, `run` and `watch` started
 //! together): each migration is applied exactly once and all agree on one instance.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use runread_store::Store;
 use runread_store::sqlite::SqliteStore;

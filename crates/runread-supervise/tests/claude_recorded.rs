@@ -5,6 +5,7 @@
 //! `runread_testkit::reported`, never runread's own reading: when a run settles, what its
 //! candidate is, how its foreground ended, and what the verification against the session file
 //! accepts and refuses.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,7 @@
 //! (`manifest.json`), read with plain JSON by `runread_testkit::reported`, never runread's own
 //! reading: when a run settles, what its candidate is, how its foreground ended, and what the
 //! verification against the rollout file accepts and refuses. Also: how a Codex command is identified and made to stream.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;

@@ -1,6 +1,7 @@
 //! Killing the proof committer at random points — during journal writes, renames, read-backs,
 //! pruning and store acknowledgements — never leaves a journal entry that verifies but is wrong,
 //! nor a store acknowledgement (what makes an answer readable) without a verifying entry.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::collections::HashSet;
 use std::process::{Command, Stdio};

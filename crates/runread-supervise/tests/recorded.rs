@@ -1,6 +1,7 @@
 //! Supervision on real recorded Pi 0.73.1 event streams (`fixtures/pi/*/events-*.jsonl`) and the
 //! session files Pi wrote in the same runs: when a run settles, what its candidate is, and what
 //! the verification against the session file accepts and refuses.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::path::{Path, PathBuf};
 

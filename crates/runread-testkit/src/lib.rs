@@ -2,6 +2,8 @@
 //! `fixtures/pi` and `fixtures/claude`, written by the real agents) placed into that workspace,
 //! and helpers to read what the agent wrote independently of runread's own parser.
 #![forbid(unsafe_code)]
+// Test support: a failed setup step is a failed test, so panicking on it is the point.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod hooked;
 pub mod reported;

@@ -1,4 +1,5 @@
 //! The owner's CLI, as a user runs it: workspace, ingest, runs, grant (once), list, revoke, demo.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -2,6 +2,7 @@
 //! while clients read; afterwards every answer a client received must have its start record and
 //! its `ok` receipt in the store, and every start left without a receipt must be classified by
 //! `runread recover inspect` as an interrupted, retry-safe read.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::net::TcpListener;
 use std::path::Path;

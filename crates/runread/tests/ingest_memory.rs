@@ -2,6 +2,7 @@
 //! read line by line, holding one line (at most `EVIDENCE_LINE_MAX_BYTES`) and the index, never
 //! the whole file. Measured on the real binary: its peak resident set (`ru_maxrss` of the child,
 //! read by Python's `resource`, which every CI machine of this project has).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::Write;
 use std::path::Path;

@@ -10,6 +10,7 @@
 //! gives `unavailable`, never a cached answer.
 //!
 //! PostgreSQL missing is a failure with instructions (see `support::admin`), never a skip.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 #[path = "../../runread-store/tests/support/mod.rs"]
 mod support;

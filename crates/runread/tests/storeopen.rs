@@ -1,4 +1,5 @@
 //! Store selection (`crates/runread/src/storeopen.rs`), compiled here on its own.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 #[path = "../src/storeopen.rs"]
 #[allow(dead_code)]

@@ -1,6 +1,7 @@
 //! Supervised runs with the real agent: Pi 0.73.1 (installed by the harness on first use) driven
 //! through `runread run` against the scripted model server, then read through the service as a
 //! reader would. Each test is one behavior of supervised evidence as the README describes it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

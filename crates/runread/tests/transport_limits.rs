@@ -17,6 +17,7 @@
 //!
 //! One test at a time (a file-wide lock): several tests hold hundreds of sockets and the memory
 //! and CPU measurements read the server's `/proc` entries.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
