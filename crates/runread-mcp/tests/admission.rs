@@ -3,14 +3,12 @@
 //! a path or a key.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_mcp::client::{Client, ClientError};
-use runread_service::{Config, Service};
 use runread_store::{Grant, Store};
 use runread_testkit::Env;
 
@@ -22,7 +20,7 @@ struct Harness {
     key: String,
     grant: Grant,
     session_path: std::path::PathBuf,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _serving: runread_testkit::Serving,
 }
 
 impl Harness {
@@ -38,43 +36,16 @@ impl Harness {
             .max_by_key(|r| r.run.final_bytes)
             .unwrap();
         let answer = runread_testkit::answer(&run).unwrap();
-        let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*env.store,
-            &*env.keys(),
-            runread_service::owner::GrantRequest {
-                run_id: &run.target.run_id,
-                session_id: None,
-                features: vec![Feature::FinalAnswer],
-                expires_at_ms: now + 600_000,
-                label: "test",
-            },
-            now,
-        )
-        .unwrap();
-        let service =
-            Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(runread_mcp::server::serve(
-            service,
-            "127.0.0.1:0".parse().unwrap(),
-            move |a| {
-                let _ = tx.send(a);
-            },
-            async move {
-                let _ = stop_rx.await;
-            },
-        ));
-        let addr = rx.await.unwrap();
+        let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "test");
+        let serving = runread_testkit::serve::mcp(env.service()).await;
         Harness {
             env,
-            url: format!("http://{addr}/mcp"),
+            url: serving.url.clone(),
             answer,
             key: g.key,
             grant: g.grant,
             session_path,
-            _stop: stop,
+            _serving: serving,
         }
     }
 

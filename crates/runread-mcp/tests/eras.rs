@@ -5,7 +5,6 @@
 //! would hide (headers, status codes, the bytes on the wire).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
@@ -14,7 +13,6 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_mcp::client::{Client, ClientError};
 use runread_mcp::guards::{Allowed, Protocols};
-use runread_service::{Config, Service};
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -30,7 +28,7 @@ struct Served {
     url: String,
     key: String,
     target: Value,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _serving: runread_testkit::Serving,
 }
 
 async fn serve(protocols: Protocols) -> Served {
@@ -44,44 +42,21 @@ async fn serve(protocols: Protocols) -> Served {
         .into_iter()
         .max_by_key(|r| r.run.final_bytes)
         .unwrap();
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: None,
-            features: Feature::ALL.to_vec(),
-            expires_at_ms: now + 600_000,
-            label: "eras",
-        },
-        now,
-    )
-    .unwrap();
-    let service = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(runread_mcp::server::serve_with(
-        service,
-        "127.0.0.1:0".parse().unwrap(),
+    let g = env.grant(&run.target.run_id, Feature::ALL.to_vec(), "eras");
+    let serving = runread_testkit::serve::mcp_with(
+        env.service(),
         Allowed {
             protocols,
             ..Allowed::default()
         },
-        move |a| {
-            let _ = tx.send(a);
-        },
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
-    let addr = rx.await.unwrap();
+    )
+    .await;
     Served {
         env,
-        url: format!("http://{addr}/mcp"),
+        url: serving.url.clone(),
         key: g.key,
         target: serde_json::to_value(&g.grant.target).unwrap(),
-        _stop: stop,
+        _serving: serving,
     }
 }
 

@@ -2,14 +2,12 @@
 //! calls, known secrets in a tool result and in the answer, and non-ASCII text at page edges.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_mcp::client::{Client, ClientError};
-use runread_service::{Config, Service};
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -19,7 +17,7 @@ const SECRET_2: &str = "ghp_RUNREADtestTOKEN000000000000";
 struct Suite {
     env: Env,
     url: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _serving: runread_testkit::Serving,
 }
 
 impl Suite {
@@ -27,28 +25,14 @@ impl Suite {
         let env = Env::new();
         env.place(fixture, Duration::from_secs(60));
         env.ingest();
-        let keys = env.keys();
         for (name, value) in [("test-openai", SECRET_1), ("test-github", SECRET_2)] {
-            runread_service::owner::add_secret(&*env.store, &*keys, name, value, 1).unwrap();
+            env.add_secret(name, value);
         }
-        let service = Arc::new(Service::new(env.store.clone(), keys, Config::default()).unwrap());
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(runread_mcp::server::serve(
-            service,
-            "127.0.0.1:0".parse().unwrap(),
-            move |a| {
-                let _ = tx.send(a);
-            },
-            async move {
-                let _ = stop_rx.await;
-            },
-        ));
-        let addr = rx.await.unwrap();
+        let serving = runread_testkit::serve::mcp(env.service()).await;
         Suite {
             env,
-            url: format!("http://{addr}/mcp"),
-            _stop: stop,
+            url: serving.url.clone(),
+            _serving: serving,
         }
     }
 
@@ -56,20 +40,9 @@ impl Suite {
     async fn grant(&self, index: usize, features: Vec<Feature>) -> (Client, Value, String) {
         let mut runs = self.env.store.runs().unwrap();
         runs.sort_by_key(|r| r.run.start_line);
-        let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*self.env.store,
-            &*self.env.keys(),
-            runread_service::owner::GrantRequest {
-                run_id: &runs[index].target.run_id,
-                session_id: None,
-                features,
-                expires_at_ms: now + 600_000,
-                label: "suite",
-            },
-            now,
-        )
-        .unwrap();
+        let g = self
+            .env
+            .grant(&runs[index].target.run_id, features, "suite");
         let c = Client::connect(&self.url, &g.key).await.unwrap();
         (c, serde_json::to_value(&g.grant.target).unwrap(), g.key)
     }
@@ -272,20 +245,9 @@ async fn read_keys_are_known_secrets() {
         .into_iter()
         .find(|r| r.target.session_id == "quotes-key")
         .unwrap();
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*s.env.store,
-        &*s.env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: "u1",
-            session_id: Some("quotes-key"),
-            features: vec![Feature::FinalAnswer],
-            expires_at_ms: now + 60_000,
-            label: "t",
-        },
-        now,
-    )
-    .unwrap();
+    let g = s
+        .env
+        .grant_in("u1", Some("quotes-key"), vec![Feature::FinalAnswer], "t");
     let c = Client::connect(&s.url, &g.key).await.unwrap();
     let a = c
         .read_final_answer(&serde_json::to_value(&run.target).unwrap(), None, |_| {})

@@ -13,14 +13,12 @@
 //! receives (structured content or text block), whatever the page size or chunk size.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_mcp::client::Client;
-use runread_service::{Config, Service};
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -30,55 +28,25 @@ const WINDOW: usize = 12;
 
 struct Served {
     env: Env,
-    url: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    serving: runread_testkit::Serving,
 }
 
 async fn serve() -> Served {
     let env = Env::new();
     env.place("secrets-leaks", Duration::from_secs(60));
     env.ingest();
-    let keys = env.keys();
-    runread_service::owner::add_secret(&*env.store, &*keys, "leak", SECRET, 1).unwrap();
-    let service = Arc::new(Service::new(env.store.clone(), keys, Config::default()).unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(runread_mcp::server::serve(
-        service,
-        "127.0.0.1:0".parse().unwrap(),
-        move |a| {
-            let _ = tx.send(a);
-        },
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
-    let addr = rx.await.unwrap();
-    Served {
-        env,
-        url: format!("http://{addr}/mcp"),
-        _stop: stop,
-    }
+    env.add_secret("leak", SECRET);
+    let serving = runread_testkit::serve::mcp(env.service()).await;
+    Served { env, serving }
 }
 
 impl Served {
     async fn grant_all(&self) -> (Client, Value) {
         let run = self.env.store.runs().unwrap().remove(0);
-        let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*self.env.store,
-            &*self.env.keys(),
-            runread_service::owner::GrantRequest {
-                run_id: &run.target.run_id,
-                session_id: None,
-                features: Feature::ALL.to_vec(),
-                expires_at_ms: now + 600_000,
-                label: "leaks",
-            },
-            now,
-        )
-        .unwrap();
-        let c = Client::connect(&self.url, &g.key).await.unwrap();
+        let g = self
+            .env
+            .grant(&run.target.run_id, Feature::ALL.to_vec(), "leaks");
+        let c = Client::connect(&self.serving.url, &g.key).await.unwrap();
         (c, serde_json::to_value(&g.grant.target).unwrap())
     }
 }

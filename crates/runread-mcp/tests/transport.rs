@@ -4,12 +4,10 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::time::Duration;
 
 use runread_core::Feature;
 use runread_core::limits::{HTTP_BODY_MAX_BYTES, HTTP_MAX_IN_FLIGHT};
-use runread_service::{Config, Service};
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -17,6 +15,7 @@ struct Server {
     addr: SocketAddr,
     key: String,
     _env: Env,
+    _serving: runread_testkit::Serving,
     _rt: tokio::runtime::Runtime,
 }
 
@@ -25,34 +24,14 @@ fn start() -> Server {
     env.place("sample", Duration::from_secs(60));
     env.ingest();
     let run = env.store.runs().unwrap().into_iter().next().unwrap();
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: None,
-            features: vec![Feature::FinalAnswer],
-            expires_at_ms: now + 600_000,
-            label: "t",
-        },
-        now,
-    )
-    .unwrap();
-    let service = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "t");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    rt.spawn(runread_mcp::server::serve(
-        service,
-        "127.0.0.1:0".parse().unwrap(),
-        move |a| tx.send(a).unwrap(),
-        std::future::pending(),
-    ));
-    let addr = rx.recv().unwrap();
+    let serving = rt.block_on(runread_testkit::serve::mcp(env.service()));
     Server {
-        addr,
+        addr: serving.addr,
         key: g.key,
         _env: env,
+        _serving: serving,
         _rt: rt,
     }
 }

@@ -12,18 +12,10 @@ use serde_json::{Value, json};
 use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::{RunRecord, Store};
-use runread_testkit::Env;
+use runread_testkit::{Env, block_on};
 
 fn service(env: &Env) -> Arc<Service> {
     Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap())
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
 }
 
 fn grant(env: &Env, svc: &Arc<Service>, run: &RunRecord, features: Vec<Feature>) -> KeyContext {

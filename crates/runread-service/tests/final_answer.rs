@@ -11,7 +11,7 @@ use runread_core::limits::FINAL_ANSWER_MAX_BYTES;
 use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::Store;
-use runread_testkit::{Env, set_age};
+use runread_testkit::{Env, block_on, set_age};
 
 const SETTLED: Duration = Duration::from_secs(60);
 
@@ -24,14 +24,6 @@ fn service(env: &Env) -> Arc<Service> {
         )
         .unwrap(),
     )
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
 }
 
 /// Grants each run of the store (in file order) to its own fresh key; returns the admitted
@@ -64,7 +56,7 @@ fn grant_all(env: &Env, svc: &Arc<Service>) -> (Vec<KeyContext>, Vec<runread_sto
 
 fn call(svc: &Arc<Service>, ctx: &KeyContext, tool: &str, args: Value) -> Result<Value, ErrorCode> {
     let out = block_on(svc.call(Arc::new(ctx.clone()), tool, args, None))?;
-    validate(tool, &out.labeled.structured);
+    runread_testkit::serve::assert_declared_output(tool, &out.labeled.structured);
     Ok(out.labeled.structured)
 }
 
@@ -79,19 +71,6 @@ fn read(
         tools::READ_FINAL_ANSWER,
         json!({"target": target}),
     )
-}
-
-fn validate(tool: &str, value: &Value) {
-    let def = tools::by_name(tool).unwrap();
-    let validator = jsonschema::validator_for(&def.declared_output_schema()).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(value)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{tool} output breaks its schema: {errors:?}\n{value}"
-    );
 }
 
 /// A minimal v3 session whose one run ends with an assistant answer of `text`.

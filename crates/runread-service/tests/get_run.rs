@@ -10,15 +10,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::Store;
-use runread_testkit::Env;
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
+use runread_testkit::{Env, block_on};
 
 fn get_run(svc: &Arc<Service>, ctx: &KeyContext, target: Value) -> (Value, String) {
     let out = block_on(svc.call(
@@ -28,13 +20,7 @@ fn get_run(svc: &Arc<Service>, ctx: &KeyContext, target: Value) -> (Value, Strin
         None,
     ))
     .unwrap();
-    let def = tools::by_name(tools::GET_RUN).unwrap();
-    let validator = jsonschema::validator_for(&def.declared_output_schema()).unwrap();
-    assert!(
-        validator.is_valid(&out.labeled.structured),
-        "{}",
-        out.labeled.structured
-    );
+    runread_testkit::serve::assert_declared_output(tools::GET_RUN, &out.labeled.structured);
     (out.labeled.structured, out.labeled.text)
 }
 

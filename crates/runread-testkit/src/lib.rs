@@ -7,6 +7,9 @@
 
 pub mod hooked;
 pub mod reported;
+pub mod serve;
+
+pub use serve::{Serving, block_on, free_port};
 
 pub use reported::{
     CLAUDE_FIXTURES, CODEX_FIXTURES, Reported, ReportedStep, claude_steps, codex_steps, step_for,

@@ -4,7 +4,6 @@
 //! `runread recover inspect` as an interrupted, retry-safe read.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -16,19 +15,12 @@ use runread_core::Feature;
 use runread_store::Store;
 use runread_store::sqlite::SqliteStore;
 use runread_testkit::Env;
+use runread_testkit::free_port;
 
 /// How many times the server is killed.
 const KILL_CYCLES: u64 = 6;
 /// Concurrent clients per cycle.
 const CLIENTS: usize = 4;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn spawn_server(home: &Path, port: u16) -> Child {
     let child = Command::new(env!("CARGO_BIN_EXE_runread"))

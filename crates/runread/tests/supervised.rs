@@ -3,6 +3,7 @@
 //! reader would. Each test is one behavior of supervised evidence as the README describes it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_testkit::free_port;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -39,14 +40,6 @@ fn pi() -> &'static Path {
         assert!(out.status.success(), "installing Pi failed");
         PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
     })
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn wait_for(what: &str, mut f: impl FnMut() -> bool) {

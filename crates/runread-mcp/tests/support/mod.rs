@@ -1,20 +1,17 @@
 //! A served runread home for the agent suites: fixtures placed and ingested, one known secret
 //! registered, the MCP server on a loopback port, and a client per run with every feature granted.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use runread_core::Feature;
 use runread_mcp::client::Client;
-use runread_service::{Config, Service};
 use runread_store::{RunRecord, Store};
 use runread_testkit::Env;
 
 pub struct Served {
     pub env: Env,
     pub url: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    _serving: runread_testkit::Serving,
 }
 
 /// Serves a home whose sessions `place` put there, with `secret` known.
@@ -22,26 +19,12 @@ pub async fn serve(place: impl FnOnce(&Env), secret: &str) -> Served {
     let env = Env::new();
     place(&env);
     env.ingest();
-    let keys = env.keys();
-    runread_service::owner::add_secret(&*env.store, &*keys, "agent-test", secret, 1).unwrap();
-    let service = Arc::new(Service::new(env.store.clone(), keys, Config::default()).unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(runread_mcp::server::serve(
-        service,
-        "127.0.0.1:0".parse().unwrap(),
-        move |a| {
-            let _ = tx.send(a);
-        },
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
-    let addr = rx.await.unwrap();
+    env.add_secret("agent-test", secret);
+    let serving = runread_testkit::serve::mcp(env.service()).await;
     Served {
         env,
-        url: format!("http://{addr}/mcp"),
-        _stop: stop,
+        url: serving.url.clone(),
+        _serving: serving,
     }
 }
 
@@ -57,20 +40,12 @@ impl Served {
 
     /// A client holding a grant of every feature on `run`, and the run's target as JSON.
     pub async fn client(&self, run: &RunRecord) -> (Client, Value) {
-        let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*self.env.store,
-            &*self.env.keys(),
-            runread_service::owner::GrantRequest {
-                run_id: &run.target.run_id,
-                session_id: Some(&run.target.session_id),
-                features: Feature::ALL.to_vec(),
-                expires_at_ms: now + 600_000,
-                label: "agent-suite",
-            },
-            now,
-        )
-        .unwrap();
+        let g = self.env.grant_in(
+            &run.target.run_id,
+            Some(&run.target.session_id),
+            Feature::ALL.to_vec(),
+            "agent-suite",
+        );
         (
             Client::connect(&self.url, &g.key).await.unwrap(),
             serde_json::to_value(&g.grant.target).unwrap(),
