@@ -9,7 +9,7 @@ use runread_core::{ErrorCode, Target};
 use runread_store::{Receipt, StartMeta, StartOutcome, StartRecord, Store};
 
 use crate::keys::KeyProvider;
-use crate::registry::{ExecToken, Registry};
+use crate::registry::{Binding, ExecToken, Registry, Validators};
 use crate::seal::{self, Envelope, Sealed};
 use runread_core::limits::{GATE_INPUT_MAX_BYTES, GATE_OUTPUT_MAX_BYTES, REPLAY_WINDOW_MS};
 
@@ -88,6 +88,120 @@ impl Deadline {
         };
         f(&mut g)
     }
+
+    /// The adapter is about to run under `start_id`; false when the caller already gave up.
+    fn start(&self, start_id: &str) -> bool {
+        self.with(|p| match p {
+            Phase::TimedOut => false,
+            _ => {
+                *p = Phase::Running {
+                    start_id: start_id.to_owned(),
+                };
+                true
+            }
+        })
+    }
+
+    /// The adapter returned; false when it was too late (the caller already has `timeout`).
+    fn finish(&self) -> bool {
+        self.with(|p| match p {
+            Phase::TimedOut => false,
+            _ => {
+                *p = Phase::Finished;
+                true
+            }
+        })
+    }
+
+    /// The caller's deadline passed: what the call was doing then. A finished call keeps its
+    /// phase (its result is on the way); any other is timed out from now on.
+    fn expire(&self) -> Expired {
+        self.with(|p| match std::mem::replace(p, Phase::TimedOut) {
+            Phase::Running { start_id } => Expired::Running { start_id },
+            Phase::Admitting | Phase::TimedOut => Expired::BeforeAdapter,
+            Phase::Finished => {
+                *p = Phase::Finished;
+                Expired::Finished
+            }
+        })
+    }
+}
+
+/// What a call was doing when its deadline passed.
+enum Expired {
+    /// No adapter ran: the blocking thread receipts the call if it has a start record.
+    BeforeAdapter,
+    /// The adapter is running under this start record: the caller receipts the timeout.
+    Running { start_id: String },
+    /// The adapter returned just in time: its result is on the way.
+    Finished,
+}
+
+/// The admitted input as the gate seals and digests it: canonical (the same input gives the same
+/// digest whatever order its keys came in) and at most [`GATE_INPUT_MAX_BYTES`].
+struct ExactInput {
+    bytes: Vec<u8>,
+    digest: String,
+}
+
+impl ExactInput {
+    fn of(input: &Value) -> Result<ExactInput, ErrorCode> {
+        let bytes = runread_core::canonical::to_vec(input);
+        if bytes.len() > GATE_INPUT_MAX_BYTES {
+            return Err(ErrorCode::InvalidArguments);
+        }
+        let digest = digest(INPUT_DOMAIN, &[&bytes]);
+        Ok(ExactInput { bytes, digest })
+    }
+}
+
+/// An adapter's output that passed normalization: its schema, the size cap, and its digest for
+/// the receipt.
+struct Normalized {
+    output: Map<String, Value>,
+    bytes: u64,
+    result_digest: String,
+}
+
+/// Runs the binding's adapter; a panicking adapter is a refused call with its receipt, like any
+/// other failure.
+fn run_adapter(
+    binding: &Binding,
+    input: &Value,
+    reader: &(dyn Any + Send + Sync),
+) -> Result<Map<String, Value>, ErrorCode> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        binding.adapter.execute(&ExecToken::mint(), input, reader)
+    }))
+    .unwrap_or(Err(ErrorCode::Unavailable))
+}
+
+/// Normalizes `output` of the call `start_id` of `tool`: `None` when it does not match the
+/// tool's output schema or is over [`GATE_OUTPUT_MAX_BYTES`].
+fn normalize(
+    tool: &str,
+    validators: &Validators,
+    start_id: &str,
+    output: Map<String, Value>,
+) -> Option<Normalized> {
+    let value = Value::Object(output);
+    if !validators.output.is_valid(&value) {
+        tracing::error!(tool = %tool, "adapter output does not match its schema");
+        return None;
+    }
+    let bytes = runread_core::canonical::to_vec(&value);
+    if bytes.len() > GATE_OUTPUT_MAX_BYTES {
+        return None;
+    }
+    let result_digest = digest(RESULT_DOMAIN, &[start_id.as_bytes(), &bytes]);
+    let Value::Object(output) = value else {
+        return None;
+    };
+    Some(Normalized {
+        output,
+        bytes: bytes.len() as u64,
+        result_digest,
+    })
 }
 
 /// SHA-256 of `domain`, then each part prefixed with its length (so parts cannot run together).
@@ -193,37 +307,26 @@ impl Gate {
         });
         match tokio::time::timeout(limit, &mut task).await {
             Ok(joined) => joined.map_err(|_| ErrorCode::Unavailable)?,
-            Err(_elapsed) => {
-                let running = deadline.with(|p| match std::mem::replace(p, Phase::TimedOut) {
-                    Phase::Running { start_id } => Ok(Some(start_id)),
-                    Phase::Admitting | Phase::TimedOut => Ok(None),
-                    Phase::Finished => {
-                        *p = Phase::Finished;
-                        Err(())
-                    }
-                });
-                match running {
-                    // The adapter returned just in time: its result is on the way.
-                    Err(()) => task.await.map_err(|_| ErrorCode::Unavailable)?,
-                    Ok(start_id) => {
-                        if let Some(start_id) = start_id {
-                            let inner = self.inner.clone();
-                            let _ = tokio::task::spawn_blocking(move || {
-                                inner.receipt(&start_id, "timeout", None, None, 0)
-                            })
-                            .await;
-                        }
-                        Err(ErrorCode::Timeout)
-                    }
+            Err(_elapsed) => match deadline.expire() {
+                Expired::Finished => task.await.map_err(|_| ErrorCode::Unavailable)?,
+                Expired::BeforeAdapter => Err(ErrorCode::Timeout),
+                Expired::Running { start_id } => {
+                    let inner = self.inner.clone();
+                    let _ = tokio::task::spawn_blocking(move || {
+                        inner.receipt(&start_id, "timeout", None, None, 0)
+                    })
+                    .await;
+                    Err(ErrorCode::Timeout)
                 }
-            }
+            },
         }
     }
 }
 
 impl Inner {
     /// The gate proper, synchronous: start record, sealed input, adapter, normalized output,
-    /// receipt.
+    /// re-check, receipt. Each step below either hands the next its input or refuses the call;
+    /// from the durable start record on, every refusal is receipted.
     fn run(
         &self,
         call: Call,
@@ -231,17 +334,69 @@ impl Inner {
         deadline: &Deadline,
         recheck: impl FnOnce() -> Result<(), ErrorCode>,
     ) -> Result<GateOutput, ErrorCode> {
-        // Current binding.
         let binding = self
             .registry
             .get(&call.tool)
             .ok_or(ErrorCode::UnknownTool)?;
-        // Canonical: the same input gives the same digest whatever order its keys came in.
-        let input_bytes = runread_core::canonical::to_vec(&call.input);
-        if input_bytes.len() > GATE_INPUT_MAX_BYTES {
-            return Err(ErrorCode::InvalidArguments);
+        let input = ExactInput::of(&call.input)?;
+        let record = self.sealed_start(&call, binding, &input)?;
+        let stored = self.begin(&record, call.now_ms)?;
+        let start_id = stored.meta.start_id.clone();
+        let refuse = |code: ErrorCode| -> ErrorCode {
+            let outcome = format!("refused:{}", code.as_str());
+            let _ = self.receipt(&start_id, &outcome, None, None, call.now_ms);
+            code
+        };
+        // The adapter runs on what the store holds, not on the caller's copy.
+        let input = self.unseal(&stored).map_err(refuse)?;
+        let Some(validators) = binding.validators() else {
+            tracing::error!(tool = %call.tool, "a compiled-in schema does not compile");
+            return Err(refuse(ErrorCode::Unavailable));
+        };
+        if !validators.input.is_valid(&input) {
+            return Err(refuse(ErrorCode::InvalidArguments));
         }
-        let input_digest = digest(INPUT_DOMAIN, &[&input_bytes]);
+        // The caller gave up while the start record was written: no adapter runs.
+        if !deadline.start(&start_id) {
+            self.receipt(&start_id, "timeout", None, None, call.now_ms)?;
+            return Err(ErrorCode::Timeout);
+        }
+        let result = run_adapter(binding, &input, &*reader);
+        // A late result goes nowhere: the caller already has `timeout`, and its receipt.
+        if !deadline.finish() {
+            return Err(ErrorCode::Timeout);
+        }
+        let output = result.map_err(refuse)?;
+        let Some(normalized) = normalize(&call.tool, validators, &start_id, output) else {
+            self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
+            return Err(ErrorCode::Unavailable);
+        };
+        // Admission step 7, after all the call's reads and before its receipt: a grant revoked or
+        // a target moved meanwhile refuses the call, and its receipt says so (never `ok` for
+        // output that did not leave).
+        recheck().map_err(refuse)?;
+        self.receipt(
+            &start_id,
+            "ok",
+            Some(normalized.result_digest.clone()),
+            Some(normalized.bytes),
+            call.now_ms,
+        )?;
+        Ok(GateOutput {
+            start_id,
+            output: normalized.output,
+            result_digest: normalized.result_digest,
+        })
+    }
+
+    /// The call's start record with its input sealed under the current key; the key is dropped
+    /// (zeroized) right after.
+    fn sealed_start(
+        &self,
+        call: &Call,
+        binding: &Binding,
+        input: &ExactInput,
+    ) -> Result<StartRecord, ErrorCode> {
         let idempotency_key = match &call.request_id {
             Some(rid) => digest(
                 IDEMPOTENCY_DOMAIN,
@@ -249,17 +404,15 @@ impl Inner {
                     call.key_hash.as_bytes(),
                     rid.as_bytes(),
                     call.tool.as_bytes(),
-                    input_digest.as_bytes(),
+                    input.digest.as_bytes(),
                 ],
             ),
             None => random_id("once-")?,
         };
         let start_id = random_id("st-")?;
-
-        // Sealed input, under the current key; the key is dropped (zeroized) right after.
         let (key_id, key) = self.keys.current().map_err(|_| ErrorCode::Unavailable)?;
         let meta = StartMeta {
-            start_id: start_id.clone(),
+            start_id,
             idempotency_key,
             grant_id: call.grant_id.clone(),
             key_hash_prefix: call
@@ -270,119 +423,40 @@ impl Inner {
             tool: call.tool.clone(),
             binding_digest: binding.definition_digest.clone(),
             target: call.target.clone(),
-            input_digest,
+            input_digest: input.digest.clone(),
             sealed_key_id: key_id,
             created_at_ms: call.now_ms,
         };
         let sealed =
-            seal::seal(&key, &envelope(&meta), &input_bytes).map_err(|_| ErrorCode::Unavailable);
+            seal::seal(&key, &envelope(&meta), &input.bytes).map_err(|_| ErrorCode::Unavailable);
         drop(key);
         let sealed = sealed?;
-        let record = StartRecord {
+        Ok(StartRecord {
             meta,
             sealed_nonce: sealed.nonce.to_vec(),
             sealed_ciphertext: sealed.ciphertext,
-        };
+        })
+    }
 
-        // Durable start record before any adapter work; a replay finds the existing one.
-        let since = call.now_ms - REPLAY_WINDOW_MS;
-        let outcome = self.store.begin_call(&record, since).map_err(|e| {
+    /// Makes `record` durable before any adapter work (a replay within the window finds the
+    /// existing one) and returns the start record as the store holds it.
+    fn begin(&self, record: &StartRecord, now_ms: i64) -> Result<StartRecord, ErrorCode> {
+        let since = now_ms - REPLAY_WINDOW_MS;
+        let outcome = self.store.begin_call(record, since).map_err(|e| {
             tracing::warn!(error = %e, "start record not written");
             ErrorCode::Unavailable
         })?;
-        let start_id = match outcome {
-            StartOutcome::Created => start_id,
-            StartOutcome::Existing(existing) => existing.meta.start_id.clone(),
+        let start_id = match &outcome {
+            StartOutcome::Created => &record.meta.start_id,
+            StartOutcome::Existing(existing) => &existing.meta.start_id,
         };
-        // The adapter runs on what the store holds, not on the caller's copy.
-        let stored = self
-            .store
-            .start_record(&start_id)
+        self.store
+            .start_record(start_id)
             .map_err(|_| ErrorCode::Unavailable)?
             .ok_or_else(|| {
                 tracing::warn!("start record missing after commit");
                 ErrorCode::Unavailable
-            })?;
-        let refuse = |code: ErrorCode| -> ErrorCode {
-            let outcome = format!("refused:{}", code.as_str());
-            let _ = self.receipt(&start_id, &outcome, None, None, call.now_ms);
-            code
-        };
-        let input = self.unseal(&stored).map_err(refuse)?;
-        let Some(validators) = binding.validators() else {
-            tracing::error!(tool = %call.tool, "a compiled-in schema does not compile");
-            return Err(refuse(ErrorCode::Unavailable));
-        };
-        if !validators.input.is_valid(&input) {
-            return Err(refuse(ErrorCode::InvalidArguments));
-        }
-
-        // The caller gave up while the start record was written: no adapter runs.
-        let timed_out = deadline.with(|p| match p {
-            Phase::TimedOut => true,
-            _ => {
-                *p = Phase::Running {
-                    start_id: start_id.clone(),
-                };
-                false
-            }
-        });
-        if timed_out {
-            self.receipt(&start_id, "timeout", None, None, call.now_ms)?;
-            return Err(ErrorCode::Timeout);
-        }
-        // A panicking adapter is a refused call with its receipt, like any other failure.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            binding
-                .adapter
-                .execute(&ExecToken::mint(), &input, &*reader)
-        }))
-        .unwrap_or(Err(ErrorCode::Unavailable));
-        // A late result goes nowhere: the caller already has `timeout`, and its receipt.
-        let late = deadline.with(|p| match p {
-            Phase::TimedOut => true,
-            _ => {
-                *p = Phase::Finished;
-                false
-            }
-        });
-        if late {
-            return Err(ErrorCode::Timeout);
-        }
-        let output = result.map_err(refuse)?;
-
-        // Normalize: schema, size cap, result digest into the receipt.
-        let value = Value::Object(output);
-        if !validators.output.is_valid(&value) {
-            tracing::error!(tool = %call.tool, "adapter output does not match its schema");
-            self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
-            return Err(ErrorCode::Unavailable);
-        }
-        let bytes = runread_core::canonical::to_vec(&value);
-        if bytes.len() > GATE_OUTPUT_MAX_BYTES {
-            self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
-            return Err(ErrorCode::Unavailable);
-        }
-        let result_digest = digest(RESULT_DOMAIN, &[start_id.as_bytes(), &bytes]);
-        // Admission step 7, after all the call's reads and before its receipt: a grant revoked or
-        // a target moved meanwhile refuses the call, and its receipt says so (never `ok` for
-        // output that did not leave).
-        recheck().map_err(refuse)?;
-        self.receipt(
-            &start_id,
-            "ok",
-            Some(result_digest.clone()),
-            Some(bytes.len() as u64),
-            call.now_ms,
-        )?;
-        let Value::Object(output) = value else {
-            return Err(ErrorCode::Unavailable);
-        };
-        Ok(GateOutput {
-            start_id,
-            output,
-            result_digest,
-        })
+            })
     }
 
     fn unseal(&self, stored: &StartRecord) -> Result<Value, ErrorCode> {

@@ -12,6 +12,9 @@
 
 use serde_json::Value;
 
+pub use crate::events::Fault;
+use crate::events::{one_line, str_of};
+
 /// `system`/`init`: the session Claude Code works in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Init {
@@ -110,14 +113,6 @@ pub enum ClaudeEvent {
     Ignored,
 }
 
-/// A line that is not an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fault;
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
 /// A short, single-line description of a tool call's input for the terminal.
 pub fn tool_detail(input: Option<&Value>) -> String {
     const MAX_CHARS: usize = 120;
@@ -137,12 +132,7 @@ pub fn tool_detail(input: Option<&Value>) -> String {
         Some(v) => v.to_string(),
         None => String::new(),
     };
-    let line: String = raw.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out: String = line.chars().take(MAX_CHARS).collect();
-    if line.chars().count() > MAX_CHARS {
-        out.push('…');
-    }
-    out
+    one_line(&raw, MAX_CHARS)
 }
 
 fn uuid_of(v: &Value) -> Result<String, Fault> {

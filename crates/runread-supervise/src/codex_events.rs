@@ -16,6 +16,9 @@
 
 use serde_json::Value;
 
+pub use crate::events::Fault;
+use crate::events::{one_line, str_of};
+
 /// Longest command or other one-line detail kept for the terminal (in characters); the stream's
 /// own line bound (`EVENT_LINE_MAX_BYTES`) bounds everything else.
 pub const DETAIL_MAX_CHARS: usize = 120;
@@ -114,24 +117,6 @@ pub enum CodexEvent {
     },
     /// A known shape carrying nothing supervision uses, or an unknown event type.
     Ignored,
-}
-
-/// A line that is not an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fault;
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-/// `text` on one line, at most `max` characters (an ellipsis marks a cut).
-pub fn one_line(text: &str, max: usize) -> String {
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out: String = line.chars().take(max).collect();
-    if line.chars().count() > max {
-        out.push('…');
-    }
-    out
 }
 
 fn detail(v: &Value, key: &str) -> String {

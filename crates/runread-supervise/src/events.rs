@@ -74,12 +74,23 @@ pub enum Event {
     Ignored,
 }
 
-/// A line that is not an event.
+/// A line that is not an event (of any agent's stream).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fault;
 
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
+}
+
+/// `text` on one line, at most `max` characters (an ellipsis marks a cut): what the terminal
+/// shows of a tool call, a failure, an agent's version.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max {
+        out.push('…');
+    }
+    out
 }
 
 fn candidate_of(message: &Value) -> Option<Candidate> {
@@ -111,12 +122,7 @@ fn tool_detail(args: Option<&Value>) -> String {
         Some(v) => v.to_string(),
         None => String::new(),
     };
-    let line: String = raw.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out: String = line.chars().take(MAX_CHARS).collect();
-    if line.chars().count() > MAX_CHARS {
-        out.push('…');
-    }
-    out
+    one_line(&raw, MAX_CHARS)
 }
 
 /// Parses one line of the stream.

@@ -31,5 +31,6 @@ pub mod locate;
 pub mod proof;
 pub mod run;
 pub mod state;
+mod terminal;
 
 pub use run::{Options, Outcome, RunReport, StartError, journal_proof, journal_root, supervise};

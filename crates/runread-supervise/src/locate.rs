@@ -313,11 +313,7 @@ pub fn parse_version_output(out: &[u8]) -> Said {
         return Said::Bare(bare.to_owned());
     }
     const SHOWN_CHARS: usize = 60;
-    let one_line: String = trimmed.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut shown: String = one_line.chars().take(SHOWN_CHARS).collect();
-    if one_line.chars().count() > SHOWN_CHARS {
-        shown.push('…');
-    }
+    let shown = crate::events::one_line(trimmed, SHOWN_CHARS);
     Said::Other(if shown.is_empty() {
         "nothing".into()
     } else {

@@ -29,7 +29,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use runread_sessions::file::{self, EvidenceFile, ReadError};
-use runread_sessions::{EntrySummary, FileIdentity, Resume, Run, RunStatus, ScanError};
+use runread_sessions::{Branch, EntrySummary, FileIdentity, Resume, Run, RunStatus, ScanError};
 
 use crate::claude_state::ClaudeCandidate;
 use crate::codex_state::{self, CodexCandidate};
@@ -233,6 +233,17 @@ fn read_entries(
     Ok((file.identity(), scan.entries))
 }
 
+/// The whole file read as for a proof ([`read_entries`]), and its runs cut with the agent's rule.
+fn read_runs(
+    agent: AgentKind,
+    path: &Path,
+    pinned: &Pinned,
+) -> Result<(FileIdentity, Vec<EntrySummary>, Branch), Refusal> {
+    let (identity, entries) = read_entries(agent, path, pinned)?;
+    let branch = runread_sessions::cut_runs(agent.sessions(), &entries, &[], false);
+    Ok((identity, entries, branch))
+}
+
 /// Verifies one settled run: `user_message_sha256` and `candidate` from the stream.
 pub fn verify(
     path: &Path,
@@ -240,8 +251,7 @@ pub fn verify(
     user_message_sha256: &str,
     candidate: &Candidate,
 ) -> Result<Verified, Refusal> {
-    let (identity, entries) = read_entries(AgentKind::Pi, path, pinned)?;
-    let branch = runread_sessions::cut_runs(runread_sessions::Agent::Pi, &entries, &[], false);
+    let (identity, entries, branch) = read_runs(AgentKind::Pi, path, pinned)?;
     if !branch.complete {
         return Err(Refusal::BrokenChain);
     }
@@ -324,8 +334,7 @@ pub fn verify_claude(
     uuids: &[String],
     candidate: &ClaudeCandidate,
 ) -> Result<Verified, Refusal> {
-    let (identity, entries) = read_entries(AgentKind::Claude, path, pinned)?;
-    let branch = runread_sessions::cut_runs(runread_sessions::Agent::Claude, &entries, &[], false);
+    let (identity, entries, branch) = read_runs(AgentKind::Claude, path, pinned)?;
     if !branch.complete {
         return Err(Refusal::BrokenChain);
     }
@@ -399,8 +408,7 @@ pub fn verify_codex(
     pinned: &Pinned,
     candidate: &CodexCandidate,
 ) -> Result<Verified, Refusal> {
-    let (identity, entries) = read_entries(AgentKind::Codex, path, pinned)?;
-    let branch = runread_sessions::cut_runs(runread_sessions::Agent::Codex, &entries, &[], false);
+    let (identity, entries, branch) = read_runs(AgentKind::Codex, path, pinned)?;
     // A leaf the file no longer holds: not the file as pinned.
     let ours = codex_state::turns_after(&entries, pinned.leaf.as_deref())
         .ok_or(Refusal::BrokenChain)?

@@ -4,30 +4,31 @@
 //! until the agent and every process it left behind are gone.
 
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use runread_core::Target;
 use runread_core::limits::{EVENT_LINE_MAX_BYTES, SUPERVISOR_HEARTBEAT_MS};
 use runread_core::timefmt::now_ms;
 use runread_journal::{Entry, FORMAT, FileStamp, Journal, Namespace};
+use runread_sessions::EntrySummary;
 use runread_store::{Background, Foreground, Phase, Proof, Store, SupervisedRun, Workspace};
 
 use crate::census;
-use crate::claude_events::{self, Block, ClaudeEvent, UserKind};
-use crate::claude_state::{self, ClaudeSupervision, ClaudeTracked, NoCandidate};
-use crate::codex_events::{self, CodexEvent, ItemKind};
-use crate::codex_state::{self, CodexSupervision, CodexTracked, TurnEnd};
-use crate::events::{self, Event};
+use crate::claude_events::{self, ClaudeEvent};
+use crate::claude_state::{self, ClaudeCandidate, ClaudeSupervision, ClaudeTracked, NoCandidate};
+use crate::codex_events::{self, CodexEvent};
+use crate::codex_state::{self, CodexCandidate, CodexSupervision, CodexTracked, TurnEnd};
+use crate::events::{self, Candidate, Event};
 use crate::locate::{self, Agent, AgentKind};
 use crate::proof::{self, Pinned, Refusal, Verified};
 use crate::state::{Step, Supervision, Tracked};
+use crate::terminal::Terminal;
 
 /// Verification attempts at settle (the final line may still be on its way to the disk); a run
 /// still not verifiable is verified once more after the agent exited.
@@ -172,6 +173,79 @@ impl Machine {
         }
     }
 
+    /// A line that is not an event: it taints the run it falls in.
+    fn fault(&mut self) {
+        match self {
+            Machine::Pi(s) => s.fault(),
+            Machine::Claude(s) => s.fault(),
+            Machine::Codex(s) => s.fault(),
+        }
+    }
+
+    /// The run id of tracked run `n` in the session's index `entries`: Pi's by the
+    /// whole-message hash of its user prompt, Claude Code's by the prompt its first announced
+    /// message chains back to, Codex's as the turn that started after the pinned `leaf` (one of
+    /// `codex_turns`, in order).
+    fn run_start(
+        &self,
+        n: usize,
+        entries: &[EntrySummary],
+        leaf: Option<&str>,
+        codex_turns: &[String],
+    ) -> Option<String> {
+        match self {
+            Machine::Pi(sup) => {
+                let tracked = sup.runs.get(n)?;
+                entries
+                    .iter()
+                    .find(|e| {
+                        e.role.as_deref() == Some("user")
+                            && e.message_sha256.as_deref()
+                                == Some(tracked.user_message_sha256.as_str())
+                    })
+                    .map(|e| e.id.clone())
+            }
+            Machine::Claude(sup) => match sup.runs.get(n)?.uuids.first() {
+                Some(first) => claude_state::prompt_of(entries, first),
+                // Nothing announced yet (a retry before the first response): the one prompt
+                // written after the leaf pinned at start, if there is exactly one.
+                None if n + 1 == sup.runs.len() => claude_state::prompt_after(entries, leaf),
+                None => None,
+            },
+            Machine::Codex(_) => codex_turns.get(n).cloned(),
+        }
+    }
+
+    /// What the stream says run `n` answered: `not_on_branch` while it has no answer, `mismatch`
+    /// when Claude Code's stream contradicts itself.
+    fn claim(&self, n: usize) -> Result<Claim<'_>, Refusal> {
+        match self {
+            Machine::Pi(sup) => {
+                let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
+                Ok(Claim::Pi {
+                    user_message_sha256: &tracked.user_message_sha256,
+                    candidate: tracked.candidate.as_ref().ok_or(Refusal::NotOnBranch)?,
+                })
+            }
+            Machine::Claude(sup) => {
+                let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
+                let candidate = tracked.candidate().map_err(|e| match e {
+                    NoCandidate::NotAnswered => Refusal::NotOnBranch,
+                    NoCandidate::Differs => Refusal::Mismatch,
+                })?;
+                Ok(Claim::Claude {
+                    uuids: &tracked.uuids,
+                    candidate,
+                })
+            }
+            Machine::Codex(sup) => {
+                let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
+                let candidate = tracked.candidate().ok_or(Refusal::NotOnBranch)?;
+                Ok(Claim::Codex { candidate })
+            }
+        }
+    }
+
     fn phase(&self) -> Option<Phase> {
         match self {
             Machine::Pi(s) => s.phase(),
@@ -197,6 +271,76 @@ impl Machine {
     }
 }
 
+/// What the stream says run `n` answered, for the session file to show.
+enum Claim<'a> {
+    Pi {
+        user_message_sha256: &'a str,
+        candidate: &'a Candidate,
+    },
+    Claude {
+        uuids: &'a [String],
+        candidate: ClaudeCandidate,
+    },
+    Codex {
+        candidate: CodexCandidate,
+    },
+}
+
+impl Claim<'_> {
+    /// Verifies the claim against the session file at `path`, as `pinned`; and whether the
+    /// answer was cut off.
+    fn verify(&self, path: &Path, pinned: &Pinned) -> Result<(Verified, bool), Refusal> {
+        match self {
+            Claim::Pi {
+                user_message_sha256,
+                candidate,
+            } => proof::verify(path, pinned, user_message_sha256, candidate)
+                .map(|v| (v, candidate.truncated)),
+            Claim::Claude { uuids, candidate } => {
+                proof::verify_claude(path, pinned, uuids, candidate)
+                    .map(|v| (v, candidate.truncated))
+            }
+            // Codex reports a cut-off answer as a failed turn: a candidate is never truncated.
+            Claim::Codex { candidate } => {
+                proof::verify_codex(path, pinned, candidate).map(|v| (v, false))
+            }
+        }
+    }
+}
+
+/// Runs `read` up to [`SETTLE_ATTEMPTS`] times, [`SETTLE_RETRY_DELAY`] apart, while it refuses
+/// for a reason `retry` accepts (the file may still be on its way to the disk).
+async fn settling<T>(
+    mut read: impl FnMut() -> Result<T, Refusal>,
+    retry: impl Fn(Refusal) -> bool,
+) -> Result<T, Refusal> {
+    let mut attempt = 1;
+    loop {
+        match read() {
+            Err(r) if retry(r) && attempt < SETTLE_ATTEMPTS => {
+                attempt += 1;
+                tokio::time::sleep(SETTLE_RETRY_DELAY).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A run verified against the session file at `path`, as pinned.
+struct Checked {
+    verified: Verified,
+    path: PathBuf,
+    pinned: Pinned,
+    /// The answer was cut off (the agent's own stop reason).
+    truncated: bool,
+}
+
+/// The digests of a verified run's final message and of its text.
+struct FinalDigests {
+    message_sha256: String,
+    text_sha256: String,
+}
+
 struct Driver {
     store: Arc<dyn Store>,
     opts: Options,
@@ -219,171 +363,152 @@ struct Driver {
     supervising: bool,
     census_ok: bool,
     agent_pid: Option<u32>,
-    printed_text: bool,
+    terminal: Terminal,
 }
 
 impl Driver {
-    fn say(&self, line: &str) {
-        if self.opts.echo {
-            eprintln!("{line}");
-        }
-    }
-
-    fn render(&mut self, event: &Event) {
-        if !self.opts.echo {
-            return;
-        }
-        match event {
-            Event::TextDelta(t) => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(t.as_bytes());
-                let _ = out.flush();
-                self.printed_text = true;
-            }
-            Event::AssistantMessage { .. } if self.printed_text => {
-                println!();
-                self.printed_text = false;
-            }
-            Event::ToolStart { name, detail, .. } => eprintln!("  ▸ {name}: {detail}"),
-            Event::ToolEnd {
-                name,
-                is_error: true,
-                ..
-            } => eprintln!("  ▸ {name} failed"),
-            Event::RetryStart {
-                attempt,
-                max,
-                error,
-            } => {
-                eprintln!("  ⟳ provider error, retry {attempt}/{max}: {error}")
-            }
-            Event::CompactionStart => eprintln!("  ⋯ compacting the context"),
-            _ => {}
-        }
-    }
-
-    /// Claude Code's events for the terminal: the model's text on stdout, everything else on
-    /// stderr. Called before the event is applied (a failed tool's name is still known).
-    fn render_claude(&self, event: &ClaudeEvent) {
-        if !self.opts.echo {
-            return;
-        }
-        let Machine::Claude(sup) = &self.machine else {
-            return;
+    /// The driver of `agent`, started with `args`, before its first event.
+    fn new(
+        store: Arc<dyn Store>,
+        opts: Options,
+        agent: Agent,
+        args: &[OsString],
+        census_ok: bool,
+        agent_pid: Option<u32>,
+    ) -> Driver {
+        let (finder, machine) = match agent.kind {
+            AgentKind::Pi => (
+                Finder::Pi(locate::session_dirs(args, &opts.cwd)),
+                Machine::Pi(Supervision::new()),
+            ),
+            AgentKind::Claude => (
+                Finder::Claude(locate::claude_projects_dir()),
+                Machine::Claude(ClaudeSupervision::new()),
+            ),
+            AgentKind::Codex => (
+                Finder::Codex(locate::codex_sessions_dir()),
+                Machine::Codex(CodexSupervision::new()),
+            ),
         };
-        match event {
-            ClaudeEvent::Assistant {
-                blocks,
-                synthetic,
-                error,
-                sidechain,
-                ..
-            } => {
-                for b in blocks {
-                    match b {
-                        Block::Text(t) if (*synthetic || *error) && !sidechain => {
-                            eprintln!("  ✗ {}", one_line(t));
-                        }
-                        Block::Text(_) if *synthetic || *error => {}
-                        Block::Text(t) if !sidechain => {
-                            let mut out = std::io::stdout().lock();
-                            let _ = out.write_all(t.as_bytes());
-                            let _ = out.write_all(b"\n");
-                            let _ = out.flush();
-                        }
-                        Block::ToolUse { name, detail, .. } if *sidechain => {
-                            eprintln!("    ↳ {name}: {detail}")
-                        }
-                        Block::ToolUse { name, detail, .. } => eprintln!("  ▸ {name}: {detail}"),
-                        _ => {}
-                    }
-                }
-            }
-            ClaudeEvent::User {
-                kind: UserKind::ToolResults(results),
-                sidechain: false,
-                ..
-            } => {
-                for (id, is_error) in results {
-                    if *is_error {
-                        eprintln!("  ▸ {} failed", sup.tool_name(id).unwrap_or("tool"));
-                    }
-                }
-            }
-            ClaudeEvent::User {
-                kind: UserKind::Interrupt,
-                sidechain: false,
-                ..
-            } => eprintln!("  ⨯ interrupted"),
-            ClaudeEvent::Retry {
-                attempt,
-                max,
-                error,
-            } => eprintln!("  ⟳ provider error, retry {attempt}/{max}: {error}"),
-            ClaudeEvent::Status { compacting: true } => eprintln!("  ⋯ compacting the context"),
-            ClaudeEvent::TaskStarted { description } => eprintln!("  ↳ subagent: {description}"),
-            _ => {}
-        }
-    }
-
-    /// Codex's events for the terminal: the model's messages on stdout, everything else on
-    /// stderr. Called before the event is applied (an open tool's label is still known).
-    fn render_codex(&self, event: &CodexEvent) {
-        if !self.opts.echo {
-            return;
-        }
-        let Machine::Codex(sup) = &self.machine else {
-            return;
-        };
-        match event {
-            CodexEvent::ItemCompleted(item) => match &item.kind {
-                ItemKind::AgentMessage { text } => {
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(text.as_bytes());
-                    let _ = out.write_all(b"\n");
-                    let _ = out.flush();
-                }
-                ItemKind::FileChange { changes, .. } => {
-                    for (path, kind) in changes {
-                        eprintln!("  ▸ {kind}: {path}");
-                    }
-                    if item.kind.failed() {
-                        eprintln!("  ▸ file change failed");
-                    }
-                }
-                ItemKind::CommandExecution { exit_code, .. } if item.kind.failed() => {
-                    let label = sup.tool_label(&item.id).unwrap_or("command");
-                    match exit_code {
-                        Some(code) => eprintln!("  ▸ {label} failed (exit {code})"),
-                        None => eprintln!("  ▸ {label} failed"),
-                    }
-                }
-                ItemKind::McpToolCall { .. } if item.kind.failed() => {
-                    eprintln!("  ▸ {} failed", sup.tool_label(&item.id).unwrap_or("tool"));
-                }
-                ItemKind::Error { message } => eprintln!("  ! {message}"),
-                _ => {}
+        Driver {
+            store,
+            agent,
+            supervisor_id: uuid::Uuid::new_v4().to_string(),
+            host: runread_store::local_host(),
+            machine,
+            pin: SessionPin {
+                finder,
+                path: None,
+                pinned: None,
+                refused: None,
             },
-            CodexEvent::ItemStarted(item) if sup.tool_label(&item.id).is_none() => {
-                match &item.kind {
-                    ItemKind::CommandExecution { command, .. } => eprintln!("  ▸ {command}"),
-                    ItemKind::McpToolCall { server, tool, .. } => eprintln!("  ▸ {server}.{tool}"),
-                    ItemKind::WebSearch { query } => eprintln!("  ▸ web search: {query}"),
-                    _ => {}
+            located: Vec::new(),
+            proofs: Vec::new(),
+            retry_after_exit: Vec::new(),
+            foreground: Foreground::Running,
+            exit: None,
+            interrupted: false,
+            background: Background {
+                census_complete: false,
+                active: 0,
+                observed_at_ms: now_ms(),
+            },
+            supervising: true,
+            census_ok,
+            agent_pid,
+            terminal: Terminal::new(opts.echo),
+            opts,
+        }
+    }
+
+    /// Reads the agent's event stream to its end, passing signals on to the agent and keeping
+    /// the record fresh (census and heartbeat) meanwhile.
+    async fn follow_stream(&mut self, stdout: tokio::process::ChildStdout, signals: &mut Signals) {
+        let mut reader = BufReader::new(stdout);
+        let mut line = Vec::new();
+        let mut heartbeat = tokio::time::interval(Duration::from_millis(SUPERVISOR_HEARTBEAT_MS));
+        loop {
+            tokio::select! {
+                read = read_line_bounded(&mut reader, &mut line, EVENT_LINE_MAX_BYTES) => match read {
+                    Ok(Some(true)) => self.on_line(Some(&line)).await,
+                    Ok(Some(false)) => self.on_line(None).await,
+                    Ok(None) | Err(_) => break,
+                },
+                _ = signals.interrupt.recv() => signals.forward(rustix::process::Signal::INT),
+                _ = signals.terminate.recv() => signals.forward(rustix::process::Signal::TERM),
+                _ = signals.hangup.recv() => signals.forward(rustix::process::Signal::HUP),
+                _ = heartbeat.tick() => { self.refresh_census(); self.publish_all(); }
+            }
+        }
+    }
+
+    /// The agent exited with `status`: its foreground read with what its stream reported, the
+    /// runs the file was not ready for verified once more, the rest closed from how they ended.
+    /// Returns the exit code runread passes on.
+    async fn conclude(&mut self, status: ExitStatus, interrupted: bool) -> i32 {
+        let (foreground, exit, exit_code) = match &self.machine {
+            Machine::Pi(_) => foreground_of(status, interrupted),
+            Machine::Claude(sup) => claude_foreground(status, interrupted, &sup.runs),
+            Machine::Codex(sup) => codex_foreground(status, interrupted, &sup.runs),
+        };
+        self.foreground = foreground;
+        self.interrupted = interrupted;
+        self.exit = Some(exit);
+        self.pin_file_when_seen();
+        self.ingest_and_locate();
+        self.settle_leftovers().await;
+        self.close_runs();
+        self.refresh_census();
+        self.publish_all();
+        exit_code
+    }
+
+    /// Watches the processes the agent left behind until they are gone or a signal stops the
+    /// watch (not them), keeping the record fresh at the heartbeat.
+    async fn watch_background(&mut self, signals: &mut Signals) {
+        if self.background.active == 0 {
+            return;
+        }
+        self.terminal.say(&format!(
+            "runread: the agent exited but left {} process(es) running; watching them (Ctrl-C stops watching, not them)",
+            self.background.active
+        ));
+        let mut poll = tokio::time::interval(BACKGROUND_POLL);
+        let mut last_publish = now_ms();
+        loop {
+            tokio::select! {
+                _ = poll.tick() => {
+                    self.refresh_census();
+                    if self.background.active == 0 { break; }
+                    if now_ms() - last_publish >= SUPERVISOR_HEARTBEAT_MS as i64 {
+                        self.publish_all();
+                        last_publish = now_ms();
+                    }
                 }
+                _ = signals.interrupt.recv() => break,
+                _ = signals.terminate.recv() => break,
+                _ = signals.hangup.recv() => break,
             }
-            CodexEvent::Error { message } => eprintln!("  ✗ {message}"),
-            // Codex reports the failure as an `error` first: shown once.
-            CodexEvent::TurnFailed { message }
-                if sup
-                    .runs
-                    .last()
-                    .and_then(|r| r.last_error.as_ref())
-                    .is_none_or(|e| e != message) =>
-            {
-                eprintln!("  ✗ {message}")
-            }
-            _ => {}
+        }
+    }
+
+    /// How the invocation ended, once supervision stopped.
+    fn outcome(&self, exit_code: i32) -> Outcome {
+        let runs = (0..self.machine.run_count())
+            .map(|n| {
+                let located = self.located.get(n).cloned().flatten();
+                RunReport {
+                    run_id: located.as_ref().map(|(_, id)| id.clone()),
+                    target: located.map(|(t, _)| t),
+                    proof: self.proofs.get(n).cloned().unwrap_or(Proof::Pending),
+                }
+            })
+            .collect();
+        Outcome {
+            exit_code,
+            foreground: self.foreground,
+            runs,
+            background_left: self.background.active as usize,
         }
     }
 
@@ -405,21 +530,16 @@ impl Driver {
             self.pin.refused = Some(Refusal::OtherSession);
         }
         if let Some(path) = self.pin.finder.find(&session_id, &session_cwd) {
-            let mut attempt = 0;
-            let read = loop {
-                attempt += 1;
-                let read = match self.agent.kind {
+            let kind = self.agent.kind;
+            let read = settling(
+                || match kind {
                     AgentKind::Pi => proof::current_leaf(&path, &pinned),
                     AgentKind::Claude => proof::pin_claude(&path, &pinned),
                     AgentKind::Codex => proof::pin_codex(&path, &pinned),
-                };
-                match read {
-                    Err(r) if r == Refusal::Busy && attempt < SETTLE_ATTEMPTS => {
-                        tokio::time::sleep(SETTLE_RETRY_DELAY).await;
-                    }
-                    other => break other,
-                }
-            };
+                },
+                |r| r == Refusal::Busy,
+            )
+            .await;
             match read {
                 Ok((identity, leaf)) if identity.nlink == 1 => {
                     pinned.identity = Some(identity);
@@ -451,16 +571,14 @@ impl Driver {
     }
 
     /// Brings the store up to date with the session file and finds the run id of every tracked
-    /// run: Pi's by the whole-message hash of its user prompt, Claude Code's by the prompt its
-    /// first announced message chains back to, Codex's as the turn that started after the pin.
+    /// run.
     fn ingest_and_locate(&mut self) {
         let Some(path) = self.pin.path.clone() else {
             return;
         };
         let mut report = runread_ingest::Report::default();
-        let store = self.store.as_ref();
         if let Err(e) = runread_ingest::ingest_file(
-            store,
+            self.store.as_ref(),
             &self.opts.workspaces,
             self.agent.kind.sessions(),
             &path,
@@ -470,6 +588,12 @@ impl Driver {
             tracing::warn!(error = %e, "ingest during supervision failed");
             return;
         }
+        self.locate_runs(&path);
+    }
+
+    /// Finds the run id of every tracked run not located yet in the store's index of the pinned
+    /// session at `path` (see [`Machine::run_start`]).
+    fn locate_runs(&mut self, path: &Path) {
         let runs = self.machine.run_count();
         if self.located.len() == runs && self.located.iter().all(Option::is_some) {
             return;
@@ -477,6 +601,7 @@ impl Driver {
         let Some(pinned) = &self.pin.pinned else {
             return;
         };
+        let store = self.store.as_ref();
         let Ok(Some(session)) = store.session_by_path(&path.to_string_lossy()) else {
             return;
         };
@@ -498,35 +623,16 @@ impl Driver {
             if self.located.get(n).is_some_and(Option::is_some) {
                 continue;
             }
-            let start = match &self.machine {
-                Machine::Pi(sup) => sup.runs.get(n).and_then(|tracked| {
-                    entries
-                        .iter()
-                        .find(|e| {
-                            e.role.as_deref() == Some("user")
-                                && e.message_sha256.as_deref()
-                                    == Some(tracked.user_message_sha256.as_str())
-                        })
-                        .map(|e| e.id.clone())
-                }),
-                Machine::Claude(sup) => sup.runs.get(n).and_then(|tracked| {
-                    match tracked.uuids.first() {
-                        Some(first) => claude_state::prompt_of(&entries, first),
-                        // Nothing announced yet (a retry before the first response): the one
-                        // prompt written after the leaf pinned at start, if there is exactly one.
-                        None if n + 1 == runs => {
-                            claude_state::prompt_after(&entries, pinned.leaf.as_deref())
-                        }
-                        None => None,
-                    }
-                }),
-                Machine::Codex(_) => codex_turns.get(n).cloned(),
-            };
-            let Some(start) = start else {
+            let Some(start) =
+                self.machine
+                    .run_start(n, &entries, pinned.leaf.as_deref(), &codex_turns)
+            else {
                 continue;
             };
-            if let Ok(Some(run)) = store.run(&session.session_id, session.generation, &start) {
-                self.located[n] = Some((run.target.clone(), start));
+            if let Ok(Some(run)) = store.run(&session.session_id, session.generation, &start)
+                && let Some(slot) = self.located.get_mut(n)
+            {
+                *slot = Some((run.target.clone(), start));
             }
         }
     }
@@ -605,7 +711,7 @@ impl Driver {
     }
 
     /// Verifies run `n` with the agent's rule, retrying a file still being written.
-    async fn verify(&mut self, n: usize) -> Result<(Verified, PathBuf, Pinned, bool), Refusal> {
+    async fn verify(&mut self, n: usize) -> Result<Checked, Refusal> {
         if let Some(r) = self.pin.refused {
             return Err(r);
         }
@@ -615,71 +721,28 @@ impl Driver {
         }
         let path = self.pin.path.clone().ok_or(Refusal::NotFound)?;
         let pinned = self.pin.pinned.clone().ok_or(Refusal::NotFound)?;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let verified = match &self.machine {
-                Machine::Pi(sup) => {
-                    let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
-                    let candidate = tracked.candidate.as_ref().ok_or(Refusal::NotOnBranch)?;
-                    proof::verify(&path, &pinned, &tracked.user_message_sha256, candidate)
-                        .map(|v| (v, candidate.truncated))
-                }
-                Machine::Claude(sup) => {
-                    let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
-                    let candidate = tracked.candidate().map_err(|e| match e {
-                        NoCandidate::NotAnswered => Refusal::NotOnBranch,
-                        NoCandidate::Differs => Refusal::Mismatch,
-                    })?;
-                    proof::verify_claude(&path, &pinned, &tracked.uuids, &candidate)
-                        .map(|v| (v, candidate.truncated))
-                }
-                Machine::Codex(sup) => {
-                    let tracked = sup.runs.get(n).ok_or(Refusal::NotFound)?;
-                    let candidate = tracked.candidate().ok_or(Refusal::NotOnBranch)?;
-                    // Codex reports a cut-off answer as a failed turn: a candidate is never
-                    // truncated.
-                    proof::verify_codex(&path, &pinned, &candidate).map(|v| (v, false))
-                }
-            };
-            match verified {
-                Ok((v, truncated)) => return Ok((v, path, pinned, truncated)),
-                Err(r) if r.transient() && attempt < SETTLE_ATTEMPTS => {
-                    tokio::time::sleep(SETTLE_RETRY_DELAY).await;
-                }
-                Err(r) => return Err(r),
-            }
-        }
+        let claim = self.machine.claim(n)?;
+        let (verified, truncated) =
+            settling(|| claim.verify(&path, &pinned), Refusal::transient).await?;
+        Ok(Checked {
+            verified,
+            path,
+            pinned,
+            truncated,
+        })
     }
 
+    /// Proves run `n`: verified against the session file, the same run in the store, then the
+    /// proof in the journal. The caller records the proof in the store: that is the store's
+    /// acknowledgement, and it comes only after the entry is durable and read back.
     async fn prove(&mut self, n: usize) -> Result<Proof, Refusal> {
-        let (verified, path, pinned, truncated) = self.verify(n).await?;
+        let checked = self.verify(n).await?;
         // The store takes the run (the same file, read again through ingest) …
         self.ingest_and_locate();
         if matches!(self.agent.kind, AgentKind::Claude | AgentKind::Codex) {
             // Claude Code's and Codex's run is the one the file proved (the stream never names
             // its prompt, nor Codex's its turn).
-            let session = self
-                .store
-                .session_by_path(&path.to_string_lossy())
-                .ok()
-                .flatten()
-                .filter(|s| s.session_id == pinned.session_id)
-                .ok_or(Refusal::NotOnBranch)?;
-            let run = self
-                .store
-                .run(
-                    &session.session_id,
-                    session.generation,
-                    &verified.run.run_id,
-                )
-                .ok()
-                .flatten()
-                .ok_or(Refusal::NotOnBranch)?;
-            self.located.resize(self.machine.run_count(), None);
-            if let Some(slot) = self.located.get_mut(n) {
-                *slot = Some((run.target.clone(), verified.run.run_id.clone()));
-            }
+            self.locate_verified(n, &checked)?;
         }
         let (target, run_id) = self
             .located
@@ -687,9 +750,54 @@ impl Driver {
             .cloned()
             .flatten()
             .ok_or(Refusal::NotOnBranch)?;
+        let digests = self.stored_as_verified(&target, &run_id, &checked.verified)?;
+        // … then the proof goes to the journal, durably, and is read back.
+        let journal = Journal::at(&self.opts.journal_root, self.store.instance_id());
+        let entry = self.journal_entry(&target, run_id, &checked, digests);
+        journal_proof(&journal, &entry).map_err(|e| {
+            tracing::warn!(error = %e, "journal write failed");
+            Refusal::Journal
+        })
+    }
+
+    /// Locates run `n` as the run `verified` in the store's index of the pinned session.
+    fn locate_verified(&mut self, n: usize, checked: &Checked) -> Result<(), Refusal> {
+        let verified = &checked.verified;
+        let session = self
+            .store
+            .session_by_path(&checked.path.to_string_lossy())
+            .ok()
+            .flatten()
+            .filter(|s| s.session_id == checked.pinned.session_id)
+            .ok_or(Refusal::NotOnBranch)?;
+        let run = self
+            .store
+            .run(
+                &session.session_id,
+                session.generation,
+                &verified.run.run_id,
+            )
+            .ok()
+            .flatten()
+            .ok_or(Refusal::NotOnBranch)?;
+        self.located.resize(self.machine.run_count(), None);
+        if let Some(slot) = self.located.get_mut(n) {
+            *slot = Some((run.target.clone(), verified.run.run_id.clone()));
+        }
+        Ok(())
+    }
+
+    /// What the store ingested as `run_id` is what was verified: the same run, the same final
+    /// message, the same text. Returns the final message's and its text's digests.
+    fn stored_as_verified(
+        &self,
+        target: &Target,
+        run_id: &str,
+        verified: &Verified,
+    ) -> Result<FinalDigests, Refusal> {
         let stored = self
             .store
-            .run(&target.session_id, target.generation, &run_id)
+            .run(&target.session_id, target.generation, run_id)
             .ok()
             .flatten()
             .ok_or(Refusal::NotOnBranch)?;
@@ -703,7 +811,6 @@ impl Driver {
             .final_text_sha256
             .clone()
             .ok_or(Refusal::NotOnBranch)?;
-        // What the store ingested is what was verified: the same final message, the same text.
         if run_id != verified.run.run_id
             || stored.run.final_entry_id.as_deref() != Some(verified.final_entry_id.as_str())
             || stored.run.final_message_sha256.as_deref() != Some(message_sha256.as_str())
@@ -711,9 +818,22 @@ impl Driver {
         {
             return Err(Refusal::Mismatch);
         }
-        // … then the proof goes to the journal, durably, and is read back.
-        let journal = Journal::at(&self.opts.journal_root, self.store.instance_id());
-        let entry = Entry {
+        Ok(FinalDigests {
+            message_sha256,
+            text_sha256,
+        })
+    }
+
+    /// The journal entry proving run `run_id` of `target`, as `checked` in the session file.
+    fn journal_entry(
+        &self,
+        target: &Target,
+        run_id: String,
+        checked: &Checked,
+        digests: FinalDigests,
+    ) -> Entry {
+        let verified = &checked.verified;
+        Entry {
             format: FORMAT.into(),
             namespace: Namespace {
                 instance: target.instance.clone(),
@@ -725,130 +845,89 @@ impl Driver {
             supervisor_id: self.supervisor_id.clone(),
             agent: self.agent.kind.as_str().into(),
             agent_version: self.agent.version.clone(),
-            session_file: path.to_string_lossy().into_owned(),
+            session_file: checked.path.to_string_lossy().into_owned(),
             session_stamp: FileStamp {
                 dev: verified.identity.dev,
                 ino: verified.identity.ino,
                 size: verified.identity.size,
                 mtime_ns: verified.identity.mtime_ns,
             },
-            pinned_leaf: pinned.leaf.clone(),
-            start_entry_id: run_id.clone(),
+            pinned_leaf: checked.pinned.leaf.clone(),
+            start_entry_id: run_id,
             user_message_sha256: verified.user_message_sha256.clone(),
             final_entry_id: verified.final_entry_id.clone(),
-            message_sha256,
-            text_sha256,
+            message_sha256: digests.message_sha256,
+            text_sha256: digests.text_sha256,
             text_bytes: verified.text_bytes,
-            truncated,
+            truncated: checked.truncated,
             chain_len: verified.run.chain_len,
             verified_at_ms: now_ms(),
-        };
-        journal_proof(&journal, &entry).map_err(|e| {
-            tracing::warn!(error = %e, "journal write failed");
-            Refusal::Journal
-        })
-        // The caller records the proof in the store: that is the store's acknowledgement, and
-        // it comes only after the entry is durable and read back.
+        }
     }
 
+    /// One line of the stream (`None`: a line over the bound, skipped unread): a line that is
+    /// not an event taints the run it falls in; an event is shown, applied, and when it announced
+    /// the session, the session is pinned before anything else looks at the file.
     async fn on_line(&mut self, line: Option<&[u8]>) {
-        match self.agent.kind {
-            AgentKind::Pi => self.on_pi_line(line).await,
-            AgentKind::Claude => self.on_claude_line(line).await,
-            AgentKind::Codex => self.on_codex_line(line).await,
-        }
-    }
-
-    async fn on_pi_line(&mut self, line: Option<&[u8]>) {
-        let event = match line.map(events::parse) {
-            Some(Ok(e)) => e,
-            _ => {
-                if let Machine::Pi(sup) = &mut self.machine {
-                    sup.fault();
-                }
-                return;
-            }
-        };
-        self.render(&event);
-        let Machine::Pi(sup) = &mut self.machine else {
+        let had_session = self.machine.session().is_some();
+        let Some((step, persisted)) = line.and_then(|line| self.apply_line(line)) else {
+            self.machine.fault();
             return;
         };
-        let had_header = sup.header.is_some();
-        let step = sup.apply(&event);
-        let has_header = sup.header.is_some();
-        if !had_header && has_header {
+        if !had_session && self.machine.session().is_some() {
             self.pin_at_start().await;
         }
-        let persisted = matches!(
-            event,
-            Event::UserMessage { .. } | Event::AssistantMessage { .. } | Event::OtherMessageEnd
-        );
         self.after_step(step, persisted).await;
     }
 
-    async fn on_claude_line(&mut self, line: Option<&[u8]>) {
-        let event = match line.map(claude_events::parse) {
-            Some(Ok(e)) => e,
-            _ => {
-                if let Machine::Claude(sup) = &mut self.machine {
-                    sup.fault();
-                }
-                return;
+    /// Parses `line` as the agent's event, shows it (before applying it: a failed tool's name is
+    /// still known) and applies it. Returns the step, and whether the event is one the session
+    /// file holds or is about to (worth a look at the file); `None` for a line that is not an
+    /// event.
+    fn apply_line(&mut self, line: &[u8]) -> Option<(Step, bool)> {
+        match &mut self.machine {
+            Machine::Pi(sup) => {
+                let event = events::parse(line).ok()?;
+                self.terminal.pi(&event);
+                let persisted = matches!(
+                    event,
+                    Event::UserMessage { .. }
+                        | Event::AssistantMessage { .. }
+                        | Event::OtherMessageEnd
+                );
+                Some((sup.apply(&event), persisted))
             }
-        };
-        self.render_claude(&event);
-        let Machine::Claude(sup) = &mut self.machine else {
-            return;
-        };
-        let had_init = sup.init.is_some();
-        let step = sup.apply(&event);
-        let has_init = sup.init.is_some();
-        if !had_init && has_init {
-            self.pin_at_start().await;
-        }
-        // Messages of the run are in the file (or about to be); a retry before the first one
-        // is worth a look for the prompt, to show the run as retrying.
-        let persisted = matches!(
-            event,
-            ClaudeEvent::Assistant {
-                sidechain: false,
-                ..
-            } | ClaudeEvent::User {
-                sidechain: false,
-                ..
-            } | ClaudeEvent::Retry { .. }
-                | ClaudeEvent::Result(_)
-        );
-        self.after_step(step, persisted).await;
-    }
-
-    async fn on_codex_line(&mut self, line: Option<&[u8]>) {
-        let event = match line.map(codex_events::parse) {
-            Some(Ok(e)) => e,
-            _ => {
-                if let Machine::Codex(sup) = &mut self.machine {
-                    sup.fault();
-                }
-                return;
+            Machine::Claude(sup) => {
+                let event = claude_events::parse(line).ok()?;
+                self.terminal.claude(&event, sup);
+                // Messages of the run are in the file (or about to be); a retry before the first
+                // one is worth a look for the prompt, to show the run as retrying.
+                let persisted = matches!(
+                    event,
+                    ClaudeEvent::Assistant {
+                        sidechain: false,
+                        ..
+                    } | ClaudeEvent::User {
+                        sidechain: false,
+                        ..
+                    } | ClaudeEvent::Retry { .. }
+                        | ClaudeEvent::Result(_)
+                );
+                Some((sup.apply(&event), persisted))
             }
-        };
-        self.render_codex(&event);
-        let Machine::Codex(sup) = &mut self.machine else {
-            return;
-        };
-        let had_thread = sup.thread_id.is_some();
-        let step = sup.apply(&event);
-        let has_thread = sup.thread_id.is_some();
-        if !had_thread && has_thread {
-            self.pin_at_start().await;
+            Machine::Codex(sup) => {
+                let event = codex_events::parse(line).ok()?;
+                self.terminal.codex(&event, sup);
+                // Codex writes the turn's start before it announces it, and each item before or
+                // as it announces it: everything from `turn.started` on is worth a look at the
+                // file.
+                let persisted = !matches!(
+                    event,
+                    CodexEvent::ThreadStarted { .. } | CodexEvent::Ignored
+                );
+                Some((sup.apply(&event), persisted))
+            }
         }
-        // Codex writes the turn's start before it announces it, and each item before or as it
-        // announces it: everything from `turn.started` on is worth a look at the file.
-        let persisted = !matches!(
-            event,
-            CodexEvent::ThreadStarted { .. } | CodexEvent::Ignored
-        );
-        self.after_step(step, persisted).await;
     }
 
     async fn after_step(&mut self, step: Step, persisted: bool) {
@@ -911,17 +990,6 @@ fn pi_close(run: &Tracked) -> Proof {
     }
 }
 
-/// Shortened to one line for the terminal.
-fn one_line(text: &str) -> String {
-    const MAX_CHARS: usize = 200;
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out: String = line.chars().take(MAX_CHARS).collect();
-    if line.chars().count() > MAX_CHARS {
-        out.push('…');
-    }
-    out
-}
-
 /// Writes `entry` to `journal` (atomically, durably, read back and hash-checked) and returns the
 /// proof that names it, for the store to acknowledge. Nothing names an entry before this returns.
 pub fn journal_proof(
@@ -969,26 +1037,16 @@ pub fn claude_foreground(
     interrupted: bool,
     runs: &[ClaudeTracked],
 ) -> (Foreground, String, i32) {
-    let (fg, exit, code) = foreground_of(status, interrupted);
     let reported = |o: &claude_events::Outcome| !o.aborted() && (o.answered() || o.is_error);
     let all_reported = !runs.is_empty()
         && runs
             .iter()
             .all(|r| !r.interrupted && r.outcome.as_ref().is_some_and(reported));
-    let fg = match (status.code(), fg) {
-        (Some(0), Foreground::Completed) if !all_reported => Foreground::Cancelled,
-        (Some(EXIT_REPORTED_FAILURE), Foreground::Failed | Foreground::Cancelled)
-            if all_reported
-                && runs
-                    .last()
-                    .and_then(|r| r.outcome.as_ref())
-                    .is_some_and(|o| o.is_error) =>
-        {
-            Foreground::Completed
-        }
-        (_, fg) => fg,
-    };
-    (fg, exit, code)
+    let last_failed = runs
+        .last()
+        .and_then(|r| r.outcome.as_ref())
+        .is_some_and(|o| o.is_error);
+    reported_foreground(status, interrupted, all_reported, last_failed)
 }
 
 /// Codex's exit read with what it reported on its stream. It exits 0 after `turn.completed`, and
@@ -999,16 +1057,28 @@ pub fn codex_foreground(
     interrupted: bool,
     runs: &[CodexTracked],
 ) -> (Foreground, String, i32) {
-    let (fg, exit, code) = foreground_of(status, interrupted);
     let all_reported = !runs.is_empty() && runs.iter().all(|r| r.end.is_some());
+    let last_failed = runs
+        .last()
+        .is_some_and(|r| matches!(r.end, Some(TurnEnd::Failed(_))));
+    reported_foreground(status, interrupted, all_reported, last_failed)
+}
+
+/// An exit read with the stream of an agent that reports each run's end (Claude Code, Codex):
+/// exit 0 with a run that did not report its end is stopped, not done; exit
+/// [`EXIT_REPORTED_FAILURE`] once every run reported its end and the last one a failure is the
+/// agent's normal end.
+fn reported_foreground(
+    status: ExitStatus,
+    interrupted: bool,
+    all_reported: bool,
+    last_failed: bool,
+) -> (Foreground, String, i32) {
+    let (fg, exit, code) = foreground_of(status, interrupted);
     let fg = match (status.code(), fg) {
-        // Exit 0 with no turn end on the stream: stopped, not done.
         (Some(0), Foreground::Completed) if !all_reported => Foreground::Cancelled,
         (Some(EXIT_REPORTED_FAILURE), Foreground::Failed | Foreground::Cancelled)
-            if all_reported
-                && runs
-                    .last()
-                    .is_some_and(|r| matches!(r.end, Some(TurnEnd::Failed(_)))) =>
+            if all_reported && last_failed =>
         {
             Foreground::Completed
         }
@@ -1023,6 +1093,44 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
     let agent = locate::identify(&opts.command, &opts.cwd)
         .await
         .map_err(StartError::Unsupported)?;
+    let Started {
+        mut child,
+        stdout,
+        args,
+        census_ok,
+    } = start(&agent, &opts)?;
+    let agent_pid = child.id();
+    let mut d = Driver::new(store, opts, agent, &args, census_ok, agent_pid);
+    if !census_ok {
+        d.terminal.say("runread: cannot become the subreaper of the agent's processes; background coverage stays incomplete");
+    }
+    let mut signals = Signals::install(agent_pid).map_err(StartError::Spawn)?;
+    d.follow_stream(stdout, &mut signals).await;
+    let status = wait_for_exit(&mut child, &mut signals)
+        .await
+        .map_err(StartError::Spawn)?;
+    let exit_code = d.conclude(status, signals.interrupted).await;
+    // What the agent left behind keeps the run from counting as done: keep watching (and the
+    // record fresh) until it is gone, or until the user stops watching.
+    d.watch_background(&mut signals).await;
+    d.supervising = false;
+    d.publish_all();
+    Ok(d.outcome(exit_code))
+}
+
+/// The agent, started with its event stream.
+struct Started {
+    child: tokio::process::Child,
+    stdout: tokio::process::ChildStdout,
+    /// What it was started with: its own arguments and the event stream's.
+    args: Vec<OsString>,
+    /// runread is the subreaper of what the agent leaves behind.
+    census_ok: bool,
+}
+
+/// Starts the agent with its event stream on a pipe, in its own process group (so that a signal
+/// reaches everything it runs), once runread has tried to become the subreaper of its processes.
+fn start(agent: &Agent, opts: &Options) -> Result<Started, StartError> {
     let (program, rest) = opts
         .command
         .split_first()
@@ -1038,149 +1146,65 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
         .process_group(0)
         .spawn()
         .map_err(StartError::Spawn)?;
-    let agent_pid = child.id();
     let stdout = child
         .stdout
         .take()
         .ok_or_else(|| StartError::Spawn(std::io::Error::other("no stdout")))?;
-    let (finder, machine) = match agent.kind {
-        AgentKind::Pi => (
-            Finder::Pi(locate::session_dirs(&args, &opts.cwd)),
-            Machine::Pi(Supervision::new()),
-        ),
-        AgentKind::Claude => (
-            Finder::Claude(locate::claude_projects_dir()),
-            Machine::Claude(ClaudeSupervision::new()),
-        ),
-        AgentKind::Codex => (
-            Finder::Codex(locate::codex_sessions_dir()),
-            Machine::Codex(CodexSupervision::new()),
-        ),
-    };
-    let mut d = Driver {
-        store,
-        agent,
-        supervisor_id: uuid::Uuid::new_v4().to_string(),
-        host: runread_store::local_host(),
-        machine,
-        pin: SessionPin {
-            finder,
-            path: None,
-            pinned: None,
-            refused: None,
-        },
-        located: Vec::new(),
-        proofs: Vec::new(),
-        retry_after_exit: Vec::new(),
-        foreground: Foreground::Running,
-        exit: None,
-        interrupted: false,
-        background: Background {
-            census_complete: false,
-            active: 0,
-            observed_at_ms: now_ms(),
-        },
-        supervising: true,
+    Ok(Started {
+        child,
+        stdout,
+        args,
         census_ok,
-        agent_pid,
-        printed_text: false,
-        opts,
-    };
-    if !census_ok {
-        d.say("runread: cannot become the subreaper of the agent's processes; background coverage stays incomplete");
+    })
+}
+
+/// The signals runread takes over while it supervises: while the agent runs they are passed on
+/// to its process group; once it has exited they stop the watch of what it left behind.
+struct Signals {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+    agent_pid: Option<u32>,
+    /// runread passed an interrupt (or a termination) on to the agent.
+    interrupted: bool,
+}
+
+impl Signals {
+    fn install(agent_pid: Option<u32>) -> std::io::Result<Signals> {
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+            agent_pid,
+            interrupted: false,
+        })
     }
-    let mut interrupt = signal(SignalKind::interrupt()).map_err(StartError::Spawn)?;
-    let mut terminate = signal(SignalKind::terminate()).map_err(StartError::Spawn)?;
-    let mut hangup = signal(SignalKind::hangup()).map_err(StartError::Spawn)?;
-    let mut interrupted = false;
-    let forward = |sig: rustix::process::Signal| {
-        if let Some(pid) = agent_pid
+
+    /// Passes `sig` on to the agent's process group.
+    fn forward(&mut self, sig: rustix::process::Signal) {
+        self.interrupted = true;
+        if let Some(pid) = self
+            .agent_pid
             .and_then(|p| i32::try_from(p).ok())
             .and_then(rustix::process::Pid::from_raw)
         {
             let _ = rustix::process::kill_process_group(pid, sig);
         }
-    };
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
-    let mut heartbeat = tokio::time::interval(Duration::from_millis(SUPERVISOR_HEARTBEAT_MS));
+    }
+}
+
+/// Waits for the agent to exit, passing interrupts and terminations on meanwhile.
+async fn wait_for_exit(
+    child: &mut tokio::process::Child,
+    signals: &mut Signals,
+) -> std::io::Result<ExitStatus> {
     loop {
         tokio::select! {
-            read = read_line_bounded(&mut reader, &mut line, EVENT_LINE_MAX_BYTES) => match read {
-                Ok(Some(true)) => d.on_line(Some(&line)).await,
-                Ok(Some(false)) => d.on_line(None).await,
-                Ok(None) | Err(_) => break,
-            },
-            _ = interrupt.recv() => { interrupted = true; forward(rustix::process::Signal::INT); }
-            _ = terminate.recv() => { interrupted = true; forward(rustix::process::Signal::TERM); }
-            _ = hangup.recv() => { interrupted = true; forward(rustix::process::Signal::HUP); }
-            _ = heartbeat.tick() => { d.refresh_census(); d.publish_all(); }
+            s = child.wait() => return s,
+            _ = signals.interrupt.recv() => signals.forward(rustix::process::Signal::INT),
+            _ = signals.terminate.recv() => signals.forward(rustix::process::Signal::TERM),
         }
     }
-    let status = loop {
-        tokio::select! {
-            s = child.wait() => break s.map_err(StartError::Spawn)?,
-            _ = interrupt.recv() => { interrupted = true; forward(rustix::process::Signal::INT); }
-            _ = terminate.recv() => { interrupted = true; forward(rustix::process::Signal::TERM); }
-        }
-    };
-    let (foreground, exit, exit_code) = match &d.machine {
-        Machine::Pi(_) => foreground_of(status, interrupted),
-        Machine::Claude(sup) => claude_foreground(status, interrupted, &sup.runs),
-        Machine::Codex(sup) => codex_foreground(status, interrupted, &sup.runs),
-    };
-    d.foreground = foreground;
-    d.interrupted = interrupted;
-    d.exit = Some(exit);
-    d.pin_file_when_seen();
-    d.ingest_and_locate();
-    d.settle_leftovers().await;
-    d.close_runs();
-    d.refresh_census();
-    d.publish_all();
-    // What the agent left behind keeps the run from counting as done: keep watching (and the
-    // record fresh) until it is gone, or until the user stops watching.
-    if d.background.active > 0 {
-        d.say(&format!(
-            "runread: the agent exited but left {} process(es) running; watching them (Ctrl-C stops watching, not them)",
-            d.background.active
-        ));
-        let mut poll = tokio::time::interval(BACKGROUND_POLL);
-        let mut last_publish = now_ms();
-        loop {
-            tokio::select! {
-                _ = poll.tick() => {
-                    d.refresh_census();
-                    if d.background.active == 0 { break; }
-                    if now_ms() - last_publish >= SUPERVISOR_HEARTBEAT_MS as i64 {
-                        d.publish_all();
-                        last_publish = now_ms();
-                    }
-                }
-                _ = interrupt.recv() => break,
-                _ = terminate.recv() => break,
-                _ = hangup.recv() => break,
-            }
-        }
-    }
-    d.supervising = false;
-    d.publish_all();
-    let runs = (0..d.machine.run_count())
-        .map(|n| {
-            let located = d.located.get(n).cloned().flatten();
-            RunReport {
-                run_id: located.as_ref().map(|(_, id)| id.clone()),
-                target: located.map(|(t, _)| t),
-                proof: d.proofs.get(n).cloned().unwrap_or(Proof::Pending),
-            }
-        })
-        .collect();
-    Ok(Outcome {
-        exit_code,
-        foreground,
-        runs,
-        background_left: d.background.active as usize,
-    })
 }
 
 /// `<home>/journal`: where a runread home keeps its journal.
