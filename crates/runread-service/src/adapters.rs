@@ -1,8 +1,14 @@
 //! The compiled-in adapters, their pinned definition digests, and admission up to the gate.
 //!
-//! Each adapter receives only the reader of its own feature, built here from what admission
-//! already read: a snapshot of one run, the session file's identity observed now, or the key's
-//! live grants. No adapter gets the store, the filesystem, the network or a process.
+//! Each tool's rules live in its own module, as one [`ToolRules`] implementation: its exact
+//! arguments ([`ExactArgs`]), what admission reads for it, and its execution. This module runs
+//! them the same way for every tool ([`admit`], [`execute`]); [`Tool::rules`] is the table from
+//! the catalog to them. A new tool is its module, its catalog entry (in `tools`) and its pinned
+//! digest here.
+//!
+//! Each adapter receives only the reader of its own feature, built at admission from what
+//! admission already read: a snapshot of one run, the session file's identity observed now, or
+//! the key's live grants. No adapter gets the store, the filesystem, the network or a process.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -12,12 +18,10 @@ use serde_json::{Map, Value};
 use runread_core::redact::Redactor;
 use runread_core::{ErrorCode, Feature, Target};
 use runread_gate::{Adapter, Definition, ExecToken};
-use runread_store::{Grant, RunRecord};
+use runread_store::{Grant, RunRecord, SessionRecord};
 
 use crate::tools::{self, Tool, ToolDef};
-use crate::{
-    KeyContext, Service, artifacts, final_answer, get_run, grants, history, metadata, work_state,
-};
+use crate::{KeyContext, Service, grants};
 
 /// Every adapter's definition digest, pinned. A change to a tool's name, version, description,
 /// feature, schemas or deadline changes its digest, and the service refuses to start until the
@@ -72,14 +76,169 @@ pub(crate) fn definition(def: &ToolDef) -> Definition {
     }
 }
 
-struct ToolAdapter(&'static ToolDef);
+/// One tool's rules, implemented once in the tool's own module: its exact arguments (admission
+/// step 4), the grant and currency it needs and the reader it gets (step 5), and what it serves
+/// from that reader. Its name, schemas and feature are its entry in [`tools::ALL`].
+pub(crate) trait ToolRules: Sync {
+    /// The tool's exact arguments.
+    type Args: ExactArgs;
+    /// Everything the tool's execution may read, built at admission.
+    type Reader: Send + Sync + 'static;
 
-/// What every adapter is handed: its feature's reader, and the known secrets every string of
-/// its output is masked with.
-pub(crate) struct Reading {
-    redactor: Arc<Redactor>,
-    feature: Box<dyn Any + Send + Sync>,
+    /// The input the gate seals for `args` (which [`ExactArgs::parse`] accepted): the arguments
+    /// as given, unless the tool accepts an absent argument object.
+    fn input(args: &Value) -> Value {
+        args.clone()
+    }
+
+    /// Admission step 5 for `args` (through [`Admitting`]), and the reader built from what it
+    /// read.
+    fn admit(at: &Admitting<'_>, args: &Self::Args) -> Result<Granted<Self::Reader>, ErrorCode>;
+
+    /// The adapter: serves `args` (the unsealed input, parsed again) from `reader`. Every string
+    /// of its output is masked afterwards, whatever it masked itself.
+    fn execute(args: Self::Args, reader: &Self::Reader) -> Result<Map<String, Value>, ErrorCode>;
 }
+
+/// What admission knows while step 5 runs for one call.
+pub(crate) struct Admitting<'a> {
+    pub svc: &'a Service,
+    pub ctx: &'a KeyContext,
+    /// The called tool's catalog entry: its feature is the one a grant must allow.
+    pub def: &'static ToolDef,
+    pub now_ms: i64,
+}
+
+/// What step 5 admitted for a call, and the reader its tool executes with.
+pub(crate) struct Granted<R> {
+    pub target: Option<Target>,
+    pub grant: Option<Grant>,
+    pub run: Option<RunRecord>,
+    pub reader: R,
+}
+
+/// Step 5 passed for a tool that names a run: the key's grant for it and the run, current.
+pub(crate) struct RunGrant {
+    pub target: Target,
+    pub grant: Grant,
+    pub run: RunRecord,
+}
+
+impl RunGrant {
+    /// The admission, with the tool's `reader` built on it.
+    pub(crate) fn with<R>(self, reader: R) -> Granted<R> {
+        Granted {
+            target: Some(self.target),
+            grant: Some(self.grant),
+            run: Some(self.run),
+            reader,
+        }
+    }
+}
+
+impl Admitting<'_> {
+    /// Admission step 5 for a tool that names a run: the key's grant for exactly `target` that
+    /// allows the tool's feature (the catalog's, so what a key is shown and what it is admitted
+    /// to are one rule), and the run, current in instance, revision and generation.
+    pub(crate) fn run(&self, target: &Target) -> Result<RunGrant, ErrorCode> {
+        // Every tool that names a run has a feature; one without cannot be granted a run.
+        let feature: Feature = self.def.feature.ok_or(ErrorCode::NotGranted)?;
+        let grant = grants::grant_for(self.ctx, target, feature, self.now_ms)?.clone();
+        let run = grants::current_run(self.svc, target)?;
+        Ok(RunGrant {
+            target: target.clone(),
+            grant,
+            run,
+        })
+    }
+
+    /// The session record of `target` (its branch, malformed lines, name, saved model).
+    pub(crate) fn session(&self, target: &Target) -> Result<SessionRecord, ErrorCode> {
+        self.svc
+            .store
+            .session(&target.session_id)
+            .map_err(Service::unavailable)?
+            .ok_or(ErrorCode::TargetStale)
+    }
+}
+
+/// A tool's exact arguments.
+pub(crate) trait ExactArgs: Sized {
+    /// Admission step 4: the arguments, every bound checked; anything else (an unknown field
+    /// included) is `invalid_arguments`.
+    fn parse(args: &Value) -> Result<Self, ErrorCode>;
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetOnly {
+    target: Target,
+}
+
+/// Arguments that are exactly `{"target": …}`: those of the tools that take nothing else.
+impl ExactArgs for Target {
+    fn parse(args: &Value) -> Result<Target, ErrorCode> {
+        let TargetOnly { target } =
+            serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+        if !target.validate_shape() {
+            return Err(ErrorCode::InvalidArguments);
+        }
+        Ok(target)
+    }
+}
+
+/// What every adapter is handed: its tool's reader, and the known secrets every string of its
+/// output is masked with.
+struct Reading<R> {
+    redactor: Arc<Redactor>,
+    feature: R,
+}
+
+/// [`ToolRules`] with its types erased, as the table ([`Tool::rules`]) holds it: admission
+/// hands the gate a reader of any type, and the adapter finds its own again.
+pub(crate) trait Rules: Sync {
+    fn admit(&self, at: &Admitting<'_>, args: &Value) -> Result<Admitted, ErrorCode>;
+    fn execute(
+        &self,
+        input: &Value,
+        reader: &(dyn Any + Send + Sync),
+    ) -> Result<Map<String, Value>, ErrorCode>;
+}
+
+impl<T: ToolRules> Rules for T {
+    fn admit(&self, at: &Admitting<'_>, args: &Value) -> Result<Admitted, ErrorCode> {
+        let parsed = T::Args::parse(args)?;
+        let granted = T::admit(at, &parsed)?;
+        let reading = Reading {
+            redactor: at.svc.secrets.redactor()?,
+            feature: granted.reader,
+        };
+        Ok(Admitted {
+            input: T::input(args),
+            target: granted.target,
+            grant: granted.grant,
+            run: granted.run,
+            reader: Arc::new(reading),
+        })
+    }
+
+    fn execute(
+        &self,
+        input: &Value,
+        reader: &(dyn Any + Send + Sync),
+    ) -> Result<Map<String, Value>, ErrorCode> {
+        // The one place a reader's type is recovered: the one this tool's admission built.
+        let reading: &Reading<T::Reader> = reader.downcast_ref().ok_or(ErrorCode::Unavailable)?;
+        let mut output = T::execute(T::Args::parse(input)?, &reading.feature)?;
+        // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
+        // whatever the tool's own masking did. A tool masks across its own boundaries first
+        // (answers before chunking, history across events and pages); this catches the rest.
+        mask_strings(&mut output, &reading.redactor);
+        Ok(output)
+    }
+}
+
+struct ToolAdapter(&'static ToolDef);
 
 impl Adapter for ToolAdapter {
     fn definition(&self) -> Definition {
@@ -92,24 +251,18 @@ impl Adapter for ToolAdapter {
         input: &Value,
         reader: &(dyn Any + Send + Sync),
     ) -> Result<Map<String, Value>, ErrorCode> {
-        execute_reading(self.0.tool, input, reader)
+        execute(self.0.tool, input, reader)
     }
 }
 
-/// Runs `tool` on what admission built for it (a [`Reading`]) and masks its output: the adapter's
-/// work, shared by the gate and the owner's preview ([`crate::Service::preview`]).
-pub(crate) fn execute_reading(
+/// Runs `tool` on what admission built for it and masks its output: the adapter's work, shared
+/// by the gate and the owner's preview ([`crate::Service::preview`]).
+pub(crate) fn execute(
     tool: Tool,
     input: &Value,
     reader: &(dyn Any + Send + Sync),
 ) -> Result<Map<String, Value>, ErrorCode> {
-    let reading: &Reading = reader.downcast_ref().ok_or(ErrorCode::Unavailable)?;
-    let mut output = execute_tool(tool, input, &*reading.feature)?;
-    // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
-    // whatever the tool's own masking did. A tool masks across its own boundaries first
-    // (answers before chunking, history across events and pages); this catches the rest.
-    mask_strings(&mut output, &reading.redactor);
-    Ok(output)
+    tool.rules().execute(input, reader)
 }
 
 /// Masks every string in `map`, keys included, in place.
@@ -142,39 +295,6 @@ fn mask_value(v: &mut Value, redactor: &Redactor) {
     }
 }
 
-fn execute_tool(
-    tool: Tool,
-    input: &Value,
-    reader: &(dyn Any + Send + Sync),
-) -> Result<Map<String, Value>, ErrorCode> {
-    {
-        match tool {
-            Tool::ReadFinalAnswer => {
-                final_answer::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
-            }
-            Tool::GetRun => get_run::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?),
-            Tool::ListGrantedTargets => {
-                grants::execute_list(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
-            }
-            Tool::ListArtifacts => {
-                artifacts::execute_list(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
-            }
-            Tool::ReadArtifact => {
-                artifacts::execute_read(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
-            }
-            Tool::ReadHistory => {
-                history::execute(input, reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
-            }
-            Tool::ReadWorkState => {
-                work_state::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
-            }
-            Tool::ReadTargetMetadata => {
-                metadata::execute(reader.downcast_ref().ok_or(ErrorCode::Unavailable)?)
-            }
-        }
-    }
-}
-
 /// One adapter per tool, compiled in.
 pub fn adapters() -> Vec<Arc<dyn Adapter>> {
     tools::ALL
@@ -189,239 +309,25 @@ pub(crate) struct Admitted {
     pub target: Option<Target>,
     pub grant: Option<Grant>,
     pub run: Option<RunRecord>,
-    /// A [`Reading`], once admission is complete.
+    /// The tool's reader with the known secrets its output is masked with.
     pub reader: Arc<dyn Any + Send + Sync>,
-    /// The feature's reader, until it is wrapped into the [`Reading`].
-    feature: Option<Box<dyn Any + Send + Sync>>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TargetOnly {
-    target: Target,
 }
 
 /// Admission steps 4 and 5 for `def`: exact arguments, then the grant and the target's currency.
 pub(crate) fn admit(
     svc: &Service,
     ctx: &KeyContext,
-    def: &ToolDef,
+    def: &'static ToolDef,
     args: &Value,
     now_ms: i64,
 ) -> Result<Admitted, ErrorCode> {
-    let mut admitted = admit_feature(svc, ctx, def, args, now_ms)?;
-    admitted.reader = Arc::new(Reading {
-        redactor: svc.secrets.redactor()?,
-        feature: admitted.feature.take().ok_or(ErrorCode::Unavailable)?,
-    });
-    Ok(admitted)
-}
-
-fn admit_feature(
-    svc: &Service,
-    ctx: &KeyContext,
-    def: &ToolDef,
-    args: &Value,
-    now_ms: i64,
-) -> Result<Admitted, ErrorCode> {
-    match def.tool {
-        Tool::ListGrantedTargets => {
-            match args {
-                Value::Object(m) if m.is_empty() => {}
-                Value::Null => {}
-                _ => return Err(ErrorCode::InvalidArguments),
-            }
-            let live: Vec<Grant> = ctx
-                .grants
-                .iter()
-                .filter(|g| g.is_live(now_ms))
-                .cloned()
-                .collect();
-            if live.is_empty() {
-                // The tool is not in this key's (empty) catalog: refuse it like any ungranted tool.
-                let all_revoked = ctx.grants.iter().all(|g| g.revoked_at_ms.is_some());
-                return Err(if all_revoked {
-                    ErrorCode::GrantRevoked
-                } else {
-                    ErrorCode::GrantExpired
-                });
-            }
-            Ok(Admitted {
-                input: Value::Object(Map::new()),
-                target: None,
-                grant: None,
-                run: None,
-                reader: Arc::new(()),
-                feature: Some(Box::new(grants::ListReader { grants: live })),
-            })
-        }
-        Tool::ReadFinalAnswer => {
-            let target = final_answer::parse_args(args)?.target;
-            let (grant, run) = admit_run(svc, ctx, &target, Feature::FinalAnswer, now_ms)?;
-            let reader = final_answer::Reader::new(svc, &run, svc.secrets.redactor()?, now_ms)?;
-            Ok(Admitted::for_run(args, target, grant, run, reader))
-        }
-        Tool::ReadHistory => {
-            let target = history::parse_args(args)?.target;
-            let (grant, run) = admit_run(svc, ctx, &target, Feature::History, now_ms)?;
-            let session = session_of(svc, &target)?;
-            let entries = svc
-                .store
-                .entries(&target.session_id, target.generation)
-                .map_err(Service::unavailable)?;
-            let cursor_key = svc.store.cursor_key().clone();
-            let fork = crate::fork::of(&*svc.store, &session).map_err(Service::unavailable)?;
-            let reader = history::Reader::new(
-                run.clone(),
-                entries,
-                session,
-                fork,
-                svc.secrets.redactor()?,
-                cursor_key,
-            );
-            Ok(Admitted::for_run(args, target, grant, run, reader))
-        }
-        Tool::ListArtifacts => {
-            let target = artifacts::parse_list(args)?.target;
-            let (grant, run) = admit_run(svc, ctx, &target, Feature::Artifacts, now_ms)?;
-            let list = svc.store.artifacts(&target).map_err(Service::unavailable)?;
-            Ok(Admitted::for_run(
-                args,
-                target,
-                grant,
-                run,
-                artifacts::ListReader { artifacts: list },
-            ))
-        }
-        Tool::ReadArtifact => {
-            let a = artifacts::parse_read(args)?;
-            let (grant, run) = admit_run(svc, ctx, &a.target, Feature::Artifacts, now_ms)?;
-            let artifact = svc
-                .store
-                .artifacts(&a.target)
-                .map_err(Service::unavailable)?
-                .into_iter()
-                .find(|x| x.artifact_id == a.artifact_id);
-            let reader = artifacts::ReadReader {
-                root: std::path::PathBuf::from(&run.workspace_path),
-                artifact,
-                redactor: svc.secrets.redactor()?,
-            };
-            Ok(Admitted::for_run(args, a.target, grant, run, reader))
-        }
-        Tool::ReadWorkState => {
-            let target = target_only(args)?;
-            let (grant, run) = admit_run(svc, ctx, &target, Feature::Aggregate, now_ms)?;
-            // The run's tool calls, for an agent whose child agents leave records (Claude Code).
-            let tool_call_lines = if run.agent == "claude" {
-                let lines: std::collections::HashSet<u64> =
-                    run.run.message_lines.iter().copied().collect();
-                svc.store
-                    .entries(&target.session_id, target.generation)
-                    .map_err(Service::unavailable)?
-                    .into_iter()
-                    .filter(|e| e.has_tool_call && lines.contains(&e.line))
-                    .filter_map(|e| e.line_ref())
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let reader = work_state::Reader {
-                supervised: crate::supervised::Supervised::observe(svc, &run)
-                    .map_err(Service::unavailable)?,
-                source: crate::source::Source::of(&run),
-                tool_call_lines,
-                run: run.clone(),
-                session: session_of(svc, &target)?,
-                now_ms,
-            };
-            Ok(Admitted::for_run(args, target, grant, run, reader))
-        }
-        Tool::ReadTargetMetadata => {
-            let target = target_only(args)?;
-            let (grant, run) = admit_run(svc, ctx, &target, Feature::Metadata, now_ms)?;
-            let session = session_of(svc, &target)?;
-            let reader = metadata::Reader {
-                source: crate::source::Source::of(&run),
-                fork: crate::fork::of(&*svc.store, &session).map_err(Service::unavailable)?,
-                run: run.clone(),
-                session,
-            };
-            Ok(Admitted::for_run(args, target, grant, run, reader))
-        }
-        Tool::GetRun => {
-            let target = target_only(args)?;
-            // Missing, elsewhere, not granted, expired, stale: all the same `{found:false}`.
-            let admitted = grants::grant_for(ctx, &target, Feature::Status, now_ms)
-                .ok()
-                .cloned()
-                .and_then(|g| grants::current_run(svc, &target).ok().map(|r| (g, r)));
-            let (grant, run) = match admitted {
-                Some((g, r)) => (Some(g), Some(r)),
-                None => (None, None),
-            };
-            let reader = get_run::Reader { run: run.clone() };
-            Ok(Admitted {
-                input: args.clone(),
-                target: Some(target),
-                grant,
-                run,
-                reader: Arc::new(()),
-                feature: Some(Box::new(reader)),
-            })
-        }
-    }
-}
-
-/// Admission step 5 for a tool that names a run: the key's grant for exactly `target` with
-/// `feature`, and the run, current in instance, revision and generation.
-fn admit_run(
-    svc: &Service,
-    ctx: &KeyContext,
-    target: &Target,
-    feature: Feature,
-    now_ms: i64,
-) -> Result<(Grant, RunRecord), ErrorCode> {
-    let grant = grants::grant_for(ctx, target, feature, now_ms)?.clone();
-    let run = grants::current_run(svc, target)?;
-    Ok((grant, run))
-}
-
-/// The session record of `target` (its branch, malformed lines, name, saved model).
-fn session_of(svc: &Service, target: &Target) -> Result<runread_store::SessionRecord, ErrorCode> {
-    svc.store
-        .session(&target.session_id)
-        .map_err(Service::unavailable)?
-        .ok_or(ErrorCode::TargetStale)
-}
-
-/// Arguments that are exactly `{"target": …}`.
-fn target_only(args: &Value) -> Result<Target, ErrorCode> {
-    let TargetOnly { target } =
-        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-    if !target.validate_shape() {
-        return Err(ErrorCode::InvalidArguments);
-    }
-    Ok(target)
-}
-
-impl Admitted {
-    fn for_run(
-        args: &Value,
-        target: Target,
-        grant: Grant,
-        run: RunRecord,
-        reader: impl Any + Send + Sync,
-    ) -> Admitted {
-        Admitted {
-            input: args.clone(),
-            target: Some(target),
-            grant: Some(grant),
-            run: Some(run),
-            reader: Arc::new(()),
-            feature: Some(Box::new(reader)),
-        }
-    }
+    let at = Admitting {
+        svc,
+        ctx,
+        def,
+        now_ms,
+    };
+    def.tool.rules().admit(&at, args)
 }
 
 #[cfg(test)]

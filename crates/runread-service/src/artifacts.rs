@@ -18,6 +18,58 @@ use runread_core::timefmt::rfc3339;
 use runread_core::{ErrorCode, Target};
 use runread_store::ArtifactRecord;
 
+use crate::Service;
+use crate::adapters::{Admitting, ExactArgs, Granted, ToolRules};
+
+pub(crate) struct ListArtifacts;
+
+impl ToolRules for ListArtifacts {
+    type Args = ListArgs;
+    type Reader = ListReader;
+
+    fn admit(at: &Admitting<'_>, args: &ListArgs) -> Result<Granted<ListReader>, ErrorCode> {
+        let g = at.run(&args.target)?;
+        let artifacts = at
+            .svc
+            .store
+            .artifacts(&args.target)
+            .map_err(Service::unavailable)?;
+        Ok(g.with(ListReader { artifacts }))
+    }
+
+    fn execute(args: ListArgs, reader: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
+        execute_list(&args, reader)
+    }
+}
+
+pub(crate) struct ReadArtifact;
+
+impl ToolRules for ReadArtifact {
+    type Args = ReadArgs;
+    type Reader = ReadReader;
+
+    fn admit(at: &Admitting<'_>, args: &ReadArgs) -> Result<Granted<ReadReader>, ErrorCode> {
+        let g = at.run(&args.target)?;
+        let artifact = at
+            .svc
+            .store
+            .artifacts(&args.target)
+            .map_err(Service::unavailable)?
+            .into_iter()
+            .find(|x| x.artifact_id == args.artifact_id);
+        let reader = ReadReader {
+            root: PathBuf::from(&g.run.workspace_path),
+            artifact,
+            redactor: at.svc.secrets.redactor()?,
+        };
+        Ok(g.with(reader))
+    }
+
+    fn execute(args: ReadArgs, reader: &ReadReader) -> Result<Map<String, Value>, ErrorCode> {
+        execute_read(&args, reader)
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListArgs {
@@ -36,36 +88,40 @@ pub(crate) struct ReadArgs {
     pub limit: Option<u64>,
 }
 
-pub(crate) fn parse_list(args: &Value) -> Result<ListArgs, ErrorCode> {
-    let a: ListArgs =
-        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-    if !a.target.validate_shape()
-        || a.offset.is_some_and(|o| o > ARTIFACT_LIST_OFFSET_MAX)
-        || a.limit
-            .is_some_and(|l| l == 0 || l > ARTIFACT_LIST_LIMIT_MAX)
-    {
-        return Err(ErrorCode::InvalidArguments);
+impl ExactArgs for ListArgs {
+    fn parse(args: &Value) -> Result<ListArgs, ErrorCode> {
+        let a: ListArgs =
+            serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+        if !a.target.validate_shape()
+            || a.offset.is_some_and(|o| o > ARTIFACT_LIST_OFFSET_MAX)
+            || a.limit
+                .is_some_and(|l| l == 0 || l > ARTIFACT_LIST_LIMIT_MAX)
+        {
+            return Err(ErrorCode::InvalidArguments);
+        }
+        Ok(a)
     }
-    Ok(a)
 }
 
-pub(crate) fn parse_read(args: &Value) -> Result<ReadArgs, ErrorCode> {
-    let a: ReadArgs =
-        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-    let hex64 = a.version.len() == 64
-        && a.version
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    if !a.target.validate_shape()
-        || !runread_core::target::is_id(&a.artifact_id)
-        || !hex64
-        || a.offset.is_some_and(|o| o > ARTIFACT_OFFSET_MAX)
-        || a.limit
-            .is_some_and(|l| l == 0 || l > ARTIFACT_TRANSFER_MAX as u64)
-    {
-        return Err(ErrorCode::InvalidArguments);
+impl ExactArgs for ReadArgs {
+    fn parse(args: &Value) -> Result<ReadArgs, ErrorCode> {
+        let a: ReadArgs =
+            serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+        let hex64 = a.version.len() == 64
+            && a.version
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !a.target.validate_shape()
+            || !runread_core::target::is_id(&a.artifact_id)
+            || !hex64
+            || a.offset.is_some_and(|o| o > ARTIFACT_OFFSET_MAX)
+            || a.limit
+                .is_some_and(|l| l == 0 || l > ARTIFACT_TRANSFER_MAX as u64)
+        {
+            return Err(ErrorCode::InvalidArguments);
+        }
+        Ok(a)
     }
-    Ok(a)
 }
 
 fn version_of(a: &ArtifactRecord) -> Result<ArtifactVersion, ErrorCode> {
@@ -77,8 +133,7 @@ pub(crate) struct ListReader {
     pub artifacts: Vec<ArtifactRecord>,
 }
 
-pub(crate) fn execute_list(input: &Value, r: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
-    let a = parse_list(input)?;
+fn execute_list(a: &ListArgs, r: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
     let offset = a.offset.unwrap_or(0) as usize;
     let limit = a.limit.unwrap_or(ARTIFACT_LIST_LIMIT_MAX) as usize;
     let mut items = Vec::new();
@@ -116,8 +171,7 @@ fn refusal(r: Refusal) -> ErrorCode {
     }
 }
 
-pub(crate) fn execute_read(input: &Value, r: &ReadReader) -> Result<Map<String, Value>, ErrorCode> {
-    let a = parse_read(input)?;
+fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<Map<String, Value>, ErrorCode> {
     let rec = r.artifact.as_ref().ok_or(ErrorCode::NoSuchArtifact)?;
     let v = version_of(rec)?;
     if v.sha256 != a.version {

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use runread_core::redact::Redactor;
 
 use crate::Service;
+use crate::adapters::{Admitting, ExactArgs, Granted, ToolRules};
 use crate::source::{Opened, Source, SourceError, read_side};
 use crate::supervised::{JournalCheck, Supervised};
 use runread_core::limits::ANSWER_CONTEXT_READ_MAX_BYTES;
@@ -31,24 +32,42 @@ pub(crate) struct Args {
     pub limit: Option<u64>,
 }
 
-/// Admission step 4 for this tool: the exact arguments, with every bound checked.
-pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
-    let args: Args =
-        serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-    if !args.target.validate_shape()
-        || args
-            .cursor
-            .as_ref()
-            .is_some_and(|c| c.len() > runread_core::limits::CURSOR_MAX_BYTES)
-    {
-        return Err(ErrorCode::InvalidArguments);
+pub(crate) struct ReadFinalAnswer;
+
+impl ToolRules for ReadFinalAnswer {
+    type Args = Args;
+    type Reader = Reader;
+
+    fn admit(at: &Admitting<'_>, args: &Args) -> Result<Granted<Reader>, ErrorCode> {
+        let g = at.run(&args.target)?;
+        let reader = Reader::new(at.svc, &g.run, at.svc.secrets.redactor()?, at.now_ms)?;
+        Ok(g.with(reader))
     }
-    if let Some(n) = args.limit
-        && !(FINAL_ANSWER_CHUNK_MIN as u64..=FINAL_ANSWER_CHUNK_MAX as u64).contains(&n)
-    {
-        return Err(ErrorCode::InvalidArguments);
+
+    fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+        execute(args, reader)
     }
-    Ok(args)
+}
+
+impl ExactArgs for Args {
+    fn parse(args: &Value) -> Result<Args, ErrorCode> {
+        let args: Args =
+            serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+        if !args.target.validate_shape()
+            || args
+                .cursor
+                .as_ref()
+                .is_some_and(|c| c.len() > runread_core::limits::CURSOR_MAX_BYTES)
+        {
+            return Err(ErrorCode::InvalidArguments);
+        }
+        if let Some(n) = args.limit
+            && !(FINAL_ANSWER_CHUNK_MIN as u64..=FINAL_ANSWER_CHUNK_MAX as u64).contains(&n)
+        {
+            return Err(ErrorCode::InvalidArguments);
+        }
+        Ok(args)
+    }
 }
 
 /// Whether and how the answer can be read.
@@ -444,8 +463,7 @@ fn answer_version(run: &RunRecord, published: &Published) -> Option<String> {
 }
 
 /// The adapter: runs on the unsealed, re-validated input.
-pub(crate) fn execute(input: &Value, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
-    let args = parse_args(input)?;
+fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     let run = &reader.evidence.run;
     if args.target != run.target {
         return Err(ErrorCode::TargetChanged);

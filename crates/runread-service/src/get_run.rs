@@ -3,19 +3,51 @@
 
 use serde_json::{Map, Value, json};
 
-use runread_core::ErrorCode;
+use runread_core::{ErrorCode, Target};
 use runread_store::RunRecord;
+
+use crate::adapters::{Admitting, Granted, ToolRules};
+
+pub(crate) struct GetRun;
 
 /// The `status` feature's reader: the admitted run, or nothing.
 pub(crate) struct Reader {
     pub run: Option<RunRecord>,
 }
 
-pub(crate) fn execute(reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+impl ToolRules for GetRun {
+    type Args = Target;
+    type Reader = Reader;
+
+    /// Never refused after its arguments: missing, elsewhere, not granted, expired, stale are
+    /// all the same `{found:false}`.
+    fn admit(at: &Admitting<'_>, target: &Target) -> Result<Granted<Reader>, ErrorCode> {
+        Ok(match at.run(target) {
+            Ok(g) => {
+                let reader = Reader {
+                    run: Some(g.run.clone()),
+                };
+                g.with(reader)
+            }
+            Err(_) => Granted {
+                target: Some(target.clone()),
+                grant: None,
+                run: None,
+                reader: Reader { run: None },
+            },
+        })
+    }
+
+    fn execute(_target: Target, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+        Ok(status(reader))
+    }
+}
+
+fn status(reader: &Reader) -> Map<String, Value> {
     let mut m = Map::new();
     let Some(r) = &reader.run else {
         m.insert("found".into(), json!(false));
-        return Ok(m);
+        return m;
     };
     m.insert("found".into(), json!(true));
     m.insert("status".into(), json!(r.run.status.as_str()));
@@ -39,7 +71,7 @@ pub(crate) fn execute(reader: &Reader) -> Result<Map<String, Value>, ErrorCode> 
         json!(own_time(r.run.ended_at.as_deref())),
     );
     m.insert("origin".into(), json!("passive"));
-    Ok(m)
+    m
 }
 
 /// An agent's RFC 3339 timestamp re-rendered by runread (UTC, milliseconds); `None` when it is

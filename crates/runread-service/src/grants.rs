@@ -1,5 +1,5 @@
 //! Admission step 5 (the grant and the target's currency), the re-check after I/O (step 7),
-//! and `list_granted_targets`.
+//! and `list_granted_targets`, the one tool admitted on the key's grants rather than a run.
 
 use serde_json::{Map, Value, json};
 
@@ -7,6 +7,7 @@ use runread_core::timefmt::rfc3339;
 use runread_core::{ErrorCode, Feature, Target};
 use runread_store::{Grant, RunRecord};
 
+use crate::adapters::{Admitting, ExactArgs, Granted, ToolRules};
 use crate::{KeyContext, Service, tools};
 
 /// The key's grant for exactly `target` that allows `feature`, or the fixed refusal.
@@ -96,12 +97,69 @@ pub(crate) fn recheck(
     Ok(())
 }
 
+/// `list_granted_targets`: the exact targets of the key's live grants, with their features and
+/// the tools that read them.
+pub(crate) struct ListGrantedTargets;
+
 /// `list_granted_targets`' reader: the key's live grants.
 pub(crate) struct ListReader {
     pub grants: Vec<Grant>,
 }
 
-pub(crate) fn execute_list(reader: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
+/// No arguments: an empty object, or none at all.
+pub(crate) struct NoArgs;
+
+impl ExactArgs for NoArgs {
+    fn parse(args: &Value) -> Result<NoArgs, ErrorCode> {
+        match args {
+            Value::Object(m) if m.is_empty() => Ok(NoArgs),
+            Value::Null => Ok(NoArgs),
+            _ => Err(ErrorCode::InvalidArguments),
+        }
+    }
+}
+
+impl ToolRules for ListGrantedTargets {
+    type Args = NoArgs;
+    type Reader = ListReader;
+
+    /// Absent arguments are the empty object the schema names.
+    fn input(_args: &Value) -> Value {
+        Value::Object(Map::new())
+    }
+
+    /// No run: the key's live grants, at least one.
+    fn admit(at: &Admitting<'_>, _args: &NoArgs) -> Result<Granted<ListReader>, ErrorCode> {
+        let live: Vec<Grant> = at
+            .ctx
+            .grants
+            .iter()
+            .filter(|g| g.is_live(at.now_ms))
+            .cloned()
+            .collect();
+        if live.is_empty() {
+            // The tool is not in this key's (empty) catalog: refuse it like any ungranted tool.
+            let all_revoked = at.ctx.grants.iter().all(|g| g.revoked_at_ms.is_some());
+            return Err(if all_revoked {
+                ErrorCode::GrantRevoked
+            } else {
+                ErrorCode::GrantExpired
+            });
+        }
+        Ok(Granted {
+            target: None,
+            grant: None,
+            run: None,
+            reader: ListReader { grants: live },
+        })
+    }
+
+    fn execute(_args: NoArgs, reader: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
+        Ok(list(reader))
+    }
+}
+
+fn list(reader: &ListReader) -> Map<String, Value> {
     let targets: Vec<Value> = reader
         .grants
         .iter()
@@ -121,5 +179,5 @@ pub(crate) fn execute_list(reader: &ListReader) -> Result<Map<String, Value>, Er
         .collect();
     let mut m = Map::new();
     m.insert("targets".into(), Value::Array(targets));
-    Ok(m)
+    m
 }

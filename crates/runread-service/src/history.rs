@@ -16,6 +16,8 @@ use runread_core::{ErrorCode, Target};
 use runread_sessions::{EntrySummary, MessageView, RunStatus, TextRef};
 use runread_store::{RunRecord, SessionRecord};
 
+use crate::Service;
+use crate::adapters::{Admitting, ExactArgs, Granted, ToolRules};
 use crate::source::{Opened, Source, SourceError, read_side};
 
 #[derive(Deserialize)]
@@ -26,18 +28,53 @@ pub(crate) struct Args {
     pub limit: Option<u64>,
 }
 
-pub(crate) fn parse_args(args: &Value) -> Result<Args, ErrorCode> {
-    let a: Args = serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-    if !a.target.validate_shape()
-        || a.cursor
-            .as_ref()
-            .is_some_and(|c| c.len() > runread_core::limits::CURSOR_MAX_BYTES)
-        || a.limit
-            .is_some_and(|l| l == 0 || l > HISTORY_PAGE_MAX as u64)
-    {
-        return Err(ErrorCode::InvalidArguments);
+pub(crate) struct ReadHistory;
+
+impl ToolRules for ReadHistory {
+    type Args = Args;
+    type Reader = Reader;
+
+    fn admit(at: &Admitting<'_>, args: &Args) -> Result<Granted<Reader>, ErrorCode> {
+        let target = &args.target;
+        let g = at.run(target)?;
+        let session = at.session(target)?;
+        let store = &at.svc.store;
+        let entries = store
+            .entries(&target.session_id, target.generation)
+            .map_err(Service::unavailable)?;
+        let cursor_key = store.cursor_key().clone();
+        let fork = crate::fork::of(&**store, &session).map_err(Service::unavailable)?;
+        let reader = Reader::new(
+            g.run.clone(),
+            entries,
+            session,
+            fork,
+            at.svc.secrets.redactor()?,
+            cursor_key,
+        );
+        Ok(g.with(reader))
     }
-    Ok(a)
+
+    fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+        execute(args, reader)
+    }
+}
+
+impl ExactArgs for Args {
+    fn parse(args: &Value) -> Result<Args, ErrorCode> {
+        let a: Args =
+            serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+        if !a.target.validate_shape()
+            || a.cursor
+                .as_ref()
+                .is_some_and(|c| c.len() > runread_core::limits::CURSOR_MAX_BYTES)
+            || a.limit
+                .is_some_and(|l| l == 0 || l > HISTORY_PAGE_MAX as u64)
+        {
+            return Err(ErrorCode::InvalidArguments);
+        }
+        Ok(a)
+    }
 }
 
 /// One history event: a message, made of one line (Pi) or of the consecutive lines of one group
@@ -165,6 +202,19 @@ impl Reader {
     fn settled(&self) -> bool {
         !matches!(self.run.run.status, RunStatus::Running)
     }
+
+    /// Index in `events` of the event numbered `seq`; `events.len()` for the one after the
+    /// last. `None`: before the retained events or beyond that.
+    fn position(&self, seq: u64) -> Option<usize> {
+        let i = usize::try_from(seq.checked_sub(self.first_sequence)?).ok()?;
+        (i <= self.events.len()).then_some(i)
+    }
+
+    /// At most `len` events from index `start`.
+    fn page(&self, start: usize, len: usize) -> &[Event] {
+        let rest = self.events.get(start..).unwrap_or(&[]);
+        rest.get(..len).unwrap_or(rest)
+    }
 }
 
 /// What one page read back from the session file.
@@ -241,8 +291,9 @@ fn read_window(
     })
 }
 
-pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
-    let args = parse_args(input)?;
+/// The adapter: one page of events from `args.cursor` (or the first retained event), at most
+/// `args.limit` of them, their texts masked across the page's edges.
+fn execute(args: Args, r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     if args.target != r.run.target {
         return Err(ErrorCode::TargetChanged);
     }
@@ -255,51 +306,111 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
             .decode(c, Purpose::History, &args.target, &version)
             .ok_or(ErrorCode::InvalidCursor)?,
     };
-    let start = usize::try_from(start_seq.saturating_sub(r.first_sequence))
-        .map_err(|_| ErrorCode::InvalidCursor)?;
-    if start_seq < r.first_sequence || start > r.events.len() {
-        return Err(ErrorCode::InvalidCursor);
-    }
+    let start = r.position(start_seq).ok_or(ErrorCode::InvalidCursor)?;
     // The session file as ingested; a line that no longer reads back as ingested leaves the page
     // without text (and says so), never with a guess.
     let window = r
         .source
         .open()
         .and_then(|opened| read_window(r, &opened, start, limit));
-    let page_len = match &window {
-        Ok(w) => w.page.len(),
-        Err(_) => r.events.len().saturating_sub(start).min(limit),
-    };
-    let page: &[Event] = r.events.get(start..start + page_len).unwrap_or(&[]);
     let mut gaps = Vec::new();
-    let released = match &window {
-        Ok(w) => Some(release(r, w)),
+    let (page, views, released) = match &window {
+        Ok(w) => (
+            r.page(start, w.page.len()),
+            Some(w.page.as_slice()),
+            Some(release(&r.redactor, r.settled(), w)),
+        ),
         Err(_) => {
             gaps.push("source_changed");
-            None
+            (r.page(start, limit), None, None)
         }
     };
-    let mut events = Vec::with_capacity(page.len());
-    let mut any_truncated = false;
-    let mut chars = 0usize;
     let pending_from = released.as_ref().map_or(page.len(), |x| x.pending_from);
+    let mut served = serve_events(page, start_seq, views, released.as_ref());
+    let mut page_readable = window.is_ok();
+    if served.chars > HISTORY_PAGE_MAX_CHARS {
+        // Too much text for one page: none of it, flagged; the client asks for fewer events.
+        served.withhold_texts();
+        page_readable = false;
+        served.truncated = true;
+    }
+    // The next page starts at the first withheld event: it is served once the text after it
+    // decides its tail.
+    let released_len = pending_from.min(page.len());
+    let next_seq = start_seq + released_len as u64;
+    let eof = start + page.len() >= r.events.len() && pending_from >= page.len() && r.settled();
+    let more = start + released_len < r.events.len() || !r.settled() || pending_from < page.len();
+    let next_cursor = more.then(|| {
+        r.cursor_key
+            .encode(Purpose::History, &args.target, &version, next_seq)
+    });
+    gaps.extend(run_gaps(r));
+    let mut m = Map::new();
+    m.insert("events".into(), Value::Array(served.events));
+    m.insert("nextCursor".into(), json!(next_cursor));
+    let high = (!r.events.is_empty()).then(|| r.first_sequence + r.events.len() as u64 - 1);
+    m.insert("highWaterSequence".into(), json!(high));
+    m.insert("eof".into(), json!(eof));
+    m.insert("gap".into(), json!(!gaps.is_empty()));
+    m.insert("gapReasons".into(), json!(gaps));
+    m.insert("truncated".into(), json!(served.truncated));
+    m.insert("readable".into(), json!(page_readable));
+    m.insert("redactionPending".into(), json!(pending_from < page.len()));
+    m.insert("completionConfirmed".into(), json!(false));
+    Ok(m)
+}
+
+/// A page's events as served.
+struct Served {
+    events: Vec<Value>,
+    /// Some event's text was cut, here or upstream.
+    truncated: bool,
+    /// Characters of text served.
+    chars: usize,
+}
+
+impl Served {
+    /// Takes every text back out of the page (each event says it is not readable).
+    fn withhold_texts(&mut self) {
+        for ev in &mut self.events {
+            ev["text"] = Value::Null;
+            ev["readable"] = json!(false);
+        }
+    }
+}
+
+/// The events of `page` (numbered from `start_seq`) as served: each event's released text, unless
+/// its body is unavailable (`views`: none when the file could not be read) or it is withheld for
+/// masking; its role and tool names whatever the text.
+fn serve_events(
+    page: &[Event],
+    start_seq: u64,
+    views: Option<&[MessageView]>,
+    released: Option<&Released>,
+) -> Served {
+    let pending_from = released.map_or(page.len(), |x| x.pending_from);
+    let mut served = Served {
+        events: Vec::with_capacity(page.len()),
+        truncated: false,
+        chars: 0,
+    };
     for (i, e) in page.iter().enumerate() {
         let seq = start_seq + i as u64;
-        let view = window.as_ref().ok().and_then(|w| w.page.get(i));
+        let view = views.and_then(|v| v.get(i));
         let pending = i >= pending_from;
         let unavailable = view.is_none_or(|v| v.body_unavailable);
-        let (text, truncated) = match (&released, pending || unavailable) {
+        let (text, truncated) = match (released, pending || unavailable) {
             (Some(x), false) => match x.texts.get(i) {
                 Some((t, cut)) => (Some(t.clone()), *cut),
                 None => (None, false),
             },
             _ => (None, false),
         };
-        any_truncated |= truncated || e.upstream_truncated();
-        chars += text.as_ref().map_or(0, |t| t.chars().count());
+        served.truncated |= truncated || e.upstream_truncated();
+        served.chars += text.as_ref().map_or(0, |t| t.chars().count());
         let tool_name = view.and_then(|v| v.tool_name.clone());
         let tool_calls = view.map(|v| v.tool_calls.clone()).unwrap_or_default();
-        events.push(json!({
+        served.events.push(json!({
             "sequence": seq,
             "role": e.role(),
             "toolName": tool_name,
@@ -312,25 +423,12 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
             "redactionPending": pending,
         }));
     }
-    let mut page_readable = window.is_ok();
-    if chars > HISTORY_PAGE_MAX_CHARS {
-        // Too much text for one page: none of it, flagged; the client asks for fewer events.
-        for ev in &mut events {
-            ev["text"] = Value::Null;
-            ev["readable"] = json!(false);
-        }
-        page_readable = false;
-        any_truncated = true;
-    }
-    let next_seq = start_seq + pending_from.min(page.len()) as u64;
-    let eof = start + page.len() >= r.events.len() && pending_from >= page.len() && r.settled();
-    let more = start + pending_from.min(page.len()) < r.events.len()
-        || !r.settled()
-        || pending_from < page.len();
-    let next_cursor = more.then(|| {
-        r.cursor_key
-            .encode(Purpose::History, &args.target, &version, next_seq)
-    });
+    served
+}
+
+/// What the run's record and its session's show missing from its history, whatever the page.
+fn run_gaps(r: &Reader) -> Vec<&'static str> {
+    let mut gaps = Vec::new();
     if r.retention_cut {
         gaps.push("retention");
     }
@@ -353,19 +451,7 @@ pub(crate) fn execute(input: &Value, r: &Reader) -> Result<Map<String, Value>, E
     if let Some(reason) = r.fork.as_ref().and_then(|f| f.inherited.gap_reason()) {
         gaps.push(reason);
     }
-    let mut m = Map::new();
-    m.insert("events".into(), Value::Array(events));
-    m.insert("nextCursor".into(), json!(next_cursor));
-    let high = (!r.events.is_empty()).then(|| r.first_sequence + r.events.len() as u64 - 1);
-    m.insert("highWaterSequence".into(), json!(high));
-    m.insert("eof".into(), json!(eof));
-    m.insert("gap".into(), json!(!gaps.is_empty()));
-    m.insert("gapReasons".into(), json!(gaps));
-    m.insert("truncated".into(), json!(any_truncated));
-    m.insert("readable".into(), json!(page_readable));
-    m.insert("redactionPending".into(), json!(pending_from < page.len()));
-    m.insert("completionConfirmed".into(), json!(false));
-    Ok(m)
+    gaps
 }
 
 /// The page's texts as released: masked across the page's edges and its events, each cut to
@@ -378,14 +464,15 @@ struct Released {
     pending_from: usize,
 }
 
-fn release(r: &Reader, w: &Window) -> Released {
+/// `settled`: no more events can join the run (see [`Reader::settled`]).
+fn release(redactor: &Redactor, settled: bool, w: &Window) -> Released {
     let before_len = w.before.len();
     let mut segments: Vec<&str> = w.before.iter().map(String::as_str).collect();
     segments.extend(w.page.iter().map(|v| v.body.as_str()));
     segments.extend(w.after.iter().map(String::as_str));
     // Complete only when nothing can follow: the run ended and everything after it was read.
-    let complete = w.after_at_edge && r.settled();
-    let masked = r.redactor.mask_segments(&segments, complete);
+    let complete = w.after_at_edge && settled;
+    let masked = redactor.mask_segments(&segments, complete);
     // Which page events lost bytes to a withheld tail.
     let mut pending_from = w.page.len();
     if masked.pending {
@@ -410,16 +497,166 @@ fn release(r: &Reader, w: &Window) -> Released {
             // Text before the page could not be read (the read budget, or events cut for
             // retention): its first text may end a secret that began there.
             let full = if i == 0 && !w.before_known {
-                std::borrow::Cow::Owned(r.redactor.mask_unknown_before(full))
+                std::borrow::Cow::Owned(redactor.mask_unknown_before(full))
             } else {
                 std::borrow::Cow::Borrowed(full)
             };
-            let cut = r.redactor.cut_for_release(&full, HISTORY_EVENT_MAX_BYTES);
+            let cut = redactor.cut_for_release(&full, HISTORY_EVENT_MAX_BYTES);
             (cut.to_owned(), cut.len() < full.len())
         })
         .collect();
     Released {
         texts,
         pending_from,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::time::Duration;
+
+    use runread_core::redact::MASK;
+    use runread_store::Store;
+    use runread_testkit::Env;
+
+    const SECRET: &str = "SECRETXYZ123";
+    /// Where the secret is split: one event ends with its head, the next begins with its tail.
+    const HEAD: &str = "SECRETXY";
+    const TAIL: &str = "Z123";
+
+    fn line(id: &str, parent: Option<&str>, message: Value) -> String {
+        json!({"type": "message", "id": id, "parentId": parent,
+               "timestamp": "2026-12-01T10:00:00.000Z", "message": message})
+        .to_string()
+    }
+
+    /// The reader `read_history` would be admitted with for the one run of a Pi session made of
+    /// `messages` (ingested `age` after it was written).
+    fn reader_of(env: &Env, messages: &[String], age: std::time::Duration) -> Reader {
+        let header = json!({"type": "session", "version": 3, "id": "split-session",
+                            "cwd": env.workspace.to_str().unwrap(),
+                            "timestamp": "2026-12-01T10:00:00.000Z"})
+        .to_string();
+        let path = env.sessions.join("split.jsonl");
+        let lines: Vec<&str> = std::iter::once(header.as_str())
+            .chain(messages.iter().map(String::as_str))
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        runread_testkit::set_age(&path, age);
+        env.ingest();
+        let run = env.store.runs().unwrap().remove(0);
+        let session = env.store.session(&run.target.session_id).unwrap().unwrap();
+        let entries = env
+            .store
+            .entries(&run.target.session_id, run.target.generation)
+            .unwrap();
+        Reader::new(
+            run,
+            entries,
+            session,
+            None,
+            Arc::new(Redactor::new([SECRET]).unwrap()),
+            env.store.cursor_key().clone(),
+        )
+    }
+
+    /// The prompt, ending with the secret's head.
+    fn prompt() -> String {
+        let content = format!("the key is {HEAD}");
+        line("u1", None, json!({"role": "user", "content": content}))
+    }
+
+    /// The answer, beginning with the secret's tail.
+    fn answer() -> String {
+        let content = json!([{"type": "text", "text": format!("{TAIL} as asked")}]);
+        line(
+            "a1",
+            Some("u1"),
+            json!({"role": "assistant", "content": content, "stopReason": "stop"}),
+        )
+    }
+
+    fn page(r: &Reader, cursor: Option<String>) -> Map<String, Value> {
+        let args = Args {
+            target: r.run.target.clone(),
+            cursor,
+            limit: Some(1),
+        };
+        execute(args, r).unwrap()
+    }
+
+    /// The texts of a page's events, each of which must be served.
+    fn texts(page: &Map<String, Value>) -> Vec<String> {
+        page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                e["text"]
+                    .as_str()
+                    .expect("the event's text is served")
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// `text` holds the secret, starts with what could end it, or ends with what could start it.
+    fn reveals_part_of_secret(text: &str) -> bool {
+        text.contains(SECRET)
+            || (1..SECRET.len()).any(|k| {
+                text.starts_with(&SECRET[SECRET.len() - k..]) || text.ends_with(&SECRET[..k])
+            })
+    }
+
+    /// One event per page puts the page boundary inside the secret: the first page masks its
+    /// head (the next event, read as masking context, completes it), the second its tail (the
+    /// previous event is its context); neither page leaves a part that could be completed.
+    #[test]
+    fn a_secret_split_across_a_page_boundary_is_masked_on_both_pages() {
+        let env = Env::new();
+        let r = reader_of(&env, &[prompt(), answer()], Duration::from_secs(60));
+        assert_eq!(r.events.len(), 2, "the prompt and the answer");
+        let first = page(&r, None);
+        let cursor = first["nextCursor"].as_str().expect("a second page");
+        let second = page(&r, Some(cursor.to_owned()));
+        assert_eq!(second["eof"], true);
+        let (first, second) = (texts(&first), texts(&second));
+        assert_eq!(first, [format!("the key is {MASK}")]);
+        assert_eq!(second, [format!("{MASK} as asked")]);
+        for text in first.iter().chain(&second) {
+            assert!(!reveals_part_of_secret(text), "{text:?}");
+        }
+        assert!(!reveals_part_of_secret(
+            &(first.concat() + &second.concat())
+        ));
+    }
+
+    /// A page that ends in the secret's head while the run may still write its tail withholds
+    /// that event (and resumes there) rather than serve a prefix the next page completes.
+    #[test]
+    fn a_head_the_next_page_may_complete_is_withheld() {
+        let env = Env::new();
+        let r = reader_of(&env, &[prompt()], Duration::ZERO);
+        assert!(!r.settled(), "the run is still running");
+        let first = page(&r, None);
+        let event = &first["events"][0];
+        assert_eq!(event["redactionPending"], true);
+        assert_eq!(event["text"], Value::Null);
+        assert_eq!(first["redactionPending"], true);
+        let resumed = r
+            .cursor_key
+            .decode(
+                first["nextCursor"].as_str().expect("a next page"),
+                Purpose::History,
+                &r.run.target,
+                &format!("g{}", r.run.target.generation),
+            )
+            .expect("a cursor of this run");
+        assert_eq!(
+            resumed, r.first_sequence,
+            "the next page starts at the withheld event"
+        );
     }
 }

@@ -8,10 +8,35 @@
 
 use serde_json::{Map, Value, json};
 
-use runread_core::ErrorCode;
+use runread_core::{ErrorCode, Target};
 use runread_store::{RunRecord, SessionRecord};
 
+use crate::Service;
+use crate::adapters::{Admitting, Granted, ToolRules};
 use crate::source::Source;
+
+pub(crate) struct ReadTargetMetadata;
+
+impl ToolRules for ReadTargetMetadata {
+    type Args = Target;
+    type Reader = Reader;
+
+    fn admit(at: &Admitting<'_>, target: &Target) -> Result<Granted<Reader>, ErrorCode> {
+        let g = at.run(target)?;
+        let session = at.session(target)?;
+        let reader = Reader {
+            source: Source::of(&g.run),
+            fork: crate::fork::of(&*at.svc.store, &session).map_err(Service::unavailable)?,
+            run: g.run.clone(),
+            session,
+        };
+        Ok(g.with(reader))
+    }
+
+    fn execute(_target: Target, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+        Ok(metadata(reader))
+    }
+}
 
 /// The `metadata` feature's reader: the run (with its workspace registration), its session, and
 /// the session file to read the prompt line and the header line back from.
@@ -52,7 +77,7 @@ fn sources(agent: &str) -> Sources {
     }
 }
 
-pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+fn metadata(r: &Reader) -> Map<String, Value> {
     let src = sources(&r.run.agent);
     // What the prompt line and the header line record (nothing, when a line no longer reads
     // back as ingested).
@@ -132,5 +157,5 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     }
     m.insert("runModels".into(), json!(r.run.run.run_models));
     m.insert("unknownFields".into(), json!(unknown));
-    Ok(m)
+    m
 }

@@ -13,6 +13,9 @@ use runread_core::limits::{
     HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, TARGET_FIELD_MAX_BYTES,
 };
 
+use crate::adapters::Rules;
+use crate::{artifacts, final_answer, get_run, grants, history, metadata, work_state};
+
 pub const LIST_GRANTED_TARGETS: &str = "list_granted_targets";
 pub const READ_FINAL_ANSWER: &str = "read_final_answer";
 pub const GET_RUN: &str = "get_run";
@@ -32,6 +35,22 @@ pub enum Tool {
     ReadTargetMetadata,
     ListArtifacts,
     ReadArtifact,
+}
+
+impl Tool {
+    /// The tool's rules, in its own module: how it is admitted and what it serves.
+    pub(crate) fn rules(self) -> &'static dyn Rules {
+        match self {
+            Tool::ListGrantedTargets => &grants::ListGrantedTargets,
+            Tool::ReadFinalAnswer => &final_answer::ReadFinalAnswer,
+            Tool::GetRun => &get_run::GetRun,
+            Tool::ReadHistory => &history::ReadHistory,
+            Tool::ReadWorkState => &work_state::ReadWorkState,
+            Tool::ReadTargetMetadata => &metadata::ReadTargetMetadata,
+            Tool::ListArtifacts => &artifacts::ListArtifacts,
+            Tool::ReadArtifact => &artifacts::ReadArtifact,
+        }
+    }
 }
 
 #[derive(Debug)]

@@ -4,16 +4,61 @@
 
 use serde_json::{Map, Value, json};
 
-use runread_core::ErrorCode;
 use runread_core::limits::WORK_STATE_FRESH_MS;
 use runread_core::timefmt::rfc3339;
+use runread_core::{ErrorCode, Target};
 use runread_sessions::RunStatus;
 use runread_store::{Foreground, Phase, RunRecord, SessionRecord};
 
 use runread_sessions::LineRef;
 
+use crate::Service;
+use crate::adapters::{Admitting, Granted, ToolRules};
 use crate::source::Source;
 use crate::supervised::Supervised;
+
+pub(crate) struct ReadWorkState;
+
+impl ToolRules for ReadWorkState {
+    type Args = Target;
+    type Reader = Reader;
+
+    fn admit(at: &Admitting<'_>, target: &Target) -> Result<Granted<Reader>, ErrorCode> {
+        let g = at.run(target)?;
+        let run = &g.run;
+        // The run's tool calls, for an agent whose child agents leave records (Claude Code).
+        let tool_call_lines = if run.agent == "claude" {
+            let lines: std::collections::HashSet<u64> =
+                run.run.message_lines.iter().copied().collect();
+            at.svc
+                .store
+                .entries(&target.session_id, target.generation)
+                .map_err(Service::unavailable)?
+                .into_iter()
+                .filter(|e| e.has_tool_call && lines.contains(&e.line))
+                .filter_map(|e| e.line_ref())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let reader = Reader {
+            supervised: Supervised::observe(at.svc, run).map_err(Service::unavailable)?,
+            source: Source::of(run),
+            tool_call_lines,
+            run: run.clone(),
+            session: at.session(target)?,
+            now_ms: at.now_ms,
+        };
+        Ok(g.with(reader))
+    }
+
+    fn execute(_target: Target, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+        Ok(match &reader.supervised {
+            Some(s) => execute_supervised(reader, s),
+            None => execute_passive(reader),
+        })
+    }
+}
 
 /// The `aggregate` feature's reader: the run, its session record, the time of the read.
 pub(crate) struct Reader {
@@ -172,10 +217,8 @@ fn coverage(complete: bool, reason: &str) -> Value {
     json!({"state": if complete { "complete" } else { "incomplete" }, "reason": reason})
 }
 
-pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
-    if let Some(s) = &r.supervised {
-        return Ok(execute_supervised(r, s));
-    }
+/// Work state from the session file alone.
+fn execute_passive(r: &Reader) -> Map<String, Value> {
     let observed = r.session.ingested_at_ms;
     let fresh = r.now_ms.saturating_sub(observed) <= WORK_STATE_FRESH_MS;
     let seen = match r.run.run.status {
@@ -247,7 +290,7 @@ pub(crate) fn execute(r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
     m.insert("completionConfirmed".into(), json!(false));
     m.insert("wholeMachineIdleConfirmed".into(), json!(false));
     m.insert("evidence".into(), json!("session_file"));
-    Ok(m)
+    m
 }
 
 /// Work state from a supervisor's record: the foreground from the event stream and the agent's
