@@ -368,20 +368,9 @@ async fn cursors_replay_and_refuse_tampering_and_other_targets() {
         .into_iter()
         .find(|r| r.target.run_id != h.grant.target.run_id)
         .unwrap();
-    let now = runread_core::timefmt::now_ms();
-    let g2 = runread_service::owner::grant(
-        &*h.env.store,
-        &*h.env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &other_run.target.run_id,
-            session_id: None,
-            features: vec![Feature::FinalAnswer],
-            expires_at_ms: now + 60_000,
-            label: "t",
-        },
-        now,
-    )
-    .unwrap();
+    let g2 = h
+        .env
+        .grant(&other_run.target.run_id, vec![Feature::FinalAnswer], "t");
     let c2 = Client::connect(&h.url, &g2.key).await.unwrap();
     let other = c2
         .call(

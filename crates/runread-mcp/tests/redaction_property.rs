@@ -5,7 +5,6 @@
 //! secret appears in anything a reader receives.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -14,7 +13,6 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_mcp::client::Client;
-use runread_service::{Config, Service};
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -238,39 +236,18 @@ async fn check(case: &Case) {
     std::fs::write(&path, bytes).unwrap();
     runread_testkit::set_age(&path, Duration::from_secs(60));
     env.ingest();
-    let keys = env.keys();
     for (n, s) in case.secrets.iter().enumerate() {
-        runread_service::owner::add_secret(&*env.store, &*keys, &format!("s{n}"), s, 1).unwrap();
+        env.add_secret(&format!("s{n}"), s);
     }
-    let service = Arc::new(Service::new(env.store.clone(), keys, Config::default()).unwrap());
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let (_stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(runread_mcp::server::serve(
-        service,
-        "127.0.0.1:0".parse().unwrap(),
-        move |a| {
-            let _ = tx.send(a);
-        },
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
-    let url = format!("http://{}/mcp", rx.await.unwrap());
-    let now = runread_core::timefmt::now_ms();
+    let serving = runread_testkit::serve::mcp(env.service()).await;
+    let url = serving.url.clone();
     for run in env.store.runs().unwrap() {
-        let g = runread_service::owner::grant(
-            &*env.store,
-            &*env.keys(),
-            runread_service::owner::GrantRequest {
-                run_id: &run.target.run_id,
-                session_id: Some(&run.target.session_id),
-                features: Feature::ALL.to_vec(),
-                expires_at_ms: now + 600_000,
-                label: "prop",
-            },
-            now,
-        )
-        .unwrap();
+        let g = env.grant_in(
+            &run.target.run_id,
+            Some(&run.target.session_id),
+            Feature::ALL.to_vec(),
+            "prop",
+        );
         let c = Client::connect(&url, &g.key).await.unwrap();
         let target = serde_json::to_value(&g.grant.target).unwrap();
         let mut received: Vec<(String, String)> = Vec::new();

@@ -19,20 +19,12 @@ fn service(env: &Env) -> Arc<Service> {
 }
 
 fn grant(env: &Env, svc: &Arc<Service>, run: &RunRecord, features: Vec<Feature>) -> KeyContext {
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: Some(&run.target.session_id),
-            features,
-            expires_at_ms: now + 600_000,
-            label: "t",
-        },
-        now,
-    )
-    .unwrap();
+    let g = env.grant_in(
+        &run.target.run_id,
+        Some(&run.target.session_id),
+        features,
+        "t",
+    );
     svc.admit_key(&[g.key.as_bytes()]).unwrap()
 }
 

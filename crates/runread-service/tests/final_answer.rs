@@ -29,25 +29,17 @@ fn service(env: &Env) -> Arc<Service> {
 /// Grants each run of the store (in file order) to its own fresh key; returns the admitted
 /// contexts beside the runs.
 fn grant_all(env: &Env, svc: &Arc<Service>) -> (Vec<KeyContext>, Vec<runread_store::RunRecord>) {
-    let now = runread_core::timefmt::now_ms();
     let mut runs = env.store.runs().unwrap();
     runs.sort_by_key(|r| r.run.start_line);
     let ctxs = runs
         .iter()
         .map(|r| {
-            let g = runread_service::owner::grant(
-                &*env.store,
-                &*env.keys(),
-                runread_service::owner::GrantRequest {
-                    run_id: &r.target.run_id,
-                    session_id: Some(&r.target.session_id),
-                    features: vec![Feature::FinalAnswer],
-                    expires_at_ms: now + 600_000,
-                    label: "t",
-                },
-                now,
-            )
-            .unwrap();
+            let g = env.grant_in(
+                &r.target.run_id,
+                Some(&r.target.session_id),
+                vec![Feature::FinalAnswer],
+                "t",
+            );
             svc.admit_key(&[g.key.as_bytes()]).unwrap()
         })
         .collect();

@@ -51,20 +51,7 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
         .iter()
         .find(|r| r.target.workspace_id != env.ws.id)
         .unwrap();
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &mine[0].target.run_id,
-            session_id: None,
-            features: vec![Feature::Status],
-            expires_at_ms: now + 60_000,
-            label: "t",
-        },
-        now,
-    )
-    .unwrap();
+    let g = env.grant(&mine[0].target.run_id, vec![Feature::Status], "t");
     let ctx = svc.admit_key(&[g.key.as_bytes()]).unwrap();
 
     let (found, _) = get_run(&svc, &ctx, serde_json::to_value(&mine[0].target).unwrap());

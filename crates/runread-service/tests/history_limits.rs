@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_core::limits::HISTORY_PAGE_READ_MAX_BYTES;
-use runread_service::{Config, Service, tools};
+use runread_service::tools;
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -87,21 +87,8 @@ fn first_page_sizes(total: usize) -> (usize, Value) {
     runread_testkit::set_age(&path, Duration::from_secs(60));
     env.ingest();
     let run = env.store.runs().unwrap().remove(0);
-    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: None,
-            features: vec![Feature::History],
-            expires_at_ms: now + 600_000,
-            label: "t",
-        },
-        now,
-    )
-    .unwrap();
+    let svc = env.service();
+    let g = env.grant(&run.target.run_id, vec![Feature::History], "t");
     let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -193,24 +180,10 @@ fn an_answers_masking_context_is_read_up_to_its_budget_and_masked_conservatively
         std::fs::write(&path, text).unwrap();
         runread_testkit::set_age(&path, Duration::from_secs(60));
         env.ingest();
-        let keys = env.keys();
-        runread_service::owner::add_secret(&*env.store, &*keys, "s", SECRET, 1).unwrap();
+        env.add_secret("s", SECRET);
         let run = env.store.runs().unwrap().remove(0);
-        let svc = Arc::new(Service::new(env.store.clone(), keys, Config::default()).unwrap());
-        let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*env.store,
-            &*env.keys(),
-            runread_service::owner::GrantRequest {
-                run_id: &run.target.run_id,
-                session_id: None,
-                features: vec![Feature::FinalAnswer],
-                expires_at_ms: now + 600_000,
-                label: "t",
-            },
-            now,
-        )
-        .unwrap();
+        let svc = env.service();
+        let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "t");
         let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()

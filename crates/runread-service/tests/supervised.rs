@@ -57,20 +57,12 @@ fn case_of(journal: bool, agent: Agent) -> Case {
     };
     let svc =
         Arc::new(Service::new(env.store.clone() as Arc<dyn Store>, env.keys(), config).unwrap());
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: Some(&run.target.session_id),
-            features: vec![Feature::FinalAnswer, Feature::Aggregate],
-            expires_at_ms: now + 600_000,
-            label: "t",
-        },
-        now,
-    )
-    .unwrap();
+    let g = env.grant_in(
+        &run.target.run_id,
+        Some(&run.target.session_id),
+        vec![Feature::FinalAnswer, Feature::Aggregate],
+        "t",
+    );
     let ctx = svc.admit_key(&[g.key.as_bytes()]).unwrap();
     Case { env, run, svc, ctx }
 }

@@ -1093,6 +1093,9 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
     let agent = locate::identify(&opts.command, &opts.cwd)
         .await
         .map_err(StartError::Unsupported)?;
+    // Taken over before the agent starts: a Ctrl-C in between would end runread and leave the
+    // agent, in its own process group, running unsupervised.
+    let mut signals = Signals::install().map_err(StartError::Spawn)?;
     let Started {
         mut child,
         stdout,
@@ -1100,11 +1103,11 @@ pub async fn supervise(store: Arc<dyn Store>, opts: Options) -> Result<Outcome, 
         census_ok,
     } = start(&agent, &opts)?;
     let agent_pid = child.id();
+    signals.agent_pid = agent_pid;
     let mut d = Driver::new(store, opts, agent, &args, census_ok, agent_pid);
     if !census_ok {
         d.terminal.say("runread: cannot become the subreaper of the agent's processes; background coverage stays incomplete");
     }
-    let mut signals = Signals::install(agent_pid).map_err(StartError::Spawn)?;
     d.follow_stream(stdout, &mut signals).await;
     let status = wait_for_exit(&mut child, &mut signals)
         .await
@@ -1146,10 +1149,11 @@ fn start(agent: &Agent, opts: &Options) -> Result<Started, StartError> {
         .process_group(0)
         .spawn()
         .map_err(StartError::Spawn)?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| StartError::Spawn(std::io::Error::other("no stdout")))?;
+    let Some(stdout) = child.stdout.take() else {
+        // Never leave an agent running that runread cannot follow.
+        let _ = child.start_kill();
+        return Err(StartError::Spawn(std::io::Error::other("no stdout")));
+    };
     Ok(Started {
         child,
         stdout,
@@ -1170,12 +1174,13 @@ struct Signals {
 }
 
 impl Signals {
-    fn install(agent_pid: Option<u32>) -> std::io::Result<Signals> {
+    /// Takes the signals over; [`Signals::agent_pid`] is set once the agent has started.
+    fn install() -> std::io::Result<Signals> {
         Ok(Signals {
             interrupt: signal(SignalKind::interrupt())?,
             terminate: signal(SignalKind::terminate())?,
             hangup: signal(SignalKind::hangup())?,
-            agent_pid,
+            agent_pid: None,
             interrupted: false,
         })
     }

@@ -161,8 +161,8 @@ const FORBIDDEN: &[(&str, &[&str], &str)] = &[
 /// Crates that only tests and benchmarks may depend on.
 const TEST_ONLY: &[&str] = &["runread-testkit", "runread-bench", "runread-fuzz-targets"];
 
-/// Each workspace crate's normal (non-dev, non-build) dependencies, by name.
-fn normal_dependencies() -> BTreeMap<String, Vec<String>> {
+/// `cargo metadata` of the workspace (its own packages only).
+fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -180,8 +180,12 @@ fn normal_dependencies() -> BTreeMap<String, Vec<String>> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
-    meta["packages"]
+    serde_json::from_slice(&out.stdout).expect("metadata is JSON")
+}
+
+/// Each workspace crate's normal (non-dev, non-build) dependencies, by name.
+fn normal_dependencies() -> BTreeMap<String, Vec<String>> {
+    metadata()["packages"]
         .as_array()
         .expect("packages")
         .iter()
@@ -236,4 +240,43 @@ fn every_internal_crate_is_named_in_the_workspace_and_the_rules() {
             "{krate} has no rule here: say what it may not depend on"
         );
     }
+}
+
+/// One version of everything: an internal crate, or an outside crate that two crates use, is
+/// declared once in `[workspace.dependencies]` and inherited (`workspace = true`), so a version
+/// or feature bump is one line and two crates can never disagree.
+#[test]
+fn every_shared_dependency_is_inherited_from_the_workspace() {
+    let meta = metadata();
+    let packages = meta["packages"].as_array().expect("packages");
+    let mut users: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for p in packages {
+        let manifest = p["manifest_path"].as_str().expect("manifest path");
+        for d in p["dependencies"].as_array().expect("dependencies") {
+            let name = d["name"].as_str().expect("name").to_owned();
+            let list = users.entry(name).or_default();
+            if !list.contains(&manifest) {
+                list.push(manifest);
+            }
+        }
+    }
+    let mut broken = Vec::new();
+    for (name, manifests) in &users {
+        if manifests.len() < 2 && !name.starts_with("runread") {
+            continue;
+        }
+        for manifest in manifests {
+            let text = std::fs::read_to_string(manifest).expect("manifest");
+            for line in text.lines().map(str::trim) {
+                let declares =
+                    line.starts_with(&format!("{name} =")) || line.starts_with(&format!("{name}."));
+                if declares && !line.contains("workspace = true") {
+                    broken.push(format!(
+                        "{manifest}: `{line}` does not inherit from the workspace"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
 }

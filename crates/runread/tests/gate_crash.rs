@@ -98,20 +98,7 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
         .into_iter()
         .max_by_key(|r| r.run.final_bytes)
         .unwrap();
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: None,
-            features: vec![Feature::FinalAnswer],
-            expires_at_ms: now + 600_000,
-            label: "crash",
-        },
-        now,
-    )
-    .unwrap();
+    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "crash");
     let home = env.dir.path().to_path_buf();
     let target = serde_json::to_value(&g.grant.target).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -243,20 +230,7 @@ fn audit_shows_who_read_what_and_never_the_input() {
     env.place("sample", Duration::from_secs(60));
     env.ingest();
     let run = env.store.runs().unwrap().into_iter().next().unwrap();
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: None,
-            features: vec![Feature::FinalAnswer],
-            expires_at_ms: now + 60_000,
-            label: "audit",
-        },
-        now,
-    )
-    .unwrap();
+    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "audit");
     let port = free_port();
     let mut server = spawn_server(env.dir.path(), port);
     let rt = tokio::runtime::Runtime::new().unwrap();
