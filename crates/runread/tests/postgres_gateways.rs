@@ -9,11 +9,16 @@
 //! or stale answer, and the gateways recover by themselves; a database that refuses connections
 //! gives `unavailable`, never a cached answer.
 //!
+//! Every scenario runs twice: on the shared test server in plain text, and over TLS
+//! (`verify-full`) on a cluster of the test's own (`over_tls_*`, see `pgtls`).
+//!
 //! PostgreSQL missing is a failure with instructions (see `support::admin`), never a skip.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 #[path = "../../runread-store/tests/support/mod.rs"]
 mod support;
+
+mod pgtls;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -87,6 +92,11 @@ struct Gateway {
 
 impl Gateway {
     fn start(home: &Path, store: &str) -> Gateway {
+        Gateway::start_with(home, store, &[])
+    }
+
+    /// With more global flags (`--gate-keys FILE`).
+    fn start_with(home: &Path, store: &str, flags: &[&str]) -> Gateway {
         let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
             .env_remove("RUNREAD_STORE")
             .env_remove("RUNREAD_HOME")
@@ -95,6 +105,7 @@ impl Gateway {
             .arg(home)
             .arg("--store")
             .arg(store)
+            .args(flags)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -167,12 +178,63 @@ struct Deployment {
     /// Where the owner's and the agent host's commands keep their homes.
     dir: tempfile::TempDir,
     // Dropped last: the gateways above are stopped before their database is dropped.
-    db: support::PgDb,
+    db: Db,
+}
+
+/// Where a scenario's database lives and how runread's processes reach it: the shared test
+/// server (plain TCP, `RUNREAD_TEST_PG`), or a cluster of the test's own over TLS, reached with
+/// `verify-full` against its own CA.
+enum Server {
+    Shared,
+    Tls(pgtls::Cluster),
+}
+
+impl Server {
+    fn tls() -> Server {
+        Server::Tls(pgtls::Cluster::start())
+    }
+
+    fn fresh_db(&self) -> Db {
+        match self {
+            Server::Shared => {
+                let db = support::PgDb::fresh();
+                Db {
+                    name: db.name.clone(),
+                    url: db.url.clone(),
+                    _dropped_with: Box::new(db),
+                }
+            }
+            Server::Tls(cluster) => {
+                let db = cluster.fresh_db();
+                Db {
+                    name: db.name.clone(),
+                    url: db.url.clone(),
+                    _dropped_with: Box::new(db),
+                }
+            }
+        }
+    }
+
+    /// An administrator's connection (plain text; the cluster's over its Unix socket).
+    fn admin(&self) -> postgres::Client {
+        match self {
+            Server::Shared => support::admin(),
+            Server::Tls(cluster) => cluster.admin(),
+        }
+    }
+}
+
+/// A database made for one scenario: its name, the URL runread's processes use, and what drops
+/// it.
+struct Db {
+    name: String,
+    url: String,
+    _dropped_with: Box<dyn std::any::Any>,
 }
 
 impl Deployment {
-    fn start() -> Deployment {
-        let db = support::PgDb::fresh();
+    fn start(server: &Server) -> Deployment {
+        let db = server.fresh_db();
         let url = db.url.clone();
         let dir = tempfile::tempdir().unwrap();
         let gateway_home = dir.path().join("gateway-home");
@@ -330,7 +392,16 @@ fn refusal_code(r: Result<runread_mcp::client::ToolResult, ClientError>) -> Stri
 
 #[test]
 fn two_gateways_share_answers_cursors_and_revocations() {
-    let mut d = Deployment::start();
+    two_gateways(&Server::Shared);
+}
+
+#[test]
+fn over_tls_two_gateways_share_answers_cursors_and_revocations() {
+    two_gateways(&Server::tls());
+}
+
+fn two_gateways(server: &Server) {
+    let mut d = Deployment::start(server);
     // A third gateway on the same database whose home made a gate-keys of its own.
     let mut stranger = Gateway::start(&d.dir.path().join("stranger-home"), &d.db.url);
     runtime().block_on(shared_answers_cursors_and_revocations(&d, &stranger.url));
@@ -612,12 +683,23 @@ struct Tally {
 
 #[test]
 fn killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer() {
-    let mut d = Deployment::start();
-    runtime().block_on(load_while_killing_backends(&d));
+    killing_mid_load(&Server::Shared);
+}
+
+#[test]
+fn over_tls_killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer() {
+    killing_mid_load(&Server::tls());
+}
+
+fn killing_mid_load(server: &Server) {
+    let mut d = Deployment::start(server);
+    // Made here: the admin client drives a runtime of its own and must not start inside one.
+    let admin = server.admin();
+    runtime().block_on(load_while_killing_backends(&d, admin));
     d.assert_gateways_healthy();
 }
 
-async fn load_while_killing_backends(d: &Deployment) {
+async fn load_while_killing_backends(d: &Deployment, mut admin: postgres::Client) {
     let raw = Arc::new(Raw::new());
     let tally = Arc::new(Mutex::new(Tally::default()));
     let stop = Arc::new(AtomicBool::new(false));
@@ -654,7 +736,6 @@ async fn load_while_killing_backends(d: &Deployment) {
     let db_name = d.db.name.clone();
     // On a thread of its own: the admin client must not run on the runtime's threads.
     let killer = std::thread::spawn(move || {
-        let mut admin = support::admin();
         let mut killed = 0i64;
         for _ in 0..KILL_ROUNDS {
             killed += terminate_backends(&mut admin, &db_name);
@@ -705,14 +786,23 @@ async fn both_answer(raw: &Raw, d: &Deployment) {
 
 #[test]
 fn an_unreachable_database_is_refused_unavailable_never_served_from_a_cache() {
-    let mut d = Deployment::start();
+    unreachable_database(&Server::Shared);
+}
+
+#[test]
+fn over_tls_an_unreachable_database_is_refused_unavailable_never_served_from_a_cache() {
+    unreachable_database(&Server::tls());
+}
+
+fn unreachable_database(server: &Server) {
+    let mut d = Deployment::start(server);
     let rt = runtime();
     let raw = Raw::new();
     rt.block_on(both_answer(&raw, &d));
 
     // The database stops accepting connections (for every role, superusers too) and every open
     // one is cut: the shared server itself keeps running for the other tests.
-    let mut admin = support::admin();
+    let mut admin = server.admin();
     admin
         .batch_execute(&format!(
             "ALTER DATABASE {} ALLOW_CONNECTIONS false",
@@ -792,7 +882,16 @@ fn place(dir: &Path, fixture: &str, workspace: &Path) -> PathBuf {
 
 #[test]
 fn a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in() {
-    let db = support::PgDb::fresh();
+    another_hosts_session(&Server::Shared);
+}
+
+#[test]
+fn over_tls_a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in() {
+    another_hosts_session(&Server::tls());
+}
+
+fn another_hosts_session(server: &Server) {
+    let db = server.fresh_db();
     let dir = tempfile::tempdir().unwrap();
     let ws_a = dir.path().join("ws-a");
     let ws_b = dir.path().join("ws-b");
@@ -845,7 +944,7 @@ fn a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_g
     );
 
     // The store holds A's session as A ingested it (not taken over), and B's own session.
-    let store = db.store_as("a-gateway");
+    let store = runread_store::postgres::PostgresStore::connect_as(&db.url, "a-gateway").unwrap();
     let header_id = |p: &Path| -> String {
         let text = std::fs::read_to_string(p).unwrap();
         let v: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
