@@ -21,6 +21,7 @@ mod support;
 mod pgtls;
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -967,4 +968,121 @@ fn another_hosts_session(server: &Server) {
             .count(),
         3
     );
+}
+
+#[test]
+fn a_gateway_with_the_shared_key_file_serves_grants_made_elsewhere_and_one_without_says_which_key_it_lacks()
+ {
+    let mut d = Deployment::start(&Server::Shared);
+    let owner_home = d.dir.path().join("gateway-home");
+    let secret = d.dir.path().join("mounted").join("runread-gate-keys");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+
+    // The owner exports the home's keys: ids listed, never the bytes.
+    let exported = ok(runread(
+        &owner_home,
+        GATEWAY_HOST,
+        &d.db.url,
+        &["keys", "export", secret.to_str().unwrap()],
+    ));
+    let home_file = std::fs::read_to_string(owner_home.join("gate-keys")).unwrap();
+    let (owner_id, owner_hex) = home_file.trim().split_once(' ').unwrap();
+    assert!(exported.contains(owner_id), "{exported}");
+    assert!(!exported.contains(owner_hex), "a key's bytes were printed");
+    assert_eq!(
+        std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // The environment names the same file as the flag.
+    let listed = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .env("RUNREAD_GATE_KEYS_FILE", &secret)
+        .arg("--home")
+        .arg(d.dir.path().join("env-home"))
+        .arg("--store")
+        .arg(&d.db.url)
+        .args(["keys", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        ok(listed).contains(&format!("{owner_id}  (current)")),
+        "the file's ids"
+    );
+
+    // A gateway on an empty home with the mounted file serves the grant made in the owner's home.
+    let mut mounted = Gateway::start_with(
+        &d.dir.path().join("mounted-home"),
+        &d.db.url,
+        &["--gate-keys", secret.to_str().unwrap()],
+    );
+    let raw = Raw::new();
+    let rt = runtime();
+    assert_eq!(
+        rt.block_on(raw.read_whole(&mounted.url, &d.key, &d.target))
+            .unwrap(),
+        d.expected
+    );
+    assert!(
+        !d.dir.path().join("mounted-home").join("gate-keys").exists(),
+        "a named key file is used instead of the home's, which is not made"
+    );
+
+    // A gateway whose keys lack the owner's key refuses `unavailable` to the reader, and names
+    // the key it lacks in its own log only.
+    let stranger_home = d.dir.path().join("stranger-home");
+    let mut stranger = Gateway::start(&stranger_home, &d.db.url);
+    let refusal = rt
+        .block_on(raw.call(
+            &stranger.url,
+            &d.key,
+            answer_args(&d.target, None, LARGE_CHUNK),
+        ))
+        .unwrap_err();
+    assert_eq!(refusal, "unavailable");
+    assert!(
+        stranger.stderr().contains(owner_id),
+        "the log names the missing key {owner_id}: {}",
+        stranger.stderr()
+    );
+    stranger.assert_healthy(&d.db.url);
+    drop(stranger);
+
+    // A key file others may read is refused at start, as the home's is.
+    let loose = d.dir.path().join("mounted").join("loose");
+    std::fs::copy(&secret, &loose).unwrap();
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = runread(
+        &d.dir.path().join("loose-home"),
+        GATEWAY_HOST,
+        &d.db.url,
+        &["--gate-keys", loose.to_str().unwrap(), "keys", "list"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("readable by others"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Importing the file into the stranger's home: its own key stays, the owner's is added, and
+    // the gateway restarted there serves the grant.
+    let imported = ok(runread(
+        &stranger_home,
+        GATEWAY_HOST,
+        &d.db.url,
+        &["keys", "import", secret.to_str().unwrap()],
+    ));
+    assert!(
+        imported.contains(&format!("added    {owner_id}")),
+        "{imported}"
+    );
+    assert!(!imported.contains(owner_hex), "a key's bytes were printed");
+    let mut restarted = Gateway::start(&stranger_home, &d.db.url);
+    assert_eq!(
+        rt.block_on(raw.read_whole(&restarted.url, &d.key, &d.target))
+            .unwrap(),
+        d.expected
+    );
+    restarted.assert_healthy(&d.db.url);
+    mounted.assert_healthy(&d.db.url);
+    d.assert_gateways_healthy();
 }
