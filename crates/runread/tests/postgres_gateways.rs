@@ -23,7 +23,7 @@ mod pgtls;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -62,14 +62,8 @@ const KILL_PAUSE: Duration = Duration::from_millis(100);
 /// Runs the real binary with its own home, host name and store; nothing from the caller's
 /// environment picks another store or home.
 fn runread(home: &Path, host: &str, store: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .env_remove("RUNREAD_STORE")
-        .env_remove("RUNREAD_HOME")
+    pgtls::runread(home, store)
         .env("RUNREAD_HOST", host)
-        .arg("--home")
-        .arg(home)
-        .arg("--store")
-        .arg(store)
         .args(args)
         .output()
         .expect("run runread")
@@ -98,14 +92,8 @@ impl Gateway {
 
     /// With more global flags (`--gate-keys FILE`).
     fn start_with(home: &Path, store: &str, flags: &[&str]) -> Gateway {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
-            .env_remove("RUNREAD_STORE")
-            .env_remove("RUNREAD_HOME")
+        let mut child = pgtls::runread(home, store)
             .env("RUNREAD_HOST", GATEWAY_HOST)
-            .arg("--home")
-            .arg(home)
-            .arg("--store")
-            .arg(store)
             .args(flags)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
@@ -187,12 +175,12 @@ struct Deployment {
 /// `verify-full` against its own CA.
 enum Server {
     Shared,
-    Tls(pgtls::Cluster),
+    Tls(Box<pgtls::Cluster>),
 }
 
 impl Server {
     fn tls() -> Server {
-        Server::Tls(pgtls::Cluster::start())
+        Server::Tls(Box::new(pgtls::Cluster::start()))
     }
 
     fn fresh_db(&self) -> Db {
@@ -223,6 +211,21 @@ impl Server {
             Server::Tls(cluster) => cluster.admin(),
         }
     }
+}
+
+/// A scenario as two tests: on the shared server in plain text, and over TLS.
+macro_rules! on_both_servers {
+    ($plain:ident, $tls:ident, $scenario:ident) => {
+        #[test]
+        fn $plain() {
+            $scenario(&Server::Shared);
+        }
+
+        #[test]
+        fn $tls() {
+            $scenario(&Server::tls());
+        }
+    };
 }
 
 /// A database made for one scenario: its name, the URL runread's processes use, and what drops
@@ -391,15 +394,11 @@ fn refusal_code(r: Result<runread_mcp::client::ToolResult, ClientError>) -> Stri
     }
 }
 
-#[test]
-fn two_gateways_share_answers_cursors_and_revocations() {
-    two_gateways(&Server::Shared);
-}
-
-#[test]
-fn over_tls_two_gateways_share_answers_cursors_and_revocations() {
-    two_gateways(&Server::tls());
-}
+on_both_servers!(
+    two_gateways_share_answers_cursors_and_revocations,
+    over_tls_two_gateways_share_answers_cursors_and_revocations,
+    two_gateways
+);
 
 fn two_gateways(server: &Server) {
     let mut d = Deployment::start(server);
@@ -682,15 +681,11 @@ struct Tally {
     wrong: u64,
 }
 
-#[test]
-fn killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer() {
-    killing_mid_load(&Server::Shared);
-}
-
-#[test]
-fn over_tls_killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer() {
-    killing_mid_load(&Server::tls());
-}
+on_both_servers!(
+    killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer,
+    over_tls_killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer,
+    killing_mid_load
+);
 
 fn killing_mid_load(server: &Server) {
     let mut d = Deployment::start(server);
@@ -785,15 +780,11 @@ async fn both_answer(raw: &Raw, d: &Deployment) {
     }
 }
 
-#[test]
-fn an_unreachable_database_is_refused_unavailable_never_served_from_a_cache() {
-    unreachable_database(&Server::Shared);
-}
-
-#[test]
-fn over_tls_an_unreachable_database_is_refused_unavailable_never_served_from_a_cache() {
-    unreachable_database(&Server::tls());
-}
+on_both_servers!(
+    an_unreachable_database_is_refused_unavailable_never_served_from_a_cache,
+    over_tls_an_unreachable_database_is_refused_unavailable_never_served_from_a_cache,
+    unreachable_database
+);
 
 fn unreachable_database(server: &Server) {
     let mut d = Deployment::start(server);
@@ -881,15 +872,11 @@ fn place(dir: &Path, fixture: &str, workspace: &Path) -> PathBuf {
     dst
 }
 
-#[test]
-fn a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in() {
-    another_hosts_session(&Server::Shared);
-}
-
-#[test]
-fn over_tls_a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in() {
-    another_hosts_session(&Server::tls());
-}
+on_both_servers!(
+    a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in,
+    over_tls_a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in,
+    another_hosts_session
+);
 
 fn another_hosts_session(server: &Server) {
     let db = server.fresh_db();
@@ -994,12 +981,8 @@ fn a_gateway_with_the_shared_key_file_serves_grants_made_elsewhere_and_one_witho
         0o600
     );
     // The environment names the same file as the flag.
-    let listed = Command::new(env!("CARGO_BIN_EXE_runread"))
+    let listed = pgtls::runread(&d.dir.path().join("env-home"), &d.db.url)
         .env("RUNREAD_GATE_KEYS_FILE", &secret)
-        .arg("--home")
-        .arg(d.dir.path().join("env-home"))
-        .arg("--store")
-        .arg(&d.db.url)
         .args(["keys", "list"])
         .output()
         .unwrap();

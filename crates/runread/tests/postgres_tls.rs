@@ -11,7 +11,7 @@ mod pgtls;
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use runread_store::postgres::PostgresStore;
 
@@ -187,14 +187,8 @@ fn a_client_certificate_logs_in_and_its_key_must_be_private() {
 }
 
 fn runread(home: &Path, store: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .env_remove("RUNREAD_STORE")
-        .env_remove("RUNREAD_HOME")
+    pgtls::runread(home, store)
         .env_remove("RUNREAD_LOG")
-        .arg("--home")
-        .arg(home)
-        .arg("--store")
-        .arg(store)
         .args(args)
         .output()
         .unwrap()

@@ -375,23 +375,25 @@ fn client_config(
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| refused(format!("TLS: {e}")))?;
-    let verifier: Arc<dyn ServerCertVerifier> = match check {
-        Check::None => Arc::new(Unverified { provider }),
+    let full = match check {
+        Check::None => None,
         Check::Chain | Check::Full => {
             let roots = match rootcert {
                 Some(path) => roots_from_file(path)?,
                 None => system_roots()?,
             };
-            let full = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .map_err(|e| refused(format!("TLS roots: {e}")))?;
-            if check == Check::Full {
-                full as Arc<dyn ServerCertVerifier>
-            } else {
-                Arc::new(ChainOnly { full })
-            }
+            Some(
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()
+                    .map_err(|e| refused(format!("TLS roots: {e}")))?,
+            )
         }
     };
+    let verifier = Arc::new(Verifier {
+        full,
+        name_checked: check == Check::Full,
+        provider,
+    });
     let builder = builder
         .dangerous()
         .with_custom_certificate_verifier(verifier);
@@ -483,13 +485,19 @@ fn system_roots() -> Result<RootCertStore, StoreError> {
     Ok(roots)
 }
 
-/// `verify-ca`: the chain must lead to a trusted root; the host name is not checked.
+/// Checks the server's certificate as far as the mode asks; the handshake's signatures are
+/// always checked against the certificate presented.
 #[derive(Debug)]
-struct ChainOnly {
-    full: Arc<WebPkiServerVerifier>,
+struct Verifier {
+    /// The full check (chain and name); `None` when the server is not authenticated
+    /// (`prefer`/`require` without a root file, as libpq).
+    full: Option<Arc<WebPkiServerVerifier>>,
+    /// `verify-full`: the name too; else (`verify-ca`) only the chain.
+    name_checked: bool,
+    provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -498,59 +506,17 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let Some(full) = &self.full else {
+            return Ok(ServerCertVerified::assertion());
+        };
         // The full check tests the name last, after the chain: a name mismatch alone means the
         // chain was good.
-        match self
-            .full
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        match full.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.name_checked => Ok(ServerCertVerified::assertion()),
             other => other,
         }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.full.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.full.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.full.supported_verify_schemes()
-    }
-}
-
-/// `prefer`/`require` without a root file: encrypted, the server not authenticated (libpq's
-/// meaning). The handshake's signatures are still checked against the certificate presented.
-#[derive(Debug)]
-struct Unverified {
-    provider: Arc<CryptoProvider>,
-}
-
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
     }
 
     fn verify_tls12_signature(

@@ -173,6 +173,20 @@ fn postgres_user() -> (u32, u32) {
         })
 }
 
+/// The real binary with its own home and store: nothing from the caller's environment picks
+/// another store, home or key file.
+pub fn runread(home: &Path, store: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_runread"));
+    cmd.env_remove("RUNREAD_STORE")
+        .env_remove("RUNREAD_HOME")
+        .env_remove("RUNREAD_GATE_KEYS_FILE")
+        .arg("--home")
+        .arg(home)
+        .arg("--store")
+        .arg(store);
+    cmd
+}
+
 /// A free loopback port (taken by the server right after; a collision only fails the start).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
