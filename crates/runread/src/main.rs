@@ -144,7 +144,12 @@ fn run(cli: Cli) -> Res {
         Command::Recover(RecoverCmd::Inspect { start_id, json }) => {
             gatecmd::inspect(&*open_store(cli.home, spec)?, &start_id, json)
         }
-        Command::Keys(cmd) => keyscmd::keys(&open_home(cli.home, spec)?.0, cmd),
+        // The keys are files of the home (or --gate-keys): no store is opened for them.
+        Command::Keys(cmd) => {
+            let home = home::resolve(cli.home)?;
+            home::ensure(&home)?;
+            keyscmd::keys(&home, cmd)
+        }
         Command::Read {
             url,
             key_file,

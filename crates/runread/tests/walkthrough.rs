@@ -68,6 +68,22 @@ fn the_postgres_walk_through_runs_as_written() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/postgres.md"),
     )
     .unwrap();
+    for tool in ["bash", "psql", "jq", "curl"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(
+            found,
+            "the walk-through runs {tool}, which is not installed: apt-get install {} \
+             (scripts/test installs jq and curl)",
+            if tool == "psql" {
+                "postgresql-client"
+            } else {
+                tool
+            }
+        );
+    }
     let blocks = blocks(&doc);
     assert!(blocks.len() > 2, "the walk-through's blocks: {blocks:?}");
 
@@ -139,6 +155,7 @@ fn the_postgres_walk_through_runs_as_written() {
     };
     let out = std::fs::read_to_string(&out_file).unwrap();
     let err = std::fs::read_to_string(&err_file).unwrap();
+    eprintln!("--- the walk-through's output\n{out}\n--- its stderr\n{err}");
     assert!(
         status.success(),
         "the walk-through failed ({status}):\n--- stdout\n{out}\n--- stderr\n{err}\n--- server log\n{}",
