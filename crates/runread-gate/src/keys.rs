@@ -219,16 +219,18 @@ impl FileKeys {
     pub fn export(&self, dest: &Path) -> Result<Vec<String>, String> {
         let all = self.read_all().map_err(|e| e.to_string())?;
         let text = key_file_text(&all);
-        let written = (|| {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(dest)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
-        })();
-        written.map_err(|e| format!("{}: {e}", dest.display()))?;
+        let failed = |e: std::io::Error| format!("{}: {e}", dest.display());
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(dest)
+            .map_err(failed)?;
+        if let Err(e) = f.write_all(text.as_bytes()).and_then(|()| f.sync_all()) {
+            // Ours (create_new): a partial key file is no use to anyone.
+            let _ = std::fs::remove_file(dest);
+            return Err(failed(e));
+        }
         Ok(all.iter().map(|(id, _)| id.clone()).collect())
     }
 
