@@ -241,3 +241,43 @@ fn a_mode_weaker_than_verify_full_over_the_network_is_said_once_on_stderr() {
     );
     assert_eq!(said(&runread(home.path(), &local, &["runs", "--json"])), 0);
 }
+
+#[test]
+fn sslrootcert_system_trusts_the_systems_roots_and_only_under_verify_full() {
+    let c = Cluster::start();
+    let db = c.fresh_db();
+    let home = tempfile::tempdir().unwrap();
+    let url = c.url(SERVER_NAME, "postgres", &db.name, "sslrootcert=system");
+    // The system's store, as rustls-native-certs reads it: SSL_CERT_FILE names its bundle.
+    let with_roots = |bundle: &Path, url: &str| {
+        pgtls::runread(home.path(), url)
+            .env("SSL_CERT_FILE", bundle)
+            .env_remove("SSL_CERT_DIR")
+            .args(["runs", "--json"])
+            .output()
+            .unwrap()
+    };
+    let out = with_roots(&c.pki.ca, &url);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = with_roots(&c.pki.other_ca, &url);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("UnknownIssuer"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // As libpq: the system's roots vouch for any name they signed, so a weaker mode is refused.
+    let weak = format!("{url}&sslmode=verify-ca");
+    let out = with_roots(&c.pki.ca, &weak);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("sslrootcert=system needs sslmode=verify-full"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
