@@ -5,6 +5,7 @@
 //! the TLS library's error text never carries the URL.
 //!
 //! The whole gateway suite over TLS is `postgres_gateways.rs` (`over_tls_*`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 mod pgtls;
 

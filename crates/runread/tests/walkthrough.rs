@@ -3,6 +3,7 @@
 //! only thing the test gives is the values of the section's first block (the variables it names:
 //! host, ports, paths); a variable the doc names and the test does not give, or the other way
 //! round, fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 mod pgtls;
 

@@ -188,13 +188,7 @@ pub fn runread(home: &Path, store: &str) -> Command {
 }
 
 /// A free loopback port (taken by the server right after; a collision only fails the start).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+pub use runread_testkit::serve::free_port;
 
 /// A running cluster with TLS on; stopped and removed when dropped.
 pub struct Cluster {
