@@ -26,7 +26,6 @@
 //! inside an async task (nor can any other blocking store).
 
 use std::mem::ManuallyDrop;
-use std::str::FromStr;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -36,6 +35,8 @@ use postgres::{Client, IsolationLevel, NoTls, Row, Transaction};
 use runread_core::cursor::CursorKey;
 use runread_core::{Feature, Target};
 use runread_sessions::{EntrySummary, FileIdentity, Run};
+
+pub mod tls;
 
 use crate::{
     ArtifactRecord, Grant, IngestCommit, RUNS_PAGE_MAX, Receipt, Result, RunFilter, RunRecord,
@@ -387,6 +388,7 @@ struct PoolState {
 /// demand, and one that failed is closed instead of being returned.
 struct Pool {
     config: postgres::Config,
+    tls: tls::Tls,
     state: Mutex<PoolState>,
     freed: Condvar,
 }
@@ -483,7 +485,10 @@ impl Pool {
     }
 
     fn open_connection(&self) -> Result<Client> {
-        let mut client = self.config.connect(NoTls)?;
+        let mut client = match &self.tls {
+            tls::Tls::Off => self.config.connect(NoTls)?,
+            tls::Tls::On(connector) => self.config.connect(connector.clone())?,
+        };
         let settings = format!(
             "SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET lock_timeout = {LOCK_TIMEOUT_MS}; \
              SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_TIMEOUT_MS}"
@@ -561,10 +566,9 @@ impl PostgresStore {
         if host.is_empty() || host.len() > HOST_MAX_BYTES || host.chars().any(char::is_control) {
             return Err(StoreError::Unavailable("invalid host name".into()));
         }
-        // The parse error is not passed on: it could quote the URL, password included.
-        let mut config = postgres::Config::from_str(url).map_err(|_| {
-            StoreError::Unavailable("the store URL is not a PostgreSQL connection string".into())
-        })?;
+        let tls::Connector {
+            mut config, tls, ..
+        } = tls::connector(url)?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -577,6 +581,7 @@ impl PostgresStore {
         }
         let pool = Pool {
             config,
+            tls,
             state: Mutex::new(PoolState {
                 idle: Vec::new(),
                 open: 0,

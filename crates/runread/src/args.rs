@@ -20,6 +20,16 @@ pub(crate) struct Cli {
     /// docs/postgres.md). Default: SQLite in the home.
     #[arg(long, global = true, env = "RUNREAD_STORE", hide_env_values = true)]
     pub(crate) store: Option<String>,
+    /// The sealing keys: this file (a mounted secret, say; it must exist and be readable by its
+    /// owner only) instead of `gate-keys` in the home. Every gateway, and wherever grants and
+    /// secrets are made, needs the same keys (see `runread keys export`/`import`).
+    #[arg(
+        long,
+        global = true,
+        env = "RUNREAD_GATE_KEYS_FILE",
+        value_name = "FILE"
+    )]
+    pub(crate) gate_keys: Option<PathBuf>,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -143,6 +153,14 @@ pub(crate) enum RecoverCmd {
 pub(crate) enum KeysCmd {
     /// Add a new sealing key and make it current; older keys stay readable.
     Rotate,
+    /// List the key ids (never the keys), oldest first; the last is current.
+    List,
+    /// Write every sealing key to FILE (a new 0600 file) for `keys import` elsewhere; lists the
+    /// ids written.
+    Export { file: PathBuf },
+    /// Add the keys of FILE (made by `keys export`, 0600) to this home's key file (or
+    /// `--gate-keys`), making its current key current here; lists the ids added.
+    Import { file: PathBuf },
 }
 
 #[derive(Subcommand)]

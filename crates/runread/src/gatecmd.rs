@@ -1,7 +1,4 @@
-//! `runread audit`, `runread recover inspect`, `runread keys rotate`: the owner's view of the
-//! execution gate.
-
-use std::path::Path;
+//! `runread audit`, `runread recover inspect`: the owner's view of the execution gate.
 
 use serde_json::json;
 
@@ -112,12 +109,5 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
         outln!("effect     {}", i.effect);
         outln!("verdict    {}", i.verdict);
     }
-    Ok(())
-}
-
-pub fn rotate(home: &Path) -> Result<(), String> {
-    let keys = crate::servecmd::gate_keys(home)?;
-    let id = keys.rotate().map_err(|e| e.to_string())?;
-    outln!("new sealing key {id} is current; older keys stay readable");
     Ok(())
 }

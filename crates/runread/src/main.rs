@@ -22,6 +22,7 @@ mod gatecmd;
 mod grantcmd;
 mod home;
 mod ingestcmd;
+mod keyscmd;
 mod readcmd;
 mod runscmd;
 mod secretcmd;
@@ -105,6 +106,7 @@ fn open_home(
 }
 
 fn run(cli: Cli) -> Res {
+    keyscmd::use_key_file(cli.gate_keys.clone());
     let spec = cli.store.as_deref();
     match cli.command {
         Command::Run { .. } => Err("unreachable: handled in main".into()),
@@ -142,7 +144,12 @@ fn run(cli: Cli) -> Res {
         Command::Recover(RecoverCmd::Inspect { start_id, json }) => {
             gatecmd::inspect(&*open_store(cli.home, spec)?, &start_id, json)
         }
-        Command::Keys(KeysCmd::Rotate) => gatecmd::rotate(&open_home(cli.home, spec)?.0),
+        // The keys are files of the home (or --gate-keys): no store is opened for them.
+        Command::Keys(cmd) => {
+            let home = home::resolve(cli.home)?;
+            home::ensure(&home)?;
+            keyscmd::keys(&home, cmd)
+        }
         Command::Read {
             url,
             key_file,

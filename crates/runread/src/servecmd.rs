@@ -3,11 +3,12 @@
 
 use super::*;
 
-/// The sealing keys of `home` (made on first use); every command that seals or unseals opens them
-/// here.
+/// The sealing keys of `home` (made on first use), or the `--gate-keys` file; every command that
+/// seals or unseals opens them here.
 pub(crate) fn gate_keys(home: &std::path::Path) -> Result<runread_gate::keys::FileKeys, String> {
-    runread_gate::keys::FileKeys::open(home)
-        .map_err(|e| format!("gate keys in {}: {e}", home.display()))
+    let file = crate::keyscmd::key_file(home);
+    file.open()
+        .map_err(|e| format!("gate keys {}: {e}", file.path().display()))
 }
 
 /// The service over `store`, with the sealing keys of `home` and its frozen binding registry.

@@ -9,15 +9,21 @@
 //! or stale answer, and the gateways recover by themselves; a database that refuses connections
 //! gives `unavailable`, never a cached answer.
 //!
+//! Every scenario runs twice: on the shared test server in plain text, and over TLS
+//! (`verify-full`) on a cluster of the test's own (`over_tls_*`, see `pgtls`).
+//!
 //! PostgreSQL missing is a failure with instructions (see `support::admin`), never a skip.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 #[path = "../../runread-store/tests/support/mod.rs"]
 mod support;
 
+mod pgtls;
+
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -56,14 +62,8 @@ const KILL_PAUSE: Duration = Duration::from_millis(100);
 /// Runs the real binary with its own home, host name and store; nothing from the caller's
 /// environment picks another store or home.
 fn runread(home: &Path, host: &str, store: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .env_remove("RUNREAD_STORE")
-        .env_remove("RUNREAD_HOME")
+    pgtls::runread(home, store)
         .env("RUNREAD_HOST", host)
-        .arg("--home")
-        .arg(home)
-        .arg("--store")
-        .arg(store)
         .args(args)
         .output()
         .expect("run runread")
@@ -87,14 +87,14 @@ struct Gateway {
 
 impl Gateway {
     fn start(home: &Path, store: &str) -> Gateway {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
-            .env_remove("RUNREAD_STORE")
-            .env_remove("RUNREAD_HOME")
+        Gateway::start_with(home, store, &[])
+    }
+
+    /// With more global flags (`--gate-keys FILE`).
+    fn start_with(home: &Path, store: &str, flags: &[&str]) -> Gateway {
+        let mut child = pgtls::runread(home, store)
             .env("RUNREAD_HOST", GATEWAY_HOST)
-            .arg("--home")
-            .arg(home)
-            .arg("--store")
-            .arg(store)
+            .args(flags)
             .args(["serve", "--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -167,12 +167,78 @@ struct Deployment {
     /// Where the owner's and the agent host's commands keep their homes.
     dir: tempfile::TempDir,
     // Dropped last: the gateways above are stopped before their database is dropped.
-    db: support::PgDb,
+    db: Db,
+}
+
+/// Where a scenario's database lives and how runread's processes reach it: the shared test
+/// server (plain TCP, `RUNREAD_TEST_PG`), or a cluster of the test's own over TLS, reached with
+/// `verify-full` against its own CA.
+enum Server {
+    Shared,
+    Tls(Box<pgtls::Cluster>),
+}
+
+impl Server {
+    fn tls() -> Server {
+        Server::Tls(Box::new(pgtls::Cluster::start()))
+    }
+
+    fn fresh_db(&self) -> Db {
+        match self {
+            Server::Shared => {
+                let db = support::PgDb::fresh();
+                Db {
+                    name: db.name.clone(),
+                    url: db.url.clone(),
+                    _dropped_with: Box::new(db),
+                }
+            }
+            Server::Tls(cluster) => {
+                let db = cluster.fresh_db();
+                Db {
+                    name: db.name.clone(),
+                    url: db.url.clone(),
+                    _dropped_with: Box::new(db),
+                }
+            }
+        }
+    }
+
+    /// An administrator's connection (plain text; the cluster's over its Unix socket).
+    fn admin(&self) -> postgres::Client {
+        match self {
+            Server::Shared => support::admin(),
+            Server::Tls(cluster) => cluster.admin(),
+        }
+    }
+}
+
+/// A scenario as two tests: on the shared server in plain text, and over TLS.
+macro_rules! on_both_servers {
+    ($plain:ident, $tls:ident, $scenario:ident) => {
+        #[test]
+        fn $plain() {
+            $scenario(&Server::Shared);
+        }
+
+        #[test]
+        fn $tls() {
+            $scenario(&Server::tls());
+        }
+    };
+}
+
+/// A database made for one scenario: its name, the URL runread's processes use, and what drops
+/// it.
+struct Db {
+    name: String,
+    url: String,
+    _dropped_with: Box<dyn std::any::Any>,
 }
 
 impl Deployment {
-    fn start() -> Deployment {
-        let db = support::PgDb::fresh();
+    fn start(server: &Server) -> Deployment {
+        let db = server.fresh_db();
         let url = db.url.clone();
         let dir = tempfile::tempdir().unwrap();
         let gateway_home = dir.path().join("gateway-home");
@@ -328,9 +394,14 @@ fn refusal_code(r: Result<runread_mcp::client::ToolResult, ClientError>) -> Stri
     }
 }
 
-#[test]
-fn two_gateways_share_answers_cursors_and_revocations() {
-    let mut d = Deployment::start();
+on_both_servers!(
+    two_gateways_share_answers_cursors_and_revocations,
+    over_tls_two_gateways_share_answers_cursors_and_revocations,
+    two_gateways
+);
+
+fn two_gateways(server: &Server) {
+    let mut d = Deployment::start(server);
     // A third gateway on the same database whose home made a gate-keys of its own.
     let mut stranger = Gateway::start(&d.dir.path().join("stranger-home"), &d.db.url);
     runtime().block_on(shared_answers_cursors_and_revocations(&d, &stranger.url));
@@ -610,14 +681,21 @@ struct Tally {
     wrong: u64,
 }
 
-#[test]
-fn killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer() {
-    let mut d = Deployment::start();
-    runtime().block_on(load_while_killing_backends(&d));
+on_both_servers!(
+    killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer,
+    over_tls_killing_the_database_mid_load_gives_only_unavailable_and_no_wrong_answer,
+    killing_mid_load
+);
+
+fn killing_mid_load(server: &Server) {
+    let mut d = Deployment::start(server);
+    // Made here: the admin client drives a runtime of its own and must not start inside one.
+    let admin = server.admin();
+    runtime().block_on(load_while_killing_backends(&d, admin));
     d.assert_gateways_healthy();
 }
 
-async fn load_while_killing_backends(d: &Deployment) {
+async fn load_while_killing_backends(d: &Deployment, mut admin: postgres::Client) {
     let raw = Arc::new(Raw::new());
     let tally = Arc::new(Mutex::new(Tally::default()));
     let stop = Arc::new(AtomicBool::new(false));
@@ -654,7 +732,6 @@ async fn load_while_killing_backends(d: &Deployment) {
     let db_name = d.db.name.clone();
     // On a thread of its own: the admin client must not run on the runtime's threads.
     let killer = std::thread::spawn(move || {
-        let mut admin = support::admin();
         let mut killed = 0i64;
         for _ in 0..KILL_ROUNDS {
             killed += terminate_backends(&mut admin, &db_name);
@@ -703,16 +780,21 @@ async fn both_answer(raw: &Raw, d: &Deployment) {
     }
 }
 
-#[test]
-fn an_unreachable_database_is_refused_unavailable_never_served_from_a_cache() {
-    let mut d = Deployment::start();
+on_both_servers!(
+    an_unreachable_database_is_refused_unavailable_never_served_from_a_cache,
+    over_tls_an_unreachable_database_is_refused_unavailable_never_served_from_a_cache,
+    unreachable_database
+);
+
+fn unreachable_database(server: &Server) {
+    let mut d = Deployment::start(server);
     let rt = runtime();
     let raw = Raw::new();
     rt.block_on(both_answer(&raw, &d));
 
     // The database stops accepting connections (for every role, superusers too) and every open
     // one is cut: the shared server itself keeps running for the other tests.
-    let mut admin = support::admin();
+    let mut admin = server.admin();
     admin
         .batch_execute(&format!(
             "ALTER DATABASE {} ALLOW_CONNECTIONS false",
@@ -790,9 +872,14 @@ fn place(dir: &Path, fixture: &str, workspace: &Path) -> PathBuf {
     dst
 }
 
-#[test]
-fn a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in() {
-    let db = support::PgDb::fresh();
+on_both_servers!(
+    a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in,
+    over_tls_a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in,
+    another_hosts_session
+);
+
+fn another_hosts_session(server: &Server) {
+    let db = server.fresh_db();
     let dir = tempfile::tempdir().unwrap();
     let ws_a = dir.path().join("ws-a");
     let ws_b = dir.path().join("ws-b");
@@ -845,7 +932,7 @@ fn a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_g
     );
 
     // The store holds A's session as A ingested it (not taken over), and B's own session.
-    let store = db.store_as("a-gateway");
+    let store = runread_store::postgres::PostgresStore::connect_as(&db.url, "a-gateway").unwrap();
     let header_id = |p: &Path| -> String {
         let text = std::fs::read_to_string(p).unwrap();
         let v: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
@@ -868,4 +955,117 @@ fn a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_g
             .count(),
         3
     );
+}
+
+#[test]
+fn a_gateway_with_the_shared_key_file_serves_grants_made_elsewhere_and_one_without_says_which_key_it_lacks()
+ {
+    let mut d = Deployment::start(&Server::Shared);
+    let owner_home = d.dir.path().join("gateway-home");
+    let secret = d.dir.path().join("mounted").join("runread-gate-keys");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+
+    // The owner exports the home's keys: ids listed, never the bytes.
+    let exported = ok(runread(
+        &owner_home,
+        GATEWAY_HOST,
+        &d.db.url,
+        &["keys", "export", secret.to_str().unwrap()],
+    ));
+    let home_file = std::fs::read_to_string(owner_home.join("gate-keys")).unwrap();
+    let (owner_id, owner_hex) = home_file.trim().split_once(' ').unwrap();
+    assert!(exported.contains(owner_id), "{exported}");
+    assert!(!exported.contains(owner_hex), "a key's bytes were printed");
+    assert_eq!(
+        std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // The environment names the same file as the flag.
+    let listed = pgtls::runread(&d.dir.path().join("env-home"), &d.db.url)
+        .env("RUNREAD_GATE_KEYS_FILE", &secret)
+        .args(["keys", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        ok(listed).contains(&format!("{owner_id}  (current)")),
+        "the file's ids"
+    );
+
+    // A gateway on an empty home with the mounted file serves the grant made in the owner's home.
+    let mut mounted = Gateway::start_with(
+        &d.dir.path().join("mounted-home"),
+        &d.db.url,
+        &["--gate-keys", secret.to_str().unwrap()],
+    );
+    let raw = Raw::new();
+    let rt = runtime();
+    assert_eq!(
+        rt.block_on(raw.read_whole(&mounted.url, &d.key, &d.target))
+            .unwrap(),
+        d.expected
+    );
+    assert!(
+        !d.dir.path().join("mounted-home").join("gate-keys").exists(),
+        "a named key file is used instead of the home's, which is not made"
+    );
+
+    // A gateway whose keys lack the owner's key refuses `unavailable` to the reader, and names
+    // the key it lacks in its own log only.
+    let stranger_home = d.dir.path().join("stranger-home");
+    let mut stranger = Gateway::start(&stranger_home, &d.db.url);
+    let refusal = rt
+        .block_on(raw.call(
+            &stranger.url,
+            &d.key,
+            answer_args(&d.target, None, LARGE_CHUNK),
+        ))
+        .unwrap_err();
+    assert_eq!(refusal, "unavailable");
+    assert!(
+        stranger.stderr().contains(owner_id),
+        "the log names the missing key {owner_id}: {}",
+        stranger.stderr()
+    );
+    stranger.assert_healthy(&d.db.url);
+    drop(stranger);
+
+    // A key file others may read is refused at start, as the home's is.
+    let loose = d.dir.path().join("mounted").join("loose");
+    std::fs::copy(&secret, &loose).unwrap();
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = runread(
+        &d.dir.path().join("loose-home"),
+        GATEWAY_HOST,
+        &d.db.url,
+        &["--gate-keys", loose.to_str().unwrap(), "keys", "list"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("readable by others"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Importing the file into the stranger's home: its own key stays, the owner's is added, and
+    // the gateway restarted there serves the grant.
+    let imported = ok(runread(
+        &stranger_home,
+        GATEWAY_HOST,
+        &d.db.url,
+        &["keys", "import", secret.to_str().unwrap()],
+    ));
+    assert!(
+        imported.contains(&format!("added    {owner_id}")),
+        "{imported}"
+    );
+    assert!(!imported.contains(owner_hex), "a key's bytes were printed");
+    let mut restarted = Gateway::start(&stranger_home, &d.db.url);
+    assert_eq!(
+        rt.block_on(raw.read_whole(&restarted.url, &d.key, &d.target))
+            .unwrap(),
+        d.expected
+    );
+    restarted.assert_healthy(&d.db.url);
+    mounted.assert_healthy(&d.db.url);
+    d.assert_gateways_healthy();
 }
