@@ -9,11 +9,9 @@
 //! or stale answer, and the gateways recover by themselves; a database that refuses connections
 //! gives `unavailable`, never a cached answer.
 //!
-//! PostgreSQL missing is a failure with instructions (see `support::admin`), never a skip.
+//! PostgreSQL missing is a failure with instructions (see `runread_testkit::pg::admin`), never a
+//! skip.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
-
-#[path = "../../runread-store/tests/support/mod.rs"]
-mod support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -25,6 +23,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use runread_store::Store;
+use runread_testkit::pg::{self, terminate_backends};
 
 use runread_mcp::client::{Client, ClientError};
 
@@ -167,12 +166,12 @@ struct Deployment {
     /// Where the owner's and the agent host's commands keep their homes.
     dir: tempfile::TempDir,
     // Dropped last: the gateways above are stopped before their database is dropped.
-    db: support::PgDb,
+    db: pg::PgDb,
 }
 
 impl Deployment {
     fn start() -> Deployment {
-        let db = support::PgDb::fresh();
+        let db = pg::PgDb::fresh();
         let url = db.url.clone();
         let dir = tempfile::tempdir().unwrap();
         let gateway_home = dir.path().join("gateway-home");
@@ -286,18 +285,6 @@ impl Deployment {
             g.assert_healthy(&url);
         }
     }
-}
-
-/// Terminates every backend of database `db` (the gateways' connections); returns how many.
-fn terminate_backends(admin: &mut postgres::Client, db: &str) -> i64 {
-    admin
-        .query_one(
-            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity \
-             WHERE datname = $1 AND pid <> pg_backend_pid()",
-            &[&db],
-        )
-        .unwrap()
-        .get(0)
 }
 
 /// `read_final_answer` arguments.
@@ -654,7 +641,7 @@ async fn load_while_killing_backends(d: &Deployment) {
     let db_name = d.db.name.clone();
     // On a thread of its own: the admin client must not run on the runtime's threads.
     let killer = std::thread::spawn(move || {
-        let mut admin = support::admin();
+        let mut admin = pg::admin();
         let mut killed = 0i64;
         for _ in 0..KILL_ROUNDS {
             killed += terminate_backends(&mut admin, &db_name);
@@ -712,7 +699,7 @@ fn an_unreachable_database_is_refused_unavailable_never_served_from_a_cache() {
 
     // The database stops accepting connections (for every role, superusers too) and every open
     // one is cut: the shared server itself keeps running for the other tests.
-    let mut admin = support::admin();
+    let mut admin = pg::admin();
     admin
         .batch_execute(&format!(
             "ALTER DATABASE {} ALLOW_CONNECTIONS false",
@@ -792,7 +779,7 @@ fn place(dir: &Path, fixture: &str, workspace: &Path) -> PathBuf {
 
 #[test]
 fn a_session_another_host_ingested_is_skipped_and_the_hosts_own_sessions_still_go_in() {
-    let db = support::PgDb::fresh();
+    let db = pg::PgDb::fresh();
     let dir = tempfile::tempdir().unwrap();
     let ws_a = dir.path().join("ws-a");
     let ws_b = dir.path().join("ws-b");
