@@ -38,10 +38,10 @@ use std::borrow::Cow;
 
 use runread_core::cursor::CursorKey;
 
-use crate::vocab::{self, Args, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
+use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 use crate::{
-    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, StartMeta, StartOutcome,
-    StartRecord, Store, StoreError, Workspace,
+    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, StartOutcome, StartRecord,
+    Store, StoreError, Workspace,
 };
 
 /// Most connections one store holds open. Store calls are short and the service bounds calls
@@ -858,12 +858,7 @@ impl PostgresStore {
 
     /// Start records `sql` selects ([`vocab::AUDIT_OLDEST_FIRST`] or
     /// [`vocab::AUDIT_NEWEST_FIRST`]), with their receipts, from one snapshot.
-    fn audit_in(
-        &self,
-        since_ms: i64,
-        limit: u32,
-        sql: &'static str,
-    ) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+    fn audit_in(&self, since_ms: i64, limit: u32, sql: &'static str) -> Result<AuditRows> {
         self.tx(Mode::Snapshot, |t| {
             let metas = t
                 .query(sql, &[&since_ms, &i64::from(limit)])?

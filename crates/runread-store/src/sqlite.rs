@@ -11,11 +11,11 @@ use rusqlite::{
 
 use runread_core::cursor::CursorKey;
 
-use crate::vocab::{self, Args, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
+use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 
 use crate::{
-    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, StartMeta, StartOutcome,
-    StartRecord, Store, StoreError, Workspace,
+    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, StartOutcome, StartRecord,
+    Store, StoreError, Workspace,
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
@@ -592,12 +592,7 @@ impl SqliteStore {
 
     /// Start records `sql` selects ([`vocab::AUDIT_OLDEST_FIRST`] or
     /// [`vocab::AUDIT_NEWEST_FIRST`]), with their receipts.
-    fn audit_in(
-        &self,
-        since_ms: i64,
-        limit: u32,
-        sql: &'static str,
-    ) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
+    fn audit_in(&self, since_ms: i64, limit: u32, sql: &'static str) -> Result<AuditRows> {
         let conn = self.reader()?;
         let metas = all(
             &mut *conn.prepare_cached(sql)?,
@@ -800,6 +795,7 @@ impl Store for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::StartMeta;
 
     #[test]
     fn reads_do_not_wait_for_the_writer() {
@@ -946,6 +942,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_negative_stored_revision_reads_as_corrupt() {
+        let store = SqliteStore::open(Path::new(":memory:")).unwrap();
+        let ws = store.add_workspace("/w", "w", 1).unwrap();
+        store
+            .conn()
+            .unwrap()
+            .execute("UPDATE workspaces SET revision = -1", [])
+            .unwrap();
+        assert!(matches!(
+            store.workspace(&ws.id),
+            Err(StoreError::Corrupt(_))
+        ));
     }
 
     #[test]

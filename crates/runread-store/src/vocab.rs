@@ -75,6 +75,9 @@ pub(crate) trait Cols {
 pub(crate) trait MapRow<T>: Fn(&dyn Cols) -> Result<T> {}
 impl<T, F: Fn(&dyn Cols) -> Result<T>> MapRow<T> for F {}
 
+/// Start records with their receipts, as `audit` answers.
+pub(crate) type AuditRows = Vec<(StartMeta, Vec<Receipt>)>;
+
 /// A statement's parameters, `$1` first.
 pub(crate) type Args<'v> = [Value<'v>];
 
