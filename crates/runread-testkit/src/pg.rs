@@ -2,8 +2,6 @@
 //! the admin connection `RUNREAD_TEST_PG` and dropped afterwards.
 //!
 //! PostgreSQL missing is a failure, never a skip: a skipped store test must not look green.
-// Test support: a setup step that fails is a failed test, and panicking says where.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use runread_store::postgres::PostgresStore;
 
