@@ -10,6 +10,10 @@
 pub mod model;
 pub mod postgres;
 pub mod sqlite;
+mod vocab;
+
+// Migration N means the same change in both stores, so both have the same number of them.
+const _: () = assert!(sqlite::MIGRATIONS.len() == postgres::MIGRATIONS.len());
 
 pub use model::*;
 

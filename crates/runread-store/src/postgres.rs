@@ -25,23 +25,23 @@
 //! blocking threads (`spawn_blocking`) the async service calls it on. It must not be called from
 //! inside an async task (nor can any other blocking store).
 
+use std::borrow::Cow;
 use std::mem::ManuallyDrop;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use postgres::error::SqlState;
+use postgres::types::ToSql;
 use postgres::{Client, IsolationLevel, NoTls, Row, Transaction};
-
-use runread_core::cursor::CursorKey;
-use runread_core::{Feature, Target};
-use runread_sessions::{EntrySummary, FileIdentity, Run};
 
 pub mod tls;
 
+use runread_core::cursor::CursorKey;
+
+use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 use crate::{
-    ArtifactRecord, Grant, IngestCommit, RUNS_PAGE_MAX, Receipt, Result, RunFilter, RunRecord,
-    SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, StoreError,
-    SupervisedRun, Workspace,
+    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, StartOutcome, StartRecord,
+    Store, StoreError, Workspace,
 };
 
 /// Most connections one store holds open. Store calls are short and the service bounds calls
@@ -84,7 +84,7 @@ const MIGRATION_LOCK: i64 = 0x7275_6e72_6561_6401;
 /// Migrations, applied in order, each once, numbered from 1 in `schema_migrations`.
 /// Forward-only: a released migration is never edited, only followed by a new one. The numbers
 /// match the SQLite store's, so migration N means the same change in both.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BYTEA NOT NULL);
 CREATE TABLE workspaces (
@@ -242,9 +242,6 @@ ALTER TABLE runs ADD COLUMN started_ms BIGINT;
 CREATE INDEX runs_by_start ON runs(started_ms DESC NULLS LAST, session_id, ord DESC);
 "#,
 ];
-
-/// The migration that added `runs.started_ms` (see [`backfill_run_starts`]).
-const RUN_STARTS_MIGRATION: usize = 7;
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
 /// in [`APP_APPEND_ONLY_TABLES`] (a test checks that every table is).
@@ -683,46 +680,6 @@ impl PostgresStore {
             }
         }
     }
-
-    fn run_rows(
-        &self,
-        sql: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<RunRecord>> {
-        self.tx(Mode::Read, |t| {
-            let rows = t.query(sql, params)?;
-            rows.iter().map(|r| self.run_record(r)).collect()
-        })
-    }
-
-    fn run_record(&self, r: &Row) -> Tx<RunRecord> {
-        let run_json: String = r.try_get(4)?;
-        let run: Run = serde_json::from_str(&run_json)?;
-        Ok(RunRecord {
-            target: Target {
-                instance: self.instance.clone(),
-                revision: u64_of(r.try_get(3)?),
-                workspace_id: r.try_get(2)?,
-                session_id: r.try_get(0)?,
-                generation: u64_of(r.try_get(1)?),
-                run_id: run.run_id.clone(),
-            },
-            run,
-            agent: r.try_get(15)?,
-            session_path: r.try_get(5)?,
-            identity: FileIdentity {
-                dev: u64_of(r.try_get(6)?),
-                ino: u64_of(r.try_get(7)?),
-                nlink: u64_of(r.try_get(8)?),
-                size: u64_of(r.try_get(9)?),
-                mtime_ns: r.try_get(10)?,
-                ctime_ns: r.try_get(14)?,
-            },
-            ingested_at_ms: r.try_get(11)?,
-            workspace_name: r.try_get(12)?,
-            workspace_path: r.try_get(13)?,
-        })
-    }
 }
 
 /// The highest migration applied, 0 on an empty database.
@@ -848,183 +805,107 @@ $do$;"#,
 
 /// Gives every run indexed before migration 7 its start time, from its own record (as SQLite's
 /// `backfill_run_starts`).
-fn backfill_run_starts(t: &mut postgres::Transaction<'_>) -> Tx<()> {
-    let rows = t.query(
-        "SELECT session_id, generation, run_id, run_json FROM runs",
-        &[],
-    )?;
-    for r in rows {
-        let json: String = r.try_get(3)?;
-        let started = crate::model::stored_run_started_ms(&json);
-        if let Some(ms) = started {
-            let (session_id, generation, run_id): (String, i64, String) =
-                (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-            t.execute(
-                "UPDATE runs SET started_ms = $4 WHERE session_id = $1 AND generation = $2 AND run_id = $3",
-                &[&session_id, &generation, &run_id, &ms],
-            )?;
-        }
+fn backfill_run_starts(t: &mut Transaction<'_>) -> Tx<()> {
+    let starts = t
+        .query(vocab::RUNS_TO_BACKFILL, &[])?
+        .iter()
+        .map(|r| vocab::run_start(r))
+        .collect::<Result<Vec<_>>>()?;
+    for start in starts.into_iter().flatten() {
+        t.execute(vocab::SET_RUN_START, &pg_params(&start))?;
     }
     Ok(())
 }
 
-fn u64_of(v: i64) -> u64 {
-    u64::try_from(v).unwrap_or(0)
+vocab::cols_by!(Row, try_get);
+
+/// `values` as the driver's parameters (booleans as `BOOLEAN`).
+fn pg_params<'v>(values: &'v Args<'_>) -> Vec<&'v (dyn ToSql + Sync)> {
+    values
+        .iter()
+        .map(|v| -> &'v (dyn ToSql + Sync) {
+            match v {
+                Value::Text(Cow::Borrowed(s)) => s,
+                Value::Text(Cow::Owned(s)) => s,
+                Value::OptText(s) => s,
+                Value::Int(n) => n,
+                Value::OptInt(n) => n,
+                Value::Flag(b) => b,
+                Value::Bytes(b) => b,
+            }
+        })
+        .collect()
 }
 
-fn i64_of(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
+/// How [`vocab::same_in_every_store!`] runs its statements here: each read is one statement's
+/// snapshot, each write one statement's transaction.
+impl PostgresStore {
+    fn read_all<T>(&self, sql: &str, params: &Args<'_>, row: impl MapRow<T>) -> Result<Vec<T>> {
+        let params = pg_params(params);
+        self.tx(Mode::Read, |t| {
+            let rows = t.query(sql, &params)?;
+            Ok(rows.iter().map(|r| row(r)).collect::<Result<Vec<T>>>()?)
+        })
+    }
+
+    fn read_opt<T>(&self, sql: &str, params: &Args<'_>, row: impl MapRow<T>) -> Result<Option<T>> {
+        let params = pg_params(params);
+        self.tx(Mode::Read, |t| {
+            Ok(t.query_opt(sql, &params)?.map(|r| row(&r)).transpose()?)
+        })
+    }
+
+    fn write(&self, sql: &str, params: &Args<'_>) -> Result<u64> {
+        let params = pg_params(params);
+        self.tx(Mode::Write, |t| Ok(t.execute(sql, &params)?))
+    }
+
+    /// Start records `sql` selects ([`vocab::AUDIT_OLDEST_FIRST`] or
+    /// [`vocab::AUDIT_NEWEST_FIRST`]), with their receipts, from one snapshot.
+    fn audit_in(&self, since_ms: i64, limit: u32, sql: &'static str) -> Result<AuditRows> {
+        self.tx(Mode::Snapshot, |t| {
+            let metas = t
+                .query(sql, &[&since_ms, &i64::from(limit)])?
+                .iter()
+                .map(|r| vocab::start_meta(r))
+                .collect::<Result<Vec<_>>>()?;
+            let mut out = Vec::with_capacity(metas.len());
+            for m in metas {
+                let receipts = t
+                    .query(vocab::RECEIPTS_OF_START, &[&m.start_id])?
+                    .iter()
+                    .map(|r| vocab::receipt(r))
+                    .collect::<Result<Vec<_>>>()?;
+                out.push((m, receipts));
+            }
+            Ok(out)
+        })
+    }
 }
 
-fn features_to_string(f: &[Feature]) -> String {
-    f.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(",")
-}
-
-fn workspace_of(r: &Row) -> Tx<Workspace> {
-    Ok(Workspace {
-        id: r.try_get(0)?,
-        name: r.try_get(1)?,
-        path: r.try_get(2)?,
-        revision: u64_of(r.try_get(3)?),
-        enabled: r.try_get(4)?,
-    })
-}
-
-const WORKSPACE_COLS: &str = "id, name, path, revision, enabled";
-
-const SESSION_COLS: &str = "session_id, agent, path, workspace_id, generation, header_json, dev, ino, nlink, size, \
-     mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, saved_model, ingested_at, \
-     ctime_ns, over_bounds, index_version";
-
-fn session_of(r: &Row) -> Tx<SessionRecord> {
-    let header_json: String = r.try_get(5)?;
-    let malformed_json: String = r.try_get(14)?;
-    Ok(SessionRecord {
-        session_id: r.try_get(0)?,
-        agent: r.try_get(1)?,
-        path: r.try_get(2)?,
-        workspace_id: r.try_get(3)?,
-        generation: u64_of(r.try_get(4)?),
-        header: serde_json::from_str(&header_json)?,
-        identity: FileIdentity {
-            dev: u64_of(r.try_get(6)?),
-            ino: u64_of(r.try_get(7)?),
-            nlink: u64_of(r.try_get(8)?),
-            size: u64_of(r.try_get(9)?),
-            mtime_ns: r.try_get(10)?,
-            ctime_ns: r.try_get(20)?,
-        },
-        consumed: u64_of(r.try_get(11)?),
-        lines: u64_of(r.try_get(12)?),
-        tail_sha256: r.try_get(13)?,
-        malformed_lines: serde_json::from_str(&malformed_json)?,
-        torn: r.try_get(15)?,
-        branch_complete: r.try_get(16)?,
-        session_name: r.try_get(17)?,
-        saved_model: r.try_get(18)?,
-        ingested_at_ms: r.try_get(19)?,
-        over_bounds: r.try_get(21)?,
-        index_version: u32::try_from(r.try_get::<_, i64>(22)?).unwrap_or(0),
-    })
-}
-
-/// The six target columns stored in the order instance, revision, workspace, session,
-/// generation, run, starting at column `i`.
-fn target_at(r: &Row, i: usize) -> Tx<Target> {
-    Ok(Target {
-        instance: r.try_get(i)?,
-        revision: u64_of(r.try_get(i + 1)?),
-        workspace_id: r.try_get(i + 2)?,
-        session_id: r.try_get(i + 3)?,
-        generation: u64_of(r.try_get(i + 4)?),
-        run_id: r.try_get(i + 5)?,
-    })
-}
-
-const GRANT_COLS: &str = "id, key_hash, label, instance, revision, workspace_id, session_id, generation, run_id, \
-     features, created_at, expires_at, revoked_at";
-
-fn grant_of(r: &Row) -> Tx<Grant> {
-    let features: String = r.try_get(9)?;
-    Ok(Grant {
-        id: r.try_get(0)?,
-        key_hash: r.try_get(1)?,
-        label: r.try_get(2)?,
-        target: target_at(r, 3)?,
-        features: Feature::parse_list(&features).map_err(StoreError::Corrupt)?,
-        created_at_ms: r.try_get(10)?,
-        expires_at_ms: r.try_get(11)?,
-        revoked_at_ms: r.try_get(12)?,
-    })
-}
-
-/// The start record columns audit and recovery read: never the sealed input.
-const START_META_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, \
-     target_json, input_digest, sealed_key_id, created_at";
-
-const START_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
-     input_digest, sealed_key_id, created_at, sealed_nonce, sealed_ciphertext";
-
-const RECEIPTS_OF_START: &str = "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at \
-     FROM receipts WHERE start_id = $1 ORDER BY created_at, receipt_id";
-
-fn start_meta_of(r: &Row) -> Tx<StartMeta> {
-    let target_json: String = r.try_get(6)?;
-    Ok(StartMeta {
-        start_id: r.try_get(0)?,
-        idempotency_key: r.try_get(1)?,
-        grant_id: r.try_get(2)?,
-        key_hash_prefix: r.try_get(3)?,
-        tool: r.try_get(4)?,
-        binding_digest: r.try_get(5)?,
-        target: serde_json::from_str(&target_json)?,
-        input_digest: r.try_get(7)?,
-        sealed_key_id: r.try_get(8)?,
-        created_at_ms: r.try_get(9)?,
-    })
-}
-
-fn start_record_of(r: &Row) -> Tx<StartRecord> {
-    Ok(StartRecord {
-        meta: start_meta_of(r)?,
-        sealed_nonce: r.try_get(10)?,
-        sealed_ciphertext: r.try_get(11)?,
-    })
-}
-
-fn receipt_of(r: &Row) -> Tx<Receipt> {
-    Ok(Receipt {
-        receipt_id: r.try_get(0)?,
-        start_id: r.try_get(1)?,
-        outcome: r.try_get(2)?,
-        result_digest: r.try_get(3)?,
-        output_bytes: r.try_get::<_, Option<i64>>(4)?.map(u64_of),
-        created_at_ms: r.try_get(5)?,
-    })
-}
-
-const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
-     s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path, s.ctime_ns, s.agent \
-     FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
-     JOIN workspaces w ON w.id = s.workspace_id";
+const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE host = $1 AND path = $2");
+const WORKSPACES: &str = vocab::select_workspaces!(" WHERE host = $1 ORDER BY created_at, id");
+const SESSION_BY_PATH: &str = vocab::select_sessions!(" WHERE host = $1 AND path = $2");
+/// `starts_with` compares bytes whatever the database's collation.
+const SESSIONS_WITH_PATH_PREFIX: &str =
+    vocab::select_sessions!(" WHERE host = $1 AND starts_with(path, $2) ORDER BY path LIMIT $3");
+/// A session row with its host last.
+const INSERT_SESSION: &str = concat!(
+    "INSERT INTO sessions(",
+    vocab::session_cols!(),
+    ", host) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+     $18, $19, $20, $21, $22, $23, $24) ",
+    vocab::session_upsert!()
+);
 
 impl Store for PostgresStore {
-    fn instance_id(&self) -> &str {
-        &self.instance
-    }
-
-    fn cursor_key(&self) -> &CursorKey {
-        &self.cursor_key
-    }
+    vocab::same_in_every_store!();
 
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         self.tx(Mode::Serializable, |t| {
             let existing = t
-                .query_opt(
-                    &format!("SELECT {WORKSPACE_COLS} FROM workspaces WHERE host = $1 AND path = $2"),
-                    &[&self.host, &canonical_path],
-                )?
-                .map(|r| workspace_of(&r))
+                .query_opt(WORKSPACE_BY_PATH, &[&self.host, &canonical_path])?
+                .map(|r| vocab::workspace(&r))
                 .transpose()?;
             match existing {
                 Some(mut ws) => {
@@ -1038,15 +919,7 @@ impl Store for PostgresStore {
                     Ok(ws)
                 }
                 None => {
-                    let bytes = runread_core::random_bytes::<8>()
-                        .map_err(|e| StoreError::Unavailable(e.to_string()))?;
-                    let ws = Workspace {
-                        id: format!("w-{}", hex::encode(bytes)),
-                        name: name.to_owned(),
-                        path: canonical_path.to_owned(),
-                        revision: 1,
-                        enabled: true,
-                    };
+                    let ws = vocab::new_workspace(canonical_path, name)?;
                     t.execute(
                         "INSERT INTO workspaces(id, host, name, path, revision, enabled, created_at, updated_at) \
                          VALUES ($1, $2, $3, $4, 1, TRUE, $5, $5)",
@@ -1061,80 +934,21 @@ impl Store for PostgresStore {
     /// This host's workspaces: ingest matches session directories against them, and another
     /// host's paths mean nothing here.
     fn workspaces(&self) -> Result<Vec<Workspace>> {
-        self.tx(Mode::Read, |t| {
-            t.query(
-                &format!("SELECT {WORKSPACE_COLS} FROM workspaces WHERE host = $1 ORDER BY created_at, id"),
-                &[&self.host],
-            )?
-            .iter()
-            .map(workspace_of)
-            .collect()
-        })
-    }
-
-    fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
-        self.tx(Mode::Read, |t| {
-            t.query_opt(
-                &format!("SELECT {WORKSPACE_COLS} FROM workspaces WHERE id = $1"),
-                &[&id],
-            )?
-            .map(|r| workspace_of(&r))
-            .transpose()
-        })
+        self.read_all(WORKSPACES, &values![&self.host], vocab::workspace)
     }
 
     /// The session recorded for this file path on this host.
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
-        self.tx(Mode::Read, |t| {
-            t.query_opt(
-                &format!("SELECT {SESSION_COLS} FROM sessions WHERE host = $1 AND path = $2"),
-                &[&self.host, &path],
-            )?
-            .map(|r| session_of(&r))
-            .transpose()
-        })
+        self.read_opt(SESSION_BY_PATH, &values![&self.host, path], vocab::session)
     }
 
     fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>> {
         let take = i64::from(limit) + 1;
-        self.tx(Mode::Read, |t| {
-            // `starts_with` compares bytes whatever the database's collation.
-            t.query(
-                &format!(
-                    "SELECT {SESSION_COLS} FROM sessions WHERE host = $1 AND starts_with(path, $2) ORDER BY path LIMIT $3"
-                ),
-                &[&self.host, &prefix, &take],
-            )?
-            .iter()
-            .map(session_of)
-            .collect()
-        })
-    }
-
-    fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
-        self.tx(Mode::Read, |t| {
-            t.query_opt(
-                &format!("SELECT {SESSION_COLS} FROM sessions WHERE session_id = $1"),
-                &[&session_id],
-            )?
-            .map(|r| session_of(&r))
-            .transpose()
-        })
-    }
-
-    fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
-        self.tx(Mode::Read, |t| {
-            t.query(
-                "SELECT summary_json FROM entries WHERE session_id = $1 AND generation = $2 ORDER BY line",
-                &[&session_id, &i64_of(generation)],
-            )?
-            .iter()
-            .map(|r| {
-                let j: String = r.try_get(0)?;
-                Ok(serde_json::from_str(&j)?)
-            })
-            .collect()
-        })
+        self.read_all(
+            SESSIONS_WITH_PATH_PREFIX,
+            &values![&self.host, prefix, take],
+            vocab::session,
+        )
     }
 
     /// As in SQLite, plus: a session id already ingested from another host is refused
@@ -1150,8 +964,8 @@ impl Store for PostgresStore {
     fn commit_ingest(&self, c: &IngestCommit) -> Result<()> {
         let s = &c.session;
         let generation = i64_of(s.generation);
-        let header_json = serde_json::to_string(&s.header)?;
-        let malformed_json = serde_json::to_string(&s.malformed_lines)?;
+        let mut session = Vec::from(vocab::session_values(s)?);
+        session.push(Value::from(&self.host));
         // Later duplicates of a line win, as with SQLite's INSERT OR REPLACE.
         let mut entries = std::collections::BTreeMap::new();
         for e in &c.new_entries {
@@ -1162,7 +976,7 @@ impl Store for PostgresStore {
         for (ord, r) in c.runs.iter().enumerate() {
             runs.push((
                 r.run_id.clone(),
-                i64::try_from(ord).unwrap_or(i64::MAX),
+                vocab::ord_of(ord),
                 r.status.as_str().to_owned(),
                 serde_json::to_string(r)?,
                 crate::run_started_ms(r),
@@ -1186,45 +1000,7 @@ impl Store for PostgresStore {
                     &[&self.host, &s.path, &s.session_id],
                 )?;
             }
-            t.execute(
-                &format!(
-                    "INSERT INTO sessions(host, {SESSION_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
-                     $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) \
-                     ON CONFLICT (session_id) DO UPDATE SET agent = excluded.agent, path = excluded.path, \
-                     workspace_id = excluded.workspace_id, generation = excluded.generation, header_json = excluded.header_json, \
-                     dev = excluded.dev, ino = excluded.ino, nlink = excluded.nlink, size = excluded.size, mtime_ns = excluded.mtime_ns, \
-                     consumed = excluded.consumed, lines = excluded.lines, tail_sha256 = excluded.tail_sha256, \
-                     malformed_json = excluded.malformed_json, torn = excluded.torn, branch_complete = excluded.branch_complete, \
-                     session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at, \
-                     ctime_ns = excluded.ctime_ns, over_bounds = excluded.over_bounds, index_version = excluded.index_version"
-                ),
-                &[
-                    &self.host,
-                    &s.session_id,
-                    &s.agent,
-                    &s.path,
-                    &s.workspace_id,
-                    &generation,
-                    &header_json,
-                    &i64_of(s.identity.dev),
-                    &i64_of(s.identity.ino),
-                    &i64_of(s.identity.nlink),
-                    &i64_of(s.identity.size),
-                    &s.identity.mtime_ns,
-                    &i64_of(s.consumed),
-                    &i64_of(s.lines),
-                    &s.tail_sha256,
-                    &malformed_json,
-                    &s.torn,
-                    &s.branch_complete,
-                    &s.session_name,
-                    &s.saved_model,
-                    &s.ingested_at_ms,
-                    &s.identity.ctime_ns,
-                    &s.over_bounds,
-                    &i64::from(s.index_version),
-                ],
-            )?;
+            t.execute(INSERT_SESSION, &pg_params(&session))?;
             if c.new_generation {
                 t.execute("DELETE FROM entries WHERE session_id = $1", &[&s.session_id])?;
             }
@@ -1256,325 +1032,49 @@ impl Store for PostgresStore {
         })
     }
 
-    fn runs(&self) -> Result<Vec<RunRecord>> {
-        self.run_rows(
-            &format!("{RUN_SELECT} ORDER BY s.ingested_at DESC, s.session_id, r.ord"),
-            &[],
-        )
-    }
-
     fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>> {
-        let limit = i64::from(limit.min(RUNS_PAGE_MAX));
-        let offset = i64_of(offset);
-        self.run_rows(
-            &format!(
-                "{RUN_SELECT} WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
-                 AND ($5::text IS NULL OR r.status = $5) \
-                 ORDER BY r.started_ms DESC NULLS LAST, r.session_id, r.ord DESC LIMIT $3 OFFSET $4"
+        self.read_all(
+            vocab::select_runs!(
+                " WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
+                 AND ($3::text IS NULL OR r.status = $3) \
+                 ORDER BY r.started_ms DESC NULLS LAST, r.session_id, r.ord DESC LIMIT $4 OFFSET $5"
             ),
-            &[&filter.agent, &filter.workspace_id, &limit, &offset, &filter.status],
+            &vocab::page_values(filter, limit, offset),
+            |r| vocab::run_record(r, &self.instance),
         )
     }
 
     fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
-        self.tx(Mode::Read, |t| {
-            let n: i64 = t
-                .query_one(
-                    "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
-                     WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
-                     AND ($3::text IS NULL OR r.status = $3)",
-                    &[&filter.agent, &filter.workspace_id, &filter.status],
-                )?
-                .try_get(0)?;
-            Ok(u64_of(n))
-        })
-    }
-
-    fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {
-        self.run_rows(
-            &format!("{RUN_SELECT} WHERE r.run_id = $1 ORDER BY s.session_id"),
-            &[&run_id],
-        )
-    }
-
-    fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>> {
-        let generation = i64_of(generation);
-        let mut rows = self.run_rows(
-            &format!(
-                "{RUN_SELECT} WHERE r.session_id = $1 AND r.generation = $2 AND r.run_id = $3"
-            ),
-            &[&session_id, &generation, &run_id],
+        let n = self.read_opt(
+            "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+             WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
+             AND ($3::text IS NULL OR r.status = $3)",
+            &vocab::filter_values(filter),
+            |r| r.int(0),
         )?;
-        Ok(rows.pop())
-    }
-
-    fn insert_grant(&self, g: &Grant) -> Result<()> {
-        let features = features_to_string(&g.features);
-        self.tx(Mode::Write, |t| {
-            t.execute(
-                &format!(
-                    "INSERT INTO grants({GRANT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-                ),
-                &[
-                    &g.id,
-                    &g.key_hash,
-                    &g.label,
-                    &g.target.instance,
-                    &i64_of(g.target.revision),
-                    &g.target.workspace_id,
-                    &g.target.session_id,
-                    &i64_of(g.target.generation),
-                    &g.target.run_id,
-                    &features,
-                    &g.created_at_ms,
-                    &g.expires_at_ms,
-                    &g.revoked_at_ms,
-                ],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
-        self.tx(Mode::Read, |t| {
-            t.query(
-                &format!("SELECT {GRANT_COLS} FROM grants WHERE key_hash = $1"),
-                &[&key_hash],
-            )?
-            .iter()
-            .map(grant_of)
-            .collect()
-        })
-    }
-
-    fn grants(&self) -> Result<Vec<Grant>> {
-        self.tx(Mode::Read, |t| {
-            t.query(
-                &format!("SELECT {GRANT_COLS} FROM grants ORDER BY created_at, id"),
-                &[],
-            )?
-            .iter()
-            .map(grant_of)
-            .collect()
-        })
-    }
-
-    fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool> {
-        self.tx(Mode::Write, |t| {
-            let n = t.execute(
-                "UPDATE grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
-                &[&now_ms, &id],
-            )?;
-            Ok(n == 1)
-        })
+        vocab::u64_of(n.unwrap_or(0))
     }
 
     fn begin_call(&self, rec: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
-        let m = &rec.meta;
-        let target_json = serde_json::to_string(&m.target)?;
+        let replay = values![&rec.meta.idempotency_key, replay_since_ms];
+        let replay = pg_params(&replay);
+        let insert = vocab::start_values(rec)?;
+        let insert = pg_params(&insert);
         // SERIALIZABLE: two concurrent calls with one idempotency key cannot both see "none" and
         // both insert; the loser is retried and finds the winner's record. The commit returns
         // only once the record is durable (synchronous_commit, the server's default).
         self.tx(Mode::Serializable, |t| {
-            let existing = t.query_opt(
-                &format!(
-                    "SELECT {START_COLS} FROM start_records WHERE idempotency_key = $1 AND created_at >= $2 \
-                     ORDER BY created_at DESC LIMIT 1"
-                ),
-                &[&m.idempotency_key, &replay_since_ms],
-            )?;
-            if let Some(r) = existing {
-                return Ok(StartOutcome::Existing(Box::new(start_record_of(&r)?)));
+            if let Some(r) = t.query_opt(vocab::START_REPLAY, &replay)? {
+                return Ok(StartOutcome::Existing(Box::new(vocab::start_record(&r)?)));
             }
-            t.execute(
-                &format!(
-                    "INSERT INTO start_records({START_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
-                ),
-                &[
-                    &m.start_id,
-                    &m.idempotency_key,
-                    &m.grant_id,
-                    &m.key_hash_prefix,
-                    &m.tool,
-                    &m.binding_digest,
-                    &target_json,
-                    &m.input_digest,
-                    &m.sealed_key_id,
-                    &m.created_at_ms,
-                    &rec.sealed_nonce,
-                    &rec.sealed_ciphertext,
-                ],
-            )?;
+            t.execute(vocab::INSERT_START, &insert)?;
             Ok(StartOutcome::Created)
         })
     }
 
     fn append_receipt(&self, r: &Receipt) -> Result<()> {
-        self.tx(Mode::Write, |t| {
-            t.execute(
-                "INSERT INTO receipts(receipt_id, start_id, outcome, result_digest, output_bytes, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-                &[
-                    &r.receipt_id,
-                    &r.start_id,
-                    &r.outcome,
-                    &r.result_digest,
-                    &r.output_bytes.map(i64_of),
-                    &r.created_at_ms,
-                ],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>> {
-        self.tx(Mode::Read, |t| {
-            t.query_opt(
-                &format!("SELECT {START_COLS} FROM start_records WHERE start_id = $1"),
-                &[&start_id],
-            )?
-            .map(|r| start_record_of(&r))
-            .transpose()
-        })
-    }
-
-    fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>> {
-        // Deliberately not selecting the sealed columns.
-        self.tx(Mode::Read, |t| {
-            t.query_opt(
-                &format!("SELECT {START_META_COLS} FROM start_records WHERE start_id = $1"),
-                &[&start_id],
-            )?
-            .map(|r| start_meta_of(&r))
-            .transpose()
-        })
-    }
-
-    fn add_artifact(&self, a: &ArtifactRecord) -> Result<()> {
-        let t0 = &a.target;
-        self.tx(Mode::Write, |t| {
-            t.execute(
-                "INSERT INTO artifacts(artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, \
-                 mime, kind, version_json, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-                &[
-                    &a.artifact_id,
-                    &t0.instance,
-                    &i64_of(t0.revision),
-                    &t0.workspace_id,
-                    &t0.session_id,
-                    &i64_of(t0.generation),
-                    &t0.run_id,
-                    &a.name,
-                    &a.mime,
-                    &a.kind,
-                    &a.version_json,
-                    &a.created_at_ms,
-                ],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn artifacts(&self, target: &Target) -> Result<Vec<ArtifactRecord>> {
-        self.tx(Mode::Read, |t| {
-            t.query(
-                "SELECT artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, kind, \
-                 version_json, created_at FROM artifacts WHERE session_id = $1 AND generation = $2 AND run_id = $3 \
-                 AND instance = $4 AND revision = $5 AND workspace_id = $6 ORDER BY created_at, artifact_id",
-                &[
-                    &target.session_id,
-                    &i64_of(target.generation),
-                    &target.run_id,
-                    &target.instance,
-                    &i64_of(target.revision),
-                    &target.workspace_id,
-                ],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(ArtifactRecord {
-                    artifact_id: r.try_get(0)?,
-                    target: target_at(r, 1)?,
-                    name: r.try_get(7)?,
-                    mime: r.try_get(8)?,
-                    kind: r.try_get(9)?,
-                    version_json: r.try_get(10)?,
-                    created_at_ms: r.try_get(11)?,
-                })
-            })
-            .collect()
-        })
-    }
-
-    fn put_supervised(&self, s: &SupervisedRun) -> Result<()> {
-        let record = serde_json::to_string(s)?;
-        self.tx(Mode::Write, |t| {
-            t.execute(
-                "INSERT INTO supervised_runs(session_id, generation, run_id, supervisor_id, updated_at, record) \
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (session_id, generation, run_id) DO UPDATE SET \
-                 supervisor_id = excluded.supervisor_id, updated_at = excluded.updated_at, record = excluded.record",
-                &[
-                    &s.session_id,
-                    &i64_of(s.generation),
-                    &s.run_id,
-                    &s.supervisor_id,
-                    &s.updated_at_ms,
-                    &record,
-                ],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn supervised(
-        &self,
-        session_id: &str,
-        generation: u64,
-        run_id: &str,
-    ) -> Result<Option<SupervisedRun>> {
-        self.tx(Mode::Read, |t| {
-            t.query_opt(
-                "SELECT record FROM supervised_runs WHERE session_id = $1 AND generation = $2 AND run_id = $3",
-                &[&session_id, &i64_of(generation), &run_id],
-            )?
-            .map(|r| {
-                let json: String = r.try_get(0)?;
-                Ok(serde_json::from_str(&json)?)
-            })
-            .transpose()
-        })
-    }
-
-    fn put_secret(&self, s: &SealedSecret) -> Result<()> {
-        self.tx(Mode::Write, |t| {
-            t.execute(
-                "INSERT INTO secrets(name, key_id, nonce, ciphertext, created_at) VALUES ($1, $2, $3, $4, $5) \
-                 ON CONFLICT (name) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce, \
-                 ciphertext = excluded.ciphertext, created_at = excluded.created_at",
-                &[&s.name, &s.key_id, &s.nonce, &s.ciphertext, &s.created_at_ms],
-            )?;
-            Ok(())
-        })
-    }
-
-    fn sealed_secrets(&self) -> Result<Vec<SealedSecret>> {
-        self.tx(Mode::Read, |t| {
-            t.query(
-                "SELECT name, key_id, nonce, ciphertext, created_at FROM secrets ORDER BY name",
-                &[],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(SealedSecret {
-                    name: r.try_get(0)?,
-                    key_id: r.try_get(1)?,
-                    nonce: r.try_get(2)?,
-                    ciphertext: r.try_get(3)?,
-                    created_at_ms: r.try_get(4)?,
-                })
-            })
-            .collect()
-        })
+        self.write(vocab::INSERT_RECEIPT, &vocab::receipt_values(r))
+            .map(drop)
     }
 
     fn secrets_fingerprint(&self) -> Result<String> {
@@ -1587,55 +1087,6 @@ impl Store for PostgresStore {
             let max: Option<i64> = r.try_get(1)?;
             let total: i64 = r.try_get(2)?;
             Ok(format!("{n}:{}:{total}", max.unwrap_or(0)))
-        })
-    }
-
-    fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {
-        self.tx(Mode::Read, |t| {
-            t.query(RECEIPTS_OF_START, &[&start_id])?
-                .iter()
-                .map(receipt_of)
-                .collect()
-        })
-    }
-
-    fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
-        self.audit_in(since_ms, limit, "created_at, start_id")
-    }
-
-    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
-        self.audit_in(since_ms, limit, "created_at DESC, start_id DESC")
-    }
-}
-
-impl PostgresStore {
-    /// Start records at or after `since_ms` in `order` (one of two fixed orders), at most `limit`.
-    fn audit_in(
-        &self,
-        since_ms: i64,
-        limit: u32,
-        order: &'static str,
-    ) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
-        // One snapshot for the records and their receipts.
-        self.tx(Mode::Snapshot, |t| {
-            let metas = t.query(
-                &format!(
-                    "SELECT {START_META_COLS} FROM start_records WHERE created_at >= $1 \
-                     ORDER BY {order} LIMIT $2"
-                ),
-                &[&since_ms, &i64::from(limit)],
-            )?;
-            let mut out = Vec::with_capacity(metas.len());
-            for r in &metas {
-                let m = start_meta_of(r)?;
-                let receipts = t
-                    .query(RECEIPTS_OF_START, &[&m.start_id])?
-                    .iter()
-                    .map(receipt_of)
-                    .collect::<Tx<Vec<_>>>()?;
-                out.push((m, receipts));
-            }
-            Ok(out)
         })
     }
 }

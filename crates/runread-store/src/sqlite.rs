@@ -4,21 +4,23 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::types::ToSqlOutput;
+use rusqlite::{
+    Connection, OptionalExtension, Statement, ToSql, TransactionBehavior, params, params_from_iter,
+};
 
 use runread_core::cursor::CursorKey;
-use runread_core::{Feature, Target};
-use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
+
+use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 
 use crate::{
-    ArtifactRecord, Grant, IngestCommit, RUNS_PAGE_MAX, Receipt, Result, RunFilter, RunRecord,
-    SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, StoreError,
-    SupervisedRun, Workspace,
+    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, StartOutcome, StartRecord,
+    Store, StoreError, Workspace,
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
 /// Forward-only: a released migration is never edited, only followed by a new one.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) STRICT;
 CREATE TABLE workspaces (
@@ -169,10 +171,6 @@ ALTER TABLE runs ADD COLUMN started_ms INTEGER;
 CREATE INDEX runs_by_start ON runs(started_ms DESC, session_id, ord DESC);
 "#,
 ];
-
-/// The migration that added `runs.started_ms`, whose earlier rows are filled in by
-/// [`backfill_run_starts`].
-const RUN_STARTS_MIGRATION: usize = 7;
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
 const BUSY_TIMEOUT_MS: u64 = 5_000;
@@ -407,48 +405,23 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<Written> {
             record,
             replay_since_ms,
         } => {
-            let m = &record.meta;
             // Inside the group's IMMEDIATE transaction: the replay check and the insert are one
             // atomic step.
-            let existing = tx
-                .prepare_cached(&format!(
-                    "SELECT {START_COLS} FROM start_records WHERE idempotency_key = ?1 AND created_at >= ?2 \
-                     ORDER BY created_at DESC LIMIT 1"
-                ))?
-                .query_row(
-                    params![m.idempotency_key, replay_since_ms],
-                    start_record_row,
-                )
-                .optional()?;
-            if let Some((meta, nonce, ct)) = existing {
-                return Ok(Written::Start(StartOutcome::Existing(Box::new(
-                    StartRecord {
-                        meta: finish_meta(meta)?,
-                        sealed_nonce: nonce,
-                        sealed_ciphertext: ct,
-                    },
-                ))));
+            let existing = first(
+                &mut *tx.prepare_cached(vocab::START_REPLAY)?,
+                &values![&record.meta.idempotency_key, *replay_since_ms],
+                vocab::start_record,
+            )?;
+            if let Some(existing) = existing {
+                return Ok(Written::Start(StartOutcome::Existing(Box::new(existing))));
             }
-            tx.prepare_cached(&format!("INSERT INTO start_records({START_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"))?.execute(params![
-                m.start_id,
-                m.idempotency_key,
-                m.grant_id,
-                m.key_hash_prefix,
-                m.tool,
-                m.binding_digest,
-                serde_json::to_string(&m.target)?,
-                m.input_digest,
-                m.sealed_key_id,
-                m.created_at_ms,
-                record.sealed_nonce,
-                record.sealed_ciphertext,
-            ])?;
+            tx.prepare_cached(vocab::INSERT_START)?
+                .execute(params_from_iter(vocab::start_values(record)?))?;
             Ok(Written::Start(StartOutcome::Created))
         }
         Write::Receipt(r) => {
-            tx.prepare_cached("INSERT INTO receipts(receipt_id, start_id, outcome, result_digest, output_bytes, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
-                .execute(params![r.receipt_id, r.start_id, r.outcome, r.result_digest, r.output_bytes.map(i64_of), r.created_at_ms])?;
+            tx.prepare_cached(vocab::INSERT_RECEIPT)?
+                .execute(params_from_iter(vocab::receipt_values(r)))?;
             Ok(Written::Receipt)
         }
     }
@@ -547,21 +520,16 @@ fn migrate(conn: &mut Connection) -> Result<()> {
     }
 }
 
-/// Gives every run indexed before migration 7 its start time, from its own record. A record
-/// without a readable start keeps none (it lists last), as a new run without one would.
+/// Gives every run indexed before migration 7 its start time, from its own record.
 fn backfill_run_starts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
-    let rows: Vec<(String, i64, String, String)> = tx
-        .prepare("SELECT session_id, generation, run_id, run_json FROM runs")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut update = tx.prepare(
-        "UPDATE runs SET started_ms = ?4 WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3",
+    let starts = all(
+        &mut tx.prepare(vocab::RUNS_TO_BACKFILL)?,
+        &[],
+        vocab::run_start,
     )?;
-    for (session_id, generation, run_id, json) in rows {
-        let started = crate::model::stored_run_started_ms(&json);
-        if let Some(ms) = started {
-            update.execute(params![session_id, generation, run_id, ms])?;
-        }
+    let mut update = tx.prepare(vocab::SET_RUN_START)?;
+    for start in starts.into_iter().flatten() {
+        update.execute(params_from_iter(start))?;
     }
     Ok(())
 }
@@ -573,264 +541,103 @@ fn get_meta(conn: &Connection, key: &str) -> Result<Option<Vec<u8>>> {
         .optional()?)
 }
 
-fn u64_of(v: i64) -> u64 {
-    u64::try_from(v).unwrap_or(0)
+vocab::cols_by!(rusqlite::Row<'_>, get);
+
+impl ToSql for Value<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        match self {
+            Value::Text(s) => s.as_ref().to_sql(),
+            Value::OptText(s) => s.to_sql(),
+            Value::Int(v) => v.to_sql(),
+            Value::OptInt(v) => v.to_sql(),
+            Value::Flag(b) => b.to_sql(),
+            Value::Bytes(b) => b.to_sql(),
+        }
+    }
 }
 
-fn i64_of(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
+/// Every row `stmt` returns for `params`, each through `row`.
+fn all<T>(stmt: &mut Statement<'_>, params: &Args<'_>, row: impl MapRow<T>) -> Result<Vec<T>> {
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(row(r)?);
+    }
+    Ok(out)
 }
 
-fn workspace_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Workspace> {
-    Ok(Workspace {
-        id: r.get(0)?,
-        name: r.get(1)?,
-        path: r.get(2)?,
-        revision: u64_of(r.get(3)?),
-        enabled: r.get::<_, i64>(4)? != 0,
-    })
+/// The first row `stmt` returns for `params`, through `row`.
+fn first<T>(stmt: &mut Statement<'_>, params: &Args<'_>, row: impl MapRow<T>) -> Result<Option<T>> {
+    let mut rows = stmt.query(params_from_iter(params))?;
+    rows.next()?.map(|r| row(r)).transpose()
 }
 
-const SESSION_COLS: &str = "session_id, agent, path, workspace_id, generation, header_json, dev, ino, nlink, size, \
-     mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, saved_model, ingested_at, \
-     ctime_ns, over_bounds, index_version";
-
-fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(SessionRecord, String, String)> {
-    let header_json: String = r.get(5)?;
-    let malformed_json: String = r.get(14)?;
-    let placeholder = Header {
-        session_id: String::new(),
-        version: 0,
-        cwd: String::new(),
-        timestamp: None,
-        parent_session: None,
-        line_sha256: String::new(),
-        line_bytes: 0,
-        fork: None,
-    };
-    Ok((
-        SessionRecord {
-            session_id: r.get(0)?,
-            agent: r.get(1)?,
-            path: r.get(2)?,
-            workspace_id: r.get(3)?,
-            generation: u64_of(r.get(4)?),
-            header: placeholder,
-            identity: FileIdentity {
-                dev: u64_of(r.get(6)?),
-                ino: u64_of(r.get(7)?),
-                nlink: u64_of(r.get(8)?),
-                size: u64_of(r.get(9)?),
-                mtime_ns: r.get(10)?,
-                ctime_ns: r.get(20)?,
-            },
-            consumed: u64_of(r.get(11)?),
-            lines: u64_of(r.get(12)?),
-            tail_sha256: r.get(13)?,
-            malformed_lines: vec![],
-            torn: r.get::<_, i64>(15)? != 0,
-            branch_complete: r.get::<_, i64>(16)? != 0,
-            session_name: r.get(17)?,
-            saved_model: r.get(18)?,
-            ingested_at_ms: r.get(19)?,
-            over_bounds: r.get::<_, i64>(21)? != 0,
-            index_version: u32::try_from(r.get::<_, i64>(22)?).unwrap_or(0),
-        },
-        header_json,
-        malformed_json,
-    ))
-}
-
-fn finish_session(
-    (mut s, header_json, malformed_json): (SessionRecord, String, String),
-) -> Result<SessionRecord> {
-    s.header = serde_json::from_str(&header_json)?;
-    s.malformed_lines = serde_json::from_str(&malformed_json)?;
-    Ok(s)
-}
-
-fn features_to_string(f: &[Feature]) -> String {
-    f.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(",")
-}
-
-/// The six target columns stored in the order instance, revision, workspace, session,
-/// generation, run, starting at column `i`.
-fn target_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Target> {
-    Ok(Target {
-        instance: r.get(i)?,
-        revision: u64_of(r.get(i + 1)?),
-        workspace_id: r.get(i + 2)?,
-        session_id: r.get(i + 3)?,
-        generation: u64_of(r.get(i + 4)?),
-        run_id: r.get(i + 5)?,
-    })
-}
-
-fn grant_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Grant, String)> {
-    Ok((
-        Grant {
-            id: r.get(0)?,
-            key_hash: r.get(1)?,
-            label: r.get(2)?,
-            target: target_at(r, 3)?,
-            features: vec![],
-            created_at_ms: r.get(10)?,
-            expires_at_ms: r.get(11)?,
-            revoked_at_ms: r.get(12)?,
-        },
-        r.get(9)?,
-    ))
-}
-
-fn finish_grant((mut g, features): (Grant, String)) -> Result<Grant> {
-    g.features = Feature::parse_list(&features).map_err(StoreError::Corrupt)?;
-    Ok(g)
-}
-
-const GRANT_COLS: &str = "id, key_hash, label, instance, revision, workspace_id, session_id, generation, run_id, \
-     features, created_at, expires_at, revoked_at";
-
-/// The start record columns audit and recovery read: never the sealed input.
-const START_META_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, \
-     target_json, input_digest, sealed_key_id, created_at";
-
-const RECEIPTS_OF_START: &str = "SELECT receipt_id, start_id, outcome, result_digest, output_bytes, created_at \
-     FROM receipts WHERE start_id = ?1 ORDER BY created_at, receipt_id";
-
-const START_COLS: &str = "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, target_json, \
-     input_digest, sealed_key_id, created_at, sealed_nonce, sealed_ciphertext";
-
-fn start_meta_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(StartMeta, String)> {
-    Ok((
-        StartMeta {
-            start_id: r.get(0)?,
-            idempotency_key: r.get(1)?,
-            grant_id: r.get(2)?,
-            key_hash_prefix: r.get(3)?,
-            tool: r.get(4)?,
-            binding_digest: r.get(5)?,
-            target: None,
-            input_digest: r.get(7)?,
-            sealed_key_id: r.get(8)?,
-            created_at_ms: r.get(9)?,
-        },
-        r.get(6)?,
-    ))
-}
-
-fn finish_meta((mut m, target_json): (StartMeta, String)) -> Result<StartMeta> {
-    m.target = serde_json::from_str(&target_json)?;
-    Ok(m)
-}
-
-/// A start record row: its metadata (with the target still as JSON) and the sealed input.
-type StartRow = ((StartMeta, String), Vec<u8>, Vec<u8>);
-
-fn start_record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StartRow> {
-    Ok((start_meta_row(r)?, r.get(10)?, r.get(11)?))
-}
-
-fn receipt_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Receipt> {
-    Ok(Receipt {
-        receipt_id: r.get(0)?,
-        start_id: r.get(1)?,
-        outcome: r.get(2)?,
-        result_digest: r.get(3)?,
-        output_bytes: r.get::<_, Option<i64>>(4)?.map(u64_of),
-        created_at_ms: r.get(5)?,
-    })
-}
-
-const RUN_SELECT: &str = "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
-     s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path, s.ctime_ns, s.agent \
-     FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
-     JOIN workspaces w ON w.id = s.workspace_id";
-
+/// How [`vocab::same_in_every_store!`] runs its statements here: reads on a read connection,
+/// writes on the writer.
 impl SqliteStore {
-    fn run_rows(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<RunRecord>> {
+    fn read_all<T>(&self, sql: &str, params: &Args<'_>, row: impl MapRow<T>) -> Result<Vec<T>> {
+        all(&mut *self.reader()?.prepare_cached(sql)?, params, row)
+    }
+
+    fn read_opt<T>(&self, sql: &str, params: &Args<'_>, row: impl MapRow<T>) -> Result<Option<T>> {
+        first(&mut *self.reader()?.prepare_cached(sql)?, params, row)
+    }
+
+    fn write(&self, sql: &str, params: &Args<'_>) -> Result<usize> {
+        Ok(self
+            .conn()?
+            .prepare_cached(sql)?
+            .execute(params_from_iter(params))?)
+    }
+
+    /// Start records `sql` selects ([`vocab::AUDIT_OLDEST_FIRST`] or
+    /// [`vocab::AUDIT_NEWEST_FIRST`]), with their receipts.
+    fn audit_in(&self, since_ms: i64, limit: u32, sql: &'static str) -> Result<AuditRows> {
         let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(sql)?;
-        let rows = stmt
-            .query_map(params, |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    FileIdentity {
-                        dev: u64_of(r.get(6)?),
-                        ino: u64_of(r.get(7)?),
-                        nlink: u64_of(r.get(8)?),
-                        size: u64_of(r.get(9)?),
-                        mtime_ns: r.get(10)?,
-                        ctime_ns: r.get(14)?,
-                    },
-                    r.get::<_, i64>(11)?,
-                    r.get::<_, String>(12)?,
-                    r.get::<_, String>(13)?,
-                    r.get::<_, String>(15)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows.into_iter()
-            .map(
-                |(
-                    sid,
-                    generation,
-                    ws,
-                    rev,
-                    run_json,
-                    path,
-                    identity,
-                    ingested,
-                    ws_name,
-                    ws_path,
-                    agent,
-                )| {
-                    let run: Run = serde_json::from_str(&run_json)?;
-                    Ok(RunRecord {
-                        target: Target {
-                            instance: self.instance.clone(),
-                            revision: u64_of(rev),
-                            workspace_id: ws,
-                            session_id: sid,
-                            generation: u64_of(generation),
-                            run_id: run.run_id.clone(),
-                        },
-                        run,
-                        agent,
-                        session_path: path,
-                        identity,
-                        ingested_at_ms: ingested,
-                        workspace_name: ws_name,
-                        workspace_path: ws_path,
-                    })
-                },
-            )
+        let metas = all(
+            &mut *conn.prepare_cached(sql)?,
+            &values![since_ms, i64::from(limit)],
+            vocab::start_meta,
+        )?;
+        let mut receipts = conn.prepare_cached(vocab::RECEIPTS_OF_START)?;
+        metas
+            .into_iter()
+            .map(|m| {
+                let r = all(&mut receipts, &values![&m.start_id], vocab::receipt)?;
+                Ok((m, r))
+            })
             .collect()
     }
 }
 
-impl Store for SqliteStore {
-    fn instance_id(&self) -> &str {
-        &self.instance
-    }
+/// Sessions whose path is `prefix` or after it, in path order (the path index); and the same
+/// before `end` too.
+const SESSIONS_FROM_PATH: &str =
+    vocab::select_sessions!(" WHERE path >= ?1 ORDER BY path LIMIT ?2");
+const SESSIONS_IN_PATH_RANGE: &str =
+    vocab::select_sessions!(" WHERE path >= ?1 AND path < ?2 ORDER BY path LIMIT ?3");
+const SESSION_BY_PATH: &str = vocab::select_sessions!(" WHERE path = ?1");
+const INSERT_SESSION: &str = concat!(
+    "INSERT INTO sessions(",
+    vocab::session_cols!(),
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
+     ?20, ?21, ?22, ?23) ",
+    vocab::session_upsert!()
+);
+const WORKSPACES: &str = vocab::select_workspaces!(" ORDER BY created_at, id");
+const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE path = ?1");
 
-    fn cursor_key(&self) -> &CursorKey {
-        &self.cursor_key
-    }
+impl Store for SqliteStore {
+    vocab::same_in_every_store!();
 
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let existing = tx
-            .prepare_cached(
-                "SELECT id, name, path, revision, enabled FROM workspaces WHERE path = ?1",
-            )?
-            .query_row([canonical_path], workspace_row)
-            .optional()?;
+        let existing = first(
+            &mut *tx.prepare_cached(WORKSPACE_BY_PATH)?,
+            &values![canonical_path],
+            vocab::workspace,
+        )?;
         let ws = match existing {
             Some(mut ws) => {
                 ws.revision += 1;
@@ -841,15 +648,7 @@ impl Store for SqliteStore {
                 ws
             }
             None => {
-                let bytes = runread_core::random_bytes::<8>()
-                    .map_err(|e| StoreError::Unavailable(e.to_string()))?;
-                let ws = Workspace {
-                    id: format!("w-{}", hex::encode(bytes)),
-                    name: name.to_owned(),
-                    path: canonical_path.to_owned(),
-                    revision: 1,
-                    enabled: true,
-                };
+                let ws = vocab::new_workspace(canonical_path, name)?;
                 tx.prepare_cached("INSERT INTO workspaces(id, name, path, revision, enabled, created_at, updated_at) \
                      VALUES (?1, ?2, ?3, 1, 1, ?4, ?4)")?.execute(params![ws.id, ws.name, ws.path, now_ms],
                 )?;
@@ -861,81 +660,29 @@ impl Store for SqliteStore {
     }
 
     fn workspaces(&self) -> Result<Vec<Workspace>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, name, path, revision, enabled FROM workspaces ORDER BY created_at, id",
-        )?;
-        Ok(stmt
-            .query_map([], workspace_row)?
-            .collect::<rusqlite::Result<_>>()?)
-    }
-
-    fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
-        let conn = self.reader()?;
-        Ok(conn
-            .prepare_cached(
-                "SELECT id, name, path, revision, enabled FROM workspaces WHERE id = ?1",
-            )?
-            .query_row([id], workspace_row)
-            .optional()?)
+        self.read_all(WORKSPACES, &[], vocab::workspace)
     }
 
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
-        let conn = self.reader()?;
-        let row = conn
-            .prepare_cached(&format!(
-                "SELECT {SESSION_COLS} FROM sessions WHERE path = ?1"
-            ))?
-            .query_row([path], session_row)
-            .optional()?;
-        row.map(finish_session).transpose()
+        self.read_opt(SESSION_BY_PATH, &values![path], vocab::session)
     }
 
     fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>> {
-        let conn = self.reader()?;
         let take = i64::from(limit) + 1;
         // A range of the path index: from the prefix up to the first string past every string
         // that starts with it (UTF-8 byte order is code point order, SQLite's BINARY collation).
         let rows = match crate::prefix_upper_bound(prefix) {
-            Some(end) => conn
-                .prepare_cached(&format!(
-                    "SELECT {SESSION_COLS} FROM sessions WHERE path >= ?1 AND path < ?2 ORDER BY path LIMIT ?3"
-                ))?
-                .query_map(params![prefix, end, take], session_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?,
-            None => conn
-                .prepare_cached(&format!(
-                    "SELECT {SESSION_COLS} FROM sessions WHERE path >= ?1 ORDER BY path LIMIT ?2"
-                ))?
-                .query_map(params![prefix, take], session_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?,
+            Some(end) => self.read_all(
+                SESSIONS_IN_PATH_RANGE,
+                &values![prefix, end, take],
+                vocab::session,
+            )?,
+            None => self.read_all(SESSIONS_FROM_PATH, &values![prefix, take], vocab::session)?,
         };
-        rows.into_iter()
-            .filter(|(s, _, _)| s.path.starts_with(prefix))
-            .map(finish_session)
-            .collect()
-    }
-
-    fn session(&self, session_id: &str) -> Result<Option<SessionRecord>> {
-        let conn = self.reader()?;
-        let row = conn
-            .prepare_cached(&format!(
-                "SELECT {SESSION_COLS} FROM sessions WHERE session_id = ?1"
-            ))?
-            .query_row([session_id], session_row)
-            .optional()?;
-        row.map(finish_session).transpose()
-    }
-
-    fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT summary_json FROM entries WHERE session_id = ?1 AND generation = ?2 ORDER BY line",
-        )?;
-        let rows: Vec<String> = stmt
-            .query_map(params![session_id, i64_of(generation)], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        rows.iter().map(|j| Ok(serde_json::from_str(j)?)).collect()
+        Ok(rows
+            .into_iter()
+            .filter(|s| s.path.starts_with(prefix))
+            .collect())
     }
 
     fn commit_ingest(&self, c: &IngestCommit) -> Result<()> {
@@ -951,41 +698,8 @@ impl Store for SqliteStore {
             tx.prepare_cached("DELETE FROM sessions WHERE path = ?1 AND session_id <> ?2")?
                 .execute(params![s.path, s.session_id])?;
         }
-        tx.prepare_cached(&format!(
-                "INSERT INTO sessions({SESSION_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23) \
-                 ON CONFLICT(session_id) DO UPDATE SET agent = excluded.agent, path = excluded.path, \
-                 workspace_id = excluded.workspace_id, generation = excluded.generation, header_json = excluded.header_json, \
-                 dev = excluded.dev, ino = excluded.ino, nlink = excluded.nlink, size = excluded.size, mtime_ns = excluded.mtime_ns, \
-                 consumed = excluded.consumed, lines = excluded.lines, tail_sha256 = excluded.tail_sha256, \
-                 malformed_json = excluded.malformed_json, torn = excluded.torn, branch_complete = excluded.branch_complete, \
-                 session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at, \
-                 ctime_ns = excluded.ctime_ns, over_bounds = excluded.over_bounds, index_version = excluded.index_version"
-            ))?.execute(params![
-                s.session_id,
-                s.agent,
-                s.path,
-                s.workspace_id,
-                i64_of(s.generation),
-                serde_json::to_string(&s.header)?,
-                i64_of(s.identity.dev),
-                i64_of(s.identity.ino),
-                i64_of(s.identity.nlink),
-                i64_of(s.identity.size),
-                s.identity.mtime_ns,
-                i64_of(s.consumed),
-                i64_of(s.lines),
-                s.tail_sha256,
-                serde_json::to_string(&s.malformed_lines)?,
-                s.torn as i64,
-                s.branch_complete as i64,
-                s.session_name,
-                s.saved_model,
-                s.ingested_at_ms,
-                s.identity.ctime_ns,
-                s.over_bounds as i64,
-                i64::from(s.index_version),
-            ],
-        )?;
+        tx.prepare_cached(INSERT_SESSION)?
+            .execute(params_from_iter(vocab::session_values(s)?))?;
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR REPLACE INTO entries(session_id, generation, line, summary_json) VALUES (?1, ?2, ?3, ?4)",
@@ -1010,7 +724,7 @@ impl Store for SqliteStore {
                     s.session_id,
                     i64_of(s.generation),
                     r.run_id,
-                    ord as i64,
+                    vocab::ord_of(ord),
                     r.status.as_str(),
                     serde_json::to_string(r)?,
                     crate::run_started_ms(r),
@@ -1021,110 +735,27 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    fn runs(&self) -> Result<Vec<RunRecord>> {
-        self.run_rows(
-            &format!("{RUN_SELECT} ORDER BY s.ingested_at DESC, s.session_id, r.ord"),
-            &[],
-        )
-    }
-
     fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>> {
-        let limit = i64::from(limit.min(RUNS_PAGE_MAX));
-        let offset = i64_of(offset);
-        self.run_rows(
-            &format!(
-                "{RUN_SELECT} WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
-                 AND (?5 IS NULL OR r.status = ?5) \
-                 ORDER BY r.started_ms DESC, r.session_id, r.ord DESC LIMIT ?3 OFFSET ?4"
+        self.read_all(
+            vocab::select_runs!(
+                " WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
+                 AND (?3 IS NULL OR r.status = ?3) \
+                 ORDER BY r.started_ms DESC, r.session_id, r.ord DESC LIMIT ?4 OFFSET ?5"
             ),
-            &[&filter.agent, &filter.workspace_id, &limit, &offset, &filter.status],
+            &vocab::page_values(filter, limit, offset),
+            |r| vocab::run_record(r, &self.instance),
         )
     }
 
     fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
-        let conn = self.reader()?;
-        let n: i64 = conn
-            .prepare_cached(
-                "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
-                 WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
-                 AND (?3 IS NULL OR r.status = ?3)",
-            )?
-            .query_row(
-                params![filter.agent, filter.workspace_id, filter.status],
-                |r| r.get(0),
-            )?;
-        Ok(u64_of(n))
-    }
-
-    fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>> {
-        self.run_rows(
-            &format!("{RUN_SELECT} WHERE r.run_id = ?1 ORDER BY s.session_id"),
-            &[&run_id],
-        )
-    }
-
-    fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>> {
-        let generation = i64_of(generation);
-        let mut rows = self.run_rows(
-            &format!(
-                "{RUN_SELECT} WHERE r.session_id = ?1 AND r.generation = ?2 AND r.run_id = ?3"
-            ),
-            &[&session_id, &generation, &run_id],
+        let n = self.read_opt(
+            "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+             WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
+             AND (?3 IS NULL OR r.status = ?3)",
+            &vocab::filter_values(filter),
+            |r| r.int(0),
         )?;
-        Ok(rows.pop())
-    }
-
-    fn insert_grant(&self, g: &Grant) -> Result<()> {
-        let conn = self.conn()?;
-        conn.prepare_cached(&format!("INSERT INTO grants({GRANT_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"))?.execute(params![
-                g.id,
-                g.key_hash,
-                g.label,
-                g.target.instance,
-                i64_of(g.target.revision),
-                g.target.workspace_id,
-                g.target.session_id,
-                i64_of(g.target.generation),
-                g.target.run_id,
-                features_to_string(&g.features),
-                g.created_at_ms,
-                g.expires_at_ms,
-                g.revoked_at_ms,
-            ],
-        )?;
-        Ok(())
-    }
-
-    fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {GRANT_COLS} FROM grants WHERE key_hash = ?1"
-        ))?;
-        let rows: Vec<_> = stmt
-            .query_map([key_hash], grant_row)?
-            .collect::<rusqlite::Result<_>>()?;
-        rows.into_iter().map(finish_grant).collect()
-    }
-
-    fn grants(&self) -> Result<Vec<Grant>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {GRANT_COLS} FROM grants ORDER BY created_at, id"
-        ))?;
-        let rows: Vec<_> = stmt
-            .query_map([], grant_row)?
-            .collect::<rusqlite::Result<_>>()?;
-        rows.into_iter().map(finish_grant).collect()
-    }
-
-    fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool> {
-        let conn = self.conn()?;
-        let n = conn
-            .prepare_cached(
-                "UPDATE grants SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL",
-            )?
-            .execute(params![now_ms, id])?;
-        Ok(n == 1)
+        vocab::u64_of(n.unwrap_or(0))
     }
 
     fn begin_call(&self, rec: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
@@ -1144,138 +775,6 @@ impl Store for SqliteStore {
         }
     }
 
-    fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>> {
-        let conn = self.reader()?;
-        let row = conn
-            .prepare_cached(&format!(
-                "SELECT {START_COLS} FROM start_records WHERE start_id = ?1"
-            ))?
-            .query_row([start_id], start_record_row)
-            .optional()?;
-        row.map(|(meta, nonce, ct)| {
-            Ok(StartRecord {
-                meta: finish_meta(meta)?,
-                sealed_nonce: nonce,
-                sealed_ciphertext: ct,
-            })
-        })
-        .transpose()
-    }
-
-    fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>> {
-        let conn = self.reader()?;
-        // Deliberately not selecting the sealed columns.
-        let row = conn
-            .prepare_cached(&format!(
-                "SELECT {START_META_COLS} FROM start_records WHERE start_id = ?1"
-            ))?
-            .query_row([start_id], start_meta_row)
-            .optional()?;
-        row.map(finish_meta).transpose()
-    }
-
-    fn add_artifact(&self, a: &ArtifactRecord) -> Result<()> {
-        let conn = self.conn()?;
-        let t = &a.target;
-        conn.prepare_cached("INSERT INTO artifacts(artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, \
-             kind, version_json, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?.execute(params![a.artifact_id, t.instance, i64_of(t.revision), t.workspace_id, t.session_id, i64_of(t.generation), t.run_id,
-                    a.name, a.mime, a.kind, a.version_json, a.created_at_ms],
-        )?;
-        Ok(())
-    }
-
-    fn artifacts(&self, target: &Target) -> Result<Vec<ArtifactRecord>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, kind, \
-             version_json, created_at FROM artifacts WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3 \
-             AND instance = ?4 AND revision = ?5 AND workspace_id = ?6 ORDER BY created_at, artifact_id",
-        )?;
-        let rows = stmt
-            .query_map(
-                params![
-                    target.session_id,
-                    i64_of(target.generation),
-                    target.run_id,
-                    target.instance,
-                    i64_of(target.revision),
-                    target.workspace_id
-                ],
-                |r| {
-                    Ok(ArtifactRecord {
-                        artifact_id: r.get(0)?,
-                        target: target_at(r, 1)?,
-                        name: r.get(7)?,
-                        mime: r.get(8)?,
-                        kind: r.get(9)?,
-                        version_json: r.get(10)?,
-                        created_at_ms: r.get(11)?,
-                    })
-                },
-            )?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
-    }
-
-    fn put_supervised(&self, s: &SupervisedRun) -> Result<()> {
-        let conn = self.conn()?;
-        conn.prepare_cached("INSERT INTO supervised_runs(session_id, generation, run_id, supervisor_id, updated_at, record) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session_id, generation, run_id) DO UPDATE SET \
-             supervisor_id = excluded.supervisor_id, updated_at = excluded.updated_at, record = excluded.record")?.execute(params![s.session_id, i64_of(s.generation), s.run_id, s.supervisor_id, s.updated_at_ms,
-                    serde_json::to_string(s)?],
-        )?;
-        Ok(())
-    }
-
-    fn supervised(
-        &self,
-        session_id: &str,
-        generation: u64,
-        run_id: &str,
-    ) -> Result<Option<SupervisedRun>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT record FROM supervised_runs WHERE session_id = ?1 AND generation = ?2 AND run_id = ?3",
-        )?;
-        let record: Option<String> = stmt
-            .query_row(params![session_id, i64_of(generation), run_id], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        Ok(match record {
-            Some(json) => Some(serde_json::from_str(&json)?),
-            None => None,
-        })
-    }
-
-    fn put_secret(&self, s: &SealedSecret) -> Result<()> {
-        let conn = self.conn()?;
-        conn.prepare_cached("INSERT INTO secrets(name, key_id, nonce, ciphertext, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
-             ON CONFLICT(name) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce, \
-             ciphertext = excluded.ciphertext, created_at = excluded.created_at")?.execute(params![s.name, s.key_id, s.nonce, s.ciphertext, s.created_at_ms],
-        )?;
-        Ok(())
-    }
-
-    fn sealed_secrets(&self) -> Result<Vec<SealedSecret>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            "SELECT name, key_id, nonce, ciphertext, created_at FROM secrets ORDER BY name",
-        )?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(SealedSecret {
-                    name: r.get(0)?,
-                    key_id: r.get(1)?,
-                    nonce: r.get(2)?,
-                    ciphertext: r.get(3)?,
-                    created_at_ms: r.get(4)?,
-                })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
-    }
-
     fn secrets_fingerprint(&self) -> Result<String> {
         let conn = self.reader()?;
         let (n, max, total): (i64, Option<i64>, Option<i64>) = conn
@@ -1291,55 +790,12 @@ impl Store for SqliteStore {
             })?;
         Ok(format!("{n}:{}:{}", max.unwrap_or(0), total.unwrap_or(0)))
     }
-
-    fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(RECEIPTS_OF_START)?;
-        Ok(stmt
-            .query_map([start_id], receipt_row)?
-            .collect::<rusqlite::Result<_>>()?)
-    }
-
-    fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
-        self.audit_in(since_ms, limit, "created_at, start_id")
-    }
-
-    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
-        self.audit_in(since_ms, limit, "created_at DESC, start_id DESC")
-    }
-}
-
-impl SqliteStore {
-    /// Start records at or after `since_ms` in `order` (one of two fixed orders), at most `limit`.
-    fn audit_in(
-        &self,
-        since_ms: i64,
-        limit: u32,
-        order: &'static str,
-    ) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
-        let conn = self.reader()?;
-        let mut stmt = conn.prepare_cached(
-            &format!("SELECT {START_META_COLS} FROM start_records WHERE created_at >= ?1 ORDER BY {order} LIMIT ?2"),
-        )?;
-        let metas: Vec<_> = stmt
-            .query_map(params![since_ms, limit], start_meta_row)?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut rstmt = conn.prepare_cached(RECEIPTS_OF_START)?;
-        let mut out = Vec::with_capacity(metas.len());
-        for m in metas {
-            let m = finish_meta(m)?;
-            let receipts = rstmt
-                .query_map([&m.start_id], receipt_row)?
-                .collect::<rusqlite::Result<_>>()?;
-            out.push((m, receipts));
-        }
-        Ok(out)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::StartMeta;
 
     #[test]
     fn reads_do_not_wait_for_the_writer() {
@@ -1469,6 +925,38 @@ mod tests {
         assert!(store.start_record("st-2").unwrap().is_some());
         assert_eq!(store.receipts("st-2").unwrap().len(), 1);
         assert_eq!(store.receipts("st-1").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn sqlite_numbers_every_shared_placeholder_as_postgres_does() {
+        let store = SqliteStore::open(Path::new(":memory:")).unwrap();
+        let conn = store.conn().unwrap();
+        for sql in vocab::SHARED_STATEMENTS {
+            let stmt = conn.prepare(sql).unwrap();
+            assert!(stmt.parameter_count() > 0 || !sql.contains('$'), "{sql}");
+            for i in 1..=stmt.parameter_count() {
+                assert_eq!(
+                    stmt.parameter_name(i),
+                    Some(format!("${i}").as_str()),
+                    "{sql}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_negative_stored_revision_reads_as_corrupt() {
+        let store = SqliteStore::open(Path::new(":memory:")).unwrap();
+        let ws = store.add_workspace("/w", "w", 1).unwrap();
+        store
+            .conn()
+            .unwrap()
+            .execute("UPDATE workspaces SET revision = -1", [])
+            .unwrap();
+        assert!(matches!(
+            store.workspace(&ws.id),
+            Err(StoreError::Corrupt(_))
+        ));
     }
 
     #[test]

@@ -1,9 +1,7 @@
 //! The contract every `Store` implementation passes. Each check takes a fresh store from a
 //! factory and runs against SQLite and against PostgreSQL (a fresh database per check, from
-//! `RUNREAD_TEST_PG`; see `support/mod.rs`).
+//! `RUNREAD_TEST_PG`; see `runread_testkit::pg`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
-
-mod support;
 
 use runread_core::{Feature, Target};
 use runread_sessions::{EntryKind, EntrySummary};
@@ -13,9 +11,10 @@ use runread_store::{
     ArtifactRecord, Background, Foreground, Grant, IngestCommit, Phase, Proof, Receipt, RunFilter,
     SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
 };
+use runread_testkit::{pg, records};
 
 fn session(ws: &str, generation: u64) -> SessionRecord {
-    support::session_at("s1", "/sessions/s1.jsonl", ws, generation)
+    records::session_at("s1", "/sessions/s1.jsonl", ws, generation)
 }
 
 fn sqlite() -> (tempfile::TempDir, SqliteStore) {
@@ -56,7 +55,7 @@ fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) 
         session: session(&ws.id, 1),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![support::run("r1"), support::run("r2")],
+        runs: vec![records::run("r1"), records::run("r2")],
     })
     .unwrap();
     assert_eq!(s.session("s1").unwrap(), Some(session(&ws.id, 1)));
@@ -68,7 +67,7 @@ fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) 
     );
     assert_eq!(s.runs().unwrap().len(), 2);
     let r = s.run("s1", 1, "r2").unwrap().unwrap();
-    assert_eq!(r.run, support::run("r2"));
+    assert_eq!(r.run, records::run("r2"));
     assert_eq!(
         r.target,
         Target {
@@ -84,7 +83,7 @@ fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) 
         session: session(&ws.id, 2),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![support::run("r3")],
+        runs: vec![records::run("r3")],
     })
     .unwrap();
     assert_eq!(s.run("s1", 1, "r2").unwrap(), None, "old generation gone");
@@ -96,17 +95,17 @@ fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) 
 fn run_at(id: &str, at: Option<&str>) -> runread_sessions::Run {
     runread_sessions::Run {
         started_at: at.map(str::to_owned),
-        ..support::run(id)
+        ..records::run(id)
     }
 }
 
 fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     let w1 = s.add_workspace("/w1", "one", 1).unwrap();
     let w2 = s.add_workspace("/w2", "two", 1).unwrap();
-    let mut claude = support::session_at("c1", "/sessions/c1.jsonl", &w2.id, 1);
+    let mut claude = records::session_at("c1", "/sessions/c1.jsonl", &w2.id, 1);
     claude.agent = "claude".into();
     s.commit_ingest(&IngestCommit {
-        session: support::session_at("p1", "/sessions/p1.jsonl", &w1.id, 1),
+        session: records::session_at("p1", "/sessions/p1.jsonl", &w1.id, 1),
         new_generation: true,
         new_entries: vec![],
         runs: vec![
@@ -177,7 +176,7 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     assert_eq!(s.runs_count(&completed_pi).unwrap(), 2);
     // A new generation replaces the session's runs in the listing too.
     s.commit_ingest(&IngestCommit {
-        session: support::session_at("p1", "/sessions/p1.jsonl", &w1.id, 2),
+        session: records::session_at("p1", "/sessions/p1.jsonl", &w1.id, 2),
         new_generation: true,
         new_entries: vec![],
         runs: vec![run_at("p-2", Some("2025-01-01T00:00:00Z"))],
@@ -188,7 +187,7 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     let w3 = s.add_workspace("/w3", "three", 1).unwrap();
     let max = runread_store::RUNS_PAGE_MAX;
     s.commit_ingest(&IngestCommit {
-        session: support::session_at("big", "/sessions/big.jsonl", &w3.id, 1),
+        session: records::session_at("big", "/sessions/big.jsonl", &w3.id, 1),
         new_generation: true,
         new_entries: vec![],
         runs: (0..=max).map(|i| run_at(&format!("b{i}"), None)).collect(),
@@ -263,7 +262,7 @@ fn entries_append_and_new_generations_replace_them(s: &dyn Store) {
         session: session(&ws.id, generation),
         new_generation,
         new_entries: entries,
-        runs: vec![support::run("r1")],
+        runs: vec![records::run("r1")],
     };
     s.commit_ingest(&commit(1, true, vec![entry(3, "c"), entry(2, "b")]))
         .unwrap();
@@ -290,7 +289,7 @@ fn a_path_taken_over_by_another_session_replaces_it(s: &dyn Store) {
         session: session(&ws.id, 1),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![support::run("r1")],
+        runs: vec![records::run("r1")],
     })
     .unwrap();
     let mut other = session(&ws.id, 1);
@@ -299,7 +298,7 @@ fn a_path_taken_over_by_another_session_replaces_it(s: &dyn Store) {
         session: other.clone(),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![support::run("r2")],
+        runs: vec![records::run("r2")],
     })
     .unwrap();
     assert_eq!(s.session("s1").unwrap(), None);
@@ -337,7 +336,7 @@ fn sessions_under_a_path_prefix_are_those_session_by_path_finds(s: &dyn Store) {
     ];
     for (i, p) in paths.iter().enumerate() {
         s.commit_ingest(&IngestCommit {
-            session: support::session_at(&format!("s{i}"), p, &ws.id, 1),
+            session: records::session_at(&format!("s{i}"), p, &ws.id, 1),
             new_generation: true,
             new_entries: vec![],
             runs: vec![],
@@ -560,100 +559,81 @@ fn supervised_runs_are_replaced_by_key(s: &dyn Store) {
     assert_eq!(s.supervised("s1", 2, "r1").unwrap(), None);
 }
 
-/// One check of the contract, run on a fresh store.
-type Check = fn(&dyn Store);
-
-/// Every check of the contract, by name.
-const CHECKS: &[(&str, Check)] = &[
-    (
-        "workspace_revision_bumps_on_re_add",
-        workspace_revision_bumps_on_re_add,
-    ),
-    (
-        "ingest_commits_replace_runs_and_new_generations_drop_old_ones",
-        ingest_commits_replace_runs_and_new_generations_drop_old_ones,
-    ),
-    (
-        "entries_append_and_new_generations_replace_them",
-        entries_append_and_new_generations_replace_them,
-    ),
-    (
-        "a_path_taken_over_by_another_session_replaces_it",
-        a_path_taken_over_by_another_session_replaces_it,
-    ),
-    (
-        "grants_are_found_by_key_hash_and_revoked_once",
-        grants_are_found_by_key_hash_and_revoked_once,
-    ),
-    (
-        "begin_call_replays_within_the_window_only",
-        begin_call_replays_within_the_window_only,
-    ),
-    (
-        "start_records_receipts_and_audit",
-        start_records_receipts_and_audit,
-    ),
-    (
-        "secrets_replace_by_name_and_change_the_fingerprint",
-        secrets_replace_by_name_and_change_the_fingerprint,
-    ),
-    (
-        "artifacts_belong_to_their_exact_target",
-        artifacts_belong_to_their_exact_target,
-    ),
-    (
-        "supervised_runs_are_replaced_by_key",
-        supervised_runs_are_replaced_by_key,
-    ),
-    (
-        "runs_page_newest_first_filtered_and_bounded",
-        runs_page_newest_first_filtered_and_bounded,
-    ),
-    (
-        "sessions_under_a_path_prefix_are_those_session_by_path_finds",
-        sessions_under_a_path_prefix_are_those_session_by_path_finds,
-    ),
-];
-
-#[test]
-fn sqlite_passes_the_store_contract() {
-    for (name, check) in CHECKS {
-        eprintln!("sqlite: {name}");
-        let (_dir, s) = sqlite();
-        check(&s);
-    }
+/// Runs `check` on a fresh database as a LOGIN role that is only a member of the restricted
+/// role (what operators connect runread as): the owner migrates and grants first.
+fn as_the_restricted_role(check: fn(&dyn Store)) {
+    let db = pg::PgDb::fresh();
+    drop(db.store());
+    let login = pg::AppLogin::create();
+    let url = pg::kv_url(&db.name, Some(&login.name), None);
+    let s = PostgresStore::connect_as(&url, "host-a").unwrap();
+    check(&s);
+    drop(s);
+    drop(db);
 }
 
-#[test]
-fn postgres_passes_the_store_contract() {
-    for (name, check) in CHECKS {
-        eprintln!("postgres: {name}");
-        let db = support::PgDb::fresh();
-        let s: PostgresStore = db.store();
-        check(&s);
-        drop(s);
-    }
+/// One `#[test]` per check and store (`sqlite_store::NAME`, `postgres_store::NAME`,
+/// `postgres_store_as_the_restricted_role::NAME`), each on a fresh store, so that every failing check
+/// is reported, by name.
+macro_rules! contract {
+    ($($check:ident),* $(,)?) => {
+        mod sqlite_store {
+            $(
+                #[test]
+                fn $check() {
+                    let (_dir, s) = super::sqlite();
+                    super::$check(&s);
+                }
+            )*
+        }
+
+        mod postgres_store {
+            $(
+                #[test]
+                fn $check() {
+                    let db = super::pg::PgDb::fresh();
+                    let s = db.store();
+                    super::$check(&s);
+                    drop(s);
+                }
+            )*
+        }
+
+        mod postgres_store_as_the_restricted_role {
+            $(
+                #[test]
+                fn $check() {
+                    super::as_the_restricted_role(super::$check);
+                }
+            )*
+        }
+    };
 }
 
-/// The restricted role (what operators connect runread as) can do everything the contract
-/// needs, and nothing to the append-only tables but read and insert.
-#[test]
-fn postgres_passes_the_store_contract_as_the_restricted_role() {
-    let login = support::AppLogin::create();
-    for (name, check) in CHECKS {
-        eprintln!("postgres as {}: {name}", runread_store::postgres::APP_ROLE);
-        let db = support::PgDb::fresh();
-        drop(db.store()); // the owner migrates and grants
-        let url = support::kv_url(&db.name, Some(&login.name), None);
-        let s = PostgresStore::connect_as(&url, "host-a").unwrap();
-        check(&s);
-        drop(s);
-    }
+contract!(
+    workspace_revision_bumps_on_re_add,
+    ingest_commits_replace_runs_and_new_generations_drop_old_ones,
+    entries_append_and_new_generations_replace_them,
+    a_path_taken_over_by_another_session_replaces_it,
+    grants_are_found_by_key_hash_and_revoked_once,
+    begin_call_replays_within_the_window_only,
+    start_records_receipts_and_audit,
+    secrets_replace_by_name_and_change_the_fingerprint,
+    artifacts_belong_to_their_exact_target,
+    supervised_runs_are_replaced_by_key,
+    runs_page_newest_first_filtered_and_bounded,
+    sessions_under_a_path_prefix_are_those_session_by_path_finds,
+);
 
-    let db = support::PgDb::fresh();
+/// The restricted role can do nothing to the append-only tables but read and insert, nor change
+/// the schema; and every table has its privileges stated in exactly one list.
+#[test]
+fn postgres_restricted_role_only_reads_and_appends_the_audit_tables() {
+    let db = pg::PgDb::fresh();
     let owner = db.store();
+    let login = pg::AppLogin::create();
     owner.begin_call(&start("st1", "k", 1, None), 0).unwrap();
-    let url = support::kv_url(&db.name, Some(&login.name), None);
+    let url = pg::kv_url(&db.name, Some(&login.name), None);
     let app = PostgresStore::connect_as(&url, "host-a").unwrap();
     assert_eq!(app.instance_id(), owner.instance_id());
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
@@ -710,7 +690,7 @@ fn postgres_passes_the_store_contract_as_the_restricted_role() {
 
 #[test]
 fn postgres_instance_id_and_cursor_key_survive_reconnecting() {
-    let db = support::PgDb::fresh();
+    let db = pg::PgDb::fresh();
     let a = db.store();
     let cursor = a.cursor_key().encode(
         runread_core::cursor::Purpose::FinalAnswer,
@@ -731,7 +711,7 @@ fn postgres_instance_id_and_cursor_key_survive_reconnecting() {
         ),
         Some(9)
     );
-    let other = support::PgDb::fresh();
+    let other = pg::PgDb::fresh();
     assert_ne!(
         other.store().instance_id(),
         id,

@@ -2,8 +2,6 @@
 //! the schema's own guards, and failing closed — then recovering — when the database goes away.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-mod support;
-
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -14,7 +12,8 @@ use runread_core::cursor::Purpose;
 use runread_core::{Feature, Target};
 use runread_store::postgres::PostgresStore;
 use runread_store::{Grant, IngestCommit, StartMeta, StartOutcome, StartRecord, Store, StoreError};
-use support::PgDb;
+use runread_testkit::pg::{self, PgDb};
+use runread_testkit::records;
 
 fn target() -> Target {
     Target {
@@ -67,10 +66,10 @@ fn ingest(
     run_id: &str,
 ) -> runread_store::Result<()> {
     s.commit_ingest(&IngestCommit {
-        session: support::session_at(session_id, path, ws, 1),
+        session: records::session_at(session_id, path, ws, 1),
         new_generation: true,
         new_entries: vec![],
-        runs: vec![support::run(run_id)],
+        runs: vec![records::run(run_id)],
     })
 }
 
@@ -380,17 +379,6 @@ fn connection_errors_are_unavailable_and_never_quote_the_url() {
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
-/// Terminates every backend of `db` except the caller's; returns how many.
-fn terminate_backends(db: &str) -> usize {
-    let mut c = support::admin();
-    c.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-        &[&db],
-    )
-    .map(|rows| rows.len())
-    .unwrap_or(0)
-}
-
 #[test]
 fn killed_connections_mid_load_fail_closed_and_the_pool_recovers() {
     let db = PgDb::fresh();
@@ -401,7 +389,7 @@ fn killed_connections_mid_load_fail_closed_and_the_pool_recovers() {
     assert!(store.revoke_grant("gone", 5).unwrap());
 
     // Idle pooled connections killed: the next call reconnects without failing.
-    assert!(terminate_backends(&db.name) > 0);
+    assert!(pg::terminate_backends(&mut pg::admin(), &db.name) > 0);
     assert_eq!(store.grants_by_key_hash("hash-live").unwrap().len(), 1);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -442,7 +430,7 @@ fn killed_connections_mid_load_fail_closed_and_the_pool_recovers() {
     let mut killed = 0;
     let until = Instant::now() + Duration::from_secs(3);
     while Instant::now() < until {
-        killed += terminate_backends(&db.name);
+        killed += pg::terminate_backends(&mut pg::admin(), &db.name);
         std::thread::sleep(Duration::from_millis(15));
     }
     stop.store(true, Ordering::Relaxed);
@@ -542,8 +530,8 @@ impl Drop for Proxy {
 #[test]
 fn an_unreachable_database_is_unavailable_fast_and_the_store_recovers() {
     let db = PgDb::fresh();
-    let proxy = Proxy::start(support::server_addr());
-    let url = support::kv_url(&db.name, None, Some(proxy.addr.port()));
+    let proxy = Proxy::start(pg::server_addr());
+    let url = pg::kv_url(&db.name, None, Some(proxy.addr.port()));
     let store = PostgresStore::connect_as(&url, "h").unwrap();
     store.insert_grant(&grant("g1", "hash1")).unwrap();
     // Fill the pool with a few connections.
@@ -635,12 +623,12 @@ fn concurrent_writers_on_two_stores_serialize() {
             let ws = ws.clone();
             std::thread::spawn(move || {
                 s.commit_ingest(&IngestCommit {
-                    session: support::session_at("s1", "/p/s1", &ws, 1),
+                    session: records::session_at("s1", "/p/s1", &ws, 1),
                     new_generation: i % 3 == 0,
                     new_entries: vec![],
                     runs: vec![
-                        support::run(&format!("r{i}")),
-                        support::run(&format!("q{i}")),
+                        records::run(&format!("r{i}")),
+                        records::run(&format!("q{i}")),
                     ],
                 })
                 .unwrap()

@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod hooked;
+pub mod pg;
+pub mod records;
 pub mod reported;
 pub mod serve;
 

@@ -57,3 +57,62 @@ pub fn is_postgres(spec: &str) -> bool {
     let lower = spec.trim_start().to_ascii_lowercase();
     lower.starts_with("postgres://") || lower.starts_with("postgresql://")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runread_testkit::pg;
+
+    #[test]
+    fn no_spec_opens_the_homes_sqlite_file() {
+        let home = tempfile::tempdir().unwrap();
+        let s = open_with(home.path(), None, None).unwrap();
+        assert!(home.path().join("runread.db").exists());
+        let again = open_with(home.path(), Some("  "), Some("")).unwrap();
+        assert_eq!(s.instance_id(), again.instance_id());
+    }
+
+    #[test]
+    fn a_postgres_url_opens_the_shared_store_and_the_flag_beats_the_environment() {
+        let db = pg::PgDb::fresh();
+        let url = pg::url_with_db(&pg::admin_url(), &db.name);
+        let home = tempfile::tempdir().unwrap();
+        let a = open_with(home.path(), Some(&url), None).unwrap();
+        let b = open_with(home.path(), None, Some(&url)).unwrap();
+        assert_eq!(
+            a.instance_id(),
+            b.instance_id(),
+            "the environment names the same database"
+        );
+        assert!(
+            !home.path().join("runread.db").exists(),
+            "no SQLite file made"
+        );
+        let c = open_with(
+            home.path(),
+            Some(&url),
+            Some("postgres://nobody@127.0.0.1:1/x"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.instance_id(),
+            a.instance_id(),
+            "--store wins over RUNREAD_STORE"
+        );
+    }
+
+    #[test]
+    fn errors_never_repeat_the_spec() {
+        let home = tempfile::tempdir().unwrap();
+        for spec in [
+            "mysql://u:pw-s3cret@h/db",
+            "postgres://u:pw-s3cret@127.0.0.1:1/db",
+            "postgresql://u:pw-s3cret@127.0.0.1:99999/db",
+        ] {
+            let err = open_with(home.path(), Some(spec), None).err().expect(spec);
+            assert!(!err.contains("pw-s3cret"), "{err}");
+        }
+        assert!(is_postgres("PostgreSQL://x"));
+        assert!(!is_postgres("sqlite:///x"));
+    }
+}

@@ -12,11 +12,8 @@
 //! Every scenario runs twice: on the shared test server in plain text, and over TLS
 //! (`verify-full`) on a cluster of the test's own (`over_tls_*`, see `pgtls`).
 //!
-//! PostgreSQL missing is a failure with instructions (see `support::admin`), never a skip.
+//! PostgreSQL missing is a failure with instructions (see `runread_testkit::pg::admin`), never a skip.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
-
-#[path = "../../runread-store/tests/support/mod.rs"]
-mod support;
 
 mod pgtls;
 
@@ -31,6 +28,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use runread_store::Store;
+use runread_testkit::pg::{self, terminate_backends};
 
 use runread_mcp::client::{Client, ClientError};
 
@@ -186,7 +184,7 @@ impl Server {
     fn fresh_db(&self) -> Db {
         match self {
             Server::Shared => {
-                let db = support::PgDb::fresh();
+                let db = pg::PgDb::fresh();
                 Db {
                     name: db.name.clone(),
                     url: db.url.clone(),
@@ -207,7 +205,7 @@ impl Server {
     /// An administrator's connection (plain text; the cluster's over its Unix socket).
     fn admin(&self) -> postgres::Client {
         match self {
-            Server::Shared => support::admin(),
+            Server::Shared => pg::admin(),
             Server::Tls(cluster) => cluster.admin(),
         }
     }
@@ -352,18 +350,6 @@ impl Deployment {
             g.assert_healthy(&url);
         }
     }
-}
-
-/// Terminates every backend of database `db` (the gateways' connections); returns how many.
-fn terminate_backends(admin: &mut postgres::Client, db: &str) -> i64 {
-    admin
-        .query_one(
-            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity \
-             WHERE datname = $1 AND pid <> pg_backend_pid()",
-            &[&db],
-        )
-        .unwrap()
-        .get(0)
 }
 
 /// `read_final_answer` arguments.

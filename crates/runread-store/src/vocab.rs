@@ -1,0 +1,947 @@
+//! What the two stores say alike: the column lists, the statements whose text both dialects
+//! accept, the conversions between runread's values and stored columns, the row mappers, and
+//! the [`Store`](crate::Store) methods that are the same statement in both
+//! ([`same_in_every_store!`]). Only SQL that differs by dialect (host namespacing, upserts of
+//! many rows, paging with `NULLS LAST`, group commit) stays in `sqlite.rs` and `postgres.rs`.
+//!
+//! **Placeholders** are written `$1`, `$2`, … as PostgreSQL wants them. SQLite reads `$N` as a
+//! named parameter and numbers named parameters in the order they first appear, so a shared
+//! statement must introduce `$1`, `$2`, … in ascending order; then `$N` is the N-th in both (a
+//! test in `sqlite.rs` prepares every shared statement and checks it).
+//!
+//! Nothing here knows a driver: each store implements [`Cols`] for its row type and binds
+//! [`Value`]s with its own parameter type.
+
+use std::borrow::Cow;
+
+use runread_core::{Feature, Target};
+use runread_sessions::FileIdentity;
+
+use crate::{
+    ArtifactRecord, Grant, Receipt, Result, RunRecord, SealedSecret, SessionRecord, StartMeta,
+    StartRecord, StoreError, SupervisedRun, Workspace,
+};
+
+/// The migration that added `runs.started_ms`; each store fills in earlier rows right after it
+/// (`backfill_run_starts`), in the same transaction.
+pub(crate) const RUN_STARTS_MIGRATION: usize = 7;
+
+/// The runs whose start time migration [`RUN_STARTS_MIGRATION`] fills in.
+pub(crate) const RUNS_TO_BACKFILL: &str =
+    "SELECT session_id, generation, run_id, run_json FROM runs";
+/// Sets one run's start time: `started_ms`, then the run's key.
+pub(crate) const SET_RUN_START: &str =
+    "UPDATE runs SET started_ms = $1 WHERE session_id = $2 AND generation = $3 AND run_id = $4";
+
+/// A stored integer as the unsigned value it was written from. A negative one was never written
+/// by runread: the store is corrupt, and reading on would turn it into a different value.
+pub(crate) fn u64_of(v: i64) -> Result<u64> {
+    u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("negative stored count {v}")))
+}
+
+/// An unsigned value as a stored integer; one beyond `i64::MAX` is stored as `i64::MAX`, which
+/// no identity check then matches (fails closed).
+pub(crate) fn i64_of(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// A stored integer as a `u32` field, refused as corrupt when out of its range.
+fn u32_of(v: i64) -> Result<u32> {
+    u32::try_from(v).map_err(|_| StoreError::Corrupt(format!("stored value {v} out of range")))
+}
+
+/// A run's position in its session, as stored.
+pub(crate) fn ord_of(ord: usize) -> i64 {
+    i64::try_from(ord).unwrap_or(i64::MAX)
+}
+
+pub(crate) fn features_to_string(f: &[Feature]) -> String {
+    f.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(",")
+}
+
+/// Reading one column of a result row, whatever the driver. `flag` is a boolean column
+/// (`INTEGER` 0/1 in SQLite, `BOOLEAN` in PostgreSQL: each driver reads its own as `bool`).
+/// Implemented for a driver's row type by [`cols_by!`].
+pub(crate) trait Cols {
+    fn text(&self, i: usize) -> Result<String>;
+    fn opt_text(&self, i: usize) -> Result<Option<String>>;
+    fn int(&self, i: usize) -> Result<i64>;
+    fn opt_int(&self, i: usize) -> Result<Option<i64>>;
+    fn flag(&self, i: usize) -> Result<bool>;
+    fn bytes(&self, i: usize) -> Result<Vec<u8>>;
+}
+
+/// Maps one result row to a record (the row mappers below, or a closure over them).
+pub(crate) trait MapRow<T>: Fn(&dyn Cols) -> Result<T> {}
+impl<T, F: Fn(&dyn Cols) -> Result<T>> MapRow<T> for F {}
+
+/// Start records with their receipts, as `audit` answers.
+pub(crate) type AuditRows = Vec<(StartMeta, Vec<Receipt>)>;
+
+/// A statement's parameters, `$1` first.
+pub(crate) type Args<'v> = [Value<'v>];
+
+/// Implements [`Cols`] for a driver's row type `$row` through its typed getter `$get`.
+macro_rules! cols_by {
+    ($row:ty, $get:ident) => {
+        impl $crate::vocab::Cols for $row {
+            fn text(&self, i: usize) -> $crate::Result<String> {
+                Ok(self.$get(i)?)
+            }
+            fn opt_text(&self, i: usize) -> $crate::Result<Option<String>> {
+                Ok(self.$get(i)?)
+            }
+            fn int(&self, i: usize) -> $crate::Result<i64> {
+                Ok(self.$get(i)?)
+            }
+            fn opt_int(&self, i: usize) -> $crate::Result<Option<i64>> {
+                Ok(self.$get(i)?)
+            }
+            fn flag(&self, i: usize) -> $crate::Result<bool> {
+                Ok(self.$get(i)?)
+            }
+            fn bytes(&self, i: usize) -> $crate::Result<Vec<u8>> {
+                Ok(self.$get(i)?)
+            }
+        }
+    };
+}
+pub(crate) use cols_by;
+
+/// One value bound to a statement: the few column types runread stores.
+#[derive(Debug)]
+pub(crate) enum Value<'a> {
+    Text(Cow<'a, str>),
+    OptText(Option<&'a str>),
+    Int(i64),
+    OptInt(Option<i64>),
+    /// A boolean column (see [`Cols::flag`]).
+    Flag(bool),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> From<&'a str> for Value<'a> {
+    fn from(s: &'a str) -> Self {
+        Value::Text(Cow::Borrowed(s))
+    }
+}
+
+impl<'a> From<&'a String> for Value<'a> {
+    fn from(s: &'a String) -> Self {
+        Value::Text(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for Value<'_> {
+    fn from(s: String) -> Self {
+        Value::Text(Cow::Owned(s))
+    }
+}
+
+impl<'a> From<Option<&'a str>> for Value<'a> {
+    fn from(s: Option<&'a str>) -> Self {
+        Value::OptText(s)
+    }
+}
+
+impl<'a> From<&'a Option<String>> for Value<'a> {
+    fn from(s: &'a Option<String>) -> Self {
+        Value::OptText(s.as_deref())
+    }
+}
+
+impl From<i64> for Value<'_> {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+
+impl From<u64> for Value<'_> {
+    fn from(v: u64) -> Self {
+        Value::Int(i64_of(v))
+    }
+}
+
+impl From<Option<i64>> for Value<'_> {
+    fn from(v: Option<i64>) -> Self {
+        Value::OptInt(v)
+    }
+}
+
+impl From<bool> for Value<'_> {
+    fn from(v: bool) -> Self {
+        Value::Flag(v)
+    }
+}
+
+impl<'a> From<&'a [u8]> for Value<'a> {
+    fn from(v: &'a [u8]) -> Self {
+        Value::Bytes(v)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Value<'a> {
+    fn from(v: &'a Vec<u8>) -> Self {
+        Value::Bytes(v)
+    }
+}
+
+/// The values of a statement's placeholders, in order.
+macro_rules! values {
+    ($($v:expr),* $(,)?) => {
+        [$($crate::vocab::Value::from($v)),*]
+    };
+}
+pub(crate) use values;
+
+/// Column lists and `SELECT`s, as macros so that statements can be `concat!`ed into constants.
+/// Each `select_*!` selects the columns its row mapper reads, then appends its arguments.
+macro_rules! select_workspaces {
+    ($($rest:tt)*) => {
+        concat!("SELECT id, name, path, revision, enabled FROM workspaces", $($rest)*)
+    };
+}
+pub(crate) use select_workspaces;
+
+macro_rules! session_cols {
+    () => {
+        "session_id, agent, path, workspace_id, generation, header_json, dev, ino, nlink, size, \
+         mtime_ns, consumed, lines, tail_sha256, malformed_json, torn, branch_complete, session_name, \
+         saved_model, ingested_at, ctime_ns, over_bounds, index_version"
+    };
+}
+pub(crate) use session_cols;
+
+macro_rules! select_sessions {
+    ($($rest:tt)*) => {
+        concat!("SELECT ", $crate::vocab::session_cols!(), " FROM sessions", $($rest)*)
+    };
+}
+pub(crate) use select_sessions;
+
+/// What a commit of a session already stored replaces (everything but its host).
+macro_rules! session_upsert {
+    () => {
+        "ON CONFLICT (session_id) DO UPDATE SET agent = excluded.agent, path = excluded.path, \
+         workspace_id = excluded.workspace_id, generation = excluded.generation, header_json = excluded.header_json, \
+         dev = excluded.dev, ino = excluded.ino, nlink = excluded.nlink, size = excluded.size, mtime_ns = excluded.mtime_ns, \
+         consumed = excluded.consumed, lines = excluded.lines, tail_sha256 = excluded.tail_sha256, \
+         malformed_json = excluded.malformed_json, torn = excluded.torn, branch_complete = excluded.branch_complete, \
+         session_name = excluded.session_name, saved_model = excluded.saved_model, ingested_at = excluded.ingested_at, \
+         ctime_ns = excluded.ctime_ns, over_bounds = excluded.over_bounds, index_version = excluded.index_version"
+    };
+}
+pub(crate) use session_upsert;
+
+/// A run with its session, workspace and file identity ([`run_record`] reads it); a store adds
+/// its `WHERE` and order.
+macro_rules! select_runs {
+    ($($rest:tt)*) => {
+        concat!(
+            "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
+             s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path, s.ctime_ns, s.agent \
+             FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+             JOIN workspaces w ON w.id = s.workspace_id",
+            $($rest)*
+        )
+    };
+}
+pub(crate) use select_runs;
+
+macro_rules! grant_cols {
+    () => {
+        "id, key_hash, label, instance, revision, workspace_id, session_id, generation, run_id, \
+         features, created_at, expires_at, revoked_at"
+    };
+}
+
+/// The start record columns audit and recovery read: never the sealed input.
+macro_rules! start_meta_cols {
+    () => {
+        "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, \
+         target_json, input_digest, sealed_key_id, created_at"
+    };
+}
+
+macro_rules! start_cols {
+    () => {
+        concat!(start_meta_cols!(), ", sealed_nonce, sealed_ciphertext")
+    };
+}
+
+macro_rules! artifact_cols {
+    () => {
+        "artifact_id, instance, revision, workspace_id, session_id, generation, run_id, name, mime, \
+         kind, version_json, created_at"
+    };
+}
+
+macro_rules! receipt_cols {
+    () => {
+        "receipt_id, start_id, outcome, result_digest, output_bytes, created_at"
+    };
+}
+
+macro_rules! supervised_cols {
+    () => {
+        "session_id, generation, run_id, supervisor_id, updated_at, record"
+    };
+}
+
+macro_rules! secret_cols {
+    () => {
+        "name, key_id, nonce, ciphertext, created_at"
+    };
+}
+
+/// `SELECT` the columns `$cols!()` names `FROM` the rest.
+macro_rules! select {
+    ($cols:ident, $($rest:tt)*) => {
+        concat!("SELECT ", $cols!(), " FROM ", $($rest)*)
+    };
+}
+
+/// `INSERT INTO` table `$table` the columns `$cols!()` names, the values `$values`, then the rest.
+macro_rules! insert {
+    ($table:literal, $cols:ident, $values:literal $(, $rest:tt)*) => {
+        concat!("INSERT INTO ", $table, "(", $cols!(), ") VALUES (", $values, ")" $(, $rest)*)
+    };
+}
+
+pub(crate) const WORKSPACE_BY_ID: &str = select_workspaces!(" WHERE id = $1");
+pub(crate) const SESSION_BY_ID: &str = select_sessions!(" WHERE session_id = $1");
+pub(crate) const ENTRIES: &str =
+    "SELECT summary_json FROM entries WHERE session_id = $1 AND generation = $2 ORDER BY line";
+/// Every current run, newest session first.
+pub(crate) const RUNS: &str = select_runs!(" ORDER BY s.ingested_at DESC, s.session_id, r.ord");
+pub(crate) const RUNS_BY_ID: &str = select_runs!(" WHERE r.run_id = $1 ORDER BY s.session_id");
+pub(crate) const RUN: &str =
+    select_runs!(" WHERE r.session_id = $1 AND r.generation = $2 AND r.run_id = $3");
+pub(crate) const INSERT_GRANT: &str = insert!(
+    "grants",
+    grant_cols,
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
+);
+pub(crate) const GRANTS_BY_KEY_HASH: &str = select!(grant_cols, "grants WHERE key_hash = $1");
+pub(crate) const GRANTS: &str = select!(grant_cols, "grants ORDER BY created_at, id");
+pub(crate) const REVOKE_GRANT: &str =
+    "UPDATE grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL";
+/// The newest start record with an idempotency key at or after a time (a replay).
+pub(crate) const START_REPLAY: &str = select!(
+    start_cols,
+    "start_records WHERE idempotency_key = $1 AND created_at >= $2 ORDER BY created_at DESC LIMIT 1"
+);
+pub(crate) const INSERT_START: &str = insert!(
+    "start_records",
+    start_cols,
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"
+);
+pub(crate) const START_RECORD: &str = select!(start_cols, "start_records WHERE start_id = $1");
+/// Deliberately not selecting the sealed columns.
+pub(crate) const START_META: &str = select!(start_meta_cols, "start_records WHERE start_id = $1");
+/// Start records at or after a time, oldest first, at most so many (`audit`).
+pub(crate) const AUDIT_OLDEST_FIRST: &str = select!(
+    start_meta_cols,
+    "start_records WHERE created_at >= $1 ORDER BY created_at, start_id LIMIT $2"
+);
+/// The same, newest first (`audit_newest`).
+pub(crate) const AUDIT_NEWEST_FIRST: &str = select!(
+    start_meta_cols,
+    "start_records WHERE created_at >= $1 ORDER BY created_at DESC, start_id DESC LIMIT $2"
+);
+pub(crate) const INSERT_RECEIPT: &str = insert!("receipts", receipt_cols, "$1, $2, $3, $4, $5, $6");
+pub(crate) const RECEIPTS_OF_START: &str = select!(
+    receipt_cols,
+    "receipts WHERE start_id = $1 ORDER BY created_at, receipt_id"
+);
+pub(crate) const INSERT_ARTIFACT: &str = insert!(
+    "artifacts",
+    artifact_cols,
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"
+);
+/// The artifacts of exactly one target, oldest first.
+pub(crate) const ARTIFACTS: &str = select!(
+    artifact_cols,
+    "artifacts WHERE instance = $1 AND revision = $2 AND workspace_id = $3 \
+     AND session_id = $4 AND generation = $5 AND run_id = $6 ORDER BY created_at, artifact_id"
+);
+pub(crate) const PUT_SUPERVISED: &str = insert!(
+    "supervised_runs",
+    supervised_cols,
+    "$1, $2, $3, $4, $5, $6",
+    " ON CONFLICT (session_id, generation, run_id) DO UPDATE SET supervisor_id = excluded.supervisor_id, \
+     updated_at = excluded.updated_at, record = excluded.record"
+);
+pub(crate) const SUPERVISED: &str =
+    "SELECT record FROM supervised_runs WHERE session_id = $1 AND generation = $2 AND run_id = $3";
+pub(crate) const PUT_SECRET: &str = insert!(
+    "secrets",
+    secret_cols,
+    "$1, $2, $3, $4, $5",
+    " ON CONFLICT (name) DO UPDATE SET key_id = excluded.key_id, nonce = excluded.nonce, \
+     ciphertext = excluded.ciphertext, created_at = excluded.created_at"
+);
+pub(crate) const SECRETS: &str = select!(secret_cols, "secrets ORDER BY name");
+
+/// Every statement above, for the test that SQLite numbers their placeholders as PostgreSQL does.
+#[cfg(test)]
+pub(crate) const SHARED_STATEMENTS: &[&str] = &[
+    SET_RUN_START,
+    WORKSPACE_BY_ID,
+    SESSION_BY_ID,
+    ENTRIES,
+    RUNS,
+    RUNS_BY_ID,
+    RUN,
+    INSERT_GRANT,
+    GRANTS_BY_KEY_HASH,
+    GRANTS,
+    REVOKE_GRANT,
+    START_REPLAY,
+    INSERT_START,
+    START_RECORD,
+    START_META,
+    INSERT_RECEIPT,
+    RECEIPTS_OF_START,
+    INSERT_ARTIFACT,
+    ARTIFACTS,
+    PUT_SUPERVISED,
+    SUPERVISED,
+    PUT_SECRET,
+    SECRETS,
+    AUDIT_OLDEST_FIRST,
+    AUDIT_NEWEST_FIRST,
+];
+
+/// The values of a run filter's placeholders, `$1` to `$3`: agent, workspace, status (each
+/// `NULL` for "any").
+pub(crate) fn filter_values(f: &crate::RunFilter) -> [Value<'_>; 3] {
+    values![
+        f.agent.as_deref(),
+        f.workspace_id.as_deref(),
+        f.status.as_deref()
+    ]
+}
+
+/// [`filter_values`], then the page: `$4` the most rows, `$5` how many to skip.
+pub(crate) fn page_values(f: &crate::RunFilter, limit: u32, offset: u64) -> Vec<Value<'_>> {
+    let mut v = Vec::from(filter_values(f));
+    v.extend(values![i64::from(limit.min(crate::RUNS_PAGE_MAX)), offset]);
+    v
+}
+
+/// A row of [`RUNS_TO_BACKFILL`] as the values of [`SET_RUN_START`], or `None` when its record
+/// has no readable start (it keeps none and lists last, as a new run without one would).
+pub(crate) fn run_start(r: &dyn Cols) -> Result<Option<[Value<'static>; 4]>> {
+    let started = crate::model::stored_run_started_ms(&r.text(3)?);
+    Ok(match started {
+        Some(ms) => Some(values![ms, r.text(0)?, r.int(1)?, r.text(2)?]),
+        None => None,
+    })
+}
+
+/// A workspace registered for the first time: a fresh random id, revision 1, enabled.
+pub(crate) fn new_workspace(canonical_path: &str, name: &str) -> Result<Workspace> {
+    let bytes =
+        runread_core::random_bytes::<8>().map_err(|e| StoreError::Unavailable(e.to_string()))?;
+    Ok(Workspace {
+        id: format!("w-{}", hex::encode(bytes)),
+        name: name.to_owned(),
+        path: canonical_path.to_owned(),
+        revision: 1,
+        enabled: true,
+    })
+}
+
+/// A row of [`select_workspaces!`].
+pub(crate) fn workspace(r: &dyn Cols) -> Result<Workspace> {
+    Ok(Workspace {
+        id: r.text(0)?,
+        name: r.text(1)?,
+        path: r.text(2)?,
+        revision: u64_of(r.int(3)?)?,
+        enabled: r.flag(4)?,
+    })
+}
+
+/// A row of [`select_sessions!`].
+pub(crate) fn session(r: &dyn Cols) -> Result<SessionRecord> {
+    Ok(SessionRecord {
+        session_id: r.text(0)?,
+        agent: r.text(1)?,
+        path: r.text(2)?,
+        workspace_id: r.text(3)?,
+        generation: u64_of(r.int(4)?)?,
+        header: serde_json::from_str(&r.text(5)?)?,
+        identity: FileIdentity {
+            dev: u64_of(r.int(6)?)?,
+            ino: u64_of(r.int(7)?)?,
+            nlink: u64_of(r.int(8)?)?,
+            size: u64_of(r.int(9)?)?,
+            mtime_ns: r.int(10)?,
+            ctime_ns: r.int(20)?,
+        },
+        consumed: u64_of(r.int(11)?)?,
+        lines: u64_of(r.int(12)?)?,
+        tail_sha256: r.opt_text(13)?,
+        malformed_lines: serde_json::from_str(&r.text(14)?)?,
+        torn: r.flag(15)?,
+        branch_complete: r.flag(16)?,
+        session_name: r.opt_text(17)?,
+        saved_model: r.opt_text(18)?,
+        ingested_at_ms: r.int(19)?,
+        over_bounds: r.flag(21)?,
+        index_version: u32_of(r.int(22)?)?,
+    })
+}
+
+/// The values of [`session_cols!`], in order.
+pub(crate) fn session_values(s: &SessionRecord) -> Result<[Value<'_>; 23]> {
+    Ok(values![
+        &s.session_id,
+        &s.agent,
+        &s.path,
+        &s.workspace_id,
+        s.generation,
+        serde_json::to_string(&s.header)?,
+        s.identity.dev,
+        s.identity.ino,
+        s.identity.nlink,
+        s.identity.size,
+        s.identity.mtime_ns,
+        s.consumed,
+        s.lines,
+        &s.tail_sha256,
+        serde_json::to_string(&s.malformed_lines)?,
+        s.torn,
+        s.branch_complete,
+        &s.session_name,
+        &s.saved_model,
+        s.ingested_at_ms,
+        s.identity.ctime_ns,
+        s.over_bounds,
+        i64::from(s.index_version),
+    ])
+}
+
+/// The six target columns stored in the order instance, revision, workspace, session,
+/// generation, run, starting at column `i`.
+fn target_at(r: &dyn Cols, i: usize) -> Result<Target> {
+    Ok(Target {
+        instance: r.text(i)?,
+        revision: u64_of(r.int(i + 1)?)?,
+        workspace_id: r.text(i + 2)?,
+        session_id: r.text(i + 3)?,
+        generation: u64_of(r.int(i + 4)?)?,
+        run_id: r.text(i + 5)?,
+    })
+}
+
+/// The values of the six target columns, in [`target_at`]'s order.
+pub(crate) fn target_values(t: &Target) -> [Value<'_>; 6] {
+    [
+        Value::from(&t.instance),
+        Value::from(t.revision),
+        Value::from(&t.workspace_id),
+        Value::from(&t.session_id),
+        Value::from(t.generation),
+        Value::from(&t.run_id),
+    ]
+}
+
+/// A row of [`grant_cols!`].
+pub(crate) fn grant(r: &dyn Cols) -> Result<Grant> {
+    Ok(Grant {
+        id: r.text(0)?,
+        key_hash: r.text(1)?,
+        label: r.text(2)?,
+        target: target_at(r, 3)?,
+        features: Feature::parse_list(&r.text(9)?).map_err(StoreError::Corrupt)?,
+        created_at_ms: r.int(10)?,
+        expires_at_ms: r.int(11)?,
+        revoked_at_ms: r.opt_int(12)?,
+    })
+}
+
+pub(crate) fn grant_values(g: &Grant) -> Vec<Value<'_>> {
+    let mut v = Vec::from(values![&g.id, &g.key_hash, &g.label]);
+    v.extend(target_values(&g.target));
+    v.extend(values![
+        features_to_string(&g.features),
+        g.created_at_ms,
+        g.expires_at_ms,
+        g.revoked_at_ms,
+    ]);
+    v
+}
+
+/// A row of [`start_meta_cols!`].
+pub(crate) fn start_meta(r: &dyn Cols) -> Result<StartMeta> {
+    Ok(StartMeta {
+        start_id: r.text(0)?,
+        idempotency_key: r.text(1)?,
+        grant_id: r.text(2)?,
+        key_hash_prefix: r.text(3)?,
+        tool: r.text(4)?,
+        binding_digest: r.text(5)?,
+        target: serde_json::from_str(&r.text(6)?)?,
+        input_digest: r.text(7)?,
+        sealed_key_id: r.text(8)?,
+        created_at_ms: r.int(9)?,
+    })
+}
+
+/// A row of [`start_cols!`].
+pub(crate) fn start_record(r: &dyn Cols) -> Result<StartRecord> {
+    Ok(StartRecord {
+        meta: start_meta(r)?,
+        sealed_nonce: r.bytes(10)?,
+        sealed_ciphertext: r.bytes(11)?,
+    })
+}
+
+pub(crate) fn start_values(rec: &StartRecord) -> Result<[Value<'_>; 12]> {
+    let m = &rec.meta;
+    Ok(values![
+        &m.start_id,
+        &m.idempotency_key,
+        &m.grant_id,
+        &m.key_hash_prefix,
+        &m.tool,
+        &m.binding_digest,
+        serde_json::to_string(&m.target)?,
+        &m.input_digest,
+        &m.sealed_key_id,
+        m.created_at_ms,
+        &rec.sealed_nonce,
+        &rec.sealed_ciphertext,
+    ])
+}
+
+/// A row of [`receipt_cols!`].
+pub(crate) fn receipt(r: &dyn Cols) -> Result<Receipt> {
+    Ok(Receipt {
+        receipt_id: r.text(0)?,
+        start_id: r.text(1)?,
+        outcome: r.text(2)?,
+        result_digest: r.opt_text(3)?,
+        output_bytes: r.opt_int(4)?.map(u64_of).transpose()?,
+        created_at_ms: r.int(5)?,
+    })
+}
+
+pub(crate) fn receipt_values(r: &Receipt) -> [Value<'_>; 6] {
+    values![
+        &r.receipt_id,
+        &r.start_id,
+        &r.outcome,
+        &r.result_digest,
+        r.output_bytes.map(i64_of),
+        r.created_at_ms,
+    ]
+}
+
+/// A row of [`artifact_cols!`].
+pub(crate) fn artifact(r: &dyn Cols) -> Result<ArtifactRecord> {
+    Ok(ArtifactRecord {
+        artifact_id: r.text(0)?,
+        target: target_at(r, 1)?,
+        name: r.text(7)?,
+        mime: r.text(8)?,
+        kind: r.text(9)?,
+        version_json: r.text(10)?,
+        created_at_ms: r.int(11)?,
+    })
+}
+
+pub(crate) fn artifact_values(a: &ArtifactRecord) -> Vec<Value<'_>> {
+    let mut v = Vec::from(values![&a.artifact_id]);
+    v.extend(target_values(&a.target));
+    v.extend(values![
+        &a.name,
+        &a.mime,
+        &a.kind,
+        &a.version_json,
+        a.created_at_ms
+    ]);
+    v
+}
+
+/// A row of [`secret_cols!`].
+pub(crate) fn secret(r: &dyn Cols) -> Result<SealedSecret> {
+    Ok(SealedSecret {
+        name: r.text(0)?,
+        key_id: r.text(1)?,
+        nonce: r.bytes(2)?,
+        ciphertext: r.bytes(3)?,
+        created_at_ms: r.int(4)?,
+    })
+}
+
+pub(crate) fn secret_values(s: &SealedSecret) -> [Value<'_>; 5] {
+    values![&s.name, &s.key_id, &s.nonce, &s.ciphertext, s.created_at_ms]
+}
+
+/// A row of [`SUPERVISED`].
+pub(crate) fn supervised(r: &dyn Cols) -> Result<SupervisedRun> {
+    Ok(serde_json::from_str(&r.text(0)?)?)
+}
+
+pub(crate) fn supervised_values(s: &SupervisedRun) -> Result<[Value<'_>; 6]> {
+    Ok(values![
+        &s.session_id,
+        s.generation,
+        &s.run_id,
+        &s.supervisor_id,
+        s.updated_at_ms,
+        serde_json::to_string(s)?,
+    ])
+}
+
+/// A row of [`ENTRIES`].
+pub(crate) fn entry(r: &dyn Cols) -> Result<runread_sessions::EntrySummary> {
+    Ok(serde_json::from_str(&r.text(0)?)?)
+}
+
+/// A row of [`select_runs!`]; the instance is the store's own.
+pub(crate) fn run_record(r: &dyn Cols, instance: &str) -> Result<RunRecord> {
+    let run: runread_sessions::Run = serde_json::from_str(&r.text(4)?)?;
+    Ok(RunRecord {
+        target: Target {
+            instance: instance.to_owned(),
+            revision: u64_of(r.int(3)?)?,
+            workspace_id: r.text(2)?,
+            session_id: r.text(0)?,
+            generation: u64_of(r.int(1)?)?,
+            run_id: run.run_id.clone(),
+        },
+        run,
+        agent: r.text(15)?,
+        session_path: r.text(5)?,
+        identity: FileIdentity {
+            dev: u64_of(r.int(6)?)?,
+            ino: u64_of(r.int(7)?)?,
+            nlink: u64_of(r.int(8)?)?,
+            size: u64_of(r.int(9)?)?,
+            mtime_ns: r.int(10)?,
+            ctime_ns: r.int(14)?,
+        },
+        ingested_at_ms: r.int(11)?,
+        workspace_name: r.text(12)?,
+        workspace_path: r.text(13)?,
+    })
+}
+
+/// The [`Store`](crate::Store) methods that are the same statements in both stores, written
+/// once: expanded inside each store's `impl Store`, over three inherent methods every store has
+/// (`read_all`, `read_opt`: run a read statement and map each row; `write`: run one statement
+/// that changes rows and say how many) and its `instance` and `cursor_key` fields.
+macro_rules! same_in_every_store {
+    () => {
+        fn instance_id(&self) -> &str {
+            &self.instance
+        }
+
+        fn cursor_key(&self) -> &runread_core::cursor::CursorKey {
+            &self.cursor_key
+        }
+
+        fn workspace(&self, id: &str) -> $crate::Result<Option<$crate::Workspace>> {
+            self.read_opt(
+                $crate::vocab::WORKSPACE_BY_ID,
+                &$crate::vocab::values![id],
+                $crate::vocab::workspace,
+            )
+        }
+
+        fn session(&self, session_id: &str) -> $crate::Result<Option<$crate::SessionRecord>> {
+            self.read_opt(
+                $crate::vocab::SESSION_BY_ID,
+                &$crate::vocab::values![session_id],
+                $crate::vocab::session,
+            )
+        }
+
+        fn entries(
+            &self,
+            session_id: &str,
+            generation: u64,
+        ) -> $crate::Result<Vec<runread_sessions::EntrySummary>> {
+            self.read_all(
+                $crate::vocab::ENTRIES,
+                &$crate::vocab::values![session_id, generation],
+                $crate::vocab::entry,
+            )
+        }
+
+        fn runs(&self) -> $crate::Result<Vec<$crate::RunRecord>> {
+            self.read_all($crate::vocab::RUNS, &[], |r| {
+                $crate::vocab::run_record(r, &self.instance)
+            })
+        }
+
+        fn runs_by_id(&self, run_id: &str) -> $crate::Result<Vec<$crate::RunRecord>> {
+            self.read_all(
+                $crate::vocab::RUNS_BY_ID,
+                &$crate::vocab::values![run_id],
+                |r| $crate::vocab::run_record(r, &self.instance),
+            )
+        }
+
+        fn run(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::RunRecord>> {
+            self.read_opt(
+                $crate::vocab::RUN,
+                &$crate::vocab::values![session_id, generation, run_id],
+                |r| $crate::vocab::run_record(r, &self.instance),
+            )
+        }
+
+        fn insert_grant(&self, g: &$crate::Grant) -> $crate::Result<()> {
+            self.write($crate::vocab::INSERT_GRANT, &$crate::vocab::grant_values(g))
+                .map(drop)
+        }
+
+        fn grants_by_key_hash(&self, key_hash: &str) -> $crate::Result<Vec<$crate::Grant>> {
+            self.read_all(
+                $crate::vocab::GRANTS_BY_KEY_HASH,
+                &$crate::vocab::values![key_hash],
+                $crate::vocab::grant,
+            )
+        }
+
+        fn grants(&self) -> $crate::Result<Vec<$crate::Grant>> {
+            self.read_all($crate::vocab::GRANTS, &[], $crate::vocab::grant)
+        }
+
+        fn revoke_grant(&self, id: &str, now_ms: i64) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::REVOKE_GRANT,
+                &$crate::vocab::values![now_ms, id],
+            )? == 1)
+        }
+
+        fn start_record(&self, start_id: &str) -> $crate::Result<Option<$crate::StartRecord>> {
+            self.read_opt(
+                $crate::vocab::START_RECORD,
+                &$crate::vocab::values![start_id],
+                $crate::vocab::start_record,
+            )
+        }
+
+        fn start_meta(&self, start_id: &str) -> $crate::Result<Option<$crate::StartMeta>> {
+            self.read_opt(
+                $crate::vocab::START_META,
+                &$crate::vocab::values![start_id],
+                $crate::vocab::start_meta,
+            )
+        }
+
+        fn add_artifact(&self, a: &$crate::ArtifactRecord) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::INSERT_ARTIFACT,
+                &$crate::vocab::artifact_values(a),
+            )
+            .map(drop)
+        }
+
+        fn artifacts(
+            &self,
+            target: &runread_core::Target,
+        ) -> $crate::Result<Vec<$crate::ArtifactRecord>> {
+            self.read_all(
+                $crate::vocab::ARTIFACTS,
+                &$crate::vocab::target_values(target),
+                $crate::vocab::artifact,
+            )
+        }
+
+        fn put_supervised(&self, s: &$crate::SupervisedRun) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::PUT_SUPERVISED,
+                &$crate::vocab::supervised_values(s)?,
+            )
+            .map(drop)
+        }
+
+        fn supervised(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::SupervisedRun>> {
+            self.read_opt(
+                $crate::vocab::SUPERVISED,
+                &$crate::vocab::values![session_id, generation, run_id],
+                $crate::vocab::supervised,
+            )
+        }
+
+        fn put_secret(&self, s: &$crate::SealedSecret) -> $crate::Result<()> {
+            self.write($crate::vocab::PUT_SECRET, &$crate::vocab::secret_values(s))
+                .map(drop)
+        }
+
+        fn sealed_secrets(&self) -> $crate::Result<Vec<$crate::SealedSecret>> {
+            self.read_all($crate::vocab::SECRETS, &[], $crate::vocab::secret)
+        }
+
+        fn receipts(&self, start_id: &str) -> $crate::Result<Vec<$crate::Receipt>> {
+            self.read_all(
+                $crate::vocab::RECEIPTS_OF_START,
+                &$crate::vocab::values![start_id],
+                $crate::vocab::receipt,
+            )
+        }
+
+        fn audit(
+            &self,
+            since_ms: i64,
+            limit: u32,
+        ) -> $crate::Result<Vec<($crate::StartMeta, Vec<$crate::Receipt>)>> {
+            self.audit_in(since_ms, limit, $crate::vocab::AUDIT_OLDEST_FIRST)
+        }
+
+        fn audit_newest(
+            &self,
+            since_ms: i64,
+            limit: u32,
+        ) -> $crate::Result<Vec<($crate::StartMeta, Vec<$crate::Receipt>)>> {
+            self.audit_in(since_ms, limit, $crate::vocab::AUDIT_NEWEST_FIRST)
+        }
+    };
+}
+pub(crate) use same_in_every_store;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negative_stored_count_is_corrupt_never_zero() {
+        assert!(matches!(u64_of(-1), Err(StoreError::Corrupt(_))));
+        assert!(matches!(u64_of(i64::MIN), Err(StoreError::Corrupt(_))));
+        assert_eq!(u64_of(0).ok(), Some(0));
+        assert_eq!(u64_of(i64::MAX).ok(), Some(i64::MAX as u64));
+    }
+
+    #[test]
+    fn an_out_of_range_index_version_is_corrupt() {
+        assert!(matches!(u32_of(-1), Err(StoreError::Corrupt(_))));
+        assert!(matches!(
+            u32_of(i64::from(u32::MAX) + 1),
+            Err(StoreError::Corrupt(_))
+        ));
+        assert_eq!(u32_of(3).ok(), Some(3));
+    }
+
+    #[test]
+    fn counts_beyond_i64_saturate_when_stored() {
+        assert_eq!(i64_of(u64::MAX), i64::MAX);
+        assert_eq!(i64_of(7), 7);
+    }
+}

@@ -1,0 +1,79 @@
+//! Store records as ingest would commit them, for store tests (values arbitrary but fixed).
+
+use runread_sessions::{FileIdentity, Header, Run, RunStatus};
+use runread_store::SessionRecord;
+
+/// A session record as ingest would commit it.
+pub fn session_at(id: &str, path: &str, ws: &str, generation: u64) -> SessionRecord {
+    SessionRecord {
+        session_id: id.into(),
+        agent: "pi".into(),
+        path: path.into(),
+        workspace_id: ws.into(),
+        generation,
+        header: Header {
+            session_id: id.into(),
+            version: 3,
+            cwd: "/w".into(),
+            timestamp: None,
+            parent_session: None,
+            line_sha256: "h".into(),
+            line_bytes: 10,
+            fork: None,
+        },
+        identity: FileIdentity {
+            dev: 1,
+            ino: 2,
+            nlink: 1,
+            size: 100,
+            mtime_ns: 5,
+            ctime_ns: 6,
+        },
+        consumed: 100,
+        lines: 3,
+        tail_sha256: Some("t".into()),
+        malformed_lines: vec![7],
+        torn: false,
+        branch_complete: true,
+        session_name: Some("name".into()),
+        saved_model: None,
+        ingested_at_ms: 1,
+        over_bounds: false,
+        index_version: runread_store::INDEX_VERSION,
+    }
+}
+
+/// A completed run with a short non-ASCII answer.
+pub fn run(id: &str) -> Run {
+    Run {
+        run_id: id.into(),
+        start_line: 2,
+        end_line: 3,
+        status: RunStatus::Completed,
+        unknown_reason: None,
+        final_entry_id: Some("a".into()),
+        final_message_sha256: Some("m".into()),
+        final_lines: vec![runread_sessions::LineRef {
+            line: 3,
+            offset: 40,
+            bytes: 60,
+            sha256: "l".into(),
+        }],
+        final_text_sha256: Some(runread_core::sha256_hex("answer é".as_bytes())),
+        final_bytes: 9,
+        final_truncated: false,
+        chain_len: 2,
+        chain_sha256: Some("c".into()),
+        preview: None,
+        started_at: None,
+        ended_at: None,
+        run_models: vec![],
+        message_lines: vec![2, 3],
+        first_sequence: 1,
+        waiting_on_tool: false,
+        context_before: Default::default(),
+        context_after: Default::default(),
+        answer_before: Default::default(),
+        prompt_line: None,
+    }
+}
