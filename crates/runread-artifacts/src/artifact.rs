@@ -13,7 +13,7 @@ use crate::{Refusal, check_mime, validate_path};
 pub const ARTIFACT_MAX_BYTES: u64 = runread_core::limits::ARTIFACT_MAX_BYTES;
 
 /// The largest chunk [`read_chunk`] returns, in bytes.
-pub const TRANSFER_MAX_BYTES: usize = runread_core::limits::ARTIFACT_TRANSFER_MAX;
+pub const TRANSFER_MAX_BYTES: usize = runread_core::limits::ARTIFACT_TRANSFER_MAX_BYTES;
 
 /// Buffer for whole-file hashing.
 const HASH_BUF_BYTES: usize = 64 * 1024;

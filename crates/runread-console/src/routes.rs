@@ -19,7 +19,9 @@ use serde_json::{Map, Value, json};
 
 use runread_core::Feature;
 use runread_core::Target;
-use runread_core::limits::{FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_MAX_BYTES, HISTORY_PAGE_MAX};
+use runread_core::limits::{
+    FINAL_ANSWER_CHUNK_MAX_BYTES, FINAL_ANSWER_MAX_BYTES, HISTORY_PAGE_MAX,
+};
 use runread_core::timefmt::now_ms;
 use runread_store::{GrantState, RunFilter, RunRecord};
 
@@ -48,7 +50,7 @@ pub(crate) const AUDIT_WINDOWS: [(&str, &str, i64, i64); 4] = [
     ("30d", "last 30 days", 30 * 86_400_000, 30),
 ];
 /// Chunks of the final answer the run page reads: enough for the largest answer served.
-const ANSWER_CHUNKS_MAX: usize = FINAL_ANSWER_MAX_BYTES / FINAL_ANSWER_CHUNK_MAX + 1;
+const ANSWER_CHUNKS_MAX: usize = FINAL_ANSWER_MAX_BYTES / FINAL_ANSWER_CHUNK_MAX_BYTES + 1;
 /// Largest offset into the run list the console pages to.
 const RUNS_OFFSET_MAX: u64 = 10_000_000;
 
@@ -377,7 +379,7 @@ fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'stati
     let mut cursor: Option<String> = None;
     let mut first: Option<Map<String, Value>> = None;
     for _ in 0..ANSWER_CHUNKS_MAX {
-        let mut args = json!({"limit": FINAL_ANSWER_CHUNK_MAX});
+        let mut args = json!({"limit": FINAL_ANSWER_CHUNK_MAX_BYTES});
         if let (Some(cur), Value::Object(m)) = (&cursor, &mut args) {
             m.insert("cursor".into(), json!(cur));
         }

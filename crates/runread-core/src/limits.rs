@@ -5,12 +5,12 @@
 /// Largest final answer runread will return, in UTF-8 bytes. Larger: state `too_large`, no text.
 pub const FINAL_ANSWER_MAX_BYTES: usize = 65_536;
 /// Default size of one `read_final_answer` chunk, in bytes.
-pub const FINAL_ANSWER_CHUNK_DEFAULT: usize = 4_096;
+pub const FINAL_ANSWER_CHUNK_DEFAULT_BYTES: usize = 4_096;
 /// Largest `limit` a reader may ask for in one `read_final_answer` chunk.
-pub const FINAL_ANSWER_CHUNK_MAX: usize = 8_192;
+pub const FINAL_ANSWER_CHUNK_MAX_BYTES: usize = 8_192;
 /// Smallest `limit`: one UTF-8 code point is at most 4 bytes, so any smaller limit could be
 /// unable to make progress without splitting a code point.
-pub const FINAL_ANSWER_CHUNK_MIN: usize = 4;
+pub const FINAL_ANSWER_CHUNK_MIN_BYTES: usize = 4;
 
 /// Longest line of a session file runread parses. A session file of any size is read line by
 /// line, holding one line at a time: this bounds the memory a read takes. A longer line is
@@ -23,7 +23,7 @@ pub const EVIDENCE_FILE_MAX_LINES: u64 = 100_000;
 /// Largest HTTP request body.
 pub const HTTP_BODY_MAX_BYTES: usize = 32 * 1024;
 /// Most HTTP requests served at once; more are refused at once, never queued.
-pub const HTTP_MAX_IN_FLIGHT: usize = 4;
+pub const HTTP_IN_FLIGHT_MAX: usize = 4;
 /// Time a request body has to arrive completely, in seconds.
 pub const HTTP_BODY_DEADLINE_SECS: u64 = 5;
 /// Time a connection has to deliver a request line and headers, in seconds: from accept, and on
@@ -74,7 +74,7 @@ pub const ARTIFACT_MAX_BYTES: u64 = 8 * 1024 * 1024;
 /// Largest `offset` of a `read_artifact` call.
 pub const ARTIFACT_OFFSET_MAX: u64 = ARTIFACT_MAX_BYTES;
 /// Largest `limit` of one `read_artifact` transfer, in bytes.
-pub const ARTIFACT_TRANSFER_MAX: usize = 32_768;
+pub const ARTIFACT_TRANSFER_MAX_BYTES: usize = 32_768;
 /// Largest `offset` of a `list_artifacts` call.
 pub const ARTIFACT_LIST_OFFSET_MAX: u64 = 1_024;
 /// Largest `limit` of a `list_artifacts` call.
@@ -114,9 +114,9 @@ pub const REPLAY_WINDOW_MS: i64 = 60_000;
 // The relations the comments above (and the code that uses these bounds) rely on.
 const _: () = {
     // A reader can always make progress, and the default chunk is one a reader may ask for.
-    assert!(FINAL_ANSWER_CHUNK_MIN <= FINAL_ANSWER_CHUNK_DEFAULT);
-    assert!(FINAL_ANSWER_CHUNK_DEFAULT <= FINAL_ANSWER_CHUNK_MAX);
-    assert!(FINAL_ANSWER_CHUNK_MAX <= FINAL_ANSWER_MAX_BYTES);
+    assert!(FINAL_ANSWER_CHUNK_MIN_BYTES <= FINAL_ANSWER_CHUNK_DEFAULT_BYTES);
+    assert!(FINAL_ANSWER_CHUNK_DEFAULT_BYTES <= FINAL_ANSWER_CHUNK_MAX_BYTES);
+    assert!(FINAL_ANSWER_CHUNK_MAX_BYTES <= FINAL_ANSWER_MAX_BYTES);
     assert!(HISTORY_PAGE_DEFAULT <= HISTORY_PAGE_MAX);
     assert!(HISTORY_PAGE_MAX <= HISTORY_RETAINED_EVENTS);
     // A history page always holds at least one event: one line fits its read budget.
@@ -126,7 +126,7 @@ const _: () = {
     // Pruning looks at more entries than it keeps.
     assert!(JOURNAL_SCAN_MAX >= JOURNAL_RETENTION_RUNS);
     // An artifact transfer is a part of an artifact; a secret fits in an event's text.
-    assert!(ARTIFACT_TRANSFER_MAX as u64 <= ARTIFACT_MAX_BYTES);
+    assert!(ARTIFACT_TRANSFER_MAX_BYTES as u64 <= ARTIFACT_MAX_BYTES);
     assert!(SECRET_MIN_BYTES <= SECRET_MAX_BYTES);
     assert!(SECRET_MAX_BYTES <= HISTORY_EVENT_MAX_BYTES);
     // A gated call's input holds any cursor and target a reader may send, and more than the

@@ -18,9 +18,9 @@ use runread_store::{INDEX_VERSION, IngestCommit, SessionRecord, Store, StoreErro
 /// Bytes before the consumed offset that are re-hashed on every append to detect a rewrite.
 pub const TAIL_WINDOW_BYTES: u64 = 4_096;
 /// Deepest directory level searched under the sessions directory.
-pub const SCAN_MAX_DEPTH: usize = 3;
+pub const SCAN_DEPTH_MAX: usize = 3;
 /// Most session files considered in one scan.
-pub const SCAN_MAX_FILES: usize = 100_000;
+pub const SCAN_FILES_MAX: usize = 100_000;
 /// How Codex names its rollout files (`rollout-<local time>-<thread id>.jsonl`).
 pub const CODEX_ROLLOUT_PREFIX: &str = "rollout-";
 
@@ -194,7 +194,7 @@ impl AgentDir {
     }
 
     /// The session files in this directory, sorted: Pi's `*.jsonl` files at most
-    /// [`SCAN_MAX_DEPTH`] levels down; Claude Code's `<escaped cwd>/<session id>.jsonl` (its
+    /// [`SCAN_DEPTH_MAX`] levels down; Claude Code's `<escaped cwd>/<session id>.jsonl` (its
     /// subagents' transcripts, under `<session id>/subagents/`, are not sessions); Codex's
     /// `rollout-*.jsonl` (the date folders are local time: nothing is taken from their names).
     pub fn session_files(&self) -> Vec<PathBuf> {
@@ -212,7 +212,7 @@ impl AgentDir {
     }
 }
 
-/// Session files (`*.jsonl`) under `dir`, at most [`SCAN_MAX_DEPTH`] levels down, sorted.
+/// Session files (`*.jsonl`) under `dir`, at most [`SCAN_DEPTH_MAX`] levels down, sorted.
 /// Directories are walked without following links; a `*.jsonl` that is not a regular file (a
 /// symbolic link, a FIFO) is listed too, so that ingest reports it as unreadable instead of
 /// passing over it in silence (it is never opened).
@@ -221,7 +221,7 @@ pub fn session_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// [`session_files`], keeping only those whose depth (0: directly in `dir`) and name `keep`
-/// accepts. The first [`SCAN_MAX_FILES`] `*.jsonl` files met count, kept or not.
+/// accepts. The first [`SCAN_FILES_MAX`] `*.jsonl` files met count, kept or not.
 fn jsonl_files(dir: &Path, keep: impl Fn(usize, &std::ffi::OsStr) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut met = 0usize;
@@ -233,13 +233,13 @@ fn jsonl_files(dir: &Path, keep: impl Fn(usize, &std::ffi::OsStr) -> bool) -> Ve
         for entry in rd.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
             if ft.is_dir() {
-                if depth < SCAN_MAX_DEPTH {
+                if depth < SCAN_DEPTH_MAX {
                     stack.push((entry.path(), depth + 1));
                 }
                 continue;
             }
             let name = entry.file_name();
-            if Path::new(&name).extension().is_some_and(|e| e == "jsonl") && met < SCAN_MAX_FILES {
+            if Path::new(&name).extension().is_some_and(|e| e == "jsonl") && met < SCAN_FILES_MAX {
                 met += 1;
                 if keep(depth, &name) {
                     out.push(entry.path());
@@ -985,11 +985,11 @@ mod tests {
                 for entry in rd.flatten() {
                     let Ok(ft) = entry.file_type() else { continue };
                     let p = entry.path();
-                    if ft.is_dir() && depth < SCAN_MAX_DEPTH {
+                    if ft.is_dir() && depth < SCAN_DEPTH_MAX {
                         stack.push((p, depth + 1));
                     } else if !ft.is_dir()
                         && p.extension().is_some_and(|e| e == "jsonl")
-                        && out.len() < SCAN_MAX_FILES
+                        && out.len() < SCAN_FILES_MAX
                     {
                         out.push(p);
                     }

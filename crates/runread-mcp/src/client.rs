@@ -12,21 +12,22 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use serde_json::{Map, Value, json};
 
 use futures::StreamExt as _;
-use runread_core::limits::ARTIFACT_TRANSFER_MAX;
+use runread_core::limits::ARTIFACT_TRANSFER_MAX_BYTES;
 
 use crate::KEY_HEADER;
 
 /// Most history pages followed in one read: every retained event at one event per page, plus slack.
 pub const MAX_HISTORY_PAGES: usize = runread_core::limits::HISTORY_RETAINED_EVENTS + 16;
 /// Most chunks followed for one answer: the answer limit divided by the smallest chunk, plus one.
-pub const MAX_CHUNKS: usize =
-    runread_core::limits::FINAL_ANSWER_MAX_BYTES / runread_core::limits::FINAL_ANSWER_CHUNK_MIN + 1;
+pub const MAX_CHUNKS: usize = runread_core::limits::FINAL_ANSWER_MAX_BYTES
+    / runread_core::limits::FINAL_ANSWER_CHUNK_MIN_BYTES
+    + 1;
 
 /// Largest artifact this client reads: the largest the server registers.
 pub const ARTIFACT_READ_MAX_BYTES: u64 = runread_core::limits::ARTIFACT_MAX_BYTES;
 /// `read_artifact` calls one artifact read keeps in flight: the server's cap on requests in
 /// flight (one more is answered 503 at once).
-pub const ARTIFACT_CALLS_IN_FLIGHT: usize = runread_core::limits::HTTP_MAX_IN_FLIGHT;
+pub const ARTIFACT_CALLS_IN_FLIGHT: usize = runread_core::limits::HTTP_IN_FLIGHT_MAX;
 
 #[derive(Debug)]
 pub enum ClientError {
@@ -338,7 +339,7 @@ impl Client {
         }
         // Every chunk is its own gated call (start record, checks, receipt): up to the server's
         // cap of them in flight at once, each asked for exactly its range, reassembled in order.
-        let chunk = ARTIFACT_TRANSFER_MAX as u64;
+        let chunk = ARTIFACT_TRANSFER_MAX_BYTES as u64;
         let ranges: Vec<(u64, u64)> = (0..size.div_ceil(chunk).max(1))
             .map(|i| (i * chunk, chunk.min(size - (i * chunk).min(size)).max(1)))
             .collect();

@@ -23,7 +23,7 @@ use http::HeaderMap;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use runread_core::ErrorCode;
-use runread_core::limits::{HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_MAX_IN_FLIGHT};
+use runread_core::limits::{HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_IN_FLIGHT_MAX};
 
 use crate::server::{Admitted, refusal};
 
@@ -54,7 +54,7 @@ pub enum Protocols {
     Modern,
 }
 
-/// At most [`HTTP_MAX_IN_FLIGHT`] requests at once; beyond that an immediate 503 with
+/// At most [`HTTP_IN_FLIGHT_MAX`] requests at once; beyond that an immediate 503 with
 /// `Retry-After`, never a queue that grows.
 pub async fn in_flight(
     State(permits): State<Arc<Semaphore>>,
@@ -69,7 +69,7 @@ pub async fn in_flight(
 
 /// A semaphore sized for [`in_flight`].
 pub fn in_flight_permits() -> Arc<Semaphore> {
-    Arc::new(Semaphore::new(HTTP_MAX_IN_FLIGHT))
+    Arc::new(Semaphore::new(HTTP_IN_FLIGHT_MAX))
 }
 
 /// Whether a `Host` value (with or without port) names this machine's loopback: `127.0.0.1`,
@@ -215,7 +215,7 @@ pub async fn forbidden_headers(req: Request, next: Next) -> Response {
 }
 
 /// Most request bodies being received at once. Bodies are read before a request takes one of
-/// the [`HTTP_MAX_IN_FLIGHT`] processing slots, so slow senders cannot starve processing; this
+/// the [`HTTP_IN_FLIGHT_MAX`] processing slots, so slow senders cannot starve processing; this
 /// bound keeps what they can hold (at most this many × 32 KiB, each for at most 5 s) small. Only
 /// requests with a valid key read a body.
 pub const BODY_READERS_MAX: usize = 64;

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_core::cursor::Purpose;
 use runread_core::limits::{
-    HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_MAX_IN_FLIGHT,
+    HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_IN_FLIGHT_MAX,
 };
 use runread_service::{Config, Service};
 use runread_store::{Grant, Store};
@@ -4016,10 +4016,10 @@ fn normal_requests_succeed_while_slow_bodies_dribble() {
     let _g = serial();
     let s = Arc::new(start());
     // Fewer slow bodies than the in-flight cap: a permit stays free for normal requests.
-    let below = HTTP_MAX_IN_FLIGHT - 1;
+    let below = HTTP_IN_FLIGHT_MAX - 1;
     let (ok_below, busy_below, other_below, cut_below) = normal_during_slow_bodies(&s, below, 7);
     // Twice the cap: every permit is held by a slow body until the 5 s deadline cuts it off.
-    let above = HTTP_MAX_IN_FLIGHT * 2;
+    let above = HTTP_IN_FLIGHT_MAX * 2;
     let (ok, busy, other, cut) = normal_during_slow_bodies(&s, above, 12);
     eprintln!(
         "normal requests while {below} slow bodies dribble: {ok_below} ok, {busy_below} busy, other {other_below:?} \
@@ -4243,7 +4243,7 @@ fn sixty_four_clients_get_full_answers_or_immediate_busy_and_memory_stays_flat()
     let (ok_n, busy_n) = (ok.load(Ordering::Relaxed), busy.load(Ordering::Relaxed));
     let bad = bad.lock().unwrap();
     eprintln!(
-        "soak: {SOAK_CLIENTS} clients for {soak}s against an in-flight cap of {HTTP_MAX_IN_FLIGHT}: {ok_n} full answers, \
+        "soak: {SOAK_CLIENTS} clients for {soak}s against an in-flight cap of {HTTP_IN_FLIGHT_MAX}: {ok_n} full answers, \
          {busy_n} busy, {} other, {} reconnects; at {first_sample}s {ok_first} ok / {busy_first} busy; \
          VmRSS start {rss_start} KiB, at {first_sample}s {rss_first} KiB, end {rss_end} KiB \
          (RssAnon {anon_first} -> {anon_end} KiB)",

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use runread_core::Feature;
-use runread_core::limits::{HTTP_BODY_MAX_BYTES, HTTP_MAX_IN_FLIGHT};
+use runread_core::limits::{HTTP_BODY_MAX_BYTES, HTTP_IN_FLIGHT_MAX};
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -203,7 +203,7 @@ fn requests_beyond_the_in_flight_cap_are_refused_at_once_not_queued() {
     assert!(ok > 0, "admitted calls succeed");
     assert!(
         busy > 0,
-        "beyond {HTTP_MAX_IN_FLIGHT} in flight, requests are refused with 503 busy ({ok} ok)"
+        "beyond {HTTP_IN_FLIGHT_MAX} in flight, requests are refused with 503 busy ({ok} ok)"
     );
 }
 
@@ -211,7 +211,7 @@ fn requests_beyond_the_in_flight_cap_are_refused_at_once_not_queued() {
 fn slow_senders_do_not_take_processing_slots() {
     let s = start();
     // More slow bodies than processing slots: they wait for their body, not for a slot.
-    let _slow: Vec<TcpStream> = (0..HTTP_MAX_IN_FLIGHT * 2)
+    let _slow: Vec<TcpStream> = (0..HTTP_IN_FLIGHT_MAX * 2)
         .map(|_| {
             let mut c = TcpStream::connect(s.addr).unwrap();
             let head = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nx-runread-key: {}\r\nContent-Length: 100\r\n\r\n{{", s.addr.port(), s.key);

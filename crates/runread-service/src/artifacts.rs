@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 
 use runread_artifacts::{ArtifactVersion, Refusal};
 use runread_core::limits::{
-    ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX, ARTIFACT_TRANSFER_MAX,
+    ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX,
+    ARTIFACT_TRANSFER_MAX_BYTES,
 };
 use runread_core::redact::{Redactor, SECRET_MAX_BYTES};
 use runread_core::timefmt::rfc3339;
@@ -116,7 +117,7 @@ impl ExactArgs for ReadArgs {
             || !hex64
             || a.offset.is_some_and(|o| o > ARTIFACT_OFFSET_MAX)
             || a.limit
-                .is_some_and(|l| l == 0 || l > ARTIFACT_TRANSFER_MAX as u64)
+                .is_some_and(|l| l == 0 || l > ARTIFACT_TRANSFER_MAX_BYTES as u64)
         {
             return Err(ErrorCode::InvalidArguments);
         }
@@ -178,7 +179,7 @@ fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<Map<String, Value>, Erro
         return Err(ErrorCode::NoSuchArtifact);
     }
     let offset = a.offset.unwrap_or(0);
-    let limit = a.limit.map_or(ARTIFACT_TRANSFER_MAX, |l| l as usize);
+    let limit = a.limit.map_or(ARTIFACT_TRANSFER_MAX_BYTES, |l| l as usize);
     if offset > v.size {
         return Err(ErrorCode::InvalidArguments);
     }
@@ -189,7 +190,7 @@ fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<Map<String, Value>, Erro
     let mut window = Vec::with_capacity(win_len);
     let mut pos = win_start;
     while window.len() < win_len {
-        let want = (win_len - window.len()).min(ARTIFACT_TRANSFER_MAX);
+        let want = (win_len - window.len()).min(ARTIFACT_TRANSFER_MAX_BYTES);
         let c = runread_artifacts::read_chunk(&r.root, &v, pos, want).map_err(refusal)?;
         window.extend_from_slice(&c.bytes);
         pos += c.bytes.len() as u64;

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use runread_core::chunk::chunk_range;
 use runread_core::cursor::{CursorKey, Purpose};
 use runread_core::limits::{
-    FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN,
+    FINAL_ANSWER_CHUNK_DEFAULT_BYTES, FINAL_ANSWER_CHUNK_MAX_BYTES, FINAL_ANSWER_CHUNK_MIN_BYTES,
     FINAL_ANSWER_MAX_BYTES,
 };
 use runread_core::{ErrorCode, Target};
@@ -62,7 +62,8 @@ impl ExactArgs for Args {
             return Err(ErrorCode::InvalidArguments);
         }
         if let Some(n) = args.limit
-            && !(FINAL_ANSWER_CHUNK_MIN as u64..=FINAL_ANSWER_CHUNK_MAX as u64).contains(&n)
+            && !(FINAL_ANSWER_CHUNK_MIN_BYTES as u64..=FINAL_ANSWER_CHUNK_MAX_BYTES as u64)
+                .contains(&n)
         {
             return Err(ErrorCode::InvalidArguments);
         }
@@ -470,7 +471,7 @@ fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode>
     }
     let limit = args
         .limit
-        .map_or(FINAL_ANSWER_CHUNK_DEFAULT, |n| n as usize);
+        .map_or(FINAL_ANSWER_CHUNK_DEFAULT_BYTES, |n| n as usize);
     let (state, basis) = judge(&reader.evidence, reader.now_ms);
     let (state, published) = match state {
         State::Available => match reader.publish(basis) {

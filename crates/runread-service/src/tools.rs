@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_core::envelope::Trust;
 use runread_core::limits::{
-    ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX, ARTIFACT_TRANSFER_MAX,
-    CURSOR_MAX_BYTES, FINAL_ANSWER_CHUNK_DEFAULT, FINAL_ANSWER_CHUNK_MAX, FINAL_ANSWER_CHUNK_MIN,
-    HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX, TARGET_FIELD_MAX_BYTES,
+    ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX,
+    ARTIFACT_TRANSFER_MAX_BYTES, CURSOR_MAX_BYTES, FINAL_ANSWER_CHUNK_DEFAULT_BYTES,
+    FINAL_ANSWER_CHUNK_MAX_BYTES, FINAL_ANSWER_CHUNK_MIN_BYTES, HISTORY_PAGE_DEFAULT,
+    HISTORY_PAGE_MAX, TARGET_FIELD_MAX_BYTES,
 };
 
 use crate::adapters::Rules;
@@ -415,7 +416,7 @@ static READ_ARTIFACT_INPUT: LazyLock<Value> = LazyLock::new(|| {
             "artifactId": id_schema(),
             "version": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
             "offset": {"type": "integer", "minimum": 0, "maximum": ARTIFACT_OFFSET_MAX, "default": 0},
-            "limit": {"type": "integer", "minimum": 1, "maximum": ARTIFACT_TRANSFER_MAX, "default": ARTIFACT_TRANSFER_MAX}
+            "limit": {"type": "integer", "minimum": 1, "maximum": ARTIFACT_TRANSFER_MAX_BYTES, "default": ARTIFACT_TRANSFER_MAX_BYTES}
         },
         "required": ["target", "artifactId", "version"],
         "additionalProperties": false
@@ -443,8 +444,8 @@ static FINAL_ANSWER_INPUT: LazyLock<Value> = LazyLock::new(|| {
         "properties": {
             "target": target_schema(),
             "cursor": {"type": "string", "maxLength": CURSOR_MAX_BYTES, "description": "nextCursor of the previous chunk; omit for the first."},
-            "limit": {"type": "integer", "minimum": FINAL_ANSWER_CHUNK_MIN, "maximum": FINAL_ANSWER_CHUNK_MAX,
-                      "default": FINAL_ANSWER_CHUNK_DEFAULT, "description": "Most bytes in this chunk."}
+            "limit": {"type": "integer", "minimum": FINAL_ANSWER_CHUNK_MIN_BYTES, "maximum": FINAL_ANSWER_CHUNK_MAX_BYTES,
+                      "default": FINAL_ANSWER_CHUNK_DEFAULT_BYTES, "description": "Most bytes in this chunk."}
         },
         "required": ["target"],
         "additionalProperties": false

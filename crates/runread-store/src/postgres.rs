@@ -83,164 +83,19 @@ const MIGRATION_LOCK: i64 = 0x7275_6e72_6561_6401;
 
 /// Migrations, applied in order, each once, numbered from 1 in `schema_migrations`.
 /// Forward-only: a released migration is never edited, only followed by a new one. The numbers
-/// match the SQLite store's, so migration N means the same change in both.
+/// match the SQLite store's, so migration N means the same change in both; each is a file in
+/// `migrations/postgres/`.
 pub(crate) const MIGRATIONS: &[&str] = &[
-    r#"
-CREATE TABLE meta (key TEXT PRIMARY KEY, value BYTEA NOT NULL);
-CREATE TABLE workspaces (
-    id TEXT PRIMARY KEY,
-    host TEXT NOT NULL,
-    name TEXT NOT NULL,
-    path TEXT NOT NULL,
-    revision BIGINT NOT NULL,
-    enabled BOOLEAN NOT NULL,
-    created_at BIGINT NOT NULL,
-    updated_at BIGINT NOT NULL,
-    UNIQUE (host, path)
-);
-CREATE TABLE sessions (
-    session_id TEXT PRIMARY KEY,
-    host TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    path TEXT NOT NULL,
-    workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-    generation BIGINT NOT NULL,
-    header_json TEXT NOT NULL,
-    dev BIGINT NOT NULL, ino BIGINT NOT NULL, nlink BIGINT NOT NULL,
-    size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL,
-    consumed BIGINT NOT NULL,
-    lines BIGINT NOT NULL,
-    tail_sha256 TEXT,
-    malformed_json TEXT NOT NULL,
-    torn BOOLEAN NOT NULL,
-    branch_complete BOOLEAN NOT NULL,
-    session_name TEXT,
-    saved_model TEXT,
-    ingested_at BIGINT NOT NULL,
-    UNIQUE (host, path)
-);
-CREATE TABLE entries (
-    session_id TEXT NOT NULL,
-    generation BIGINT NOT NULL,
-    line BIGINT NOT NULL,
-    summary_json TEXT NOT NULL,
-    PRIMARY KEY (session_id, generation, line)
-);
-CREATE TABLE runs (
-    session_id TEXT NOT NULL,
-    generation BIGINT NOT NULL,
-    run_id TEXT NOT NULL,
-    ord BIGINT NOT NULL,
-    status TEXT NOT NULL,
-    run_json TEXT NOT NULL,
-    PRIMARY KEY (session_id, generation, run_id)
-);
-CREATE INDEX runs_by_run_id ON runs(run_id);
-CREATE TABLE grants (
-    id TEXT PRIMARY KEY,
-    key_hash TEXT NOT NULL UNIQUE,
-    label TEXT NOT NULL,
-    instance TEXT NOT NULL,
-    revision BIGINT NOT NULL,
-    workspace_id TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    generation BIGINT NOT NULL,
-    run_id TEXT NOT NULL,
-    features TEXT NOT NULL,
-    created_at BIGINT NOT NULL,
-    expires_at BIGINT NOT NULL,
-    revoked_at BIGINT
-);
-"#,
-    r#"
-CREATE FUNCTION runread_append_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
-BEGIN
-    RAISE EXCEPTION '% is append-only', TG_TABLE_NAME;
-END
-$fn$;
-CREATE TABLE start_records (
-    start_id TEXT PRIMARY KEY,
-    idempotency_key TEXT NOT NULL,
-    grant_id TEXT NOT NULL,
-    key_hash_prefix TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    binding_digest TEXT NOT NULL,
-    target_json TEXT NOT NULL,
-    input_digest TEXT NOT NULL,
-    sealed_key_id TEXT NOT NULL,
-    sealed_nonce BYTEA NOT NULL,
-    sealed_ciphertext BYTEA NOT NULL,
-    created_at BIGINT NOT NULL
-);
-CREATE INDEX start_records_by_idempotency ON start_records(idempotency_key, created_at);
-CREATE INDEX start_records_by_time ON start_records(created_at);
-CREATE TRIGGER start_records_append_only BEFORE UPDATE OR DELETE ON start_records
-    FOR EACH ROW EXECUTE FUNCTION runread_append_only();
-CREATE TRIGGER start_records_no_truncate BEFORE TRUNCATE ON start_records
-    FOR EACH STATEMENT EXECUTE FUNCTION runread_append_only();
-CREATE TABLE receipts (
-    receipt_id TEXT PRIMARY KEY,
-    start_id TEXT NOT NULL REFERENCES start_records(start_id),
-    outcome TEXT NOT NULL,
-    result_digest TEXT,
-    output_bytes BIGINT,
-    created_at BIGINT NOT NULL
-);
-CREATE INDEX receipts_by_start ON receipts(start_id);
-CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE ON receipts
-    FOR EACH ROW EXECUTE FUNCTION runread_append_only();
-CREATE TRIGGER receipts_no_truncate BEFORE TRUNCATE ON receipts
-    FOR EACH STATEMENT EXECUTE FUNCTION runread_append_only();
-"#,
-    r#"
-CREATE TABLE secrets (
-    name TEXT PRIMARY KEY,
-    key_id TEXT NOT NULL,
-    nonce BYTEA NOT NULL,
-    ciphertext BYTEA NOT NULL,
-    created_at BIGINT NOT NULL
-);
-"#,
-    r#"
-CREATE TABLE artifacts (
-    artifact_id TEXT PRIMARY KEY,
-    instance TEXT NOT NULL,
-    revision BIGINT NOT NULL,
-    workspace_id TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    generation BIGINT NOT NULL,
-    run_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    mime TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    version_json TEXT NOT NULL,
-    created_at BIGINT NOT NULL
-);
-CREATE INDEX artifacts_by_run ON artifacts(session_id, generation, run_id, created_at);
-"#,
-    r#"
-CREATE TABLE supervised_runs (
-    session_id TEXT NOT NULL,
-    generation BIGINT NOT NULL,
-    run_id TEXT NOT NULL,
-    supervisor_id TEXT NOT NULL,
-    updated_at BIGINT NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (session_id, generation, run_id)
-);
-"#,
+    include_str!("../migrations/postgres/0001.sql"),
+    include_str!("../migrations/postgres/0002.sql"),
+    include_str!("../migrations/postgres/0003.sql"),
+    include_str!("../migrations/postgres/0004.sql"),
+    include_str!("../migrations/postgres/0005.sql"),
     // 6: as SQLite's migration 6 (the index, not a copy; ctime; the line bound flag).
-    r#"
-ALTER TABLE sessions ADD COLUMN ctime_ns BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE sessions ADD COLUMN over_bounds BOOLEAN NOT NULL DEFAULT FALSE;
-ALTER TABLE sessions ADD COLUMN index_version BIGINT NOT NULL DEFAULT 1;
-"#,
+    include_str!("../migrations/postgres/0006.sql"),
     // 7: as SQLite's migration 7 (when each run started, for paging; earlier rows filled in by
     // `backfill_run_starts`).
-    r#"
-ALTER TABLE runs ADD COLUMN started_ms BIGINT;
-CREATE INDEX runs_by_start ON runs(started_ms DESC NULLS LAST, session_id, ord DESC);
-"#,
+    include_str!("../migrations/postgres/0007.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or

@@ -19,157 +19,21 @@ use crate::{
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
-/// Forward-only: a released migration is never edited, only followed by a new one.
+/// Forward-only: a released migration is never edited, only followed by a new one. Each is a file
+/// of its dialect in `migrations/` (the same tables in PostgreSQL are `migrations/postgres/`).
 pub(crate) const MIGRATIONS: &[&str] = &[
-    r#"
-CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) STRICT;
-CREATE TABLE workspaces (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    path TEXT NOT NULL UNIQUE,
-    revision INTEGER NOT NULL,
-    enabled INTEGER NOT NULL,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
-) STRICT;
-CREATE TABLE sessions (
-    session_id TEXT PRIMARY KEY,
-    agent TEXT NOT NULL,
-    path TEXT NOT NULL UNIQUE,
-    workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-    generation INTEGER NOT NULL,
-    header_json TEXT NOT NULL,
-    dev INTEGER NOT NULL, ino INTEGER NOT NULL, nlink INTEGER NOT NULL,
-    size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-    consumed INTEGER NOT NULL,
-    lines INTEGER NOT NULL,
-    tail_sha256 TEXT,
-    malformed_json TEXT NOT NULL,
-    torn INTEGER NOT NULL,
-    branch_complete INTEGER NOT NULL,
-    session_name TEXT,
-    saved_model TEXT,
-    ingested_at INTEGER NOT NULL
-) STRICT;
-CREATE TABLE entries (
-    session_id TEXT NOT NULL,
-    generation INTEGER NOT NULL,
-    line INTEGER NOT NULL,
-    summary_json TEXT NOT NULL,
-    PRIMARY KEY (session_id, generation, line)
-) STRICT;
-CREATE TABLE runs (
-    session_id TEXT NOT NULL,
-    generation INTEGER NOT NULL,
-    run_id TEXT NOT NULL,
-    ord INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    run_json TEXT NOT NULL,
-    PRIMARY KEY (session_id, generation, run_id)
-) STRICT;
-CREATE INDEX runs_by_run_id ON runs(run_id);
-CREATE TABLE grants (
-    id TEXT PRIMARY KEY,
-    key_hash TEXT NOT NULL UNIQUE,
-    label TEXT NOT NULL,
-    instance TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    workspace_id TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    generation INTEGER NOT NULL,
-    run_id TEXT NOT NULL,
-    features TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL,
-    revoked_at INTEGER
-) STRICT;
-"#,
-    r#"
-CREATE TABLE start_records (
-    start_id TEXT PRIMARY KEY,
-    idempotency_key TEXT NOT NULL,
-    grant_id TEXT NOT NULL,
-    key_hash_prefix TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    binding_digest TEXT NOT NULL,
-    target_json TEXT NOT NULL,
-    input_digest TEXT NOT NULL,
-    sealed_key_id TEXT NOT NULL,
-    sealed_nonce BLOB NOT NULL,
-    sealed_ciphertext BLOB NOT NULL,
-    created_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX start_records_by_idempotency ON start_records(idempotency_key, created_at);
-CREATE INDEX start_records_by_time ON start_records(created_at);
-CREATE TRIGGER start_records_append_only_update BEFORE UPDATE ON start_records
-    BEGIN SELECT RAISE(ABORT, 'start records are append-only'); END;
-CREATE TRIGGER start_records_append_only_delete BEFORE DELETE ON start_records
-    BEGIN SELECT RAISE(ABORT, 'start records are append-only'); END;
-CREATE TABLE receipts (
-    receipt_id TEXT PRIMARY KEY,
-    start_id TEXT NOT NULL REFERENCES start_records(start_id),
-    outcome TEXT NOT NULL,
-    result_digest TEXT,
-    output_bytes INTEGER,
-    created_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX receipts_by_start ON receipts(start_id);
-CREATE TRIGGER receipts_append_only_update BEFORE UPDATE ON receipts
-    BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
-CREATE TRIGGER receipts_append_only_delete BEFORE DELETE ON receipts
-    BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
-"#,
-    r#"
-CREATE TABLE secrets (
-    name TEXT PRIMARY KEY,
-    key_id TEXT NOT NULL,
-    nonce BLOB NOT NULL,
-    ciphertext BLOB NOT NULL,
-    created_at INTEGER NOT NULL
-) STRICT;
-"#,
-    r#"
-CREATE TABLE artifacts (
-    artifact_id TEXT PRIMARY KEY,
-    instance TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    workspace_id TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    generation INTEGER NOT NULL,
-    run_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    mime TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    version_json TEXT NOT NULL,
-    created_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX artifacts_by_run ON artifacts(session_id, generation, run_id, created_at);
-"#,
-    r#"
-CREATE TABLE supervised_runs (
-    session_id TEXT NOT NULL,
-    generation INTEGER NOT NULL,
-    run_id TEXT NOT NULL,
-    supervisor_id TEXT NOT NULL,
-    updated_at INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (session_id, generation, run_id)
-) STRICT;
-"#,
+    include_str!("../migrations/sqlite/0001.sql"),
+    include_str!("../migrations/sqlite/0002.sql"),
+    include_str!("../migrations/sqlite/0003.sql"),
+    include_str!("../migrations/sqlite/0004.sql"),
+    include_str!("../migrations/sqlite/0005.sql"),
     // 6: the index, not a copy (entries and runs say where lines are; no texts), the file's
     // status-change time in its identity, and the line bound flag. Sessions indexed before are
     // read again as a new generation (`index_version` 1 < INDEX_VERSION).
-    r#"
-ALTER TABLE sessions ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE sessions ADD COLUMN over_bounds INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE sessions ADD COLUMN index_version INTEGER NOT NULL DEFAULT 1;
-"#,
+    include_str!("../migrations/sqlite/0006.sql"),
     // 7: when each run started, to page the owner's listing newest first without reading every
     // run (rows from before are filled in from their records: `backfill_run_starts`).
-    r#"
-ALTER TABLE runs ADD COLUMN started_ms INTEGER;
-CREATE INDEX runs_by_start ON runs(started_ms DESC, session_id, ord DESC);
-"#,
+    include_str!("../migrations/sqlite/0007.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.

@@ -1,0 +1,16 @@
+
+CREATE TABLE artifacts (
+    artifact_id TEXT PRIMARY KEY,
+    instance TEXT NOT NULL,
+    revision BIGINT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    mime TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    version_json TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX artifacts_by_run ON artifacts(session_id, generation, run_id, created_at);

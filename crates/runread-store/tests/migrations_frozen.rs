@@ -1,0 +1,96 @@
+//! A released migration is never edited, only followed by a new one: a store that applied
+//! migration N must mean the same schema as a store that applies it today. Each migration file is
+//! pinned here by its SHA-256; a new migration adds a line, and changing a line means a released
+//! migration was edited.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+/// (file under `migrations/`, its SHA-256), every migration of both stores.
+const RELEASED: &[(&str, &str)] = &[
+    (
+        "sqlite/0001.sql",
+        "8f4c6b900f1a6b157633af5b0fc3c34235dd43fe56f50e8a8a47aa6ac195ac61",
+    ),
+    (
+        "sqlite/0002.sql",
+        "e03125c7c331ff35c34362f5d71b0ba5c872234067a788eeb32dd46aaab07f87",
+    ),
+    (
+        "sqlite/0003.sql",
+        "00228976280f5551a2df73bd1b6ab322d6aa217bb676fc7d59dbad8dc17f255e",
+    ),
+    (
+        "sqlite/0004.sql",
+        "1e41eb15de863e089ce7f1e6027c6fe57909286f5149acb70f3acb5e996bce2e",
+    ),
+    (
+        "sqlite/0005.sql",
+        "cff53a42bcf5dde4bc0b04d84c43737eb0c5cc2d652671f03b2381c4a8b4fe41",
+    ),
+    (
+        "sqlite/0006.sql",
+        "48862561fef67eeeb3407117ddf51448dffb8f4b1be0a9f6c47dd58f85ab0319",
+    ),
+    (
+        "sqlite/0007.sql",
+        "41b64d63b0adacb5e61fa08f1f249733f9d703c4ce9b56cbd2ae0f4fd9bef225",
+    ),
+    (
+        "postgres/0001.sql",
+        "9c51c4639f75e739ff6e57b24e0f6ddce96964a58de1e3ad56475e068b091991",
+    ),
+    (
+        "postgres/0002.sql",
+        "ca0e9f02c5d388230da7b006e8d2bc309c972e8db8c12db6d659878ebbc6a577",
+    ),
+    (
+        "postgres/0003.sql",
+        "6fa7814de1bde31d5e626f558ee3b0069797d048d4998721b9948f05941a0327",
+    ),
+    (
+        "postgres/0004.sql",
+        "b468833e62cdada43160b2a750bc6ff152f1f9bf41e59905d2e14649bdcfc53f",
+    ),
+    (
+        "postgres/0005.sql",
+        "6d9f14988fce2f26cc9f0acae71f5311b139e89e431b3dd2b26d47a0c95d0517",
+    ),
+    (
+        "postgres/0006.sql",
+        "300c249c2f8fe572c7976b4d3b726a786863376bb3ce4caceacd5b696bedc63f",
+    ),
+    (
+        "postgres/0007.sql",
+        "caaddb1496c7940a75939e998d36dc15080a67ed3d391a9290d01e553821e172",
+    ),
+];
+
+#[test]
+fn every_released_migration_is_byte_for_byte_what_was_released() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let mut on_disk = Vec::new();
+    for dialect in ["sqlite", "postgres"] {
+        for entry in std::fs::read_dir(root.join(dialect)).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            on_disk.push(format!("{dialect}/{name}"));
+        }
+    }
+    on_disk.sort();
+    let mut pinned: Vec<String> = RELEASED.iter().map(|(f, _)| (*f).to_owned()).collect();
+    pinned.sort();
+    assert_eq!(
+        on_disk, pinned,
+        "a migration file without a pin, or a pin without its file"
+    );
+    for (file, digest) in RELEASED {
+        let bytes = std::fs::read(root.join(file)).unwrap();
+        assert_eq!(
+            hex::encode(Sha256::digest(&bytes)),
+            *digest,
+            "{file} was edited after its release: add a new migration instead"
+        );
+    }
+}
