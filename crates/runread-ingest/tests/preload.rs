@@ -181,13 +181,15 @@ fn second_state(env: &Env) {
     // Cut back to its first run.
     let cut = session_bytes(env, "multi-run", 19);
     put(env, "c-truncated.jsonl", &cut[..first_run_end(&cut)]);
-    // Another session written over it (same path, another inode).
-    std::fs::remove_file(s.join("d-replaced.jsonl")).unwrap();
+    // Another session written over it (same path, another inode): written beside it and renamed
+    // over it, so that both inodes exist at once. Removing it first would let the filesystem hand
+    // the freed inode number straight to the new file, which is then not a replaced file at all.
     put(
         env,
-        "d-replaced.jsonl",
+        "d-replaced.jsonl.next",
         &session_bytes(env, "malformed", 20),
     );
+    std::fs::rename(s.join("d-replaced.jsonl.next"), s.join("d-replaced.jsonl")).unwrap();
     // Moved to a name before every other: the session's record moves there at that file's
     // commit, before the pass reaches the other files.
     std::fs::rename(s.join("m-moves.jsonl"), s.join("a-moved.jsonl")).unwrap();

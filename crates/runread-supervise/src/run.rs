@@ -1208,6 +1208,9 @@ async fn wait_for_exit(
             s = child.wait() => return s,
             _ = signals.interrupt.recv() => signals.forward(rustix::process::Signal::INT),
             _ = signals.terminate.recv() => signals.forward(rustix::process::Signal::TERM),
+            // As while its output runs: a hang-up between the end of its output and its exit is
+            // the agent's, not a request to stop watching what it leaves behind.
+            _ = signals.hangup.recv() => signals.forward(rustix::process::Signal::HUP),
         }
     }
 }
