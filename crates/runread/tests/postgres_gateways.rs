@@ -1007,6 +1007,11 @@ fn a_gateway_with_the_shared_key_file_serves_grants_made_elsewhere_and_one_witho
         ))
         .unwrap_err();
     assert_eq!(refusal, "unavailable");
+    // The log reaches the test through a pipe and a reader thread: it may trail the response.
+    let waited = std::time::Instant::now();
+    while !stranger.stderr().contains(owner_id) && waited.elapsed() < CALL_GUARD {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(
         stranger.stderr().contains(owner_id),
         "the log names the missing key {owner_id}: {}",
