@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use runread_sessions::file::{self, EvidenceFile, ReadError};
 use runread_sessions::{Agent, EntrySummary, FileIdentity, Resume, ScanError, cut_runs};
-use runread_store::{INDEX_VERSION, IngestCommit, SessionRecord, Store, StoreError, Workspace};
+use runread_store::{
+    INDEX_VERSION, IngestCommit, SessionRecord, SessionStamp, Store, StoreError, Workspace,
+};
 
 /// Bytes before the consumed offset that are re-hashed on every append to detect a rewrite.
 pub const TAIL_WINDOW_BYTES: u64 = 4_096;
@@ -278,11 +280,12 @@ pub const INGEST_READ_AHEAD_FILES: usize = 4;
 /// pass holds of them in memory); a directory with more is looked up one file at a time.
 pub const INGEST_PRELOAD_RECORDS_MAX: u32 = 20_000;
 
-/// The store's records of one agent directory's files, loaded in one query when a pass starts,
-/// instead of one query per file, for the common case: a file whose identity equals its loaded
-/// record's is unchanged. Every other file (new, grown, replaced, …) is looked up in the store
-/// again before anything is decided, so a record that moved since the load — by this pass's own
-/// commits or by another writer — is never read against or appended to.
+/// The stamps of the store's records of one agent directory's files (what decides that a file
+/// is unchanged, without the columns only reading needs), loaded in one query when a pass
+/// starts, instead of one query per file, for the common case: a file whose identity equals its
+/// loaded record's is unchanged. Every other file (new, grown, replaced, …) is looked up in the
+/// store again before anything is decided, so a record that moved since the load — by this
+/// pass's own commits or by another writer — is never read against or appended to.
 ///
 /// Why an equal identity needs no second look: the identity holds the inode, size and times to
 /// the nanosecond, the status-change time included, so a file that was renamed, replaced,
@@ -293,7 +296,7 @@ pub const INGEST_PRELOAD_RECORDS_MAX: u32 = 20_000;
 struct Preloaded {
     /// Every recorded path under the directory starts with this (`None`: nothing preloaded).
     prefix: Option<String>,
-    records: std::collections::HashMap<String, SessionRecord>,
+    records: std::collections::HashMap<String, SessionStamp>,
 }
 
 impl Preloaded {
@@ -312,7 +315,7 @@ impl Preloaded {
         } else {
             format!("{dir}/")
         };
-        let found = store.sessions_with_path_prefix(&prefix, INGEST_PRELOAD_RECORDS_MAX)?;
+        let found = store.session_stamps_with_path_prefix(&prefix, INGEST_PRELOAD_RECORDS_MAX)?;
         if found.len() > INGEST_PRELOAD_RECORDS_MAX as usize {
             return Ok(none);
         }
@@ -322,9 +325,9 @@ impl Preloaded {
         })
     }
 
-    /// The store's record of `path` as loaded, taken out (each file of a pass is looked at once);
-    /// `None` when `path` was not covered by the load, so it must be asked for.
-    fn take(&mut self, path: &str) -> Option<Option<SessionRecord>> {
+    /// The stamp of the store's record of `path` as loaded, taken out (each file of a pass is
+    /// looked at once); `None` when `path` was not covered by the load, so it must be asked for.
+    fn take(&mut self, path: &str) -> Option<Option<SessionStamp>> {
         let prefix = self.prefix.as_deref()?;
         path.starts_with(prefix).then(|| self.records.remove(path))
     }
@@ -497,9 +500,38 @@ pub fn ingest_file(
 /// copies were the largest share of a re-ingest's time after the store's queries).
 struct Prepared {
     /// The store's record of this path when the file was read.
-    existing: Option<SessionRecord>,
+    existing: Existing,
     counts: Report,
     step: Step,
+}
+
+/// What a pass knew of the store's record of a file when it looked at the file.
+// Only ever inside a boxed `Prepared`: moved as a pointer, so the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Existing {
+    /// The whole record, or that there was none.
+    Record(Option<SessionRecord>),
+    /// Only the preloaded stamp that settled the file as unchanged (`Step::Done`).
+    Stamp(SessionStamp),
+}
+
+impl Existing {
+    /// Whether `now`, the store's record of the path, is still the one the file was looked at
+    /// against: for a stamp, a record with that stamp (all the decision was made on).
+    fn holds(&self, now: Option<&SessionRecord>) -> bool {
+        match self {
+            Existing::Record(rec) => rec.as_ref() == now,
+            Existing::Stamp(stamp) => now.is_some_and(|r| r.stamp() == *stamp),
+        }
+    }
+
+    /// The whole record, if one was loaded.
+    fn record(&self) -> Option<&SessionRecord> {
+        match self {
+            Existing::Record(rec) => rec.as_ref(),
+            Existing::Stamp(_) => None,
+        }
+    }
 }
 
 enum Step {
@@ -561,7 +593,7 @@ fn triage(
     let mut counts = Report::default();
     let done = |existing, counts, outcome| {
         Ok(Triage::Done(Box::new(Prepared {
-            existing,
+            existing: Existing::Record(existing),
             counts,
             step: Step::Done(outcome),
         })))
@@ -574,19 +606,27 @@ fn triage(
         Err(e) => return done(None, counts, FileOutcome::Unreadable(e)),
     };
     // A loaded record whose identity the file still has settles it; anything else is asked for.
-    if let Some(Some(rec)) = preloaded.and_then(|p| p.take(path_str))
-        && rec.agent == agent.as_str()
-        && rec.index_version == INDEX_VERSION
-        && rec.identity == identity
+    if let Some(Some(stamp)) = preloaded.and_then(|p| p.take(path_str))
+        && unchanged(
+            &stamp.agent,
+            stamp.index_version,
+            &stamp.identity,
+            agent,
+            &identity,
+        )
     {
-        return done(Some(rec), counts, FileOutcome::Unchanged);
+        return Ok(Triage::Done(Box::new(Prepared {
+            existing: Existing::Stamp(stamp),
+            counts,
+            step: Step::Done(FileOutcome::Unchanged),
+        })));
     }
     let existing = store.session_by_path(path_str)?;
     // The record to append to, if the file only grew; else it is read from the start.
     let (append_to, reason) = match &existing {
         None => (None, "new file"),
         Some(rec) if rec.agent != agent.as_str() => (None, "read as another agent's"),
-        Some(rec) => match classify(path, rec, &identity, &mut counts.verify_bytes) {
+        Some(rec) => match classify(path, agent, rec, &identity, &mut counts.verify_bytes) {
             Ok(Change::Unchanged) => return done(existing, counts, FileOutcome::Unchanged),
             Ok(Change::Appended) => (Some(rec), ""),
             Ok(Change::Identity(reason)) => (None, reason),
@@ -637,7 +677,7 @@ impl ReadJob {
             (Ok(scanned), None) => Step::Fresh { reason, scanned },
         };
         Box::new(Prepared {
-            existing,
+            existing: Existing::Record(existing),
             counts,
             step,
         })
@@ -694,7 +734,11 @@ fn finish(
     let Some(path_str) = path.to_str() else {
         return Ok(FileOutcome::NotASession);
     };
-    let prepared = if maybe_stale && store.session_by_path(path_str)? != prepared.existing {
+    let prepared = if maybe_stale
+        && !prepared
+            .existing
+            .holds(store.session_by_path(path_str)?.as_ref())
+    {
         prepare(store, agent, path)?
     } else {
         prepared
@@ -707,15 +751,15 @@ fn finish(
             workspaces,
             agent,
             path_str,
-            prepared.existing.as_ref(),
+            prepared.existing.record(),
             scanned,
             now_ms,
             reason,
             report,
         ),
         Step::Append { old, scanned } => match prepared.existing {
-            Some(rec) => append(store, rec, old, scanned, now_ms, report),
-            None => Err(IngestError::Lost),
+            Existing::Record(Some(rec)) => append(store, rec, old, scanned, now_ms, report),
+            Existing::Record(None) | Existing::Stamp(_) => Err(IngestError::Lost),
         },
     }
 }
@@ -726,8 +770,23 @@ enum Change {
     Identity(&'static str),
 }
 
+/// Whether a file read as `agent`'s, whose identity is now `now`, is unchanged since a record
+/// of `recorded_agent`'s file with `identity`, in `index_version`, was taken. The same identity
+/// (size, times to the nanosecond, inode) is the same bytes, a torn last line included:
+/// finishing that line grows the file.
+fn unchanged(
+    recorded_agent: &str,
+    index_version: u32,
+    identity: &FileIdentity,
+    agent: Agent,
+    now: &FileIdentity,
+) -> bool {
+    recorded_agent == agent.as_str() && index_version == INDEX_VERSION && *identity == *now
+}
+
 fn classify(
     path: &Path,
+    agent: Agent,
     rec: &SessionRecord,
     now: &FileIdentity,
     verify_bytes: &mut u64,
@@ -735,9 +794,7 @@ fn classify(
     if rec.index_version != INDEX_VERSION {
         return Ok(Change::Identity("index format changed"));
     }
-    // The same identity (size, times to the nanosecond, inode) is the same bytes, a torn last
-    // line included: finishing that line grows the file.
-    if *now == rec.identity {
+    if unchanged(&rec.agent, rec.index_version, &rec.identity, agent, now) {
         return Ok(Change::Unchanged);
     }
     if !now.same_object(&rec.identity) {

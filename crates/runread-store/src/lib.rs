@@ -118,6 +118,14 @@ pub trait Store: Send + Sync {
     /// answer (≤ `limit`) from a cut one. One query instead of one [`Store::session_by_path`]
     /// per file of a directory.
     fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>>;
+    /// The [`SessionStamp`]s of the records [`Store::sessions_with_path_prefix`] answers, same
+    /// bound: the columns a pass needs to find a directory's files unchanged, without those
+    /// only reading needs (parsing them was most of a re-ingest's instructions).
+    fn session_stamps_with_path_prefix(
+        &self,
+        prefix: &str,
+        limit: u32,
+    ) -> Result<Vec<SessionStamp>>;
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>>;
     /// Entries of the session's current generation, in file order.
     fn entries(

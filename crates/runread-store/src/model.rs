@@ -59,6 +59,29 @@ pub struct SessionRecord {
     pub index_version: u32,
 }
 
+/// What decides that a session file is unchanged since its record was taken: the record's path,
+/// agent, file identity and index format. A part of [`SessionRecord`] ([`SessionRecord::stamp`]),
+/// loaded for a whole directory when a pass starts without the columns only reading needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStamp {
+    pub path: String,
+    pub agent: String,
+    pub identity: FileIdentity,
+    pub index_version: u32,
+}
+
+impl SessionRecord {
+    /// This record's [`SessionStamp`].
+    pub fn stamp(&self) -> SessionStamp {
+        SessionStamp {
+            path: self.path.clone(),
+            agent: self.agent.clone(),
+            identity: self.identity,
+            index_version: self.index_version,
+        }
+    }
+}
+
 /// The format of the index ingest writes (entries and runs). 2: where each line is and its
 /// digest, no texts. 3: a final answer may span several lines (Claude Code), events may group
 /// lines, runs carry their prompt line.

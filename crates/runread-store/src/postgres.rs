@@ -40,8 +40,8 @@ use runread_core::cursor::CursorKey;
 
 use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 use crate::{
-    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, StartOutcome, StartRecord,
-    Store, StoreError, Workspace,
+    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, SessionStamp, StartOutcome,
+    StartRecord, Store, StoreError, Workspace,
 };
 
 /// Most connections one store holds open. Store calls are short and the service bounds calls
@@ -744,6 +744,9 @@ const SESSION_BY_PATH: &str = vocab::select_sessions!(" WHERE host = $1 AND path
 /// `starts_with` compares bytes whatever the database's collation.
 const SESSIONS_WITH_PATH_PREFIX: &str =
     vocab::select_sessions!(" WHERE host = $1 AND starts_with(path, $2) ORDER BY path LIMIT $3");
+const STAMPS_WITH_PATH_PREFIX: &str = vocab::select_session_stamps!(
+    " WHERE host = $1 AND starts_with(path, $2) ORDER BY path LIMIT $3"
+);
 /// A session row with its host last.
 const INSERT_SESSION: &str = concat!(
     "INSERT INTO sessions(",
@@ -803,6 +806,19 @@ impl Store for PostgresStore {
             SESSIONS_WITH_PATH_PREFIX,
             &values![&self.host, prefix, take],
             vocab::session,
+        )
+    }
+
+    fn session_stamps_with_path_prefix(
+        &self,
+        prefix: &str,
+        limit: u32,
+    ) -> Result<Vec<SessionStamp>> {
+        let take = i64::from(limit) + 1;
+        self.read_all(
+            STAMPS_WITH_PATH_PREFIX,
+            &values![&self.host, prefix, take],
+            vocab::session_stamp,
         )
     }
 

@@ -14,8 +14,8 @@ use runread_core::cursor::CursorKey;
 use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 
 use crate::{
-    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, StartOutcome, StartRecord,
-    Store, StoreError, Workspace,
+    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, SessionStamp, StartOutcome,
+    StartRecord, Store, StoreError, Workspace,
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
@@ -439,6 +439,29 @@ fn first<T>(stmt: &mut Statement<'_>, params: &Args<'_>, row: impl MapRow<T>) ->
 /// How [`vocab::same_in_every_store!`] runs its statements here: reads on a read connection,
 /// writes on the writer.
 impl SqliteStore {
+    /// The rows of sessions whose path (`path_of`) starts with `prefix`, at most `limit + 1`:
+    /// `from` queries the path index from a path on, `range` between two paths.
+    fn with_path_prefix<T>(
+        &self,
+        prefix: &str,
+        limit: u32,
+        [from, range]: [&str; 2],
+        row: impl MapRow<T>,
+        path_of: fn(&T) -> &str,
+    ) -> Result<Vec<T>> {
+        let take = i64::from(limit) + 1;
+        // A range of the path index: from the prefix up to the first string past every string
+        // that starts with it (UTF-8 byte order is code point order, SQLite's BINARY collation).
+        let rows = match crate::prefix_upper_bound(prefix) {
+            Some(end) => self.read_all(range, &values![prefix, end, take], row)?,
+            None => self.read_all(from, &values![prefix, take], row)?,
+        };
+        Ok(rows
+            .into_iter()
+            .filter(|r| path_of(r).starts_with(prefix))
+            .collect())
+    }
+
     fn read_all<T>(&self, sql: &str, params: &Args<'_>, row: impl MapRow<T>) -> Result<Vec<T>> {
         all(&mut *self.reader()?.prepare_cached(sql)?, params, row)
     }
@@ -480,6 +503,11 @@ const SESSIONS_FROM_PATH: &str =
     vocab::select_sessions!(" WHERE path >= ?1 ORDER BY path LIMIT ?2");
 const SESSIONS_IN_PATH_RANGE: &str =
     vocab::select_sessions!(" WHERE path >= ?1 AND path < ?2 ORDER BY path LIMIT ?3");
+/// The same two for stamps.
+const STAMPS_FROM_PATH: &str =
+    vocab::select_session_stamps!(" WHERE path >= ?1 ORDER BY path LIMIT ?2");
+const STAMPS_IN_PATH_RANGE: &str =
+    vocab::select_session_stamps!(" WHERE path >= ?1 AND path < ?2 ORDER BY path LIMIT ?3");
 const SESSION_BY_PATH: &str = vocab::select_sessions!(" WHERE path = ?1");
 const INSERT_SESSION: &str = concat!(
     "INSERT INTO sessions(",
@@ -532,21 +560,27 @@ impl Store for SqliteStore {
     }
 
     fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>> {
-        let take = i64::from(limit) + 1;
-        // A range of the path index: from the prefix up to the first string past every string
-        // that starts with it (UTF-8 byte order is code point order, SQLite's BINARY collation).
-        let rows = match crate::prefix_upper_bound(prefix) {
-            Some(end) => self.read_all(
-                SESSIONS_IN_PATH_RANGE,
-                &values![prefix, end, take],
-                vocab::session,
-            )?,
-            None => self.read_all(SESSIONS_FROM_PATH, &values![prefix, take], vocab::session)?,
-        };
-        Ok(rows
-            .into_iter()
-            .filter(|s| s.path.starts_with(prefix))
-            .collect())
+        self.with_path_prefix(
+            prefix,
+            limit,
+            [SESSIONS_FROM_PATH, SESSIONS_IN_PATH_RANGE],
+            vocab::session,
+            |s| &s.path,
+        )
+    }
+
+    fn session_stamps_with_path_prefix(
+        &self,
+        prefix: &str,
+        limit: u32,
+    ) -> Result<Vec<SessionStamp>> {
+        self.with_path_prefix(
+            prefix,
+            limit,
+            [STAMPS_FROM_PATH, STAMPS_IN_PATH_RANGE],
+            vocab::session_stamp,
+            |s| &s.path,
+        )
     }
 
     fn commit_ingest(&self, c: &IngestCommit) -> Result<()> {

@@ -18,8 +18,8 @@ use runread_core::{Feature, Target};
 use runread_sessions::FileIdentity;
 
 use crate::{
-    ArtifactRecord, Grant, Receipt, Result, RunRecord, SealedSecret, SessionRecord, StartMeta,
-    StartRecord, StoreError, SupervisedRun, Workspace,
+    ArtifactRecord, Grant, Receipt, Result, RunRecord, SealedSecret, SessionRecord, SessionStamp,
+    StartMeta, StartRecord, StoreError, SupervisedRun, Workspace,
 };
 
 /// The migration that added `runs.started_ms`; each store fills in earlier rows right after it
@@ -218,6 +218,17 @@ macro_rules! select_sessions {
     };
 }
 pub(crate) use select_sessions;
+
+/// The columns of a [`SessionStamp`] ([`session_stamp`] reads them); a store adds its `WHERE`.
+macro_rules! select_session_stamps {
+    ($($rest:tt)*) => {
+        concat!(
+            "SELECT path, agent, dev, ino, nlink, size, mtime_ns, ctime_ns, index_version FROM sessions",
+            $($rest)*
+        )
+    };
+}
+pub(crate) use select_session_stamps;
 
 /// What a commit of a session already stored replaces (everything but its host).
 macro_rules! session_upsert {
@@ -473,14 +484,7 @@ pub(crate) fn session(r: &dyn Cols) -> Result<SessionRecord> {
         workspace_id: r.text(3)?,
         generation: u64_of(r.int(4)?)?,
         header: serde_json::from_str(&r.text(5)?)?,
-        identity: FileIdentity {
-            dev: u64_of(r.int(6)?)?,
-            ino: u64_of(r.int(7)?)?,
-            nlink: u64_of(r.int(8)?)?,
-            size: u64_of(r.int(9)?)?,
-            mtime_ns: r.int(10)?,
-            ctime_ns: r.int(20)?,
-        },
+        identity: identity_at(r, 6, 20)?,
         consumed: u64_of(r.int(11)?)?,
         lines: u64_of(r.int(12)?)?,
         tail_sha256: r.opt_text(13)?,
@@ -492,6 +496,28 @@ pub(crate) fn session(r: &dyn Cols) -> Result<SessionRecord> {
         ingested_at_ms: r.int(19)?,
         over_bounds: r.flag(21)?,
         index_version: u32_of(r.int(22)?)?,
+    })
+}
+
+/// A file identity stored as dev, ino, nlink, size, mtime_ns from column `first` on, and
+/// ctime_ns at column `ctime` (added later, so not always next to the others).
+fn identity_at(r: &dyn Cols, first: usize, ctime: usize) -> Result<FileIdentity> {
+    Ok(FileIdentity {
+        dev: u64_of(r.int(first)?)?,
+        ino: u64_of(r.int(first + 1)?)?,
+        nlink: u64_of(r.int(first + 2)?)?,
+        size: u64_of(r.int(first + 3)?)?,
+        mtime_ns: r.int(first + 4)?,
+        ctime_ns: r.int(ctime)?,
+    })
+}
+
+pub(crate) fn session_stamp(r: &dyn Cols) -> Result<SessionStamp> {
+    Ok(SessionStamp {
+        path: r.text(0)?,
+        agent: r.text(1)?,
+        identity: identity_at(r, 2, 7)?,
+        index_version: u32_of(r.int(8)?)?,
     })
 }
 
@@ -718,14 +744,7 @@ pub(crate) fn run_record(r: &dyn Cols, instance: &str) -> Result<RunRecord> {
         run,
         agent: r.text(15)?,
         session_path: r.text(5)?,
-        identity: FileIdentity {
-            dev: u64_of(r.int(6)?)?,
-            ino: u64_of(r.int(7)?)?,
-            nlink: u64_of(r.int(8)?)?,
-            size: u64_of(r.int(9)?)?,
-            mtime_ns: r.int(10)?,
-            ctime_ns: r.int(14)?,
-        },
+        identity: identity_at(r, 6, 14)?,
         ingested_at_ms: r.int(11)?,
         workspace_name: r.text(12)?,
         workspace_path: r.text(13)?,

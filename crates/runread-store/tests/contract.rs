@@ -9,7 +9,8 @@ use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
     ArtifactRecord, Background, Foreground, Grant, IngestCommit, Phase, Proof, Receipt, RunFilter,
-    SealedSecret, SessionRecord, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
+    SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord, Store,
+    SupervisedRun,
 };
 use runread_testkit::{pg, records};
 
@@ -316,7 +317,8 @@ fn a_path_taken_over_by_another_session_replaces_it(s: &dyn Store) {
 }
 
 /// `sessions_with_path_prefix` answers what `session_by_path` answers for each path under the
-/// prefix, byte for byte (no pattern characters, any UTF-8), and at most `limit + 1` records.
+/// prefix, byte for byte (no pattern characters, any UTF-8), and at most `limit + 1` records;
+/// `session_stamps_with_path_prefix` the stamps of the same records.
 fn sessions_under_a_path_prefix_are_those_session_by_path_finds(s: &dyn Store) {
     let ws = s.add_workspace("/w", "w", 1).unwrap();
     let paths = [
@@ -344,9 +346,17 @@ fn sessions_under_a_path_prefix_are_those_session_by_path_finds(s: &dyn Store) {
         .unwrap();
     }
     let under = |prefix: &str, limit: u32| -> Vec<String> {
-        let mut found: Vec<String> = s
-            .sessions_with_path_prefix(prefix, limit)
-            .unwrap()
+        let records = s.sessions_with_path_prefix(prefix, limit).unwrap();
+        // The stamps are those of the same records, under the same bound.
+        let mut stamps = s.session_stamps_with_path_prefix(prefix, limit).unwrap();
+        assert_eq!(stamps.len(), records.len(), "stamps under {prefix:?}");
+        if records.len() <= limit as usize {
+            let mut of_records: Vec<SessionStamp> = records.iter().map(|r| r.stamp()).collect();
+            of_records.sort_by(|a, b| a.path.cmp(&b.path));
+            stamps.sort_by(|a, b| a.path.cmp(&b.path));
+            assert_eq!(stamps, of_records, "stamps under {prefix:?}");
+        }
+        let mut found: Vec<String> = records
             .into_iter()
             .map(|r| {
                 assert_eq!(s.session_by_path(&r.path).unwrap(), Some(r.clone()));

@@ -9,7 +9,8 @@ use runread_core::cursor::CursorKey;
 use runread_sessions::EntrySummary;
 use runread_store::{
     ArtifactRecord, Grant, IngestCommit, Receipt, Result, RunFilter, RunRecord, SealedSecret,
-    SessionRecord, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun, Workspace,
+    SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
+    Workspace,
 };
 
 /// Runs before an ingest commit; an error refuses the commit.
@@ -58,6 +59,13 @@ impl Store for Hooked {
     }
     fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>> {
         self.inner.sessions_with_path_prefix(prefix, limit)
+    }
+    fn session_stamps_with_path_prefix(
+        &self,
+        prefix: &str,
+        limit: u32,
+    ) -> Result<Vec<SessionStamp>> {
+        self.inner.session_stamps_with_path_prefix(prefix, limit)
     }
     fn entries(&self, session_id: &str, generation: u64) -> Result<Vec<EntrySummary>> {
         self.inner.entries(session_id, generation)
