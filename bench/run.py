@@ -1185,7 +1185,8 @@ def main() -> int:
     if rg_version:
         vers["ripgrep"] = rg_version
     for agent in ("claude", "codex"):
-        with contextlib.suppress(OSError, ValueError, KeyError):
+        # A run of some items only (--only) may have made no agent session: no version to say.
+        with contextlib.suppress(OSError, ValueError, KeyError, StopIteration):
             done = next(CACHE.glob(f"{agent}-session-*/done.json"))
             vers[{"claude": "claude-code", "codex": "codex"}[agent]] = json.loads(done.read_text())["agent_version"]
     took = time.monotonic() - T0
