@@ -23,7 +23,6 @@ pub use error::ErrorCode;
 pub use feature::Feature;
 pub use target::Target;
 
-/// Lowercase hex SHA-256 of `bytes`.
 /// Whether a file's permission bits (`st_mode`) keep it to its owner: nothing for group or
 /// others. The one rule for every file runread keeps secret (sealing keys, journal entries, a
 /// stdio key file, the home).
@@ -31,6 +30,7 @@ pub fn is_owner_only(mode: u32) -> bool {
     mode & 0o077 == 0
 }
 
+/// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
