@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(crate) fn artifact(home: &std::path::Path, store: Arc<dyn Store>, cmd: ArtifactCmd) -> Res {
+pub(crate) fn artifact(home: &crate::home::Home, store: Arc<dyn Store>, cmd: ArtifactCmd) -> Res {
     let ArtifactCmd::Add {
         run,
         session,

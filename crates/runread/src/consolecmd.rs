@@ -59,7 +59,7 @@ fn open_browser(url: &str) {
 }
 
 /// `runread console`: the console alone, its configs naming `--mcp-url`.
-pub fn console(home: &std::path::Path, store: Arc<dyn Store>, a: ConsoleArgs) -> Res {
+pub fn console(home: &crate::home::Home, store: Arc<dyn Store>, a: ConsoleArgs) -> Res {
     let extra = extra_secrets(a.secrets_file.as_deref(), &a.secret_env)?;
     let config = Config {
         settle_quiet: Duration::from_millis(a.settle_ms),

@@ -82,7 +82,12 @@ pub fn run() -> Result<(), String> {
         report.bytes_read,
         report.runs
     );
-    let service = crate::service(&home, store.clone(), Config::default())?;
+    // The demo's own home and its own keys, whatever `--gate-keys` says.
+    let service = crate::service(
+        &crate::home::Home::new(home.clone(), None),
+        store.clone(),
+        Config::default(),
+    )?;
     let keys = runread_gate::keys::FileKeys::open(&home).map_err(|e| e.to_string())?;
     let runs = store.runs().map_err(|e| e.to_string())?;
     for r in &runs {

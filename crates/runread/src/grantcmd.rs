@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(crate) fn grant(home: &std::path::Path, store: &dyn Store, args: GrantArgs) -> Res {
+pub(crate) fn grant(home: &crate::home::Home, store: &dyn Store, args: GrantArgs) -> Res {
     match args.action {
         Some(GrantCmd::List { json }) => {
             let now = now_ms();

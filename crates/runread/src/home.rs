@@ -1,6 +1,30 @@
 //! Where runread keeps its state.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use runread_gate::keys::KeyFile;
+
+/// A runread home as one process uses it: the directory of its state, and the sealing key file
+/// it uses (the home's `gate-keys`, or the file `--gate-keys` names).
+pub struct Home {
+    dir: PathBuf,
+    pub keys: KeyFile,
+}
+
+impl Home {
+    /// The home in `dir`, with `named` (`--gate-keys`) as its sealing key file when given.
+    pub fn new(dir: PathBuf, named: Option<PathBuf>) -> Home {
+        let keys = match named {
+            Some(path) => KeyFile::Named(path),
+            None => KeyFile::InHome(dir.clone()),
+        };
+        Home { dir, keys }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
 
 /// `--home`/`RUNREAD_HOME`, else `$XDG_DATA_HOME/runread`, else `~/.local/share/runread`.
 pub fn resolve(explicit: Option<PathBuf>) -> Result<PathBuf, String> {

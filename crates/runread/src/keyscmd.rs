@@ -1,32 +1,10 @@
-//! `runread keys rotate|list|export|import`, and which key file a process uses (`--gate-keys`
-//! or the home's `gate-keys`).
-
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-
-use runread_gate::keys::KeyFile;
+//! `runread keys rotate|list|export|import`, on the key file the home uses (`--gate-keys` or the
+//! home's `gate-keys`: [`Home`]).
 
 use crate::KeysCmd;
+use crate::home::Home;
 
-/// The `--gate-keys` file, set once from the command line before any command runs.
-static NAMED_KEY_FILE: OnceLock<Option<PathBuf>> = OnceLock::new();
-
-/// Uses `named` (from `--gate-keys` / `RUNREAD_GATE_KEYS_FILE`) instead of the home's key file
-/// for the rest of the process.
-pub(crate) fn use_key_file(named: Option<PathBuf>) {
-    let _ = NAMED_KEY_FILE.set(named);
-}
-
-/// The key file this process uses with `home`.
-pub(crate) fn key_file(home: &Path) -> KeyFile {
-    match NAMED_KEY_FILE.get() {
-        Some(Some(path)) => KeyFile::Named(path.clone()),
-        _ => KeyFile::InHome(home.to_path_buf()),
-    }
-}
-
-pub(crate) fn keys(home: &Path, cmd: KeysCmd) -> Result<(), String> {
-    let file = key_file(home);
+pub(crate) fn keys(home: &Home, cmd: KeysCmd) -> Result<(), String> {
     match cmd {
         KeysCmd::Rotate => {
             let id = crate::servecmd::gate_keys(home)?
@@ -50,10 +28,10 @@ pub(crate) fn keys(home: &Path, cmd: KeysCmd) -> Result<(), String> {
             print_ids(&ids);
         }
         KeysCmd::Import { file: src } => {
-            let done = runread_gate::keys::FileKeys::import(&file, &src)?;
+            let done = runread_gate::keys::FileKeys::import(&home.keys, &src)?;
             outln!(
                 "imported into {}: {} added, {} already there; current: {}",
-                file.path().display(),
+                home.keys.path().display(),
                 done.added.len(),
                 done.present.len(),
                 done.current

@@ -91,22 +91,28 @@ fn main() -> ExitCode {
 type Res = Result<(), String>;
 
 fn open_store(home: Option<PathBuf>, spec: Option<&str>) -> Result<Arc<dyn Store>, String> {
-    Ok(open_home(home, spec)?.1)
+    Ok(open_home(home, None, spec)?.1)
 }
 
-/// The resolved home (created if needed) and its store.
+/// The resolved home (created if needed), using the `--gate-keys` file when one is named.
+fn resolve_home(dir: Option<PathBuf>, gate_keys: Option<PathBuf>) -> Result<home::Home, String> {
+    let dir = home::resolve(dir)?;
+    home::ensure(&dir)?;
+    Ok(home::Home::new(dir, gate_keys))
+}
+
+/// The resolved home and its store.
 fn open_home(
-    home: Option<PathBuf>,
+    dir: Option<PathBuf>,
+    gate_keys: Option<PathBuf>,
     spec: Option<&str>,
-) -> Result<(PathBuf, Arc<dyn Store>), String> {
-    let home = home::resolve(home)?;
-    home::ensure(&home)?;
-    let store = storeopen::open(&home, spec)?;
+) -> Result<(home::Home, Arc<dyn Store>), String> {
+    let home = resolve_home(dir, gate_keys)?;
+    let store = storeopen::open(home.dir(), spec)?;
     Ok((home, store))
 }
 
 fn run(cli: Cli) -> Res {
-    keyscmd::use_key_file(cli.gate_keys.clone());
     let spec = cli.store.as_deref();
     match cli.command {
         Command::Run { .. } => Err("unreachable: handled in main".into()),
@@ -115,27 +121,27 @@ fn run(cli: Cli) -> Res {
         Command::Ingest { dirs } => ingest(&*open_store(cli.home, spec)?, &dirs.resolve(true)?),
         Command::Watch(args) => watch(open_store(cli.home, spec)?, args),
         Command::Runs(args) => {
-            let (home, store) = open_home(cli.home, spec)?;
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             runs_command(&home, store, args)
         }
         Command::Grant(args) => {
-            let (home, store) = open_home(cli.home, spec)?;
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             grant(&home, &*store, args)
         }
         Command::Artifact(cmd) => {
-            let (home, store) = open_home(cli.home, spec)?;
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             artifactcmd::artifact(&home, store, cmd)
         }
         Command::Secret(cmd) => {
-            let (home, store) = open_home(cli.home, spec)?;
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             secret(&home, &*store, cmd)
         }
         Command::Serve(args) => {
-            let (home, store) = open_home(cli.home, spec)?;
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             serve_command(&home, store, args)
         }
         Command::Console(args) => {
-            let (home, store) = open_home(cli.home, spec)?;
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             consolecmd::console(&home, store, args)
         }
         Command::Audit { since, json } => {
@@ -145,11 +151,7 @@ fn run(cli: Cli) -> Res {
             gatecmd::inspect(&*open_store(cli.home, spec)?, &start_id, json)
         }
         // The keys are files of the home (or --gate-keys): no store is opened for them.
-        Command::Keys(cmd) => {
-            let home = home::resolve(cli.home)?;
-            home::ensure(&home)?;
-            keyscmd::keys(&home, cmd)
-        }
+        Command::Keys(cmd) => keyscmd::keys(&resolve_home(cli.home, cli.gate_keys)?, cmd),
         Command::Read {
             url,
             key_file,

@@ -31,13 +31,13 @@ pub(crate) fn run_filter(
 }
 
 /// `runread runs`: the filter from the flags, then the page.
-pub(crate) fn runs_command(home: &std::path::Path, store: Arc<dyn Store>, a: RunsArgs) -> Res {
+pub(crate) fn runs_command(home: &crate::home::Home, store: Arc<dyn Store>, a: RunsArgs) -> Res {
     let filter = run_filter(&*store, a.agent, a.workspace, a.status)?;
     runs(home, store, a.json, &filter, a.limit, a.offset)
 }
 
 pub(crate) fn runs(
-    home: &std::path::Path,
+    home: &crate::home::Home,
     store: Arc<dyn Store>,
     as_json: bool,
     filter: &runread_store::RunFilter,

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(crate) fn secret(home: &std::path::Path, store: &dyn Store, cmd: SecretCmd) -> Res {
+pub(crate) fn secret(home: &crate::home::Home, store: &dyn Store, cmd: SecretCmd) -> Res {
     match cmd {
         SecretCmd::Add { name } => {
             use std::io::Read;

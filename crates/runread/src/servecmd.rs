@@ -5,15 +5,15 @@ use super::*;
 
 /// The sealing keys of `home` (made on first use), or the `--gate-keys` file; every command that
 /// seals or unseals opens them here.
-pub(crate) fn gate_keys(home: &std::path::Path) -> Result<runread_gate::keys::FileKeys, String> {
-    let file = crate::keyscmd::key_file(home);
+pub(crate) fn gate_keys(home: &crate::home::Home) -> Result<runread_gate::keys::FileKeys, String> {
+    let file = &home.keys;
     file.open()
         .map_err(|e| format!("gate keys {}: {e}", file.path().display()))
 }
 
 /// The service over `store`, with the sealing keys of `home` and its frozen binding registry.
 pub(crate) fn service(
-    home: &std::path::Path,
+    home: &crate::home::Home,
     store: Arc<dyn Store>,
     config: Config,
 ) -> Result<Arc<Service>, String> {
@@ -23,13 +23,13 @@ pub(crate) fn service(
 /// The service a serving process answers with (MCP, the console), masking also the `extra`
 /// known secrets, and the sealing keys it was built with.
 pub(crate) fn serving_service(
-    home: &std::path::Path,
+    home: &crate::home::Home,
     store: Arc<dyn Store>,
     mut config: Config,
     extra: Vec<String>,
 ) -> Result<(Arc<Service>, Arc<dyn runread_gate::keys::KeyProvider>), String> {
     // Supervised proofs live in this home's journal: every service of the home checks them.
-    config.journal_root = Some(runread_supervise::journal_root(home));
+    config.journal_root = Some(runread_supervise::journal_root(home.dir()));
     let keys: Arc<dyn runread_gate::keys::KeyProvider> = Arc::new(gate_keys(home)?);
     let service = Service::new(store, keys.clone(), config)
         .map_err(|e| format!("refusing to start: {e}"))?
@@ -39,7 +39,7 @@ pub(crate) fn serving_service(
 
 /// `runread serve`: over stdio with a key file, else over HTTP (with the console if asked),
 /// with the watcher in the same process if asked.
-pub(crate) fn serve_command(home: &std::path::Path, store: Arc<dyn Store>, a: ServeArgs) -> Res {
+pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: ServeArgs) -> Res {
     if a.watch {
         spawn_watcher(store.clone(), a.dirs.resolve(false)?)?;
     }
@@ -64,7 +64,7 @@ pub(crate) fn serve_command(home: &std::path::Path, store: Arc<dyn Store>, a: Se
 }
 
 pub(crate) fn serve(
-    home: &std::path::Path,
+    home: &crate::home::Home,
     store: Arc<dyn Store>,
     listen: SocketAddr,
     settle_quiet: Duration,
@@ -130,7 +130,7 @@ pub(crate) fn serve(
 }
 
 pub(crate) fn serve_stdio(
-    home: &std::path::Path,
+    home: &crate::home::Home,
     store: Arc<dyn Store>,
     key_file: &std::path::Path,
     settle_quiet: Duration,

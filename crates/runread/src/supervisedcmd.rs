@@ -10,7 +10,7 @@ pub(crate) fn supervised_run(
     quiet: bool,
     command: Vec<std::ffi::OsString>,
 ) -> Result<i32, String> {
-    let (home, store) = open_home(home, spec)?;
+    let (home, store) = open_home(home, None, spec)?;
     let cwd = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("current directory: {e}"))?;
@@ -46,7 +46,7 @@ pub(crate) fn supervised_run(
         command,
         cwd,
         workspaces,
-        journal_root: runread_supervise::journal_root(&home),
+        journal_root: runread_supervise::journal_root(home.dir()),
         echo: !quiet,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
