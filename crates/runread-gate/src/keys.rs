@@ -241,7 +241,7 @@ impl FileKeys {
     pub fn import(target: &KeyFile, src: &Path) -> Result<Imported, String> {
         let (path, follow) = target.resolve();
         let key_file = path.as_path();
-        let src_text =
+        let (_, src_text) =
             read_key_text(src, Follow::Yes).map_err(|e| format!("{}: {e}", src.display()))?;
         let incoming = parse_key_text(&src_text).map_err(|e| format!("{}: {e}", src.display()))?;
         let keys = FileKeys::at(path.clone(), follow);
@@ -320,9 +320,11 @@ impl FileKeys {
         {
             return Ok(keys.clone());
         }
-        let text = read_key_text(&self.path, self.follow)?;
+        // Cached under the stamp of the file read: if the path named another file by then, the
+        // next use sees a stamp that differs and reads again.
+        let (read, text) = read_key_text(&self.path, self.follow)?;
         let keys = Arc::new(parse_key_text(&text)?);
-        *cache = Some((stamp, keys.clone()));
+        *cache = Some((read, keys.clone()));
         Ok(keys)
     }
 
@@ -400,31 +402,58 @@ enum Follow {
     Yes,
 }
 
-/// The metadata of a key file that may be used: a regular file only its owner may read, within
-/// [`KEY_FILE_MAX_BYTES`].
+/// The metadata of a key file that may be used, looked up by path: see [`usable`].
 fn checked_meta(path: &Path, follow: Follow) -> Result<std::fs::Metadata, KeyError> {
     let meta = match follow {
         Follow::No => std::fs::symlink_metadata(path),
         Follow::Yes => std::fs::metadata(path),
     }
     .map_err(|_| KeyError::Unavailable)?;
+    usable(&meta)?;
+    Ok(meta)
+}
+
+/// Whether `meta` is a key file that may be used: a regular file only its owner may read, within
+/// [`KEY_FILE_MAX_BYTES`].
+fn usable(meta: &std::fs::Metadata) -> Result<(), KeyError> {
     if !meta.file_type().is_file()
         || !runread_core::is_owner_only(meta.permissions().mode())
         || meta.len() > KEY_FILE_MAX_BYTES
     {
         return Err(KeyError::Unavailable);
     }
-    Ok(meta)
+    Ok(())
 }
 
-/// A key file's text, after [`checked_meta`].
-fn read_key_text(path: &Path, follow: Follow) -> Result<Zeroizing<String>, KeyError> {
-    checked_meta(path, follow)?;
-    let mut text = Zeroizing::new(String::new());
-    std::fs::File::open(path)
-        .and_then(|f| f.take(KEY_FILE_MAX_BYTES).read_to_string(&mut text))
+/// A key file's text and the stamp of the file it was read from.
+///
+/// The file is opened once and checked through that descriptor ([`usable`]): a file swapped in
+/// after a check by path is never the one read. The home's own file is opened without following
+/// a link, and every open is non-blocking, so a FIFO put in the file's place cannot hold it.
+fn read_key_text(path: &Path, follow: Follow) -> Result<(FileStamp, Zeroizing<String>), KeyError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = libc::O_NONBLOCK
+        | match follow {
+            Follow::No => libc::O_NOFOLLOW,
+            Follow::Yes => 0,
+        };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
         .map_err(|_| KeyError::Unavailable)?;
-    Ok(text)
+    let meta = file.metadata().map_err(|_| KeyError::Unavailable)?;
+    usable(&meta)?;
+    let mut text = Zeroizing::new(String::new());
+    (&file)
+        .take(KEY_FILE_MAX_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|_| KeyError::Unavailable)?;
+    // Grown since the check: not a key file any more.
+    if text.len() as u64 > KEY_FILE_MAX_BYTES {
+        return Err(KeyError::Unavailable);
+    }
+    Ok((FileStamp::of(&meta), text))
 }
 
 /// `KEY_ID HEX` lines; at least one, ids unique.
@@ -478,6 +507,72 @@ impl KeyProvider for FileKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A private file holding one valid key line, padded with newlines to `len` bytes.
+    fn key_file_of(dir: &Path, name: &str, len: usize) -> PathBuf {
+        let mut text = format!("k1-00 {}\n", "ab".repeat(32));
+        assert!(text.len() <= len);
+        text.extend(std::iter::repeat_n('\n', len - text.len()));
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_key_file_is_read_up_to_its_bound_and_refused_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = key_file_of(dir.path(), "at", KEY_FILE_MAX_BYTES as usize);
+        let over = key_file_of(dir.path(), "over", KEY_FILE_MAX_BYTES as usize + 1);
+        let (_, text) = read_key_text(&at, Follow::No).unwrap();
+        assert_eq!(parse_key_text(&text).unwrap().len(), 1);
+        assert_eq!(
+            read_key_text(&over, Follow::No).err(),
+            Some(KeyError::Unavailable)
+        );
+    }
+
+    #[test]
+    fn the_homes_key_file_is_never_read_through_a_link_a_named_one_may_be() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = key_file_of(dir.path(), "real", 100);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(
+            read_key_text(&link, Follow::No).err(),
+            Some(KeyError::Unavailable)
+        );
+        let (stamp, _) = read_key_text(&link, Follow::Yes).unwrap();
+        // The stamp is the file read, not the link.
+        let (real_stamp, _) = read_key_text(&real, Follow::No).unwrap();
+        assert!(stamp == real_stamp);
+    }
+
+    #[test]
+    fn a_fifo_in_the_key_files_place_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::fs::set_permissions(&fifo, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // A blocking open would wait for a writer forever: the answer must come back at once.
+        let (tx, rx) = std::sync::mpsc::channel();
+        for follow in [Follow::No, Follow::Yes] {
+            let (tx, fifo) = (tx.clone(), fifo.clone());
+            std::thread::spawn(move || {
+                let _ = tx.send(read_key_text(&fifo, follow).err());
+            });
+        }
+        for _ in 0..2 {
+            let refused = rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("the open did not block");
+            assert_eq!(refused, Some(KeyError::Unavailable));
+        }
+    }
 
     #[test]
     fn key_file_is_created_private_and_rotation_keeps_old_ids() {
