@@ -478,21 +478,26 @@ def item_ingest(bins: Path, node: str, rounds: int) -> dict[str, Any]:
     size = session.stat().st_size
     agents: dict[str, Any] = {}
     for agent, path in sessions.items():
-        ing, js = [], []
+        ing, js, jsha = [], [], []
         a_info: dict[str, Any] = {}
         j_info: dict[str, Any] = {}
+        sides = ["runread", "json", "json+sha256"]
         for i in range(rounds):
-            for side in (("runread", "json") if i % 2 == 0 else ("json", "runread")):
+            for side in sides[i % 3:] + sides[: i % 3]:
                 if side == "runread":
                     a_info = json.loads(run([str(bins / "runread-bench"), "ingest", "--agent", agent, "--session", str(path),
                                              "--repeats", "3", "--warmup", "1"]).stdout)
                     ing.append(median(a_info["seconds"]))
-                else:
+                elif side == "json":
                     secs, j_info = json_pass_s(bins, ["--file", str(path)], 3)
                     js.append(median(secs))
-            log(f"ingest {agent} round {i + 1}/{rounds}: runread {ing[-1] * 1e3:.0f} ms, json-pass {js[-1] * 1e3:.0f} ms")
+                else:
+                    secs, _ = json_pass_s(bins, ["--file", str(path), "--sha256"], 3)
+                    jsha.append(median(secs))
+            log(f"ingest {agent} round {i + 1}/{rounds}: runread {ing[-1] * 1e3:.0f} ms, json-pass {js[-1] * 1e3:.0f} ms, "
+                f"json-pass + SHA-256 {jsha[-1] * 1e3:.0f} ms")
         agents[agent] = {"session": str(path), "bytes": path.stat().st_size, "lines": j_info["lines"], "invalid_lines": j_info["invalid_lines"],
-                         "runs": a_info["runs"], "runread_s": ing, "json_s": js}
+                         "runs": a_info["runs"], "runread_s": ing, "json_s": js, "json_sha_s": jsha}
     return {"session": str(session), "bytes": size, "entries": info["entries"], "runs": info["runs"], "pi_entries": pi_info["entries"],
             "pi_messages": pi_info["messages"], "runread_s": rr, "pi_open_s": pi_open, "pi_context_s": pi_ctx, "agents": agents}
 
@@ -667,7 +672,7 @@ def item_home(bins: Path, tmp: Path, quick: bool) -> dict[str, Any]:
     runread = bins / "runread"
     dirs = [x for a in AGENTS for x in ("--dir", info[a])]
     rounds, repeats = (1, 3) if quick else (3, 7)
-    first: dict[str, list[float]] = {"runread_s": [], "json_s": [], "json_inproc_s": []}
+    first: dict[str, list[float]] = {"runread_s": [], "json_s": [], "json_inproc_s": [], "json_sha_s": []}
     summary: dict[str, int] = {}
     jinfo: dict[str, Any] = {}
     h: RunreadHome | None = None
@@ -675,19 +680,23 @@ def item_home(bins: Path, tmp: Path, quick: bool) -> dict[str, Any]:
     for i in range(rounds):
         if h is not None:
             h.remove()
-        for side in (("runread", "json") if i % 2 == 0 else ("json", "runread")):
+        sides = ["runread", "json", "json+sha256"]
+        for side in sides[i % 3:] + sides[: i % 3]:
             if side == "runread":
                 h = RunreadHome(runread, tmp / f"home-{i}", info)
                 dt, out = timed(h.cmd("ingest", *h.dirs))
                 summary = ingest_summary(out)
                 first["runread_s"].append(dt)
-            else:
+            elif side == "json":
                 dt, out = timed([str(bins / "runread-bench"), "json-pass", *dirs])
                 jinfo = json.loads(out)
                 first["json_s"].append(dt)
                 first["json_inproc_s"].append(jinfo["seconds"][0])
+            else:
+                dt, _ = timed([str(bins / "runread-bench"), "json-pass", "--sha256", *dirs])
+                first["json_sha_s"].append(dt)
         log(f"home first ingest {i + 1}/{rounds}: runread {first['runread_s'][-1]:.1f} s ({summary['new']} new, {summary['runs']} runs), "
-            f"json-pass {first['json_s'][-1]:.1f} s")
+            f"json-pass {first['json_s'][-1]:.1f} s, json-pass + SHA-256 {first['json_sha_s'][-1]:.1f} s")
     assert h is not None
     if summary["new"] != info["sessions"] or summary["not_sessions"] or summary["unreadable"] or summary["outside"]:
         log(f"home: the first ingest did not take every copy as a new session: {summary}")
@@ -831,6 +840,9 @@ def home_section(h: dict[str, Any], sections: list[str], goals: list[tuple[str, 
             f"| first ingest of the whole home | `runread ingest`: {ri:.2f} s ({fmt(info['bytes'] / 1e6 / ri)} MB/s) | "
             f"`runread-bench json-pass`: {js:.2f} s ({fmt(info['bytes'] / 1e6 / js)} MB/s; in process {jsi:.2f} s) | "
             f"{ratio(js, ri)} (throughput) |",
+            *([f"| the digest's floor (not runread: the same bare pass taking every line's SHA-256, one thread) | — | "
+               f"`runread-bench json-pass --sha256`: {median(f['json_sha_s']):.2f} s | its ÷ the bare pass: "
+               f"{ratio(js, median(f['json_sha_s']))} (throughput) |"] if f.get("json_sha_s") else []),
             f"| re-ingest, nothing changed | `runread ingest`: {ra * 1e3:.1f} ms | `runread-bench stat-pass`: {st * 1e3:.1f} ms "
             f"(in process {sti * 1e3:.1f} ms) | {ratio(ra, st)} (time) |"]
     names = {"newest": "newest page", "agent": "newest page of `--agent claude`", "workspace": "newest page of `--workspace beta`"}
@@ -968,8 +980,11 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
         rows = []
         for agent, x in g.get("agents", {}).items():
             ri, js = median(x["runread_s"]), median(x["json_s"])
+            # Older result files have no digest pass.
+            jh = median(x["json_sha_s"]) if x.get("json_sha_s") else None
+            digest = (f"{jh * 1e3:.1f} | {ratio(js, jh)} |" if jh else "— | — |")
             rows.append(f"| {AGENT_NAMES[agent]} | {x['bytes'] / 1e6:.1f} MB, {x['lines']:,} lines, {x['runs']} runs | {ri * 1e3:.1f} | "
-                        f"{fmt(x['bytes'] / 1e6 / ri, 1)} | {js * 1e3:.1f} | {fmt(x['bytes'] / 1e6 / js, 1)} | {ratio(js, ri)} |")
+                        f"{fmt(x['bytes'] / 1e6 / ri, 1)} | {js * 1e3:.1f} | {fmt(x['bytes'] / 1e6 / js, 1)} | {ratio(js, ri)} | {digest}")
             goal_row(goals, f"3. ingest of a large {AGENT_NAMES[agent]} session ÷ bare JSON pass (throughput)", "≥ 0.50×",
                      ratio(js, ri), js / ri >= 0.5)
         if rows:
@@ -980,10 +995,15 @@ def write_report(out: Path, res: dict[str, Any], opts: argparse.Namespace, mach:
                             "laid out as the agent lays out its own, `ingest_dir` into a fresh durable store; 1 warm-up + 3 timed, "
                             "median). Bare pass: `runread-bench json-pass --file F`: the file read through a 64 KiB `BufReader`, every "
                             "line parsed by serde_json into `serde::de::IgnoredAny` one at a time, nothing kept (1 warm-up + 3 timed, "
-                            f"median). Both in process, page cache warm; {len(next(iter(g['agents'].values()))['runread_s'])} processes "
-                            "each, alternating; medians.\n\n"
-                            "| agent | session | runread ingest ms | MB/s | JSON pass ms | MB/s | runread ÷ JSON pass (throughput) |\n"
-                            "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+                            "median). Digest floor: `runread-bench json-pass --file F --sha256`, the same pass taking each line's "
+                            "SHA-256 as well (`runread_core::sha256_hex`, the digest ingest keeps of every line so that what a reader "
+                            "is later served can be checked against it): the least an ingest that keeps the invariant does, on one "
+                            "thread; its ratio to the bare pass is the most such an ingest can reach on one core. "
+                            f"All in process, page cache warm; {len(next(iter(g['agents'].values()))['runread_s'])} processes "
+                            "each, rotated; medians.\n\n"
+                            "| agent | session | runread ingest ms | MB/s | JSON pass ms | MB/s | runread ÷ JSON pass (throughput) | "
+                            "JSON pass + SHA-256 of every line ms | its ÷ JSON pass (the digest's ceiling, one core) |\n"
+                            "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
     if "redact" in res:
         d = res["redact"]
         m, c, n = median(d["mask_s"]), median(d["copy_s"]), median(d["naive_s"])

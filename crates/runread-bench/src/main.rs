@@ -215,7 +215,7 @@ const USAGE: &str = "usage: runread-bench gate [--calls N] [--rounds R]
        runread-bench static-server --file FILE [--listen ADDR]
        runread-bench artifact --url URL --key-file F --static-url URL --sha256 HEX [--rounds R]
        runread-bench ingest --session FILE [--agent pi|claude|codex] [--repeats N] [--warmup W]
-       runread-bench json-pass (--file F | --dir D)... [--repeats N]
+       runread-bench json-pass (--file F | --dir D)... [--sha256] [--repeats N]
        runread-bench stat-pass --dir D... [--repeats N]
        runread-bench select-page --store F [--limit N] [--offset K] [--agent A] [--workspace NAME] [--repeats R] [--summary]
        runread-bench redact [--secrets N] [--mib M] [--repeats R] [--write-dir D [--rg PATH]]
@@ -287,6 +287,7 @@ fn main() {
         Some("json-pass") => done(passes::json_pass(
             &every("--file"),
             &every("--dir"),
+            args.iter().any(|a| a == "--sha256"),
             flag("--repeats", 1),
         )),
         Some("stat-pass") => done(passes::stat_pass(&every("--dir"), flag("--repeats", 1))),

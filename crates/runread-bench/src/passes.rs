@@ -4,7 +4,10 @@
 //! - `json-pass (--file F | --dir D)… [--repeats N]`: every line of every file validated as JSON,
 //!   one line at a time (`serde_json` into `serde::de::IgnoredAny`, nothing kept), the file read
 //!   through a 64 KiB `BufReader`. Invalid lines are counted, not fatal (real homes hold torn and
-//!   malformed files). Against `runread ingest` of the same files.
+//!   malformed files). Against `runread ingest` of the same files. With `--sha256`, each line's
+//!   SHA-256 is taken too (`runread_core::sha256_hex`, the digest ingest keeps of every line):
+//!   the least any ingest that validates and digests every line must do, one thread, so the
+//!   report can show the ceiling the digest alone puts on the ratio.
 //! - `stat-pass --dir D… [--repeats N]`: the same directories walked and every `*.jsonl` file in
 //!   them `stat`ed, nothing read. Against a `runread ingest` that finds nothing changed.
 //!
@@ -59,7 +62,7 @@ struct Counts {
     invalid: u64,
 }
 
-fn validate(path: &Path, buf: &mut Vec<u8>, c: &mut Counts) -> Result<(), String> {
+fn validate(path: &Path, buf: &mut Vec<u8>, sha256: bool, c: &mut Counts) -> Result<(), String> {
     let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut r = std::io::BufReader::with_capacity(64 * 1024, f);
     loop {
@@ -76,13 +79,21 @@ fn validate(path: &Path, buf: &mut Vec<u8>, c: &mut Counts) -> Result<(), String
             continue;
         }
         c.lines += 1;
+        if sha256 {
+            std::hint::black_box(runread_core::sha256_hex(line));
+        }
         let mut de = serde_json::Deserializer::from_slice(line);
         let ok = serde::de::IgnoredAny::deserialize(&mut de).is_ok() && de.end().is_ok();
         c.invalid += u64::from(!ok);
     }
 }
 
-pub fn json_pass(files: &[String], dirs: &[String], repeats: usize) -> Result<(), String> {
+pub fn json_pass(
+    files: &[String],
+    dirs: &[String],
+    sha256: bool,
+    repeats: usize,
+) -> Result<(), String> {
     let all = inputs(files, dirs)?;
     let mut buf = Vec::with_capacity(1 << 20);
     let mut seconds = Vec::new();
@@ -91,14 +102,14 @@ pub fn json_pass(files: &[String], dirs: &[String], repeats: usize) -> Result<()
         counts = Counts::default();
         let t = Instant::now();
         for p in &all {
-            validate(p, &mut buf, &mut counts)?;
+            validate(p, &mut buf, sha256, &mut counts)?;
         }
         seconds.push(t.elapsed().as_secs_f64());
     }
     println!(
         "{}",
         json!({"files": all.len(), "bytes": counts.bytes, "lines": counts.lines,
-               "invalid_lines": counts.invalid, "seconds": seconds})
+               "invalid_lines": counts.invalid, "sha256": sha256, "seconds": seconds})
     );
     Ok(())
 }
