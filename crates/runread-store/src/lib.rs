@@ -10,6 +10,8 @@
 pub mod model;
 pub mod postgres;
 pub mod sqlite;
+#[cfg(test)]
+mod testing;
 mod vocab;
 
 // Migration N means the same change in both stores, so both have the same number of them.

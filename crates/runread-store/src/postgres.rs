@@ -854,6 +854,10 @@ impl Store for PostgresStore {
             ));
         }
         self.tx(Mode::Serializable, |t| {
+            // The index is made again from the session files: this commit does not wait for the
+            // server's disk (for this transaction only). A later synchronous commit (a grant, a
+            // start record) flushes the log in order, so nothing durable names a row that is gone.
+            t.batch_execute("SET LOCAL synchronous_commit TO OFF")?;
             let owner: Option<String> = t
                 .query_opt("SELECT host FROM sessions WHERE session_id = $1", &[&s.session_id])?
                 .map(|r| r.try_get(0))
@@ -959,5 +963,33 @@ impl Store for PostgresStore {
             let total: i64 = r.try_get(2)?;
             Ok(format!("{n}:{}:{total}", max.unwrap_or(0)))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runread_testkit::pg;
+
+    #[test]
+    fn an_ingest_leaves_its_connection_committing_durably_afterwards() {
+        let db = pg::PgDb::fresh();
+        let s = PostgresStore::connect_as(&db.url, "host-a").unwrap();
+        let ws = s.add_workspace("/w", "w", 1).unwrap();
+        s.commit_ingest(&crate::testing::ingest_commit(&ws.id))
+            .unwrap();
+        assert!(s.session("s1").unwrap().is_some());
+        // One thread: the pool hands back the connection the commit just used (a stack).
+        let mut conn = s.pool.checkout().unwrap();
+        let setting: String = conn
+            .client()
+            .unwrap()
+            .query_one("SHOW synchronous_commit", &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            setting, "on",
+            "the next transaction on it waits for the disk again"
+        );
     }
 }

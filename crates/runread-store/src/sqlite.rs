@@ -62,6 +62,10 @@ pub struct SqliteStore {
     /// Group commits made, and the writes they carried (for measurement).
     group_commits: std::sync::atomic::AtomicU64,
     grouped_writes: std::sync::atomic::AtomicU64,
+    /// Set while the writer may not be at `synchronous=FULL` (an ingest commit switched it to
+    /// NORMAL and has not yet switched it back): the next use of the writer sets FULL again
+    /// first, or refuses. See [`SqliteStore::commit_ingest`].
+    writer_relaxed: std::sync::atomic::AtomicBool,
     instance: String,
     cursor_key: CursorKey,
 }
@@ -112,6 +116,7 @@ impl SqliteStore {
             pending: Mutex::new(Vec::new()),
             group_commits: Default::default(),
             grouped_writes: Default::default(),
+            writer_relaxed: Default::default(),
             instance,
             cursor_key,
         })
@@ -126,11 +131,19 @@ impl SqliteStore {
         )
     }
 
-    /// The writer connection.
+    /// The writer connection, at `synchronous=FULL`: every write but an ingest's waits for the
+    /// disk before it is reported done.
     fn conn(&self) -> Result<MutexGuard<'_, Connection>> {
-        self.conn
+        let conn = self
+            .conn
             .lock()
-            .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+            .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))?;
+        if self.writer_relaxed.load(Ordering::Acquire) {
+            // An ingest commit could not set it back: fail closed rather than write lightly.
+            conn.pragma_update(None, "synchronous", "FULL")?;
+            self.writer_relaxed.store(false, Ordering::Release);
+        }
+        Ok(conn)
     }
 
     /// A connection for a read-only statement: a free pooled reader, else the next one in turn.
@@ -348,8 +361,8 @@ fn set_wal(conn: &Connection) -> Result<()> {
     }
 }
 
-/// The store holds copies of session text (as sensitive as the session files themselves):
-/// owner-only, like the home it lives in. SQLite's `-wal` and `-shm` files follow the main file's mode.
+/// The store holds the index of the owner's sessions (with each prompt's preview), the grants
+/// and the gate's records: owner-only, like the home it lives in. SQLite's `-wal` and `-shm` files follow the main file's mode.
 fn restrict_to_owner(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if path.as_os_str() != ":memory:" {
@@ -583,54 +596,20 @@ impl Store for SqliteStore {
         )
     }
 
+    /// The index is made from the session files and made again from them: an ingest commit does
+    /// not wait for the disk (`synchronous=NORMAL` for its transaction). A power cut may lose the
+    /// last passes' rows, which the next pass reads again; the WAL is written in order, so any
+    /// later durable commit (a grant, a start record) flushes them with it, and nothing durable
+    /// can name a row that is gone. The writer is at FULL again before it is let go.
     fn commit_ingest(&self, c: &IngestCommit) -> Result<()> {
-        let s = &c.session;
         let mut conn = self.conn()?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        if c.new_generation {
-            tx.prepare_cached("DELETE FROM entries WHERE session_id = ?1")?
-                .execute([&s.session_id])?;
-            tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1")?
-                .execute([&s.session_id])?;
-            // The path may have held another session id before (a file replaced by another session).
-            tx.prepare_cached("DELETE FROM sessions WHERE path = ?1 AND session_id <> ?2")?
-                .execute(params![s.path, s.session_id])?;
+        self.writer_relaxed.store(true, Ordering::Release);
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let committed = commit_ingest_on(&mut conn, c);
+        if conn.pragma_update(None, "synchronous", "FULL").is_ok() {
+            self.writer_relaxed.store(false, Ordering::Release);
         }
-        tx.prepare_cached(INSERT_SESSION)?
-            .execute(params_from_iter(vocab::session_values(s)?))?;
-        {
-            let mut ins = tx.prepare_cached(
-                "INSERT OR REPLACE INTO entries(session_id, generation, line, summary_json) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            for e in &c.new_entries {
-                ins.execute(params![
-                    s.session_id,
-                    i64_of(s.generation),
-                    i64_of(e.line),
-                    serde_json::to_string(e)?
-                ])?;
-            }
-        }
-        tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1")?
-            .execute([&s.session_id])?;
-        {
-            let mut ins = tx.prepare_cached(
-                "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json, started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            for (ord, r) in c.runs.iter().enumerate() {
-                ins.execute(params![
-                    s.session_id,
-                    i64_of(s.generation),
-                    r.run_id,
-                    vocab::ord_of(ord),
-                    r.status.as_str(),
-                    serde_json::to_string(r)?,
-                    crate::run_started_ms(r),
-                ])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
+        committed
     }
 
     fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>> {
@@ -690,10 +669,105 @@ impl Store for SqliteStore {
     }
 }
 
+/// [`SqliteStore::commit_ingest`]'s transaction.
+fn commit_ingest_on(conn: &mut Connection, c: &IngestCommit) -> Result<()> {
+    let s = &c.session;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if c.new_generation {
+        tx.prepare_cached("DELETE FROM entries WHERE session_id = ?1")?
+            .execute([&s.session_id])?;
+        tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1")?
+            .execute([&s.session_id])?;
+        // The path may have held another session id before (a file replaced by another session).
+        tx.prepare_cached("DELETE FROM sessions WHERE path = ?1 AND session_id <> ?2")?
+            .execute(params![s.path, s.session_id])?;
+    }
+    tx.prepare_cached(INSERT_SESSION)?
+        .execute(params_from_iter(vocab::session_values(s)?))?;
+    {
+        let mut ins = tx.prepare_cached(
+            "INSERT OR REPLACE INTO entries(session_id, generation, line, summary_json) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for e in &c.new_entries {
+            ins.execute(params![
+                s.session_id,
+                i64_of(s.generation),
+                i64_of(e.line),
+                serde_json::to_string(e)?
+            ])?;
+        }
+    }
+    tx.prepare_cached("DELETE FROM runs WHERE session_id = ?1")?
+        .execute([&s.session_id])?;
+    {
+        let mut ins = tx.prepare_cached(
+            "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json, started_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for (ord, r) in c.runs.iter().enumerate() {
+            ins.execute(params![
+                s.session_id,
+                i64_of(s.generation),
+                r.run_id,
+                vocab::ord_of(ord),
+                r.status.as_str(),
+                serde_json::to_string(r)?,
+                crate::run_started_ms(r),
+            ])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::StartMeta;
+
+    /// The writer's `PRAGMA synchronous`: 2 is FULL, 1 NORMAL.
+    fn writer_synchronous(s: &SqliteStore) -> i64 {
+        s.conn
+            .lock()
+            .unwrap()
+            .pragma_query_value(None, "synchronous", |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn an_ingest_commit_gives_the_writer_back_at_full_sync_whether_it_commits_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("runread.db")).unwrap();
+        let ws = s.add_workspace("/w", "w", 1).unwrap();
+        assert_eq!(writer_synchronous(&s), 2);
+        s.commit_ingest(&crate::testing::ingest_commit(&ws.id))
+            .unwrap();
+        assert!(s.session("s1").unwrap().is_some());
+        assert_eq!(writer_synchronous(&s), 2);
+        // Refused inside its transaction (no such workspace): rolled back, and FULL again.
+        assert!(
+            s.commit_ingest(&crate::testing::ingest_commit("no-such-workspace"))
+                .is_err()
+        );
+        assert_eq!(writer_synchronous(&s), 2);
+        assert!(!s.writer_relaxed.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn a_writer_left_at_normal_sync_is_set_back_to_full_before_any_other_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("runread.db")).unwrap();
+        // As if an ingest commit could not set it back.
+        s.conn
+            .lock()
+            .unwrap()
+            .pragma_update(None, "synchronous", "NORMAL")
+            .unwrap();
+        s.writer_relaxed.store(true, Ordering::Release);
+        assert_eq!(writer_synchronous(&s), 1);
+        s.add_workspace("/w", "w", 1).unwrap();
+        assert_eq!(writer_synchronous(&s), 2);
+        assert!(!s.writer_relaxed.load(Ordering::Acquire));
+    }
 
     #[test]
     fn reads_do_not_wait_for_the_writer() {
