@@ -362,7 +362,8 @@ fn set_wal(conn: &Connection) -> Result<()> {
 }
 
 /// The store holds the index of the owner's sessions (with each prompt's preview), the grants
-/// and the gate's records: owner-only, like the home it lives in. SQLite's `-wal` and `-shm` files follow the main file's mode.
+/// and the gate's records: owner-only, like the home it lives in. SQLite's `-wal` and `-shm`
+/// files follow the main file's mode.
 fn restrict_to_owner(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if path.as_os_str() != ":memory:" {

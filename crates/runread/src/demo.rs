@@ -82,13 +82,14 @@ pub fn run() -> Result<(), String> {
         report.bytes_read,
         report.runs
     );
-    // The demo's own home and its own keys, whatever `--gate-keys` says.
-    let service = crate::service(
+    // The demo's own home and its own keys, whatever `--gate-keys` says: the service's keys
+    // also seal the demo's grant.
+    let (service, keys) = crate::serving_service(
         &crate::home::Home::new(home.clone(), None),
         store.clone(),
         Config::default(),
+        Vec::new(),
     )?;
-    let keys = runread_gate::keys::FileKeys::open(&home).map_err(|e| e.to_string())?;
     let runs = store.runs().map_err(|e| e.to_string())?;
     for r in &runs {
         outln!(
@@ -112,7 +113,7 @@ pub fn run() -> Result<(), String> {
     let now = now_ms();
     let g = runread_service::owner::grant(
         &*store,
-        &keys,
+        &*keys,
         runread_service::owner::GrantRequest {
             run_id: &run.target.run_id,
             session_id: Some(&run.target.session_id),
