@@ -4,7 +4,8 @@
 //! directory laid out as that agent lays out its own (Pi: `sessions/<name>`; Claude Code:
 //! `projects/<escaped cwd>/<name>`; Codex: `sessions/YYYY/MM/DD/<name>`), with its `"cwd":"…"`
 //! fields moved into a temporary registered workspace and nothing else changed. Prints JSON: the
-//! file's size and lines, and one time per repeat.
+//! file's size and lines, and per repeat its wall time and the CPU time of the whole process
+//! during it (every thread's: the readers' and the digest thread's too).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -101,6 +102,7 @@ pub fn run(session: &str, agent: Agent, repeats: usize, warmup: usize) -> Result
         dir: sessions.clone(),
     };
     let mut samples = Vec::new();
+    let mut cpu = Vec::new();
     let mut runs = 0;
     for i in 0..warmup + repeats {
         let db_dir = tempfile::tempdir_in(dir.path()).map_err(e("tempdir"))?;
@@ -109,11 +111,12 @@ pub fn run(session: &str, agent: Agent, repeats: usize, warmup: usize) -> Result
         store
             .add_workspace(&ws_str, "bench", runread_core::timefmt::now_ms())
             .map_err(|err| format!("workspace: {err:?}"))?;
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), process_cpu());
         let (report, _) =
             runread_ingest::ingest_dir(&store, &agent_dir, runread_core::timefmt::now_ms(), |_| {})
                 .map_err(|err| format!("ingest: {err:?}"))?;
         let dt = t.elapsed().as_secs_f64();
+        let dc = (process_cpu() - c).as_secs_f64();
         if report.new_generations != 1 || report.malformed_lines != 0 {
             return Err(format!(
                 "expected one new session without malformed lines, got {report:?}"
@@ -122,11 +125,22 @@ pub fn run(session: &str, agent: Agent, repeats: usize, warmup: usize) -> Result
         runs = report.runs;
         if i >= warmup {
             samples.push(dt);
+            cpu.push(dc);
         }
     }
     println!(
         "{}",
-        json!({"bytes": bytes.len(), "entries": lines, "lines": lines, "runs": runs, "seconds": samples})
+        json!({"bytes": bytes.len(), "entries": lines, "lines": lines, "runs": runs, "seconds": samples,
+               "cpu_seconds": cpu})
     );
     Ok(())
+}
+
+/// CPU time this process has used so far, in all its threads (ended ones included).
+fn process_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
 }

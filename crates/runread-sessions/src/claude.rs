@@ -29,8 +29,8 @@ use serde::Deserialize;
 use crate::content::{Content, blocks_of, kind_of, text_len, text_of};
 use crate::file::EvidenceFile;
 use crate::model::{
-    EntryKind, EntrySummary, FirstLine, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
-    answer_digest, preview,
+    EntryKind, EntrySummary, FirstLine, Header, LineDigest, LineOutcome, MessageView, Resume, Scan,
+    ScanError, answer_digest, preview,
 };
 use crate::runs::{Branch, Context, Run, RunStatus, taint};
 
@@ -162,6 +162,17 @@ pub fn parse_first_line(line: &[u8]) -> Option<Header> {
 /// session's; a conversation line of another session or cwd is malformed. Learns the session's
 /// cwd from the first conversation line when the header does not have it yet.
 pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -> LineOutcome {
+    parse_line_digested(header, line, &LineDigest::of(line), line_no, offset)
+}
+
+/// [`parse_line`] with the line's digest as the scan has it (taken ahead, or when asked).
+fn parse_line_digested(
+    header: &mut Header,
+    line: &[u8],
+    digest: &LineDigest<'_>,
+    line_no: u64,
+    offset: u64,
+) -> LineOutcome {
     if line.iter().all(u8::is_ascii_whitespace) {
         return LineOutcome::Blank;
     }
@@ -205,7 +216,7 @@ pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -
             let role = user_role(&raw, content);
             e.kind = EntryKind::Message;
             e.role = Some(role.to_owned());
-            e.line_sha256 = Some(runread_core::sha256_hex(line));
+            e.line_sha256 = Some(digest.hex());
             e.body_bytes = if role == role::TOOL_RESULT {
                 tool_result_text(content).len()
             } else {
@@ -224,7 +235,7 @@ pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -
             let blocks = blocks_of(content);
             e.kind = EntryKind::Message;
             e.role = Some(role::ASSISTANT.to_owned());
-            e.line_sha256 = Some(runread_core::sha256_hex(line));
+            e.line_sha256 = Some(digest.hex());
             e.group = m.id.as_deref().map(str::to_owned);
             e.model = m.model.as_deref().map(str::to_owned);
             e.stop_reason = m.stop_reason.as_deref().map(str::to_owned);
@@ -376,7 +387,7 @@ pub fn parse_subagent_meta(bytes: &[u8]) -> Option<SubagentMeta> {
     })
 }
 
-/// Reads the complete lines of `file` from where `resume` says, one at a time (as
+/// Reads the complete lines of `file` from where `resume` says, parsed one at a time (as
 /// [`crate::pi::scan`] does). The first line gives the session id (and the header digest that
 /// later passes check) and is a conversation line too; the first conversation line gives the cwd.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
@@ -388,7 +399,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
             parse: parse_first_line,
             is_entry: true,
         },
-        parse_line,
+        parse_line_digested,
     )
 }
 

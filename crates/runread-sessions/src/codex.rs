@@ -32,8 +32,8 @@ use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use crate::content::{Content, text_len_of_kinds, text_of_kinds};
 use crate::file::{EvidenceFile, Line};
 use crate::model::{
-    EntryKind, EntrySummary, FirstLine, ForkBase, Header, LineOutcome, MessageView, Resume, Scan,
-    ScanError, preview,
+    EntryKind, EntrySummary, FirstLine, ForkBase, Header, LineDigest, LineOutcome, MessageView,
+    Resume, Scan, ScanError, preview,
 };
 use crate::runs::{Branch, Context, Run, RunStatus, taint};
 
@@ -237,6 +237,17 @@ fn entry(line: &[u8], line_no: u64, offset: u64, timestamp: Option<&str>) -> Ent
 
 /// Parses one complete line (after the first) at 1-based `line_no`, starting at byte `offset`.
 pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -> LineOutcome {
+    parse_line_digested(header, line, &LineDigest::of(line), line_no, offset)
+}
+
+/// [`parse_line`] with the line's digest as the scan has it (taken ahead, or when asked).
+fn parse_line_digested(
+    header: &mut Header,
+    line: &[u8],
+    digest: &LineDigest<'_>,
+    line_no: u64,
+    offset: u64,
+) -> LineOutcome {
     if line.iter().all(u8::is_ascii_whitespace) {
         return LineOutcome::Blank;
     }
@@ -302,10 +313,10 @@ pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -
                 .map(str::to_owned);
             e.role = Some(role::ASSISTANT.to_owned());
             e.has_tool_call = true;
-            e.line_sha256 = Some(runread_core::sha256_hex(line));
+            e.line_sha256 = Some(digest.hex());
         }
         EntryKind::Message => {
-            e.line_sha256 = Some(runread_core::sha256_hex(line));
+            e.line_sha256 = Some(digest.hex());
             if matches!(kind, Some("function_call" | "custom_tool_call")) {
                 e.role = Some(role::ASSISTANT.to_owned());
                 e.has_tool_call = true;
@@ -402,7 +413,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
             parse: parse_first_line,
             is_entry: false,
         },
-        parse_line,
+        parse_line_digested,
     )
 }
 

@@ -354,7 +354,24 @@ impl Lines<'_> {
     /// The next line, or `None` at the end (see [`Lines::torn`]).
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Line<'_>>, ReadError> {
-        self.buf.clear();
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let at = self.next_into(&mut buf);
+        self.buf = buf;
+        Ok(at?.map(|at| match at {
+            LineAt::Complete { offset, .. } => Line::Complete {
+                offset,
+                bytes: &self.buf,
+            },
+            LineAt::Oversize { offset, len } => Line::Oversize { offset, len },
+        }))
+    }
+
+    /// The next line appended to `out` (nothing appended for an oversize line), or `None` at the
+    /// end (see [`Lines::torn`]): [`Lines::next`] for a caller that gathers many lines in one
+    /// buffer, without copying each twice.
+    pub fn next_into(&mut self, out: &mut Vec<u8>) -> Result<Option<LineAt>, ReadError> {
+        let base = out.len();
         let start = self.pos;
         let mut len: u64 = 0;
         let mut oversize = false;
@@ -364,20 +381,20 @@ impl Lines<'_> {
                 if !oversize {
                     if len + nl as u64 > self.max_line as u64 {
                         oversize = true;
-                        self.buf.clear();
+                        out.truncate(base);
                     } else {
-                        self.buf.extend_from_slice(pending.get(..nl).unwrap_or(&[]));
+                        out.extend_from_slice(pending.get(..nl).unwrap_or(&[]));
                     }
                 }
                 len += nl as u64;
                 self.window_at += nl + 1;
                 self.pos = start + len + 1;
                 return Ok(Some(if oversize {
-                    Line::Oversize { offset: start, len }
+                    LineAt::Oversize { offset: start, len }
                 } else {
-                    Line::Complete {
+                    LineAt::Complete {
                         offset: start,
-                        bytes: &self.buf,
+                        len: out.len() - base,
                     }
                 }));
             }
@@ -385,15 +402,16 @@ impl Lines<'_> {
             if !oversize {
                 if len + n as u64 > self.max_line as u64 {
                     oversize = true;
-                    self.buf.clear();
+                    out.truncate(base);
                 } else {
-                    self.buf.extend_from_slice(pending);
+                    out.extend_from_slice(pending);
                 }
             }
             len += n as u64;
             self.window_at += n;
             if !self.fill()? {
                 // Bytes after the last newline: an unfinished line, left for the next read.
+                out.truncate(base);
                 self.torn = len > 0;
                 self.window.clear();
                 self.window_at = 0;
@@ -403,6 +421,15 @@ impl Lines<'_> {
             }
         }
     }
+}
+
+/// Where a line [`Lines::next_into`] read is: [`Line`] without the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineAt {
+    /// A complete line of `len` bytes (without its newline) at `offset`, appended to the buffer.
+    Complete { offset: u64, len: usize },
+    /// A line longer than the bound: `len` bytes at `offset`, not kept.
+    Oversize { offset: u64, len: u64 },
 }
 
 /// Offset of the first newline in `bytes` (the standard library's word-at-a-time search).

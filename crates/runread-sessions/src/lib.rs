@@ -18,8 +18,8 @@ pub mod runs;
 
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
-    Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
-    Scan, ScanError, answer_digest, join_groups,
+    Agent, EntryKind, EntrySummary, ForkBase, Header, LineDigest, LineOutcome, LineRef,
+    MessageView, Resume, Scan, ScanError, answer_digest, join_groups,
 };
 pub use runs::{Branch, Context, Run, RunStatus, TextRef};
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
 
-use crate::file::{EvidenceFile, Line, ReadError};
+use crate::file::{EvidenceFile, Line, LineAt, Lines, ReadError};
 
 /// The coding agents runread reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -414,17 +414,19 @@ pub(crate) struct FirstLine {
     pub is_entry: bool,
 }
 
-/// One streamed pass over the complete lines of a file whose every line parses on its own
-/// (Claude Code, Codex), from where `resume` says: the first line gives the header (and the
-/// digest later passes check), `parse_line` the rest, at most [`EVIDENCE_FILE_MAX_LINES`] lines
-/// of at most [`EVIDENCE_LINE_MAX_BYTES`] each.
+/// One streamed pass over the complete lines of a session file, from where `resume` says: the
+/// first line gives the header (and the digest later passes check), `parse_line` the rest, in file
+/// order, at most [`EVIDENCE_FILE_MAX_LINES`] lines of at most [`EVIDENCE_LINE_MAX_BYTES`] each.
+/// Lines are read in batches; a file with at least [`SCAN_DIGEST_AHEAD_MIN_BYTES`] to read has
+/// each batch's line digests taken on a second thread while the batch before it is parsed (what
+/// `parse_line` gets as its [`LineDigest`]).
 pub(crate) fn scan_lines(
     file: &EvidenceFile,
     resume: Resume<'_>,
     first: FirstLine,
-    mut parse_line: impl FnMut(&mut Header, &[u8], u64, u64) -> LineOutcome,
+    mut parse_line: impl FnMut(&mut Header, &[u8], &LineDigest<'_>, u64, u64) -> LineOutcome,
 ) -> Result<Scan, ScanError> {
-    let (mut header, start, mut line_no) = match resume {
+    let (mut header, start, line_no) = match resume {
         Resume::Fresh => {
             let mut lines = file.lines(0, first.max_bytes);
             let (header, consumed) = match lines.next().map_err(ScanError::Read)? {
@@ -448,7 +450,6 @@ pub(crate) fn scan_lines(
             ..
         } => (header.clone(), offset, lines + 1),
     };
-    let mut lines = file.lines(start, EVIDENCE_LINE_MAX_BYTES);
     let mut out = Scan {
         header: header.clone(),
         entries: Vec::new(),
@@ -460,30 +461,87 @@ pub(crate) fn scan_lines(
         bytes_read: 0,
         skipped: 0,
     };
-    loop {
-        if line_no > EVIDENCE_FILE_MAX_LINES {
-            out.over_bounds = lines.next().map_err(ScanError::Read)?.is_some() || lines.torn();
-            break;
-        }
-        match lines.next().map_err(ScanError::Read)? {
-            None => {
-                out.torn = lines.torn();
-                break;
-            }
-            Some(Line::Oversize { .. }) => out.malformed.push(line_no),
-            Some(Line::Complete { offset, bytes }) => {
-                match parse_line(&mut header, bytes, line_no, offset) {
-                    LineOutcome::Entry(e) => out.entries.push(*e),
-                    LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
-                    LineOutcome::Blank => {}
-                    LineOutcome::Skipped => out.skipped += 1,
+    let mut lines = Batches {
+        lines: file.lines(start, EVIDENCE_LINE_MAX_BYTES),
+        next_line_no: line_no,
+        ended: false,
+        torn: false,
+        over_bounds: false,
+    };
+    let mut take = |batch: &Batch, digests: Option<&[[u8; 32]]>| {
+        for (i, line) in batch.lines.iter().enumerate() {
+            match *line {
+                BatchLine::Oversize { .. } => out.malformed.push(line.line_no()),
+                BatchLine::Complete {
+                    line_no,
+                    offset,
+                    ref range,
+                } => {
+                    let bytes = batch.data.get(range.clone()).unwrap_or(&[]);
+                    let digest = LineDigest {
+                        line: bytes,
+                        known: digests.and_then(|d| d.get(i)),
+                    };
+                    match parse_line(&mut header, bytes, &digest, line_no, offset) {
+                        LineOutcome::Entry(e) => out.entries.push(*e),
+                        LineOutcome::Malformed | LineOutcome::Header(_) => {
+                            out.malformed.push(line_no)
+                        }
+                        LineOutcome::Blank => {}
+                        LineOutcome::Skipped => out.skipped += 1,
+                    }
                 }
             }
+            out.consumed = line.end();
+            out.lines = line.line_no();
         }
-        out.consumed = lines.consumed();
-        out.lines = line_no;
-        line_no += 1;
-    }
+    };
+    let parallel = file.identity().size.saturating_sub(start) >= SCAN_DIGEST_AHEAD_MIN_BYTES
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    // The lines of a large file are hashed on a second thread a batch ahead of parsing: the
+    // digests need no parse state, the parse (v1's parent links, the first cwd, line numbers)
+    // stays in order on this one.
+    std::thread::scope(|scope| -> Result<(), ScanError> {
+        let (to_hash, hash_jobs) = std::sync::mpsc::sync_channel::<Batch>(1);
+        let (hashed_tx, hashed) = std::sync::mpsc::sync_channel::<(Batch, Vec<[u8; 32]>)>(1);
+        let helper = parallel.then(|| {
+            std::thread::Builder::new()
+                .name("runread-digest".into())
+                .spawn_scoped(scope, move || {
+                    for batch in hash_jobs {
+                        let digests = batch.digests();
+                        if hashed_tx.send((batch, digests)).is_err() {
+                            break;
+                        }
+                    }
+                })
+        });
+        if !matches!(helper, Some(Ok(_))) {
+            // A small file, one core, or no thread to be had: every digest is taken when asked.
+            while !lines.ended {
+                let batch = lines.read_batch()?;
+                take(&batch, None);
+            }
+            return Ok(());
+        }
+        let mut in_flight = 0usize;
+        while !lines.ended {
+            let batch = lines.read_batch()?;
+            if to_hash.send(batch).is_err() {
+                return Err(ScanError::Read(ReadError::Io));
+            }
+            in_flight += 1;
+            // One batch is hashed while the one before it is parsed.
+            while in_flight > 1 || (lines.ended && in_flight > 0) {
+                let (batch, digests) = hashed.recv().map_err(|_| ScanError::Read(ReadError::Io))?;
+                in_flight -= 1;
+                take(&batch, Some(&digests));
+            }
+        }
+        Ok(())
+    })?;
+    out.torn = lines.torn;
+    out.over_bounds = lines.over_bounds;
     out.header = header;
     // What this pass read: for a fresh pass whose first line is only the header, that line too.
     out.bytes_read = out.consumed
@@ -493,6 +551,154 @@ pub(crate) fn scan_lines(
             start
         };
     Ok(out)
+}
+
+/// Files with at least this many bytes to read have their lines hashed on a second thread, a
+/// batch ahead of the parse: below it, a thread costs more than it saves.
+pub const SCAN_DIGEST_AHEAD_MIN_BYTES: u64 = 1024 * 1024;
+
+/// A batch of lines gathers lines until it holds at least this many bytes (or the file ends):
+/// a scan holds at most three batches at once (one being read, one hashed, one parsed), each
+/// at most this plus one line of at most `EVIDENCE_LINE_MAX_BYTES`.
+pub const SCAN_BATCH_BYTES: usize = 256 * 1024;
+
+/// The SHA-256 of one complete line, as a parser asks for it: taken ahead on another thread (a
+/// large file's), or when asked.
+pub struct LineDigest<'a> {
+    line: &'a [u8],
+    known: Option<&'a [u8; 32]>,
+}
+
+impl<'a> LineDigest<'a> {
+    /// The digest of `line`, taken when asked for.
+    pub fn of(line: &'a [u8]) -> Self {
+        LineDigest { line, known: None }
+    }
+
+    /// The line's SHA-256 in lowercase hex.
+    pub fn hex(&self) -> String {
+        match self.known {
+            Some(digest) => {
+                debug_assert_eq!(
+                    hex::encode(digest),
+                    runread_core::sha256_hex(self.line),
+                    "a digest taken ahead is of its own line"
+                );
+                hex::encode(digest)
+            }
+            None => runread_core::sha256_hex(self.line),
+        }
+    }
+}
+
+/// Complete lines read in file order, a batch at a time, numbered, up to
+/// [`EVIDENCE_FILE_MAX_LINES`].
+struct Batches<'f> {
+    lines: Lines<'f>,
+    next_line_no: u64,
+    /// No line is left to read (the end, or the line bound).
+    ended: bool,
+    /// The file ended in an unfinished line.
+    torn: bool,
+    /// Lines past the line bound were left unread.
+    over_bounds: bool,
+}
+
+/// Lines of a file, their bytes in one buffer.
+struct Batch {
+    data: Vec<u8>,
+    lines: Vec<BatchLine>,
+}
+
+enum BatchLine {
+    Complete {
+        line_no: u64,
+        offset: u64,
+        range: std::ops::Range<usize>,
+    },
+    Oversize {
+        line_no: u64,
+        offset: u64,
+        len: u64,
+    },
+}
+
+impl BatchLine {
+    fn line_no(&self) -> u64 {
+        match *self {
+            BatchLine::Complete { line_no, .. } | BatchLine::Oversize { line_no, .. } => line_no,
+        }
+    }
+
+    /// The offset just past the line's newline.
+    fn end(&self) -> u64 {
+        match *self {
+            BatchLine::Complete {
+                offset, ref range, ..
+            } => offset + range.len() as u64 + 1,
+            BatchLine::Oversize { offset, len, .. } => offset + len + 1,
+        }
+    }
+}
+
+impl Batch {
+    /// The SHA-256 of each complete line, in order (an oversize line's is never asked for).
+    fn digests(&self) -> Vec<[u8; 32]> {
+        use sha2::Digest;
+        self.lines
+            .iter()
+            .map(|line| match line {
+                BatchLine::Complete { range, .. } => {
+                    sha2::Sha256::digest(self.data.get(range.clone()).unwrap_or(&[])).into()
+                }
+                BatchLine::Oversize { .. } => [0; 32],
+            })
+            .collect()
+    }
+}
+
+impl Batches<'_> {
+    /// The next lines, at least [`SCAN_BATCH_BYTES`] of them unless the file or the line bound
+    /// ends first (then [`Batches::ended`] is set).
+    fn read_batch(&mut self) -> Result<Batch, ScanError> {
+        let mut batch = Batch {
+            data: Vec::with_capacity(SCAN_BATCH_BYTES),
+            lines: Vec::new(),
+        };
+        while batch.data.len() < SCAN_BATCH_BYTES {
+            if self.next_line_no > EVIDENCE_FILE_MAX_LINES {
+                let more = self.lines.next().map_err(ScanError::Read)?.is_some();
+                self.over_bounds = more || self.lines.torn();
+                self.ended = true;
+                break;
+            }
+            let from = batch.data.len();
+            let line_no = self.next_line_no;
+            match self
+                .lines
+                .next_into(&mut batch.data)
+                .map_err(ScanError::Read)?
+            {
+                None => {
+                    self.torn = self.lines.torn();
+                    self.ended = true;
+                    break;
+                }
+                Some(LineAt::Complete { offset, len }) => batch.lines.push(BatchLine::Complete {
+                    line_no,
+                    offset,
+                    range: from..from + len,
+                }),
+                Some(LineAt::Oversize { offset, len }) => batch.lines.push(BatchLine::Oversize {
+                    line_no,
+                    offset,
+                    len,
+                }),
+            }
+            self.next_line_no += 1;
+        }
+        Ok(batch)
+    }
 }
 
 /// Whether a count is zero (an empty field the index does not write).

@@ -18,7 +18,7 @@ pub use crate::model::PROMPT_PREVIEW_MAX_CHARS;
 pub use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView, Resume, Scan, ScanError,
 };
-use crate::model::{FirstLine, preview, scan_lines};
+use crate::model::{FirstLine, LineDigest, preview, scan_lines};
 
 /// Parses a header line. `None` if the line is not a Pi session header.
 pub fn parse_header(line: &[u8]) -> Option<Header> {
@@ -53,9 +53,12 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
 /// Longest header line read.
 pub const HEADER_MAX_BYTES: usize = 64 * 1024;
 
-/// Reads the complete lines of `file` from where `resume` says, one at a time (memory: one line
-/// of at most [`EVIDENCE_LINE_MAX_BYTES`](runread_core::limits::EVIDENCE_LINE_MAX_BYTES) and the index entries), up to the size the file had when
-/// opened and at most [`EVIDENCE_FILE_MAX_LINES`](runread_core::limits::EVIDENCE_FILE_MAX_LINES) lines in all.
+/// Reads the complete lines of `file` from where `resume` says, a batch at a time (memory: at
+/// most three batches of [`SCAN_BATCH_BYTES`](crate::model::SCAN_BATCH_BYTES) plus one line of at
+/// most [`EVIDENCE_LINE_MAX_BYTES`](runread_core::limits::EVIDENCE_LINE_MAX_BYTES) each, and the
+/// index entries), parsed one line at a time in file order, up to the size the file had when
+/// opened and at most [`EVIDENCE_FILE_MAX_LINES`](runread_core::limits::EVIDENCE_FILE_MAX_LINES)
+/// lines in all.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
     let mut last_id = match resume {
         Resume::Fresh => None,
@@ -72,10 +75,10 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
             parse: parse_header,
             is_entry: false,
         },
-        |header, bytes, line_no, offset| {
+        |header, bytes, digest, line_no, offset| {
             parser
                 .get_or_insert_with(|| PiParser::resume(header, last_id.take()))
-                .parse_line(bytes, line_no, offset)
+                .parse_line_digested(bytes, digest, line_no, offset)
         },
     )
 }
@@ -100,6 +103,18 @@ impl PiParser {
     /// Parses one complete line (without its newline) at 1-based `line_no`, starting at byte
     /// `offset` of the file.
     pub fn parse_line(&mut self, line: &[u8], line_no: u64, offset: u64) -> LineOutcome {
+        self.parse_line_digested(line, &LineDigest::of(line), line_no, offset)
+    }
+
+    /// [`PiParser::parse_line`] with the line's digest as the scan has it (taken ahead, or when
+    /// asked).
+    fn parse_line_digested(
+        &mut self,
+        line: &[u8],
+        digest: &LineDigest<'_>,
+        line_no: u64,
+        offset: u64,
+    ) -> LineOutcome {
         if line.iter().all(u8::is_ascii_whitespace) {
             return LineOutcome::Blank;
         }
@@ -143,7 +158,7 @@ impl PiParser {
                 let Some(role) = str_of(&m.role) else {
                     return LineOutcome::Malformed;
                 };
-                e.line_sha256 = Some(runread_core::sha256_hex(line));
+                e.line_sha256 = Some(digest.hex());
                 e.role = Some(role.to_owned());
                 e.stop_reason = str_of(&m.stop_reason).map(str::to_owned);
                 e.provider = str_of(&m.provider).map(str::to_owned);
@@ -489,6 +504,70 @@ mod tests {
                 assert_eq!(s.malformed, vec![2]);
             }
             assert_eq!(s.consumed, file.len() as u64);
+        }
+    }
+
+    #[test]
+    fn a_file_hashed_ahead_indexes_as_its_lines_parsed_one_by_one() {
+        use crate::model::{SCAN_BATCH_BYTES, SCAN_DIGEST_AHEAD_MIN_BYTES};
+        // Below, at and well past the size from which a scan hashes lines on a second thread (a
+        // batch ahead of the parse): messages (digested), a malformed line, a torn end.
+        for size in [
+            SCAN_DIGEST_AHEAD_MIN_BYTES - 1,
+            SCAN_DIGEST_AHEAD_MIN_BYTES,
+            3 * SCAN_DIGEST_AHEAD_MIN_BYTES + SCAN_BATCH_BYTES as u64 / 3,
+        ] {
+            let size = usize::try_from(size).unwrap();
+            let mut file = format!("{HEADER}\n");
+            let mut lines = Vec::new();
+            let mut parent = "null".to_owned();
+            while file.len() + 400 < size {
+                let n = lines.len();
+                let text = "t".repeat(n * 37 % 251);
+                let line = if n % 2 == 0 {
+                    format!(
+                        r#"{{"type":"message","id":"m{n}","parentId":{parent},"message":{{"role":"user","content":"ask {n} {text}"}}}}"#
+                    )
+                } else {
+                    format!(
+                        r#"{{"type":"message","id":"m{n}","parentId":{parent},"message":{{"role":"assistant","content":[{{"type":"text","text":"answer {n} {text}"}}]}}}}"#
+                    )
+                };
+                parent = format!("\"m{n}\"");
+                file.push_str(&line);
+                file.push('\n');
+                lines.push(line);
+            }
+            lines.push("{not json".to_owned());
+            file.push_str("{not json\n");
+            let complete = file.len();
+            file.push_str(&"x".repeat(size - complete));
+            assert_eq!(file.len(), size);
+
+            let s = scan_of(file.as_bytes());
+            let mut p = PiParser::resume(&header(3), None);
+            let mut offset = HEADER.len() as u64 + 1;
+            let (mut entries, mut malformed) = (Vec::new(), Vec::new());
+            for (i, line) in lines.iter().enumerate() {
+                let line_no = i as u64 + 2;
+                match p.parse_line(line.as_bytes(), line_no, offset) {
+                    LineOutcome::Entry(e) => entries.push(*e),
+                    LineOutcome::Malformed => malformed.push(line_no),
+                    other => panic!("line {line_no}: {other:?}"),
+                }
+                offset += line.len() as u64 + 1;
+            }
+            assert!(entries.len() > 100, "{size} bytes");
+            assert!(entries.iter().all(|e| e.line_sha256.is_some()));
+            assert_eq!(s.entries, entries, "{size} bytes");
+            assert_eq!(s.malformed, malformed, "{size} bytes");
+            assert_eq!(s.malformed, vec![lines.len() as u64 + 1]);
+            assert_eq!(
+                (s.consumed, s.torn),
+                (complete as u64, true),
+                "{size} bytes"
+            );
+            assert_eq!(s.lines, lines.len() as u64 + 1);
         }
     }
 
