@@ -418,8 +418,8 @@ pub(crate) struct FirstLine {
 /// first line gives the header (and the digest later passes check), `parse_line` the rest, in file
 /// order, at most [`EVIDENCE_FILE_MAX_LINES`] lines of at most [`EVIDENCE_LINE_MAX_BYTES`] each.
 /// Lines are read in batches; a file with at least [`SCAN_DIGEST_AHEAD_MIN_BYTES`] to read has
-/// each batch's line digests taken on a second thread while the batch before it is parsed (what
-/// `parse_line` gets as its [`LineDigest`]).
+/// its batches read and their line digests taken on a second thread while the batch before is
+/// parsed here (what `parse_line` gets as its [`LineDigest`]).
 pub(crate) fn scan_lines(
     file: &EvidenceFile,
     resume: Resume<'_>,
@@ -461,13 +461,6 @@ pub(crate) fn scan_lines(
         bytes_read: 0,
         skipped: 0,
     };
-    let mut lines = Batches {
-        lines: file.lines(start, EVIDENCE_LINE_MAX_BYTES),
-        next_line_no: line_no,
-        ended: false,
-        torn: false,
-        over_bounds: false,
-    };
     let mut take = |batch: &Batch, digests: Option<&[[u8; 32]]>| {
         for (i, line) in batch.lines.iter().enumerate() {
             match *line {
@@ -496,52 +489,69 @@ pub(crate) fn scan_lines(
             out.lines = line.line_no();
         }
     };
+    let batches = || Batches {
+        lines: file.lines(start, EVIDENCE_LINE_MAX_BYTES),
+        next_line_no: line_no,
+        ended: false,
+        torn: false,
+        over_bounds: false,
+    };
     let parallel = file.identity().size.saturating_sub(start) >= SCAN_DIGEST_AHEAD_MIN_BYTES
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    // The lines of a large file are hashed on a second thread a batch ahead of parsing: the
-    // digests need no parse state, the parse (v1's parent links, the first cwd, line numbers)
-    // stays in order on this one.
-    std::thread::scope(|scope| -> Result<(), ScanError> {
-        let (to_hash, hash_jobs) = std::sync::mpsc::sync_channel::<Batch>(1);
-        let (hashed_tx, hashed) = std::sync::mpsc::sync_channel::<(Batch, Vec<[u8; 32]>)>(1);
+    // A large file's lines are read and hashed on a second thread a batch ahead of the parse:
+    // neither needs parse state, so the parse (v1's parent links, the first cwd) stays in file
+    // order on this one.
+    let (torn, over_bounds) = std::thread::scope(|scope| -> Result<(bool, bool), ScanError> {
+        let (ahead_tx, ahead) = std::sync::mpsc::sync_channel::<Ahead>(1);
         let helper = parallel.then(|| {
+            let mut lines = batches();
             std::thread::Builder::new()
-                .name("runread-digest".into())
+                .name("runread-read-ahead".into())
                 .spawn_scoped(scope, move || {
-                    for batch in hash_jobs {
-                        let digests = batch.digests();
-                        if hashed_tx.send((batch, digests)).is_err() {
-                            break;
+                    loop {
+                        let next = match lines.read_batch() {
+                            Ok(batch) => {
+                                let digests = batch.digests();
+                                Ahead::Lines(batch, digests)
+                            }
+                            Err(e) => Ahead::Failed(e),
+                        };
+                        let failed = matches!(next, Ahead::Failed(_));
+                        if ahead_tx.send(next).is_err() || failed {
+                            return;
+                        }
+                        if lines.ended {
+                            let _ = ahead_tx.send(Ahead::End {
+                                torn: lines.torn,
+                                over_bounds: lines.over_bounds,
+                            });
+                            return;
                         }
                     }
                 })
         });
         if !matches!(helper, Some(Ok(_))) {
-            // A small file, one core, or no thread to be had: every digest is taken when asked.
+            // A small file, one core, or no thread to be had: read here, every digest taken when
+            // asked.
+            let mut lines = batches();
             while !lines.ended {
                 let batch = lines.read_batch()?;
                 take(&batch, None);
             }
-            return Ok(());
+            return Ok((lines.torn, lines.over_bounds));
         }
-        let mut in_flight = 0usize;
-        while !lines.ended {
-            let batch = lines.read_batch()?;
-            if to_hash.send(batch).is_err() {
-                return Err(ScanError::Read(ReadError::Io));
-            }
-            in_flight += 1;
-            // One batch is hashed while the one before it is parsed.
-            while in_flight > 1 || (lines.ended && in_flight > 0) {
-                let (batch, digests) = hashed.recv().map_err(|_| ScanError::Read(ReadError::Io))?;
-                in_flight -= 1;
-                take(&batch, Some(&digests));
+        loop {
+            match ahead.recv() {
+                Ok(Ahead::Lines(batch, digests)) => take(&batch, Some(&digests)),
+                Ok(Ahead::End { torn, over_bounds }) => return Ok((torn, over_bounds)),
+                Ok(Ahead::Failed(e)) => return Err(e),
+                // The reading thread ended without saying why (it panicked).
+                Err(_) => return Err(ScanError::Read(ReadError::Io)),
             }
         }
-        Ok(())
     })?;
-    out.torn = lines.torn;
-    out.over_bounds = lines.over_bounds;
+    out.torn = torn;
+    out.over_bounds = over_bounds;
     out.header = header;
     // What this pass read: for a fresh pass whose first line is only the header, that line too.
     out.bytes_read = out.consumed
@@ -553,12 +563,13 @@ pub(crate) fn scan_lines(
     Ok(out)
 }
 
-/// Files with at least this many bytes to read have their lines hashed on a second thread, a
-/// batch ahead of the parse: below it, a thread costs more than it saves.
+/// Files with at least this many bytes to read have their lines read and hashed on a second
+/// thread, a batch ahead of the parse: below it, a thread costs more than it saves.
 pub const SCAN_DIGEST_AHEAD_MIN_BYTES: u64 = 1024 * 1024;
 
 /// A batch of lines gathers lines until it holds at least this many bytes (or the file ends):
-/// a scan holds at most three batches at once (one being read, one hashed, one parsed), each
+/// a scan holds at most three batches at once (one being read and hashed, one handed over, one
+/// parsed), each
 /// at most this plus one line of at most `EVIDENCE_LINE_MAX_BYTES`.
 pub const SCAN_BATCH_BYTES: usize = 256 * 1024;
 
@@ -602,6 +613,17 @@ struct Batches<'f> {
     torn: bool,
     /// Lines past the line bound were left unread.
     over_bounds: bool,
+}
+
+/// What the read-ahead thread hands the parse, in file order.
+enum Ahead {
+    /// The next lines and each one's SHA-256 (an oversize line's is never asked for).
+    Lines(Batch, Vec<[u8; 32]>),
+    /// No more lines: whether the file ended in an unfinished line, whether lines past the line
+    /// bound were left unread.
+    End { torn: bool, over_bounds: bool },
+    /// Reading failed; nothing after it is handed over.
+    Failed(ScanError),
 }
 
 /// Lines of a file, their bytes in one buffer.

@@ -510,8 +510,8 @@ mod tests {
     #[test]
     fn a_file_hashed_ahead_indexes_as_its_lines_parsed_one_by_one() {
         use crate::model::{SCAN_BATCH_BYTES, SCAN_DIGEST_AHEAD_MIN_BYTES};
-        // Below, at and well past the size from which a scan hashes lines on a second thread (a
-        // batch ahead of the parse): messages (digested), a malformed line, a torn end.
+        // Below, at and well past the size from which a scan reads and hashes lines on a second
+        // thread (a batch ahead of the parse): messages (digested), a malformed line, a torn end.
         for size in [
             SCAN_DIGEST_AHEAD_MIN_BYTES - 1,
             SCAN_DIGEST_AHEAD_MIN_BYTES,
@@ -569,6 +569,34 @@ mod tests {
             );
             assert_eq!(s.lines, lines.len() as u64 + 1);
         }
+    }
+
+    #[test]
+    fn a_large_file_cut_short_under_the_read_ahead_is_refused_not_read_short() {
+        use crate::model::SCAN_DIGEST_AHEAD_MIN_BYTES;
+        // Read and hashed on the second thread: its failure reaches the scan, nothing after it.
+        let line = custom_line("e", 1000);
+        let mut file = format!("{HEADER}\n");
+        let mut n = 0;
+        while (file.len() as u64) < 2 * SCAN_DIGEST_AHEAD_MIN_BYTES {
+            n += 1;
+            file.push_str(&line.replace("\"e\"", &format!("\"e{n}\"")));
+            file.push('\n');
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, &file).unwrap();
+        let opened = EvidenceFile::open(&p, None).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(SCAN_DIGEST_AHEAD_MIN_BYTES)
+            .unwrap();
+        assert_eq!(
+            scan(&opened, Resume::Fresh).map(|s| s.entries.len()),
+            Err(ScanError::Read(crate::file::ReadError::ChangedDuringRead))
+        );
     }
 
     #[test]
