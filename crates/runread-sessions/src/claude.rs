@@ -160,13 +160,9 @@ pub fn parse_first_line(line: &[u8]) -> Option<Header> {
 
 /// Parses one complete line at 1-based `line_no`, starting at byte `offset`. `header` is the
 /// session's; a conversation line of another session or cwd is malformed. Learns the session's
-/// cwd from the first conversation line when the header does not have it yet.
-pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -> LineOutcome {
-    parse_line_digested(header, line, &LineDigest::of(line), line_no, offset)
-}
-
-/// [`parse_line`] with the line's digest as the scan has it (taken ahead, or when asked).
-fn parse_line_digested(
+/// cwd from the first conversation line when the header does not have it yet. `digest` is the
+/// line's SHA-256 as the scan has it (taken ahead, or when asked: [`LineDigest::of`]).
+pub fn parse_line(
     header: &mut Header,
     line: &[u8],
     digest: &LineDigest<'_>,
@@ -399,7 +395,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
             parse: parse_first_line,
             is_entry: true,
         },
-        parse_line_digested,
+        parse_line,
     )
 }
 

@@ -235,13 +235,10 @@ fn entry(line: &[u8], line_no: u64, offset: u64, timestamp: Option<&str>) -> Ent
     }
 }
 
-/// Parses one complete line (after the first) at 1-based `line_no`, starting at byte `offset`.
-pub fn parse_line(header: &mut Header, line: &[u8], line_no: u64, offset: u64) -> LineOutcome {
-    parse_line_digested(header, line, &LineDigest::of(line), line_no, offset)
-}
-
-/// [`parse_line`] with the line's digest as the scan has it (taken ahead, or when asked).
-fn parse_line_digested(
+/// Parses one complete line (after the first) at 1-based `line_no`, starting at byte `offset`;
+/// `digest` is the line's SHA-256 as the scan has it (taken ahead, or when asked:
+/// [`LineDigest::of`]).
+pub fn parse_line(
     header: &mut Header,
     line: &[u8],
     digest: &LineDigest<'_>,
@@ -413,7 +410,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
             parse: parse_first_line,
             is_entry: false,
         },
-        parse_line_digested,
+        parse_line,
     )
 }
 
