@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use runread_sessions::file::{self, EvidenceFile, ReadError};
-use runread_sessions::{Agent, EntrySummary, FileIdentity, Resume, ScanError, cut_runs};
+use runread_sessions::{Agent, EntrySummary, FileIdentity, ReadAhead, Resume, ScanError, cut_runs};
 use runread_store::{
     INDEX_VERSION, IngestCommit, SessionRecord, SessionStamp, Store, StoreError, Workspace,
 };
@@ -364,6 +364,7 @@ pub fn ingest_dir(
     let (job_tx, job_rx) = std::sync::mpsc::channel::<(usize, ReadJob)>();
     let job_rx = std::sync::Mutex::new(job_rx);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Box<Prepared>>)>();
+    let alone_reading = ReadersBusy::default();
     std::thread::scope(|scope| -> Result<(), IngestError> {
         // The readers start with the first file that needs reading: a pass that finds nothing
         // new (a re-ingest, most of `watch`'s passes) starts no thread.
@@ -373,7 +374,8 @@ pub fn ingest_dir(
                 return;
             };
             for _ in 0..readers {
-                let (done_tx, job_rx, files) = (done_tx.clone(), &job_rx, &files);
+                let (done_tx, job_rx, files, alone_reading) =
+                    (done_tx.clone(), &job_rx, &files, &alone_reading);
                 scope.spawn(move || {
                     loop {
                         // One reader at a time waits for the next job; the lock is not held while
@@ -384,13 +386,15 @@ pub fn ingest_dir(
                         };
                         let Ok((i, job)) = job else { break };
                         let Some(path) = files.get(i) else { break };
+                        let ahead = alone_reading.start();
                         // A reader that panicked hands back nothing, and the pass fails (`Lost`)
                         // rather than waiting for it.
                         let prepared =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                job.read(agent, path)
+                                job.read(agent, path, ahead)
                             }))
                             .ok();
+                        alone_reading.end();
                         if done_tx.send((i, prepared)).is_err() {
                             break;
                         }
@@ -444,6 +448,7 @@ pub fn ingest_dir(
                         }
                         Triage::Read(job) => {
                             start_readers();
+                            alone_reading.queue();
                             job_tx.send((triaged, job)).map_err(|_| IngestError::Lost)?;
                             seen_when_sent.insert(triaged, commits);
                         }
@@ -461,6 +466,42 @@ pub fn ingest_dir(
         result
     })?;
     Ok((report, outcomes))
+}
+
+/// How many files a pass has waiting to be read and being read: a file is read ahead (a second
+/// thread reading and hashing its lines while they are parsed) only when it is the one file being
+/// read and none waits, since otherwise the readers already keep the cores busy and a thread more
+/// per file only competes with them. Counts, not locks: a late look only changes a file's speed.
+#[derive(Default)]
+struct ReadersBusy {
+    queued: std::sync::atomic::AtomicUsize,
+    reading: std::sync::atomic::AtomicUsize,
+}
+
+impl ReadersBusy {
+    /// A file is about to be handed to the readers.
+    fn queue(&self) {
+        self.queued
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A reader took a queued file: whether it may read it ahead.
+    fn start(&self) -> ReadAhead {
+        use std::sync::atomic::Ordering::Relaxed;
+        let waiting = self.queued.fetch_sub(1, Relaxed).saturating_sub(1);
+        let reading = self.reading.fetch_add(1, Relaxed) + 1;
+        if waiting == 0 && reading == 1 {
+            ReadAhead::Allowed
+        } else {
+            ReadAhead::Off
+        }
+    }
+
+    /// A reader finished its file.
+    fn end(&self) {
+        self.reading
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// The registered workspace containing `cwd` (the deepest one), if any.
@@ -558,7 +599,7 @@ struct Scanned {
 fn prepare(store: &dyn Store, agent: Agent, path: &Path) -> Result<Box<Prepared>, IngestError> {
     Ok(match triage(store, None, agent, path)? {
         Triage::Done(prepared) => prepared,
-        Triage::Read(job) => job.read(agent, path),
+        Triage::Read(job) => job.read(agent, path, ReadAhead::Allowed),
     })
 }
 
@@ -647,7 +688,7 @@ fn triage(
 impl ReadJob {
     /// The expensive part of [`prepare`]: reads, parses and hashes the file's new lines. Touches
     /// no store, so it runs on any thread.
-    fn read(self, agent: Agent, path: &Path) -> Box<Prepared> {
+    fn read(self, agent: Agent, path: &Path, ahead: ReadAhead) -> Box<Prepared> {
         let ReadJob {
             existing,
             mut counts,
@@ -669,6 +710,7 @@ impl ReadJob {
             path,
             resume_from.map(|r| &r.identity),
             resume,
+            ahead,
             &mut counts,
         );
         let step = match (scanned, append) {
@@ -691,10 +733,11 @@ fn scan(
     path: &Path,
     expect: Option<&FileIdentity>,
     resume: Resume<'_>,
+    ahead: ReadAhead,
     counts: &mut Report,
 ) -> Result<Scanned, FileOutcome> {
     let file = EvidenceFile::open(path, expect).map_err(FileOutcome::Unreadable)?;
-    let read = match runread_sessions::scan(agent, &file, resume) {
+    let read = match runread_sessions::scan_with(agent, &file, resume, ahead) {
         Ok(r) => r,
         Err(ScanError::NotASession) => return Err(FileOutcome::NotASession),
         Err(ScanError::Read(e)) => return Err(FileOutcome::Unreadable(e)),

@@ -29,8 +29,8 @@ use serde::Deserialize;
 use crate::content::{Content, blocks_of, kind_of, text_len, text_of};
 use crate::file::EvidenceFile;
 use crate::model::{
-    EntryKind, EntrySummary, FirstLine, Header, LineDigest, LineOutcome, MessageView, Resume, Scan,
-    ScanError, answer_digest, preview,
+    EntryKind, EntrySummary, FirstLine, Header, LineDigest, LineOutcome, MessageView, ReadAhead,
+    Resume, Scan, ScanError, answer_digest, preview,
 };
 use crate::runs::{Branch, Context, Run, RunStatus, taint};
 
@@ -386,7 +386,7 @@ pub fn parse_subagent_meta(bytes: &[u8]) -> Option<SubagentMeta> {
 /// Reads the complete lines of `file` from where `resume` says, parsed one at a time (as
 /// [`crate::pi::scan`] does). The first line gives the session id (and the header digest that
 /// later passes check) and is a conversation line too; the first conversation line gives the cwd.
-pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
+pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result<Scan, ScanError> {
     crate::model::scan_lines(
         file,
         resume,
@@ -396,6 +396,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
             is_entry: true,
         },
         parse_line,
+        ahead,
     )
 }
 

@@ -33,7 +33,7 @@ use crate::content::{Content, text_len_of_kinds, text_of_kinds};
 use crate::file::{EvidenceFile, Line};
 use crate::model::{
     EntryKind, EntrySummary, FirstLine, ForkBase, Header, LineDigest, LineOutcome, MessageView,
-    Resume, Scan, ScanError, preview,
+    ReadAhead, Resume, Scan, ScanError, preview,
 };
 use crate::runs::{Branch, Context, Run, RunStatus, taint};
 
@@ -401,7 +401,7 @@ pub fn message_view(line: &[u8]) -> Option<MessageView> {
 
 /// Reads the complete lines of `file` from where `resume` says (as [`crate::pi::scan`] does).
 /// The first line, `session_meta`, is the header.
-pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
+pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result<Scan, ScanError> {
     crate::model::scan_lines(
         file,
         resume,
@@ -411,6 +411,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
             is_entry: false,
         },
         parse_line,
+        ahead,
     )
 }
 

@@ -19,7 +19,7 @@ pub mod runs;
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
     Agent, EntryKind, EntrySummary, ForkBase, Header, LineDigest, LineOutcome, LineRef,
-    MessageView, Resume, Scan, ScanError, answer_digest, join_groups,
+    MessageView, ReadAhead, Resume, Scan, ScanError, answer_digest, join_groups,
 };
 pub use runs::{Branch, Context, Run, RunStatus, TextRef};
 
@@ -34,12 +34,23 @@ pub fn message_view(agent: &str, line: &[u8]) -> Option<MessageView> {
     }
 }
 
-/// One streamed pass over a session file of `agent` (see [`pi::scan`]).
+/// One streamed pass over a session file of `agent` (see [`pi::scan`]); a large file's lines are
+/// read and hashed on a second thread ([`ReadAhead::Allowed`]).
 pub fn scan(agent: Agent, file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
+    scan_with(agent, file, resume, ReadAhead::Allowed)
+}
+
+/// [`scan`], saying whether a second thread may read ahead.
+pub fn scan_with(
+    agent: Agent,
+    file: &EvidenceFile,
+    resume: Resume<'_>,
+    ahead: ReadAhead,
+) -> Result<Scan, ScanError> {
     match agent {
-        Agent::Pi => pi::scan(file, resume),
-        Agent::Claude => claude::scan(file, resume),
-        Agent::Codex => codex::scan(file, resume),
+        Agent::Pi => pi::scan(file, resume, ahead),
+        Agent::Claude => claude::scan(file, resume, ahead),
+        Agent::Codex => codex::scan(file, resume, ahead),
     }
 }
 

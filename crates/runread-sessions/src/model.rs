@@ -425,6 +425,7 @@ pub(crate) fn scan_lines(
     resume: Resume<'_>,
     first: FirstLine,
     mut parse_line: impl FnMut(&mut Header, &[u8], &LineDigest<'_>, u64, u64) -> LineOutcome,
+    ahead: ReadAhead,
 ) -> Result<Scan, ScanError> {
     let (mut header, start, line_no) = match resume {
         Resume::Fresh => {
@@ -496,22 +497,27 @@ pub(crate) fn scan_lines(
         torn: false,
         over_bounds: false,
     };
-    let parallel = file.identity().size.saturating_sub(start) >= SCAN_DIGEST_AHEAD_MIN_BYTES
+    let parallel = ahead == ReadAhead::Allowed
+        && file.identity().size.saturating_sub(start) >= SCAN_DIGEST_AHEAD_MIN_BYTES
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     // A large file's lines are read and hashed on a second thread a batch ahead of the parse:
     // neither needs parse state, so the parse (v1's parent links, the first cwd) stays in file
     // order on this one.
     let (torn, over_bounds) = std::thread::scope(|scope| -> Result<(bool, bool), ScanError> {
         let (ahead_tx, ahead) = std::sync::mpsc::sync_channel::<Ahead>(1);
+        // Parsed batches go back to be read into again: their buffers' pages are already the
+        // process's (a fresh buffer per batch costs a page fault per 4 KiB read).
+        let (spare_tx, spare) = std::sync::mpsc::sync_channel::<(Batch, Vec<[u8; 32]>)>(2);
         let helper = parallel.then(|| {
             let mut lines = batches();
             std::thread::Builder::new()
                 .name("runread-read-ahead".into())
                 .spawn_scoped(scope, move || {
                     loop {
-                        let next = match lines.read_batch() {
-                            Ok(batch) => {
-                                let digests = batch.digests();
+                        let (mut batch, mut digests) = spare.try_recv().unwrap_or_default();
+                        let next = match lines.read_batch(&mut batch) {
+                            Ok(()) => {
+                                batch.digests(&mut digests);
                                 Ahead::Lines(batch, digests)
                             }
                             Err(e) => Ahead::Failed(e),
@@ -533,16 +539,23 @@ pub(crate) fn scan_lines(
         if !matches!(helper, Some(Ok(_))) {
             // A small file, one core, or no thread to be had: read here, every digest taken when
             // asked.
-            let mut lines = batches();
+            let (mut lines, mut batch) = (batches(), Batch::default());
             while !lines.ended {
-                let batch = lines.read_batch()?;
+                lines.read_batch(&mut batch)?;
                 take(&batch, None);
             }
             return Ok((lines.torn, lines.over_bounds));
         }
         loop {
             match ahead.recv() {
-                Ok(Ahead::Lines(batch, digests)) => take(&batch, Some(&digests)),
+                Ok(Ahead::Lines(batch, digests)) => {
+                    take(&batch, Some(&digests));
+                    // Dropped instead when it grew past a spare's size (a long line), when the
+                    // reading thread has enough spares, or when it has ended.
+                    if batch.data.capacity() <= 2 * SCAN_BATCH_BYTES {
+                        let _ = spare_tx.try_send((batch, digests));
+                    }
+                }
                 Ok(Ahead::End { torn, over_bounds }) => return Ok((torn, over_bounds)),
                 Ok(Ahead::Failed(e)) => return Err(e),
                 // The reading thread ended without saying why (it panicked).
@@ -563,14 +576,23 @@ pub(crate) fn scan_lines(
     Ok(out)
 }
 
+/// Whether a scan may read and hash a large file's lines on a second thread. A caller that already
+/// keeps every core busy reading other files (ingest's readers) says `Off`: there a second thread
+/// per file only competes with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAhead {
+    Allowed,
+    Off,
+}
+
 /// Files with at least this many bytes to read have their lines read and hashed on a second
 /// thread, a batch ahead of the parse: below it, a thread costs more than it saves.
 pub const SCAN_DIGEST_AHEAD_MIN_BYTES: u64 = 1024 * 1024;
 
 /// A batch of lines gathers lines until it holds at least this many bytes (or the file ends):
-/// a scan holds at most three batches at once (one being read and hashed, one handed over, one
-/// parsed), each
-/// at most this plus one line of at most `EVIDENCE_LINE_MAX_BYTES`.
+/// a scan holds at most three batches in use at once (one being read and hashed, one handed over,
+/// one parsed), each at most this plus one line of at most `EVIDENCE_LINE_MAX_BYTES`, and two
+/// spare buffers of at most twice this, kept to be read into again.
 pub const SCAN_BATCH_BYTES: usize = 256 * 1024;
 
 /// The SHA-256 of one complete line, as a parser asks for it: taken ahead on another thread (a
@@ -627,6 +649,7 @@ enum Ahead {
 }
 
 /// Lines of a file, their bytes in one buffer.
+#[derive(Default)]
 struct Batch {
     data: Vec<u8>,
     lines: Vec<BatchLine>,
@@ -664,29 +687,27 @@ impl BatchLine {
 }
 
 impl Batch {
-    /// The SHA-256 of each complete line, in order (an oversize line's is never asked for).
-    fn digests(&self) -> Vec<[u8; 32]> {
+    /// The SHA-256 of each complete line into `out` (what it held before is dropped), in order
+    /// (an oversize line's is never asked for).
+    fn digests(&self, out: &mut Vec<[u8; 32]>) {
         use sha2::Digest;
-        self.lines
-            .iter()
-            .map(|line| match line {
-                BatchLine::Complete { range, .. } => {
-                    sha2::Sha256::digest(self.data.get(range.clone()).unwrap_or(&[])).into()
-                }
-                BatchLine::Oversize { .. } => [0; 32],
-            })
-            .collect()
+        out.clear();
+        out.extend(self.lines.iter().map(|line| match line {
+            BatchLine::Complete { range, .. } => {
+                sha2::Sha256::digest(self.data.get(range.clone()).unwrap_or(&[])).into()
+            }
+            BatchLine::Oversize { .. } => [0; 32],
+        }));
     }
 }
 
 impl Batches<'_> {
-    /// The next lines, at least [`SCAN_BATCH_BYTES`] of them unless the file or the line bound
-    /// ends first (then [`Batches::ended`] is set).
-    fn read_batch(&mut self) -> Result<Batch, ScanError> {
-        let mut batch = Batch {
-            data: Vec::with_capacity(SCAN_BATCH_BYTES),
-            lines: Vec::new(),
-        };
+    /// The next lines into `batch` (what it held before is dropped), at least
+    /// [`SCAN_BATCH_BYTES`] of them unless the file or the line bound ends first (then
+    /// [`Batches::ended`] is set).
+    fn read_batch(&mut self, batch: &mut Batch) -> Result<(), ScanError> {
+        batch.data.clear();
+        batch.lines.clear();
         while batch.data.len() < SCAN_BATCH_BYTES {
             if self.next_line_no > EVIDENCE_FILE_MAX_LINES {
                 let more = self.lines.next().map_err(ScanError::Read)?.is_some();
@@ -719,7 +740,7 @@ impl Batches<'_> {
             }
             self.next_line_no += 1;
         }
-        Ok(batch)
+        Ok(())
     }
 }
 

@@ -18,7 +18,7 @@ pub use crate::model::PROMPT_PREVIEW_MAX_CHARS;
 pub use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView, Resume, Scan, ScanError,
 };
-use crate::model::{FirstLine, LineDigest, preview, scan_lines};
+use crate::model::{FirstLine, LineDigest, ReadAhead, preview, scan_lines};
 
 /// Parses a header line. `None` if the line is not a Pi session header.
 pub fn parse_header(line: &[u8]) -> Option<Header> {
@@ -55,11 +55,11 @@ pub const HEADER_MAX_BYTES: usize = 64 * 1024;
 
 /// Reads the complete lines of `file` from where `resume` says, a batch at a time (memory: at
 /// most three batches of [`SCAN_BATCH_BYTES`](crate::model::SCAN_BATCH_BYTES) plus one line of at
-/// most [`EVIDENCE_LINE_MAX_BYTES`](runread_core::limits::EVIDENCE_LINE_MAX_BYTES) each, and the
-/// index entries), parsed one line at a time in file order, up to the size the file had when
+/// most [`EVIDENCE_LINE_MAX_BYTES`](runread_core::limits::EVIDENCE_LINE_MAX_BYTES) each, two spare
+/// buffers, and the index entries), parsed one line at a time in file order, up to the size the file had when
 /// opened and at most [`EVIDENCE_FILE_MAX_LINES`](runread_core::limits::EVIDENCE_FILE_MAX_LINES)
 /// lines in all.
-pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> {
+pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result<Scan, ScanError> {
     let mut last_id = match resume {
         Resume::Fresh => None,
         Resume::After { last_id, .. } => last_id.map(str::to_owned),
@@ -80,6 +80,7 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>) -> Result<Scan, ScanError> 
                 .get_or_insert_with(|| PiParser::resume(header, last_id.take()))
                 .parse_line_digested(bytes, digest, line_no, offset)
         },
+        ahead,
     )
 }
 
@@ -469,7 +470,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.jsonl");
         std::fs::write(&p, bytes).unwrap();
-        scan(&EvidenceFile::open(&p, None).unwrap(), Resume::Fresh).unwrap()
+        scan(
+            &EvidenceFile::open(&p, None).unwrap(),
+            Resume::Fresh,
+            ReadAhead::Allowed,
+        )
+        .unwrap()
     }
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#;
@@ -545,6 +551,20 @@ mod tests {
             assert_eq!(file.len(), size);
 
             let s = scan_of(file.as_bytes());
+            // Read ahead or not (as ingest's busy readers ask), the same scan.
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.jsonl");
+            std::fs::write(&path, &file).unwrap();
+            let alone = scan(
+                &EvidenceFile::open(&path, None).unwrap(),
+                Resume::Fresh,
+                ReadAhead::Off,
+            )
+            .unwrap();
+            assert_eq!(
+                (&alone.entries, &alone.malformed, alone.consumed, alone.torn),
+                (&s.entries, &s.malformed, s.consumed, s.torn)
+            );
             let mut p = PiParser::resume(&header(3), None);
             let mut offset = HEADER.len() as u64 + 1;
             let (mut entries, mut malformed) = (Vec::new(), Vec::new());
@@ -594,7 +614,7 @@ mod tests {
             .set_len(SCAN_DIGEST_AHEAD_MIN_BYTES)
             .unwrap();
         assert_eq!(
-            scan(&opened, Resume::Fresh).map(|s| s.entries.len()),
+            scan(&opened, Resume::Fresh, ReadAhead::Allowed).map(|s| s.entries.len()),
             Err(ScanError::Read(crate::file::ReadError::ChangedDuringRead))
         );
     }

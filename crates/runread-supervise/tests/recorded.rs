@@ -52,9 +52,13 @@ fn event_type(line: &str) -> String {
 
 fn entries(path: &Path) -> Vec<EntrySummary> {
     let file = runread_sessions::EvidenceFile::open(path, None).unwrap();
-    runread_sessions::pi::scan(&file, runread_sessions::pi::Resume::Fresh)
-        .unwrap()
-        .entries
+    runread_sessions::pi::scan(
+        &file,
+        runread_sessions::pi::Resume::Fresh,
+        runread_sessions::ReadAhead::Allowed,
+    )
+    .unwrap()
+    .entries
 }
 
 /// A private copy of a fixture's session file (one link, in a temp dir) and its pin for a new
