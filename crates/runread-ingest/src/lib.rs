@@ -364,7 +364,7 @@ pub fn ingest_dir(
     let (job_tx, job_rx) = std::sync::mpsc::channel::<(usize, ReadJob)>();
     let job_rx = std::sync::Mutex::new(job_rx);
     let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Box<Prepared>>)>();
-    let alone_reading = ReadersBusy::default();
+    let busy = ReadersBusy::default();
     std::thread::scope(|scope| -> Result<(), IngestError> {
         // The readers start with the first file that needs reading: a pass that finds nothing
         // new (a re-ingest, most of `watch`'s passes) starts no thread.
@@ -374,8 +374,7 @@ pub fn ingest_dir(
                 return;
             };
             for _ in 0..readers {
-                let (done_tx, job_rx, files, alone_reading) =
-                    (done_tx.clone(), &job_rx, &files, &alone_reading);
+                let (done_tx, job_rx, files, busy) = (done_tx.clone(), &job_rx, &files, &busy);
                 scope.spawn(move || {
                     loop {
                         // One reader at a time waits for the next job; the lock is not held while
@@ -386,7 +385,7 @@ pub fn ingest_dir(
                         };
                         let Ok((i, job)) = job else { break };
                         let Some(path) = files.get(i) else { break };
-                        let ahead = alone_reading.start();
+                        let ahead = busy.start();
                         // A reader that panicked hands back nothing, and the pass fails (`Lost`)
                         // rather than waiting for it.
                         let prepared =
@@ -394,7 +393,7 @@ pub fn ingest_dir(
                                 job.read(agent, path, ahead)
                             }))
                             .ok();
-                        alone_reading.end();
+                        busy.end();
                         if done_tx.send((i, prepared)).is_err() {
                             break;
                         }
@@ -448,7 +447,7 @@ pub fn ingest_dir(
                         }
                         Triage::Read(job) => {
                             start_readers();
-                            alone_reading.queue();
+                            busy.queue();
                             job_tx.send((triaged, job)).map_err(|_| IngestError::Lost)?;
                             seen_when_sent.insert(triaged, commits);
                         }

@@ -462,19 +462,19 @@ pub(crate) fn scan_lines(
         bytes_read: 0,
         skipped: 0,
     };
-    let mut take = |batch: &Batch, digests: Option<&[[u8; 32]]>| {
-        for (i, line) in batch.lines.iter().enumerate() {
+    let mut take = |batch: &Batch| {
+        for (line_no, line) in (batch.first_line_no..).zip(&batch.lines) {
             match *line {
-                BatchLine::Oversize { .. } => out.malformed.push(line.line_no()),
+                BatchLine::Oversize { .. } => out.malformed.push(line_no),
                 BatchLine::Complete {
-                    line_no,
                     offset,
                     ref range,
+                    ref sha256,
                 } => {
                     let bytes = batch.data.get(range.clone()).unwrap_or(&[]);
                     let digest = LineDigest {
                         line: bytes,
-                        known: digests.and_then(|d| d.get(i)),
+                        known: sha256.as_ref(),
                     };
                     match parse_line(&mut header, bytes, &digest, line_no, offset) {
                         LineOutcome::Entry(e) => out.entries.push(*e),
@@ -487,7 +487,7 @@ pub(crate) fn scan_lines(
                 }
             }
             out.consumed = line.end();
-            out.lines = line.line_no();
+            out.lines = line_no;
         }
     };
     let batches = || Batches {
@@ -502,23 +502,23 @@ pub(crate) fn scan_lines(
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     // A large file's lines are read and hashed on a second thread a batch ahead of the parse:
     // neither needs parse state, so the parse (v1's parent links, the first cwd) stays in file
-    // order on this one.
-    let (torn, over_bounds) = std::thread::scope(|scope| -> Result<(bool, bool), ScanError> {
-        let (ahead_tx, ahead) = std::sync::mpsc::sync_channel::<Ahead>(1);
-        // Parsed batches go back to be read into again: their buffers' pages are already the
-        // process's (a fresh buffer per batch costs a page fault per 4 KiB read).
-        let (spare_tx, spare) = std::sync::mpsc::sync_channel::<(Batch, Vec<[u8; 32]>)>(2);
-        let helper = parallel.then(|| {
+    // order on this one. `None`: no second thread (not asked for, or none to be had).
+    let read_ahead = if parallel {
+        std::thread::scope(|scope| -> Result<Option<(bool, bool)>, ScanError> {
+            let (ahead_tx, ahead) = std::sync::mpsc::sync_channel::<Ahead>(1);
+            // Parsed batches go back to be read into again: their buffers' pages are already the
+            // process's (a fresh buffer per batch costs a page fault per 4 KiB read).
+            let (spare_tx, spare) = std::sync::mpsc::sync_channel::<Batch>(2);
             let mut lines = batches();
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("runread-read-ahead".into())
                 .spawn_scoped(scope, move || {
                     loop {
-                        let (mut batch, mut digests) = spare.try_recv().unwrap_or_default();
+                        let mut batch = spare.try_recv().unwrap_or_default();
                         let next = match lines.read_batch(&mut batch) {
                             Ok(()) => {
-                                batch.digests(&mut digests);
-                                Ahead::Lines(batch, digests)
+                                batch.hash_lines();
+                                Ahead::Lines(batch)
                             }
                             Err(e) => Ahead::Failed(e),
                         };
@@ -534,35 +534,42 @@ pub(crate) fn scan_lines(
                             return;
                         }
                     }
-                })
-        });
-        if !matches!(helper, Some(Ok(_))) {
-            // A small file, one core, or no thread to be had: read here, every digest taken when
-            // asked.
+                });
+            if spawned.is_err() {
+                return Ok(None);
+            }
+            loop {
+                match ahead.recv() {
+                    Ok(Ahead::Lines(batch)) => {
+                        take(&batch);
+                        // Dropped instead when it grew past a spare's size (a long line), when
+                        // the reading thread has enough spares, or when it has ended.
+                        if batch.data.capacity() <= 2 * SCAN_BATCH_BYTES {
+                            let _ = spare_tx.try_send(batch);
+                        }
+                    }
+                    Ok(Ahead::End { torn, over_bounds }) => return Ok(Some((torn, over_bounds))),
+                    Ok(Ahead::Failed(e)) => return Err(e),
+                    // The reading thread ended without saying why (it panicked).
+                    Err(_) => return Err(ScanError::Read(ReadError::Io)),
+                }
+            }
+        })?
+    } else {
+        None
+    };
+    let (torn, over_bounds) = match read_ahead {
+        Some(ended) => ended,
+        None => {
+            // Read here, every digest taken when asked.
             let (mut lines, mut batch) = (batches(), Batch::default());
             while !lines.ended {
                 lines.read_batch(&mut batch)?;
-                take(&batch, None);
+                take(&batch);
             }
-            return Ok((lines.torn, lines.over_bounds));
+            (lines.torn, lines.over_bounds)
         }
-        loop {
-            match ahead.recv() {
-                Ok(Ahead::Lines(batch, digests)) => {
-                    take(&batch, Some(&digests));
-                    // Dropped instead when it grew past a spare's size (a long line), when the
-                    // reading thread has enough spares, or when it has ended.
-                    if batch.data.capacity() <= 2 * SCAN_BATCH_BYTES {
-                        let _ = spare_tx.try_send((batch, digests));
-                    }
-                }
-                Ok(Ahead::End { torn, over_bounds }) => return Ok((torn, over_bounds)),
-                Ok(Ahead::Failed(e)) => return Err(e),
-                // The reading thread ended without saying why (it panicked).
-                Err(_) => return Err(ScanError::Read(ReadError::Io)),
-            }
-        }
-    })?;
+    };
     out.torn = torn;
     out.over_bounds = over_bounds;
     out.header = header;
@@ -639,8 +646,8 @@ struct Batches<'f> {
 
 /// What the read-ahead thread hands the parse, in file order.
 enum Ahead {
-    /// The next lines and each one's SHA-256 (an oversize line's is never asked for).
-    Lines(Batch, Vec<[u8; 32]>),
+    /// The next lines, each complete one with its SHA-256.
+    Lines(Batch),
     /// No more lines: whether the file ended in an unfinished line, whether lines past the line
     /// bound were left unread.
     End { torn: bool, over_bounds: bool },
@@ -651,53 +658,47 @@ enum Ahead {
 /// Lines of a file, their bytes in one buffer.
 #[derive(Default)]
 struct Batch {
+    /// The line number of the first line (each next line is the next number).
+    first_line_no: u64,
     data: Vec<u8>,
     lines: Vec<BatchLine>,
 }
 
 enum BatchLine {
+    /// A complete line: its bytes are `range` of the batch's data; `sha256` once taken ahead.
     Complete {
-        line_no: u64,
         offset: u64,
         range: std::ops::Range<usize>,
+        sha256: Option<[u8; 32]>,
     },
     Oversize {
-        line_no: u64,
         offset: u64,
         len: u64,
     },
 }
 
 impl BatchLine {
-    fn line_no(&self) -> u64 {
-        match *self {
-            BatchLine::Complete { line_no, .. } | BatchLine::Oversize { line_no, .. } => line_no,
-        }
-    }
-
     /// The offset just past the line's newline.
     fn end(&self) -> u64 {
         match *self {
             BatchLine::Complete {
                 offset, ref range, ..
             } => offset + range.len() as u64 + 1,
-            BatchLine::Oversize { offset, len, .. } => offset + len + 1,
+            BatchLine::Oversize { offset, len } => offset + len + 1,
         }
     }
 }
 
 impl Batch {
-    /// The SHA-256 of each complete line into `out` (what it held before is dropped), in order
-    /// (an oversize line's is never asked for).
-    fn digests(&self, out: &mut Vec<[u8; 32]>) {
+    /// Takes the SHA-256 of each complete line (an oversize line's is never asked for).
+    fn hash_lines(&mut self) {
         use sha2::Digest;
-        out.clear();
-        out.extend(self.lines.iter().map(|line| match line {
-            BatchLine::Complete { range, .. } => {
-                sha2::Sha256::digest(self.data.get(range.clone()).unwrap_or(&[])).into()
+        let data = &self.data;
+        for line in &mut self.lines {
+            if let BatchLine::Complete { range, sha256, .. } = line {
+                *sha256 = Some(sha2::Sha256::digest(data.get(range.clone()).unwrap_or(&[])).into());
             }
-            BatchLine::Oversize { .. } => [0; 32],
-        }));
+        }
     }
 }
 
@@ -708,6 +709,7 @@ impl Batches<'_> {
     fn read_batch(&mut self, batch: &mut Batch) -> Result<(), ScanError> {
         batch.data.clear();
         batch.lines.clear();
+        batch.first_line_no = self.next_line_no;
         while batch.data.len() < SCAN_BATCH_BYTES {
             if self.next_line_no > EVIDENCE_FILE_MAX_LINES {
                 let more = self.lines.next().map_err(ScanError::Read)?.is_some();
@@ -716,7 +718,6 @@ impl Batches<'_> {
                 break;
             }
             let from = batch.data.len();
-            let line_no = self.next_line_no;
             match self
                 .lines
                 .next_into(&mut batch.data)
@@ -728,15 +729,13 @@ impl Batches<'_> {
                     break;
                 }
                 Some(LineAt::Complete { offset, len }) => batch.lines.push(BatchLine::Complete {
-                    line_no,
                     offset,
                     range: from..from + len,
+                    sha256: None,
                 }),
-                Some(LineAt::Oversize { offset, len }) => batch.lines.push(BatchLine::Oversize {
-                    line_no,
-                    offset,
-                    len,
-                }),
+                Some(LineAt::Oversize { offset, len }) => {
+                    batch.lines.push(BatchLine::Oversize { offset, len })
+                }
             }
             self.next_line_no += 1;
         }
