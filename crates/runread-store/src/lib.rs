@@ -7,6 +7,7 @@
 //! pass the contract tests in `tests/contract.rs`.
 #![forbid(unsafe_code)]
 
+pub mod checkpoint;
 pub mod model;
 pub mod postgres;
 pub mod sqlite;

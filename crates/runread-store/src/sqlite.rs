@@ -11,6 +11,7 @@ use rusqlite::{
 
 use runread_core::cursor::CursorKey;
 
+use crate::checkpoint::{CheckpointStats, Checkpointer};
 use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 
 use crate::{
@@ -66,6 +67,9 @@ pub struct SqliteStore {
     /// NORMAL and has not yet switched it back): the next use of the writer sets FULL again
     /// first, or refuses. See [`SqliteStore::commit_ingest`].
     writer_relaxed: std::sync::atomic::AtomicBool,
+    /// Copies the log back into the file off the writer's path; `None` for an in-memory store
+    /// (no log). Stopped and joined when the store is dropped.
+    checkpointer: Option<Arc<Checkpointer>>,
     instance: String,
     cursor_key: CursorKey,
 }
@@ -108,6 +112,13 @@ impl SqliteStore {
             tx.commit()?;
             (instance, CursorKey::from_bytes(key))
         };
+        let checkpointer = if path.as_os_str() == ":memory:" {
+            None
+        } else {
+            let checkpointer = Checkpointer::new(path.to_path_buf());
+            Checkpointer::install(&checkpointer, &mut conn)?;
+            Some(checkpointer)
+        };
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             path: (path.as_os_str() != ":memory:").then(|| path.to_path_buf()),
@@ -117,6 +128,7 @@ impl SqliteStore {
             group_commits: Default::default(),
             grouped_writes: Default::default(),
             writer_relaxed: Default::default(),
+            checkpointer,
             instance,
             cursor_key,
         })
@@ -129,6 +141,14 @@ impl SqliteStore {
             self.group_commits.load(Ordering::Relaxed),
             self.grouped_writes.load(Ordering::Relaxed),
         )
+    }
+
+    /// Checkpoints of the log so far, by whom, and the longest log a commit left.
+    pub fn checkpoint_stats(&self) -> CheckpointStats {
+        self.checkpointer
+            .as_ref()
+            .map(|c| c.stats())
+            .unwrap_or_default()
     }
 
     /// The writer connection, at `synchronous=FULL`: every write but an ingest's waits for the
@@ -165,6 +185,16 @@ impl SqliteStore {
             .ok_or_else(|| StoreError::Unavailable("no read connection".into()))?
             .lock()
             .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+    }
+}
+
+impl Drop for SqliteStore {
+    /// The checkpointer's connection closes before the writer's: the last connection to close
+    /// checkpoints what is left and removes the log.
+    fn drop(&mut self) {
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.stop();
+        }
     }
 }
 
