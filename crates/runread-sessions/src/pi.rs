@@ -467,15 +467,14 @@ mod tests {
     }
 
     fn scan_of(bytes: &[u8]) -> Scan {
+        scan_of_with(bytes, ReadAhead::Allowed)
+    }
+
+    fn scan_of_with(bytes: &[u8], ahead: ReadAhead) -> Scan {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.jsonl");
         std::fs::write(&p, bytes).unwrap();
-        scan(
-            &EvidenceFile::open(&p, None).unwrap(),
-            Resume::Fresh,
-            ReadAhead::Allowed,
-        )
-        .unwrap()
+        scan(&EvidenceFile::open(&p, None).unwrap(), Resume::Fresh, ahead).unwrap()
     }
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#;
@@ -552,15 +551,7 @@ mod tests {
 
             let s = scan_of(file.as_bytes());
             // Read ahead or not (as ingest's busy readers ask), the same scan.
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("s.jsonl");
-            std::fs::write(&path, &file).unwrap();
-            let alone = scan(
-                &EvidenceFile::open(&path, None).unwrap(),
-                Resume::Fresh,
-                ReadAhead::Off,
-            )
-            .unwrap();
+            let alone = scan_of_with(file.as_bytes(), ReadAhead::Off);
             assert_eq!(
                 (&alone.entries, &alone.malformed, alone.consumed, alone.torn),
                 (&s.entries, &s.malformed, s.consumed, s.torn)

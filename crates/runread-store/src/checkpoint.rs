@@ -3,7 +3,7 @@
 //! SQLite's own auto-checkpoint runs inside the commit that crossed 1,000 log pages, on the
 //! connection that committed: that writer waits while the log is synced, copied back into the
 //! database file and the file synced. A home's first ingest made about 200 of them
-//! (bench/PROFILES.md). Here the writer only asks (its WAL hook, `Checkpointer::after_commit`):
+//! (bench/PROFILES.md). Here the writer only asks (its WAL hook, `Checkpointer::on_commit`):
 //! a thread of its own, with a connection of its own, copies the log back while the writer goes
 //! on. The log stays bounded all the same: past [`CHECKPOINT_INLINE_PAGES`], or when the thread is
 //! not there (not started, could not start, stopped, failed), the writer checkpoints itself,
@@ -123,7 +123,7 @@ impl Checkpointer {
     pub(crate) fn install(this: &Arc<Self>, writer: &mut Connection) -> rusqlite::Result<()> {
         let this = Arc::clone(this);
         writer.wal_hook(Some(move |wal: &mut Wal, pages: c_int| {
-            this.after_commit(wal, pages);
+            this.on_commit(wal, pages);
             // Never an error: SQLite would report it as the commit's, and the commit is done.
             Ok(())
         }))
@@ -139,7 +139,7 @@ impl Checkpointer {
     }
 
     /// The WAL hook: runs on the writer, after each commit, with the log's length in pages.
-    fn after_commit(self: &Arc<Self>, wal: &mut Wal, pages: c_int) {
+    fn on_commit(self: &Arc<Self>, wal: &mut Wal, pages: c_int) {
         self.largest_log_pages
             .fetch_max(i64::from(pages), Ordering::Relaxed);
         self.last_log_pages
@@ -232,13 +232,7 @@ impl Checkpointer {
     }
 
     fn open(&self) -> rusqlite::Result<Connection> {
-        // Never creates, like the read pool: the store's file exists while the store is open.
-        let conn = Connection::open_with_flags(
-            &self.path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
-                | rusqlite::OpenFlags::SQLITE_OPEN_URI
-                | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
+        let conn = crate::sqlite::open_existing(&self.path)?;
         // A connection opens the log with its first read transaction; until then a checkpoint
         // on it finds no log and copies nothing, successfully.
         let _: i64 = conn.pragma_query_value(None, "schema_version", |r| r.get(0))?;

@@ -78,6 +78,8 @@ impl SqliteStore {
     /// Opens (creating if needed) the store at `path`, applies pending migrations, and makes the
     /// instance id and cursor key on first use.
     pub fn open(path: &Path) -> Result<Self> {
+        // `None` for an in-memory store, which no second connection could see.
+        let file = (path.as_os_str() != ":memory:").then(|| path.to_path_buf());
         let mut conn = Connection::open(path)?;
         restrict_to_owner(path);
         tune(&conn)?;
@@ -112,16 +114,17 @@ impl SqliteStore {
             tx.commit()?;
             (instance, CursorKey::from_bytes(key))
         };
-        let checkpointer = if path.as_os_str() == ":memory:" {
-            None
-        } else {
-            let checkpointer = Checkpointer::new(path.to_path_buf());
-            Checkpointer::install(&checkpointer, &mut conn)?;
-            Some(checkpointer)
+        let checkpointer = match &file {
+            Some(file) => {
+                let checkpointer = Checkpointer::new(file.clone());
+                Checkpointer::install(&checkpointer, &mut conn)?;
+                Some(checkpointer)
+            }
+            None => None,
         };
         Ok(SqliteStore {
             conn: Mutex::new(conn),
-            path: (path.as_os_str() != ":memory:").then(|| path.to_path_buf()),
+            path: file,
             readers: OnceLock::new(),
             next_reader: AtomicUsize::new(0),
             pending: Mutex::new(Vec::new()),
@@ -353,11 +356,7 @@ fn tune(conn: &Connection) -> Result<()> {
 /// The read pool, or none if a connection cannot be opened (reads then share the writer).
 fn open_readers(path: &Path) -> Vec<Mutex<Connection>> {
     let open = || -> Result<Connection> {
-        // Never creates: a store file that vanished is an error, not a new empty store.
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
-            | rusqlite::OpenFlags::SQLITE_OPEN_URI
-            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)?;
+        let conn = open_existing(path)?;
         tune(&conn)?;
         conn.pragma_update(None, "query_only", "ON")?;
         Ok(conn)
@@ -372,6 +371,17 @@ fn open_readers(path: &Path) -> Vec<Mutex<Connection>> {
             Vec::new()
         }
     }
+}
+
+/// A further connection to the store's file (a reader, the checkpointer). Never creates: a store
+/// file that vanished is an error, not a new empty store.
+pub(crate) fn open_existing(path: &Path) -> rusqlite::Result<Connection> {
+    Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
 }
 
 /// Switches the file to WAL. SQLite answers this switch BUSY without calling the busy handler

@@ -29,13 +29,18 @@ fn entry(line: u64) -> EntrySummary {
 
 /// Commits generation 1 of session `s1`, `ENTRIES_PER_COMMIT` new entries after `line`.
 fn commit(s: &SqliteStore, ws: &str, line: &mut u64) {
+    commit_to(s, ws, "s1", line);
+}
+
+/// [`commit`] to session `id`.
+fn commit_to(s: &SqliteStore, ws: &str, id: &str, line: &mut u64) {
     let first = *line == 0;
     let entries = (0..ENTRIES_PER_COMMIT)
         .map(|i| entry(*line + i + 1))
         .collect();
     *line += ENTRIES_PER_COMMIT;
     s.commit_ingest(&IngestCommit {
-        session: records::session_at("s1", "/sessions/s1.jsonl", ws, 1),
+        session: records::session_at(id, &format!("/sessions/{id}.jsonl"), ws, 1),
         new_generation: first,
         new_entries: entries,
         runs: vec![records::run("r1")],
@@ -205,18 +210,7 @@ fn two_stores_on_one_file_checkpoint_beside_each_other() {
             scope.spawn(move || {
                 let mut line = 0;
                 for _ in 0..40 {
-                    let first = line == 0;
-                    let entries = (0..ENTRIES_PER_COMMIT)
-                        .map(|i| entry(line + i + 1))
-                        .collect();
-                    line += ENTRIES_PER_COMMIT;
-                    s.commit_ingest(&IngestCommit {
-                        session: records::session_at(id, &format!("/sessions/{id}.jsonl"), &ws, 1),
-                        new_generation: first,
-                        new_entries: entries,
-                        runs: vec![records::run("r1")],
-                    })
-                    .unwrap();
+                    commit_to(s, &ws, id, &mut line);
                 }
             });
         }
