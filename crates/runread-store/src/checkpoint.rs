@@ -34,7 +34,10 @@ pub const CHECKPOINT_AFTER_PAGES: c_int = 1_000;
 /// reused from its start once a checkpoint has copied all of it, and a checkpoint running beside
 /// the writer never catches the last commit. A checkpoint by the writer, which no commit can
 /// overtake, copies the rest (little, the thread has copied the bulk) and lets the next commit
-/// start the log again. About 32 MiB of 4 KiB pages.
+/// start the log again. When the thread is mid-checkpoint the writer waits for it to finish
+/// rather than be turned away busy (SQLite allows one checkpoint at a time per log, and a passive
+/// one does not wait): turned away, it would let the log grow past this bound by a commit for
+/// every checkpoint the thread is still running. About 32 MiB of 4 KiB pages.
 pub const CHECKPOINT_INLINE_PAGES: c_int = 8_000;
 
 /// What a commit that leaves `pages` in the log, `copied` of them already copied back, does
@@ -103,6 +106,9 @@ pub(crate) struct Checkpointer {
     last_log_pages: AtomicI64,
     /// Log frames the last checkpoint (by either) had copied back.
     copied: AtomicI32,
+    /// Held by whichever of this store's connections is checkpointing: the writer at the bound
+    /// waits here for the thread instead of being refused by SQLite's checkpoint lock.
+    checkpointing: Mutex<()>,
 }
 
 impl Checkpointer {
@@ -116,6 +122,7 @@ impl Checkpointer {
             largest_log_pages: AtomicI64::new(0),
             last_log_pages: AtomicI64::new(0),
             copied: AtomicI32::new(0),
+            checkpointing: Mutex::new(()),
         })
     }
 
@@ -157,9 +164,10 @@ impl Checkpointer {
         };
         if !asked {
             self.inline.fetch_add(1, Ordering::Relaxed);
+            let _one_at_a_time = self.hold_checkpoint();
             match wal.checkpoint_v2(CheckpointMode::PASSIVE) {
                 Ok((_, copied)) => self.copied.store(copied, Ordering::Relaxed),
-                // Another connection (another runread process) is checkpointing.
+                // A connection of another process (another runread) is checkpointing.
                 Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => {}
                 Err(e) => tracing::warn!(error = %e, "WAL checkpoint on the writer failed"),
             }
@@ -169,6 +177,11 @@ impl Checkpointer {
     fn lock(&self) -> MutexGuard<'_, State> {
         // The state is three plain fields, each written whole: still consistent after a panic.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn hold_checkpoint(&self) -> MutexGuard<'_, ()> {
+        // Guards no data: a panic while held leaves nothing inconsistent.
+        self.checkpointing.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Asks the thread for a checkpoint, starting it first if need be. `false` when there is no
@@ -217,7 +230,11 @@ impl Checkpointer {
                 }
                 state.wanted = false;
             }
-            match conn.wal_checkpoint_v2(Some(MAIN_DB), CheckpointMode::PASSIVE) {
+            let checkpoint = {
+                let _one_at_a_time = self.hold_checkpoint();
+                conn.wal_checkpoint_v2(Some(MAIN_DB), CheckpointMode::PASSIVE)
+            };
+            match checkpoint {
                 Ok((log, copied)) if log >= 0 => {
                     self.copied.store(copied, Ordering::Relaxed);
                     self.background.fetch_add(1, Ordering::Relaxed);

@@ -831,6 +831,58 @@ mod tests {
         );
     }
 
+    /// Commits `n` entries of about a kilobyte each to session `s1` after `line`.
+    fn commit_bulky(s: &SqliteStore, ws: &str, line: &mut u64, n: u64) {
+        let mut commit = crate::testing::ingest_commit(ws);
+        commit.new_generation = *line == 0;
+        commit.new_entries = (*line + 1..=*line + n)
+            .map(|l| runread_sessions::EntrySummary::at(l, l * 1_000, 900, "x".repeat(900)))
+            .collect();
+        *line += n;
+        s.commit_ingest(&commit).unwrap();
+    }
+
+    #[test]
+    fn at_the_bound_the_writer_waits_for_a_checkpoint_in_flight_instead_of_skipping_its_own() {
+        use crate::checkpoint::CHECKPOINT_INLINE_PAGES;
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(SqliteStore::open(&dir.path().join("s.db")).unwrap());
+        let ws = store.add_workspace("/w", "w", 1).unwrap().id;
+        let checkpointer = store.checkpointer.clone().unwrap();
+        // The thread is mid-checkpoint for as long as this is held.
+        let in_flight = checkpointer.hold_checkpoint();
+        let (done, committed) = std::sync::mpsc::channel();
+        let s = store.clone();
+        let committer = std::thread::spawn(move || {
+            let mut line = 0;
+            while s.checkpoint_stats().last_log_pages < i64::from(CHECKPOINT_INLINE_PAGES) {
+                commit_bulky(&s, &ws, &mut line, 200);
+                let _ = done.send(());
+            }
+            (s, ws, line)
+        });
+        // Every commit short of the bound returns while the checkpoint is in flight ...
+        while store.checkpoint_stats().largest_log_pages < i64::from(CHECKPOINT_INLINE_PAGES) {
+            let _ = committed.recv_timeout(std::time::Duration::from_millis(10));
+        }
+        // (each of them said so before the next began, so before the bound was seen)
+        while committed.try_recv().is_ok() {}
+        // ... the one that reached it waits for that checkpoint instead of being turned away.
+        assert_eq!(
+            committed.recv_timeout(std::time::Duration::from_millis(200)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout),
+            "the commit at the bound returned while a checkpoint was in flight"
+        );
+        drop(in_flight);
+        let (s, ws, mut line) = committer.join().unwrap();
+        let stats = s.checkpoint_stats();
+        assert_eq!(stats.inline, 1, "{stats:?}");
+        // It copied the whole log back, so the next commit starts the log again.
+        commit_bulky(&s, &ws, &mut line, 200);
+        let stats = s.checkpoint_stats();
+        assert!(stats.last_log_pages < 1_000, "{stats:?}");
+    }
+
     fn start(id: &str) -> StartRecord {
         StartRecord {
             meta: StartMeta {
