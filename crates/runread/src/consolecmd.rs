@@ -68,7 +68,10 @@ pub fn console(home: &crate::home::Home, store: Arc<dyn Store>, a: ConsoleArgs) 
     let (service, keys) = serving_service(home, store.clone(), config, extra)?;
     let console = Console::new(service, store, keys, a.mcp_url);
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    rt.block_on(serve_console(console, a.listen, a.open, async {
-        let _ = tokio::signal::ctrl_c().await;
-    }))
+    rt.block_on(serve_console(
+        console,
+        a.listen,
+        a.open,
+        crate::servecmd::until_stopped(),
+    ))
 }

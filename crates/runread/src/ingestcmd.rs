@@ -80,9 +80,27 @@ pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Re
     Ok(())
 }
 
-/// Runs a watcher on `dirs` in a background thread for the life of the process.
-pub(crate) fn spawn_watcher(store: Arc<dyn Store>, dirs: Vec<runread_ingest::AgentDir>) -> Res {
+/// A watcher on a background thread of its own (`runread serve --watch`).
+pub(crate) struct Watcher {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Watcher {
+    /// Asks the watcher to stop and waits for it: at most the ingest pass it is in.
+    pub(crate) fn stop_and_join(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.thread.join();
+    }
+}
+
+/// Starts a watcher on `dirs` in a background thread, until [`Watcher::stop_and_join`].
+pub(crate) fn spawn_watcher(
+    store: Arc<dyn Store>,
+    dirs: Vec<runread_ingest::AgentDir>,
+) -> Result<Watcher, String> {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop_watching = stop.clone();
     std::thread::Builder::new()
         .name("runread-watch".into())
         .spawn(move || {
@@ -90,13 +108,13 @@ pub(crate) fn spawn_watcher(store: Arc<dyn Store>, dirs: Vec<runread_ingest::Age
                 store,
                 &dirs,
                 runread_ingest::watch::RESCAN_DEFAULT,
-                stop,
+                stop_watching,
                 |_| {},
             ) {
                 eprintln!("runread: watcher stopped: {e}");
             }
         })
-        .map(|_| ())
+        .map(|thread| Watcher { stop, thread })
         .map_err(|e| e.to_string())
 }
 

@@ -40,12 +40,13 @@ pub(crate) fn serving_service(
 /// `runread serve`: over stdio with a key file, else over HTTP (with the console if asked),
 /// with the watcher in the same process if asked.
 pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: ServeArgs) -> Res {
-    if a.watch {
-        spawn_watcher(store.clone(), a.dirs.resolve(false)?)?;
-    }
+    let watcher = match a.watch {
+        true => Some(spawn_watcher(store.clone(), a.dirs.resolve(false)?)?),
+        false => None,
+    };
     let extra = extra_secrets(a.secrets_file.as_deref(), &a.secret_env)?;
     let settle = Duration::from_millis(a.settle_ms);
-    match (a.stdio, a.key_file) {
+    let served = match (a.stdio, a.key_file) {
         (true, Some(kf)) => serve_stdio(home, store, &kf, settle, extra, a.protocol.into()),
         _ => serve(
             home,
@@ -60,6 +61,30 @@ pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: 
             },
             a.console.then_some((a.console_listen, a.open)),
         ),
+    };
+    // The watcher holds the store too: it closes only once the watcher is done.
+    if let Some(watcher) = watcher {
+        watcher.stop_and_join();
+    }
+    served
+}
+
+/// Resolves when the process is asked to stop: Ctrl-C (SIGINT), or SIGTERM, what service managers
+/// and supervisors send. Either ends a serve gracefully, and the store closes as the process
+/// ends: its last connection copies the write-ahead log back and removes it, so the next start
+/// has no log to read back (a killed server leaves one, up to `CHECKPOINT_INLINE_PAGES` long).
+pub(crate) async fn until_stopped() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
@@ -91,10 +116,8 @@ pub(crate) fn serve(
             let Ok(mcp) = bound_rx.await else { return };
             let url = format!("http://{mcp}{}", runread_mcp::MCP_PATH);
             let console = runread_console::Console::new(service, store, keys, url);
-            let served = consolecmd::serve_console(console, console_listen, open, async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await;
+            let served =
+                consolecmd::serve_console(console, console_listen, open, until_stopped()).await;
             if let Err(e) = served {
                 eprintln!("{e}");
             }
@@ -120,9 +143,7 @@ pub(crate) fn serve(
                 );
                 let _ = bound_tx.send(addr);
             },
-            async {
-                let _ = tokio::signal::ctrl_c().await;
-            },
+            until_stopped(),
         )
         .await
         .map_err(|e| format!("serve {listen}: {e}"))

@@ -169,6 +169,73 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
     );
 }
 
+/// SIGTERM, what service managers send to stop a service, ends `runread serve` as Ctrl-C does:
+/// exit status 0, every answer a client received committed with its receipt, and the store
+/// closed, its write-ahead log copied back and removed, so the next start has none to read back.
+#[test]
+fn sigterm_stops_the_server_gracefully_and_closes_its_store() {
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let run = env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .max_by_key(|r| r.run.final_bytes)
+        .unwrap();
+    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "stop");
+    // The server's connections are to be the store's last ones.
+    let Env { dir, store, .. } = env;
+    drop(store);
+    let home = dir.path().to_path_buf();
+    let wal = home.join("runread.db-wal");
+    let target = serde_json::to_value(&g.grant.target).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let port = free_port();
+    let mut server = spawn_server(&home, port);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let tasks: Vec<_> = (0..CLIENTS as u64)
+        .map(|c| {
+            rt.spawn(hammer(
+                url.clone(),
+                g.key.clone(),
+                target.clone(),
+                seen.clone(),
+                c,
+            ))
+        })
+        .collect();
+    while seen.lock().unwrap().len() < 20 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(wal.exists(), "a serving store writes ahead to its log");
+    let term = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let status = server.wait().unwrap();
+    for t in tasks {
+        let _ = rt.block_on(t);
+    }
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(
+        !wal.exists(),
+        "the store was not closed: its log is still there"
+    );
+    let store = SqliteStore::open(&home.join("runread.db")).unwrap();
+    let seen = seen.lock().unwrap().clone();
+    for id in &seen {
+        let receipts = store.receipts(id).unwrap();
+        assert!(
+            receipts.iter().any(|r| r.outcome == "ok"),
+            "answer {id} has no ok receipt"
+        );
+    }
+}
+
 #[test]
 fn recover_inspect_needs_neither_the_sealed_input_nor_a_key() {
     let env = Env::new();
