@@ -28,13 +28,7 @@ impl Harness {
         let env = Env::new();
         let session_path = env.place("sample", Duration::from_secs(60));
         env.ingest();
-        let run = env
-            .store
-            .runs()
-            .unwrap()
-            .into_iter()
-            .max_by_key(|r| r.run.final_bytes)
-            .unwrap();
+        let run = env.longest_answer_run();
         let answer = runread_testkit::answer(&run).unwrap();
         let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "test");
         let serving = runread_testkit::serve::mcp(env.service()).await;

@@ -35,13 +35,7 @@ async fn serve(protocols: Protocols) -> Served {
     let env = Env::new();
     env.place("secrets-history", Duration::from_secs(60));
     env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .max_by_key(|r| r.run.final_bytes)
-        .unwrap();
+    let run = env.longest_answer_run();
     let g = env.grant(&run.target.run_id, Feature::ALL.to_vec(), "eras");
     let serving = runread_testkit::serve::mcp_with(
         env.service(),

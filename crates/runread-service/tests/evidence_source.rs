@@ -37,13 +37,7 @@ fn placed(name: &str) -> (Env, std::path::PathBuf, RunRecord) {
     let env = Env::new();
     let path = env.place(name, Duration::from_secs(60));
     env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .max_by_key(|r| r.run.final_bytes)
-        .unwrap();
+    let run = env.longest_answer_run();
     (env, path, run)
 }
 

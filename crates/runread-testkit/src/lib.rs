@@ -217,6 +217,16 @@ impl Env {
         }
         total
     }
+
+    /// The ingested run with the longest final answer (the one most tests read).
+    pub fn longest_answer_run(&self) -> runread_store::RunRecord {
+        self.store
+            .runs()
+            .expect("runs")
+            .into_iter()
+            .max_by_key(|r| r.run.final_bytes)
+            .expect("an ingested run")
+    }
 }
 
 impl Default for Env {

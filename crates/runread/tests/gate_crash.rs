@@ -86,19 +86,42 @@ async fn hammer(
     }
 }
 
-#[test]
-fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
+/// `CLIENTS` clients reading from the server on `port` until it goes away, numbered from `first`.
+fn start_clients(
+    rt: &tokio::runtime::Runtime,
+    port: u16,
+    key: &str,
+    target: &Value,
+    seen: &Arc<Mutex<Vec<String>>>,
+    first: u64,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    (0..CLIENTS as u64)
+        .map(|c| {
+            rt.spawn(hammer(
+                url.clone(),
+                key.to_owned(),
+                target.clone(),
+                seen.clone(),
+                first + c,
+            ))
+        })
+        .collect()
+}
+
+/// A home with the sample ingested and its longest answer granted to `to`.
+fn sample_granted(to: &str) -> (Env, runread_service::owner::NewGrant) {
     let env = Env::new();
     env.place("sample", Duration::from_secs(60));
     env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .max_by_key(|r| r.run.final_bytes)
-        .unwrap();
-    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "crash");
+    let run = env.longest_answer_run();
+    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], to);
+    (env, g)
+}
+
+#[test]
+fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
+    let (env, g) = sample_granted("crash");
     let home = env.dir.path().to_path_buf();
     let target = serde_json::to_value(&g.grant.target).unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -108,18 +131,7 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
     for cycle in 0..KILL_CYCLES {
         let port = free_port();
         let mut server = spawn_server(&home, port);
-        let url = format!("http://127.0.0.1:{port}/mcp");
-        let tasks: Vec<_> = (0..CLIENTS)
-            .map(|c| {
-                rt.spawn(hammer(
-                    url.clone(),
-                    g.key.clone(),
-                    target.clone(),
-                    seen.clone(),
-                    cycle * 10 + c as u64,
-                ))
-            })
-            .collect();
+        let tasks = start_clients(&rt, port, &g.key, &target, &seen, cycle * 10);
         x = x
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
@@ -174,17 +186,7 @@ fn every_answer_received_before_a_crash_has_its_start_record_and_receipt() {
 /// closed, its write-ahead log copied back and removed, so the next start has none to read back.
 #[test]
 fn sigterm_stops_the_server_gracefully_and_closes_its_store() {
-    let env = Env::new();
-    env.place("sample", Duration::from_secs(60));
-    env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .max_by_key(|r| r.run.final_bytes)
-        .unwrap();
-    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "stop");
+    let (env, g) = sample_granted("stop");
     // The server's connections are to be the store's last ones.
     let Env { dir, store, .. } = env;
     drop(store);
@@ -195,18 +197,7 @@ fn sigterm_stops_the_server_gracefully_and_closes_its_store() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let port = free_port();
     let mut server = spawn_server(&home, port);
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let tasks: Vec<_> = (0..CLIENTS as u64)
-        .map(|c| {
-            rt.spawn(hammer(
-                url.clone(),
-                g.key.clone(),
-                target.clone(),
-                seen.clone(),
-                c,
-            ))
-        })
-        .collect();
+    let tasks = start_clients(&rt, port, &g.key, &target, &seen, 0);
     while seen.lock().unwrap().len() < 20 {
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -79,13 +79,7 @@ fn start(keys: usize, nofile: Option<u64>) -> Server {
     let env = Env::new();
     let session_path = env.place("sample", Duration::from_secs(60));
     env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .max_by_key(|r| r.run.final_bytes)
-        .unwrap();
+    let run = env.longest_answer_run();
     let now = runread_core::timefmt::now_ms();
     let mut granted = Vec::new();
     let mut target = Value::Null;
