@@ -33,7 +33,6 @@ use runread_core::limits::{
     HTTP_BODY_DEADLINE_SECS, HTTP_CONNECTIONS_MAX, HTTP_HEADER_DEADLINE_SECS, HTTP_HEADER_MAX_BYTES,
 };
 use runread_mcp::guards::{BODY_READERS_MAX, BODY_READERS_PER_KEY_MAX};
-use runread_store::Store;
 use runread_testkit::Env;
 
 static SERIAL: Mutex<()> = Mutex::new(());
