@@ -844,7 +844,7 @@ mod tests {
 
     #[test]
     fn at_the_bound_the_writer_waits_for_a_checkpoint_in_flight_instead_of_skipping_its_own() {
-        use crate::checkpoint::CHECKPOINT_INLINE_PAGES;
+        use crate::checkpoint::{CHECKPOINT_AFTER_PAGES, CHECKPOINT_INLINE_PAGES};
         let dir = tempfile::tempdir().unwrap();
         let store = std::sync::Arc::new(SqliteStore::open(&dir.path().join("s.db")).unwrap());
         let ws = store.add_workspace("/w", "w", 1).unwrap().id;
@@ -880,7 +880,10 @@ mod tests {
         // It copied the whole log back, so the next commit starts the log again.
         commit_bulky(&s, &ws, &mut line, 200);
         let stats = s.checkpoint_stats();
-        assert!(stats.last_log_pages < 1_000, "{stats:?}");
+        assert!(
+            stats.last_log_pages < i64::from(CHECKPOINT_AFTER_PAGES),
+            "{stats:?}"
+        );
     }
 
     fn start(id: &str) -> StartRecord {
