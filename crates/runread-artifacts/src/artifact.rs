@@ -15,6 +15,13 @@ pub const ARTIFACT_MAX_BYTES: u64 = runread_core::limits::ARTIFACT_MAX_BYTES;
 /// The largest chunk [`read_chunk`] returns, in bytes.
 pub const TRANSFER_MAX_BYTES: usize = runread_core::limits::ARTIFACT_TRANSFER_MAX_BYTES;
 
+/// The longest known secret, in bytes: the context [`read_window`] allows on each side of a chunk.
+pub const SECRET_MAX_BYTES: usize = runread_core::limits::SECRET_MAX_BYTES;
+
+/// The largest window [`read_window`] returns, in bytes: a chunk and a known secret's length on
+/// either side.
+pub const WINDOW_MAX_BYTES: usize = TRANSFER_MAX_BYTES + 2 * SECRET_MAX_BYTES;
+
 /// Buffer for whole-file hashing.
 const HASH_BUF_BYTES: usize = 64 * 1024;
 
@@ -88,7 +95,38 @@ pub fn read_chunk(
     offset: u64,
     limit: usize,
 ) -> Result<Chunk, Refusal> {
-    if limit == 0 || limit > TRANSFER_MAX_BYTES || offset > ARTIFACT_MAX_BYTES {
+    let bytes = read_range(root, v, offset, limit, TRANSFER_MAX_BYTES)?;
+    let end = offset.saturating_add(u64::try_from(bytes.len()).map_err(|_| Refusal::Io)?);
+    Ok(Chunk {
+        chunk_sha256: hex::encode(Sha256::digest(&bytes)),
+        eof: end == v.size,
+        offset,
+        bytes,
+    })
+}
+
+/// Reads at most `len` bytes of version `v` from `start`, with every check of [`read_chunk`]
+/// (one open, one read), and no digest: a chunk with up to [`SECRET_MAX_BYTES`] of context on
+/// either side, so that a caller looking for known secrets sees one that overlaps the chunk
+/// whole. `len` must be `1..=WINDOW_MAX_BYTES`; fewer bytes come back only at the end of `v`.
+pub fn read_window(
+    root: &Path,
+    v: &ArtifactVersion,
+    start: u64,
+    len: usize,
+) -> Result<Vec<u8>, Refusal> {
+    read_range(root, v, start, len, WINDOW_MAX_BYTES)
+}
+
+/// The read behind [`read_chunk`] and [`read_window`]: `limit` must be `1..=max`.
+fn read_range(
+    root: &Path,
+    v: &ArtifactVersion,
+    offset: u64,
+    limit: usize,
+    max: usize,
+) -> Result<Vec<u8>, Refusal> {
+    if limit == 0 || limit > max || offset > ARTIFACT_MAX_BYTES {
         return Err(Refusal::Bounds);
     }
     let rel = validate_path(&v.rel_path)?;
@@ -105,13 +143,7 @@ pub fn read_chunk(
     let mut bytes = vec![0u8; want];
     opened.read_exact_at(&mut bytes, offset)?;
     opened.recheck()?;
-    let end = offset.saturating_add(u64::try_from(bytes.len()).map_err(|_| Refusal::Io)?);
-    Ok(Chunk {
-        chunk_sha256: hex::encode(Sha256::digest(&bytes)),
-        eof: end == v.size,
-        offset,
-        bytes,
-    })
+    Ok(bytes)
 }
 
 /// Re-reads the whole file and checks that it is still exactly version `v`.

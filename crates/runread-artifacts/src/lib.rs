@@ -10,7 +10,7 @@
 //!   component, and the leaf must be a regular file with a single name;
 //! - **registration** ([`register`]): one whole, bounded read that fixes an [`ArtifactVersion`]
 //!   (size, sha256, device, inode, mtime, ctime);
-//! - **reading** ([`read_chunk`], [`verify_version`]): bounded chunks of exactly that version,
+//! - **reading** ([`read_chunk`], [`read_window`], [`verify_version`]): bounded chunks of exactly that version,
 //!   refused when the file is missing, replaced, modified, grown past the limit or linked.
 //!   Descriptor and path identity and stat are checked before and after every read.
 //!
@@ -30,8 +30,8 @@ mod open;
 mod path;
 
 pub use artifact::{
-    ARTIFACT_MAX_BYTES, ArtifactVersion, Chunk, TRANSFER_MAX_BYTES, read_chunk, register,
-    verify_version,
+    ARTIFACT_MAX_BYTES, ArtifactVersion, Chunk, SECRET_MAX_BYTES, TRANSFER_MAX_BYTES,
+    WINDOW_MAX_BYTES, read_chunk, read_window, register, verify_version,
 };
 pub use mime::{MIME_ALLOWED, MIME_FALLBACK, check_mime, guess_mime};
 pub use path::{

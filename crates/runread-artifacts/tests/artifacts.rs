@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use runread_artifacts::{
     ARTIFACT_MAX_BYTES, ArtifactVersion, MAX_COMPONENT_BYTES, MAX_PATH_BYTES, MIME_ALLOWED,
-    Refusal, TRANSFER_MAX_BYTES, check_mime, guess_mime, read_chunk, register, validate_path,
-    verify_version,
+    Refusal, SECRET_MAX_BYTES, TRANSFER_MAX_BYTES, WINDOW_MAX_BYTES, check_mime, guess_mime,
+    read_chunk, read_window, register, validate_path, verify_version,
 };
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
@@ -623,6 +623,54 @@ fn limit_bounds_at_n_and_n_plus_one() {
         read_chunk(dir.path(), &v, 0, usize::MAX),
         Err(Refusal::Bounds)
     );
+}
+
+#[test]
+fn a_window_is_a_chunk_with_a_secrets_length_either_side_at_n_and_n_plus_one() {
+    assert_eq!(WINDOW_MAX_BYTES, TRANSFER_MAX_BYTES + 2 * SECRET_MAX_BYTES);
+    let dir = ws();
+    let data: Vec<u8> = (0..WINDOW_MAX_BYTES + 10)
+        .map(|i| (i % 251) as u8)
+        .collect();
+    let v = registered(dir.path(), "w.bin", &data);
+    assert_eq!(read_window(dir.path(), &v, 0, 0), Err(Refusal::Bounds));
+    assert_eq!(
+        read_window(dir.path(), &v, 3, WINDOW_MAX_BYTES).unwrap(),
+        &data[3..3 + WINDOW_MAX_BYTES]
+    );
+    assert_eq!(
+        read_window(dir.path(), &v, 0, WINDOW_MAX_BYTES + 1),
+        Err(Refusal::Bounds)
+    );
+    // Short only at the end of the version; past it is out of bounds, as for a chunk.
+    assert_eq!(
+        read_window(dir.path(), &v, 20, WINDOW_MAX_BYTES).unwrap(),
+        &data[20..]
+    );
+    let size = data.len() as u64;
+    assert!(read_window(dir.path(), &v, size, 1).unwrap().is_empty());
+    assert_eq!(
+        read_window(dir.path(), &v, size + 1, 1),
+        Err(Refusal::Bounds)
+    );
+}
+
+#[test]
+fn a_window_refuses_what_a_chunk_refuses() {
+    let dir = ws();
+    let v = registered(dir.path(), "a.txt", b"data");
+    OpenOptions::new()
+        .append(true)
+        .open(dir.path().join("a.txt"))
+        .unwrap()
+        .write_all(b"+")
+        .unwrap();
+    assert_eq!(read_window(dir.path(), &v, 0, 4), Err(Refusal::Modified));
+    fs::remove_file(dir.path().join("a.txt")).unwrap();
+    assert_eq!(read_window(dir.path(), &v, 0, 4), Err(Refusal::Missing));
+    let v = registered(dir.path(), "b.txt", b"data");
+    fs::hard_link(dir.path().join("b.txt"), dir.path().join("c.txt")).unwrap();
+    assert_eq!(read_window(dir.path(), &v, 0, 4), Err(Refusal::Hardlink));
 }
 
 #[test]

@@ -56,20 +56,70 @@ pub fn label(tool: &'static str, trust: Trust, fields: Map<String, Value>) -> La
         }
     }
     let structured = Value::Object(labeled);
-    let text = format!(
-        "<tool_result tool=\"{tool}\" trust=\"{}\">\n{}\n</tool_result>",
-        trust.as_str(),
-        escaped_json(&structured)
-    );
+    let text = tagged(tool, trust, &structured);
     Labeled { structured, text }
+}
+
+/// Room reserved for a label's text before it is written: most results fit, and a larger one
+/// grows the buffer (an artifact chunk's, ≈ 45 KiB, twice).
+const TEXT_RESERVE_BYTES: usize = 16 * 1024;
+
+/// The text block: the tag, `value` as escaped JSON, the closing tag, written into one buffer
+/// (a result is copied once here, not once per step: an artifact chunk's is ≈ 45 KiB).
+fn tagged(tool: &str, trust: Trust, value: &Value) -> String {
+    let mut out = Vec::with_capacity(TEXT_RESERVE_BYTES);
+    out.extend_from_slice(b"<tool_result tool=\"");
+    out.extend_from_slice(tool.as_bytes());
+    out.extend_from_slice(b"\" trust=\"");
+    out.extend_from_slice(trust.as_str().as_bytes());
+    out.extend_from_slice(b"\">\n");
+    write_escaped_json(&mut out, value);
+    out.extend_from_slice(b"\n</tool_result>");
+    utf8(out)
 }
 
 /// Compact JSON of `value` with every `<` written as `\u003c`.
 ///
-/// `<` can only occur inside JSON strings, where `\u003c` is an equivalent escape, so the result
-/// decodes to the same value.
+/// `<` can only occur inside JSON strings (keys included), where `\u003c` is an equivalent
+/// escape, so the result decodes to the same value.
 pub fn escaped_json(value: &Value) -> String {
-    value.to_string().replace('<', "\\u003c")
+    let mut out = Vec::new();
+    write_escaped_json(&mut out, value);
+    utf8(out)
+}
+
+fn write_escaped_json(out: &mut Vec<u8>, value: &Value) {
+    let mut ser = serde_json::Serializer::with_formatter(out, NoTagFormatter);
+    // Writing a `Value` into a `Vec` cannot fail: its keys are strings and the writer takes all.
+    let written = serde::Serialize::serialize(value, &mut ser);
+    debug_assert!(written.is_ok(), "a JSON value serializes into a Vec");
+}
+
+/// serde_json's compact output, except that a string's `<` is written `\u003c`.
+struct NoTagFormatter;
+
+impl serde_json::ser::Formatter for NoTagFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut parts = fragment.split('<');
+        if let Some(first) = parts.next() {
+            writer.write_all(first.as_bytes())?;
+        }
+        for part in parts {
+            writer.write_all(b"\\u003c")?;
+            writer.write_all(part.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// serde_json writes UTF-8 (its strings are `str`, everything else ASCII), as do the tags; the
+/// lossy branch is never taken, and would only replace what is not UTF-8.
+fn utf8(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]
@@ -139,15 +189,33 @@ mod tests {
         );
     }
 
+    /// Strings rich in what JSON escapes and in `<` (rare among arbitrary code points).
+    fn tricky() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            "[<>a\"\\\\\\x00-\\x1f\u{e9}\u{1F600}]{0,16}"
+        ]
+    }
+
     proptest! {
         #[test]
-        fn escaped_json_decodes_to_the_same_value(s in any::<String>()) {
+        fn escaped_json_decodes_to_the_same_value(s in tricky()) {
             let mut m = Map::new();
             m.insert("text".into(), Value::String(s));
             let l = label("read_final_answer", Trust::Untrusted, m);
             let decoded: Value = serde_json::from_str(body(&l)).unwrap();
             prop_assert_eq!(&decoded, &l.structured);
             prop_assert!(!body(&l).contains('<'));
+        }
+
+        /// Written in one pass, the body is what serde_json writes with every `<` then replaced:
+        /// keys, nested values and escapes included.
+        #[test]
+        fn escaped_json_is_serde_json_with_lt_escaped(
+            k in tricky(), s in tricky(), n in any::<i64>(), items in proptest::collection::vec(tricky(), 0..4),
+        ) {
+            let v = serde_json::json!({ k.clone(): s, "n": n, "nested": { "items": items, k: null } });
+            prop_assert_eq!(escaped_json(&v), v.to_string().replace('<', "\\u003c"));
         }
     }
 }

@@ -74,6 +74,20 @@ pub struct Client {
     inner: RunningService<RoleClient, ClientConfig>,
 }
 
+/// The HTTP client under rmcp's transport: keep-alive connections, reused from call to call, and
+/// no redirect followed (runread's server never redirects, and a redirect would carry the key).
+///
+/// rmcp's default client keeps no idle connection, so every call paid a TCP connection of its
+/// own, on both sides: its stated reason, a delayed-ACK stall when a pooled connection is reused
+/// before the last response was read whole, does not arise here, where every response is one
+/// JSON body that rmcp reads to its end.
+fn http_client() -> Result<reqwest::Client, ClientError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|_| ClientError::Transport("could not build the HTTP client".into()))
+}
+
 impl Client {
     /// Connects to `url` (e.g. `http://127.0.0.1:7077/mcp`) with `key`, using `server/discover`.
     pub async fn connect(url: &str, key: &str) -> Result<Client, ClientError> {
@@ -94,7 +108,7 @@ impl Client {
         headers.insert(name, value);
         let config =
             StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
-        let transport = StreamableHttpClientTransport::from_config(config);
+        let transport = StreamableHttpClientTransport::with_client(http_client()?, config);
         let (config, lifecycle) = if version.has_initialize() {
             (
                 ClientConfig::default().with_protocol_version(version),

@@ -2,11 +2,15 @@
 //! calls, known secrets in a tool result and in the answer, and non-ASCII text at page edges.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use runread_core::Feature;
+use runread_core::limits::{ARTIFACT_TRANSFER_MAX_BYTES, SECRET_MAX_BYTES};
+use runread_mcp::client::ARTIFACT_CALLS_IN_FLIGHT;
 use runread_mcp::client::{Client, ClientError};
 use runread_store::Store;
 use runread_testkit::Env;
@@ -321,6 +325,137 @@ async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
         Err(ClientError::Refused { code, .. }) => assert_eq!(code, "artifact_changed"),
         other => panic!("{other:?}"),
     }
+}
+
+/// Registers `rel` (already written in the workspace) for the first run; returns its id and
+/// version (the content's sha256).
+fn register(s: &Suite, rel: &str) -> (String, String) {
+    let secrets =
+        runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
+    let mut runs = s.env.store.runs().unwrap();
+    runs.sort_by_key(|r| r.run.start_line);
+    runread_service::owner::add_artifact(
+        &*s.env.store,
+        &secrets,
+        &runs[0].target.run_id,
+        None,
+        rel,
+        None,
+        None,
+        "generated",
+        1,
+    )
+    .map(|(id, v)| (id, v.sha256))
+    .unwrap()
+}
+
+/// A TCP relay to `upstream` on another loopback port; counts the connections it accepts.
+async fn counting_relay(upstream: std::net::SocketAddr) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(upstream).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    (url, accepted)
+}
+
+#[tokio::test]
+async fn the_client_reads_an_artifact_over_kept_connections_not_one_per_chunk() {
+    let s = Suite::start("sample").await;
+    let chunks = 12;
+    let data = write_random(
+        &s.env.workspace.join("kept.bin"),
+        chunks * ARTIFACT_TRANSFER_MAX_BYTES,
+    );
+    let (id, _) = register(&s, "kept.bin");
+    let mut runs = s.env.store.runs().unwrap();
+    runs.sort_by_key(|r| r.run.start_line);
+    let g = s
+        .env
+        .grant(&runs[0].target.run_id, vec![Feature::Artifacts], "suite");
+    let (url, accepted) = counting_relay(s._serving.addr).await;
+    let client = Client::connect(&url, &g.key).await.unwrap();
+    let target = serde_json::to_value(&g.grant.target).unwrap();
+    let (_, bytes) = client.read_artifact(&target, Some(&id)).await.unwrap();
+    assert!(bytes == data, "byte-exact");
+    // server/discover, list_artifacts and 12 chunk calls, at most the in-flight cap at once: as
+    // many connections as calls were ever in flight together, not one per call.
+    let connections = accepted.load(Ordering::SeqCst);
+    assert!(
+        (1..=ARTIFACT_CALLS_IN_FLIGHT).contains(&connections),
+        "{connections} connections for {} calls",
+        chunks + 2
+    );
+}
+
+#[tokio::test]
+async fn a_secret_known_after_registration_refuses_every_chunk_whose_window_holds_it() {
+    let s = Suite::start("sample").await;
+    const CHUNK: usize = ARTIFACT_TRANSFER_MAX_BYTES;
+    let later = "sk-runread-LATER-0123456789abcdef";
+    // Across the edge of chunks 0 and 1; chunks 2 and 3 are clean, chunk 3 starts more than a
+    // secret's length after it.
+    let mut data = vec![b'.'; 4 * CHUNK];
+    let at = CHUNK - 10;
+    data[at..at + later.len()].copy_from_slice(later.as_bytes());
+    std::fs::write(s.env.workspace.join("late.txt"), &data).unwrap();
+    let (id, v) = register(&s, "late.txt");
+    let (client, target, _) = s.grant(0, vec![Feature::Artifacts]).await;
+    let read = |offset: usize| {
+        client.call(
+            "read_artifact",
+            json!({"target": target, "artifactId": id, "version": v, "offset": offset}),
+        )
+    };
+    // Not yet a known secret: every chunk reads.
+    for i in 0..4 {
+        assert!(read(i * CHUNK).await.is_ok(), "chunk {i} before");
+    }
+    s.env.add_secret("test-later", later);
+    for i in 0..4 {
+        match (i, read(i * CHUNK).await) {
+            (0 | 1, Err(ClientError::Refused { code, message })) => {
+                assert_eq!(code, "artifact_contains_secret");
+                assert!(!message.contains(later) && !message.contains("late.txt"));
+            }
+            (2 | 3, Ok(r)) => assert_eq!(r.structured["offset"], i * CHUNK),
+            (i, other) => panic!("chunk {i}: {other:?}"),
+        }
+    }
+    // The window is the chunk and a secret's length either side: a secret wholly inside it
+    // refuses the chunk, at N and N+1 on both sides.
+    let call = |offset: usize, limit: usize| {
+        client.call(
+            "read_artifact",
+            json!({"target": target, "artifactId": id, "version": v, "offset": offset, "limit": limit}),
+        )
+    };
+    let end = at + later.len();
+    assert!(
+        call(0, end - SECRET_MAX_BYTES).await.is_err(),
+        "ends in the window"
+    );
+    assert!(
+        call(0, end - SECRET_MAX_BYTES - 1).await.is_ok(),
+        "its last byte outside"
+    );
+    assert!(
+        call(at + SECRET_MAX_BYTES, 16).await.is_err(),
+        "begins in the window"
+    );
+    assert!(
+        call(at + SECRET_MAX_BYTES + 1, 16).await.is_ok(),
+        "its first byte outside"
+    );
 }
 
 #[tokio::test]

@@ -184,20 +184,10 @@ fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<Map<String, Value>, Erro
         return Err(ErrorCode::InvalidArguments);
     }
     // Read a window around the chunk: a known secret that overlaps the chunk at all is seen whole.
-    let margin = SECRET_MAX_BYTES as u64;
-    let win_start = offset.saturating_sub(margin);
+    let win_start = offset.saturating_sub(SECRET_MAX_BYTES as u64);
     let win_len = (offset - win_start) as usize + limit + SECRET_MAX_BYTES;
-    let mut window = Vec::with_capacity(win_len);
-    let mut pos = win_start;
-    while window.len() < win_len {
-        let want = (win_len - window.len()).min(ARTIFACT_TRANSFER_MAX_BYTES);
-        let c = runread_artifacts::read_chunk(&r.root, &v, pos, want).map_err(refusal)?;
-        window.extend_from_slice(&c.bytes);
-        pos += c.bytes.len() as u64;
-        if c.eof || c.bytes.is_empty() {
-            break;
-        }
-    }
+    let window =
+        runread_artifacts::read_window(&r.root, &v, win_start, win_len).map_err(refusal)?;
     if r.redactor.contains_secret(&window) {
         return Err(ErrorCode::ArtifactContainsSecret);
     }
