@@ -118,14 +118,15 @@ pub(crate) fn spawn_watcher(
         .map_err(|e| e.to_string())
 }
 
-/// `runread watch`: follows the directories until Ctrl-C, a line per pass that changed something.
+/// `runread watch`: follows the directories until Ctrl-C or SIGTERM, a line per pass that changed something.
 pub(crate) fn watch(store: Arc<dyn Store>, args: WatchArgs) -> Res {
     let dirs = args.dirs.resolve(false)?;
     for d in &dirs {
         eprintln!("watching {} ({})", d.dir.display(), d.agent.as_str());
     }
+    // Ctrl-C or SIGTERM ends the pass in progress, then the watcher; the store closes after it.
+    let stop = crate::servecmd::stop_on_signal()?;
     eprintln!("(Ctrl-C to stop)");
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     runread_ingest::watch::watch(
         store,
         &dirs,

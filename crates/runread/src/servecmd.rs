@@ -165,7 +165,51 @@ pub(crate) fn serve_stdio(
     };
     let (service, _) = serving_service(home, store, config, extra)?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    rt.block_on(runread_mcp::server::serve_stdio(service, key, protocols))
+    // The end of stdin ends the session; a signal ends it too. Then the calls still on blocking
+    // threads get the HTTP server's grace to finish, and the runtime does not wait for the
+    // blocking read of stdin, which only the client's end of the pipe would end.
+    let served = rt.block_on(async {
+        tokio::select! {
+            served = runread_mcp::server::serve_stdio(service, key, protocols) => served,
+            () = until_stopped() => Ok(()),
+        }
+    });
+    rt.shutdown_timeout(runread_mcp::server::GRACEFUL_SHUTDOWN_MAX);
+    served
+}
+
+/// A flag that Ctrl-C (SIGINT) or SIGTERM sets, for a command that runs on threads of its own
+/// (`runread watch`): a small runtime on a thread of its own waits for either. The signals are
+/// registered before this returns, so neither can end the process where it stands after it.
+pub(crate) fn stop_on_signal() -> Result<Arc<std::sync::atomic::AtomicBool>, String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let (mut interrupt, mut terminate) = rt
+        .block_on(async {
+            Ok::<_, std::io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ))
+        })
+        .map_err(|e| format!("could not wait for signals: {e}"))?;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let set = stop.clone();
+    std::thread::Builder::new()
+        .name("runread-signals".into())
+        .spawn(move || {
+            rt.block_on(async {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+            });
+            set.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(stop)
 }
 
 /// Most lines read from a secrets file.

@@ -202,12 +202,7 @@ fn sigterm_stops_the_server_gracefully_and_closes_its_store() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(wal.exists(), "a serving store writes ahead to its log");
-    let term = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(term.success());
-    let status = server.wait().unwrap();
+    let status = signal_and_wait(&mut server, "-TERM");
     for t in tasks {
         let _ = rt.block_on(t);
     }
@@ -225,6 +220,104 @@ fn sigterm_stops_the_server_gracefully_and_closes_its_store() {
             "answer {id} has no ok receipt"
         );
     }
+}
+
+/// Sends `signal` (`-TERM`, `-INT`) to `child` and waits for it to end.
+fn signal_and_wait(child: &mut Child, signal: &str) -> std::process::ExitStatus {
+    let sent = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    child.wait().unwrap()
+}
+
+#[test]
+fn watch_stops_on_sigterm_or_ctrl_c_and_closes_its_store() {
+    use std::io::{BufRead, BufReader};
+    for signal in ["-TERM", "-INT"] {
+        let env = Env::new();
+        env.place("sample", Duration::from_secs(60));
+        let Env {
+            dir,
+            store,
+            sessions,
+            ..
+        } = env;
+        drop(store);
+        let home = dir.path();
+        let wal = home.join("runread.db-wal");
+        let mut watch = Command::new(env!("CARGO_BIN_EXE_runread"))
+            .arg("--home")
+            .arg(home)
+            .args(["watch", "--pi"])
+            .arg(&sessions)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The first pass ingests the sample and says so; then the watcher waits.
+        let mut line = String::new();
+        BufReader::new(watch.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("new or re-read"), "{line}");
+        assert!(wal.exists(), "a watching store writes ahead to its log");
+        let status = signal_and_wait(&mut watch, signal);
+        assert_eq!(status.code(), Some(0), "{signal}: {status:?}");
+        assert!(!wal.exists(), "{signal}: the store was not closed");
+        let store = SqliteStore::open(&home.join("runread.db")).unwrap();
+        assert!(!store.runs().unwrap().is_empty(), "the pass was kept");
+    }
+}
+
+#[test]
+fn stdio_serve_stops_on_sigterm_and_closes_its_store() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let (env, g) = sample_granted("stdio-stop");
+    let Env { dir, store, .. } = env;
+    drop(store);
+    let home = dir.path();
+    let wal = home.join("runread.db-wal");
+    let key_file = home.join("key");
+    std::fs::write(&key_file, &g.key).unwrap();
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(home)
+        .args(["serve", "--stdio", "--key-file"])
+        .arg(&key_file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let target = serde_json::to_value(&g.grant.target).unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "read_final_answer", "arguments": {"target": target}, "_meta": meta}});
+    // stdin stays open: the session has not ended when the signal comes.
+    let mut stdin = server.stdin.take().unwrap();
+    writeln!(stdin, "{call}").unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["result"]["structuredContent"]["readable"], true);
+    assert!(wal.exists(), "a serving store writes ahead to its log");
+    let status = signal_and_wait(&mut server, "-TERM");
+    drop(stdin);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(
+        !wal.exists(),
+        "the store was not closed: its log is still there"
+    );
 }
 
 #[test]
