@@ -6,7 +6,7 @@
 //! Every key handed out is an [`OwnedKey`] that zeroizes its bytes when dropped.
 
 use std::collections::HashSet;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -444,16 +444,19 @@ fn read_key_text(path: &Path, follow: Follow) -> Result<(FileStamp, Zeroizing<St
         .map_err(|_| KeyError::Unavailable)?;
     let meta = file.metadata().map_err(|_| KeyError::Unavailable)?;
     usable(&meta)?;
-    let mut text = Zeroizing::new(String::new());
-    (&file)
-        .take(KEY_FILE_MAX_BYTES + 1)
-        .read_to_string(&mut text)
+    let mut bytes = Zeroizing::new(Vec::new());
+    let within = runread_core::read_at_most(&file, KEY_FILE_MAX_BYTES, &mut bytes)
         .map_err(|_| KeyError::Unavailable)?;
     // Grown since the check: not a key file any more.
-    if text.len() as u64 > KEY_FILE_MAX_BYTES {
+    if !within {
         return Err(KeyError::Unavailable);
     }
-    Ok((FileStamp::of(&meta), text))
+    // The bytes move into the string (no copy); text that is not UTF-8 is zeroized on the way out.
+    let text = String::from_utf8(std::mem::take(&mut *bytes)).map_err(|e| {
+        drop(Zeroizing::new(e.into_bytes()));
+        KeyError::Unavailable
+    })?;
+    Ok((FileStamp::of(&meta), Zeroizing::new(text)))
 }
 
 /// `KEY_ID HEX` lines; at least one, ids unique.

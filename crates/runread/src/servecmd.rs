@@ -257,7 +257,6 @@ pub(crate) const KEY_FILE_MAX_BYTES: u64 = 1024;
 /// The read key in `path` (trimmed), read within [`KEY_FILE_MAX_BYTES`]; with `owner_only`, refused
 /// when group or others may read the file (a key file a server is started with).
 pub(crate) fn read_key_file(path: &std::path::Path, owner_only: bool) -> Result<String, String> {
-    use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let meta = file
@@ -269,15 +268,16 @@ pub(crate) fn read_key_file(path: &std::path::Path, owner_only: bool) -> Result<
             path.display()
         ));
     }
-    let mut text = String::new();
-    file.take(KEY_FILE_MAX_BYTES + 1)
-        .read_to_string(&mut text)
+    let mut bytes = Vec::new();
+    let within = runread_core::read_at_most(file, KEY_FILE_MAX_BYTES, &mut bytes)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    if text.len() as u64 > KEY_FILE_MAX_BYTES {
+    if !within {
         return Err(format!(
             "{} is larger than {KEY_FILE_MAX_BYTES} bytes: not a key file",
             path.display()
         ));
     }
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| format!("{} is not text: not a key file", path.display()))?;
     Ok(text.trim().to_owned())
 }

@@ -23,6 +23,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use zeroize::Zeroizing;
 
 use postgres::config::Host;
 use rustls::client::WebPkiServerVerifier;
@@ -409,8 +410,11 @@ fn client_config(
 
 /// A certificate or key file, read within [`TLS_FILE_MAX_BYTES`]; with `owner_only`, refused
 /// when group or others may read it (libpq's rule for `sslkey`).
-fn read_tls_file(what: &str, path: &Path, owner_only: bool) -> Result<Vec<u8>, StoreError> {
-    use std::io::Read;
+fn read_tls_file(
+    what: &str,
+    path: &Path,
+    owner_only: bool,
+) -> Result<Zeroizing<Vec<u8>>, StoreError> {
     use std::os::unix::fs::PermissionsExt;
     let unreadable = |e: std::io::Error| refused(format!("{what} {}: {e}", path.display()));
     let file = std::fs::File::open(path).map_err(unreadable)?;
@@ -421,11 +425,8 @@ fn read_tls_file(what: &str, path: &Path, owner_only: bool) -> Result<Vec<u8>, S
             path.display()
         )));
     }
-    let mut bytes = Vec::new();
-    file.take(TLS_FILE_MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
-    if bytes.len() as u64 > TLS_FILE_MAX_BYTES {
+    let mut bytes = Zeroizing::new(Vec::new());
+    if !runread_core::read_at_most(file, TLS_FILE_MAX_BYTES, &mut bytes).map_err(unreadable)? {
         return Err(refused(format!(
             "{what} {} is larger than {TLS_FILE_MAX_BYTES} bytes",
             path.display()
@@ -449,7 +450,7 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, StoreError> {
 }
 
 fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, StoreError> {
-    let pem = zeroize::Zeroizing::new(read_tls_file("sslkey", path, true)?);
+    let pem = read_tls_file("sslkey", path, true)?;
     PrivateKeyDer::from_pem_slice(&pem)
         .map_err(|e| refused(format!("sslkey {}: {e}", path.display())))
 }
