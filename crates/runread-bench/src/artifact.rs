@@ -4,11 +4,9 @@
 //!
 //! Three paths, alternating in each round:
 //! - A: runread's own client, `runread_mcp::client::Client::read_artifact` (what `runread read
-//!   artifact` runs). It sits on rmcp's default reqwest client, which disables connection
-//!   pooling: one new TCP connection per call.
-//! - A′: the same calls and checks (labels via `runread_mcp::client::verify_label`) over an rmcp
-//!   client with a pooled keep-alive connection: what the same server gives when the client
-//!   reuses its connection.
+//!   artifact` runs): kept connections, up to the server's cap of chunk calls in flight.
+//! - A′: the same calls and checks (labels via `runread_mcp::client::verify_label`) one at a
+//!   time over one keep-alive connection: each chunk's whole round trip.
 //! - B: plain HTTP GET.
 //!
 //! Prints JSON.
@@ -33,7 +31,6 @@ async fn pooled_client(url: &str, key: &str) -> Pooled {
     );
     let config =
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers);
-    // reqwest's default client keeps idle connections (rmcp's default turns that off).
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
     ClientConfig::default()
         .serve_with_lifecycle(
@@ -163,7 +160,8 @@ pub fn run(url: &str, key: &str, static_url: &str, sha256: &str, rounds: usize) 
         let _ = pooled.cancel().await;
         println!(
             "{}",
-            json!({"bytes": size, "chunks": (size as u64).div_ceil(32 * 1024), "runread_s": a,
+            json!({"bytes": size, "chunks": (size as u64).div_ceil(32 * 1024),
+                   "in_flight": runread_mcp::client::ARTIFACT_CALLS_IN_FLIGHT, "runread_s": a,
                    "runread_pooled_s": a2, "http_s": b})
         );
     });
