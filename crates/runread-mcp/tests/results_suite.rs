@@ -277,22 +277,7 @@ fn write_random(path: &std::path::Path, n: usize) -> Vec<u8> {
 async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
     let s = Suite::start("sample").await;
     let data = write_random(&s.env.workspace.join("build.bin"), 8 * 1024 * 1024);
-    let secrets =
-        runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
-    let mut runs = s.env.store.runs().unwrap();
-    runs.sort_by_key(|r| r.run.start_line);
-    let (id, v) = runread_service::owner::add_artifact(
-        &*s.env.store,
-        &secrets,
-        &runs[0].target.run_id,
-        None,
-        "build.bin",
-        None,
-        None,
-        "generated",
-        1,
-    )
-    .unwrap();
+    let (id, v) = register(&s, "build.bin");
     assert_eq!(v.size, data.len() as u64);
     let (client, target, _) = s.grant(0, vec![Feature::Artifacts]).await;
     let (meta, bytes) = client.read_artifact(&target, Some(&id)).await.unwrap();
@@ -328,8 +313,8 @@ async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
 }
 
 /// Registers `rel` (already written in the workspace) for the first run; returns its id and
-/// version (the content's sha256).
-fn register(s: &Suite, rel: &str) -> (String, String) {
+/// version.
+fn register(s: &Suite, rel: &str) -> (String, runread_artifacts::ArtifactVersion) {
     let secrets =
         runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
     let mut runs = s.env.store.runs().unwrap();
@@ -345,7 +330,6 @@ fn register(s: &Suite, rel: &str) -> (String, String) {
         "generated",
         1,
     )
-    .map(|(id, v)| (id, v.sha256))
     .unwrap()
 }
 
@@ -413,7 +397,7 @@ async fn a_secret_known_after_registration_refuses_every_chunk_whose_window_hold
     let read = |offset: usize| {
         client.call(
             "read_artifact",
-            json!({"target": target, "artifactId": id, "version": v, "offset": offset}),
+            json!({"target": target, "artifactId": id, "version": v.sha256, "offset": offset}),
         )
     };
     // Not yet a known secret: every chunk reads.
@@ -436,7 +420,7 @@ async fn a_secret_known_after_registration_refuses_every_chunk_whose_window_hold
     let call = |offset: usize, limit: usize| {
         client.call(
             "read_artifact",
-            json!({"target": target, "artifactId": id, "version": v, "offset": offset, "limit": limit}),
+            json!({"target": target, "artifactId": id, "version": v.sha256, "offset": offset, "limit": limit}),
         )
     };
     let end = at + later.len();

@@ -69,19 +69,40 @@ pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: 
     served
 }
 
-/// Resolves when the process is asked to stop: Ctrl-C (SIGINT), or SIGTERM, what service managers
-/// and supervisors send. Either ends a serve gracefully, and the store closes as the process
-/// ends: its last connection copies the write-ahead log back and removes it, so the next start
-/// has no log to read back (a killed server leaves one, up to `CHECKPOINT_INLINE_PAGES` long).
-pub(crate) async fn until_stopped() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = terminate.recv() => {}
-            }
+/// The signals that stop runread's long-running commands: Ctrl-C (SIGINT), and SIGTERM, what
+/// service managers and supervisors send. Either ends the command gracefully, and the store closes
+/// as the process ends: its last connection copies the write-ahead log back and removes it, so the
+/// next start has no log to read back (a killed server leaves one, up to `CHECKPOINT_INLINE_PAGES`
+/// long). Once registered, neither ends the process where it stands.
+pub(crate) struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    /// Registers both; within a runtime.
+    pub(crate) fn register() -> std::io::Result<StopSignals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(StopSignals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
+    }
+
+    /// Resolves at the first of them.
+    pub(crate) async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
         }
+    }
+}
+
+/// Resolves when the process is asked to stop ([`StopSignals`]); Ctrl-C alone if they cannot be
+/// registered.
+pub(crate) async fn until_stopped() {
+    match StopSignals::register() {
+        Ok(mut signals) => signals.recv().await,
         Err(_) => {
             let _ = tokio::signal::ctrl_c().await;
         }
@@ -178,34 +199,23 @@ pub(crate) fn serve_stdio(
     served
 }
 
-/// A flag that Ctrl-C (SIGINT) or SIGTERM sets, for a command that runs on threads of its own
-/// (`runread watch`): a small runtime on a thread of its own waits for either. The signals are
-/// registered before this returns, so neither can end the process where it stands after it.
+/// A flag that [`StopSignals`] set, for a command that runs on threads of its own (`runread
+/// watch`): a small runtime on a thread of its own waits for them. They are registered before this
+/// returns.
 pub(crate) fn stop_on_signal() -> Result<Arc<std::sync::atomic::AtomicBool>, String> {
-    use tokio::signal::unix::{SignalKind, signal};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let (mut interrupt, mut terminate) = rt
-        .block_on(async {
-            Ok::<_, std::io::Error>((
-                signal(SignalKind::interrupt())?,
-                signal(SignalKind::terminate())?,
-            ))
-        })
+    let mut signals = rt
+        .block_on(async { StopSignals::register() })
         .map_err(|e| format!("could not wait for signals: {e}"))?;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let set = stop.clone();
     std::thread::Builder::new()
         .name("runread-signals".into())
         .spawn(move || {
-            rt.block_on(async {
-                tokio::select! {
-                    _ = interrupt.recv() => {}
-                    _ = terminate.recv() => {}
-                }
-            });
+            rt.block_on(signals.recv());
             set.store(true, std::sync::atomic::Ordering::SeqCst);
         })
         .map_err(|e| e.to_string())?;
