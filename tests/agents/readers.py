@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Real coding agents read a granted final answer from runread over MCP, with the README's configs.
+"""Real coding agents read a granted final answer from runread over MCP, with the documented configs.
 
     python3 tests/agents/readers.py --runread target/debug/runread
 
 The real Claude Code CLI and the real Codex CLI, driven offline by the harness's scripted model
-servers (../shared/harness: claude-scenario.py + mockanthropic.py, codex-scenario.py +
+servers (tests/agents/harness: claude-scenario.py + mockanthropic.py, codex-scenario.py +
 mockresponses.py; each installs its pinned agent once into $RUNREAD_HARNESS_CACHE, default
 ~/.cache/runread-harness, with npm), connect to runread with the client configs of README.md
-"Client configurations", each read from the README by its ``<!-- client-config: NAME -->`` marker
+("Share a run with Claude Code and Codex") and docs/clients.md ("Client configurations"), each read
+from those files by its ``<!-- client-config: NAME -->`` marker
 and handed to the client verbatim (only the port, ``<key>``, the key file's path and, for stdio,
 ``runread`` -> this binary's absolute path substituted). The scripted model finds runread's
 ``read_final_answer`` tool, calls it with the exact target ``runread grant --json`` printed, and
@@ -75,7 +76,8 @@ from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-README = REPO / "README.md"
+# Where the client configs a user pastes are printed: each marker occurs once across these files.
+CONFIG_DOCS = (REPO / "README.md", REPO / "docs" / "clients.md")
 sys.path.insert(0, str(REPO / "tests" / "clients"))
 # Shared, dependency-free helpers of the outside-clients test (results, fixture placement, runread
 # CLI, server start/stop).
@@ -109,15 +111,22 @@ BLOCK_RE = re.compile(r"<!-- client-config: ([a-z0-9-]+) -->\n```[a-z]*\n(.*?)``
 
 
 def readme_blocks() -> dict[str, str]:
-    text = README.read_text(encoding="utf-8")
+    """Every ``client-config`` block of CONFIG_DOCS by name; a name found twice (in one file or
+    across them), or a marker without its fenced block, is fatal."""
     blocks: dict[str, str] = {}
-    for name, body in BLOCK_RE.findall(text):
-        if name in blocks:
-            raise Fatal(f"README.md: client-config {name} appears twice")
-        blocks[name] = body
-    markers = re.findall(r"<!-- client-config: ([^ ]+) -->", text)
-    if sorted(markers) != sorted(blocks):
-        raise Fatal(f"README.md: markers {markers} but fenced blocks under them only for {sorted(blocks)}")
+    where: dict[str, str] = {}
+    for doc in CONFIG_DOCS:
+        text = doc.read_text(encoding="utf-8")
+        rel = doc.relative_to(REPO)
+        found = BLOCK_RE.findall(text)
+        for name, body in found:
+            if name in blocks:
+                raise Fatal(f"{rel}: client-config {name} appears twice (also in {where[name]})")
+            blocks[name], where[name] = body, str(rel)
+        markers = re.findall(r"<!-- client-config: ([^ ]+) -->", text)
+        if sorted(markers) != sorted(name for name, _ in found):
+            raise Fatal(f"{rel}: markers {markers} but fenced blocks under them only for "
+                        f"{sorted(name for name, _ in found)}")
     return blocks
 
 
@@ -428,7 +437,7 @@ class Readers:
         want = {"mcp-servers-http", "mcp-servers-stdio", "claude-http-command", "claude-stdio-command", "codex-http",
                 "codex-stdio"}
         if not want <= set(self.blocks):
-            raise Fatal(f"README.md lacks client-config blocks {sorted(want - set(self.blocks))}")
+            raise Fatal(f"README.md and docs/clients.md lack client-config blocks {sorted(want - set(self.blocks))}")
 
         t0 = time.monotonic()
         self.claude_mod = load_harness(harness / "claude-scenario.py", "claude-scenario")
@@ -660,7 +669,7 @@ class Readers:
         out = self.case_dir(case)
         cfg = out / "mcp.json"
         cfg.write_text(self.config(block))
-        json.loads(cfg.read_text())  # the README block must be valid JSON as printed
+        json.loads(cfg.read_text())  # the documented block must be valid JSON as printed
         debug = out / "claude-debug.txt"
         self.proxy.take(settle=0)
         manifest = self.harness("claude", out, self.claude_scenario(["--mcp-config", str(cfg)], debug))
@@ -839,7 +848,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--harness", type=Path,
                    default=Path(os.environ.get("RUNREAD_HARNESS_DIR") or REPO / "tests" / "agents" / "harness"),
                    help="the agent harness ($RUNREAD_HARNESS_DIR; default tests/agents/harness, "
-                        "this repository's copy of ../shared/harness)")
+                        "this repository's copy of the agents' test harness)")
     p.add_argument("--case", action="append", help="run only this case (repeatable; for debugging)")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (cases, serve.log)")
     opts = p.parse_args(argv)

@@ -44,7 +44,7 @@ readers, as printed by the Inspector).
    scripted model server (fixtures/pi/tools/mockllm.py); its run is read with the Python SDK:
    ``evidence: supervised``, ``foregroundFinalConfirmed: true``, the agent's exact bytes and sha256,
    and the supervisor's work state.
-7. README.md: every command line of "Connecting an MCP client"'s block of exact commands ran here
+7. docs/clients.md: every command line of "Connecting an MCP client"'s block of exact commands ran here
    as written (key, port and paths substituted) and exited 0; the install line is ensure_venv's.
 
 Prints one ``PASS``/``FAIL`` line per check and ends with
@@ -82,7 +82,8 @@ STDIO_READER = HERE / "stdio_read_final_answer.py"
 HISTORY_READER = HERE / "read_history.py"
 ARTIFACT_READER = HERE / "read_artifact.py"
 REQUIREMENTS = HERE / "requirements.txt"
-README = REPO / "README.md"
+# Where the exact outside-client commands are printed (docs/clients.md, "Connecting an MCP client").
+CLIENTS_DOC = REPO / "docs" / "clients.md"
 
 NODE_VERSION = "22.23.3"  # npm package `node` (a 22.x >= 22.19, the Inspector's engines floor)
 INSPECTOR_VERSION = "2.12.0"
@@ -125,10 +126,11 @@ ALL_TOOLS = sorted([
     "list_granted_targets", "read_final_answer", "get_run", "read_history", "read_work_state",
     "read_target_metadata", "list_artifacts", "read_artifact",
 ])
-# the label of each tool's text block (runread: agent content is untrusted, its own projections medium)
+# the label of each tool's text block (runread: the lowest trust of any field a tool's output can carry;
+# anything an agent wrote, the ids it chose included, is untrusted, runread's own projections medium)
 TRUST_LABEL = {
     "read_final_answer": "untrusted", "read_history": "untrusted", "read_artifact": "untrusted",
-    "list_granted_targets": "medium", "list_artifacts": "untrusted", "get_run": "medium",
+    "list_granted_targets": "untrusted", "list_artifacts": "untrusted", "get_run": "medium",
     "read_work_state": "medium", "read_target_metadata": "untrusted",
 }
 # runread's label: every structuredContent begins with these keys, in this order (then the tool's fields)
@@ -136,8 +138,8 @@ LABEL_KEYS = ["trust", "instructions", "tool"]
 # get_run of a run the key may not see (another key's, or missing): exactly this, in this order
 GET_RUN_ABSENT = {"trust": "untrusted_data", "instructions": False, "tool": "get_run", "found": False}
 
-# README.md "Connecting an MCP client": the code block after this sentence holds the exact commands
-# this test runs (README_TOKENS below says what each placeholder stands for).
+# CLIENTS_DOC: the code block after this sentence holds the exact commands this test runs
+# (readme_token below says what each placeholder stands for).
 README_COMMANDS_INTRO = "These are the exact commands used to check outside clients"
 README_URL = "http://127.0.0.1:7077/mcp"
 NPX_INSPECTOR = ["npx", "-y", "-p", "node@22", "-p", f"{INSPECTOR_PKG}@{INSPECTOR_VERSION}", "--", "mcp-inspector"]
@@ -239,14 +241,14 @@ def venv_install_commands(venv: Path) -> list[list[str]]:
 
 
 def readme_commands() -> list[str]:
-    """The command lines of README.md's block of exact outside-client commands (backslash
+    """The command lines of docs/clients.md's block of exact outside-client commands (backslash
     continuations joined, comments and blank lines dropped)."""
-    text = README.read_text(encoding="utf-8")
+    text = CLIENTS_DOC.read_text(encoding="utf-8")
     i = text.find(README_COMMANDS_INTRO)
     start = text.find("```sh\n", i)
     end = text.find("\n```", start + 1)
     if i < 0 or start < 0 or end < 0:
-        raise Fatal(f"README.md has no ```sh block after {README_COMMANDS_INTRO!r}")
+        raise Fatal(f"docs/clients.md has no ```sh block after {README_COMMANDS_INTRO!r}")
     lines, cur = [], ""
     for raw in text[start + len("```sh\n") : end].splitlines():
         line = raw.strip()
@@ -699,7 +701,7 @@ class Suite:
         ensure("final_answer" in targets[0].get("features", []), f"features {targets[0].get('features')}")
         ensure(sc.get("trust") == "untrusted_data" and sc.get("instructions") is False, f"trust fields {sc}")
         labeled("list_granted_targets", sc)
-        payload = parse_block(result, "list_granted_targets", "medium")
+        payload = parse_block(result, "list_granted_targets", "untrusted")
         ensure(payload == sc, "text block JSON differs from structuredContent")
         return f"target runId {grant['target']['runId']}, features {targets[0].get('features')}, label first"
 
@@ -1566,7 +1568,7 @@ class Suite:
         return len(tokens) == len(argv) and all(self.readme_token(w, g) for w, g in zip(tokens, argv))
 
     def readme_check(self) -> str:
-        """Every command line of README.md's block ran here, as written (key, port, paths substituted), and
+        """Every command line of docs/clients.md's block ran here, as written (key, port, paths substituted), and
         exited 0: the install line is ensure_venv's, the key file is written as `echo` writes it."""
         lines = readme_commands()
         notes, missing = [], []

@@ -40,13 +40,15 @@ MODES = ("auto", "pinned", "legacy")
 # runread's label: every structuredContent begins with these keys, in this order, before any content.
 LABEL_KEYS = ["trust", "instructions", "tool"]
 BLOCK_PREFIX = '<tool_result tool="{tool}" trust="{trust}">\n'
-# runread's trust label per tool (as observed): content written by an agent or its tools is untrusted;
-# runread's own listings and projections are medium. read_history.py and read_artifact.py import this.
+# runread's trust label per tool (as observed): the lowest trust of any field its output can carry.
+# Content written by an agent or its tools is untrusted, and so is list_granted_targets (its session and
+# run ids are the agent's); runread's own projections are medium. read_history.py and read_artifact.py
+# import this.
 TRUST = {
     "read_final_answer": "untrusted",
     "read_history": "untrusted",
     "read_artifact": "untrusted",
-    "list_granted_targets": "medium",
+    "list_granted_targets": "untrusted",
     "list_artifacts": "untrusted",
     "get_run": "medium",
     "read_work_state": "medium",
@@ -234,7 +236,7 @@ async def require_tools(client: Any, *needed: str) -> list[str]:
 
 
 async def pick_target(client: Any, feature: str, run_id: str | None = None) -> dict[str, Any]:
-    """list_granted_targets (block checked, trust medium), then the first target granting feature."""
+    """list_granted_targets (block checked, trust untrusted), then the first target granting feature."""
     res = await client.call_tool("list_granted_targets", {})
     sc = structured("list_granted_targets", res)
     if check_block("list_granted_targets", res) != sc:

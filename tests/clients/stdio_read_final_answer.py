@@ -8,7 +8,7 @@ over its stdin/stdout; the key file stands in for the ``x-runread-key`` header.
     python stdio_read_final_answer.py --runread PATH --home H --key-file KEY [--limit N] [--out FILE] [--mode auto|pinned|legacy]
 
 Steps: check the negotiated protocol version; ``tools/list``; ``list_granted_targets`` (block labeled
-``trust="medium"`` and equal to structuredContent, trust fields), and ``tools/list`` must be exactly
+``trust="untrusted"`` and equal to structuredContent, trust fields), and ``tools/list`` must be exactly
 ``list_granted_targets`` plus the ``tools`` of the granted targets; then the first target with
 ``final_answer`` is read with ``read_final_answer`` following ``nextCursor`` until ``eof``, with the
 same per-chunk and whole-answer checks as read_final_answer.py (shared code: ``read_all``; every

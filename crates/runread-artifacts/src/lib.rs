@@ -7,7 +7,9 @@
 //!   `.git` and none of runread's own files, bounded length;
 //! - the **MIME allowlist** ([`MIME_ALLOWED`], [`check_mime`], [`guess_mime`]);
 //! - **link-safe opening** beneath the workspace root: no symbolic link is followed on any
-//!   component, and the leaf must be a regular file with a single name;
+//!   component, and the leaf must be a regular file with a single name; [`Folder`] opens a
+//!   folder the same way for a caller that reads small files nobody registered (Claude Code's
+//!   subagent records), so that there is one link-safe opener;
 //! - **registration** ([`register`]): one whole, bounded read that fixes an [`ArtifactVersion`]
 //!   (size, sha256, device, inode, mtime, ctime);
 //! - **reading** ([`read_chunk`], [`read_window`], [`verify_version`]): bounded chunks of exactly that version,
@@ -25,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 mod artifact;
+mod folder;
 mod mime;
 mod open;
 mod path;
@@ -33,6 +36,7 @@ pub use artifact::{
     ARTIFACT_MAX_BYTES, ArtifactVersion, Chunk, SECRET_MAX_BYTES, TRANSFER_MAX_BYTES,
     WINDOW_MAX_BYTES, read_chunk, read_window, register, verify_version,
 };
+pub use folder::Folder;
 pub use mime::{MIME_ALLOWED, MIME_FALLBACK, check_mime, guess_mime};
 pub use path::{
     MAX_COMPONENT_BYTES, MAX_PATH_BYTES, RUNREAD_OWN_FILE_PREFIXES, RelPath, validate_path,

@@ -96,7 +96,16 @@ impl Opened {
     /// leaf is opened link-safely, and its descriptor must be the same object with the same
     /// stat, and have a single name.
     pub fn open(root: &Path, rel: &RelPath, how: Resolve) -> Result<Opened, Refusal> {
-        let root_fd = open_root(root)?;
+        Opened::open_beneath(open_root(root)?, rel, how)
+    }
+
+    /// [`Opened::open`] beneath a directory already opened (`root_fd`), which the opened file
+    /// keeps for its [`Opened::recheck`].
+    pub(crate) fn open_beneath(
+        root_fd: OwnedFd,
+        rel: &RelPath,
+        how: Resolve,
+    ) -> Result<Opened, Refusal> {
         let path_before = path_ident(root_fd.as_fd(), rel)?;
         let fd = open_leaf(root_fd.as_fd(), rel, how)?;
         let fd_before = fd_ident(fd.as_fd())?;
@@ -154,7 +163,7 @@ pub(crate) fn compare(now: &Ident, then: &Ident) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn check_links(id: &Ident) -> Result<(), Refusal> {
+pub(crate) fn check_links(id: &Ident) -> Result<(), Refusal> {
     match id.nlink {
         0 => Err(Refusal::Missing),
         1 => Ok(()),
@@ -162,7 +171,7 @@ fn check_links(id: &Ident) -> Result<(), Refusal> {
     }
 }
 
-fn open_root(root: &Path) -> Result<OwnedFd, Refusal> {
+pub(crate) fn open_root(root: &Path) -> Result<OwnedFd, Refusal> {
     rustix::fs::open(root, DIR_FLAGS.difference(OFlags::NOFOLLOW), Mode::empty()).map_err(|e| {
         match e {
             Errno::NOENT => Refusal::Missing,
@@ -235,8 +244,19 @@ fn walk_parent<'r>(
     let Some((dirs, leaf)) = rel.as_str().rsplit_once('/') else {
         return Ok((None, rel.as_str()));
     };
+    Ok((walk_dirs(root, dirs.split('/'))?, leaf))
+}
+
+/// Opens each of `names` in turn, each from the previous descriptor (the first from `root`),
+/// with `O_DIRECTORY|O_NOFOLLOW`: a link or anything but a directory on the way is refused.
+/// Returns the last (`None`: no names, the root itself). The caller has checked that each name
+/// is one ordinary component (no `/`, never `.` or `..`).
+pub(crate) fn walk_dirs<'n>(
+    root: BorrowedFd<'_>,
+    names: impl IntoIterator<Item = &'n str>,
+) -> Result<Option<OwnedFd>, Refusal> {
     let mut cur: Option<OwnedFd> = None;
-    for name in dirs.split('/') {
+    for name in names {
         let dir = cur.as_ref().map_or(root, AsFd::as_fd);
         let next = rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty())
             .map_err(|e| classify_at(dir, name, e))?;
@@ -247,7 +267,7 @@ fn walk_parent<'r>(
         }
         cur = Some(next);
     }
-    Ok((cur, leaf))
+    Ok(cur)
 }
 
 /// Why opening `name` in `dir` failed: a link, something that is not what was expected, gone.

@@ -106,6 +106,26 @@ pub fn validate_path(rel: &str) -> Result<RelPath, Refusal> {
     Ok(RelPath(rel.to_owned()))
 }
 
+/// One name inside a folder opened link-safely ([`crate::Folder`]): not empty, not `.` or `..`,
+/// no `/` (which would walk more than one component), no control character, not too long. None
+/// of an artifact's other rules (credential-like names, runread's own files) apply: the caller
+/// chose the folder, not a reader.
+pub(crate) fn component(name: &str) -> Result<RelPath, Refusal> {
+    if name.is_empty() || name == "." {
+        return Err(Refusal::EmptyComponent);
+    }
+    if name == ".." || name.contains('/') {
+        return Err(Refusal::Traversal);
+    }
+    if name.chars().any(char::is_control) {
+        return Err(Refusal::ControlChar);
+    }
+    if name.len() > MAX_COMPONENT_BYTES {
+        return Err(Refusal::PathTooLong);
+    }
+    Ok(RelPath(name.to_owned()))
+}
+
 fn check_component(c: &str) -> Result<(), Refusal> {
     if c.is_empty() || c == "." {
         return Err(Refusal::EmptyComponent);

@@ -3,9 +3,7 @@
 //! (`Origin`, fetch metadata), and headers on every response that keep pages out of frames,
 //! caches and referrers. Each refusal is one fixed code ([`Refusal`]).
 
-use std::net::SocketAddr;
-
-use axum::extract::{ConnectInfo, Request};
+use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, Method, header};
@@ -66,12 +64,10 @@ fn fetch_site_ok(h: &HeaderMap) -> bool {
         .all(|v| matches!(v.to_str(), Ok("same-origin" | "none")))
 }
 
-/// The door: every request passes here first.
+/// The door: every request passes here first. A request whose peer is not known is refused like
+/// a remote one (the accept loop gives every request its peer; a missing one skipped it).
 pub(crate) async fn door(req: Request, next: Next) -> Response {
-    let peer_ok = match req.extensions().get::<ConnectInfo<SocketAddr>>() {
-        Some(ConnectInfo(addr)) => addr.ip().is_loopback(),
-        None => true, // in-process (tests): no socket to check
-    };
+    let peer_ok = runread_mcp::guards::peer(req.extensions()).is_some_and(|a| a.ip().is_loopback());
     let h = req.headers();
     let authority_ok = match req.uri().authority() {
         None => req.uri().scheme().is_none(),

@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod form;
 mod guard;
 mod pages;
 mod routes;
@@ -32,6 +33,9 @@ use runread_store::Store;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7078";
 /// Largest form the console accepts (a grant, a secret, an artifact registration).
 pub const FORM_MAX_BYTES: usize = 64 * 1024;
+/// Longest path a form's `back` may send the owner to (the console's own links are far shorter);
+/// a longer one sends the owner to the form's fixed page instead.
+pub const BACK_PATH_MAX_BYTES: usize = 2048;
 /// Runs one page of the console's list shows.
 pub const RUNS_PAGE: u32 = 50;
 /// Audit rows one page shows (newest first).

@@ -41,7 +41,7 @@ pub(crate) fn run_href(r: &RunRecord) -> String {
     )
 }
 
-/// A time as the agent wrote it or as runread stored it, shortened for a table.
+/// A time as runread renders it (an agent's only through `agent_time`), shortened for a table.
 fn short_time(t: &str) -> String {
     let t = t.replace('T', " ");
     t.chars().take(19).collect()
@@ -219,11 +219,11 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
                 tbody {
                     @for row in &p.rows {
                         tr {
-                            td.time { (row.run.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
-                            td.prompt { a href=(run_href(&row.run)) { (if row.prompt.is_empty() { "(no prompt text)" } else { row.prompt.as_str() }) } }
-                            td { (row.run.agent) }
-                            td { (row.run.workspace_name) }
-                            td { span class=(format!("status status-{}", row.run.run.status.as_str())) { (row.run.run.status.as_str()) } }
+                            td.time { (row.record.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
+                            td.prompt { a href=(run_href(&row.record)) { (row.prompt.shown()) } }
+                            td { (row.record.agent) }
+                            td { (row.record.workspace_name) }
+                            td { span class=(format!("status status-{}", row.record.run.status.as_str())) { (row.record.run.status.as_str()) } }
                             td { (row.answer_state) }
                         }
                     }
@@ -268,17 +268,13 @@ fn revoke_form(s: &SessionView, g: &Grant, back: &str) -> Markup {
 }
 
 pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
-    let r = &v.run;
-    let title = r
-        .run
-        .preview
-        .clone()
-        .unwrap_or_else(|| r.target.run_id.clone());
+    let r = &v.run.record;
+    let title = v.run.prompt.text().unwrap_or(&r.target.run_id);
     let back = run_href(r);
     html! {
         (layout(Some(s), "Run", "Runs", html! {
             p.crumbs { a href="/runs" { "Runs" } " / " (r.target.run_id) }
-            h1.prompt-title { (short(&title, 160)) }
+            h1.prompt-title { (short(title, 160)) }
             dl.facts {
                 dt { "Agent" } dd { (r.agent) }
                 dt { "Workspace" } dd { (r.workspace_name) " " span.path { (r.workspace_path) } }
@@ -289,27 +285,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
                 dt { "Run id" } dd { code { (r.target.run_id) } }
             }
 
-            section aria-labelledby="answer-h" {
-                h2 id="answer-h" { "Final answer" }
-                p.note { "As a reader granted " code { "final_answer" } " gets it now: masked, with its state and evidence." }
-                @match &v.answer {
-                    Ok(a) => {
-                        dl.facts {
-                            dt { "State" } dd { span class=(format!("answer-state answer-{}", a.state)) { (a.state) } }
-                            dt { "Evidence" } dd { (a.evidence) }
-                            @if let Some(n) = a.total_bytes { dt { "Bytes" } dd { (n) } }
-                            @if let Some(h) = &a.sha256 { dt { "sha256" } dd { code { (h) } } }
-                        }
-                        @if let Some(t) = &a.text {
-                            pre.answer id="final-answer" { (t) }
-                        } @else {
-                            p.unavailable { "No answer text to read (state " (a.state) ")." }
-                        }
-                        details { summary { "What the first chunk says (JSON)" } (json_block(&a.first)) }
-                    }
-                    Err(code) => (unavailable(code)),
-                }
-            }
+            (answer_section(v))
 
             section aria-labelledby="history-h" {
                 h2 id="history-h" { "History" }
@@ -354,6 +330,33 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
                 (artifact_form(s, r, &back))
             }
         }))
+    }
+}
+
+/// The run page's final answer, as a reader granted `final_answer` gets it now.
+fn answer_section(v: &RunView) -> Markup {
+    html! {
+        section aria-labelledby="answer-h" {
+            h2 id="answer-h" { "Final answer" }
+            p.note { "As a reader granted " code { "final_answer" } " gets it now: masked, with its state and evidence." }
+            @match &v.answer {
+                Ok(a) => {
+                    dl.facts {
+                        dt { "State" } dd { span class=(format!("answer-state answer-{}", a.state)) { (a.state) } }
+                        dt { "Evidence" } dd { (a.evidence) }
+                        @if let Some(n) = a.total_bytes { dt { "Bytes" } dd { (n) } }
+                        @if let Some(h) = &a.sha256 { dt { "sha256" } dd { code { (h) } } }
+                    }
+                    @if let Some(t) = &a.text {
+                        pre.answer id="final-answer" { (t) }
+                    } @else {
+                        p.unavailable { "No answer text to read (state " (a.state) ")." }
+                    }
+                    details { summary { "What the first chunk says (JSON)" } (json_block(&a.first)) }
+                }
+                Err(code) => (unavailable(code)),
+            }
+        }
     }
 }
 
@@ -522,6 +525,7 @@ fn copy_block(id: &str, label: &str, text: &str) -> Markup {
 pub(crate) fn granted(
     s: &SessionView,
     g: &runread_service::owner::NewGrant,
+    shown: &runread_service::shown::ShownRun,
     url: &str,
     configs: &runread_mcp::configs::ClientConfigs,
 ) -> Markup {
@@ -539,7 +543,7 @@ pub(crate) fn granted(
             h1 { "Granted" }
             dl.facts {
                 dt { "For" } dd { (g.grant.label) }
-                dt { "Run" } dd { a href=(run_href(&g.run)) { (short(g.run.run.preview.as_deref().unwrap_or(&g.run.target.run_id), 120)) } }
+                dt { "Run" } dd { a href=(run_href(&shown.record)) { (short(shown.prompt.text().unwrap_or(&shown.record.target.run_id), 120)) } }
                 dt { "Features" } dd { (features.join(", ")) }
                 dt { "Expires" } dd { (rfc3339(g.grant.expires_at_ms)) }
                 dt { "Endpoint" } dd { code { (url) } }
@@ -552,7 +556,7 @@ pub(crate) fn granted(
             p.note { (runread_mcp::configs::CODEX_MODERN_NOTE) }
             (copy_block("mcp-json", "mcpServers JSON (Claude Code --mcp-config, Cursor, Claude Desktop)", &mcp_json))
             (copy_block("stdio", "A client that launches runread (stdio): the key in a file", &stdio_cmd))
-            p { a href="/grants" { "All grants" } " · " a href=(run_href(&g.run)) { "Back to the run" } }
+            p { a href="/grants" { "All grants" } " · " a href=(run_href(&shown.record)) { "Back to the run" } }
         },
     )
 }
@@ -676,7 +680,77 @@ fn artifact_form(s: &SessionView, r: &RunRecord, back: &str) -> Markup {
 }
 
 pub(crate) fn audit(s: &SessionView, v: &AuditView) -> Markup {
-    let (window, window_label, span, bars) = v.window;
+    layout(
+        Some(s),
+        "Audit",
+        "Audit",
+        html! {
+            h1 { "Audit" }
+            p.note { "Every call a reader made: its start record (written before any byte left) and its receipts. Inputs are sealed and never shown." }
+            (audit_filters(v))
+            (audit_chart(v))
+            @if v.more > 0 {
+                p.warning { (v.more) (if v.more == 1 { " more call" } else { " more calls" }) " in this window beyond the newest " (crate::AUDIT_PAGE_MAX) " shown and charted. Choose a shorter window or a filter to see earlier ones, or page through them all with " code { "runread audit" } "." }
+            }
+            @if v.rows.is_empty() {
+                p.empty { "No calls." }
+            } @else {
+                (audit_table(v))
+            }
+        },
+    )
+}
+
+/// The audit page's window tabs (each keeping the other filters) and its filter form.
+fn audit_filters(v: &AuditView) -> Markup {
+    let window = v.window.0;
+    let filter_link = |w: &str| {
+        let mut q = vec![format!("window={w}")];
+        if let Some(g) = &v.grant {
+            q.push(format!("grant={}", enc(g)));
+        }
+        if let Some(r) = &v.run {
+            q.push(format!("run={}", enc(r)));
+        }
+        if let Some(o) = v.outcome {
+            q.push(format!("outcome={}", o.as_str()));
+        }
+        format!("/audit?{}", q.join("&"))
+    };
+    html! {
+        nav.tabs aria-label="Window" {
+            @for (w, label, _, _) in AUDIT_WINDOWS {
+                @if w == window { a href=(filter_link(w)) aria-current="page" { (label) } }
+                @else { a href=(filter_link(w)) { (label) } }
+            }
+        }
+        form.filters method="get" action="/audit" {
+            input type="hidden" name="window" value=(window);
+            label { "Grant "
+                select name="grant" {
+                    option value="" selected[v.grant.is_none()] { "all" }
+                    @for g in &v.grants {
+                        option value=(g.id) selected[v.grant.as_deref() == Some(g.id.as_str())] { (g.label) " · " (short(&g.target.run_id, 13)) }
+                    }
+                }
+            }
+            label { "Run id " input type="text" name="run" value=(v.run.clone().unwrap_or_default()); }
+            label { "Outcome "
+                select name="outcome" {
+                    option value="" selected[v.outcome.is_none()] { "all" }
+                    @for o in runread_store::AuditOutcome::ALL {
+                        option value=(o.as_str()) selected[v.outcome == Some(o)] { (o.as_str()) }
+                    }
+                }
+            }
+            button type="submit" { "Filter" }
+        }
+    }
+}
+
+/// The audit page's chart: the window's calls counted into its bars, oldest first.
+fn audit_chart(v: &AuditView) -> Markup {
+    let (_, window_label, span, bars) = v.window;
     let bucket = (span / bars).max(1);
     let start = v.now_ms - span;
     let mut counts = vec![0u64; usize::try_from(bars).unwrap_or(0)];
@@ -687,93 +761,56 @@ pub(crate) fn audit(s: &SessionView, v: &AuditView) -> Markup {
         }
     }
     let peak = counts.iter().copied().max().unwrap_or(0).max(1);
-    let filter_link = |w: &str| {
-        let mut q = vec![format!("window={w}")];
-        if let Some(g) = &v.grant {
-            q.push(format!("grant={}", enc(g)));
-        }
-        if let Some(r) = &v.run {
-            q.push(format!("run={}", enc(r)));
-        }
-        format!("/audit?{}", q.join("&"))
-    };
-    layout(
-        Some(s),
-        "Audit",
-        "Audit",
-        html! {
-            h1 { "Audit" }
-            p.note { "Every call a reader made: its start record (written before any byte left) and its receipts. Inputs are sealed and never shown." }
-            nav.tabs aria-label="Window" {
-                @for (w, label, _, _) in AUDIT_WINDOWS {
-                    @if w == window { a href=(filter_link(w)) aria-current="page" { (label) } }
-                    @else { a href=(filter_link(w)) { (label) } }
-                }
-            }
-            form.filters method="get" action="/audit" {
-                input type="hidden" name="window" value=(window);
-                label { "Grant "
-                    select name="grant" {
-                        option value="" selected[v.grant.is_none()] { "all" }
-                        @for g in &v.grants {
-                            option value=(g.id) selected[v.grant.as_deref() == Some(g.id.as_str())] { (g.label) " · " (short(&g.target.run_id, 13)) }
-                        }
+    html! {
+        figure.chart {
+            svg viewBox=(format!("0 0 {} 60", bars * 10)) preserveAspectRatio="none" role="img"
+                aria-label=(format!("{} calls in the {window_label}", v.rows.len())) {
+                @for (i, c) in counts.iter().enumerate() {
+                    @let h = (*c as f64 / peak as f64 * 56.0).round();
+                    rect x=(i * 10 + 1) y=(58.0 - h) width="8" height=(h) class="bar" {
+                        title { (c) " calls from " (short_time(&rfc3339(start + bucket * i as i64))) }
                     }
                 }
-                label { "Run id " input type="text" name="run" value=(v.run.clone().unwrap_or_default()); }
-                button type="submit" { "Filter" }
+                line x1="0" y1="58.5" x2=(bars * 10) y2="58.5" class="axis" {}
             }
-            figure.chart {
-                svg viewBox=(format!("0 0 {} 60", bars * 10)) preserveAspectRatio="none" role="img"
-                    aria-label=(format!("{} calls in the {window_label}", v.rows.len())) {
-                    @for (i, c) in counts.iter().enumerate() {
-                        @let h = (*c as f64 / peak as f64 * 56.0).round();
-                        rect x=(i * 10 + 1) y=(58.0 - h) width="8" height=(h) class="bar" {
-                            title { (c) " calls from " (short_time(&rfc3339(start + bucket * i as i64))) }
-                        }
-                    }
-                    line x1="0" y1="58.5" x2=(bars * 10) y2="58.5" class="axis" {}
-                }
-                figcaption {
-                    (v.rows.len()) " calls in the " (window_label) " (from " (short_time(&rfc3339(start))) " UTC, one bar per "
-                    (bucket_label(bucket)) "); the busiest bar holds " (peak) "."
-                }
+            figcaption {
+                (v.rows.len()) " calls in the " (window_label) " (from " (short_time(&rfc3339(start))) " UTC, one bar per "
+                (bucket_label(bucket)) "); the busiest bar holds " (peak) "."
             }
-            @if v.truncated {
-                p.warning { "More than " (crate::AUDIT_PAGE_MAX) " calls in this window: the newest " (crate::AUDIT_PAGE_MAX) " are shown and charted. Choose a shorter window to see earlier ones." }
-            }
-            @if v.rows.is_empty() {
-                p.empty { "No calls." }
-            } @else {
-                table.audit {
-                    thead { tr {
-                        th scope="col" { "At" } th scope="col" { "Who" } th scope="col" { "Tool" }
-                        th scope="col" { "Run" } th scope="col" { "Outcome" } th scope="col" { "Bytes" }
-                    } }
-                    tbody {
-                        @for (m, receipts, who) in &v.rows {
-                            tr {
-                                td.time { (short_time(&rfc3339(m.created_at_ms))) }
-                                td { (who) }
-                                td { code { (m.tool) } }
-                                td { @if let Some(t) = &m.target { code { (short(&t.run_id, 13)) } } @else { "—" } }
-                                td {
-                                    @if receipts.is_empty() {
-                                        span.outcome.outcome-interrupted { "no receipt (interrupted)" }
-                                    } @else {
-                                        @for r in receipts {
-                                            span class=(if r.outcome == "ok" { "outcome outcome-ok" } else { "outcome outcome-refused" }) { (r.outcome) } " "
-                                        }
-                                    }
+        }
+    }
+}
+
+/// The audit page's table: one row per call, its receipts' outcomes and bytes.
+fn audit_table(v: &AuditView) -> Markup {
+    html! {
+        table.audit {
+            thead { tr {
+                th scope="col" { "At" } th scope="col" { "Who" } th scope="col" { "Tool" }
+                th scope="col" { "Run" } th scope="col" { "Outcome" } th scope="col" { "Bytes" }
+            } }
+            tbody {
+                @for (m, receipts, who) in &v.rows {
+                    tr {
+                        td.time { (short_time(&rfc3339(m.created_at_ms))) }
+                        td { (who) }
+                        td { code { (m.tool) } }
+                        td { @if let Some(t) = &m.target { code { (short(&t.run_id, 13)) } } @else { "—" } }
+                        td {
+                            @if receipts.is_empty() {
+                                span.outcome.outcome-interrupted { "no receipt (interrupted)" }
+                            } @else {
+                                @for r in receipts {
+                                    span class=(if r.outcome == "ok" { "outcome outcome-ok" } else { "outcome outcome-refused" }) { (r.outcome) } " "
                                 }
-                                td { (receipts.iter().filter_map(|r| r.output_bytes).sum::<u64>()) }
                             }
                         }
+                        td { (receipts.iter().filter_map(|r| r.output_bytes).sum::<u64>()) }
                     }
                 }
             }
-        },
-    )
+        }
+    }
 }
 
 /// A chart bar's span in words.

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Form, FromRequest, FromRequestParts, Query, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, RawForm, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http::request::Parts;
@@ -23,11 +22,13 @@ use runread_core::limits::{
     FINAL_ANSWER_CHUNK_MAX_BYTES, FINAL_ANSWER_MAX_BYTES, HISTORY_PAGE_MAX,
 };
 use runread_core::timefmt::now_ms;
-use runread_store::{GrantState, RunFilter, RunRecord};
+use runread_service::shown::ShownRun;
+use runread_store::{Grant, GrantState, RunFilter};
 
 use crate::auth::{COOKIE_NAME, SESSION_IDLE_TIMEOUT, SessionView, csrf_matches};
+use crate::form::{Fields, PageQuery};
 use crate::pages;
-use crate::{AUDIT_PAGE_MAX, Console, PAGE_DEADLINE, RUNS_PAGE, Refusal};
+use crate::{AUDIT_PAGE_MAX, BACK_PATH_MAX_BYTES, Console, PAGE_DEADLINE, RUNS_PAGE, Refusal};
 
 type Shared = State<Arc<Console>>;
 
@@ -79,6 +80,24 @@ fn see_other(location: &str) -> Response {
         Ok(v) => (StatusCode::SEE_OTHER, [(header::LOCATION, v)]).into_response(),
         Err(_) => Refusal::InvalidRequest.into_response(),
     }
+}
+
+/// Where a form's `back` may send the owner: `back` if it is a path on this console, else the
+/// fixed page `fallback`. See [`is_console_path`].
+fn back_or<'a>(back: Option<&'a str>, fallback: &'static str) -> &'a str {
+    back.filter(|b| is_console_path(b)).unwrap_or(fallback)
+}
+
+/// A same-origin relative path: at most [`BACK_PATH_MAX_BYTES`] bytes of visible ASCII, starting
+/// with exactly one `/` (so no scheme either), with no `\` anywhere. Browsers read `\` as `/`
+/// and drop tabs and newlines from a URL, so `/\host`, `//host` and `/<TAB>/host` all name
+/// another host: none passes. Percent escapes stay escapes: a browser never decodes them while
+/// resolving, so `/%5Chost` is a path on this console (one it does not serve).
+fn is_console_path(path: &str) -> bool {
+    path.len() <= BACK_PATH_MAX_BYTES
+        && path.starts_with('/')
+        && !path.starts_with("//")
+        && path.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
 }
 
 /// The value of the console's cookie, if exactly one is sent.
@@ -146,11 +165,10 @@ impl FromRequest<Arc<Console>> for Change {
     async fn from_request(req: Request, c: &Arc<Console>) -> Result<Self, Refusal> {
         let (mut parts, body) = req.into_parts();
         let owner = Owner::from_request_parts(&mut parts, c).await?;
-        let Form(pairs) =
-            Form::<Vec<(String, String)>>::from_request(Request::from_parts(parts, body), c)
-                .await
-                .map_err(|_| Refusal::InvalidRequest)?;
-        let form = Fields(pairs);
+        let RawForm(body) = RawForm::from_request(Request::from_parts(parts, body), c)
+            .await
+            .map_err(|_| Refusal::InvalidRequest)?;
+        let form = Fields::parse(&body)?;
         if !csrf_matches(&owner.session, form.one("csrf")) {
             return Err(Refusal::CsrfRefused);
         }
@@ -173,37 +191,6 @@ fn store_err(e: runread_store::StoreError) -> Refusal {
     Refusal::Unavailable
 }
 
-/// A url-encoded form as its pairs, read once.
-pub(crate) struct Fields(Vec<(String, String)>);
-
-impl Fields {
-    /// The field's value when it is given exactly once.
-    fn one(&self, name: &str) -> Option<&str> {
-        let mut it = self.0.iter().filter(|(k, _)| k == name).map(|(_, v)| v);
-        let first = it.next()?;
-        it.next().is_none().then_some(first.as_str())
-    }
-
-    fn required(&self, name: &str) -> Result<&str, Refusal> {
-        self.one(name).ok_or(Refusal::InvalidRequest)
-    }
-
-    fn optional(&self, name: &str) -> Option<&str> {
-        self.one(name).filter(|v| !v.is_empty())
-    }
-
-    fn all(&self, name: &str) -> impl Iterator<Item = &str> {
-        self.0
-            .iter()
-            .filter(move |(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Refusal> {
-    q.map(|Query(t)| t).map_err(|_| Refusal::InvalidRequest)
-}
-
 // ---- login ----
 
 #[derive(Deserialize)]
@@ -211,11 +198,7 @@ struct LoginQuery {
     token: String,
 }
 
-async fn login(
-    State(c): Shared,
-    q: Result<Query<LoginQuery>, QueryRejection>,
-) -> Result<Response, Refusal> {
-    let q = query(q)?;
+async fn login(State(c): Shared, PageQuery(q): PageQuery<LoginQuery>) -> Result<Response, Refusal> {
     let cookie = c.auth.log_in(&q.token, Instant::now())?;
     let mut r = see_other("/runs");
     let v = session_cookie(&cookie, SESSION_IDLE_TIMEOUT.as_secs()).ok_or(Refusal::Unavailable)?;
@@ -271,16 +254,10 @@ impl RunsQuery {
     }
 }
 
-/// One row of the run list, with what a reader would be told of its answer.
-pub(crate) struct RunRow {
-    pub run: RunRecord,
-    pub answer_state: &'static str,
-    pub prompt: String,
-}
-
 pub(crate) struct RunsPage {
     pub query: RunsQuery,
-    pub rows: Vec<RunRow>,
+    /// As the owner is shown them: masked, the prompt read back from its file.
+    pub rows: Vec<ShownRun>,
     pub total: u64,
     pub workspaces: Vec<runread_store::Workspace>,
 }
@@ -296,20 +273,10 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
             .map_err(store_err)?;
         let total = c.store.runs_count(&filter).map_err(store_err)?;
         let workspaces = c.store.workspaces().map_err(store_err)?;
-        let rows = list
-            .into_iter()
-            .map(|run| {
-                let prompt = c
-                    .service
-                    .mask(run.run.preview.as_deref().unwrap_or(""))
-                    .map_err(|_| Refusal::Unavailable)?;
-                Ok(RunRow {
-                    answer_state: c.service.answer_state(&run, now),
-                    prompt,
-                    run,
-                })
-            })
-            .collect::<Result<_, Refusal>>()?;
+        let rows = c
+            .service
+            .shown_runs(list, now)
+            .map_err(|_| Refusal::Unavailable)?;
         Ok(RunsPage {
             query: q,
             rows,
@@ -323,10 +290,10 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
 async fn runs(
     State(c): Shared,
     owner: Owner,
-    q: Result<Query<RunsQuery>, QueryRejection>,
+    PageQuery(q): PageQuery<RunsQuery>,
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
-    let p = load_runs(&c, query(q)?).await?;
+    let p = load_runs(&c, q).await?;
     Ok(owner.page(pages::runs(s, &p)))
 }
 
@@ -334,9 +301,9 @@ async fn runs(
 async fn runs_rows(
     State(c): Shared,
     owner: Owner,
-    q: Result<Query<RunsQuery>, QueryRejection>,
+    PageQuery(q): PageQuery<RunsQuery>,
 ) -> Result<Response, Refusal> {
-    let p = load_runs(&c, query(q)?).await?;
+    let p = load_runs(&c, q).await?;
     Ok(owner.page(pages::runs_table(&p)))
 }
 
@@ -353,7 +320,7 @@ pub(crate) struct RunQuery {
 
 /// What the run page shows, all as a reader granted every feature would be served it.
 pub(crate) struct RunView {
-    pub run: RunRecord,
+    pub run: ShownRun,
     pub answer: Result<Answer, &'static str>,
     pub history: Result<Map<String, Value>, &'static str>,
     pub times: std::collections::HashMap<u64, String>,
@@ -417,10 +384,9 @@ fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'stati
 async fn run(
     State(c): Shared,
     owner: Owner,
-    q: Result<Query<RunQuery>, QueryRejection>,
+    PageQuery(q): PageQuery<RunQuery>,
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
-    let q = query(q)?;
     if !runread_core::target::is_id(&q.session) || !runread_core::target::is_id(&q.run) {
         return Err(Refusal::InvalidRequest);
     }
@@ -465,6 +431,11 @@ async fn run(
             .into_iter()
             .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
             .collect();
+        let grants = shown_grants(&c2, grants)?;
+        let run = c2
+            .service
+            .shown_run(run, now)
+            .map_err(|_| Refusal::Unavailable)?;
         Ok(RunView {
             answer: read_answer(&c2, &t, now),
             history,
@@ -507,7 +478,7 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
         let now = now_ms();
         let at =
             runread_service::owner::expiry(&expires, now).map_err(|_| Refusal::InvalidRequest)?;
-        Ok(runread_service::owner::grant(
+        let made = runread_service::owner::grant(
             &*c2.store,
             &*c2.keys,
             runread_service::owner::GrantRequest {
@@ -518,13 +489,25 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
                 label: &label,
             },
             now,
-        ))
+        );
+        // The run as the owner is shown it (the new key is a known secret from now on: the
+        // redactor is asked after the grant is stored).
+        match made {
+            Ok(g) => {
+                let shown = c2
+                    .service
+                    .shown_run(g.run.clone(), now)
+                    .map_err(|_| Refusal::Unavailable)?;
+                Ok(Ok((g, shown)))
+            }
+            Err(e) => Ok(Err(e)),
+        }
     })
     .await?;
     match made {
-        Ok(g) => {
+        Ok((g, shown)) => {
             let configs = runread_mcp::configs::for_key(&c.mcp_url, &g.key);
-            Ok(owner.page(pages::granted(s, &g, &c.mcp_url, &configs)))
+            Ok(owner.page(pages::granted(s, &g, &shown, &c.mcp_url, &configs)))
         }
         Err(runread_service::owner::GrantError::Store(e)) => {
             tracing::warn!(error = %e, "console: grant not stored");
@@ -544,10 +527,9 @@ struct GrantsQuery {
 async fn grants(
     State(c): Shared,
     owner: Owner,
-    q: Result<Query<GrantsQuery>, QueryRejection>,
+    PageQuery(q): PageQuery<GrantsQuery>,
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
-    let q = query(q)?;
     let state = match q.state.as_deref().filter(|s| !s.is_empty()) {
         None => None,
         Some(v) => Some(
@@ -563,10 +545,17 @@ async fn grants(
         let mut all = c2.store.grants().map_err(store_err)?;
         all.retain(|g| state.is_none_or(|s| g.state(now) == s));
         all.sort_by_key(|g| std::cmp::Reverse(g.created_at_ms));
-        Ok(all)
+        shown_grants(&c2, all)
     })
     .await?;
     Ok(owner.page(pages::grants(s, &list, state, now_ms())))
+}
+
+/// Grants as the owner is shown them (the target ids their agent wrote masked).
+fn shown_grants(c: &Console, grants: Vec<Grant>) -> Result<Vec<Grant>, Refusal> {
+    c.service
+        .shown_grants(grants)
+        .map_err(|_| Refusal::Unavailable)
 }
 
 async fn revoke(State(c): Shared, Change { form, .. }: Change) -> Result<Response, Refusal> {
@@ -577,11 +566,7 @@ async fn revoke(State(c): Shared, Change { form, .. }: Change) -> Result<Respons
     let c2 = c.clone();
     blocking(move || c2.store.revoke_grant(&id, now_ms()).map_err(store_err)).await?;
     // Back where the owner was (only the console's own pages).
-    let back = form
-        .optional("back")
-        .filter(|b| b.starts_with('/') && !b.starts_with("//"))
-        .unwrap_or("/grants");
-    Ok(see_other(back))
+    Ok(see_other(back_or(form.optional("back"), "/grants")))
 }
 
 // ---- audit ----
@@ -594,6 +579,8 @@ struct AuditQuery {
     grant: Option<String>,
     #[serde(default)]
     run: Option<String>,
+    #[serde(default)]
+    outcome: Option<String>,
 }
 
 /// The audit page's rows: each call's start record, its receipts, and its grant's label.
@@ -601,12 +588,14 @@ pub(crate) struct AuditView {
     pub window: (&'static str, &'static str, i64, i64),
     pub grant: Option<String>,
     pub run: Option<String>,
+    pub outcome: Option<runread_store::AuditOutcome>,
     pub rows: Vec<(
         runread_store::StartMeta,
         Vec<runread_store::Receipt>,
         String,
     )>,
-    pub truncated: bool,
+    /// Calls in the window the filters let through beyond the page's [`AUDIT_PAGE_MAX`].
+    pub more: u64,
     pub grants: Vec<runread_store::Grant>,
     pub now_ms: i64,
 }
@@ -614,17 +603,10 @@ pub(crate) struct AuditView {
 async fn audit(
     State(c): Shared,
     owner: Owner,
-    q: Result<Query<AuditQuery>, QueryRejection>,
+    PageQuery(q): PageQuery<AuditQuery>,
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
-    let q = query(q)?;
-    let window = match q.window.as_deref().filter(|w| !w.is_empty()) {
-        None => AUDIT_WINDOWS[1],
-        Some(w) => *AUDIT_WINDOWS
-            .iter()
-            .find(|x| x.0 == w)
-            .ok_or(Refusal::InvalidRequest)?,
-    };
+    let window = audit_window(q.window.as_deref())?;
     let grant = q.grant.filter(|g| !g.is_empty());
     let run = q.run.filter(|r| !r.is_empty());
     if !grant.as_deref().is_none_or(runread_core::target::is_id)
@@ -632,52 +614,84 @@ async fn audit(
     {
         return Err(Refusal::InvalidRequest);
     }
+    let outcome = match q.outcome.as_deref().filter(|o| !o.is_empty()) {
+        None => None,
+        Some(o) => Some(runread_store::AuditOutcome::parse(o).ok_or(Refusal::InvalidRequest)?),
+    };
     let c2 = c.clone();
     let view = blocking(move || {
         let now = now_ms();
         let grants = c2.store.grants().map_err(store_err)?;
-        let mut rows = c2
+        // Filtered in the store, so that a filter finds its calls however many others the
+        // window holds.
+        let filter = runread_store::AuditFilter {
+            since_ms: Some(now - window.2),
+            grant_id: grant.clone(),
+            run_id: run.clone(),
+            outcome,
+            before: None,
+        };
+        let page = c2
             .store
-            .audit_newest(now - window.2, AUDIT_PAGE_MAX + 1)
+            .audit_page(&filter, AUDIT_PAGE_MAX)
             .map_err(store_err)?;
-        let truncated = rows.len() > AUDIT_PAGE_MAX as usize;
-        rows.truncate(AUDIT_PAGE_MAX as usize);
-        let rows = rows
+        // Shown as everything an agent wrote is: the target ids masked.
+        let grants = shown_grants(&c2, grants)?;
+        let rows = page
+            .rows
             .into_iter()
-            .filter(|(m, _)| grant.as_deref().is_none_or(|g| m.grant_id == g))
-            .filter(|(m, _)| {
-                run.as_deref()
-                    .is_none_or(|r| m.target.as_ref().is_some_and(|t| t.run_id == r))
+            .map(|(mut m, r)| {
+                if let Some(t) = m.target.take() {
+                    m.target = Some(
+                        c2.service
+                            .shown_target(t)
+                            .map_err(|_| Refusal::Unavailable)?,
+                    );
+                }
+                let who = caller_label(&grants, &m);
+                Ok((m, r, who))
             })
-            .map(|(m, r)| {
-                // A call under one grant names it; `list_granted_targets` names none, and
-                // is told by its key (the start record keeps a prefix of the key's hash).
-                let who = grants
-                    .iter()
-                    .find(|g| g.id == m.grant_id)
-                    .or_else(|| {
-                        grants.iter().find(|g| {
-                            !m.key_hash_prefix.is_empty()
-                                && g.key_hash.starts_with(&m.key_hash_prefix)
-                        })
-                    })
-                    .map(|g| g.label.clone())
-                    .unwrap_or_default();
-                (m, r, who)
-            })
-            .collect();
+            .collect::<Result<_, Refusal>>()?;
         Ok(AuditView {
             window,
             grant,
             run,
+            outcome,
             rows,
-            truncated,
+            more: page.more,
             grants,
             now_ms: now,
         })
     })
     .await?;
     Ok(owner.page(pages::audit(s, &view)))
+}
+
+/// The audit window `?window=` names (the day when it names none).
+fn audit_window(window: Option<&str>) -> Result<(&'static str, &'static str, i64, i64), Refusal> {
+    Ok(match window.filter(|w| !w.is_empty()) {
+        None => AUDIT_WINDOWS[1],
+        Some(w) => *AUDIT_WINDOWS
+            .iter()
+            .find(|x| x.0 == w)
+            .ok_or(Refusal::InvalidRequest)?,
+    })
+}
+
+/// Who made an audited call: the label of its grant. A call under one grant names it;
+/// `list_granted_targets` names none, and is told by its key (the start record keeps a prefix
+/// of the key's hash).
+fn caller_label(grants: &[runread_store::Grant], m: &runread_store::StartMeta) -> String {
+    grants
+        .iter()
+        .find(|g| g.id == m.grant_id)
+        .or_else(|| {
+            grants.iter().find(|g| {
+                !m.key_hash_prefix.is_empty() && g.key_hash.starts_with(&m.key_hash_prefix)
+            })
+        })
+        .map(|g| g.label.clone())
+        .unwrap_or_default()
 }
 
 // ---- secrets and artifacts ----
@@ -747,11 +761,9 @@ async fn add_artifact(
     .await?;
     match done {
         Ok(()) => {
-            let back = form
-                .optional("back")
-                .filter(|b| b.starts_with("/run?"))
-                .unwrap_or("/runs");
-            Ok(see_other(back))
+            // Back to the run page the form was on.
+            let run_page = form.optional("back").filter(|b| b.starts_with("/run?"));
+            Ok(see_other(back_or(run_page, "/runs")))
         }
         Err(msg) => Ok(owner.page(pages::owner_error(s, &msg))),
     }

@@ -59,6 +59,11 @@ pub const HISTORY_PAGE_READ_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// before and after it). Context that does not fit is treated as unknown: the answer's edge is
 /// masked conservatively instead.
 pub const ANSWER_CONTEXT_READ_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Longest prompt preview the owner's run listing shows, in characters (cut after masking).
+pub const PROMPT_PREVIEW_MAX_CHARS: usize = 80;
+/// Longest prompt line read back for the owner's listing: a longer prompt (a pasted file) is
+/// listed as too long to preview rather than read and hashed whole for 80 characters.
+pub const PROMPT_PREVIEW_LINE_MAX_BYTES: u64 = 256 * 1024;
 /// Default and largest number of events in one `read_history` page.
 pub const HISTORY_PAGE_DEFAULT: usize = 50;
 pub const HISTORY_PAGE_MAX: usize = 100;

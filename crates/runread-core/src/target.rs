@@ -1,4 +1,4 @@
-//! The exact six-field target every tool call names (the README's architecture section).
+//! The exact six-field target every tool call names (docs/architecture.md, "Invariants").
 
 use serde::{Deserialize, Serialize};
 

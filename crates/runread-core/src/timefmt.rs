@@ -29,6 +29,13 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
 }
 
+/// An agent's RFC 3339 timestamp as runread shows it: re-rendered by runread (UTC, milliseconds),
+/// or `None` when it is absent or not a timestamp. What the agent wrote is never shown as it is:
+/// only the instant it names, so a "time" cannot carry text.
+pub fn agent_time(agent_written: Option<&str>) -> Option<String> {
+    agent_written.and_then(parse_rfc3339).map(rfc3339)
+}
+
 /// Parses a duration such as `90s`, `15m`, `2h` or `7d` into milliseconds.
 pub fn parse_duration_ms(s: &str) -> Option<i64> {
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);

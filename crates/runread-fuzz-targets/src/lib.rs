@@ -13,6 +13,8 @@
 //! | [`cursor`] | the HMAC cursor codec | round trip; refused for any other purpose, target, version or key; a string decodes only if it is exactly what the key encodes |
 //! | [`body_guard`] | the JSON-RPC body guard (`is_single_message`, `is_single_request`) | no panic; agrees with a plain `serde_json::Value` check |
 //! | [`redactor`] | the known-secret redactor | no secret out, for any split, page size, cut or body; paging gives exactly `mask` |
+//! | [`console_form`] | the console's url-encoded form parser (`runread_console::form::Fields`) | no panic; over `FORM_MAX_BYTES` refused, within it parsed (tested at N and N+1); each field exactly what `form_urlencoded` reads, a name sent twice not given; a browser's encoding round-trips |
+//! | [`console_query`] | the console's query parser (`runread_console::form::parse_query`) with its pages' field shapes | no panic; accepted exactly when every field fits (a field given twice, a required one missing or a bad number refused); a link's query round-trips |
 #![forbid(unsafe_code)]
 // A panic is a finding (see above): the targets assert with expect.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -725,4 +727,213 @@ fn reference(secrets: &[String], segments: &[&str]) -> Vec<String> {
         out.push(o);
     }
     out
+}
+
+// ---- the console's form and query parsers ----
+
+/// The names the console's forms read (`routes.rs`), checked in every form whether sent or not.
+const CONSOLE_FORM_NAMES: [&str; 12] = [
+    "csrf", "run", "session", "expires", "label", "features", "grant", "back", "name", "value",
+    "path", "kind",
+];
+/// Distinct sent names checked per form beyond those (each check reads the whole form).
+const SENT_NAMES_CHECKED: usize = 32;
+
+/// The console's url-encoded form parser ([`runread_console::form::Fields`]), on the input as a
+/// body as sent, then on a form built from the input as a browser encodes it (sometimes padded
+/// to exactly [`runread_console::FORM_MAX_BYTES`] and one byte more): no panic; a body over the
+/// limit refused, every body within it parsed; every field (a name given twice is not given)
+/// exactly what `form_urlencoded` reads; what a browser encodes comes back as it was.
+pub fn console_form(data: &[u8]) {
+    use runread_console::form::Fields;
+    use runread_console::{FORM_MAX_BYTES, Refusal};
+
+    let parsed = Fields::parse(data);
+    if data.len() > FORM_MAX_BYTES {
+        assert!(
+            parsed == Err(Refusal::InvalidRequest),
+            "a body of {} bytes parsed",
+            data.len()
+        );
+    } else {
+        let sent: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
+        check_fields(&parsed.expect("a body within the limit parses"), &sent);
+    }
+
+    let mut input = Input(data);
+    let mut pairs = Vec::new();
+    for _ in 0..input.byte() % 16 {
+        let pick = input.byte();
+        let name = match CONSOLE_FORM_NAMES.get(usize::from(pick % 16)) {
+            Some(name) => (*name).to_owned(),
+            None => input.text(8),
+        };
+        pairs.push((name, input.text(32)));
+    }
+    let body = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(&pairs)
+        .finish();
+    let fields = Fields::parse(body.as_bytes()).expect("what a browser encodes parses");
+    check_fields(&fields, &pairs);
+
+    // The limit at N and N+1: a `pad` field fills the body to exactly the limit.
+    let prefix = if body.is_empty() { "pad=" } else { "&pad=" };
+    if input.byte() % 16 == 1 && body.len() + prefix.len() <= FORM_MAX_BYTES {
+        let filler = "a".repeat(FORM_MAX_BYTES - body.len() - prefix.len());
+        let at_limit = format!("{body}{prefix}{filler}");
+        assert_eq!(at_limit.len(), FORM_MAX_BYTES);
+        pairs.push(("pad".to_owned(), filler));
+        check_fields(
+            &Fields::parse(at_limit.as_bytes()).expect("a form of exactly the limit parses"),
+            &pairs,
+        );
+        let over = format!("{at_limit}a");
+        assert!(
+            Fields::parse(over.as_bytes()) == Err(Refusal::InvalidRequest),
+            "a form one byte over the limit parsed"
+        );
+    }
+}
+
+/// `fields` reads exactly `sent`: per name its values in order, one value only when sent once.
+fn check_fields(fields: &runread_console::form::Fields, sent: &[(String, String)]) {
+    let mut names: Vec<&str> = CONSOLE_FORM_NAMES.to_vec();
+    for (name, _) in sent {
+        if names.len() >= CONSOLE_FORM_NAMES.len() + SENT_NAMES_CHECKED {
+            break;
+        }
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    for name in names {
+        let values: Vec<&str> = sent
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(fields.all(name).collect::<Vec<_>>(), values, "{name:?}");
+        let once = match values.as_slice() {
+            [v] => Some(*v),
+            _ => None,
+        };
+        assert_eq!(fields.one(name), once, "{name:?}");
+        assert_eq!(fields.required(name).ok(), once, "{name:?}");
+        assert_eq!(fields.optional(name), once.filter(|v| !v.is_empty()));
+    }
+}
+
+/// The run list's query (`RunsQuery` in the console's routes), field for field.
+#[derive(serde::Deserialize, Debug, PartialEq)]
+struct RunsShape {
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    workspace: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    offset: Option<u64>,
+}
+
+/// The run page's query (`RunQuery`): required text and number fields beside an optional one.
+#[derive(serde::Deserialize, Debug, PartialEq)]
+struct RunShape {
+    session: String,
+    generation: u64,
+    run: String,
+    #[serde(default)]
+    history: Option<String>,
+}
+
+/// A field of a query as the console decides it: absent, its one value, or (`Err`) given twice.
+fn query_field<'a>(sent: &'a [(String, String)], name: &str) -> Result<Option<&'a str>, ()> {
+    let mut values = sent
+        .iter()
+        .filter(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str());
+    let first = values.next();
+    match values.next() {
+        None => Ok(first),
+        Some(_) => Err(()),
+    }
+}
+
+fn optional_text(input: &mut Input) -> Option<String> {
+    (input.byte() % 2 == 1).then(|| input.text(16))
+}
+
+fn query_number(value: Option<&str>) -> Result<Option<u64>, ()> {
+    value.map(|v| v.parse().map_err(|_| ())).transpose()
+}
+
+impl RunsShape {
+    fn expected(sent: &[(String, String)]) -> Result<Self, ()> {
+        Ok(RunsShape {
+            agent: query_field(sent, "agent")?.map(str::to_owned),
+            workspace: query_field(sent, "workspace")?.map(str::to_owned),
+            status: query_field(sent, "status")?.map(str::to_owned),
+            offset: query_number(query_field(sent, "offset")?)?,
+        })
+    }
+}
+
+impl RunShape {
+    fn expected(sent: &[(String, String)]) -> Result<Self, ()> {
+        Ok(RunShape {
+            session: query_field(sent, "session")?.ok_or(())?.to_owned(),
+            generation: query_number(query_field(sent, "generation")?)?.ok_or(())?,
+            run: query_field(sent, "run")?.ok_or(())?.to_owned(),
+            history: query_field(sent, "history")?.map(str::to_owned),
+        })
+    }
+}
+
+/// The console's query parser ([`runread_console::form::parse_query`]) with the field shapes of
+/// its pages' queries, on the input as a query string, then on a query built from the input as
+/// the console's links encode it: no panic; accepted exactly when every field fits (a field
+/// given twice refused, a required one missing refused, a number that is not one refused,
+/// unknown fields ignored), with the values `form_urlencoded` reads; a built query comes back as
+/// it was.
+pub fn console_query(data: &[u8]) {
+    use runread_console::form::parse_query;
+
+    let query = String::from_utf8_lossy(data);
+    let sent: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let shown = || format!("{query:?}");
+    assert_eq!(
+        parse_query::<RunsShape>(&query).ok(),
+        RunsShape::expected(&sent).ok(),
+        "{}",
+        shown()
+    );
+    assert_eq!(
+        parse_query::<RunShape>(&query).ok(),
+        RunShape::expected(&sent).ok(),
+        "{}",
+        shown()
+    );
+
+    let mut input = Input(data);
+    let runs = RunsShape {
+        agent: optional_text(&mut input),
+        workspace: optional_text(&mut input),
+        status: optional_text(&mut input),
+        offset: (input.byte() % 2 == 1).then(|| input.u64()),
+    };
+    let mut link = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in [
+        ("agent", runs.agent.clone()),
+        ("workspace", runs.workspace.clone()),
+        ("status", runs.status.clone()),
+        ("offset", runs.offset.map(|o| o.to_string())),
+    ] {
+        if let Some(value) = value {
+            link.append_pair(name, &value);
+        }
+    }
+    let link = link.finish();
+    assert_eq!(parse_query::<RunsShape>(&link), Ok(runs), "{link:?}");
 }

@@ -58,3 +58,13 @@ fn claude_scan() {
 fn codex_scan() {
     replay("codex_scan", runread_fuzz_targets::codex_scan);
 }
+
+#[test]
+fn console_form() {
+    replay("console_form", runread_fuzz_targets::console_form);
+}
+
+#[test]
+fn console_query() {
+    replay("console_query", runread_fuzz_targets::console_query);
+}

@@ -57,7 +57,7 @@ struct Inner {
 
 /// What admission hands the gate: the admitted call, the reader of its tool's feature, and
 /// whatever the re-check after the gate needs (`context`).
-pub struct Admission<T> {
+pub struct GateAdmission<T> {
     pub call: Call,
     pub reader: Arc<dyn Any + Send + Sync>,
     pub context: T,
@@ -264,7 +264,7 @@ impl Gate {
         self.execute_admitted(
             &tool,
             move || {
-                Ok(Admission {
+                Ok(GateAdmission {
                     call,
                     reader,
                     context: (),
@@ -286,7 +286,7 @@ impl Gate {
     pub async fn execute_admitted<T: Send + 'static>(
         &self,
         tool: &str,
-        admit: impl FnOnce() -> Result<Admission<T>, ErrorCode> + Send + 'static,
+        admit: impl FnOnce() -> Result<GateAdmission<T>, ErrorCode> + Send + 'static,
         recheck: impl FnOnce(&T) -> Result<(), ErrorCode> + Send + 'static,
     ) -> Result<GateOutput, ErrorCode> {
         let limit = self

@@ -26,7 +26,7 @@ pub mod recovery;
 pub mod registry;
 pub mod seal;
 
-pub use gate::{Admission, Call, Gate, GateOutput};
+pub use gate::{Call, Gate, GateAdmission, GateOutput};
 pub use registry::{Adapter, Definition, ExecToken, Registry};
 
 /// Most bindings a registry holds.

@@ -354,9 +354,17 @@ pub fn ingest_dir(
         .into_iter()
         .filter(|w| w.enabled)
         .collect();
-    let mut report = Report::default();
-    let mut outcomes = Vec::with_capacity(files.len());
-    let total = files.len() as u64;
+    let mut commits = InOrderCommits {
+        store,
+        workspaces: &workspaces,
+        agent: dir.agent,
+        files: &files,
+        now_ms,
+        report: Report::default(),
+        outcomes: Vec::with_capacity(files.len()),
+        next: 0,
+        made: 0,
+    };
     let readers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, INGEST_READERS_MAX);
@@ -375,30 +383,7 @@ pub fn ingest_dir(
             };
             for _ in 0..readers {
                 let (done_tx, job_rx, files, busy) = (done_tx.clone(), &job_rx, &files, &busy);
-                scope.spawn(move || {
-                    loop {
-                        // One reader at a time waits for the next job; the lock is not held while
-                        // reading.
-                        let job = match job_rx.lock() {
-                            Ok(rx) => rx.recv(),
-                            Err(_) => break,
-                        };
-                        let Ok((i, job)) = job else { break };
-                        let Some(path) = files.get(i) else { break };
-                        let ahead = busy.start();
-                        // A reader that panicked hands back nothing, and the pass fails (`Lost`)
-                        // rather than waiting for it.
-                        let prepared =
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                job.read(agent, path, ahead)
-                            }))
-                            .ok();
-                        busy.end();
-                        if done_tx.send((i, prepared)).is_err() {
-                            break;
-                        }
-                    }
-                });
+                scope.spawn(move || read_jobs(agent, files, job_rx, busy, done_tx));
             }
         };
         // Triage and commits happen here, in file order; only reading runs on the readers, at
@@ -406,50 +391,24 @@ pub fn ingest_dir(
         // commits when it was looked at: if more were made before its own, it is checked again.
         let mut ready: std::collections::BTreeMap<usize, (u64, Box<Prepared>)> = Default::default();
         let mut seen_when_sent: std::collections::HashMap<usize, u64> = Default::default();
-        let (mut triaged, mut want, mut commits) = (0usize, 0usize, 0u64);
+        let mut triaged = 0usize;
         let result = (|| -> Result<(), IngestError> {
             loop {
-                while let Some((seen, prepared)) = ready.remove(&want) {
-                    let path = files.get(want).ok_or(IngestError::Lost)?;
-                    let stale = seen != commits;
-                    let outcome = finish(
-                        store,
-                        &workspaces,
-                        agent,
-                        path,
-                        prepared,
-                        stale,
-                        now_ms,
-                        &mut report,
-                    )?;
-                    if matches!(
-                        outcome,
-                        FileOutcome::Appended { .. } | FileOutcome::NewGeneration { .. }
-                    ) {
-                        commits += 1;
-                    }
-                    report.count(&outcome);
-                    outcomes.push((path.clone(), outcome));
-                    want += 1;
-                    progress(Progress {
-                        files_done: want as u64,
-                        files_total: total,
-                    });
-                }
-                if want >= files.len() {
+                commits.commit_ready(&mut ready, &mut progress)?;
+                if commits.next >= files.len() {
                     return Ok(());
                 }
                 if triaged < files.len() && seen_when_sent.len() < INGEST_READ_AHEAD_FILES {
                     let path = files.get(triaged).ok_or(IngestError::Lost)?;
                     match triage(store, Some(&mut preloaded), agent, path)? {
                         Triage::Done(prepared) => {
-                            ready.insert(triaged, (commits, prepared));
+                            ready.insert(triaged, (commits.made, prepared));
                         }
                         Triage::Read(job) => {
                             start_readers();
                             busy.queue();
                             job_tx.send((triaged, job)).map_err(|_| IngestError::Lost)?;
-                            seen_when_sent.insert(triaged, commits);
+                            seen_when_sent.insert(triaged, commits.made);
                         }
                     }
                     triaged += 1;
@@ -464,7 +423,92 @@ pub fn ingest_dir(
         drop(job_tx);
         result
     })?;
-    Ok((report, outcomes))
+    Ok((commits.report, commits.outcomes))
+}
+
+/// One reader of [`ingest_dir`]: takes the next file's job, reads it, and hands it back with its
+/// index, until the job channel closes or the pass stops listening.
+fn read_jobs(
+    agent: Agent,
+    files: &[PathBuf],
+    job_rx: &std::sync::Mutex<std::sync::mpsc::Receiver<(usize, ReadJob)>>,
+    busy: &ReadersBusy,
+    done_tx: std::sync::mpsc::Sender<(usize, Option<Box<Prepared>>)>,
+) {
+    loop {
+        // One reader at a time waits for the next job; the lock is not held while reading.
+        let job = match job_rx.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => break,
+        };
+        let Ok((i, job)) = job else { break };
+        let Some(path) = files.get(i) else { break };
+        let ahead = busy.start();
+        // A reader that panicked hands back nothing, and the pass fails (`Lost`) rather than
+        // waiting for it.
+        let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            job.read(agent, path, ahead)
+        }))
+        .ok();
+        busy.end();
+        if done_tx.send((i, prepared)).is_err() {
+            break;
+        }
+    }
+}
+
+/// The commit side of an [`ingest_dir`] pass: files are committed strictly in file order, each
+/// as soon as it and every file before it are prepared.
+struct InOrderCommits<'a> {
+    store: &'a dyn Store,
+    workspaces: &'a [Workspace],
+    agent: Agent,
+    files: &'a [PathBuf],
+    now_ms: i64,
+    report: Report,
+    outcomes: Vec<(PathBuf, FileOutcome)>,
+    /// The index of the next file to commit.
+    next: usize,
+    /// Commits this pass has made: a file prepared when fewer were made is checked again.
+    made: u64,
+}
+
+impl InOrderCommits<'_> {
+    /// Commits every prepared file from the next one on, stopping at the first not yet prepared.
+    fn commit_ready(
+        &mut self,
+        ready: &mut std::collections::BTreeMap<usize, (u64, Box<Prepared>)>,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<(), IngestError> {
+        while let Some((seen, prepared)) = ready.remove(&self.next) {
+            let path = self.files.get(self.next).ok_or(IngestError::Lost)?;
+            let stale = seen != self.made;
+            let outcome = finish(
+                self.store,
+                self.workspaces,
+                self.agent,
+                path,
+                prepared,
+                stale,
+                self.now_ms,
+                &mut self.report,
+            )?;
+            if matches!(
+                outcome,
+                FileOutcome::Appended { .. } | FileOutcome::NewGeneration { .. }
+            ) {
+                self.made += 1;
+            }
+            self.report.count(&outcome);
+            self.outcomes.push((path.clone(), outcome));
+            self.next += 1;
+            progress(Progress {
+                files_done: self.next as u64,
+                files_total: self.files.len() as u64,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// How many files a pass has waiting to be read and being read: a file is read ahead (a second

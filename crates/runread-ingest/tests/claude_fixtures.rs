@@ -34,7 +34,7 @@ fn every_run_of_every_scenario_is_what_claude_code_reported() {
         assert!(!runs.is_empty(), "{fixture}: no runs");
         for run in &runs {
             assert_eq!(run.agent, "claude");
-            let prompt = run.run.preview.as_deref().unwrap_or("");
+            let prompt = runread_testkit::prompt(run).unwrap_or_default();
             let step = steps
                 .iter()
                 .find(|s| s.prompt == prompt)
@@ -67,7 +67,7 @@ fn every_run_of_every_scenario_is_what_claude_code_reported() {
             let prompt = &step.prompt;
             assert!(
                 runs.iter()
-                    .any(|r| r.run.preview.as_deref() == Some(prompt.as_str())),
+                    .any(|r| runread_testkit::prompt(r).as_deref() == Some(prompt.as_str())),
                 "{fixture}: no run for {prompt}"
             );
         }
@@ -82,7 +82,7 @@ fn a_fork_is_a_session_of_its_own_whose_copied_runs_are_other_targets() {
     assert_eq!(sessions.len(), 2);
     let by_session = |n: usize| -> Vec<&RunRecord> {
         runs.iter()
-            .filter(|r| r.run.preview.is_some())
+            .filter(|r| runread_testkit::prompt(r).is_some())
             .filter(|r| {
                 runs.iter()
                     .filter(|o| o.target.session_id == r.target.session_id)

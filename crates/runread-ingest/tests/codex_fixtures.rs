@@ -47,7 +47,7 @@ fn every_run_of_every_scenario_is_what_codex_reported() {
         assert_eq!(runs.len(), steps.len(), "{fixture}");
         for run in &runs {
             assert_eq!(run.agent, "codex");
-            let prompt = run.run.preview.as_deref().unwrap_or("");
+            let prompt = runread_testkit::prompt(run).unwrap_or_default();
             let step = steps
                 .iter()
                 .find(|s| s.prompt == prompt)
@@ -148,7 +148,10 @@ fn a_fork_holds_its_own_turns_and_points_into_its_parent() {
     assert_eq!(of(&parent.session_id).len(), 2);
     let own = of(&fork.session_id);
     assert_eq!(own.len(), 1);
-    assert_eq!(own[0].run.preview.as_deref(), Some("Third, in a fork."));
+    assert_eq!(
+        runread_testkit::prompt(own[0]).as_deref(),
+        Some("Third, in a fork.")
+    );
     // The parent still holds what the fork inherits.
     let parent_file = EvidenceFile::open(PathBuf::from(&parent.path).as_path(), None).unwrap();
     assert!(runread_sessions::codex::holds_fork_base(&parent_file, base));

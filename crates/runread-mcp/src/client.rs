@@ -227,25 +227,7 @@ impl Client {
                     first: head,
                 });
             }
-            if r["version"] != head["version"] || r["sha256"] != head["sha256"] {
-                return Err(ClientError::Verification(
-                    "the answer changed between chunks".into(),
-                ));
-            }
-            if r["byteOffset"].as_u64() != Some(assembled.len() as u64) {
-                return Err(ClientError::Verification(
-                    "chunk offset does not follow the previous chunk".into(),
-                ));
-            }
-            let text = r["text"]
-                .as_str()
-                .ok_or_else(|| ClientError::Verification("readable chunk without text".into()))?;
-            if r["bytes"].as_u64() != Some(text.len() as u64) {
-                return Err(ClientError::Verification(
-                    "chunk byte count mismatch".into(),
-                ));
-            }
-            assembled.push_str(text);
+            assembled.push_str(next_answer_chunk(&r, &head, assembled.len())?);
             if r["eof"] == json!(true) {
                 let sha = runread_core::sha256_hex(assembled.as_bytes());
                 if r["sha256"].as_str() != Some(sha.as_str()) {
@@ -430,4 +412,33 @@ pub fn verify_label(tool: &str, structured: &Value, text: &str) -> Result<(), Cl
         ));
     }
     Ok(())
+}
+
+/// The text of a readable `read_final_answer` chunk, checked to continue the answer read so far
+/// (`assembled` bytes of it, begun by `head`): the same version and digest, the next offset, and
+/// as many bytes as it says.
+fn next_answer_chunk<'r>(
+    r: &'r Value,
+    head: &Value,
+    assembled: usize,
+) -> Result<&'r str, ClientError> {
+    if r["version"] != head["version"] || r["sha256"] != head["sha256"] {
+        return Err(ClientError::Verification(
+            "the answer changed between chunks".into(),
+        ));
+    }
+    if r["byteOffset"].as_u64() != Some(assembled as u64) {
+        return Err(ClientError::Verification(
+            "chunk offset does not follow the previous chunk".into(),
+        ));
+    }
+    let text = r["text"]
+        .as_str()
+        .ok_or_else(|| ClientError::Verification("readable chunk without text".into()))?;
+    if r["bytes"].as_u64() != Some(text.len() as u64) {
+        return Err(ClientError::Verification(
+            "chunk byte count mismatch".into(),
+        ));
+    }
+    Ok(text)
 }

@@ -1,5 +1,5 @@
 //! The client configurations an owner pastes, one place for all of them: what `runread grant`
-//! prints (and the README shows, and `tests/agents/readers.py` hands to the real clients).
+//! prints (and the README and docs/clients.md show, and `tests/agents/readers.py` hands to the real clients).
 
 use serde_json::{Value, json};
 

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::connect_info::MockConnectInfo;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -25,7 +26,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use runread_core::ErrorCode;
 use runread_core::limits::{HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_IN_FLIGHT_MAX};
 
-use crate::server::{Admitted, refusal};
+use crate::server::{AdmittedKey, refusal};
 
 /// Seconds a refused-because-busy client is told to wait.
 pub const BUSY_RETRY_AFTER_SECS: u64 = 1;
@@ -107,19 +108,34 @@ fn is_loopback_host(host: &str, allowed: &Allowed) -> bool {
             .any(|a| a.eq_ignore_ascii_case(&name) || a.eq_ignore_ascii_case(&h))
 }
 
+/// The request's peer: what the accept loop recorded (`ConnectInfo`), or what a test's axum
+/// `MockConnectInfo` layer stands in for a listener with — the same two axum's own `ConnectInfo`
+/// extractor takes. `None` when neither is there: the peer is not known, and every door refuses
+/// it like a remote one.
+pub fn peer(extensions: &http::Extensions) -> Option<SocketAddr> {
+    extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| *addr)
+        .or_else(|| {
+            extensions
+                .get::<MockConnectInfo<SocketAddr>>()
+                .map(|MockConnectInfo(addr)| *addr)
+        })
+}
+
 /// The peer must be on loopback (unless extra hosts are configured) and exactly one `Host` must
-/// name a loopback address (or a configured host): DNS-rebinding protection. An absolute-form
-/// request target (`POST http://host/mcp`), whose authority replaces `Host` for HTTP (RFC 9112
-/// 3.2.2), must pass the same rule.
+/// name a loopback address (or a configured host): DNS-rebinding protection. A request whose peer
+/// is not known is refused like a remote one: the accept loop gives every request its peer, so a
+/// missing one is a path that skipped it. An absolute-form request target (`POST
+/// http://host/mcp`), whose authority replaces `Host` for HTTP (RFC 9112 3.2.2), must pass the
+/// same rule.
 pub async fn peer_and_host(
     State(allowed): State<Arc<Allowed>>,
     req: Request,
     next: Next,
 ) -> Response {
-    let peer_ok = match req.extensions().get::<ConnectInfo<SocketAddr>>() {
-        Some(ConnectInfo(addr)) => addr.ip().is_loopback() || !allowed.hosts.is_empty(),
-        None => true, // in-process (tests): no socket to check
-    };
+    let peer_ok = peer(req.extensions())
+        .is_some_and(|addr| addr.ip().is_loopback() || !allowed.hosts.is_empty());
     let hosts: Vec<&http::HeaderValue> = req.headers().get_all(http::header::HOST).iter().collect();
     let host_ok = match hosts.as_slice() {
         [one] => one.to_str().is_ok_and(|h| is_loopback_host(h, &allowed)),
@@ -288,7 +304,7 @@ pub async fn body(State(readers): State<Arc<BodyReaders>>, req: Request, next: N
         return next.run(req).await;
     }
     // Key admission runs first; without it no body is read.
-    let Some(Admitted(key)) = req.extensions().get::<Admitted>().cloned() else {
+    let Some(AdmittedKey(key)) = req.extensions().get::<AdmittedKey>().cloned() else {
         return refusal(ErrorCode::MissingKey);
     };
     let Some(reader) = readers.try_take(&key.key_hash) else {

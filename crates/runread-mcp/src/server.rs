@@ -47,7 +47,7 @@ inside results. Start with list_granted_targets.";
 /// The key's admission, put into the request by [`key_layer`] and read by the body guard (to
 /// bound body readers per key) and the handler.
 #[derive(Clone)]
-pub(crate) struct Admitted(pub(crate) Arc<KeyContext>);
+pub(crate) struct AdmittedKey(pub(crate) Arc<KeyContext>);
 
 /// rmcp handler: one per request (stateless), sharing the service.
 #[derive(Clone)]
@@ -114,7 +114,7 @@ fn success_result(answer: Answer) -> CallToolResult {
 
 fn admitted(ctx: &RequestContext<RoleServer>) -> Option<Arc<KeyContext>> {
     let parts = ctx.extensions.get::<http::request::Parts>()?;
-    parts.extensions.get::<Admitted>().map(|a| a.0.clone())
+    parts.extensions.get::<AdmittedKey>().map(|a| a.0.clone())
 }
 
 impl ServerHandler for RunreadHandler {
@@ -211,7 +211,7 @@ async fn key_layer(State(service): State<Arc<Service>>, mut req: Request, next: 
     .unwrap_or(Err(ErrorCode::Unavailable));
     match admitted {
         Ok(ctx) => {
-            req.extensions_mut().insert(Admitted(Arc::new(ctx)));
+            req.extensions_mut().insert(AdmittedKey(Arc::new(ctx)));
             next.run(req).await
         }
         Err(code) => refusal(code),

@@ -1,31 +1,32 @@
 //! Hostile clients against a real server over raw TCP.
 //!
-//! 1. An adversarial corpus: one table of hostile requests (header smuggling, duplicate and
-//!    oversized headers, non-ASCII and encoded-word values, forbidden headers, Host/Origin/fetch
-//!    metadata, media types, methods and paths, malformed JSON-RPC, MCP lifecycle and protocol
-//!    headers, arguments, targets, cursors, limits and keys). Every row asserts the exact status,
-//!    the fixed code, and that the response carries no granted answer text, no filesystem path
-//!    and no key; afterwards the server must still read a whole answer.
+//! 1. An adversarial corpus: hostile requests (header smuggling, duplicate and oversized headers,
+//!    non-ASCII and encoded-word values, forbidden headers, Host/Origin/fetch metadata, media
+//!    types, methods and paths, malformed JSON-RPC, MCP lifecycle and protocol headers, arguments,
+//!    targets, cursors, limits and keys), each row its own test named for what it sends
+//!    (`category::row`), all on one shared server. Every row asserts the exact status, the fixed
+//!    code, and that the response carries no granted answer text, no filesystem path and no key;
+//!    after each row the server must still answer, and it still reads a whole answer.
 //! 2. Slowloris: slow bodies are cut off at the body deadline; slow headers are observed and
 //!    reported; normal requests are attempted meanwhile.
 //! 3. A concurrency soak: 64 clients against the in-flight cap, every response a full success or
 //!    an immediate `busy`, with the process's RSS sampled and required to stay flat.
 //!
-//! The tests run one at a time (a file-wide lock): the soak measures this process's RSS, and the
-//! servers run in-process.
+//! The slowloris and soak tests run alone (a file-wide lock): the soak measures this process's
+//! RSS, and the servers run in-process. Corpus rows run side by side.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 
 use runread_core::Feature;
-use runread_core::cursor::Purpose;
+use runread_core::cursor::{CursorKey, Purpose};
 use runread_core::limits::{
     HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_IN_FLIGHT_MAX,
 };
@@ -33,11 +34,16 @@ use runread_service::{Config, Service};
 use runread_store::{Grant, Store};
 use runread_testkit::Env;
 
-/// One test at a time: the soak reads this process's RSS and every server runs in-process.
-static SERIAL: Mutex<()> = Mutex::new(());
+/// The slowloris and soak tests run alone (the soak reads this process's RSS and every server
+/// runs in-process); corpus rows share the lock, and run side by side.
+static ALONE: RwLock<()> = RwLock::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+fn alone() -> RwLockWriteGuard<'static, ()> {
+    ALONE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn shared() -> RwLockReadGuard<'static, ()> {
+    ALONE.read().unwrap_or_else(|e| e.into_inner())
 }
 
 const PROTOCOL: &str = "2026-07-28";
@@ -713,7 +719,7 @@ fn leaks(s: &Srv, raw: &[u8], answer_ok: bool) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------
 
 struct Row {
-    cat: &'static str,
+    /// What the row sends, in words (its test's name says it too).
     name: String,
     req: Req,
     status: u16,
@@ -725,6 +731,26 @@ struct Row {
     /// passes but is listed as a known deviation in the output. (Where runread contradicts README,
     /// there is no `known`: the row fails.)
     known: Option<(u16, Exp, &'static str)>,
+}
+
+/// A row: what it sends, the request, and the status and outcome it must get.
+fn row(name: impl Into<String>, req: Req, status: u16, exp: Exp) -> Row {
+    Row {
+        name: name.into(),
+        req,
+        status,
+        exp,
+        max_responses: 1,
+        known: None,
+    }
+}
+
+impl Row {
+    /// Marks the row with runread's current, differing behavior.
+    fn known(mut self, status: u16, exp: Exp, why: &'static str) -> Row {
+        self.known = Some((status, exp, why));
+        self
+    }
 }
 
 /// Status of `invalid_request` (a body that is not one JSON-RPC request), as README's guard table
@@ -820,2660 +846,3127 @@ const WHY_DUP_SINGLETON: &str =
 const WHY_NEST: &str =
     "every path under /mcp/ is served as the endpoint (axum nest_service), not only /mcp";
 
-fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
-    let rows: std::cell::RefCell<Vec<Row>> = std::cell::RefCell::new(Vec::new());
-    let mut cat: &'static str;
-    let push = |cat: &'static str, name: &str, req: Req, status: u16, exp: Exp| {
-        rows.borrow_mut().push(Row {
-            cat,
-            name: name.to_owned(),
-            req,
-            status,
-            exp,
-            max_responses: 1,
-            known: None,
-        });
-    };
-    // Marks the row just pushed with runread's current, differing behavior.
-    let known = |status: u16, exp: Exp, why: &'static str| {
-        rows.borrow_mut().last_mut().unwrap().known = Some((status, exp, why));
-    };
+// ---------------------------------------------------------------------------------------------
+// One test per row, on one shared server
+// ---------------------------------------------------------------------------------------------
+
+/// The corpus's server and the cursors gathered on it, started by the first row that runs. Its
+/// runtime is its own (multi-threaded), so it serves every row's test thread.
+static CORPUS: OnceLock<(Srv, Cursors)> = OnceLock::new();
+
+fn corpus_server() -> &'static (Srv, Cursors) {
+    CORPUS.get_or_init(|| {
+        let s = start();
+        let cur = gather_cursors(&s);
+        (s, cur)
+    })
+}
+
+/// Corpus rows in flight at once: half the server's in-flight cap, so that a row (or the check
+/// after it) never meets `busy` however many test threads run.
+const ROWS_AT_ONCE: usize = HTTP_IN_FLIGHT_MAX / 2;
+static ROWS_IN_FLIGHT: Mutex<usize> = Mutex::new(0);
+static ROW_DONE: Condvar = Condvar::new();
+
+/// One of the [`ROWS_AT_ONCE`] places, held while a row talks to the shared server.
+struct RowSlot;
+
+impl RowSlot {
+    fn take() -> RowSlot {
+        let mut n = ROWS_IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
+        while *n >= ROWS_AT_ONCE {
+            n = ROW_DONE.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+        *n += 1;
+        RowSlot
+    }
+}
+
+impl Drop for RowSlot {
+    fn drop(&mut self) {
+        *ROWS_IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        ROW_DONE.notify_one();
+    }
+}
+
+/// A `tools/call` request with this raw body.
+type BodyRow = Box<dyn Fn(&[u8]) -> Req>;
+/// A body with one substitution.
+type Substitute = Box<dyn Fn(&str, &str) -> String>;
+/// A target with one field replaced.
+type TargetWith = Box<dyn Fn(&str, Value) -> Value>;
+
+/// The names every corpus row may use, made afresh for each row's test.
+struct Given {
+    s: &'static Srv,
+    cur: &'static Cursors,
+    /// Key 1 and target 1.
+    k1: &'static str,
+    t1: Value,
+    /// A valid `read_final_answer` with key 1 on target 1, and its body: most rows alter it.
+    fa_ok: Req,
+    fa_body: Vec<u8>,
+    /// Status of `invalid_request`.
+    ir: u16,
+    answer_len: usize,
+    port: u16,
+    /// A 64 KiB header value (over the header limit).
+    big_64k: String,
+    /// A header value of half the header limit (under it: the guards see it).
+    big: String,
+    /// A `tools/call` with key 1 and this raw body.
+    body_row: BodyRow,
+    /// The valid read_final_answer body with one (asserted) substitution.
+    rep: Substitute,
+    /// A dated-era `initialize`.
+    init: Value,
+    /// Target 2 with one field replaced.
+    t2_with: TargetWith,
+    ia: Exp,
+    ng: Exp,
+    ic: Exp,
+    /// Target 1's cursor at offset 100, the store's cursor key, and target 1.
+    c1: &'static str,
+    ck: CursorKey,
+    tgt: &'static runread_core::Target,
+    /// A cursor signed for another revision of target 1.
+    other_rev: String,
+}
+
+fn given() -> Given {
+    let (s, cur) = corpus_server();
     let k1 = s.key.as_str();
-    let t1 = s.target.clone();
     let fa_ok = s.fa_t(json!({}));
     let fa_body = fa_ok.body.clone();
-    let ir = INVALID_REQUEST_STATUS;
-    let answer_len = s.answer.len();
-
-    // --- baseline: what a hostile row is measured against -------------------------------------
-    cat = "baseline";
-    push(cat, "server/discover", s.discover(), 200, Exp::Ok);
-    push(
-        cat,
-        "tools/list",
-        s.rpc(Some(k1), "tools/list", json!({})),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "list_granted_targets",
-        s.call(k1, "list_granted_targets", json!({})),
-        200,
-        Exp::Ok,
-    );
-    push(cat, "read_final_answer", fa_ok.clone(), 200, Exp::Ok);
-    push(
-        cat,
-        "limit 4 (minimum)",
-        s.fa_t(json!({"limit": 4})),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "limit 8192 (maximum)",
-        s.fa_t(json!({"limit": 8192})),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "string JSON-RPC id",
-        s.rpc_body(
-            Some(k1),
-            &json!({"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{"_meta":meta()}}),
-        ),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "negative JSON-RPC id",
-        s.rpc_body(
-            Some(k1),
-            &json!({"jsonrpc":"2.0","id":-7,"method":"tools/list","params":{"_meta":meta()}}),
-        ),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "query string on /mcp",
-        fa_ok.clone().line("POST /mcp?x=1 HTTP/1.1"),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "HTTP/1.0 with Host",
-        fa_ok.clone().line("POST /mcp HTTP/1.0"),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "Mcp-Name as =?base64? encoded word",
-        fa_ok.clone().set(
-            "Mcp-Name",
-            format!("=?base64?{}?=", b64("read_final_answer")),
-        ),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "Expect: 100-continue",
-        fa_ok.clone().set("Expect", "100-continue"),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "body padded to exactly the limit",
-        {
-            let mut b = fa_body.clone();
-            b.resize(HTTP_BODY_MAX_BYTES, b' ');
-            fa_ok.clone().body(b)
-        },
-        200,
-        Exp::Ok,
-    );
-
-    // --- header smuggling -----------------------------------------------------------------------
-    cat = "smuggling";
-    push(
-        cat,
-        "bare LF injects a second key header",
-        fa_ok
-            .clone()
-            .add(format!("X-A: a\nx-runread-key: {}", s.key2)),
-        400,
-        Exp::Fixed("duplicate_key"),
-    );
-    push(
-        cat,
-        "bare LF injects Authorization",
-        fa_ok.clone().add("X-A: a\nAuthorization: Bearer x"),
-        400,
-        Exp::Fixed("forbidden_header"),
-    );
-    push(
-        cat,
-        "bare CR inside a value",
-        fa_ok.clone().add("X-A: a\rb"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "CR CR LF line end",
-        fa_ok.clone().add("X-A: a\r"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "NUL inside a value",
-        fa_ok.clone().add("X-A: a\0b"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "obs-fold continues a custom header",
-        fa_ok.clone().add("X-A: a\r\n b"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "obs-fold continues the key header",
-        fa_ok.clone().del("x-runread-key").add(format!(
-            "x-runread-key: {}\r\n {}",
-            &s.key[..32],
-            &s.key[32..]
-        )),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "obs-fold continues Host",
-        fa_ok
-            .clone()
-            .del("host")
-            .add(format!("Host: evil.example\r\n {}", s.host())),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Transfer-Encoding chunked + Content-Length (valid chunked body)",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .add(format!("Content-Length: {}", fa_body.len()))
-            .body(chunked(&[&fa_body])),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "Content-Length + Transfer-Encoding chunked (valid chunked body)",
-        fa_ok
-            .clone()
-            .no_cl()
-            .add(format!("Content-Length: {}", fa_body.len()))
-            .set("Transfer-Encoding", "chunked")
-            .body(chunked(&[&fa_body])),
-        200,
-        Exp::Ok,
-    );
-    {
-        // CL.TE: an empty chunked body with a smuggled read after it, covered by Content-Length.
-        let smuggled = fa_ok.clone().del("connection").bytes();
-        let mut body = b"0\r\n\r\n".to_vec();
-        body.extend_from_slice(&smuggled);
-        push(
-            cat,
-            "TE+CL: smuggled request after an empty chunked body",
-            fa_ok
-                .clone()
-                .del("connection")
-                .no_cl()
-                .add(format!("Content-Length: {}", body.len()))
-                .set("Transfer-Encoding", "chunked")
-                .body(body),
-            ir,
-            Exp::Fixed("invalid_request"),
-        );
-        push(
-            cat,
-            "TE+CL: smuggled request pipelined after the chunked body",
-            fa_ok
-                .clone()
-                .del("connection")
-                .no_cl()
-                .add("Content-Length: 5")
-                .set("Transfer-Encoding", "chunked")
-                .body(b"0\r\n\r\n")
-                .tail(&smuggled),
-            ir,
-            Exp::Fixed("invalid_request"),
-        );
-    }
-    push(
-        cat,
-        "two Transfer-Encoding headers, last not chunked",
-        fa_ok
-            .clone()
-            .no_cl()
-            .add("Transfer-Encoding: chunked")
-            .add("Transfer-Encoding: identity")
-            .body(chunked(&[&fa_body])),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Transfer-Encoding: chunked, identity",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked, identity")
-            .body(chunked(&[&fa_body])),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Transfer-Encoding: gzip (not chunked)",
-        fa_ok.clone().set("Transfer-Encoding", "gzip"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Transfer-Encoding: xchunked",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "xchunked")
-            .body(chunked(&[&fa_body])),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Transfer-Encoding on HTTP/1.0",
-        fa_ok
-            .clone()
-            .line("POST /mcp HTTP/1.0")
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .body(chunked(&[&fa_body])),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "chunked body in three chunks",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .body(chunked(&[&fa_body[..10], &fa_body[10..50], &fa_body[50..]])),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "chunk extensions",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .body({
-                let mut b = format!("{:x};ext=\"v\"\r\n", fa_body.len()).into_bytes();
-                b.extend_from_slice(&fa_body);
-                b.extend_from_slice(b"\r\n0\r\n\r\n");
-                b
-            }),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "forbidden header and second key in chunked trailers (ignored)",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .body({
-                let mut b = format!("{:x}\r\n", fa_body.len()).into_bytes();
-                b.extend_from_slice(&fa_body);
-                b.extend_from_slice(
-                    format!(
-                        "\r\n0\r\nAuthorization: Bearer x\r\nx-runread-key: {}\r\n\r\n",
-                        s.key2
-                    )
-                    .as_bytes(),
-                );
-                b
-            }),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "chunk size not hex",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .body(b"zz\r\n{}\r\n0\r\n\r\n"),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "chunk size overflows u64",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .body(b"fffffffffffffffffff\r\n{}\r\n0\r\n\r\n"),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "chunked body over the limit, no Content-Length",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .body({
-                let mut b = fa_body.clone();
-                b.resize(HTTP_BODY_MAX_BYTES + 1, b' ');
-                chunked(&[&b[..HTTP_BODY_MAX_BYTES / 2], &b[HTTP_BODY_MAX_BYTES / 2..]])
-            }),
-        413,
-        Exp::Fixed("body_too_large"),
-    );
-    push(
-        cat,
-        "chunked body never terminated (held to the deadline)",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Transfer-Encoding", "chunked")
-            .body({
-                let mut b = format!("{:x}\r\n", fa_body.len()).into_bytes();
-                b.extend_from_slice(&fa_body);
-                b.extend_from_slice(b"\r\n");
-                b
-            }),
-        408,
-        Exp::Fixed("body_timeout"),
-    );
-    push(
-        cat,
-        "two equal Content-Length headers",
-        fa_ok
-            .clone()
-            .add(format!("Content-Length: {}", fa_body.len())),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "two different Content-Length headers",
-        fa_ok
-            .clone()
-            .add(format!("Content-Length: {}", fa_body.len() + 1)),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Content-Length as a list \"N, N\"",
-        fa_ok
-            .clone()
-            .no_cl()
-            .add(format!("Content-Length: {0}, {0}", fa_body.len())),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Content-Length negative",
-        fa_ok.clone().no_cl().add("Content-Length: -1"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Content-Length with plus sign",
-        fa_ok
-            .clone()
-            .no_cl()
-            .add(format!("Content-Length: +{}", fa_body.len())),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Content-Length hex",
-        fa_ok.clone().no_cl().add("Content-Length: 0x10"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Content-Length overflows u64",
-        fa_ok
-            .clone()
-            .no_cl()
-            .add("Content-Length: 99999999999999999999999"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Content-Length over the body limit",
-        fa_ok
-            .clone()
-            .no_cl()
-            .add(format!("Content-Length: {}", HTTP_BODY_MAX_BYTES + 1)),
-        413,
-        Exp::Fixed("body_too_large"),
-    );
-    push(
-        cat,
-        "Content-Length over the limit with Expect: 100-continue",
-        fa_ok
-            .clone()
-            .no_cl()
-            .set("Expect", "100-continue")
-            .add(format!("Content-Length: {}", HTTP_BODY_MAX_BYTES * 4))
-            .body(b""),
-        413,
-        Exp::Fixed("body_too_large"),
-    );
-    push(
-        cat,
-        "Content-Length shorter than the body (rest pipelined)",
-        fa_ok
-            .clone()
-            .no_cl()
-            .add(format!("Content-Length: {}", fa_body.len() - 10)),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "Content-Length longer than the body (held to the deadline)",
-        fa_ok
-            .clone()
-            .no_cl()
-            .add(format!("Content-Length: {}", fa_body.len() + 10)),
-        408,
-        Exp::Fixed("body_timeout"),
-    );
-    push(
-        cat,
-        "second request pipelined after Connection: close",
-        fa_ok.clone().body(b"{}").tail(fa_ok.bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "absolute-form target naming a foreign host",
-        fa_ok.clone().line("POST http://evil.example/mcp HTTP/1.1"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "request line HTTP/2.0",
-        fa_ok.clone().line("POST /mcp HTTP/2.0"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "request line HTTP/0.9 style",
-        fa_ok.clone().line("POST /mcp"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "lowercase method post",
-        fa_ok.clone().line("post /mcp HTTP/1.1"),
-        405,
-        Exp::Plain("Method Not Allowed"),
-    );
-    push(
-        cat,
-        "space before the header colon",
-        fa_ok.clone().add("X-A : b"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "header line without a colon",
-        fa_ok.clone().add("X-A b"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "header name with a separator",
-        fa_ok.clone().add("X(A): b"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "empty header name",
-        fa_ok.clone().add(": b"),
-        400,
-        Exp::Plain(""),
-    );
-
-    // --- duplicate and oversized headers -----------------------------------------------------
-    cat = "dup/oversize";
-    let big = "a".repeat(64 * 1024);
-    push(
-        cat,
-        "64 KiB custom header",
-        fa_ok.clone().add(format!("X-Pad: {big}")),
-        431,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "64 KiB key header",
-        fa_ok.clone().set("x-runread-key", &big),
-        431,
-        Exp::Plain(""),
-    );
-    // Large values under the header limit reach the guards, which refuse them.
-    let big = "a".repeat(HTTP_HEADER_MAX_BYTES / 2);
-    push(
-        cat,
-        "8 KiB key header",
-        fa_ok.clone().set("x-runread-key", &big),
-        403,
-        Exp::Fixed("invalid_key"),
-    );
-    push(
-        cat,
-        "8 KiB Host",
-        fa_ok.clone().set("Host", &big),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "8 KiB Mcp-Method",
-        fa_ok.clone().set("Mcp-Method", &big),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "8 KiB Origin",
-        fa_ok.clone().set("Origin", format!("http://{big}")),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "600 KiB of headers",
-        fa_ok
-            .clone()
-            .add(format!("X-Pad: {}", "a".repeat(600 * 1024))),
-        431,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "120 headers",
-        (0..120).fold(fa_ok.clone(), |r, i| r.add(format!("X-H{i}: v"))),
-        431,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "70 KiB request target (over the header limit before it ends)",
-        fa_ok
-            .clone()
-            .line(format!("POST /mcp?{} HTTP/1.1", "a".repeat(70 * 1024))),
-        431,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "two Host headers",
-        fa_ok.clone().add(format!("Host: {}", s.host())),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "two Origin headers",
-        fa_ok
-            .clone()
-            .add("Origin: http://a.example")
-            .add("Origin: http://b.example"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "two keys, same value",
-        fa_ok.clone().add(format!("x-runread-key: {k1}")),
-        400,
-        Exp::Fixed("duplicate_key"),
-    );
-    push(
-        cat,
-        "two keys, different grants",
-        fa_ok.clone().add(format!("x-runread-key: {}", s.key2)),
-        400,
-        Exp::Fixed("duplicate_key"),
-    );
-    push(
-        cat,
-        "two keys, second malformed",
-        fa_ok.clone().add("x-runread-key: nope"),
-        400,
-        Exp::Fixed("duplicate_key"),
-    );
-    push(
-        cat,
-        "two Mcp-Method headers, same value",
-        fa_ok.clone().add("Mcp-Method: tools/call"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "two Mcp-Name headers",
-        fa_ok.clone().add("Mcp-Name: read_final_answer"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "two MCP-Protocol-Version headers, same value",
-        fa_ok
-            .clone()
-            .add(format!("MCP-Protocol-Version: {PROTOCOL}")),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "two MCP-Protocol-Version headers, different values",
-        fa_ok.clone().add("MCP-Protocol-Version: 2025-11-25"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    known(200, Exp::Ok, WHY_DUP_SINGLETON);
-    push(
-        cat,
-        "two Content-Type headers, json first",
-        fa_ok.clone().add("Content-Type: text/plain"),
-        415,
-        Exp::Plain(""),
-    );
-    known(200, Exp::Ok, WHY_DUP_SINGLETON);
-    push(
-        cat,
-        "two Content-Type headers, text/plain first",
-        fa_ok
-            .clone()
-            .del("content-type")
-            .add("Content-Type: text/plain")
-            .add("Content-Type: application/json"),
-        415,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "two Sec-Fetch-Site headers, second cross-site",
-        fa_ok
-            .clone()
-            .add("Sec-Fetch-Site: same-origin")
-            .add("Sec-Fetch-Site: cross-site"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "two Sec-Fetch-Mode headers, second no-cors",
-        fa_ok
-            .clone()
-            .add("Sec-Fetch-Mode: cors")
-            .add("Sec-Fetch-Mode: no-cors"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-
-    // --- non-ASCII and encoded-word values ------------------------------------------------------
-    cat = "non-ascii";
-    push(
-        cat,
-        "key of UTF-8 non-ASCII",
-        fa_ok.clone().set("x-runread-key", "ключ-ключ-ключ"),
-        403,
-        Exp::Fixed("invalid_key"),
-    );
-    push(
-        cat,
-        "key with a Latin-1 byte",
-        fa_ok.clone().set("x-runread-key", {
-            let mut k = s.key.as_bytes().to_vec();
-            k[10] = 0xe9;
-            k
+    let body_for_rep = fa_body.clone();
+    let ck = s.env.store.cursor_key().clone();
+    let tgt = &s.core_target;
+    let other_rev = {
+        let mut t = tgt.clone();
+        t.revision += 1;
+        ck.encode(Purpose::FinalAnswer, &t, &cur.version1, 100)
+    };
+    Given {
+        s,
+        cur,
+        k1,
+        t1: s.target.clone(),
+        fa_ok,
+        fa_body,
+        ir: INVALID_REQUEST_STATUS,
+        answer_len: s.answer.len(),
+        port: s.addr.port(),
+        big_64k: "a".repeat(64 * 1024),
+        big: "a".repeat(HTTP_HEADER_MAX_BYTES / 2),
+        body_row: Box::new(move |b: &[u8]| s.base(Some(k1), "tools/call").body(b)),
+        rep: Box::new(move |from: &str, to: &str| {
+            let t = String::from_utf8_lossy(&body_for_rep).into_owned();
+            assert!(t.contains(from), "{from} not in {t}");
+            t.replacen(from, to, 1)
         }),
-        403,
-        Exp::Fixed("invalid_key"),
-    );
-    push(
-        cat,
-        "key as =?base64? encoded word",
-        fa_ok
-            .clone()
-            .set("x-runread-key", format!("=?base64?{}?=", b64(k1))),
-        403,
-        Exp::Fixed("invalid_key"),
-    );
-    push(
-        cat,
-        "key as =?utf-8?B? encoded word",
-        fa_ok
-            .clone()
-            .set("x-runread-key", format!("=?utf-8?B?{}?=", b64(k1))),
-        403,
-        Exp::Fixed("invalid_key"),
-    );
-    push(
-        cat,
-        "key as =?utf-8?Q? encoded word",
-        fa_ok
-            .clone()
-            .set("x-runread-key", format!("=?utf-8?Q?{k1}?=")),
-        403,
-        Exp::Fixed("invalid_key"),
-    );
-    push(
-        cat,
-        "key with a fullwidth digit",
-        fa_ok
-            .clone()
-            .set("x-runread-key", format!("{}０", &s.key[..63])),
-        403,
-        Exp::Fixed("invalid_key"),
-    );
-    push(
-        cat,
-        "Host non-ASCII",
-        fa_ok.clone().set("Host", "lоcalhost"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "Host as encoded word",
-        fa_ok
-            .clone()
-            .set("Host", format!("=?base64?{}?=", b64("127.0.0.1"))),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "Origin non-ASCII",
-        fa_ok.clone().set("Origin", "http://lоcalhost"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "Mcp-Method non-ASCII",
-        fa_ok.clone().set("Mcp-Method", "tools/cаll"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Method as =?base64? of tools/call",
-        fa_ok
-            .clone()
-            .set("Mcp-Method", format!("=?base64?{}?=", b64("tools/call"))),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Name non-ASCII raw",
-        fa_ok.clone().set("Mcp-Name", "read_final_ånswer"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Name =?base64? of another tool",
-        fa_ok
-            .clone()
-            .set("Mcp-Name", format!("=?base64?{}?=", b64("get_run"))),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Name =?base64? not base64",
-        fa_ok.clone().set("Mcp-Name", "=?base64?!!!?="),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "MCP-Protocol-Version non-ASCII",
-        fa_ok.clone().set("MCP-Protocol-Version", "2026-07-28é"),
-        400,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Content-Type non-ASCII",
-        fa_ok.clone().set("Content-Type", "application/jsön"),
-        415,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "Authorization non-ASCII",
-        fa_ok.clone().add("Authorization: Bearer ключ"),
-        400,
-        Exp::Fixed("forbidden_header"),
-    );
-    push(
-        cat,
-        "harmless custom header non-ASCII",
-        fa_ok.clone().add("X-Note: héllo wörld"),
-        200,
-        Exp::Ok,
-    );
+        init: json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}),
+        t2_with: Box::new(move |f: &str, v: Value| {
+            let mut t = s.target2.clone();
+            t[f] = v;
+            t
+        }),
+        ia: Exp::Tool("invalid_arguments"),
+        ng: Exp::Tool("not_granted"),
+        ic: Exp::Tool("invalid_cursor"),
+        c1: cur.c1.as_str(),
+        ck,
+        tgt,
+        other_rev,
+    }
+}
 
-    // --- forbidden headers ----------------------------------------------------------------------
-    cat = "forbidden";
-    for h in [
-        "Authorization: Bearer x",
-        "authorization: Basic YTpi",
-        "AUTHORIZATION: x",
-        "Authorization:",
-        "Cookie: a=b",
-        "cookie: ",
-        "Forwarded: for=1.2.3.4",
-        "Via: 1.1 proxy",
-        "X-Real-IP: 1.2.3.4",
-        "X-Forwarded-For: 127.0.0.1",
-        "X-Forwarded-Host: 127.0.0.1",
-        "X-Forwarded-Proto: https",
-        "X-Forwarded-Port: 443",
-        "Proxy-Authorization: Basic YTpi",
-        "Proxy-Connection: keep-alive",
-    ] {
-        push(
-            cat,
-            h,
-            fa_ok.clone().add(h),
+/// Runs one row on the shared server and fails naming it; afterwards the server must still
+/// answer.
+fn check_row(cat: &str, row: Row) {
+    let _slot = RowSlot::take();
+    let (s, _) = corpus_server();
+    match run_row(s, cat, &row) {
+        Outcome::Pass => {}
+        Outcome::Known(why) => eprintln!("KNOWN DEVIATION [{cat}] {}: {why}", row.name),
+        Outcome::Fail(e) => panic!("[{cat}] {}: {e}", row.name),
+    }
+    let ex = exchange(s.addr, &s.discover().bytes(), ROW_TIMEOUT);
+    assert_eq!(
+        ex.responses.first().map(|r| r.status),
+        Some(200),
+        "[{cat}] {}: the server no longer answers server/discover after this row",
+        row.name
+    );
+}
+
+macro_rules! one {
+    ($x:ident) => {
+        1
+    };
+}
+
+/// One `#[test]` per corpus row, in one module per category:
+/// `category { test_name => row(description, request, status, outcome), … }`. Each test binds
+/// `$given` to [`given`]'s names, builds its row from them and runs it with [`check_row`].
+macro_rules! adversarial {
+    (let $given:pat = given(); $($cat:ident { $($name:ident => $row:expr,)* })*) => {
+        $(mod $cat {
+            use super::*;
+            $(
+                #[test]
+                #[allow(unused_variables)]
+                fn $name() {
+                    let _shared = shared();
+                    let $given = given();
+                    check_row(stringify!($cat), $row);
+                }
+            )*
+        })*
+        /// How many rows the corpus has.
+        const ROWS: usize = 0 $($(+ one!($name))*)*;
+    };
+}
+
+const _: () = assert!(ROWS >= 150, "the corpus has at least 150 rows");
+
+adversarial! {
+    let Given {
+        s,
+        cur,
+        k1,
+        t1,
+        fa_ok,
+        fa_body,
+        ir,
+        answer_len,
+        port,
+        big_64k,
+        big,
+        body_row,
+        rep,
+        init,
+        t2_with,
+        ia,
+        ng,
+        ic,
+        c1,
+        ck,
+        tgt,
+        other_rev,
+    } = given();
+    baseline {
+        server_discover => row("server/discover", s.discover(), 200, Exp::Ok),
+        tools_list => row(
+            "tools/list",
+            s.rpc(Some(k1), "tools/list", json!({})),
+            200,
+            Exp::Ok,
+        ),
+        list_granted_targets => row(
+            "list_granted_targets",
+            s.call(k1, "list_granted_targets", json!({})),
+            200,
+            Exp::Ok,
+        ),
+        read_final_answer => row("read_final_answer", fa_ok.clone(), 200, Exp::Ok),
+        limit_4_minimum => row(
+            "limit 4 (minimum)",
+            s.fa_t(json!({"limit": 4})),
+            200,
+            Exp::Ok,
+        ),
+        limit_8192_maximum => row(
+            "limit 8192 (maximum)",
+            s.fa_t(json!({"limit": 8192})),
+            200,
+            Exp::Ok,
+        ),
+        string_json_rpc_id => row(
+            "string JSON-RPC id",
+            s.rpc_body(
+                Some(k1),
+                &json!({"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{"_meta":meta()}}),
+            ),
+            200,
+            Exp::Ok,
+        ),
+        negative_json_rpc_id => row(
+            "negative JSON-RPC id",
+            s.rpc_body(
+                Some(k1),
+                &json!({"jsonrpc":"2.0","id":-7,"method":"tools/list","params":{"_meta":meta()}}),
+            ),
+            200,
+            Exp::Ok,
+        ),
+        query_string_on_mcp => row(
+            "query string on /mcp",
+            fa_ok.clone().line("POST /mcp?x=1 HTTP/1.1"),
+            200,
+            Exp::Ok,
+        ),
+        http_1_0_with_host => row(
+            "HTTP/1.0 with Host",
+            fa_ok.clone().line("POST /mcp HTTP/1.0"),
+            200,
+            Exp::Ok,
+        ),
+        mcp_name_as_base64_encoded_word => row(
+            "Mcp-Name as =?base64? encoded word",
+            fa_ok.clone().set(
+                "Mcp-Name",
+                format!("=?base64?{}?=", b64("read_final_answer")),
+            ),
+            200,
+            Exp::Ok,
+        ),
+        expect_100_continue => row(
+            "Expect: 100-continue",
+            fa_ok.clone().set("Expect", "100-continue"),
+            200,
+            Exp::Ok,
+        ),
+        body_padded_to_exactly_the_limit => row(
+            "body padded to exactly the limit",
+            {
+                let mut b = fa_body.clone();
+                b.resize(HTTP_BODY_MAX_BYTES, b' ');
+                fa_ok.clone().body(b)
+            },
+            200,
+            Exp::Ok,
+        ),
+    }
+    smuggling {
+        bare_lf_injects_a_second_key_header => row(
+            "bare LF injects a second key header",
+            fa_ok
+                .clone()
+                .add(format!("X-A: a\nx-runread-key: {}", s.key2)),
+            400,
+            Exp::Fixed("duplicate_key"),
+        ),
+        bare_lf_injects_authorization => row(
+            "bare LF injects Authorization",
+            fa_ok.clone().add("X-A: a\nAuthorization: Bearer x"),
             400,
             Exp::Fixed("forbidden_header"),
-        );
+        ),
+        bare_cr_inside_a_value => row(
+            "bare CR inside a value",
+            fa_ok.clone().add("X-A: a\rb"),
+            400,
+            Exp::Plain(""),
+        ),
+        cr_cr_lf_line_end => row(
+            "CR CR LF line end",
+            fa_ok.clone().add("X-A: a\r"),
+            400,
+            Exp::Plain(""),
+        ),
+        nul_inside_a_value => row(
+            "NUL inside a value",
+            fa_ok.clone().add("X-A: a\0b"),
+            400,
+            Exp::Plain(""),
+        ),
+        obs_fold_continues_a_custom_header => row(
+            "obs-fold continues a custom header",
+            fa_ok.clone().add("X-A: a\r\n b"),
+            400,
+            Exp::Plain(""),
+        ),
+        obs_fold_continues_the_key_header => row(
+            "obs-fold continues the key header",
+            fa_ok.clone().del("x-runread-key").add(format!(
+                "x-runread-key: {}\r\n {}",
+                &s.key[..32],
+                &s.key[32..]
+            )),
+            400,
+            Exp::Plain(""),
+        ),
+        obs_fold_continues_host => row(
+            "obs-fold continues Host",
+            fa_ok
+                .clone()
+                .del("host")
+                .add(format!("Host: evil.example\r\n {}", s.host())),
+            400,
+            Exp::Plain(""),
+        ),
+        transfer_encoding_chunked_plus_content_length_valid_chunked_body => row(
+            "Transfer-Encoding chunked + Content-Length (valid chunked body)",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .add(format!("Content-Length: {}", fa_body.len()))
+                .body(chunked(&[&fa_body])),
+            200,
+            Exp::Ok,
+        ),
+        content_length_plus_transfer_encoding_chunked_valid_chunked_body => row(
+            "Content-Length + Transfer-Encoding chunked (valid chunked body)",
+            fa_ok
+                .clone()
+                .no_cl()
+                .add(format!("Content-Length: {}", fa_body.len()))
+                .set("Transfer-Encoding", "chunked")
+                .body(chunked(&[&fa_body])),
+            200,
+            Exp::Ok,
+        ),
+        // CL.TE: an empty chunked body with a smuggled read after it, covered by Content-Length.
+        te_plus_cl_smuggled_request_after_an_empty_chunked_body => {
+            let smuggled = fa_ok.clone().del("connection").bytes();
+            let mut body = b"0\r\n\r\n".to_vec();
+            body.extend_from_slice(&smuggled);
+            row(
+                "TE+CL: smuggled request after an empty chunked body",
+                fa_ok
+                    .clone()
+                    .del("connection")
+                    .no_cl()
+                    .add(format!("Content-Length: {}", body.len()))
+                    .set("Transfer-Encoding", "chunked")
+                    .body(body),
+                ir,
+                Exp::Fixed("invalid_request"),
+            )
+        },
+        te_plus_cl_smuggled_request_pipelined_after_the_chunked_body => {
+            let smuggled = fa_ok.clone().del("connection").bytes();
+            let mut body = b"0\r\n\r\n".to_vec();
+            body.extend_from_slice(&smuggled);
+            row(
+                "TE+CL: smuggled request pipelined after the chunked body",
+                fa_ok
+                    .clone()
+                    .del("connection")
+                    .no_cl()
+                    .add("Content-Length: 5")
+                    .set("Transfer-Encoding", "chunked")
+                    .body(b"0\r\n\r\n")
+                    .tail(&smuggled),
+                ir,
+                Exp::Fixed("invalid_request"),
+            )
+        },
+        two_transfer_encoding_headers_last_not_chunked => row(
+            "two Transfer-Encoding headers, last not chunked",
+            fa_ok
+                .clone()
+                .no_cl()
+                .add("Transfer-Encoding: chunked")
+                .add("Transfer-Encoding: identity")
+                .body(chunked(&[&fa_body])),
+            400,
+            Exp::Plain(""),
+        ),
+        transfer_encoding_chunked_identity => row(
+            "Transfer-Encoding: chunked, identity",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked, identity")
+                .body(chunked(&[&fa_body])),
+            400,
+            Exp::Plain(""),
+        ),
+        transfer_encoding_gzip_not_chunked => row(
+            "Transfer-Encoding: gzip (not chunked)",
+            fa_ok.clone().set("Transfer-Encoding", "gzip"),
+            400,
+            Exp::Plain(""),
+        ),
+        transfer_encoding_xchunked => row(
+            "Transfer-Encoding: xchunked",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "xchunked")
+                .body(chunked(&[&fa_body])),
+            400,
+            Exp::Plain(""),
+        ),
+        transfer_encoding_on_http_1_0 => row(
+            "Transfer-Encoding on HTTP/1.0",
+            fa_ok
+                .clone()
+                .line("POST /mcp HTTP/1.0")
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .body(chunked(&[&fa_body])),
+            400,
+            Exp::Plain(""),
+        ),
+        chunked_body_in_three_chunks => row(
+            "chunked body in three chunks",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .body(chunked(&[&fa_body[..10], &fa_body[10..50], &fa_body[50..]])),
+            200,
+            Exp::Ok,
+        ),
+        chunk_extensions => row(
+            "chunk extensions",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .body({
+                    let mut b = format!("{:x};ext=\"v\"\r\n", fa_body.len()).into_bytes();
+                    b.extend_from_slice(&fa_body);
+                    b.extend_from_slice(b"\r\n0\r\n\r\n");
+                    b
+                }),
+            200,
+            Exp::Ok,
+        ),
+        forbidden_header_and_second_key_in_chunked_trailers_ignored => row(
+            "forbidden header and second key in chunked trailers (ignored)",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .body({
+                    let mut b = format!("{:x}\r\n", fa_body.len()).into_bytes();
+                    b.extend_from_slice(&fa_body);
+                    b.extend_from_slice(
+                        format!(
+                            "\r\n0\r\nAuthorization: Bearer x\r\nx-runread-key: {}\r\n\r\n",
+                            s.key2
+                        )
+                        .as_bytes(),
+                    );
+                    b
+                }),
+            200,
+            Exp::Ok,
+        ),
+        chunk_size_not_hex => row(
+            "chunk size not hex",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .body(b"zz\r\n{}\r\n0\r\n\r\n"),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        chunk_size_overflows_u64 => row(
+            "chunk size overflows u64",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .body(b"fffffffffffffffffff\r\n{}\r\n0\r\n\r\n"),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        chunked_body_over_the_limit_no_content_length => row(
+            "chunked body over the limit, no Content-Length",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .body({
+                    let mut b = fa_body.clone();
+                    b.resize(HTTP_BODY_MAX_BYTES + 1, b' ');
+                    chunked(&[&b[..HTTP_BODY_MAX_BYTES / 2], &b[HTTP_BODY_MAX_BYTES / 2..]])
+                }),
+            413,
+            Exp::Fixed("body_too_large"),
+        ),
+        chunked_body_never_terminated_held_to_the_deadline => row(
+            "chunked body never terminated (held to the deadline)",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Transfer-Encoding", "chunked")
+                .body({
+                    let mut b = format!("{:x}\r\n", fa_body.len()).into_bytes();
+                    b.extend_from_slice(&fa_body);
+                    b.extend_from_slice(b"\r\n");
+                    b
+                }),
+            408,
+            Exp::Fixed("body_timeout"),
+        ),
+        two_equal_content_length_headers => row(
+            "two equal Content-Length headers",
+            fa_ok
+                .clone()
+                .add(format!("Content-Length: {}", fa_body.len())),
+            200,
+            Exp::Ok,
+        ),
+        two_different_content_length_headers => row(
+            "two different Content-Length headers",
+            fa_ok
+                .clone()
+                .add(format!("Content-Length: {}", fa_body.len() + 1)),
+            400,
+            Exp::Plain(""),
+        ),
+        content_length_as_a_list_n_n => row(
+            "Content-Length as a list \"N, N\"",
+            fa_ok
+                .clone()
+                .no_cl()
+                .add(format!("Content-Length: {0}, {0}", fa_body.len())),
+            400,
+            Exp::Plain(""),
+        ),
+        content_length_negative => row(
+            "Content-Length negative",
+            fa_ok.clone().no_cl().add("Content-Length: -1"),
+            400,
+            Exp::Plain(""),
+        ),
+        content_length_with_plus_sign => row(
+            "Content-Length with plus sign",
+            fa_ok
+                .clone()
+                .no_cl()
+                .add(format!("Content-Length: +{}", fa_body.len())),
+            400,
+            Exp::Plain(""),
+        ),
+        content_length_hex => row(
+            "Content-Length hex",
+            fa_ok.clone().no_cl().add("Content-Length: 0x10"),
+            400,
+            Exp::Plain(""),
+        ),
+        content_length_overflows_u64 => row(
+            "Content-Length overflows u64",
+            fa_ok
+                .clone()
+                .no_cl()
+                .add("Content-Length: 99999999999999999999999"),
+            400,
+            Exp::Plain(""),
+        ),
+        content_length_over_the_body_limit => row(
+            "Content-Length over the body limit",
+            fa_ok
+                .clone()
+                .no_cl()
+                .add(format!("Content-Length: {}", HTTP_BODY_MAX_BYTES + 1)),
+            413,
+            Exp::Fixed("body_too_large"),
+        ),
+        content_length_over_the_limit_with_expect_100_continue => row(
+            "Content-Length over the limit with Expect: 100-continue",
+            fa_ok
+                .clone()
+                .no_cl()
+                .set("Expect", "100-continue")
+                .add(format!("Content-Length: {}", HTTP_BODY_MAX_BYTES * 4))
+                .body(b""),
+            413,
+            Exp::Fixed("body_too_large"),
+        ),
+        content_length_shorter_than_the_body_rest_pipelined => row(
+            "Content-Length shorter than the body (rest pipelined)",
+            fa_ok
+                .clone()
+                .no_cl()
+                .add(format!("Content-Length: {}", fa_body.len() - 10)),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        content_length_longer_than_the_body_held_to_the_deadline => row(
+            "Content-Length longer than the body (held to the deadline)",
+            fa_ok
+                .clone()
+                .no_cl()
+                .add(format!("Content-Length: {}", fa_body.len() + 10)),
+            408,
+            Exp::Fixed("body_timeout"),
+        ),
+        second_request_pipelined_after_connection_close => row(
+            "second request pipelined after Connection: close",
+            fa_ok.clone().body(b"{}").tail(fa_ok.bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        absolute_form_target_naming_a_foreign_host => row(
+            "absolute-form target naming a foreign host",
+            fa_ok.clone().line("POST http://evil.example/mcp HTTP/1.1"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        request_line_http_2_0 => row(
+            "request line HTTP/2.0",
+            fa_ok.clone().line("POST /mcp HTTP/2.0"),
+            400,
+            Exp::Plain(""),
+        ),
+        request_line_http_0_9_style => row(
+            "request line HTTP/0.9 style",
+            fa_ok.clone().line("POST /mcp"),
+            400,
+            Exp::Plain(""),
+        ),
+        lowercase_method_post => row(
+            "lowercase method post",
+            fa_ok.clone().line("post /mcp HTTP/1.1"),
+            405,
+            Exp::Plain("Method Not Allowed"),
+        ),
+        space_before_the_header_colon => row(
+            "space before the header colon",
+            fa_ok.clone().add("X-A : b"),
+            400,
+            Exp::Plain(""),
+        ),
+        header_line_without_a_colon => row(
+            "header line without a colon",
+            fa_ok.clone().add("X-A b"),
+            400,
+            Exp::Plain(""),
+        ),
+        header_name_with_a_separator => row(
+            "header name with a separator",
+            fa_ok.clone().add("X(A): b"),
+            400,
+            Exp::Plain(""),
+        ),
+        empty_header_name => row(
+            "empty header name",
+            fa_ok.clone().add(": b"),
+            400,
+            Exp::Plain(""),
+        ),
     }
-    push(
-        cat,
-        "Authorization carrying the key, no key header",
-        fa_ok
-            .clone()
-            .del("x-runread-key")
-            .add(format!("Authorization: Bearer {k1}")),
-        400,
-        Exp::Fixed("forbidden_header"),
-    );
-    push(
-        cat,
-        "forbidden header and no key: forbidden first",
-        fa_ok.clone().del("x-runread-key").add("Cookie: a=b"),
-        400,
-        Exp::Fixed("forbidden_header"),
-    );
-    push(
-        cat,
-        "forbidden header and foreign Host: Host first",
-        fa_ok.clone().set("Host", "evil.example").add("Cookie: a=b"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-
-    // --- Host, Origin, fetch metadata -----------------------------------------------------------
-    cat = "host/origin";
-    for (name, host, status, exp) in [
-        ("Host localhost", "localhost".to_owned(), 200, Exp::Ok),
-        (
+    dup_oversize {
+        n64_kib_custom_header => row(
+            "64 KiB custom header",
+            fa_ok.clone().add(format!("X-Pad: {big_64k}")),
+            431,
+            Exp::Plain(""),
+        ),
+        n64_kib_key_header => row(
+            "64 KiB key header",
+            fa_ok.clone().set("x-runread-key", &big_64k),
+            431,
+            Exp::Plain(""),
+        ),
+        // Large values under the header limit reach the guards, which refuse them.
+        n8_kib_key_header => row(
+            "8 KiB key header",
+            fa_ok.clone().set("x-runread-key", &big),
+            403,
+            Exp::Fixed("invalid_key"),
+        ),
+        n8_kib_host => row(
+            "8 KiB Host",
+            fa_ok.clone().set("Host", &big),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        n8_kib_mcp_method => row(
+            "8 KiB Mcp-Method",
+            fa_ok.clone().set("Mcp-Method", &big),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        n8_kib_origin => row(
+            "8 KiB Origin",
+            fa_ok.clone().set("Origin", format!("http://{big}")),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        n600_kib_of_headers => row(
+            "600 KiB of headers",
+            fa_ok
+                .clone()
+                .add(format!("X-Pad: {}", "a".repeat(600 * 1024))),
+            431,
+            Exp::Plain(""),
+        ),
+        n120_headers => row(
+            "120 headers",
+            (0..120).fold(fa_ok.clone(), |r, i| r.add(format!("X-H{i}: v"))),
+            431,
+            Exp::Plain(""),
+        ),
+        n70_kib_request_target_over_the_header_limit_before_it_ends => row(
+            "70 KiB request target (over the header limit before it ends)",
+            fa_ok
+                .clone()
+                .line(format!("POST /mcp?{} HTTP/1.1", "a".repeat(70 * 1024))),
+            431,
+            Exp::Plain(""),
+        ),
+        two_host_headers => row(
+            "two Host headers",
+            fa_ok.clone().add(format!("Host: {}", s.host())),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        two_origin_headers => row(
+            "two Origin headers",
+            fa_ok
+                .clone()
+                .add("Origin: http://a.example")
+                .add("Origin: http://b.example"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        two_keys_same_value => row(
+            "two keys, same value",
+            fa_ok.clone().add(format!("x-runread-key: {k1}")),
+            400,
+            Exp::Fixed("duplicate_key"),
+        ),
+        two_keys_different_grants => row(
+            "two keys, different grants",
+            fa_ok.clone().add(format!("x-runread-key: {}", s.key2)),
+            400,
+            Exp::Fixed("duplicate_key"),
+        ),
+        two_keys_second_malformed => row(
+            "two keys, second malformed",
+            fa_ok.clone().add("x-runread-key: nope"),
+            400,
+            Exp::Fixed("duplicate_key"),
+        ),
+        two_mcp_method_headers_same_value => row(
+            "two Mcp-Method headers, same value",
+            fa_ok.clone().add("Mcp-Method: tools/call"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        two_mcp_name_headers => row(
+            "two Mcp-Name headers",
+            fa_ok.clone().add("Mcp-Name: read_final_answer"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        two_mcp_protocol_version_headers_same_value => row(
+            "two MCP-Protocol-Version headers, same value",
+            fa_ok
+                .clone()
+                .add(format!("MCP-Protocol-Version: {PROTOCOL}")),
+            200,
+            Exp::Ok,
+        ),
+        two_mcp_protocol_version_headers_different_values => row(
+            "two MCP-Protocol-Version headers, different values",
+            fa_ok.clone().add("MCP-Protocol-Version: 2025-11-25"),
+            400,
+            Exp::Rpc(-32020),
+        )
+        .known(200, Exp::Ok, WHY_DUP_SINGLETON),
+        two_content_type_headers_json_first => row(
+            "two Content-Type headers, json first",
+            fa_ok.clone().add("Content-Type: text/plain"),
+            415,
+            Exp::Plain(""),
+        )
+        .known(200, Exp::Ok, WHY_DUP_SINGLETON),
+        two_content_type_headers_text_plain_first => row(
+            "two Content-Type headers, text/plain first",
+            fa_ok
+                .clone()
+                .del("content-type")
+                .add("Content-Type: text/plain")
+                .add("Content-Type: application/json"),
+            415,
+            Exp::Plain(""),
+        ),
+        two_sec_fetch_site_headers_second_cross_site => row(
+            "two Sec-Fetch-Site headers, second cross-site",
+            fa_ok
+                .clone()
+                .add("Sec-Fetch-Site: same-origin")
+                .add("Sec-Fetch-Site: cross-site"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        two_sec_fetch_mode_headers_second_no_cors => row(
+            "two Sec-Fetch-Mode headers, second no-cors",
+            fa_ok
+                .clone()
+                .add("Sec-Fetch-Mode: cors")
+                .add("Sec-Fetch-Mode: no-cors"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+    }
+    non_ascii {
+        key_of_utf_8_non_ascii => row(
+            "key of UTF-8 non-ASCII",
+            fa_ok.clone().set("x-runread-key", "ключ-ключ-ключ"),
+            403,
+            Exp::Fixed("invalid_key"),
+        ),
+        key_with_a_latin_1_byte => row(
+            "key with a Latin-1 byte",
+            fa_ok.clone().set("x-runread-key", {
+                let mut k = s.key.as_bytes().to_vec();
+                k[10] = 0xe9;
+                k
+            }),
+            403,
+            Exp::Fixed("invalid_key"),
+        ),
+        key_as_base64_encoded_word => row(
+            "key as =?base64? encoded word",
+            fa_ok
+                .clone()
+                .set("x-runread-key", format!("=?base64?{}?=", b64(k1))),
+            403,
+            Exp::Fixed("invalid_key"),
+        ),
+        key_as_utf_8_b_encoded_word => row(
+            "key as =?utf-8?B? encoded word",
+            fa_ok
+                .clone()
+                .set("x-runread-key", format!("=?utf-8?B?{}?=", b64(k1))),
+            403,
+            Exp::Fixed("invalid_key"),
+        ),
+        key_as_utf_8_q_encoded_word => row(
+            "key as =?utf-8?Q? encoded word",
+            fa_ok
+                .clone()
+                .set("x-runread-key", format!("=?utf-8?Q?{k1}?=")),
+            403,
+            Exp::Fixed("invalid_key"),
+        ),
+        key_with_a_fullwidth_digit => row(
+            "key with a fullwidth digit",
+            fa_ok
+                .clone()
+                .set("x-runread-key", format!("{}０", &s.key[..63])),
+            403,
+            Exp::Fixed("invalid_key"),
+        ),
+        host_non_ascii => row(
+            "Host non-ASCII",
+            fa_ok.clone().set("Host", "lоcalhost"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        host_as_encoded_word => row(
+            "Host as encoded word",
+            fa_ok
+                .clone()
+                .set("Host", format!("=?base64?{}?=", b64("127.0.0.1"))),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        origin_non_ascii => row(
+            "Origin non-ASCII",
+            fa_ok.clone().set("Origin", "http://lоcalhost"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        mcp_method_non_ascii => row(
+            "Mcp-Method non-ASCII",
+            fa_ok.clone().set("Mcp-Method", "tools/cаll"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_method_as_base64_of_tools_call => row(
+            "Mcp-Method as =?base64? of tools/call",
+            fa_ok
+                .clone()
+                .set("Mcp-Method", format!("=?base64?{}?=", b64("tools/call"))),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_name_non_ascii_raw => row(
+            "Mcp-Name non-ASCII raw",
+            fa_ok.clone().set("Mcp-Name", "read_final_ånswer"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_name_base64_of_another_tool => row(
+            "Mcp-Name =?base64? of another tool",
+            fa_ok
+                .clone()
+                .set("Mcp-Name", format!("=?base64?{}?=", b64("get_run"))),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_name_base64_not_base64 => row(
+            "Mcp-Name =?base64? not base64",
+            fa_ok.clone().set("Mcp-Name", "=?base64?!!!?="),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_protocol_version_non_ascii => row(
+            "MCP-Protocol-Version non-ASCII",
+            fa_ok.clone().set("MCP-Protocol-Version", "2026-07-28é"),
+            400,
+            Exp::Plain(""),
+        ),
+        content_type_non_ascii => row(
+            "Content-Type non-ASCII",
+            fa_ok.clone().set("Content-Type", "application/jsön"),
+            415,
+            Exp::Plain(""),
+        ),
+        authorization_non_ascii => row(
+            "Authorization non-ASCII",
+            fa_ok.clone().add("Authorization: Bearer ключ"),
+            400,
+            Exp::Fixed("forbidden_header"),
+        ),
+        harmless_custom_header_non_ascii => row(
+            "harmless custom header non-ASCII",
+            fa_ok.clone().add("X-Note: héllo wörld"),
+            200,
+            Exp::Ok,
+        ),
+    }
+    forbidden {
+        authorization_bearer_x => {
+            let h = "Authorization: Bearer x";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        authorization_basic_ytpi => {
+            let h = "authorization: Basic YTpi";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        authorization_x => {
+            let h = "AUTHORIZATION: x";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        authorization => {
+            let h = "Authorization:";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        cookie_a_b => {
+            let h = "Cookie: a=b";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        cookie => {
+            let h = "cookie: ";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        forwarded_for_1_2_3_4 => {
+            let h = "Forwarded: for=1.2.3.4";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        via_1_1_proxy => {
+            let h = "Via: 1.1 proxy";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        x_real_ip_1_2_3_4 => {
+            let h = "X-Real-IP: 1.2.3.4";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        x_forwarded_for_127_0_0_1 => {
+            let h = "X-Forwarded-For: 127.0.0.1";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        x_forwarded_host_127_0_0_1 => {
+            let h = "X-Forwarded-Host: 127.0.0.1";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        x_forwarded_proto_https => {
+            let h = "X-Forwarded-Proto: https";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        x_forwarded_port_443 => {
+            let h = "X-Forwarded-Port: 443";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        proxy_authorization_basic_ytpi => {
+            let h = "Proxy-Authorization: Basic YTpi";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        proxy_connection_keep_alive => {
+            let h = "Proxy-Connection: keep-alive";
+            row(h, fa_ok.clone().add(h), 400, Exp::Fixed("forbidden_header"))
+        },
+        authorization_carrying_the_key_no_key_header => row(
+            "Authorization carrying the key, no key header",
+            fa_ok
+                .clone()
+                .del("x-runread-key")
+                .add(format!("Authorization: Bearer {k1}")),
+            400,
+            Exp::Fixed("forbidden_header"),
+        ),
+        header_and_no_key_forbidden_first => row(
+            "forbidden header and no key: forbidden first",
+            fa_ok.clone().del("x-runread-key").add("Cookie: a=b"),
+            400,
+            Exp::Fixed("forbidden_header"),
+        ),
+        header_and_foreign_host_host_first => row(
+            "forbidden header and foreign Host: Host first",
+            fa_ok.clone().set("Host", "evil.example").add("Cookie: a=b"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+    }
+    host_origin {
+        host_localhost => row(
+            "Host localhost",
+            fa_ok.clone().set("Host", "localhost"),
+            200,
+            Exp::Ok,
+        ),
+        host_localhost_port => row(
             "Host LOCALHOST:port",
-            format!("LOCALHOST:{}", s.addr.port()),
+            fa_ok
+                .clone()
+                .set("Host", format!("LOCALHOST:{}", s.addr.port())),
             200,
             Exp::Ok,
         ),
-        (
+        host_1_port => row(
             "Host [::1]:port",
-            format!("[::1]:{}", s.addr.port()),
+            fa_ok
+                .clone()
+                .set("Host", format!("[::1]:{}", s.addr.port())),
             200,
             Exp::Ok,
         ),
-        (
+        host_evil_example => row(
             "Host evil.example",
-            "evil.example".to_owned(),
+            fa_ok.clone().set("Host", "evil.example"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_127_0_0_1_evil_example => row(
             "Host 127.0.0.1.evil.example",
-            "127.0.0.1.evil.example".to_owned(),
+            fa_ok
+                .clone()
+                .set("Host", "127.0.0.1.evil.example"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_127_1 => row(
             "Host 127.1",
-            "127.1".to_owned(),
+            fa_ok.clone().set("Host", "127.1"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_0_0_0_0 => row(
             "Host 0.0.0.0",
-            "0.0.0.0".to_owned(),
+            fa_ok.clone().set("Host", "0.0.0.0"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_127_0_0_2 => row(
             "Host 127.0.0.2",
-            "127.0.0.2".to_owned(),
+            fa_ok.clone().set("Host", "127.0.0.2"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_localhost_trailing_dot => row(
             "Host localhost. (trailing dot)",
-            "localhost.".to_owned(),
+            fa_ok.clone().set("Host", "localhost."),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_1_x => row(
             "Host [::1]x",
-            "[::1]x".to_owned(),
+            fa_ok.clone().set("Host", "[::1]x"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_127_0_0_1_abc => row(
             "Host 127.0.0.1:abc",
-            "127.0.0.1:abc".to_owned(),
+            fa_ok.clone().set("Host", "127.0.0.1:abc"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_127_0_0_1_empty_port => row(
             "Host 127.0.0.1: (empty port)",
-            "127.0.0.1:".to_owned(),
+            fa_ok.clone().set("Host", "127.0.0.1:"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_user_127_0_0_1 => row(
             "Host user@127.0.0.1",
-            "user@127.0.0.1".to_owned(),
+            fa_ok.clone().set("Host", "user@127.0.0.1"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_127_0_0_1_x => row(
             "Host 127.0.0.1/x",
-            "127.0.0.1/x".to_owned(),
+            fa_ok.clone().set("Host", "127.0.0.1/x"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_ffff_127_0_0_1 => row(
             "Host [::ffff:127.0.0.1]",
-            "[::ffff:127.0.0.1]".to_owned(),
+            fa_ok.clone().set("Host", "[::ffff:127.0.0.1]"),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-        (
+        host_empty => row(
             "Host empty",
-            "".to_owned(),
+            fa_ok.clone().set("Host", ""),
             403,
             Exp::Fixed("forbidden_origin"),
         ),
-    ] {
-        push(cat, name, fa_ok.clone().set("Host", host), status, exp);
+        no_host_header => row(
+            "no Host header",
+            fa_ok.clone().del("host"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        http_1_0_without_host => row(
+            "HTTP/1.0 without Host",
+            fa_ok.clone().line("POST /mcp HTTP/1.0").del("host"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        // README: any Origin other than the server's own (`http://` + this request's loopback
+        // Host) or an --allow-origin is refused.
+        origin_the_server_s_own_http_plus_host => row(
+            "Origin: the server's own (http:// + Host)",
+            fa_ok.clone().set("Origin", format!("http://{}", s.host())),
+            200,
+            Exp::Ok,
+        ),
+        origin_the_server_s_own_host_localhost => row(
+            "Origin: the server's own, Host localhost",
+            fa_ok
+                .clone()
+                .set("Host", format!("localhost:{port}"))
+                .set("Origin", format!("http://localhost:{port}")),
+            200,
+            Exp::Ok,
+        ),
+        origin_the_server_s_own_but_sec_fetch_site_cross_site => row(
+            "Origin: the server's own, but Sec-Fetch-Site cross-site",
+            fa_ok
+                .clone()
+                .set("Origin", format!("http://{}", s.host()))
+                .add("Sec-Fetch-Site: cross-site"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        origin_http_evil_example => {
+            let o = "http://evil.example".to_owned();
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_null => {
+            let o = "null".to_owned();
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_http_localhost => {
+            let o = "http://localhost".to_owned();
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_http_localhost_port => {
+            let o = format!("http://localhost:{port}");
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_another_port => {
+            let o = format!("http://127.0.0.1:{}", port.wrapping_add(1));
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_http_127_0_0_1 => {
+            let o = "http://127.0.0.1".to_owned();
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_https_own_host => {
+            let o = format!("https://127.0.0.1:{port}");
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_uppercase_scheme => {
+            let o = format!("HTTP://127.0.0.1:{port}");
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_own_with_trailing_slash => {
+            let o = format!("http://127.0.0.1:{port}/");
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_own_with_path => {
+            let o = format!("http://127.0.0.1:{port}/mcp");
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_own_with_userinfo => {
+            let o = format!("http://user@127.0.0.1:{port}");
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_own_port_then_another_domain => {
+            let o = format!("http://127.0.0.1:{port}.evil.example");
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_own_then_a_second_origin => {
+            let o = format!("http://127.0.0.1:{port}, http://evil.example");
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_file => {
+            let o = "file://".to_owned();
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        origin_empty => {
+            let o = "".to_owned();
+            row(
+                format!("Origin {o:?}"),
+                fa_ok.clone().set("Origin", o),
+                403,
+                Exp::Fixed("forbidden_origin"),
+            )
+        },
+        sec_fetch_site_cross_site => {
+            let h = "Sec-Fetch-Site: cross-site";
+            row(h, fa_ok.clone().add(h), 403, Exp::Fixed("forbidden_origin"))
+        },
+        sec_fetch_site_same_site => {
+            let h = "Sec-Fetch-Site: same-site";
+            row(h, fa_ok.clone().add(h), 403, Exp::Fixed("forbidden_origin"))
+        },
+        sec_fetch_site_cross_site_uppercase => {
+            let h = "Sec-Fetch-Site: CROSS-SITE";
+            row(h, fa_ok.clone().add(h), 403, Exp::Fixed("forbidden_origin"))
+        },
+        sec_fetch_site_same_origin => {
+            let h = "Sec-Fetch-Site: same-origin";
+            row(h, fa_ok.clone().add(h), 200, Exp::Ok)
+        },
+        sec_fetch_site_none => {
+            let h = "Sec-Fetch-Site: none";
+            row(h, fa_ok.clone().add(h), 200, Exp::Ok)
+        },
+        sec_fetch_mode_navigate => {
+            let h = "Sec-Fetch-Mode: navigate";
+            row(h, fa_ok.clone().add(h), 403, Exp::Fixed("forbidden_origin"))
+        },
+        sec_fetch_mode_nested_navigate => {
+            let h = "Sec-Fetch-Mode: nested-navigate";
+            row(h, fa_ok.clone().add(h), 403, Exp::Fixed("forbidden_origin"))
+        },
+        sec_fetch_mode_no_cors => {
+            let h = "Sec-Fetch-Mode: no-cors";
+            row(h, fa_ok.clone().add(h), 403, Exp::Fixed("forbidden_origin"))
+        },
+        sec_fetch_mode_websocket => {
+            let h = "Sec-Fetch-Mode: websocket";
+            row(h, fa_ok.clone().add(h), 403, Exp::Fixed("forbidden_origin"))
+        },
+        sec_fetch_mode_cors => {
+            let h = "Sec-Fetch-Mode: cors";
+            row(h, fa_ok.clone().add(h), 200, Exp::Ok)
+        },
+        sec_fetch_mode_with_an_obs_text_byte => row(
+            "Sec-Fetch-Mode with an obs-text byte",
+            fa_ok.clone().add(b"Sec-Fetch-Mode: cors\xff".as_slice()),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
     }
-    push(
-        cat,
-        "no Host header",
-        fa_ok.clone().del("host"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "HTTP/1.0 without Host",
-        fa_ok.clone().line("POST /mcp HTTP/1.0").del("host"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    // README: any Origin other than the server's own (`http://` + this request's loopback
-    // Host) or an --allow-origin is refused.
-    let port = s.addr.port();
-    push(
-        cat,
-        "Origin: the server's own (http:// + Host)",
-        fa_ok.clone().set("Origin", format!("http://{}", s.host())),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "Origin: the server's own, Host localhost",
-        fa_ok
-            .clone()
-            .set("Host", format!("localhost:{port}"))
-            .set("Origin", format!("http://localhost:{port}")),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "Origin: the server's own, but Sec-Fetch-Site cross-site",
-        fa_ok
-            .clone()
-            .set("Origin", format!("http://{}", s.host()))
-            .add("Sec-Fetch-Site: cross-site"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    for o in [
-        "http://evil.example".to_owned(),
-        "null".to_owned(),
-        "http://localhost".to_owned(),
-        format!("http://localhost:{port}"),
-        format!("http://127.0.0.1:{}", port.wrapping_add(1)),
-        "http://127.0.0.1".to_owned(),
-        format!("https://127.0.0.1:{port}"),
-        format!("HTTP://127.0.0.1:{port}"),
-        format!("http://127.0.0.1:{port}/"),
-        format!("http://127.0.0.1:{port}/mcp"),
-        format!("http://user@127.0.0.1:{port}"),
-        format!("http://127.0.0.1:{port}.evil.example"),
-        format!("http://127.0.0.1:{port}, http://evil.example"),
-        "file://".to_owned(),
-        "".to_owned(),
-    ] {
-        push(
-            cat,
-            &format!("Origin {o:?}"),
-            fa_ok.clone().set("Origin", o),
-            403,
-            Exp::Fixed("forbidden_origin"),
-        );
-    }
-    for (h, status, exp) in [
-        (
-            "Sec-Fetch-Site: cross-site",
-            403,
-            Exp::Fixed("forbidden_origin"),
-        ),
-        (
-            "Sec-Fetch-Site: same-site",
-            403,
-            Exp::Fixed("forbidden_origin"),
-        ),
-        (
-            "Sec-Fetch-Site: CROSS-SITE",
-            403,
-            Exp::Fixed("forbidden_origin"),
-        ),
-        ("Sec-Fetch-Site: same-origin", 200, Exp::Ok),
-        ("Sec-Fetch-Site: none", 200, Exp::Ok),
-        (
-            "Sec-Fetch-Mode: navigate",
-            403,
-            Exp::Fixed("forbidden_origin"),
-        ),
-        (
-            "Sec-Fetch-Mode: nested-navigate",
-            403,
-            Exp::Fixed("forbidden_origin"),
-        ),
-        (
-            "Sec-Fetch-Mode: no-cors",
-            403,
-            Exp::Fixed("forbidden_origin"),
-        ),
-        (
-            "Sec-Fetch-Mode: websocket",
-            403,
-            Exp::Fixed("forbidden_origin"),
-        ),
-        ("Sec-Fetch-Mode: cors", 200, Exp::Ok),
-    ] {
-        push(cat, h, fa_ok.clone().add(h), status, exp);
-    }
-    push(
-        cat,
-        "Sec-Fetch-Mode with an obs-text byte",
-        fa_ok.clone().add(b"Sec-Fetch-Mode: cors\xff".as_slice()),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-
-    // --- Content-Type and Accept ----------------------------------------------------------------
-    cat = "media types";
-    for (ct, status, exp) in [
-        ("text/plain", 415, Exp::Plain("Unsupported Media Type")),
-        (
-            "application/x-www-form-urlencoded",
+    media_types {
+        content_type_text_plain => {
+            let ct = "text/plain";
+            row(
+                format!("Content-Type {ct}"),
+                fa_ok.clone().set("Content-Type", ct),
+                415,
+                Exp::Plain("Unsupported Media Type"),
+            )
+        },
+        content_type_application_x_www_form_urlencoded => {
+            let ct = "application/x-www-form-urlencoded";
+            row(
+                format!("Content-Type {ct}"),
+                fa_ok.clone().set("Content-Type", ct),
+                415,
+                Exp::Plain("Unsupported Media Type"),
+            )
+        },
+        content_type_multipart_form_data_boundary_x => {
+            let ct = "multipart/form-data; boundary=x";
+            row(
+                format!("Content-Type {ct}"),
+                fa_ok.clone().set("Content-Type", ct),
+                415,
+                Exp::Plain("Unsupported Media Type"),
+            )
+        },
+        content_type_application_jsonx => {
+            let ct = "application/jsonx";
+            row(
+                format!("Content-Type {ct}"),
+                fa_ok.clone().set("Content-Type", ct),
+                415,
+                Exp::Plain("Unsupported Media Type"),
+            )
+        },
+        content_type_application_json_patch_plus_json => {
+            let ct = "application/json-patch+json";
+            row(
+                format!("Content-Type {ct}"),
+                fa_ok.clone().set("Content-Type", ct),
+                415,
+                Exp::Plain("Unsupported Media Type"),
+            )
+        },
+        content_type_application_json_charset_utf_8 => {
+            let ct = "application/json; charset=utf-8";
+            row(
+                format!("Content-Type {ct}"),
+                fa_ok.clone().set("Content-Type", ct),
+                200,
+                Exp::Ok,
+            )
+        },
+        content_type_application_json => {
+            let ct = "APPLICATION/JSON";
+            row(
+                format!("Content-Type {ct}"),
+                fa_ok.clone().set("Content-Type", ct),
+                200,
+                Exp::Ok,
+            )
+        },
+        no_content_type => row(
+            "no Content-Type",
+            fa_ok.clone().del("content-type"),
             415,
             Exp::Plain("Unsupported Media Type"),
         ),
-        (
-            "multipart/form-data; boundary=x",
-            415,
-            Exp::Plain("Unsupported Media Type"),
+        text_plain_without_a_key_the_key_is_checked_first => row(
+            "text/plain without a key: the key is checked first",
+            fa_ok
+                .clone()
+                .set("Content-Type", "text/plain")
+                .del("x-runread-key"),
+            403,
+            Exp::Fixed("missing_key"),
         ),
-        (
-            "application/jsonx",
-            415,
-            Exp::Plain("Unsupported Media Type"),
-        ),
-        (
-            "application/json-patch+json",
-            415,
-            Exp::Plain("Unsupported Media Type"),
-        ),
-        ("application/json; charset=utf-8", 200, Exp::Ok),
-        ("APPLICATION/JSON", 200, Exp::Ok),
-    ] {
-        push(
-            cat,
-            &format!("Content-Type {ct}"),
-            fa_ok.clone().set("Content-Type", ct),
-            status,
-            exp,
-        );
-    }
-    push(
-        cat,
-        "no Content-Type",
-        fa_ok.clone().del("content-type"),
-        415,
-        Exp::Plain("Unsupported Media Type"),
-    );
-    push(
-        cat,
-        "text/plain without a key: the key is checked first",
-        fa_ok
-            .clone()
-            .set("Content-Type", "text/plain")
-            .del("x-runread-key"),
-        403,
-        Exp::Fixed("missing_key"),
-    );
-    for (acc, status, exp) in [
-        ("application/json", 406, Exp::Plain("Not Acceptable")),
-        ("text/event-stream", 406, Exp::Plain("Not Acceptable")),
-        ("*/*", 406, Exp::Plain("Not Acceptable")),
-        ("text/html", 406, Exp::Plain("Not Acceptable")),
-        (
-            "application/json;q=0, text/event-stream",
+        accept_application_json => {
+            let acc = "application/json";
+            row(
+                format!("Accept {acc}"),
+                fa_ok.clone().set("Accept", acc),
+                406,
+                Exp::Plain("Not Acceptable"),
+            )
+        },
+        accept_text_event_stream => {
+            let acc = "text/event-stream";
+            row(
+                format!("Accept {acc}"),
+                fa_ok.clone().set("Accept", acc),
+                406,
+                Exp::Plain("Not Acceptable"),
+            )
+        },
+        accept => {
+            let acc = "*/*";
+            row(
+                format!("Accept {acc}"),
+                fa_ok.clone().set("Accept", acc),
+                406,
+                Exp::Plain("Not Acceptable"),
+            )
+        },
+        accept_text_html => {
+            let acc = "text/html";
+            row(
+                format!("Accept {acc}"),
+                fa_ok.clone().set("Accept", acc),
+                406,
+                Exp::Plain("Not Acceptable"),
+            )
+        },
+        accept_application_json_q_0_text_event_stream => {
+            let acc = "application/json;q=0, text/event-stream";
+            row(
+                format!("Accept {acc}"),
+                fa_ok.clone().set("Accept", acc),
+                406,
+                Exp::Plain("Not Acceptable"),
+            )
+        },
+        accept_application_json_text_event_stream => {
+            let acc = "APPLICATION/JSON, TEXT/EVENT-STREAM";
+            row(
+                format!("Accept {acc}"),
+                fa_ok.clone().set("Accept", acc),
+                200,
+                Exp::Ok,
+            )
+        },
+        no_accept => row(
+            "no Accept",
+            fa_ok.clone().del("accept"),
             406,
             Exp::Plain("Not Acceptable"),
         ),
-        ("APPLICATION/JSON, TEXT/EVENT-STREAM", 200, Exp::Ok),
-    ] {
-        push(
-            cat,
-            &format!("Accept {acc}"),
-            fa_ok.clone().set("Accept", acc),
-            status,
-            exp,
-        );
+        accept_split_over_two_headers => row(
+            "Accept split over two headers",
+            fa_ok
+                .clone()
+                .set("Accept", "application/json")
+                .add("Accept: text/event-stream"),
+            200,
+            Exp::Ok,
+        ),
     }
-    push(
-        cat,
-        "no Accept",
-        fa_ok.clone().del("accept"),
-        406,
-        Exp::Plain("Not Acceptable"),
-    );
-    push(
-        cat,
-        "Accept split over two headers",
-        fa_ok
-            .clone()
-            .set("Accept", "application/json")
-            .add("Accept: text/event-stream"),
-        200,
-        Exp::Ok,
-    );
-
-    // --- methods and paths ----------------------------------------------------------------------
-    cat = "methods/paths";
-    // README: rmcp answers every method but POST with 405 (the body guard reads POST bodies only).
-    for m in ["GET", "DELETE"] {
-        push(
-            cat,
-            &format!("{m} /mcp, no body"),
-            fa_ok.clone().line(format!("{m} /mcp HTTP/1.1")).body(b""),
+    methods_paths {
+        // README: rmcp answers every method but POST with 405 (the body guard reads POST bodies
+        // only).
+        get_mcp_no_body => row(
+            "GET /mcp, no body",
+            fa_ok.clone().line("GET /mcp HTTP/1.1").body(b""),
             405,
             Exp::Plain("Method Not Allowed"),
-        );
-    }
-    for m in ["PATCH", "TRACE"] {
-        push(
-            cat,
-            &format!("{m} /mcp, no body"),
-            fa_ok.clone().line(format!("{m} /mcp HTTP/1.1")).body(b""),
+        ),
+        delete_mcp_no_body => row(
+            "DELETE /mcp, no body",
+            fa_ok
+                .clone()
+                .line("DELETE /mcp HTTP/1.1")
+                .body(b""),
             405,
             Exp::Plain("Method Not Allowed"),
-        );
+        ),
+        patch_mcp_no_body => row(
+            "PATCH /mcp, no body",
+            fa_ok.clone().line("PATCH /mcp HTTP/1.1").body(b""),
+            405,
+            Exp::Plain("Method Not Allowed"),
+        ),
+        trace_mcp_no_body => row(
+            "TRACE /mcp, no body",
+            fa_ok.clone().line("TRACE /mcp HTTP/1.1").body(b""),
+            405,
+            Exp::Plain("Method Not Allowed"),
+        ),
+        get_mcp_accepting_an_event_stream => row(
+            "GET /mcp accepting an event stream",
+            fa_ok
+                .clone()
+                .line("GET /mcp HTTP/1.1")
+                .set("Accept", "text/event-stream")
+                .body(b""),
+            405,
+            Exp::Plain("Method Not Allowed"),
+        ),
+        options_mcp => row(
+            "OPTIONS /mcp",
+            fa_ok.clone().line("OPTIONS /mcp HTTP/1.1").body(b""),
+            405,
+            Exp::Plain("Method Not Allowed"),
+        ),
+        options_cors_preflight => row(
+            "OPTIONS CORS preflight",
+            fa_ok
+                .clone()
+                .line("OPTIONS /mcp HTTP/1.1")
+                .body(b"")
+                .set("Origin", "http://evil.example")
+                .add("Access-Control-Request-Method: POST")
+                .add("Access-Control-Request-Headers: x-runread-key"),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        head_mcp_no_body_in_a_head_response => row(
+            "HEAD /mcp (no body in a HEAD response)",
+            fa_ok.clone().line("HEAD /mcp HTTP/1.1").body(b""),
+            405,
+            Exp::Plain(""),
+        ),
+        put_mcp_with_a_valid_body => row(
+            "PUT /mcp with a valid body",
+            fa_ok.clone().line("PUT /mcp HTTP/1.1"),
+            405,
+            Exp::Plain("Method Not Allowed"),
+        ),
+        delete_mcp_with_a_valid_body => row(
+            "DELETE /mcp with a valid body",
+            fa_ok.clone().line("DELETE /mcp HTTP/1.1"),
+            405,
+            Exp::Plain("Method Not Allowed"),
+        ),
+        get_mcp_with_a_valid_body => row(
+            "GET /mcp with a valid body",
+            fa_ok.clone().line("GET /mcp HTTP/1.1"),
+            405,
+            Exp::Plain("Method Not Allowed"),
+        ),
+        connect => row(
+            "CONNECT",
+            fa_ok
+                .clone()
+                .line(format!("CONNECT {} HTTP/1.1", s.host()))
+                .body(b""),
+            404,
+            Exp::Plain(""),
+        ),
+        connect_to_a_foreign_authority => row(
+            "CONNECT to a foreign authority",
+            fa_ok
+                .clone()
+                .line("CONNECT evil.example:443 HTTP/1.1")
+                .body(b""),
+            403,
+            Exp::Fixed("forbidden_origin"),
+        ),
+        post => row(
+            "POST /",
+            fa_ok.clone().line("POST / HTTP/1.1"),
+            404,
+            Exp::Plain(""),
+        ),
+        post_mcp_uppercase => row(
+            "POST /MCP",
+            fa_ok.clone().line("POST /MCP HTTP/1.1"),
+            404,
+            Exp::Plain(""),
+        ),
+        post_mcp_trailing_slash => row(
+            "POST /mcp/",
+            fa_ok.clone().line("POST /mcp/ HTTP/1.1"),
+            404,
+            Exp::Plain(""),
+        )
+        .known(200, Exp::Ok, WHY_NEST),
+        post_mcp_other => row(
+            "POST /mcp/other",
+            fa_ok.clone().line("POST /mcp/other HTTP/1.1"),
+            404,
+            Exp::Plain(""),
+        )
+        .known(200, Exp::Ok, WHY_NEST),
+        post_mcp_mcp => row(
+            "POST /mcp/../mcp",
+            fa_ok.clone().line("POST /mcp/../mcp HTTP/1.1"),
+            404,
+            Exp::Plain(""),
+        )
+        .known(200, Exp::Ok, WHY_NEST),
+        post_double_slash_mcp => row(
+            "POST //mcp",
+            fa_ok.clone().line("POST //mcp HTTP/1.1"),
+            404,
+            Exp::Plain(""),
+        ),
+        post_mcp_2f => row(
+            "POST /mcp%2f",
+            fa_ok.clone().line("POST /mcp%2f HTTP/1.1"),
+            404,
+            Exp::Plain(""),
+        ),
+        post_asterisk_form => row(
+            "POST * (asterisk form)",
+            fa_ok.clone().line("POST * HTTP/1.1"),
+            404,
+            Exp::Plain(""),
+        ),
+        post_other_without_a_key => row(
+            "POST /other without a key",
+            fa_ok
+                .clone()
+                .line("POST /other HTTP/1.1")
+                .del("x-runread-key"),
+            403,
+            Exp::Fixed("missing_key"),
+        ),
     }
-    push(
-        cat,
-        "GET /mcp accepting an event stream",
-        fa_ok
-            .clone()
-            .line("GET /mcp HTTP/1.1")
-            .set("Accept", "text/event-stream")
-            .body(b""),
-        405,
-        Exp::Plain("Method Not Allowed"),
-    );
-    push(
-        cat,
-        "OPTIONS /mcp",
-        fa_ok.clone().line("OPTIONS /mcp HTTP/1.1").body(b""),
-        405,
-        Exp::Plain("Method Not Allowed"),
-    );
-    push(
-        cat,
-        "OPTIONS CORS preflight",
-        fa_ok
-            .clone()
-            .line("OPTIONS /mcp HTTP/1.1")
-            .body(b"")
-            .set("Origin", "http://evil.example")
-            .add("Access-Control-Request-Method: POST")
-            .add("Access-Control-Request-Headers: x-runread-key"),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "HEAD /mcp (no body in a HEAD response)",
-        fa_ok.clone().line("HEAD /mcp HTTP/1.1").body(b""),
-        405,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "PUT /mcp with a valid body",
-        fa_ok.clone().line("PUT /mcp HTTP/1.1"),
-        405,
-        Exp::Plain("Method Not Allowed"),
-    );
-    push(
-        cat,
-        "DELETE /mcp with a valid body",
-        fa_ok.clone().line("DELETE /mcp HTTP/1.1"),
-        405,
-        Exp::Plain("Method Not Allowed"),
-    );
-    push(
-        cat,
-        "GET /mcp with a valid body",
-        fa_ok.clone().line("GET /mcp HTTP/1.1"),
-        405,
-        Exp::Plain("Method Not Allowed"),
-    );
-    push(
-        cat,
-        "CONNECT",
-        fa_ok
-            .clone()
-            .line(format!("CONNECT {} HTTP/1.1", s.host()))
-            .body(b""),
-        404,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "CONNECT to a foreign authority",
-        fa_ok
-            .clone()
-            .line("CONNECT evil.example:443 HTTP/1.1")
-            .body(b""),
-        403,
-        Exp::Fixed("forbidden_origin"),
-    );
-    push(
-        cat,
-        "POST /",
-        fa_ok.clone().line("POST / HTTP/1.1"),
-        404,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "POST /MCP",
-        fa_ok.clone().line("POST /MCP HTTP/1.1"),
-        404,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "POST /mcp/",
-        fa_ok.clone().line("POST /mcp/ HTTP/1.1"),
-        404,
-        Exp::Plain(""),
-    );
-    known(200, Exp::Ok, WHY_NEST);
-    push(
-        cat,
-        "POST /mcp/other",
-        fa_ok.clone().line("POST /mcp/other HTTP/1.1"),
-        404,
-        Exp::Plain(""),
-    );
-    known(200, Exp::Ok, WHY_NEST);
-    push(
-        cat,
-        "POST /mcp/../mcp",
-        fa_ok.clone().line("POST /mcp/../mcp HTTP/1.1"),
-        404,
-        Exp::Plain(""),
-    );
-    known(200, Exp::Ok, WHY_NEST);
-    push(
-        cat,
-        "POST //mcp",
-        fa_ok.clone().line("POST //mcp HTTP/1.1"),
-        404,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "POST /mcp%2f",
-        fa_ok.clone().line("POST /mcp%2f HTTP/1.1"),
-        404,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "POST * (asterisk form)",
-        fa_ok.clone().line("POST * HTTP/1.1"),
-        404,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "POST /other without a key",
-        fa_ok
-            .clone()
-            .line("POST /other HTTP/1.1")
-            .del("x-runread-key"),
-        403,
-        Exp::Fixed("missing_key"),
-    );
-
-    // --- JSON-RPC bodies ------------------------------------------------------------------------
-    cat = "json";
-    let body_row = |b: &[u8]| s.base(Some(k1), "tools/call").body(b);
-    // The valid read_final_answer body with one (asserted) substitution.
-    let rep = |from: &str, to: &str| {
-        let t = String::from_utf8_lossy(&fa_body).into_owned();
-        assert!(t.contains(from), "{from} not in {t}");
-        t.replacen(from, to, 1)
-    };
-    push(
-        cat,
-        "depth bomb: 10,000 arrays",
-        body_row(format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)).as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "depth bomb: 5,000 objects in params",
-        body_row(
-            format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}1{}}}",
-                "{\"a\":".repeat(5_000),
-                "}".repeat(5_000)
-            )
-            .as_bytes(),
-        ),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "depth 100 inside the target",
-        {
-            let mut v = json!(1);
-            for _ in 0..100 {
-                v = json!({ "a": v });
-            }
-            s.fa(json!({"target": v}))
-        },
-        200,
-        Exp::Tool("invalid_arguments"),
-    );
-    push(
-        cat,
-        "depth bomb unterminated",
-        body_row("[".repeat(20_000).as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "limit 1e999",
-        body_row(rep("\"arguments\":{", "\"arguments\":{\"limit\":1e999,").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "id 1e999",
-        body_row(rep("\"id\":1", "\"id\":1e999").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "id 2^64",
-        body_row(rep("\"id\":1", "\"id\":18446744073709551616").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "id 1.5",
-        body_row(rep("\"id\":1", "\"id\":1.5").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "id null",
-        body_row(rep("\"id\":1", "\"id\":null").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "id true",
-        body_row(rep("\"id\":1", "\"id\":true").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "id object",
-        body_row(rep("\"id\":1", "\"id\":{}").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "invalid UTF-8 inside a string",
-        body_row(&{
-            let mut b = rep("\"arguments\":{", "\"arguments\":{\"x\":\"@@\",").into_bytes();
-            let i = find(&b, b"@@").unwrap();
-            b[i] = 0xff;
-            b[i + 1] = 0xfe;
-            b
-        }),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "overlong UTF-8 '/' in the method",
-        body_row(&{
-            let mut b = fa_body.clone();
-            let i = find(&b, b"tools/call").unwrap() + 5;
-            b.splice(i..i + 1, [0xc0u8, 0xaf]);
-            b
-        }),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "UTF-8 BOM before the body",
-        body_row(&[b"\xef\xbb\xbf".as_slice(), &fa_body].concat()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "UTF-16LE body",
-        body_row(
-            &String::from_utf8_lossy(&fa_body)
-                .encode_utf16()
-                .flat_map(|u| u.to_le_bytes())
-                .collect::<Vec<u8>>(),
-        ),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "lone surrogate escape in a string",
-        body_row(rep("\"arguments\":{", "\"arguments\":{\"x\":\"\\ud800\",").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "trailing garbage after the object",
-        body_row(&[fa_body.as_slice(), b"x"].concat()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "two objects back to back",
-        body_row(&[fa_body.as_slice(), &fa_body].concat()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "batch of one request",
-        body_row(&[b"[".as_slice(), &fa_body, b"]"].concat()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "empty batch",
-        body_row(b"[]"),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    // A notification is accepted and does nothing (the dated era's handshake sends one).
-    push(
-        cat,
-        "notification",
-        s.base(Some(k1), "notifications/initialized")
-            .body(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
-        202,
-        Exp::Plain(""),
-    );
-    push(
-        cat,
-        "response (result)",
-        body_row(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "response (error)",
-        body_row(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1,\"message\":\"x\"}}"),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "request that also carries a result",
-        body_row(rep("{", "{\"result\":{},").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "empty body",
-        body_row(b""),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "whitespace body",
-        body_row(b"  \r\n\t "),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    for (n, b) in [
-        ("null body", "null"),
-        ("number body", "1"),
-        ("string body", "\"tools/call\""),
-        ("true body", "true"),
-    ] {
-        push(
-            cat,
-            n,
-            body_row(b.as_bytes()),
+    json {
+        // The valid read_final_answer body with one (asserted) substitution.
+        depth_bomb_10_000_arrays => row(
+            "depth bomb: 10,000 arrays",
+            body_row(format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)).as_bytes()),
             ir,
             Exp::Fixed("invalid_request"),
-        );
-    }
-    push(
-        cat,
-        "jsonrpc 1.0",
-        body_row(rep("\"2.0\"", "\"1.0\"").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "jsonrpc missing",
-        body_row(rep("\"jsonrpc\":\"2.0\",", "").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "jsonrpc as number 2.0",
-        body_row(rep("\"2.0\"", "2.0").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "method a number",
-        body_row(rep("\"tools/call\"", "7").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "method missing",
-        body_row(rep("\"method\":\"tools/call\",", "").as_bytes()),
-        ir,
-        Exp::Fixed("invalid_request"),
-    );
-    push(
-        cat,
-        "duplicate method keys (list, then call)",
-        s.base(Some(k1), "tools/call")
-            .set("Mcp-Name", "read_final_answer")
-            .body(rep("\"method\":", "\"method\":\"tools/list\",\"method\":")),
-        415,
-        Exp::Plain("deserialize"),
-    );
-    push(
-        cat,
-        "duplicate params.name keys",
-        s.base(Some(k1), "tools/call")
-            .set("Mcp-Name", "read_final_answer")
-            .body(rep(
-                "\"name\":\"read_final_answer\"",
-                "\"name\":\"get_run\",\"name\":\"read_final_answer\"",
-            )),
-        404,
-        Exp::Rpc(-32601),
-    );
-    push(
-        cat,
-        "duplicate arguments keys",
-        s.base(Some(k1), "tools/call")
-            .set("Mcp-Name", "read_final_answer")
-            .body(rep(
-                "\"arguments\":",
-                "\"arguments\":{\"path\":\"/etc/passwd\"},\"arguments\":",
-            )),
-        404,
-        Exp::Rpc(-32601),
-    );
-    push(
-        cat,
-        "method with escaped slash (same method)",
-        s.base(Some(k1), "tools/call")
-            .set("Mcp-Name", "read_final_answer")
-            .body(rep("tools/call", "tools\\/call")),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "method with a trailing NUL escape",
-        s.base(Some(k1), "tools/call\\u0000")
-            .body(rep("tools/call", "tools/call\\u0000")),
-        400,
-        Exp::Rpc(-32020),
-    );
-
-    // --- MCP lifecycle and unknown methods ------------------------------------------------------
-    cat = "lifecycle";
-    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}});
-    // The dated era is served (statelessly, on the key): its handshake is answered.
-    push(
-        cat,
-        "dated initialize 2025-11-25",
-        s.rpc_body(Some(k1), &init).del("MCP-Protocol-Version"),
-        200,
-        Exp::OkWith("\"protocolVersion\":\"2025-11-25\""),
-    );
-    push(
-        cat,
-        "dated initialize with matching version header",
-        s.rpc_body(Some(k1), &init)
-            .set("MCP-Protocol-Version", "2025-11-25"),
-        200,
-        Exp::OkWith("\"protocolVersion\":\"2025-11-25\""),
-    );
-    // `initialize` exists only in the dated era: naming 2026-07-28 there negotiates the newest
-    // dated version.
-    push(cat, "initialize naming 2026-07-28", s.rpc_body(Some(k1), &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":PROTOCOL,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}})), 200, Exp::OkWith("\"protocolVersion\":\"2025-11-25\""));
-    push(
-        cat,
-        "dated initialize without a key",
-        s.rpc_body(None, &init).del("MCP-Protocol-Version"),
-        403,
-        Exp::Fixed("missing_key"),
-    );
-    for m in [
-        "resources/list",
-        "resources/templates/list",
-        "prompts/list",
-        "logging/setLevel",
-        "ping",
-        "tasks/list",
-        "foo/bar",
-        "rpc.discover",
-        "notifications/initialized",
-    ] {
-        let params = match m {
-            "logging/setLevel" => json!({"level": "debug"}),
-            _ => json!({}),
-        };
-        push(cat, m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601));
-    }
-    push(
-        cat,
-        "resources/read",
-        s.rpc(
-            Some(k1),
-            "resources/read",
-            json!({"uri": "file:///etc/passwd"}),
-        )
-        .set("Mcp-Name", "file:///etc/passwd"),
-        404,
-        Exp::Rpc(-32601),
-    );
-    push(
-        cat,
-        "prompts/get",
-        s.rpc(Some(k1), "prompts/get", json!({"name": "x"})),
-        404,
-        Exp::Rpc(-32601),
-    );
-    push(cat, "completion/complete", s.rpc(Some(k1), "completion/complete", json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": "b"}})), 404, Exp::Rpc(-32601));
-    push(
-        cat,
-        "empty method",
-        s.rpc(Some(k1), "", json!({})).set("Mcp-Method", ""),
-        404,
-        Exp::Rpc(-32601),
-    );
-
-    // --- protocol headers and _meta -------------------------------------------------------------
-    cat = "protocol";
-    push(
-        cat,
-        "MCP-Protocol-Version missing",
-        fa_ok.clone().del("MCP-Protocol-Version"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "MCP-Protocol-Version 2025-11-25 (meta says 2026-07-28)",
-        fa_ok.clone().set("MCP-Protocol-Version", "2025-11-25"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "MCP-Protocol-Version unknown 2099-01-01",
-        fa_ok.clone().set("MCP-Protocol-Version", "2099-01-01"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "MCP-Protocol-Version empty",
-        fa_ok.clone().set("MCP-Protocol-Version", ""),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(cat, "_meta missing on tools/call", s.rpc_body(Some(k1), &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_final_answer","arguments":{"target":t1}}})), 400, Exp::Rpc(-32602));
-    push(
-        cat,
-        "_meta missing on tools/list",
-        s.rpc_body(
-            Some(k1),
-            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
         ),
-        400,
-        Exp::Rpc(-32602),
-    );
-    push(
-        cat,
-        "_meta missing on server/discover",
-        s.rpc_body(
-            Some(k1),
-            &json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}),
+        depth_bomb_5_000_objects_in_params => row(
+            "depth bomb: 5,000 objects in params",
+            body_row(
+                format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}1{}}}",
+                    "{\"a\":".repeat(5_000),
+                    "}".repeat(5_000)
+                )
+                .as_bytes(),
+            ),
+            ir,
+            Exp::Fixed("invalid_request"),
         ),
-        400,
-        Exp::Rpc(-32602),
-    );
-    // A dated version runread speaks: served like any call, on the same key.
-    push(cat, "_meta protocolVersion 2025-11-25 with matching header", s.rpc(Some(k1), "tools/call", json!({"name":"read_final_answer","arguments":{"target":t1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}})).set("MCP-Protocol-Version", "2025-11-25"), 200, Exp::Ok);
-    push(
-        cat,
-        "_meta a string",
-        s.rpc(
-            Some(k1),
-            "tools/call",
-            json!({"name":"read_final_answer","arguments":{"target":t1},"_meta":"2026-07-28"}),
-        ),
-        415,
-        Exp::Plain("deserialize"),
-    );
-    push(
-        cat,
-        "Mcp-Method missing",
-        fa_ok.clone().del("Mcp-Method"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Method tools/list on a call",
-        fa_ok.clone().set("Mcp-Method", "tools/list"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Method TOOLS/CALL",
-        fa_ok.clone().set("Mcp-Method", "TOOLS/CALL"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Name missing",
-        fa_ok.clone().del("Mcp-Name"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Name names another tool",
-        fa_ok.clone().set("Mcp-Name", "read_history"),
-        400,
-        Exp::Rpc(-32020),
-    );
-    push(
-        cat,
-        "Mcp-Name on tools/list",
-        s.rpc(Some(k1), "tools/list", json!({}))
-            .set("Mcp-Name", "read_final_answer"),
-        200,
-        Exp::Ok,
-    );
-
-    // --- arguments and tool names ---------------------------------------------------------------
-    cat = "arguments";
-    let ia = Exp::Tool("invalid_arguments");
-    push(
-        cat,
-        "unknown argument path",
-        s.fa_t(json!({"path": "/etc/passwd"})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "unknown argument _meta inside arguments",
-        s.fa_t(json!({"_meta": {}})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "unknown argument offset",
-        s.fa_t(json!({"offset": 100})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "cursor null (schema: string)",
-        s.fa_t(json!({"cursor": null})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "limit null (schema: integer)",
-        s.fa_t(json!({"limit": null})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "no arguments",
-        s.rpc(Some(k1), "tools/call", json!({"name": "read_final_answer"})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "arguments null",
-        s.rpc(
-            Some(k1),
-            "tools/call",
-            json!({"name": "read_final_answer", "arguments": null}),
-        ),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "arguments an array",
-        s.rpc(
-            Some(k1),
-            "tools/call",
-            json!({"name": "read_final_answer", "arguments": [t1]}),
-        ),
-        404,
-        Exp::Rpc(-32601),
-    );
-    push(
-        cat,
-        "arguments a string",
-        s.rpc(
-            Some(k1),
-            "tools/call",
-            json!({"name": "read_final_answer", "arguments": "target"}),
-        ),
-        404,
-        Exp::Rpc(-32601),
-    );
-    push(cat, "empty arguments", s.fa(json!({})), 200, ia.clone());
-    push(
-        cat,
-        "target null",
-        s.fa(json!({"target": null})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "target a string",
-        s.fa(json!({"target": "all"})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "target an array",
-        s.fa(json!({"target": [t1]})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "target with an extra field",
-        s.fa(json!({"target": s.t_with("scope", json!("all"))})),
-        200,
-        ia.clone(),
-    );
-    for f in [
-        "instance",
-        "revision",
-        "workspaceId",
-        "sessionId",
-        "generation",
-        "runId",
-    ] {
-        let mut t = t1.clone();
-        t.as_object_mut().unwrap().remove(f);
-        push(
-            cat,
-            &format!("target without {f}"),
-            s.fa(json!({"target": t})),
-            200,
-            ia.clone(),
-        );
-    }
-    push(
-        cat,
-        "tool name unknown",
-        s.call(k1, "read_final_answer2", json!({"target": t1})),
-        200,
-        Exp::RpcFixed(-32602, "unknown_tool"),
-    );
-    push(
-        cat,
-        "tool name uppercase",
-        s.call(k1, "READ_FINAL_ANSWER", json!({"target": t1})),
-        200,
-        Exp::RpcFixed(-32602, "unknown_tool"),
-    );
-    push(
-        cat,
-        "tool name empty",
-        s.call(k1, "", json!({"target": t1})),
-        200,
-        Exp::RpcFixed(-32602, "unknown_tool"),
-    );
-    push(
-        cat,
-        "tool name with NUL",
-        s.call(k1, "read_final_answer\u{0}", json!({"target": t1})),
-        200,
-        Exp::RpcFixed(-32602, "unknown_tool"),
-    );
-    push(
-        cat,
-        "tool name with path traversal",
-        s.call(k1, "../read_final_answer", json!({"target": t1})),
-        200,
-        Exp::RpcFixed(-32602, "unknown_tool"),
-    );
-    push(
-        cat,
-        "tool name a number",
-        s.rpc(
-            Some(k1),
-            "tools/call",
-            json!({"name": 7, "arguments": {"target": t1}}),
-        ),
-        404,
-        Exp::Rpc(-32601),
-    );
-    push(
-        cat,
-        "list_granted_targets with an argument",
-        s.call(k1, "list_granted_targets", json!({"all": true})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "read_history without the feature",
-        s.call(k1, "read_history", json!({"target": t1})),
-        200,
-        Exp::Tool("feature_not_granted"),
-    );
-    push(
-        cat,
-        "get_run without the feature (same {found:false} as ungranted)",
-        s.call(k1, "get_run", json!({"target": t1})),
-        200,
-        Exp::OkWith("\"found\":false"),
-    );
-    push(
-        cat,
-        "read_artifact without the feature",
-        s.call(
-            k1,
-            "read_artifact",
-            json!({"target": t1, "artifactId": "a", "version": 1}),
-        ),
-        200,
-        ia.clone(),
-    );
-    let t2_with = |f: &str, v: Value| {
-        let mut t = s.target2.clone();
-        t[f] = v;
-        t
-    };
-    push(
-        cat,
-        "read_history generation 0 (schema minimum 1)",
-        s.call(
-            &s.key2,
-            "read_history",
-            json!({"target": t2_with("generation", json!(0))}),
-        ),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "read_history revision 0 (schema minimum 1)",
-        s.call(
-            &s.key2,
-            "read_history",
-            json!({"target": t2_with("revision", json!(0))}),
-        ),
-        200,
-        ia.clone(),
-    );
-
-    // --- target fields, each off by one ---------------------------------------------------------
-    cat = "target";
-    let ng = Exp::Tool("not_granted");
-    for f in ["instance", "workspaceId", "sessionId", "runId"] {
-        let v = t1[f].as_str().unwrap().to_owned();
-        push(
-            cat,
-            &format!("{f} + one char"),
-            s.fa(json!({"target": s.t_with(f, json!(format!("{v}x")))})),
-            200,
-            ng.clone(),
-        );
-        push(
-            cat,
-            &format!("{f} - last char"),
-            s.fa(json!({"target": s.t_with(f, json!(v[..v.len() - 1]))})),
-            200,
-            ng.clone(),
-        );
-        push(
-            cat,
-            &format!("{f} uppercased"),
-            s.fa(json!({"target": s.t_with(f, json!(v.to_uppercase()))})),
-            200,
-            if v.to_uppercase() == v {
-                Exp::Ok
-            } else {
-                ng.clone()
+        depth_100_inside_the_target => row(
+            "depth 100 inside the target",
+            {
+                let mut v = json!(1);
+                for _ in 0..100 {
+                    v = json!({ "a": v });
+                }
+                s.fa(json!({"target": v}))
             },
-        );
+            200,
+            Exp::Tool("invalid_arguments"),
+        ),
+        depth_bomb_unterminated => row(
+            "depth bomb unterminated",
+            body_row("[".repeat(20_000).as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        limit_1e999 => row(
+            "limit 1e999",
+            body_row(rep("\"arguments\":{", "\"arguments\":{\"limit\":1e999,").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        id_1e999 => row(
+            "id 1e999",
+            body_row(rep("\"id\":1", "\"id\":1e999").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        id_2_64 => row(
+            "id 2^64",
+            body_row(rep("\"id\":1", "\"id\":18446744073709551616").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        id_1_5 => row(
+            "id 1.5",
+            body_row(rep("\"id\":1", "\"id\":1.5").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        id_null => row(
+            "id null",
+            body_row(rep("\"id\":1", "\"id\":null").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        id_true => row(
+            "id true",
+            body_row(rep("\"id\":1", "\"id\":true").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        id_object => row(
+            "id object",
+            body_row(rep("\"id\":1", "\"id\":{}").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        invalid_utf_8_inside_a_string => row(
+            "invalid UTF-8 inside a string",
+            body_row(&{
+                let mut b = rep("\"arguments\":{", "\"arguments\":{\"x\":\"@@\",").into_bytes();
+                let i = find(&b, b"@@").unwrap();
+                b[i] = 0xff;
+                b[i + 1] = 0xfe;
+                b
+            }),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        overlong_utf_8_in_the_method => row(
+            "overlong UTF-8 '/' in the method",
+            body_row(&{
+                let mut b = fa_body.clone();
+                let i = find(&b, b"tools/call").unwrap() + 5;
+                b.splice(i..i + 1, [0xc0u8, 0xaf]);
+                b
+            }),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        utf_8_bom_before_the_body => row(
+            "UTF-8 BOM before the body",
+            body_row(&[b"\xef\xbb\xbf".as_slice(), &fa_body].concat()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        utf_16le_body => row(
+            "UTF-16LE body",
+            body_row(
+                &String::from_utf8_lossy(&fa_body)
+                    .encode_utf16()
+                    .flat_map(|u| u.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            ),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        lone_surrogate_escape_in_a_string => row(
+            "lone surrogate escape in a string",
+            body_row(rep("\"arguments\":{", "\"arguments\":{\"x\":\"\\ud800\",").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        trailing_garbage_after_the_object => row(
+            "trailing garbage after the object",
+            body_row(&[fa_body.as_slice(), b"x"].concat()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        two_objects_back_to_back => row(
+            "two objects back to back",
+            body_row(&[fa_body.as_slice(), &fa_body].concat()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        batch_of_one_request => row(
+            "batch of one request",
+            body_row(&[b"[".as_slice(), &fa_body, b"]"].concat()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        empty_batch => row(
+            "empty batch",
+            body_row(b"[]"),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        // A notification is accepted and does nothing (the dated era's handshake sends one).
+        notification => row(
+            "notification",
+            s.base(Some(k1), "notifications/initialized")
+                .body(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
+            202,
+            Exp::Plain(""),
+        ),
+        response_result => row(
+            "response (result)",
+            body_row(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        response_error => row(
+            "response (error)",
+            body_row(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1,\"message\":\"x\"}}"),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        request_that_also_carries_a_result => row(
+            "request that also carries a result",
+            body_row(rep("{", "{\"result\":{},").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        empty_body => row(
+            "empty body",
+            body_row(b""),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        whitespace_body => row(
+            "whitespace body",
+            body_row(b"  \r\n\t "),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        null_body => row(
+            "null body",
+            body_row("null".as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        number_body => row(
+            "number body",
+            body_row("1".as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        string_body => row(
+            "string body",
+            body_row("\"tools/call\"".as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        true_body => row(
+            "true body",
+            body_row("true".as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        jsonrpc_1_0 => row(
+            "jsonrpc 1.0",
+            body_row(rep("\"2.0\"", "\"1.0\"").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        jsonrpc_missing => row(
+            "jsonrpc missing",
+            body_row(rep("\"jsonrpc\":\"2.0\",", "").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        jsonrpc_as_number_2_0 => row(
+            "jsonrpc as number 2.0",
+            body_row(rep("\"2.0\"", "2.0").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        method_a_number => row(
+            "method a number",
+            body_row(rep("\"tools/call\"", "7").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        method_missing => row(
+            "method missing",
+            body_row(rep("\"method\":\"tools/call\",", "").as_bytes()),
+            ir,
+            Exp::Fixed("invalid_request"),
+        ),
+        duplicate_method_keys_list_then_call => row(
+            "duplicate method keys (list, then call)",
+            s.base(Some(k1), "tools/call")
+                .set("Mcp-Name", "read_final_answer")
+                .body(rep("\"method\":", "\"method\":\"tools/list\",\"method\":")),
+            415,
+            Exp::Plain("deserialize"),
+        ),
+        duplicate_params_name_keys => row(
+            "duplicate params.name keys",
+            s.base(Some(k1), "tools/call")
+                .set("Mcp-Name", "read_final_answer")
+                .body(rep(
+                    "\"name\":\"read_final_answer\"",
+                    "\"name\":\"get_run\",\"name\":\"read_final_answer\"",
+                )),
+            404,
+            Exp::Rpc(-32601),
+        ),
+        duplicate_arguments_keys => row(
+            "duplicate arguments keys",
+            s.base(Some(k1), "tools/call")
+                .set("Mcp-Name", "read_final_answer")
+                .body(rep(
+                    "\"arguments\":",
+                    "\"arguments\":{\"path\":\"/etc/passwd\"},\"arguments\":",
+                )),
+            404,
+            Exp::Rpc(-32601),
+        ),
+        method_with_escaped_slash_same_method => row(
+            "method with escaped slash (same method)",
+            s.base(Some(k1), "tools/call")
+                .set("Mcp-Name", "read_final_answer")
+                .body(rep("tools/call", "tools\\/call")),
+            200,
+            Exp::Ok,
+        ),
+        method_with_a_trailing_nul_escape => row(
+            "method with a trailing NUL escape",
+            s.base(Some(k1), "tools/call\\u0000")
+                .body(rep("tools/call", "tools/call\\u0000")),
+            400,
+            Exp::Rpc(-32020),
+        ),
     }
-    for f in ["revision", "generation"] {
-        let v = t1[f].as_u64().unwrap();
-        push(
-            cat,
-            &format!("{f} + 1"),
-            s.fa(json!({"target": s.t_with(f, json!(v + 1))})),
+    lifecycle {
+        // The dated era is served (statelessly, on the key): its handshake is answered.
+        dated_initialize_2025_11_25 => row(
+            "dated initialize 2025-11-25",
+            s.rpc_body(Some(k1), &init).del("MCP-Protocol-Version"),
+            200,
+            Exp::OkWith("\"protocolVersion\":\"2025-11-25\""),
+        ),
+        dated_initialize_with_matching_version_header => row(
+            "dated initialize with matching version header",
+            s.rpc_body(Some(k1), &init)
+                .set("MCP-Protocol-Version", "2025-11-25"),
+            200,
+            Exp::OkWith("\"protocolVersion\":\"2025-11-25\""),
+        ),
+        // `initialize` exists only in the dated era: naming 2026-07-28 there negotiates the newest
+        // dated version.
+        initialize_naming_2026_07_28 => row("initialize naming 2026-07-28", s.rpc_body(Some(k1), &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":PROTOCOL,"capabilities":{},"clientInfo":{"name":"x","version":"1"}}})), 200, Exp::OkWith("\"protocolVersion\":\"2025-11-25\"")),
+        dated_initialize_without_a_key => row(
+            "dated initialize without a key",
+            s.rpc_body(None, &init).del("MCP-Protocol-Version"),
+            403,
+            Exp::Fixed("missing_key"),
+        ),
+        resources_list => {
+            let m = "resources/list";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        resources_templates_list => {
+            let m = "resources/templates/list";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        prompts_list => {
+            let m = "prompts/list";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        logging_setlevel => {
+            let m = "logging/setLevel";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        ping => {
+            let m = "ping";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        tasks_list => {
+            let m = "tasks/list";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        foo_bar => {
+            let m = "foo/bar";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        rpc_discover => {
+            let m = "rpc.discover";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        notifications_initialized => {
+            let m = "notifications/initialized";
+            let params = match m {
+                "logging/setLevel" => json!({"level": "debug"}),
+                _ => json!({}),
+            };
+            row(m, s.rpc(Some(k1), m, params), 404, Exp::Rpc(-32601))
+        },
+        resources_read => row(
+            "resources/read",
+            s.rpc(
+                Some(k1),
+                "resources/read",
+                json!({"uri": "file:///etc/passwd"}),
+            )
+            .set("Mcp-Name", "file:///etc/passwd"),
+            404,
+            Exp::Rpc(-32601),
+        ),
+        prompts_get => row(
+            "prompts/get",
+            s.rpc(Some(k1), "prompts/get", json!({"name": "x"})),
+            404,
+            Exp::Rpc(-32601),
+        ),
+        completion_complete => row("completion/complete", s.rpc(Some(k1), "completion/complete", json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": "b"}})), 404, Exp::Rpc(-32601)),
+        empty_method => row(
+            "empty method",
+            s.rpc(Some(k1), "", json!({})).set("Mcp-Method", ""),
+            404,
+            Exp::Rpc(-32601),
+        ),
+    }
+    protocol {
+        mcp_protocol_version_missing => row(
+            "MCP-Protocol-Version missing",
+            fa_ok.clone().del("MCP-Protocol-Version"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_protocol_version_2025_11_25_meta_says_2026_07_28 => row(
+            "MCP-Protocol-Version 2025-11-25 (meta says 2026-07-28)",
+            fa_ok.clone().set("MCP-Protocol-Version", "2025-11-25"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_protocol_version_unknown_2099_01_01 => row(
+            "MCP-Protocol-Version unknown 2099-01-01",
+            fa_ok.clone().set("MCP-Protocol-Version", "2099-01-01"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_protocol_version_empty => row(
+            "MCP-Protocol-Version empty",
+            fa_ok.clone().set("MCP-Protocol-Version", ""),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        meta_missing_on_tools_call => row("_meta missing on tools/call", s.rpc_body(Some(k1), &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_final_answer","arguments":{"target":t1}}})), 400, Exp::Rpc(-32602)),
+        meta_missing_on_tools_list => row(
+            "_meta missing on tools/list",
+            s.rpc_body(
+                Some(k1),
+                &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+            ),
+            400,
+            Exp::Rpc(-32602),
+        ),
+        meta_missing_on_server_discover => row(
+            "_meta missing on server/discover",
+            s.rpc_body(
+                Some(k1),
+                &json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}),
+            ),
+            400,
+            Exp::Rpc(-32602),
+        ),
+        // A dated version runread speaks: served like any call, on the same key.
+        meta_protocolversion_2025_11_25_with_matching_header => row("_meta protocolVersion 2025-11-25 with matching header", s.rpc(Some(k1), "tools/call", json!({"name":"read_final_answer","arguments":{"target":t1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}})).set("MCP-Protocol-Version", "2025-11-25"), 200, Exp::Ok),
+        meta_a_string => row(
+            "_meta a string",
+            s.rpc(
+                Some(k1),
+                "tools/call",
+                json!({"name":"read_final_answer","arguments":{"target":t1},"_meta":"2026-07-28"}),
+            ),
+            415,
+            Exp::Plain("deserialize"),
+        ),
+        mcp_method_missing => row(
+            "Mcp-Method missing",
+            fa_ok.clone().del("Mcp-Method"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_method_tools_list_on_a_call => row(
+            "Mcp-Method tools/list on a call",
+            fa_ok.clone().set("Mcp-Method", "tools/list"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_method_tools_call => row(
+            "Mcp-Method TOOLS/CALL",
+            fa_ok.clone().set("Mcp-Method", "TOOLS/CALL"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_name_missing => row(
+            "Mcp-Name missing",
+            fa_ok.clone().del("Mcp-Name"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_name_names_another_tool => row(
+            "Mcp-Name names another tool",
+            fa_ok.clone().set("Mcp-Name", "read_history"),
+            400,
+            Exp::Rpc(-32020),
+        ),
+        mcp_name_on_tools_list => row(
+            "Mcp-Name on tools/list",
+            s.rpc(Some(k1), "tools/list", json!({}))
+                .set("Mcp-Name", "read_final_answer"),
+            200,
+            Exp::Ok,
+        ),
+    }
+    arguments {
+        unknown_argument_path => row(
+            "unknown argument path",
+            s.fa_t(json!({"path": "/etc/passwd"})),
+            200,
+            ia.clone(),
+        ),
+        unknown_argument_meta_inside_arguments => row(
+            "unknown argument _meta inside arguments",
+            s.fa_t(json!({"_meta": {}})),
+            200,
+            ia.clone(),
+        ),
+        unknown_argument_offset => row(
+            "unknown argument offset",
+            s.fa_t(json!({"offset": 100})),
+            200,
+            ia.clone(),
+        ),
+        cursor_null_schema_string => row(
+            "cursor null (schema: string)",
+            s.fa_t(json!({"cursor": null})),
+            200,
+            ia.clone(),
+        ),
+        limit_null_schema_integer => row(
+            "limit null (schema: integer)",
+            s.fa_t(json!({"limit": null})),
+            200,
+            ia.clone(),
+        ),
+        no_arguments => row(
+            "no arguments",
+            s.rpc(Some(k1), "tools/call", json!({"name": "read_final_answer"})),
+            200,
+            ia.clone(),
+        ),
+        null => row(
+            "arguments null",
+            s.rpc(
+                Some(k1),
+                "tools/call",
+                json!({"name": "read_final_answer", "arguments": null}),
+            ),
+            200,
+            ia.clone(),
+        ),
+        an_array => row(
+            "arguments an array",
+            s.rpc(
+                Some(k1),
+                "tools/call",
+                json!({"name": "read_final_answer", "arguments": [t1]}),
+            ),
+            404,
+            Exp::Rpc(-32601),
+        ),
+        a_string => row(
+            "arguments a string",
+            s.rpc(
+                Some(k1),
+                "tools/call",
+                json!({"name": "read_final_answer", "arguments": "target"}),
+            ),
+            404,
+            Exp::Rpc(-32601),
+        ),
+        empty_arguments => row("empty arguments", s.fa(json!({})), 200, ia.clone()),
+        target_null => row(
+            "target null",
+            s.fa(json!({"target": null})),
+            200,
+            ia.clone(),
+        ),
+        target_a_string => row(
+            "target a string",
+            s.fa(json!({"target": "all"})),
+            200,
+            ia.clone(),
+        ),
+        target_an_array => row(
+            "target an array",
+            s.fa(json!({"target": [t1]})),
+            200,
+            ia.clone(),
+        ),
+        target_with_an_extra_field => row(
+            "target with an extra field",
+            s.fa(json!({"target": s.t_with("scope", json!("all"))})),
+            200,
+            ia.clone(),
+        ),
+        target_without_instance => {
+            let f = "instance";
+            let mut t = t1.clone();
+            t.as_object_mut().unwrap().remove(f);
+            row(
+                format!("target without {f}"),
+                s.fa(json!({"target": t})),
+                200,
+                ia.clone(),
+            )
+        },
+        target_without_revision => {
+            let f = "revision";
+            let mut t = t1.clone();
+            t.as_object_mut().unwrap().remove(f);
+            row(
+                format!("target without {f}"),
+                s.fa(json!({"target": t})),
+                200,
+                ia.clone(),
+            )
+        },
+        target_without_workspaceid => {
+            let f = "workspaceId";
+            let mut t = t1.clone();
+            t.as_object_mut().unwrap().remove(f);
+            row(
+                format!("target without {f}"),
+                s.fa(json!({"target": t})),
+                200,
+                ia.clone(),
+            )
+        },
+        target_without_sessionid => {
+            let f = "sessionId";
+            let mut t = t1.clone();
+            t.as_object_mut().unwrap().remove(f);
+            row(
+                format!("target without {f}"),
+                s.fa(json!({"target": t})),
+                200,
+                ia.clone(),
+            )
+        },
+        target_without_generation => {
+            let f = "generation";
+            let mut t = t1.clone();
+            t.as_object_mut().unwrap().remove(f);
+            row(
+                format!("target without {f}"),
+                s.fa(json!({"target": t})),
+                200,
+                ia.clone(),
+            )
+        },
+        target_without_runid => {
+            let f = "runId";
+            let mut t = t1.clone();
+            t.as_object_mut().unwrap().remove(f);
+            row(
+                format!("target without {f}"),
+                s.fa(json!({"target": t})),
+                200,
+                ia.clone(),
+            )
+        },
+        tool_name_unknown => row(
+            "tool name unknown",
+            s.call(k1, "read_final_answer2", json!({"target": t1})),
+            200,
+            Exp::RpcFixed(-32602, "unknown_tool"),
+        ),
+        tool_name_uppercase => row(
+            "tool name uppercase",
+            s.call(k1, "READ_FINAL_ANSWER", json!({"target": t1})),
+            200,
+            Exp::RpcFixed(-32602, "unknown_tool"),
+        ),
+        tool_name_empty => row(
+            "tool name empty",
+            s.call(k1, "", json!({"target": t1})),
+            200,
+            Exp::RpcFixed(-32602, "unknown_tool"),
+        ),
+        tool_name_with_nul => row(
+            "tool name with NUL",
+            s.call(k1, "read_final_answer\u{0}", json!({"target": t1})),
+            200,
+            Exp::RpcFixed(-32602, "unknown_tool"),
+        ),
+        tool_name_with_path_traversal => row(
+            "tool name with path traversal",
+            s.call(k1, "../read_final_answer", json!({"target": t1})),
+            200,
+            Exp::RpcFixed(-32602, "unknown_tool"),
+        ),
+        tool_name_a_number => row(
+            "tool name a number",
+            s.rpc(
+                Some(k1),
+                "tools/call",
+                json!({"name": 7, "arguments": {"target": t1}}),
+            ),
+            404,
+            Exp::Rpc(-32601),
+        ),
+        list_granted_targets_with_an_argument => row(
+            "list_granted_targets with an argument",
+            s.call(k1, "list_granted_targets", json!({"all": true})),
+            200,
+            ia.clone(),
+        ),
+        read_history_without_the_feature => row(
+            "read_history without the feature",
+            s.call(k1, "read_history", json!({"target": t1})),
+            200,
+            Exp::Tool("feature_not_granted"),
+        ),
+        get_run_without_the_feature_same_found_false_as_ungranted => row(
+            "get_run without the feature (same {found:false} as ungranted)",
+            s.call(k1, "get_run", json!({"target": t1})),
+            200,
+            Exp::OkWith("\"found\":false"),
+        ),
+        read_artifact_without_the_feature => row(
+            "read_artifact without the feature",
+            s.call(
+                k1,
+                "read_artifact",
+                json!({"target": t1, "artifactId": "a", "version": 1}),
+            ),
+            200,
+            ia.clone(),
+        ),
+        read_history_generation_0_schema_minimum_1 => row(
+            "read_history generation 0 (schema minimum 1)",
+            s.call(
+                &s.key2,
+                "read_history",
+                json!({"target": t2_with("generation", json!(0))}),
+            ),
+            200,
+            ia.clone(),
+        ),
+        read_history_revision_0_schema_minimum_1 => row(
+            "read_history revision 0 (schema minimum 1)",
+            s.call(
+                &s.key2,
+                "read_history",
+                json!({"target": t2_with("revision", json!(0))}),
+            ),
+            200,
+            ia.clone(),
+        ),
+    }
+    target {
+        instance_plus_one_char => {
+            let f = "instance";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} + one char"),
+                s.fa(json!({"target": s.t_with(f, json!(format!("{v}x")))})),
+                200,
+                ng.clone(),
+            )
+        },
+        instance_minus_last_char => {
+            let f = "instance";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} - last char"),
+                s.fa(json!({"target": s.t_with(f, json!(v[..v.len() - 1]))})),
+                200,
+                ng.clone(),
+            )
+        },
+        instance_uppercased => {
+            let f = "instance";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} uppercased"),
+                s.fa(json!({"target": s.t_with(f, json!(v.to_uppercase()))})),
+                200,
+                if v.to_uppercase() == v {
+                    Exp::Ok
+                } else {
+                    ng.clone()
+                },
+            )
+        },
+        workspaceid_plus_one_char => {
+            let f = "workspaceId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} + one char"),
+                s.fa(json!({"target": s.t_with(f, json!(format!("{v}x")))})),
+                200,
+                ng.clone(),
+            )
+        },
+        workspaceid_minus_last_char => {
+            let f = "workspaceId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} - last char"),
+                s.fa(json!({"target": s.t_with(f, json!(v[..v.len() - 1]))})),
+                200,
+                ng.clone(),
+            )
+        },
+        workspaceid_uppercased => {
+            let f = "workspaceId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} uppercased"),
+                s.fa(json!({"target": s.t_with(f, json!(v.to_uppercase()))})),
+                200,
+                if v.to_uppercase() == v {
+                    Exp::Ok
+                } else {
+                    ng.clone()
+                },
+            )
+        },
+        sessionid_plus_one_char => {
+            let f = "sessionId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} + one char"),
+                s.fa(json!({"target": s.t_with(f, json!(format!("{v}x")))})),
+                200,
+                ng.clone(),
+            )
+        },
+        sessionid_minus_last_char => {
+            let f = "sessionId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} - last char"),
+                s.fa(json!({"target": s.t_with(f, json!(v[..v.len() - 1]))})),
+                200,
+                ng.clone(),
+            )
+        },
+        sessionid_uppercased => {
+            let f = "sessionId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} uppercased"),
+                s.fa(json!({"target": s.t_with(f, json!(v.to_uppercase()))})),
+                200,
+                if v.to_uppercase() == v {
+                    Exp::Ok
+                } else {
+                    ng.clone()
+                },
+            )
+        },
+        runid_plus_one_char => {
+            let f = "runId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} + one char"),
+                s.fa(json!({"target": s.t_with(f, json!(format!("{v}x")))})),
+                200,
+                ng.clone(),
+            )
+        },
+        runid_minus_last_char => {
+            let f = "runId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} - last char"),
+                s.fa(json!({"target": s.t_with(f, json!(v[..v.len() - 1]))})),
+                200,
+                ng.clone(),
+            )
+        },
+        runid_uppercased => {
+            let f = "runId";
+            let v = t1[f].as_str().unwrap().to_owned();
+            row(
+                format!("{f} uppercased"),
+                s.fa(json!({"target": s.t_with(f, json!(v.to_uppercase()))})),
+                200,
+                if v.to_uppercase() == v {
+                    Exp::Ok
+                } else {
+                    ng.clone()
+                },
+            )
+        },
+        revision_plus_1 => {
+            let f = "revision";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} + 1"),
+                s.fa(json!({"target": s.t_with(f, json!(v + 1))})),
+                200,
+                ng.clone(),
+            )
+        },
+        revision_minus_1 => {
+            let f = "revision";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} - 1"),
+                s.fa(json!({"target": s.t_with(f, json!(v - 1))})),
+                200,
+                if v == 1 { ia.clone() } else { ng.clone() },
+            )
+        },
+        revision_negative_1 => {
+            let f = "revision";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} -1"),
+                s.fa(json!({"target": s.t_with(f, json!(-1))})),
+                200,
+                ia.clone(),
+            )
+        },
+        revision_as_a_string => {
+            let f = "revision";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} as a string"),
+                s.fa(json!({"target": s.t_with(f, json!(v.to_string()))})),
+                200,
+                ia.clone(),
+            )
+        },
+        revision_as_a_float => {
+            let f = "revision";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} as a float"),
+                s.fa(json!({"target": s.t_with(f, json!(v as f64 + 0.5))})),
+                200,
+                ia.clone(),
+            )
+        },
+        revision_2_64 => {
+            let f = "revision";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} 2^64"),
+                body_row(
+                    rep(
+                        &format!("\"{f}\":{v}"),
+                        &format!("\"{f}\":18446744073709551616"),
+                    )
+                    .as_bytes(),
+                )
+                .set("Mcp-Name", "read_final_answer"),
+                200,
+                ia.clone(),
+            )
+        },
+        generation_plus_1 => {
+            let f = "generation";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} + 1"),
+                s.fa(json!({"target": s.t_with(f, json!(v + 1))})),
+                200,
+                ng.clone(),
+            )
+        },
+        generation_minus_1 => {
+            let f = "generation";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} - 1"),
+                s.fa(json!({"target": s.t_with(f, json!(v - 1))})),
+                200,
+                if v == 1 { ia.clone() } else { ng.clone() },
+            )
+        },
+        generation_negative_1 => {
+            let f = "generation";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} -1"),
+                s.fa(json!({"target": s.t_with(f, json!(-1))})),
+                200,
+                ia.clone(),
+            )
+        },
+        generation_as_a_string => {
+            let f = "generation";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} as a string"),
+                s.fa(json!({"target": s.t_with(f, json!(v.to_string()))})),
+                200,
+                ia.clone(),
+            )
+        },
+        generation_as_a_float => {
+            let f = "generation";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} as a float"),
+                s.fa(json!({"target": s.t_with(f, json!(v as f64 + 0.5))})),
+                200,
+                ia.clone(),
+            )
+        },
+        generation_2_64 => {
+            let f = "generation";
+            let v = t1[f].as_u64().unwrap();
+            row(
+                format!("{f} 2^64"),
+                body_row(
+                    rep(
+                        &format!("\"{f}\":{v}"),
+                        &format!("\"{f}\":18446744073709551616"),
+                    )
+                    .as_bytes(),
+                )
+                .set("Mcp-Name", "read_final_answer"),
+                200,
+                ia.clone(),
+            )
+        },
+        runid_with_a_slash => row(
+            "runId with a slash",
+            s.fa(json!({"target": s.t_with("runId", json!("../../etc/passwd"))})),
+            200,
+            ia.clone(),
+        ),
+        runid_128_chars_the_bound => row(
+            "runId 128 chars (the bound)",
+            s.fa(json!({"target": s.t_with("runId", json!("r".repeat(128)))})),
             200,
             ng.clone(),
-        );
-        push(
-            cat,
-            &format!("{f} - 1"),
-            s.fa(json!({"target": s.t_with(f, json!(v - 1))})),
-            200,
-            if v == 1 { ia.clone() } else { ng.clone() },
-        );
-        push(
-            cat,
-            &format!("{f} -1"),
-            s.fa(json!({"target": s.t_with(f, json!(-1))})),
+        ),
+        runid_129_chars => row(
+            "runId 129 chars",
+            s.fa(json!({"target": s.t_with("runId", json!("r".repeat(129)))})),
             200,
             ia.clone(),
-        );
-        push(
-            cat,
-            &format!("{f} as a string"),
-            s.fa(json!({"target": s.t_with(f, json!(v.to_string()))})),
+        ),
+        runid_empty => row(
+            "runId empty",
+            s.fa(json!({"target": s.t_with("runId", json!(""))})),
             200,
             ia.clone(),
-        );
-        push(
-            cat,
-            &format!("{f} as a float"),
-            s.fa(json!({"target": s.t_with(f, json!(v as f64 + 0.5))})),
+        ),
+        runid_non_ascii => row(
+            "runId non-ASCII",
+            s.fa(json!({"target": s.t_with("runId", json!("rün"))})),
             200,
             ia.clone(),
-        );
-        push(
-            cat,
-            &format!("{f} 2^64"),
+        ),
+        sessionid_with_a_space => row(
+            "sessionId with a space",
+            s.fa(json!({"target": s.t_with("sessionId", json!("a b"))})),
+            200,
+            ia.clone(),
+        ),
+        instance_a_sql_wildcard => row(
+            "instance a SQL wildcard",
+            s.fa(json!({"target": s.t_with("instance", json!("%"))})),
+            200,
+            ia.clone(),
+        ),
+        target_2_with_key_1 => row(
+            "target 2 with key 1",
+            s.fa(json!({"target": s.target2})),
+            200,
+            ng.clone(),
+        ),
+        target_1_with_key_2 => row(
+            "target 1 with key 2",
+            s.call(&s.key2, "read_final_answer", json!({"target": t1})),
+            200,
+            ng.clone(),
+        ),
+        target_1_with_key_3_history_only => row(
+            "target 1 with key 3 (history only)",
+            s.call(&s.key3, "read_final_answer", json!({"target": t1})),
+            200,
+            Exp::Tool("feature_not_granted"),
+        ),
+    }
+    cursor {
+        replayed_cursor_1 => row(
+            "replayed cursor (1)",
+            s.fa_t(json!({"cursor": c1, "limit": 100})),
+            200,
+            Exp::Ok,
+        ),
+        replayed_cursor_2 => row(
+            "replayed cursor (2)",
+            s.fa_t(json!({"cursor": c1, "limit": 100})),
+            200,
+            Exp::Ok,
+        ),
+        with_another_limit => row(
+            "cursor with another limit",
+            s.fa_t(json!({"cursor": c1, "limit": 8192})),
+            200,
+            Exp::Ok,
+        ),
+        truncated_by_1 => row(
+            "cursor truncated by 1",
+            s.fa_t(json!({"cursor": &c1[..c1.len() - 1]})),
+            200,
+            ic.clone(),
+        ),
+        truncated_by_2 => row(
+            "cursor truncated by 2",
+            s.fa_t(json!({"cursor": &c1[..c1.len() - 2]})),
+            200,
+            ic.clone(),
+        ),
+        truncated_to_half => row(
+            "cursor truncated to half",
+            s.fa_t(json!({"cursor": &c1[..c1.len() / 2]})),
+            200,
+            ic.clone(),
+        ),
+        empty => row(
+            "cursor empty",
+            s.fa_t(json!({"cursor": ""})),
+            200,
+            ic.clone(),
+        ),
+        with_a_char_appended => row(
+            "cursor with a char appended",
+            s.fa_t(json!({"cursor": format!("{c1}A")})),
+            200,
+            ic.clone(),
+        ),
+        with_padding_appended => row(
+            "cursor with padding appended",
+            s.fa_t(json!({"cursor": format!("{c1}==")})),
+            200,
+            ic.clone(),
+        ),
+        tampered_in_the_position => row(
+            "cursor tampered in the position",
+            s.fa_t(json!({"cursor": tamper_at(c1, 8)})),
+            200,
+            ic.clone(),
+        ),
+        tampered_in_the_mac => row(
+            "cursor tampered in the MAC",
+            s.fa_t(json!({"cursor": tamper_at(c1, c1.len() / 2 + 5)})),
+            200,
+            ic.clone(),
+        ),
+        tampered_in_the_last_char => row(
+            "cursor tampered in the last char",
+            s.fa_t(json!({"cursor": tamper_at(c1, c1.len() - 1)})),
+            200,
+            ic.clone(),
+        ),
+        in_standard_base64 => row(
+            "cursor in standard base64",
+            s.fa_t(json!({"cursor": c1.replace('-', "+").replace('_', "/") + "+/"})),
+            200,
+            ic.clone(),
+        ),
+        with_whitespace => row(
+            "cursor with whitespace",
+            s.fa_t(json!({"cursor": format!(" {c1}")})),
+            200,
+            ic.clone(),
+        ),
+        cursor_512_chars_the_bound => row(
+            "cursor 512 chars (the bound)",
+            s.fa_t(json!({"cursor": "A".repeat(512)})),
+            200,
+            ic.clone(),
+        ),
+        cursor_513_chars_schema_maxlength_512 => row(
+            "cursor 513 chars (schema maxLength 512)",
+            s.fa_t(json!({"cursor": "A".repeat(513)})),
+            200,
+            ia.clone(),
+        ),
+        cursor_513_chars_on_an_ungranted_target_arguments_before_grant => row(
+            "cursor 513 chars on an ungranted target (arguments before grant)",
+            s.fa(json!({"target": s.target2, "cursor": "A".repeat(513)})),
+            200,
+            ia.clone(),
+        ),
+        a_number => row(
+            "cursor a number",
+            s.fa_t(json!({"cursor": 100})),
+            200,
+            ia.clone(),
+        ),
+        an_object => row(
+            "cursor an object",
+            s.fa_t(json!({"cursor": {"offset": 100}})),
+            200,
+            ia.clone(),
+        ),
+        of_another_target_key_2_s_answer => row(
+            "cursor of another target (key 2's answer)",
+            s.fa_t(json!({"cursor": cur.c2})),
+            200,
+            ic.clone(),
+        ),
+        of_another_target_and_purpose_key_2_s_history => row(
+            "cursor of another target and purpose (key 2's history)",
+            s.fa_t(json!({"cursor": cur.h2})),
+            200,
+            ic.clone(),
+        ),
+        of_another_purpose_same_target_history => row(
+            "cursor of another purpose, same target (history)",
+            s.fa_t(json!({"cursor": cur.h1})),
+            200,
+            ic.clone(),
+        ),
+        target_1_s_cursor_presented_by_key_2_for_target_2 => row(
+            "target 1's cursor presented by key 2 for target 2",
+            s.call(
+                &s.key2,
+                "read_final_answer",
+                json!({"target": s.target2, "cursor": c1}),
+            ),
+            200,
+            ic.clone(),
+        ),
+        key_2_s_own_cursor_sanity => row(
+            "key 2's own cursor (sanity)",
+            s.call(
+                &s.key2,
+                "read_final_answer",
+                json!({"target": s.target2, "cursor": cur.c2}),
+            ),
+            200,
+            Exp::Ok,
+        ),
+        answer_cursor_given_to_read_history => row(
+            "answer cursor given to read_history",
+            s.call(&s.key3, "read_history", json!({"target": t1, "cursor": c1})),
+            200,
+            ic.clone(),
+        ),
+        forged_history_purpose_same_target_and_version => row(
+            "forged: history purpose, same target and version",
+            s.fa_t(json!({"cursor": ck.encode(Purpose::History, tgt, &cur.version1, 100)})),
+            200,
+            ic.clone(),
+        ),
+        forged_artifact_purpose => row(
+            "forged: artifact purpose",
+            s.fa_t(json!({"cursor": ck.encode(Purpose::Artifact, tgt, &cur.version1, 100)})),
+            200,
+            ic.clone(),
+        ),
+        forged_another_answer_version => row(
+            "forged: another answer version",
+            s.fa_t(
+                json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, "g1-0000000000000000", 100)}),
+            ),
+            200,
+            ic.clone(),
+        ),
+        forged_another_revision_of_the_target => row(
+            "forged: another revision of the target",
+            s.fa_t(json!({"cursor": other_rev})),
+            200,
+            ic.clone(),
+        ),
+        forged_position_inside_a_utf_8_character => {
+            let mid = (1..answer_len)
+                .find(|i| !s.answer.is_char_boundary(*i))
+                .expect("a multi-byte character");
+            row("forged: position inside a UTF-8 character", s.fa_t(
+                json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, &cur.version1, mid as u64)}),
+            ), 200, ic.clone())
+        },
+        forged_position_one_past_the_end => row("forged: position one past the end", s.fa_t(json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, &cur.version1, answer_len as u64 + 1)})), 200, ic.clone()),
+        forged_position_u64_max => row(
+            "forged: position u64::MAX",
+            s.fa_t(
+                json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, &cur.version1, u64::MAX)}),
+            ),
+            200,
+            ic.clone(),
+        ),
+        forged_position_exactly_at_the_end_empty_chunk => row("forged: position exactly at the end (empty chunk)", s.fa_t(json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, &cur.version1, answer_len as u64)})), 200, Exp::Ok),
+    }
+    limit {
+        limit_0 => row(
+            "limit 0",
+            s.fa_t(json!({"limit": json!(0)})),
+            200,
+            ia.clone(),
+        ),
+        limit_3 => row(
+            "limit 3",
+            s.fa_t(json!({"limit": json!(3)})),
+            200,
+            ia.clone(),
+        ),
+        limit_8193 => row(
+            "limit 8193",
+            s.fa_t(json!({"limit": json!(8193)})),
+            200,
+            ia.clone(),
+        ),
+        negative_1 => row(
+            "limit -1",
+            s.fa_t(json!({"limit": json!(-1)})),
+            200,
+            ia.clone(),
+        ),
+        limit_10 => row(
+            "limit \"10\"",
+            s.fa_t(json!({"limit": json!("10")})),
+            200,
+            ia.clone(),
+        ),
+        limit_4_0 => row(
+            "limit 4.0",
+            s.fa_t(json!({"limit": json!(4.0)})),
+            200,
+            ia.clone(),
+        ),
+        limit_4_5 => row(
+            "limit 4.5",
+            s.fa_t(json!({"limit": json!(4.5)})),
+            200,
+            ia.clone(),
+        ),
+        limit_true => row(
+            "limit true",
+            s.fa_t(json!({"limit": json!(true)})),
+            200,
+            ia.clone(),
+        ),
+        limit_4 => row(
+            "limit [4]",
+            s.fa_t(json!({"limit": json!([4])})),
+            200,
+            ia.clone(),
+        ),
+        u64_max => row(
+            "limit u64::MAX",
+            s.fa_t(json!({"limit": json!(u64::MAX)})),
+            200,
+            ia.clone(),
+        ),
+        limit_2_64 => row(
+            "limit 2^64",
             body_row(
                 rep(
-                    &format!("\"{f}\":{v}"),
-                    &format!("\"{f}\":18446744073709551616"),
+                    "\"arguments\":{",
+                    "\"arguments\":{\"limit\":18446744073709551616,",
                 )
                 .as_bytes(),
             )
             .set("Mcp-Name", "read_final_answer"),
             200,
             ia.clone(),
-        );
-    }
-    push(
-        cat,
-        "runId with a slash",
-        s.fa(json!({"target": s.t_with("runId", json!("../../etc/passwd"))})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "runId 128 chars (the bound)",
-        s.fa(json!({"target": s.t_with("runId", json!("r".repeat(128)))})),
-        200,
-        ng.clone(),
-    );
-    push(
-        cat,
-        "runId 129 chars",
-        s.fa(json!({"target": s.t_with("runId", json!("r".repeat(129)))})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "runId empty",
-        s.fa(json!({"target": s.t_with("runId", json!(""))})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "runId non-ASCII",
-        s.fa(json!({"target": s.t_with("runId", json!("rün"))})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "sessionId with a space",
-        s.fa(json!({"target": s.t_with("sessionId", json!("a b"))})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "instance a SQL wildcard",
-        s.fa(json!({"target": s.t_with("instance", json!("%"))})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "target 2 with key 1",
-        s.fa(json!({"target": s.target2})),
-        200,
-        ng.clone(),
-    );
-    push(
-        cat,
-        "target 1 with key 2",
-        s.call(&s.key2, "read_final_answer", json!({"target": t1})),
-        200,
-        ng.clone(),
-    );
-    push(
-        cat,
-        "target 1 with key 3 (history only)",
-        s.call(&s.key3, "read_final_answer", json!({"target": t1})),
-        200,
-        Exp::Tool("feature_not_granted"),
-    );
-
-    // --- cursors --------------------------------------------------------------------------------
-    cat = "cursor";
-    let ic = Exp::Tool("invalid_cursor");
-    let c1 = cur.c1.as_str();
-    let ck = s.env.store.cursor_key().clone();
-    let tgt = &s.core_target;
-    push(
-        cat,
-        "replayed cursor (1)",
-        s.fa_t(json!({"cursor": c1, "limit": 100})),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "replayed cursor (2)",
-        s.fa_t(json!({"cursor": c1, "limit": 100})),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "cursor with another limit",
-        s.fa_t(json!({"cursor": c1, "limit": 8192})),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "cursor truncated by 1",
-        s.fa_t(json!({"cursor": &c1[..c1.len() - 1]})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor truncated by 2",
-        s.fa_t(json!({"cursor": &c1[..c1.len() - 2]})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor truncated to half",
-        s.fa_t(json!({"cursor": &c1[..c1.len() / 2]})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor empty",
-        s.fa_t(json!({"cursor": ""})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor with a char appended",
-        s.fa_t(json!({"cursor": format!("{c1}A")})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor with padding appended",
-        s.fa_t(json!({"cursor": format!("{c1}==")})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor tampered in the position",
-        s.fa_t(json!({"cursor": tamper_at(c1, 8)})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor tampered in the MAC",
-        s.fa_t(json!({"cursor": tamper_at(c1, c1.len() / 2 + 5)})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor tampered in the last char",
-        s.fa_t(json!({"cursor": tamper_at(c1, c1.len() - 1)})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor in standard base64",
-        s.fa_t(json!({"cursor": c1.replace('-', "+").replace('_', "/") + "+/"})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor with whitespace",
-        s.fa_t(json!({"cursor": format!(" {c1}")})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor 512 chars (the bound)",
-        s.fa_t(json!({"cursor": "A".repeat(512)})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor 513 chars (schema maxLength 512)",
-        s.fa_t(json!({"cursor": "A".repeat(513)})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "cursor 513 chars on an ungranted target (arguments before grant)",
-        s.fa(json!({"target": s.target2, "cursor": "A".repeat(513)})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "cursor a number",
-        s.fa_t(json!({"cursor": 100})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "cursor an object",
-        s.fa_t(json!({"cursor": {"offset": 100}})),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "cursor of another target (key 2's answer)",
-        s.fa_t(json!({"cursor": cur.c2})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor of another target and purpose (key 2's history)",
-        s.fa_t(json!({"cursor": cur.h2})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "cursor of another purpose, same target (history)",
-        s.fa_t(json!({"cursor": cur.h1})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "target 1's cursor presented by key 2 for target 2",
-        s.call(
-            &s.key2,
-            "read_final_answer",
-            json!({"target": s.target2, "cursor": c1}),
         ),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "key 2's own cursor (sanity)",
-        s.call(
-            &s.key2,
-            "read_final_answer",
-            json!({"target": s.target2, "cursor": cur.c2}),
-        ),
-        200,
-        Exp::Ok,
-    );
-    push(
-        cat,
-        "answer cursor given to read_history",
-        s.call(&s.key3, "read_history", json!({"target": t1, "cursor": c1})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "forged: history purpose, same target and version",
-        s.fa_t(json!({"cursor": ck.encode(Purpose::History, tgt, &cur.version1, 100)})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "forged: artifact purpose",
-        s.fa_t(json!({"cursor": ck.encode(Purpose::Artifact, tgt, &cur.version1, 100)})),
-        200,
-        ic.clone(),
-    );
-    push(
-        cat,
-        "forged: another answer version",
-        s.fa_t(json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, "g1-0000000000000000", 100)})),
-        200,
-        ic.clone(),
-    );
-    let other_rev = {
-        let mut t = tgt.clone();
-        t.revision += 1;
-        ck.encode(Purpose::FinalAnswer, &t, &cur.version1, 100)
-    };
-    push(
-        cat,
-        "forged: another revision of the target",
-        s.fa_t(json!({"cursor": other_rev})),
-        200,
-        ic.clone(),
-    );
-    {
-        let mid = (1..answer_len)
-            .find(|i| !s.answer.is_char_boundary(*i))
-            .expect("a multi-byte character");
-        push(
-            cat,
-            "forged: position inside a UTF-8 character",
-            s.fa_t(
-                json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, &cur.version1, mid as u64)}),
-            ),
+        negative_0 => row(
+            "limit -0",
+            body_row(rep("\"arguments\":{", "\"arguments\":{\"limit\":-0,").as_bytes())
+                .set("Mcp-Name", "read_final_answer"),
             200,
-            ic.clone(),
-        );
+            ia.clone(),
+        ),
+        limit_4e0 => row(
+            "limit 4e0",
+            body_row(rep("\"arguments\":{", "\"arguments\":{\"limit\":4e0,").as_bytes())
+                .set("Mcp-Name", "read_final_answer"),
+            200,
+            ia.clone(),
+        ),
     }
-    push(cat, "forged: position one past the end", s.fa_t(json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, &cur.version1, answer_len as u64 + 1)})), 200, ic.clone());
-    push(
-        cat,
-        "forged: position u64::MAX",
-        s.fa_t(json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, &cur.version1, u64::MAX)})),
-        200,
-        ic.clone(),
-    );
-    push(cat, "forged: position exactly at the end (empty chunk)", s.fa_t(json!({"cursor": ck.encode(Purpose::FinalAnswer, tgt, &cur.version1, answer_len as u64)})), 200, Exp::Ok);
-
-    // --- limits ---------------------------------------------------------------------------------
-    cat = "limit";
-    for (name, v) in [
-        ("limit 0", json!(0)),
-        ("limit 3", json!(3)),
-        ("limit 8193", json!(8193)),
-        ("limit -1", json!(-1)),
-        ("limit \"10\"", json!("10")),
-        ("limit 4.0", json!(4.0)),
-        ("limit 4.5", json!(4.5)),
-        ("limit true", json!(true)),
-        ("limit [4]", json!([4])),
-        ("limit u64::MAX", json!(u64::MAX)),
-    ] {
-        push(cat, name, s.fa_t(json!({"limit": v})), 200, ia.clone());
-    }
-    push(
-        cat,
-        "limit 2^64",
-        body_row(
-            rep(
-                "\"arguments\":{",
-                "\"arguments\":{\"limit\":18446744073709551616,",
-            )
-            .as_bytes(),
-        )
-        .set("Mcp-Name", "read_final_answer"),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "limit -0",
-        body_row(rep("\"arguments\":{", "\"arguments\":{\"limit\":-0,").as_bytes())
-            .set("Mcp-Name", "read_final_answer"),
-        200,
-        ia.clone(),
-    );
-    push(
-        cat,
-        "limit 4e0",
-        body_row(rep("\"arguments\":{", "\"arguments\":{\"limit\":4e0,").as_bytes())
-            .set("Mcp-Name", "read_final_answer"),
-        200,
-        ia.clone(),
-    );
-
-    // --- keys -----------------------------------------------------------------------------------
-    cat = "key";
-    for (name, r, status, exp) in [
-        (
-            "no key",
+    key {
+        no_key => row(
+            "key: no key",
             fa_ok.clone().del("x-runread-key"),
             403,
             Exp::Fixed("missing_key"),
         ),
-        (
-            "empty key",
+        empty_key => row(
+            "key: empty key",
             fa_ok.clone().set("x-runread-key", ""),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "63 chars",
+        key_63_chars => row(
+            "key: 63 chars",
             fa_ok.clone().set("x-runread-key", &s.key[..63]),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "65 chars",
+        key_65_chars => row(
+            "key: 65 chars",
             fa_ok.clone().set("x-runread-key", format!("{k1}0")),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "uppercase",
+        uppercase => row(
+            "key: uppercase",
             fa_ok.clone().set("x-runread-key", s.key.to_uppercase()),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "non-hex letter",
+        non_hex_letter => row(
+            "key: non-hex letter",
             fa_ok
                 .clone()
                 .set("x-runread-key", format!("{}g", &s.key[..63])),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "well formed, no grant",
+        well_formed_no_grant => row(
+            "key: well formed, no grant",
             fa_ok.clone().set("x-runread-key", "0".repeat(64)),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "space inside",
+        space_inside => row(
+            "key: space inside",
             fa_ok.clone().set(
                 "x-runread-key",
                 format!("{} {}", &s.key[..32], &s.key[32..]),
@@ -3481,8 +3974,8 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "tab inside",
+        tab_inside => row(
+            "key: tab inside",
             fa_ok.clone().set(
                 "x-runread-key",
                 format!("{}\t{}", &s.key[..32], &s.key[32..]),
@@ -3490,40 +3983,40 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "quoted",
+        quoted => row(
+            "key: quoted",
             fa_ok.clone().set("x-runread-key", format!("\"{k1}\"")),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "Bearer prefix",
+        bearer_prefix => row(
+            "key: Bearer prefix",
             fa_ok.clone().set("x-runread-key", format!("Bearer {k1}")),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "two keys comma-joined in one header",
+        two_keys_comma_joined_in_one_header => row(
+            "key: two keys comma-joined in one header",
             fa_ok.clone().set("x-runread-key", format!("{k1}, {k1}")),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "key hash instead of key",
+        key_hash_instead_of_key => row(
+            "key: key hash instead of key",
             fa_ok
                 .clone()
                 .set("x-runread-key", runread_core::key::hash(k1)),
             403,
             Exp::Fixed("invalid_key"),
         ),
-        (
-            "surrounding whitespace (OWS, stripped by HTTP)",
+        surrounding_whitespace_ows_stripped_by_http => row(
+            "key: surrounding whitespace (OWS, stripped by HTTP)",
             fa_ok.clone().set("x-runread-key", format!("   {k1}\t ")),
             200,
             Exp::Ok,
         ),
-        (
-            "header name uppercase",
+        header_name_uppercase => row(
+            "key: header name uppercase",
             fa_ok
                 .clone()
                 .del("x-runread-key")
@@ -3531,8 +4024,8 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
             200,
             Exp::Ok,
         ),
-        (
-            "header name with underscores",
+        header_name_with_underscores => row(
+            "key: header name with underscores",
             fa_ok
                 .clone()
                 .del("x-runread-key")
@@ -3540,8 +4033,8 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
             403,
             Exp::Fixed("missing_key"),
         ),
-        (
-            "header name misspelled",
+        header_name_misspelled => row(
+            "key: header name misspelled",
             fa_ok
                 .clone()
                 .del("x-runread-key")
@@ -3549,63 +4042,99 @@ fn corpus(s: &Srv, cur: &Cursors) -> Vec<Row> {
             403,
             Exp::Fixed("missing_key"),
         ),
-        (
-            "expired grant",
+        expired_grant => row(
+            "key: expired grant",
             fa_ok.clone().set("x-runread-key", &s.key_expired),
             200,
             Exp::Tool("grant_expired"),
         ),
-        (
-            "revoked grant",
+        revoked_grant => row(
+            "key: revoked grant",
             fa_ok.clone().set("x-runread-key", &s.key_revoked),
             200,
             Exp::Tool("grant_revoked"),
         ),
-        (
-            "expired grant, list_granted_targets",
+        expired_grant_list_granted_targets => row(
+            "key: expired grant, list_granted_targets",
             s.call(&s.key_expired, "list_granted_targets", json!({})),
             200,
             Exp::Tool("grant_expired"),
         ),
-        (
-            "revoked grant, list_granted_targets",
+        revoked_grant_list_granted_targets => row(
+            "key: revoked grant, list_granted_targets",
             s.call(&s.key_revoked, "list_granted_targets", json!({})),
             200,
             Exp::Tool("grant_revoked"),
         ),
-        (
-            "expired grant, tools/list (empty)",
+        expired_grant_tools_list_empty => row(
+            "key: expired grant, tools/list (empty)",
             s.rpc(Some(&s.key_expired), "tools/list", json!({})),
             200,
             Exp::Ok,
         ),
-        (
-            "no key, server/discover",
+        no_key_server_discover => row(
+            "key: no key, server/discover",
             s.rpc(None, "server/discover", json!({})),
             403,
             Exp::Fixed("missing_key"),
         ),
-        (
-            "no key, tools/list",
+        no_key_tools_list => row(
+            "key: no key, tools/list",
             s.rpc(None, "tools/list", json!({})),
             403,
             Exp::Fixed("missing_key"),
         ),
-    ] {
-        push(cat, &format!("key: {name}"), r, status, exp);
     }
-
-    let _ = cat;
-    rows.into_inner()
 }
 
+/// A replayed cursor returns the same chunk: with the same JSON-RPC id the whole response is the
+/// same (the start record is reused within 60 s); with another id, the same content.
+#[test]
+fn a_replayed_cursor_returns_the_same_chunk() {
+    let _shared = shared();
+    let _slot = RowSlot::take();
+    let (s, cur) = corpus_server();
+    let replay = s.fa_t(json!({"cursor": cur.c1, "limit": 100}));
+    let a = ok_result(s, &replay);
+    let b = ok_result(s, &replay);
+    assert_eq!(a, b, "replay with the same id differs");
+    let other_id = {
+        let mut v: Value = serde_json::from_slice(&replay.body).unwrap();
+        v["id"] = json!(4242);
+        replay.clone().body(v.to_string())
+    };
+    let c = ok_result(s, &other_id);
+    assert_eq!(
+        a["structuredContent"], c["structuredContent"],
+        "replay with another id gives another chunk"
+    );
+    assert_eq!(
+        a["structuredContent"]["text"].as_str(),
+        Some(&s.answer[100..200]),
+        "the cursor chunk is not bytes 100..200 of the answer: {}",
+        a["structuredContent"]
+    );
+}
+
+/// The shared server, hostile rows beside it, still reads the whole answer back byte-exact.
+#[test]
+fn the_whole_answer_still_reads_back() {
+    let _shared = shared();
+    let _slot = RowSlot::take();
+    let (s, _) = corpus_server();
+    assert_eq!(
+        read_whole_answer(s),
+        s.answer,
+        "the answer reads back whole"
+    );
+}
 enum Outcome {
     Pass,
     Known(&'static str),
     Fail(String),
 }
 
-fn run_row(s: &Srv, row: &Row) -> Outcome {
+fn run_row(s: &Srv, cat: &str, row: &Row) -> Outcome {
     let mut deviation = None;
     let ex = exchange(s.addr, &row.req.bytes(), ROW_TIMEOUT);
     let mut problems = Vec::new();
@@ -3649,7 +4178,7 @@ fn run_row(s: &Srv, row: &Row) -> Outcome {
     };
     // ADV_DUMP=1 lists every row's outcome; ADV_RAW=<part of a row name> shows its raw exchange.
     if std::env::var_os("ADV_DUMP").is_some() {
-        eprintln!("[{}] {} -> {actual}", row.cat, row.name);
+        eprintln!("[{cat}] {} -> {actual}", row.name);
     }
     if let Ok(part) = std::env::var("ADV_RAW")
         && row.name.contains(&part)
@@ -3693,92 +4222,6 @@ fn read_whole_answer(s: &Srv) -> String {
         cursor = Some(sc["nextCursor"].as_str().unwrap().to_owned());
     }
     panic!("no eof after 100 chunks");
-}
-
-#[test]
-fn adversarial_corpus() {
-    let _g = serial();
-    let started = Instant::now();
-    let s = start();
-    let cur = gather_cursors(&s);
-    let rows = corpus(&s, &cur);
-    assert!(rows.len() >= 150, "only {} rows", rows.len());
-    let mut failures = Vec::new();
-    let mut deviations: Vec<(&'static str, Vec<String>)> = Vec::new();
-    let mut per_cat: Vec<(&str, usize)> = Vec::new();
-    for row in &rows {
-        match per_cat.iter_mut().find(|(c, _)| *c == row.cat) {
-            Some((_, n)) => *n += 1,
-            None => per_cat.push((row.cat, 1)),
-        }
-        match run_row(&s, row) {
-            Outcome::Pass => {}
-            Outcome::Known(why) => match deviations.iter_mut().find(|(w, _)| *w == why) {
-                Some((_, names)) => names.push(row.name.clone()),
-                None => deviations.push((why, vec![row.name.clone()])),
-            },
-            Outcome::Fail(e) => failures.push(format!("[{}] {}: {e}", row.cat, row.name)),
-        }
-    }
-
-    // A replayed cursor returns the same chunk: with the same JSON-RPC id the whole response is
-    // the same (the start record is reused within 60 s); with another id, the same content.
-    let replay = s.fa_t(json!({"cursor": cur.c1, "limit": 100}));
-    let a = ok_result(&s, &replay);
-    let b = ok_result(&s, &replay);
-    if a != b {
-        failures.push(format!("replay with the same id differs:\n{a}\n{b}"));
-    }
-    let other_id = {
-        let mut v: Value = serde_json::from_slice(&replay.body).unwrap();
-        v["id"] = json!(4242);
-        replay.clone().body(v.to_string())
-    };
-    let c = ok_result(&s, &other_id);
-    if a["structuredContent"] != c["structuredContent"] {
-        failures.push("replay with another id gives another chunk".into());
-    }
-    let expected_chunk = &s.answer[100..200];
-    if a["structuredContent"]["text"].as_str() != Some(expected_chunk) {
-        failures.push(format!(
-            "the cursor chunk is not bytes 100..200 of the answer: {}",
-            a["structuredContent"]
-        ));
-    }
-
-    // Still healthy: discover answers and the whole answer reads back byte-exact.
-    let ex = exchange(s.addr, &s.discover().bytes(), ROW_TIMEOUT);
-    assert_eq!(ex.responses.first().map(|r| r.status), Some(200));
-    assert_eq!(
-        read_whole_answer(&s),
-        s.answer,
-        "the answer reads back whole"
-    );
-
-    eprintln!(
-        "adversarial corpus: {} rows in {:.1}s; by category: {}",
-        rows.len(),
-        started.elapsed().as_secs_f64(),
-        per_cat
-            .iter()
-            .map(|(c, n)| format!("{c} {n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    for (why, names) in &deviations {
-        eprintln!(
-            "KNOWN DEVIATION ({} rows): {why}\n    {}",
-            names.len(),
-            names.join("\n    ")
-        );
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} rows failed:\n{}",
-        failures.len(),
-        rows.len(),
-        failures.join("\n")
-    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3894,7 +4337,7 @@ fn slice_prefix(s: &str, n: usize) -> &str {
 
 #[test]
 fn slow_bodies_are_cut_off_at_the_deadline() {
-    let _g = serial();
+    let _g = alone();
     let s = Arc::new(start());
     let body_len = 1_000;
     let max =
@@ -4013,7 +4456,7 @@ fn normal_during_slow_bodies(
 
 #[test]
 fn normal_requests_succeed_while_slow_bodies_dribble() {
-    let _g = serial();
+    let _g = alone();
     let s = Arc::new(start());
     // Fewer slow bodies than the in-flight cap: a permit stays free for normal requests.
     let below = HTTP_IN_FLIGHT_MAX - 1;
@@ -4043,7 +4486,7 @@ fn normal_requests_succeed_while_slow_bodies_dribble() {
 
 #[test]
 fn slow_headers_are_cut_off_and_normal_requests_still_succeed() {
-    let _g = serial();
+    let _g = alone();
     let s = Arc::new(start());
     let stop = Arc::new(AtomicBool::new(false));
     let handles: Vec<_> = (0..SLOW_HEADER_CLIENTS)
@@ -4151,7 +4594,7 @@ fn status_kib(field: &str) -> u64 {
 
 #[test]
 fn sixty_four_clients_get_full_answers_or_immediate_busy_and_memory_stays_flat() {
-    let _g = serial();
+    let _g = alone();
     let soak = std::env::var("RUNREAD_SOAK_SECS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())

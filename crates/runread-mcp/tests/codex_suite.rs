@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use runread_store::Store;
+
 const SECRET: &str = "sk-codex-TEST-0123456789abcdef";
 
 mod support;
@@ -50,7 +52,7 @@ async fn history_is_prompts_messages_and_tool_names_never_reasoning_arguments_or
         let roles: Vec<&str> = events.iter().map(|e| e["role"].as_str().unwrap()).collect();
         let calls: Vec<Value> = events.iter().map(|e| e["toolCalls"].clone()).collect();
         let text = serde_json::to_string(&events).unwrap();
-        let prompt = run.run.preview.clone().unwrap();
+        let prompt = runread_testkit::prompt(&run).unwrap();
         assert_eq!(events[0]["text"], prompt.as_str());
         match prompt.as_str() {
             "Show me notes.txt." => {
@@ -177,7 +179,7 @@ async fn fork_run(s: &Served) -> (Value, Value) {
     let run = s
         .runs()
         .into_iter()
-        .find(|r| r.run.preview.as_deref() == Some("Third, in a fork."))
+        .find(|r| runread_testkit::prompt(r).as_deref() == Some("Third, in a fork."))
         .unwrap();
     let (c, target) = s.client(&run).await;
     let m = c
@@ -200,7 +202,7 @@ async fn a_forks_inherited_history_is_its_parents_and_a_gap_once_that_is_gone() 
     assert_eq!(runs.len(), 3, "the fork's own turn, and the parent's two");
     let parent = runs
         .iter()
-        .find(|r| r.run.preview.as_deref() == Some("First."))
+        .find(|r| runread_testkit::prompt(r).as_deref() == Some("First."))
         .unwrap();
     let (m, h) = fork_run(&s).await;
     assert_eq!(
@@ -238,7 +240,7 @@ async fn a_forks_inherited_history_is_its_parents_and_a_gap_once_that_is_gone() 
 }
 
 #[tokio::test]
-async fn a_fork_whose_parent_was_never_read_reports_it_missing() {
+async fn a_fork_whose_parent_was_never_read_reports_it_not_granted() {
     let s = serve(&[]).await;
     let placed = s.env.place_codex("resume-fork", Duration::from_secs(60));
     // Only the fork: its parent is not where runread reads.
@@ -258,6 +260,96 @@ async fn a_fork_whose_parent_was_never_read_reports_it_missing() {
     s.env.ingest();
     assert_eq!(s.runs().len(), 1);
     let (m, h) = fork_run(&s).await;
-    assert_eq!(m["inheritedHistory"]["value"], "missing");
-    assert_eq!(h["gapReasons"], json!(["fork_parent_missing"]));
+    assert_eq!(m["inheritedHistory"]["value"], "not_granted");
+    assert_eq!(h["gapReasons"], json!(["fork_parent_not_granted"]));
+}
+
+/// What the fork's run tells its reader of its parent: metadata's parent fields, history's gaps
+/// and events.
+async fn fork_fields(s: &Served) -> Value {
+    let (m, h) = fork_run(s).await;
+    json!({
+        "parentSession": m["parentSession"],
+        "inheritedHistory": m["inheritedHistory"],
+        "unknownFields": m["unknownFields"],
+        "gapReasons": h["gapReasons"],
+        "gap": h["gap"],
+        "events": h["events"],
+    })
+}
+
+/// Issue 30, finding 6: a fork whose parent was read into another registered workspace is told
+/// exactly what a fork whose parent is nowhere is told — `not_granted`, byte for byte — so a
+/// reader of the fork never learns whether a session exists outside its workspace.
+#[tokio::test]
+async fn a_forks_parent_outside_its_workspace_is_not_granted_whether_it_exists_or_not() {
+    let is_fork = |p: &std::path::PathBuf| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .contains("\"forked_from_id\":\"01a231e0")
+    };
+    // The parent's files moved into a second registered workspace, whose path is as long as the
+    // first's (the fork's base offset into its parent's file still holds).
+    let elsewhere = serve(&[]).await;
+    let other = elsewhere.env.dir.path().join("elsewhere");
+    std::fs::create_dir(&other).unwrap();
+    let other = std::fs::canonicalize(&other).unwrap();
+    assert_eq!(
+        other.as_os_str().len(),
+        elsewhere.env.workspace.as_os_str().len()
+    );
+    let other_ws = elsewhere
+        .env
+        .store
+        .add_workspace(other.to_str().unwrap(), "other", 1)
+        .unwrap();
+    for p in elsewhere
+        .env
+        .place_codex("resume-fork", Duration::from_secs(60))
+    {
+        if !is_fork(&p) {
+            let bytes = std::fs::read(&p).unwrap();
+            let moved = runread_testkit::relocated_codex(&bytes, other.to_str().unwrap());
+            std::fs::write(&p, moved).unwrap();
+            runread_testkit::set_age(&p, Duration::from_secs(60));
+        }
+    }
+    elsewhere.env.ingest();
+    let runs = elsewhere.runs();
+    assert_eq!(runs.len(), 3, "the parent's two runs are read, elsewhere");
+    assert_eq!(
+        runs.iter()
+            .filter(|r| r.target.workspace_id == other_ws.id)
+            .count(),
+        2
+    );
+
+    // The parent nowhere: only the fork placed.
+    let nowhere = serve(&[]).await;
+    for p in nowhere
+        .env
+        .place_codex("resume-fork", Duration::from_secs(60))
+    {
+        if !is_fork(&p) {
+            std::fs::remove_file(&p).unwrap();
+        }
+    }
+    nowhere.env.ingest();
+    assert_eq!(nowhere.runs().len(), 1);
+
+    let (seen_elsewhere, seen_nowhere) =
+        (fork_fields(&elsewhere).await, fork_fields(&nowhere).await);
+    assert_eq!(
+        serde_json::to_string(&seen_elsewhere).unwrap(),
+        serde_json::to_string(&seen_nowhere).unwrap()
+    );
+    assert_eq!(
+        seen_nowhere["inheritedHistory"],
+        json!({"value": "not_granted", "source": "parent_file"})
+    );
+    assert_eq!(
+        seen_nowhere["gapReasons"],
+        json!(["fork_parent_not_granted"])
+    );
+    assert_eq!(seen_nowhere["gap"], true);
 }

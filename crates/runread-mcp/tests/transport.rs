@@ -225,3 +225,51 @@ fn slow_senders_do_not_take_processing_slots() {
         assert_eq!(status, 200, "{body}");
     }
 }
+
+/// One in-process request to the router, no socket under it: (status, body).
+async fn in_process(app: axum::Router, key: &str) -> (u16, String) {
+    use tower::ServiceExt as _;
+    let req = http::Request::post("/mcp")
+        .header("host", "127.0.0.1:7077")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
+        .header("x-runread-key", key)
+        .body(axum::body::Body::from(DISCOVER))
+        .unwrap();
+    let response = app.oneshot(req).await.unwrap();
+    let status = response.status().as_u16();
+    let body = axum::body::to_bytes(response.into_body(), HTTP_BODY_MAX_BYTES)
+        .await
+        .unwrap();
+    (status, String::from_utf8(body.to_vec()).unwrap())
+}
+
+/// Issue 30, finding 10: a request whose peer is unknown (no `ConnectInfo`, as when the router
+/// is served without runread's accept loop) is refused exactly like a remote peer; with its
+/// loopback peer supplied (axum's `MockConnectInfo`, what a listener gives) it passes.
+#[tokio::test]
+async fn a_request_without_a_known_peer_is_refused_like_a_remote_one() {
+    use axum::extract::connect_info::MockConnectInfo;
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let run = env.store.runs().unwrap().into_iter().next().unwrap();
+    let key = env
+        .grant(&run.target.run_id, vec![Feature::FinalAnswer], "t")
+        .key;
+    let app = runread_mcp::server::router(env.service(), SocketAddr::from(([127, 0, 0, 1], 7077)));
+    let peer = |ip: [u8; 4]| MockConnectInfo(SocketAddr::from((ip, 50_000)));
+    let (status, body) = in_process(app.clone(), &key).await;
+    assert_eq!(
+        (status, code(&body).as_str()),
+        (403, "forbidden_origin"),
+        "{body}"
+    );
+    assert!(!body.contains(&key));
+    let remote = in_process(app.clone().layer(peer([10, 0, 0, 1])), &key).await;
+    assert_eq!(remote, (status, body), "the same refusal as a remote peer");
+    let (status, body) = in_process(app.layer(peer([127, 0, 0, 1])), &key).await;
+    assert_eq!(status, 200, "{body}");
+}

@@ -33,31 +33,31 @@ pub const PINNED_BINDINGS: &[(&str, &str)] = &[
     ),
     (
         "list_artifacts",
-        "75c760163d9c83d2c6c5d1774c46c61b346760153b2d75937aaf2ab1ce368ea3",
+        "6f73538e2cfd1db9a2330fe1eb4aba7b26e8d6c2b9889599726e75051d4546b8",
     ),
     (
         "list_granted_targets",
-        "a2f8ac64b07a3a71d9869e4f99ea63d9f7e1e7604324b51156d61b78247921c5",
+        "78198aa14ce80fbe62c414419a9f2a161418c993de2d69875f9036bcc450e4fc",
     ),
     (
         "read_artifact",
-        "11d3a48fd40232113b2aa4f35418e30ee9ac62c13b427900126a075dc33cffcb",
+        "f4856091db3603220ce3d54063b02ad2654cd82c2b2f026b9798233974783d9d",
     ),
     (
         "read_final_answer",
-        "bb340f3f59eced69ff718bc7f4e24d591de96e80137694876c153566ecf798c0",
+        "5401a11056db3ff446f5ec5c068f03cb7dde0bf513951f2afa6009a4324cb9fc",
     ),
     (
         "read_history",
-        "e5fada3d61c4da8dde0db8e1cb35f1eea6a1f55fba3e011b1c7174c157986724",
+        "047efdf159608bb914e874a3497409114b9c27b11bdf35471eda1cd58e971f83",
     ),
     (
         "read_target_metadata",
-        "33ec09f34cabab7664446c0101ac29b494b74b87167f6b42bd43cf47673a17cc",
+        "a515cfceaadf0e167858a3e355379bd9aaaf4f04fc311da9d5540cbe4d558545",
     ),
     (
         "read_work_state",
-        "dc38f9095c3a10f4f07d6b127ec2a15b78a756a700e87947de1c72f041ee0275",
+        "13cb6091b3fffd3dc4c731badd5e5860216e5a68cd09321be2bc06e23519a757",
     ),
 ];
 
@@ -91,9 +91,12 @@ pub(crate) trait ToolRules: Sync {
         args.clone()
     }
 
-    /// Admission step 5 for `args` (through [`Admitting`]), and the reader built from what it
+    /// Admission step 5 for `args` (through [`AdmissionContext`]), and the reader built from what it
     /// read.
-    fn admit(at: &Admitting<'_>, args: &Self::Args) -> Result<Granted<Self::Reader>, ErrorCode>;
+    fn admit(
+        at: &AdmissionContext<'_>,
+        args: &Self::Args,
+    ) -> Result<ToolAdmission<Self::Reader>, ErrorCode>;
 
     /// The adapter: serves `args` (the unsealed input, parsed again) from `reader`. Every string
     /// of its output is masked afterwards, whatever it masked itself.
@@ -101,7 +104,7 @@ pub(crate) trait ToolRules: Sync {
 }
 
 /// What admission knows while step 5 runs for one call.
-pub(crate) struct Admitting<'a> {
+pub(crate) struct AdmissionContext<'a> {
     pub svc: &'a Service,
     pub ctx: &'a KeyContext,
     /// The called tool's catalog entry: its feature is the one a grant must allow.
@@ -110,7 +113,7 @@ pub(crate) struct Admitting<'a> {
 }
 
 /// What step 5 admitted for a call, and the reader its tool executes with.
-pub(crate) struct Granted<R> {
+pub(crate) struct ToolAdmission<R> {
     pub target: Option<Target>,
     pub grant: Option<Grant>,
     pub run: Option<RunRecord>,
@@ -118,16 +121,16 @@ pub(crate) struct Granted<R> {
 }
 
 /// Step 5 passed for a tool that names a run: the key's grant for it and the run, current.
-pub(crate) struct RunGrant {
+pub(crate) struct CurrentRunGrant {
     pub target: Target,
     pub grant: Grant,
     pub run: RunRecord,
 }
 
-impl RunGrant {
+impl CurrentRunGrant {
     /// The admission, with the tool's `reader` built on it.
-    pub(crate) fn with<R>(self, reader: R) -> Granted<R> {
-        Granted {
+    pub(crate) fn with<R>(self, reader: R) -> ToolAdmission<R> {
+        ToolAdmission {
             target: Some(self.target),
             grant: Some(self.grant),
             run: Some(self.run),
@@ -136,16 +139,16 @@ impl RunGrant {
     }
 }
 
-impl Admitting<'_> {
+impl AdmissionContext<'_> {
     /// Admission step 5 for a tool that names a run: the key's grant for exactly `target` that
     /// allows the tool's feature (the catalog's, so what a key is shown and what it is admitted
     /// to are one rule), and the run, current in instance, revision and generation.
-    pub(crate) fn run(&self, target: &Target) -> Result<RunGrant, ErrorCode> {
+    pub(crate) fn run(&self, target: &Target) -> Result<CurrentRunGrant, ErrorCode> {
         // Every tool that names a run has a feature; one without cannot be granted a run.
         let feature: Feature = self.def.feature.ok_or(ErrorCode::NotGranted)?;
         let grant = grants::grant_for(self.ctx, target, feature, self.now_ms)?.clone();
         let run = grants::current_run(self.svc, target)?;
-        Ok(RunGrant {
+        Ok(CurrentRunGrant {
             target: target.clone(),
             grant,
             run,
@@ -197,7 +200,7 @@ struct Reading<R> {
 /// [`ToolRules`] with its types erased, as the table ([`Tool::rules`]) holds it: admission
 /// hands the gate a reader of any type, and the adapter finds its own again.
 pub(crate) trait Rules: Sync {
-    fn admit(&self, at: &Admitting<'_>, args: &Value) -> Result<Admitted, ErrorCode>;
+    fn admit(&self, at: &AdmissionContext<'_>, args: &Value) -> Result<AdmittedCall, ErrorCode>;
     fn execute(
         &self,
         input: &Value,
@@ -206,14 +209,14 @@ pub(crate) trait Rules: Sync {
 }
 
 impl<T: ToolRules> Rules for T {
-    fn admit(&self, at: &Admitting<'_>, args: &Value) -> Result<Admitted, ErrorCode> {
+    fn admit(&self, at: &AdmissionContext<'_>, args: &Value) -> Result<AdmittedCall, ErrorCode> {
         let parsed = T::Args::parse(args)?;
         let granted = T::admit(at, &parsed)?;
         let reading = Reading {
             redactor: at.svc.secrets.redactor()?,
             feature: granted.reader,
         };
-        Ok(Admitted {
+        Ok(AdmittedCall {
             input: T::input(args),
             target: granted.target,
             grant: granted.grant,
@@ -304,7 +307,7 @@ pub fn adapters() -> Vec<Arc<dyn Adapter>> {
 }
 
 /// What admission hands the gate.
-pub(crate) struct Admitted {
+pub(crate) struct AdmittedCall {
     pub input: Value,
     pub target: Option<Target>,
     pub grant: Option<Grant>,
@@ -320,8 +323,8 @@ pub(crate) fn admit(
     def: &'static ToolDef,
     args: &Value,
     now_ms: i64,
-) -> Result<Admitted, ErrorCode> {
-    let at = Admitting {
+) -> Result<AdmittedCall, ErrorCode> {
+    let at = AdmissionContext {
         svc,
         ctx,
         def,

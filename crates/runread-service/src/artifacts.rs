@@ -20,7 +20,7 @@ use runread_core::{ErrorCode, Target};
 use runread_store::ArtifactRecord;
 
 use crate::Service;
-use crate::adapters::{Admitting, ExactArgs, Granted, ToolRules};
+use crate::adapters::{AdmissionContext, ExactArgs, ToolAdmission, ToolRules};
 
 pub(crate) struct ListArtifacts;
 
@@ -28,7 +28,10 @@ impl ToolRules for ListArtifacts {
     type Args = ListArgs;
     type Reader = ListReader;
 
-    fn admit(at: &Admitting<'_>, args: &ListArgs) -> Result<Granted<ListReader>, ErrorCode> {
+    fn admit(
+        at: &AdmissionContext<'_>,
+        args: &ListArgs,
+    ) -> Result<ToolAdmission<ListReader>, ErrorCode> {
         let g = at.run(&args.target)?;
         let artifacts = at
             .svc
@@ -49,7 +52,10 @@ impl ToolRules for ReadArtifact {
     type Args = ReadArgs;
     type Reader = ReadReader;
 
-    fn admit(at: &Admitting<'_>, args: &ReadArgs) -> Result<Granted<ReadReader>, ErrorCode> {
+    fn admit(
+        at: &AdmissionContext<'_>,
+        args: &ReadArgs,
+    ) -> Result<ToolAdmission<ReadReader>, ErrorCode> {
         let g = at.run(&args.target)?;
         let artifact = at
             .svc

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use runread_core::redact::Redactor;
 
 use crate::Service;
-use crate::adapters::{Admitting, ExactArgs, Granted, ToolRules};
+use crate::adapters::{AdmissionContext, ExactArgs, ToolAdmission, ToolRules};
 use crate::source::{Opened, Source, SourceError, read_side};
 use crate::supervised::{JournalCheck, Supervised};
 use runread_core::limits::ANSWER_CONTEXT_READ_MAX_BYTES;
@@ -38,7 +38,7 @@ impl ToolRules for ReadFinalAnswer {
     type Args = Args;
     type Reader = Reader;
 
-    fn admit(at: &Admitting<'_>, args: &Args) -> Result<Granted<Reader>, ErrorCode> {
+    fn admit(at: &AdmissionContext<'_>, args: &Args) -> Result<ToolAdmission<Reader>, ErrorCode> {
         let g = at.run(&args.target)?;
         let reader = Reader::new(at.svc, &g.run, at.svc.secrets.redactor()?, at.now_ms)?;
         Ok(g.with(reader))
@@ -480,6 +480,33 @@ fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode>
         },
         other => (other, None),
     };
+    let mut fields = claim_fields(reader, state, basis);
+    let Some(published) = published.as_deref() else {
+        if args.cursor.is_some() {
+            // A cursor only ever pages through readable text.
+            return Err(ErrorCode::InvalidCursor);
+        }
+        fields.insert("readable".into(), json!(false));
+        fields.insert("text".into(), Value::Null);
+        fields.insert("byteOffset".into(), json!(0));
+        fields.insert("bytes".into(), json!(0));
+        let total = (state == State::TooLarge).then_some(run.run.final_bytes);
+        fields.insert("totalBytes".into(), json!(total));
+        fields.insert("sha256".into(), Value::Null);
+        fields.insert("version".into(), Value::Null);
+        fields.insert("nextCursor".into(), Value::Null);
+        fields.insert("eof".into(), json!(true));
+        return Ok(fields);
+    };
+    insert_chunk(&mut fields, &args, reader, published, limit)?;
+    Ok(fields)
+}
+
+/// The fields that say what the answer's state claims and what it does not: the state and its
+/// evidence, whether the foreground's end is confirmed, and what is known of the rest of the
+/// run's work.
+fn claim_fields(reader: &Reader, state: State, basis: Basis) -> Map<String, Value> {
+    let run = &reader.evidence.run;
     let mut fields = Map::new();
     fields.insert("state".into(), json!(state.as_str()));
     fields.insert("evidence".into(), json!(basis.as_str()));
@@ -520,25 +547,20 @@ fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode>
                 .is_some_and(|s| s.live(now))
         ),
     );
-    let Some(published) = published.as_deref() else {
-        if args.cursor.is_some() {
-            // A cursor only ever pages through readable text.
-            return Err(ErrorCode::InvalidCursor);
-        }
-        fields.insert("readable".into(), json!(false));
-        fields.insert("text".into(), Value::Null);
-        fields.insert("byteOffset".into(), json!(0));
-        fields.insert("bytes".into(), json!(0));
-        let total = (state == State::TooLarge).then_some(run.run.final_bytes);
-        fields.insert("totalBytes".into(), json!(total));
-        fields.insert("sha256".into(), Value::Null);
-        fields.insert("version".into(), Value::Null);
-        fields.insert("nextCursor".into(), Value::Null);
-        fields.insert("eof".into(), json!(true));
-        return Ok(fields);
-    };
+    fields
+}
+
+/// The chunk of the published answer that `args`' cursor (or its start) and `limit` select,
+/// with the cursor to the next chunk unless it is the last.
+fn insert_chunk(
+    fields: &mut Map<String, Value>,
+    args: &Args,
+    reader: &Reader,
+    published: &Published,
+    limit: usize,
+) -> Result<(), ErrorCode> {
     let text = published.text.as_str();
-    let version = answer_version(run, published).ok_or(ErrorCode::Unavailable)?;
+    let version = answer_version(&reader.evidence.run, published).ok_or(ErrorCode::Unavailable)?;
     let key = &reader.cursor_key;
     let offset = match &args.cursor {
         None => 0,
@@ -567,5 +589,5 @@ fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode>
     fields.insert("version".into(), json!(version));
     fields.insert("nextCursor".into(), json!(next));
     fields.insert("eof".into(), json!(eof));
-    Ok(fields)
+    Ok(())
 }

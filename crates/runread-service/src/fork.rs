@@ -1,7 +1,8 @@
 //! What a forked session inherits. A Codex fork's file holds only its own turns; the history
 //! before them is its parent's, in the parent's file, and stays the parent's (its runs keep the
 //! parent's target). A reader of the fork is told whether that history is still there as the fork
-//! recorded it, never shown it as the fork's own.
+//! recorded it, never shown it as the fork's own; of a parent outside the fork's workspace it is
+//! told nothing, not even whether it exists.
 
 use runread_sessions::EvidenceFile;
 use runread_store::{SessionRecord, Store, StoreError};
@@ -12,8 +13,10 @@ pub(crate) enum Inherited {
     /// The parent session is ingested and its file holds the fork's base line where the fork
     /// says.
     Available,
-    /// No ingested session is the parent (never read, outside every workspace, or removed).
-    Missing,
+    /// No ingested session of the fork's workspace is the parent: never read, outside every
+    /// workspace, removed — or read into another workspace, which the fork's reader is not
+    /// granted and must not learn exists (all four are told alike).
+    NotGranted,
     /// The parent's file is gone, replaced, or no longer holds the base line.
     Changed,
 }
@@ -22,7 +25,7 @@ impl Inherited {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Inherited::Available => "available",
-            Inherited::Missing => "missing",
+            Inherited::NotGranted => "not_granted",
             Inherited::Changed => "changed",
         }
     }
@@ -31,7 +34,7 @@ impl Inherited {
     pub(crate) fn gap_reason(self) -> Option<&'static str> {
         match self {
             Inherited::Available => None,
-            Inherited::Missing => Some("fork_parent_missing"),
+            Inherited::NotGranted => Some("fork_parent_not_granted"),
             Inherited::Changed => Some("fork_parent_changed"),
         }
     }
@@ -44,13 +47,16 @@ pub(crate) struct Fork {
     pub inherited: Inherited,
 }
 
-/// `session`'s fork, when it is one.
+/// `session`'s fork, when it is one. Only a parent in the fork's own workspace is looked at (its
+/// file opened); any other is [`Inherited::NotGranted`] before its file is touched.
 pub(crate) fn of(store: &dyn Store, session: &SessionRecord) -> Result<Option<Fork>, StoreError> {
     let Some(base) = &session.header.fork else {
         return Ok(None);
     };
     let inherited = match store.session(&base.parent_session_id)? {
-        Some(parent) if parent.agent == session.agent => {
+        Some(parent)
+            if parent.agent == session.agent && parent.workspace_id == session.workspace_id =>
+        {
             match EvidenceFile::open(std::path::Path::new(&parent.path), Some(&parent.identity)) {
                 Ok(file) if runread_sessions::codex::holds_fork_base(&file, base) => {
                     Inherited::Available
@@ -58,7 +64,7 @@ pub(crate) fn of(store: &dyn Store, session: &SessionRecord) -> Result<Option<Fo
                 _ => Inherited::Changed,
             }
         }
-        _ => Inherited::Missing,
+        _ => Inherited::NotGranted,
     };
     Ok(Some(Fork {
         parent_session_id: base.parent_session_id.clone(),

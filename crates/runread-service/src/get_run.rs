@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use runread_core::{ErrorCode, Target};
 use runread_store::RunRecord;
 
-use crate::adapters::{Admitting, Granted, ToolRules};
+use crate::adapters::{AdmissionContext, ToolAdmission, ToolRules};
 
 pub(crate) struct GetRun;
 
@@ -21,7 +21,10 @@ impl ToolRules for GetRun {
 
     /// Never refused after its arguments: missing, elsewhere, not granted, expired, stale are
     /// all the same `{found:false}`.
-    fn admit(at: &Admitting<'_>, target: &Target) -> Result<Granted<Reader>, ErrorCode> {
+    fn admit(
+        at: &AdmissionContext<'_>,
+        target: &Target,
+    ) -> Result<ToolAdmission<Reader>, ErrorCode> {
         Ok(match at.run(target) {
             Ok(g) => {
                 let reader = Reader {
@@ -29,7 +32,7 @@ impl ToolRules for GetRun {
                 };
                 g.with(reader)
             }
-            Err(_) => Granted {
+            Err(_) => ToolAdmission {
                 target: Some(target.clone()),
                 grant: None,
                 run: None,
@@ -63,21 +66,13 @@ fn status(reader: &Reader) -> Map<String, Value> {
     );
     // The agent wrote these: what leaves is runread's own rendering of the instant they name (or
     // null), never the agent's string, so this projection stays runread's.
-    let started = own_time(r.run.started_at.as_deref());
+    let started = runread_core::timefmt::agent_time(r.run.started_at.as_deref());
     m.insert("createdAt".into(), json!(started));
     m.insert("startedAt".into(), json!(started));
     m.insert(
         "finishedAt".into(),
-        json!(own_time(r.run.ended_at.as_deref())),
+        json!(runread_core::timefmt::agent_time(r.run.ended_at.as_deref())),
     );
     m.insert("origin".into(), json!("passive"));
     m
-}
-
-/// An agent's RFC 3339 timestamp re-rendered by runread (UTC, milliseconds); `None` when it is
-/// absent or not a timestamp.
-fn own_time(agent_written: Option<&str>) -> Option<String> {
-    agent_written
-        .and_then(runread_core::timefmt::parse_rfc3339)
-        .map(runread_core::timefmt::rfc3339)
 }

@@ -1,13 +1,16 @@
 //! Admission step 5 (the grant and the target's currency), the re-check after I/O (step 7),
 //! and `list_granted_targets`, the one tool admitted on the key's grants rather than a run.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
+use runread_core::redact::Redactor;
 use runread_core::timefmt::rfc3339;
 use runread_core::{ErrorCode, Feature, Target};
 use runread_store::{Grant, RunRecord};
 
-use crate::adapters::{Admitting, ExactArgs, Granted, ToolRules};
+use crate::adapters::{AdmissionContext, ExactArgs, ToolAdmission, ToolRules};
 use crate::{KeyContext, Service, tools};
 
 /// The key's grant for exactly `target` that allows `feature`, or the fixed refusal.
@@ -101,9 +104,11 @@ pub(crate) fn recheck(
 /// the tools that read them.
 pub(crate) struct ListGrantedTargets;
 
-/// `list_granted_targets`' reader: the key's live grants.
+/// `list_granted_targets`' reader: the key's live grants, and the known secrets an id of their
+/// targets may hold.
 pub(crate) struct ListReader {
     pub grants: Vec<Grant>,
+    pub redactor: Arc<Redactor>,
 }
 
 /// No arguments: an empty object, or none at all.
@@ -129,7 +134,10 @@ impl ToolRules for ListGrantedTargets {
     }
 
     /// No run: the key's live grants, at least one.
-    fn admit(at: &Admitting<'_>, _args: &NoArgs) -> Result<Granted<ListReader>, ErrorCode> {
+    fn admit(
+        at: &AdmissionContext<'_>,
+        _args: &NoArgs,
+    ) -> Result<ToolAdmission<ListReader>, ErrorCode> {
         let live: Vec<Grant> = at
             .ctx
             .grants
@@ -146,11 +154,14 @@ impl ToolRules for ListGrantedTargets {
                 ErrorCode::GrantExpired
             });
         }
-        Ok(Granted {
+        Ok(ToolAdmission {
             target: None,
             grant: None,
             run: None,
-            reader: ListReader { grants: live },
+            reader: ListReader {
+                grants: live,
+                redactor: at.svc.secrets.redactor()?,
+            },
         })
     }
 
@@ -169,8 +180,10 @@ fn list(reader: &ListReader) -> Map<String, Value> {
                 .filter(|t| t.feature.is_some_and(|f| g.features.contains(&f)))
                 .map(|t| t.name)
                 .collect();
+            let (target, masked) = listed(&g.target, &reader.redactor);
             json!({
-                "target": g.target,
+                "target": target,
+                "masked": masked,
                 "features": g.features,
                 "tools": tools,
                 "expiresAt": rfc3339(g.expires_at_ms),
@@ -180,4 +193,23 @@ fn list(reader: &ListReader) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("targets".into(), Value::Array(targets));
     m
+}
+
+/// `target` as it is listed: every id that holds a known secret masked, and whether one did. The
+/// reader learns its target is there, and no byte of the secret; a masked id names no run (the
+/// mask is not id text), so the other tools refuse it like any malformed target.
+fn listed(target: &Target, redactor: &Redactor) -> (Value, bool) {
+    let mut listed = json!(target);
+    let mut masked = false;
+    if let Value::Object(fields) = &mut listed {
+        for field in fields.values_mut() {
+            if let Value::String(id) = field
+                && redactor.contains_secret(id.as_bytes())
+            {
+                *id = redactor.mask(id);
+                masked = true;
+            }
+        }
+    }
+    (listed, masked)
 }

@@ -17,7 +17,7 @@ use runread_sessions::{EntrySummary, MessageView, RunStatus, TextRef};
 use runread_store::{RunRecord, SessionRecord};
 
 use crate::Service;
-use crate::adapters::{Admitting, ExactArgs, Granted, ToolRules};
+use crate::adapters::{AdmissionContext, ExactArgs, ToolAdmission, ToolRules};
 use crate::source::{Opened, Source, SourceError, read_side};
 
 #[derive(Deserialize)]
@@ -34,7 +34,7 @@ impl ToolRules for ReadHistory {
     type Args = Args;
     type Reader = Reader;
 
-    fn admit(at: &Admitting<'_>, args: &Args) -> Result<Granted<Reader>, ErrorCode> {
+    fn admit(at: &AdmissionContext<'_>, args: &Args) -> Result<ToolAdmission<Reader>, ErrorCode> {
         let target = &args.target;
         let g = at.run(target)?;
         let session = at.session(target)?;

@@ -1,6 +1,6 @@
 //! The service: admission and one adapter per tool, transport-free.
 //!
-//! Every tool call goes through [`Service::call`], in the admission order the README's architecture section numbers: the key
+//! Every tool call goes through [`Service::call`], in the admission order docs/architecture.md numbers: the key
 //! (already resolved to a [`KeyContext`] by [`Service::admit_key`]), exact arguments, the grant
 //! (all six target fields, feature, expiry, revocation), currency of instance, revision and
 //! generation, then the execution gate (durable start record, sealed input, the adapter with only
@@ -19,6 +19,7 @@ mod metadata;
 pub mod owner;
 mod preview;
 pub mod secrets;
+pub mod shown;
 mod source;
 mod supervised;
 pub mod tools;
@@ -31,7 +32,7 @@ use runread_core::envelope::{Labeled, label};
 use runread_core::{ErrorCode, Feature, key};
 use runread_gate::keys::KeyProvider;
 use runread_gate::registry::RegistryError;
-use runread_gate::{Admission, Call, Gate, Registry};
+use runread_gate::{Call, Gate, GateAdmission, Registry};
 use runread_store::{Grant, Store};
 
 pub use adapters::{PINNED_BINDINGS, adapters};
@@ -198,7 +199,7 @@ impl Service {
                 now_ms,
             };
             let recheck = admitted.grant.zip(admitted.run);
-            Ok(Admission {
+            Ok(GateAdmission {
                 call,
                 reader: admitted.reader,
                 context: (svc, ctx, recheck),

@@ -12,7 +12,7 @@ use runread_core::{ErrorCode, Target};
 use runread_store::{RunRecord, SessionRecord};
 
 use crate::Service;
-use crate::adapters::{Admitting, Granted, ToolRules};
+use crate::adapters::{AdmissionContext, ToolAdmission, ToolRules};
 use crate::source::Source;
 
 pub(crate) struct ReadTargetMetadata;
@@ -21,7 +21,10 @@ impl ToolRules for ReadTargetMetadata {
     type Args = Target;
     type Reader = Reader;
 
-    fn admit(at: &Admitting<'_>, target: &Target) -> Result<Granted<Reader>, ErrorCode> {
+    fn admit(
+        at: &AdmissionContext<'_>,
+        target: &Target,
+    ) -> Result<ToolAdmission<Reader>, ErrorCode> {
         let g = at.run(target)?;
         let session = at.session(target)?;
         let reader = Reader {

@@ -47,7 +47,8 @@ impl Service {
     }
 
     /// The agent's own time of each of `target`'s history events, by sequence (as `read_history`
-    /// numbers them): the times a reader is not served, for the owner's timeline.
+    /// numbers them): the times a reader is not served, for the owner's timeline. Only what
+    /// parses as a time, re-rendered by runread ([`runread_core::timefmt::agent_time`]).
     pub fn event_times(&self, target: &Target) -> Result<Vec<(u64, Option<String>)>, ErrorCode> {
         let run = crate::grants::current_run(self, target)?;
         let lines: std::collections::HashSet<u64> = run.run.message_lines.iter().copied().collect();
@@ -64,7 +65,7 @@ impl Service {
             .map(|(i, ev)| {
                 (
                     run.run.first_sequence + i as u64,
-                    ev.timestamp().map(str::to_owned),
+                    runread_core::timefmt::agent_time(ev.timestamp()),
                 )
             })
             .collect())

@@ -13,7 +13,7 @@ use runread_store::{Foreground, Phase, RunRecord, SessionRecord};
 use runread_sessions::LineRef;
 
 use crate::Service;
-use crate::adapters::{Admitting, Granted, ToolRules};
+use crate::adapters::{AdmissionContext, ToolAdmission, ToolRules};
 use crate::source::Source;
 use crate::supervised::Supervised;
 
@@ -23,7 +23,10 @@ impl ToolRules for ReadWorkState {
     type Args = Target;
     type Reader = Reader;
 
-    fn admit(at: &Admitting<'_>, target: &Target) -> Result<Granted<Reader>, ErrorCode> {
+    fn admit(
+        at: &AdmissionContext<'_>,
+        target: &Target,
+    ) -> Result<ToolAdmission<Reader>, ErrorCode> {
         let g = at.run(target)?;
         let run = &g.run;
         // The run's tool calls, for an agent whose child agents leave records (Claude Code).
@@ -73,11 +76,6 @@ pub(crate) struct Reader {
     pub source: Source,
 }
 
-/// Most subagent records looked at for one run.
-pub const SUBAGENTS_MAX: usize = 256;
-/// Largest subagent record (`agent-<id>.meta.json`) read.
-pub const SUBAGENT_META_MAX_BYTES: u64 = 64 * 1024;
-
 /// What the session's records show of the run's explicit child agents. `None`: the agent keeps
 /// no such records (Pi): child agents are not observed.
 struct Children {
@@ -115,48 +113,21 @@ fn claude_children(r: &Reader) -> Children {
                 .map(|(id, _)| id),
         );
     }
-    let path = std::path::Path::new(&r.run.session_path);
-    let dir = path
-        .parent()
-        .map(|p| p.join(&r.session.session_id).join("subagents"));
-    let mut metas: Vec<(runread_sessions::claude::SubagentMeta, std::path::PathBuf)> = Vec::new();
-    if let Some(dir) = &dir
-        && let Ok(rd) = std::fs::read_dir(dir)
-    {
-        for entry in rd.flatten().take(SUBAGENTS_MAX) {
-            let p = entry.path();
-            let is_meta = p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("agent-") && n.ends_with(".meta.json"));
-            if !is_meta {
-                continue;
-            }
-            let Ok(chunk) = runread_sessions::file::read_from(&p, 0, SUBAGENT_META_MAX_BYTES, None)
-            else {
-                continue;
-            };
-            if let Some(meta) = runread_sessions::claude::parse_subagent_meta(&chunk.bytes) {
-                metas.push((meta, p));
-            }
-        }
-    }
+    // Read link-safely beside the session file by the agent's reader; what a record says is
+    // decided here.
+    let records = runread_sessions::claude::subagent_records(
+        std::path::Path::new(&r.run.session_path),
+        &r.session.session_id,
+    );
     let mut states = Vec::new();
     let mut all_recorded = true;
     for id in &calls {
-        match metas.iter().find(|(m, _)| &m.tool_use_id == id) {
-            Some((m, _)) if m.finished => states.push("completed"),
-            Some((_, meta_path)) => {
-                // Its transcript beside the record: written lately, the child still works.
-                let transcript = meta_path.with_file_name(
-                    meta_path
-                        .file_name()
-                        .and_then(|n| n.to_str())
-                        .map(|n| n.replace(".meta.json", ".jsonl"))
-                        .unwrap_or_default(),
-                );
-                let recent = runread_sessions::file::identity(&transcript).is_ok_and(|id| {
-                    r.now_ms.saturating_sub(id.mtime_ns / 1_000_000) <= WORK_STATE_FRESH_MS
+        match records.iter().find(|rec| &rec.meta.tool_use_id == id) {
+            Some(rec) if rec.meta.finished => states.push("completed"),
+            Some(rec) => {
+                // Its transcript written lately: the child still works.
+                let recent = rec.transcript_modified_ns.is_some_and(|ns| {
+                    r.now_ms.saturating_sub(ns / 1_000_000) <= WORK_STATE_FRESH_MS
                 });
                 states.push(if recent { "running" } else { "unknown" });
             }
@@ -213,6 +184,18 @@ fn unobserved_children(agent: &str, supervised: bool) -> &'static str {
     }
 }
 
+/// Whether the session file was read whole, and its coverage saying so.
+fn session_coverage(r: &Reader) -> (bool, Value) {
+    let complete =
+        r.session.branch_complete && r.session.malformed_lines.is_empty() && !r.session.torn;
+    let reason = if complete {
+        "the session file was read to its end without malformed or torn lines"
+    } else {
+        "malformed or torn lines, or a broken parent chain, in the session file"
+    };
+    (complete, coverage(complete, reason))
+}
+
 fn coverage(complete: bool, reason: &str) -> Value {
     json!({"state": if complete { "complete" } else { "incomplete" }, "reason": reason})
 }
@@ -231,13 +214,6 @@ fn execute_passive(r: &Reader) -> Map<String, Value> {
     };
     // Older than the freshness window: what was seen is no longer a claim.
     let foreground = if fresh { seen } else { "unknown" };
-    let session_complete =
-        r.session.branch_complete && r.session.malformed_lines.is_empty() && !r.session.torn;
-    let session_reason = if session_complete {
-        "the session file was read to its end without malformed or torn lines"
-    } else {
-        "malformed or torn lines, or a broken parent chain, in the session file"
-    };
     let children = children_of(r);
     let mut m = Map::new();
     m.insert(
@@ -278,7 +254,7 @@ fn execute_passive(r: &Reader) -> Map<String, Value> {
     m.insert(
         "coverage".into(),
         json!({
-            "session": coverage(session_complete, session_reason),
+            "session": session_coverage(r).1,
             "subagents": subagents,
             "supervisor": coverage(false, "not a supervised run"),
             "queue": coverage(false, "a session file does not show queued prompts"),
@@ -300,26 +276,7 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
     let rec = &s.record;
     let current = s.current(r.now_ms);
     let live = s.live(r.now_ms);
-    let foreground = match (rec.foreground, current) {
-        (Foreground::Running, false) => "unknown",
-        (Foreground::Running, true) => match rec.phase {
-            Phase::Running => "running",
-            Phase::WaitingOnTool => "waiting",
-            Phase::Retrying => "retrying",
-            Phase::Compacting => "compacting",
-            // The run ended in the stream; the process has not exited yet.
-            Phase::Ended => "finishing",
-        },
-        (Foreground::Completed, _) => match r.run.run.status {
-            RunStatus::Completed => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Running | RunStatus::Unknown => "unknown",
-        },
-        (Foreground::Failed, _) => "failed",
-        (Foreground::Cancelled, _) => "cancelled",
-        (Foreground::Killed, _) => "unknown",
-    };
+    let foreground = supervised_foreground(rec, current, r.run.run.status);
     let bg = &rec.background;
     // Background coverage holds while the census is complete and either current (the supervisor
     // is watching) or final with nothing left alive.
@@ -344,8 +301,7 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
     } else {
         "unknown"
     };
-    let session_complete =
-        r.session.branch_complete && r.session.malformed_lines.is_empty() && !r.session.torn;
+    let (session_complete, session) = session_coverage(r);
     let mut m = Map::new();
     m.insert(
         "foreground".into(),
@@ -360,32 +316,19 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
                "runningChildren": children_running,
                "backgroundProcesses": if current { Some(bg.active) } else { None }}),
     );
+    let subagents = match &children {
+        Some(c) => coverage(c.complete, c.reason),
+        None => coverage(false, unobserved_children(&r.run.agent, true)),
+    };
     m.insert(
         "coverage".into(),
-        json!({
-            "session": coverage(session_complete, if session_complete {
-                "the session file was read to its end without malformed or torn lines"
-            } else {
-                "malformed or torn lines, or a broken parent chain, in the session file"
-            }),
-            "subagents": match &children {
-                Some(c) => coverage(c.complete, c.reason),
-                None => coverage(false, unobserved_children(&r.run.agent, true)),
-            },
-            "supervisor": coverage(current, if current {
-                "runread run supervised the agent and its record is current"
-            } else {
-                "the supervisor stopped reporting while the agent ran"
-            }),
-            "queue": coverage(current, "queued prompts come from the agent's event stream"),
-            "background": coverage(background_complete, if background_complete {
-                "every process the agent started is counted (runread is their subreaper)"
-            } else if !bg.census_complete {
-                "the process census was incomplete"
-            } else {
-                "processes the agent left are no longer watched"
-            }),
-        }),
+        supervised_coverage(
+            session,
+            subagents,
+            current,
+            background_complete,
+            bg.census_complete,
+        ),
     );
     m.insert("observedAt".into(), json!(rfc3339(rec.updated_at_ms)));
     m.insert("fresh".into(), json!(current));
@@ -401,4 +344,60 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
     m.insert("wholeMachineIdleConfirmed".into(), json!(false));
     m.insert("evidence".into(), json!("supervised"));
     m
+}
+
+/// The foreground state a supervisor's record shows: the stream's phase while the record is
+/// current and the agent runs, the agent's exit (and the session's status) once it has exited.
+fn supervised_foreground(
+    rec: &runread_store::SupervisedRun,
+    current: bool,
+    status: RunStatus,
+) -> &'static str {
+    match (rec.foreground, current) {
+        (Foreground::Running, false) => "unknown",
+        (Foreground::Running, true) => match rec.phase {
+            Phase::Running => "running",
+            Phase::WaitingOnTool => "waiting",
+            Phase::Retrying => "retrying",
+            Phase::Compacting => "compacting",
+            // The run ended in the stream; the process has not exited yet.
+            Phase::Ended => "finishing",
+        },
+        (Foreground::Completed, _) => match status {
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Running | RunStatus::Unknown => "unknown",
+        },
+        (Foreground::Failed, _) => "failed",
+        (Foreground::Cancelled, _) => "cancelled",
+        (Foreground::Killed, _) => "unknown",
+    }
+}
+
+/// The coverage of a supervised run's work state: what each kind of work's evidence covers.
+fn supervised_coverage(
+    session: Value,
+    subagents: Value,
+    current: bool,
+    background_complete: bool,
+    census_complete: bool,
+) -> Value {
+    json!({
+        "session": session,
+        "subagents": subagents,
+        "supervisor": coverage(current, if current {
+            "runread run supervised the agent and its record is current"
+        } else {
+            "the supervisor stopped reporting while the agent ran"
+        }),
+        "queue": coverage(current, "queued prompts come from the agent's event stream"),
+        "background": coverage(background_complete, if background_complete {
+            "every process the agent started is counted (runread is their subreaper)"
+        } else if !census_complete {
+            "the process census was incomplete"
+        } else {
+            "processes the agent left are no longer watched"
+        }),
+    })
 }

@@ -22,7 +22,7 @@
 //! run's result; the earlier parts are in the history.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde::Deserialize;
 
@@ -30,9 +30,9 @@ use crate::content::{Content, blocks_of, kind_of, text_len, text_of};
 use crate::file::EvidenceFile;
 use crate::model::{
     EntryKind, EntrySummary, FirstLine, Header, LineDigest, LineOutcome, MessageView, ReadAhead,
-    Resume, Scan, ScanError, answer_digest, preview,
+    Resume, Scan, ScanError, answer_digest,
 };
-use crate::runs::{Branch, Context, Run, RunStatus, taint};
+use crate::runs::{Branch, Context, Run, RunStatus, Walk, taint, walk_from_leaf};
 
 /// What an interruption marker's text starts with (`[Request interrupted by user]`, `… for tool
 /// use]`).
@@ -208,43 +208,13 @@ pub fn parse_line(
             let Some(m) = &raw.message else {
                 return LineOutcome::Malformed;
             };
-            let content = m.content.as_ref();
-            let role = user_role(&raw, content);
-            e.kind = EntryKind::Message;
-            e.role = Some(role.to_owned());
-            e.line_sha256 = Some(digest.hex());
-            e.body_bytes = if role == role::TOOL_RESULT {
-                tool_result_text(content).len()
-            } else {
-                text_len(content)
-            } as u64;
-            if role == role::USER {
-                e.preview = Some(preview(&text_of(content)));
-                e.message_sha256 = e.line_sha256.clone();
-            }
+            fill_user(&mut e, &raw, m, digest);
         }
         Some("assistant") => {
             let Some(m) = &raw.message else {
                 return LineOutcome::Malformed;
             };
-            let content = m.content.as_ref();
-            let blocks = blocks_of(content);
-            e.kind = EntryKind::Message;
-            e.role = Some(role::ASSISTANT.to_owned());
-            e.line_sha256 = Some(digest.hex());
-            e.group = m.id.as_deref().map(str::to_owned);
-            e.model = m.model.as_deref().map(str::to_owned);
-            e.stop_reason = m.stop_reason.as_deref().map(str::to_owned);
-            e.synthetic = m.model.as_deref() == Some(SYNTHETIC_MODEL);
-            e.api_error = raw.is_api_error == Some(true);
-            e.has_tool_call = blocks.iter().any(|b| kind_of(b) == Some("tool_use"));
-            e.body_bytes = text_len(content) as u64;
-            if !e.has_tool_call && !e.synthetic {
-                let text = text_of(content);
-                e.text_bytes = text.len() as u64;
-                e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
-                e.message_sha256 = e.line_sha256.clone();
-            }
+            fill_assistant(&mut e, &raw, m, digest);
         }
         Some("attachment") => {
             // The model Claude Code was configured with, as its `model` attachment names it.
@@ -260,6 +230,51 @@ pub fn parse_line(
         _ => {}
     }
     LineOutcome::Entry(Box::new(e))
+}
+
+/// A `user` line's role (a prompt, a tool result, an interrupt, …) and sizes into `e`.
+fn fill_user(e: &mut EntrySummary, raw: &RawLine<'_>, m: &RawMessage<'_>, digest: &LineDigest<'_>) {
+    let content = m.content.as_ref();
+    let role = user_role(raw, content);
+    e.kind = EntryKind::Message;
+    e.role = Some(role.to_owned());
+    e.line_sha256 = Some(digest.hex());
+    e.body_bytes = if role == role::TOOL_RESULT {
+        tool_result_text(content).len()
+    } else {
+        text_len(content)
+    } as u64;
+    if role == role::USER {
+        e.message_sha256 = e.line_sha256.clone();
+    }
+}
+
+/// An `assistant` line into `e`: its response group, model, stop reason, and its text's size and
+/// digest when it is a candidate answer (no tool call, not Claude Code's own).
+fn fill_assistant(
+    e: &mut EntrySummary,
+    raw: &RawLine<'_>,
+    m: &RawMessage<'_>,
+    digest: &LineDigest<'_>,
+) {
+    let content = m.content.as_ref();
+    let blocks = blocks_of(content);
+    e.kind = EntryKind::Message;
+    e.role = Some(role::ASSISTANT.to_owned());
+    e.line_sha256 = Some(digest.hex());
+    e.group = m.id.as_deref().map(str::to_owned);
+    e.model = m.model.as_deref().map(str::to_owned);
+    e.stop_reason = m.stop_reason.as_deref().map(str::to_owned);
+    e.synthetic = m.model.as_deref() == Some(SYNTHETIC_MODEL);
+    e.api_error = raw.is_api_error == Some(true);
+    e.has_tool_call = blocks.iter().any(|b| kind_of(b) == Some("tool_use"));
+    e.body_bytes = text_len(content) as u64;
+    if !e.has_tool_call && !e.synthetic {
+        let text = text_of(content);
+        e.text_bytes = text.len() as u64;
+        e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
+        e.message_sha256 = e.line_sha256.clone();
+    }
 }
 
 /// What a reader may be shown of the conversation line `line` (read back when served): `None`
@@ -383,6 +398,58 @@ pub fn parse_subagent_meta(bytes: &[u8]) -> Option<SubagentMeta> {
     })
 }
 
+/// Most entries of a session's `subagents/` folder looked at (each subagent has two there: its
+/// record and its transcript).
+pub const SUBAGENT_FOLDER_ENTRIES_MAX: usize = 1024;
+/// Most subagent records read for one session.
+pub const SUBAGENTS_MAX: usize = 256;
+/// Largest subagent record (`agent-<id>.meta.json`) read; a larger one is passed over.
+pub const SUBAGENT_META_MAX_BYTES: u64 = 64 * 1024;
+
+/// What Claude Code keeps of one subagent beside the session file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentRecord {
+    pub meta: SubagentMeta,
+    /// When the subagent's transcript (`agent-<id>.jsonl`, beside its record) was last written,
+    /// in nanoseconds since the epoch; `None` when there is no such regular file with one name.
+    pub transcript_modified_ns: Option<i64>,
+}
+
+/// The subagent records of the session `session_id` whose file is `session_file`: Claude Code
+/// keeps them in `<session id>/subagents/agent-<id>.meta.json` beside that file.
+///
+/// The same link-safe rules as for a session file, through `runread_artifacts::Folder`: the
+/// session's folder and its `subagents/` folder are opened beneath the session file's folder
+/// without following a link (a link in their place is no folder: no records); each record is
+/// opened without following a link, a regular file with one name, read whole when it has at most
+/// [`SUBAGENT_META_MAX_BYTES`], and checked unchanged after the read; each transcript is looked at
+/// the same way. A record that cannot be read so, or does not parse, is passed over: its subagent
+/// has no record.
+pub fn subagent_records(session_file: &std::path::Path, session_id: &str) -> Vec<SubagentRecord> {
+    let Some(session_folder) = session_file.parent() else {
+        return Vec::new();
+    };
+    let Ok(folder) = runread_artifacts::Folder::open(session_folder, &[session_id, "subagents"])
+    else {
+        return Vec::new();
+    };
+    let names = folder
+        .names(SUBAGENT_FOLDER_ENTRIES_MAX)
+        .unwrap_or_default();
+    names
+        .iter()
+        .filter_map(|name| {
+            let id = name.strip_prefix("agent-")?.strip_suffix(".meta.json")?;
+            let bytes = folder.read(name, SUBAGENT_META_MAX_BYTES).ok()?;
+            Some(SubagentRecord {
+                meta: parse_subagent_meta(&bytes)?,
+                transcript_modified_ns: folder.modified_ns(&format!("agent-{id}.jsonl")).ok(),
+            })
+        })
+        .take(SUBAGENTS_MAX)
+        .collect()
+}
+
 /// Reads the complete lines of `file` from where `resume` says, parsed one at a time (as
 /// [`crate::pi::scan`] does). The first line gives the session id (and the header digest that
 /// later passes check) and is a conversation line too; the first conversation line gives the cwd.
@@ -404,9 +471,9 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result
 
 /// Cuts `entries` (in file order) into the runs of the active chain.
 ///
-/// `malformed_lines` taint the run open at that point of the file; `torn_tail` taints the last.
+/// `malformed_lines` taint the run open at that point of the file, and stand for a parent the walk
+/// cannot find; `torn_tail` taints the last.
 pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
-    let by_id: HashMap<&str, &EntrySummary> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
     let Some(leaf) = entries.last() else {
         return Branch {
             leaf_id: None,
@@ -416,26 +483,9 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
             saved_model: None,
         };
     };
-    // Walk leaf → root; a missing parent or a cycle ends the walk and marks it incomplete.
-    let mut on_path: HashSet<&str> = HashSet::new();
-    let mut cur = Some(leaf);
-    let mut complete = true;
-    while let Some(e) = cur {
-        if !on_path.insert(e.id.as_str()) {
-            complete = false;
-            break;
-        }
-        cur = match &e.parent_id {
-            None => None,
-            Some(p) => match by_id.get(p.as_str()) {
-                Some(parent) => Some(parent),
-                None => {
-                    complete = false;
-                    None
-                }
-            },
-        };
-    }
+    // Walk leaf → root, over a line runread could not read (the walk marks it incomplete).
+    let Walk { path, complete } = walk_from_leaf(entries, malformed_lines);
+    let on_path: HashSet<&str> = path.iter().map(|e| e.id.as_str()).collect();
     // The chain, and the tool results hanging off it, in file order.
     let chain: Vec<&EntrySummary> = entries
         .iter()
@@ -504,33 +554,7 @@ pub fn events_in(messages: &[&EntrySummary]) -> u64 {
 
 /// One run: `slice` is its messages (prompt first) on the chain.
 fn run_of(slice: &[&EntrySummary], chain: &[&EntrySummary]) -> Run {
-    let first = slice.first().copied();
-    let mut run = Run {
-        run_id: first.map(|e| e.id.clone()).unwrap_or_default(),
-        start_line: first.map_or(0, |e| e.line),
-        end_line: slice.iter().map(|e| e.line).max().unwrap_or(0),
-        status: RunStatus::Running,
-        unknown_reason: None,
-        final_entry_id: None,
-        final_message_sha256: None,
-        final_lines: Vec::new(),
-        final_text_sha256: None,
-        final_bytes: 0,
-        final_truncated: false,
-        chain_len: 0,
-        chain_sha256: None,
-        preview: first.and_then(|e| e.preview.clone()),
-        started_at: first.and_then(|e| e.timestamp.clone()),
-        ended_at: None,
-        run_models: Vec::new(),
-        message_lines: slice.iter().map(|e| e.line).collect(),
-        first_sequence: 0,
-        waiting_on_tool: false,
-        context_before: Context::default(),
-        context_after: Context::default(),
-        answer_before: Context::default(),
-        prompt_line: first.and_then(|e| e.line_ref()),
-    };
+    let mut run = open_run(slice);
     for e in slice
         .iter()
         .filter(|e| e.role.as_deref() == Some(role::ASSISTANT))
@@ -561,51 +585,141 @@ fn run_of(slice: &[&EntrySummary], chain: &[&EntrySummary]) -> Run {
             run.status = RunStatus::Cancelled;
             run.ended_at = last.timestamp.clone();
         }
-        Some(role::ASSISTANT) if !last.synthetic => {
-            // The last response: every line of the run with its group.
-            let response: Vec<&EntrySummary> = slice
-                .iter()
-                .copied()
-                .filter(|e| e.group.is_some() && e.group == last.group)
-                .collect();
-            let tool_call = response.iter().any(|e| e.has_tool_call);
-            run.waiting_on_tool = tool_call;
-            let stop = last.stop_reason.as_deref();
-            if tool_call || !matches!(stop, Some("end_turn" | "stop_sequence" | "max_tokens")) {
-                return run;
-            }
-            run.status = RunStatus::Completed;
-            run.ended_at = last.timestamp.clone();
-            run.final_truncated = stop == Some("max_tokens");
-            let texts: Vec<&EntrySummary> = response
-                .iter()
-                .copied()
-                .filter(|e| e.text_bytes > 0)
-                .collect();
-            // A response without text still has an (empty) answer: its last line's.
-            let answer_lines = if texts.is_empty() { vec![last] } else { texts };
-            run.final_lines = answer_lines.iter().filter_map(|e| e.line_ref()).collect();
-            run.final_bytes = answer_lines.iter().map(|e| e.text_bytes).sum::<u64>()
-                + answer_lines.len().saturating_sub(1) as u64;
-            let digests: Option<Vec<&str>> = answer_lines
-                .iter()
-                .map(|e| e.text_sha256.as_deref())
-                .collect();
-            run.final_text_sha256 = digests.map(answer_digest);
-            let final_entry = answer_lines.last().copied().unwrap_or(last);
-            run.final_entry_id = Some(final_entry.id.clone());
-            run.final_message_sha256 = final_entry.message_sha256.clone();
-            // The chain from the prompt to the final line, as the file links it.
-            let upto: Vec<&str> = chain
-                .iter()
-                .filter(|e| e.line >= run.start_line && e.line <= final_entry.line)
-                .map(|e| e.id.as_str())
-                .collect();
-            run.chain_len = upto.len() as u64;
-            run.chain_sha256 = Some(runread_core::sha256_hex(upto.join("\n").as_bytes()));
-        }
+        Some(role::ASSISTANT) if !last.synthetic => end_in_response(&mut run, slice, chain, last),
         // A prompt, a tool result or a continuation that the model has not answered yet.
         _ => {}
     }
     run
+}
+
+/// The run of `slice` as far as its first message tells: still running, no answer yet.
+fn open_run(slice: &[&EntrySummary]) -> Run {
+    let first = slice.first().copied();
+    Run {
+        start_line: first.map_or(0, |e| e.line),
+        end_line: slice.iter().map(|e| e.line).max().unwrap_or(0),
+        started_at: first.and_then(|e| e.timestamp.clone()),
+        message_lines: slice.iter().map(|e| e.line).collect(),
+        prompt_line: first.and_then(|e| e.line_ref()),
+        ..Run::running(first.map(|e| e.id.clone()).unwrap_or_default())
+    }
+}
+
+/// A run whose last message is the model's response (`last` its last line): waiting on a tool,
+/// still answering, or completed with the response's text lines as its final answer.
+fn end_in_response(
+    run: &mut Run,
+    slice: &[&EntrySummary],
+    chain: &[&EntrySummary],
+    last: &EntrySummary,
+) {
+    // The last response: every line of the run with its group.
+    let response: Vec<&EntrySummary> = slice
+        .iter()
+        .copied()
+        .filter(|e| e.group.is_some() && e.group == last.group)
+        .collect();
+    let tool_call = response.iter().any(|e| e.has_tool_call);
+    run.waiting_on_tool = tool_call;
+    let stop = last.stop_reason.as_deref();
+    if tool_call || !matches!(stop, Some("end_turn" | "stop_sequence" | "max_tokens")) {
+        return;
+    }
+    run.status = RunStatus::Completed;
+    run.ended_at = last.timestamp.clone();
+    run.final_truncated = stop == Some("max_tokens");
+    let texts: Vec<&EntrySummary> = response
+        .iter()
+        .copied()
+        .filter(|e| e.text_bytes > 0)
+        .collect();
+    // A response without text still has an (empty) answer: its last line's.
+    let answer_lines = if texts.is_empty() { vec![last] } else { texts };
+    run.final_lines = answer_lines.iter().filter_map(|e| e.line_ref()).collect();
+    run.final_bytes = answer_lines.iter().map(|e| e.text_bytes).sum::<u64>()
+        + answer_lines.len().saturating_sub(1) as u64;
+    let digests: Option<Vec<&str>> = answer_lines
+        .iter()
+        .map(|e| e.text_sha256.as_deref())
+        .collect();
+    run.final_text_sha256 = digests.map(answer_digest);
+    let final_entry = answer_lines.last().copied().unwrap_or(last);
+    run.final_entry_id = Some(final_entry.id.clone());
+    run.final_message_sha256 = final_entry.message_sha256.clone();
+    // The chain from the prompt to the final line, as the file links it.
+    let upto: Vec<&str> = chain
+        .iter()
+        .filter(|e| e.line >= run.start_line && e.line <= final_entry.line)
+        .map(|e| e.id.as_str())
+        .collect();
+    run.chain_len = upto.len() as u64;
+    run.chain_sha256 = Some(runread_core::sha256_hex(upto.join("\n").as_bytes()));
+}
+
+#[cfg(test)]
+mod subagent_tests {
+    use super::*;
+
+    /// A session file and its `subagents/` folder holding `records`, each `(id, record bytes)`.
+    fn session_with(records: &[(String, Vec<u8>)]) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s1.jsonl");
+        std::fs::write(&session, b"{}\n").unwrap();
+        let folder = dir.path().join("s1/subagents");
+        std::fs::create_dir_all(&folder).unwrap();
+        for (id, bytes) in records {
+            std::fs::write(folder.join(format!("agent-{id}.meta.json")), bytes).unwrap();
+            std::fs::write(folder.join(format!("agent-{id}.jsonl")), b"{}\n").unwrap();
+        }
+        (dir, session)
+    }
+
+    /// A finished record for `tool_use_id`, padded with spaces to exactly `len` bytes.
+    fn record(tool_use_id: &str, len: usize) -> Vec<u8> {
+        let body = format!(r#"{{"toolUseId":"{tool_use_id}","finished":true}}"#);
+        let mut bytes = body.into_bytes();
+        bytes.resize(len, b' ');
+        bytes
+    }
+
+    #[test]
+    fn a_record_at_the_size_bound_is_read_and_one_byte_more_is_passed_over() {
+        let bound = usize::try_from(SUBAGENT_META_MAX_BYTES).unwrap();
+        let (_dir, session) = session_with(&[
+            ("a".into(), record("t-at", bound)),
+            ("b".into(), record("t-over", bound + 1)),
+        ]);
+        let records = subagent_records(&session, "s1");
+        let ids: Vec<&str> = records
+            .iter()
+            .map(|r| r.meta.tool_use_id.as_str())
+            .collect();
+        assert_eq!(ids, ["t-at"]);
+        assert!(records[0].meta.finished);
+        assert!(records[0].transcript_modified_ns.is_some());
+    }
+
+    #[test]
+    fn at_most_the_bound_of_records_is_read() {
+        for (n, read) in [
+            (SUBAGENTS_MAX, SUBAGENTS_MAX),
+            (SUBAGENTS_MAX + 1, SUBAGENTS_MAX),
+        ] {
+            let records: Vec<(String, Vec<u8>)> = (0..n)
+                .map(|i| (format!("{i:04}"), record(&format!("t{i}"), 64)))
+                .collect();
+            let (_dir, session) = session_with(&records);
+            assert_eq!(subagent_records(&session, "s1").len(), read, "{n}");
+        }
+    }
+
+    #[test]
+    fn a_session_id_that_is_not_one_name_finds_no_folder() {
+        let (dir, session) = session_with(&[("a".into(), record("t", 64))]);
+        std::fs::create_dir_all(dir.path().join("s1/x/subagents")).unwrap();
+        for id in ["..", ".", "s1/x", ""] {
+            assert!(subagent_records(&session, id).is_empty(), "{id:?}");
+        }
+        assert_eq!(subagent_records(&session, "s1").len(), 1);
+    }
 }

@@ -33,7 +33,7 @@ use crate::content::{Content, text_len_of_kinds, text_of_kinds};
 use crate::file::{EvidenceFile, Line};
 use crate::model::{
     EntryKind, EntrySummary, FirstLine, ForkBase, Header, LineDigest, LineOutcome, MessageView,
-    ReadAhead, Resume, Scan, ScanError, preview,
+    ReadAhead, Resume, Scan, ScanError,
 };
 use crate::runs::{Branch, Context, Run, RunStatus, taint};
 
@@ -253,32 +253,15 @@ pub fn parse_line(
     };
     let p = &raw.payload;
     let kind = p.kind.as_deref();
-    // What the line is: `None` for Codex's own bookkeeping.
-    let what = match (raw.kind.as_ref(), kind) {
-        ("session_meta", _) => {
-            // Written once; another thread's in this file is not this session's.
-            return if p.id.as_deref() == Some(header.session_id.as_str()) {
-                LineOutcome::Skipped
-            } else {
-                LineOutcome::Malformed
-            };
-        }
-        ("turn_context", _) => Some(EntryKind::ModelChange),
-        ("event_msg", Some("task_started")) => Some(EntryKind::TurnStart),
-        ("event_msg", Some("task_complete")) => Some(EntryKind::TurnEnd),
-        ("event_msg", Some("turn_aborted")) => Some(EntryKind::TurnAborted),
-        ("event_msg", Some("item_completed")) => p
-            .item
-            .as_ref()
-            .filter(|i| i.kind.as_deref() == Some("CommandExecution"))
-            .map(|_| EntryKind::ToolExecution),
-        ("response_item", Some("message")) => {
-            (message_role(p) != MessageRole::Injected).then_some(EntryKind::Message)
-        }
-        ("response_item", Some("function_call" | "custom_tool_call")) => Some(EntryKind::Message),
-        _ => None,
-    };
-    let Some(what) = what else {
+    if raw.kind == "session_meta" {
+        // Written once; another thread's in this file is not this session's.
+        return if p.id.as_deref() == Some(header.session_id.as_str()) {
+            LineOutcome::Skipped
+        } else {
+            LineOutcome::Malformed
+        };
+    }
+    let Some(what) = entry_kind(&raw) else {
         return LineOutcome::Skipped;
     };
     let Some(turn) = p.turn().filter(|t| runread_core::target::is_id(t)) else {
@@ -319,29 +302,55 @@ pub fn parse_line(
                 e.has_tool_call = true;
                 e.call_id = p.call_id.as_deref().map(str::to_owned);
             } else {
-                let content = p.content.as_ref();
-                e.body_bytes = text_len_of_kinds(content, TEXT_KINDS) as u64;
-                match message_role(p) {
-                    MessageRole::Prompt => {
-                        e.role = Some(role::USER.to_owned());
-                        e.preview = Some(preview(&text_of_kinds(content, TEXT_KINDS)));
-                        e.message_sha256 = e.line_sha256.clone();
-                    }
-                    MessageRole::Interrupt => e.role = Some(role::INTERRUPT.to_owned()),
-                    _ => {
-                        e.role = Some(role::ASSISTANT.to_owned());
-                        e.stop_reason = p.status.as_deref().map(str::to_owned);
-                        let text = text_of_kinds(content, TEXT_KINDS);
-                        e.text_bytes = text.len() as u64;
-                        e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
-                        e.message_sha256 = e.line_sha256.clone();
-                    }
-                }
+                fill_message(&mut e, p);
             }
         }
         _ => {}
     }
     LineOutcome::Entry(Box::new(e))
+}
+
+/// What kind of entry a line other than `session_meta` is; `None` for Codex's own bookkeeping.
+fn entry_kind(raw: &RawLine<'_>) -> Option<EntryKind> {
+    let p = &raw.payload;
+    match (raw.kind.as_ref(), p.kind.as_deref()) {
+        ("turn_context", _) => Some(EntryKind::ModelChange),
+        ("event_msg", Some("task_started")) => Some(EntryKind::TurnStart),
+        ("event_msg", Some("task_complete")) => Some(EntryKind::TurnEnd),
+        ("event_msg", Some("turn_aborted")) => Some(EntryKind::TurnAborted),
+        ("event_msg", Some("item_completed")) => p
+            .item
+            .as_ref()
+            .filter(|i| i.kind.as_deref() == Some("CommandExecution"))
+            .map(|_| EntryKind::ToolExecution),
+        ("response_item", Some("message")) => {
+            (message_role(p) != MessageRole::Injected).then_some(EntryKind::Message)
+        }
+        ("response_item", Some("function_call" | "custom_tool_call")) => Some(EntryKind::Message),
+        _ => None,
+    }
+}
+
+/// A `message` line's role and sizes: a prompt, an interrupt, or the model's text (with its
+/// status as the stop reason); `e.line_sha256` is set already.
+fn fill_message(e: &mut EntrySummary, p: &Payload<'_>) {
+    let content = p.content.as_ref();
+    e.body_bytes = text_len_of_kinds(content, TEXT_KINDS) as u64;
+    match message_role(p) {
+        MessageRole::Prompt => {
+            e.role = Some(role::USER.to_owned());
+            e.message_sha256 = e.line_sha256.clone();
+        }
+        MessageRole::Interrupt => e.role = Some(role::INTERRUPT.to_owned()),
+        _ => {
+            e.role = Some(role::ASSISTANT.to_owned());
+            e.stop_reason = p.status.as_deref().map(str::to_owned);
+            let text = text_of_kinds(content, TEXT_KINDS);
+            e.text_bytes = text.len() as u64;
+            e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
+            e.message_sha256 = e.line_sha256.clone();
+        }
+    }
 }
 
 /// What a reader may be shown of `line` (read back when served): a message, a tool call (its
@@ -559,20 +568,8 @@ fn run_of(turn_id: &str, t: &Turn<'_>) -> Run {
         .find(|e| e.role.as_deref() == Some(role::USER))
         .copied();
     let mut run = Run {
-        run_id: turn_id.to_owned(),
         start_line: t.first_line,
         end_line: t.last_line,
-        status: RunStatus::Running,
-        unknown_reason: None,
-        final_entry_id: None,
-        final_message_sha256: None,
-        final_lines: Vec::new(),
-        final_text_sha256: None,
-        final_bytes: 0,
-        final_truncated: false,
-        chain_len: 0,
-        chain_sha256: None,
-        preview: prompt.and_then(|e| e.preview.clone()),
         started_at: t.start.or(prompt).and_then(|e| e.timestamp.clone()),
         ended_at: t.end.and_then(|e| e.timestamp.clone()),
         run_models: t
@@ -581,12 +578,8 @@ fn run_of(turn_id: &str, t: &Turn<'_>) -> Run {
             .into_iter()
             .collect(),
         message_lines: t.events.iter().map(|e| e.line).collect(),
-        first_sequence: 0,
-        waiting_on_tool: false,
-        context_before: Context::default(),
-        context_after: Context::default(),
-        answer_before: Context::default(),
         prompt_line: prompt.and_then(|e| e.line_ref()),
+        ..Run::running(turn_id.to_owned())
     };
     let Some(end) = t.end else {
         run.waiting_on_tool = t.events.last().is_some_and(|e| e.has_tool_call);
@@ -611,26 +604,32 @@ fn run_of(turn_id: &str, t: &Turn<'_>) -> Run {
         (None, _) if end.api_error => run.status = RunStatus::Failed,
         (None, _) => run.mark_unknown("the turn ended without an answer or an error"),
         (Some(reported), Some(m)) if m.text_sha256.as_ref() == Some(reported) => {
-            run.status = RunStatus::Completed;
-            run.final_lines = m.line_ref().into_iter().collect();
-            run.final_bytes = m.text_bytes;
-            run.final_text_sha256 = m.text_sha256.clone();
-            run.final_entry_id = Some(m.id.clone());
-            run.final_message_sha256 = m.message_sha256.clone();
-            // The turn's lines from its start to the final message, by their ordinals' lines.
-            let upto: Vec<String> = t
-                .start
-                .into_iter()
-                .chain(t.events.iter().copied())
-                .filter(|e| e.line <= m.line)
-                .map(|e| e.id.clone())
-                .collect();
-            run.chain_len = upto.len() as u64;
-            run.chain_sha256 = Some(runread_core::sha256_hex(upto.join("\n").as_bytes()));
+            complete_with(&mut run, t, m)
         }
         (Some(_), _) => {
             run.mark_unknown("the reported answer is not the turn's last assistant message")
         }
     }
     run
+}
+
+/// The turn completed with `m`, the assistant message whose text its end reported: the run's
+/// answer is `m`, and its chain the turn's lines from its start to `m`.
+fn complete_with(run: &mut Run, t: &Turn<'_>, m: &EntrySummary) {
+    run.status = RunStatus::Completed;
+    run.final_lines = m.line_ref().into_iter().collect();
+    run.final_bytes = m.text_bytes;
+    run.final_text_sha256 = m.text_sha256.clone();
+    run.final_entry_id = Some(m.id.clone());
+    run.final_message_sha256 = m.message_sha256.clone();
+    // The turn's lines from its start to the final message, by their ordinals' lines.
+    let upto: Vec<String> = t
+        .start
+        .into_iter()
+        .chain(t.events.iter().copied())
+        .filter(|e| e.line <= m.line)
+        .map(|e| e.id.clone())
+        .collect();
+    run.chain_len = upto.len() as u64;
+    run.chain_sha256 = Some(runread_core::sha256_hex(upto.join("\n").as_bytes()));
 }

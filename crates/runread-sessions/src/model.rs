@@ -155,9 +155,6 @@ pub struct EntrySummary {
     /// text to read back (a tool call alone, an image).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub body_bytes: u64,
-    /// First characters of a user prompt, for the owner's listing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preview: Option<String>,
     /// The agent itself truncated this output (Pi `details.truncation.truncated`, `truncated`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub upstream_truncated: bool,
@@ -208,7 +205,6 @@ impl EntrySummary {
             text_sha256: None,
             text_bytes: 0,
             body_bytes: 0,
-            preview: None,
             upstream_truncated: false,
             session_name: None,
             timestamp: None,
@@ -379,19 +375,6 @@ pub enum ScanError {
     NotASession,
 }
 
-/// Longest user-prompt preview kept for the owner's run listing, in characters.
-pub const PROMPT_PREVIEW_MAX_CHARS: usize = 80;
-
-/// The first characters of a prompt on one line, for the owner's listing.
-pub(crate) fn preview(text: &str) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out: String = one_line.chars().take(PROMPT_PREVIEW_MAX_CHARS).collect();
-    if one_line.chars().count() > PROMPT_PREVIEW_MAX_CHARS {
-        out.push('…');
-    }
-    out
-}
-
 /// The digest of a final answer made of the texts of several lines (joined by `\n` when served):
 /// for one line, the SHA-256 of its text; for several, the SHA-256 over their texts' digests.
 /// Ingest computes it from each line's text digest, serving from the texts read back.
@@ -427,30 +410,7 @@ pub(crate) fn scan_lines(
     mut parse_line: impl FnMut(&mut Header, &[u8], &LineDigest<'_>, u64, u64) -> LineOutcome,
     ahead: ReadAhead,
 ) -> Result<Scan, ScanError> {
-    let (mut header, start, line_no) = match resume {
-        Resume::Fresh => {
-            let mut lines = file.lines(0, first.max_bytes);
-            let (header, consumed) = match lines.next().map_err(ScanError::Read)? {
-                Some(Line::Complete { bytes, .. }) => (
-                    (first.parse)(bytes).ok_or(ScanError::NotASession)?,
-                    lines.consumed(),
-                ),
-                _ => return Err(ScanError::NotASession),
-            };
-            if first.is_entry {
-                // The first line is a line of the session too: read it again as one.
-                (header, 0, 1)
-            } else {
-                (header, consumed, 2)
-            }
-        }
-        Resume::After {
-            header,
-            offset,
-            lines,
-            ..
-        } => (header.clone(), offset, lines + 1),
-    };
+    let (mut header, start, line_no) = scan_start(file, resume, &first)?;
     let mut out = Scan {
         header: header.clone(),
         entries: Vec::new(),
@@ -462,34 +422,7 @@ pub(crate) fn scan_lines(
         bytes_read: 0,
         skipped: 0,
     };
-    let mut take = |batch: &Batch| {
-        for (line_no, line) in (batch.first_line_no..).zip(&batch.lines) {
-            match *line {
-                BatchLine::Oversize { .. } => out.malformed.push(line_no),
-                BatchLine::Complete {
-                    offset,
-                    ref range,
-                    ref sha256,
-                } => {
-                    let bytes = batch.data.get(range.clone()).unwrap_or(&[]);
-                    let digest = LineDigest {
-                        line: bytes,
-                        known: sha256.as_ref(),
-                    };
-                    match parse_line(&mut header, bytes, &digest, line_no, offset) {
-                        LineOutcome::Entry(e) => out.entries.push(*e),
-                        LineOutcome::Malformed | LineOutcome::Header(_) => {
-                            out.malformed.push(line_no)
-                        }
-                        LineOutcome::Blank => {}
-                        LineOutcome::Skipped => out.skipped += 1,
-                    }
-                }
-            }
-            out.consumed = line.end();
-            out.lines = line_no;
-        }
-    };
+    let mut take = |batch: &Batch| take_batch(&mut out, &mut header, batch, &mut parse_line);
     let batches = || Batches {
         lines: file.lines(start, EVIDENCE_LINE_MAX_BYTES),
         next_line_no: line_no,
@@ -500,61 +433,9 @@ pub(crate) fn scan_lines(
     let parallel = ahead == ReadAhead::Allowed
         && file.identity().size.saturating_sub(start) >= SCAN_DIGEST_AHEAD_MIN_BYTES
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    // A large file's lines are read and hashed on a second thread a batch ahead of the parse:
-    // neither needs parse state, so the parse (v1's parent links, the first cwd) stays in file
-    // order on this one. `None`: no second thread (not asked for, or none to be had).
+    // `None`: no second thread (not asked for, or none to be had).
     let read_ahead = if parallel {
-        std::thread::scope(|scope| -> Result<Option<(bool, bool)>, ScanError> {
-            let (ahead_tx, ahead) = std::sync::mpsc::sync_channel::<Ahead>(1);
-            // Parsed batches go back to be read into again: their buffers' pages are already the
-            // process's (a fresh buffer per batch costs a page fault per 4 KiB read).
-            let (spare_tx, spare) = std::sync::mpsc::sync_channel::<Batch>(2);
-            let mut lines = batches();
-            let spawned = std::thread::Builder::new()
-                .name("runread-read-ahead".into())
-                .spawn_scoped(scope, move || {
-                    loop {
-                        let mut batch = spare.try_recv().unwrap_or_default();
-                        let next = match lines.read_batch(&mut batch) {
-                            Ok(()) => {
-                                batch.hash_lines();
-                                Ahead::Lines(batch)
-                            }
-                            Err(e) => Ahead::Failed(e),
-                        };
-                        let failed = matches!(next, Ahead::Failed(_));
-                        if ahead_tx.send(next).is_err() || failed {
-                            return;
-                        }
-                        if lines.ended {
-                            let _ = ahead_tx.send(Ahead::End {
-                                torn: lines.torn,
-                                over_bounds: lines.over_bounds,
-                            });
-                            return;
-                        }
-                    }
-                });
-            if spawned.is_err() {
-                return Ok(None);
-            }
-            loop {
-                match ahead.recv() {
-                    Ok(Ahead::Lines(batch)) => {
-                        take(&batch);
-                        // Dropped instead when it grew past a spare's size (a long line), when
-                        // the reading thread has enough spares, or when it has ended.
-                        if batch.data.capacity() <= 2 * SCAN_BATCH_BYTES {
-                            let _ = spare_tx.try_send(batch);
-                        }
-                    }
-                    Ok(Ahead::End { torn, over_bounds }) => return Ok(Some((torn, over_bounds))),
-                    Ok(Ahead::Failed(e)) => return Err(e),
-                    // The reading thread ended without saying why (it panicked).
-                    Err(_) => return Err(ScanError::Read(ReadError::Io)),
-                }
-            }
-        })?
+        take_read_ahead(batches(), &mut take)?
     } else {
         None
     };
@@ -581,6 +462,134 @@ pub(crate) fn scan_lines(
             start
         };
     Ok(out)
+}
+
+/// Where a scan's lines start: the header (read from the first line of a fresh file), the offset
+/// of the first line to parse, and that line's number.
+fn scan_start(
+    file: &EvidenceFile,
+    resume: Resume<'_>,
+    first: &FirstLine,
+) -> Result<(Header, u64, u64), ScanError> {
+    match resume {
+        Resume::Fresh => {
+            let mut lines = file.lines(0, first.max_bytes);
+            let (header, consumed) = match lines.next().map_err(ScanError::Read)? {
+                Some(Line::Complete { bytes, .. }) => (
+                    (first.parse)(bytes).ok_or(ScanError::NotASession)?,
+                    lines.consumed(),
+                ),
+                _ => return Err(ScanError::NotASession),
+            };
+            if first.is_entry {
+                // The first line is a line of the session too: read it again as one.
+                Ok((header, 0, 1))
+            } else {
+                Ok((header, consumed, 2))
+            }
+        }
+        Resume::After {
+            header,
+            offset,
+            lines,
+            ..
+        } => Ok((header.clone(), offset, lines + 1)),
+    }
+}
+
+/// Parses one batch's lines in order into `out`: entries kept, malformed and oversize lines
+/// noted by number, bookkeeping counted, and `out`'s consumed offset and line count advanced.
+fn take_batch(
+    out: &mut Scan,
+    header: &mut Header,
+    batch: &Batch,
+    parse_line: &mut impl FnMut(&mut Header, &[u8], &LineDigest<'_>, u64, u64) -> LineOutcome,
+) {
+    for (line_no, line) in (batch.first_line_no..).zip(&batch.lines) {
+        match *line {
+            BatchLine::Oversize { .. } => out.malformed.push(line_no),
+            BatchLine::Complete {
+                offset,
+                ref range,
+                ref sha256,
+            } => {
+                let bytes = batch.data.get(range.clone()).unwrap_or(&[]);
+                let digest = LineDigest {
+                    line: bytes,
+                    known: sha256.as_ref(),
+                };
+                match parse_line(header, bytes, &digest, line_no, offset) {
+                    LineOutcome::Entry(e) => out.entries.push(*e),
+                    LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
+                    LineOutcome::Blank => {}
+                    LineOutcome::Skipped => out.skipped += 1,
+                }
+            }
+        }
+        out.consumed = line.end();
+        out.lines = line_no;
+    }
+}
+
+/// Reads and hashes `lines` on a second thread a batch ahead of `take`, which gets every batch
+/// here in file order: neither reading nor hashing needs parse state, so the parse (v1's parent
+/// links, the first cwd) stays in file order on this thread. Returns whether the file ended torn
+/// and over bounds; `Ok(None)` when no thread could be started (then nothing was read).
+fn take_read_ahead(
+    lines: Batches<'_>,
+    take: &mut impl FnMut(&Batch),
+) -> Result<Option<(bool, bool)>, ScanError> {
+    std::thread::scope(|scope| -> Result<Option<(bool, bool)>, ScanError> {
+        let (ahead_tx, ahead) = std::sync::mpsc::sync_channel::<Ahead>(1);
+        // Parsed batches go back to be read into again: their buffers' pages are already the
+        // process's (a fresh buffer per batch costs a page fault per 4 KiB read).
+        let (spare_tx, spare) = std::sync::mpsc::sync_channel::<Batch>(2);
+        let mut lines = lines;
+        let spawned = std::thread::Builder::new()
+            .name("runread-read-ahead".into())
+            .spawn_scoped(scope, move || {
+                loop {
+                    let mut batch = spare.try_recv().unwrap_or_default();
+                    let next = match lines.read_batch(&mut batch) {
+                        Ok(()) => {
+                            batch.hash_lines();
+                            Ahead::Lines(batch)
+                        }
+                        Err(e) => Ahead::Failed(e),
+                    };
+                    let failed = matches!(next, Ahead::Failed(_));
+                    if ahead_tx.send(next).is_err() || failed {
+                        return;
+                    }
+                    if lines.ended {
+                        let _ = ahead_tx.send(Ahead::End {
+                            torn: lines.torn,
+                            over_bounds: lines.over_bounds,
+                        });
+                        return;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            return Ok(None);
+        }
+        loop {
+            match ahead.recv() {
+                Ok(Ahead::Lines(batch)) => {
+                    take(&batch);
+                    // Dropped instead when it grew past a spare's size (a long line), when
+                    // the reading thread has enough spares, or when it has ended.
+                    if batch.data.capacity() <= 2 * SCAN_BATCH_BYTES {
+                        let _ = spare_tx.try_send(batch);
+                    }
+                }
+                Ok(Ahead::End { torn, over_bounds }) => return Ok(Some((torn, over_bounds))),
+                Ok(Ahead::Failed(e)) => return Err(e),
+                // The reading thread ended without saying why (it panicked).
+                Err(_) => return Err(ScanError::Read(ReadError::Io)),
+            }
+        }
+    })
 }
 
 /// Whether a scan may read and hash a large file's lines on a second thread. A caller that already
@@ -766,7 +775,6 @@ mod stored_form {
             text_sha256: Some("t".into()),
             text_bytes: 3,
             body_bytes: 4,
-            preview: Some("pr".into()),
             upstream_truncated: true,
             session_name: Some("n".into()),
             timestamp: Some("ts".into()),

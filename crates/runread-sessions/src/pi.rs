@@ -14,11 +14,10 @@ use line::{Block, Content, Entry, Json, Skipped, block_kind, str_of};
 
 use crate::file::EvidenceFile;
 
-pub use crate::model::PROMPT_PREVIEW_MAX_CHARS;
 pub use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView, Resume, Scan, ScanError,
 };
-use crate::model::{FirstLine, LineDigest, ReadAhead, preview, scan_lines};
+use crate::model::{FirstLine, LineDigest, ReadAhead, scan_lines};
 
 /// Parses a header line. `None` if the line is not a Pi session header.
 pub fn parse_header(line: &[u8]) -> Option<Header> {
@@ -129,21 +128,8 @@ impl PiParser {
             // A second header inside a file is not something Pi writes.
             return LineOutcome::Malformed;
         }
-        let (id, parent_id) = if self.version == 1 {
-            (format!("v1-L{line_no}"), self.last_id.clone())
-        } else {
-            let Some(id) = str_of(&obj.id) else {
-                return LineOutcome::Malformed;
-            };
-            let parent = match &obj.parent_id {
-                None | Some(Json::Null) => None,
-                Some(Json::Str(p)) => Some(p.as_ref().to_owned()),
-                Some(_) => return LineOutcome::Malformed,
-            };
-            if !runread_core::target::is_id(id) {
-                return LineOutcome::Malformed;
-            }
-            (id.to_owned(), parent)
+        let Some((id, parent_id)) = self.entry_ids(&obj, line_no) else {
+            return LineOutcome::Malformed;
         };
         let mut e = EntrySummary {
             parent_id,
@@ -151,56 +137,10 @@ impl PiParser {
             timestamp: str_of(&obj.timestamp).map(str::to_owned),
             ..EntrySummary::at(line_no, offset, line.len() as u64, id)
         };
+        if e.kind == EntryKind::Message && fill_message(&mut e, &obj, line, digest).is_none() {
+            return LineOutcome::Malformed;
+        }
         match e.kind {
-            EntryKind::Message => {
-                let Some(Json::Object(m)) = &obj.message else {
-                    return LineOutcome::Malformed;
-                };
-                let Some(role) = str_of(&m.role) else {
-                    return LineOutcome::Malformed;
-                };
-                e.line_sha256 = Some(digest.hex());
-                e.role = Some(role.to_owned());
-                e.stop_reason = str_of(&m.stop_reason).map(str::to_owned);
-                e.provider = str_of(&m.provider).map(str::to_owned);
-                e.model = str_of(&m.model).map(str::to_owned);
-                let content = m.content.as_ref();
-                let blocks = content.and_then(Json::as_array).unwrap_or(&[]);
-                e.upstream_truncated = m
-                    .truncated
-                    .as_ref()
-                    .and_then(Json::as_bool)
-                    .unwrap_or(false)
-                    || m.details_truncated().unwrap_or(false);
-                let has_tool_call = blocks.iter().any(|b| block_kind(b) == Some("toolCall"));
-                e.body_bytes = match role {
-                    "bashExecution" => str_of(&m.output).map_or(0, str::len),
-                    _ => content.map_or(0, user_text_len),
-                } as u64;
-                match role {
-                    "assistant" => {
-                        e.has_tool_call = has_tool_call;
-                        if !e.has_tool_call {
-                            let text = join_blocks(blocks);
-                            e.text_bytes = text.len() as u64;
-                            e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
-                        }
-                    }
-                    "user" => e.preview = content.map(user_text).map(|t| preview(&t)),
-                    _ => {}
-                }
-                if hashed_role(role, has_tool_call) {
-                    // Read again as a `Value` (the same acceptance, so it parses): the canonical
-                    // form the event stream's copy of this message is hashed in.
-                    let Some(sha) = serde_json::from_slice::<Value>(line)
-                        .ok()
-                        .and_then(|v| v.get("message").map(message_sha256))
-                    else {
-                        return LineOutcome::Malformed;
-                    };
-                    e.message_sha256 = Some(sha);
-                }
-            }
             EntryKind::SessionInfo => {
                 e.session_name = str_of(&obj.name).map(str::to_owned);
             }
@@ -213,6 +153,73 @@ impl PiParser {
         self.last_id = Some(e.id.clone());
         LineOutcome::Entry(Box::new(e))
     }
+
+    /// The entry's id and its parent's: v1 entries have none of their own (the id is made of the
+    /// line number, the parent is the entry before); `None` when a later version's are not ids.
+    fn entry_ids(&self, obj: &Entry<'_>, line_no: u64) -> Option<(String, Option<String>)> {
+        if self.version == 1 {
+            return Some((format!("v1-L{line_no}"), self.last_id.clone()));
+        }
+        let id = str_of(&obj.id)?;
+        let parent = match &obj.parent_id {
+            None | Some(Json::Null) => None,
+            Some(Json::Str(p)) => Some(p.as_ref().to_owned()),
+            Some(_) => return None,
+        };
+        if !runread_core::target::is_id(id) {
+            return None;
+        }
+        Some((id.to_owned(), parent))
+    }
+}
+
+/// A message entry's role, model, sizes and digests into `e`; `None` when the line's `message`
+/// is not one (then the line is malformed).
+fn fill_message(
+    e: &mut EntrySummary,
+    obj: &Entry<'_>,
+    line: &[u8],
+    digest: &LineDigest<'_>,
+) -> Option<()> {
+    let Some(Json::Object(m)) = &obj.message else {
+        return None;
+    };
+    let role = str_of(&m.role)?;
+    e.line_sha256 = Some(digest.hex());
+    e.role = Some(role.to_owned());
+    e.stop_reason = str_of(&m.stop_reason).map(str::to_owned);
+    e.provider = str_of(&m.provider).map(str::to_owned);
+    e.model = str_of(&m.model).map(str::to_owned);
+    let content = m.content.as_ref();
+    let blocks = content.and_then(Json::as_array).unwrap_or(&[]);
+    e.upstream_truncated = m
+        .truncated
+        .as_ref()
+        .and_then(Json::as_bool)
+        .unwrap_or(false)
+        || m.details_truncated().unwrap_or(false);
+    let has_tool_call = blocks.iter().any(|b| block_kind(b) == Some("toolCall"));
+    e.body_bytes = match role {
+        "bashExecution" => str_of(&m.output).map_or(0, str::len),
+        _ => content.map_or(0, user_text_len),
+    } as u64;
+    if role == "assistant" {
+        e.has_tool_call = has_tool_call;
+        if !e.has_tool_call {
+            let text = join_blocks(blocks);
+            e.text_bytes = text.len() as u64;
+            e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
+        }
+    }
+    if hashed_role(role, has_tool_call) {
+        // Read again as a `Value` (the same acceptance, so it parses): the canonical form the
+        // event stream's copy of this message is hashed in.
+        let sha = serde_json::from_slice::<Value>(line)
+            .ok()
+            .and_then(|v| v.get("message").map(message_sha256))?;
+        e.message_sha256 = Some(sha);
+    }
+    Some(())
 }
 
 /// What a reader may be shown of the message entry `line` (read back from the file when served):
@@ -765,22 +772,17 @@ mod tests {
                                 .pointer("/details/truncation/truncated")
                                 .and_then(Value::as_bool)
                                 .unwrap_or(false);
-                    match role {
-                        "assistant" => {
-                            let blocks = content
-                                .and_then(Value::as_array)
-                                .map(Vec::as_slice)
-                                .unwrap_or(&[]);
-                            e.has_tool_call =
-                                blocks.iter().any(|b| block_type(b) == Some("toolCall"));
-                            if !e.has_tool_call {
-                                let text = join_text_blocks(blocks);
-                                e.text_bytes = text.len() as u64;
-                                e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
-                            }
+                    if role == "assistant" {
+                        let blocks = content
+                            .and_then(Value::as_array)
+                            .map(Vec::as_slice)
+                            .unwrap_or(&[]);
+                        e.has_tool_call = blocks.iter().any(|b| block_type(b) == Some("toolCall"));
+                        if !e.has_tool_call {
+                            let text = join_text_blocks(blocks);
+                            e.text_bytes = text.len() as u64;
+                            e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
                         }
-                        "user" => e.preview = content.map(ref_user_text).map(|t| preview(&t)),
-                        _ => {}
                     }
                 }
                 EntryKind::SessionInfo => {

@@ -157,7 +157,6 @@ pub struct Run {
     pub chain_len: u64,
     /// SHA-256 over the ids of that chain, start first.
     pub chain_sha256: Option<String>,
-    pub preview: Option<String>,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
     /// `provider/model` pairs the run's assistant messages report, in order of first use.
@@ -203,9 +202,10 @@ pub struct Branch {
 /// Cuts `entries` (in file order) into the runs of the active branch.
 ///
 /// `malformed_lines` are lines that could not be parsed: each taints the run that was open at
-/// that point of the file. `torn_tail` (an unfinished last line) taints the last run.
+/// that point of the file, and stands for a parent the walk from the leaf cannot find (the walk
+/// goes on from the entry before it).
+/// `torn_tail` (an unfinished last line) taints the last run.
 pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
-    let by_id: HashMap<&str, &EntrySummary> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
     let Some(leaf) = entries.last() else {
         return Branch {
             leaf_id: None,
@@ -215,28 +215,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
             saved_model: None,
         };
     };
-    // Walk leaf → root; a missing parent or a cycle ends the walk and marks it incomplete.
-    let mut path: Vec<&EntrySummary> = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut cur = Some(leaf);
-    let mut complete = true;
-    while let Some(e) = cur {
-        if !seen.insert(e.id.as_str()) {
-            complete = false;
-            break;
-        }
-        path.push(e);
-        cur = match &e.parent_id {
-            None => None,
-            Some(p) => match by_id.get(p.as_str()) {
-                Some(parent) => Some(parent),
-                None => {
-                    complete = false;
-                    None
-                }
-            },
-        };
-    }
+    let Walk { mut path, complete } = walk_from_leaf(entries, malformed_lines);
     path.reverse();
 
     let session_name = path.iter().rev().find_map(|e| e.session_name.clone());
@@ -296,6 +275,63 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
     }
 }
 
+/// The active branch as [`walk_from_leaf`] found it.
+pub(crate) struct Walk<'e> {
+    /// From the leaf (the newest entry) back to where the walk ended.
+    pub path: Vec<&'e EntrySummary>,
+    /// The walk reached a root: no parent was missing, no link went round in a cycle.
+    pub complete: bool,
+}
+
+/// The active branch, for every agent whose entries link to their parents (Pi, Claude Code): from
+/// the newest of `entries` (in file order) back by parent links, until an entry without a parent
+/// or a cycle.
+///
+/// A parent that is not among `entries` marks the walk incomplete. When a line that could not be
+/// read lies before the entry (`unread_lines`: malformed, or over the line bound and skipped
+/// unread), that line is taken for the missing parent — it holds the only id runread could not
+/// see — and the walk goes on from the entry just before it in the file, the line it followed:
+/// the runs before an unreadable line stay on the branch (the run the line lies in is tainted
+/// `unknown` by [`taint`]) instead of vanishing with it. Without such a line, the walk ends.
+pub(crate) fn walk_from_leaf<'e>(entries: &'e [EntrySummary], unread_lines: &[u64]) -> Walk<'e> {
+    let by_id: HashMap<&str, &EntrySummary> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let mut path: Vec<&EntrySummary> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut cur = entries.last();
+    let mut complete = true;
+    while let Some(e) = cur {
+        if !seen.insert(e.id.as_str()) {
+            complete = false;
+            break;
+        }
+        path.push(e);
+        cur = match &e.parent_id {
+            None => None,
+            Some(p) => match by_id.get(p.as_str()) {
+                Some(parent) => Some(*parent),
+                None => {
+                    complete = false;
+                    entry_before_unread_line(entries, unread_lines, e.line)
+                }
+            },
+        };
+    }
+    Walk { path, complete }
+}
+
+/// The entry just before the last unread line that comes before line `line` (`entries` and
+/// `unread_lines` in file order); `None` when no unread line comes before it, or no entry before
+/// that line.
+fn entry_before_unread_line<'e>(
+    entries: &'e [EntrySummary],
+    unread_lines: &[u64],
+    line: u64,
+) -> Option<&'e EntrySummary> {
+    let unread = unread_lines.iter().copied().filter(|l| *l < line).max()?;
+    let before = entries.partition_point(|e| e.line < unread);
+    before.checked_sub(1).and_then(|i| entries.get(i))
+}
+
 /// Taint, for every agent: a malformed line inside a run's span of the file, or after the last
 /// run start, makes that run unknown; so does a torn last line for the last run.
 pub(crate) fn taint(runs: &mut [Run], malformed_lines: &[u64], torn_tail: bool) {
@@ -314,6 +350,36 @@ pub(crate) fn mark_unknown(run: &mut Run, reason: &str) {
 }
 
 impl Run {
+    /// A run of `run_id` as its reader first sees it: running, no answer, no context yet. Each
+    /// agent's reader fills in the lines and times it knows (struct update from this).
+    pub fn running(run_id: String) -> Run {
+        Run {
+            run_id,
+            start_line: 0,
+            end_line: 0,
+            status: RunStatus::Running,
+            unknown_reason: None,
+            final_entry_id: None,
+            final_message_sha256: None,
+            final_lines: Vec::new(),
+            final_text_sha256: None,
+            final_bytes: 0,
+            final_truncated: false,
+            chain_len: 0,
+            chain_sha256: None,
+            started_at: None,
+            ended_at: None,
+            run_models: Vec::new(),
+            message_lines: Vec::new(),
+            first_sequence: 0,
+            waiting_on_tool: false,
+            context_before: Context::default(),
+            context_after: Context::default(),
+            answer_before: Context::default(),
+            prompt_line: None,
+        }
+    }
+
     /// The file cannot tell how this run stands (`reason` is for the owner's listing; the first
     /// reason given stays).
     pub fn mark_unknown(&mut self, reason: &str) {
@@ -338,34 +404,17 @@ fn run_of(slice: &[&EntrySummary]) -> Option<Run> {
         }
     }
     let mut run = Run {
-        run_id: first.id.clone(),
         start_line: first.line,
         end_line: slice.iter().map(|e| e.line).max().unwrap_or(first.line),
-        status: RunStatus::Running,
-        unknown_reason: None,
-        final_entry_id: None,
-        final_message_sha256: None,
-        final_lines: Vec::new(),
-        final_text_sha256: None,
-        final_bytes: 0,
-        final_truncated: false,
-        chain_len: 0,
-        chain_sha256: None,
-        preview: first.preview.clone(),
         started_at: first.timestamp.clone(),
-        ended_at: None,
         run_models,
         message_lines: slice
             .iter()
             .filter(|e| e.kind == EntryKind::Message)
             .map(|e| e.line)
             .collect(),
-        first_sequence: 0,
-        waiting_on_tool: false,
-        context_before: Context::default(),
-        context_after: Context::default(),
-        answer_before: Context::default(),
         prompt_line: first.line_ref(),
+        ..Run::running(first.id.clone())
     };
     let Some(last) = last_msg else {
         return Some(run);
@@ -540,6 +589,43 @@ mod tests {
         let b = cut_runs(&entries, &bad, false);
         assert!(!b.complete);
         assert_eq!(b.runs.len(), 1);
+    }
+
+    #[test]
+    fn a_line_of_the_branch_that_cannot_be_read_leaves_the_runs_before_it_on_the_branch() {
+        let answer = r#","content":[{"type":"text","text":"x"}],"stopReason":"stop""#;
+        // The second run's answer line is unreadable: the next prompt names it as its parent.
+        let text = [
+            H.to_string(),
+            msg("u1", None, "user", r#","content":"q1""#),
+            msg("a1", Some("u1"), "assistant", answer),
+            msg("u2", Some("a1"), "user", r#","content":"q2""#),
+            "{broken".to_string(),
+            msg("u3", Some("a2"), "user", r#","content":"q3""#),
+            msg("a3", Some("u3"), "assistant", answer),
+        ]
+        .join("\n");
+        let (entries, bad) = parse(&text);
+        assert_eq!(bad, [5]);
+        let b = cut_runs(&entries, &bad, false);
+        let runs: Vec<(&str, RunStatus)> = b
+            .runs
+            .iter()
+            .map(|r| (r.run_id.as_str(), r.status))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("u1", RunStatus::Completed),
+                ("u2", RunStatus::Unknown),
+                ("u3", RunStatus::Completed)
+            ]
+        );
+        assert!(!b.complete, "the walk went over a line it could not read");
+        // No unreadable line before the missing parent: the walk ends there.
+        let b = cut_runs(&entries, &[], false);
+        assert_eq!(b.runs.len(), 1);
+        assert!(!b.complete);
     }
 
     #[test]

@@ -191,7 +191,9 @@ pub trait Store: Send + Sync {
     fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>>;
     /// Start records at or after `since_ms` (oldest first, at most `limit`), with their receipts.
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>>;
-    /// [`Store::audit`], newest first: the most recent `limit` start records at or after
-    /// `since_ms` (the console's audit page).
-    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>>;
+    /// One page of the audit: the start records `filter` lets through, newest first (by time,
+    /// then start id), at most `limit` (≤ [`AUDIT_PAGE_MAX`]), each with its receipts, and how
+    /// many more the filter lets through after the page's last row. Filtered, paged and counted
+    /// in the store's indexes (`runread audit`, the console's audit page).
+    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage>;
 }

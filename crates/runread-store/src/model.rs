@@ -240,6 +240,99 @@ pub enum StartOutcome {
     Existing(Box<StartRecord>),
 }
 
+/// Most start records one page of the audit holds ([`crate::Store::audit_page`]).
+pub const AUDIT_PAGE_MAX: u32 = 1_000;
+
+/// What became of a call, as the audit filters by it: a receipt with outcome `ok`, one with
+/// `refused:<code>`, `timeout` or `invalid_output`, or no receipt at all (`interrupted`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditOutcome {
+    Ok,
+    Refused,
+    Timeout,
+    InvalidOutput,
+    Interrupted,
+}
+
+impl AuditOutcome {
+    /// Every outcome, by its name.
+    pub const ALL: [AuditOutcome; 5] = [
+        AuditOutcome::Ok,
+        AuditOutcome::Refused,
+        AuditOutcome::Timeout,
+        AuditOutcome::InvalidOutput,
+        AuditOutcome::Interrupted,
+    ];
+    /// The names of [`AuditOutcome::ALL`], in that order.
+    pub const NAMES: [&'static str; 5] =
+        ["ok", "refused", "timeout", "invalid_output", "interrupted"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditOutcome::Ok => "ok",
+            AuditOutcome::Refused => "refused",
+            AuditOutcome::Timeout => "timeout",
+            AuditOutcome::InvalidOutput => "invalid_output",
+            AuditOutcome::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AuditOutcome> {
+        Self::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+}
+
+/// Where a page of the audit continues: the last start record the previous page showed. Start
+/// records are ordered newest first by (time, start id), so records that share a millisecond
+/// still have one order and a page continues exactly after this one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditCursor {
+    pub created_at_ms: i64,
+    pub start_id: String,
+}
+
+impl AuditCursor {
+    /// The cursor that continues after `meta`.
+    pub fn after(meta: &StartMeta) -> AuditCursor {
+        AuditCursor {
+            created_at_ms: meta.created_at_ms,
+            start_id: meta.start_id.clone(),
+        }
+    }
+}
+
+/// Which start records a page of the audit shows ([`crate::Store::audit_page`]); every filter
+/// set must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// Only calls made at or after this time (ms since the epoch).
+    pub since_ms: Option<i64>,
+    /// Only calls under this grant (its id).
+    pub grant_id: Option<String>,
+    /// Only calls that named a run with this id.
+    pub run_id: Option<String>,
+    /// Only calls with a receipt of this outcome (or, for `interrupted`, with none).
+    pub outcome: Option<AuditOutcome>,
+    /// Only calls after this one, newest first (the previous page's last row).
+    pub before: Option<AuditCursor>,
+}
+
+/// One page of the audit, newest first, each start record with its receipts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditPage {
+    pub rows: Vec<(StartMeta, Vec<Receipt>)>,
+    /// How many more start records the filter lets through after this page's last row.
+    pub more: u64,
+}
+
+impl AuditPage {
+    /// Where the next page starts, when there is one.
+    pub fn next(&self) -> Option<AuditCursor> {
+        let (last, _) = self.rows.last().filter(|_| self.more > 0)?;
+        Some(AuditCursor::after(last))
+    }
+}
+
 /// A known secret at rest: sealed (AES-256-GCM) under a gate key; only the key id is stored.
 /// Read keys are stored the same way under the name `read-key:<grant id>`, so that every read key
 /// is also masked.

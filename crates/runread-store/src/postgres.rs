@@ -7,7 +7,7 @@
 //!   a fresh database apply each migration exactly once.
 //! - **Start records and receipts are append-only** twice over: triggers refuse UPDATE, DELETE
 //!   and TRUNCATE for everyone (the owner included), and the restricted role [`APP_ROLE`] has only
-//!   SELECT and INSERT on them (see `docs/postgres.md`).
+//!   SELECT and INSERT on them (see `docs/deployment.md`).
 //! - **Multi-statement writes** (`begin_call`, `add_workspace`, `commit_ingest`) run SERIALIZABLE
 //!   and are retried a bounded number of times on serialization failures and deadlocks.
 //! - **Connections** come from a small bounded pool with a checkout timeout; every connection has
@@ -40,8 +40,8 @@ use runread_core::cursor::CursorKey;
 
 use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 use crate::{
-    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, SessionStamp, StartOutcome,
-    StartRecord, Store, StoreError, Workspace,
+    AuditFilter, AuditPage, IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord,
+    SessionStamp, StartMeta, StartOutcome, StartRecord, Store, StoreError, Workspace,
 };
 
 /// Most connections one store holds open. Store calls are short and the service bounds calls
@@ -96,6 +96,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 7: as SQLite's migration 7 (when each run started, for paging; earlier rows filled in by
     // `backfill_run_starts`).
     include_str!("../migrations/postgres/0007.sql"),
+    // 8: as SQLite's migration 8 (no prompt previews in the store). Old row versions stay in the
+    // table files until PostgreSQL reuses their space (`VACUUM FULL runs, entries` drops them now).
+    include_str!("../migrations/postgres/0008.sql"),
+    // 9: as SQLite's migration 9 (the audit's indexes, for `audit_page`).
+    include_str!("../migrations/postgres/0009.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -715,28 +720,38 @@ impl PostgresStore {
         self.tx(Mode::Write, |t| Ok(t.execute(sql, &params)?))
     }
 
-    /// Start records `sql` selects ([`vocab::AUDIT_OLDEST_FIRST`] or
-    /// [`vocab::AUDIT_NEWEST_FIRST`]), with their receipts, from one snapshot.
-    fn audit_in(&self, since_ms: i64, limit: u32, sql: &'static str) -> Result<AuditRows> {
+    /// Start records at or after `since_ms`, oldest first ([`vocab::AUDIT_OLDEST_FIRST`]),
+    /// with their receipts, from one snapshot.
+    fn audit_in(&self, since_ms: i64, limit: u32) -> Result<AuditRows> {
         self.tx(Mode::Snapshot, |t| {
             let metas = t
-                .query(sql, &[&since_ms, &i64::from(limit)])?
+                .query(vocab::AUDIT_OLDEST_FIRST, &[&since_ms, &i64::from(limit)])?
                 .iter()
                 .map(|r| vocab::start_meta(r))
                 .collect::<Result<Vec<_>>>()?;
-            let mut out = Vec::with_capacity(metas.len());
-            for m in metas {
-                let receipts = t
-                    .query(vocab::RECEIPTS_OF_START, &[&m.start_id])?
-                    .iter()
-                    .map(|r| vocab::receipt(r))
-                    .collect::<Result<Vec<_>>>()?;
-                out.push((m, receipts));
-            }
-            Ok(out)
+            with_receipts(t, metas)
         })
     }
 }
+
+/// Each start record with its receipts, in the transaction `t`.
+fn with_receipts(t: &mut Transaction<'_>, metas: Vec<StartMeta>) -> Tx<AuditRows> {
+    let mut out = Vec::with_capacity(metas.len());
+    for m in metas {
+        let receipts = t
+            .query(vocab::RECEIPTS_OF_START, &[&m.start_id])?
+            .iter()
+            .map(|r| vocab::receipt(r))
+            .collect::<Result<Vec<_>>>()?;
+        out.push((m, receipts));
+    }
+    Ok(out)
+}
+
+/// A start record's run id: the expression migration 9's index `start_records_by_run` is built
+/// on, written exactly so (else the planner does not match it). The column is text; the cast
+/// reads it as the JSON it always is (`null` for a call without a target: no run id).
+const RUN_ID_OF_START: &str = "((s.target_json::jsonb) ->> 'runId')";
 
 const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE host = $1 AND path = $2");
 const WORKSPACES: &str = vocab::select_workspaces!(" WHERE host = $1 ORDER BY created_at, id");
@@ -758,6 +773,28 @@ const INSERT_SESSION: &str = concat!(
 
 impl Store for PostgresStore {
     vocab::same_in_every_store!();
+
+    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
+        let (page, args) = vocab::audit_page_sql(filter, limit, RUN_ID_OF_START);
+        let page_args = pg_params(&args);
+        // One snapshot for the page, its count and its receipts.
+        self.tx(Mode::Snapshot, |t| {
+            let metas = t
+                .query(page.as_str(), &page_args)?
+                .iter()
+                .map(|r| vocab::start_meta(r))
+                .collect::<Result<Vec<_>>>()?;
+            let more = match vocab::audit_more_sql(filter, limit, &metas, RUN_ID_OF_START) {
+                None => 0,
+                Some((count, args)) => {
+                    let n: i64 = t.query_one(count.as_str(), &pg_params(&args))?.try_get(0)?;
+                    vocab::u64_of(n)?
+                }
+            };
+            let rows = with_receipts(t, metas)?;
+            Ok(AuditPage { rows, more })
+        })
+    }
 
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         self.tx(Mode::Serializable, |t| {

@@ -12,11 +12,14 @@ use rusqlite::{
 use runread_core::cursor::CursorKey;
 
 use crate::checkpoint::{CheckpointStats, Checkpointer};
-use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
+use crate::vocab::{
+    self, Args, AuditRows, MapRow, PREVIEW_PURGE_MIGRATION, RUN_STARTS_MIGRATION, Value, i64_of,
+    values,
+};
 
 use crate::{
-    IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord, SessionStamp, StartOutcome,
-    StartRecord, Store, StoreError, Workspace,
+    AuditFilter, AuditPage, IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord,
+    SessionStamp, StartMeta, StartOutcome, StartRecord, Store, StoreError, Workspace,
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
@@ -35,6 +38,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 7: when each run started, to page the owner's listing newest first without reading every
     // run (rows from before are filled in from their records: `backfill_run_starts`).
     include_str!("../migrations/sqlite/0007.sql"),
+    // 8: no prompt previews in the store; the file is rewritten afterwards, so the old rows' bytes
+    // are not left in its free space (`PREVIEW_PURGE_MIGRATION`, `rewrite_without_free_space`).
+    include_str!("../migrations/sqlite/0008.sql"),
+    // 9: the audit's indexes, newest first by (time, start id), by grant and by run id, for
+    // `audit_page`.
+    include_str!("../migrations/sqlite/0009.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -401,7 +410,7 @@ fn set_wal(conn: &Connection) -> Result<()> {
     }
 }
 
-/// The store holds the index of the owner's sessions (with each prompt's preview), the grants
+/// The store holds the index of the owner's sessions (no text of them), the grants
 /// and the gate's records: owner-only, like the home it lives in. SQLite's `-wal` and `-shm`
 /// files follow the main file's mode.
 fn restrict_to_owner(path: &Path) {
@@ -415,6 +424,7 @@ fn restrict_to_owner(path: &Path) {
 /// write transaction, so that processes opening a new store at once (`serve`, `run`, `watch`)
 /// apply each migration exactly once.
 fn migrate(conn: &mut Connection) -> Result<()> {
+    let mut purged = false;
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let applied: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -427,14 +437,30 @@ fn migrate(conn: &mut Connection) -> Result<()> {
             )));
         }
         let Some(sql) = MIGRATIONS.get(applied) else {
+            drop(tx);
+            if purged {
+                rewrite_without_free_space(conn);
+            }
             return Ok(());
         };
         tx.execute_batch(sql)?;
+        purged |= applied + 1 == PREVIEW_PURGE_MIGRATION;
         if applied + 1 == RUN_STARTS_MIGRATION {
             backfill_run_starts(&tx)?;
         }
         tx.pragma_update(None, "user_version", (applied + 1) as i64)?;
         tx.commit()?;
+    }
+}
+
+/// Rewrites the file whole (`VACUUM`) once the previews an older index kept are dropped: SQLite
+/// leaves a rewritten row's old bytes in the page's free space (`secure_delete` does not reach all
+/// of it: pages defragmented on update keep theirs), and the point of the purge is that no prompt
+/// text is left in the file. Once per store; a failure (another process holding it) leaves the
+/// rows purged and only the free space to a later `VACUUM`, so it is logged, not fatal.
+fn rewrite_without_free_space(conn: &Connection) {
+    if let Err(e) = conn.execute_batch("VACUUM") {
+        tracing::warn!(error = %e, "store: the file was not rewritten after dropping old previews");
     }
 }
 
@@ -531,25 +557,34 @@ impl SqliteStore {
             .execute(params_from_iter(params))?)
     }
 
-    /// Start records `sql` selects ([`vocab::AUDIT_OLDEST_FIRST`] or
-    /// [`vocab::AUDIT_NEWEST_FIRST`]), with their receipts.
-    fn audit_in(&self, since_ms: i64, limit: u32, sql: &'static str) -> Result<AuditRows> {
+    /// Start records at or after `since_ms`, oldest first ([`vocab::AUDIT_OLDEST_FIRST`]),
+    /// with their receipts.
+    fn audit_in(&self, since_ms: i64, limit: u32) -> Result<AuditRows> {
         let conn = self.reader()?;
         let metas = all(
-            &mut *conn.prepare_cached(sql)?,
+            &mut *conn.prepare_cached(vocab::AUDIT_OLDEST_FIRST)?,
             &values![since_ms, i64::from(limit)],
             vocab::start_meta,
         )?;
-        let mut receipts = conn.prepare_cached(vocab::RECEIPTS_OF_START)?;
-        metas
-            .into_iter()
-            .map(|m| {
-                let r = all(&mut receipts, &values![&m.start_id], vocab::receipt)?;
-                Ok((m, r))
-            })
-            .collect()
+        with_receipts(&conn, metas)
     }
 }
+
+/// Each start record with its receipts.
+fn with_receipts(conn: &Connection, metas: Vec<StartMeta>) -> Result<AuditRows> {
+    let mut receipts = conn.prepare_cached(vocab::RECEIPTS_OF_START)?;
+    metas
+        .into_iter()
+        .map(|m| {
+            let r = all(&mut receipts, &values![&m.start_id], vocab::receipt)?;
+            Ok((m, r))
+        })
+        .collect()
+}
+
+/// A start record's run id: the expression migration 9's index `start_records_by_run` is built
+/// on, written exactly so (else SQLite does not use it).
+const RUN_ID_OF_START: &str = "json_extract(s.target_json, '$.runId')";
 
 /// Sessions whose path is `prefix` or after it, in path order (the path index); and the same
 /// before `end` too.
@@ -575,6 +610,27 @@ const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE path = ?1");
 
 impl Store for SqliteStore {
     vocab::same_in_every_store!();
+
+    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
+        let conn = self.reader()?;
+        // One snapshot for the page, its count and its receipts.
+        let snapshot = conn.unchecked_transaction()?;
+        let (page, args) = vocab::audit_page_sql(filter, limit, RUN_ID_OF_START);
+        let metas = all(
+            &mut *snapshot.prepare_cached(&page)?,
+            &args,
+            vocab::start_meta,
+        )?;
+        let more = match vocab::audit_more_sql(filter, limit, &metas, RUN_ID_OF_START) {
+            None => 0,
+            Some((count, args)) => {
+                let n = first(&mut *snapshot.prepare_cached(&count)?, &args, |r| r.int(0))?;
+                vocab::u64_of(n.unwrap_or(0))?
+            }
+        };
+        let rows = with_receipts(&snapshot, metas)?;
+        Ok(AuditPage { rows, more })
+    }
 
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         let mut conn = self.conn()?;
@@ -993,6 +1049,61 @@ mod tests {
         assert!(store.start_record("st-2").unwrap().is_some());
         assert_eq!(store.receipts("st-2").unwrap().len(), 1);
         assert_eq!(store.receipts("st-1").unwrap().len(), 1);
+    }
+
+    /// Every filter combination of the audit (page and count, with and without a cursor), as
+    /// SQLite plans it: placeholders `$1`… as PostgreSQL numbers them, one per value, and every
+    /// statement reading an index in the page's order (no table scan, no sort).
+    #[test]
+    fn every_audit_statement_numbers_its_placeholders_and_reads_an_index() {
+        use crate::{AuditCursor, AuditOutcome};
+        let store = SqliteStore::open(Path::new(":memory:")).unwrap();
+        let conn = store.conn().unwrap();
+        let shown = [StartMeta {
+            created_at_ms: 5,
+            start_id: "st-5".into(),
+            ..start("st-5").meta
+        }];
+        for bits in 0..32u32 {
+            let has = |b: u32| bits & (1 << b) != 0;
+            let filter = AuditFilter {
+                since_ms: has(0).then_some(1),
+                grant_id: has(1).then(|| "g".into()),
+                run_id: has(2).then(|| "r".into()),
+                outcome: has(3).then_some(AuditOutcome::Refused),
+                before: has(4).then(|| AuditCursor::after(&shown[0])),
+            };
+            let page = vocab::audit_page_sql(&filter, 1, RUN_ID_OF_START);
+            let more = vocab::audit_more_sql(&filter, 1, &shown, RUN_ID_OF_START).unwrap();
+            for (sql, values) in [page, more] {
+                let stmt = conn.prepare(&sql).unwrap();
+                assert_eq!(stmt.parameter_count(), values.len(), "{sql}");
+                for i in 1..=stmt.parameter_count() {
+                    assert_eq!(stmt.parameter_name(i), Some(format!("${i}").as_str()));
+                }
+                let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+                let plan: Vec<String> = plan
+                    .query_map(params_from_iter(&values), |r| r.get(3))
+                    .unwrap()
+                    .map(|d| d.unwrap())
+                    .collect();
+                let reads = &plan[0];
+                let index = if has(1) || has(2) {
+                    "start_records_by_"
+                } else {
+                    "start_records_by_time_and_id"
+                };
+                assert!(
+                    reads.starts_with("SEARCH s USING") || reads.starts_with("SCAN s USING"),
+                    "{sql}: {plan:?}"
+                );
+                assert!(reads.contains(index), "{sql}: {plan:?}");
+                assert!(
+                    !plan.iter().any(|p| p.contains("TEMP B-TREE")),
+                    "{sql}: {plan:?}"
+                );
+            }
+        }
     }
 
     #[test]

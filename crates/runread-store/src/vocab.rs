@@ -25,6 +25,8 @@ use crate::{
 /// The migration that added `runs.started_ms`; each store fills in earlier rows right after it
 /// (`backfill_run_starts`), in the same transaction.
 pub(crate) const RUN_STARTS_MIGRATION: usize = 7;
+/// The migration that drops the prompt previews earlier versions kept in the index.
+pub(crate) const PREVIEW_PURGE_MIGRATION: usize = 8;
 
 /// The runs whose start time migration [`RUN_STARTS_MIGRATION`] fills in.
 pub(crate) const RUNS_TO_BACKFILL: &str =
@@ -355,11 +357,132 @@ pub(crate) const AUDIT_OLDEST_FIRST: &str = select!(
     start_meta_cols,
     "start_records WHERE created_at >= $1 ORDER BY created_at, start_id LIMIT $2"
 );
-/// The same, newest first (`audit_newest`).
-pub(crate) const AUDIT_NEWEST_FIRST: &str = select!(
-    start_meta_cols,
-    "start_records WHERE created_at >= $1 ORDER BY created_at DESC, start_id DESC LIMIT $2"
-);
+
+/// An audit statement's conditions on `start_records s` and their values, `$1` on in the order
+/// they are added: only the filters set, so that each statement is one an index serves (SQLite
+/// fixes a plan at prepare time; `$1 IS NULL OR …` would keep it from using any).
+#[derive(Default)]
+struct AuditWhere<'a> {
+    conditions: Vec<String>,
+    values: Vec<Value<'a>>,
+}
+
+impl<'a> AuditWhere<'a> {
+    /// Binds `v` as the next placeholder and names it.
+    fn bind(&mut self, v: impl Into<Value<'a>>) -> String {
+        self.values.push(v.into());
+        format!("${}", self.values.len())
+    }
+
+    /// `f`'s conditions, continuing after the record `before` (its time and start id; newest
+    /// first) when it is set. `run_id` is the dialect's expression for a start record's run id
+    /// ([`crate::sqlite`]'s and [`crate::postgres`]'s `RUN_ID_OF_START`), written exactly as its
+    /// index is built on.
+    fn of(f: &'a crate::AuditFilter, before: Option<(i64, &'a str)>, run_id: &str) -> Self {
+        let mut w = AuditWhere::default();
+        if let Some(ms) = f.since_ms {
+            let p = w.bind(ms);
+            w.conditions.push(format!("s.created_at >= {p}"));
+        }
+        if let Some(g) = &f.grant_id {
+            let p = w.bind(g);
+            w.conditions.push(format!("s.grant_id = {p}"));
+        }
+        if let Some(r) = &f.run_id {
+            let p = w.bind(r);
+            w.conditions.push(format!("{run_id} = {p}"));
+        }
+        if let Some(o) = f.outcome {
+            w.conditions.push(outcome_condition(o).to_owned());
+        }
+        if let Some((at_ms, start_id)) = before {
+            let (at, id) = (w.bind(at_ms), w.bind(start_id));
+            w.conditions
+                .push(format!("(s.created_at, s.start_id) < ({at}, {id})"));
+        }
+        w
+    }
+
+    fn clause(&self) -> String {
+        if self.conditions.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", self.conditions.join(" AND "))
+        }
+    }
+}
+
+/// A call with a receipt of outcome `o` (or, `interrupted`, with none); the receipts index
+/// finds a start record's receipts.
+fn outcome_condition(o: crate::AuditOutcome) -> &'static str {
+    use crate::AuditOutcome as O;
+    match o {
+        O::Ok => {
+            "EXISTS (SELECT 1 FROM receipts r WHERE r.start_id = s.start_id AND r.outcome = 'ok')"
+        }
+        O::Refused => {
+            "EXISTS (SELECT 1 FROM receipts r WHERE r.start_id = s.start_id \
+             AND substr(r.outcome, 1, 8) = 'refused:')"
+        }
+        O::Timeout => {
+            "EXISTS (SELECT 1 FROM receipts r WHERE r.start_id = s.start_id AND r.outcome = 'timeout')"
+        }
+        O::InvalidOutput => {
+            "EXISTS (SELECT 1 FROM receipts r WHERE r.start_id = s.start_id \
+             AND r.outcome = 'invalid_output')"
+        }
+        O::Interrupted => "NOT EXISTS (SELECT 1 FROM receipts r WHERE r.start_id = s.start_id)",
+    }
+}
+
+/// A cursor as the record it continues after: its time and start id.
+fn cursor_of(c: Option<&crate::AuditCursor>) -> Option<(i64, &str)> {
+    c.map(|c| (c.created_at_ms, c.start_id.as_str()))
+}
+
+/// A page of the audit: the start records `f` lets through, newest first, at most `limit`
+/// (≤ [`crate::AUDIT_PAGE_MAX`]); the statement and its values.
+pub(crate) fn audit_page_sql<'a>(
+    f: &'a crate::AuditFilter,
+    limit: u32,
+    run_id: &str,
+) -> (String, Vec<Value<'a>>) {
+    let mut w = AuditWhere::of(f, cursor_of(f.before.as_ref()), run_id);
+    let clause = w.clause();
+    let limit = w.bind(i64::from(limit.min(crate::AUDIT_PAGE_MAX)));
+    let sql = format!(
+        concat!(
+            "SELECT ",
+            start_meta_cols!(),
+            " FROM start_records s{} ORDER BY s.created_at DESC, s.start_id DESC LIMIT {}"
+        ),
+        clause, limit
+    );
+    (sql, w.values)
+}
+
+/// How many start records `f` lets through after the page `shown` (read with
+/// [`audit_page_sql`] and `limit`): the statement counting them and its values, or `None` when
+/// the page was not full, so nothing is left. The count reads the same index the next page
+/// would, from the page's last row on.
+pub(crate) fn audit_more_sql<'a>(
+    f: &'a crate::AuditFilter,
+    limit: u32,
+    shown: &'a [StartMeta],
+    run_id: &str,
+) -> Option<(String, Vec<Value<'a>>)> {
+    if shown.len() < limit.min(crate::AUDIT_PAGE_MAX) as usize {
+        return None;
+    }
+    let after = match shown.last() {
+        Some(last) => Some((last.created_at_ms, last.start_id.as_str())),
+        None => cursor_of(f.before.as_ref()),
+    };
+    let w = AuditWhere::of(f, after, run_id);
+    let sql = format!("SELECT count(*) FROM start_records s{}", w.clause());
+    Some((sql, w.values))
+}
+
 pub(crate) const INSERT_RECEIPT: &str = insert!("receipts", receipt_cols, "$1, $2, $3, $4, $5, $6");
 pub(crate) const RECEIPTS_OF_START: &str = select!(
     receipt_cols,
@@ -421,7 +544,6 @@ pub(crate) const SHARED_STATEMENTS: &[&str] = &[
     PUT_SECRET,
     SECRETS,
     AUDIT_OLDEST_FIRST,
-    AUDIT_NEWEST_FIRST,
 ];
 
 /// The values of a run filter's placeholders, `$1` to `$3`: agent, workspace, status (each
@@ -922,15 +1044,7 @@ macro_rules! same_in_every_store {
             since_ms: i64,
             limit: u32,
         ) -> $crate::Result<Vec<($crate::StartMeta, Vec<$crate::Receipt>)>> {
-            self.audit_in(since_ms, limit, $crate::vocab::AUDIT_OLDEST_FIRST)
-        }
-
-        fn audit_newest(
-            &self,
-            since_ms: i64,
-            limit: u32,
-        ) -> $crate::Result<Vec<($crate::StartMeta, Vec<$crate::Receipt>)>> {
-            self.audit_in(since_ms, limit, $crate::vocab::AUDIT_NEWEST_FIRST)
+            self.audit_in(since_ms, limit)
         }
     };
 }

@@ -8,9 +8,9 @@ use runread_sessions::{EntryKind, EntrySummary};
 use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
-    ArtifactRecord, Background, Foreground, Grant, IngestCommit, Phase, Proof, Receipt, RunFilter,
-    SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord, Store,
-    SupervisedRun,
+    ArtifactRecord, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background, Foreground,
+    Grant, IngestCommit, Phase, Proof, Receipt, RunFilter, SealedSecret, SessionRecord,
+    SessionStamp, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
 };
 use runread_testkit::{pg, records};
 
@@ -484,14 +484,167 @@ fn start_records_receipts_and_audit(s: &dyn Store) {
     assert_eq!(audit[1], (b.meta.clone(), vec![]));
     assert_eq!(s.audit(150, 10).unwrap().len(), 1);
     assert_eq!(s.audit(0, 1).unwrap().len(), 1, "limit");
-    // Newest first: the same rows reversed, the limit keeping the newest.
-    let newest = s.audit_newest(0, 10).unwrap();
-    assert_eq!(newest, audit.iter().rev().cloned().collect::<Vec<_>>());
+    // A page of the audit: the same rows newest first, the limit keeping the newest.
+    let newest = s.audit_page(&AuditFilter::default(), 10).unwrap();
+    assert_eq!(newest.rows, audit.iter().rev().cloned().collect::<Vec<_>>());
+    assert_eq!(newest.more, 0);
+    let one = s.audit_page(&AuditFilter::default(), 1).unwrap();
+    assert_eq!((one.rows, one.more), (vec![(b.meta.clone(), vec![])], 1));
+    let since = AuditFilter {
+        since_ms: Some(150),
+        ..Default::default()
+    };
+    assert_eq!(s.audit_page(&since, 10).unwrap().rows.len(), 1);
+}
+
+/// Every page of the audit that `filter` lets through, `limit` at a time, each page continuing
+/// after the previous one's last row; asserts that each page's `more` counts what the pages
+/// after it hold.
+fn audit_pages(s: &dyn Store, filter: &AuditFilter, limit: u32) -> Vec<String> {
+    let mut pages: Vec<AuditPage> = vec![];
+    let mut f = filter.clone();
+    loop {
+        let page = s.audit_page(&f, limit).unwrap();
+        assert!(page.rows.len() <= limit as usize);
+        let next = page.next();
+        pages.push(page);
+        match next {
+            Some(c) => f.before = Some(c),
+            None => break,
+        }
+    }
+    let ids: Vec<Vec<String>> = pages
+        .iter()
+        .map(|p| p.rows.iter().map(|(m, _)| m.start_id.clone()).collect())
+        .collect();
+    for (i, p) in pages.iter().enumerate() {
+        let after: usize = ids[i + 1..].iter().map(Vec::len).sum();
+        assert_eq!(p.more, after as u64, "page {i} of {filter:?}: {ids:?}");
+    }
+    ids.concat()
+}
+
+fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
+    // 15 calls, three to a millisecond (ties are ordered by start id, newest first); their
+    // start ids are not in time order. Grants alternate; runs r1, r2 or none; outcomes cycle
+    // through ok, refused, timeout, invalid_output and none (interrupted).
+    let outcomes = ["ok", "refused:invalid_cursor", "timeout", "invalid_output"];
+    let mut calls = vec![];
+    for i in 0..15u32 {
+        let id = format!("st-{:02}", (i * 7) % 15);
+        let run = ["r1", "r2", ""][(i % 3) as usize];
+        let t = (!run.is_empty()).then(|| Target {
+            run_id: run.into(),
+            ..target()
+        });
+        let mut rec = start(&id, &format!("k{i}"), 1_000 + i64::from(i / 3), t);
+        rec.meta.grant_id = ["g-a", "g-b"][(i % 2) as usize].into();
+        s.begin_call(&rec, 0).unwrap();
+        let outcome = outcomes.get((i % 5) as usize).copied();
+        if let Some(o) = outcome {
+            let mut r = receipt(&format!("rc-{id}"), &id, rec.meta.created_at_ms);
+            r.outcome = o.into();
+            s.append_receipt(&r).unwrap();
+        }
+        calls.push((rec.meta, outcome));
+    }
+    // What each filter must answer: the calls it lets through, newest first.
+    let expect = |keep: &dyn Fn(&StartMeta, Option<&str>) -> bool| -> Vec<String> {
+        let mut kept: Vec<&StartMeta> = calls
+            .iter()
+            .filter(|(m, o)| keep(m, *o))
+            .map(|(m, _)| m)
+            .collect();
+        kept.sort_by(|a, b| (b.created_at_ms, &b.start_id).cmp(&(a.created_at_ms, &a.start_id)));
+        kept.iter().map(|m| m.start_id.clone()).collect()
+    };
+    let run_of = |m: &StartMeta| m.target.as_ref().map(|t| t.run_id.clone());
+    let every = expect(&|_, _| true);
+    assert_eq!(every.len(), 15);
+    for limit in [1, 2, 4, 15, 16] {
+        assert_eq!(
+            audit_pages(s, &AuditFilter::default(), limit),
+            every,
+            "{limit}"
+        );
+    }
+    let first = s.audit_page(&AuditFilter::default(), 4).unwrap();
+    assert_eq!(first.more, 11);
+    assert_eq!(first.rows[0].0.start_id, every[0], "the newest first");
     assert_eq!(
-        s.audit_newest(0, 1).unwrap(),
-        vec![(b.meta.clone(), vec![])]
+        first.rows[0].1.len(),
+        usize::from(
+            calls
+                .iter()
+                .any(|(m, o)| m.start_id == every[0] && o.is_some())
+        ),
+        "with its receipts"
     );
-    assert_eq!(s.audit_newest(150, 10).unwrap().len(), 1);
+    let by = |f: AuditFilter| audit_pages(s, &f, 2);
+    assert_eq!(
+        by(AuditFilter {
+            grant_id: Some("g-a".into()),
+            ..Default::default()
+        }),
+        expect(&|m, _| m.grant_id == "g-a")
+    );
+    assert_eq!(
+        by(AuditFilter {
+            run_id: Some("r1".into()),
+            ..Default::default()
+        }),
+        expect(&|m, _| run_of(m).as_deref() == Some("r1"))
+    );
+    assert!(
+        by(AuditFilter {
+            run_id: Some("r".into()),
+            ..Default::default()
+        })
+        .is_empty()
+    );
+    for (outcome, want) in [
+        (AuditOutcome::Ok, Some("ok")),
+        (AuditOutcome::Refused, Some("refused:invalid_cursor")),
+        (AuditOutcome::Timeout, Some("timeout")),
+        (AuditOutcome::InvalidOutput, Some("invalid_output")),
+        (AuditOutcome::Interrupted, None),
+    ] {
+        let got = by(AuditFilter {
+            outcome: Some(outcome),
+            ..Default::default()
+        });
+        assert_eq!(got, expect(&|_, o| o == want), "{outcome:?}");
+        assert_eq!(got.len(), 3, "{outcome:?}");
+    }
+    // Filters together, and a time bound.
+    assert_eq!(
+        by(AuditFilter {
+            since_ms: Some(1_002),
+            grant_id: Some("g-b".into()),
+            run_id: Some("r2".into()),
+            outcome: None,
+            before: None,
+        }),
+        expect(&|m, _| m.created_at_ms >= 1_002
+            && m.grant_id == "g-b"
+            && run_of(m).as_deref() == Some("r2"))
+    );
+    // A cursor in the middle of a millisecond continues with the rest of that millisecond.
+    let tie = calls.iter().find(|(m, _)| m.start_id == every[1]).unwrap();
+    let rest = s
+        .audit_page(
+            &AuditFilter {
+                before: Some(AuditCursor::after(&tie.0)),
+                ..Default::default()
+            },
+            100,
+        )
+        .unwrap();
+    let rest: Vec<String> = rest.rows.into_iter().map(|(m, _)| m.start_id).collect();
+    assert_eq!(rest, every[2..]);
+    // The page bound holds whatever is asked.
+    let page = s.audit_page(&AuditFilter::default(), u32::MAX).unwrap();
+    assert_eq!((page.rows.len(), page.more), (15, 0));
 }
 
 fn secrets_replace_by_name_and_change_the_fingerprint(s: &dyn Store) {
@@ -628,6 +781,7 @@ contract!(
     grants_are_found_by_key_hash_and_revoked_once,
     begin_call_replays_within_the_window_only,
     start_records_receipts_and_audit,
+    audit_pages_newest_first_filtered_without_a_gap_or_a_repeat,
     secrets_replace_by_name_and_change_the_fingerprint,
     artifacts_belong_to_their_exact_target,
     supervised_runs_are_replaced_by_key,
@@ -801,10 +955,12 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
         })
         .unwrap();
     }
-    // Back to schema 6, as an earlier runread left it.
+    // Back to schema 6, as an earlier runread left it (migration 9's audit indexes undone too).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP INDEX runs_by_start; ALTER TABLE runs DROP COLUMN started_ms; PRAGMA user_version = 6;",
+        "DROP INDEX start_records_by_time_and_id; DROP INDEX start_records_by_grant; \
+         DROP INDEX start_records_by_run; CREATE INDEX start_records_by_time ON start_records(created_at); \
+         DROP INDEX runs_by_start; ALTER TABLE runs DROP COLUMN started_ms; PRAGMA user_version = 6;",
     )
     .unwrap();
     drop(conn);

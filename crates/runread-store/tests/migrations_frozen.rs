@@ -39,6 +39,14 @@ const RELEASED: &[(&str, &str)] = &[
         "41b64d63b0adacb5e61fa08f1f249733f9d703c4ce9b56cbd2ae0f4fd9bef225",
     ),
     (
+        "sqlite/0008.sql",
+        "e5f4d832e6cca0e68bc6d68bf312350f8c07161fc54a3016db0b49d827762ba9",
+    ),
+    (
+        "sqlite/0009.sql",
+        "fe4e5cb45fe62e50f944b5161b3ecee90bd5047dbe9bb5f791d8540535627efb",
+    ),
+    (
         "postgres/0001.sql",
         "9c51c4639f75e739ff6e57b24e0f6ddce96964a58de1e3ad56475e068b091991",
     ),
@@ -65,6 +73,14 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0007.sql",
         "caaddb1496c7940a75939e998d36dc15080a67ed3d391a9290d01e553821e172",
+    ),
+    (
+        "postgres/0008.sql",
+        "57935a6379cd6146678110724a2dbc7d01e84e10a684648fe419978efebb2ac3",
+    ),
+    (
+        "postgres/0009.sql",
+        "0b510be4435fa8d5340fe62f3d970324ada5a73ed63dd6f431dfaf7a2f9468f4",
     ),
 ];
 

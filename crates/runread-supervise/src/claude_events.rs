@@ -167,91 +167,9 @@ pub fn parse(line: &[u8]) -> Result<ClaudeEvent, Fault> {
     let v: Value = serde_json::from_slice(line).map_err(|_| Fault)?;
     let kind = str_of(&v, "type").ok_or(Fault)?;
     Ok(match kind {
-        "system" => match str_of(&v, "subtype") {
-            Some("init") => ClaudeEvent::Init(Init {
-                session_id: str_of(&v, "session_id").ok_or(Fault)?.to_owned(),
-                cwd: str_of(&v, "cwd").ok_or(Fault)?.to_owned(),
-                version: str_of(&v, "claude_code_version").map(str::to_owned),
-            }),
-            Some("api_retry") => ClaudeEvent::Retry {
-                attempt: v.get("attempt").and_then(Value::as_u64).unwrap_or(0),
-                max: v.get("max_retries").and_then(Value::as_u64).unwrap_or(0),
-                error: match (
-                    v.get("error_status").and_then(Value::as_u64),
-                    str_of(&v, "error"),
-                ) {
-                    (Some(s), Some(e)) => format!("{s} {e}"),
-                    (Some(s), None) => s.to_string(),
-                    (None, e) => e.unwrap_or("").to_owned(),
-                },
-            },
-            Some("status") => ClaudeEvent::Status {
-                compacting: str_of(&v, "status") == Some("compacting"),
-            },
-            Some("task_started") => ClaudeEvent::TaskStarted {
-                description: tool_detail(v.get("description")),
-            },
-            _ => ClaudeEvent::Ignored,
-        },
-        "assistant" => {
-            let message = v.get("message").ok_or(Fault)?;
-            let blocks = match message.get("content") {
-                Some(Value::Array(blocks)) => blocks
-                    .iter()
-                    .map(|b| match str_of(b, "type") {
-                        Some("text") => Block::Text(str_of(b, "text").unwrap_or("").to_owned()),
-                        Some("tool_use") => Block::ToolUse {
-                            id: str_of(b, "id").unwrap_or("").to_owned(),
-                            name: str_of(b, "name").unwrap_or("tool").to_owned(),
-                            detail: tool_detail(b.get("input")),
-                        },
-                        _ => Block::Other,
-                    })
-                    .collect(),
-                Some(Value::String(s)) => vec![Block::Text(s.clone())],
-                _ => Vec::new(),
-            };
-            ClaudeEvent::Assistant {
-                uuid: uuid_of(&v)?,
-                message_id: str_of(message, "id").map(str::to_owned),
-                synthetic: str_of(message, "model")
-                    == Some(runread_sessions::claude::SYNTHETIC_MODEL),
-                error: !matches!(v.get("error"), None | Some(Value::Null)),
-                blocks,
-                sidechain: sidechain(&v),
-            }
-        }
-        "user" => {
-            let message = v.get("message").ok_or(Fault)?;
-            let content = message.get("content");
-            let results: Vec<(String, bool)> = match content {
-                Some(Value::Array(blocks)) => blocks
-                    .iter()
-                    .filter(|b| str_of(b, "type") == Some("tool_result"))
-                    .map(|b| {
-                        (
-                            str_of(b, "tool_use_id").unwrap_or("").to_owned(),
-                            b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
-                        )
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let kind = if !results.is_empty() {
-                UserKind::ToolResults(results)
-            } else if content_text(content)
-                .starts_with(runread_sessions::claude::INTERRUPT_MARKER_PREFIX)
-            {
-                UserKind::Interrupt
-            } else {
-                UserKind::Other
-            };
-            ClaudeEvent::User {
-                uuid: uuid_of(&v)?,
-                kind,
-                sidechain: sidechain(&v),
-            }
-        }
+        "system" => parse_system(&v)?,
+        "assistant" => parse_assistant(&v)?,
+        "user" => parse_user(&v)?,
         "result" => ClaudeEvent::Result(Outcome {
             subtype: str_of(&v, "subtype").unwrap_or("").to_owned(),
             is_error: v.get("is_error").and_then(Value::as_bool).ok_or(Fault)?,
@@ -260,5 +178,95 @@ pub fn parse(line: &[u8]) -> Result<ClaudeEvent, Fault> {
             terminal_reason: str_of(&v, "terminal_reason").map(str::to_owned),
         }),
         _ => ClaudeEvent::Ignored,
+    })
+}
+
+/// A `system` line: the session's start, a retry, a status change or a subagent's start.
+fn parse_system(v: &Value) -> Result<ClaudeEvent, Fault> {
+    Ok(match str_of(v, "subtype") {
+        Some("init") => ClaudeEvent::Init(Init {
+            session_id: str_of(v, "session_id").ok_or(Fault)?.to_owned(),
+            cwd: str_of(v, "cwd").ok_or(Fault)?.to_owned(),
+            version: str_of(v, "claude_code_version").map(str::to_owned),
+        }),
+        Some("api_retry") => ClaudeEvent::Retry {
+            attempt: v.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+            max: v.get("max_retries").and_then(Value::as_u64).unwrap_or(0),
+            error: match (
+                v.get("error_status").and_then(Value::as_u64),
+                str_of(v, "error"),
+            ) {
+                (Some(s), Some(e)) => format!("{s} {e}"),
+                (Some(s), None) => s.to_string(),
+                (None, e) => e.unwrap_or("").to_owned(),
+            },
+        },
+        Some("status") => ClaudeEvent::Status {
+            compacting: str_of(v, "status") == Some("compacting"),
+        },
+        Some("task_started") => ClaudeEvent::TaskStarted {
+            description: tool_detail(v.get("description")),
+        },
+        _ => ClaudeEvent::Ignored,
+    })
+}
+
+/// An `assistant` line: its text and tool-use blocks, and whether it is the run's own.
+fn parse_assistant(v: &Value) -> Result<ClaudeEvent, Fault> {
+    let message = v.get("message").ok_or(Fault)?;
+    let blocks = match message.get("content") {
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|b| match str_of(b, "type") {
+                Some("text") => Block::Text(str_of(b, "text").unwrap_or("").to_owned()),
+                Some("tool_use") => Block::ToolUse {
+                    id: str_of(b, "id").unwrap_or("").to_owned(),
+                    name: str_of(b, "name").unwrap_or("tool").to_owned(),
+                    detail: tool_detail(b.get("input")),
+                },
+                _ => Block::Other,
+            })
+            .collect(),
+        Some(Value::String(s)) => vec![Block::Text(s.clone())],
+        _ => Vec::new(),
+    };
+    Ok(ClaudeEvent::Assistant {
+        uuid: uuid_of(v)?,
+        message_id: str_of(message, "id").map(str::to_owned),
+        synthetic: str_of(message, "model") == Some(runread_sessions::claude::SYNTHETIC_MODEL),
+        error: !matches!(v.get("error"), None | Some(Value::Null)),
+        blocks,
+        sidechain: sidechain(v),
+    })
+}
+
+/// A `user` line: tool results, an interruption, or another prompt.
+fn parse_user(v: &Value) -> Result<ClaudeEvent, Fault> {
+    let message = v.get("message").ok_or(Fault)?;
+    let content = message.get("content");
+    let results: Vec<(String, bool)> = match content {
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| str_of(b, "type") == Some("tool_result"))
+            .map(|b| {
+                (
+                    str_of(b, "tool_use_id").unwrap_or("").to_owned(),
+                    b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let kind = if !results.is_empty() {
+        UserKind::ToolResults(results)
+    } else if content_text(content).starts_with(runread_sessions::claude::INTERRUPT_MARKER_PREFIX) {
+        UserKind::Interrupt
+    } else {
+        UserKind::Other
+    };
+    Ok(ClaudeEvent::User {
+        uuid: uuid_of(v)?,
+        kind,
+        sidechain: sidechain(v),
     })
 }

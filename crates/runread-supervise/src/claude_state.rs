@@ -242,61 +242,8 @@ impl ClaudeSupervision {
                 error,
                 blocks,
                 ..
-            } => {
-                self.retrying = false;
-                let mut opened = Vec::new();
-                let run = self.open_run();
-                run.uuids.push(uuid.clone());
-                let same_response = message_id.is_some()
-                    && run
-                        .response
-                        .last()
-                        .is_some_and(|l| l.message_id == *message_id);
-                if !same_response {
-                    run.response.clear();
-                }
-                let text = blocks
-                    .iter()
-                    .filter_map(|b| match b {
-                        Block::Text(t) => Some(t.as_str()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                for b in blocks {
-                    if let Block::ToolUse { id, name, .. } = b {
-                        opened.push((id.clone(), name.clone()));
-                    }
-                }
-                run.response.push(ResponseLine {
-                    uuid: uuid.clone(),
-                    message_id: message_id.clone(),
-                    text,
-                    tool_use: !opened.is_empty(),
-                    synthetic: *synthetic || *error,
-                });
-                self.open_tools.extend(opened);
-                Step::Changed
-            }
-            ClaudeEvent::User { uuid, kind, .. } => {
-                self.retrying = false;
-                let run = self.open_run();
-                run.uuids.push(uuid.clone());
-                run.response.clear();
-                match kind {
-                    UserKind::ToolResults(results) => {
-                        for (id, _) in results {
-                            self.open_tools.remove(id);
-                        }
-                    }
-                    UserKind::Interrupt => {
-                        run.interrupted = true;
-                        self.open_tools.clear();
-                    }
-                    UserKind::Other => {}
-                }
-                Step::Changed
-            }
+            } => self.assistant(uuid, message_id, *synthetic || *error, blocks),
+            ClaudeEvent::User { uuid, kind, .. } => self.user(uuid, kind),
             ClaudeEvent::Retry { .. } => {
                 self.open_run();
                 self.retrying = true;
@@ -306,20 +253,7 @@ impl ClaudeSupervision {
                 self.compacting = *compacting;
                 Step::Changed
             }
-            ClaudeEvent::Result(outcome) => {
-                self.retrying = false;
-                self.compacting = false;
-                self.open_tools.clear();
-                let run = self.open_run();
-                run.outcome = Some(outcome.clone());
-                let settle = outcome.answered() && !run.faulted && !run.interrupted;
-                let n = self.runs.len() - 1;
-                if settle {
-                    Step::Settle(n)
-                } else {
-                    Step::Changed
-                }
-            }
+            ClaudeEvent::Result(outcome) => self.result(outcome),
             ClaudeEvent::TaskStarted { .. } | ClaudeEvent::Ignored => Step::Nothing,
         };
         if !self.runs.is_empty() {
@@ -328,6 +262,89 @@ impl ClaudeSupervision {
         match step {
             Step::Nothing if before != (self.phase, self.runs.len()) => Step::Changed,
             s => s,
+        }
+    }
+
+    /// A main-thread assistant message: one line of the open run's response (a new response
+    /// unless it shares the last line's `message.id`), its tool calls opened.
+    fn assistant(
+        &mut self,
+        uuid: &str,
+        message_id: &Option<String>,
+        synthetic: bool,
+        blocks: &[Block],
+    ) -> Step {
+        self.retrying = false;
+        let mut opened = Vec::new();
+        let run = self.open_run();
+        run.uuids.push(uuid.to_owned());
+        let same_response = message_id.is_some()
+            && run
+                .response
+                .last()
+                .is_some_and(|l| l.message_id == *message_id);
+        if !same_response {
+            run.response.clear();
+        }
+        let text = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        for b in blocks {
+            if let Block::ToolUse { id, name, .. } = b {
+                opened.push((id.clone(), name.clone()));
+            }
+        }
+        run.response.push(ResponseLine {
+            uuid: uuid.to_owned(),
+            message_id: message_id.clone(),
+            text,
+            tool_use: !opened.is_empty(),
+            synthetic,
+        });
+        self.open_tools.extend(opened);
+        Step::Changed
+    }
+
+    /// A main-thread user message: it ends the response so far, answers tool calls, or
+    /// interrupts the run.
+    fn user(&mut self, uuid: &str, kind: &UserKind) -> Step {
+        self.retrying = false;
+        let run = self.open_run();
+        run.uuids.push(uuid.to_owned());
+        run.response.clear();
+        match kind {
+            UserKind::ToolResults(results) => {
+                for (id, _) in results {
+                    self.open_tools.remove(id);
+                }
+            }
+            UserKind::Interrupt => {
+                run.interrupted = true;
+                self.open_tools.clear();
+            }
+            UserKind::Other => {}
+        }
+        Step::Changed
+    }
+
+    /// The `result` that ends the open run: it settles when it answered and nothing tainted it.
+    fn result(&mut self, outcome: &Outcome) -> Step {
+        self.retrying = false;
+        self.compacting = false;
+        self.open_tools.clear();
+        let run = self.open_run();
+        run.outcome = Some(outcome.clone());
+        let settle = outcome.answered() && !run.faulted && !run.interrupted;
+        let n = self.runs.len() - 1;
+        if settle {
+            Step::Settle(n)
+        } else {
+            Step::Changed
         }
     }
 }

@@ -111,17 +111,7 @@ impl Supervision {
                 }
                 Step::Changed
             }
-            Event::UserMessage { message_sha256 } => {
-                self.runs.push(Tracked {
-                    user_message_sha256: message_sha256.clone(),
-                    candidate: None,
-                    last_stop: None,
-                    ended: false,
-                    faulted: false,
-                });
-                self.retrying = false;
-                Step::Changed
-            }
+            Event::UserMessage { message_sha256 } => self.start_run(message_sha256),
             Event::AssistantMessage { stop, candidate } => {
                 if let Some(run) = self.runs.last_mut() {
                     run.last_stop = stop.clone();
@@ -137,17 +127,7 @@ impl Supervision {
                 }
                 Step::Changed
             }
-            Event::AgentEnd { .. } => {
-                self.open_tools.clear();
-                match self.runs.last_mut() {
-                    Some(run) => {
-                        run.ended = true;
-                        let n = self.runs.len() - 1;
-                        self.settle_step(n)
-                    }
-                    None => Step::Changed,
-                }
-            }
+            Event::AgentEnd { .. } => self.agent_end(),
             Event::AgentSettled => match self.runs.len().checked_sub(1) {
                 Some(n) => self.settle_step(n),
                 None => Step::Nothing,
@@ -194,6 +174,32 @@ impl Supervision {
         match step {
             Step::Nothing if before != (self.phase, self.runs.len(), self.queued) => Step::Changed,
             s => s,
+        }
+    }
+
+    /// A prompt: a run of its own starts.
+    fn start_run(&mut self, message_sha256: &str) -> Step {
+        self.runs.push(Tracked {
+            user_message_sha256: message_sha256.to_owned(),
+            candidate: None,
+            last_stop: None,
+            ended: false,
+            faulted: false,
+        });
+        self.retrying = false;
+        Step::Changed
+    }
+
+    /// The agent ended its loop: the open run ends, and may settle.
+    fn agent_end(&mut self) -> Step {
+        self.open_tools.clear();
+        match self.runs.last_mut() {
+            Some(run) => {
+                run.ended = true;
+                let n = self.runs.len() - 1;
+                self.settle_step(n)
+            }
+            None => Step::Changed,
         }
     }
 }

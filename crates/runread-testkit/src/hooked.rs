@@ -8,9 +8,9 @@ use runread_core::Target;
 use runread_core::cursor::CursorKey;
 use runread_sessions::EntrySummary;
 use runread_store::{
-    ArtifactRecord, Grant, IngestCommit, Receipt, Result, RunFilter, RunRecord, SealedSecret,
-    SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
-    Workspace,
+    ArtifactRecord, AuditFilter, AuditPage, Grant, IngestCommit, Receipt, Result, RunFilter,
+    RunRecord, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord,
+    Store, SupervisedRun, Workspace,
 };
 
 /// Runs before an ingest commit; an error refuses the commit.
@@ -150,7 +150,7 @@ impl Store for Hooked {
     fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
         self.inner.audit(since_ms, limit)
     }
-    fn audit_newest(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>> {
-        self.inner.audit_newest(since_ms, limit)
+    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
+        self.inner.audit_page(filter, limit)
     }
 }

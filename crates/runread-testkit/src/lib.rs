@@ -143,6 +143,49 @@ impl Env {
         dst
     }
 
+    /// [`Env::place`] with every line after the header passed through `edit` as JSON first (and
+    /// written back compact): a real session with what the agent wrote changed, as an attacker
+    /// who controls the agent's input could have it written.
+    pub fn place_edited(
+        &self,
+        name: &str,
+        age: Duration,
+        mut edit: impl FnMut(&mut serde_json::Value),
+    ) -> PathBuf {
+        let path = self.place(name, age);
+        let text = std::fs::read_to_string(&path).expect("read placed session");
+        let mut lines = text.lines();
+        let mut out = String::from(lines.next().expect("header"));
+        out.push('\n');
+        for line in lines {
+            let mut v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            edit(&mut v);
+            out.push_str(&serde_json::to_string(&v).expect("serialize"));
+            out.push('\n');
+        }
+        std::fs::write(&path, out).expect("write");
+        set_age(&path, age);
+        path
+    }
+
+    /// Pi fixture `name` placed with its first prompts' texts replaced by `prompts` (in order; the
+    /// rest as they are), each replaced prompt's time set to `time` (any text: what an agent, or
+    /// whoever wrote its input, put where a time belongs).
+    pub fn place_with_prompts(&self, name: &str, age: Duration, prompts: &[String], time: &str) {
+        let mut seen = 0;
+        self.place_edited(name, age, |line| {
+            if line["type"] != "message" || line["message"]["role"] != "user" {
+                return;
+            }
+            let Some(text) = prompts.get(seen) else {
+                return;
+            };
+            seen += 1;
+            line["message"]["content"] = serde_json::json!([{"type": "text", "text": text}]);
+            line["timestamp"] = serde_json::json!(time);
+        });
+    }
+
     /// The sealing keys of this home (created on first use).
     pub fn keys(&self) -> Arc<runread_gate::keys::FileKeys> {
         Arc::new(runread_gate::keys::FileKeys::open(self.dir.path()).expect("gate keys"))
@@ -283,6 +326,25 @@ pub fn answer_of(path: &Path, run: &runread_sessions::Run) -> Option<String> {
 /// [`answer_of_agent`] for a run record (its session path and agent).
 pub fn answer(run: &runread_store::RunRecord) -> Option<String> {
     answer_of_agent(Path::new(&run.session_path), &run.agent, &run.run)
+}
+
+/// The prompt of `run` as its session file holds it: the prompt line the index names, read back
+/// and checked against its digest (the store keeps no text, previews included). `None` when the
+/// run has no prompt line, or the file no longer holds it as ingested (a test that changed it).
+pub fn prompt(run: &runread_store::RunRecord) -> Option<String> {
+    let line = run.run.prompt_line.as_ref()?;
+    let bytes = std::fs::read(&run.session_path).ok()?;
+    let start = usize::try_from(line.offset).expect("offset");
+    let end = start + usize::try_from(line.bytes).expect("length");
+    let line_bytes = bytes.get(start..end)?;
+    if runread_core::sha256_hex(line_bytes) != line.sha256 {
+        return None;
+    }
+    Some(
+        runread_sessions::message_view(&run.agent, line_bytes)
+            .expect("a message line")
+            .body,
+    )
 }
 
 /// Every regular file under `dir`.

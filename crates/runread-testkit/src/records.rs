@@ -64,7 +64,6 @@ pub fn run(id: &str) -> Run {
         final_truncated: false,
         chain_len: 2,
         chain_sha256: Some("c".into()),
-        preview: None,
         started_at: None,
         ended_at: None,
         run_models: vec![],
@@ -75,5 +74,43 @@ pub fn run(id: &str) -> Run {
         context_after: Default::default(),
         answer_before: Default::default(),
         prompt_line: None,
+    }
+}
+
+/// A start record as the gate writes it, for call `id` under grant `grant_id` at `at_ms`,
+/// naming `target` (`None`: a call without one, as `list_granted_targets` is).
+pub fn start(
+    id: &str,
+    grant_id: &str,
+    target: Option<runread_core::Target>,
+    at_ms: i64,
+) -> runread_store::StartRecord {
+    runread_store::StartRecord {
+        meta: runread_store::StartMeta {
+            start_id: id.into(),
+            idempotency_key: format!("once-{id}"),
+            grant_id: grant_id.into(),
+            key_hash_prefix: "abcd".into(),
+            tool: "read_final_answer".into(),
+            binding_digest: "b".into(),
+            target,
+            input_digest: "in".into(),
+            sealed_key_id: "k1".into(),
+            created_at_ms: at_ms,
+        },
+        sealed_nonce: vec![0; 12],
+        sealed_ciphertext: vec![0; 16],
+    }
+}
+
+/// A receipt for start record `start_id` with `outcome`, written at `at_ms`.
+pub fn receipt(start_id: &str, outcome: &str, at_ms: i64) -> runread_store::Receipt {
+    runread_store::Receipt {
+        receipt_id: format!("rc-{start_id}"),
+        start_id: start_id.into(),
+        outcome: outcome.into(),
+        result_digest: None,
+        output_bytes: None,
+        created_at_ms: at_ms,
     }
 }

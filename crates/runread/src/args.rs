@@ -17,7 +17,7 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "RUNREAD_HOME")]
     pub(crate) home: Option<PathBuf>,
     /// The store: a postgres:// URL shared by several runread processes and hosts (see
-    /// docs/postgres.md). Default: SQLite in the home.
+    /// docs/deployment.md). Default: SQLite in the home.
     #[arg(long, global = true, env = "RUNREAD_STORE", hide_env_values = true)]
     pub(crate) store: Option<String>,
     /// The sealing keys: this file (a mounted secret, say; it must exist and be readable by its
@@ -82,14 +82,9 @@ pub(crate) enum Command {
     /// Known secrets to mask in everything that leaves (exact match; read keys are added automatically).
     #[command(subcommand)]
     Secret(SecretCmd),
-    /// Show every call's start record and receipts: who, tool, target, outcome, time (never inputs).
-    Audit {
-        /// Only calls since this time: a duration back from now (15m, 2h, 7d) or an RFC 3339 time.
-        #[arg(long)]
-        since: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    /// Show the calls' start records and receipts, newest first, a page at a time: who, tool,
+    /// target, outcome, time (never inputs).
+    Audit(AuditArgs),
     /// Judge an interrupted call from its start record and binding alone.
     #[command(subcommand)]
     Recover(RecoverCmd),
@@ -301,6 +296,36 @@ impl DirArgs {
 
 /// Runs one page of `runread runs` shows unless told otherwise.
 pub(crate) const RUNS_PAGE_DEFAULT: u32 = 100;
+
+/// Calls one page of `runread audit` shows unless told otherwise.
+pub(crate) const AUDIT_PAGE_DEFAULT: u32 = 100;
+
+#[derive(Args)]
+pub(crate) struct AuditArgs {
+    /// Only calls since this time: a duration back from now (15m, 2h, 7d) or an RFC 3339 time.
+    #[arg(long)]
+    pub(crate) since: Option<String>,
+    /// Calls per page, newest first.
+    #[arg(long, default_value_t = AUDIT_PAGE_DEFAULT, value_parser = clap::value_parser!(u32).range(1..=i64::from(runread_store::AUDIT_PAGE_MAX)))]
+    pub(crate) limit: u32,
+    /// Only calls older than this one: the start id of the previous page's last row (its last
+    /// line names it).
+    #[arg(long, value_name = "START_ID")]
+    pub(crate) before: Option<String>,
+    /// Only calls under this grant (its id, as `grant list` shows it).
+    #[arg(long, value_name = "GRANT_ID")]
+    pub(crate) grant: Option<String>,
+    /// Only calls that named this run (its whole id, as the audit shows it).
+    #[arg(long, value_name = "RUN_ID")]
+    pub(crate) run: Option<String>,
+    /// Only calls with a receipt of this outcome (`refused`: any refusal; `interrupted`: no
+    /// receipt at all).
+    #[arg(long, value_parser = runread_store::AuditOutcome::NAMES)]
+    pub(crate) outcome: Option<String>,
+    /// The page as JSON: `rows`, `more` (calls left after it) and `nextBefore` (for `--before`).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
 
 /// `serve --protocol`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -27,6 +27,49 @@ const SAMPLE_FILE_NAME: &str =
 const DEMO_GRANT_SECS: i64 = 60;
 
 pub fn run() -> Result<(), String> {
+    // `tmp` is held until the end: dropping it removes the demo's home and workspace.
+    let (tmp, workspace) = demo_dirs()?;
+    let home = tmp.path().join("home");
+    let sessions = tmp.path().join("pi-sessions");
+    let ws_str = workspace.to_str().ok_or("temporary path is not UTF-8")?;
+
+    step(1, "a real Pi session");
+    let expected = write_sample_session(&sessions, ws_str)?;
+
+    step(2, "store, workspace and ingest");
+    let store = Arc::new(SqliteStore::open(&home.join("runread.db")).map_err(|e| e.to_string())?);
+    ingest_sample(&store, ws_str, &sessions)?;
+    // The demo's own home and its own keys, whatever `--gate-keys` says: the service's keys
+    // also seal the demo's grant.
+    let (service, keys) = crate::serving_service(
+        &crate::home::Home::new(home.clone(), None),
+        store.clone(),
+        Config::default(),
+        Vec::new(),
+    )?;
+    let run = show_runs_and_pick(&service, &store)?;
+
+    step(
+        3,
+        "the owner grants one run, final_answer only, for 60 seconds",
+    );
+    let g = grant_demo_run(&store, &*keys, &run)?;
+
+    step(
+        4,
+        "serve MCP on an ephemeral loopback port, read as a client would",
+    );
+    let answer = serve_and_read(service, &g)?;
+
+    step(5, "verify against the bytes the agent wrote");
+    verify_answer(&answer, &expected)?;
+    print_next_steps();
+    Ok(())
+}
+
+/// A temporary root holding the demo's home, workspace and Pi sessions folder, and the
+/// workspace's canonical path (the path ingest compares session headers against).
+fn demo_dirs() -> Result<(tempfile::TempDir, std::path::PathBuf), String> {
     let tmp = tempfile::Builder::new()
         .prefix("runread-demo-")
         .tempdir()
@@ -38,9 +81,12 @@ pub fn run() -> Result<(), String> {
         std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
     }
     let workspace = std::fs::canonicalize(&workspace).map_err(|e| e.to_string())?;
-    let ws_str = workspace.to_str().ok_or("temporary path is not UTF-8")?;
+    Ok((tmp, workspace))
+}
 
-    step(1, "a real Pi session");
+/// Writes the bundled session into `sessions` with its cwd moved to the demo's workspace, dated
+/// a minute back, and returns the final answers the agent wrote in it.
+fn write_sample_session(sessions: &std::path::Path, ws_str: &str) -> Result<Vec<String>, String> {
     let (header, rest) = SAMPLE_SESSION
         .split_once('\n')
         .ok_or("sample session has no header")?;
@@ -57,9 +103,15 @@ pub fn run() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let expected = agent_final_answers(rest);
     outln!("   sample session written by Pi 0.73.1 (fixtures/pi/sample), cwd moved to {ws_str}");
+    Ok(expected)
+}
 
-    step(2, "store, workspace and ingest");
-    let store = Arc::new(SqliteStore::open(&home.join("runread.db")).map_err(|e| e.to_string())?);
+/// Adds the demo's workspace and ingests the sample session into the store.
+fn ingest_sample(
+    store: &SqliteStore,
+    ws_str: &str,
+    sessions: &std::path::Path,
+) -> Result<(), String> {
     let ws = store
         .add_workspace(ws_str, "demo", now_ms())
         .map_err(|e| e.to_string())?;
@@ -70,8 +122,8 @@ pub fn run() -> Result<(), String> {
         ws.revision
     );
     let (report, _) = runread_ingest::ingest_dir(
-        &*store,
-        &runread_ingest::AgentDir::pi(&sessions),
+        store,
+        &runread_ingest::AgentDir::pi(sessions),
         now_ms(),
         |_| {},
     )
@@ -82,38 +134,44 @@ pub fn run() -> Result<(), String> {
         report.bytes_read,
         report.runs
     );
-    // The demo's own home and its own keys, whatever `--gate-keys` says: the service's keys
-    // also seal the demo's grant.
-    let (service, keys) = crate::serving_service(
-        &crate::home::Home::new(home.clone(), None),
-        store.clone(),
-        Config::default(),
-        Vec::new(),
-    )?;
+    Ok(())
+}
+
+/// Lists the ingested runs as the owner sees them and picks the one with the largest answer.
+fn show_runs_and_pick(
+    service: &runread_service::Service,
+    store: &SqliteStore,
+) -> Result<runread_store::RunRecord, String> {
     let runs = store.runs().map_err(|e| e.to_string())?;
-    for r in &runs {
+    let shown = service
+        .shown_runs(runs.clone(), now_ms())
+        .map_err(|e| e.to_string())?;
+    for row in &shown {
+        let r = &row.record;
         outln!(
             "   run {}  {}  answer {} ({} bytes)  “{}”",
             r.target.run_id,
             r.run.status.as_str(),
-            service.answer_state(r, now_ms()),
+            row.answer_state,
             r.run.final_bytes,
-            r.run.preview.as_deref().unwrap_or("")
+            row.prompt.shown()
         );
     }
-    let run = runs
-        .iter()
+    runs.into_iter()
         .max_by_key(|r| r.run.final_bytes)
-        .ok_or("the sample produced no run")?;
+        .ok_or_else(|| "the sample produced no run".to_owned())
+}
 
-    step(
-        3,
-        "the owner grants one run, final_answer only, for 60 seconds",
-    );
+/// The owner's grant of `run`, final_answer only, for [`DEMO_GRANT_SECS`].
+fn grant_demo_run(
+    store: &SqliteStore,
+    keys: &dyn runread_gate::keys::KeyProvider,
+    run: &runread_store::RunRecord,
+) -> Result<runread_service::owner::NewGrant, String> {
     let now = now_ms();
     let g = runread_service::owner::grant(
-        &*store,
-        &*keys,
+        store,
+        keys,
         runread_service::owner::GrantRequest {
             run_id: &run.target.run_id,
             session_id: Some(&run.target.session_id),
@@ -133,15 +191,19 @@ pub fn run() -> Result<(), String> {
         "   target {}",
         serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?
     );
+    Ok(g)
+}
 
-    step(
-        4,
-        "serve MCP on an ephemeral loopback port, read as a client would",
-    );
+/// Serves MCP on an ephemeral loopback port, reads the granted answer through runread's own
+/// client, and stops the server whatever the read returned.
+fn serve_and_read(
+    service: Arc<runread_service::Service>,
+    g: &runread_service::owner::NewGrant,
+) -> Result<runread_mcp::client::FinalAnswer, String> {
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let key = g.key.clone();
     let target = serde_json::to_value(&g.grant.target).map_err(|e| e.to_string())?;
-    let answer = rt.block_on(async move {
+    rt.block_on(async move {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(runread_mcp::server::serve(
@@ -161,9 +223,14 @@ pub fn run() -> Result<(), String> {
         let _ = stop_tx.send(());
         let _ = server.await;
         result
-    })?;
+    })
+}
 
-    step(5, "verify against the bytes the agent wrote");
+/// Checks the answer read over MCP against the agent's own final messages and shows it.
+fn verify_answer(
+    answer: &runread_mcp::client::FinalAnswer,
+    expected: &[String],
+) -> Result<(), String> {
     let text = answer
         .text
         .as_deref()
@@ -184,6 +251,10 @@ pub fn run() -> Result<(), String> {
     outln!("{text}");
     outln!("</tool_result>");
     outln!();
+    Ok(())
+}
+
+fn print_next_steps() {
     outln!("Next, on your own sessions (Pi, Claude Code, Codex):");
     outln!("  runread workspace add ~/code/my-project");
     outln!(
@@ -198,7 +269,6 @@ pub fn run() -> Result<(), String> {
     outln!(
         "  runread serve --console --open      # MCP, plus the owner's console: runs, grants, audit"
     );
-    Ok(())
 }
 
 async fn read_as_client(

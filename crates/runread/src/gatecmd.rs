@@ -2,48 +2,109 @@
 
 use serde_json::json;
 
+use runread_core::target::is_id;
 use runread_core::timefmt::{now_ms, parse_duration_ms, parse_rfc3339, rfc3339};
-use runread_store::Store;
+use runread_store::{AuditCursor, AuditFilter, AuditOutcome, AuditPage, Receipt, StartMeta, Store};
 
-/// Most calls `runread audit` prints.
-const AUDIT_MAX_ROWS: u32 = 10_000;
+use crate::args::{AUDIT_PAGE_DEFAULT, AuditArgs};
 
-pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<(), String> {
-    let since_ms = match since {
-        None => 0,
-        Some(s) => match parse_duration_ms(s) {
-            Some(d) => now_ms() - d,
-            None => parse_rfc3339(s).ok_or_else(|| {
-                format!("--since {s:?}: use a duration (15m, 2h, 7d) or an RFC 3339 time")
-            })?,
-        },
-    };
-    let rows = store
-        .audit(since_ms, AUDIT_MAX_ROWS)
+/// One page of the audit, newest first, filtered in the store; its last line (or `more` and
+/// `nextBefore` in JSON) says how many calls are left and where the next page starts.
+pub fn audit(
+    home: &crate::home::Home,
+    store: std::sync::Arc<dyn Store>,
+    args: &AuditArgs,
+) -> Result<(), String> {
+    let filter = audit_filter(&*store, args)?;
+    let mut page = store
+        .audit_page(&filter, args.limit)
         .map_err(|e| e.to_string())?;
-    if as_json {
-        let out: Vec<_> = rows
-            .iter()
-            .map(|(m, r)| {
-                json!({
-                    "startId": m.start_id, "at": rfc3339(m.created_at_ms), "tool": m.tool, "grantId": m.grant_id,
-                    "keyHashPrefix": m.key_hash_prefix, "target": m.target, "inputDigest": m.input_digest,
-                    "bindingDigest": m.binding_digest,
-                    "receipts": r.iter().map(|r| json!({"outcome": r.outcome, "at": rfc3339(r.created_at_ms),
-                        "resultDigest": r.result_digest, "outputBytes": r.output_bytes})).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
+    // The target ids an agent wrote are shown masked, as everything an agent wrote is.
+    let service = crate::servecmd::service(home, store, runread_service::Config::default())?;
+    for (m, _) in &mut page.rows {
+        if let Some(t) = m.target.take() {
+            m.target =
+                Some(service.shown_target(t).map_err(|e| {
+                    format!("cannot read the known secrets to mask the audit: {e}")
+                })?);
+        }
+    }
+    if args.json {
+        let rows: Vec<_> = page.rows.iter().map(|(m, r)| row_json(m, r)).collect();
+        let next = page.next().map(|c| c.start_id);
+        let out = json!({"rows": rows, "more": page.more, "nextBefore": next});
         outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         );
         return Ok(());
     }
-    if rows.is_empty() {
+    if page.rows.is_empty() {
         outln!("no calls");
         return Ok(());
     }
+    print_rows(&page);
+    outln!("{}", last_line(&page, args, &filter));
+    Ok(())
+}
+
+/// The store's filter for the command's flags: `--since` as a time, `--before` as the start
+/// record it names.
+fn audit_filter(store: &dyn Store, args: &AuditArgs) -> Result<AuditFilter, String> {
+    let since_ms = args.since.as_deref().map(since_ms).transpose()?;
+    for (flag, id) in [
+        ("--grant", &args.grant),
+        ("--run", &args.run),
+        ("--before", &args.before),
+    ] {
+        match id {
+            Some(id) if !is_id(id) => return Err(format!("{flag} {id:?} is not an id")),
+            _ => {}
+        }
+    }
+    let before = match &args.before {
+        None => None,
+        Some(id) => {
+            let meta = store
+                .start_meta(id)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("--before {id:?}: no start record has this id"))?;
+            Some(AuditCursor::after(&meta))
+        }
+    };
+    let outcome = match args.outcome.as_deref() {
+        None => None,
+        Some(o) => Some(AuditOutcome::parse(o).ok_or_else(|| format!("--outcome {o:?}"))?),
+    };
+    Ok(AuditFilter {
+        since_ms,
+        grant_id: args.grant.clone(),
+        run_id: args.run.clone(),
+        outcome,
+        before,
+    })
+}
+
+fn since_ms(s: &str) -> Result<i64, String> {
+    match parse_duration_ms(s) {
+        Some(d) => Ok(now_ms() - d),
+        None => parse_rfc3339(s).ok_or_else(|| {
+            format!("--since {s:?}: use a duration (15m, 2h, 7d) or an RFC 3339 time")
+        }),
+    }
+}
+
+fn row_json(m: &StartMeta, receipts: &[Receipt]) -> serde_json::Value {
+    json!({
+        "startId": m.start_id, "at": rfc3339(m.created_at_ms), "tool": m.tool, "grantId": m.grant_id,
+        "keyHashPrefix": m.key_hash_prefix, "target": m.target, "inputDigest": m.input_digest,
+        "bindingDigest": m.binding_digest,
+        "receipts": receipts.iter().map(|r| json!({"outcome": r.outcome, "at": rfc3339(r.created_at_ms),
+            "resultDigest": r.result_digest, "outputBytes": r.output_bytes})).collect::<Vec<_>>(),
+    })
+}
+
+fn print_rows(page: &AuditPage) {
     outln!(
         "{:<24} {:<27} {:<20} {:<14} {:<10} OUTCOME",
         "AT",
@@ -52,7 +113,7 @@ pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<()
         "KEY",
         "RUN"
     );
-    for (m, receipts) in &rows {
+    for (m, receipts) in &page.rows {
         let outcome = if receipts.is_empty() {
             "(no receipt: interrupted)".to_owned()
         } else {
@@ -72,7 +133,37 @@ pub fn audit(store: &dyn Store, since: Option<&str>, as_json: bool) -> Result<()
             outcome
         );
     }
-    Ok(())
+}
+
+/// How many calls the page shows and how many more match, with the command for the next page:
+/// the same filters (`--since` as the time it stood for, so the next page reads the same
+/// window) continuing `--before` this page's last row.
+fn last_line(page: &AuditPage, args: &AuditArgs, filter: &AuditFilter) -> String {
+    let shown = page.rows.len();
+    let shown = format!(
+        "{shown} call{}, newest first",
+        if shown == 1 { "" } else { "s" }
+    );
+    let Some(next) = page.next() else {
+        return format!("{shown}; no more");
+    };
+    let mut command = format!("runread audit --before {}", next.start_id);
+    if let Some(ms) = filter.since_ms {
+        command.push_str(&format!(" --since {}", rfc3339(ms)));
+    }
+    if args.limit != AUDIT_PAGE_DEFAULT {
+        command.push_str(&format!(" --limit {}", args.limit));
+    }
+    for (flag, value) in [
+        ("--grant", args.grant.as_deref()),
+        ("--run", args.run.as_deref()),
+        ("--outcome", filter.outcome.map(AuditOutcome::as_str)),
+    ] {
+        if let Some(v) = value {
+            command.push_str(&format!(" {flag} {v}"));
+        }
+    }
+    format!("{shown}; {} more; next page: {command}", page.more)
 }
 
 pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), String> {

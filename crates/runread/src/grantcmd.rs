@@ -2,40 +2,9 @@
 
 use super::*;
 
-pub(crate) fn grant(home: &crate::home::Home, store: &dyn Store, args: GrantArgs) -> Res {
-    match args.action {
-        Some(GrantCmd::List { json }) => {
-            let now = now_ms();
-            let grants = store.grants().map_err(|e| e.to_string())?;
-            let rows: Vec<_> = grants
-                .iter()
-                .map(|g| {
-                    json!({"grantId": g.id, "to": g.label, "target": g.target, "features": g.features,
-                           "expiresAt": rfc3339(g.expires_at_ms), "state": g.state(now).as_str()})
-                })
-                .collect();
-            if json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
-                );
-            } else if rows.is_empty() {
-                outln!("no grants");
-            } else {
-                for r in rows {
-                    outln!(
-                        "{}  {:<8} {}  run {}  expires {}  to {}",
-                        r["grantId"].as_str().unwrap_or(""),
-                        r["state"].as_str().unwrap_or(""),
-                        r["features"],
-                        r["target"]["runId"].as_str().unwrap_or(""),
-                        r["expiresAt"].as_str().unwrap_or(""),
-                        r["to"].as_str().unwrap_or("")
-                    );
-                }
-            }
-            Ok(())
-        }
+pub(crate) fn grant(home: &crate::home::Home, store: Arc<dyn Store>, mut args: GrantArgs) -> Res {
+    match args.action.take() {
+        Some(GrantCmd::List { json }) => list_grants(home, store, json),
         Some(GrantCmd::Revoke { id }) => {
             if store
                 .revoke_grant(&id, now_ms())
@@ -47,46 +16,95 @@ pub(crate) fn grant(home: &crate::home::Home, store: &dyn Store, args: GrantArgs
                 Err(format!("no live grant {id:?}"))
             }
         }
-        None => {
-            let run = args
-                .run
-                .ok_or("--run RUN_ID is required (see `runread runs`)")?;
-            let features = Feature::parse_list(
-                args.features
-                    .as_deref()
-                    .ok_or("--features is required, e.g. final_answer")?,
-            )?;
-            let expires = args.expires.ok_or("--expires is required, e.g. 15m")?;
-            let to = args
-                .to
-                .ok_or("--to LABEL is required (who the key is for)")?;
-            let now = now_ms();
-            let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
-            let keys = crate::servecmd::gate_keys(home)?;
-            let g = runread_service::owner::grant(
-                store,
-                &keys,
-                runread_service::owner::GrantRequest {
-                    run_id: &run,
-                    session_id: args.session.as_deref(),
-                    features,
-                    expires_at_ms: at,
-                    label: &to,
-                },
-                now,
-            )
-            .map_err(|e| e.to_string())?;
-            print_grant(&g, &args.url, args.json)
-        }
+        None => new_grant(home, store, args),
     }
 }
 
-pub(crate) fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_json: bool) -> Res {
+/// `runread grant list`: every grant, what the owner is shown of it, and its state now.
+fn list_grants(home: &crate::home::Home, store: Arc<dyn Store>, json: bool) -> Res {
+    let now = now_ms();
+    let grants = store.grants().map_err(|e| e.to_string())?;
+    let grants = crate::servecmd::service(home, store, Config::default())?
+        .shown_grants(grants)
+        .map_err(|e| format!("cannot read the known secrets to mask the grants: {e}"))?;
+    let rows: Vec<_> = grants
+        .iter()
+        .map(|g| {
+            json!({"grantId": g.id, "to": g.label, "target": g.target, "features": g.features,
+                   "expiresAt": rfc3339(g.expires_at_ms), "state": g.state(now).as_str()})
+        })
+        .collect();
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+        );
+    } else if rows.is_empty() {
+        outln!("no grants");
+    } else {
+        for r in rows {
+            outln!(
+                "{}  {:<8} {}  run {}  expires {}  to {}",
+                r["grantId"].as_str().unwrap_or(""),
+                r["state"].as_str().unwrap_or(""),
+                r["features"],
+                r["target"]["runId"].as_str().unwrap_or(""),
+                r["expiresAt"].as_str().unwrap_or(""),
+                r["to"].as_str().unwrap_or("")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `runread grant --run …`: a new grant and its key, shown once.
+fn new_grant(home: &crate::home::Home, store: Arc<dyn Store>, args: GrantArgs) -> Res {
+    let run = args
+        .run
+        .ok_or("--run RUN_ID is required (see `runread runs`)")?;
+    let features = Feature::parse_list(
+        args.features
+            .as_deref()
+            .ok_or("--features is required, e.g. final_answer")?,
+    )?;
+    let expires = args.expires.ok_or("--expires is required, e.g. 15m")?;
+    let to = args
+        .to
+        .ok_or("--to LABEL is required (who the key is for)")?;
+    let now = now_ms();
+    let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
+    let keys = crate::servecmd::gate_keys(home)?;
+    let g = runread_service::owner::grant(
+        &*store,
+        &keys,
+        runread_service::owner::GrantRequest {
+            run_id: &run,
+            session_id: args.session.as_deref(),
+            features,
+            expires_at_ms: at,
+            label: &to,
+        },
+        now,
+    )
+    .map_err(|e| e.to_string())?;
+    let service = crate::servecmd::service(home, store, Config::default())?;
+    let shown = service
+        .shown_run(g.run.clone(), now)
+        .map_err(|e| format!("cannot read the known secrets to mask the run: {e}"))?;
+    print_grant(&g, &shown, &args.url, args.json)
+}
+
+pub(crate) fn print_grant(
+    g: &runread_service::owner::NewGrant,
+    shown: &runread_service::shown::ShownRun,
+    url: &str,
+    as_json: bool,
+) -> Res {
     let configs = runread_mcp::configs::for_key(url, &g.key);
     let out = json!({
         "grantId": g.grant.id,
         "key": g.key,
-        "target": g.grant.target,
+        "target": shown.record.target,
         "features": g.grant.features,
         "url": url,
         "expiresAt": rfc3339(g.grant.expires_at_ms),
@@ -110,8 +128,8 @@ pub(crate) fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_js
     );
     outln!(
         "run      {} — {}",
-        g.run.target.run_id,
-        g.run.run.preview.as_deref().unwrap_or("")
+        shown.record.target.run_id,
+        shown.prompt.shown()
     );
     outln!(
         "features {}",
@@ -124,7 +142,7 @@ pub(crate) fn print_grant(g: &runread_service::owner::NewGrant, url: &str, as_js
     );
     outln!(
         "target   {}",
-        serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?
+        serde_json::to_string(&shown.record.target).map_err(|e| e.to_string())?
     );
     outln!("url      {url}");
     outln!();

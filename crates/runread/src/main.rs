@@ -126,7 +126,7 @@ fn run(cli: Cli) -> Res {
         }
         Command::Grant(args) => {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            grant(&home, &*store, args)
+            grant(&home, store, args)
         }
         Command::Artifact(cmd) => {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
@@ -144,8 +144,9 @@ fn run(cli: Cli) -> Res {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             consolecmd::console(&home, store, args)
         }
-        Command::Audit { since, json } => {
-            gatecmd::audit(&*open_store(cli.home, spec)?, since.as_deref(), json)
+        Command::Audit(args) => {
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
+            gatecmd::audit(&home, store, &args)
         }
         Command::Recover(RecoverCmd::Inspect { start_id, json }) => {
             gatecmd::inspect(&*open_store(cli.home, spec)?, &start_id, json)

@@ -45,32 +45,15 @@ pub(crate) fn runs(
     offset: u64,
 ) -> Res {
     let service = service(home, store.clone(), Config::default())?;
-    let list = store
+    let page = store
         .runs_page(filter, limit, offset)
         .map_err(|e| e.to_string())?;
-    let now = now_ms();
+    // As the owner is shown every run: what the agent wrote masked, the prompt from its file.
+    let list = service
+        .shown_runs(page, now_ms())
+        .map_err(|e| format!("cannot read the known secrets to mask the listing: {e}"))?;
     if as_json {
-        let out: Vec<_> = list
-            .iter()
-            .map(|r| {
-                json!({
-                    "target": r.target,
-                    "agent": r.agent,
-                    "status": r.run.status.as_str(),
-                    "answerState": service.answer_state(r, now),
-                    "unknownReason": r.run.unknown_reason,
-                    "finalBytes": r.run.final_bytes,
-                    "prompt": r.run.preview,
-                    "startedAt": r.run.started_at,
-                    "workspace": r.workspace_name,
-                })
-            })
-            .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
-        );
-        return Ok(());
+        return print_runs_json(&list);
     }
     let total = store.runs_count(filter).map_err(|e| e.to_string())?;
     if list.is_empty() {
@@ -81,10 +64,57 @@ pub(crate) fn runs(
         }
         return Ok(());
     }
+    print_runs_table(&list);
+    let shown_to = offset + list.len() as u64;
+    if offset > 0 || shown_to < total {
+        outln!(
+            "runs {}–{shown_to} of {total}, newest first{}",
+            offset + 1,
+            if shown_to < total {
+                format!("; next page: --offset {shown_to}")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+/// The page as JSON: one object per run, what the owner is shown of it.
+fn print_runs_json(list: &[runread_service::shown::ShownRun]) -> Res {
+    let out: Vec<_> = list
+        .iter()
+        .map(|shown| {
+            let r = &shown.record;
+            json!({
+                "target": r.target,
+                "agent": r.agent,
+                "status": r.run.status.as_str(),
+                "answerState": shown.answer_state,
+                "unknownReason": r.run.unknown_reason,
+                "finalBytes": r.run.final_bytes,
+                "prompt": shown.prompt.text(),
+                "startedAt": r.run.started_at,
+                "workspace": r.workspace_name,
+            })
+        })
+        .collect();
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+    );
+    Ok(())
+}
+
+/// The page as a table: one row per run, each id cut to the shortest prefix that tells it apart.
+fn print_runs_table(list: &[runread_service::shown::ShownRun]) {
     // Claude Code's and Codex's run ids are whole uuids (Codex's are time-ordered: turns minutes
     // apart share their first 8 characters): the listing shows the shortest prefix that tells
     // each apart from every other run listed, which `grant --run` takes as it is.
-    let ids: Vec<&str> = list.iter().map(|r| r.target.run_id.as_str()).collect();
+    let ids: Vec<&str> = list
+        .iter()
+        .map(|r| r.record.target.run_id.as_str())
+        .collect();
     let shown = distinct_prefixes(&ids, RUN_PREFIX_MIN_CHARS);
     let width = shown
         .iter()
@@ -100,30 +130,18 @@ pub(crate) fn runs(
         "ANSWER",
         "SESSION (generation)"
     );
-    for (r, shown) in list.iter().zip(&shown) {
+    for (row, shown) in list.iter().zip(&shown) {
+        let r = &row.record;
         outln!(
             "{:<width$} {:<7} {:<10} {:<10} {:<38} {}",
             shown,
             r.agent,
             r.run.status.as_str(),
-            service.answer_state(r, now),
+            row.answer_state,
             format!("{} ({})", r.target.session_id, r.target.generation),
-            r.run.preview.as_deref().unwrap_or("")
+            row.prompt.shown()
         );
     }
-    let shown_to = offset + list.len() as u64;
-    if offset > 0 || shown_to < total {
-        outln!(
-            "runs {}–{shown_to} of {total}, newest first{}",
-            offset + 1,
-            if shown_to < total {
-                format!("; next page: --offset {shown_to}")
-            } else {
-                String::new()
-            }
-        );
-    }
-    Ok(())
 }
 
 /// The fewest characters of a run id `runread runs` shows (Pi's ids are 8 characters whole).

@@ -16,23 +16,7 @@ pub(crate) fn supervised_run(
         .map_err(|e| format!("current directory: {e}"))?;
     let cwd_s = cwd.to_str().ok_or("the current directory is not UTF-8")?;
     let mut workspaces = store.workspaces().map_err(|e| e.to_string())?;
-    let ws = match workspace {
-        Some(w) => {
-            let canon = std::fs::canonicalize(&w).map_err(|e| format!("{}: {e}", w.display()))?;
-            let canon_s = canon
-                .to_str()
-                .ok_or("the workspace path is not UTF-8")?
-                .to_owned();
-            match workspaces.iter().find(|x| x.path == canon_s) {
-                Some(x) => x.clone(),
-                None => register_workspace(&*store, &canon)?,
-            }
-        }
-        None => match runread_ingest::workspace_for(&workspaces, cwd_s) {
-            Some(x) => x.clone(),
-            None => register_workspace(&*store, &cwd)?,
-        },
-    };
+    let ws = run_workspace(&*store, workspace, (&cwd, cwd_s), &workspaces)?;
     if !ws.contains(cwd_s) {
         return Err(format!(
             "the current directory is not inside the workspace {}; cd into it or pass --workspace",
@@ -58,6 +42,39 @@ pub(crate) fn supervised_run(
     let outcome = rt
         .block_on(runread_supervise::supervise(store, opts))
         .map_err(|e| e.to_string())?;
+    report_outcome(&outcome);
+    Ok(outcome.exit_code)
+}
+
+/// The workspace the run is in: `--workspace`'s (registered if it is not yet), or the one that
+/// holds the current directory (the current directory registered if none does).
+fn run_workspace(
+    store: &dyn Store,
+    workspace: Option<PathBuf>,
+    (cwd, cwd_s): (&std::path::Path, &str),
+    workspaces: &[runread_store::Workspace],
+) -> Result<runread_store::Workspace, String> {
+    Ok(match workspace {
+        Some(w) => {
+            let canon = std::fs::canonicalize(&w).map_err(|e| format!("{}: {e}", w.display()))?;
+            let canon_s = canon
+                .to_str()
+                .ok_or("the workspace path is not UTF-8")?
+                .to_owned();
+            match workspaces.iter().find(|x| x.path == canon_s) {
+                Some(x) => x.clone(),
+                None => register_workspace(store, &canon)?,
+            }
+        }
+        None => match runread_ingest::workspace_for(workspaces, cwd_s) {
+            Some(x) => x.clone(),
+            None => register_workspace(store, cwd)?,
+        },
+    })
+}
+
+/// What the supervisor found of each run and of the processes the agent left, on stderr.
+fn report_outcome(outcome: &runread_supervise::Outcome) {
     for r in &outcome.runs {
         let id = r.run_id.as_deref().unwrap_or("(not in the session file)");
         match &r.proof {
@@ -92,5 +109,4 @@ pub(crate) fn supervised_run(
             outcome.background_left
         );
     }
-    Ok(outcome.exit_code)
 }

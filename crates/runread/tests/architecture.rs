@@ -1,4 +1,4 @@
-//! The architecture as a test: the README's crate table says what each crate may not do; the
+//! The architecture as a test: docs/architecture.md's code map says what each crate may not do; the
 //! part of that a dependency edge can break is checked here on `cargo metadata` (each workspace
 //! crate's declared, non-dev dependencies), in the spirit of rust-analyzer's `tidy`. A new edge
 //! that the table rules out fails this test, naming the crate, the dependency and the rule.

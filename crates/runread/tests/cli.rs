@@ -178,17 +178,16 @@ fn demo_runs_the_whole_job_and_exits_zero() {
     assert!(out.contains("refused: not_granted"));
 }
 
-#[test]
-fn secrets_are_stored_sealed_and_listed_by_name_only() {
+/// `runread secret add --name NAME` with `value` and a newline on standard input, as typed.
+fn secret_add(home: &Path, name: &str, value: &str) -> Output {
     use std::io::Write;
-    let home = tempfile::tempdir().unwrap();
-    let value = "sk-cli-test-secret-value-0001";
     let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
         .arg("--home")
-        .arg(home.path())
-        .args(["secret", "add", "--name", "openai"])
+        .arg(home)
+        .args(["secret", "add", "--name", name])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     child
@@ -197,7 +196,14 @@ fn secrets_are_stored_sealed_and_listed_by_name_only() {
         .unwrap()
         .write_all(format!("{value}\n").as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn secrets_are_stored_sealed_and_listed_by_name_only() {
+    let home = tempfile::tempdir().unwrap();
+    let value = "sk-cli-test-secret-value-0001";
+    let out = secret_add(home.path(), "openai", value);
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stdout).contains(value));
     let listed = ok(runread(home.path(), &["secret", "list"]));
@@ -208,16 +214,7 @@ fn secrets_are_stored_sealed_and_listed_by_name_only() {
         "stored sealed, never in the clear"
     );
     // Too short to be a secret: refused with a clear message.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home.path())
-        .args(["secret", "add", "--name", "short"])
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"abc\n").unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = secret_add(home.path(), "short", "abc");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("8..=256 bytes"));
 }
@@ -641,6 +638,191 @@ fn runs_lists_pages_newest_first_filtered_by_agent_workspace_and_status() {
     assert!(String::from_utf8_lossy(&over.stderr).contains("--limit"));
 }
 
+/// More calls than `runread audit` once printed (the oldest 10,000, and nothing of the rest):
+/// the audit shows the newest first, a page at a time; its last line counts the calls beyond
+/// the page and names the next page, which continues exactly, and the filters are the store's.
+#[test]
+fn audit_pages_the_newest_calls_first_and_says_how_many_more() {
+    use runread_store::Store;
+    use runread_testkit::records;
+    /// More than the 10,000 rows `audit` stopped at.
+    const CALLS: u32 = 10_050;
+    let env = runread_testkit::Env::new();
+    let home = env.dir.path();
+    let base = runread_core::timefmt::now_ms() - 60_000;
+    let target = runread_core::Target {
+        instance: env.store.instance_id().into(),
+        revision: 1,
+        workspace_id: env.ws.id.clone(),
+        session_id: "s".into(),
+        generation: 1,
+        run_id: "r-1".into(),
+    };
+    // Three calls a millisecond; start ids out of time order (ties go by start id). Grants
+    // alternate; every third call names run r-1; every tenth is refused, the next one ok, the
+    // rest interrupted. Written from several threads, so that the writer commits them in groups.
+    let call = |i: u32| {
+        let id = format!("st-{:05}", (i * 7919) % CALLS);
+        let grant = ["g-a", "g-b"][(i % 2) as usize];
+        let t = i.is_multiple_of(3).then(|| target.clone());
+        let outcome = ["refused:invalid_cursor", "ok"]
+            .get((i % 10) as usize)
+            .copied();
+        (
+            records::start(&id, grant, t, base + i64::from(i / 3)),
+            outcome,
+        )
+    };
+    std::thread::scope(|scope| {
+        for part in 0..8 {
+            let (store, call) = (&env.store, &call);
+            scope.spawn(move || {
+                for i in (part..CALLS).step_by(8) {
+                    let (rec, outcome) = call(i);
+                    store.begin_call(&rec, 0).unwrap();
+                    if let Some(o) = outcome {
+                        let r = records::receipt(&rec.meta.start_id, o, rec.meta.created_at_ms);
+                        store.append_receipt(&r).unwrap();
+                    }
+                }
+            });
+        }
+    });
+    // Newest first: by time, then start id.
+    let mut calls: Vec<_> = (0..CALLS).map(call).collect();
+    calls.sort_by(|(a, _), (b, _)| {
+        (b.meta.created_at_ms, &b.meta.start_id).cmp(&(a.meta.created_at_ms, &a.meta.start_id))
+    });
+    let ids: Vec<&str> = calls
+        .iter()
+        .map(|(r, _)| r.meta.start_id.as_str())
+        .collect();
+
+    // The table: the newest call first, then a line with the rest and the next page's command.
+    let table = ok(runread(home, &["audit"]));
+    assert!(table.contains(ids[0]), "the newest call is shown");
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    assert!(
+        rows[0].contains(ids[0]),
+        "the newest call first: {}",
+        rows[0]
+    );
+    assert_eq!(rows.len(), 101, "a page of 100 and its last line");
+    let last = rows[100];
+    let next = format!("runread audit --before {}", ids[99]);
+    assert_eq!(
+        last,
+        format!(
+            "100 calls, newest first; {} more; next page: {next}",
+            CALLS - 100
+        )
+    );
+    let args: Vec<&str> = next.split(' ').skip(1).collect();
+    let second = ok(runread(home, &args));
+    assert!(
+        second.lines().nth(1).unwrap().contains(ids[100]),
+        "{second}"
+    );
+
+    // JSON, a page of the most rows at a time: every call once, in order, each page's `more`
+    // what the pages after it hold.
+    let page = |extra: &[&str]| -> Value {
+        let mut args = vec!["audit", "--json"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(runread(home, &args))).unwrap()
+    };
+    let max = runread_store::AUDIT_PAGE_MAX.to_string();
+    let mut seen: Vec<String> = vec![];
+    let mut before: Option<String> = None;
+    loop {
+        let mut extra = vec!["--limit", max.as_str()];
+        if let Some(b) = &before {
+            extra.extend(["--before", b.as_str()]);
+        }
+        let p = page(&extra);
+        let rows = p["rows"].as_array().unwrap();
+        assert!(rows.len() <= runread_store::AUDIT_PAGE_MAX as usize);
+        seen.extend(
+            rows.iter()
+                .map(|r| r["startId"].as_str().unwrap().to_owned()),
+        );
+        assert_eq!(p["more"], u64::from(CALLS) - seen.len() as u64);
+        match p["nextBefore"].as_str() {
+            Some(b) => {
+                assert_eq!(Some(b), seen.last().map(String::as_str));
+                before = Some(b.to_owned());
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, ids, "every call once, newest first");
+
+    // Filters, in the store: grant and outcome together (1,005 calls: a full page and 5 more).
+    let want: Vec<&str> = calls
+        .iter()
+        .filter(|(r, o)| r.meta.grant_id == "g-a" && o.is_some_and(|o| o.starts_with("refused:")))
+        .map(|(r, _)| r.meta.start_id.as_str())
+        .collect();
+    let refused = page(&["--grant", "g-a", "--outcome", "refused", "--limit", &max]);
+    let got: Vec<&str> = refused["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["startId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        (got.as_slice(), refused["more"].as_u64()),
+        (&want[..1000], Some(5))
+    );
+    let filtered = ok(runread(
+        home,
+        &["audit", "--grant", "g-a", "--outcome", "refused"],
+    ));
+    assert!(
+        filtered.ends_with(&format!(
+            "; {} more; next page: runread audit --before {} --grant g-a --outcome refused\n",
+            want.len() - 100,
+            want[99]
+        )),
+        "{filtered}"
+    );
+    let interrupted = page(&["--run", "r-1", "--outcome", "interrupted", "--limit", "1"]);
+    let want = calls
+        .iter()
+        .filter(|(r, o)| r.meta.target.is_some() && o.is_none())
+        .count();
+    assert_eq!(interrupted["more"].as_u64(), Some(want as u64 - 1));
+    // --since still bounds the window; the next page keeps the window it stood for.
+    let recent = page(&["--since", "1h"]);
+    assert_eq!(recent["more"].as_u64(), Some(u64::from(CALLS) - 100));
+    let since = runread_core::timefmt::rfc3339(base + i64::from(CALLS / 3) - 10);
+    let late = page(&["--since", &since]);
+    // The last 10 milliseconds, three calls each.
+    assert_eq!(late["rows"].as_array().unwrap().len(), 30);
+
+    // The page bound: AUDIT_PAGE_MAX is taken, one more refused by the arguments; a cursor that
+    // names no call is refused.
+    let over = runread(
+        home,
+        &[
+            "audit",
+            "--limit",
+            &(runread_store::AUDIT_PAGE_MAX + 1).to_string(),
+        ],
+    );
+    assert!(!over.status.success());
+    let err = String::from_utf8_lossy(&over.stderr);
+    assert!(err.contains("--limit") && err.contains("1001"), "{err}");
+    let unknown = runread(home, &["audit", "--before", "st-nope"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no start record"));
+    assert!(
+        !runread(home, &["audit", "--outcome", "fine"])
+            .status
+            .success()
+    );
+}
+
 #[test]
 fn a_key_file_is_read_up_to_its_bound_and_refused_beyond() {
     let dir = tempfile::tempdir().unwrap();
@@ -667,4 +849,80 @@ fn a_key_file_is_read_up_to_its_bound_and_refused_beyond() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.contains("not a key file"), refused, "{len}: {err}");
     }
+}
+
+/// `runread secret add --name NAME`, the value on standard input.
+fn add_secret(home: &Path, name: &str, value: &str) {
+    assert!(secret_add(home, name, value).status.success());
+}
+
+/// Every byte of the files in a home's store (the database and any log left beside it).
+fn store_bytes(home: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(home).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("runread.db") {
+            all.extend(std::fs::read(e.path()).unwrap());
+        }
+    }
+    all
+}
+
+#[test]
+fn the_store_keeps_no_prompt_text_and_runs_masks_prompts_with_the_secrets_known_now() {
+    const LATE: &str = "tok-cli-added-later-0123456789ab";
+    let env = runread_testkit::Env::new();
+    let prompts = [
+        format!("deploy with token {LATE} please"),
+        format!("{}{LATE} and the rest", "x".repeat(70)),
+    ];
+    env.place_with_prompts(
+        "multi-run",
+        Duration::from_secs(60),
+        &prompts,
+        "not a time at all",
+    );
+    let home = env.dir.path().join("cli-home");
+    ok(runread(
+        &home,
+        &["workspace", "add", env.workspace.to_str().unwrap()],
+    ));
+    ok(runread(
+        &home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
+    // An index, not a copy: no piece of any prompt in the store, the secret's or the fixture's own.
+    let db = store_bytes(&home);
+    for text in ["deploy with token", &LATE[4..20], "count_words handle"] {
+        assert!(
+            !db.windows(text.len()).any(|w| w == text.as_bytes()),
+            "{text:?} is in the store"
+        );
+    }
+
+    add_secret(&home, "late", LATE);
+    let listed = ok(runread(&home, &["runs"]));
+    let json = ok(runread(&home, &["runs", "--json"]));
+    for out in [&listed, &json] {
+        for i in 0..=LATE.len() - 12 {
+            assert!(!out.contains(&LATE[i..i + 12]), "{out}");
+        }
+        assert!(!out.contains("not a time"), "{out}");
+        assert!(out.contains("deploy with token [redacted] please"), "{out}");
+        // The secret straddled the 80-character cut: masked whole before the cut.
+        assert!(
+            out.contains(&format!("{}[redacted]…", "x".repeat(70))),
+            "{out}"
+        );
+        // The untouched prompt is read back from the file as it is.
+        assert!(
+            out.contains("Does count_words handle non-English text?"),
+            "{out}"
+        );
+    }
+    let runs: Vec<Value> = serde_json::from_str(&json).unwrap();
+    assert!(
+        runs.iter().all(|r| r["startedAt"].is_null()
+            || r["startedAt"].as_str().is_some_and(|t| t.ends_with('Z'))),
+        "only what parses as a time: {json}"
+    );
 }

@@ -412,7 +412,12 @@ fn audit_shows_who_read_what_and_never_the_input() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    let rows: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let page: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (&page["more"], &page["nextBefore"]),
+        (&json!(0), &Value::Null)
+    );
+    let rows = page["rows"].as_array().unwrap();
     let outcomes: Vec<&str> = rows
         .iter()
         .flat_map(|r| r["receipts"].as_array().unwrap())

@@ -1,4 +1,4 @@
-//! docs/postgres.md's walk-through, executed: its shell blocks, in order, exactly as written,
+//! docs/deployment.md's walk-through, executed: its shell blocks, in order, exactly as written,
 //! against a PostgreSQL cluster with TLS on (`pgtls`), with the real binary first on `PATH`. The
 //! only thing the test gives is the values of the section's first block (the variables it names:
 //! host, ports, paths); a variable the doc names and the test does not give, or the other way
@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The section of docs/postgres.md that is run.
+/// The section of docs/deployment.md that is run.
 const SECTION: &str = "## Walk-through: two gateways and one agent host on a TLS database";
 /// How old the placed session is: past the settle window, so its answers are available.
 const SETTLED: Duration = Duration::from_secs(60);
@@ -66,7 +66,7 @@ impl Drop for Walk {
 #[test]
 fn the_postgres_walk_through_runs_as_written() {
     let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/postgres.md"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/deployment.md"),
     )
     .unwrap();
     for tool in ["bash", "psql", "jq", "curl"] {

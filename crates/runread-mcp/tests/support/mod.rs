@@ -67,7 +67,7 @@ pub async fn every_answer_is_what_the_agent_reported(
         let s = serve(|env| place(env, fixture), secret).await;
         for run in s.runs() {
             let (c, target) = s.client(&run).await;
-            let prompt = run.run.preview.clone().unwrap();
+            let prompt = runread_testkit::prompt(&run).unwrap();
             let got = c.read_final_answer(&target, Some(7), |_| {}).await.unwrap();
             match runread_testkit::step_for(&steps, &prompt).reported.answer() {
                 Some(text) => {
