@@ -631,23 +631,19 @@ async fn audit(
             outcome,
             before: None,
         };
-        let page = c2
+        let mut page = c2
             .store
             .audit_page(&filter, AUDIT_PAGE_MAX)
             .map_err(store_err)?;
         // Shown as everything an agent wrote is: the target ids masked.
         let grants = shown_grants(&c2, grants)?;
+        c2.service
+            .mask_targets(page.rows.iter_mut().filter_map(|(m, _)| m.target.as_mut()))
+            .map_err(|_| Refusal::Unavailable)?;
         let rows = page
             .rows
             .into_iter()
-            .map(|(mut m, r)| {
-                if let Some(t) = m.target.take() {
-                    m.target = Some(
-                        c2.service
-                            .shown_target(t)
-                            .map_err(|_| Refusal::Unavailable)?,
-                    );
-                }
+            .map(|(m, r)| {
                 let who = caller_label(&grants, &m);
                 Ok((m, r, who))
             })

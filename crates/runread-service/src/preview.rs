@@ -70,16 +70,6 @@ impl Service {
             })
             .collect())
     }
-
-    /// `text` with every known secret masked, as everything served is.
-    pub fn mask(&self, text: &str) -> Result<String, ErrorCode> {
-        let redactor = self.secrets.redactor()?;
-        Ok(if redactor.contains_secret(text.as_bytes()) {
-            redactor.mask(text)
-        } else {
-            text.to_owned()
-        })
-    }
 }
 
 impl Service {

@@ -103,17 +103,21 @@ impl Service {
 
     /// Grants as the owner is shown them: the target ids their agent wrote masked.
     pub fn shown_grants(&self, mut grants: Vec<Grant>) -> Result<Vec<Grant>, ErrorCode> {
-        let redactor = self.secrets.redactor()?;
-        for g in &mut grants {
-            mask_target(&mut g.target, &redactor);
-        }
+        self.mask_targets(grants.iter_mut().map(|g| &mut g.target))?;
         Ok(grants)
     }
 
-    /// A target as the owner is shown it (a start record's, in the audit).
-    pub fn shown_target(&self, mut target: Target) -> Result<Target, ErrorCode> {
-        mask_target(&mut target, &*self.secrets.redactor()?);
-        Ok(target)
+    /// Targets as the owner is shown them (a page of start records' in the audit), masked in
+    /// place with one redactor for the whole page.
+    pub fn mask_targets<'a>(
+        &self,
+        targets: impl IntoIterator<Item = &'a mut Target>,
+    ) -> Result<(), ErrorCode> {
+        let redactor = self.secrets.redactor()?;
+        for t in targets {
+            mask_target(t, &redactor);
+        }
+        Ok(())
     }
 }
 

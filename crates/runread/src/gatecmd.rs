@@ -21,14 +21,9 @@ pub fn audit(
         .map_err(|e| e.to_string())?;
     // The target ids an agent wrote are shown masked, as everything an agent wrote is.
     let service = crate::servecmd::service(home, store, runread_service::Config::default())?;
-    for (m, _) in &mut page.rows {
-        if let Some(t) = m.target.take() {
-            m.target =
-                Some(service.shown_target(t).map_err(|e| {
-                    format!("cannot read the known secrets to mask the audit: {e}")
-                })?);
-        }
-    }
+    service
+        .mask_targets(page.rows.iter_mut().filter_map(|(m, _)| m.target.as_mut()))
+        .map_err(|e| format!("cannot read the known secrets to mask the audit: {e}"))?;
     if args.json {
         let rows: Vec<_> = page.rows.iter().map(|(m, r)| row_json(m, r)).collect();
         let next = page.next().map(|c| c.start_id);
