@@ -5,13 +5,13 @@ use axum::response::Html;
 use maud::{DOCTYPE, Markup, html};
 use serde_json::{Map, Value};
 
-use runread_core::Feature;
 use runread_core::timefmt::rfc3339;
+use runread_core::{Agent, Feature};
 use runread_store::{Grant, GrantState, RunRecord};
 
 use crate::auth::SessionView;
 use crate::routes::{
-    AGENTS, AUDIT_WINDOWS, AuditView, EXPIRY_PRESETS, RunView, RunsPage, RunsQuery, STATUSES,
+    AUDIT_WINDOWS, AuditView, EXPIRY_PRESETS, RunView, RunsPage, RunsQuery, STATUSES,
 };
 use crate::{RUNS_PAGE, RUNS_POLL_MS, Refusal};
 
@@ -159,7 +159,7 @@ fn select(name: &str, label: &str, current: Option<&str>, options: &[(String, St
 }
 
 pub(crate) fn runs(s: &SessionView, p: &RunsPage) -> Markup {
-    let agents: Vec<(String, String)> = AGENTS
+    let agents: Vec<(String, String)> = Agent::ALL
         .iter()
         .map(|a| (a.to_string(), a.to_string()))
         .collect();

@@ -16,12 +16,12 @@ use maud::Markup;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use runread_core::Feature;
 use runread_core::Target;
 use runread_core::limits::{
     FINAL_ANSWER_CHUNK_MAX_BYTES, FINAL_ANSWER_MAX_BYTES, HISTORY_PAGE_MAX,
 };
 use runread_core::timefmt::now_ms;
+use runread_core::{Agent, Feature};
 use runread_service::shown::ShownRun;
 use runread_store::{Grant, GrantState, RunFilter};
 
@@ -32,8 +32,7 @@ use crate::{AUDIT_PAGE_MAX, BACK_PATH_MAX_BYTES, Console, PAGE_DEADLINE, RUNS_PA
 
 type Shared = State<Arc<Console>>;
 
-/// The agents and run statuses the list filters by.
-pub(crate) const AGENTS: [&str; 3] = ["pi", "claude", "codex"];
+/// The run statuses the list filters by.
 pub(crate) const STATUSES: [&str; 5] = ["completed", "failed", "cancelled", "running", "unknown"];
 /// Expiry presets of the grant form: (value for `owner::expiry`, label).
 pub(crate) const EXPIRY_PRESETS: [(&str, &str); 5] = [
@@ -232,12 +231,13 @@ pub(crate) struct RunsQuery {
 impl RunsQuery {
     fn filter(&self) -> Result<RunFilter, Refusal> {
         let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+        let agent = nonempty(&self.agent);
         let f = RunFilter {
-            agent: nonempty(&self.agent),
+            agent: agent.as_deref().and_then(Agent::parse),
             workspace_id: nonempty(&self.workspace),
             status: nonempty(&self.status),
         };
-        let agent_ok = f.agent.as_deref().is_none_or(|a| AGENTS.contains(&a));
+        let agent_ok = agent.is_none() || f.agent.is_some();
         let status_ok = f.status.as_deref().is_none_or(|s| STATUSES.contains(&s));
         let workspace_ok = f
             .workspace_id

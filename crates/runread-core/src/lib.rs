@@ -1,4 +1,4 @@
-//! runread's vocabulary, shared by every other crate: the six-field [`Target`], the
+//! runread's vocabulary, shared by every other crate: the six-field [`Target`], the [`Agent`]s, the
 //! [`Feature`]s a grant names, every numeric bound in [`limits`], the fixed [`ErrorCode`]s,
 //! the trust [`envelope`], the HMAC-bound [`cursor`] codec, read [`key`]s and the UTF-8
 //! [`chunk`]er.
@@ -7,6 +7,7 @@
 //! it is the place where a rule is written once and tested at its edge.
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod canonical;
 pub mod chunk;
 pub mod cursor;
@@ -19,6 +20,7 @@ pub mod redact;
 pub mod target;
 pub mod timefmt;
 
+pub use agent::Agent;
 pub use error::ErrorCode;
 pub use feature::Feature;
 pub use target::Target;

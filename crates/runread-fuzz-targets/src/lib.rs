@@ -269,7 +269,7 @@ fn check_runs(agent: Agent, scan: &Scan, data: &[u8]) {
     }
     for e in &scan.entries {
         let (start, end) = (e.offset as usize, (e.offset + e.bytes) as usize);
-        let _ = runread_sessions::message_view(agent.as_str(), &data[start..end]);
+        let _ = runread_sessions::message_view(agent, &data[start..end]);
     }
 }
 

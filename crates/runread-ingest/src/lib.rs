@@ -692,7 +692,7 @@ fn triage(
     // A loaded record whose identity the file still has settles it; anything else is asked for.
     if let Some(Some(stamp)) = preloaded.and_then(|p| p.take(path_str))
         && unchanged(
-            &stamp.agent,
+            stamp.agent,
             stamp.index_version,
             &stamp.identity,
             agent,
@@ -709,7 +709,7 @@ fn triage(
     // The record to append to, if the file only grew; else it is read from the start.
     let (append_to, reason) = match &existing {
         None => (None, "new file"),
-        Some(rec) if rec.agent != agent.as_str() => (None, "read as another agent's"),
+        Some(rec) if rec.agent != agent => (None, "read as another agent's"),
         Some(rec) => match classify(path, agent, rec, &identity, &mut counts.verify_bytes) {
             Ok(Change::Unchanged) => return done(existing, counts, FileOutcome::Unchanged),
             Ok(Change::Appended) => (Some(rec), ""),
@@ -861,13 +861,13 @@ enum Change {
 /// (size, times to the nanosecond, inode) is the same bytes, a torn last line included:
 /// finishing that line grows the file.
 fn unchanged(
-    recorded_agent: &str,
+    recorded_agent: Agent,
     index_version: u32,
     identity: &FileIdentity,
     agent: Agent,
     now: &FileIdentity,
 ) -> bool {
-    recorded_agent == agent.as_str() && index_version == INDEX_VERSION && *identity == *now
+    recorded_agent == agent && index_version == INDEX_VERSION && *identity == *now
 }
 
 fn classify(
@@ -880,7 +880,7 @@ fn classify(
     if rec.index_version != INDEX_VERSION {
         return Ok(Change::Identity("index format changed"));
     }
-    if unchanged(&rec.agent, rec.index_version, &rec.identity, agent, now) {
+    if unchanged(rec.agent, rec.index_version, &rec.identity, agent, now) {
         return Ok(Change::Unchanged);
     }
     if !now.same_object(&rec.identity) {
@@ -963,7 +963,7 @@ fn fresh(
     let bytes = read.bytes_read;
     let record = SessionRecord {
         session_id: header.session_id.clone(),
-        agent: agent.as_str().into(),
+        agent,
         path: path_str.to_owned(),
         workspace_id: ws.id.clone(),
         generation,
@@ -1049,7 +1049,7 @@ fn commit(
         all.extend(new_entries);
         all
     };
-    let agent = Agent::parse(&rec.agent).unwrap_or(Agent::Pi);
+    let agent = rec.agent;
     let mut branch = cut_runs(agent, &all, &rec.malformed_lines, rec.torn);
     if rec.over_bounds
         && let Some(last) = branch.runs.last_mut()

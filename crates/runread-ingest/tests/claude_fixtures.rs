@@ -33,7 +33,7 @@ fn every_run_of_every_scenario_is_what_claude_code_reported() {
         let steps = claude_steps(fixture);
         assert!(!runs.is_empty(), "{fixture}: no runs");
         for run in &runs {
-            assert_eq!(run.agent, "claude");
+            assert_eq!(run.agent, runread_core::Agent::Claude);
             let prompt = runread_testkit::prompt(run).unwrap_or_default();
             let step = steps
                 .iter()
@@ -120,7 +120,7 @@ fn a_subagents_transcript_is_not_a_session_and_bookkeeping_lines_are_skipped() {
         .session(&runs[0].target.session_id)
         .unwrap()
         .unwrap();
-    assert_eq!(session.agent, "claude");
+    assert_eq!(session.agent, runread_core::Agent::Claude);
     assert!(session.branch_complete);
     // The configured model, from Claude Code's `model` attachment.
     assert_eq!(session.saved_model.as_deref(), Some("claude-opus-5-5"));

@@ -46,7 +46,7 @@ fn every_run_of_every_scenario_is_what_codex_reported() {
         // One run per step: a fork's file holds only its own turns.
         assert_eq!(runs.len(), steps.len(), "{fixture}");
         for run in &runs {
-            assert_eq!(run.agent, "codex");
+            assert_eq!(run.agent, runread_core::Agent::Codex);
             let prompt = runread_testkit::prompt(run).unwrap_or_default();
             let step = steps
                 .iter()
@@ -186,7 +186,8 @@ fn history_is_messages_and_tool_names_never_reasoning_arguments_or_outputs() {
         .message_lines
         .iter()
         .map(|n| {
-            runread_sessions::message_view("codex", lines[*n as usize - 1]).expect("an event line")
+            runread_sessions::message_view(runread_core::Agent::Codex, lines[*n as usize - 1])
+                .expect("an event line")
         })
         .collect();
     let roles: Vec<&str> = views.iter().map(|v| v.role.as_str()).collect();
@@ -244,7 +245,7 @@ fn a_turns_lines_after_its_abort_stay_in_it_and_commands_of_calls_are_not_double
         .iter()
         .map(|n| {
             let line = bytes.split(|b| *b == b'\n').nth(*n as usize - 1).unwrap();
-            runread_sessions::message_view("codex", line)
+            runread_sessions::message_view(runread_core::Agent::Codex, line)
                 .unwrap()
                 .tool_calls
         })
@@ -254,7 +255,9 @@ fn a_turns_lines_after_its_abort_stay_in_it_and_commands_of_calls_are_not_double
     let last = *first.run.message_lines.last().unwrap();
     let line = bytes.split(|b| *b == b'\n').nth(last as usize - 1).unwrap();
     assert_eq!(
-        runread_sessions::message_view("codex", line).unwrap().role,
+        runread_sessions::message_view(runread_core::Agent::Codex, line)
+            .unwrap()
+            .role,
         "interrupt"
     );
     assert_eq!(runs[1].run.status, RunStatus::Cancelled);

@@ -81,7 +81,7 @@ pub struct Entry {
     pub format: String,
     pub namespace: Namespace,
     pub supervisor_id: String,
-    pub agent: String,
+    pub agent: runread_core::Agent,
     pub agent_version: String,
     pub session_file: String,
     pub session_stamp: FileStamp,

@@ -22,7 +22,7 @@ fn entry(run: &str) -> Entry {
         format: FORMAT.into(),
         namespace: ns(run),
         supervisor_id: "sup".into(),
-        agent: "pi".into(),
+        agent: runread_core::Agent::Pi,
         agent_version: "0.73.1".into(),
         session_file: "/s/x.jsonl".into(),
         session_stamp: FileStamp {

@@ -371,7 +371,7 @@ impl Reader {
                 let texts: Vec<String> = bytes
                     .iter()
                     .map(|b| {
-                        runread_sessions::message_view(&self.source.agent, b).and_then(|v| v.answer)
+                        runread_sessions::message_view(self.source.agent, b).and_then(|v| v.answer)
                     })
                     .collect::<Option<_>>()
                     .ok_or(State::Unknown)?;

@@ -1,10 +1,9 @@
-//! What a forked session inherits. A Codex fork's file holds only its own turns; the history
+//! What a forked session inherits. A fork's file (Codex's) holds only its own turns; the history
 //! before them is its parent's, in the parent's file, and stays the parent's (its runs keep the
 //! parent's target). A reader of the fork is told whether that history is still there as the fork
 //! recorded it, never shown it as the fork's own; of a parent outside the fork's workspace it is
 //! told nothing, not even whether it exists.
 
-use runread_sessions::EvidenceFile;
 use runread_store::{SessionRecord, Store, StoreError};
 
 /// Whether the parent still holds what the fork inherits.
@@ -57,11 +56,14 @@ pub(crate) fn of(store: &dyn Store, session: &SessionRecord) -> Result<Option<Fo
         Some(parent)
             if parent.agent == session.agent && parent.workspace_id == session.workspace_id =>
         {
-            match EvidenceFile::open(std::path::Path::new(&parent.path), Some(&parent.identity)) {
-                Ok(file) if runread_sessions::codex::holds_fork_base(&file, base) => {
-                    Inherited::Available
-                }
-                _ => Inherited::Changed,
+            if runread_sessions::records::parent_holds_fork_base(
+                std::path::Path::new(&parent.path),
+                &parent.identity,
+                base,
+            ) {
+                Inherited::Available
+            } else {
+                Inherited::Changed
             }
         }
         _ => Inherited::NotGranted,

@@ -9,6 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use runread_core::{ErrorCode, Target};
+use runread_sessions::Records;
 use runread_store::{RunRecord, SessionRecord};
 
 use crate::Service;
@@ -51,37 +52,9 @@ pub(crate) struct Reader {
     pub fork: Option<crate::fork::Fork>,
 }
 
-/// Where each agent records what metadata reports (the `source` of each field).
-struct Sources {
-    saved_model: &'static str,
-    run_model: &'static str,
-    /// The line that records the session itself (cwd, version, provider) when the prompt line
-    /// does not: Codex's `session_meta`.
-    header_line: &'static str,
-}
-
-fn sources(agent: &str) -> Sources {
-    match agent {
-        "claude" => Sources {
-            saved_model: "model_attachment",
-            run_model: "assistant_messages",
-            header_line: "session_header",
-        },
-        "codex" => Sources {
-            saved_model: "turn_context",
-            run_model: "turn_context",
-            header_line: "session_meta",
-        },
-        _ => Sources {
-            saved_model: "model_change",
-            run_model: "assistant_messages",
-            header_line: "session_header",
-        },
-    }
-}
-
 fn metadata(r: &Reader) -> Map<String, Value> {
-    let src = sources(&r.run.agent);
+    let records = Records::of(r.run.agent);
+    let src = records.metadata;
     // What the prompt line and the header line record (nothing, when a line no longer reads
     // back as ingested).
     let opened = r.source.open().ok();
@@ -110,9 +83,11 @@ fn metadata(r: &Reader) -> Map<String, Value> {
     let run_model = r.run.run.run_models.last().cloned();
     let (provider, provider_source) = match recorded(|v| v.provider.clone()) {
         (Some(p), source) => (Some(p), source),
-        // Pi names the provider with the model on each assistant message (`provider/model`).
-        (None, source) => match (r.run.agent.as_str(), &run_model) {
-            ("pi", Some(pm)) => (pm.split_once('/').map(|(p, _)| p.to_owned()), src.run_model),
+        // An agent that names the provider with the model on each response (`provider/model`).
+        (None, source) => match &run_model {
+            Some(pm) if records.provider_in_run_model => {
+                (pm.split_once('/').map(|(p, _)| p.to_owned()), src.run_model)
+            }
             _ => (None, source),
         },
     };

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use runread_sessions::runs::CONTEXT_TEXT_BYTES;
-use runread_sessions::{EvidenceFile, FileIdentity, LineRef, MessageView, TextRef};
+use runread_sessions::{Agent, EvidenceFile, FileIdentity, LineRef, MessageView, TextRef};
 
 /// Why a line could not be served. Carries no path, no OS error and no content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub(crate) struct Source {
     pub path: PathBuf,
     /// The identity at ingest: the file read back must be the same object.
     pub identity: FileIdentity,
-    pub agent: String,
+    pub agent: Agent,
 }
 
 impl Source {
@@ -39,7 +39,7 @@ impl Source {
         Source {
             path: run.session_path.clone().into(),
             identity: run.identity,
-            agent: run.agent.clone(),
+            agent: run.agent,
         }
     }
 
@@ -49,7 +49,7 @@ impl Source {
             .map_err(|_| SourceError::Changed)?;
         Ok(Opened {
             file,
-            agent: self.agent.clone(),
+            agent: self.agent,
         })
     }
 }
@@ -57,7 +57,7 @@ impl Source {
 /// An open session file (see [`Source::open`]).
 pub(crate) struct Opened {
     file: EvidenceFile,
-    agent: String,
+    agent: Agent,
 }
 
 impl Opened {
@@ -85,7 +85,7 @@ impl Opened {
     /// What a reader may be shown of the message line `r` names.
     pub(crate) fn view(&self, r: &LineRef) -> Result<MessageView, SourceError> {
         let bytes = self.line(r)?;
-        runread_sessions::message_view(&self.agent, &bytes).ok_or(SourceError::NotAMessage)
+        runread_sessions::message_view(self.agent, &bytes).ok_or(SourceError::NotAMessage)
     }
 
     /// The file is still exactly as it was when opened.

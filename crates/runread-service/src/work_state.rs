@@ -2,6 +2,8 @@
 //! children, with per-kind coverage and freshness. Passive evidence says honestly what a session
 //! file cannot show.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use runread_core::limits::WORK_STATE_FRESH_MS;
@@ -10,7 +12,8 @@ use runread_core::{ErrorCode, Target};
 use runread_sessions::RunStatus;
 use runread_store::{Foreground, Phase, RunRecord, SessionRecord};
 
-use runread_sessions::LineRef;
+use runread_sessions::records::CHILDREN_UNOBSERVED_PASSIVE;
+use runread_sessions::{Agent, ChildRecord, LineRef, Records};
 
 use crate::Service;
 use crate::adapters::{AdmissionContext, ToolAdmission, ToolRules};
@@ -29,25 +32,9 @@ impl ToolRules for ReadWorkState {
     ) -> Result<ToolAdmission<Reader>, ErrorCode> {
         let g = at.run(target)?;
         let run = &g.run;
-        // The run's tool calls, for an agent whose child agents leave records (Claude Code).
-        let tool_call_lines = if run.agent == "claude" {
-            let lines: std::collections::HashSet<u64> =
-                run.run.message_lines.iter().copied().collect();
-            at.svc
-                .store
-                .entries(&target.session_id, target.generation)
-                .map_err(Service::unavailable)?
-                .into_iter()
-                .filter(|e| e.has_tool_call && lines.contains(&e.line))
-                .filter_map(|e| e.line_ref())
-                .collect()
-        } else {
-            Vec::new()
-        };
         let reader = Reader {
             supervised: Supervised::observe(at.svc, run).map_err(Service::unavailable)?,
-            source: Source::of(run),
-            tool_call_lines,
+            children: child_evidence(at, run)?,
             run: run.clone(),
             session: at.session(target)?,
             now_ms: at.now_ms,
@@ -70,10 +57,53 @@ pub(crate) struct Reader {
     pub now_ms: i64,
     /// The supervisor's record, when `runread run` supervised the run.
     pub supervised: Option<Supervised>,
-    /// The run's lines that called tools, and the session file to read them back from (an agent
-    /// whose child agents leave records: Claude Code).
-    pub tool_call_lines: Vec<LineRef>,
-    pub source: Source,
+    pub children: ChildEvidence,
+}
+
+/// What the agent's records showed at admission of the run's explicit child agents.
+pub(crate) enum ChildEvidence {
+    /// The agent keeps no records of child agents (see `Records::child_records`).
+    NotKept,
+    /// The run's own lines no longer read back as ingested: its children are not known.
+    SourceChanged,
+    /// One per child the run started, in order, with its record (`None`: it has none).
+    Records(Vec<Option<ChildRecord>>),
+}
+
+/// Admission's read of the run's children, for an agent whose child agents leave records: the
+/// run's lines that call tools, read back from the session file as ingested, and the records the
+/// agent keeps beside it.
+fn child_evidence(at: &AdmissionContext<'_>, run: &RunRecord) -> Result<ChildEvidence, ErrorCode> {
+    if !Records::of(run.agent).child_records {
+        return Ok(ChildEvidence::NotKept);
+    }
+    let lines: HashSet<u64> = run.run.message_lines.iter().copied().collect();
+    let tool_call_lines: Vec<LineRef> = at
+        .svc
+        .store
+        .entries(&run.target.session_id, run.target.generation)
+        .map_err(Service::unavailable)?
+        .into_iter()
+        .filter(|e| e.has_tool_call && lines.contains(&e.line))
+        .filter_map(|e| e.line_ref())
+        .collect();
+    let source = Source::of(run);
+    let read = source.open().and_then(|opened| {
+        tool_call_lines
+            .iter()
+            .map(|line| opened.line(line))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    let Ok(bytes) = read else {
+        return Ok(ChildEvidence::SourceChanged);
+    };
+    let path = std::path::Path::new(&run.session_path);
+    Ok(
+        match runread_sessions::records::children(run.agent, path, &run.target.session_id, &bytes) {
+            Some(records) => ChildEvidence::Records(records),
+            None => ChildEvidence::NotKept,
+        },
+    )
 }
 
 /// What the session's records show of the run's explicit child agents. `None`: the agent keeps
@@ -86,58 +116,37 @@ struct Children {
     reason: &'static str,
 }
 
-/// Claude Code's subagents of this run: each `Agent` tool call of the run, matched by its id with
-/// the `.meta.json` Claude Code writes beside the subagent's transcript in
-/// `<session id>/subagents/`. A record that says `finished` is a completed child; one that does
-/// not is running while its transcript was written within the freshness window, else unknown.
-fn claude_children(r: &Reader) -> Children {
-    let unknown = |reason| Children {
-        states: vec![],
-        complete: false,
-        reason,
+/// The run's explicit children as far as its agent's records show them: each child that says it
+/// finished is completed; one that does not is running while its transcript was written within
+/// the freshness window, else unknown. `None` for an agent that keeps no such records.
+fn children_of(r: &Reader) -> Option<Children> {
+    let records = match &r.children {
+        ChildEvidence::NotKept => return None,
+        ChildEvidence::SourceChanged => {
+            return Some(Children {
+                states: vec![],
+                complete: false,
+                reason: "the session file no longer reads back as ingested",
+            });
+        }
+        ChildEvidence::Records(records) => records,
     };
-    let Ok(opened) = r.source.open() else {
-        return unknown("the session file no longer reads back as ingested");
-    };
-    let mut calls = Vec::new();
-    for line in &r.tool_call_lines {
-        let Ok(bytes) = opened.line(line) else {
-            return unknown("the session file no longer reads back as ingested");
-        };
-        calls.extend(
-            runread_sessions::claude::tool_uses(&bytes)
-                .into_iter()
-                .filter(|(_, name)| {
-                    runread_sessions::claude::SUBAGENT_TOOLS.contains(&name.as_str())
-                })
-                .map(|(id, _)| id),
-        );
-    }
-    // Read link-safely beside the session file by the agent's reader; what a record says is
-    // decided here.
-    let records = runread_sessions::claude::subagent_records(
-        std::path::Path::new(&r.run.session_path),
-        &r.session.session_id,
-    );
-    let mut states = Vec::new();
-    let mut all_recorded = true;
-    for id in &calls {
-        match records.iter().find(|rec| &rec.meta.tool_use_id == id) {
-            Some(rec) if rec.meta.finished => states.push("completed"),
+    let states: Vec<&'static str> = records
+        .iter()
+        .map(|rec| match rec {
+            Some(rec) if rec.finished => "completed",
             Some(rec) => {
                 // Its transcript written lately: the child still works.
                 let recent = rec.transcript_modified_ns.is_some_and(|ns| {
                     r.now_ms.saturating_sub(ns / 1_000_000) <= WORK_STATE_FRESH_MS
                 });
-                states.push(if recent { "running" } else { "unknown" });
+                if recent { "running" } else { "unknown" }
             }
-            None => {
-                all_recorded = false;
-                states.push("unknown");
-            }
-        }
-    }
-    Children {
+            None => "unknown",
+        })
+        .collect();
+    let all_recorded = records.iter().all(Option::is_some);
+    Some(Children {
         states,
         complete: all_recorded,
         reason: if all_recorded {
@@ -145,13 +154,7 @@ fn claude_children(r: &Reader) -> Children {
         } else {
             "a subagent the run started has no record beside the session file"
         },
-    }
-}
-
-/// The run's explicit children as far as its agent's records show them: Claude Code's subagents;
-/// `None` for an agent that keeps no such records (Pi, Codex).
-fn children_of(r: &Reader) -> Option<Children> {
-    (r.run.agent == "claude").then(|| claude_children(r))
+    })
 }
 
 impl Children {
@@ -174,13 +177,11 @@ impl Children {
 }
 
 /// Why an agent's child agents are not covered, when its records show none.
-fn unobserved_children(agent: &str, supervised: bool) -> &'static str {
-    match (agent, supervised) {
-        ("pi", true) => {
-            "extensions can run agents inside Pi's own process; runread cannot see them"
-        }
-        ("codex", true) => "Codex's event stream and rollout file do not show child agents",
-        _ => "a session file does not show child agents",
+fn unobserved_children(agent: Agent, supervised: bool) -> &'static str {
+    if supervised {
+        Records::of(agent).children_unobserved_supervised
+    } else {
+        CHILDREN_UNOBSERVED_PASSIVE
     }
 }
 
@@ -226,7 +227,7 @@ fn execute_passive(r: &Reader) -> Map<String, Value> {
         None => (
             json!({"state": "unknown", "children": [], "failedChildren": 0, "cancelledChildren": 0,
                    "unknownChildren": 0, "runningChildren": 0}),
-            coverage(false, unobserved_children(&r.run.agent, false)),
+            coverage(false, unobserved_children(r.run.agent, false)),
         ),
         Some(c) => {
             let running = c.count("running");
@@ -318,7 +319,7 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
     );
     let subagents = match &children {
         Some(c) => coverage(c.complete, c.reason),
-        None => coverage(false, unobserved_children(&r.run.agent, true)),
+        None => coverage(false, unobserved_children(r.run.agent, true)),
     };
     m.insert(
         "coverage".into(),

@@ -98,7 +98,7 @@ impl Case {
                 run_id: t.run_id.clone(),
             },
             supervisor_id: "s".into(),
-            agent: self.run.agent.clone(),
+            agent: self.run.agent,
             agent_version: "0.73.1".into(),
             session_file: self.run.session_path.clone(),
             session_stamp: FileStamp {

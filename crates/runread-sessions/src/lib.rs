@@ -3,7 +3,8 @@
 //! neutral [`model`] — index entries, the active branch, runs, each run's final-answer candidate
 //! and the evidence it rests on — and checks the files it reads (regular, unlinked, identity
 //! stable across the read, bounded). Nothing above this crate (ingest aside, which picks the
-//! reader) knows which agent wrote a file.
+//! reader) knows which agent wrote a file: what an agent's records can show is asked of
+//! [`records`] with the [`Agent`] as a value.
 //!
 //! This crate knows nothing of MCP, grants or storage.
 #![forbid(unsafe_code)]
@@ -14,6 +15,7 @@ mod content;
 pub mod file;
 pub mod model;
 pub mod pi;
+pub mod records;
 pub mod runs;
 
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
@@ -21,13 +23,13 @@ pub use model::{
     Agent, EntryKind, EntrySummary, ForkBase, Header, LineDigest, LineOutcome, LineRef,
     MessageView, ReadAhead, Resume, Scan, ScanError, answer_digest, join_groups,
 };
+pub use records::{ChildRecord, MetadataSources, Records};
 pub use runs::{Branch, Context, Run, RunStatus, TextRef};
 
-/// What a reader may be shown of one message line of a session file written by `agent` (its
-/// stored name), read back when served. `None`: not a message line of that agent, or an agent
-/// runread does not read.
-pub fn message_view(agent: &str, line: &[u8]) -> Option<MessageView> {
-    match Agent::parse(agent)? {
+/// What a reader may be shown of one message line of a session file written by `agent`, read
+/// back when served. `None`: not a message line of that agent.
+pub fn message_view(agent: Agent, line: &[u8]) -> Option<MessageView> {
+    match agent {
         Agent::Pi => pi::message_view(line),
         Agent::Claude => claude::message_view(line),
         Agent::Codex => codex::message_view(line),

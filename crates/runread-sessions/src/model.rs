@@ -9,34 +9,7 @@ use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
 
 use crate::file::{EvidenceFile, Line, LineAt, Lines, ReadError};
 
-/// The coding agents runread reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Agent {
-    /// Pi (`@mariozechner/pi-coding-agent`), session files v1–v3.
-    Pi,
-    /// Claude Code, `projects/<escaped cwd>/<session id>.jsonl`.
-    Claude,
-    /// OpenAI's Codex CLI, `sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`.
-    Codex,
-}
-
-impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::Pi, Agent::Claude, Agent::Codex];
-
-    /// The name stored with a session and shown to owners (`pi`, `claude`, `codex`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Agent::Pi => "pi",
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Agent> {
-        Agent::ALL.into_iter().find(|a| a.as_str() == s)
-    }
-}
+pub use runread_core::Agent;
 
 /// The session header: the file's first line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use runread_core::{Feature, Target};
+use runread_core::{Agent, Feature, Target};
 use runread_sessions::{EntrySummary, FileIdentity, Header, Run};
 
 /// A registered workspace root.
@@ -32,7 +32,7 @@ impl Workspace {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRecord {
     pub session_id: String,
-    pub agent: String,
+    pub agent: Agent,
     pub path: String,
     pub workspace_id: String,
     pub generation: u64,
@@ -65,7 +65,7 @@ pub struct SessionRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionStamp {
     pub path: String,
-    pub agent: String,
+    pub agent: Agent,
     pub identity: FileIdentity,
     pub index_version: u32,
 }
@@ -75,7 +75,7 @@ impl SessionRecord {
     pub fn stamp(&self) -> SessionStamp {
         SessionStamp {
             path: self.path.clone(),
-            agent: self.agent.clone(),
+            agent: self.agent,
             identity: self.identity,
             index_version: self.index_version,
         }
@@ -102,8 +102,8 @@ pub struct IngestCommit {
 pub struct RunRecord {
     pub target: Target,
     pub run: Run,
-    /// The agent that wrote the session file (`pi`).
-    pub agent: String,
+    /// The agent that wrote the session file.
+    pub agent: Agent,
     pub session_path: String,
     pub identity: FileIdentity,
     pub ingested_at_ms: i64,
@@ -114,8 +114,8 @@ pub struct RunRecord {
 /// Which runs a page of the owner's listing shows ([`crate::Store::runs_page`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunFilter {
-    /// Only runs of this agent (`pi`, `claude`, `codex`).
-    pub agent: Option<String>,
+    /// Only runs of this agent.
+    pub agent: Option<Agent>,
     /// Only runs of sessions in this workspace (its id).
     pub workspace_id: Option<String>,
     /// Only runs with this status (`completed`, `failed`, `cancelled`, `running`, `unknown`).

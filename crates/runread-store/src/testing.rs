@@ -8,7 +8,7 @@ pub(crate) fn ingest_commit(ws: &str) -> IngestCommit {
     IngestCommit {
         session: SessionRecord {
             session_id: "s1".into(),
-            agent: "pi".into(),
+            agent: runread_core::Agent::Pi,
             path: "/sessions/s1.jsonl".into(),
             workspace_id: ws.into(),
             generation: 1,

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use runread_core::{Feature, Target};
+use runread_core::{Agent, Feature, Target};
 use runread_sessions::FileIdentity;
 
 use crate::{
@@ -550,7 +550,7 @@ pub(crate) const SHARED_STATEMENTS: &[&str] = &[
 /// `NULL` for "any").
 pub(crate) fn filter_values(f: &crate::RunFilter) -> [Value<'_>; 3] {
     values![
-        f.agent.as_deref(),
+        f.agent.map(Agent::as_str),
         f.workspace_id.as_deref(),
         f.status.as_deref()
     ]
@@ -601,7 +601,7 @@ pub(crate) fn workspace(r: &dyn Cols) -> Result<Workspace> {
 pub(crate) fn session(r: &dyn Cols) -> Result<SessionRecord> {
     Ok(SessionRecord {
         session_id: r.text(0)?,
-        agent: r.text(1)?,
+        agent: agent_at(r, 1)?,
         path: r.text(2)?,
         workspace_id: r.text(3)?,
         generation: u64_of(r.int(4)?)?,
@@ -621,6 +621,12 @@ pub(crate) fn session(r: &dyn Cols) -> Result<SessionRecord> {
     })
 }
 
+/// The agent named at column `i`; a name runread does not know is corrupt data, never a guess.
+fn agent_at(r: &dyn Cols, i: usize) -> Result<Agent> {
+    let name = r.text(i)?;
+    Agent::parse(&name).ok_or_else(|| StoreError::Corrupt(format!("unknown agent {name:?}")))
+}
+
 /// A file identity stored as dev, ino, nlink, size, mtime_ns from column `first` on, and
 /// ctime_ns at column `ctime` (added later, so not always next to the others).
 fn identity_at(r: &dyn Cols, first: usize, ctime: usize) -> Result<FileIdentity> {
@@ -637,7 +643,7 @@ fn identity_at(r: &dyn Cols, first: usize, ctime: usize) -> Result<FileIdentity>
 pub(crate) fn session_stamp(r: &dyn Cols) -> Result<SessionStamp> {
     Ok(SessionStamp {
         path: r.text(0)?,
-        agent: r.text(1)?,
+        agent: agent_at(r, 1)?,
         identity: identity_at(r, 2, 7)?,
         index_version: u32_of(r.int(8)?)?,
     })
@@ -647,7 +653,7 @@ pub(crate) fn session_stamp(r: &dyn Cols) -> Result<SessionStamp> {
 pub(crate) fn session_values(s: &SessionRecord) -> Result<[Value<'_>; 23]> {
     Ok(values![
         &s.session_id,
-        &s.agent,
+        s.agent.as_str(),
         &s.path,
         &s.workspace_id,
         s.generation,
@@ -864,7 +870,7 @@ pub(crate) fn run_record(r: &dyn Cols, instance: &str) -> Result<RunRecord> {
             run_id: run.run_id.clone(),
         },
         run,
-        agent: r.text(15)?,
+        agent: agent_at(r, 15)?,
         session_path: r.text(5)?,
         identity: identity_at(r, 6, 14)?,
         ingested_at_ms: r.int(11)?,

@@ -104,7 +104,7 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     let w1 = s.add_workspace("/w1", "one", 1).unwrap();
     let w2 = s.add_workspace("/w2", "two", 1).unwrap();
     let mut claude = records::session_at("c1", "/sessions/c1.jsonl", &w2.id, 1);
-    claude.agent = "claude".into();
+    claude.agent = runread_core::Agent::Claude;
     s.commit_ingest(&IngestCommit {
         session: records::session_at("p1", "/sessions/p1.jsonl", &w1.id, 1),
         new_generation: true,
@@ -144,7 +144,7 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     assert!(ids(&all, 2, 4).is_empty());
     assert_eq!(s.runs_count(&all).unwrap(), 4);
     let pi = RunFilter {
-        agent: Some("pi".into()),
+        agent: Some(runread_core::Agent::Pi),
         ..Default::default()
     };
     assert_eq!(ids(&pi, 10, 0), ["p-new", "p-old", "p-none"]);
@@ -155,7 +155,7 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     };
     assert_eq!(ids(&two, 10, 0), ["c-mid"]);
     let none = RunFilter {
-        agent: Some("claude".into()),
+        agent: Some(runread_core::Agent::Claude),
         workspace_id: Some(w1.id.clone()),
         ..Default::default()
     };
@@ -169,7 +169,7 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     assert_eq!(ids(&running, 10, 0), ["p-old"]);
     assert_eq!(s.runs_count(&running).unwrap(), 1);
     let completed_pi = RunFilter {
-        agent: Some("pi".into()),
+        agent: Some(runread_core::Agent::Pi),
         status: Some("completed".into()),
         ..Default::default()
     };

@@ -22,6 +22,8 @@ use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 
+pub use runread_core::Agent;
+
 /// The npm package of the Pi coding agent.
 pub const PI_PACKAGE: &str = "@mariozechner/pi-coding-agent";
 /// Pi versions whose JSON event stream and session format runread knows (tested: 0.73.1).
@@ -60,59 +62,28 @@ const PACKAGE_SEARCH_DEPTH: usize = 6;
 /// Largest `package.json` read.
 const PACKAGE_JSON_MAX_BYTES: u64 = 256 * 1024;
 
-/// The agents `runread run` supervises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentKind {
-    Pi,
-    Claude,
-    Codex,
+/// The version series of `agent` runread was built against.
+fn known_series(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::Pi => KNOWN_PI_SERIES,
+        Agent::Claude => KNOWN_CLAUDE_SERIES,
+        Agent::Codex => KNOWN_CODEX_SERIES,
+    }
 }
 
-impl AgentKind {
-    /// The session reader of this agent.
-    pub fn sessions(self) -> runread_sessions::Agent {
-        match self {
-            AgentKind::Pi => runread_sessions::Agent::Pi,
-            AgentKind::Claude => runread_sessions::Agent::Claude,
-            AgentKind::Codex => runread_sessions::Agent::Codex,
-        }
-    }
-
-    /// The name stored with a session and in the journal (`pi`, `claude`).
-    pub fn as_str(self) -> &'static str {
-        self.sessions().as_str()
-    }
-
-    fn shown(self) -> &'static str {
-        match self {
-            AgentKind::Pi => "Pi",
-            AgentKind::Claude => "Claude Code",
-            AgentKind::Codex => "Codex",
-        }
-    }
-
-    fn known_series(self) -> &'static [&'static str] {
-        match self {
-            AgentKind::Pi => KNOWN_PI_SERIES,
-            AgentKind::Claude => KNOWN_CLAUDE_SERIES,
-            AgentKind::Codex => KNOWN_CODEX_SERIES,
-        }
-    }
-
-    /// The npm package that installs this agent.
-    fn package(self) -> &'static str {
-        match self {
-            AgentKind::Pi => PI_PACKAGE,
-            AgentKind::Claude => CLAUDE_PACKAGE,
-            AgentKind::Codex => CODEX_PACKAGE,
-        }
+/// The npm package that installs `agent`.
+fn npm_package(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Pi => PI_PACKAGE,
+        Agent::Claude => CLAUDE_PACKAGE,
+        Agent::Codex => CODEX_PACKAGE,
     }
 }
 
 /// The agent a command line starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Agent {
-    pub kind: AgentKind,
+pub struct Located {
+    pub kind: Agent,
     pub version: String,
     /// The npm package the command resolves into, when it does (for messages).
     pub package_root: Option<PathBuf>,
@@ -134,7 +105,7 @@ pub enum Unsupported {
         why: &'static str,
     },
     UnknownVersion {
-        kind: AgentKind,
+        kind: Agent,
         version: String,
     },
     /// The program's package says one version, the program another.
@@ -185,8 +156,8 @@ impl std::fmt::Display for Unsupported {
                 f,
                 "{} {version} is not a version whose event stream runread knows (known: {}); \
                  use runread ingest/watch for passive evidence instead",
-                kind.shown(),
-                kind.known_series()
+                kind.product(),
+                known_series(*kind)
                     .iter()
                     .map(|s| format!("{s}x"))
                     .collect::<Vec<_>>()
@@ -417,7 +388,7 @@ fn program_words(command: &[OsString]) -> usize {
 }
 
 /// The agent `command` starts, asked with `--version` in `cwd`.
-pub async fn identify(command: &[OsString], cwd: &Path) -> Result<Agent, Unsupported> {
+pub async fn identify(command: &[OsString], cwd: &Path) -> Result<Located, Unsupported> {
     identify_within(command, cwd, VERSION_PROBE_TIMEOUT).await
 }
 
@@ -426,7 +397,7 @@ pub async fn identify_within(
     command: &[OsString],
     cwd: &Path,
     timeout: Duration,
-) -> Result<Agent, Unsupported> {
+) -> Result<Located, Unsupported> {
     let program = command.first().ok_or(Unsupported::NoCommand)?;
     let shown = program.to_string_lossy().into_owned();
     let words = program_words(command);
@@ -451,10 +422,10 @@ pub async fn identify_within(
     // A Pi package of an unknown version is refused without running anything of it.
     if let Some((_, name, version)) = &package
         && name == PI_PACKAGE
-        && !known(AgentKind::Pi, version)
+        && !known(Agent::Pi, version)
     {
         return Err(Unsupported::UnknownVersion {
-            kind: AgentKind::Pi,
+            kind: Agent::Pi,
             version: version.clone(),
         });
     }
@@ -466,12 +437,12 @@ pub async fn identify_within(
         })?;
     let said = parse_version_output(&out);
     let (kind, version) = match (&said, &package) {
-        (Said::Claude(v), _) => (AgentKind::Claude, v.clone()),
-        (Said::Codex(v), _) => (AgentKind::Codex, v.clone()),
-        (Said::Bare(v), Some((_, name, _))) if name == PI_PACKAGE => (AgentKind::Pi, v.clone()),
+        (Said::Claude(v), _) => (Agent::Claude, v.clone()),
+        (Said::Codex(v), _) => (Agent::Codex, v.clone()),
+        (Said::Bare(v), Some((_, name, _))) if name == PI_PACKAGE => (Agent::Pi, v.clone()),
         // Without Pi's package (a shim, a wrapper), Pi's bare answer is all there is: a version
         // of Pi's known series is taken as Pi. Its session file must still prove every answer.
-        (Said::Bare(v), None) if known(AgentKind::Pi, v) => (AgentKind::Pi, v.clone()),
+        (Said::Bare(v), None) if known(Agent::Pi, v) => (Agent::Pi, v.clone()),
         (Said::Bare(v), _) => {
             return Err(Unsupported::NotAnAgent {
                 program: shown,
@@ -486,7 +457,7 @@ pub async fn identify_within(
         }
     };
     if let Some((_, name, pkg_version)) = &package
-        && (name != kind.package() || !package_says(kind, pkg_version, &version))
+        && (name != npm_package(kind) || !package_says(kind, pkg_version, &version))
     {
         return Err(Unsupported::PackageDisagrees {
             program: shown,
@@ -502,7 +473,7 @@ pub async fn identify_within(
     if !known(kind, &version) {
         return Err(Unsupported::UnknownVersion { kind, version });
     }
-    Ok(Agent {
+    Ok(Located {
         kind,
         version,
         package_root: package.map(|(root, _, _)| root),
@@ -512,16 +483,16 @@ pub async fn identify_within(
 /// Whether a package of version `pkg_version` is the agent that said `version`: the same
 /// version, or — Codex's native binary lies in a platform package — the same version with the
 /// platform after it.
-fn package_says(kind: AgentKind, pkg_version: &str, version: &str) -> bool {
+fn package_says(kind: Agent, pkg_version: &str, version: &str) -> bool {
     pkg_version == version
-        || (kind == AgentKind::Codex
+        || (kind == Agent::Codex
             && pkg_version
                 .strip_prefix(version)
                 .is_some_and(|platform| CODEX_PLATFORM_SUFFIXES.contains(&platform)))
 }
 
-fn known(kind: AgentKind, version: &str) -> bool {
-    kind.known_series().iter().any(|s| version.starts_with(s))
+fn known(kind: Agent, version: &str) -> bool {
+    known_series(kind).iter().any(|s| version.starts_with(s))
 }
 
 /// The value of `--flag VALUE` or `--flag=VALUE` among the agent's arguments (the last one wins).
@@ -719,11 +690,11 @@ pub fn with_codex_json(args: &[OsString]) -> Result<Vec<OsString>, Unsupported> 
 }
 
 /// The agent's arguments made to stream the events runread reads.
-pub fn with_event_stream(kind: AgentKind, args: &[OsString]) -> Result<Vec<OsString>, Unsupported> {
+pub fn with_event_stream(kind: Agent, args: &[OsString]) -> Result<Vec<OsString>, Unsupported> {
     match kind {
-        AgentKind::Pi => with_json_mode(args),
-        AgentKind::Claude => with_stream_json(args),
-        AgentKind::Codex => with_codex_json(args),
+        Agent::Pi => with_json_mode(args),
+        Agent::Claude => with_stream_json(args),
+        Agent::Codex => with_codex_json(args),
     }
 }
 

@@ -34,7 +34,7 @@ use runread_sessions::{Branch, EntrySummary, FileIdentity, Resume, Run, RunStatu
 use crate::claude_state::ClaudeCandidate;
 use crate::codex_state::{self, CodexCandidate};
 use crate::events::Candidate;
-use crate::locate::AgentKind;
+use crate::locate::Agent;
 
 /// What was pinned when supervision started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,7 +138,7 @@ pub fn current_leaf(
     path: &Path,
     pinned: &Pinned,
 ) -> Result<(FileIdentity, Option<String>), Refusal> {
-    let (identity, entries) = read_entries(AgentKind::Pi, path, pinned)?;
+    let (identity, entries) = read_entries(Agent::Pi, path, pinned)?;
     Ok((
         identity,
         runread_sessions::cut_runs(runread_sessions::Agent::Pi, &entries, &[], false).leaf_id,
@@ -163,18 +163,17 @@ fn refusal_at(path: &Path, pinned: &Pinned, e: ReadError) -> Refusal {
 /// checks how the file may have changed across the read (`settled`) before judging what was
 /// read: a line read while it was being written is `Busy`, not malformed.
 fn open_and_scan(
-    agent: AgentKind,
+    agent: Agent,
     path: &Path,
     pinned: &Pinned,
     settled: impl Fn(&EvidenceFile) -> Result<(), ReadError>,
 ) -> Result<(EvidenceFile, runread_sessions::Scan), Refusal> {
     let at = |e| refusal_at(path, pinned, e);
     let file = EvidenceFile::open(path, pinned.identity.as_ref()).map_err(at)?;
-    let scan =
-        runread_sessions::scan(agent.sessions(), &file, Resume::Fresh).map_err(|e| match e {
-            ScanError::Read(e) => at(e),
-            ScanError::NotASession => Refusal::Malformed,
-        })?;
+    let scan = runread_sessions::scan(agent, &file, Resume::Fresh).map_err(|e| match e {
+        ScanError::Read(e) => at(e),
+        ScanError::NotASession => Refusal::Malformed,
+    })?;
     settled(&file).map_err(at)?;
     if scan.over_bounds {
         return Err(Refusal::TooLarge);
@@ -191,14 +190,14 @@ fn open_and_scan(
 /// to the size at open count (an unfinished last line is left for later), and the file may only
 /// have grown across the read.
 fn pin_growing(
-    agent: AgentKind,
+    agent: Agent,
     path: &Path,
     pinned: &Pinned,
 ) -> Result<(FileIdentity, Option<String>), Refusal> {
     let (file, scan) = open_and_scan(agent, path, pinned, |f| f.check_grown_only().map(drop))?;
     // Codex's `session_meta` names the cwd from the first line on; Claude Code names it on
     // conversation lines only.
-    let cwd_named = agent == AgentKind::Codex || !scan.entries.is_empty();
+    let cwd_named = agent == Agent::Codex || !scan.entries.is_empty();
     if scan.header.session_id != pinned.session_id || (cwd_named && scan.header.cwd != pinned.cwd) {
         return Err(Refusal::OtherSession);
     }
@@ -208,17 +207,17 @@ fn pin_growing(
 
 /// Pins Claude Code's session file (see `pin_growing`).
 pub fn pin_claude(path: &Path, pinned: &Pinned) -> Result<(FileIdentity, Option<String>), Refusal> {
-    pin_growing(AgentKind::Claude, path, pinned)
+    pin_growing(Agent::Claude, path, pinned)
 }
 
 /// Pins Codex's rollout file, a resumed thread's or a new thread's when first seen (see
 /// `pin_growing`).
 pub fn pin_codex(path: &Path, pinned: &Pinned) -> Result<(FileIdentity, Option<String>), Refusal> {
-    pin_growing(AgentKind::Codex, path, pinned)
+    pin_growing(Agent::Codex, path, pinned)
 }
 
 fn read_entries(
-    agent: AgentKind,
+    agent: Agent,
     path: &Path,
     pinned: &Pinned,
 ) -> Result<(FileIdentity, Vec<EntrySummary>), Refusal> {
@@ -235,12 +234,12 @@ fn read_entries(
 
 /// The whole file read as for a proof ([`read_entries`]), and its runs cut with the agent's rule.
 fn read_runs(
-    agent: AgentKind,
+    agent: Agent,
     path: &Path,
     pinned: &Pinned,
 ) -> Result<(FileIdentity, Vec<EntrySummary>, Branch), Refusal> {
     let (identity, entries) = read_entries(agent, path, pinned)?;
-    let branch = runread_sessions::cut_runs(agent.sessions(), &entries, &[], false);
+    let branch = runread_sessions::cut_runs(agent, &entries, &[], false);
     Ok((identity, entries, branch))
 }
 
@@ -251,7 +250,7 @@ pub fn verify(
     user_message_sha256: &str,
     candidate: &Candidate,
 ) -> Result<Verified, Refusal> {
-    let (identity, entries, branch) = read_runs(AgentKind::Pi, path, pinned)?;
+    let (identity, entries, branch) = read_runs(Agent::Pi, path, pinned)?;
     if !branch.complete {
         return Err(Refusal::BrokenChain);
     }
@@ -334,7 +333,7 @@ pub fn verify_claude(
     uuids: &[String],
     candidate: &ClaudeCandidate,
 ) -> Result<Verified, Refusal> {
-    let (identity, entries, branch) = read_runs(AgentKind::Claude, path, pinned)?;
+    let (identity, entries, branch) = read_runs(Agent::Claude, path, pinned)?;
     if !branch.complete {
         return Err(Refusal::BrokenChain);
     }
@@ -408,7 +407,7 @@ pub fn verify_codex(
     pinned: &Pinned,
     candidate: &CodexCandidate,
 ) -> Result<Verified, Refusal> {
-    let (identity, entries, branch) = read_runs(AgentKind::Codex, path, pinned)?;
+    let (identity, entries, branch) = read_runs(Agent::Codex, path, pinned)?;
     // A leaf the file no longer holds: not the file as pinned.
     let ours = codex_state::turns_after(&entries, pinned.leaf.as_deref())
         .ok_or(Refusal::BrokenChain)?

@@ -25,7 +25,7 @@ use crate::claude_state::{self, ClaudeCandidate, ClaudeSupervision, ClaudeTracke
 use crate::codex_events::{self, CodexEvent};
 use crate::codex_state::{self, CodexCandidate, CodexSupervision, CodexTracked, TurnEnd};
 use crate::events::{self, Candidate, Event};
-use crate::locate::{self, Agent, AgentKind};
+use crate::locate::{self, Agent, Located};
 use crate::proof::{self, Pinned, Refusal, Verified};
 use crate::state::{Step, Supervision, Tracked};
 use crate::terminal::Terminal;
@@ -344,7 +344,7 @@ struct FinalDigests {
 struct Driver {
     store: Arc<dyn Store>,
     opts: Options,
-    agent: Agent,
+    agent: Located,
     supervisor_id: String,
     host: String,
     machine: Machine,
@@ -371,21 +371,21 @@ impl Driver {
     fn new(
         store: Arc<dyn Store>,
         opts: Options,
-        agent: Agent,
+        agent: Located,
         args: &[OsString],
         census_ok: bool,
         agent_pid: Option<u32>,
     ) -> Driver {
         let (finder, machine) = match agent.kind {
-            AgentKind::Pi => (
+            Agent::Pi => (
                 Finder::Pi(locate::session_dirs(args, &opts.cwd)),
                 Machine::Pi(Supervision::new()),
             ),
-            AgentKind::Claude => (
+            Agent::Claude => (
                 Finder::Claude(locate::claude_projects_dir()),
                 Machine::Claude(ClaudeSupervision::new()),
             ),
-            AgentKind::Codex => (
+            Agent::Codex => (
                 Finder::Codex(locate::codex_sessions_dir()),
                 Machine::Codex(CodexSupervision::new()),
             ),
@@ -533,9 +533,9 @@ impl Driver {
             let kind = self.agent.kind;
             let read = settling(
                 || match kind {
-                    AgentKind::Pi => proof::current_leaf(&path, &pinned),
-                    AgentKind::Claude => proof::pin_claude(&path, &pinned),
-                    AgentKind::Codex => proof::pin_codex(&path, &pinned),
+                    Agent::Pi => proof::current_leaf(&path, &pinned),
+                    Agent::Claude => proof::pin_claude(&path, &pinned),
+                    Agent::Codex => proof::pin_codex(&path, &pinned),
                 },
                 |r| r == Refusal::Busy,
             )
@@ -580,7 +580,7 @@ impl Driver {
         if let Err(e) = runread_ingest::ingest_file(
             self.store.as_ref(),
             &self.opts.workspaces,
-            self.agent.kind.sessions(),
+            self.agent.kind,
             &path,
             now_ms(),
             &mut report,
@@ -739,7 +739,7 @@ impl Driver {
         let checked = self.verify(n).await?;
         // The store takes the run (the same file, read again through ingest) …
         self.ingest_and_locate();
-        if matches!(self.agent.kind, AgentKind::Claude | AgentKind::Codex) {
+        if matches!(self.agent.kind, Agent::Claude | Agent::Codex) {
             // Claude Code's and Codex's run is the one the file proved (the stream never names
             // its prompt, nor Codex's its turn).
             self.locate_verified(n, &checked)?;
@@ -843,7 +843,7 @@ impl Driver {
                 run_id: run_id.clone(),
             },
             supervisor_id: self.supervisor_id.clone(),
-            agent: self.agent.kind.as_str().into(),
+            agent: self.agent.kind,
             agent_version: self.agent.version.clone(),
             session_file: checked.path.to_string_lossy().into_owned(),
             session_stamp: FileStamp {
@@ -1133,7 +1133,7 @@ struct Started {
 
 /// Starts the agent with its event stream on a pipe, in its own process group (so that a signal
 /// reaches everything it runs), once runread has tried to become the subreaper of its processes.
-fn start(agent: &Agent, opts: &Options) -> Result<Started, StartError> {
+fn start(agent: &Located, opts: &Options) -> Result<Started, StartError> {
     let (program, rest) = opts
         .command
         .split_first()

@@ -327,7 +327,8 @@ fn every_recorded_answer_proves_against_the_file_claude_code_wrote() {
             );
             assert_eq!(v.text_bytes, s.candidate.text.len() as u64);
             assert_eq!(
-                runread_testkit::answer_of_agent(&path, "claude", &v.run).as_deref(),
+                runread_testkit::answer_of_agent(&path, runread_core::Agent::Claude, &v.run)
+                    .as_deref(),
                 Some(s.candidate.text.as_str()),
                 "{fixture} step {i}: the file's answer is the stream's result"
             );

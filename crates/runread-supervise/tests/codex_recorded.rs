@@ -19,7 +19,7 @@ use runread_sessions::{Agent, EntrySummary, EvidenceFile, Resume};
 use runread_store::{Foreground, Phase, Proof, Store};
 use runread_supervise::codex_events;
 use runread_supervise::codex_state::{self, CodexCandidate, CodexSupervision, TurnEnd};
-use runread_supervise::locate::{self, AgentKind, Said, Unsupported};
+use runread_supervise::locate::{self, Said, Unsupported};
 use runread_supervise::proof::{self, Pinned, Refusal};
 use runread_supervise::run::codex_foreground;
 use runread_supervise::state::Step;
@@ -407,7 +407,8 @@ fn every_recorded_answer_proves_against_the_rollout_codex_wrote() {
             );
             assert_eq!(v.text_bytes, text.len() as u64);
             assert_eq!(
-                runread_testkit::answer_of_agent(&path, "codex", &v.run).as_deref(),
+                runread_testkit::answer_of_agent(&path, runread_core::Agent::Codex, &v.run)
+                    .as_deref(),
                 Some(text.as_str()),
                 "{at}: the file's answer line is the stream's message"
             );
@@ -791,7 +792,7 @@ fn script(path: &Path, answer: &str) {
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
 
-fn identify(program: &Path, cwd: &Path) -> Result<locate::Agent, Unsupported> {
+fn identify(program: &Path, cwd: &Path) -> Result<locate::Located, Unsupported> {
     rt().block_on(locate::identify(
         &[program.as_os_str().to_owned(), "exec".into(), "hi".into()],
         cwd,
@@ -807,7 +808,7 @@ fn codex_is_identified_by_its_version_behind_npm_or_standalone() {
     let agent = identify(&standalone, d.path()).unwrap();
     assert_eq!(
         (agent.kind, agent.version.as_str()),
-        (AgentKind::Codex, "0.171.0")
+        (Agent::Codex, "0.171.0")
     );
     assert_eq!(agent.package_root, None);
     // npm's wrapper: `@openai/codex` of the same version.
@@ -820,7 +821,7 @@ fn codex_is_identified_by_its_version_behind_npm_or_standalone() {
     .unwrap();
     script(&npm.join("bin/codex.js"), "codex-cli 0.171.0");
     let agent = identify(&npm.join("bin/codex.js"), d.path()).unwrap();
-    assert_eq!(agent.kind, AgentKind::Codex);
+    assert_eq!(agent.kind, Agent::Codex);
     assert_eq!(agent.package_root, Some(npm.clone()));
     // The native binary in its platform package (`0.171.0-linux-x64`).
     let native_pkg = d.path().join("node_modules/@openai/codex-linux-x64");
@@ -832,7 +833,7 @@ fn codex_is_identified_by_its_version_behind_npm_or_standalone() {
     )
     .unwrap();
     let agent = identify(&native, d.path()).unwrap();
-    assert_eq!(agent.kind, AgentKind::Codex);
+    assert_eq!(agent.kind, Agent::Codex);
     assert_eq!(agent.package_root, Some(native_pkg.clone()));
     // A package that says another version, or another platform word: refused.
     for version in [
@@ -873,7 +874,7 @@ fn a_codex_of_another_series_is_refused() {
     assert_eq!(
         refused,
         Unsupported::UnknownVersion {
-            kind: AgentKind::Codex,
+            kind: Agent::Codex,
             version: "0.172.0".into()
         }
     );
@@ -884,7 +885,7 @@ fn a_codex_of_another_series_is_refused() {
 
 #[test]
 fn codex_gets_json_right_after_exec() {
-    let json = |args: &[&str]| locate::with_event_stream(AgentKind::Codex, &os(args));
+    let json = |args: &[&str]| locate::with_event_stream(Agent::Codex, &os(args));
     assert_eq!(
         json(&["exec", "hi"]).unwrap(),
         os(&["exec", "--json", "hi"])
@@ -927,7 +928,7 @@ fn codex_gets_json_right_after_exec() {
 
 #[test]
 fn only_codex_exec_is_supervised() {
-    let json = |args: &[&str]| locate::with_event_stream(AgentKind::Codex, &os(args));
+    let json = |args: &[&str]| locate::with_event_stream(Agent::Codex, &os(args));
     for interactive in [
         &[][..],
         &["hi"][..],
@@ -974,5 +975,5 @@ fn only_codex_exec_is_supervised() {
     // The lower-case `-c` is a config override, not `-C`.
     assert!(json(&["exec", "-c", "model=\"gpt-5.5\"", "hi"]).is_ok());
     // The other agents are unchanged by Codex's rules.
-    assert!(locate::with_event_stream(AgentKind::Claude, &os(&["exec", "hi"])).is_err());
+    assert!(locate::with_event_stream(Agent::Claude, &os(&["exec", "hi"])).is_err());
 }

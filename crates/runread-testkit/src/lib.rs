@@ -292,7 +292,11 @@ pub fn relocated(bytes: &[u8], cwd: &str) -> Vec<u8> {
 /// The final answer of `run` (a session of `agent`) as the file at `path` holds it: the lines the
 /// index names, read back and checked against their digests (the store keeps no text), their
 /// texts joined by `\n`. `None` when the run has no final answer.
-pub fn answer_of_agent(path: &Path, agent: &str, run: &runread_sessions::Run) -> Option<String> {
+pub fn answer_of_agent(
+    path: &Path,
+    agent: runread_core::Agent,
+    run: &runread_sessions::Run,
+) -> Option<String> {
     if run.final_lines.is_empty() {
         return None;
     }
@@ -320,12 +324,12 @@ pub fn answer_of_agent(path: &Path, agent: &str, run: &runread_sessions::Run) ->
 
 /// [`answer_of_agent`] for a Pi session file.
 pub fn answer_of(path: &Path, run: &runread_sessions::Run) -> Option<String> {
-    answer_of_agent(path, "pi", run)
+    answer_of_agent(path, runread_core::Agent::Pi, run)
 }
 
 /// [`answer_of_agent`] for a run record (its session path and agent).
 pub fn answer(run: &runread_store::RunRecord) -> Option<String> {
-    answer_of_agent(Path::new(&run.session_path), &run.agent, &run.run)
+    answer_of_agent(Path::new(&run.session_path), run.agent, &run.run)
 }
 
 /// The prompt of `run` as its session file holds it: the prompt line the index names, read back
@@ -341,7 +345,7 @@ pub fn prompt(run: &runread_store::RunRecord) -> Option<String> {
         return None;
     }
     Some(
-        runread_sessions::message_view(&run.agent, line_bytes)
+        runread_sessions::message_view(run.agent, line_bytes)
             .expect("a message line")
             .body,
     )

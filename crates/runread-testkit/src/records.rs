@@ -7,7 +7,7 @@ use runread_store::SessionRecord;
 pub fn session_at(id: &str, path: &str, ws: &str, generation: u64) -> SessionRecord {
     SessionRecord {
         session_id: id.into(),
-        agent: "pi".into(),
+        agent: runread_core::Agent::Pi,
         path: path.into(),
         workspace_id: ws.into(),
         generation,

@@ -2,6 +2,8 @@
 //! is in its own module.
 
 use super::*;
+use clap::builder::TypedValueParser;
+use runread_core::Agent;
 
 /// Default listen address of `runread serve`.
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:7077";
@@ -264,7 +266,7 @@ impl DirArgs {
         existing_only: bool,
     ) -> Result<Vec<runread_ingest::AgentDir>, String> {
         use runread_ingest::AgentDir;
-        use runread_sessions::Agent;
+
         let named: Vec<AgentDir> = [
             (Agent::Pi, self.pi),
             (Agent::Claude, self.claude),
@@ -434,8 +436,9 @@ pub(crate) struct RunsArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) offset: u64,
     /// Only this agent's runs.
-    #[arg(long, value_parser = ["pi", "claude", "codex"])]
-    pub(crate) agent: Option<String>,
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Agent::ALL.map(Agent::as_str))
+        .try_map(|name| Agent::parse(&name).ok_or("an agent runread reads")))]
+    pub(crate) agent: Option<Agent>,
     /// Only runs in this workspace (its name or path).
     #[arg(long)]
     pub(crate) workspace: Option<String>,

@@ -5,7 +5,7 @@ use super::*;
 /// The listing's filter: an agent, and a workspace named by its name or path.
 pub(crate) fn run_filter(
     store: &dyn Store,
-    agent: Option<String>,
+    agent: Option<runread_core::Agent>,
     workspace: Option<String>,
     status: Option<String>,
 ) -> Result<runread_store::RunFilter, String> {

@@ -38,7 +38,7 @@ fn main() -> std::process::ExitCode {
                 run_id: run_id.clone(),
             },
             supervisor_id: format!("torture-{pid}"),
-            agent: "pi".into(),
+            agent: runread_core::Agent::Pi,
             agent_version: "0.73.1".into(),
             session_file: "/torture.jsonl".into(),
             session_stamp: FileStamp {

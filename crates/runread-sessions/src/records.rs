@@ -1,0 +1,134 @@
+//! What each agent's records can show, asked by the layers above without naming the agent: the
+//! service decides what to serve from these answers, and only this crate knows which agent gives
+//! which ([`Records::of`]).
+
+use std::path::Path;
+
+use crate::Agent;
+use crate::file::{EvidenceFile, FileIdentity};
+use crate::model::ForkBase;
+
+/// Where an agent records the values `read_target_metadata` reports: the `source` of each field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetadataSources {
+    /// The line kind that records the session's saved (configured) model.
+    pub saved_model: &'static str,
+    /// The line kind that records the model each response reports.
+    pub run_model: &'static str,
+    /// The line that records the session itself (cwd, version, provider) when the prompt line
+    /// does not: Codex's `session_meta`, everyone else's header.
+    pub header_line: &'static str,
+}
+
+/// What an agent's records can show of a run beyond its own lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Records {
+    /// The run's explicit child agents leave records beside the session file, one per tool call
+    /// that started one ([`children`]): Claude Code's subagents.
+    pub child_records: bool,
+    /// Why the run's child agents are not covered when `runread run` supervised it and the agent
+    /// leaves no child records.
+    pub children_unobserved_supervised: &'static str,
+    pub metadata: MetadataSources,
+    /// Each response names its provider with its model (`provider/model`): Pi.
+    pub provider_in_run_model: bool,
+}
+
+/// Why a session file alone does not cover child agents, whichever agent wrote it.
+pub const CHILDREN_UNOBSERVED_PASSIVE: &str = "a session file does not show child agents";
+
+impl Records {
+    /// What `agent`'s records can show.
+    pub fn of(agent: Agent) -> Records {
+        match agent {
+            Agent::Pi => Records {
+                child_records: false,
+                children_unobserved_supervised: "extensions can run agents inside Pi's own process; runread cannot see them",
+                metadata: MetadataSources {
+                    saved_model: "model_change",
+                    run_model: "assistant_messages",
+                    header_line: "session_header",
+                },
+                provider_in_run_model: true,
+            },
+            Agent::Claude => Records {
+                child_records: true,
+                children_unobserved_supervised: CHILDREN_UNOBSERVED_PASSIVE,
+                metadata: MetadataSources {
+                    saved_model: "model_attachment",
+                    run_model: "assistant_messages",
+                    header_line: "session_header",
+                },
+                provider_in_run_model: false,
+            },
+            Agent::Codex => Records {
+                child_records: false,
+                children_unobserved_supervised: "Codex's event stream and rollout file do not show child agents",
+                metadata: MetadataSources {
+                    saved_model: "turn_context",
+                    run_model: "turn_context",
+                    header_line: "session_meta",
+                },
+                provider_in_run_model: false,
+            },
+        }
+    }
+}
+
+/// What the agent keeps of one child agent a run started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChildRecord {
+    /// The agent wrote that the child finished.
+    pub finished: bool,
+    /// When the child's own transcript was last written, in nanoseconds since the epoch; `None`
+    /// when there is none to look at.
+    pub transcript_modified_ns: Option<i64>,
+}
+
+/// The child agents the run started from `tool_call_lines` (the exact bytes of the run's lines
+/// that call tools, read back as ingested), in the order it started them, each with its record
+/// beside the session file `session_file` of `session_id` (`None`: the child has no record).
+/// `None` for an agent whose children leave no records ([`Records::child_records`]).
+pub fn children(
+    agent: Agent,
+    session_file: &Path,
+    session_id: &str,
+    tool_call_lines: &[Vec<u8>],
+) -> Option<Vec<Option<ChildRecord>>> {
+    if !Records::of(agent).child_records {
+        return None;
+    }
+    let calls: Vec<String> = tool_call_lines
+        .iter()
+        .flat_map(|line| crate::claude::tool_uses(line))
+        .filter(|(_, name)| crate::claude::SUBAGENT_TOOLS.contains(&name.as_str()))
+        .map(|(id, _)| id)
+        .collect();
+    let records = crate::claude::subagent_records(session_file, session_id);
+    Some(
+        calls
+            .iter()
+            .map(|id| {
+                records
+                    .iter()
+                    .find(|rec| &rec.meta.tool_use_id == id)
+                    .map(|rec| ChildRecord {
+                        finished: rec.meta.finished,
+                        transcript_modified_ns: rec.transcript_modified_ns,
+                    })
+            })
+            .collect(),
+    )
+}
+
+/// Whether the parent session file at `parent_path` (as ingested: `identity`) still holds the
+/// line a fork's inherited history ends at (`base`). Opened link-safely; a file that is gone,
+/// replaced or changed does not.
+pub fn parent_holds_fork_base(
+    parent_path: &Path,
+    identity: &FileIdentity,
+    base: &ForkBase,
+) -> bool {
+    EvidenceFile::open(parent_path, Some(identity))
+        .is_ok_and(|file| crate::codex::holds_fork_base(&file, base))
+}
