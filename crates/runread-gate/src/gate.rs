@@ -1,6 +1,5 @@
 //! [`Gate::execute`]: the one way a tool call reaches an adapter.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -9,7 +8,7 @@ use runread_core::{ErrorCode, Target};
 use runread_store::{Receipt, StartMeta, StartOutcome, StartRecord, Store};
 
 use crate::keys::KeyProvider;
-use crate::registry::{Binding, ExecToken, Registry, Validators};
+use crate::registry::{Binding, ExecToken, FeatureReader, Registry, Validators};
 use crate::seal::{self, Envelope, Sealed};
 use runread_core::limits::{GATE_INPUT_MAX_BYTES, GATE_OUTPUT_MAX_BYTES, REPLAY_WINDOW_MS};
 
@@ -59,7 +58,7 @@ struct Inner {
 /// whatever the re-check after the gate needs (`context`).
 pub struct GateAdmission<T> {
     pub call: Call,
-    pub reader: Arc<dyn Any + Send + Sync>,
+    pub reader: Arc<dyn FeatureReader>,
     pub context: T,
 }
 
@@ -163,15 +162,23 @@ struct Normalized {
     result_digest: String,
 }
 
-/// Runs the binding's adapter; a panicking adapter is a refused call with its receipt, like any
-/// other failure.
-fn run_adapter(
+/// Runs `reader` under `binding`; a panicking reader is a refused call with its receipt, like any
+/// other failure, and so is a reader admitted for another tool (it never runs).
+fn run_reader(
     binding: &Binding,
     input: &Value,
-    reader: &(dyn Any + Send + Sync),
+    reader: &dyn FeatureReader,
 ) -> Result<Map<String, Value>, ErrorCode> {
+    if reader.tool() != binding.tool {
+        tracing::error!(
+            tool = binding.tool,
+            reader = reader.tool(),
+            "a reader admitted for another tool"
+        );
+        return Err(ErrorCode::Unavailable);
+    }
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        binding.adapter.execute(&ExecToken::mint(), input, reader)
+        reader.execute(&ExecToken::mint(), input)
     }))
     .unwrap_or(Err(ErrorCode::Unavailable))
 }
@@ -258,7 +265,7 @@ impl Gate {
     pub async fn execute(
         &self,
         call: Call,
-        reader: Arc<dyn Any + Send + Sync>,
+        reader: Arc<dyn FeatureReader>,
     ) -> Result<GateOutput, ErrorCode> {
         let tool = call.tool.clone();
         self.execute_admitted(
@@ -330,7 +337,7 @@ impl Inner {
     fn run(
         &self,
         call: Call,
-        reader: Arc<dyn Any + Send + Sync>,
+        reader: Arc<dyn FeatureReader>,
         deadline: &Deadline,
         recheck: impl FnOnce() -> Result<(), ErrorCode>,
     ) -> Result<GateOutput, ErrorCode> {
@@ -361,7 +368,7 @@ impl Inner {
             self.receipt(&start_id, "timeout", None, None, call.now_ms)?;
             return Err(ErrorCode::Timeout);
         }
-        let result = run_adapter(binding, &input, &*reader);
+        let result = run_reader(binding, &input, &*reader);
         // A late result goes nowhere: the caller already has `timeout`, and its receipt.
         if !deadline.finish() {
             return Err(ErrorCode::Timeout);

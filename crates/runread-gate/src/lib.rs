@@ -3,14 +3,15 @@
 //!
 //! durable start record → current binding → sealed input → key → execute → normalize output.
 //!
-//! - The [`registry::Registry`] is built once at startup from the compiled-in adapters and frozen;
+//! - The [`registry::Registry`] is built once at startup from the compiled-in definitions and frozen;
 //!   a binding whose definition digest drifted from its pinned value is refused.
 //! - The start record (who, which tool and binding, which target, input digest, time, and the
 //!   sealed input) is committed before any adapter work.
 //! - The input is sealed with AES-256-GCM under a key from the [`keys::KeyProvider`]; the adapter
 //!   runs on the unsealed, re-validated copy, never on the caller's.
-//! - An adapter holds only a read-only reader for its own feature and an [`ExecToken`] that only
-//!   this crate can mint; the binding's deadline bounds the caller from the start of admission (a
+//! - A call runs on the [`FeatureReader`] its admission made (a read-only reader of its tool's
+//!   own feature, typed, no downcast) with an [`ExecToken`] that only this crate can mint, and
+//!   only under the binding of the tool it was admitted for; the binding's deadline bounds the caller from the start of admission (a
 //!   late result is discarded: a timeout is not a cancellation of I/O).
 //! - [`Gate::execute_admitted`] runs admission, the gate and the re-check after it on one blocking
 //!   thread, so a call crosses from the async threads once however much store work it does.
@@ -27,7 +28,7 @@ pub mod registry;
 pub mod seal;
 
 pub use gate::{Call, Gate, GateAdmission, GateOutput};
-pub use registry::{Adapter, Definition, ExecToken, Registry};
+pub use registry::{Definition, ExecToken, FeatureReader, Registry};
 
 /// Most bindings a registry holds.
 pub const REGISTRY_MAX_BINDINGS: usize = 128;

@@ -1,8 +1,8 @@
-//! The binding registry: built once at startup from the compiled-in adapters, checked against
+//! The binding registry: built once at startup from the compiled-in definitions, checked against
 //! their pinned definition digests, then frozen. There is no API to add a binding afterwards.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -13,7 +13,7 @@ use crate::REGISTRY_MAX_BINDINGS;
 use runread_core::limits::ADAPTER_DEADLINE_MAX;
 
 /// Proof that the gate is the caller. Only this crate can make one, so no code outside the gate
-/// can run an adapter.
+/// can run a [`FeatureReader`].
 pub struct ExecToken(());
 
 impl ExecToken {
@@ -55,16 +55,15 @@ impl Definition {
     }
 }
 
-/// A read-only adapter for one tool. `reader` is the read-only reader of the tool's own feature,
-/// made by the service for this call; it is the adapter's only authority.
-pub trait Adapter: Send + Sync + 'static {
-    fn definition(&self) -> Definition;
-    fn execute(
-        &self,
-        token: &ExecToken,
-        input: &Value,
-        reader: &(dyn std::any::Any + Send + Sync),
-    ) -> Result<Map<String, Value>, ErrorCode>;
+/// What admission made for one call of one tool: the read-only reader of the tool's own feature,
+/// typed by whoever admitted it, and the call's only authority. Running it through this trait
+/// takes an [`ExecToken`], which only the gate holds; the gate runs it only under the binding
+/// of [`FeatureReader::tool`].
+pub trait FeatureReader: Send + Sync {
+    /// The tool this reader was admitted for.
+    fn tool(&self) -> &'static str;
+    /// Serves `input` (the unsealed, re-validated copy) from what admission read.
+    fn execute(&self, token: &ExecToken, input: &Value) -> Result<Map<String, Value>, ErrorCode>;
 }
 
 /// The effect a binding may have. runread's adapters only read.
@@ -79,7 +78,7 @@ pub enum ExecutionClass {
     BuiltinInProcess,
 }
 
-/// One tool bound to its adapter, frozen.
+/// One tool's definition bound, frozen.
 pub struct Binding {
     pub tool: &'static str,
     pub version: u32,
@@ -92,7 +91,6 @@ pub struct Binding {
     output_schema: Value,
     /// Compiled from the schemas on first use (see [`Binding::validators`]).
     validators: OnceLock<Option<Validators>>,
-    pub(crate) adapter: Arc<dyn Adapter>,
 }
 
 /// A binding's compiled input and output schemas.
@@ -132,7 +130,7 @@ pub enum RegistryError {
         expected: String,
         actual: String,
     },
-    /// An adapter without a pinned digest, or a pinned digest without an adapter.
+    /// A definition without a pinned digest, or a pinned digest without a definition.
     Unpinned(&'static str),
     Duplicate(&'static str),
     TooMany,
@@ -154,7 +152,7 @@ impl std::fmt::Display for RegistryError {
                 )
             }
             RegistryError::Unpinned(t) => {
-                write!(f, "binding {t}: no pinned digest (or no adapter)")
+                write!(f, "binding {t}: no pinned digest (or no definition)")
             }
             RegistryError::Duplicate(t) => write!(f, "binding {t}: defined twice"),
             RegistryError::TooMany => write!(f, "more than {REGISTRY_MAX_BINDINGS} bindings"),
@@ -172,17 +170,17 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Builds the registry from `adapters`, each checked against `pinned` (tool → digest).
+    /// Builds the registry from the compiled-in `definitions`, each checked against `pinned`
+    /// (tool → digest).
     pub fn build(
-        adapters: Vec<Arc<dyn Adapter>>,
+        definitions: Vec<Definition>,
         pinned: &[(&'static str, &'static str)],
     ) -> Result<Registry, RegistryError> {
-        if adapters.len() > REGISTRY_MAX_BINDINGS {
+        if definitions.len() > REGISTRY_MAX_BINDINGS {
             return Err(RegistryError::TooMany);
         }
         let mut bindings = BTreeMap::new();
-        for adapter in adapters {
-            let def = adapter.definition();
+        for def in definitions {
             let expected = pinned
                 .iter()
                 .find(|(t, _)| *t == def.name)
@@ -210,7 +208,6 @@ impl Registry {
                 input_schema: def.input_schema,
                 output_schema: def.output_schema,
                 validators: OnceLock::new(),
-                adapter,
             };
             if bindings.insert(def.name, binding).is_some() {
                 return Err(RegistryError::Duplicate(def.name));

@@ -2,7 +2,6 @@
 //! the adapter, the deadline, and keys zeroized on every path.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use runread_core::{ErrorCode, Feature};
 use runread_gate::keys::{KeyError, KeyProvider, OwnedKey};
-use runread_gate::{Adapter, Call, Definition, ExecToken, Gate, Registry};
+use runread_gate::{Call, Definition, ExecToken, FeatureReader, Gate, Registry};
 use runread_store::Store;
 use runread_store::sqlite::SqliteStore;
 
@@ -39,7 +38,10 @@ enum Behavior {
     Stall,
 }
 
-struct TestAdapter {
+/// The probe tool's reader, as admission would make it for one call (`tool`: the tool it was
+/// admitted for).
+struct TestReader {
+    tool: &'static str,
     behavior: Behavior,
     calls: Arc<AtomicUsize>,
     store: Arc<SqliteStore>,
@@ -47,25 +49,24 @@ struct TestAdapter {
     release: Arc<Mutex<Option<std::sync::mpsc::Receiver<()>>>>,
 }
 
-impl Adapter for TestAdapter {
-    fn definition(&self) -> Definition {
-        Definition {
-            name: "probe",
-            version: 1,
-            description: "test adapter",
-            feature: Some(Feature::Status),
-            input_schema: json!({"type": "object", "properties": {"x": {"type": "integer"}}, "additionalProperties": false}),
-            output_schema: json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
-            timeout: Duration::from_millis(300),
-        }
+fn definition() -> Definition {
+    Definition {
+        name: "probe",
+        version: 1,
+        description: "test adapter",
+        feature: Some(Feature::Status),
+        input_schema: json!({"type": "object", "properties": {"x": {"type": "integer"}}, "additionalProperties": false}),
+        output_schema: json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+        timeout: Duration::from_millis(300),
+    }
+}
+
+impl FeatureReader for TestReader {
+    fn tool(&self) -> &'static str {
+        self.tool
     }
 
-    fn execute(
-        &self,
-        _t: &ExecToken,
-        input: &Value,
-        _r: &(dyn Any + Send + Sync),
-    ) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(&self, _t: &ExecToken, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match self.behavior {
             Behavior::Probe => {
@@ -100,6 +101,7 @@ struct Fixture {
     db: std::path::PathBuf,
     store: Arc<SqliteStore>,
     gate: Gate,
+    reader: Arc<TestReader>,
     live: Arc<AtomicUsize>,
     calls: Arc<AtomicUsize>,
     saw: Arc<AtomicUsize>,
@@ -114,16 +116,17 @@ fn fixture(behavior: Behavior, wrong_on_get: bool) -> Fixture {
     let calls = Arc::new(AtomicUsize::new(0));
     let saw = Arc::new(AtomicUsize::new(0));
     let (tx, rx) = std::sync::mpsc::channel();
-    let adapter = TestAdapter {
+    let reader = Arc::new(TestReader {
+        tool: "probe",
         behavior,
         calls: calls.clone(),
         store: store.clone(),
         saw_start_record: saw.clone(),
         release: Arc::new(Mutex::new(Some(rx))),
-    };
-    let digest = adapter.definition().digest();
+    });
+    let digest = definition().digest();
     let pinned: &'static str = Box::leak(digest.into_boxed_str());
-    let registry = Registry::build(vec![Arc::new(adapter)], &[("probe", pinned)]).unwrap();
+    let registry = Registry::build(vec![definition()], &[("probe", pinned)]).unwrap();
     let keys = Arc::new(TestKeys {
         live: live.clone(),
         wrong_on_get,
@@ -134,6 +137,7 @@ fn fixture(behavior: Behavior, wrong_on_get: bool) -> Fixture {
         db,
         store,
         gate,
+        reader,
         live,
         calls,
         saw,
@@ -153,14 +157,17 @@ fn call(request_id: Option<&str>) -> Call {
     }
 }
 
-fn reader() -> Arc<dyn Any + Send + Sync> {
-    Arc::new(())
+impl Fixture {
+    /// The probe's reader for one call.
+    fn reader(&self) -> Arc<dyn FeatureReader> {
+        self.reader.clone()
+    }
 }
 
 #[tokio::test]
 async fn adapter_runs_only_after_a_committed_start_record() {
     let f = fixture(Behavior::Probe, false);
-    let out = f.gate.execute(call(None), reader()).await.unwrap();
+    let out = f.gate.execute(call(None), f.reader()).await.unwrap();
     assert_eq!(f.calls.load(Ordering::SeqCst), 1);
     assert_eq!(
         f.saw.load(Ordering::SeqCst),
@@ -187,11 +194,11 @@ async fn adapter_runs_only_after_a_committed_start_record() {
 #[tokio::test]
 async fn a_replayed_request_id_reuses_its_start_record() {
     let f = fixture(Behavior::Probe, false);
-    let a = f.gate.execute(call(Some("n:1")), reader()).await.unwrap();
-    let b = f.gate.execute(call(Some("n:1")), reader()).await.unwrap();
+    let a = f.gate.execute(call(Some("n:1")), f.reader()).await.unwrap();
+    let b = f.gate.execute(call(Some("n:1")), f.reader()).await.unwrap();
     assert_eq!(a.start_id, b.start_id);
     assert_eq!(f.store.receipts(&a.start_id).unwrap().len(), 2);
-    let c = f.gate.execute(call(Some("n:2")), reader()).await.unwrap();
+    let c = f.gate.execute(call(Some("n:2")), f.reader()).await.unwrap();
     assert_ne!(a.start_id, c.start_id);
 }
 
@@ -202,14 +209,14 @@ async fn a_repeat_after_the_replay_window_gets_its_own_start_record() {
     let f = fixture(Behavior::Probe, false);
     let first = call(Some("n:7"));
     let t0 = first.now_ms;
-    let a = f.gate.execute(first, reader()).await.unwrap();
+    let a = f.gate.execute(first, f.reader()).await.unwrap();
     let mut at_edge = call(Some("n:7"));
     at_edge.now_ms = t0 + runread_core::limits::REPLAY_WINDOW_MS;
-    let b = f.gate.execute(at_edge, reader()).await.unwrap();
+    let b = f.gate.execute(at_edge, f.reader()).await.unwrap();
     assert_eq!(a.start_id, b.start_id);
     let mut past = call(Some("n:7"));
     past.now_ms = t0 + runread_core::limits::REPLAY_WINDOW_MS + 1;
-    let c = f.gate.execute(past, reader()).await.unwrap();
+    let c = f.gate.execute(past, f.reader()).await.unwrap();
     assert_ne!(a.start_id, c.start_id);
 }
 
@@ -220,7 +227,7 @@ async fn missing_start_record_fails_before_the_adapter_and_zeroizes_the_key() {
     let conn = rusqlite::Connection::open(&f.db).unwrap();
     conn.execute_batch("CREATE TRIGGER drop_starts BEFORE INSERT ON start_records BEGIN SELECT RAISE(IGNORE); END;").unwrap();
     drop(conn);
-    let err = f.gate.execute(call(None), reader()).await.unwrap_err();
+    let err = f.gate.execute(call(None), f.reader()).await.unwrap_err();
     assert_eq!(err, ErrorCode::Unavailable);
     assert_eq!(f.calls.load(Ordering::SeqCst), 0, "the adapter never ran");
     assert_eq!(f.live.load(Ordering::SeqCst), 0);
@@ -233,7 +240,7 @@ async fn an_unwritable_start_record_fails_before_the_adapter() {
     conn.execute_batch("CREATE TRIGGER fail_starts BEFORE INSERT ON start_records BEGIN SELECT RAISE(ABORT, 'disk full'); END;").unwrap();
     drop(conn);
     assert_eq!(
-        f.gate.execute(call(None), reader()).await.unwrap_err(),
+        f.gate.execute(call(None), f.reader()).await.unwrap_err(),
         ErrorCode::Unavailable
     );
     assert_eq!(f.calls.load(Ordering::SeqCst), 0);
@@ -244,7 +251,7 @@ async fn an_unwritable_start_record_fails_before_the_adapter() {
 async fn wrong_key_fails_before_the_adapter_and_zeroizes_the_key() {
     let f = fixture(Behavior::Probe, true);
     assert_eq!(
-        f.gate.execute(call(None), reader()).await.unwrap_err(),
+        f.gate.execute(call(None), f.reader()).await.unwrap_err(),
         ErrorCode::Unavailable
     );
     assert_eq!(f.calls.load(Ordering::SeqCst), 0, "the adapter never ran");
@@ -258,7 +265,7 @@ async fn wrong_key_fails_before_the_adapter_and_zeroizes_the_key() {
 #[tokio::test]
 async fn stalled_adapter_is_bounded_by_the_deadline_with_the_key_zeroized() {
     let mut f = fixture(Behavior::Stall, false);
-    let err = f.gate.execute(call(None), reader()).await.unwrap_err();
+    let err = f.gate.execute(call(None), f.reader()).await.unwrap_err();
     assert_eq!(err, ErrorCode::Timeout);
     assert_eq!(f.calls.load(Ordering::SeqCst), 1);
     assert_eq!(
@@ -285,17 +292,38 @@ async fn input_that_breaks_the_schema_is_refused_after_unsealing() {
     let mut c = call(None);
     c.input = json!({"x": "not an integer"});
     assert_eq!(
-        f.gate.execute(c, reader()).await.unwrap_err(),
+        f.gate.execute(c, f.reader()).await.unwrap_err(),
         ErrorCode::InvalidArguments
     );
     assert_eq!(f.calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_reader_admitted_for_another_tool_never_runs() {
+    let f = fixture(Behavior::Probe, false);
+    let other = Arc::new(TestReader {
+        tool: "other",
+        behavior: Behavior::Probe,
+        calls: f.calls.clone(),
+        store: f.store.clone(),
+        saw_start_record: f.saw.clone(),
+        release: Arc::new(Mutex::new(None)),
+    });
+    assert_eq!(
+        f.gate.execute(call(None), other).await.unwrap_err(),
+        ErrorCode::Unavailable
+    );
+    assert_eq!(f.calls.load(Ordering::SeqCst), 0, "the reader never ran");
+    let rows = f.store.audit(0, 10).unwrap();
+    assert_eq!(rows[0].1[0].outcome, "refused:unavailable");
+    assert_eq!(f.live.load(Ordering::SeqCst), 0);
 }
 
 #[test]
 fn start_records_and_receipts_are_append_only() {
     let f = fixture(Behavior::Probe, false);
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let out = rt.block_on(f.gate.execute(call(None), reader())).unwrap();
+    let out = rt.block_on(f.gate.execute(call(None), f.reader())).unwrap();
     let conn = rusqlite::Connection::open(&f.db).unwrap();
     assert!(
         conn.execute("UPDATE start_records SET tool = 'x'", [])

@@ -2,7 +2,8 @@
 //!
 //! Each tool's rules live in its own module, as one [`ToolRules`] implementation: its exact
 //! arguments ([`ExactArgs`]), what admission reads for it, and its execution. This module runs
-//! them the same way for every tool ([`admit`], [`execute`]); [`Tool::rules`] is the table from
+//! them the same way for every tool ([`admit`], then the gate or the preview runs the typed
+//! reader the tool's admission made); [`tools::Tool::rules`] is the table from
 //! the catalog to them. A new tool is its module, its catalog entry (in `tools`) and its pinned
 //! digest here.
 //!
@@ -10,17 +11,16 @@
 //! admission already read: a snapshot of one run, the session file's identity observed now, or
 //! the key's live grants. No adapter gets the store, the filesystem, the network or a process.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use runread_core::redact::Redactor;
 use runread_core::{ErrorCode, Feature, Target};
-use runread_gate::{Adapter, Definition, ExecToken};
+use runread_gate::{Definition, ExecToken, FeatureReader};
 use runread_store::{Grant, RunRecord, SessionRecord};
 
-use crate::tools::{self, Tool, ToolDef};
+use crate::tools::{self, ToolDef};
 use crate::{KeyContext, Service, grants};
 
 /// Every adapter's definition digest, pinned. A change to a tool's name, version, description,
@@ -79,7 +79,7 @@ pub(crate) fn definition(def: &ToolDef) -> Definition {
 /// One tool's rules, implemented once in the tool's own module: its exact arguments (admission
 /// step 4), the grant and currency it needs and the reader it gets (step 5), and what it serves
 /// from that reader. Its name, schemas and feature are its entry in [`tools::ALL`].
-pub(crate) trait ToolRules: Sync {
+pub(crate) trait ToolRules: Sync + 'static {
     /// The tool's exact arguments.
     type Args: ExactArgs;
     /// Everything the tool's execution may read, built at admission.
@@ -190,29 +190,61 @@ impl ExactArgs for Target {
     }
 }
 
-/// What every adapter is handed: its tool's reader, and the known secrets every string of its
-/// output is masked with.
-struct Reading<R> {
+/// What one call's admission made: the tool's reader, and the known secrets every string of its
+/// output is masked with. Typed by the tool whose admission made it, so running it recovers
+/// nothing.
+struct Reading<T: ToolRules> {
+    tool: &'static str,
     redactor: Arc<Redactor>,
-    feature: R,
+    feature: T::Reader,
 }
 
-/// [`ToolRules`] with its types erased, as the table ([`Tool::rules`]) holds it: admission
-/// hands the gate a reader of any type, and the adapter finds its own again.
+impl<T: ToolRules> Reading<T> {
+    /// The tool's execution on `input` (parsed again), every string of its output masked.
+    fn run(&self, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
+        let mut output = T::execute(T::Args::parse(input)?, &self.feature)?;
+        // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
+        // whatever the tool's own masking did. A tool masks across its own boundaries first
+        // (answers before chunking, history across events and pages); this catches the rest.
+        mask_strings(&mut output, &self.redactor);
+        Ok(output)
+    }
+}
+
+impl<T: ToolRules> FeatureReader for Reading<T> {
+    fn tool(&self) -> &'static str {
+        self.tool
+    }
+
+    fn execute(&self, _token: &ExecToken, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
+        self.run(input)
+    }
+}
+
+/// An admitted call's reader, run by the gate ([`FeatureReader`]) or, for the owner's preview,
+/// here ([`AdmittedReader::run_preview`]), which records nothing.
+pub(crate) trait AdmittedReader: FeatureReader {
+    fn run_preview(&self, input: &Value) -> Result<Map<String, Value>, ErrorCode>;
+}
+
+impl<T: ToolRules> AdmittedReader for Reading<T> {
+    fn run_preview(&self, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
+        self.run(input)
+    }
+}
+
+/// [`ToolRules`] as the table ([`tools::Tool::rules`]) holds it: one admission per tool, each making
+/// its own typed [`Reading`].
 pub(crate) trait Rules: Sync {
     fn admit(&self, at: &AdmissionContext<'_>, args: &Value) -> Result<AdmittedCall, ErrorCode>;
-    fn execute(
-        &self,
-        input: &Value,
-        reader: &(dyn Any + Send + Sync),
-    ) -> Result<Map<String, Value>, ErrorCode>;
 }
 
 impl<T: ToolRules> Rules for T {
     fn admit(&self, at: &AdmissionContext<'_>, args: &Value) -> Result<AdmittedCall, ErrorCode> {
         let parsed = T::Args::parse(args)?;
         let granted = T::admit(at, &parsed)?;
-        let reading = Reading {
+        let reading: Reading<T> = Reading {
+            tool: at.def.name,
             redactor: at.svc.secrets.redactor()?,
             feature: granted.reader,
         };
@@ -224,48 +256,6 @@ impl<T: ToolRules> Rules for T {
             reader: Arc::new(reading),
         })
     }
-
-    fn execute(
-        &self,
-        input: &Value,
-        reader: &(dyn Any + Send + Sync),
-    ) -> Result<Map<String, Value>, ErrorCode> {
-        // The one place a reader's type is recovered: the one this tool's admission built.
-        let reading: &Reading<T::Reader> = reader.downcast_ref().ok_or(ErrorCode::Unavailable)?;
-        let mut output = T::execute(T::Args::parse(input)?, &reading.feature)?;
-        // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
-        // whatever the tool's own masking did. A tool masks across its own boundaries first
-        // (answers before chunking, history across events and pages); this catches the rest.
-        mask_strings(&mut output, &reading.redactor);
-        Ok(output)
-    }
-}
-
-struct ToolAdapter(&'static ToolDef);
-
-impl Adapter for ToolAdapter {
-    fn definition(&self) -> Definition {
-        definition(self.0)
-    }
-
-    fn execute(
-        &self,
-        _token: &ExecToken,
-        input: &Value,
-        reader: &(dyn Any + Send + Sync),
-    ) -> Result<Map<String, Value>, ErrorCode> {
-        execute(self.0.tool, input, reader)
-    }
-}
-
-/// Runs `tool` on what admission built for it and masks its output: the adapter's work, shared
-/// by the gate and the owner's preview ([`crate::Service::preview`]).
-pub(crate) fn execute(
-    tool: Tool,
-    input: &Value,
-    reader: &(dyn Any + Send + Sync),
-) -> Result<Map<String, Value>, ErrorCode> {
-    tool.rules().execute(input, reader)
 }
 
 /// Masks every string in `map`, keys included, in place.
@@ -298,12 +288,9 @@ fn mask_value(v: &mut Value, redactor: &Redactor) {
     }
 }
 
-/// One adapter per tool, compiled in.
-pub fn adapters() -> Vec<Arc<dyn Adapter>> {
-    tools::ALL
-        .iter()
-        .map(|d| Arc::new(ToolAdapter(d)) as Arc<dyn Adapter>)
-        .collect()
+/// Every tool's definition, compiled in.
+pub fn definitions() -> Vec<Definition> {
+    tools::ALL.iter().map(definition).collect()
 }
 
 /// What admission hands the gate.
@@ -313,7 +300,7 @@ pub(crate) struct AdmittedCall {
     pub grant: Option<Grant>,
     pub run: Option<RunRecord>,
     /// The tool's reader with the known secrets its output is masked with.
-    pub reader: Arc<dyn Any + Send + Sync>,
+    pub reader: Arc<dyn AdmittedReader>,
 }
 
 /// Admission steps 4 and 5 for `def`: exact arguments, then the grant and the target's currency.
@@ -342,8 +329,7 @@ mod tests {
     #[test]
     fn binding_digests_are_pinned() {
         let mut drift = Vec::new();
-        for a in adapters() {
-            let d = a.definition();
+        for d in definitions() {
             let pinned = PINNED_BINDINGS
                 .iter()
                 .find(|(t, _)| *t == d.name)
@@ -357,15 +343,15 @@ mod tests {
             "pin these digests in PINNED_BINDINGS:\n{}",
             drift.join("\n")
         );
-        assert!(runread_gate::Registry::build(adapters(), PINNED_BINDINGS).is_ok());
+        assert!(runread_gate::Registry::build(definitions(), PINNED_BINDINGS).is_ok());
     }
 
     /// Schemas compile on a tool's first call, not at startup: every compiled-in one must.
     #[test]
     fn every_tool_schema_compiles() {
-        let registry = runread_gate::Registry::build(adapters(), PINNED_BINDINGS).unwrap();
+        let registry = runread_gate::Registry::build(definitions(), PINNED_BINDINGS).unwrap();
         let tools: Vec<&str> = registry.tools().map(|b| b.tool).collect();
-        assert_eq!(tools.len(), adapters().len());
+        assert_eq!(tools.len(), definitions().len());
         for b in registry.tools() {
             assert!(b.schemas_compile(), "{}", b.tool);
         }
@@ -375,7 +361,7 @@ mod tests {
     fn a_drifted_binding_is_refused_at_startup() {
         let mut pinned: Vec<(&'static str, &'static str)> = PINNED_BINDINGS.to_vec();
         pinned[0].1 = "0000000000000000000000000000000000000000000000000000000000000000";
-        let err = runread_gate::Registry::build(adapters(), &pinned)
+        let err = runread_gate::Registry::build(definitions(), &pinned)
             .err()
             .expect("drift must be refused");
         assert!(
@@ -387,7 +373,7 @@ mod tests {
         );
         let missing: Vec<_> = PINNED_BINDINGS[1..].to_vec();
         assert!(
-            runread_gate::Registry::build(adapters(), &missing).is_err(),
+            runread_gate::Registry::build(definitions(), &missing).is_err(),
             "an unpinned adapter is refused"
         );
     }

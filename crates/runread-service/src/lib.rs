@@ -35,7 +35,7 @@ use runread_gate::registry::RegistryError;
 use runread_gate::{Call, Gate, GateAdmission, Registry};
 use runread_store::{Grant, Store};
 
-pub use adapters::{PINNED_BINDINGS, adapters};
+pub use adapters::{PINNED_BINDINGS, definitions};
 pub use tools::{Tool, ToolDef};
 
 /// A presented key that matched stored grants. Holds the key's hash, never the key.
@@ -102,7 +102,7 @@ impl Service {
         keys: Arc<dyn KeyProvider>,
         config: Config,
     ) -> Result<Service, RegistryError> {
-        let registry = Registry::build(adapters(), PINNED_BINDINGS)?;
+        let registry = Registry::build(definitions(), PINNED_BINDINGS)?;
         let secrets = secrets::KnownSecrets::new(store.clone(), keys.clone(), vec![]);
         Ok(Service {
             gate: Gate::new(store.clone(), registry, keys),

@@ -43,7 +43,7 @@ impl Service {
             }],
         };
         let admitted = adapters::admit(self, &ctx, def, &args, now_ms)?;
-        adapters::execute(def.tool, &admitted.input, &*admitted.reader)
+        admitted.reader.run_preview(&admitted.input)
     }
 
     /// The agent's own time of each of `target`'s history events, by sequence (as `read_history`

@@ -5,7 +5,6 @@ use std::sync::LazyLock;
 
 use serde_json::{Value, json};
 
-use runread_core::Feature;
 use runread_core::envelope::Trust;
 use runread_core::limits::{
     ARTIFACT_LIST_LIMIT_MAX, ARTIFACT_LIST_OFFSET_MAX, ARTIFACT_OFFSET_MAX,
@@ -13,6 +12,7 @@ use runread_core::limits::{
     FINAL_ANSWER_CHUNK_MAX_BYTES, FINAL_ANSWER_CHUNK_MIN_BYTES, HISTORY_PAGE_DEFAULT,
     HISTORY_PAGE_MAX, TARGET_FIELD_MAX_BYTES,
 };
+use runread_core::{Agent, Feature};
 
 use crate::adapters::Rules;
 use crate::{artifacts, final_answer, get_run, grants, history, metadata, work_state};
@@ -445,7 +445,7 @@ static METADATA_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
     json!({
         "type": "object",
         "properties": {
-            "agent": {"enum": ["pi", "claude", "codex"]},
+            "agent": {"enum": Agent::ALL.map(Agent::as_str)},
             "workspaceName": runreads, "workspacePath": runreads, "sessionName": agents,
             "savedModel": agents, "runModel": agents, "modelProvider": agents,
             "cwd": agents, "gitBranch": agents, "agentVersion": agents,

@@ -170,7 +170,7 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
         .ok_or_else(|| format!("no start record {start_id:?}"))?;
     let receipts = store.receipts(start_id).map_err(|e| e.to_string())?;
     let registry = runread_gate::Registry::build(
-        runread_service::adapters(),
+        runread_service::definitions(),
         runread_service::PINNED_BINDINGS,
     )
     .map_err(|e| e.to_string())?;

@@ -280,3 +280,112 @@ fn every_shared_dependency_is_inherited_from_the_workspace() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// What the service's code may not contain (outside its tests), and why: the tidy half of the
+/// rules, on the source text.
+const SERVICE_MAY_NOT_CONTAIN: &[(&str, &str)] = &[
+    (
+        "std::fs",
+        "a filesystem call: files are read through runread-sessions or runread-artifacts",
+    ),
+    ("tokio::fs", "a filesystem call"),
+    ("fs::", "a filesystem call"),
+    ("File::", "a filesystem call"),
+    ("OpenOptions", "a filesystem call"),
+    ("read_dir", "a filesystem call"),
+    ("canonicalize", "a filesystem call"),
+    ("symlink_metadata", "a filesystem call"),
+    ("read_link", "a filesystem call"),
+    ("cap_std", "a filesystem call"),
+    ("rustix", "a filesystem call"),
+    (
+        "\"pi\"",
+        "an agent's name: what differs by agent is data from runread_sessions::records",
+    ),
+    ("\"claude\"", "an agent's name"),
+    ("\"codex\"", "an agent's name"),
+    (
+        "Agent::Pi",
+        "an agent decides behaviour: ask runread_sessions::records",
+    ),
+    ("Agent::Claude", "an agent decides behaviour"),
+    ("Agent::Codex", "an agent decides behaviour"),
+    (
+        "dyn Any",
+        "a type-erased reader: admission hands the gate a typed FeatureReader",
+    ),
+    ("std::any", "a type-erased reader"),
+    ("downcast", "a type-erased reader"),
+];
+
+/// Where `source` (one file) breaks [`SERVICE_MAY_NOT_CONTAIN`]: (line number, pattern, why).
+/// Comment lines are not code, and nothing from the file's `#[cfg(test)]` on is scanned.
+fn service_violations(source: &str) -> Vec<(usize, &'static str, &'static str)> {
+    source
+        .lines()
+        .enumerate()
+        .take_while(|(_, line)| line.trim() != "#[cfg(test)]")
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .flat_map(|(i, line)| {
+            SERVICE_MAY_NOT_CONTAIN
+                .iter()
+                .filter(move |(pattern, _)| contains_word(line, pattern))
+                .map(move |(pattern, why)| (i + 1, *pattern, *why))
+        })
+        .collect()
+}
+
+/// Whether `pattern` occurs in `line` not as the tail of a longer name (`EvidenceFile::open`, the
+/// session file opened by runread-sessions, is not `File::`).
+fn contains_word(line: &str, pattern: &str) -> bool {
+    line.match_indices(pattern).any(|(at, _)| {
+        !line[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("the folder lists") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_service_names_no_agent_touches_no_file_and_erases_no_type() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runread-service/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(files.len() > 10, "the service's sources are found");
+    let mut broken = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).expect("a source file reads");
+        for (line, pattern, why) in service_violations(&source) {
+            broken.push(format!("{}:{line}: `{pattern}`: {why}", file.display()));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The tidy scan finds each pattern in code, and skips comments and tests: the check above can
+/// fail.
+#[test]
+fn the_tidy_scan_finds_what_it_forbids() {
+    for (pattern, _) in SERVICE_MAY_NOT_CONTAIN {
+        let code = format!("fn f() {{\n    let x = {pattern};\n}}\n");
+        let found = service_violations(&code);
+        assert!(
+            found.iter().any(|(line, p, _)| *line == 2 && p == pattern),
+            "{pattern} is found: {found:?}"
+        );
+    }
+    let quiet =
+        "/// reads std::fs and \"claude\"\nfn f() {}\n#[cfg(test)]\nmod tests { use std::fs; }\n";
+    assert!(service_violations(quiet).is_empty());
+}

@@ -327,7 +327,7 @@ fn recover_inspect_needs_neither_the_sealed_input_nor_a_key() {
     env.ingest();
     let home = env.dir.path();
     let registry = runread_gate::Registry::build(
-        runread_service::adapters(),
+        runread_service::definitions(),
         runread_service::PINNED_BINDINGS,
     )
     .unwrap();
