@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use runread_core::timefmt::rfc3339;
 use runread_core::{Agent, Feature};
+use runread_service::outputs::{self, Previewed};
 use runread_store::{Grant, GrantState, RunRecord};
 
 use crate::auth::SessionView;
@@ -290,7 +291,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
             section aria-labelledby="history-h" {
                 h2 id="history-h" { "History" }
                 @match &v.history {
-                    Ok(h) => (timeline(h, &v.times)),
+                    Ok(h) => (timeline(&h.output, &v.times)),
                     Err(code) => (unavailable(code)),
                 }
                 @if let Some(c) = &v.history_cursor {
@@ -315,7 +316,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
 
             section aria-labelledby="work-h" {
                 h2 id="work-h" { "Work state" }
-                @match &v.work_state { Ok(m) => (work_state(m)), Err(code) => (unavailable(code)) }
+                @match &v.work_state { Ok(w) => (work_state(w)), Err(code) => (unavailable(code)) }
             }
             section aria-labelledby="meta-h" {
                 h2 id="meta-h" { "Metadata" }
@@ -324,7 +325,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
             section aria-labelledby="artifacts-h" {
                 h2 id="artifacts-h" { "Artifacts" }
                 @match &v.artifacts {
-                    Ok(m) => (artifacts_table(m)),
+                    Ok(a) => (artifacts_table(&a.output)),
                     Err(code) => (unavailable(code)),
                 }
                 (artifact_form(s, r, &back))
@@ -341,18 +342,20 @@ fn answer_section(v: &RunView) -> Markup {
             p.note { "As a reader granted " code { "final_answer" } " gets it now: masked, with its state and evidence." }
             @match &v.answer {
                 Ok(a) => {
+                    @let first = &a.first.output;
+                    @let state = wire(&first.claim.state);
                     dl.facts {
-                        dt { "State" } dd { span class=(format!("answer-state answer-{}", a.state)) { (a.state) } }
-                        dt { "Evidence" } dd { (a.evidence) }
-                        @if let Some(n) = a.total_bytes { dt { "Bytes" } dd { (n) } }
-                        @if let Some(h) = &a.sha256 { dt { "sha256" } dd { code { (h) } } }
+                        dt { "State" } dd { span class=(format!("answer-state answer-{state}")) { (state) } }
+                        dt { "Evidence" } dd { (wire(&first.claim.evidence)) }
+                        @if let Some(n) = first.chunk.total_bytes { dt { "Bytes" } dd { (n) } }
+                        @if let Some(h) = &first.chunk.sha256 { dt { "sha256" } dd { code { (h) } } }
                     }
                     @if let Some(t) = &a.text {
                         pre.answer id="final-answer" { (t) }
                     } @else {
-                        p.unavailable { "No answer text to read (state " (a.state) ")." }
+                        p.unavailable { "No answer text to read (state " (state) ")." }
                     }
-                    details { summary { "What the first chunk says (JSON)" } (json_block(&a.first)) }
+                    details { summary { "What the first chunk says (JSON)" } (json_block(&a.first.json)) }
                 }
                 Err(code) => (unavailable(code)),
             }
@@ -369,55 +372,42 @@ fn plain(v: Option<&Value>) -> String {
     }
 }
 
-fn work_state(m: &Map<String, Value>) -> Markup {
-    let at = |path: &[&str]| {
-        let mut v = m.get(path[0]);
-        for k in &path[1..] {
-            v = v.and_then(|x| x.get(k));
-        }
-        plain(v)
-    };
-    let coverage: Vec<(String, String, String)> = m
-        .get("coverage")
-        .and_then(Value::as_object)
-        .map(|c| {
-            c.iter()
-                .map(|(k, v)| (k.clone(), plain(v.get("state")), plain(v.get("reason"))))
-                .collect()
-        })
-        .unwrap_or_default();
+/// An output's value as it is on the wire (an enum's name, a number's digits).
+fn wire<T: serde::Serialize>(v: &T) -> String {
+    plain(serde_json::to_value(v).ok().as_ref())
+}
+
+fn work_state(w: &Previewed<outputs::WorkState>) -> Markup {
+    let o = &w.output;
     html! {
         dl.facts {
-            dt { "This run" } dd { (at(&["foreground", "state"])) " (from the " (at(&["foreground", "source"])) ")" }
-            dt { "With its child agents" } dd { (at(&["aggregate", "state"])) }
-            dt { "Completion confirmed" } dd { (at(&["completionConfirmed"])) }
-            dt { "Observed" } dd { (at(&["observedAt"])) (if m.get("fresh").and_then(Value::as_bool) == Some(true) { " (fresh)" } else { "" }) }
+            dt { "This run" } dd { (wire(&o.foreground.state)) " (from the " (wire(&o.foreground.source)) ")" }
+            dt { "With its child agents" } dd { (wire(&o.aggregate.state)) }
+            dt { "Completion confirmed" } dd { (o.completion_confirmed) }
+            dt { "Observed" } dd { (o.observed_at) (if o.fresh { " (fresh)" } else { "" }) }
         }
         table.coverage {
             thead { tr { th scope="col" { "What runread could see" } th scope="col" { "Coverage" } th scope="col" { "Why" } } }
-            tbody { @for (k, st, why) in &coverage { tr { td { (k) } td { (st) } td { (why) } } } }
+            tbody { @for (k, c) in o.coverage.kinds() { tr { td { (k) } td { (wire(&c.state)) } td { (c.reason) } } } }
         }
-        details { summary { "As a reader gets it (JSON)" } (json_block(m)) }
+        details { summary { "As a reader gets it (JSON)" } (json_block(&w.json)) }
     }
 }
 
-fn metadata(m: &Map<String, Value>) -> Markup {
-    let sourced: Vec<(&String, &Value)> = m
-        .iter()
-        .filter(|(_, v)| v.get("source").is_some())
-        .collect();
+fn metadata(m: &Previewed<outputs::Metadata>) -> Markup {
+    let o = &m.output;
     html! {
         table.metadata {
             thead { tr { th scope="col" { "Field" } th scope="col" { "Value" } th scope="col" { "From" } } }
             tbody {
-                tr { td { "agent" } td { (plain(m.get("agent"))) } td { "" } }
-                @for (k, v) in &sourced {
-                    tr { td { (k) } td { (plain(v.get("value"))) } td { (plain(v.get("source"))) } }
+                tr { td { "agent" } td { (o.agent) } td { "" } }
+                @for (k, v) in o.sourced() {
+                    tr { td { (k) } td { (v.value.as_deref().unwrap_or("—")) } td { (v.source) } }
                 }
-                tr { td { "runModels" } td { (plain(m.get("runModels"))) } td { "" } }
+                tr { td { "runModels" } td { (wire(&o.run_models)) } td { "" } }
             }
         }
-        details { summary { "As a reader gets it (JSON)" } (json_block(m)) }
+        details { summary { "As a reader gets it (JSON)" } (json_block(&m.json)) }
     }
 }
 
@@ -434,33 +424,27 @@ fn short(s: &str, max_chars: usize) -> String {
 /// Characters of an event's text the timeline shows (the whole text is one click away).
 const TIMELINE_TEXT_CHARS: usize = 280;
 
-fn timeline(h: &Map<String, Value>, times: &std::collections::HashMap<u64, String>) -> Markup {
-    let events = h
-        .get("events")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let flag = |k: &str| h.get(k).and_then(Value::as_bool).unwrap_or(false);
+fn timeline(h: &outputs::History, times: &std::collections::HashMap<u64, String>) -> Markup {
     html! {
-        @if flag("gap") {
-            p.warning { "Gaps: " (h.get("gapReasons").map(Value::to_string).unwrap_or_default()) }
+        @if h.gap {
+            p.warning { "Gaps: " (wire(&h.gap_reasons)) }
         }
-        @if events.is_empty() {
+        @if h.events.is_empty() {
             p.empty { "No events." }
         } @else {
             ol.timeline {
-                @for e in &events {
-                    @let seq = e.get("sequence").and_then(Value::as_u64).unwrap_or(0);
-                    @let role = e.get("role").and_then(Value::as_str).unwrap_or("");
-                    @let text = e.get("text").and_then(Value::as_str).unwrap_or("");
-                    @let tools: Vec<&str> = e.get("toolCalls").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-                    @let tool_name = e.get("toolName").and_then(Value::as_str);
+                @for e in &h.events {
+                    @let seq = e.sequence;
+                    @let role = e.role.as_str();
+                    @let text = e.text.as_deref().unwrap_or("");
+                    @let tools = &e.tool_calls[..];
+                    @let tool_name = e.tool_name.as_deref();
                     li class=(format!("event role-{}", role.replace(|c: char| !c.is_ascii_alphanumeric(), "-"))) {
                         div.event-head {
                             span.seq { "#" (seq) }
                             span.role { (role) }
                             @if let Some(t) = tool_name { span.tool { (t) } }
-                            @for t in &tools { span.tool { "→ " (t) } }
+                            @for t in tools { span.tool { "→ " (t) } }
                             @if let Some(at) = times.get(&seq) { time datetime=(at) { (short_time(at)) } }
                         }
                         @if !text.is_empty() {
@@ -626,27 +610,21 @@ pub(crate) fn grants(
     )
 }
 
-fn artifacts_table(m: &Map<String, Value>) -> Markup {
-    let list = m
-        .get("artifacts")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let s = |a: &Value, k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+fn artifacts_table(list: &outputs::ArtifactList) -> Markup {
     html! {
-        @if list.is_empty() {
+        @if list.artifacts.is_empty() {
             p.empty { "No artifacts registered." }
         } @else {
             table.artifacts {
                 thead { tr { th scope="col" { "Name" } th scope="col" { "Kind" } th scope="col" { "Type" } th scope="col" { "Bytes" } th scope="col" { "sha256" } } }
                 tbody {
-                    @for a in &list {
+                    @for a in &list.artifacts {
                         tr {
-                            td { (s(a, "name")) }
-                            td { (s(a, "kind")) }
-                            td { (s(a, "mime")) }
-                            td { (a.get("size").and_then(Value::as_u64).unwrap_or(0)) }
-                            td { code { (short(&s(a, "sha256"), 16)) } }
+                            td { (a.name) }
+                            td { (wire(&a.kind)) }
+                            td { (a.mime) }
+                            td { (a.size) }
+                            td { code { (short(&a.sha256, 16)) } }
                         }
                     }
                 }

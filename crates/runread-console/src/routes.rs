@@ -14,7 +14,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use maud::Markup;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use runread_core::Target;
 use runread_core::limits::{
@@ -22,6 +22,7 @@ use runread_core::limits::{
 };
 use runread_core::timefmt::now_ms;
 use runread_core::{Agent, Feature};
+use runread_service::outputs::{self, Previewed};
 use runread_service::shown::ShownRun;
 use runread_store::{Grant, GrantState, RunFilter};
 
@@ -322,29 +323,27 @@ pub(crate) struct RunQuery {
 pub(crate) struct RunView {
     pub run: ShownRun,
     pub answer: Result<Answer, &'static str>,
-    pub history: Result<Map<String, Value>, &'static str>,
+    pub history: Result<Previewed<outputs::History>, &'static str>,
     pub times: std::collections::HashMap<u64, String>,
-    pub work_state: Result<Map<String, Value>, &'static str>,
-    pub metadata: Result<Map<String, Value>, &'static str>,
-    pub artifacts: Result<Map<String, Value>, &'static str>,
+    pub work_state: Result<Previewed<outputs::WorkState>, &'static str>,
+    pub metadata: Result<Previewed<outputs::Metadata>, &'static str>,
+    pub artifacts: Result<Previewed<outputs::ArtifactList>, &'static str>,
     pub grants: Vec<runread_store::Grant>,
     pub history_cursor: Option<String>,
 }
 
 /// The final answer, read chunk by chunk as a reader would.
 pub(crate) struct Answer {
-    pub state: String,
-    pub evidence: String,
+    /// The whole text, its chunks joined (none when the answer is not readable).
     pub text: Option<String>,
-    pub total_bytes: Option<u64>,
-    pub sha256: Option<String>,
-    pub first: Map<String, Value>,
+    /// The first chunk: the answer's state, evidence, size and digest.
+    pub first: Previewed<outputs::FinalAnswer>,
 }
 
 fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'static str> {
     let mut text = String::new();
     let mut cursor: Option<String> = None;
-    let mut first: Option<Map<String, Value>> = None;
+    let mut first: Option<Previewed<outputs::FinalAnswer>> = None;
     for _ in 0..ANSWER_CHUNKS_MAX {
         let mut args = json!({"limit": FINAL_ANSWER_CHUNK_MAX_BYTES});
         if let (Some(cur), Value::Object(m)) = (&cursor, &mut args) {
@@ -352,16 +351,14 @@ fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'stati
         }
         let out = c
             .service
-            .preview(target, "read_final_answer", args, now)
+            .preview_as::<outputs::FinalAnswer>(target, args, now)
             .map_err(|e| e.as_str())?;
-        if let Some(t) = out.get("text").and_then(Value::as_str) {
+        let chunk = &out.output.chunk;
+        if let Some(t) = &chunk.text {
             text.push_str(t);
         }
-        cursor = out
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let eof = out.get("eof").and_then(Value::as_bool).unwrap_or(true);
+        cursor.clone_from(&chunk.next_cursor);
+        let eof = chunk.eof;
         if first.is_none() {
             first = Some(out);
         }
@@ -370,13 +367,8 @@ fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'stati
         }
     }
     let first = first.ok_or("unavailable")?;
-    let s = |k: &str| first.get(k).and_then(Value::as_str).map(str::to_owned);
     Ok(Answer {
-        state: s("state").unwrap_or_default(),
-        evidence: s("evidence").unwrap_or_default(),
-        text: first.get("text").and_then(Value::as_str).map(|_| text),
-        total_bytes: first.get("totalBytes").and_then(Value::as_u64),
-        sha256: s("sha256"),
+        text: first.output.chunk.text.as_ref().map(|_| text),
         first,
     })
 }
@@ -399,22 +391,25 @@ async fn run(
             .ok_or(Refusal::NotFound)?;
         let t = run.target.clone();
         let now = now_ms();
-        let preview = |tool: &str, args: Value| {
-            c2.service
-                .preview(&t, tool, args, now)
+        fn preview<T: outputs::ToolOutput>(
+            c: &Console,
+            t: &Target,
+            args: Value,
+            now: i64,
+        ) -> Result<Previewed<T>, &'static str> {
+            c.service
+                .preview_as::<T>(t, args, now)
                 .map_err(|e| e.as_str())
-        };
+        }
         let mut history_args = json!({"limit": HISTORY_PAGE_MAX});
         if let (Some(cur), Value::Object(m)) = (&q.history, &mut history_args) {
             m.insert("cursor".into(), json!(cur));
         }
-        let history = preview("read_history", history_args);
+        let history = preview::<outputs::History>(&c2, &t, history_args, now);
         let history_cursor = history
             .as_ref()
             .ok()
-            .and_then(|m| m.get("nextCursor"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+            .and_then(|h| h.output.next_cursor.clone());
         let times = c2
             .service
             .event_times(&t)
@@ -440,9 +435,9 @@ async fn run(
             answer: read_answer(&c2, &t, now),
             history,
             times,
-            work_state: preview("read_work_state", json!({})),
-            metadata: preview("read_target_metadata", json!({})),
-            artifacts: preview("list_artifacts", json!({})),
+            work_state: preview(&c2, &t, json!({}), now),
+            metadata: preview(&c2, &t, json!({}), now),
+            artifacts: preview(&c2, &t, json!({}), now),
             grants,
             history_cursor,
             run,

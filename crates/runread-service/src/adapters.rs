@@ -84,6 +84,10 @@ pub(crate) trait ToolRules: Sync + 'static {
     type Args: ExactArgs;
     /// Everything the tool's execution may read, built at admission.
     type Reader: Send + Sync + 'static;
+    /// What the tool serves, as one type: its fields are the output's, its enums the states an
+    /// output can hold, and its schema is tested equal to the declared one
+    /// (`every_output_type_matches_its_declared_schema`).
+    type Output: serde::Serialize + schemars::JsonSchema;
 
     /// The input the gate seals for `args` (which [`ExactArgs::parse`] accepted): the arguments
     /// as given, unless the tool accepts an absent argument object.
@@ -100,7 +104,7 @@ pub(crate) trait ToolRules: Sync + 'static {
 
     /// The adapter: serves `args` (the unsealed input, parsed again) from `reader`. Every string
     /// of its output is masked afterwards, whatever it masked itself.
-    fn execute(args: Self::Args, reader: &Self::Reader) -> Result<Map<String, Value>, ErrorCode>;
+    fn execute(args: Self::Args, reader: &Self::Reader) -> Result<Self::Output, ErrorCode>;
 }
 
 /// What admission knows while step 5 runs for one call.
@@ -202,7 +206,11 @@ struct Reading<T: ToolRules> {
 impl<T: ToolRules> Reading<T> {
     /// The tool's execution on `input` (parsed again), every string of its output masked.
     fn run(&self, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
-        let mut output = T::execute(T::Args::parse(input)?, &self.feature)?;
+        let output = T::execute(T::Args::parse(input)?, &self.feature)?;
+        // A struct serializes to an object; anything else is a broken tool, refused.
+        let Ok(Value::Object(mut output)) = serde_json::to_value(output) else {
+            return Err(ErrorCode::Unavailable);
+        };
         // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
         // whatever the tool's own masking did. A tool masks across its own boundaries first
         // (answers before chunking, history across events and pages); this catches the rest.
@@ -237,6 +245,9 @@ impl<T: ToolRules> AdmittedReader for Reading<T> {
 /// its own typed [`Reading`].
 pub(crate) trait Rules: Sync {
     fn admit(&self, at: &AdmissionContext<'_>, args: &Value) -> Result<AdmittedCall, ErrorCode>;
+    /// The schema of the tool's output type, as it serializes.
+    #[cfg(test)]
+    fn derived_output_schema(&self) -> Value;
 }
 
 impl<T: ToolRules> Rules for T {
@@ -255,6 +266,17 @@ impl<T: ToolRules> Rules for T {
             run: granted.run,
             reader: Arc::new(reading),
         })
+    }
+
+    #[cfg(test)]
+    fn derived_output_schema(&self) -> Value {
+        let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+        settings.inline_subschemas = true;
+        settings.contract = schemars::generate::Contract::Serialize;
+        settings
+            .into_generator()
+            .into_root_schema_for::<T::Output>()
+            .to_value()
     }
 }
 
@@ -322,6 +344,8 @@ pub(crate) fn admit(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     /// The pinned digests equal the compiled definitions. When a tool's definition changes on
@@ -376,5 +400,163 @@ mod tests {
             runread_gate::Registry::build(definitions(), &missing).is_err(),
             "an unpinned adapter is refused"
         );
+    }
+
+    /// Each tool's output type and its declared output schema say the same: the same fields at
+    /// every depth, the same required ones, the same types (null included), the same enums
+    /// where both name values. What only the declared schema says (bounds, patterns, marks of
+    /// the agent's data, conditions) narrows it and is not compared.
+    #[test]
+    fn every_output_type_matches_its_declared_schema() {
+        let mut drift = Vec::new();
+        for def in &tools::ALL {
+            let derived = def.tool.rules().derived_output_schema();
+            agree(def.name, def.output_schema, &derived, &mut drift);
+        }
+        assert!(drift.is_empty(), "{}", drift.join("\n"));
+    }
+
+    /// The comparison can fail: a renamed field, a dropped requirement, a changed type and an
+    /// enum value more are each found.
+    #[test]
+    fn the_schema_comparison_finds_drift() {
+        let declared = serde_json::json!({"type": "object", "properties": {
+            "a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}},
+            "required": ["a", "b", "c"]});
+        let same = serde_json::json!({"type": "object", "properties": {
+            "a": {"type": "string", "maxLength": 3}, "b": {"type": "string", "enum": ["y", "x"]},
+            "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+            "required": ["c", "b", "a"]});
+        let mut found = Vec::new();
+        agree("t", &declared, &same, &mut found);
+        assert!(found.is_empty(), "{found:?}");
+        for drifted in [
+            serde_json::json!({"type": "object", "properties": {"A": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}}, "required": ["A", "b", "c"]}),
+            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}}, "required": ["b", "c"]}),
+            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": "integer"}}, "required": ["a", "b", "c"]}),
+            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y", "z"]}, "c": {"type": ["integer", "null"]}}, "required": ["a", "b", "c"]}),
+        ] {
+            let mut found = Vec::new();
+            agree("t", &declared, &drifted, &mut found);
+            assert!(!found.is_empty(), "{drifted}");
+        }
+    }
+
+    /// `schema`'s JSON types: its `type`, else those of its enum's values; `anyOf` branches
+    /// united (a derived `Option` is `anyOf` with `null`).
+    fn types(schema: &Value) -> BTreeSet<String> {
+        if let Some(branches) = schema
+            .get("anyOf")
+            .or(schema.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            return branches.iter().flat_map(types).collect();
+        }
+        match schema.get("type") {
+            Some(Value::String(t)) => BTreeSet::from([t.clone()]),
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => listed(schema)
+                .unwrap_or_default()
+                .iter()
+                .map(|v| {
+                    match v {
+                        Value::Null => "null",
+                        Value::Bool(_) => "boolean",
+                        Value::Number(n) if n.is_f64() => "number",
+                        Value::Number(_) => "integer",
+                        Value::String(_) => "string",
+                        Value::Array(_) => "array",
+                        Value::Object(_) => "object",
+                    }
+                    .to_owned()
+                })
+                .collect(),
+        }
+    }
+
+    /// The values `schema` allows, when it lists them (`enum` or `const`), as JSON text.
+    fn values(schema: &Value) -> Option<BTreeSet<String>> {
+        listed(schema).map(|vs| vs.iter().map(Value::to_string).collect())
+    }
+
+    /// The values `schema` lists: its `enum`, its `const`, or (a derived enum with documented
+    /// variants) one `const` per `anyOf`/`oneOf` branch.
+    fn listed(schema: &Value) -> Option<Vec<Value>> {
+        if let Some(branches) = schema
+            .get("anyOf")
+            .or(schema.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            let mut all = Vec::new();
+            for b in branches {
+                all.extend(listed(b)?);
+            }
+            return Some(all);
+        }
+        if let Some(Value::Array(vs)) = schema.get("enum") {
+            return Some(vs.clone());
+        }
+        schema.get("const").map(|v| vec![v.clone()])
+    }
+
+    /// The branch of `schema` that describes an object or array (an `Option`'s non-null one).
+    fn structured(schema: &Value) -> &Value {
+        schema
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .and_then(|bs| {
+                bs.iter()
+                    .find(|b| b.get("properties").is_some() || b.get("items").is_some())
+            })
+            .unwrap_or(schema)
+    }
+
+    fn agree(path: &str, declared: &Value, derived: &Value, drift: &mut Vec<String>) {
+        let (td, tv) = (types(declared), types(derived));
+        if !td.is_empty() && !tv.is_empty() && td != tv {
+            drift.push(format!("{path}: types {td:?} declared, {tv:?} derived"));
+        }
+        if let (Some(vd), Some(vv)) = (values(declared), values(derived))
+            && vd != vv
+        {
+            drift.push(format!("{path}: values {vd:?} declared, {vv:?} derived"));
+        }
+        let (declared, derived) = (structured(declared), structured(derived));
+        let keys = |s: &Value, k: &str| -> BTreeSet<String> {
+            match s.get(k) {
+                Some(Value::Object(m)) => m.keys().cloned().collect(),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                _ => BTreeSet::new(),
+            }
+        };
+        let (pd, pv) = (keys(declared, "properties"), keys(derived, "properties"));
+        if pd != pv {
+            drift.push(format!(
+                "{path}: properties {pd:?} declared, {pv:?} derived"
+            ));
+        }
+        let (rd, rv) = (keys(declared, "required"), keys(derived, "required"));
+        if rd != rv {
+            drift.push(format!("{path}: required {rd:?} declared, {rv:?} derived"));
+        }
+        for p in pd.intersection(&pv) {
+            agree(
+                &format!("{path}.{p}"),
+                &declared["properties"][p],
+                &derived["properties"][p],
+                drift,
+            );
+        }
+        if let (Some(id), Some(iv)) = (declared.get("items"), derived.get("items")) {
+            agree(&format!("{path}[]"), id, iv, drift);
+        }
     }
 }

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use runread_artifacts::{ArtifactVersion, Refusal};
 use runread_core::limits::{
@@ -27,6 +28,7 @@ pub(crate) struct ListArtifacts;
 impl ToolRules for ListArtifacts {
     type Args = ListArgs;
     type Reader = ListReader;
+    type Output = ListOutput;
 
     fn admit(
         at: &AdmissionContext<'_>,
@@ -41,7 +43,7 @@ impl ToolRules for ListArtifacts {
         Ok(g.with(ListReader { artifacts }))
     }
 
-    fn execute(args: ListArgs, reader: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(args: ListArgs, reader: &ListReader) -> Result<ListOutput, ErrorCode> {
         execute_list(&args, reader)
     }
 }
@@ -51,6 +53,7 @@ pub(crate) struct ReadArtifact;
 impl ToolRules for ReadArtifact {
     type Args = ReadArgs;
     type Reader = ReadReader;
+    type Output = ReadOutput;
 
     fn admit(
         at: &AdmissionContext<'_>,
@@ -72,7 +75,7 @@ impl ToolRules for ReadArtifact {
         Ok(g.with(reader))
     }
 
-    fn execute(args: ReadArgs, reader: &ReadReader) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(args: ReadArgs, reader: &ReadReader) -> Result<ReadOutput, ErrorCode> {
         execute_read(&args, reader)
     }
 }
@@ -140,26 +143,71 @@ pub(crate) struct ListReader {
     pub artifacts: Vec<ArtifactRecord>,
 }
 
-fn execute_list(a: &ListArgs, r: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
+/// `list_artifacts`' output: one page of the run's registered artifacts.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListOutput {
+    pub artifacts: Vec<Listed>,
+    pub next_offset: Option<usize>,
+    pub total: usize,
+}
+
+/// One registered artifact, at its current version.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Listed {
+    pub artifact_id: String,
+    pub version: String,
+    pub name: String,
+    pub mime: String,
+    pub kind: Kind,
+    pub size: u64,
+    pub sha256: String,
+    pub created_at: String,
+}
+
+/// How an artifact came to the run.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Generated,
+    Attached,
+}
+
+impl Kind {
+    /// The kind the store recorded; anything else is a store this build does not know.
+    fn of(rec: &ArtifactRecord) -> Result<Kind, ErrorCode> {
+        match rec.kind.as_str() {
+            "generated" => Ok(Kind::Generated),
+            "attached" => Ok(Kind::Attached),
+            _ => Err(ErrorCode::Unavailable),
+        }
+    }
+}
+
+fn execute_list(a: &ListArgs, r: &ListReader) -> Result<ListOutput, ErrorCode> {
     let offset = a.offset.unwrap_or(0) as usize;
     let limit = a.limit.unwrap_or(ARTIFACT_LIST_LIMIT_MAX) as usize;
-    let mut items = Vec::new();
+    let mut artifacts = Vec::new();
     for rec in r.artifacts.iter().skip(offset).take(limit) {
         let v = version_of(rec)?;
-        items.push(json!({
-            "artifactId": rec.artifact_id, "version": v.sha256, "name": rec.name, "mime": rec.mime, "kind": rec.kind,
-            "size": v.size, "sha256": v.sha256, "createdAt": rfc3339(rec.created_at_ms),
-        }));
+        artifacts.push(Listed {
+            artifact_id: rec.artifact_id.clone(),
+            version: v.sha256.clone(),
+            name: rec.name.clone(),
+            mime: rec.mime.clone(),
+            kind: Kind::of(rec)?,
+            size: v.size,
+            sha256: v.sha256,
+            created_at: rfc3339(rec.created_at_ms),
+        });
     }
-    let next = offset + items.len();
-    let mut m = Map::new();
-    m.insert("artifacts".into(), Value::Array(items));
-    m.insert(
-        "nextOffset".into(),
-        json!((next < r.artifacts.len()).then_some(next)),
-    );
-    m.insert("total".into(), json!(r.artifacts.len()));
-    Ok(m)
+    let next = offset + artifacts.len();
+    Ok(ListOutput {
+        artifacts,
+        next_offset: (next < r.artifacts.len()).then_some(next),
+        total: r.artifacts.len(),
+    })
 }
 
 /// `read_artifact`'s reader: one registered artifact version under its workspace root, the only
@@ -178,7 +226,7 @@ fn refusal(r: Refusal) -> ErrorCode {
     }
 }
 
-fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<Map<String, Value>, ErrorCode> {
+fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<ReadOutput, ErrorCode> {
     let rec = r.artifact.as_ref().ok_or(ErrorCode::NoSuchArtifact)?;
     let v = version_of(rec)?;
     if v.sha256 != a.version {
@@ -202,20 +250,34 @@ fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<Map<String, Value>, Erro
     let bytes = window.get(from..to).unwrap_or(&[]);
     let end = offset + bytes.len() as u64;
     let eof = end >= v.size;
-    let mut m = Map::new();
-    m.insert("artifactId".into(), json!(rec.artifact_id));
-    m.insert("version".into(), json!(v.sha256));
-    m.insert("mime".into(), json!(rec.mime));
-    m.insert("offset".into(), json!(offset));
-    m.insert("bytes".into(), json!(bytes.len()));
-    m.insert("size".into(), json!(v.size));
-    m.insert("eof".into(), json!(eof));
-    m.insert("nextOffset".into(), json!((!eof).then_some(end)));
-    m.insert(
-        "data".into(),
-        json!(base64::engine::general_purpose::STANDARD.encode(bytes)),
-    );
-    m.insert("chunkSha256".into(), json!(runread_core::sha256_hex(bytes)));
-    m.insert("sha256".into(), json!(v.sha256));
-    Ok(m)
+    Ok(ReadOutput {
+        artifact_id: rec.artifact_id.clone(),
+        version: v.sha256.clone(),
+        mime: rec.mime.clone(),
+        offset,
+        bytes: bytes.len(),
+        size: v.size,
+        eof,
+        next_offset: (!eof).then_some(end),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        chunk_sha256: runread_core::sha256_hex(bytes),
+        sha256: v.sha256,
+    })
+}
+
+/// `read_artifact`'s output: one chunk of one artifact version, base64, with its digest.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReadOutput {
+    artifact_id: String,
+    version: String,
+    mime: String,
+    offset: u64,
+    bytes: usize,
+    size: u64,
+    eof: bool,
+    next_offset: Option<u64>,
+    data: String,
+    chunk_sha256: String,
+    sha256: String,
 }

@@ -1,7 +1,8 @@
 //! `read_final_answer`: the run's final answer, chunked on UTF-8 boundaries, hash-verified.
 
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use runread_core::chunk::chunk_range;
 use runread_core::cursor::{CursorKey, Purpose};
@@ -37,6 +38,7 @@ pub(crate) struct ReadFinalAnswer;
 impl ToolRules for ReadFinalAnswer {
     type Args = Args;
     type Reader = Reader;
+    type Output = Output;
 
     fn admit(at: &AdmissionContext<'_>, args: &Args) -> Result<ToolAdmission<Reader>, ErrorCode> {
         let g = at.run(&args.target)?;
@@ -44,7 +46,7 @@ impl ToolRules for ReadFinalAnswer {
         Ok(g.with(reader))
     }
 
-    fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(args: Args, reader: &Reader) -> Result<Output, ErrorCode> {
         execute(args, reader)
     }
 }
@@ -72,8 +74,9 @@ impl ExactArgs for Args {
 }
 
 /// Whether and how the answer can be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum State {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
     Available,
     Saving,
     Missing,
@@ -173,19 +176,11 @@ pub(crate) struct Evidence {
 }
 
 /// Which evidence a judgement rests on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Basis {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
     SessionFile,
     Supervised,
-}
-
-impl Basis {
-    fn as_str(self) -> &'static str {
-        match self {
-            Basis::SessionFile => "session_file",
-            Basis::Supervised => "supervised",
-        }
-    }
 }
 
 impl Evidence {
@@ -463,8 +458,58 @@ fn answer_version(run: &RunRecord, published: &Published) -> Option<String> {
     ))
 }
 
+/// `read_final_answer`'s output: what the answer's state claims, then its chunk.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Output {
+    #[serde(flatten)]
+    pub claim: Claim,
+    #[serde(flatten)]
+    pub chunk: Chunk,
+}
+
+/// What the answer's state claims and what it does not: the state and its evidence, whether the
+/// foreground's end is confirmed, and what is known of the rest of the run's work.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Claim {
+    pub state: State,
+    pub evidence: Basis,
+    pub foreground_final_confirmed: bool,
+    pub truncated: bool,
+    pub aggregate_completion_confirmed: bool,
+    pub aggregate_coverage: crate::work_state::Coverage,
+    pub related_children_active: Option<bool>,
+    pub overall_state: OverallState,
+    pub snapshot_live: bool,
+}
+
+/// What is known of all the run's work, as far as the answer's evidence reaches.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OverallState {
+    Running,
+    /// Declared; no evidence confirms all of a run's work yet.
+    Completed,
+    Unknown,
+}
+
+/// One chunk of the published answer (none, unreadable, when there is none to read).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Chunk {
+    pub readable: bool,
+    pub text: Option<String>,
+    pub byte_offset: usize,
+    pub bytes: usize,
+    pub total_bytes: Option<u64>,
+    pub sha256: Option<String>,
+    pub version: Option<String>,
+    pub next_cursor: Option<String>,
+    pub eof: bool,
+}
+
 /// The adapter: runs on the unsealed, re-validated input.
-fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+fn execute(args: Args, reader: &Reader) -> Result<Output, ErrorCode> {
     let run = &reader.evidence.run;
     if args.target != run.target {
         return Err(ErrorCode::TargetChanged);
@@ -480,85 +525,71 @@ fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode>
         },
         other => (other, None),
     };
-    let mut fields = claim_fields(reader, state, basis);
+    let claim = claim(reader, state, basis);
     let Some(published) = published.as_deref() else {
         if args.cursor.is_some() {
             // A cursor only ever pages through readable text.
             return Err(ErrorCode::InvalidCursor);
         }
-        fields.insert("readable".into(), json!(false));
-        fields.insert("text".into(), Value::Null);
-        fields.insert("byteOffset".into(), json!(0));
-        fields.insert("bytes".into(), json!(0));
-        let total = (state == State::TooLarge).then_some(run.run.final_bytes);
-        fields.insert("totalBytes".into(), json!(total));
-        fields.insert("sha256".into(), Value::Null);
-        fields.insert("version".into(), Value::Null);
-        fields.insert("nextCursor".into(), Value::Null);
-        fields.insert("eof".into(), json!(true));
-        return Ok(fields);
+        let chunk = Chunk {
+            readable: false,
+            text: None,
+            byte_offset: 0,
+            bytes: 0,
+            total_bytes: (state == State::TooLarge).then_some(run.run.final_bytes),
+            sha256: None,
+            version: None,
+            next_cursor: None,
+            eof: true,
+        };
+        return Ok(Output { claim, chunk });
     };
-    insert_chunk(&mut fields, &args, reader, published, limit)?;
-    Ok(fields)
+    let chunk = chunk(&args, reader, published, limit)?;
+    Ok(Output { claim, chunk })
 }
 
-/// The fields that say what the answer's state claims and what it does not: the state and its
-/// evidence, whether the foreground's end is confirmed, and what is known of the rest of the
-/// run's work.
-fn claim_fields(reader: &Reader, state: State, basis: Basis) -> Map<String, Value> {
+fn claim(reader: &Reader, state: State, basis: Basis) -> Claim {
     let run = &reader.evidence.run;
-    let mut fields = Map::new();
-    fields.insert("state".into(), json!(state.as_str()));
-    fields.insert("evidence".into(), json!(basis.as_str()));
-    // Exactly this run's saved answer plus its foreground's normal end; never "all work done".
-    fields.insert(
-        "foregroundFinalConfirmed".into(),
-        json!(basis == Basis::Supervised && state == State::Available),
-    );
-    fields.insert(
-        "truncated".into(),
-        json!(run.run.final_truncated && state == State::Available),
-    );
-    // No evidence covers every kind of work a run can leave (see read_work_state's coverage).
-    fields.insert("aggregateCompletionConfirmed".into(), json!(false));
-    fields.insert("aggregateCoverage".into(), json!("incomplete"));
     let now = reader.now_ms;
     let live = reader
         .evidence
         .supervised
         .as_ref()
         .filter(|s| s.current(now));
-    let children_active = live.map(|s| s.record.background.active > 0);
-    fields.insert("relatedChildrenActive".into(), json!(children_active));
     let running = live.is_some_and(|s| {
         s.record.foreground == Foreground::Running || s.record.background.active > 0
     });
-    fields.insert(
-        "overallState".into(),
-        json!(if running { "running" } else { "unknown" }),
-    );
-    fields.insert(
-        "snapshotLive".into(),
-        json!(
-            reader
-                .evidence
-                .supervised
-                .as_ref()
-                .is_some_and(|s| s.live(now))
-        ),
-    );
-    fields
+    Claim {
+        state,
+        evidence: basis,
+        // Exactly this run's saved answer plus its foreground's normal end; never "all work done".
+        foreground_final_confirmed: basis == Basis::Supervised && state == State::Available,
+        truncated: run.run.final_truncated && state == State::Available,
+        // No evidence covers every kind of work a run can leave (see read_work_state's coverage).
+        aggregate_completion_confirmed: false,
+        aggregate_coverage: crate::work_state::Coverage::Incomplete,
+        related_children_active: live.map(|s| s.record.background.active > 0),
+        overall_state: if running {
+            OverallState::Running
+        } else {
+            OverallState::Unknown
+        },
+        snapshot_live: reader
+            .evidence
+            .supervised
+            .as_ref()
+            .is_some_and(|s| s.live(now)),
+    }
 }
 
 /// The chunk of the published answer that `args`' cursor (or its start) and `limit` select,
 /// with the cursor to the next chunk unless it is the last.
-fn insert_chunk(
-    fields: &mut Map<String, Value>,
+fn chunk(
     args: &Args,
     reader: &Reader,
     published: &Published,
     limit: usize,
-) -> Result<(), ErrorCode> {
+) -> Result<Chunk, ErrorCode> {
     let text = published.text.as_str();
     let version = answer_version(&reader.evidence.run, published).ok_or(ErrorCode::Unavailable)?;
     let key = &reader.cursor_key;
@@ -572,7 +603,7 @@ fn insert_chunk(
     let range = chunk_range(text, offset, limit).ok_or(ErrorCode::InvalidCursor)?;
     let chunk = text.get(range.clone()).ok_or(ErrorCode::InvalidCursor)?;
     let eof = range.end == text.len();
-    let next = (!eof).then(|| {
+    let next_cursor = (!eof).then(|| {
         key.encode(
             Purpose::FinalAnswer,
             &args.target,
@@ -580,14 +611,15 @@ fn insert_chunk(
             range.end as u64,
         )
     });
-    fields.insert("readable".into(), json!(true));
-    fields.insert("text".into(), json!(chunk));
-    fields.insert("byteOffset".into(), json!(range.start));
-    fields.insert("bytes".into(), json!(range.len()));
-    fields.insert("totalBytes".into(), json!(text.len()));
-    fields.insert("sha256".into(), json!(published.sha256()));
-    fields.insert("version".into(), json!(version));
-    fields.insert("nextCursor".into(), json!(next));
-    fields.insert("eof".into(), json!(eof));
-    Ok(())
+    Ok(Chunk {
+        readable: true,
+        text: Some(chunk.to_owned()),
+        byte_offset: range.start,
+        bytes: range.len(),
+        total_bytes: Some(text.len() as u64),
+        sha256: Some(published.sha256().to_owned()),
+        version: Some(version),
+        next_cursor,
+        eof,
+    })
 }

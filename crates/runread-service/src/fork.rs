@@ -4,6 +4,7 @@
 //! recorded it, never shown it as the fork's own; of a parent outside the fork's workspace it is
 //! told nothing, not even whether it exists.
 
+use crate::history::GapReason;
 use runread_store::{SessionRecord, Store, StoreError};
 
 /// Whether the parent still holds what the fork inherits.
@@ -30,11 +31,11 @@ impl Inherited {
     }
 
     /// The history gap reason a reader of the fork is given, if any.
-    pub(crate) fn gap_reason(self) -> Option<&'static str> {
+    pub(crate) fn gap_reason(self) -> Option<GapReason> {
         match self {
             Inherited::Available => None,
-            Inherited::NotGranted => Some("fork_parent_not_granted"),
-            Inherited::Changed => Some("fork_parent_changed"),
+            Inherited::NotGranted => Some(GapReason::ForkParentNotGranted),
+            Inherited::Changed => Some(GapReason::ForkParentChanged),
         }
     }
 }

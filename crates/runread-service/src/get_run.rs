@@ -1,7 +1,8 @@
 //! `get_run`: a low-sensitivity status projection. Nothing else — no request ids, paths,
 //! arguments, errors or process ids — ever appears in its output.
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use runread_core::{ErrorCode, Target};
 use runread_store::RunRecord;
@@ -18,6 +19,7 @@ pub(crate) struct Reader {
 impl ToolRules for GetRun {
     type Args = Target;
     type Reader = Reader;
+    type Output = Output;
 
     /// Never refused after its arguments: missing, elsewhere, not granted, expired, stale are
     /// all the same `{found:false}`.
@@ -41,38 +43,101 @@ impl ToolRules for GetRun {
         })
     }
 
-    fn execute(_target: Target, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(_target: Target, reader: &Reader) -> Result<Output, ErrorCode> {
         Ok(status(reader))
     }
 }
 
-fn status(reader: &Reader) -> Map<String, Value> {
-    let mut m = Map::new();
+/// `get_run`'s output: `{found:false}`, or the run's status.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct Output {
+    found: bool,
+    #[serde(flatten)]
+    run: Option<Status>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Status {
+    status: RunState,
+    revision: Revision,
+    event_sequence: u64,
+    created_at: Option<String>,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    origin: Origin,
+}
+
+/// What the session file shows of the run's foreground.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RunState {
+    Completed,
+    Failed,
+    Cancelled,
+    Running,
+    Unknown,
+}
+
+impl From<runread_sessions::RunStatus> for RunState {
+    fn from(s: runread_sessions::RunStatus) -> RunState {
+        use runread_sessions::RunStatus as S;
+        match s {
+            S::Completed => RunState::Completed,
+            S::Failed => RunState::Failed,
+            S::Cancelled => RunState::Cancelled,
+            S::Running => RunState::Running,
+            S::Unknown => RunState::Unknown,
+        }
+    }
+}
+
+/// Where a run's status was read: `get_run` reports the passive one.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Origin {
+    Passive,
+    #[expect(
+        dead_code,
+        reason = "declared for clients; get_run reports the session file's status even for a supervised run"
+    )]
+    Supervised,
+}
+
+/// The revision identity of a run's target.
+#[derive(Serialize, JsonSchema)]
+struct Revision {
+    instance: String,
+    revision: u64,
+    generation: u64,
+}
+
+fn status(reader: &Reader) -> Output {
     let Some(r) = &reader.run else {
-        m.insert("found".into(), json!(false));
-        return m;
+        return Output {
+            found: false,
+            run: None,
+        };
     };
-    m.insert("found".into(), json!(true));
-    m.insert("status".into(), json!(r.run.status.as_str()));
-    m.insert(
-        "revision".into(),
-        json!({"instance": r.target.instance, "revision": r.target.revision, "generation": r.target.generation}),
-    );
     // The same numbering as `read_history`: the sequence of the run's last event.
     let events = r.run.message_lines.len() as u64;
-    m.insert(
-        "eventSequence".into(),
-        json!(r.run.first_sequence + events.saturating_sub(1)),
-    );
     // The agent wrote these: what leaves is runread's own rendering of the instant they name (or
     // null), never the agent's string, so this projection stays runread's.
     let started = runread_core::timefmt::agent_time(r.run.started_at.as_deref());
-    m.insert("createdAt".into(), json!(started));
-    m.insert("startedAt".into(), json!(started));
-    m.insert(
-        "finishedAt".into(),
-        json!(runread_core::timefmt::agent_time(r.run.ended_at.as_deref())),
-    );
-    m.insert("origin".into(), json!("passive"));
-    m
+    Output {
+        found: true,
+        run: Some(Status {
+            status: RunState::from(r.run.status),
+            revision: Revision {
+                instance: r.target.instance.clone(),
+                revision: r.target.revision,
+                generation: r.target.generation,
+            },
+            event_sequence: r.run.first_sequence + events.saturating_sub(1),
+            created_at: started.clone(),
+            started_at: started,
+            finished_at: runread_core::timefmt::agent_time(r.run.ended_at.as_deref()),
+            origin: Origin::Passive,
+        }),
+    }
 }

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use runread_core::redact::Redactor;
 use runread_core::timefmt::rfc3339;
@@ -127,6 +129,7 @@ impl ExactArgs for NoArgs {
 impl ToolRules for ListGrantedTargets {
     type Args = NoArgs;
     type Reader = ListReader;
+    type Output = ListOutput;
 
     /// Absent arguments are the empty object the schema names.
     fn input(_args: &Value) -> Value {
@@ -165,51 +168,83 @@ impl ToolRules for ListGrantedTargets {
         })
     }
 
-    fn execute(_args: NoArgs, reader: &ListReader) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(_args: NoArgs, reader: &ListReader) -> Result<ListOutput, ErrorCode> {
         Ok(list(reader))
     }
 }
 
-fn list(reader: &ListReader) -> Map<String, Value> {
-    let targets: Vec<Value> = reader
+/// `list_granted_targets`' output.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct ListOutput {
+    targets: Vec<Listed>,
+}
+
+/// One live grant as it is listed.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Listed {
+    target: ListedTarget,
+    masked: bool,
+    features: Vec<Feature>,
+    tools: Vec<&'static str>,
+    expires_at: String,
+}
+
+/// A target as it is listed: its six fields, any id that holds a known secret masked.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ListedTarget {
+    instance: String,
+    revision: u64,
+    workspace_id: String,
+    session_id: String,
+    generation: u64,
+    run_id: String,
+}
+
+fn list(reader: &ListReader) -> ListOutput {
+    let targets = reader
         .grants
         .iter()
         .map(|g| {
-            let tools: Vec<&str> = tools::ALL
+            let tools = tools::ALL
                 .iter()
                 .filter(|t| t.feature.is_some_and(|f| g.features.contains(&f)))
                 .map(|t| t.name)
                 .collect();
             let (target, masked) = listed(&g.target, &reader.redactor);
-            json!({
-                "target": target,
-                "masked": masked,
-                "features": g.features,
-                "tools": tools,
-                "expiresAt": rfc3339(g.expires_at_ms),
-            })
+            Listed {
+                target,
+                masked,
+                features: g.features.clone(),
+                tools,
+                expires_at: rfc3339(g.expires_at_ms),
+            }
         })
         .collect();
-    let mut m = Map::new();
-    m.insert("targets".into(), Value::Array(targets));
-    m
+    ListOutput { targets }
 }
 
 /// `target` as it is listed: every id that holds a known secret masked, and whether one did. The
 /// reader learns its target is there, and no byte of the secret; a masked id names no run (the
 /// mask is not id text), so the other tools refuse it like any malformed target.
-fn listed(target: &Target, redactor: &Redactor) -> (Value, bool) {
-    let mut listed = json!(target);
+fn listed(target: &Target, redactor: &Redactor) -> (ListedTarget, bool) {
     let mut masked = false;
-    if let Value::Object(fields) = &mut listed {
-        for field in fields.values_mut() {
-            if let Value::String(id) = field
-                && redactor.contains_secret(id.as_bytes())
-            {
-                *id = redactor.mask(id);
-                masked = true;
-            }
+    let mut id = |id: &str| {
+        if redactor.contains_secret(id.as_bytes()) {
+            masked = true;
+            redactor.mask(id)
+        } else {
+            id.to_owned()
         }
-    }
+    };
+    let listed = ListedTarget {
+        instance: id(&target.instance),
+        revision: target.revision,
+        workspace_id: id(&target.workspace_id),
+        session_id: id(&target.session_id),
+        generation: target.generation,
+        run_id: id(&target.run_id),
+    };
     (listed, masked)
 }

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use runread_core::cursor::{CursorKey, Purpose};
 use runread_core::limits::{
@@ -33,6 +34,7 @@ pub(crate) struct ReadHistory;
 impl ToolRules for ReadHistory {
     type Args = Args;
     type Reader = Reader;
+    type Output = Output;
 
     fn admit(at: &AdmissionContext<'_>, args: &Args) -> Result<ToolAdmission<Reader>, ErrorCode> {
         let target = &args.target;
@@ -55,7 +57,7 @@ impl ToolRules for ReadHistory {
         Ok(g.with(reader))
     }
 
-    fn execute(args: Args, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(args: Args, reader: &Reader) -> Result<Output, ErrorCode> {
         execute(args, reader)
     }
 }
@@ -293,7 +295,7 @@ fn read_window(
 
 /// The adapter: one page of events from `args.cursor` (or the first retained event), at most
 /// `args.limit` of them, their texts masked across the page's edges.
-fn execute(args: Args, r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+fn execute(args: Args, r: &Reader) -> Result<Output, ErrorCode> {
     if args.target != r.run.target {
         return Err(ErrorCode::TargetChanged);
     }
@@ -321,7 +323,7 @@ fn execute(args: Args, r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
             Some(release(&r.redactor, r.settled(), w)),
         ),
         Err(_) => {
-            gaps.push("source_changed");
+            gaps.push(GapReason::SourceChanged);
             (r.page(start, limit), None, None)
         }
     };
@@ -345,24 +347,76 @@ fn execute(args: Args, r: &Reader) -> Result<Map<String, Value>, ErrorCode> {
             .encode(Purpose::History, &args.target, &version, next_seq)
     });
     gaps.extend(run_gaps(r));
-    let mut m = Map::new();
-    m.insert("events".into(), Value::Array(served.events));
-    m.insert("nextCursor".into(), json!(next_cursor));
-    let high = (!r.events.is_empty()).then(|| r.first_sequence + r.events.len() as u64 - 1);
-    m.insert("highWaterSequence".into(), json!(high));
-    m.insert("eof".into(), json!(eof));
-    m.insert("gap".into(), json!(!gaps.is_empty()));
-    m.insert("gapReasons".into(), json!(gaps));
-    m.insert("truncated".into(), json!(served.truncated));
-    m.insert("readable".into(), json!(page_readable));
-    m.insert("redactionPending".into(), json!(pending_from < page.len()));
-    m.insert("completionConfirmed".into(), json!(false));
-    Ok(m)
+    Ok(Output {
+        events: served.events,
+        next_cursor,
+        high_water_sequence: (!r.events.is_empty())
+            .then(|| r.first_sequence + r.events.len() as u64 - 1),
+        eof,
+        gap: !gaps.is_empty(),
+        gap_reasons: gaps,
+        truncated: served.truncated,
+        readable: page_readable,
+        redaction_pending: pending_from < page.len(),
+        completion_confirmed: false,
+    })
+}
+
+/// `read_history`'s output: one page of events, and what the history is missing.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    pub events: Vec<ServedEvent>,
+    pub next_cursor: Option<String>,
+    pub high_water_sequence: Option<u64>,
+    pub eof: bool,
+    pub gap: bool,
+    pub gap_reasons: Vec<GapReason>,
+    pub truncated: bool,
+    pub readable: bool,
+    pub redaction_pending: bool,
+    pub completion_confirmed: bool,
+}
+
+/// One event as served: its text only when released.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServedEvent {
+    pub sequence: u64,
+    pub role: String,
+    pub tool_name: Option<String>,
+    pub tool_calls: Vec<String>,
+    pub readable: bool,
+    pub text: Option<String>,
+    pub truncated: bool,
+    pub upstream_truncated: bool,
+    pub body_unavailable: bool,
+    pub redaction_pending: bool,
+}
+
+/// Why a run's history has a gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GapReason {
+    /// Retention removed events from its start.
+    Retention,
+    /// A malformed line touches the run.
+    Malformed,
+    /// The file cannot tell how the run ends.
+    TailUnknown,
+    /// The session's parent chain is broken.
+    BranchIncomplete,
+    /// A line no longer reads back as ingested.
+    SourceChanged,
+    /// The fork's parent, whose history it inherits, is not granted.
+    ForkParentNotGranted,
+    /// The fork's parent changed where the fork's history begins.
+    ForkParentChanged,
 }
 
 /// A page's events as served.
 struct Served {
-    events: Vec<Value>,
+    events: Vec<ServedEvent>,
     /// Some event's text was cut, here or upstream.
     truncated: bool,
     /// Characters of text served.
@@ -373,8 +427,8 @@ impl Served {
     /// Takes every text back out of the page (each event says it is not readable).
     fn withhold_texts(&mut self) {
         for ev in &mut self.events {
-            ev["text"] = Value::Null;
-            ev["readable"] = json!(false);
+            ev.text = None;
+            ev.readable = false;
         }
     }
 }
@@ -410,27 +464,27 @@ fn serve_events(
         served.chars += text.as_ref().map_or(0, |t| t.chars().count());
         let tool_name = view.and_then(|v| v.tool_name.clone());
         let tool_calls = view.map(|v| v.tool_calls.clone()).unwrap_or_default();
-        served.events.push(json!({
-            "sequence": seq,
-            "role": e.role(),
-            "toolName": tool_name,
-            "toolCalls": tool_calls,
-            "readable": text.is_some(),
-            "text": text,
-            "truncated": truncated,
-            "upstreamTruncated": e.upstream_truncated(),
-            "bodyUnavailable": unavailable,
-            "redactionPending": pending,
-        }));
+        served.events.push(ServedEvent {
+            sequence: seq,
+            role: e.role(),
+            tool_name,
+            tool_calls,
+            readable: text.is_some(),
+            text,
+            truncated,
+            upstream_truncated: e.upstream_truncated(),
+            body_unavailable: unavailable,
+            redaction_pending: pending,
+        });
     }
     served
 }
 
 /// What the run's record and its session's show missing from its history, whatever the page.
-fn run_gaps(r: &Reader) -> Vec<&'static str> {
+fn run_gaps(r: &Reader) -> Vec<GapReason> {
     let mut gaps = Vec::new();
     if r.retention_cut {
-        gaps.push("retention");
+        gaps.push(GapReason::Retention);
     }
     let (lo, hi) = (r.run.run.start_line, r.run.run.end_line);
     if r.session
@@ -438,13 +492,13 @@ fn run_gaps(r: &Reader) -> Vec<&'static str> {
         .iter()
         .any(|l| *l > lo && (*l <= hi || r.run.run.status == RunStatus::Unknown))
     {
-        gaps.push("malformed");
+        gaps.push(GapReason::Malformed);
     }
     if r.run.run.status == RunStatus::Unknown {
-        gaps.push("tail_unknown");
+        gaps.push(GapReason::TailUnknown);
     }
     if !r.session.branch_complete {
-        gaps.push("branch_incomplete");
+        gaps.push(GapReason::BranchIncomplete);
     }
     // What the fork's run was given before its first turn is its parent's history: gone or
     // changed, that is a gap in what this run rests on.
@@ -514,6 +568,7 @@ fn release(redactor: &Redactor, settled: bool, w: &Window) -> Released {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     use std::time::Duration;
 
@@ -578,17 +633,17 @@ mod tests {
         )
     }
 
-    fn page(r: &Reader, cursor: Option<String>) -> Map<String, Value> {
+    fn page(r: &Reader, cursor: Option<String>) -> Value {
         let args = Args {
             target: r.run.target.clone(),
             cursor,
             limit: Some(1),
         };
-        execute(args, r).unwrap()
+        serde_json::to_value(execute(args, r).unwrap()).unwrap()
     }
 
     /// The texts of a page's events, each of which must be served.
-    fn texts(page: &Map<String, Value>) -> Vec<String> {
+    fn texts(page: &Value) -> Vec<String> {
         page["events"]
             .as_array()
             .unwrap()

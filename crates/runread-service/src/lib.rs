@@ -16,6 +16,7 @@ mod get_run;
 mod grants;
 mod history;
 mod metadata;
+pub mod outputs;
 pub mod owner;
 mod preview;
 pub mod secrets;

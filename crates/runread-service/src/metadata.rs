@@ -6,9 +6,10 @@
 //! CLI version and provider on its `session_meta`) is read back from the run's prompt line or the
 //! session's first line when served, never kept in the store.
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use runread_core::{ErrorCode, Target};
+use runread_core::{Agent, ErrorCode, Target};
 use runread_sessions::Records;
 use runread_store::{RunRecord, SessionRecord};
 
@@ -21,6 +22,7 @@ pub(crate) struct ReadTargetMetadata;
 impl ToolRules for ReadTargetMetadata {
     type Args = Target;
     type Reader = Reader;
+    type Output = Output;
 
     fn admit(
         at: &AdmissionContext<'_>,
@@ -37,7 +39,7 @@ impl ToolRules for ReadTargetMetadata {
         Ok(g.with(reader))
     }
 
-    fn execute(_target: Target, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(_target: Target, reader: &Reader) -> Result<Output, ErrorCode> {
         Ok(metadata(reader))
     }
 }
@@ -52,7 +54,7 @@ pub(crate) struct Reader {
     pub fork: Option<crate::fork::Fork>,
 }
 
-fn metadata(r: &Reader) -> Map<String, Value> {
+fn metadata(r: &Reader) -> Output {
     let records = Records::of(r.run.agent);
     let src = records.metadata;
     // What the prompt line and the header line record (nothing, when a line no longer reads
@@ -124,16 +126,131 @@ fn metadata(r: &Reader) -> Map<String, Value> {
             "parent_file",
         ),
     ];
-    let mut m = Map::new();
-    m.insert("agent".into(), json!(r.run.agent));
-    let mut unknown = Vec::new();
-    for (name, value, source) in fields {
-        if value.is_none() {
-            unknown.push(name);
-        }
-        m.insert(name.into(), json!({"value": value, "source": source}));
+    let unknown_fields = fields
+        .iter()
+        .filter(|(_, value, _)| value.is_none())
+        .map(|(name, _, _)| (*name).to_owned())
+        .collect();
+    let [
+        workspace_name,
+        workspace_path,
+        session_name,
+        saved_model,
+        run_model,
+        model_provider,
+        cwd,
+        git_branch,
+        agent_version,
+        parent_session,
+        inherited_history,
+    ] = fields.map(|(_, value, source)| Sourced {
+        value,
+        source: source.to_owned(),
+    });
+    Output {
+        agent: r.run.agent,
+        workspace_name,
+        workspace_path,
+        session_name,
+        saved_model,
+        run_model,
+        model_provider,
+        cwd,
+        git_branch,
+        agent_version,
+        parent_session,
+        inherited_history,
+        run_models: r.run.run.run_models.clone(),
+        unknown_fields,
     }
-    m.insert("runModels".into(), json!(r.run.run.run_models));
-    m.insert("unknownFields".into(), json!(unknown));
-    m
+}
+
+/// `read_target_metadata`'s output: each field a value and where it was read (`unknownFields`:
+/// those with no value).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    pub agent: Agent,
+    pub workspace_name: Sourced,
+    pub workspace_path: Sourced,
+    pub session_name: Sourced,
+    pub saved_model: Sourced,
+    pub run_model: Sourced,
+    pub model_provider: Sourced,
+    pub cwd: Sourced,
+    pub git_branch: Sourced,
+    pub agent_version: Sourced,
+    pub parent_session: Sourced,
+    pub inherited_history: Sourced,
+    pub run_models: Vec<String>,
+    pub unknown_fields: Vec<String>,
+}
+
+impl Output {
+    /// Each sourced field by its name on the wire, in the output's order.
+    pub fn sourced(&self) -> [(&'static str, &Sourced); 11] {
+        [
+            ("workspaceName", &self.workspace_name),
+            ("workspacePath", &self.workspace_path),
+            ("sessionName", &self.session_name),
+            ("savedModel", &self.saved_model),
+            ("runModel", &self.run_model),
+            ("modelProvider", &self.model_provider),
+            ("cwd", &self.cwd),
+            ("gitBranch", &self.git_branch),
+            ("agentVersion", &self.agent_version),
+            ("parentSession", &self.parent_session),
+            ("inheritedHistory", &self.inherited_history),
+        ]
+    }
+}
+
+/// A value and the record it was read from.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Sourced {
+    pub value: Option<String>,
+    pub source: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sourced()` names each field as it serializes, in order: the console's rows are the wire's.
+    #[test]
+    fn sourced_names_the_fields_as_they_serialize() {
+        let one = |n: &str| Sourced {
+            value: Some(n.to_owned()),
+            source: n.to_owned(),
+        };
+        let out = Output {
+            agent: Agent::Pi,
+            workspace_name: one("a"),
+            workspace_path: one("b"),
+            session_name: one("c"),
+            saved_model: one("d"),
+            run_model: one("e"),
+            model_provider: one("f"),
+            cwd: one("g"),
+            git_branch: one("h"),
+            agent_version: one("i"),
+            parent_session: one("j"),
+            inherited_history: one("k"),
+            run_models: vec![],
+            unknown_fields: vec![],
+        };
+        let json = serde_json::to_value(&out).unwrap();
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, v)| v.get("source").is_some())
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let named: Vec<&str> = out.sourced().iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, named);
+        for (k, s) in out.sourced() {
+            assert_eq!(json[k]["source"], s.source.as_str());
+        }
+    }
 }

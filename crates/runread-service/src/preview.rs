@@ -46,6 +46,20 @@ impl Service {
         admitted.reader.run_preview(&admitted.input)
     }
 
+    /// [`Service::preview`] of the tool whose output `T` is, typed (and as a reader gets it).
+    pub fn preview_as<T: crate::outputs::ToolOutput>(
+        &self,
+        target: &Target,
+        args: Value,
+        now_ms: i64,
+    ) -> Result<crate::outputs::Previewed<T>, ErrorCode> {
+        let json = self.preview(target, T::TOOL, args, now_ms)?;
+        // The tool's own output type: only a broken build fails to read it back.
+        let output = serde_json::from_value(Value::Object(json.clone()))
+            .map_err(|_| ErrorCode::Unavailable)?;
+        Ok(crate::outputs::Previewed { output, json })
+    }
+
     /// The agent's own time of each of `target`'s history events, by sequence (as `read_history`
     /// numbers them): the times a reader is not served, for the owner's timeline. Only what
     /// parses as a time, re-rendered by runread ([`runread_core::timefmt::agent_time`]).

@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use runread_core::limits::WORK_STATE_FRESH_MS;
 use runread_core::timefmt::rfc3339;
@@ -17,6 +18,7 @@ use runread_sessions::{Agent, ChildRecord, LineRef, Records};
 
 use crate::Service;
 use crate::adapters::{AdmissionContext, ToolAdmission, ToolRules};
+use crate::final_answer::Basis;
 use crate::source::Source;
 use crate::supervised::Supervised;
 
@@ -25,6 +27,7 @@ pub(crate) struct ReadWorkState;
 impl ToolRules for ReadWorkState {
     type Args = Target;
     type Reader = Reader;
+    type Output = Output;
 
     fn admit(
         at: &AdmissionContext<'_>,
@@ -42,7 +45,7 @@ impl ToolRules for ReadWorkState {
         Ok(g.with(reader))
     }
 
-    fn execute(_target: Target, reader: &Reader) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(_target: Target, reader: &Reader) -> Result<Output, ErrorCode> {
         Ok(match &reader.supervised {
             Some(s) => execute_supervised(reader, s),
             None => execute_passive(reader),
@@ -106,11 +109,128 @@ fn child_evidence(at: &AdmissionContext<'_>, run: &RunRecord) -> Result<ChildEvi
     )
 }
 
+/// `read_work_state`'s output. The fields only a supervisor's record gives (`foreground.exit`,
+/// `aggregate.backgroundProcesses`, `live`) are absent from passive evidence, and may be null in
+/// a supervised one: hence `Option<Option<_>>` there.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Output {
+    pub foreground: ForegroundState,
+    pub aggregate: Aggregate,
+    pub coverage: Coverages,
+    pub observed_at: String,
+    pub fresh: bool,
+    /// Absent from passive evidence; never null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool")]
+    pub live: Option<bool>,
+    pub completion_confirmed: bool,
+    pub whole_machine_idle_confirmed: bool,
+    pub evidence: Basis,
+}
+
+/// A state of work: the foreground's, the aggregate's or one child's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkState {
+    Running,
+    Waiting,
+    Retrying,
+    Compacting,
+    Finishing,
+    Completed,
+    Failed,
+    Cancelled,
+    Unknown,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct ForegroundState {
+    pub state: WorkState,
+    pub source: ForegroundSource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit: Option<Option<String>>,
+}
+
+/// Where the foreground's state was read.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForegroundSource {
+    SessionFile,
+    Supervisor,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Aggregate {
+    pub state: WorkState,
+    /// Each child as runread observed it: its kind, its place and its state.
+    pub children: Vec<Child>,
+    pub failed_children: u64,
+    pub cancelled_children: u64,
+    pub unknown_children: u64,
+    pub running_children: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_processes: Option<Option<u32>>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Child {
+    pub kind: ChildKind,
+    pub index: usize,
+    pub state: WorkState,
+}
+
+/// The kinds of explicit child runread observes.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildKind {
+    Subagent,
+}
+
+/// Whether a kind of work's evidence is covered whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Coverage {
+    Complete,
+    Incomplete,
+}
+
+/// One kind of work's coverage and why.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Covered {
+    pub state: Coverage,
+    pub reason: String,
+}
+
+/// What each kind of work's evidence covers.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Coverages {
+    pub session: Covered,
+    pub subagents: Covered,
+    pub supervisor: Covered,
+    pub queue: Covered,
+    pub background: Covered,
+}
+
+impl Coverages {
+    /// Each kind of work by its name on the wire, in the output's order.
+    pub fn kinds(&self) -> [(&'static str, &Covered); 5] {
+        [
+            ("session", &self.session),
+            ("subagents", &self.subagents),
+            ("supervisor", &self.supervisor),
+            ("queue", &self.queue),
+            ("background", &self.background),
+        ]
+    }
+}
+
 /// What the session's records show of the run's explicit child agents. `None`: the agent keeps
 /// no such records (Pi): child agents are not observed.
 struct Children {
-    /// One per child: `completed`, `running` or `unknown`.
-    states: Vec<&'static str>,
+    /// One per child: completed, running or unknown.
+    states: Vec<WorkState>,
     /// Every child the run started has its record.
     complete: bool,
     reason: &'static str,
@@ -131,18 +251,22 @@ fn children_of(r: &Reader) -> Option<Children> {
         }
         ChildEvidence::Records(records) => records,
     };
-    let states: Vec<&'static str> = records
+    let states = records
         .iter()
         .map(|rec| match rec {
-            Some(rec) if rec.finished => "completed",
+            Some(rec) if rec.finished => WorkState::Completed,
             Some(rec) => {
                 // Its transcript written lately: the child still works.
                 let recent = rec.transcript_modified_ns.is_some_and(|ns| {
                     r.now_ms.saturating_sub(ns / 1_000_000) <= WORK_STATE_FRESH_MS
                 });
-                if recent { "running" } else { "unknown" }
+                if recent {
+                    WorkState::Running
+                } else {
+                    WorkState::Unknown
+                }
             }
-            None => "unknown",
+            None => WorkState::Unknown,
         })
         .collect();
     let all_recorded = records.iter().all(Option::is_some);
@@ -158,21 +282,25 @@ fn children_of(r: &Reader) -> Option<Children> {
 }
 
 impl Children {
-    fn count(&self, state: &str) -> usize {
-        self.states.iter().filter(|x| **x == state).count()
+    fn count(&self, state: WorkState) -> u64 {
+        self.states.iter().filter(|x| **x == state).count() as u64
     }
 
-    fn listed(&self) -> Vec<Value> {
+    fn listed(&self) -> Vec<Child> {
         self.states
             .iter()
             .enumerate()
-            .map(|(i, s)| json!({"kind": "subagent", "index": i, "state": s}))
+            .map(|(index, &state)| Child {
+                kind: ChildKind::Subagent,
+                index,
+                state,
+            })
             .collect()
     }
 
     /// Every child is accounted for and none is still working or unknown.
     fn all_done(&self) -> bool {
-        self.complete && self.count("running") == 0 && self.count("unknown") == 0
+        self.complete && self.count(WorkState::Running) == 0 && self.count(WorkState::Unknown) == 0
     }
 }
 
@@ -186,7 +314,7 @@ fn unobserved_children(agent: Agent, supervised: bool) -> &'static str {
 }
 
 /// Whether the session file was read whole, and its coverage saying so.
-fn session_coverage(r: &Reader) -> (bool, Value) {
+fn session_coverage(r: &Reader) -> (bool, Covered) {
     let complete =
         r.session.branch_complete && r.session.malformed_lines.is_empty() && !r.session.torn;
     let reason = if complete {
@@ -197,83 +325,101 @@ fn session_coverage(r: &Reader) -> (bool, Value) {
     (complete, coverage(complete, reason))
 }
 
-fn coverage(complete: bool, reason: &str) -> Value {
-    json!({"state": if complete { "complete" } else { "incomplete" }, "reason": reason})
+fn coverage(complete: bool, reason: &'static str) -> Covered {
+    Covered {
+        state: if complete {
+            Coverage::Complete
+        } else {
+            Coverage::Incomplete
+        },
+        reason: reason.to_owned(),
+    }
 }
 
 /// Work state from the session file alone.
-fn execute_passive(r: &Reader) -> Map<String, Value> {
+fn execute_passive(r: &Reader) -> Output {
     let observed = r.session.ingested_at_ms;
     let fresh = r.now_ms.saturating_sub(observed) <= WORK_STATE_FRESH_MS;
     let seen = match r.run.run.status {
-        RunStatus::Completed => "completed",
-        RunStatus::Failed => "failed",
-        RunStatus::Cancelled => "cancelled",
-        RunStatus::Running if r.run.run.waiting_on_tool => "waiting",
-        RunStatus::Running => "running",
-        RunStatus::Unknown => "unknown",
+        RunStatus::Completed => WorkState::Completed,
+        RunStatus::Failed => WorkState::Failed,
+        RunStatus::Cancelled => WorkState::Cancelled,
+        RunStatus::Running if r.run.run.waiting_on_tool => WorkState::Waiting,
+        RunStatus::Running => WorkState::Running,
+        RunStatus::Unknown => WorkState::Unknown,
     };
     // Older than the freshness window: what was seen is no longer a claim.
-    let foreground = if fresh { seen } else { "unknown" };
-    let children = children_of(r);
-    let mut m = Map::new();
-    m.insert(
-        "foreground".into(),
-        json!({"state": foreground, "source": "session_file"}),
-    );
-    let (aggregate, subagents) = match &children {
+    let foreground = if fresh { seen } else { WorkState::Unknown };
+    let (aggregate, subagents) = match children_of(r) {
         // Passive evidence of an agent that keeps no child records observes no children; an
         // aggregate over unobserved kinds is not known.
         None => (
-            json!({"state": "unknown", "children": [], "failedChildren": 0, "cancelledChildren": 0,
-                   "unknownChildren": 0, "runningChildren": 0}),
+            Aggregate {
+                state: WorkState::Unknown,
+                children: vec![],
+                failed_children: 0,
+                cancelled_children: 0,
+                unknown_children: 0,
+                running_children: 0,
+                background_processes: None,
+            },
             coverage(false, unobserved_children(r.run.agent, false)),
         ),
         Some(c) => {
-            let running = c.count("running");
-            let unknown = c.count("unknown");
+            let running = c.count(WorkState::Running);
+            let unknown = c.count(WorkState::Unknown);
             // The aggregate over what the records show: children still working keep it running.
             // Processes and queued prompts stay unobserved (their coverage says so).
             let state = if !fresh {
-                "unknown"
-            } else if running > 0 || matches!(foreground, "running" | "waiting") {
-                "running"
+                WorkState::Unknown
+            } else if running > 0 || matches!(foreground, WorkState::Running | WorkState::Waiting) {
+                WorkState::Running
             } else if unknown > 0 || !c.complete {
-                "unknown"
+                WorkState::Unknown
             } else {
                 foreground
             };
             (
-                json!({"state": state, "children": c.listed(), "failedChildren": 0,
-                       "cancelledChildren": 0, "unknownChildren": unknown,
-                       "runningChildren": running}),
+                Aggregate {
+                    state,
+                    children: c.listed(),
+                    failed_children: 0,
+                    cancelled_children: 0,
+                    unknown_children: unknown,
+                    running_children: running,
+                    background_processes: None,
+                },
                 coverage(c.complete, c.reason),
             )
         }
     };
-    m.insert("aggregate".into(), aggregate);
-    m.insert(
-        "coverage".into(),
-        json!({
-            "session": session_coverage(r).1,
-            "subagents": subagents,
-            "supervisor": coverage(false, "not a supervised run"),
-            "queue": coverage(false, "a session file does not show queued prompts"),
-            "background": coverage(false, "a session file does not show processes"),
-        }),
-    );
-    m.insert("observedAt".into(), json!(rfc3339(observed)));
-    m.insert("fresh".into(), json!(fresh));
-    m.insert("completionConfirmed".into(), json!(false));
-    m.insert("wholeMachineIdleConfirmed".into(), json!(false));
-    m.insert("evidence".into(), json!("session_file"));
-    m
+    Output {
+        foreground: ForegroundState {
+            state: foreground,
+            source: ForegroundSource::SessionFile,
+            exit: None,
+        },
+        aggregate,
+        coverage: Coverages {
+            session: session_coverage(r).1,
+            subagents,
+            supervisor: coverage(false, "not a supervised run"),
+            queue: coverage(false, "a session file does not show queued prompts"),
+            background: coverage(false, "a session file does not show processes"),
+        },
+        observed_at: rfc3339(observed),
+        fresh,
+        live: None,
+        completion_confirmed: false,
+        whole_machine_idle_confirmed: false,
+        evidence: Basis::SessionFile,
+    }
 }
 
 /// Work state from a supervisor's record: the foreground from the event stream and the agent's
 /// exit, the aggregate from the census of the processes it left, freshness from the record's
 /// time. A supervisor that stopped writing while it still supervised is gone: `unknown`.
-fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
+fn execute_supervised(r: &Reader, s: &Supervised) -> Output {
     let rec = &s.record;
     let current = s.current(r.now_ms);
     let live = s.live(r.now_ms);
@@ -283,68 +429,64 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Map<String, Value> {
     // is watching) or final with nothing left alive.
     let background_complete = bg.census_complete && current && (live || bg.active == 0);
     let children = children_of(r);
-    let subagents_running = children.as_ref().map_or(0, |c| c.count("running"));
-    let subagents_unknown = children.as_ref().map_or(0, |c| c.count("unknown"));
+    let subagents_running = children.as_ref().map_or(0, |c| c.count(WorkState::Running));
+    let subagents_unknown = children.as_ref().map_or(0, |c| c.count(WorkState::Unknown));
     let subagents_done = children.as_ref().is_some_and(Children::all_done);
-    let children_running =
-        u64::from(if current { bg.active } else { 0 }) + subagents_running as u64;
     let aggregate = if current
         && (rec.foreground == Foreground::Running || bg.active > 0 || subagents_running > 0)
     {
-        "running"
-    } else if foreground == "completed"
+        WorkState::Running
+    } else if foreground == WorkState::Completed
         && background_complete
         && bg.active == 0
         && (children.is_none() || subagents_done)
     {
         // An agent whose records show no children: what is unobserved is in coverage.
-        "completed"
+        WorkState::Completed
     } else {
-        "unknown"
+        WorkState::Unknown
     };
     let (session_complete, session) = session_coverage(r);
-    let mut m = Map::new();
-    m.insert(
-        "foreground".into(),
-        json!({"state": foreground, "source": "supervisor", "exit": rec.exit}),
-    );
-    m.insert(
-        "aggregate".into(),
-        json!({"state": aggregate,
-               "children": children.as_ref().map(Children::listed).unwrap_or_default(),
-               "failedChildren": 0, "cancelledChildren": 0,
-               "unknownChildren": usize::from(!background_complete) + subagents_unknown,
-               "runningChildren": children_running,
-               "backgroundProcesses": if current { Some(bg.active) } else { None }}),
-    );
     let subagents = match &children {
         Some(c) => coverage(c.complete, c.reason),
         None => coverage(false, unobserved_children(r.run.agent, true)),
     };
-    m.insert(
-        "coverage".into(),
-        supervised_coverage(
+    // All work is confirmed done only when every kind of it is covered and done: Pi's and Codex's
+    // subagents are never covered, Claude Code's are when each has its finished record.
+    let confirmed = aggregate == WorkState::Completed
+        && subagents_done
+        && background_complete
+        && session_complete
+        && current;
+    Output {
+        foreground: ForegroundState {
+            state: foreground,
+            source: ForegroundSource::Supervisor,
+            exit: Some(rec.exit.clone()),
+        },
+        aggregate: Aggregate {
+            state: aggregate,
+            children: children.as_ref().map(Children::listed).unwrap_or_default(),
+            failed_children: 0,
+            cancelled_children: 0,
+            unknown_children: u64::from(!background_complete) + subagents_unknown,
+            running_children: u64::from(if current { bg.active } else { 0 }) + subagents_running,
+            background_processes: Some(current.then_some(bg.active)),
+        },
+        coverage: supervised_coverage(
             session,
             subagents,
             current,
             background_complete,
             bg.census_complete,
         ),
-    );
-    m.insert("observedAt".into(), json!(rfc3339(rec.updated_at_ms)));
-    m.insert("fresh".into(), json!(current));
-    m.insert("live".into(), json!(live));
-    // All work is confirmed done only when every kind of it is covered and done: Pi's and Codex's
-    // subagents are never covered, Claude Code's are when each has its finished record.
-    let confirmed = aggregate == "completed"
-        && subagents_done
-        && background_complete
-        && session_complete
-        && current;
-    m.insert("completionConfirmed".into(), json!(confirmed));
-    m.insert("wholeMachineIdleConfirmed".into(), json!(false));
-    m.insert("evidence".into(), json!("supervised"));
-    m
+        observed_at: rfc3339(rec.updated_at_ms),
+        fresh: current,
+        live: Some(live),
+        completion_confirmed: confirmed,
+        whole_machine_idle_confirmed: false,
+        evidence: Basis::Supervised,
+    }
 }
 
 /// The foreground state a supervisor's record shows: the stream's phase while the record is
@@ -353,52 +495,87 @@ fn supervised_foreground(
     rec: &runread_store::SupervisedRun,
     current: bool,
     status: RunStatus,
-) -> &'static str {
+) -> WorkState {
     match (rec.foreground, current) {
-        (Foreground::Running, false) => "unknown",
+        (Foreground::Running, false) => WorkState::Unknown,
         (Foreground::Running, true) => match rec.phase {
-            Phase::Running => "running",
-            Phase::WaitingOnTool => "waiting",
-            Phase::Retrying => "retrying",
-            Phase::Compacting => "compacting",
+            Phase::Running => WorkState::Running,
+            Phase::WaitingOnTool => WorkState::Waiting,
+            Phase::Retrying => WorkState::Retrying,
+            Phase::Compacting => WorkState::Compacting,
             // The run ended in the stream; the process has not exited yet.
-            Phase::Ended => "finishing",
+            Phase::Ended => WorkState::Finishing,
         },
         (Foreground::Completed, _) => match status {
-            RunStatus::Completed => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Running | RunStatus::Unknown => "unknown",
+            RunStatus::Completed => WorkState::Completed,
+            RunStatus::Failed => WorkState::Failed,
+            RunStatus::Cancelled => WorkState::Cancelled,
+            RunStatus::Running | RunStatus::Unknown => WorkState::Unknown,
         },
-        (Foreground::Failed, _) => "failed",
-        (Foreground::Cancelled, _) => "cancelled",
-        (Foreground::Killed, _) => "unknown",
+        (Foreground::Failed, _) => WorkState::Failed,
+        (Foreground::Cancelled, _) => WorkState::Cancelled,
+        (Foreground::Killed, _) => WorkState::Unknown,
     }
 }
 
 /// The coverage of a supervised run's work state: what each kind of work's evidence covers.
 fn supervised_coverage(
-    session: Value,
-    subagents: Value,
+    session: Covered,
+    subagents: Covered,
     current: bool,
     background_complete: bool,
     census_complete: bool,
-) -> Value {
-    json!({
-        "session": session,
-        "subagents": subagents,
-        "supervisor": coverage(current, if current {
-            "runread run supervised the agent and its record is current"
-        } else {
-            "the supervisor stopped reporting while the agent ran"
-        }),
-        "queue": coverage(current, "queued prompts come from the agent's event stream"),
-        "background": coverage(background_complete, if background_complete {
-            "every process the agent started is counted (runread is their subreaper)"
-        } else if !census_complete {
-            "the process census was incomplete"
-        } else {
-            "processes the agent left are no longer watched"
-        }),
-    })
+) -> Coverages {
+    Coverages {
+        session,
+        subagents,
+        supervisor: coverage(
+            current,
+            if current {
+                "runread run supervised the agent and its record is current"
+            } else {
+                "the supervisor stopped reporting while the agent ran"
+            },
+        ),
+        queue: coverage(current, "queued prompts come from the agent's event stream"),
+        background: coverage(
+            background_complete,
+            if background_complete {
+                "every process the agent started is counted (runread is their subreaper)"
+            } else if !census_complete {
+                "the process census was incomplete"
+            } else {
+                "processes the agent left are no longer watched"
+            },
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kinds()` names each kind as it serializes, in order: the console's rows are the wire's.
+    #[test]
+    fn coverage_kinds_are_named_as_they_serialize() {
+        let c = Coverages {
+            session: coverage(true, "a"),
+            subagents: coverage(false, "b"),
+            supervisor: coverage(true, "c"),
+            queue: coverage(false, "d"),
+            background: coverage(true, "e"),
+        };
+        let json = serde_json::to_value(&c).unwrap();
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let named: Vec<&str> = c.kinds().iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, named);
+        for (k, covered) in c.kinds() {
+            assert_eq!(json[k]["reason"], covered.reason.as_str());
+        }
+    }
 }
