@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The coding agents runread reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Agent {
     /// Pi (`@mariozechner/pi-coding-agent`), session files v1–v3.

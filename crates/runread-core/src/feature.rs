@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// A named kind of data that a grant allows its key to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Feature {
     FinalAnswer,

@@ -93,7 +93,7 @@ fn metadata(r: &Reader) -> Output {
             _ => (None, source),
         },
     };
-    let fields: [(&str, Option<String>, &str); 11] = [
+    let fields: [(&'static str, Option<String>, &'static str); 11] = [
         (
             "workspaceName",
             Some(r.run.workspace_name.clone()),
@@ -126,6 +126,11 @@ fn metadata(r: &Reader) -> Output {
             "parent_file",
         ),
     ];
+    output(r, fields)
+}
+
+/// The output of `fields` (name on the wire, value, source), in order.
+fn output(r: &Reader, fields: [(&'static str, Option<String>, &'static str); 11]) -> Output {
     let unknown_fields = fields
         .iter()
         .filter(|(_, value, _)| value.is_none())

@@ -389,3 +389,201 @@ fn the_tidy_scan_finds_what_it_forbids() {
         "/// reads std::fs and \"claude\"\nfn f() {}\n#[cfg(test)]\nmod tests { use std::fs; }\n";
     assert!(service_violations(quiet).is_empty());
 }
+
+/// Most lines a function outside tests and benchmarks may have, signature to closing brace.
+const FUNCTION_MAX_LINES: usize = 100;
+
+/// Crates whose code is test code (they may panic, and are not held to the function bound).
+const TEST_CODE: &[&str] = &["runread-testkit", "runread-bench", "runread-fuzz-targets"];
+
+/// `source` with comments, string and character literals blanked (their newlines kept), so that
+/// braces count as code.
+fn code_only(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut i = 0;
+    let at = |i: usize, s: &str| {
+        s.chars()
+            .enumerate()
+            .all(|(k, c)| chars.get(i + k) == Some(&c))
+    };
+    let keep_newlines = |out: &mut String, from: &[char]| {
+        out.extend(from.iter().filter(|c| **c == '\n'));
+    };
+    while let Some(&c) = chars.get(i) {
+        if at(i, "//") {
+            while chars.get(i).is_some_and(|c| *c != '\n') {
+                i += 1;
+            }
+        } else if at(i, "/*") {
+            let start = i;
+            while chars.get(i).is_some() && !at(i, "*/") {
+                i += 1;
+            }
+            i = (i + 2).min(chars.len());
+            keep_newlines(&mut out, &chars[start..i]);
+        } else if (c == 'r' || at(i, "br"))
+            && !chars
+                .get(i.wrapping_sub(1))
+                .is_some_and(|p| p.is_alphanumeric() || *p == '_')
+            && {
+                let j = i + usize::from(c == 'b') + 1;
+                let hashes = chars[j.min(chars.len())..]
+                    .iter()
+                    .take_while(|c| **c == '#')
+                    .count();
+                chars.get(j + hashes) == Some(&'"')
+            }
+        {
+            // A raw string: ends at `"` and as many `#` as it began with.
+            let start = i;
+            let j = i + usize::from(c == 'b') + 1;
+            let hashes = chars[j..].iter().take_while(|c| **c == '#').count();
+            let close: String = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            i = j + hashes + 1;
+            while chars.get(i).is_some() && !at(i, &close) {
+                i += 1;
+            }
+            i = (i + close.chars().count()).min(chars.len());
+            keep_newlines(&mut out, &chars[start..i]);
+        } else if c == '"' {
+            let start = i;
+            i += 1;
+            while let Some(&d) = chars.get(i) {
+                i += if d == '\\' { 2 } else { 1 };
+                if d == '"' {
+                    break;
+                }
+            }
+            i = i.min(chars.len());
+            keep_newlines(&mut out, &chars[start..i]);
+        } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
+            i += 3; // 'x'
+        } else if c == '\'' && chars.get(i + 1) == Some(&'\\') {
+            // '\n', '\'', '\u{..}'
+            i += 2;
+            while chars.get(i).is_some_and(|c| *c != '\'') {
+                i += 1;
+            }
+            i += 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Each function in `source` (up to its `#[cfg(test)]`) longer than [`FUNCTION_MAX_LINES`]:
+/// (its name, its first line, its length in lines).
+fn long_functions(source: &str) -> Vec<(String, usize, usize)> {
+    let head: Vec<&str> = source
+        .lines()
+        .take_while(|line| line.trim() != "#[cfg(test)]")
+        .collect();
+    let code = code_only(&head.join("\n"));
+    let lines: Vec<&str> = code.lines().collect();
+    let mut long = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let Some(name) = fn_name(line) else { continue };
+        let mut depth = 0usize;
+        let mut opened = false;
+        'body: for (end, body_line) in lines.iter().enumerate().skip(start) {
+            for c in body_line.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth = depth.saturating_sub(1),
+                    // A declaration without a body (a trait's).
+                    ';' if !opened => break 'body,
+                    _ => {}
+                }
+                if opened && depth == 0 {
+                    let len = end - start + 1;
+                    if len > FUNCTION_MAX_LINES {
+                        long.push((name.to_owned(), start + 1, len));
+                    }
+                    break 'body;
+                }
+            }
+        }
+    }
+    long
+}
+
+/// The name of the function `line` declares, if it declares one.
+fn fn_name(line: &str) -> Option<&str> {
+    let mut words = line.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        match w {
+            "pub" | "pub(crate)" | "pub(super)" | "const" | "async" | "unsafe" | "extern" => {}
+            "fn" => {
+                let rest = words.next()?;
+                let end = rest
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                return Some(&rest[..end]).filter(|n| !n.is_empty());
+            }
+            _ if w.starts_with("pub(") => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
+#[test]
+fn no_function_outside_tests_and_benchmarks_is_over_the_bound() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut long = Vec::new();
+    for entry in std::fs::read_dir(&crates).expect("crates/ lists") {
+        let dir = entry.expect("an entry").path();
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_owned();
+        if TEST_CODE.contains(&name.as_str()) || !dir.join("src").is_dir() {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        for file in files {
+            let source = std::fs::read_to_string(&file).expect("a source file reads");
+            for (f, line, len) in long_functions(&source) {
+                long.push(format!("{}:{line}: fn {f} is {len} lines", file.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {FUNCTION_MAX_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+/// The bound is found at N+1 and not at N, through strings, comments and characters that hold
+/// braces, and not in tests.
+#[test]
+fn the_function_bound_is_measured_at_n_and_n_plus_one() {
+    let function = |lines: usize| {
+        let mut f = String::from("pub(crate) fn f(x: char) -> String {\n");
+        f.push_str("    let s = \"}}}\"; // }\n    let c = '}'; let r = r#\"{\"#; /* { */\n");
+        for _ in 0..lines - 4 {
+            f.push_str("    let _ = x;\n");
+        }
+        f.push_str("}\n");
+        f
+    };
+    assert!(long_functions(&function(FUNCTION_MAX_LINES)).is_empty());
+    let over = long_functions(&function(FUNCTION_MAX_LINES + 1));
+    assert_eq!(over, vec![("f".to_owned(), 1, FUNCTION_MAX_LINES + 1)]);
+    let in_tests = format!(
+        "#[cfg(test)]\nmod tests {{\n{}}}\n",
+        function(FUNCTION_MAX_LINES + 1)
+    );
+    assert!(long_functions(&in_tests).is_empty());
+}
