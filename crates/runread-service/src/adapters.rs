@@ -18,67 +18,69 @@ use serde_json::{Map, Value};
 use runread_core::redact::Redactor;
 use runread_core::{ErrorCode, Feature, Target};
 use runread_gate::{Definition, ExecToken, FeatureReader};
-use runread_store::{Grant, RunRecord, SessionRecord};
+use std::sync::LazyLock;
 
-use crate::tools::{self, ToolDef};
-use crate::{KeyContext, Service, grants};
+use runread_core::cursor::CursorKey;
+use runread_core::envelope::Trust;
+use runread_sessions::EntrySummary;
+use runread_store::{ArtifactRecord, Grant, RunRecord, SessionRecord};
 
-/// Every adapter's definition digest, pinned. A change to a tool's name, version, description,
-/// feature, schemas or deadline changes its digest, and the service refuses to start until the
-/// change is acknowledged here (`binding_digests_are_pinned` prints the new values).
-pub const PINNED_BINDINGS: &[(&str, &str)] = &[
-    (
-        "get_run",
-        "9b35932cb109a1057a4162e7a53d943884bd2d6b21a43aa8c8edc6d52565f7ec",
-    ),
-    (
-        "list_artifacts",
-        "6f73538e2cfd1db9a2330fe1eb4aba7b26e8d6c2b9889599726e75051d4546b8",
-    ),
-    (
-        "list_granted_targets",
-        "78198aa14ce80fbe62c414419a9f2a161418c993de2d69875f9036bcc450e4fc",
-    ),
-    (
-        "read_artifact",
-        "f4856091db3603220ce3d54063b02ad2654cd82c2b2f026b9798233974783d9d",
-    ),
-    (
-        "read_final_answer",
-        "5401a11056db3ff446f5ec5c068f03cb7dde0bf513951f2afa6009a4324cb9fc",
-    ),
-    (
-        "read_history",
-        "047efdf159608bb914e874a3497409114b9c27b11bdf35471eda1cd58e971f83",
-    ),
-    (
-        "read_target_metadata",
-        "a515cfceaadf0e167858a3e355379bd9aaaf4f04fc311da9d5540cbe4d558545",
-    ),
-    (
-        "read_work_state",
-        "13cb6091b3fffd3dc4c731badd5e5860216e5a68cd09321be2bc06e23519a757",
-    ),
-];
+use crate::fork::Fork;
+use crate::publication::{Evidence as AnswerEvidence, PublishedCache};
+use crate::supervised::Supervised;
+use crate::{KeyContext, Service, admission};
 
 /// The adapter's deadline (the gate's maximum).
 const DEADLINE: std::time::Duration = runread_core::limits::ADAPTER_DEADLINE_MAX;
 
-pub(crate) fn definition(def: &ToolDef) -> Definition {
-    Definition {
-        name: def.name,
-        version: def.version,
-        description: def.description,
-        feature: def.feature,
-        input_schema: (**def.input_schema).clone(),
-        output_schema: (**def.output_schema).clone(),
-        timeout: DEADLINE,
+/// One tool, as its own module defines it: what clients are shown, the feature a grant must
+/// name, its label, its schemas, its rules and its pinned digest.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// `None`: available to any key with a live grant.
+    pub feature: Option<Feature>,
+    /// The text label: the lowest trust of any field the output can carry. `Untrusted` exactly
+    /// when the output schema marks a field as the agent's (`SOURCE_KEYWORD`); `Medium` only
+    /// for output that is all runread's own (enums, flags, counts, digests, runread's ids and
+    /// times it rendered itself).
+    pub trust: Trust,
+    /// Version of the tool's definition; bump it with any change of meaning.
+    pub version: u32,
+    pub input_schema: &'static LazyLock<Value>,
+    /// Schema of what the adapter produces; the declared schema adds the trust fields.
+    pub output_schema: &'static LazyLock<Value>,
+    /// The tool's rules: how it is admitted and what it serves.
+    pub(crate) rules: &'static dyn Rules,
+    /// The digest of [`ToolDef::definition`], pinned: the service refuses to start while they
+    /// differ.
+    pub pinned: &'static str,
+}
+
+impl ToolDef {
+    /// The `outputSchema` clients see: the adapter's schema plus the trust fields every result carries.
+    pub fn declared_output_schema(&self) -> Value {
+        crate::schema::with_trust((**self.output_schema).clone(), self.name)
+    }
+
+    /// The definition the gate binds and pins.
+    pub fn definition(&self) -> Definition {
+        Definition {
+            name: self.name,
+            version: self.version,
+            description: self.description,
+            feature: self.feature,
+            input_schema: (**self.input_schema).clone(),
+            output_schema: (**self.output_schema).clone(),
+            timeout: DEADLINE,
+        }
     }
 }
 
 /// One tool's rules, implemented once in the tool's own module: its exact arguments (admission
 /// step 4), the grant and currency it needs and the reader it gets (step 5), and what it serves
-/// from that reader. Its name, schemas and feature are its entry in [`tools::ALL`].
+/// from that reader. Its name, schemas and feature are its [`ToolDef`], beside it.
 pub(crate) trait ToolRules: Sync + 'static {
     /// The tool's exact arguments.
     type Args: ExactArgs;
@@ -107,12 +109,16 @@ pub(crate) trait ToolRules: Sync + 'static {
     fn execute(args: Self::Args, reader: &Self::Reader) -> Result<Self::Output, ErrorCode>;
 }
 
-/// What admission knows while step 5 runs for one call.
+/// What admission knows while step 5 runs for one call, and the only way a tool's admission
+/// reads: the capabilities below (its grant and run, its session, its entries, the redactor, …),
+/// never the service itself.
 pub(crate) struct AdmissionContext<'a> {
-    pub svc: &'a Service,
-    pub ctx: &'a KeyContext,
+    svc: &'a Service,
+    ctx: &'a KeyContext,
     /// The called tool's catalog entry: its feature is the one a grant must allow.
-    pub def: &'static ToolDef,
+    def: &'static ToolDef,
+    /// Every tool (what a grant's features let its key call).
+    catalog: &'static [&'static ToolDef],
     pub now_ms: i64,
 }
 
@@ -150,8 +156,8 @@ impl AdmissionContext<'_> {
     pub(crate) fn run(&self, target: &Target) -> Result<CurrentRunGrant, ErrorCode> {
         // Every tool that names a run has a feature; one without cannot be granted a run.
         let feature: Feature = self.def.feature.ok_or(ErrorCode::NotGranted)?;
-        let grant = grants::grant_for(self.ctx, target, feature, self.now_ms)?.clone();
-        let run = grants::current_run(self.svc, target)?;
+        let grant = admission::grant_for(self.ctx, target, feature, self.now_ms)?.clone();
+        let run = admission::current_run(self.svc, target)?;
         Ok(CurrentRunGrant {
             target: target.clone(),
             grant,
@@ -166,6 +172,67 @@ impl AdmissionContext<'_> {
             .session(&target.session_id)
             .map_err(Service::unavailable)?
             .ok_or(ErrorCode::TargetStale)
+    }
+
+    /// The key's grants live now (`list_granted_targets` is admitted on them, not on a run).
+    pub(crate) fn live_grants(&self) -> impl Iterator<Item = &Grant> {
+        self.ctx.grants.iter().filter(|g| g.is_live(self.now_ms))
+    }
+
+    /// Whether every grant of the key is revoked (none merely expired).
+    pub(crate) fn all_grants_revoked(&self) -> bool {
+        self.ctx.grants.iter().all(|g| g.revoked_at_ms.is_some())
+    }
+
+    /// Every tool of the catalog.
+    pub(crate) fn catalog(&self) -> &'static [&'static ToolDef] {
+        self.catalog
+    }
+
+    /// The known secrets, as the one redactor every output is masked with.
+    pub(crate) fn redactor(&self) -> Result<Arc<Redactor>, ErrorCode> {
+        self.svc.secrets.redactor()
+    }
+
+    /// The index entries of `target`'s session generation.
+    pub(crate) fn entries(&self, target: &Target) -> Result<Vec<EntrySummary>, ErrorCode> {
+        self.svc
+            .store
+            .entries(&target.session_id, target.generation)
+            .map_err(Service::unavailable)
+    }
+
+    /// `session`'s parent and what it inherits from it, when it is a fork.
+    pub(crate) fn fork(&self, session: &SessionRecord) -> Result<Option<Fork>, ErrorCode> {
+        crate::fork::of(&*self.svc.store, session).map_err(Service::unavailable)
+    }
+
+    /// The store's cursor key (a cursor names its target, tool and version).
+    pub(crate) fn cursor_key(&self) -> CursorKey {
+        self.svc.store.cursor_key().clone()
+    }
+
+    /// The supervised evidence of `run`, if a supervisor recorded it.
+    pub(crate) fn supervised(&self, run: &RunRecord) -> Result<Option<Supervised>, ErrorCode> {
+        Supervised::observe(self.svc, run).map_err(Service::unavailable)
+    }
+
+    /// The run's final answer evidence: supervised or passive, and the file's identity now.
+    pub(crate) fn answer_evidence(&self, run: &RunRecord) -> Result<AnswerEvidence, ErrorCode> {
+        AnswerEvidence::observe(self.svc, run)
+    }
+
+    /// The answers already published under the current known secrets.
+    pub(crate) fn published_answers(&self) -> Arc<PublishedCache> {
+        self.svc.published.clone()
+    }
+
+    /// The artifacts registered for `target`.
+    pub(crate) fn artifacts(&self, target: &Target) -> Result<Vec<ArtifactRecord>, ErrorCode> {
+        self.svc
+            .store
+            .artifacts(target)
+            .map_err(Service::unavailable)
     }
 }
 
@@ -256,7 +323,7 @@ impl<T: ToolRules> Rules for T {
         let granted = T::admit(at, &parsed)?;
         let reading: Reading<T> = Reading {
             tool: at.def.name,
-            redactor: at.svc.secrets.redactor()?,
+            redactor: at.redactor()?,
             feature: granted.reader,
         };
         Ok(AdmittedCall {
@@ -310,11 +377,6 @@ fn mask_value(v: &mut Value, redactor: &Redactor) {
     }
 }
 
-/// Every tool's definition, compiled in.
-pub fn definitions() -> Vec<Definition> {
-    tools::ALL.iter().map(definition).collect()
-}
-
 /// What admission hands the gate.
 pub(crate) struct AdmittedCall {
     pub input: Value,
@@ -330,6 +392,7 @@ pub(crate) fn admit(
     svc: &Service,
     ctx: &KeyContext,
     def: &'static ToolDef,
+    catalog: &'static [&'static ToolDef],
     args: &Value,
     now_ms: i64,
 ) -> Result<AdmittedCall, ErrorCode> {
@@ -337,226 +400,8 @@ pub(crate) fn admit(
         svc,
         ctx,
         def,
+        catalog,
         now_ms,
     };
-    def.tool.rules().admit(&at, args)
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use super::*;
-
-    /// The pinned digests equal the compiled definitions. When a tool's definition changes on
-    /// purpose, this test prints the new digest to pin (and the version should be bumped).
-    #[test]
-    fn binding_digests_are_pinned() {
-        let mut drift = Vec::new();
-        for d in definitions() {
-            let pinned = PINNED_BINDINGS
-                .iter()
-                .find(|(t, _)| *t == d.name)
-                .map(|(_, p)| *p);
-            if pinned != Some(d.digest().as_str()) {
-                drift.push(format!("(\"{}\", \"{}\"),", d.name, d.digest()));
-            }
-        }
-        assert!(
-            drift.is_empty(),
-            "pin these digests in PINNED_BINDINGS:\n{}",
-            drift.join("\n")
-        );
-        assert!(runread_gate::Registry::build(definitions(), PINNED_BINDINGS).is_ok());
-    }
-
-    /// Schemas compile on a tool's first call, not at startup: every compiled-in one must.
-    #[test]
-    fn every_tool_schema_compiles() {
-        let registry = runread_gate::Registry::build(definitions(), PINNED_BINDINGS).unwrap();
-        let tools: Vec<&str> = registry.tools().map(|b| b.tool).collect();
-        assert_eq!(tools.len(), definitions().len());
-        for b in registry.tools() {
-            assert!(b.schemas_compile(), "{}", b.tool);
-        }
-    }
-
-    #[test]
-    fn a_drifted_binding_is_refused_at_startup() {
-        let mut pinned: Vec<(&'static str, &'static str)> = PINNED_BINDINGS.to_vec();
-        pinned[0].1 = "0000000000000000000000000000000000000000000000000000000000000000";
-        let err = runread_gate::Registry::build(definitions(), &pinned)
-            .err()
-            .expect("drift must be refused");
-        assert!(
-            matches!(
-                err,
-                runread_gate::registry::RegistryError::DigestDrift { .. }
-            ),
-            "{err}"
-        );
-        let missing: Vec<_> = PINNED_BINDINGS[1..].to_vec();
-        assert!(
-            runread_gate::Registry::build(definitions(), &missing).is_err(),
-            "an unpinned adapter is refused"
-        );
-    }
-
-    /// Each tool's output type and its declared output schema say the same: the same fields at
-    /// every depth, the same required ones, the same types (null included), the same enums
-    /// where both name values. What only the declared schema says (bounds, patterns, marks of
-    /// the agent's data, conditions) narrows it and is not compared.
-    #[test]
-    fn every_output_type_matches_its_declared_schema() {
-        let mut drift = Vec::new();
-        for def in &tools::ALL {
-            let derived = def.tool.rules().derived_output_schema();
-            agree(def.name, def.output_schema, &derived, &mut drift);
-        }
-        assert!(drift.is_empty(), "{}", drift.join("\n"));
-    }
-
-    /// The comparison can fail: a renamed field, a dropped requirement, a changed type and an
-    /// enum value more are each found.
-    #[test]
-    fn the_schema_comparison_finds_drift() {
-        let declared = serde_json::json!({"type": "object", "properties": {
-            "a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}},
-            "required": ["a", "b", "c"]});
-        let same = serde_json::json!({"type": "object", "properties": {
-            "a": {"type": "string", "maxLength": 3}, "b": {"type": "string", "enum": ["y", "x"]},
-            "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
-            "required": ["c", "b", "a"]});
-        let mut found = Vec::new();
-        agree("t", &declared, &same, &mut found);
-        assert!(found.is_empty(), "{found:?}");
-        for drifted in [
-            serde_json::json!({"type": "object", "properties": {"A": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}}, "required": ["A", "b", "c"]}),
-            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}}, "required": ["b", "c"]}),
-            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": "integer"}}, "required": ["a", "b", "c"]}),
-            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y", "z"]}, "c": {"type": ["integer", "null"]}}, "required": ["a", "b", "c"]}),
-        ] {
-            let mut found = Vec::new();
-            agree("t", &declared, &drifted, &mut found);
-            assert!(!found.is_empty(), "{drifted}");
-        }
-    }
-
-    /// `schema`'s JSON types: its `type`, else those of its enum's values; `anyOf` branches
-    /// united (a derived `Option` is `anyOf` with `null`).
-    fn types(schema: &Value) -> BTreeSet<String> {
-        if let Some(branches) = schema
-            .get("anyOf")
-            .or(schema.get("oneOf"))
-            .and_then(Value::as_array)
-        {
-            return branches.iter().flat_map(types).collect();
-        }
-        match schema.get("type") {
-            Some(Value::String(t)) => BTreeSet::from([t.clone()]),
-            Some(Value::Array(ts)) => ts
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            _ => listed(schema)
-                .unwrap_or_default()
-                .iter()
-                .map(|v| {
-                    match v {
-                        Value::Null => "null",
-                        Value::Bool(_) => "boolean",
-                        Value::Number(n) if n.is_f64() => "number",
-                        Value::Number(_) => "integer",
-                        Value::String(_) => "string",
-                        Value::Array(_) => "array",
-                        Value::Object(_) => "object",
-                    }
-                    .to_owned()
-                })
-                .collect(),
-        }
-    }
-
-    /// The values `schema` allows, when it lists them (`enum` or `const`), as JSON text.
-    fn values(schema: &Value) -> Option<BTreeSet<String>> {
-        listed(schema).map(|vs| vs.iter().map(Value::to_string).collect())
-    }
-
-    /// The values `schema` lists: its `enum`, its `const`, or (a derived enum with documented
-    /// variants) one `const` per `anyOf`/`oneOf` branch.
-    fn listed(schema: &Value) -> Option<Vec<Value>> {
-        if let Some(branches) = schema
-            .get("anyOf")
-            .or(schema.get("oneOf"))
-            .and_then(Value::as_array)
-        {
-            let mut all = Vec::new();
-            for b in branches {
-                all.extend(listed(b)?);
-            }
-            return Some(all);
-        }
-        if let Some(Value::Array(vs)) = schema.get("enum") {
-            return Some(vs.clone());
-        }
-        schema.get("const").map(|v| vec![v.clone()])
-    }
-
-    /// The branch of `schema` that describes an object or array (an `Option`'s non-null one).
-    fn structured(schema: &Value) -> &Value {
-        schema
-            .get("anyOf")
-            .and_then(Value::as_array)
-            .and_then(|bs| {
-                bs.iter()
-                    .find(|b| b.get("properties").is_some() || b.get("items").is_some())
-            })
-            .unwrap_or(schema)
-    }
-
-    fn agree(path: &str, declared: &Value, derived: &Value, drift: &mut Vec<String>) {
-        let (td, tv) = (types(declared), types(derived));
-        if !td.is_empty() && !tv.is_empty() && td != tv {
-            drift.push(format!("{path}: types {td:?} declared, {tv:?} derived"));
-        }
-        if let (Some(vd), Some(vv)) = (values(declared), values(derived))
-            && vd != vv
-        {
-            drift.push(format!("{path}: values {vd:?} declared, {vv:?} derived"));
-        }
-        let (declared, derived) = (structured(declared), structured(derived));
-        let keys = |s: &Value, k: &str| -> BTreeSet<String> {
-            match s.get(k) {
-                Some(Value::Object(m)) => m.keys().cloned().collect(),
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect(),
-                _ => BTreeSet::new(),
-            }
-        };
-        let (pd, pv) = (keys(declared, "properties"), keys(derived, "properties"));
-        if pd != pv {
-            drift.push(format!(
-                "{path}: properties {pd:?} declared, {pv:?} derived"
-            ));
-        }
-        let (rd, rv) = (keys(declared, "required"), keys(derived, "required"));
-        if rd != rv {
-            drift.push(format!("{path}: required {rd:?} declared, {rv:?} derived"));
-        }
-        for p in pd.intersection(&pv) {
-            agree(
-                &format!("{path}.{p}"),
-                &declared["properties"][p],
-                &derived["properties"][p],
-                drift,
-            );
-        }
-        if let (Some(id), Some(iv)) = (declared.get("items"), derived.get("items")) {
-            agree(&format!("{path}[]"), id, iv, drift);
-        }
-    }
+    def.rules.admit(&at, args)
 }

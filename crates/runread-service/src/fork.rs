@@ -4,7 +4,7 @@
 //! recorded it, never shown it as the fork's own; of a parent outside the fork's workspace it is
 //! told nothing, not even whether it exists.
 
-use crate::history::GapReason;
+use crate::vocab::GapReason;
 use runread_store::{SessionRecord, Store, StoreError};
 
 /// Whether the parent still holds what the fork inherits.

@@ -1,6 +1,16 @@
 //! `get_run`: a low-sensitivity status projection. Nothing else — no request ids, paths,
 //! arguments, errors or process ids — ever appears in its output.
 
+use std::sync::LazyLock;
+
+use serde_json::{Value, json};
+
+use runread_core::Feature;
+use runread_core::envelope::Trust;
+
+use crate::adapters::ToolDef;
+use crate::schema::{self};
+
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -141,3 +151,52 @@ fn status(reader: &Reader) -> Output {
         }),
     }
 }
+
+pub(crate) const NAME: &str = "get_run";
+
+/// `get_run`: its definition, its rules and its pinned digest.
+pub(crate) static DEF: ToolDef = ToolDef {
+    name: NAME,
+    title: "Get a run's status",
+    description: "Low-sensitivity status of one granted run: whether it is found, its status, revision \
+                  identity, event sequence, times and origin. A run that is missing, elsewhere or not granted \
+                  gives the same {found:false}.",
+    feature: Some(Feature::Status),
+    trust: Trust::Medium,
+    version: 1,
+    input_schema: &schema::TARGET_ONLY_INPUT,
+    output_schema: &GET_RUN_OUTPUT,
+    rules: &GetRun,
+    pinned: "9b35932cb109a1057a4162e7a53d943884bd2d6b21a43aa8c8edc6d52565f7ec",
+};
+
+static GET_RUN_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
+    let time = json!({"type": ["string", "null"]});
+    json!({
+        "type": "object",
+        "properties": {
+            "found": {"type": "boolean"},
+            "status": {"enum": ["completed", "failed", "cancelled", "running", "unknown"]},
+            "revision": {
+                "type": "object",
+                "properties": {
+                    "instance": {"type": "string"},
+                    "revision": {"type": "integer"},
+                    "generation": {"type": "integer"}
+                },
+                "required": ["instance", "revision", "generation"],
+                "additionalProperties": false
+            },
+            "eventSequence": {"type": "integer", "minimum": 0},
+            "createdAt": time,
+            "startedAt": time,
+            "finishedAt": time,
+            "origin": {"enum": ["passive", "supervised"]}
+        },
+        "required": ["found"],
+        "additionalProperties": false,
+        "if": {"properties": {"found": {"const": true}}},
+        "then": {"required": ["status", "revision", "eventSequence", "createdAt", "startedAt", "finishedAt", "origin"]},
+        "else": {"propertyNames": {"enum": ["found", "trust", "instructions", "tool"]}}
+    })
+});

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod adapters;
+mod admission;
 mod artifacts;
 mod final_answer;
 mod fork;
@@ -19,11 +20,14 @@ mod metadata;
 pub mod outputs;
 pub mod owner;
 mod preview;
+mod publication;
+mod schema;
 pub mod secrets;
 pub mod shown;
 mod source;
 mod supervised;
 pub mod tools;
+mod vocab;
 mod work_state;
 
 use std::sync::Arc;
@@ -36,8 +40,7 @@ use runread_gate::registry::RegistryError;
 use runread_gate::{Call, Gate, GateAdmission, Registry};
 use runread_store::{Grant, Store};
 
-pub use adapters::{PINNED_BINDINGS, definitions};
-pub use tools::{Tool, ToolDef};
+pub use tools::{ToolDef, definitions, pinned_bindings};
 
 /// A presented key that matched stored grants. Holds the key's hash, never the key.
 #[derive(Debug, Clone)]
@@ -92,7 +95,7 @@ pub struct Service {
     gate: Gate,
     config: Config,
     secrets: secrets::KnownSecrets,
-    published: Arc<final_answer::PublishedCache>,
+    published: Arc<publication::PublishedCache>,
 }
 
 impl Service {
@@ -103,7 +106,7 @@ impl Service {
         keys: Arc<dyn KeyProvider>,
         config: Config,
     ) -> Result<Service, RegistryError> {
-        let registry = Registry::build(definitions(), PINNED_BINDINGS)?;
+        let registry = Registry::build(definitions(), &pinned_bindings())?;
         let secrets = secrets::KnownSecrets::new(store.clone(), keys.clone(), vec![]);
         Ok(Service {
             gate: Gate::new(store.clone(), registry, keys),
@@ -162,6 +165,7 @@ impl Service {
         }
         tools::ALL
             .iter()
+            .copied()
             .filter(|t| match t.feature {
                 None => true,
                 Some(f) => features.contains(&f),
@@ -185,7 +189,7 @@ impl Service {
         let svc = self.clone();
         let admit = move || {
             // Steps 4 and 5: arguments, grant, currency.
-            let admitted = adapters::admit(&svc, &ctx, def, &args, now_ms)?;
+            let admitted = adapters::admit(&svc, &ctx, def, &tools::ALL, &args, now_ms)?;
             let call = Call {
                 tool: def.name.to_owned(),
                 request_id,
@@ -210,7 +214,7 @@ impl Service {
         let recheck =
             |(svc, ctx, admitted): &(Arc<Service>, Arc<KeyContext>, Option<_>)| match admitted {
                 Some((grant, run)) => {
-                    grants::recheck(svc, ctx, grant, run, runread_core::timefmt::now_ms())
+                    admission::recheck(svc, ctx, grant, run, runread_core::timefmt::now_ms())
                 }
                 None => Ok(()),
             };
@@ -229,8 +233,8 @@ impl Service {
 
     /// The state `read_final_answer` would report for `run` now (for the owner's listing).
     pub fn answer_state(&self, run: &runread_store::RunRecord, now_ms: i64) -> &'static str {
-        match final_answer::Evidence::observe(self, run) {
-            Ok(e) => final_answer::judge(&e, now_ms).0.as_str(),
+        match publication::Evidence::observe(self, run) {
+            Ok(e) => publication::judge(&e, now_ms).0.as_str(),
             Err(_) => "unknown",
         }
     }

@@ -6,13 +6,14 @@ pub use crate::artifacts::{
     Kind as ArtifactKind, ListOutput as ArtifactList, Listed as ListedArtifact,
 };
 pub use crate::final_answer::{
-    Basis as Evidence, Chunk as AnswerChunk, Claim as AnswerClaim, Output as FinalAnswer,
-    OverallState, State as AnswerState,
+    Chunk as AnswerChunk, Claim as AnswerClaim, Output as FinalAnswer, OverallState,
 };
-pub use crate::history::{GapReason, Output as History, ServedEvent};
+pub use crate::history::{Output as History, ServedEvent};
 pub use crate::metadata::{Output as Metadata, Sourced};
+pub use crate::publication::{Basis as Evidence, State as AnswerState};
+pub use crate::vocab::{Coverage, GapReason};
 pub use crate::work_state::{
-    Aggregate, Child, ChildKind, Coverage, Coverages, Covered, ForegroundSource, ForegroundState,
+    Aggregate, Child, ChildKind, Coverages, Covered, ForegroundSource, ForegroundState,
     Output as WorkState, WorkState as State,
 };
 

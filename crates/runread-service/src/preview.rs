@@ -42,7 +42,7 @@ impl Service {
                 revoked_at_ms: None,
             }],
         };
-        let admitted = adapters::admit(self, &ctx, def, &args, now_ms)?;
+        let admitted = adapters::admit(self, &ctx, def, &tools::ALL, &args, now_ms)?;
         admitted.reader.run_preview(&admitted.input)
     }
 
@@ -64,7 +64,7 @@ impl Service {
     /// numbers them): the times a reader is not served, for the owner's timeline. Only what
     /// parses as a time, re-rendered by runread ([`runread_core::timefmt::agent_time`]).
     pub fn event_times(&self, target: &Target) -> Result<Vec<(u64, Option<String>)>, ErrorCode> {
-        let run = crate::grants::current_run(self, target)?;
+        let run = crate::admission::current_run(self, target)?;
         let lines: std::collections::HashSet<u64> = run.run.message_lines.iter().copied().collect();
         let entries = self
             .store

@@ -2,6 +2,16 @@
 //! children, with per-kind coverage and freshness. Passive evidence says honestly what a session
 //! file cannot show.
 
+use std::sync::LazyLock;
+
+use serde_json::{Value, json};
+
+use runread_core::Feature;
+use runread_core::envelope::Trust;
+
+use crate::adapters::ToolDef;
+use crate::schema::{self};
+
 use std::collections::HashSet;
 
 use schemars::JsonSchema;
@@ -16,11 +26,11 @@ use runread_store::{Foreground, Phase, RunRecord, SessionRecord};
 use runread_sessions::records::CHILDREN_UNOBSERVED_PASSIVE;
 use runread_sessions::{Agent, ChildRecord, LineRef, Records};
 
-use crate::Service;
 use crate::adapters::{AdmissionContext, ToolAdmission, ToolRules};
-use crate::final_answer::Basis;
+use crate::publication::Basis;
 use crate::source::Source;
 use crate::supervised::Supervised;
+use crate::vocab::Coverage;
 
 pub(crate) struct ReadWorkState;
 
@@ -36,7 +46,7 @@ impl ToolRules for ReadWorkState {
         let g = at.run(target)?;
         let run = &g.run;
         let reader = Reader {
-            supervised: Supervised::observe(at.svc, run).map_err(Service::unavailable)?,
+            supervised: at.supervised(run)?,
             children: child_evidence(at, run)?,
             run: run.clone(),
             session: at.session(target)?,
@@ -82,10 +92,7 @@ fn child_evidence(at: &AdmissionContext<'_>, run: &RunRecord) -> Result<ChildEvi
     }
     let lines: HashSet<u64> = run.run.message_lines.iter().copied().collect();
     let tool_call_lines: Vec<LineRef> = at
-        .svc
-        .store
-        .entries(&run.target.session_id, run.target.generation)
-        .map_err(Service::unavailable)?
+        .entries(&run.target)?
         .into_iter()
         .filter(|e| e.has_tool_call && lines.contains(&e.line))
         .filter_map(|e| e.line_ref())
@@ -186,14 +193,6 @@ pub struct Child {
 #[serde(rename_all = "snake_case")]
 pub enum ChildKind {
     Subagent,
-}
-
-/// Whether a kind of work's evidence is covered whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Coverage {
-    Complete,
-    Incomplete,
 }
 
 /// One kind of work's coverage and why.
@@ -550,6 +549,66 @@ fn supervised_coverage(
         ),
     }
 }
+
+pub(crate) const NAME: &str = "read_work_state";
+
+/// `read_work_state`: its definition, its rules and its pinned digest.
+pub(crate) static DEF: ToolDef = ToolDef {
+    name: NAME,
+    title: "Read a run's work state",
+    description: "The run's foreground state kept apart from the aggregate over its explicit children, with \
+                  coverage per kind and freshness. A run started with `runread run` is live: running, waiting \
+                  on a tool, retrying or compacting, and processes it left behind keep the aggregate running. \
+                  Claude Code's subagents are children with their state, from the records Claude Code keeps \
+                  beside the session. completionConfirmed only with full, fresh coverage; whole machine \
+                  idleness is never claimed.",
+    feature: Some(Feature::Aggregate),
+    trust: Trust::Medium,
+    version: 4,
+    input_schema: &schema::TARGET_ONLY_INPUT,
+    output_schema: &WORK_STATE_OUTPUT,
+    rules: &ReadWorkState,
+    pinned: "13cb6091b3fffd3dc4c731badd5e5860216e5a68cd09321be2bc06e23519a757",
+};
+
+static WORK_STATE_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
+    let state = json!({"enum": ["running", "waiting", "retrying", "compacting", "finishing", "completed",
+                                "failed", "cancelled", "unknown"]});
+    let coverage = json!({"type": "object", "properties": {
+        "state": {"enum": ["complete", "incomplete"]}, "reason": {"type": "string"}},
+        "required": ["state", "reason"], "additionalProperties": false});
+    json!({
+        "type": "object",
+        "properties": {
+            "foreground": {"type": "object", "properties": {"state": state, "source": {"enum": ["session_file", "supervisor"]},
+                           "exit": {"type": ["string", "null"]}},
+                           "required": ["state", "source"], "additionalProperties": false},
+            "aggregate": {"type": "object", "properties": {
+                "state": state,
+                // Each child as runread observed it: its kind, its place and its state.
+                "children": {"type": "array", "items": {"type": "object", "properties": {
+                    "kind": {"const": "subagent"}, "index": {"type": "integer", "minimum": 0}, "state": state},
+                    "required": ["kind", "index", "state"], "additionalProperties": false}},
+                "failedChildren": {"type": "integer"}, "cancelledChildren": {"type": "integer"},
+                "unknownChildren": {"type": "integer"}, "runningChildren": {"type": "integer"},
+                "backgroundProcesses": {"type": ["integer", "null"]}},
+                "required": ["state", "children", "failedChildren", "cancelledChildren", "unknownChildren", "runningChildren"],
+                "additionalProperties": false},
+            "coverage": {"type": "object", "properties": {
+                "session": coverage, "subagents": coverage, "supervisor": coverage, "queue": coverage, "background": coverage},
+                "required": ["session", "subagents", "supervisor", "queue", "background"], "additionalProperties": false},
+            "observedAt": {"type": "string"},
+            "fresh": {"type": "boolean"},
+            "live": {"type": "boolean"},
+            "completionConfirmed": {"type": "boolean"},
+            "wholeMachineIdleConfirmed": {"const": false},
+            "evidence": {"enum": ["session_file", "supervised"]}
+        },
+        "required": ["foreground", "aggregate", "coverage", "observedAt", "fresh", "completionConfirmed",
+                     "wholeMachineIdleConfirmed", "evidence"],
+        "additionalProperties": false
+    })
+});
 
 #[cfg(test)]
 mod tests {

@@ -171,7 +171,7 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
     let receipts = store.receipts(start_id).map_err(|e| e.to_string())?;
     let registry = runread_gate::Registry::build(
         runread_service::definitions(),
-        runread_service::PINNED_BINDINGS,
+        &runread_service::pinned_bindings(),
     )
     .map_err(|e| e.to_string())?;
     let i = runread_gate::recovery::inspect(&meta, receipts, &registry);

@@ -587,3 +587,126 @@ fn the_function_bound_is_measured_at_n_and_n_plus_one() {
     );
     assert!(long_functions(&in_tests).is_empty());
 }
+
+/// The modules of `src` (a crate's source folder, flat) other than its root, each with the
+/// sibling modules its code (outside tests and comments) names through `crate::`.
+fn module_graph(sources: &BTreeMap<String, String>) -> BTreeMap<String, Vec<String>> {
+    let names: Vec<&String> = sources.keys().collect();
+    sources
+        .iter()
+        .map(|(module, source)| {
+            let code: String = source
+                .lines()
+                .take_while(|line| line.trim() != "#[cfg(test)]")
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let mut named: Vec<String> = Vec::new();
+            let mut add = |word: &str| {
+                if names.iter().any(|n| n.as_str() == word)
+                    && word != module
+                    && !named.iter().any(|n| n == word)
+                {
+                    named.push(word.to_owned());
+                }
+            };
+            for (at, _) in code.match_indices("crate::") {
+                let rest = &code[at + "crate::".len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    // `use crate::{a, b::C, …}`: each item's first segment.
+                    let group = &group[..group.find('}').unwrap_or(group.len())];
+                    for item in group.split(',') {
+                        add(item.trim().split("::").next().unwrap_or(""));
+                    }
+                } else {
+                    let end = rest
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    add(&rest[..end]);
+                }
+            }
+            named.sort();
+            (module.clone(), named)
+        })
+        .collect()
+}
+
+/// A cycle in `graph`, if there is one: the modules around it.
+fn a_cycle(graph: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<String, Vec<String>>,
+        path: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == m) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(m.to_owned());
+            return Some(cycle);
+        }
+        if done.iter().any(|d| d == m) {
+            return None;
+        }
+        path.push(m.to_owned());
+        for next in graph.get(m).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.push(m.to_owned());
+        None
+    }
+    let mut done = Vec::new();
+    graph
+        .keys()
+        .find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+/// The service's modules form no cycle: each layer (the catalog, the tools, admission and the
+/// gate's reader, the evidence below them) uses only those beneath it. The crate root, which
+/// declares them all and holds the `Service`, is not one of them.
+#[test]
+fn the_services_modules_import_each_other_in_no_cycle() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runread-service/src");
+    let mut sources = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).expect("the folder lists") {
+        let path = entry.expect("an entry").path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if path.extension().is_some_and(|e| e == "rs") && stem != "lib" {
+            sources.insert(
+                stem.to_owned(),
+                std::fs::read_to_string(&path).expect("reads"),
+            );
+        }
+    }
+    assert!(sources.len() > 10, "the service's modules are found");
+    let graph = module_graph(&sources);
+    assert_eq!(a_cycle(&graph), None, "{graph:#?}");
+}
+
+/// The cycle check can fail: two modules that name each other are found, through `use
+/// crate::{…}` as well as a path.
+#[test]
+fn the_module_cycle_check_finds_a_cycle() {
+    let sources: BTreeMap<String, String> = [
+        ("a", "use crate::{b::Thing, Service};\n"),
+        ("b", "fn f() { crate::c::g() }\n"),
+        (
+            "c",
+            "// crate::a in a comment\n#[cfg(test)]\nmod tests { use crate::a; }\n",
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    assert_eq!(a_cycle(&module_graph(&sources)), None);
+    let mut cyclic = sources.clone();
+    cyclic.insert("c".into(), "use crate::{self, a};\n".into());
+    assert_eq!(
+        a_cycle(&module_graph(&cyclic)),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}

@@ -328,7 +328,7 @@ fn recover_inspect_needs_neither_the_sealed_input_nor_a_key() {
     let home = env.dir.path();
     let registry = runread_gate::Registry::build(
         runread_service::definitions(),
-        runread_service::PINNED_BINDINGS,
+        &runread_service::pinned_bindings(),
     )
     .unwrap();
     let binding = registry.get("read_final_answer").unwrap();
