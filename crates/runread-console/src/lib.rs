@@ -18,6 +18,7 @@ pub mod form;
 mod guard;
 mod pages;
 mod routes;
+mod views;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

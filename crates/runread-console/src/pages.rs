@@ -11,7 +11,7 @@ use runread_service::outputs::{self, Previewed};
 use runread_store::{Grant, GrantState, RunRecord};
 
 use crate::auth::SessionView;
-use crate::routes::{
+use crate::views::{
     AUDIT_WINDOWS, AuditView, EXPIRY_PRESETS, RunView, RunsPage, RunsQuery, STATUSES,
 };
 use crate::{RUNS_PAGE, RUNS_POLL_MS, Refusal};

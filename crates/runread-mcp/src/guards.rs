@@ -26,7 +26,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use runread_core::ErrorCode;
 use runread_core::limits::{HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_IN_FLIGHT_MAX};
 
-use crate::server::{AdmittedKey, refusal};
+use crate::door::{AdmittedKey, refusal};
 
 /// Seconds a refused-because-busy client is told to wait.
 pub const BUSY_RETRY_AFTER_SECS: u64 = 1;

@@ -11,6 +11,7 @@
 pub mod accept;
 pub mod client;
 pub mod configs;
+mod door;
 pub mod guards;
 pub mod server;
 

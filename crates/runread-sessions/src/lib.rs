@@ -17,14 +17,16 @@ pub mod model;
 pub mod pi;
 pub mod records;
 pub mod runs;
+pub mod scan;
 
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
-    Agent, EntryKind, EntrySummary, ForkBase, Header, LineDigest, LineOutcome, LineRef,
-    MessageView, ReadAhead, Resume, Scan, ScanError, answer_digest, join_groups,
+    Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
+    Scan, ScanError, answer_digest, join_groups,
 };
 pub use records::{ChildRecord, MetadataSources, Records};
 pub use runs::{Branch, Context, Run, RunStatus, TextRef};
+pub use scan::{LineDigest, ReadAhead};
 
 /// What a reader may be shown of one message line of a session file written by `agent`, read
 /// back when served. `None`: not a message line of that agent.
@@ -59,7 +61,7 @@ pub fn scan_with(
 /// The runs of a session of `agent` from its index entries (in file order).
 pub fn cut_runs(agent: Agent, entries: &[EntrySummary], malformed: &[u64], torn: bool) -> Branch {
     match agent {
-        Agent::Pi => runs::cut_runs(entries, malformed, torn),
+        Agent::Pi => pi::cut_runs(entries, malformed, torn),
         Agent::Claude => claude::cut_runs(entries, malformed, torn),
         Agent::Codex => codex::cut_runs(entries, malformed, torn),
     }

@@ -249,7 +249,7 @@ impl Checkpointer {
     }
 
     fn open(&self) -> rusqlite::Result<Connection> {
-        let conn = crate::sqlite::open_existing(&self.path)?;
+        let conn = open_existing(&self.path)?;
         // A connection opens the log with its first read transaction; until then a checkpoint
         // on it finds no log and copies nothing, successfully.
         let _: i64 = conn.pragma_query_value(None, "schema_version", |r| r.get(0))?;
@@ -277,6 +277,17 @@ impl Checkpointer {
             let _ = handle.join();
         }
     }
+}
+
+/// A further connection to the store's file (a reader, the checkpointer). Never creates: a store
+/// file that vanished is an error, not a new empty store.
+pub(crate) fn open_existing(path: &std::path::Path) -> rusqlite::Result<Connection> {
+    Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
 }
 
 #[cfg(test)]

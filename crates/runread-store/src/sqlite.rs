@@ -11,7 +11,7 @@ use rusqlite::{
 
 use runread_core::cursor::CursorKey;
 
-use crate::checkpoint::{CheckpointStats, Checkpointer};
+use crate::checkpoint::{CheckpointStats, Checkpointer, open_existing};
 use crate::vocab::{
     self, Args, AuditRows, MapRow, PREVIEW_PURGE_MIGRATION, RUN_STARTS_MIGRATION, Value, i64_of,
     values,
@@ -380,17 +380,6 @@ fn open_readers(path: &Path) -> Vec<Mutex<Connection>> {
             Vec::new()
         }
     }
-}
-
-/// A further connection to the store's file (a reader, the checkpointer). Never creates: a store
-/// file that vanished is an error, not a new empty store.
-pub(crate) fn open_existing(path: &Path) -> rusqlite::Result<Connection> {
-    Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
-            | rusqlite::OpenFlags::SQLITE_OPEN_URI
-            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
 }
 
 /// Switches the file to WAL. SQLite answers this switch BUSY without calling the busy handler

@@ -6,9 +6,9 @@
 //! Codex (`exec --json`), identified by its own `--version` ([`locate`]) — and turns three
 //! sources into evidence:
 //!
-//! - the **event stream** (Pi: [`events`], [`state`]; Claude Code: [`claude_events`],
-//!   [`claude_state`]; Codex: [`codex_events`], [`codex_state`]): runs, their phase, the
-//!   candidate answer;
+//! - the **event stream**, one folder per agent ([`pi`], [`claude`], [`codex`]: each its
+//!   `events` and its `state` machine, over what every stream shares, [`stream`]): runs, their
+//!   phase, the candidate answer;
 //! - the **persisted session file** ([`proof`]): re-read link-safely at settle, the candidate
 //!   found as the run's final message — Pi and Claude Code: with an unbroken parent chain to the
 //!   leaf pinned at start; Codex: in the turn that started after the point pinned at start, as
@@ -22,15 +22,14 @@
 #![forbid(unsafe_code)]
 
 pub mod census;
-pub mod claude_events;
-pub mod claude_state;
-pub mod codex_events;
-pub mod codex_state;
-pub mod events;
+pub mod claude;
+pub mod codex;
 pub mod locate;
+pub mod pi;
 pub mod proof;
+pub mod refusal;
 pub mod run;
-pub mod state;
+pub mod stream;
 mod terminal;
 
 pub use run::{Options, Outcome, RunReport, StartError, journal_proof, journal_root, supervise};

@@ -284,7 +284,7 @@ pub fn parse_version_output(out: &[u8]) -> Said {
         return Said::Bare(bare.to_owned());
     }
     const SHOWN_CHARS: usize = 60;
-    let shown = crate::events::one_line(trimmed, SHOWN_CHARS);
+    let shown = crate::stream::one_line(trimmed, SHOWN_CHARS);
     Said::Other(if shown.is_empty() {
         "nothing".into()
     } else {

@@ -21,7 +21,7 @@
 //! file has no parent chain: a run is a turn. The rollout must be the thread's (its
 //! `session_meta` id the stream's thread id, its cwd the supervised one), and the run is a turn
 //! that started after the point pinned at start, or was open then
-//! ([`crate::codex_state::turns_after`]); it
+//! ([`crate::codex::state::turns_after`]); it
 //! must have ended with `task_complete` reporting exactly the candidate's text, which must also
 //! be the turn's last assistant message (the reader marks the run completed only then).
 
@@ -31,10 +31,10 @@ use std::path::Path;
 use runread_sessions::file::{self, EvidenceFile, ReadError};
 use runread_sessions::{Branch, EntrySummary, FileIdentity, Resume, Run, RunStatus, ScanError};
 
-use crate::claude_state::ClaudeCandidate;
-use crate::codex_state::{self, CodexCandidate};
-use crate::events::Candidate;
+use crate::claude::state::ClaudeCandidate;
+use crate::codex::state::{self as codex_state, CodexCandidate};
 use crate::locate::Agent;
+use crate::pi::events::Candidate;
 
 /// What was pinned when supervision started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,60 +59,7 @@ pub struct Verified {
     pub user_message_sha256: String,
 }
 
-/// Why a run could not be verified. Fixed texts: they go into the store and the owner's view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    NotRegular,
-    HardLinked,
-    Replaced,
-    Unreadable,
-    TooLarge,
-    Incomplete,
-    Malformed,
-    OtherSession,
-    NotOnBranch,
-    BrokenChain,
-    Mismatch,
-    StreamFault,
-    NotFound,
-    /// The proof could not be written to the journal (or did not read back).
-    Journal,
-    /// The file changed while it was read (the agent was still writing): read again.
-    Busy,
-}
-
-impl Refusal {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::NotRegular => "session file is not a regular file (a symbolic link?)",
-            Refusal::HardLinked => "session file has more than one link",
-            Refusal::Replaced => "session file was replaced or changed during the read",
-            Refusal::Unreadable => "session file could not be read",
-            Refusal::TooLarge => "session file exceeds the evidence line bound",
-            Refusal::Incomplete => "session file ends in an unfinished line",
-            Refusal::Malformed => "session file has a malformed line",
-            Refusal::OtherSession => "session file belongs to another session or cwd",
-            Refusal::NotOnBranch => {
-                "the announced answer is not the run's final message on the active branch"
-            }
-            Refusal::BrokenChain => "the run does not chain to the leaf pinned at start",
-            Refusal::Mismatch => "the persisted answer differs from the announced one",
-            Refusal::StreamFault => "the event stream had an unreadable line in this run",
-            Refusal::NotFound => "the session file was not found",
-            Refusal::Journal => "the proof could not be journaled",
-            Refusal::Busy => "session file kept changing while it was read",
-        }
-    }
-
-    /// A refusal that may go away when the file is read again a moment later (the agent was
-    /// still writing its last lines).
-    pub fn transient(self) -> bool {
-        matches!(
-            self,
-            Refusal::NotOnBranch | Refusal::Incomplete | Refusal::Busy
-        )
-    }
-}
+pub use crate::refusal::Refusal;
 
 fn refusal_of(e: ReadError) -> Refusal {
     match e {

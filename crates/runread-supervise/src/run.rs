@@ -20,14 +20,19 @@ use runread_sessions::EntrySummary;
 use runread_store::{Background, Foreground, Phase, Proof, Store, SupervisedRun, Workspace};
 
 use crate::census;
-use crate::claude_events::{self, ClaudeEvent};
-use crate::claude_state::{self, ClaudeCandidate, ClaudeSupervision, ClaudeTracked, NoCandidate};
-use crate::codex_events::{self, CodexEvent};
-use crate::codex_state::{self, CodexCandidate, CodexSupervision, CodexTracked, TurnEnd};
-use crate::events::{self, Candidate, Event};
+use crate::claude::events::{self as claude_events, ClaudeEvent};
+use crate::claude::state::{
+    self as claude_state, ClaudeCandidate, ClaudeSupervision, ClaudeTracked, NoCandidate,
+};
+use crate::codex::events::{self as codex_events, CodexEvent};
+use crate::codex::state::{
+    self as codex_state, CodexCandidate, CodexSupervision, CodexTracked, TurnEnd,
+};
 use crate::locate::{self, Agent, Located};
+use crate::pi::events::{self, Candidate, Event};
+use crate::pi::state::{Supervision, Tracked};
 use crate::proof::{self, Pinned, Refusal, Verified};
-use crate::state::{Step, Supervision, Tracked};
+use crate::stream::Step;
 use crate::terminal::Terminal;
 
 /// Verification attempts at settle (the final line may still be on its way to the disk); a run

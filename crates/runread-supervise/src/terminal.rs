@@ -4,11 +4,11 @@
 
 use std::io::Write as _;
 
-use crate::claude_events::{Block, ClaudeEvent, UserKind};
-use crate::claude_state::ClaudeSupervision;
-use crate::codex_events::{CodexEvent, ItemKind};
-use crate::codex_state::CodexSupervision;
-use crate::events::{self, Event};
+use crate::claude::events::{Block, ClaudeEvent, UserKind};
+use crate::claude::state::ClaudeSupervision;
+use crate::codex::events::{CodexEvent, ItemKind};
+use crate::codex::state::CodexSupervision;
+use crate::pi::events::Event;
 
 /// Longest failure text shown on the terminal (in characters).
 const FAILURE_SHOWN_MAX_CHARS: usize = 200;
@@ -86,7 +86,10 @@ impl Terminal {
                 for b in blocks {
                     match b {
                         Block::Text(t) if (*synthetic || *error) && !sidechain => {
-                            eprintln!("  ✗ {}", events::one_line(t, FAILURE_SHOWN_MAX_CHARS));
+                            eprintln!(
+                                "  ✗ {}",
+                                crate::stream::one_line(t, FAILURE_SHOWN_MAX_CHARS)
+                            );
                         }
                         Block::Text(_) if *synthetic || *error => {}
                         Block::Text(t) if !sidechain => {

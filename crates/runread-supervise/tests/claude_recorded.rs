@@ -15,11 +15,13 @@ use serde_json::Value;
 
 use runread_sessions::{Agent, EntrySummary, EvidenceFile, Resume};
 use runread_store::{Foreground, Phase, Proof, Store};
-use runread_supervise::claude_events;
-use runread_supervise::claude_state::{self, ClaudeCandidate, ClaudeSupervision, NoCandidate};
+use runread_supervise::claude::events as claude_events;
+use runread_supervise::claude::state::{
+    self as claude_state, ClaudeCandidate, ClaudeSupervision, NoCandidate,
+};
 use runread_supervise::proof::{self, Pinned, Refusal};
 use runread_supervise::run::claude_foreground;
-use runread_supervise::state::Step;
+use runread_supervise::stream::Step;
 use runread_testkit::{CLAUDE_FIXTURES, Reported, claude_fixture_sessions, claude_steps};
 
 /// Feeds a recorded stream; returns the supervision and the (line, run) pairs that settled.

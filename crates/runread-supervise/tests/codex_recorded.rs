@@ -17,12 +17,14 @@ use serde_json::Value;
 
 use runread_sessions::{Agent, EntrySummary, EvidenceFile, Resume};
 use runread_store::{Foreground, Phase, Proof, Store};
-use runread_supervise::codex_events;
-use runread_supervise::codex_state::{self, CodexCandidate, CodexSupervision, TurnEnd};
+use runread_supervise::codex::events as codex_events;
+use runread_supervise::codex::state::{
+    self as codex_state, CodexCandidate, CodexSupervision, TurnEnd,
+};
 use runread_supervise::locate::{self, Said, Unsupported};
 use runread_supervise::proof::{self, Pinned, Refusal};
 use runread_supervise::run::codex_foreground;
-use runread_supervise::state::Step;
+use runread_supervise::stream::Step;
 use runread_testkit::{
     CODEX_FIXTURES, Reported, codex_fixture_sessions, codex_fixtures_dir, codex_steps,
 };

@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use runread_sessions::EntrySummary;
+use runread_sessions::pi::cut_runs;
 use runread_sessions::pi::parse_header;
-use runread_sessions::runs::cut_runs;
 use runread_store::Phase;
-use runread_supervise::events;
+use runread_supervise::pi::events;
+use runread_supervise::pi::state::{Step, Supervision};
 use runread_supervise::proof::{self, Pinned, Refusal};
-use runread_supervise::state::{Step, Supervision};
 use runread_testkit::{fixture_session, fixtures_dir};
 
 /// Feeds a recorded stream; returns the supervision and the line numbers (0-based) that settled.

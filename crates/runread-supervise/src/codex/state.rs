@@ -18,9 +18,9 @@ use std::collections::BTreeMap;
 use runread_sessions::{EntryKind, EntrySummary};
 use runread_store::{Phase, Proof};
 
-use crate::codex_events::{CodexEvent, ItemKind};
-use crate::proof::Refusal;
-use crate::state::Step;
+use crate::codex::events::{CodexEvent, ItemKind};
+use crate::refusal::Refusal;
+use crate::stream::Step;
 
 /// How Codex ended a turn on its stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -316,7 +316,7 @@ pub fn turns_after(entries: &[EntrySummary], leaf: Option<&str>) -> Option<Pinne
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codex_events::Item;
+    use crate::codex::events::Item;
 
     fn entry(line: u64, kind: EntryKind, turn: &str) -> EntrySummary {
         EntrySummary {

@@ -32,10 +32,10 @@ use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use crate::content::{Content, text_len_of_kinds, text_of_kinds};
 use crate::file::{EvidenceFile, Line};
 use crate::model::{
-    EntryKind, EntrySummary, FirstLine, ForkBase, Header, LineDigest, LineOutcome, MessageView,
-    ReadAhead, Resume, Scan, ScanError,
+    EntryKind, EntrySummary, ForkBase, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
 };
 use crate::runs::{Branch, Context, Run, RunStatus, taint};
+use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// History roles of Codex events (what `read_history` reports as `role`).
 pub mod role {
@@ -411,7 +411,7 @@ pub fn message_view(line: &[u8]) -> Option<MessageView> {
 /// Reads the complete lines of `file` from where `resume` says (as [`crate::pi::scan`] does).
 /// The first line, `session_meta`, is the header.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result<Scan, ScanError> {
-    crate::model::scan_lines(
+    crate::scan::scan_lines(
         file,
         resume,
         FirstLine {

@@ -29,10 +29,11 @@ use serde::Deserialize;
 use crate::content::{Content, blocks_of, kind_of, text_len, text_of};
 use crate::file::EvidenceFile;
 use crate::model::{
-    EntryKind, EntrySummary, FirstLine, Header, LineDigest, LineOutcome, MessageView, ReadAhead,
-    Resume, Scan, ScanError, answer_digest,
+    EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
+    answer_digest,
 };
 use crate::runs::{Branch, Context, Run, RunStatus, Walk, taint, walk_from_leaf};
+use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// What an interruption marker's text starts with (`[Request interrupted by user]`, `… for tool
 /// use]`).
@@ -454,7 +455,7 @@ pub fn subagent_records(session_file: &std::path::Path, session_id: &str) -> Vec
 /// [`crate::pi::scan`] does). The first line gives the session id (and the header digest that
 /// later passes check) and is a conversation line too; the first conversation line gives the cwd.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result<Scan, ScanError> {
-    crate::model::scan_lines(
+    crate::scan::scan_lines(
         file,
         resume,
         FirstLine {

@@ -12,8 +12,8 @@
 
 use serde_json::Value;
 
-pub use crate::events::Fault;
-use crate::events::{one_line, str_of};
+pub use crate::stream::Fault;
+use crate::stream::{one_line, str_of};
 
 /// `system`/`init`: the session Claude Code works in.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 
 use runread_store::{Phase, Proof};
 
-use crate::claude_events::{Block, ClaudeEvent, Init, Outcome, UserKind};
-use crate::proof::Refusal;
-use crate::state::Step;
+use crate::claude::events::{Block, ClaudeEvent, Init, Outcome, UserKind};
+use crate::refusal::Refusal;
+use crate::stream::Step;
 
 /// One line of a response, as the stream announced it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 use runread_store::Phase;
 
-use crate::events::{Candidate, Event, StreamHeader};
+use crate::pi::events::{Candidate, Event, StreamHeader};
+pub use crate::stream::Step;
 
 /// One run of this invocation, in stream order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,16 +25,6 @@ pub struct Tracked {
     pub ended: bool,
     /// A line of the stream inside this run could not be read: no proof can be built on it.
     pub faulted: bool,
-}
-
-/// What an event asks of the driver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    Nothing,
-    /// The phase or the runs changed: refresh the live record.
-    Changed,
-    /// Run `n` settled with a candidate: verify it against the session file now.
-    Settle(usize),
 }
 
 #[derive(Debug, Clone, Default)]

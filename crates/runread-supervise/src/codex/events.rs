@@ -16,8 +16,8 @@
 
 use serde_json::Value;
 
-pub use crate::events::Fault;
-use crate::events::{one_line, str_of};
+pub use crate::stream::Fault;
+use crate::stream::{one_line, str_of};
 
 /// Longest command or other one-line detail kept for the terminal (in characters); the stream's
 /// own line bound (`EVENT_LINE_MAX_BYTES`) bounds everything else.

@@ -4,6 +4,8 @@
 //! known Pi version is ignored (it carries nothing the proof uses), a line that is not a JSON
 //! object is a fault that taints the run it falls in.
 
+pub use crate::stream::Fault;
+use crate::stream::{one_line, str_of};
 use serde_json::Value;
 
 use runread_sessions::pi::{join_text_blocks, message_sha256};
@@ -72,25 +74,6 @@ pub enum Event {
     },
     /// A known shape carrying nothing supervision uses (turn_start, message_start, …).
     Ignored,
-}
-
-/// A line that is not an event (of any agent's stream).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fault;
-
-pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-/// `text` on one line, at most `max` characters (an ellipsis marks a cut): what the terminal
-/// shows of a tool call, a failure, an agent's version.
-pub fn one_line(text: &str, max: usize) -> String {
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out: String = line.chars().take(max).collect();
-    if line.chars().count() > max {
-        out.push('…');
-    }
-    out
 }
 
 fn candidate_of(message: &Value) -> Option<Candidate> {

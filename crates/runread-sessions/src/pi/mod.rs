@@ -5,6 +5,9 @@
 //! the child of the one before — the same shape Pi's own v1→v2 migration gives them.
 
 mod line;
+mod runs;
+
+pub use runs::cut_runs;
 
 use std::io;
 
@@ -17,7 +20,7 @@ use crate::file::EvidenceFile;
 pub use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, LineRef, MessageView, Resume, Scan, ScanError,
 };
-use crate::model::{FirstLine, LineDigest, ReadAhead, scan_lines};
+use crate::scan::{FirstLine, LineDigest, ReadAhead, scan_lines};
 
 /// Parses a header line. `None` if the line is not a Pi session header.
 pub fn parse_header(line: &[u8]) -> Option<Header> {
@@ -53,7 +56,7 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
 pub const HEADER_MAX_BYTES: usize = 64 * 1024;
 
 /// Reads the complete lines of `file` from where `resume` says, a batch at a time (memory: at
-/// most three batches of [`SCAN_BATCH_BYTES`](crate::model::SCAN_BATCH_BYTES) plus one line of at
+/// most three batches of [`SCAN_BATCH_BYTES`](crate::scan::SCAN_BATCH_BYTES) plus one line of at
 /// most [`EVIDENCE_LINE_MAX_BYTES`](runread_core::limits::EVIDENCE_LINE_MAX_BYTES) each, two spare
 /// buffers, and the index entries), parsed one line at a time in file order, up to the size the file had when
 /// opened and at most [`EVIDENCE_FILE_MAX_LINES`](runread_core::limits::EVIDENCE_FILE_MAX_LINES)
@@ -521,7 +524,7 @@ mod tests {
 
     #[test]
     fn a_file_hashed_ahead_indexes_as_its_lines_parsed_one_by_one() {
-        use crate::model::{SCAN_BATCH_BYTES, SCAN_DIGEST_AHEAD_MIN_BYTES};
+        use crate::scan::{SCAN_BATCH_BYTES, SCAN_DIGEST_AHEAD_MIN_BYTES};
         // Below, at and well past the size from which a scan reads and hashes lines on a second
         // thread (a batch ahead of the parse): messages (digested), a malformed line, a torn end.
         for size in [
@@ -591,7 +594,7 @@ mod tests {
 
     #[test]
     fn a_large_file_cut_short_under_the_read_ahead_is_refused_not_read_short() {
-        use crate::model::SCAN_DIGEST_AHEAD_MIN_BYTES;
+        use crate::scan::SCAN_DIGEST_AHEAD_MIN_BYTES;
         // Read and hashed on the second thread: its failure reaches the scan, nothing after it.
         let line = custom_line("e", 1000);
         let mut file = format!("{HEADER}\n");

@@ -1,0 +1,116 @@
+//! What a page shows: the views the routes build and the pages render, and the choices a page
+//! offers (statuses, expiry presets, audit windows).
+
+use serde::Deserialize;
+
+use runread_core::Agent;
+use runread_service::outputs::{self, Previewed};
+use runread_service::shown::ShownRun;
+use runread_store::RunFilter;
+
+use crate::Refusal;
+
+/// The run statuses the list filters by.
+pub(crate) const STATUSES: [&str; 5] = ["completed", "failed", "cancelled", "running", "unknown"];
+/// Expiry presets of the grant form: (value for `owner::expiry`, label).
+pub(crate) const EXPIRY_PRESETS: [(&str, &str); 5] = [
+    ("15m", "15 minutes"),
+    ("1h", "1 hour"),
+    ("8h", "8 hours"),
+    ("1d", "1 day"),
+    ("7d", "7 days"),
+];
+/// Audit windows: (value, label, length in ms, number of chart bars).
+pub(crate) const AUDIT_WINDOWS: [(&str, &str, i64, i64); 4] = [
+    ("1h", "last hour", 3_600_000, 12),
+    ("24h", "last 24 hours", 86_400_000, 24),
+    ("7d", "last 7 days", 7 * 86_400_000, 28),
+    ("30d", "last 30 days", 30 * 86_400_000, 30),
+];
+
+/// Largest offset into the run list the console pages to.
+pub(crate) const RUNS_OFFSET_MAX: u64 = 10_000_000;
+
+#[derive(Deserialize, Default, Clone)]
+pub(crate) struct RunsQuery {
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub workspace: Option<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub offset: Option<u64>,
+}
+
+impl RunsQuery {
+    pub(crate) fn filter(&self) -> Result<RunFilter, Refusal> {
+        let nonempty = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+        let agent = nonempty(&self.agent);
+        let f = RunFilter {
+            agent: agent.as_deref().and_then(Agent::parse),
+            workspace_id: nonempty(&self.workspace),
+            status: nonempty(&self.status),
+        };
+        let agent_ok = agent.is_none() || f.agent.is_some();
+        let status_ok = f.status.as_deref().is_none_or(|s| STATUSES.contains(&s));
+        let workspace_ok = f
+            .workspace_id
+            .as_deref()
+            .is_none_or(runread_core::target::is_id);
+        if !(agent_ok && status_ok && workspace_ok && self.offset() <= RUNS_OFFSET_MAX) {
+            return Err(Refusal::InvalidRequest);
+        }
+        Ok(f)
+    }
+
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset.unwrap_or(0)
+    }
+}
+
+pub(crate) struct RunsPage {
+    pub query: RunsQuery,
+    /// As the owner is shown them: masked, the prompt read back from its file.
+    pub rows: Vec<ShownRun>,
+    pub total: u64,
+    pub workspaces: Vec<runread_store::Workspace>,
+}
+
+/// What the run page shows, all as a reader granted every feature would be served it.
+pub(crate) struct RunView {
+    pub run: ShownRun,
+    pub answer: Result<Answer, &'static str>,
+    pub history: Result<Previewed<outputs::History>, &'static str>,
+    pub times: std::collections::HashMap<u64, String>,
+    pub work_state: Result<Previewed<outputs::WorkState>, &'static str>,
+    pub metadata: Result<Previewed<outputs::Metadata>, &'static str>,
+    pub artifacts: Result<Previewed<outputs::ArtifactList>, &'static str>,
+    pub grants: Vec<runread_store::Grant>,
+    pub history_cursor: Option<String>,
+}
+
+/// The final answer, read chunk by chunk as a reader would.
+pub(crate) struct Answer {
+    /// The whole text, its chunks joined (none when the answer is not readable).
+    pub text: Option<String>,
+    /// The first chunk: the answer's state, evidence, size and digest.
+    pub first: Previewed<outputs::FinalAnswer>,
+}
+
+/// The audit page's rows: each call's start record, its receipts, and its grant's label.
+pub(crate) struct AuditView {
+    pub window: (&'static str, &'static str, i64, i64),
+    pub grant: Option<String>,
+    pub run: Option<String>,
+    pub outcome: Option<runread_store::AuditOutcome>,
+    pub rows: Vec<(
+        runread_store::StartMeta,
+        Vec<runread_store::Receipt>,
+        String,
+    )>,
+    /// Calls in the window the filters let through beyond the page's [`AUDIT_PAGE_MAX`].
+    pub more: u64,
+    pub grants: Vec<runread_store::Grant>,
+    pub now_ms: i64,
+}
