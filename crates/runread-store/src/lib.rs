@@ -4,7 +4,7 @@
 //! The store records and answers; it decides no policy (admission lives in `runread-service`).
 //! Implementations: [`sqlite::SqliteStore`] (embedded default, WAL) and
 //! [`postgres::PostgresStore`] (one database shared by several processes and hosts). Every implementation must
-//! pass the contract tests in `tests/contract.rs`.
+//! pass the contract tests in `tests/suite/contract.rs`.
 #![forbid(unsafe_code)]
 
 pub mod checkpoint;

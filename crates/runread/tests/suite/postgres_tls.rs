@@ -7,7 +7,7 @@
 //! The whole gateway suite over TLS is `postgres_gateways.rs` (`over_tls_*`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-mod pgtls;
+use crate::pgtls;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -16,7 +16,7 @@ use std::process::Output;
 
 use runread_store::postgres::PostgresStore;
 
-use pgtls::{CERT_USER, Cluster, SERVER_NAME};
+use crate::pgtls::{CERT_USER, Cluster, SERVER_NAME};
 
 /// How the warning about a weak mode begins (runread-store's `postgres::tls`).
 const WEAK_MODE_SAID: &str = "reached over the network with sslmode=";

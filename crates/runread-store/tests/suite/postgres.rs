@@ -367,7 +367,7 @@ fn connection_errors_are_unavailable_and_never_quote_the_url() {
         .expect("an invalid port");
     assert!(!format!("{err:?} {err}").contains("s3cr3t-pw"), "{err:?}");
     // A TLS parameter runread does not know is refused, without quoting the URL either (TLS
-    // itself: crates/runread/tests/postgres_tls.rs).
+    // itself: crates/runread/tests/suite/postgres_tls.rs).
     let err = PostgresStore::connect_as(
         "postgres://runread:s3cr3t-pw@127.0.0.1/x?sslmode=allow",
         "h",

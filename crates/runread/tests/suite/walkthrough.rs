@@ -5,7 +5,7 @@
 //! round, fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-mod pgtls;
+use crate::pgtls;
 
 use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;

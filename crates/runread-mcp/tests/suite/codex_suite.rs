@@ -14,10 +14,10 @@ use runread_store::Store;
 
 const SECRET: &str = "sk-codex-TEST-0123456789abcdef";
 
-mod support;
+use crate::support;
 
+use crate::support::Served;
 use runread_testkit::{CODEX_FIXTURES, codex_steps};
-use support::Served;
 
 async fn serve(fixtures: &[&str]) -> Served {
     support::serve(

@@ -15,7 +15,7 @@
 //! PostgreSQL missing is a failure with instructions (see `runread_testkit::pg::admin`), never a skip.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-mod pgtls;
+use crate::pgtls;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;

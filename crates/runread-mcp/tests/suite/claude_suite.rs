@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 
 const SECRET: &str = "sk-claude-TEST-0123456789abcdef";
 
-mod support;
+use crate::support;
 
+use crate::support::Served;
 use runread_testkit::{CLAUDE_FIXTURES, claude_steps};
-use support::Served;
 
 async fn serve(fixtures: &[&str]) -> Served {
     support::serve(

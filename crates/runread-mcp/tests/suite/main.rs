@@ -1,0 +1,15 @@
+//! runread-mcp's integration tests, one binary (one link) for all of them: each module is one
+//! behavior's tests, as its own doc says.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
+
+mod support;
+
+mod admission;
+mod agent_ids;
+mod claude_suite;
+mod codex_suite;
+mod eras;
+mod redaction_property;
+mod results_suite;
+mod secret_leaks;
+mod transport;

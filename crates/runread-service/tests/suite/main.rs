@@ -1,0 +1,10 @@
+//! runread-service's integration tests, one binary (one link) for all of them: each module is one
+//! behavior's tests, as its own doc says.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
+
+mod evidence_source;
+mod final_answer;
+mod get_run;
+mod history_limits;
+mod recheck;
+mod supervised;
