@@ -6,9 +6,12 @@
 //! aborts ingest: it is counted and reported, and the runs it touches become `unknown`.
 #![forbid(unsafe_code)]
 
+mod ordered;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
+
+use ordered::Alone;
 
 use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use runread_sessions::file::{self, EvidenceFile, ReadError};
@@ -337,10 +340,10 @@ impl Preloaded {
 ///
 /// Each file is looked at (identity against the store's record) and committed on this thread, in
 /// file order; the new lines of up to [`INGEST_READ_AHEAD_FILES`] files at a time are read,
-/// parsed and hashed meanwhile on up to [`INGEST_READERS_MAX`] threads. A file read before
-/// another file's commit is checked against the store again before its own (and read again here
-/// if its record moved). So the outcome is the one a pass over the files one by one would have,
-/// and a pass with nothing to read starts no thread.
+/// parsed and hashed meanwhile on up to [`INGEST_READERS_MAX`] threads ([`ordered`]). A file read
+/// before another file's commit is checked against the store again before its own (and read
+/// again here if its record moved). So the outcome is the one a pass over the files one by one
+/// would have, and a pass with nothing to read starts no thread.
 pub fn ingest_dir(
     store: &dyn Store,
     dir: &AgentDir,
@@ -369,92 +372,38 @@ pub fn ingest_dir(
         .map_or(1, |n| n.get())
         .clamp(1, INGEST_READERS_MAX);
     let agent = dir.agent;
-    let (job_tx, job_rx) = std::sync::mpsc::channel::<(usize, ReadJob)>();
-    let job_rx = std::sync::Mutex::new(job_rx);
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<Box<Prepared>>)>();
-    let busy = ReadersBusy::default();
-    std::thread::scope(|scope| -> Result<(), IngestError> {
-        // The readers start with the first file that needs reading: a pass that finds nothing
-        // new (a re-ingest, most of `watch`'s passes) starts no thread.
-        let mut done_tx = Some(done_tx);
-        let mut start_readers = || {
-            let Some(done_tx) = done_tx.take() else {
-                return;
-            };
-            for _ in 0..readers {
-                let (done_tx, job_rx, files, busy) = (done_tx.clone(), &job_rx, &files, &busy);
-                scope.spawn(move || read_jobs(agent, files, job_rx, busy, done_tx));
-            }
+    // Each file carries the count of this pass's commits when it was looked at: if more were
+    // made before its own, it is checked again.
+    let read = |(seen, path, job): (u64, &Path, ReadJob), alone| {
+        let ahead = match alone {
+            Alone::Yes => ReadAhead::Allowed,
+            Alone::No => ReadAhead::Off,
         };
-        // Triage and commits happen here, in file order; only reading runs on the readers, at
-        // most INGEST_READ_AHEAD_FILES files at once. Each file carries the count of this pass's
-        // commits when it was looked at: if more were made before its own, it is checked again.
-        let mut ready: std::collections::BTreeMap<usize, (u64, Box<Prepared>)> = Default::default();
-        let mut seen_when_sent: std::collections::HashMap<usize, u64> = Default::default();
-        let mut triaged = 0usize;
-        let result = (|| -> Result<(), IngestError> {
-            loop {
-                commits.commit_ready(&mut ready, &mut progress)?;
-                if commits.next >= files.len() {
-                    return Ok(());
-                }
-                if triaged < files.len() && seen_when_sent.len() < INGEST_READ_AHEAD_FILES {
-                    let path = files.get(triaged).ok_or(IngestError::Lost)?;
-                    match triage(store, Some(&mut preloaded), agent, path)? {
-                        Triage::Done(prepared) => {
-                            ready.insert(triaged, (commits.made, prepared));
-                        }
-                        Triage::Read(job) => {
-                            start_readers();
-                            busy.queue();
-                            job_tx.send((triaged, job)).map_err(|_| IngestError::Lost)?;
-                            seen_when_sent.insert(triaged, commits.made);
-                        }
-                    }
-                    triaged += 1;
-                    continue;
-                }
-                let (i, prepared) = done_rx.recv().map_err(|_| IngestError::Lost)?;
-                let seen = seen_when_sent.remove(&i).ok_or(IngestError::Lost)?;
-                ready.insert(i, (seen, prepared.ok_or(IngestError::Lost)?));
+        (seen, job.read(agent, path, ahead))
+    };
+    ordered::in_order(readers, read, |pool| -> Result<(), IngestError> {
+        let lost = |_| IngestError::Lost;
+        for path in &files {
+            // Triage and commits happen here, in file order; only reading runs on the readers,
+            // at most INGEST_READ_AHEAD_FILES files at once.
+            while pool.working() >= INGEST_READ_AHEAD_FILES {
+                let (seen, prepared) = pool.next().map_err(lost)?.ok_or(IngestError::Lost)?;
+                commits.commit(seen, prepared, &mut progress)?;
             }
-        })();
-        // The readers end when the job channel closes.
-        drop(job_tx);
-        result
+            match triage(store, Some(&mut preloaded), agent, path)? {
+                Triage::Done(prepared) => pool.done((commits.made, prepared)),
+                Triage::Read(job) => pool.work((commits.made, path, job)).map_err(lost)?,
+            }
+            while let Some((seen, prepared)) = pool.next_ready().map_err(lost)? {
+                commits.commit(seen, prepared, &mut progress)?;
+            }
+        }
+        while let Some((seen, prepared)) = pool.next().map_err(lost)? {
+            commits.commit(seen, prepared, &mut progress)?;
+        }
+        Ok(())
     })?;
     Ok((commits.report, commits.outcomes))
-}
-
-/// One reader of [`ingest_dir`]: takes the next file's job, reads it, and hands it back with its
-/// index, until the job channel closes or the pass stops listening.
-fn read_jobs(
-    agent: Agent,
-    files: &[PathBuf],
-    job_rx: &std::sync::Mutex<std::sync::mpsc::Receiver<(usize, ReadJob)>>,
-    busy: &ReadersBusy,
-    done_tx: std::sync::mpsc::Sender<(usize, Option<Box<Prepared>>)>,
-) {
-    loop {
-        // One reader at a time waits for the next job; the lock is not held while reading.
-        let job = match job_rx.lock() {
-            Ok(rx) => rx.recv(),
-            Err(_) => break,
-        };
-        let Ok((i, job)) = job else { break };
-        let Some(path) = files.get(i) else { break };
-        let ahead = busy.start();
-        // A reader that panicked hands back nothing, and the pass fails (`Lost`) rather than
-        // waiting for it.
-        let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            job.read(agent, path, ahead)
-        }))
-        .ok();
-        busy.end();
-        if done_tx.send((i, prepared)).is_err() {
-            break;
-        }
-    }
 }
 
 /// The commit side of an [`ingest_dir`] pass: files are committed strictly in file order, each
@@ -474,76 +423,39 @@ struct InOrderCommits<'a> {
 }
 
 impl InOrderCommits<'_> {
-    /// Commits every prepared file from the next one on, stopping at the first not yet prepared.
-    fn commit_ready(
+    /// Commits the next file, prepared when `seen` commits of this pass had been made.
+    fn commit(
         &mut self,
-        ready: &mut std::collections::BTreeMap<usize, (u64, Box<Prepared>)>,
+        seen: u64,
+        prepared: Box<Prepared>,
         progress: &mut impl FnMut(Progress),
     ) -> Result<(), IngestError> {
-        while let Some((seen, prepared)) = ready.remove(&self.next) {
-            let path = self.files.get(self.next).ok_or(IngestError::Lost)?;
-            let stale = seen != self.made;
-            let outcome = finish(
-                self.store,
-                self.workspaces,
-                self.agent,
-                path,
-                prepared,
-                stale,
-                self.now_ms,
-                &mut self.report,
-            )?;
-            if matches!(
-                outcome,
-                FileOutcome::Appended { .. } | FileOutcome::NewGeneration { .. }
-            ) {
-                self.made += 1;
-            }
-            self.report.count(&outcome);
-            self.outcomes.push((path.clone(), outcome));
-            self.next += 1;
-            progress(Progress {
-                files_done: self.next as u64,
-                files_total: self.files.len() as u64,
-            });
+        let path = self.files.get(self.next).ok_or(IngestError::Lost)?;
+        let stale = seen != self.made;
+        let outcome = finish(
+            self.store,
+            self.workspaces,
+            self.agent,
+            path,
+            prepared,
+            stale,
+            self.now_ms,
+            &mut self.report,
+        )?;
+        if matches!(
+            outcome,
+            FileOutcome::Appended { .. } | FileOutcome::NewGeneration { .. }
+        ) {
+            self.made += 1;
         }
+        self.report.count(&outcome);
+        self.outcomes.push((path.clone(), outcome));
+        self.next += 1;
+        progress(Progress {
+            files_done: self.next as u64,
+            files_total: self.files.len() as u64,
+        });
         Ok(())
-    }
-}
-
-/// How many files a pass has waiting to be read and being read: a file is read ahead (a second
-/// thread reading and hashing its lines while they are parsed) only when it is the one file being
-/// read and none waits, since otherwise the readers already keep the cores busy and a thread more
-/// per file only competes with them. Counts, not locks: a late look only changes a file's speed.
-#[derive(Default)]
-struct ReadersBusy {
-    queued: std::sync::atomic::AtomicUsize,
-    reading: std::sync::atomic::AtomicUsize,
-}
-
-impl ReadersBusy {
-    /// A file is about to be handed to the readers.
-    fn queue(&self) {
-        self.queued
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// A reader took a queued file: whether it may read it ahead.
-    fn start(&self) -> ReadAhead {
-        use std::sync::atomic::Ordering::Relaxed;
-        let waiting = self.queued.fetch_sub(1, Relaxed).saturating_sub(1);
-        let reading = self.reading.fetch_add(1, Relaxed) + 1;
-        if waiting == 0 && reading == 1 {
-            ReadAhead::Allowed
-        } else {
-            ReadAhead::Off
-        }
-    }
-
-    /// A reader finished its file.
-    fn end(&self) {
-        self.reading
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
