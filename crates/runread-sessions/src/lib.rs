@@ -44,7 +44,7 @@ pub fn scan(agent: Agent, file: &EvidenceFile, resume: Resume<'_>) -> Result<Sca
     scan_with(agent, file, resume, ReadAhead::Allowed)
 }
 
-/// [`scan`], saying whether a second thread may read ahead.
+/// [`scan()`], saying whether a second thread may read ahead.
 pub fn scan_with(
     agent: Agent,
     file: &EvidenceFile,

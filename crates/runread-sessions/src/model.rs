@@ -300,7 +300,7 @@ pub enum LineOutcome {
     Skipped,
 }
 
-/// Where a [`crate::scan`] starts: at the top of a file (its first line is the header), or after the
+/// Where a [`crate::scan()`] starts: at the top of a file (its first line is the header), or after the
 /// lines an earlier scan consumed.
 #[derive(Debug, Clone, Copy)]
 pub enum Resume<'a> {
@@ -329,7 +329,7 @@ pub struct Scan {
     pub lines: u64,
     /// The read ended in an unfinished line.
     pub torn: bool,
-    /// The read stopped at [`EVIDENCE_FILE_MAX_LINES`]: lines after it were not read.
+    /// The read stopped at [`EVIDENCE_FILE_MAX_LINES`](runread_core::limits::EVIDENCE_FILE_MAX_LINES): lines after it were not read.
     pub over_bounds: bool,
     /// Bytes of lines read in this pass (the header included).
     pub bytes_read: u64,
