@@ -182,12 +182,12 @@ pub fn ingest_dir(
     let agent = dir.agent;
     // Each file carries the count of this pass's commits when it was looked at: if more were
     // made before its own, it is checked again.
-    let read = |(seen, path, job): (u64, &Path, ReadJob), alone| {
+    let read = |(seen, job): (u64, ReadJob), alone| {
         let ahead = match alone {
             Alone::Yes => ReadAhead::Allowed,
             Alone::No => ReadAhead::Off,
         };
-        (seen, job.read(agent, path, ahead))
+        (seen, job.read(agent, ahead))
     };
     ordered::in_order(readers, read, |pool| -> Result<(), IngestError> {
         let lost = |_| IngestError::Lost;
@@ -200,7 +200,7 @@ pub fn ingest_dir(
             }
             match triage(store, Some(&mut preloaded), agent, path)? {
                 Triage::Done(prepared) => pool.done((commits.made, prepared)),
-                Triage::Read(job) => pool.work((commits.made, path, job)).map_err(lost)?,
+                Triage::Read(job) => pool.work((commits.made, job)).map_err(lost)?,
             }
             while let Some((seen, prepared)) = pool.next_ready().map_err(lost)? {
                 commits.commit(seen, prepared, &mut progress)?;

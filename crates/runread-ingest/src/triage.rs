@@ -138,7 +138,7 @@ pub(crate) fn prepare(
 ) -> Result<Box<Prepared>, IngestError> {
     Ok(match triage(store, None, agent, path)? {
         Triage::Done(prepared) => prepared,
-        Triage::Read(job) => job.read(agent, path, ReadAhead::Allowed),
+        Triage::Read(job) => job.read(agent, ReadAhead::Allowed),
     })
 }
 
@@ -154,6 +154,9 @@ pub(crate) enum Triage {
 
 /// A file to read: from the start, or after what the store's record of it consumed.
 pub(crate) struct ReadJob {
+    /// The file, open since it was classified: classified, read and its tail hashed through this
+    /// one descriptor.
+    file: EvidenceFile,
     existing: Option<SessionRecord>,
     counts: Report,
     /// The generation's entries so far, when appending (the record is `existing`).
@@ -202,11 +205,28 @@ pub(crate) fn triage(
         })));
     }
     let existing = store.session_by_path(path_str)?;
+    if let Some(rec) = &existing
+        && unchanged(
+            rec.agent,
+            rec.index_version,
+            &rec.identity,
+            agent,
+            &identity,
+        )
+    {
+        return done(existing, counts, FileOutcome::Unchanged);
+    }
+    // Something to look at: the file is opened once, here, and classified, read and its tail
+    // hashed through that descriptor.
+    let file = match EvidenceFile::open(path, None) {
+        Ok(f) => f,
+        Err(e) => return done(existing, counts, FileOutcome::Unreadable(e)),
+    };
     // The record to append to, if the file only grew; else it is read from the start.
     let (append_to, reason) = match &existing {
         None => (None, "new file"),
         Some(rec) if rec.agent != agent => (None, "read as another agent's"),
-        Some(rec) => match classify(path, agent, rec, &identity, &mut counts.verify_bytes) {
+        Some(rec) => match classify(&file, agent, rec, &mut counts.verify_bytes) {
             Ok(Change::Unchanged) => return done(existing, counts, FileOutcome::Unchanged),
             Ok(Change::Appended) => (Some(rec), ""),
             Ok(Change::Identity(reason)) => (None, reason),
@@ -217,6 +237,7 @@ pub(crate) fn triage(
         .map(|rec| store.entries(&rec.session_id, rec.generation))
         .transpose()?;
     Ok(Triage::Read(ReadJob {
+        file,
         existing,
         counts,
         append,
@@ -227,8 +248,9 @@ pub(crate) fn triage(
 impl ReadJob {
     /// The expensive part of [`prepare`]: reads, parses and hashes the file's new lines. Touches
     /// no store, so it runs on any thread.
-    pub(crate) fn read(self, agent: Agent, path: &Path, ahead: ReadAhead) -> Box<Prepared> {
+    pub(crate) fn read(self, agent: Agent, ahead: ReadAhead) -> Box<Prepared> {
         let ReadJob {
+            file,
             existing,
             mut counts,
             append,
@@ -244,14 +266,7 @@ impl ReadJob {
             },
             _ => Resume::Fresh,
         };
-        let scanned = scan(
-            agent,
-            path,
-            resume_from.map(|r| &r.identity),
-            resume,
-            ahead,
-            &mut counts,
-        );
+        let scanned = scan(agent, &file, resume, ahead, &mut counts);
         let step = match (scanned, append) {
             (Err(outcome), _) => Step::Done(outcome),
             (Ok(scanned), Some(old)) => Step::Append { old, scanned },
@@ -265,37 +280,28 @@ impl ReadJob {
     }
 }
 
-/// Reads `path` from `resume` (opened under `expect`, when resuming), then hashes the window
-/// before where reading stopped.
+/// Reads `file` from `resume`, then hashes the window before where reading stopped, and checks
+/// that the file only grew since it was opened (what was read up to the size at open stands).
 pub(crate) fn scan(
     agent: Agent,
-    path: &Path,
-    expect: Option<&FileIdentity>,
+    file: &EvidenceFile,
     resume: Resume<'_>,
     ahead: ReadAhead,
     counts: &mut Report,
 ) -> Result<Scanned, FileOutcome> {
-    let file = EvidenceFile::open(path, expect).map_err(FileOutcome::Unreadable)?;
-    let read = match runread_sessions::scan_with(agent, &file, resume, ahead) {
+    let read = match runread_sessions::scan_with(agent, file, resume, ahead) {
         Ok(r) => r,
         Err(ScanError::NotASession) => return Err(FileOutcome::NotASession),
         Err(ScanError::Read(e)) => return Err(FileOutcome::Unreadable(e)),
     };
-    // What was read up to the size at open stands if the file only grew meanwhile.
-    file.check_grown_only().map_err(FileOutcome::Unreadable)?;
     counts.bytes_read += read.bytes_read;
     counts.skipped_lines += read.skipped;
-    let identity = file.identity();
-    let tail = tail_sha256(
-        path,
-        read.consumed,
-        Some(&identity),
-        &mut counts.verify_bytes,
-    )
-    .map_err(FileOutcome::Unreadable)?;
+    let tail = tail_sha256(file, read.consumed, &mut counts.verify_bytes)
+        .map_err(FileOutcome::Unreadable)?;
+    file.check_grown_only().map_err(FileOutcome::Unreadable)?;
     Ok(Scanned {
         read,
-        identity,
+        identity: file.identity(),
         tail,
     })
 }
@@ -320,17 +326,19 @@ pub(crate) fn unchanged(
     recorded_agent == agent && index_version == INDEX_VERSION && *identity == *now
 }
 
+/// What became of `file` since `rec` was taken of it (through the open descriptor: the header
+/// line and the tail window re-hashed when its identity changed but it may only have grown).
 pub(crate) fn classify(
-    path: &Path,
+    file: &EvidenceFile,
     agent: Agent,
     rec: &SessionRecord,
-    now: &FileIdentity,
     verify_bytes: &mut u64,
 ) -> Result<Change, ReadError> {
+    let now = file.identity();
     if rec.index_version != INDEX_VERSION {
         return Ok(Change::Identity("index format changed"));
     }
-    if unchanged(rec.agent, rec.index_version, &rec.identity, agent, now) {
+    if unchanged(rec.agent, rec.index_version, &rec.identity, agent, &now) {
         return Ok(Change::Unchanged);
     }
     if !now.same_object(&rec.identity) {
@@ -340,37 +348,34 @@ pub(crate) fn classify(
         return Ok(Change::Identity("file truncated"));
     }
     // Exactly the header line's bytes plus its newline: an append costs the new bytes, not a re-read.
-    let head = file::read_from(
-        path,
+    let head_len = (rec.header.line_bytes + 1).min(EVIDENCE_LINE_MAX_BYTES as u64 + 1);
+    let head = file.read_at(
         0,
-        (rec.header.line_bytes + 1).min(EVIDENCE_LINE_MAX_BYTES as u64 + 1),
-        Some(&rec.identity),
+        usize::try_from(head_len).map_err(|_| ReadError::Truncated)?,
     )?;
-    *verify_bytes += head.bytes.len() as u64;
-    let header_line = head.bytes.strip_suffix(b"\n").unwrap_or(&[]);
+    *verify_bytes += head.len() as u64;
+    let header_line = head.strip_suffix(b"\n").unwrap_or(&[]);
     if runread_core::sha256_hex(header_line) != rec.header.line_sha256 {
         return Ok(Change::Identity("header changed"));
     }
-    if tail_sha256(path, rec.consumed, Some(&rec.identity), verify_bytes)? != rec.tail_sha256 {
+    if tail_sha256(file, rec.consumed, verify_bytes)? != rec.tail_sha256 {
         return Ok(Change::Identity("file rewritten"));
     }
     Ok(Change::Appended)
 }
 
+/// The digest of the [`TAIL_WINDOW_BYTES`] before `consumed` (none at the start of a file).
 pub(crate) fn tail_sha256(
-    path: &Path,
+    file: &EvidenceFile,
     consumed: u64,
-    expect: Option<&FileIdentity>,
     verify_bytes: &mut u64,
 ) -> Result<Option<String>, ReadError> {
     if consumed == 0 {
         return Ok(None);
     }
     let start = consumed.saturating_sub(TAIL_WINDOW_BYTES);
-    let chunk = file::read_from(path, start, consumed - start, expect)?;
-    *verify_bytes += chunk.bytes.len() as u64;
-    if chunk.bytes.len() as u64 != consumed - start {
-        return Err(ReadError::Truncated);
-    }
-    Ok(Some(runread_core::sha256_hex(&chunk.bytes)))
+    let len = usize::try_from(consumed - start).map_err(|_| ReadError::Truncated)?;
+    let chunk = file.read_at(start, len)?;
+    *verify_bytes += chunk.len() as u64;
+    Ok(Some(runread_core::sha256_hex(&chunk)))
 }
