@@ -102,81 +102,36 @@ fn metadata(r: &Reader) -> Output {
             _ => (None, source),
         },
     };
-    let fields: [(&'static str, Option<String>, &'static str); 11] = [
-        (
-            "workspaceName",
-            Some(r.run.workspace_name.clone()),
-            "registration",
-        ),
-        (
-            "workspacePath",
-            Some(r.run.workspace_path.clone()),
-            "registration",
-        ),
-        (
-            "sessionName",
-            r.session.session_name.clone(),
-            "session_info",
-        ),
-        ("savedModel", r.session.saved_model.clone(), src.saved_model),
-        ("runModel", run_model, src.run_model),
-        ("modelProvider", provider, provider_source),
-        ("cwd", cwd, cwd_source),
-        ("gitBranch", branch, branch_source),
-        ("agentVersion", version, version_source),
-        (
-            "parentSession",
-            r.session.header.parent_session.clone(),
-            src.header_line,
-        ),
-        (
-            "inheritedHistory",
+    let sourced = |value: Option<String>, source: &str| Sourced {
+        value,
+        source: source.to_owned(),
+    };
+    let mut out = Output {
+        agent: r.run.agent,
+        workspace_name: sourced(Some(r.run.workspace_name.clone()), "registration"),
+        workspace_path: sourced(Some(r.run.workspace_path.clone()), "registration"),
+        session_name: sourced(r.session.session_name.clone(), "session_info"),
+        saved_model: sourced(r.session.saved_model.clone(), src.saved_model),
+        run_model: sourced(run_model, src.run_model),
+        model_provider: sourced(provider, provider_source),
+        cwd: sourced(cwd, cwd_source),
+        git_branch: sourced(branch, branch_source),
+        agent_version: sourced(version, version_source),
+        parent_session: sourced(r.session.header.parent_session.clone(), src.header_line),
+        inherited_history: sourced(
             r.fork.as_ref().map(|f| f.inherited.as_str().to_owned()),
             "parent_file",
         ),
-    ];
-    output(r, fields)
-}
-
-/// The output of `fields` (name on the wire, value, source), in order.
-fn output(r: &Reader, fields: [(&'static str, Option<String>, &'static str); 11]) -> Output {
-    let unknown_fields = fields
-        .iter()
-        .filter(|(_, value, _)| value.is_none())
-        .map(|(name, _, _)| (*name).to_owned())
-        .collect();
-    let [
-        workspace_name,
-        workspace_path,
-        session_name,
-        saved_model,
-        run_model,
-        model_provider,
-        cwd,
-        git_branch,
-        agent_version,
-        parent_session,
-        inherited_history,
-    ] = fields.map(|(_, value, source)| Sourced {
-        value,
-        source: source.to_owned(),
-    });
-    Output {
-        agent: r.run.agent,
-        workspace_name,
-        workspace_path,
-        session_name,
-        saved_model,
-        run_model,
-        model_provider,
-        cwd,
-        git_branch,
-        agent_version,
-        parent_session,
-        inherited_history,
         run_models: r.run.run.run_models.clone(),
-        unknown_fields,
-    }
+        unknown_fields: vec![],
+    };
+    out.unknown_fields = out
+        .sourced()
+        .iter()
+        .filter(|(_, field)| field.value.is_none())
+        .map(|(name, _)| (*name).to_owned())
+        .collect();
+    out
 }
 
 /// `read_target_metadata`'s output: each field a value and where it was read (`unknownFields`:
