@@ -14,7 +14,8 @@ pub mod serve;
 pub use serve::{Serving, block_on, free_port};
 
 pub use reported::{
-    CLAUDE_FIXTURES, CODEX_FIXTURES, Reported, ReportedStep, claude_steps, codex_steps, step_for,
+    CLAUDE_FIXTURES, CODEX_FIXTURES, RECORDED_AGENTS, RecordedAgent, Reported, ReportedStep,
+    claude_steps, codex_steps, step_for,
 };
 
 use std::path::{Path, PathBuf};

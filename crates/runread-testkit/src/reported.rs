@@ -42,6 +42,41 @@ pub const CODEX_FIXTURES: &[&str] = &[
     "secrets",
 ];
 
+/// An agent whose runs are committed as recordings of its real CLI, with the stream it reported
+/// each step on: what the suites over every recorded agent run on.
+#[derive(Clone, Copy)]
+pub struct RecordedAgent {
+    pub agent: runread_core::Agent,
+    /// Its committed recordings.
+    pub fixtures: &'static [&'static str],
+    /// What it reported for each step of a recording.
+    pub steps: fn(&str) -> Vec<ReportedStep>,
+    /// Places a recording's session files in a test's workspace (as `Env::place_claude`).
+    pub place: fn(&crate::Env, &str, std::time::Duration) -> Vec<std::path::PathBuf>,
+    /// Whether a fork's file repeats its parent's runs (Claude Code) or holds only its own
+    /// turns (Codex): then every step is exactly one run.
+    pub fork_repeats_parent: bool,
+}
+
+/// Every agent with recordings: Claude Code and Codex (Pi's fixtures record no reported stream
+/// per step; `fixtures/pi` has its own suite).
+pub const RECORDED_AGENTS: [RecordedAgent; 2] = [
+    RecordedAgent {
+        agent: runread_core::Agent::Claude,
+        fixtures: CLAUDE_FIXTURES,
+        steps: claude_steps,
+        place: crate::Env::place_claude,
+        fork_repeats_parent: true,
+    },
+    RecordedAgent {
+        agent: runread_core::Agent::Codex,
+        fixtures: CODEX_FIXTURES,
+        steps: codex_steps,
+        place: crate::Env::place_codex,
+        fork_repeats_parent: false,
+    },
+];
+
 /// What the agent reported for one step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reported {

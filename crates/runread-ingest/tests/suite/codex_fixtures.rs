@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use runread_sessions::{EvidenceFile, RunStatus};
 use runread_store::{RunRecord, Store};
-use runread_testkit::{CODEX_FIXTURES, Env, Reported, codex_steps};
+use runread_testkit::{CODEX_FIXTURES, Env, codex_steps};
 
 fn runs_of(env: &Env) -> Vec<RunRecord> {
     let mut runs = env.store.runs().unwrap();
@@ -32,49 +32,26 @@ fn ingest(fixture: &str) -> (Env, Vec<RunRecord>, runread_ingest::Report) {
     (env, runs, report)
 }
 
+/// What Codex's rollouts add to every recorded agent's suite (`recorded_agents`): the
+/// bookkeeping lines it keeps are skipped, and every answered turn has its end and its model.
 #[test]
-fn every_run_of_every_scenario_is_what_codex_reported() {
+fn every_codex_turn_has_its_end_and_its_model_and_bookkeeping_is_skipped() {
     for fixture in CODEX_FIXTURES {
         let (_env, runs, report) = ingest(fixture);
-        assert_eq!(report.malformed_lines, 0, "{fixture}");
-        assert_eq!(report.torn_files, 0, "{fixture}");
         assert!(
             report.skipped_lines > 0,
             "{fixture}: bookkeeping is skipped"
         );
         let steps = codex_steps(fixture);
-        // One run per step: a fork's file holds only its own turns.
-        assert_eq!(runs.len(), steps.len(), "{fixture}");
         for run in &runs {
-            assert_eq!(run.agent, runread_core::Agent::Codex);
             let prompt = runread_testkit::prompt(run).unwrap_or_default();
-            let step = steps
-                .iter()
-                .find(|s| s.prompt == prompt)
-                .unwrap_or_else(|| panic!("{fixture}: a run for a prompt no step sent: {prompt}"));
-            let answer = runread_testkit::answer(run);
-            match &step.reported {
-                Reported::Answer(text) => {
-                    assert_eq!(run.run.status, RunStatus::Completed, "{fixture}: {prompt}");
-                    assert_eq!(
-                        answer.as_deref(),
-                        Some(text.as_str()),
-                        "{fixture}: {prompt}"
-                    );
-                    assert_eq!(run.run.final_bytes, text.len() as u64);
-                    assert!(run.run.ended_at.is_some());
-                }
-                Reported::Failed(_) => {
-                    assert_eq!(run.run.status, RunStatus::Failed, "{fixture}: {prompt}");
-                    assert_eq!(answer, None);
-                }
-                Reported::Interrupted => {
-                    assert_eq!(run.run.status, RunStatus::Cancelled, "{fixture}: {prompt}");
-                    assert_eq!(answer, None);
-                }
+            if runread_testkit::step_for(&steps, &prompt)
+                .reported
+                .answer()
+                .is_some()
+            {
+                assert!(run.run.ended_at.is_some(), "{fixture}: {prompt}");
             }
-            // The run id is the turn id, the model is the turn's.
-            assert_eq!(run.target.run_id.len(), 36, "{}", run.target.run_id);
             assert_eq!(run.run.run_models.len(), 1, "{fixture}: {prompt}");
         }
     }

@@ -8,4 +8,5 @@ mod host_conflict;
 mod incremental;
 mod pi_fixtures;
 mod preload;
+mod recorded_agents;
 mod watch;

@@ -14,7 +14,7 @@ const SECRET: &str = "sk-claude-TEST-0123456789abcdef";
 use crate::support;
 
 use crate::support::Served;
-use runread_testkit::{CLAUDE_FIXTURES, claude_steps};
+use runread_testkit::claude_steps;
 
 async fn serve(fixtures: &[&str]) -> Served {
     support::serve(
@@ -26,18 +26,6 @@ async fn serve(fixtures: &[&str]) -> Served {
         SECRET,
     )
     .await
-}
-
-#[tokio::test]
-async fn every_answer_read_over_mcp_is_what_claude_code_reported() {
-    // Every recording but `secrets`, whose answers are served masked (its own test below).
-    support::every_answer_is_what_the_agent_reported(
-        CLAUDE_FIXTURES,
-        claude_steps,
-        |env, f| drop(env.place_claude(f, Duration::from_secs(60))),
-        SECRET,
-    )
-    .await;
 }
 
 #[tokio::test]

@@ -17,7 +17,6 @@ const SECRET: &str = "sk-codex-TEST-0123456789abcdef";
 use crate::support;
 
 use crate::support::Served;
-use runread_testkit::{CODEX_FIXTURES, codex_steps};
 
 async fn serve(fixtures: &[&str]) -> Served {
     support::serve(
@@ -29,18 +28,6 @@ async fn serve(fixtures: &[&str]) -> Served {
         SECRET,
     )
     .await
-}
-
-#[tokio::test]
-async fn every_answer_read_over_mcp_is_what_codex_reported() {
-    // Every recording but `secrets`, whose answers are served masked (its own test below).
-    support::every_answer_is_what_the_agent_reported(
-        CODEX_FIXTURES,
-        codex_steps,
-        |env, f| drop(env.place_codex(f, Duration::from_secs(60))),
-        SECRET,
-    )
-    .await;
 }
 
 #[tokio::test]

@@ -52,33 +52,3 @@ impl Served {
         )
     }
 }
-
-/// Every run of every fixture but `secrets` (served masked; each suite tests it apart), placed
-/// alone by `place` and read over MCP, gives exactly what the agent reported for the step that
-/// sent its prompt: the answer, or `missing` and no text.
-pub async fn every_answer_is_what_the_agent_reported(
-    fixtures: &[&str],
-    steps_of: fn(&str) -> Vec<runread_testkit::ReportedStep>,
-    place: fn(&Env, &str),
-    secret: &str,
-) {
-    for fixture in fixtures.iter().copied().filter(|f| *f != "secrets") {
-        let steps = steps_of(fixture);
-        let s = serve(|env| place(env, fixture), secret).await;
-        for run in s.runs() {
-            let (c, target) = s.client(&run).await;
-            let prompt = runread_testkit::prompt(&run).unwrap();
-            let got = c.read_final_answer(&target, Some(7), |_| {}).await.unwrap();
-            match runread_testkit::step_for(&steps, &prompt).reported.answer() {
-                Some(text) => {
-                    assert_eq!(got.state, "available", "{fixture}: {prompt}");
-                    assert_eq!(got.text.as_deref(), Some(text), "{fixture}: {prompt}");
-                }
-                None => {
-                    assert_eq!(got.state, "missing", "{fixture}: {prompt}");
-                    assert_eq!(got.text, None);
-                }
-            }
-        }
-    }
-}

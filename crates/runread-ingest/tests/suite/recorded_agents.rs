@@ -1,0 +1,64 @@
+//! Every agent recorded with its reported stream (Claude Code, Codex: `RECORDED_AGENTS`), one
+//! suite: each run of each recording, ingested, is what the agent itself reported — its status,
+//! its answer byte for byte, its prompt — and every step the agent ran is a run.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
+
+use std::time::Duration;
+
+use runread_sessions::RunStatus;
+use runread_store::Store;
+use runread_testkit::{Env, RECORDED_AGENTS, Reported};
+
+#[test]
+fn every_run_of_every_recording_is_what_its_agent_reported() {
+    for recorded in RECORDED_AGENTS {
+        for fixture in recorded.fixtures {
+            let at = format!("{} {fixture}", recorded.agent);
+            let env = Env::new();
+            (recorded.place)(&env, fixture, Duration::from_secs(60));
+            let report = env.ingest();
+            assert_eq!(report.malformed_lines, 0, "{at}");
+            assert_eq!(report.torn_files, 0, "{at}");
+            let runs = env.store.runs().unwrap();
+            let steps = (recorded.steps)(fixture);
+            assert!(!runs.is_empty(), "{at}: no runs");
+            if !recorded.fork_repeats_parent {
+                assert_eq!(runs.len(), steps.len(), "{at}: one run per step");
+            }
+            for run in &runs {
+                assert_eq!(run.agent, recorded.agent, "{at}");
+                let prompt = runread_testkit::prompt(run).unwrap_or_default();
+                let step = steps
+                    .iter()
+                    .find(|s| s.prompt == prompt)
+                    .unwrap_or_else(|| panic!("{at}: a run for a prompt no step sent: {prompt}"));
+                let answer = runread_testkit::answer(run);
+                match &step.reported {
+                    Reported::Answer(text) => {
+                        assert_eq!(run.run.status, RunStatus::Completed, "{at}: {prompt}");
+                        assert_eq!(answer.as_deref(), Some(text.as_str()), "{at}: {prompt}");
+                        assert_eq!(run.run.final_bytes, text.len() as u64, "{at}: {prompt}");
+                    }
+                    Reported::Failed(_) => {
+                        assert_eq!(run.run.status, RunStatus::Failed, "{at}: {prompt}");
+                        assert_eq!(answer, None, "{at}: {prompt}");
+                    }
+                    Reported::Interrupted => {
+                        assert_eq!(run.run.status, RunStatus::Cancelled, "{at}: {prompt}");
+                        assert_eq!(answer, None, "{at}: {prompt}");
+                    }
+                }
+                // The run id is the agent's own uuid (the prompt line's, or the turn's).
+                assert_eq!(run.target.run_id.len(), 36, "{at}: {}", run.target.run_id);
+            }
+            for step in &steps {
+                let prompt = step.prompt.as_str();
+                assert!(
+                    runs.iter()
+                        .any(|r| runread_testkit::prompt(r).as_deref() == Some(prompt)),
+                    "{at}: no run for {prompt}"
+                );
+            }
+        }
+    }
+}
