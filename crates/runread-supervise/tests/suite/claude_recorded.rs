@@ -13,6 +13,7 @@ use std::process::ExitStatus;
 
 use serde_json::Value;
 
+use crate::recorded_agents::exited;
 use runread_sessions::{Agent, EntrySummary, EvidenceFile, Resume};
 use runread_store::{Foreground, Phase, Proof, Store};
 use runread_supervise::claude::events as claude_events;
@@ -22,7 +23,9 @@ use runread_supervise::claude::state::{
 use runread_supervise::proof::{self, Pinned, Refusal};
 use runread_supervise::run::claude_foreground;
 use runread_supervise::stream::Step;
-use runread_testkit::{CLAUDE_FIXTURES, Reported, claude_fixture_sessions, claude_steps};
+use runread_testkit::{
+    CLAUDE_FIXTURES, Reported, ReportedStep, claude_fixture_sessions, claude_steps,
+};
 
 /// Feeds a recorded stream; returns the supervision and the (line, run) pairs that settled.
 fn feed(lines: &[String]) -> (ClaudeSupervision, Vec<(usize, usize)>) {
@@ -49,8 +52,16 @@ fn event_type(line: &str) -> (String, String) {
     )
 }
 
-fn exited(code: i32) -> ExitStatus {
-    ExitStatus::from_raw(code << 8)
+/// How supervision judges `step`'s foreground from its stream and its exit code (runread passes
+/// an interrupt on when the harness interrupts the agent): for the suite over every recorded
+/// agent (`recorded_agents`).
+pub(crate) fn foreground(step: &ReportedStep) -> (Foreground, String, i32) {
+    let (sup, _) = feed(&step.lines);
+    claude_foreground(
+        exited(step.exit_code),
+        step.interrupted_by_harness,
+        &sup.runs,
+    )
 }
 
 #[test]
@@ -114,21 +125,6 @@ fn every_recorded_step_settles_or_not_as_claude_code_reported_it() {
                     );
                 }
             }
-            // How the foreground ended, from the exit code and the stream.
-            let (fg, exit, code) = claude_foreground(
-                exited(step.exit_code),
-                step.interrupted_by_harness,
-                &sup.runs,
-            );
-            assert_eq!(code, step.exit_code);
-            assert_eq!(exit, format!("exit:{}", step.exit_code));
-            let want = match step.reported {
-                // An error Claude Code reported (exit 1) is its normal end: the run is failed,
-                // its proof says so; the foreground is not "killed".
-                Reported::Answer(_) | Reported::Failed(_) => Foreground::Completed,
-                Reported::Interrupted => Foreground::Cancelled,
-            };
-            assert_eq!(fg, want, "{at}");
         }
     }
     assert!(answered >= 12, "most steps answered: {answered}");

@@ -6,3 +6,4 @@ mod claude_recorded;
 mod codex_recorded;
 mod journal_crash;
 mod recorded;
+mod recorded_agents;

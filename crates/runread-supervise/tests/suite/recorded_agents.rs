@@ -1,0 +1,46 @@
+//! Every agent recorded with its reported stream (Claude Code, Codex: `RECORDED_AGENTS`), one
+//! suite: how each step's foreground ended, judged by runread's supervision from the stream and
+//! the exit code, is how the agent itself ended it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+
+use runread_core::Agent;
+use runread_store::Foreground;
+use runread_testkit::{RECORDED_AGENTS, Reported, ReportedStep};
+
+/// The exit status of a process that exited with `code`.
+pub(crate) fn exited(code: i32) -> ExitStatus {
+    ExitStatus::from_raw(code << 8)
+}
+
+/// How supervision judges a step of `agent`.
+fn judge(agent: Agent) -> fn(&ReportedStep) -> (Foreground, String, i32) {
+    match agent {
+        Agent::Claude => crate::claude_recorded::foreground,
+        Agent::Codex => crate::codex_recorded::foreground,
+        Agent::Pi => panic!("Pi's fixtures record no reported stream per step"),
+    }
+}
+
+#[test]
+fn every_recorded_steps_foreground_ends_as_its_agent_ended_it() {
+    for recorded in RECORDED_AGENTS {
+        for fixture in recorded.fixtures {
+            for (i, step) in (recorded.steps)(fixture).iter().enumerate() {
+                let at = format!("{} {fixture} step {i}", recorded.agent);
+                let (fg, exit, code) = judge(recorded.agent)(step);
+                assert_eq!(code, step.exit_code, "{at}");
+                assert_eq!(exit, format!("exit:{}", step.exit_code), "{at}");
+                let want = match step.reported {
+                    // A failure the agent reported (exit 1) is its normal end: the run is failed,
+                    // its proof says so; the foreground is neither "failed" nor "killed".
+                    Reported::Answer(_) | Reported::Failed(_) => Foreground::Completed,
+                    Reported::Interrupted => Foreground::Cancelled,
+                };
+                assert_eq!(fg, want, "{at}");
+            }
+        }
+    }
+}
