@@ -17,15 +17,7 @@ use crate::support::Served;
 use runread_testkit::claude_steps;
 
 async fn serve(fixtures: &[&str]) -> Served {
-    support::serve(
-        |env| {
-            for f in fixtures {
-                env.place_claude(f, Duration::from_secs(60));
-            }
-        },
-        SECRET,
-    )
-    .await
+    support::serve_fixtures(runread_testkit::Env::place_claude, fixtures, SECRET).await
 }
 
 #[tokio::test]

@@ -19,15 +19,7 @@ use crate::support;
 use crate::support::Served;
 
 async fn serve(fixtures: &[&str]) -> Served {
-    support::serve(
-        |env| {
-            for f in fixtures {
-                env.place_codex(f, Duration::from_secs(60));
-            }
-        },
-        SECRET,
-    )
-    .await
+    support::serve_fixtures(runread_testkit::Env::place_codex, fixtures, SECRET).await
 }
 
 #[tokio::test]

@@ -22,27 +22,11 @@ use runread_supervise::claude::state::{
 };
 use runread_supervise::proof::{self, Pinned, Refusal};
 use runread_supervise::run::claude_foreground;
-use runread_supervise::stream::Step;
 use runread_testkit::{
     CLAUDE_FIXTURES, Reported, ReportedStep, claude_fixture_sessions, claude_steps,
 };
 
-/// Feeds a recorded stream; returns the supervision and the (line, run) pairs that settled.
-fn feed(lines: &[String]) -> (ClaudeSupervision, Vec<(usize, usize)>) {
-    let mut sup = ClaudeSupervision::new();
-    let mut settled = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        match claude_events::parse(line.as_bytes()) {
-            Ok(e) => {
-                if let Step::Settle(n) = sup.apply(&e) {
-                    settled.push((i, n));
-                }
-            }
-            Err(_) => sup.fault(),
-        }
-    }
-    (sup, settled)
-}
+crate::feeder!(ClaudeSupervision, claude_events::parse);
 
 fn event_type(line: &str) -> (String, String) {
     let v: Value = serde_json::from_str(line).unwrap();

@@ -25,27 +25,11 @@ use runread_supervise::codex::state::{
 use runread_supervise::locate::{self, Said, Unsupported};
 use runread_supervise::proof::{self, Pinned, Refusal};
 use runread_supervise::run::codex_foreground;
-use runread_supervise::stream::Step;
 use runread_testkit::{
     CODEX_FIXTURES, Reported, ReportedStep, codex_fixture_sessions, codex_fixtures_dir, codex_steps,
 };
 
-/// Feeds a recorded stream; returns the supervision and the (line, run) pairs that settled.
-fn feed(lines: &[String]) -> (CodexSupervision, Vec<(usize, usize)>) {
-    let mut sup = CodexSupervision::new();
-    let mut settled = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        match codex_events::parse(line.as_bytes()) {
-            Ok(e) => {
-                if let Step::Settle(n) = sup.apply(&e) {
-                    settled.push((i, n));
-                }
-            }
-            Err(_) => sup.fault(),
-        }
-    }
-    (sup, settled)
-}
+crate::feeder!(CodexSupervision, codex_events::parse);
 
 fn event_type(line: &str) -> String {
     let v: Value = serde_json::from_str(line).unwrap();

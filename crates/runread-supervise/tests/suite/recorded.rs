@@ -10,26 +10,11 @@ use runread_sessions::pi::cut_runs;
 use runread_sessions::pi::parse_header;
 use runread_store::Phase;
 use runread_supervise::pi::events;
-use runread_supervise::pi::state::{Step, Supervision};
+use runread_supervise::pi::state::Supervision;
 use runread_supervise::proof::{self, Pinned, Refusal};
 use runread_testkit::{fixture_session, fixtures_dir};
 
-/// Feeds a recorded stream; returns the supervision and the line numbers (0-based) that settled.
-fn feed(lines: &[String]) -> (Supervision, Vec<(usize, usize)>) {
-    let mut sup = Supervision::new();
-    let mut settled = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        match events::parse(line.as_bytes()) {
-            Ok(e) => {
-                if let Step::Settle(n) = sup.apply(&e) {
-                    settled.push((i, n));
-                }
-            }
-            Err(_) => sup.fault(),
-        }
-    }
-    (sup, settled)
-}
+crate::feeder!(Supervision, events::parse);
 
 fn stream(name: &str, step: usize) -> Vec<String> {
     std::fs::read_to_string(

@@ -15,6 +15,23 @@ pub struct Served {
 }
 
 /// Serves a home whose sessions `place` put there, with `secret` known.
+/// [`serve`] of `fixtures`, each placed by `place` (as `Env::place_claude`), a minute old.
+pub async fn serve_fixtures(
+    place: fn(&Env, &str, std::time::Duration) -> Vec<std::path::PathBuf>,
+    fixtures: &[&str],
+    secret: &str,
+) -> Served {
+    serve(
+        |env| {
+            for f in fixtures {
+                place(env, f, std::time::Duration::from_secs(60));
+            }
+        },
+        secret,
+    )
+    .await
+}
+
 pub async fn serve(place: impl FnOnce(&Env), secret: &str) -> Served {
     let env = Env::new();
     place(&env);
