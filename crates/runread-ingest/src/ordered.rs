@@ -117,9 +117,8 @@ where
     /// `None` when every item handed out was given back.
     pub(crate) fn next(&mut self) -> Result<Option<R>, Lost> {
         loop {
-            if let Some(r) = self.ready.remove(&self.taken) {
-                self.taken += 1;
-                return r.map(Some).ok_or(Lost);
+            if let Some(r) = self.next_ready()? {
+                return Ok(Some(r));
             }
             if self.taken == self.handed_out {
                 return Ok(None);

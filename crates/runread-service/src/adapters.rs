@@ -120,6 +120,9 @@ pub(crate) struct AdmissionContext<'a> {
     /// Every tool (what a grant's features let its key call).
     catalog: &'static [&'static ToolDef],
     pub now_ms: i64,
+    /// The redactor, read once per call: the tool's own masking and the mask over its whole
+    /// output use the same known secrets (and ask the store for them once).
+    redactor: std::cell::OnceCell<Arc<Redactor>>,
 }
 
 /// What step 5 admitted for a call, and the reader its tool executes with.
@@ -191,7 +194,11 @@ impl AdmissionContext<'_> {
 
     /// The known secrets, as the one redactor every output is masked with.
     pub(crate) fn redactor(&self) -> Result<Arc<Redactor>, ErrorCode> {
-        self.svc.secrets.redactor()
+        if let Some(r) = self.redactor.get() {
+            return Ok(r.clone());
+        }
+        let r = self.svc.secrets.redactor()?;
+        Ok(self.redactor.get_or_init(|| r).clone())
     }
 
     /// The index entries of `target`'s session generation.
@@ -402,6 +409,7 @@ pub(crate) fn admit(
         def,
         catalog,
         now_ms,
+        redactor: std::cell::OnceCell::new(),
     };
     def.rules.admit(&at, args)
 }

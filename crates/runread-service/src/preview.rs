@@ -53,10 +53,13 @@ impl Service {
         args: Value,
         now_ms: i64,
     ) -> Result<crate::outputs::Previewed<T>, ErrorCode> {
-        let json = self.preview(target, T::TOOL, args, now_ms)?;
-        // The tool's own output type: only a broken build fails to read it back.
-        let output = serde_json::from_value(Value::Object(json.clone()))
-            .map_err(|_| ErrorCode::Unavailable)?;
+        let json = Value::Object(self.preview(target, T::TOOL, args, now_ms)?);
+        // The tool's own output type: only a broken build fails to read it back. Read from the
+        // value in place (a history page may hold megabytes of text), not from a copy.
+        let output = T::deserialize(&json).map_err(|_| ErrorCode::Unavailable)?;
+        let Value::Object(json) = json else {
+            return Err(ErrorCode::Unavailable);
+        };
         Ok(crate::outputs::Previewed { output, json })
     }
 

@@ -318,13 +318,18 @@ const SERVICE_MAY_NOT_CONTAIN: &[(&str, &str)] = &[
     ("downcast", "a type-erased reader"),
 ];
 
+/// The lines of `source` (one file) before its tests: nothing from its `#[cfg(test)]` on.
+fn outside_tests(source: &str) -> impl Iterator<Item = &str> {
+    source
+        .lines()
+        .take_while(|line| line.trim() != "#[cfg(test)]")
+}
+
 /// Where `source` (one file) breaks [`SERVICE_MAY_NOT_CONTAIN`]: (line number, pattern, why).
 /// Comment lines are not code, and nothing from the file's `#[cfg(test)]` on is scanned.
 fn service_violations(source: &str) -> Vec<(usize, &'static str, &'static str)> {
-    source
-        .lines()
+    outside_tests(source)
         .enumerate()
-        .take_while(|(_, line)| line.trim() != "#[cfg(test)]")
         .filter(|(_, line)| !line.trim_start().starts_with("//"))
         .flat_map(|(i, line)| {
             SERVICE_MAY_NOT_CONTAIN
@@ -479,10 +484,7 @@ fn code_only(source: &str) -> String {
 /// Each function in `source` (up to its `#[cfg(test)]`) longer than [`FUNCTION_MAX_LINES`]:
 /// (its name, its first line, its length in lines).
 fn long_functions(source: &str) -> Vec<(String, usize, usize)> {
-    let head: Vec<&str> = source
-        .lines()
-        .take_while(|line| line.trim() != "#[cfg(test)]")
-        .collect();
+    let head: Vec<&str> = outside_tests(source).collect();
     let code = code_only(&head.join("\n"));
     let lines: Vec<&str> = code.lines().collect();
     let mut long = Vec::new();
@@ -595,9 +597,7 @@ fn module_graph(sources: &BTreeMap<String, String>) -> BTreeMap<String, Vec<Stri
     sources
         .iter()
         .map(|(module, source)| {
-            let code: String = source
-                .lines()
-                .take_while(|line| line.trim() != "#[cfg(test)]")
+            let code: String = outside_tests(source)
                 .filter(|line| !line.trim_start().starts_with("//"))
                 .collect::<Vec<_>>()
                 .join("\n");
@@ -680,11 +680,7 @@ fn crate_modules(src: &std::path::Path) -> BTreeMap<String, String> {
                 .iter()
                 .map(|f| {
                     let source = std::fs::read_to_string(f).expect("reads");
-                    let code: Vec<&str> = source
-                        .lines()
-                        .take_while(|line| line.trim() != "#[cfg(test)]")
-                        .collect();
-                    code.join("\n")
+                    outside_tests(&source).collect::<Vec<_>>().join("\n")
                 })
                 .collect();
             modules.insert(name, text.join("\n"));
