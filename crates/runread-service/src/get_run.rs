@@ -69,37 +69,13 @@ pub(crate) struct Output {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Status {
-    status: RunState,
+    status: runread_sessions::RunStatus,
     revision: Revision,
     event_sequence: u64,
     created_at: Option<String>,
     started_at: Option<String>,
     finished_at: Option<String>,
     origin: Origin,
-}
-
-/// What the session file shows of the run's foreground.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum RunState {
-    Completed,
-    Failed,
-    Cancelled,
-    Running,
-    Unknown,
-}
-
-impl From<runread_sessions::RunStatus> for RunState {
-    fn from(s: runread_sessions::RunStatus) -> RunState {
-        use runread_sessions::RunStatus as S;
-        match s {
-            S::Completed => RunState::Completed,
-            S::Failed => RunState::Failed,
-            S::Cancelled => RunState::Cancelled,
-            S::Running => RunState::Running,
-            S::Unknown => RunState::Unknown,
-        }
-    }
 }
 
 /// Where a run's status was read: `get_run` reports the passive one.
@@ -137,7 +113,7 @@ fn status(reader: &Reader) -> Output {
     Output {
         found: true,
         run: Some(Status {
-            status: RunState::from(r.run.status),
+            status: r.run.status,
             revision: Revision {
                 instance: r.target.instance.clone(),
                 revision: r.target.revision,

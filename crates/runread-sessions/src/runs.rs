@@ -88,6 +88,7 @@ impl Context {
 
 /// What the session file shows of a run's foreground.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Ended with a final assistant message.
