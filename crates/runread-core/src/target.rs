@@ -6,6 +6,7 @@ use crate::limits::TARGET_FIELD_MAX_BYTES;
 
 /// One run, named exactly. All six fields must equal a live grant's target.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Target {
     /// UUID of the runread store.

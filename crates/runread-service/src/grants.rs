@@ -99,23 +99,12 @@ pub(crate) struct ListOutput {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Listed {
-    target: ListedTarget,
+    /// Any id that holds a known secret masked (then it names no run).
+    target: Target,
     masked: bool,
     features: Vec<Feature>,
     tools: Vec<&'static str>,
     expires_at: String,
-}
-
-/// A target as it is listed: its six fields, any id that holds a known secret masked.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-struct ListedTarget {
-    instance: String,
-    revision: u64,
-    workspace_id: String,
-    session_id: String,
-    generation: u64,
-    run_id: String,
 }
 
 fn list(reader: &ListReader) -> ListOutput {
@@ -145,7 +134,7 @@ fn list(reader: &ListReader) -> ListOutput {
 /// `target` as it is listed: every id that holds a known secret masked, and whether one did. The
 /// reader learns its target is there, and no byte of the secret; a masked id names no run (the
 /// mask is not id text), so the other tools refuse it like any malformed target.
-fn listed(target: &Target, redactor: &Redactor) -> (ListedTarget, bool) {
+fn listed(target: &Target, redactor: &Redactor) -> (Target, bool) {
     let mut masked = false;
     let mut id = |id: &str| {
         if redactor.contains_secret(id.as_bytes()) {
@@ -155,7 +144,7 @@ fn listed(target: &Target, redactor: &Redactor) -> (ListedTarget, bool) {
             id.to_owned()
         }
     };
-    let listed = ListedTarget {
+    let listed = Target {
         instance: id(&target.instance),
         revision: target.revision,
         workspace_id: id(&target.workspace_id),
