@@ -23,8 +23,10 @@ pub(crate) fn agent(mut schema: Value) -> Value {
     schema
 }
 
-/// Whether any property of `schema`, at any depth, is marked as the agent's.
-pub fn carries_agent_data(schema: &Value) -> bool {
+/// Whether any property of `schema`, at any depth, is marked as the agent's (what a tool's label
+/// is tested against).
+#[cfg(test)]
+pub(crate) fn carries_agent_data(schema: &Value) -> bool {
     match schema {
         Value::Object(m) => {
             m.get(SOURCE_KEYWORD).is_some_and(|v| v == AGENT_SOURCE)

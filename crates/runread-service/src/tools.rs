@@ -5,7 +5,6 @@
 use runread_gate::Definition;
 
 pub use crate::adapters::ToolDef;
-pub use crate::schema::{AGENT_SOURCE, SOURCE_KEYWORD, carries_agent_data, target_schema};
 use crate::{artifacts, final_answer, get_run, grants, history, metadata, work_state};
 
 pub const LIST_GRANTED_TARGETS: &str = grants::NAME;
@@ -55,6 +54,7 @@ mod tests {
     use runread_core::envelope::Trust;
 
     use super::*;
+    use crate::schema::{AGENT_SOURCE, SOURCE_KEYWORD, carries_agent_data};
 
     /// Every value of the mark, at any depth of `schema`.
     fn marks(schema: &Value, out: &mut Vec<Value>) {
