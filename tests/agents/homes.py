@@ -288,8 +288,9 @@ class AgentHome(LivePart):
                 f"each; no grant made")
 
     def grant(self, n: int, label: str = "") -> dict[str, Any]:
-        g = self.json_of("grant", "--run", self.prefix(n), "--features", FEATURES, "--expires", "15m", "--to", "test",
-                         "--json")
+        # A reader of its own for each grant, so each shows a key of its own.
+        g = self.json_of("grant", "--run", self.prefix(n), "--features", FEATURES, "--expires", "15m",
+                         "--to", f"test-{self.agent}{label}-run{n + 1}", "--json")
         ensure(KEY_RE.fullmatch(g.get("key", "")) and g.get("grantId"), f"grant --json: key/grantId {g.get('grantId')!r}")
         ensure(g.get("target") == self.targets[n], f"granted target {g.get('target')} != runs --json's {self.targets[n]}")
         g["keyFile"] = write_key(self.sh.tmp / "keys" / f"{self.agent}{label}-run{n + 1}.txt", g["key"])

@@ -256,8 +256,9 @@ class Part(LivePart):
 
     def grant_all(self) -> str:
         for n, r in enumerate(self.runs):
-            g = self.json_of("grant", "--run", r["run_id"], "--features", FEATURES, "--expires", "15m", "--to", "test",
-                             "--json")
+            # A reader of its own for each run, so each grant shows a key of its own.
+            g = self.json_of("grant", "--run", r["run_id"], "--features", FEATURES, "--expires", "15m",
+                             "--to", f"test-{self.agent}-run{n + 1}", "--json")
             ensure(KEY_RE.fullmatch(g.get("key", "")) and g.get("grantId"), f"run {n + 1}: key/grantId {g.get('grantId')!r}")
             ensure(g.get("target") == self.targets[r["run_id"]],
                    f"run {n + 1}: granted target {g.get('target')} != runs --json's {self.targets[r['run_id']]}")

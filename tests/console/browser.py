@@ -7,11 +7,14 @@ What it does, as a new user would, on a home holding real Pi sessions (fixtures/
 1. `runread serve --console --watch` prints the one-time login link; the browser opens it and
    lands on the run list.
 2. A new session file appears while the list is open: its run shows up without a reload.
-3. Opens a run (by clicking it, no run id typed), grants it to "claude-code" with the grant
+3. Opens a run (by clicking it, no run id typed), grants it to "claude-code" (a new reader) with the grant
    form, and reads the shown key and Claude Code command.
 4. Reads the run's answer over MCP with that key (`runread read … final-answer`, runread's
    rmcp client), revokes the grant in the console (the confirmation accepted), and sees the
-   next read refused (`grant_revoked`) and the first read in the audit page.
+   next read refused (`grant_revoked`) and the first read in the audit page. Then shares the run
+   with the same reader again from its page (no new key shown), reads it with the same key file,
+   removes the reader on the Readers page (confirmed), sees its key refused (`invalid_key`) and
+   the audit's reader filter still naming it.
 5. Security, in the browser: the used login link is refused; a page on another local port that
    posts a revocation form to the console is refused (`forbidden_origin`) and revokes nothing;
    a request with the cookie to the MCP port is refused.
@@ -267,6 +270,7 @@ def main_in_venv(args: argparse.Namespace) -> int:
         # 3. Open a run by clicking it; grant it with the form.
         driver.find_element(By.PARTIAL_LINK_TEXT, new_prompt[:30]).click()
         wait.until(EC.presence_of_element_located((By.ID, "final-answer")))
+        run_page = driver.current_url
         checks.check("the run page shows the final answer as a reader gets it",
                      "Final answer" in driver.page_source and "available" in driver.page_source)
         checks.check("the run page shows a timeline of the history",
@@ -327,6 +331,42 @@ def main_in_venv(args: argparse.Namespace) -> int:
                      any("claude-code" in r.text and "read_final_answer" in r.text and "ok" in r.text for r in rows),
                      "\n".join(r.text for r in rows)[:800])
         shot("audit")
+
+        # 4b. The reader stays: share the run with it again from its page (no new key, nothing to
+        # configure), read it with the same key file, then remove the reader on the Readers page.
+        driver.get(run_page)
+        form = driver.find_element(By.CSS_SELECTOR, "form.grant")
+        form.find_element(By.NAME, "label").send_keys("claude-code")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait.until(EC.presence_of_element_located((By.ID, "shared-note")))
+        checks.check("sharing with a reader you have shows no new key",
+                     not driver.find_elements(By.ID, "read-key"), driver.page_source[-400:])
+        shared = subprocess.run([runread, "read", "--url", mcp_url, "--key-file", str(key_file), "final-answer"],
+                                capture_output=True, text=True, timeout=60)
+        checks.check("the same key reads the run shared again, the client untouched",
+                     shared.returncode == 0 and shared.stdout.strip() != "", shared.stderr[-500:])
+        driver.get(origin + "/readers")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "tr[data-reader=claude-code]")))
+        row = driver.find_element(By.CSS_SELECTOR, "tr[data-reader=claude-code]")
+        checks.check("the Readers page lists the reader with its live grant and last read, never its key",
+                     "never" not in row.text and key not in driver.page_source, row.text)
+        shot("readers")
+        row.find_element(By.XPATH, ".//form[@action='/readers/remove']//button").click()
+        wait.until(EC.alert_is_present())
+        alert = driver.switch_to.alert
+        checks.check("removing a reader asks first", "Remove" in alert.text, alert.text)
+        alert.accept()
+        wait.until(lambda d: "Removed" in d.page_source)
+        gone = subprocess.run([runread, "read", "--url", mcp_url, "--key-file", str(key_file), "final-answer"],
+                              capture_output=True, text=True, timeout=60)
+        checks.check("a removed reader's key is refused at its next call (invalid_key)",
+                     gone.returncode != 0 and "invalid_key" in gone.stdout + gone.stderr,
+                     (gone.stdout + gone.stderr)[-500:])
+        driver.get(origin + "/audit")
+        reader_select = driver.find_element(By.NAME, "reader")
+        options = [o.text for o in reader_select.find_elements(By.TAG_NAME, "option")]
+        checks.check("the audit filters by reader, a removed one included", "claude-code (removed)" in options,
+                     str(options))
 
         # 5. Security in the browser.
         driver.get(login)

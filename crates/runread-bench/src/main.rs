@@ -95,14 +95,17 @@ fn setup(in_memory: bool) -> Setup {
             session_id: None,
             features: vec![Feature::FinalAnswer],
             expires_at_ms: now + 3_600_000,
-            label: "bench",
+            reader: "bench",
         },
         now,
     )
     .expect("grant");
     let sqlite = store.clone();
     let svc = Arc::new(Service::new(store, keys, Config::default()).expect("service"));
-    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).expect("key"));
+    let ctx = Arc::new(
+        svc.admit_key(&[g.key.as_deref().expect("a new reader").as_bytes()])
+            .expect("key"),
+    );
     Setup {
         _dir: dir,
         store: sqlite,

@@ -51,6 +51,7 @@ fn short_time(t: &str) -> String {
 fn layout(s: Option<&SessionView>, title: &str, active: &str, content: Markup) -> Markup {
     let nav = [
         ("/runs", "Runs"),
+        ("/readers", "Readers"),
         ("/grants", "Grants"),
         ("/audit", "Audit"),
         ("/secrets", "Secrets"),
@@ -259,7 +260,7 @@ fn grant_state_label(g: &Grant, now: i64) -> Markup {
 fn revoke_form(s: &SessionView, g: &Grant, back: &str) -> Markup {
     html! {
         form.revoke method="post" action="/grants/revoke"
-            data-confirm=(format!("Revoke the grant to “{}”? Its key is refused from the next call on.", g.label)) {
+            data-confirm=(format!("Revoke the grant to “{}”? This run is refused to it from its next call on; its other grants stay.", g.reader_name)) {
             input type="hidden" name="csrf" value=(s.csrf);
             input type="hidden" name="grant" value=(g.id);
             input type="hidden" name="back" value=(back);
@@ -300,8 +301,8 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
             }
 
             section aria-labelledby="grant-h" {
-                h2 id="grant-h" { "Grant this run" }
-                (grant_form(s, r))
+                h2 id="grant-h" { "Share this run" }
+                (grant_form(s, r, &v.readers))
             }
 
             section aria-labelledby="grants-h" {
@@ -461,7 +462,7 @@ fn timeline(h: &outputs::History, times: &std::collections::HashMap<u64, String>
     }
 }
 
-fn grant_form(s: &SessionView, r: &RunRecord) -> Markup {
+fn grant_form(s: &SessionView, r: &RunRecord, readers: &[String]) -> Markup {
     html! {
         form.grant method="post" action="/grant" {
             input type="hidden" name="csrf" value=(s.csrf);
@@ -486,10 +487,13 @@ fn grant_form(s: &SessionView, r: &RunRecord) -> Markup {
                     }
                 }
             }
-            label { "For (a label for your records) "
-                input type="text" name="label" required maxlength=(runread_core::limits::GRANT_LABEL_MAX_BYTES) placeholder="claude-code";
+            label { "Share with (a reader: a client you configured once, or a new name) "
+                input type="text" name="label" required list="reader-names" maxlength=(runread_core::limits::READER_NAME_MAX_BYTES) placeholder="claude-code";
             }
-            button type="submit" { "Grant and show the key" }
+            datalist id="reader-names" {
+                @for name in readers { option value=(name) {} }
+            }
+            button type="submit" { "Share" }
         }
     }
 }
@@ -511,14 +515,9 @@ pub(crate) fn granted(
     g: &runread_service::owner::NewGrant,
     shown: &runread_service::shown::ShownRun,
     url: &str,
-    configs: &runread_mcp::configs::ClientConfigs,
+    configs: Option<&runread_mcp::configs::ClientConfigs>,
 ) -> Markup {
     let features: Vec<&str> = g.grant.features.iter().map(|f| f.as_str()).collect();
-    let mcp_json = serde_json::to_string_pretty(&configs.mcp_servers).unwrap_or_default();
-    let stdio_cmd = format!(
-        "umask 077 && printf '%s' '{}' > runread.key\nrunread serve --stdio --key-file runread.key",
-        g.key
-    );
     layout(
         Some(s),
         "Granted",
@@ -526,23 +525,42 @@ pub(crate) fn granted(
         html! {
             h1 { "Granted" }
             dl.facts {
-                dt { "For" } dd { (g.grant.label) }
+                dt { "Shared with" } dd { (g.reader.name) }
                 dt { "Run" } dd { a href=(run_href(&shown.record)) { (short(shown.prompt.text().unwrap_or(&shown.record.target.run_id), 120)) } }
                 dt { "Features" } dd { (features.join(", ")) }
                 dt { "Expires" } dd { (rfc3339(g.grant.expires_at_ms)) }
                 dt { "Endpoint" } dd { code { (url) } }
                 dt { "Grant" } dd { code id="grant-id" { (g.grant.id) } }
             }
-            p.warning role="alert" { "The key is shown once: only its hash is stored. Copy what your client needs now." }
-            (copy_block("read-key", "Read key", &g.key))
-            (copy_block("claude-command", "Claude Code: run in your project", &configs.claude_command))
-            (copy_block("codex-toml", "Codex: add to ~/.codex/config.toml", configs.codex_toml.trim_end()))
-            p.note { (runread_mcp::configs::CODEX_MODERN_NOTE) }
-            (copy_block("mcp-json", "mcpServers JSON (Claude Code --mcp-config, Cursor, Claude Desktop)", &mcp_json))
-            (copy_block("stdio", "A client that launches runread (stdio): the key in a file", &stdio_cmd))
-            p { a href="/grants" { "All grants" } " · " a href=(run_href(&shown.record)) { "Back to the run" } }
+            @match (&g.key, configs) {
+                (Some(key), Some(configs)) => {
+                    p { "“" (g.reader.name) "” is a new reader: configure its client once with the key below; every run you share with it later reaches it without a new key." }
+                    (key_and_configs(key, configs))
+                }
+                _ => {
+                    p id="shared-note" { "“" (g.reader.name) "” already has its key: its client's next call sees this run. Nothing to configure." }
+                }
+            }
+            p { a href="/grants" { "All grants" } " · " a href="/readers" { "Readers" } " · " a href=(run_href(&shown.record)) { "Back to the run" } }
         },
     )
+}
+
+/// A reader's key, shown once, and every ready-to-paste client configuration for it.
+pub(crate) fn key_and_configs(key: &str, configs: &runread_mcp::configs::ClientConfigs) -> Markup {
+    let mcp_json = serde_json::to_string_pretty(&configs.mcp_servers).unwrap_or_default();
+    let stdio_cmd = format!(
+        "umask 077 && printf '%s' '{key}' > runread.key\nrunread serve --stdio --key-file runread.key"
+    );
+    html! {
+        p.warning role="alert" { "The key is shown once: only its hash is stored. Copy what your client needs now." }
+        (copy_block("read-key", "Read key", key))
+        (copy_block("claude-command", "Claude Code: run in your project", &configs.claude_command))
+        (copy_block("codex-toml", "Codex: add to ~/.codex/config.toml", configs.codex_toml.trim_end()))
+        p.note { (runread_mcp::configs::CODEX_MODERN_NOTE) }
+        (copy_block("mcp-json", "mcpServers JSON (Claude Code --mcp-config, Cursor, Claude Desktop)", &mcp_json))
+        (copy_block("stdio", "A client that launches runread (stdio): the key in a file", &stdio_cmd))
+    }
 }
 
 fn grants_table(s: &SessionView, list: &[Grant], now: i64, back: &str) -> Markup {
@@ -559,7 +577,7 @@ fn grants_table(s: &SessionView, list: &[Grant], now: i64, back: &str) -> Markup
             tbody {
                 @for g in list {
                     tr data-grant=(g.id) {
-                        td { (g.label) }
+                        td { a href="/readers" { (g.reader_name) } }
                         td { (grant_state_label(g, now)) }
                         td { (g.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")) }
                         td { a href=(format!("/run?session={}&generation={}&run={}", enc(&g.target.session_id), g.target.generation, enc(&g.target.run_id))) { code { (short(&g.target.run_id, 13)) } } }
@@ -684,6 +702,9 @@ fn audit_filters(v: &AuditView) -> Markup {
     let window = v.window.0;
     let filter_link = |w: &str| {
         let mut q = vec![format!("window={w}")];
+        if let Some(r) = &v.reader {
+            q.push(format!("reader={}", enc(r)));
+        }
         if let Some(g) = &v.grant {
             q.push(format!("grant={}", enc(g)));
         }
@@ -704,11 +725,21 @@ fn audit_filters(v: &AuditView) -> Markup {
         }
         form.filters method="get" action="/audit" {
             input type="hidden" name="window" value=(window);
+            label { "Reader "
+                select name="reader" {
+                    option value="" selected[v.reader.is_none()] { "all" }
+                    @for r in &v.readers {
+                        option value=(r.id) selected[v.reader.as_deref() == Some(r.id.as_str())] {
+                            (r.name) @if r.removed_at_ms.is_some() { " (removed)" }
+                        }
+                    }
+                }
+            }
             label { "Grant "
                 select name="grant" {
                     option value="" selected[v.grant.is_none()] { "all" }
                     @for g in &v.grants {
-                        option value=(g.id) selected[v.grant.as_deref() == Some(g.id.as_str())] { (g.label) " · " (short(&g.target.run_id, 13)) }
+                        option value=(g.id) selected[v.grant.as_deref() == Some(g.id.as_str())] { (g.reader_name) " · " (short(&g.target.run_id, 13)) }
                     }
                 }
             }
@@ -799,6 +830,96 @@ fn bucket_label(ms: i64) -> String {
         m if m % (60 * MINUTE) == 0 => format!("{} hour(s)", m / (60 * MINUTE)),
         m => format!("{} minutes", m / MINUTE),
     }
+}
+
+/// What a change on the Readers page did, shown above it.
+pub(crate) enum ReaderChange {
+    /// Added or rotated: its key, shown once, and the configs for it.
+    Key {
+        what: &'static str,
+        reader: runread_store::Reader,
+        key: String,
+        configs: Box<runread_mcp::configs::ClientConfigs>,
+    },
+    Removed(String),
+    /// The owner's own mistake (a name taken, a reader gone): their words.
+    Error(String),
+}
+
+/// The Readers page: each live reader, its live grants and last read, rotate and remove; a form
+/// to add one; and, after an add or a rotation, its key shown once with the client configs.
+pub(crate) fn readers(
+    s: &SessionView,
+    v: &crate::views::ReadersView,
+    change: Option<ReaderChange>,
+) -> Markup {
+    layout(
+        Some(s),
+        "Readers",
+        "Readers",
+        html! {
+            h1 { "Readers" }
+            p.note { "A reader is a client you configure once with its own key (Claude Code, Codex, a CI job, an orchestrating agent). Share runs with it from a run's page; it sees each one at its next call, with no new key." }
+            @match change {
+                Some(ReaderChange::Key { what, reader, key, configs }) => {
+                    section.key-shown aria-labelledby="key-h" {
+                        h2 id="key-h" { "“" (reader.name) "” " (what) }
+                        (key_and_configs(&key, &configs))
+                    }
+                }
+                Some(ReaderChange::Removed(name)) => p.ok role="status" { "Removed “" (name) "”: its key is refused and its grants are revoked." },
+                Some(ReaderChange::Error(msg)) => p.error role="alert" { (msg) },
+                None => {},
+            }
+            @if v.readers.is_empty() {
+                p.empty { "No readers yet." }
+            } @else {
+                table.readers {
+                    thead { tr {
+                        th scope="col" { "Reader" } th scope="col" { "Live grants" }
+                        th scope="col" { "Last read" } th scope="col" { "Added" } th scope="col" { "" }
+                    } }
+                    tbody {
+                        @for r in &v.readers {
+                            tr data-reader=(r.reader.name) {
+                                td { (r.reader.name) }
+                                td {
+                                    @if r.live.is_empty() { "none" }
+                                    @for g in &r.live {
+                                        a href=(format!("/run?session={}&generation={}&run={}", enc(&g.target.session_id), g.target.generation, enc(&g.target.run_id))) { code { (short(&g.target.run_id, 13)) } }
+                                        " (" (g.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")) ") "
+                                    }
+                                }
+                                td.time { (r.last_read.map(|t| short_time(&rfc3339(t))).unwrap_or_else(|| "never".into())) }
+                                td.time { (short_time(&rfc3339(r.reader.created_at_ms))) }
+                                td {
+                                    form.inline method="post" action="/readers/rotate"
+                                        data-confirm=(format!("Give “{}” a new key? Its client is refused until you configure the new one; its grants stay.", r.reader.name)) {
+                                        input type="hidden" name="csrf" value=(s.csrf);
+                                        input type="hidden" name="name" value=(r.reader.name);
+                                        button type="submit" { "Rotate key" }
+                                    }
+                                    " "
+                                    form.inline method="post" action="/readers/remove"
+                                        data-confirm=(format!("Remove “{}”? Its key is refused and every grant of it revoked.", r.reader.name)) {
+                                        input type="hidden" name="csrf" value=(s.csrf);
+                                        input type="hidden" name="name" value=(r.reader.name);
+                                        button type="submit" { "Remove" }
+                                    }
+                                    " " a href=(format!("/audit?reader={}", enc(&r.reader.id))) { "reads" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            form.reader method="post" action="/readers/add" autocomplete="off" {
+                input type="hidden" name="csrf" value=(s.csrf);
+                label { "Name " input type="text" name="name" required maxlength=(runread_core::limits::READER_NAME_MAX_BYTES) placeholder="claude-code"; }
+                button type="submit" { "Add reader and show its key" }
+            }
+        },
+    )
 }
 
 pub(crate) fn secrets(

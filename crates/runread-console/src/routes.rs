@@ -28,8 +28,10 @@ use runread_store::{Grant, GrantState};
 use crate::auth::{COOKIE_NAME, SESSION_IDLE_TIMEOUT, SessionView, csrf_matches};
 use crate::form::{Fields, PageQuery};
 use crate::pages;
+use crate::pages::ReaderChange;
 use crate::views::{
-    AUDIT_WINDOWS, Answer, AuditView, EXPIRY_PRESETS, RunView, RunsPage, RunsQuery,
+    AUDIT_WINDOWS, Answer, AuditView, EXPIRY_PRESETS, ReaderRow, ReadersView, RunView, RunsPage,
+    RunsQuery,
 };
 use crate::{AUDIT_PAGE_MAX, BACK_PATH_MAX_BYTES, Console, PAGE_DEADLINE, RUNS_PAGE, Refusal};
 
@@ -49,6 +51,10 @@ pub(crate) fn router(console: Arc<Console>) -> Router {
         .route("/grant", post(grant))
         .route("/grants", get(grants))
         .route("/grants/revoke", post(revoke))
+        .route("/readers", get(readers))
+        .route("/readers/add", post(add_reader))
+        .route("/readers/rotate", post(rotate_reader))
+        .route("/readers/remove", post(remove_reader))
         .route("/audit", get(audit))
         .route("/secrets", get(secrets).post(add_secret))
         .route("/artifacts", post(add_artifact))
@@ -343,11 +349,13 @@ async fn run(
             .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
             .collect();
         let grants = shown_grants(&c2, grants)?;
+        let readers = live_reader_names(&c2)?;
         let run = c2
             .service
             .shown_run(run, now)
             .map_err(|_| Refusal::Unavailable)?;
         Ok(RunView {
+            readers,
             answer: read_answer(&c2, &t, now),
             history,
             times,
@@ -397,7 +405,7 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
                 session_id: Some(&session_id),
                 features,
                 expires_at_ms: at,
-                label: &label,
+                reader: &label,
             },
             now,
         );
@@ -417,14 +425,23 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
     .await?;
     match made {
         Ok((g, shown)) => {
-            let configs = runread_mcp::configs::for_key(&c.mcp_url, &g.key);
-            Ok(owner.page(pages::granted(s, &g, &shown, &c.mcp_url, &configs)))
+            let configs = g
+                .key
+                .as_deref()
+                .map(|key| runread_mcp::configs::for_key(&c.mcp_url, key));
+            Ok(owner.page(pages::granted(s, &g, &shown, &c.mcp_url, configs.as_ref())))
         }
         Err(runread_service::owner::GrantError::Store(e)) => {
             tracing::warn!(error = %e, "console: grant not stored");
             Err(Refusal::Unavailable)
         }
-        // The owner's own mistake (an empty label, a run that changed): their words.
+        Err(runread_service::owner::GrantError::Reader(
+            runread_service::owner::ReaderError::Store(e),
+        )) => {
+            tracing::warn!(error = %e, "console: reader not stored");
+            Err(Refusal::Unavailable)
+        }
+        // The owner's own mistake (an empty name, a run that changed): their words.
         Err(e) => Ok(owner.page(pages::owner_error(s, &e.to_string()))),
     }
 }
@@ -462,6 +479,17 @@ async fn grants(
     Ok(owner.page(pages::grants(s, &list, state, now_ms())))
 }
 
+/// The names of the live readers, oldest first.
+fn live_reader_names(c: &Console) -> Result<Vec<String>, Refusal> {
+    Ok(c.store
+        .readers()
+        .map_err(store_err)?
+        .into_iter()
+        .filter(|r| r.removed_at_ms.is_none())
+        .map(|r| r.name)
+        .collect())
+}
+
 /// Grants as the owner is shown them (the target ids their agent wrote masked).
 fn shown_grants(c: &Console, grants: Vec<Grant>) -> Result<Vec<Grant>, Refusal> {
     c.service
@@ -480,12 +508,123 @@ async fn revoke(State(c): Shared, Change { form, .. }: Change) -> Result<Respons
     Ok(see_other(back_or(form.optional("back"), "/grants")))
 }
 
+// ---- readers ----
+
+/// The Readers page as it stands now.
+fn readers_view(c: &Console) -> Result<ReadersView, Refusal> {
+    let now = now_ms();
+    let grants = shown_grants(c, c.store.grants().map_err(store_err)?)?;
+    let last = c.store.reader_last_reads().map_err(store_err)?;
+    let readers = c
+        .store
+        .readers()
+        .map_err(store_err)?
+        .into_iter()
+        .filter(|r| r.removed_at_ms.is_none())
+        .map(|reader| {
+            let mut live: Vec<Grant> = grants
+                .iter()
+                .filter(|g| g.reader_id == reader.id && g.is_live(now))
+                .cloned()
+                .collect();
+            live.sort_by_key(|g| std::cmp::Reverse(g.created_at_ms));
+            let last_read = last
+                .iter()
+                .find(|(id, _)| *id == reader.id)
+                .map(|(_, at)| *at);
+            ReaderRow {
+                reader,
+                live,
+                last_read,
+            }
+        })
+        .collect();
+    Ok(ReadersView { readers })
+}
+
+async fn readers(State(c): Shared, owner: Owner) -> Result<Response, Refusal> {
+    let c2 = c.clone();
+    let view = blocking(move || readers_view(&c2)).await?;
+    Ok(owner.page(pages::readers(&owner.session, &view, None)))
+}
+
+/// What an add, a rotation or a removal of a reader did, for the page.
+type ReaderAct = Result<ReaderChange, runread_service::owner::ReaderError>;
+
+/// Runs `act` on the reader the form names and shows the Readers page with what it did.
+async fn reader_change(
+    c: Arc<Console>,
+    owner: Owner,
+    form: &Fields,
+    act: impl FnOnce(&Console, &str) -> ReaderAct + Send + 'static,
+) -> Result<Response, Refusal> {
+    let name = form.required("name")?.trim().to_owned();
+    let c2 = c.clone();
+    let (done, view) = blocking(move || {
+        let done = match act(&c2, &name) {
+            Ok(change) => change,
+            Err(runread_service::owner::ReaderError::Store(e)) => {
+                tracing::warn!(error = %e, "console: reader not stored");
+                return Err(Refusal::Unavailable);
+            }
+            Err(e) => ReaderChange::Error(e.to_string()),
+        };
+        Ok((done, readers_view(&c2)?))
+    })
+    .await?;
+    Ok(owner.page(pages::readers(&owner.session, &view, Some(done))))
+}
+
+async fn add_reader(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
+    let url = c.mcp_url.clone();
+    reader_change(c, owner, &form, move |c, name| {
+        let made = runread_service::owner::add_reader(&*c.store, &*c.keys, name, now_ms())?;
+        Ok(ReaderChange::Key {
+            what: "added",
+            configs: Box::new(runread_mcp::configs::for_key(&url, &made.key)),
+            reader: made.reader,
+            key: made.key,
+        })
+    })
+    .await
+}
+
+async fn rotate_reader(
+    State(c): Shared,
+    Change { owner, form }: Change,
+) -> Result<Response, Refusal> {
+    let url = c.mcp_url.clone();
+    reader_change(c, owner, &form, move |c, name| {
+        let made = runread_service::owner::rotate_reader(&*c.store, &*c.keys, name, now_ms())?;
+        Ok(ReaderChange::Key {
+            what: "has a new key",
+            configs: Box::new(runread_mcp::configs::for_key(&url, &made.key)),
+            reader: made.reader,
+            key: made.key,
+        })
+    })
+    .await
+}
+
+async fn remove_reader(
+    State(c): Shared,
+    Change { owner, form }: Change,
+) -> Result<Response, Refusal> {
+    reader_change(c, owner, &form, |c, name| {
+        let removed = runread_service::owner::remove_reader(&*c.store, name, now_ms())?;
+        Ok(ReaderChange::Removed(removed.name))
+    })
+    .await
+}
+
 // ---- audit ----
 
 #[derive(Deserialize)]
 struct AuditQuery {
     #[serde(default)]
     window: Option<String>,
+    #[serde(default)]
+    reader: Option<String>,
     #[serde(default)]
     grant: Option<String>,
     #[serde(default)]
@@ -501,9 +640,11 @@ async fn audit(
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
     let window = audit_window(q.window.as_deref())?;
+    let reader = q.reader.filter(|r| !r.is_empty());
     let grant = q.grant.filter(|g| !g.is_empty());
     let run = q.run.filter(|r| !r.is_empty());
-    if !grant.as_deref().is_none_or(runread_core::target::is_id)
+    if !reader.as_deref().is_none_or(runread_core::target::is_id)
+        || !grant.as_deref().is_none_or(runread_core::target::is_id)
         || !run.as_deref().is_none_or(runread_core::target::is_id)
     {
         return Err(Refusal::InvalidRequest);
@@ -518,9 +659,11 @@ async fn audit(
         let grants = c2.store.grants().map_err(store_err)?;
         // Filtered in the store, so that a filter finds its calls however many others the
         // window holds.
+        let readers = c2.store.readers().map_err(store_err)?;
         let filter = runread_store::AuditFilter {
             since_ms: Some(now - window.2),
             grant_id: grant.clone(),
+            reader_id: reader.clone(),
             run_id: run.clone(),
             outcome,
             before: None,
@@ -538,12 +681,14 @@ async fn audit(
             .rows
             .into_iter()
             .map(|(m, r)| {
-                let who = caller_label(&grants, &m);
+                let who = caller_name(&readers, &m);
                 Ok((m, r, who))
             })
             .collect::<Result<_, Refusal>>()?;
         Ok(AuditView {
             window,
+            reader,
+            readers,
             grant,
             run,
             outcome,
@@ -568,19 +713,12 @@ fn audit_window(window: Option<&str>) -> Result<(&'static str, &'static str, i64
     })
 }
 
-/// Who made an audited call: the label of its grant. A call under one grant names it;
-/// `list_granted_targets` names none, and is told by its key (the start record keeps a prefix
-/// of the key's hash).
-fn caller_label(grants: &[runread_store::Grant], m: &runread_store::StartMeta) -> String {
-    grants
-        .iter()
-        .find(|g| g.id == m.grant_id)
-        .or_else(|| {
-            grants.iter().find(|g| {
-                !m.key_hash_prefix.is_empty() && g.key_hash.starts_with(&m.key_hash_prefix)
-            })
-        })
-        .map(|g| g.label.clone())
+/// Who made an audited call: the name of the reader whose key made it.
+fn caller_name(readers: &[runread_store::Reader], m: &runread_store::StartMeta) -> String {
+    m.reader_id
+        .as_deref()
+        .and_then(|id| readers.iter().find(|r| r.id == id))
+        .map(|r| r.name.clone())
         .unwrap_or_default()
 }
 

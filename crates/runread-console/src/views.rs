@@ -87,7 +87,21 @@ pub(crate) struct RunView {
     pub metadata: Result<Previewed<outputs::Metadata>, &'static str>,
     pub artifacts: Result<Previewed<outputs::ArtifactList>, &'static str>,
     pub grants: Vec<runread_store::Grant>,
+    /// The live readers' names, to share the run with one.
+    pub readers: Vec<String>,
     pub history_cursor: Option<String>,
+}
+
+/// The Readers page: each live reader with its live grants and its last read.
+pub(crate) struct ReadersView {
+    pub readers: Vec<ReaderRow>,
+}
+
+pub(crate) struct ReaderRow {
+    pub reader: runread_store::Reader,
+    /// Its grants live now, newest first (target ids masked as the owner is shown them).
+    pub live: Vec<runread_store::Grant>,
+    pub last_read: Option<i64>,
 }
 
 /// The final answer, read chunk by chunk as a reader would.
@@ -101,6 +115,7 @@ pub(crate) struct Answer {
 /// The audit page's rows: each call's start record, its receipts, and its grant's label.
 pub(crate) struct AuditView {
     pub window: (&'static str, &'static str, i64, i64),
+    pub reader: Option<String>,
     pub grant: Option<String>,
     pub run: Option<String>,
     pub outcome: Option<runread_store::AuditOutcome>,
@@ -111,6 +126,8 @@ pub(crate) struct AuditView {
     )>,
     /// Calls in the window the filters let through beyond the page's [`AUDIT_PAGE_MAX`].
     pub more: u64,
+    /// Every reader, removed ones included (their calls stay in the audit).
+    pub readers: Vec<runread_store::Reader>,
     pub grants: Vec<runread_store::Grant>,
     pub now_ms: i64,
 }

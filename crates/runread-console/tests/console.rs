@@ -548,7 +548,7 @@ async fn the_run_page_shows_what_a_reader_would_get_masked() {
         "Work state",
         "Metadata",
         "Artifacts",
-        "Grant this run",
+        "Share this run",
     ] {
         assert!(page.body.contains(section), "{section}");
     }
@@ -791,6 +791,7 @@ async fn the_audit_page_shows_the_newest_calls_up_to_its_bound() {
             sealed_key_id: "k".into(),
             // Call i was made i seconds after the first, all within the last hour.
             created_at_ms: now - 3_000_000 + i64::from(i) * 1_000,
+            reader_id: None,
         },
         sealed_nonce: vec![0; 12],
         sealed_ciphertext: vec![0; 16],
@@ -1038,6 +1039,7 @@ async fn ids_the_agent_chose_are_masked_on_every_page_when_they_hold_a_known_sec
             input_digest: "i".into(),
             sealed_key_id: "k".into(),
             created_at_ms: runread_core::timefmt::now_ms(),
+            reader_id: None,
         },
         sealed_nonce: vec![0; 12],
         sealed_ciphertext: vec![0; 16],
@@ -1073,4 +1075,111 @@ async fn ids_the_agent_chose_are_masked_on_every_page_when_they_hold_a_known_sec
             "{path} shows it masked"
         );
     }
+}
+
+#[tokio::test]
+async fn a_reader_added_in_the_console_reads_each_run_shared_from_its_page_until_removed() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let add = |name: &'static str| {
+        let (s, cookie, csrf, origin) = (&s, &cookie, &csrf, &origin);
+        async move {
+            s.post(
+                "/readers/add",
+                Some(cookie),
+                &[("csrf", csrf), ("name", name)],
+                Some(origin),
+            )
+            .await
+        }
+    };
+    let added = add("claude-code").await;
+    assert_eq!(added.status, 200, "{}", added.body);
+    let key = between(&added.body, "<pre id=\"read-key\">", "<").to_owned();
+    assert!(runread_core::key::is_well_formed(&key));
+    let claude = between(&added.body, "<pre id=\"claude-command\">", "<");
+    assert_eq!(
+        claude.replace("&quot;", "\""),
+        runread_mcp::configs::for_key(&s.mcp_url, &key).claude_command
+    );
+    // A name taken is the owner's own mistake, in their words; no second key.
+    let again = add("claude-code").await;
+    assert_eq!(again.status, 200);
+    assert!(again.body.contains("already a reader"), "{}", again.body);
+    assert!(!again.body.contains("id=\"read-key\""));
+
+    // The client, configured once, sees nothing until a run is shared from its page.
+    let client = Client::connect(&s.mcp_url, &key).await.unwrap();
+    assert!(client.tool_names().await.unwrap().is_empty());
+    let page = s.get(&s.run_path(), Some(&cookie)).await;
+    assert!(page.body.contains("Share this run"));
+    assert!(
+        page.body.contains("<option value=\"claude-code\">"),
+        "the reader is offered"
+    );
+    let shared = s.grant(&cookie, &csrf, &["final_answer"]).await;
+    assert_eq!(shared.status, 200, "{}", shared.body);
+    assert!(
+        shared.body.contains("id=\"shared-note\""),
+        "{}",
+        shared.body
+    );
+    assert!(
+        !shared.body.contains("id=\"read-key\""),
+        "no new key for a reader"
+    );
+    let run = s.env.store.runs().unwrap().remove(0);
+    let args = serde_json::json!({"target": run.target});
+    assert!(client.call("read_final_answer", args.clone()).await.is_ok());
+
+    // The Readers page lists it with its live grant and last read, never its key.
+    let readers = s.get("/readers", Some(&cookie)).await;
+    assert_eq!(readers.status, 200);
+    assert!(readers.body.contains("data-reader=\"claude-code\""));
+    assert!(
+        readers
+            .body
+            .contains(&format!("<code>{}</code>", run.target.run_id))
+    );
+    assert!(!readers.body.contains(&key));
+    assert!(
+        !readers.body.contains(">never<"),
+        "it has read: {}",
+        readers.body
+    );
+
+    // Removed: the next call is refused, and the audit, filtered by the reader, shows it.
+    let removed = s
+        .post(
+            "/readers/remove",
+            Some(&cookie),
+            &[("csrf", &csrf), ("name", "claude-code")],
+            Some(&origin),
+        )
+        .await;
+    assert_eq!(removed.status, 200, "{}", removed.body);
+    assert!(removed.body.contains("Removed"));
+    assert!(!removed.body.contains("data-reader=\"claude-code\""));
+    assert!(client.call("read_final_answer", args).await.is_err());
+    let reader_id = s
+        .env
+        .store
+        .readers()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == "claude-code")
+        .unwrap()
+        .id;
+    let audit = s
+        .get(&format!("/audit?reader={reader_id}"), Some(&cookie))
+        .await;
+    assert_eq!(audit.status, 200);
+    assert!(
+        audit.body.contains("claude-code (removed)"),
+        "{}",
+        audit.body
+    );
+    assert!(audit.body.contains(">ok<"), "{}", audit.body);
 }

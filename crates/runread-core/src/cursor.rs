@@ -1,9 +1,10 @@
 //! Cursors: opaque, HMAC-bound positions.
 //!
-//! A cursor carries a purpose and a position; its MAC also covers the exact target and the
-//! version of the data it pages through, which are *not* carried: the server recomputes the MAC
-//! from the request's target and the current version, so a cursor tampered with, issued for
-//! another target, another purpose or an older version of the data fails the same way.
+//! A cursor carries a purpose and a position; its MAC also covers what it pages through — the
+//! exact target, or for a listing the reader it lists for — and the version of that data, which
+//! are *not* carried: the server recomputes the MAC from the request's target (or the reader) and
+//! the current version, so a cursor tampered with, issued for another target, another reader,
+//! another purpose or an older version of the data fails the same way.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -27,6 +28,8 @@ pub enum Purpose {
     FinalAnswer = 1,
     History = 2,
     Artifact = 3,
+    /// A reader's granted targets (`list_granted_targets`), scoped to the reader.
+    GrantedTargets = 4,
 }
 
 impl Purpose {
@@ -35,6 +38,7 @@ impl Purpose {
             1 => Some(Purpose::FinalAnswer),
             2 => Some(Purpose::History),
             3 => Some(Purpose::Artifact),
+            4 => Some(Purpose::GrantedTargets),
             _ => None,
         }
     }
@@ -56,13 +60,13 @@ impl CursorKey {
         CursorKey(bytes)
     }
 
-    fn mac(&self, payload: &[u8], target: &Target, version: &str) -> [u8; MAC_LEN] {
+    fn mac(&self, payload: &[u8], scope: &[u8; 32], version: &str) -> [u8; MAC_LEN] {
         // Infallible for HMAC: any key length is accepted.
         let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.0)
             .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
         mac.update(DOMAIN);
         mac.update(payload);
-        mac.update(&target.digest());
+        mac.update(scope);
         mac.update(&(version.len() as u64).to_be_bytes());
         mac.update(version.as_bytes());
         mac.finalize().into_bytes().into()
@@ -76,13 +80,7 @@ impl CursorKey {
         version: &str,
         position: u64,
     ) -> String {
-        let mut buf = Vec::with_capacity(PAYLOAD_LEN + MAC_LEN);
-        buf.push(FORMAT_V1);
-        buf.push(purpose as u8);
-        buf.extend_from_slice(&position.to_be_bytes());
-        let mac = self.mac(&buf, target, version);
-        buf.extend_from_slice(&mac);
-        URL_SAFE_NO_PAD.encode(buf)
+        self.encode_scoped(purpose, &target.digest(), version, position)
     }
 
     /// The position a cursor names, if and only if it was issued by this key for exactly this
@@ -94,6 +92,56 @@ impl CursorKey {
         target: &Target,
         version: &str,
     ) -> Option<u64> {
+        self.decode_scoped(cursor, purpose, &target.digest(), version)
+    }
+
+    /// A cursor for `position` in a listing of `purpose` for the reader `reader_id`, at
+    /// `version` of what it lists.
+    pub fn encode_for_reader(
+        &self,
+        purpose: Purpose,
+        reader_id: &str,
+        version: &str,
+        position: u64,
+    ) -> String {
+        self.encode_scoped(purpose, &reader_scope(reader_id), version, position)
+    }
+
+    /// The position a reader's listing cursor names, if and only if it was issued by this key
+    /// for exactly this purpose, reader and version.
+    pub fn decode_for_reader(
+        &self,
+        cursor: &str,
+        purpose: Purpose,
+        reader_id: &str,
+        version: &str,
+    ) -> Option<u64> {
+        self.decode_scoped(cursor, purpose, &reader_scope(reader_id), version)
+    }
+
+    fn encode_scoped(
+        &self,
+        purpose: Purpose,
+        scope: &[u8; 32],
+        version: &str,
+        position: u64,
+    ) -> String {
+        let mut buf = Vec::with_capacity(PAYLOAD_LEN + MAC_LEN);
+        buf.push(FORMAT_V1);
+        buf.push(purpose as u8);
+        buf.extend_from_slice(&position.to_be_bytes());
+        let mac = self.mac(&buf, scope, version);
+        buf.extend_from_slice(&mac);
+        URL_SAFE_NO_PAD.encode(buf)
+    }
+
+    fn decode_scoped(
+        &self,
+        cursor: &str,
+        purpose: Purpose,
+        scope: &[u8; 32],
+        version: &str,
+    ) -> Option<u64> {
         if cursor.len() > CURSOR_MAX_BYTES {
             return None;
         }
@@ -102,7 +150,7 @@ impl CursorKey {
             return None;
         }
         let (payload, mac) = raw.split_at(PAYLOAD_LEN);
-        let expected = self.mac(payload, target, version);
+        let expected = self.mac(payload, scope, version);
         if !bool::from(expected.as_slice().ct_eq(mac)) {
             return None;
         }
@@ -115,6 +163,17 @@ impl CursorKey {
         let pos: [u8; 8] = pos.try_into().ok()?;
         Some(u64::from_be_bytes(pos))
     }
+}
+
+/// What a reader's listing cursor is bound to: the reader's id, in a domain no target digest
+/// shares (`runread.target.v1`), so a listing cursor never names a target's data or the reverse.
+fn reader_scope(reader_id: &str) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"runread.cursor.reader.v1\0");
+    h.update((reader_id.len() as u64).to_be_bytes());
+    h.update(reader_id.as_bytes());
+    h.finalize().into()
 }
 
 #[cfg(test)]
@@ -160,6 +219,36 @@ mod tests {
         let other_key = CursorKey::from_bytes([8u8; 32]);
         assert_eq!(
             other_key.decode(&c, Purpose::FinalAnswer, &target(), "v1"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_readers_listing_cursor_is_refused_for_another_reader_version_purpose_or_a_target() {
+        let c = key().encode_for_reader(Purpose::GrantedTargets, "r-1", "v1", 3);
+        assert_eq!(
+            key().decode_for_reader(&c, Purpose::GrantedTargets, "r-1", "v1"),
+            Some(3)
+        );
+        assert_eq!(
+            key().decode_for_reader(&c, Purpose::GrantedTargets, "r-2", "v1"),
+            None
+        );
+        assert_eq!(
+            key().decode_for_reader(&c, Purpose::GrantedTargets, "r-1", "v2"),
+            None
+        );
+        assert_eq!(
+            key().decode_for_reader(&c, Purpose::History, "r-1", "v1"),
+            None
+        );
+        assert_eq!(
+            key().decode(&c, Purpose::GrantedTargets, &target(), "v1"),
+            None
+        );
+        let t = key().encode(Purpose::GrantedTargets, &target(), "v1", 3);
+        assert_eq!(
+            key().decode_for_reader(&t, Purpose::GrantedTargets, "r-1", "v1"),
             None
         );
     }

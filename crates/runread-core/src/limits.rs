@@ -41,8 +41,10 @@ pub const READ_KEY_HEX_LEN: usize = 64;
 pub const TARGET_FIELD_MAX_BYTES: usize = 128;
 /// Longest cursor string accepted.
 pub const CURSOR_MAX_BYTES: usize = 512;
-/// Longest grant label (`--to`).
-pub const GRANT_LABEL_MAX_BYTES: usize = 128;
+/// Longest reader name (`runread reader add NAME`, `grant --to NAME`): the client a reader key is
+/// for. A grant made before readers existed became a reader named by its label, which had the
+/// same bound.
+pub const READER_NAME_MAX_BYTES: usize = 128;
 /// Longest grant lifetime an owner may give (`--expires`), in seconds: 30 days.
 pub const GRANT_MAX_LIFETIME_SECS: u64 = 30 * 24 * 3600;
 
@@ -64,6 +66,9 @@ pub const PROMPT_PREVIEW_MAX_CHARS: usize = 80;
 /// Longest prompt line read back for the owner's listing: a longer prompt (a pasted file) is
 /// listed as too long to preview rather than read and hashed whole for 80 characters.
 pub const PROMPT_PREVIEW_LINE_MAX_BYTES: u64 = 256 * 1024;
+/// Default and largest number of grants in one `list_granted_targets` page (newest first).
+pub const GRANTED_TARGETS_PAGE_DEFAULT: usize = 50;
+pub const GRANTED_TARGETS_PAGE_MAX: usize = 100;
 /// Default and largest number of events in one `read_history` page.
 pub const HISTORY_PAGE_DEFAULT: usize = 50;
 pub const HISTORY_PAGE_MAX: usize = 100;
@@ -123,6 +128,7 @@ const _: () = {
     assert!(FINAL_ANSWER_CHUNK_DEFAULT_BYTES <= FINAL_ANSWER_CHUNK_MAX_BYTES);
     assert!(FINAL_ANSWER_CHUNK_MAX_BYTES <= FINAL_ANSWER_MAX_BYTES);
     assert!(HISTORY_PAGE_DEFAULT <= HISTORY_PAGE_MAX);
+    assert!(GRANTED_TARGETS_PAGE_DEFAULT <= GRANTED_TARGETS_PAGE_MAX);
     assert!(HISTORY_PAGE_MAX <= HISTORY_RETAINED_EVENTS);
     // A history page always holds at least one event: one line fits its read budget.
     assert!(EVIDENCE_LINE_MAX_BYTES <= HISTORY_PAGE_READ_MAX_BYTES);

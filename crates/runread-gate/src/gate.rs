@@ -27,6 +27,8 @@ pub struct Call {
     pub request_id: Option<String>,
     /// The grant that admitted the call (empty when no grant applies, e.g. a listing).
     pub grant_id: String,
+    /// The reader whose key made the call.
+    pub reader_id: String,
     pub key_hash: String,
     pub target: Option<Target>,
     /// The admitted, exact input.
@@ -433,6 +435,7 @@ impl Inner {
             input_digest: input.digest.clone(),
             sealed_key_id: key_id,
             created_at_ms: call.now_ms,
+            reader_id: Some(call.reader_id.clone()),
         };
         let sealed =
             seal::seal(&key, &envelope(&meta), &input.bytes).map_err(|_| ErrorCode::Unavailable);

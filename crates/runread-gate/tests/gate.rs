@@ -150,6 +150,7 @@ fn call(request_id: Option<&str>) -> Call {
         tool: "probe".into(),
         request_id: request_id.map(str::to_owned),
         grant_id: "g1".into(),
+        reader_id: "r1".into(),
         key_hash: "0123456789abcdef0123".into(),
         target: None,
         input: json!({"x": 1}),

@@ -51,6 +51,9 @@ impl std::fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
+/// Most pages of `list_granted_targets` [`Client::granted_targets`] reads before it gives up.
+pub const GRANTED_TARGETS_PAGES_MAX: usize = 1_000;
+
 /// A successful tool result: the structured content and the labeled text block.
 #[derive(Debug, Clone)]
 pub struct ToolResult {
@@ -177,13 +180,27 @@ impl Client {
         Ok(ToolResult { structured, text })
     }
 
-    /// The live targets this key may read.
+    /// The live targets this key's reader may read, newest first, every page of them (at most
+    /// [`GRANTED_TARGETS_PAGES_MAX`] pages).
     pub async fn granted_targets(&self) -> Result<Vec<Value>, ClientError> {
-        let r = self.call("list_granted_targets", json!({})).await?;
-        Ok(r.structured["targets"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default())
+        let mut all = Vec::new();
+        let mut args = json!({"limit": runread_core::limits::GRANTED_TARGETS_PAGE_MAX});
+        for _ in 0..GRANTED_TARGETS_PAGES_MAX {
+            let r = self.call("list_granted_targets", args.clone()).await?;
+            all.extend(
+                r.structured["targets"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+            match r.structured["nextCursor"].as_str() {
+                Some(next) => args["cursor"] = json!(next),
+                None => return Ok(all),
+            }
+        }
+        Err(ClientError::Transport(
+            "list_granted_targets did not end within its page bound".into(),
+        ))
     }
 
     /// Reads the whole final answer of `target`, `limit` bytes per chunk, verifying every chunk.

@@ -31,7 +31,7 @@ use runread_core::limits::{
     HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_IN_FLIGHT_MAX,
 };
 use runread_service::{Config, Service};
-use runread_store::{Grant, Store};
+use runread_store::Store;
 use runread_testkit::Env;
 
 /// The slowloris and soak tests run alone (the soak reads this process's RSS and every server
@@ -94,21 +94,8 @@ fn start() -> Srv {
         .expect("the sample has a second answered run")
         .clone();
     let now = runread_core::timefmt::now_ms();
-    let grant = |run_id: &str, features: Vec<Feature>| {
-        runread_service::owner::grant(
-            &*env.store,
-            &*env.keys(),
-            runread_service::owner::GrantRequest {
-                run_id,
-                session_id: None,
-                features,
-                expires_at_ms: now + 3_600_000,
-                label: "adversarial",
-            },
-            now,
-        )
-        .unwrap()
-    };
+    // Each to a reader of its own, so each with its own key.
+    let grant = |run_id: &str, features: Vec<Feature>| env.grant(run_id, features, "adversarial");
     let g1 = grant(&run.target.run_id, vec![Feature::FinalAnswer]);
     let g2 = grant(
         &run2.target.run_id,
@@ -116,22 +103,10 @@ fn start() -> Srv {
     );
     let g3 = grant(&run.target.run_id, vec![Feature::History]);
     let raw_grant = |expires_in_ms: i64, revoked: bool| {
-        let key = runread_core::key::generate().unwrap();
-        let id = format!("g-{}", &key[..16]);
-        env.store
-            .insert_grant(&Grant {
-                id: id.clone(),
-                key_hash: runread_core::key::hash(&key),
-                label: "adversarial".into(),
-                target: g1.grant.target.clone(),
-                features: vec![Feature::FinalAnswer],
-                created_at_ms: now - 1_000_000,
-                expires_at_ms: now + expires_in_ms,
-                revoked_at_ms: None,
-            })
-            .unwrap();
+        let (grant, key) =
+            env.raw_grant(&g1.grant.target, vec![Feature::FinalAnswer], expires_in_ms);
         if revoked {
-            assert!(env.store.revoke_grant(&id, now).unwrap());
+            assert!(env.store.revoke_grant(&grant.id, now).unwrap());
         }
         key
     };

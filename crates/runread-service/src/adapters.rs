@@ -159,7 +159,7 @@ impl AdmissionContext<'_> {
     pub(crate) fn run(&self, target: &Target) -> Result<CurrentRunGrant, ErrorCode> {
         // Every tool that names a run has a feature; one without cannot be granted a run.
         let feature: Feature = self.def.feature.ok_or(ErrorCode::NotGranted)?;
-        let grant = admission::grant_for(self.ctx, target, feature, self.now_ms)?.clone();
+        let grant = admission::grant_for(self.svc, self.ctx, target, feature, self.now_ms)?;
         let run = admission::current_run(self.svc, target)?;
         Ok(CurrentRunGrant {
             target: target.clone(),
@@ -177,14 +177,40 @@ impl AdmissionContext<'_> {
             .ok_or(ErrorCode::TargetStale)
     }
 
-    /// The key's grants live now (`list_granted_targets` is admitted on them, not on a run).
+    /// The reader's grants live now, newest first (`list_granted_targets` is admitted on them,
+    /// not on a run).
     pub(crate) fn live_grants(&self) -> impl Iterator<Item = &Grant> {
-        self.ctx.grants.iter().filter(|g| g.is_live(self.now_ms))
+        self.ctx
+            .live_grants
+            .iter()
+            .filter(|g| g.is_live(self.now_ms))
     }
 
-    /// Whether every grant of the key is revoked (none merely expired).
-    pub(crate) fn all_grants_revoked(&self) -> bool {
-        self.ctx.grants.iter().all(|g| g.revoked_at_ms.is_some())
+    /// The refusal of a reader with no live grant, for a tool admitted on its grants: `not_granted`
+    /// when it never held one, `grant_revoked` when every one it held was revoked, else
+    /// `grant_expired`.
+    pub(crate) fn no_live_grant(&self) -> ErrorCode {
+        match self.svc.store.reader_grant_tally(&self.ctx.reader.id) {
+            Err(e) => Service::unavailable(e),
+            Ok((0, _)) => ErrorCode::NotGranted,
+            Ok((all, revoked)) if revoked == all => ErrorCode::GrantRevoked,
+            Ok(_) => ErrorCode::GrantExpired,
+        }
+    }
+
+    /// The run `target` names if it is current (`None`: no longer current, so the other tools
+    /// would refuse it as stale).
+    pub(crate) fn current_run(&self, target: &Target) -> Result<Option<RunRecord>, ErrorCode> {
+        match admission::current_run(self.svc, target) {
+            Ok(run) => Ok(Some(run)),
+            Err(ErrorCode::Unavailable) => Err(ErrorCode::Unavailable),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The id of the reader whose key made the call.
+    pub(crate) fn reader_id(&self) -> &str {
+        &self.ctx.reader.id
     }
 
     /// Every tool of the catalog.

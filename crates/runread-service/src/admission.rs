@@ -1,4 +1,4 @@
-//! Admission step 5 (the key's grant for a target, and the target's currency) and the re-check
+//! Admission step 5 (the reader's grant for a target, and the target's currency) and the re-check
 //! after all I/O (step 7): the rules every tool that names a run is admitted by.
 
 use runread_core::{ErrorCode, Feature, Target};
@@ -6,31 +6,36 @@ use runread_store::{Grant, RunRecord};
 
 use crate::{KeyContext, Service};
 
-/// The key's grant for exactly `target` that allows `feature`, or the fixed refusal.
+/// The reader's grant for exactly `target` that allows `feature`, or the fixed refusal.
 ///
-/// A target no grant of this key names — whether it exists or not — is `not_granted`.
-pub(crate) fn grant_for<'a>(
-    ctx: &'a KeyContext,
+/// A target no grant of this reader names — whether it exists or not, whoever else holds a
+/// grant of it — is `not_granted`. A target the reader's live grants do not name is looked up
+/// among its other grants of that target only, to say whether they ended by revocation or expiry.
+pub(crate) fn grant_for(
+    svc: &Service,
+    ctx: &KeyContext,
     target: &Target,
     feature: Feature,
     now_ms: i64,
-) -> Result<&'a Grant, ErrorCode> {
-    let matching: Vec<&Grant> = ctx.grants.iter().filter(|g| &g.target == target).collect();
-    if matching.is_empty() {
-        return Err(ErrorCode::NotGranted);
-    }
-    let live: Vec<&Grant> = matching
+) -> Result<Grant, ErrorCode> {
+    let live: Vec<&Grant> = ctx
+        .live_grants
         .iter()
-        .copied()
-        .filter(|g| g.is_live(now_ms))
+        .filter(|g| &g.target == target && g.is_live(now_ms))
         .collect();
     if let Some(g) = live.iter().find(|g| g.features.contains(&feature)) {
-        return Ok(g);
+        return Ok((*g).clone());
     }
     if !live.is_empty() {
         return Err(ErrorCode::FeatureNotGranted);
     }
-    if matching.iter().all(|g| g.revoked_at_ms.is_some()) {
+    let ended = svc
+        .store
+        .reader_grants_for_target(&ctx.reader.id, target)
+        .map_err(Service::unavailable)?;
+    if ended.is_empty() {
+        Err(ErrorCode::NotGranted)
+    } else if ended.iter().all(|g| g.revoked_at_ms.is_some()) {
         Err(ErrorCode::GrantRevoked)
     } else {
         Err(ErrorCode::GrantExpired)
@@ -58,8 +63,9 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
     Ok(run)
 }
 
-/// Re-check after all I/O (admission step 7): the grant is still live now and was not revoked
-/// meanwhile, and the run is still current with the same file identity.
+/// Re-check after all I/O (admission step 7): the key still names the reader holding the grant
+/// (not rotated, not removed meanwhile: `invalid_key`), the grant is still live now and was not
+/// revoked meanwhile, and the run is still current with the same file identity.
 pub(crate) fn recheck(
     svc: &Service,
     ctx: &KeyContext,
@@ -67,14 +73,11 @@ pub(crate) fn recheck(
     before: &RunRecord,
     now_ms: i64,
 ) -> Result<(), ErrorCode> {
-    let fresh = svc
+    let still = svc
         .store
-        .grants_by_key_hash(&ctx.key_hash)
-        .map_err(Service::unavailable)?;
-    let still = fresh
-        .iter()
-        .find(|g| g.id == grant.id)
-        .ok_or(ErrorCode::TargetChanged)?;
+        .grant_of_key(&grant.id, &ctx.key_hash)
+        .map_err(Service::unavailable)?
+        .ok_or(ErrorCode::InvalidKey)?;
     if still.revoked_at_ms.is_some() {
         return Err(ErrorCode::GrantRevoked);
     }

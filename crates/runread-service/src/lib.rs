@@ -38,22 +38,25 @@ use runread_core::{ErrorCode, Feature, key};
 use runread_gate::keys::KeyProvider;
 use runread_gate::registry::RegistryError;
 use runread_gate::{Call, Gate, GateAdmission, Registry};
-use runread_store::{Grant, Store};
+use runread_store::{Grant, Reader, Store};
 
 pub use tools::{ToolDef, definitions, pinned_bindings};
 
-/// A presented key that matched stored grants. Holds the key's hash, never the key.
+/// A presented key that names a live reader, and that reader's grants live when it was presented.
+/// Holds the key's hash, never the key.
 #[derive(Debug, Clone)]
 pub struct KeyContext {
     pub key_hash: String,
-    pub grants: Vec<Grant>,
+    pub reader: Reader,
+    /// The reader's grants live at admission of the key, newest first.
+    pub live_grants: Vec<Grant>,
 }
 
 impl KeyContext {
-    /// Features of the key's live grants.
+    /// Features of the reader's live grants.
     pub fn live_features(&self, now_ms: i64) -> Vec<Feature> {
         let mut f: Vec<Feature> = self
-            .grants
+            .live_grants
             .iter()
             .filter(|g| g.is_live(now_ms))
             .flat_map(|g| g.features.iter().copied())
@@ -128,8 +131,10 @@ impl Service {
     }
 
     /// Admission step 3: the values of every `x-runread-key` header (or the stdio key file) →
-    /// the key's grants. Exactly one value; 64 lowercase hex; a known hash (compared in
-    /// constant time).
+    /// the reader the key names, and its live grants. Exactly one value; 64 lowercase hex; the
+    /// hash of a live reader's key (compared in constant time). A reader with no live grant is
+    /// admitted (its catalog is empty): a client configured once stays configured while the
+    /// owner shares nothing.
     pub fn admit_key(&self, presented: &[&[u8]]) -> Result<KeyContext, ErrorCode> {
         let value = match presented {
             [] => return Err(ErrorCode::MissingKey),
@@ -143,20 +148,24 @@ impl Service {
             return Err(ErrorCode::InvalidKey);
         }
         let key_hash = key::hash(value);
-        let grants: Vec<Grant> = self
+        let reader = self
             .store
-            .grants_by_key_hash(&key_hash)
+            .reader_by_key_hash(&key_hash)
             .map_err(Service::unavailable)?
-            .into_iter()
-            .filter(|g| key::hashes_equal(&g.key_hash, &key_hash))
-            .collect();
-        if grants.is_empty() {
-            return Err(ErrorCode::InvalidKey);
-        }
-        Ok(KeyContext { key_hash, grants })
+            .filter(|r| key::hashes_equal(&r.key_hash, &key_hash))
+            .ok_or(ErrorCode::InvalidKey)?;
+        let live_grants = self
+            .store
+            .live_grants_of_reader(&reader.id, runread_core::timefmt::now_ms())
+            .map_err(Service::unavailable)?;
+        Ok(KeyContext {
+            key_hash,
+            reader,
+            live_grants,
+        })
     }
 
-    /// The tools this key may see: those of its live grants' features, plus
+    /// The tools this reader may see: those of its live grants' features, plus
     /// `list_granted_targets` when it has any live grant. No live grant: an empty catalog.
     pub fn catalog(&self, ctx: &KeyContext, now_ms: i64) -> Vec<&'static ToolDef> {
         let features = ctx.live_features(now_ms);
@@ -198,6 +207,7 @@ impl Service {
                     .as_ref()
                     .map(|g| g.id.clone())
                     .unwrap_or_default(),
+                reader_id: ctx.reader.id.clone(),
                 key_hash: ctx.key_hash.clone(),
                 target: admitted.target,
                 input: admitted.input,

@@ -1,11 +1,11 @@
-//! The owner's acts: granting one exact run to a fresh key, and listing runs with the state a
-//! reader would see. (The owner acts on the local machine through the CLI; readers never reach
-//! these functions.)
+//! The owner's acts: readers (a named client with one key: add, rotate, remove), granting one
+//! exact run to a reader, known secrets and artifacts. (The owner acts on the local machine
+//! through the CLI and the console; readers never reach these functions.)
 
-use runread_core::limits::{GRANT_LABEL_MAX_BYTES, GRANT_MAX_LIFETIME_SECS};
+use runread_core::limits::{GRANT_MAX_LIFETIME_SECS, READER_NAME_MAX_BYTES};
 use runread_core::{Feature, key};
 use runread_gate::keys::KeyProvider;
-use runread_store::{Grant, RunRecord, Store};
+use runread_store::{Grant, Reader, RunRecord, Store};
 
 /// Why a grant could not be made. Owner-facing: these messages may name runs and sessions.
 #[derive(Debug)]
@@ -13,7 +13,7 @@ pub enum GrantError {
     NoSuchRun(String),
     Ambiguous(Vec<RunRecord>),
     BadExpiry(String),
-    BadLabel,
+    Reader(ReaderError),
     Store(String),
 }
 
@@ -33,17 +33,160 @@ impl std::fmt::Display for GrantError {
                 Ok(())
             }
             GrantError::BadExpiry(m) => write!(f, "{m}"),
-            GrantError::BadLabel => write!(f, "--to must be 1..={GRANT_LABEL_MAX_BYTES} bytes"),
+            GrantError::Reader(e) => write!(f, "{e}"),
             GrantError::Store(e) => write!(f, "store: {e}"),
         }
     }
 }
 
-/// A grant as made: the record and the key, which is shown once and never stored.
+/// A grant as made: the record, its run, the reader holding it, and — when the grant made that
+/// reader — its key, shown once and never stored.
 pub struct NewGrant {
     pub grant: Grant,
-    pub key: String,
     pub run: RunRecord,
+    pub reader: Reader,
+    /// `Some` only when this grant made its reader (the name was no reader's yet).
+    pub key: Option<String>,
+}
+
+/// Why a reader could not be added, rotated or removed. Owner-facing.
+#[derive(Debug)]
+pub enum ReaderError {
+    BadName,
+    /// `reader add` of a name a live reader already has.
+    Taken(String),
+    /// No live reader of that name.
+    NoSuchReader(String),
+    Store(String),
+}
+
+impl std::fmt::Display for ReaderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReaderError::BadName => write!(
+                f,
+                "a reader's name must be 1..={READER_NAME_MAX_BYTES} bytes, without control characters"
+            ),
+            ReaderError::Taken(n) => write!(
+                f,
+                "there is already a reader {n:?}; share runs with it (`runread grant --to {n:?}`) or \
+                 give it a new key (`runread reader rotate {n:?}`)"
+            ),
+            ReaderError::NoSuchReader(n) => {
+                write!(f, "no reader {n:?}; see `runread reader list`")
+            }
+            ReaderError::Store(e) => write!(f, "store: {e}"),
+        }
+    }
+}
+
+/// A reader and its key, shown once and never stored (`reader add`, `reader rotate`, or the
+/// first grant to a new name).
+pub struct NewReader {
+    pub reader: Reader,
+    pub key: String,
+}
+
+/// Whether `name` may name a reader: 1..=[`READER_NAME_MAX_BYTES`] bytes, no control character.
+pub fn is_reader_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= READER_NAME_MAX_BYTES && !name.chars().any(char::is_control)
+}
+
+/// A fresh read key for `reader_id`, sealed as a known secret (so that every text that leaves
+/// masks it, this key and every key the reader had before), and its hash.
+fn mint_key(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    reader_id: &str,
+    now_ms: i64,
+) -> Result<(String, String), ReaderError> {
+    let key = key::generate().map_err(|e| ReaderError::Store(e.to_string()))?;
+    let key_hash = key::hash(&key);
+    // One secret per key (the hash's first characters tell a reader's keys apart), so a
+    // rotated key stays masked.
+    let name = format!(
+        "{}{reader_id}:{}",
+        crate::secrets::READ_KEY_SECRET_PREFIX,
+        key_hash.get(..16).unwrap_or(&key_hash)
+    );
+    let sealed = crate::secrets::seal_secret(keys, &name, &key, now_ms)
+        .map_err(|e| ReaderError::Store(e.as_str().into()))?;
+    store
+        .put_secret(&sealed)
+        .map_err(|e| ReaderError::Store(e.to_string()))?;
+    Ok((key, key_hash))
+}
+
+/// Adds the reader `name` with a fresh key. Refused when a live reader has that name.
+pub fn add_reader(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    name: &str,
+    now_ms: i64,
+) -> Result<NewReader, ReaderError> {
+    if !is_reader_name(name) {
+        return Err(ReaderError::BadName);
+    }
+    if live_reader(store, name)?.is_some() {
+        return Err(ReaderError::Taken(name.to_owned()));
+    }
+    let id_bytes =
+        runread_core::random_bytes::<8>().map_err(|e| ReaderError::Store(e.to_string()))?;
+    let id = format!("r-{}", hex_lower(&id_bytes));
+    let (key, key_hash) = mint_key(store, keys, &id, now_ms)?;
+    let reader = Reader {
+        id,
+        name: name.to_owned(),
+        key_hash,
+        created_at_ms: now_ms,
+        removed_at_ms: None,
+    };
+    store
+        .insert_reader(&reader)
+        .map_err(|e| ReaderError::Store(e.to_string()))?;
+    Ok(NewReader { reader, key })
+}
+
+/// Gives the reader `name` a new key: the old one is refused from its next call; its grants
+/// are kept.
+pub fn rotate_reader(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    name: &str,
+    now_ms: i64,
+) -> Result<NewReader, ReaderError> {
+    let mut reader =
+        live_reader(store, name)?.ok_or_else(|| ReaderError::NoSuchReader(name.to_owned()))?;
+    let (key, key_hash) = mint_key(store, keys, &reader.id, now_ms)?;
+    if !store
+        .rotate_reader_key(&reader.id, &key_hash)
+        .map_err(|e| ReaderError::Store(e.to_string()))?
+    {
+        // Removed meanwhile.
+        return Err(ReaderError::NoSuchReader(name.to_owned()));
+    }
+    reader.key_hash = key_hash;
+    Ok(NewReader { reader, key })
+}
+
+/// Removes the reader `name`: every grant of it revoked, its key refused from its next call.
+pub fn remove_reader(store: &dyn Store, name: &str, now_ms: i64) -> Result<Reader, ReaderError> {
+    let reader =
+        live_reader(store, name)?.ok_or_else(|| ReaderError::NoSuchReader(name.to_owned()))?;
+    if !store
+        .remove_reader(&reader.id, now_ms)
+        .map_err(|e| ReaderError::Store(e.to_string()))?
+    {
+        return Err(ReaderError::NoSuchReader(name.to_owned()));
+    }
+    Ok(reader)
+}
+
+/// The live reader named `name`.
+pub fn live_reader(store: &dyn Store, name: &str) -> Result<Option<Reader>, ReaderError> {
+    store
+        .reader_by_name(name)
+        .map_err(|e| ReaderError::Store(e.to_string()))
 }
 
 /// Resolves `--expires` (a duration like `15m`, or an RFC 3339 time) to an absolute time.
@@ -69,8 +212,6 @@ pub fn expiry(spec: &str, now_ms: i64) -> Result<i64, GrantError> {
     Ok(at)
 }
 
-/// Grants `features` of the run `run_id` (in `session_id` when given) to a fresh key.
-#[allow(clippy::too_many_arguments)]
 /// Shortest run-id prefix `grant --run` takes: shorter prefixes name too many runs to be a
 /// deliberate choice.
 pub const RUN_ID_PREFIX_MIN: usize = 4;
@@ -94,16 +235,19 @@ pub fn find_runs(
 }
 
 /// What the owner asks to grant: a run (its id or a unique prefix, and its session when the same
-/// id names runs in several), the features, until when, and to whom (a label).
+/// id names runs in several), the features, until when, and to which reader (its name).
 #[derive(Debug, Clone)]
 pub struct GrantRequest<'a> {
     pub run_id: &'a str,
     pub session_id: Option<&'a str>,
     pub features: Vec<Feature>,
     pub expires_at_ms: i64,
-    pub label: &'a str,
+    pub reader: &'a str,
 }
 
+/// Grants `features` of one run to the reader `request.reader`: no new key when it is a reader
+/// already (its client's next call sees the grant); otherwise the reader is made, holding this
+/// grant, and its key is returned to be shown once.
 pub fn grant(
     store: &dyn Store,
     keys: &dyn KeyProvider,
@@ -115,10 +259,10 @@ pub fn grant(
         session_id,
         features,
         expires_at_ms,
-        label,
+        reader,
     } = request;
-    if label.is_empty() || label.len() > GRANT_LABEL_MAX_BYTES {
-        return Err(GrantError::BadLabel);
+    if !is_reader_name(reader) {
+        return Err(GrantError::Reader(ReaderError::BadName));
     }
     let mut runs = find_runs(store, run_id).map_err(|e| GrantError::Store(e.to_string()))?;
     if let Some(s) = session_id {
@@ -129,30 +273,50 @@ pub fn grant(
         1 => runs.remove(0),
         _ => return Err(GrantError::Ambiguous(runs)),
     };
-    let key = key::generate().map_err(|e| GrantError::Store(e.to_string()))?;
+    grant_run(store, keys, run, features, expires_at_ms, reader, now_ms)
+}
+
+/// [`grant`] of exactly `run` (a current run record: `runread run --share` has its exact target).
+pub fn grant_run(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: RunRecord,
+    features: Vec<Feature>,
+    expires_at_ms: i64,
+    reader: &str,
+    now_ms: i64,
+) -> Result<NewGrant, GrantError> {
+    if !is_reader_name(reader) {
+        return Err(GrantError::Reader(ReaderError::BadName));
+    }
+    let (holder, key) = match live_reader(store, reader).map_err(GrantError::Reader)? {
+        Some(r) => (r, None),
+        None => {
+            let made = add_reader(store, keys, reader, now_ms).map_err(GrantError::Reader)?;
+            (made.reader, Some(made.key))
+        }
+    };
     let id_bytes =
         runread_core::random_bytes::<8>().map_err(|e| GrantError::Store(e.to_string()))?;
     let grant = Grant {
         id: format!("g-{}", hex_lower(&id_bytes)),
-        key_hash: key::hash(&key),
-        label: label.to_owned(),
+        reader_id: holder.id.clone(),
+        reader_name: holder.name.clone(),
         target: run.target.clone(),
         features,
         created_at_ms: now_ms,
         expires_at_ms,
         revoked_at_ms: None,
     };
-    // The key is also a known secret: sealed, so that every text that leaves masks it.
-    let name = format!("{}{}", crate::secrets::READ_KEY_SECRET_PREFIX, grant.id);
-    let sealed = crate::secrets::seal_secret(keys, &name, &key, now_ms)
-        .map_err(|e| GrantError::Store(e.as_str().into()))?;
-    store
-        .put_secret(&sealed)
-        .map_err(|e| GrantError::Store(e.to_string()))?;
     store
         .insert_grant(&grant)
         .map_err(|e| GrantError::Store(e.to_string()))?;
-    Ok(NewGrant { grant, key, run })
+    Ok(NewGrant {
+        grant,
+        run,
+        reader: holder,
+        key,
+    })
 }
 
 fn hex_lower(b: &[u8]) -> String {

@@ -6,12 +6,13 @@
 use serde_json::{Map, Value, json};
 
 use runread_core::{ErrorCode, Feature, Target};
-use runread_store::Grant;
+use runread_store::{Grant, Reader};
 
 use crate::{KeyContext, Service, adapters, history, tools};
 
-/// Stands in for a grant id in the preview's admission; never stored, never a key.
+/// Stand in for a grant id and a reader id in the preview's admission; never stored, never a key.
 const PREVIEW_GRANT_ID: &str = "owner-preview";
+const PREVIEW_READER_ID: &str = "owner-preview";
 
 impl Service {
     /// Runs `tool` (one of [`tools::ALL`]) with `args` for `target` as a reader granted every
@@ -31,10 +32,17 @@ impl Service {
         }
         let ctx = KeyContext {
             key_hash: String::new(),
-            grants: vec![Grant {
-                id: PREVIEW_GRANT_ID.to_owned(),
+            reader: Reader {
+                id: PREVIEW_READER_ID.to_owned(),
+                name: String::new(),
                 key_hash: String::new(),
-                label: String::new(),
+                created_at_ms: now_ms,
+                removed_at_ms: None,
+            },
+            live_grants: vec![Grant {
+                id: PREVIEW_GRANT_ID.to_owned(),
+                reader_id: PREVIEW_READER_ID.to_owned(),
+                reader_name: String::new(),
                 target: target.clone(),
                 features: Feature::ALL.to_vec(),
                 created_at_ms: now_ms,

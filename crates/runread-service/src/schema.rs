@@ -125,10 +125,6 @@ pub(crate) fn with_trust(mut schema: Value, tool: &str) -> Value {
     schema
 }
 
-/// The input of a tool that takes nothing.
-pub(crate) static EMPTY_INPUT: LazyLock<Value> =
-    LazyLock::new(|| json!({"type": "object", "properties": {}, "additionalProperties": false}));
-
 /// The input of a tool that takes nothing but its target.
 pub(crate) static TARGET_ONLY_INPUT: LazyLock<Value> = LazyLock::new(|| {
     json!({

@@ -154,7 +154,35 @@ pub trait Store: Send + Sync {
 
     fn insert_grant(&self, grant: &Grant) -> Result<()>;
     /// Grants whose stored key hash equals `key_hash` (compared again in constant time by the caller).
-    fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>>;
+    /// A reader's grants live at `now_ms` (neither revoked nor expired), newest first.
+    fn live_grants_of_reader(&self, reader_id: &str, now_ms: i64) -> Result<Vec<Grant>>;
+    /// A reader's grants of exactly `target`, in any state, newest first.
+    fn reader_grants_for_target(
+        &self,
+        reader_id: &str,
+        target: &runread_core::Target,
+    ) -> Result<Vec<Grant>>;
+    /// The grant `grant_id`, if the live reader holding it has the key hashing to `key_hash`
+    /// (the re-check after a call's I/O: not rotated, not removed meanwhile).
+    fn grant_of_key(&self, grant_id: &str, key_hash: &str) -> Result<Option<Grant>>;
+    /// Adds a reader. Fails (as `unavailable`) when a live reader already has its name or its key.
+    fn insert_reader(&self, reader: &Reader) -> Result<()>;
+    /// The live (not removed) reader whose key hashes to `key_hash`.
+    fn reader_by_key_hash(&self, key_hash: &str) -> Result<Option<Reader>>;
+    /// The live reader named `name`.
+    fn reader_by_name(&self, name: &str) -> Result<Option<Reader>>;
+    /// Every reader, removed ones included, oldest first.
+    fn readers(&self) -> Result<Vec<Reader>>;
+    /// Gives a live reader a new key (its hash): the old one is refused from its next call;
+    /// its grants are kept. False when no live reader has that id.
+    fn rotate_reader_key(&self, reader_id: &str, key_hash: &str) -> Result<bool>;
+    /// Revokes every live grant of the reader, then removes it (its key refused). False when no
+    /// live reader has that id.
+    fn remove_reader(&self, reader_id: &str, now_ms: i64) -> Result<bool>;
+    /// How many grants the reader holds in all, and how many of them were revoked.
+    fn reader_grant_tally(&self, reader_id: &str) -> Result<(u64, u64)>;
+    /// When each reader last made a call: (reader id, ms), for the readers that made one.
+    fn reader_last_reads(&self) -> Result<Vec<(String, i64)>>;
     fn grants(&self) -> Result<Vec<Grant>>;
     /// Marks a grant revoked. `false` when there is no such grant or it was already revoked.
     fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool>;

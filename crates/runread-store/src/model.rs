@@ -141,12 +141,28 @@ pub(crate) fn stored_run_started_ms(run_json: &str) -> Option<i64> {
         .and_then(|run| run_started_ms(&run))
 }
 
-/// What an owner granted: one key, one exact target, named features, until an expiry.
+/// A reader: the client identity the owner chose (`claude-code`, `ci`, a connector), with one
+/// key, holding grants. The client is configured once; the owner shares runs with it one by one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reader {
+    pub id: String,
+    /// The owner's name for it; one live reader per name.
+    pub name: String,
+    /// The hash of its key (`runread_core::key::hash`): the key itself is shown once, never stored.
+    pub key_hash: String,
+    pub created_at_ms: i64,
+    /// When the owner removed it: its key is refused and its grants were revoked.
+    pub removed_at_ms: Option<i64>,
+}
+
+/// What an owner granted: one exact target, named features, until an expiry, to one reader.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
     pub id: String,
-    pub key_hash: String,
-    pub label: String,
+    /// The reader that holds it ([`Reader::id`]).
+    pub reader_id: String,
+    /// That reader's name, read with the grant (never written with it).
+    pub reader_name: String,
     pub target: Target,
     pub features: Vec<Feature>,
     pub created_at_ms: i64,
@@ -209,6 +225,9 @@ pub struct StartMeta {
     pub idempotency_key: String,
     pub grant_id: String,
     pub key_hash_prefix: String,
+    /// The reader whose key made the call (migration 10 named it for the calls recorded before
+    /// readers existed); `None` only for such a call whose reader could not be told.
+    pub reader_id: Option<String>,
     pub tool: String,
     pub binding_digest: String,
     /// The target the call named; `None` for tools without one (`list_granted_targets`).
@@ -309,6 +328,8 @@ pub struct AuditFilter {
     pub since_ms: Option<i64>,
     /// Only calls under this grant (its id).
     pub grant_id: Option<String>,
+    /// Only calls of this reader (its id).
+    pub reader_id: Option<String>,
     /// Only calls that named a run with this id.
     pub run_id: Option<String>,
     /// Only calls with a receipt of this outcome (or, for `interrupted`, with none).
@@ -334,8 +355,8 @@ impl AuditPage {
 }
 
 /// A known secret at rest: sealed (AES-256-GCM) under a gate key; only the key id is stored.
-/// Read keys are stored the same way under the name `read-key:<grant id>`, so that every read key
-/// is also masked.
+/// Read keys are stored the same way under a `read-key:` name (of the grant that minted it, or of
+/// the reader and the key), so that every read key — a rotated one too — is also masked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SealedSecret {
     pub name: String,

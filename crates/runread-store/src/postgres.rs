@@ -101,6 +101,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0008.sql"),
     // 9: as SQLite's migration 9 (the audit's indexes, for `audit_page`).
     include_str!("../migrations/postgres/0009.sql"),
+    // 10: as SQLite's migration 10 (readers: each grant of before one reader holding it).
+    include_str!("../migrations/postgres/0010.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -111,6 +113,7 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
     "entries",
     "runs",
     "grants",
+    "readers",
     "secrets",
     "artifacts",
     "supervised_runs",

@@ -44,6 +44,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 9: the audit's indexes, newest first by (time, start id), by grant and by run id, for
     // `audit_page`.
     include_str!("../migrations/sqlite/0009.sql"),
+    // 10: readers (a named client with one key, holding grants); each grant of before becomes
+    // one reader holding it, with its key; calls name their reader.
+    include_str!("../migrations/sqlite/0010.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -944,6 +947,7 @@ mod tests {
                 input_digest: "i".into(),
                 sealed_key_id: "k1".into(),
                 created_at_ms: 1,
+                reader_id: Some("r".into()),
             },
             sealed_nonce: vec![0; 12],
             sealed_ciphertext: vec![1, 2, 3],
@@ -1053,7 +1057,7 @@ mod tests {
             start_id: "st-5".into(),
             ..start("st-5").meta
         }];
-        for bits in 0..32u32 {
+        for bits in 0..64u32 {
             let has = |b: u32| bits & (1 << b) != 0;
             let filter = AuditFilter {
                 since_ms: has(0).then_some(1),
@@ -1061,6 +1065,7 @@ mod tests {
                 run_id: has(2).then(|| "r".into()),
                 outcome: has(3).then_some(AuditOutcome::Refused),
                 before: has(4).then(|| AuditCursor::after(&shown[0])),
+                reader_id: has(5).then(|| "r".into()),
             };
             let page = vocab::audit_page_sql(&filter, 1, RUN_ID_OF_START);
             let more = vocab::audit_more_sql(&filter, 1, &shown, RUN_ID_OF_START).unwrap();
@@ -1077,7 +1082,7 @@ mod tests {
                     .map(|d| d.unwrap())
                     .collect();
                 let reads = &plan[0];
-                let index = if has(1) || has(2) {
+                let index = if has(1) || has(2) || has(5) {
                     "start_records_by_"
                 } else {
                     "start_records_by_time_and_id"

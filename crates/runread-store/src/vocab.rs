@@ -18,8 +18,8 @@ use runread_core::{Agent, Feature, Target};
 use runread_sessions::FileIdentity;
 
 use crate::{
-    ArtifactRecord, Grant, Receipt, Result, RunRecord, SealedSecret, SessionRecord, SessionStamp,
-    StartMeta, StartRecord, StoreError, SupervisedRun, Workspace,
+    ArtifactRecord, Grant, Reader, Receipt, Result, RunRecord, SealedSecret, SessionRecord,
+    SessionStamp, StartMeta, StartRecord, StoreError, SupervisedRun, Workspace,
 };
 
 /// The migration that added `runs.started_ms`; each store fills in earlier rows right after it
@@ -261,10 +261,32 @@ macro_rules! select_runs {
 }
 pub(crate) use select_runs;
 
+/// A grant's columns as written (`INSERT`).
 macro_rules! grant_cols {
     () => {
-        "id, key_hash, label, instance, revision, workspace_id, session_id, generation, run_id, \
+        "id, reader_id, instance, revision, workspace_id, session_id, generation, run_id, \
          features, created_at, expires_at, revoked_at"
+    };
+}
+
+/// A grant as read ([`grant`]): its columns and its reader's name, from [`grants_with_reader!`].
+macro_rules! grant_read_cols {
+    () => {
+        "g.id, g.reader_id, r.name, g.instance, g.revision, g.workspace_id, g.session_id, \
+         g.generation, g.run_id, g.features, g.created_at, g.expires_at, g.revoked_at"
+    };
+}
+
+/// Grants `g` with their readers `r`.
+macro_rules! grants_with_reader {
+    ($($rest:tt)*) => {
+        concat!("grants g JOIN readers r ON r.id = g.reader_id", $($rest)*)
+    };
+}
+
+macro_rules! reader_cols {
+    () => {
+        "id, name, key_hash, created_at, removed_at"
     };
 }
 
@@ -272,7 +294,7 @@ macro_rules! grant_cols {
 macro_rules! start_meta_cols {
     () => {
         "start_id, idempotency_key, grant_id, key_hash_prefix, tool, binding_digest, \
-         target_json, input_digest, sealed_key_id, created_at"
+         target_json, input_digest, sealed_key_id, created_at, reader_id"
     };
 }
 
@@ -333,12 +355,62 @@ pub(crate) const RUN: &str =
 pub(crate) const INSERT_GRANT: &str = insert!(
     "grants",
     grant_cols,
-    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"
 );
-pub(crate) const GRANTS_BY_KEY_HASH: &str = select!(grant_cols, "grants WHERE key_hash = $1");
-pub(crate) const GRANTS: &str = select!(grant_cols, "grants ORDER BY created_at, id");
+/// A reader's grants live at a time (neither revoked nor expired), newest first.
+pub(crate) const LIVE_GRANTS_OF_READER: &str = select!(
+    grant_read_cols,
+    grants_with_reader!(
+        " WHERE g.reader_id = $1 AND g.revoked_at IS NULL AND g.expires_at > $2 \
+         ORDER BY g.created_at DESC, g.id DESC"
+    )
+);
+/// A reader's grants (in any state) of exactly one target, newest first.
+pub(crate) const READER_GRANTS_FOR_TARGET: &str = select!(
+    grant_read_cols,
+    grants_with_reader!(
+        " WHERE g.reader_id = $1 AND g.instance = $2 AND g.revision = $3 AND g.workspace_id = $4 \
+         AND g.session_id = $5 AND g.generation = $6 AND g.run_id = $7 \
+         ORDER BY g.created_at DESC, g.id DESC"
+    )
+);
+/// A grant, if the live reader that holds it has the key of this hash.
+pub(crate) const GRANT_OF_KEY: &str = select!(
+    grant_read_cols,
+    grants_with_reader!(" WHERE g.id = $1 AND r.key_hash = $2 AND r.removed_at IS NULL")
+);
+pub(crate) const GRANTS: &str = select!(
+    grant_read_cols,
+    grants_with_reader!(" ORDER BY g.created_at, g.id")
+);
 pub(crate) const REVOKE_GRANT: &str =
     "UPDATE grants SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL";
+/// Every live grant of a reader revoked (the reader removed).
+pub(crate) const REVOKE_GRANTS_OF_READER: &str =
+    "UPDATE grants SET revoked_at = $1 WHERE reader_id = $2 AND revoked_at IS NULL";
+pub(crate) const INSERT_READER: &str = insert!("readers", reader_cols, "$1, $2, $3, $4, $5");
+/// The live reader a key hash names.
+pub(crate) const READER_BY_KEY_HASH: &str = select!(
+    reader_cols,
+    "readers WHERE key_hash = $1 AND removed_at IS NULL"
+);
+/// The live reader of a name.
+pub(crate) const READER_BY_NAME: &str = select!(
+    reader_cols,
+    "readers WHERE name = $1 AND removed_at IS NULL"
+);
+/// Every reader, removed ones included (their calls stay in the audit), oldest first.
+pub(crate) const READERS: &str = select!(reader_cols, "readers ORDER BY created_at, id");
+pub(crate) const ROTATE_READER_KEY: &str =
+    "UPDATE readers SET key_hash = $1 WHERE id = $2 AND removed_at IS NULL";
+pub(crate) const REMOVE_READER: &str =
+    "UPDATE readers SET removed_at = $1 WHERE id = $2 AND removed_at IS NULL";
+/// How many grants a reader holds, and how many of them were revoked.
+pub(crate) const READER_GRANT_TALLY: &str =
+    "SELECT count(*), count(revoked_at) FROM grants WHERE reader_id = $1";
+/// When each reader's key last made a call.
+pub(crate) const READER_LAST_READS: &str = "SELECT reader_id, max(created_at) FROM start_records \
+     WHERE reader_id IS NOT NULL GROUP BY reader_id ORDER BY reader_id";
 /// The newest start record with an idempotency key at or after a time (a replay).
 pub(crate) const START_REPLAY: &str = select!(
     start_cols,
@@ -347,7 +419,7 @@ pub(crate) const START_REPLAY: &str = select!(
 pub(crate) const INSERT_START: &str = insert!(
     "start_records",
     start_cols,
-    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
 );
 pub(crate) const START_RECORD: &str = select!(start_cols, "start_records WHERE start_id = $1");
 /// Deliberately not selecting the sealed columns.
@@ -387,6 +459,10 @@ impl<'a> AuditWhere<'a> {
         if let Some(g) = &f.grant_id {
             let p = w.bind(g);
             w.conditions.push(format!("s.grant_id = {p}"));
+        }
+        if let Some(r) = &f.reader_id {
+            let p = w.bind(r);
+            w.conditions.push(format!("s.reader_id = {p}"));
         }
         if let Some(r) = &f.run_id {
             let p = w.bind(r);
@@ -528,9 +604,20 @@ pub(crate) const SHARED_STATEMENTS: &[&str] = &[
     RUNS_BY_ID,
     RUN,
     INSERT_GRANT,
-    GRANTS_BY_KEY_HASH,
+    LIVE_GRANTS_OF_READER,
+    READER_GRANTS_FOR_TARGET,
+    GRANT_OF_KEY,
     GRANTS,
     REVOKE_GRANT,
+    REVOKE_GRANTS_OF_READER,
+    INSERT_READER,
+    READER_BY_KEY_HASH,
+    READER_BY_NAME,
+    READERS,
+    ROTATE_READER_KEY,
+    REMOVE_READER,
+    READER_LAST_READS,
+    READER_GRANT_TALLY,
     START_REPLAY,
     INSERT_START,
     START_RECORD,
@@ -704,11 +791,12 @@ pub(crate) fn target_values(t: &Target) -> [Value<'_>; 6] {
 }
 
 /// A row of [`grant_cols!`].
+/// A row of [`grant_read_cols!`].
 pub(crate) fn grant(r: &dyn Cols) -> Result<Grant> {
     Ok(Grant {
         id: r.text(0)?,
-        key_hash: r.text(1)?,
-        label: r.text(2)?,
+        reader_id: r.text(1)?,
+        reader_name: r.text(2)?,
         target: target_at(r, 3)?,
         features: Feature::parse_list(&r.text(9)?).map_err(StoreError::Corrupt)?,
         created_at_ms: r.int(10)?,
@@ -717,8 +805,9 @@ pub(crate) fn grant(r: &dyn Cols) -> Result<Grant> {
     })
 }
 
+/// The values of [`grant_cols!`] (the reader's name is the reader's, not written here).
 pub(crate) fn grant_values(g: &Grant) -> Vec<Value<'_>> {
-    let mut v = Vec::from(values![&g.id, &g.key_hash, &g.label]);
+    let mut v = Vec::from(values![&g.id, &g.reader_id]);
     v.extend(target_values(&g.target));
     v.extend(values![
         features_to_string(&g.features),
@@ -727,6 +816,27 @@ pub(crate) fn grant_values(g: &Grant) -> Vec<Value<'_>> {
         g.revoked_at_ms,
     ]);
     v
+}
+
+/// A row of [`reader_cols!`].
+pub(crate) fn reader(r: &dyn Cols) -> Result<Reader> {
+    Ok(Reader {
+        id: r.text(0)?,
+        name: r.text(1)?,
+        key_hash: r.text(2)?,
+        created_at_ms: r.int(3)?,
+        removed_at_ms: r.opt_int(4)?,
+    })
+}
+
+pub(crate) fn reader_values(r: &Reader) -> [Value<'_>; 5] {
+    values![
+        &r.id,
+        &r.name,
+        &r.key_hash,
+        r.created_at_ms,
+        r.removed_at_ms
+    ]
 }
 
 /// A row of [`start_meta_cols!`].
@@ -742,6 +852,7 @@ pub(crate) fn start_meta(r: &dyn Cols) -> Result<StartMeta> {
         input_digest: r.text(7)?,
         sealed_key_id: r.text(8)?,
         created_at_ms: r.int(9)?,
+        reader_id: r.opt_text(10)?,
     })
 }
 
@@ -749,12 +860,12 @@ pub(crate) fn start_meta(r: &dyn Cols) -> Result<StartMeta> {
 pub(crate) fn start_record(r: &dyn Cols) -> Result<StartRecord> {
     Ok(StartRecord {
         meta: start_meta(r)?,
-        sealed_nonce: r.bytes(10)?,
-        sealed_ciphertext: r.bytes(11)?,
+        sealed_nonce: r.bytes(11)?,
+        sealed_ciphertext: r.bytes(12)?,
     })
 }
 
-pub(crate) fn start_values(rec: &StartRecord) -> Result<[Value<'_>; 12]> {
+pub(crate) fn start_values(rec: &StartRecord) -> Result<[Value<'_>; 13]> {
     let m = &rec.meta;
     Ok(values![
         &m.start_id,
@@ -767,6 +878,7 @@ pub(crate) fn start_values(rec: &StartRecord) -> Result<[Value<'_>; 12]> {
         &m.input_digest,
         &m.sealed_key_id,
         m.created_at_ms,
+        m.reader_id.as_deref(),
         &rec.sealed_nonce,
         &rec.sealed_ciphertext,
     ])
@@ -953,12 +1065,111 @@ macro_rules! same_in_every_store {
                 .map(drop)
         }
 
-        fn grants_by_key_hash(&self, key_hash: &str) -> $crate::Result<Vec<$crate::Grant>> {
+        fn live_grants_of_reader(
+            &self,
+            reader_id: &str,
+            now_ms: i64,
+        ) -> $crate::Result<Vec<$crate::Grant>> {
             self.read_all(
-                $crate::vocab::GRANTS_BY_KEY_HASH,
-                &$crate::vocab::values![key_hash],
+                $crate::vocab::LIVE_GRANTS_OF_READER,
+                &$crate::vocab::values![reader_id, now_ms],
                 $crate::vocab::grant,
             )
+        }
+
+        fn reader_grants_for_target(
+            &self,
+            reader_id: &str,
+            target: &runread_core::Target,
+        ) -> $crate::Result<Vec<$crate::Grant>> {
+            let mut values = vec![$crate::vocab::Value::from(reader_id)];
+            values.extend($crate::vocab::target_values(target));
+            self.read_all(
+                $crate::vocab::READER_GRANTS_FOR_TARGET,
+                &values,
+                $crate::vocab::grant,
+            )
+        }
+
+        fn grant_of_key(
+            &self,
+            grant_id: &str,
+            key_hash: &str,
+        ) -> $crate::Result<Option<$crate::Grant>> {
+            self.read_opt(
+                $crate::vocab::GRANT_OF_KEY,
+                &$crate::vocab::values![grant_id, key_hash],
+                $crate::vocab::grant,
+            )
+        }
+
+        fn insert_reader(&self, r: &$crate::Reader) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::INSERT_READER,
+                &$crate::vocab::reader_values(r),
+            )
+            .map(drop)
+        }
+
+        fn reader_by_key_hash(&self, key_hash: &str) -> $crate::Result<Option<$crate::Reader>> {
+            self.read_opt(
+                $crate::vocab::READER_BY_KEY_HASH,
+                &$crate::vocab::values![key_hash],
+                $crate::vocab::reader,
+            )
+        }
+
+        fn reader_by_name(&self, name: &str) -> $crate::Result<Option<$crate::Reader>> {
+            self.read_opt(
+                $crate::vocab::READER_BY_NAME,
+                &$crate::vocab::values![name],
+                $crate::vocab::reader,
+            )
+        }
+
+        fn readers(&self) -> $crate::Result<Vec<$crate::Reader>> {
+            self.read_all($crate::vocab::READERS, &[], $crate::vocab::reader)
+        }
+
+        fn rotate_reader_key(&self, reader_id: &str, key_hash: &str) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::ROTATE_READER_KEY,
+                &$crate::vocab::values![key_hash, reader_id],
+            )? == 1)
+        }
+
+        fn remove_reader(&self, reader_id: &str, now_ms: i64) -> $crate::Result<bool> {
+            // Its grants first: a remove cut short leaves a live reader without live grants,
+            // never grants of a removed reader left live.
+            self.write(
+                $crate::vocab::REVOKE_GRANTS_OF_READER,
+                &$crate::vocab::values![now_ms, reader_id],
+            )?;
+            Ok(self.write(
+                $crate::vocab::REMOVE_READER,
+                &$crate::vocab::values![now_ms, reader_id],
+            )? == 1)
+        }
+
+        fn reader_grant_tally(&self, reader_id: &str) -> $crate::Result<(u64, u64)> {
+            let tally = self.read_opt(
+                $crate::vocab::READER_GRANT_TALLY,
+                &$crate::vocab::values![reader_id],
+                |r| {
+                    let count = |i| {
+                        u64::try_from(r.int(i)?)
+                            .map_err(|_| $crate::StoreError::Corrupt("a negative count".into()))
+                    };
+                    Ok((count(0)?, count(1)?))
+                },
+            )?;
+            Ok(tally.unwrap_or((0, 0)))
+        }
+
+        fn reader_last_reads(&self) -> $crate::Result<Vec<(String, i64)>> {
+            self.read_all($crate::vocab::READER_LAST_READS, &[], |r| {
+                Ok((r.text(0)?, r.int(1)?))
+            })
         }
 
         fn grants(&self) -> $crate::Result<Vec<$crate::Grant>> {

@@ -32,4 +32,6 @@ pub mod run;
 pub mod stream;
 mod terminal;
 
-pub use run::{Options, Outcome, RunReport, StartError, journal_proof, journal_root, supervise};
+pub use run::{
+    OnPinned, Options, Outcome, RunReport, StartError, journal_proof, journal_root, supervise,
+};

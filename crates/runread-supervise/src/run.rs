@@ -57,7 +57,14 @@ pub struct Options {
     pub journal_root: PathBuf,
     /// Render the event stream on the terminal.
     pub echo: bool,
+    /// Called once for each run of this invocation, as soon as its exact target is pinned (its
+    /// prompt ingested): what the caller does with it (`runread run --share` grants it) is the
+    /// caller's, never the supervisor's.
+    pub on_pinned: Option<OnPinned>,
 }
+
+/// [`Options::on_pinned`]: called with a run's exact target.
+pub type OnPinned = Box<dyn Fn(&runread_core::Target) + Send + Sync>;
 
 /// What became of one run of this invocation.
 #[derive(Debug, Clone)]
@@ -637,6 +644,9 @@ impl Driver {
             if let Ok(Some(run)) = store.run(&session.session_id, session.generation, &start)
                 && let Some(slot) = self.located.get_mut(n)
             {
+                if let Some(pinned) = &self.opts.on_pinned {
+                    pinned(&run.target);
+                }
                 *slot = Some((run.target.clone(), start));
             }
         }

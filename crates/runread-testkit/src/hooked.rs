@@ -8,9 +8,9 @@ use runread_core::Target;
 use runread_core::cursor::CursorKey;
 use runread_sessions::EntrySummary;
 use runread_store::{
-    ArtifactRecord, AuditFilter, AuditPage, Grant, IngestCommit, Receipt, Result, RunFilter,
-    RunRecord, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord,
-    Store, SupervisedRun, Workspace,
+    ArtifactRecord, AuditFilter, AuditPage, Grant, IngestCommit, Reader, Receipt, Result,
+    RunFilter, RunRecord, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome,
+    StartRecord, Store, SupervisedRun, Workspace,
 };
 
 /// Runs before an ingest commit; an error refuses the commit.
@@ -94,8 +94,38 @@ impl Store for Hooked {
     fn insert_grant(&self, grant: &Grant) -> Result<()> {
         self.inner.insert_grant(grant)
     }
-    fn grants_by_key_hash(&self, key_hash: &str) -> Result<Vec<Grant>> {
-        self.inner.grants_by_key_hash(key_hash)
+    fn live_grants_of_reader(&self, reader_id: &str, now_ms: i64) -> Result<Vec<Grant>> {
+        self.inner.live_grants_of_reader(reader_id, now_ms)
+    }
+    fn reader_grants_for_target(&self, reader_id: &str, target: &Target) -> Result<Vec<Grant>> {
+        self.inner.reader_grants_for_target(reader_id, target)
+    }
+    fn grant_of_key(&self, grant_id: &str, key_hash: &str) -> Result<Option<Grant>> {
+        self.inner.grant_of_key(grant_id, key_hash)
+    }
+    fn insert_reader(&self, reader: &Reader) -> Result<()> {
+        self.inner.insert_reader(reader)
+    }
+    fn reader_by_key_hash(&self, key_hash: &str) -> Result<Option<Reader>> {
+        self.inner.reader_by_key_hash(key_hash)
+    }
+    fn reader_by_name(&self, name: &str) -> Result<Option<Reader>> {
+        self.inner.reader_by_name(name)
+    }
+    fn readers(&self) -> Result<Vec<Reader>> {
+        self.inner.readers()
+    }
+    fn rotate_reader_key(&self, reader_id: &str, key_hash: &str) -> Result<bool> {
+        self.inner.rotate_reader_key(reader_id, key_hash)
+    }
+    fn remove_reader(&self, reader_id: &str, now_ms: i64) -> Result<bool> {
+        self.inner.remove_reader(reader_id, now_ms)
+    }
+    fn reader_grant_tally(&self, reader_id: &str) -> Result<(u64, u64)> {
+        self.inner.reader_grant_tally(reader_id)
+    }
+    fn reader_last_reads(&self) -> Result<Vec<(String, i64)>> {
+        self.inner.reader_last_reads()
     }
     fn grants(&self) -> Result<Vec<Grant>> {
         self.inner.grants()

@@ -11,7 +11,7 @@ pub mod records;
 pub mod reported;
 pub mod serve;
 
-pub use serve::{Serving, block_on, free_port};
+pub use serve::{Serving, TestGrant, block_on, free_port};
 
 pub use reported::{
     CLAUDE_FIXTURES, CODEX_FIXTURES, RECORDED_AGENTS, RecordedAgent, Reported, ReportedStep,

@@ -97,6 +97,7 @@ pub fn start(
             input_digest: "in".into(),
             sealed_key_id: "k1".into(),
             created_at_ms: at_ms,
+            reader_id: Some("r-test".into()),
         },
         sealed_nonce: vec![0; 12],
         sealed_ciphertext: vec![0; 16],

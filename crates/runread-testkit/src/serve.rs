@@ -1,5 +1,6 @@
-//! A test's runread, served: the service over an [`Env`], grants with a fresh key, the MCP
-//! endpoint on a loopback port, and the small runtime helpers the suites share.
+//! A test's runread, served: the service over an [`Env`], grants to a fresh reader (and so a fresh
+//! key) or to a named one, the MCP endpoint on a loopback port, and the small runtime helpers the
+//! suites share.
 
 use std::future::Future;
 use std::net::{SocketAddr, TcpListener};
@@ -7,8 +8,9 @@ use std::sync::Arc;
 
 use runread_core::Feature;
 use runread_mcp::guards::Allowed;
-use runread_service::owner::{GrantRequest, NewGrant};
+use runread_service::owner::{GrantRequest, NewGrant, NewReader};
 use runread_service::{Config, Service};
+use runread_store::{Grant, Reader, RunRecord, Store};
 
 use crate::Env;
 
@@ -21,9 +23,10 @@ impl Env {
         Arc::new(Service::new(self.store.clone(), self.keys(), Config::default()).expect("service"))
     }
 
-    /// Grants `features` of run `run_id` (any session) to a fresh key, live for
+    /// Grants `features` of run `run_id` (any session) to a fresh reader — named `label`, or
+    /// `label` and a number when a reader has that name already — and so to a fresh key, live for
     /// [`TEST_GRANT_LIFETIME_MS`].
-    pub fn grant(&self, run_id: &str, features: Vec<Feature>, label: &str) -> NewGrant {
+    pub fn grant(&self, run_id: &str, features: Vec<Feature>, label: &str) -> TestGrant {
         self.grant_in(run_id, None, features, label)
     }
 
@@ -34,6 +37,75 @@ impl Env {
         session_id: Option<&str>,
         features: Vec<Feature>,
         label: &str,
+    ) -> TestGrant {
+        let fresh = (1..)
+            .map(|n| match n {
+                1 => label.to_owned(),
+                n => format!("{label} {n}"),
+            })
+            .find(|name| self.store.reader_by_name(name).expect("readers").is_none())
+            .expect("a free name");
+        let made = self.grant_to(&fresh, run_id, session_id, features);
+        TestGrant {
+            grant: made.grant,
+            run: made.run,
+            reader: made.reader,
+            key: made.key.expect("a fresh reader's key"),
+        }
+    }
+
+    /// A reader of its own holding one grant of `features` on `target`, written straight to the
+    /// store (made a thousand seconds ago, expiring `expires_in_ms` from now: negative for one
+    /// that has expired), and its key.
+    pub fn raw_grant(
+        &self,
+        target: &runread_core::Target,
+        features: Vec<Feature>,
+        expires_in_ms: i64,
+    ) -> (Grant, String) {
+        let key = runread_core::key::generate().expect("key");
+        let now = runread_core::timefmt::now_ms();
+        let reader = Reader {
+            id: format!("r-{}", &key[..16]),
+            name: format!("raw {}", &key[..16]),
+            key_hash: runread_core::key::hash(&key),
+            created_at_ms: now - 1_000_000,
+            removed_at_ms: None,
+        };
+        self.store.insert_reader(&reader).expect("reader");
+        let grant = Grant {
+            id: format!("g-{}", &key[..16]),
+            reader_id: reader.id.clone(),
+            reader_name: reader.name.clone(),
+            target: target.clone(),
+            features,
+            created_at_ms: now - 1_000_000,
+            expires_at_ms: now + expires_in_ms,
+            revoked_at_ms: None,
+        };
+        self.store.insert_grant(&grant).expect("grant");
+        (grant, key)
+    }
+
+    /// Adds the reader `name` (its key returned once).
+    pub fn add_reader(&self, name: &str) -> NewReader {
+        runread_service::owner::add_reader(
+            &*self.store,
+            &*self.keys(),
+            name,
+            runread_core::timefmt::now_ms(),
+        )
+        .expect("add reader")
+    }
+
+    /// Grants `features` of run `run_id` to the reader `reader`, as `runread grant --to` does: no
+    /// new key when it is a reader already; otherwise it is made, and its key returned.
+    pub fn grant_to(
+        &self,
+        reader: &str,
+        run_id: &str,
+        session_id: Option<&str>,
+        features: Vec<Feature>,
     ) -> NewGrant {
         let now = runread_core::timefmt::now_ms();
         runread_service::owner::grant(
@@ -44,7 +116,7 @@ impl Env {
                 session_id,
                 features,
                 expires_at_ms: now + TEST_GRANT_LIFETIME_MS,
-                label,
+                reader,
             },
             now,
         )
@@ -56,6 +128,14 @@ impl Env {
         runread_service::owner::add_secret(&*self.store, &*self.keys(), name, value, 1)
             .expect("add secret");
     }
+}
+
+/// A grant to a fresh reader ([`Env::grant`]), with that reader's key.
+pub struct TestGrant {
+    pub grant: Grant,
+    pub run: RunRecord,
+    pub reader: Reader,
+    pub key: String,
 }
 
 /// An MCP endpoint serving on a loopback port until this is dropped.

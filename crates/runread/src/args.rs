@@ -65,13 +65,23 @@ pub(crate) enum Command {
         /// Do not render the agent's output on the terminal.
         #[arg(long)]
         quiet: bool,
+        /// Share each run with a reader as soon as its exact target is pinned:
+        /// `READER:FEATURES:DURATION`, e.g. `claude-code:final_answer,history:2h` (repeatable).
+        /// The reader must exist (`runread reader add`).
+        #[arg(long, value_name = "READER:FEATURES:DURATION")]
+        share: Vec<String>,
         /// The agent's command line, after `--`.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
     },
     /// List runs with their exact target and state.
     Runs(RunsArgs),
-    /// Grant one run to a fresh read key (printed once), or list / revoke grants.
+    /// Readers: the clients you share runs with, each configured once with its own key (add,
+    /// list, rotate, remove).
+    #[command(subcommand)]
+    Reader(ReaderCmd),
+    /// Share one run with a reader (`--to NAME`; a new name becomes a reader, its key printed
+    /// once), or list / revoke grants.
     Grant(GrantArgs),
     /// Serve MCP (2026-07-28, stateless) over Streamable HTTP at /mcp.
     Serve(ServeArgs),
@@ -221,8 +231,10 @@ pub(crate) struct GrantArgs {
     /// A duration (90s, 15m, 2h, 7d) or an RFC 3339 time.
     #[arg(long)]
     pub(crate) expires: Option<String>,
-    /// Who the key is for (a label for your records).
-    #[arg(long)]
+    /// The reader to share the run with (`runread reader list`): its client's next call sees
+    /// the run, with no new key. A name that is no reader yet becomes one holding this grant,
+    /// and its key is printed once.
+    #[arg(long, value_name = "READER")]
     pub(crate) to: Option<String>,
     /// The URL to print in the client config.
     #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
@@ -232,13 +244,45 @@ pub(crate) struct GrantArgs {
 }
 
 #[derive(Subcommand)]
+pub(crate) enum ReaderCmd {
+    /// Add a reader: its key is printed once, with every ready-to-paste client configuration.
+    Add {
+        /// What you call the client (`claude-code`, `ci`, `chatgpt`).
+        name: String,
+        /// The URL to print in the client configs.
+        #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
+        url: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the readers (never keys): each one's live grants and last read.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Give a reader a new key (printed once): the old one is refused from its next call; its
+    /// grants are kept.
+    Rotate {
+        name: String,
+        /// The URL to print in the client configs.
+        #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
+        url: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a reader: its key is refused from its next call and every grant of it revoked.
+    Remove { name: String },
+}
+
+#[derive(Subcommand)]
 pub(crate) enum GrantCmd {
     /// List grants (never keys).
     List {
         #[arg(long)]
         json: bool,
     },
-    /// Revoke a grant: its key is refused from the next call on.
+    /// Revoke a grant: its run is refused to its reader from the next call on (the reader's
+    /// other grants stay).
     Revoke { id: String },
 }
 
@@ -317,6 +361,9 @@ pub(crate) struct AuditArgs {
     /// Only calls under this grant (its id, as `grant list` shows it).
     #[arg(long, value_name = "GRANT_ID")]
     pub(crate) grant: Option<String>,
+    /// Only calls of this reader (its name, as `reader list` shows it).
+    #[arg(long, value_name = "READER")]
+    pub(crate) reader: Option<String>,
     /// Only calls that named this run (its whole id, as the audit shows it).
     #[arg(long, value_name = "RUN_ID")]
     pub(crate) run: Option<String>,

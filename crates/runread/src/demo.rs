@@ -177,15 +177,18 @@ fn grant_demo_run(
             session_id: Some(&run.target.session_id),
             features: vec![Feature::FinalAnswer],
             expires_at_ms: now + DEMO_GRANT_SECS * 1000,
-            label: "runread demo",
+            reader: "runread demo",
         },
         now,
     )
     .map_err(|e| e.to_string())?;
+    // The demo's home is new: its reader is too, and so is its key.
+    let key = g.key.as_deref().ok_or("the demo's reader has no new key")?;
     outln!(
-        "   grant {}  key {}…  (only its hash is stored)",
+        "   grant {} to reader {:?}  key {}…  (only its hash is stored)",
         g.grant.id,
-        &g.key[..8]
+        g.reader.name,
+        key.get(..8).unwrap_or_default()
     );
     outln!(
         "   target {}",
@@ -201,7 +204,7 @@ fn serve_and_read(
     g: &runread_service::owner::NewGrant,
 ) -> Result<runread_mcp::client::FinalAnswer, String> {
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    let key = g.key.clone();
+    let key = g.key.clone().unwrap_or_default();
     let target = serde_json::to_value(&g.grant.target).map_err(|e| e.to_string())?;
     rt.block_on(async move {
         let (tx, rx) = tokio::sync::oneshot::channel();

@@ -4,7 +4,9 @@ use serde_json::json;
 
 use runread_core::target::is_id;
 use runread_core::timefmt::{now_ms, parse_duration_ms, parse_rfc3339, rfc3339};
-use runread_store::{AuditCursor, AuditFilter, AuditOutcome, AuditPage, Receipt, StartMeta, Store};
+use runread_store::{
+    AuditCursor, AuditFilter, AuditOutcome, AuditPage, Reader, Receipt, StartMeta, Store,
+};
 
 use crate::args::{AUDIT_PAGE_DEFAULT, AuditArgs};
 
@@ -16,6 +18,8 @@ pub fn audit(
     args: &AuditArgs,
 ) -> Result<(), String> {
     let filter = audit_filter(&*store, args)?;
+    let readers = store.readers().map_err(|e| e.to_string())?;
+    let who = |m: &StartMeta| reader_of(&readers, m);
     let mut page = store
         .audit_page(&filter, args.limit)
         .map_err(|e| e.to_string())?;
@@ -25,7 +29,11 @@ pub fn audit(
         .mask_targets(page.rows.iter_mut().filter_map(|(m, _)| m.target.as_mut()))
         .map_err(|e| format!("cannot read the known secrets to mask the audit: {e}"))?;
     if args.json {
-        let rows: Vec<_> = page.rows.iter().map(|(m, r)| row_json(m, r)).collect();
+        let rows: Vec<_> = page
+            .rows
+            .iter()
+            .map(|(m, r)| row_json(m, r, who(m)))
+            .collect();
         let next = page.next().map(|c| c.start_id);
         let out = json!({"rows": rows, "more": page.more, "nextBefore": next});
         outln!(
@@ -38,7 +46,7 @@ pub fn audit(
         outln!("no calls");
         return Ok(());
     }
-    print_rows(&page);
+    print_rows(&page, who);
     outln!("{}", last_line(&page, args, &filter));
     Ok(())
 }
@@ -57,6 +65,10 @@ fn audit_filter(store: &dyn Store, args: &AuditArgs) -> Result<AuditFilter, Stri
             _ => {}
         }
     }
+    let reader_id = match &args.reader {
+        None => None,
+        Some(name) => Some(reader_named(store, name)?.id),
+    };
     let before = match &args.before {
         None => None,
         Some(id) => {
@@ -74,10 +86,31 @@ fn audit_filter(store: &dyn Store, args: &AuditArgs) -> Result<AuditFilter, Stri
     Ok(AuditFilter {
         since_ms,
         grant_id: args.grant.clone(),
+        reader_id,
         run_id: args.run.clone(),
         outcome,
         before,
     })
+}
+
+/// The reader `--reader NAME` names: the live one of that name, else the one removed last.
+fn reader_named(store: &dyn Store, name: &str) -> Result<Reader, String> {
+    let mut named: Vec<Reader> = store
+        .readers()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r.name == name)
+        .collect();
+    named.sort_by_key(|r| (r.removed_at_ms.is_none(), r.removed_at_ms));
+    named.pop().ok_or_else(|| {
+        format!("--reader {name:?}: no reader has this name; see `runread reader list`")
+    })
+}
+
+/// The reader whose key made a call.
+fn reader_of<'a>(readers: &'a [Reader], m: &StartMeta) -> Option<&'a Reader> {
+    let id = m.reader_id.as_deref()?;
+    readers.iter().find(|r| r.id == id)
 }
 
 fn since_ms(s: &str) -> Result<i64, String> {
@@ -89,9 +122,10 @@ fn since_ms(s: &str) -> Result<i64, String> {
     }
 }
 
-fn row_json(m: &StartMeta, receipts: &[Receipt]) -> serde_json::Value {
+fn row_json(m: &StartMeta, receipts: &[Receipt], reader: Option<&Reader>) -> serde_json::Value {
     json!({
         "startId": m.start_id, "at": rfc3339(m.created_at_ms), "tool": m.tool, "grantId": m.grant_id,
+        "readerId": reader.map(|r| &r.id), "reader": reader.map(|r| &r.name),
         "keyHashPrefix": m.key_hash_prefix, "target": m.target, "inputDigest": m.input_digest,
         "bindingDigest": m.binding_digest,
         "receipts": receipts.iter().map(|r| json!({"outcome": r.outcome, "at": rfc3339(r.created_at_ms),
@@ -99,13 +133,13 @@ fn row_json(m: &StartMeta, receipts: &[Receipt]) -> serde_json::Value {
     })
 }
 
-fn print_rows(page: &AuditPage) {
+fn print_rows<'a>(page: &AuditPage, who: impl Fn(&StartMeta) -> Option<&'a Reader>) {
     outln!(
-        "{:<24} {:<27} {:<20} {:<14} {:<10} OUTCOME",
+        "{:<24} {:<27} {:<20} {:<16} {:<10} OUTCOME",
         "AT",
         "START",
         "TOOL",
-        "KEY",
+        "READER",
         "RUN"
     );
     for (m, receipts) in &page.rows {
@@ -119,11 +153,11 @@ fn print_rows(page: &AuditPage) {
                 .join(", ")
         };
         outln!(
-            "{:<24} {:<27} {:<20} {:<14} {:<10} {}",
+            "{:<24} {:<27} {:<20} {:<16} {:<10} {}",
             rfc3339(m.created_at_ms),
             m.start_id,
             m.tool,
-            m.key_hash_prefix,
+            who(m).map_or("-", |r| r.name.as_str()),
             m.target.as_ref().map_or("-", |t| t.run_id.as_str()),
             outcome
         );
@@ -151,6 +185,7 @@ fn last_line(page: &AuditPage, args: &AuditArgs, filter: &AuditFilter) -> String
     }
     for (flag, value) in [
         ("--grant", args.grant.as_deref()),
+        ("--reader", args.reader.as_deref()),
         ("--run", args.run.as_deref()),
         ("--outcome", filter.outcome.map(AuditOutcome::as_str)),
     ] {

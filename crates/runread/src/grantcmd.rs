@@ -30,7 +30,7 @@ fn list_grants(home: &crate::home::Home, store: Arc<dyn Store>, json: bool) -> R
     let rows: Vec<_> = grants
         .iter()
         .map(|g| {
-            json!({"grantId": g.id, "to": g.label, "target": g.target, "features": g.features,
+            json!({"grantId": g.id, "to": g.reader_name, "readerId": g.reader_id, "target": g.target, "features": g.features,
                    "expiresAt": rfc3339(g.expires_at_ms), "state": g.state(now).as_str()})
         })
         .collect();
@@ -68,9 +68,9 @@ fn new_grant(home: &crate::home::Home, store: Arc<dyn Store>, args: GrantArgs) -
             .ok_or("--features is required, e.g. final_answer")?,
     )?;
     let expires = args.expires.ok_or("--expires is required, e.g. 15m")?;
-    let to = args
-        .to
-        .ok_or("--to LABEL is required (who the key is for)")?;
+    let to = args.to.ok_or(
+        "--to READER is required (the reader to share the run with; see `runread reader list`)",
+    )?;
     let now = now_ms();
     let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
     let keys = crate::servecmd::gate_keys(home)?;
@@ -82,7 +82,7 @@ fn new_grant(home: &crate::home::Home, store: Arc<dyn Store>, args: GrantArgs) -
             session_id: args.session.as_deref(),
             features,
             expires_at_ms: at,
-            label: &to,
+            reader: &to,
         },
         now,
     )
@@ -100,20 +100,28 @@ pub(crate) fn print_grant(
     url: &str,
     as_json: bool,
 ) -> Res {
-    let configs = runread_mcp::configs::for_key(url, &g.key);
-    let out = json!({
-        "grantId": g.grant.id,
-        "key": g.key,
-        "target": shown.record.target,
-        "features": g.grant.features,
-        "url": url,
-        "expiresAt": rfc3339(g.grant.expires_at_ms),
-        "to": g.grant.label,
-        "clientConfig": configs.mcp_servers,
-        "claudeCommand": configs.claude_command,
-        "codexToml": configs.codex_toml,
-    });
+    let configs = g
+        .key
+        .as_deref()
+        .map(|key| runread_mcp::configs::for_key(url, key));
     if as_json {
+        let mut out = json!({
+            "grantId": g.grant.id,
+            "readerId": g.reader.id,
+            "to": g.reader.name,
+            "newReader": g.key.is_some(),
+            "target": shown.record.target,
+            "features": g.grant.features,
+            "url": url,
+            "expiresAt": rfc3339(g.grant.expires_at_ms),
+        });
+        // The key and its configs only when this grant made the reader: shown once.
+        if let (Some(key), Some(configs), Some(m)) = (&g.key, &configs, out.as_object_mut()) {
+            m.insert("key".into(), json!(key));
+            m.insert("clientConfig".into(), configs.mcp_servers.clone());
+            m.insert("claudeCommand".into(), json!(configs.claude_command));
+            m.insert("codexToml".into(), json!(configs.codex_toml));
+        }
         outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
@@ -121,9 +129,9 @@ pub(crate) fn print_grant(
         return Ok(());
     }
     outln!(
-        "grant {} for {:?}, until {}",
+        "grant {} to reader {:?}, until {}",
         g.grant.id,
-        g.grant.label,
+        g.reader.name,
         rfc3339(g.grant.expires_at_ms)
     );
     outln!(
@@ -144,10 +152,35 @@ pub(crate) fn print_grant(
         "target   {}",
         serde_json::to_string(&shown.record.target).map_err(|e| e.to_string())?
     );
+    match (&g.key, &configs) {
+        (Some(key), Some(configs)) => {
+            outln!();
+            outln!(
+                "{:?} is a new reader: configure its client once; later grants to it need no new key.",
+                g.reader.name
+            );
+            print_key_and_configs(key, configs, url)
+        }
+        _ => {
+            outln!(
+                "shared with the reader {:?}: its client's next call sees this run (no new key).",
+                g.reader.name
+            );
+            Ok(())
+        }
+    }
+}
+
+/// A key, shown once, and every ready-to-paste client configuration for it.
+pub(crate) fn print_key_and_configs(
+    key: &str,
+    configs: &runread_mcp::configs::ClientConfigs,
+    url: &str,
+) -> Res {
     outln!("url      {url}");
     outln!();
     outln!("read key (shown once; only its hash is stored):");
-    outln!("{}", g.key);
+    outln!("{key}");
     outln!();
     outln!("client config (mcpServers JSON: Claude Code --mcp-config, Cursor, Claude Desktop):");
     outln!(

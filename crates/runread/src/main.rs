@@ -24,6 +24,7 @@ mod home;
 mod ingestcmd;
 mod keyscmd;
 mod readcmd;
+mod readercmd;
 mod runscmd;
 mod secretcmd;
 mod servecmd;
@@ -68,10 +69,17 @@ fn main() -> ExitCode {
     if let Command::Run {
         workspace,
         quiet,
+        share,
         command,
     } = cli.command
     {
-        return match supervised_run(cli.home, cli.store.as_deref(), workspace, quiet, command) {
+        let run = supervisedcmd::RunArgs {
+            workspace,
+            quiet,
+            share,
+            command,
+        };
+        return match supervised_run(cli.home, cli.gate_keys, cli.store.as_deref(), run) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
                 eprintln!("runread: {e}");
@@ -127,6 +135,10 @@ fn run(cli: Cli) -> Res {
         Command::Grant(args) => {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             grant(&home, store, args)
+        }
+        Command::Reader(cmd) => {
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
+            readercmd::reader(&home, store, cmd)
         }
         Command::Artifact(cmd) => {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;

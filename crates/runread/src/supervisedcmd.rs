@@ -2,15 +2,123 @@
 
 use super::*;
 
+/// `runread run`'s arguments.
+pub(crate) struct RunArgs {
+    pub(crate) workspace: Option<PathBuf>,
+    pub(crate) quiet: bool,
+    pub(crate) share: Vec<String>,
+    pub(crate) command: Vec<std::ffi::OsString>,
+}
+
+/// One `--share READER:FEATURES:DURATION`.
+struct Share {
+    reader: String,
+    features: Vec<Feature>,
+    lifetime_ms: i64,
+}
+
+impl Share {
+    /// Parsed from the right (a reader's name may hold a colon); the reader must exist now.
+    fn parse(store: &dyn Store, spec: &str) -> Result<Share, String> {
+        let bad = || {
+            format!(
+                "--share {spec:?}: use READER:FEATURES:DURATION, e.g. claude-code:final_answer,history:2h"
+            )
+        };
+        let mut parts = spec.rsplitn(3, ':');
+        let (Some(duration), Some(features), Some(reader)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        let features =
+            Feature::parse_list(features).map_err(|e| format!("--share {spec:?}: {e}"))?;
+        let lifetime_ms = runread_core::timefmt::parse_duration_ms(duration).ok_or_else(bad)?;
+        // The same bound as `grant --expires`.
+        runread_service::owner::expiry(duration, 0)
+            .map_err(|e| format!("--share {spec:?}: {e}"))?;
+        if runread_service::owner::live_reader(store, reader)
+            .map_err(|e| e.to_string())?
+            .is_none()
+        {
+            return Err(format!(
+                "--share {spec:?}: no reader {reader:?}; add it first with `runread reader add {reader:?}` and configure its client"
+            ));
+        }
+        Ok(Share {
+            reader: reader.to_owned(),
+            features,
+            lifetime_ms,
+        })
+    }
+}
+
+/// What `--share` does as each run's target is pinned: grants it to each reader named.
+fn share_on_pin(
+    home: &crate::home::Home,
+    store: Arc<dyn Store>,
+    shares: Vec<Share>,
+) -> Result<Option<runread_supervise::OnPinned>, String> {
+    if shares.is_empty() {
+        return Ok(None);
+    }
+    let keys = crate::servecmd::gate_keys(home)?;
+    Ok(Some(Box::new(move |target: &runread_core::Target| {
+        let now = now_ms();
+        let run = match store.run(&target.session_id, target.generation, &target.run_id) {
+            Ok(Some(run)) => run,
+            _ => {
+                eprintln!(
+                    "runread: run {}: not shared (the store did not answer)",
+                    target.run_id
+                );
+                return;
+            }
+        };
+        for s in &shares {
+            match runread_service::owner::grant_run(
+                &*store,
+                &keys,
+                run.clone(),
+                s.features.clone(),
+                now.saturating_add(s.lifetime_ms),
+                &s.reader,
+                now,
+            ) {
+                Ok(g) => eprintln!(
+                    "runread: run {} shared with {:?} (grant {}, until {})",
+                    target.run_id,
+                    s.reader,
+                    g.grant.id,
+                    rfc3339(g.grant.expires_at_ms)
+                ),
+                Err(e) => eprintln!(
+                    "runread: run {}: not shared with {:?}: {e}",
+                    target.run_id, s.reader
+                ),
+            }
+        }
+    })))
+}
+
 /// `runread run`: supervises the agent; returns its exit code.
 pub(crate) fn supervised_run(
     home: Option<PathBuf>,
+    gate_keys: Option<PathBuf>,
     spec: Option<&str>,
-    workspace: Option<PathBuf>,
-    quiet: bool,
-    command: Vec<std::ffi::OsString>,
+    args: RunArgs,
 ) -> Result<i32, String> {
-    let (home, store) = open_home(home, None, spec)?;
+    let RunArgs {
+        workspace,
+        quiet,
+        share,
+        command,
+    } = args;
+    let (home, store) = open_home(home, gate_keys, spec)?;
+    let shares = share
+        .iter()
+        .map(|s| Share::parse(&*store, s))
+        .collect::<Result<Vec<_>, _>>()?;
     let cwd = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("current directory: {e}"))?;
@@ -32,6 +140,7 @@ pub(crate) fn supervised_run(
         workspaces,
         journal_root: runread_supervise::journal_root(home.dir()),
         echo: !quiet,
+        on_pinned: share_on_pin(&home, store.clone(), shares)?,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

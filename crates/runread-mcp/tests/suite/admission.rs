@@ -53,22 +53,9 @@ impl Harness {
 
     /// A grant of `features` on the same run for a fresh key.
     fn another_key(&self, features: Vec<Feature>, expires_in_ms: i64) -> String {
-        let key = runread_core::key::generate().unwrap();
-        let now = runread_core::timefmt::now_ms();
         self.env
-            .store
-            .insert_grant(&Grant {
-                id: format!("g-{}", &key[..16]),
-                key_hash: runread_core::key::hash(&key),
-                label: "other".into(),
-                target: self.grant.target.clone(),
-                features,
-                created_at_ms: now - 1_000_000,
-                expires_at_ms: now + expires_in_ms,
-                revoked_at_ms: None,
-            })
-            .unwrap();
-        key
+            .raw_grant(&self.grant.target, features, expires_in_ms)
+            .1
     }
 
     /// Asserts `text` carries nothing it must not: no part of the answer, no path, no key.

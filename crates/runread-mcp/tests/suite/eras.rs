@@ -120,7 +120,7 @@ async fn refusals_are_the_same_in_every_era() {
             session_id: None,
             features: vec![Feature::History],
             expires_at_ms: now - 1,
-            label: "expired",
+            reader: "expired",
         },
         now - 10_000,
     )
@@ -150,7 +150,7 @@ async fn refusals_are_the_same_in_every_era() {
             ["not_granted", "invalid_arguments", "invalid_cursor"],
             "{version}"
         );
-        let c = Client::connect_speaking(&s.url, &expired.key, version.clone())
+        let c = Client::connect_speaking(&s.url, expired.key.as_deref().unwrap(), version.clone())
             .await
             .unwrap();
         assert!(c.tool_names().await.unwrap().is_empty(), "{version}");

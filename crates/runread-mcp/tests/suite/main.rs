@@ -9,6 +9,7 @@ mod agent_ids;
 mod claude_suite;
 mod codex_suite;
 mod eras;
+mod readers;
 mod recorded_agents;
 mod redaction_property;
 mod results_suite;

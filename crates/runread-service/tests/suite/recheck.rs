@@ -1,6 +1,7 @@
-//! Admission step 7: a grant revoked after admission (here: just before the call's start record
-//! is written, while the call is inside the gate) lets nothing leave. The call is refused with
-//! `grant_revoked`, and its start record carries a refusal receipt, never `ok`.
+//! Admission step 7: a grant revoked, or its reader's key rotated or the reader removed, after
+//! admission (here: just before the call's start record is written, while the call is inside the
+//! gate) lets nothing leave. The call is refused with its fixed code, and its start record carries
+//! a refusal receipt, never `ok`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::sync::Arc;
@@ -14,10 +15,19 @@ use runread_store::Store;
 use runread_testkit::Env;
 use runread_testkit::hooked::Hooked;
 
+/// What the owner does while the call is inside the gate.
+#[derive(Clone, Copy, PartialEq)]
+enum Meanwhile {
+    Nothing,
+    Revoke,
+    RotateKey,
+    RemoveReader,
+}
+
 /// A home with the sample session ingested and one run granted every feature, and one
-/// `read_final_answer` of it; with `hook_revokes`, the grant is revoked just before the call's
-/// start record is written (after admission, before the adapter and the re-check).
-async fn call_after(hook_revokes: bool) -> (Env, Result<runread_service::Answer, ErrorCode>) {
+/// `read_final_answer` of it; `meanwhile` happens just before the call's start record is written
+/// (after admission, before the adapter and the re-check).
+async fn call_after(meanwhile: Meanwhile) -> (Env, Result<runread_service::Answer, ErrorCode>) {
     let env = Env::new();
     env.place("sample", Duration::from_secs(60));
     env.ingest();
@@ -32,24 +42,30 @@ async fn call_after(hook_revokes: bool) -> (Env, Result<runread_service::Answer,
             session_id: Some(&run.target.session_id),
             features: Feature::ALL.to_vec(),
             expires_at_ms: now + 600_000,
-            label: "recheck",
+            reader: "recheck",
         },
         now,
     )
     .unwrap();
     let mut store = Hooked::new(env.store.clone());
-    if hook_revokes {
-        let id = g.grant.id.clone();
+    let (id, reader_id) = (g.grant.id.clone(), g.reader.id.clone());
+    if meanwhile != Meanwhile::Nothing {
         store.before_begin_call = Some(Box::new(move |inner: &dyn Store, _| {
-            assert!(
-                inner
-                    .revoke_grant(&id, runread_core::timefmt::now_ms())
-                    .unwrap()
-            );
+            let now = runread_core::timefmt::now_ms();
+            assert!(match meanwhile {
+                Meanwhile::Revoke => inner.revoke_grant(&id, now).unwrap(),
+                Meanwhile::RotateKey => inner.rotate_reader_key(&reader_id, "another").unwrap(),
+                Meanwhile::RemoveReader => inner.remove_reader(&reader_id, now).unwrap(),
+                Meanwhile::Nothing => true,
+            });
         }));
     }
     let service = Arc::new(Service::new(Arc::new(store), keys, Config::default()).unwrap());
-    let ctx = Arc::new(service.admit_key(&[g.key.as_bytes()]).unwrap());
+    let ctx = Arc::new(
+        service
+            .admit_key(&[g.key.as_deref().unwrap().as_bytes()])
+            .unwrap(),
+    );
     let out = service
         .call(
             ctx,
@@ -63,21 +79,31 @@ async fn call_after(hook_revokes: bool) -> (Env, Result<runread_service::Answer,
 
 #[tokio::test]
 async fn a_grant_revoked_inside_the_gate_lets_nothing_leave() {
-    let (env, out) = call_after(true).await;
+    let (env, out) = call_after(Meanwhile::Revoke).await;
     assert_eq!(out.err(), Some(ErrorCode::GrantRevoked));
+    assert_refused_and_receipted(&env, "refused:grant_revoked");
+}
+
+#[tokio::test]
+async fn a_key_rotated_or_a_reader_removed_inside_the_gate_lets_nothing_leave() {
+    for meanwhile in [Meanwhile::RotateKey, Meanwhile::RemoveReader] {
+        let (env, out) = call_after(meanwhile).await;
+        assert_eq!(out.err(), Some(ErrorCode::InvalidKey));
+        assert_refused_and_receipted(&env, "refused:invalid_key");
+    }
+}
+
+/// The one call was started (its record stays) and receipted as `outcome`, never `ok`.
+fn assert_refused_and_receipted(env: &Env, outcome: &str) {
     let audit = env.store.audit(0, 10).unwrap();
     assert_eq!(audit.len(), 1, "the call was started: its record stays");
     let outcomes: Vec<&str> = audit[0].1.iter().map(|r| r.outcome.as_str()).collect();
-    assert_eq!(
-        outcomes,
-        ["refused:grant_revoked"],
-        "receipted as refused, never ok"
-    );
+    assert_eq!(outcomes, [outcome], "receipted as refused, never ok");
 }
 
 #[tokio::test]
 async fn the_same_call_without_the_revocation_is_served() {
-    let (env, out) = call_after(false).await;
+    let (env, out) = call_after(Meanwhile::Nothing).await;
     let answer = out.expect("served");
     assert_eq!(answer.labeled.structured["state"], "available");
     let audit = env.store.audit(0, 10).unwrap();

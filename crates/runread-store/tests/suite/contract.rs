@@ -9,7 +9,7 @@ use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
     ArtifactRecord, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background, Foreground,
-    Grant, IngestCommit, Phase, Proof, Receipt, RunFilter, SealedSecret, SessionRecord,
+    Grant, IngestCommit, Phase, Proof, Reader, Receipt, RunFilter, SealedSecret, SessionRecord,
     SessionStamp, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
 };
 use runread_testkit::{pg, records};
@@ -24,11 +24,22 @@ fn sqlite() -> (tempfile::TempDir, SqliteStore) {
     (dir, s)
 }
 
-fn grant(id: &str, key_hash: &str, target: Target) -> Grant {
+fn reader(id: &str, name: &str, key_hash: &str) -> Reader {
+    Reader {
+        id: id.into(),
+        name: name.into(),
+        key_hash: key_hash.into(),
+        created_at_ms: 1,
+        removed_at_ms: None,
+    }
+}
+
+/// A grant to the reader `reader_id`, which [`reader`] made with the name `name_of(reader_id)`.
+fn grant(id: &str, reader_id: &str, target: Target) -> Grant {
     Grant {
         id: id.into(),
-        key_hash: key_hash.into(),
-        label: "l".into(),
+        reader_id: reader_id.into(),
+        reader_name: name_of(reader_id),
         target,
         features: vec![Feature::FinalAnswer, Feature::History],
         created_at_ms: 1,
@@ -204,24 +215,124 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     assert_eq!(s.runs_page(&big, max, u64::from(max)).unwrap().len(), 1);
 }
 
-fn grants_are_found_by_key_hash_and_revoked_once(s: &dyn Store) {
-    let t = Target {
-        instance: "i".into(),
-        revision: 1,
-        workspace_id: "w".into(),
-        session_id: "s".into(),
-        generation: 1,
-        run_id: "r".into(),
-    };
-    s.insert_grant(&grant("g1", "hash1", t.clone())).unwrap();
-    s.insert_grant(&grant("g2", "hash2", t.clone())).unwrap();
+/// The name the contract's readers have: `r1` is `one`, `r2` is `two`.
+fn name_of(reader_id: &str) -> String {
+    match reader_id {
+        "r1" => "one".into(),
+        "r2" => "two".into(),
+        other => other.into(),
+    }
+}
+
+fn readers_are_found_by_key_and_name_and_one_live_reader_has_a_name(s: &dyn Store) {
+    s.insert_reader(&reader("r1", "one", "hash1")).unwrap();
+    s.insert_reader(&reader("r2", "two", "hash2")).unwrap();
     assert!(
-        s.insert_grant(&grant("g3", "hash1", t.clone())).is_err(),
-        "a key hash names one grant"
+        s.insert_reader(&reader("r3", "one", "hash3")).is_err(),
+        "a live reader's name is taken"
     );
-    let found = s.grants_by_key_hash("hash1").unwrap();
-    assert_eq!(found, vec![grant("g1", "hash1", t.clone())]);
-    assert!(s.grants_by_key_hash("other").unwrap().is_empty());
+    assert!(
+        s.insert_reader(&reader("r3", "three", "hash1")).is_err(),
+        "a key hash names one reader"
+    );
+    assert_eq!(
+        s.reader_by_key_hash("hash1").unwrap(),
+        Some(reader("r1", "one", "hash1"))
+    );
+    assert_eq!(s.reader_by_key_hash("other").unwrap(), None);
+    assert_eq!(
+        s.reader_by_name("two").unwrap(),
+        Some(reader("r2", "two", "hash2"))
+    );
+    assert_eq!(s.reader_by_name("Two").unwrap(), None, "names are exact");
+    // Rotated: the new key names it, the old one nothing.
+    assert!(s.rotate_reader_key("r1", "hash1b").unwrap());
+    assert_eq!(s.reader_by_key_hash("hash1").unwrap(), None);
+    assert_eq!(
+        s.reader_by_key_hash("hash1b").unwrap().map(|r| r.id),
+        Some("r1".to_owned())
+    );
+    assert!(!s.rotate_reader_key("nope", "hash9").unwrap());
+    // Removed: neither its key nor its name finds it, the name is free again, and it is still
+    // listed (its calls stay in the audit).
+    assert!(s.remove_reader("r2", 7).unwrap());
+    assert!(
+        !s.remove_reader("r2", 8).unwrap(),
+        "removing twice is a no-op"
+    );
+    assert!(
+        !s.rotate_reader_key("r2", "hash2b").unwrap(),
+        "a removed reader keeps no key"
+    );
+    assert_eq!(s.reader_by_key_hash("hash2").unwrap(), None);
+    assert_eq!(s.reader_by_name("two").unwrap(), None);
+    s.insert_reader(&reader("r4", "two", "hash4")).unwrap();
+    let all: Vec<(String, Option<i64>)> = s
+        .readers()
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.id, r.removed_at_ms))
+        .collect();
+    assert_eq!(
+        all,
+        vec![
+            ("r1".to_owned(), None),
+            ("r2".to_owned(), Some(7)),
+            ("r4".to_owned(), None)
+        ]
+    );
+}
+
+fn a_readers_grants_are_live_until_revoked_or_expired_and_removing_it_revokes_them(s: &dyn Store) {
+    let t = target();
+    let t2 = Target {
+        run_id: "r-2".into(),
+        ..target()
+    };
+    s.insert_reader(&reader("r1", "one", "hash1")).unwrap();
+    s.insert_reader(&reader("r2", "two", "hash2")).unwrap();
+    let mut older = grant("g1", "r1", t.clone());
+    older.created_at_ms = 1;
+    let mut newer = grant("g2", "r1", t2.clone());
+    newer.created_at_ms = 2;
+    let mut expired = grant("g3", "r1", t.clone());
+    expired.expires_at_ms = 10;
+    let theirs = grant("g4", "r2", t.clone());
+    for g in [&older, &newer, &expired, &theirs] {
+        s.insert_grant(g).unwrap();
+    }
+    let ids = |gs: Vec<Grant>| gs.into_iter().map(|g| g.id).collect::<Vec<_>>();
+    assert_eq!(
+        s.live_grants_of_reader("r1", 500).unwrap(),
+        vec![newer.clone(), older.clone()],
+        "newest first, read with the reader's name"
+    );
+    assert_eq!(
+        ids(s.live_grants_of_reader("r1", 5).unwrap()),
+        vec!["g2", "g3", "g1"],
+        "an expiry in the future is live; one millisecond's grants newest id first"
+    );
+    assert_eq!(
+        ids(s.live_grants_of_reader("r1", 10).unwrap()),
+        vec!["g2", "g1"],
+        "at its expiry it is not"
+    );
+    assert_eq!(
+        ids(s.reader_grants_for_target("r1", &t).unwrap()),
+        vec!["g3", "g1"]
+    );
+    assert_eq!(
+        ids(s.reader_grants_for_target("r2", &t2).unwrap()),
+        Vec::<String>::new()
+    );
+    assert_eq!(s.grant_of_key("g1", "hash1").unwrap(), Some(older.clone()));
+    assert_eq!(
+        s.grant_of_key("g1", "hash2").unwrap(),
+        None,
+        "another reader's key"
+    );
+    assert_eq!(s.grant_of_key("g4", "hash1").unwrap(), None);
+    // Revoked once.
     assert!(s.revoke_grant("g1", 5).unwrap());
     assert!(
         !s.revoke_grant("g1", 6).unwrap(),
@@ -229,10 +340,38 @@ fn grants_are_found_by_key_hash_and_revoked_once(s: &dyn Store) {
     );
     assert!(!s.revoke_grant("nope", 6).unwrap());
     assert_eq!(
-        s.grants_by_key_hash("hash1").unwrap()[0].revoked_at_ms,
+        ids(s.live_grants_of_reader("r1", 5).unwrap()),
+        vec!["g2", "g3"]
+    );
+    assert_eq!(
+        s.grant_of_key("g1", "hash1")
+            .unwrap()
+            .unwrap()
+            .revoked_at_ms,
         Some(5)
     );
-    assert_eq!(s.grants().unwrap().len(), 2);
+    // Rotated: the grants stay, the old key holds none of them.
+    assert!(s.rotate_reader_key("r1", "hash1b").unwrap());
+    assert_eq!(s.grant_of_key("g2", "hash1").unwrap(), None);
+    assert_eq!(s.grant_of_key("g2", "hash1b").unwrap(), Some(newer.clone()));
+    // Removed: every live grant revoked at that time, those ended before kept as they were;
+    // another reader's untouched.
+    assert!(s.remove_reader("r1", 9).unwrap());
+    assert_eq!(s.grant_of_key("g2", "hash1b").unwrap(), None);
+    let by_id = |id: &str| {
+        s.grants()
+            .unwrap()
+            .into_iter()
+            .find(|g| g.id == id)
+            .unwrap()
+    };
+    assert_eq!(by_id("g1").revoked_at_ms, Some(5));
+    assert_eq!(by_id("g2").revoked_at_ms, Some(9));
+    assert_eq!(by_id("g3").revoked_at_ms, Some(9));
+    assert_eq!(by_id("g4").revoked_at_ms, None);
+    assert!(s.live_grants_of_reader("r1", 5).unwrap().is_empty());
+    assert_eq!(ids(s.live_grants_of_reader("r2", 5).unwrap()), vec!["g4"]);
+    assert_eq!(s.grants().unwrap().len(), 4);
 }
 
 fn target() -> Target {
@@ -413,6 +552,7 @@ fn start(id: &str, key: &str, at: i64, target: Option<Target>) -> StartRecord {
             input_digest: "in".into(),
             sealed_key_id: "k1".into(),
             created_at_ms: at,
+            reader_id: Some("r-a".into()),
         },
         sealed_nonce: vec![1, 2, 3],
         sealed_ciphertext: vec![0, 255, 7],
@@ -539,6 +679,7 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
         });
         let mut rec = start(&id, &format!("k{i}"), 1_000 + i64::from(i / 3), t);
         rec.meta.grant_id = ["g-a", "g-b"][(i % 2) as usize].into();
+        rec.meta.reader_id = Some(["r-a", "r-b"][(i % 2) as usize].into());
         s.begin_call(&rec, 0).unwrap();
         let outcome = outcomes.get((i % 5) as usize).copied();
         if let Some(o) = outcome {
@@ -583,6 +724,13 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
     let by = |f: AuditFilter| audit_pages(s, &f, 2);
     assert_eq!(
         by(AuditFilter {
+            reader_id: Some("r-b".into()),
+            ..Default::default()
+        }),
+        expect(&|m, _| m.reader_id.as_deref() == Some("r-b"))
+    );
+    assert_eq!(
+        by(AuditFilter {
             grant_id: Some("g-a".into()),
             ..Default::default()
         }),
@@ -621,6 +769,7 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
         by(AuditFilter {
             since_ms: Some(1_002),
             grant_id: Some("g-b".into()),
+            reader_id: None,
             run_id: Some("r2".into()),
             outcome: None,
             before: None,
@@ -645,6 +794,24 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
     // The page bound holds whatever is asked.
     let page = s.audit_page(&AuditFilter::default(), u32::MAX).unwrap();
     assert_eq!((page.rows.len(), page.more), (15, 0));
+}
+
+fn readers_last_reads_are_their_newest_calls(s: &dyn Store) {
+    assert!(s.reader_last_reads().unwrap().is_empty());
+    for (id, reader_id, at) in [
+        ("st-1", Some("r-a"), 5),
+        ("st-2", Some("r-a"), 9),
+        ("st-3", Some("r-b"), 7),
+        ("st-4", None, 11),
+    ] {
+        let mut rec = start(id, id, at, None);
+        rec.meta.reader_id = reader_id.map(str::to_owned);
+        s.begin_call(&rec, 0).unwrap();
+    }
+    assert_eq!(
+        s.reader_last_reads().unwrap(),
+        vec![("r-a".to_owned(), 9), ("r-b".to_owned(), 7)]
+    );
 }
 
 fn secrets_replace_by_name_and_change_the_fingerprint(s: &dyn Store) {
@@ -778,7 +945,9 @@ contract!(
     ingest_commits_replace_runs_and_new_generations_drop_old_ones,
     entries_append_and_new_generations_replace_them,
     a_path_taken_over_by_another_session_replaces_it,
-    grants_are_found_by_key_hash_and_revoked_once,
+    readers_are_found_by_key_and_name_and_one_live_reader_has_a_name,
+    a_readers_grants_are_live_until_revoked_or_expired_and_removing_it_revokes_them,
+    readers_last_reads_are_their_newest_calls,
     begin_call_replays_within_the_window_only,
     start_records_receipts_and_audit,
     audit_pages_newest_first_filtered_without_a_gap_or_a_repeat,
@@ -955,10 +1124,17 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
         })
         .unwrap();
     }
-    // Back to schema 6, as an earlier runread left it (migration 9's audit indexes undone too).
+    // Back to schema 6, as an earlier runread left it (migration 10's readers and 9's audit
+    // indexes undone too).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP INDEX start_records_by_time_and_id; DROP INDEX start_records_by_grant; \
+        "DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
+         DROP TABLE grants; DROP TABLE readers; CREATE TABLE grants (id TEXT PRIMARY KEY, \
+         key_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, instance TEXT NOT NULL, \
+         revision INTEGER NOT NULL, workspace_id TEXT NOT NULL, session_id TEXT NOT NULL, \
+         generation INTEGER NOT NULL, run_id TEXT NOT NULL, features TEXT NOT NULL, \
+         created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, revoked_at INTEGER) STRICT; \
+         DROP INDEX start_records_by_time_and_id; DROP INDEX start_records_by_grant; \
          DROP INDEX start_records_by_run; CREATE INDEX start_records_by_time ON start_records(created_at); \
          DROP INDEX runs_by_start; ALTER TABLE runs DROP COLUMN started_ms; PRAGMA user_version = 6;",
     )

@@ -6,5 +6,6 @@ mod contract;
 mod migrations_frozen;
 mod postgres;
 mod preview_purge;
+mod readers_migration;
 mod sqlite_checkpoint;
 mod sqlite_first_open;

@@ -47,6 +47,10 @@ const RELEASED: &[(&str, &str)] = &[
         "fe4e5cb45fe62e50f944b5161b3ecee90bd5047dbe9bb5f791d8540535627efb",
     ),
     (
+        "sqlite/0010.sql",
+        "8d23d4e2ecef41f2f98dc69caffb107e230e49f62556d7e24657065f242d5eda",
+    ),
+    (
         "postgres/0001.sql",
         "9c51c4639f75e739ff6e57b24e0f6ddce96964a58de1e3ad56475e068b091991",
     ),
@@ -81,6 +85,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0009.sql",
         "0b510be4435fa8d5340fe62f3d970324ada5a73ed63dd6f431dfaf7a2f9468f4",
+    ),
+    (
+        "postgres/0010.sql",
+        "cd549394a24ed3d4722e3981bd28be099a4d6be719e6d51fd40f695ec056078f",
     ),
 ];
 

@@ -26,17 +26,33 @@ fn target() -> Target {
     }
 }
 
-fn grant(id: &str, key_hash: &str) -> Grant {
+/// The grant `id`, held by a reader of its own (`r-ID`, named `ID`) whose key hashes to
+/// `key_hash`; [`give`] stores both.
+fn grant(id: &str, _key_hash: &str) -> Grant {
     Grant {
         id: id.into(),
-        key_hash: key_hash.into(),
-        label: "l".into(),
+        reader_id: format!("r-{id}"),
+        reader_name: id.into(),
         target: target(),
         features: vec![Feature::FinalAnswer],
         created_at_ms: 1,
         expires_at_ms: i64::MAX,
         revoked_at_ms: None,
     }
+}
+
+/// Stores [`grant`]`(id, key_hash)` and its reader.
+fn give(store: &dyn Store, id: &str, key_hash: &str) {
+    store
+        .insert_reader(&runread_store::Reader {
+            id: format!("r-{id}"),
+            name: id.into(),
+            key_hash: key_hash.into(),
+            created_at_ms: 1,
+            removed_at_ms: None,
+        })
+        .unwrap();
+    store.insert_grant(&grant(id, key_hash)).unwrap();
 }
 
 fn start(id: &str, key: &str, at: i64) -> StartRecord {
@@ -52,6 +68,7 @@ fn start(id: &str, key: &str, at: i64) -> StartRecord {
             input_digest: "in".into(),
             sealed_key_id: "k1".into(),
             created_at_ms: at,
+            reader_id: None,
         },
         sealed_nonce: vec![1],
         sealed_ciphertext: vec![2],
@@ -84,14 +101,17 @@ fn two_stores_on_one_database_share_grants_revocations_and_the_cursor_key() {
         "one database, one instance"
     );
 
-    a.insert_grant(&grant("g1", "hash1")).unwrap();
+    give(&a, "g1", "hash1");
     assert_eq!(
-        b.grants_by_key_hash("hash1").unwrap(),
-        vec![grant("g1", "hash1")]
+        b.grant_of_key("g1", "hash1").unwrap(),
+        Some(grant("g1", "hash1"))
     );
     assert!(b.revoke_grant("g1", 7).unwrap());
     assert_eq!(
-        a.grants_by_key_hash("hash1").unwrap()[0].revoked_at_ms,
+        a.grant_of_key("g1", "hash1")
+            .unwrap()
+            .unwrap()
+            .revoked_at_ms,
         Some(7),
         "a revocation through one is seen by the other at once"
     );
@@ -384,13 +404,13 @@ fn killed_connections_mid_load_fail_closed_and_the_pool_recovers() {
     let db = PgDb::fresh();
     let store = Arc::new(db.store());
     let ws = store.add_workspace("/w", "w", 1).unwrap();
-    store.insert_grant(&grant("live", "hash-live")).unwrap();
-    store.insert_grant(&grant("gone", "hash-gone")).unwrap();
+    give(&*store, "live", "hash-live");
+    give(&*store, "gone", "hash-gone");
     assert!(store.revoke_grant("gone", 5).unwrap());
 
     // Idle pooled connections killed: the next call reconnects without failing.
     assert!(pg::terminate_backends(&mut pg::admin(), &db.name) > 0);
-    assert_eq!(store.grants_by_key_hash("hash-live").unwrap().len(), 1);
+    assert!(store.grant_of_key("live", "hash-live").unwrap().is_some());
 
     let stop = Arc::new(AtomicBool::new(false));
     let ok = Arc::new(AtomicUsize::new(0));
@@ -405,7 +425,7 @@ fn killed_connections_mid_load_fail_closed_and_the_pool_recovers() {
                 while !stop.load(Ordering::Relaxed) {
                     n += 1;
                     let results: Vec<runread_store::Result<()>> = vec![
-                        s.grants_by_key_hash("hash-gone").map(|g| {
+                        s.grant_of_key("gone", "hash-gone").map(|g| {
                             // Never a stale read: the revocation holds on every answer.
                             assert!(g.iter().all(|g| g.revoked_at_ms == Some(5)), "{g:?}");
                         }),
@@ -448,7 +468,11 @@ fn killed_connections_mid_load_fail_closed_and_the_pool_recovers() {
     for _ in 0..20 {
         store.runs().unwrap();
         assert_eq!(
-            store.grants_by_key_hash("hash-gone").unwrap()[0].revoked_at_ms,
+            store
+                .grant_of_key("gone", "hash-gone")
+                .unwrap()
+                .unwrap()
+                .revoked_at_ms,
             Some(5)
         );
     }
@@ -533,7 +557,7 @@ fn an_unreachable_database_is_unavailable_fast_and_the_store_recovers() {
     let proxy = Proxy::start(pg::server_addr());
     let url = pg::kv_url(&db.name, None, Some(proxy.addr.port()));
     let store = PostgresStore::connect_as(&url, "h").unwrap();
-    store.insert_grant(&grant("g1", "hash1")).unwrap();
+    give(&store, "g1", "hash1");
     // Fill the pool with a few connections.
     let s = Arc::new(store);
     let hs: Vec<_> = (0..4)
@@ -549,7 +573,7 @@ fn an_unreachable_database_is_unavailable_fast_and_the_store_recovers() {
     proxy.cut();
     for _ in 0..3 {
         let started = Instant::now();
-        match s.grants_by_key_hash("hash1") {
+        match s.grant_of_key("g1", "hash1") {
             Err(StoreError::Unavailable(_)) => {}
             other => panic!("the database is gone: expected Unavailable, got {other:?}"),
         }
@@ -565,9 +589,9 @@ fn an_unreachable_database_is_unavailable_fast_and_the_store_recovers() {
     }
 
     proxy.restore();
-    let g = s.grants_by_key_hash("hash1").unwrap();
+    let g = s.grant_of_key("g1", "hash1").unwrap().unwrap();
     assert_eq!(
-        g[0].revoked_at_ms, None,
+        g.revoked_at_ms, None,
         "the failed revocation did not happen"
     );
     assert!(s.revoke_grant("g1", 10).unwrap());
@@ -578,7 +602,7 @@ fn an_unreachable_database_is_unavailable_fast_and_the_store_recovers() {
 fn a_call_never_waits_unboundedly_on_a_lock_and_the_connection_stays_usable() {
     let db = PgDb::fresh();
     let s = db.store();
-    s.insert_grant(&grant("g1", "hash1")).unwrap();
+    give(&s, "g1", "hash1");
     let mut other = db.client();
     let mut hold = other.transaction().unwrap();
     hold.execute("SELECT id FROM grants WHERE id = 'g1' FOR UPDATE", &[])

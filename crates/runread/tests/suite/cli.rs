@@ -926,3 +926,181 @@ fn the_store_keeps_no_prompt_text_and_runs_masks_prompts_with_the_secrets_known_
         "only what parses as a time: {json}"
     );
 }
+
+/// `runread …` that must fail: its stderr.
+fn fails(out: Output) -> String {
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stderr).expect("utf-8")
+}
+
+#[test]
+fn a_reader_is_added_once_and_runs_are_shared_with_it_one_by_one_without_a_new_key() {
+    let env = runread_testkit::Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    let home = env.dir.path().join("cli-home");
+    ok(runread(
+        &home,
+        &["workspace", "add", env.workspace.to_str().unwrap()],
+    ));
+    ok(runread(
+        &home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
+    let runs: Vec<Value> = serde_json::from_str(&ok(runread(&home, &["runs", "--json"]))).unwrap();
+    let run = |i: usize| runs[i]["target"]["runId"].as_str().unwrap().to_owned();
+    let share = |run_id: &str, to: &str| {
+        let args = [
+            "grant",
+            "--run",
+            run_id,
+            "--features",
+            "final_answer",
+            "--expires",
+            "1h",
+            "--to",
+            to,
+            "--json",
+        ];
+        serde_json::from_str::<Value>(&ok(runread(&home, &args))).unwrap()
+    };
+
+    let added: Value = serde_json::from_str(&ok(runread(
+        &home,
+        &["reader", "add", "claude-code", "--json"],
+    )))
+    .unwrap();
+    let key = added["key"].as_str().unwrap().to_owned();
+    assert!(runread_core::key::is_well_formed(&key));
+    assert_eq!(
+        added["clientConfig"]["mcpServers"]["runread"]["headers"]["x-runread-key"],
+        key.as_str()
+    );
+    assert!(added["claudeCommand"].as_str().unwrap().contains(&key));
+    assert!(fails(runread(&home, &["reader", "add", "claude-code"])).contains("already a reader"));
+
+    // Shared twice: the same reader, no key, nothing to configure.
+    let first = share(&run(0), "claude-code");
+    let second = share(&run(1), "claude-code");
+    for g in [&first, &second] {
+        assert_eq!(g["readerId"], added["readerId"]);
+        assert_eq!(g["newReader"], false);
+        assert!(
+            g.get("key").is_none() && g.get("clientConfig").is_none(),
+            "{g}"
+        );
+    }
+    let text = ok(runread(
+        &home,
+        &[
+            "grant",
+            "--run",
+            &run(2),
+            "--features",
+            "history",
+            "--expires",
+            "1h",
+            "--to",
+            "claude-code",
+        ],
+    ));
+    assert!(text.contains("no new key"), "{text}");
+    assert!(!text.contains("read key"), "{text}");
+    // A name that is no reader yet becomes one, its key shown once.
+    let fresh = share(&run(0), "codex");
+    assert_eq!(fresh["newReader"], true);
+    assert_ne!(fresh["key"].as_str().unwrap(), key);
+
+    let listed = ok(runread(&home, &["reader", "list", "--json"]));
+    assert!(!listed.contains(&key), "a key is never listed");
+    let listed: Vec<Value> = serde_json::from_str(&listed).unwrap();
+    let names: Vec<(&str, u64)> = listed
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["liveGrants"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("claude-code", 3), ("codex", 1)]);
+    assert_eq!(listed[0]["lastRead"], Value::Null);
+
+    // Revoking one grant leaves the reader's others.
+    ok(runread(
+        &home,
+        &["grant", "revoke", first["grantId"].as_str().unwrap()],
+    ));
+    let live = |name: &str| {
+        let listed: Vec<Value> =
+            serde_json::from_str(&ok(runread(&home, &["reader", "list", "--json"]))).unwrap();
+        listed
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["liveGrants"].as_u64().unwrap())
+    };
+    assert_eq!(live("claude-code"), Some(2));
+
+    // Rotated: a new key, the grants kept.
+    let rotated: Value = serde_json::from_str(&ok(runread(
+        &home,
+        &["reader", "rotate", "claude-code", "--json"],
+    )))
+    .unwrap();
+    assert_ne!(rotated["key"].as_str().unwrap(), key);
+    assert_eq!(rotated["readerId"], added["readerId"]);
+    assert_eq!(live("claude-code"), Some(2));
+
+    // Removed: gone from the list, every grant of it revoked.
+    assert!(ok(runread(&home, &["reader", "remove", "claude-code"])).contains("revoked"));
+    assert_eq!(live("claude-code"), None);
+    let grants: Vec<Value> =
+        serde_json::from_str(&ok(runread(&home, &["grant", "list", "--json"]))).unwrap();
+    for g in &grants {
+        let to_removed = g["readerId"] == added["readerId"];
+        assert_eq!(g["state"] == "revoked", to_removed, "{g}");
+    }
+    assert!(fails(runread(&home, &["reader", "remove", "claude-code"])).contains("no reader"));
+    assert!(fails(runread(&home, &["reader", "rotate", "claude-code"])).contains("no reader"));
+    // Its calls stay findable by name in the audit.
+    assert!(ok(runread(&home, &["audit", "--reader", "claude-code"])).contains("no calls"));
+    assert!(fails(runread(&home, &["audit", "--reader", "nobody"])).contains("no reader"));
+    // The database holds the keys' hashes, never the keys.
+    let db = std::fs::read(home.join("runread.db")).unwrap();
+    for k in [&key, rotated["key"].as_str().unwrap()] {
+        assert!(!db.windows(k.len()).any(|w| w == k.as_bytes()));
+    }
+}
+
+#[test]
+fn run_share_is_refused_before_the_agent_starts_unless_the_reader_exists() {
+    let env = runread_testkit::Env::new();
+    let home = env.dir.path().join("cli-home");
+    let marker = env.dir.path().join("started");
+    let agent = ["--", "sh", "-c", &format!("touch {}", marker.display())];
+    for (share, needle) in [
+        ("nobody:final_answer:1h", "no reader \"nobody\""),
+        ("claude-code:final_answer", "READER:FEATURES:DURATION"),
+        ("claude-code:bogus:1h", "unknown feature"),
+        ("claude-code:final_answer:soon", "READER:FEATURES:DURATION"),
+        ("claude-code:final_answer:90d", "days away"),
+    ] {
+        if share.starts_with("claude-code") {
+            let _ = runread(&home, &["reader", "add", "claude-code"]);
+        }
+        let mut args = vec![
+            "run",
+            "--workspace",
+            env.workspace.to_str().unwrap(),
+            "--share",
+            share,
+        ];
+        args.extend(agent);
+        let err = fails(runread(&home, &args));
+        assert!(err.contains(needle), "{share}: {err}");
+        assert!(!marker.exists(), "{share}: the agent was started");
+    }
+}

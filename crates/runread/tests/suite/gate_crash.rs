@@ -110,7 +110,7 @@ fn start_clients(
 }
 
 /// A home with the sample ingested and its longest answer granted to `to`.
-fn sample_granted(to: &str) -> (Env, runread_service::owner::NewGrant) {
+fn sample_granted(to: &str) -> (Env, runread_testkit::TestGrant) {
     let env = Env::new();
     env.place("sample", Duration::from_secs(60));
     env.ingest();
@@ -344,6 +344,7 @@ fn recover_inspect_needs_neither_the_sealed_input_nor_a_key() {
         input_digest: "d".into(),
         sealed_key_id: "k-that-does-not-exist".into(),
         created_at_ms: 1,
+        reader_id: None,
     };
     let rec = runread_store::StartRecord {
         meta,

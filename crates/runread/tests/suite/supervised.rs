@@ -18,6 +18,9 @@ use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::sqlite::SqliteStore;
 use runread_store::{Foreground, Proof, RunRecord, Store, SupervisedRun};
 
+/// Reads made so far (each under a reader of its own).
+static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Longest any wait here may take before the test fails (a hang guard, not a timing claim).
 const HANG_GUARD: Duration = Duration::from_secs(90);
 /// Reads of a live run refused `target_changed` before one is answered: far more than the
@@ -127,11 +130,18 @@ impl Live {
     }
 
     fn run(&self, prompt: &str) -> Child {
+        self.run_with(prompt, &[])
+    }
+
+    /// [`Live::run`] with `runread run`'s own options (before the `--`).
+    fn run_with(&self, prompt: &str, options: &[&str]) -> Child {
         let pi_line = self.pi_command(pi(), prompt);
         Command::new(env!("CARGO_BIN_EXE_runread"))
             .arg("--home")
             .arg(self.path("home"))
-            .args(["run", "--"])
+            .arg("run")
+            .args(options)
+            .arg("--")
             .arg(pi_line.get_program())
             .args(pi_line.get_args())
             .current_dir(self.path("ws"))
@@ -226,12 +236,18 @@ impl Live {
                 session_id: Some(&run.target.session_id),
                 features: vec![Feature::FinalAnswer, Feature::Aggregate, Feature::History],
                 expires_at_ms: now + 600_000,
-                label: "test",
+                // A reader of its own each time, so each read has a key to show.
+                reader: &format!(
+                    "test {}",
+                    READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                ),
             },
             now,
         )
         .unwrap();
-        let ctx: KeyContext = svc.admit_key(&[g.key.as_bytes()]).unwrap();
+        let ctx: KeyContext = svc
+            .admit_key(&[g.key.as_deref().unwrap().as_bytes()])
+            .unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -293,6 +309,61 @@ fn a_normal_run_reads_with_supervised_evidence_and_the_exact_bytes() {
         ws["completionConfirmed"], false,
         "subagent coverage is never complete"
     );
+}
+
+/// `runread run --share`: the run is granted to the reader as its target is pinned, so another
+/// process holding only the reader's key (configured before the run started) reads the answer
+/// with supervised evidence once the run settles, with no step by the owner in between.
+#[test]
+fn a_run_shared_as_it_starts_is_read_by_the_readers_key_with_supervised_evidence() {
+    let live = Live::start(tool_then(json!({"text": ANSWER, "chunks": 3})));
+    let added = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(live.path("home"))
+        .args(["reader", "add", "orchestrator", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let added: Value = serde_json::from_slice(&added.stdout).unwrap();
+    let key = added["key"].as_str().unwrap().to_owned();
+    let (status, _, stderr) = live.finish(live.run_with(
+        "What is this project?",
+        &["--share", "orchestrator:final_answer,status:2h"],
+    ));
+    assert!(status.success(), "{stderr}");
+    let run = live.only_run();
+    assert!(
+        stderr.contains(&format!(
+            "run {} shared with \"orchestrator\"",
+            run.target.run_id
+        )),
+        "{stderr}"
+    );
+    let svc = live.service();
+    let ctx = Arc::new(svc.admit_key(&[key.as_bytes()]).unwrap());
+    assert_eq!(ctx.live_grants.len(), 1);
+    assert_eq!(ctx.live_grants[0].target, run.target);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let fa = rt
+        .block_on(svc.call(
+            ctx,
+            tools::READ_FINAL_ANSWER,
+            json!({"target": run.target}),
+            None,
+        ))
+        .unwrap()
+        .labeled
+        .structured;
+    assert_eq!(fa["state"], "available", "{fa}");
+    assert_eq!(fa["evidence"], "supervised");
+    assert_eq!(fa["text"], ANSWER);
 }
 
 #[test]

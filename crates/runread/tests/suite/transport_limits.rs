@@ -91,13 +91,13 @@ fn start(keys: usize, nofile: Option<u64>) -> Server {
                 session_id: None,
                 features: vec![Feature::FinalAnswer],
                 expires_at_ms: now + 3_600_000,
-                label: &format!("transport-{i}"),
+                reader: &format!("transport-{i}"),
             },
             now,
         )
         .unwrap();
         target = serde_json::to_value(&g.grant.target).unwrap();
-        granted.push(g.key);
+        granted.push(g.key.unwrap());
     }
     let bin = env!("CARGO_BIN_EXE_runread");
     let mut cmd = match nofile {

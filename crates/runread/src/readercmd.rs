@@ -1,0 +1,122 @@
+//! `runread reader add`, `list`, `rotate`, `remove`: the clients the owner shares runs with.
+
+use super::*;
+
+use runread_service::owner::{self, NewReader};
+use runread_store::{GrantState, Reader};
+
+pub(crate) fn reader(home: &crate::home::Home, store: Arc<dyn Store>, cmd: ReaderCmd) -> Res {
+    match cmd {
+        ReaderCmd::Add { name, url, json } => {
+            let keys = crate::servecmd::gate_keys(home)?;
+            let made =
+                owner::add_reader(&*store, &keys, &name, now_ms()).map_err(|e| e.to_string())?;
+            print_key(&made, "added", &url, json)
+        }
+        ReaderCmd::Rotate { name, url, json } => {
+            let keys = crate::servecmd::gate_keys(home)?;
+            let made =
+                owner::rotate_reader(&*store, &keys, &name, now_ms()).map_err(|e| e.to_string())?;
+            print_key(&made, "rotated", &url, json)
+        }
+        ReaderCmd::Remove { name } => {
+            let removed =
+                owner::remove_reader(&*store, &name, now_ms()).map_err(|e| e.to_string())?;
+            outln!(
+                "removed reader {:?} ({}): its key is refused from its next call and its grants are revoked",
+                removed.name,
+                removed.id
+            );
+            Ok(())
+        }
+        ReaderCmd::List { json } => list(&*store, json),
+    }
+}
+
+/// A reader's key, shown once, with every ready-to-paste client configuration (or, `--json`,
+/// one object: the reader, the key and the configs).
+pub(crate) fn print_key(made: &NewReader, what: &str, url: &str, as_json: bool) -> Res {
+    let configs = runread_mcp::configs::for_key(url, &made.key);
+    if as_json {
+        let out = json!({
+            "readerId": made.reader.id,
+            "reader": made.reader.name,
+            "key": made.key,
+            "url": url,
+            "clientConfig": configs.mcp_servers,
+            "claudeCommand": configs.claude_command,
+            "codexToml": configs.codex_toml,
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    outln!("reader {:?} {what} ({})", made.reader.name, made.reader.id);
+    outln!();
+    crate::grantcmd::print_key_and_configs(&made.key, &configs, url)?;
+    outln!();
+    outln!(
+        "Configure the client once; share runs with it with `runread grant --run RUN --to {:?} --features … --expires …`.",
+        made.reader.name
+    );
+    Ok(())
+}
+
+/// Every live reader: its grants live now, and when its key last read.
+fn list(store: &dyn Store, as_json: bool) -> Res {
+    let now = now_ms();
+    let readers: Vec<Reader> = store
+        .readers()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r.removed_at_ms.is_none())
+        .collect();
+    let grants = store.grants().map_err(|e| e.to_string())?;
+    let last_reads = store.reader_last_reads().map_err(|e| e.to_string())?;
+    let rows: Vec<serde_json::Value> = readers
+        .iter()
+        .map(|r| {
+            let live = grants
+                .iter()
+                .filter(|g| g.reader_id == r.id && g.state(now) == GrantState::Live)
+                .count();
+            let last = last_reads
+                .iter()
+                .find(|(id, _)| *id == r.id)
+                .map(|(_, at)| rfc3339(*at));
+            json!({"readerId": r.id, "name": r.name, "createdAt": rfc3339(r.created_at_ms),
+                   "liveGrants": live, "lastRead": last})
+        })
+        .collect();
+    if as_json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    if rows.is_empty() {
+        outln!("no readers; add one with `runread reader add NAME`");
+        return Ok(());
+    }
+    outln!(
+        "{:<20} {:<24} {:<11} {:<24} NAME",
+        "ID",
+        "CREATED",
+        "LIVE GRANTS",
+        "LAST READ"
+    );
+    for r in rows {
+        outln!(
+            "{:<20} {:<24} {:<11} {:<24} {}",
+            r["readerId"].as_str().unwrap_or(""),
+            r["createdAt"].as_str().unwrap_or(""),
+            r["liveGrants"],
+            r["lastRead"].as_str().unwrap_or("never"),
+            r["name"].as_str().unwrap_or("")
+        );
+    }
+    Ok(())
+}
