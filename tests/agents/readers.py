@@ -40,6 +40,12 @@ Cases, run one after another against the one server:
   4. codex-http          block ``codex-http``, parsed with tomllib, as ``-c`` dotted keys
   5. codex-http-2026     the same plus ``features.mcp_2026_07_28 = true``
   6. codex-stdio         block ``codex-stdio``
+  7. claude-reader-once  Claude Code configured once (``runread reader add``, then the
+                         ``claude-http-command`` block), three runs shared with that reader one after
+                         another (``grant --to``: no new key), each read in a step of its own through
+                         ``list_granted_targets`` and ``read_final_answer``; one grant revoked, then
+                         that run reads ``grant_revoked`` while another still reads
+  8. codex-reader-once   the same with the real Codex CLI, one ``codex-http`` config for every step
 Claude Code's model loads the deferred MCP tool with ToolSearch (``select:mcp__runread__read_final_answer``)
 and calls it; Codex's model runs its client-side ``tool_search`` and then calls
 ``{"namespace": "mcp__runread", "name": "read_final_answer"}`` (model gpt-5.5). What the model gets is
@@ -100,6 +106,8 @@ CLAUDE_TOOL = "mcp__runread__read_final_answer"  # Claude Code: mcp__<server>__<
 CODEX_NAMESPACE = "mcp__runread"
 # Codex puts this in front of an MCP tool's output in the function_call_output it sends its model.
 CODEX_OUTPUT_PREFIX = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n")
+# ... and in front of an MCP tool's error result (isError: runread's refusal), with no line break after it.
+CODEX_ERROR_PREFIX = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:(?!\n)")
 PROMPT = "Read the final answer of the run granted to you through runread."
 DONE = "I read the granted final answer through runread."
 STEP_TIMEOUT_S = 90
@@ -460,6 +468,11 @@ class Readers:
         cwd.mkdir(parents=True)
         src = fixture_session("sample")
         sid, _ = place_session(src, pi, cwd)
+        # Three more runs (one session), for the reader configured once and shared them one by one.
+        multi_src = fixture_session("multi-run")
+        multi_cwd = ws / "multi"
+        multi_cwd.mkdir()
+        multi_sid, _ = place_session(multi_src, pi, multi_cwd)
         rr = Runread(opts.runread, home)
         rr.ok("workspace", "add", str(ws))
         rr.ok("ingest", "--pi", str(pi))
@@ -473,6 +486,11 @@ class Readers:
         if answer is None or len(answer.encode()) != SAMPLE_BYTES:
             raise Fatal(f"fixture oracle: run {t['runId']} has no {SAMPLE_BYTES}-byte answer")
         self.answer = answer.encode("utf-8")
+        multi_answers = final_answers(multi_src)
+        self.shared_runs = [(r["target"], multi_answers.get(r["target"]["runId"])) for r in runs
+                            if r["target"]["sessionId"] == multi_sid and r.get("answerState") == "available"]
+        if len(self.shared_runs) != 3 or any(a is None for _, a in self.shared_runs):
+            raise Fatal(f"expected three available multi-run runs with answers: {tail(json.dumps(runs), 600)}")
         port = free_port()
         g = json.loads(rr.ok("grant", "--run", t["runId"], "--session", t["sessionId"], "--features", "final_answer",
                              "--expires", "30m", "--to", "agents", "--url", f"http://127.0.0.1:{port}/mcp", "--json"))
@@ -731,6 +749,143 @@ class Readers:
         read = self.claude_read(case, transport, out, manifest, debug, wire)
         return f"`claude mcp list`: {line.strip()}; then a step with no --mcp-config: {read}"
 
+    # ----------------------------------------------------------------- a reader configured once
+
+    def reader_step(self, out: Path, n: int, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """One `claude -p` step (a new session, the server `claude mcp add` configured once) whose scripted
+        model finds each runread tool with ToolSearch and calls it; what reached the model for each call:
+        {"tool", "is_error", "json"} (the tool_result's text, parsed)."""
+        responses: list[dict[str, Any]] = []
+        found: set[str] = set()
+        call_at: list[tuple[int, str]] = []
+        for tool, args in calls:
+            name = f"mcp__runread__{tool}"
+            if name not in found:
+                found.add(name)
+                responses.append({"tool_calls": [{"name": "ToolSearch", "arguments": {"query": f"select:{name}", "max_results": 5}}]})
+            call_at.append((len(responses), tool))
+            responses.append({"tool_calls": [{"name": name, "arguments": args}]})
+        responses.append({"text": DONE})
+        (out / "llm-requests.jsonl").unlink(missing_ok=True)
+        debug = out / f"claude-debug-{n}.txt"
+        self.harness("claude", out, {"responses": responses, "steps": [
+            {"prompt": PROMPT, "args": ["--debug-file", str(debug)], "timeout_s": STEP_TIMEOUT_S}]})
+        reqs = self.requests(out)
+        ensure(sorted(reqs) == list(range(len(responses))), f"step {n}: scripted model requests {sorted(reqs)}")
+        seen = []
+        for at, tool in call_at:
+            last = reqs[at + 1]["messages"][-1]
+            results = [b for b in last.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_result"
+                       and b.get("tool_use_id") == f"toolu_mock_{at}_0"]
+            ensure(len(results) == 1, f"step {n}: no tool_result of {tool} in request {at + 1}: {json.dumps(last)[:300]}")
+            content = results[0].get("content")
+            if isinstance(content, list):
+                content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
+            try:
+                parsed = json.loads(content)
+            except (TypeError, ValueError):
+                raise AssertionError(f"step {n}: {tool}'s result is not JSON: {first(str(content))}") from None
+            seen.append({"tool": tool, "is_error": bool(results[0].get("is_error")), "json": parsed})
+        return seen
+
+    def shares_one_by_one(self, reader: str, reader_id: str, step: Callable[[int, list[tuple[str, dict[str, Any]]]],
+                                                                            list[dict[str, Any]]]) -> str:
+        """The owner shares three runs with `reader` one after another (`grant --to`: no new key), and
+        after each `step` reads it through list_granted_targets and read_final_answer; then one grant is
+        revoked and `step` reads that run (refused grant_revoked) and another (still read)."""
+        rr = Runread(self.opts.runread, self.home)
+        grants, shown = [], []
+        for n, (target, answer) in enumerate(self.shared_runs):
+            g = json.loads(rr.ok("grant", "--run", target["runId"], "--session", target["sessionId"], "--features",
+                                 "final_answer", "--expires", "30m", "--to", reader, "--json"))
+            ensure(g.get("newReader") is False and "key" not in g and g.get("readerId") == reader_id,
+                   f"grant to an existing reader: newReader {g.get('newReader')!r}, key shown {'key' in g}")
+            grants.append(g)
+            listed, read = step(n, [("list_granted_targets", {}), ("read_final_answer", {"target": target})])
+            targets = [t.get("target") for t in listed["json"].get("targets", [])]
+            ensure(not listed["is_error"] and len(targets) == n + 1 and targets[0] == target,
+                   f"run {n + 1}: list_granted_targets gave {len(targets)} targets, newest {targets[:1]}")
+            d = read["json"]
+            ensure(not read["is_error"] and d.get("state") == "available" and d.get("byteOffset") == 0
+                   and answer.encode().startswith((d.get("text") or "\0").encode())
+                   and d.get("sha256") == hashlib.sha256(answer.encode()).hexdigest(),
+                   f"run {n + 1}: read_final_answer gave state {d.get('state')!r}, sha256 {d.get('sha256')}")
+            shown.append(f"run {n + 1}: listed newest of {n + 1}, read {d.get('bytes')} B")
+        rr.ok("grant", "revoke", grants[1]["grantId"])
+        revoked, still = step(3, [("read_final_answer", {"target": self.shared_runs[1][0]}),
+                                  ("read_final_answer", {"target": self.shared_runs[0][0]})])
+        ensure(revoked["is_error"] and revoked["json"].get("code") == "grant_revoked",
+               f"the revoked run: is_error {revoked['is_error']}, {json.dumps(revoked['json'])[:200]}")
+        ensure(not still["is_error"] and still["json"].get("state") == "available",
+               f"the reader's other run after the revocation: {json.dumps(still['json'])[:200]}")
+        self.proxy.take(settle=0)
+        return "; ".join(shown) + "; run 2 revoked: its read refused grant_revoked, run 1 still read"
+
+    def add_reader(self, name: str) -> tuple[str, str]:
+        """`runread reader add NAME --json`: its key and id."""
+        added = json.loads(Runread(self.opts.runread, self.home).ok("reader", "add", name, "--json"))
+        key = added.get("key", "")
+        ensure(KEY_RE.fullmatch(key) is not None, "reader add --json printed no key")
+        return key, added.get("readerId", "")
+
+    def case_claude_reader_once(self) -> str:
+        """Claude Code configured once with a reader's key (`runread reader add`, then the README's
+        `claude mcp add` block as printed), then [`shares_one_by_one`], each read a `claude -p` step of
+        its own; the client's config is never touched again."""
+        key, reader_id = self.add_reader("claude-code-once")
+        out = self.case_dir("claude-reader-once")
+        env = self.claude_env(out)
+        command = substitute("claude-http-command", self.blocks["claude-http-command"],
+                             [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", key)])
+        add = subprocess.run(["sh", "-c", command], cwd=out / "workspace", env=env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=60)
+        ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        return "`claude mcp add` once; " + self.shares_one_by_one(
+            "claude-code-once", reader_id, lambda n, calls: self.reader_step(out, n, calls))
+
+    def codex_reader_step(self, out: Path, config: dict[str, Any], n: int,
+                          calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """One `codex exec` step with `config` (the README's block, the same every time) whose scripted model
+        runs its tool_search and calls each runread tool; what reached the model for each call."""
+        responses: list[dict[str, Any]] = [{"tool_search": {"query": "runread granted targets final answer", "limit": 8}}]
+        call_at: list[tuple[int, str]] = []
+        for tool, args in calls:
+            call_at.append((len(responses), tool))
+            responses.append({"tool_calls": [{"namespace": CODEX_NAMESPACE, "name": tool, "arguments": args}]})
+        responses.append({"text": DONE})
+        (out / "llm-requests.jsonl").unlink(missing_ok=True)
+        self.harness("codex", out, {"model": CODEX_MODEL, "responses": responses,
+                                    "steps": [{"prompt": PROMPT, "timeout_s": STEP_TIMEOUT_S}], "config": config})
+        reqs = self.requests(out)
+        ensure(sorted(reqs) == list(range(len(responses))), f"step {n}: scripted model requests {sorted(reqs)}")
+        seen = []
+        for at, tool in call_at:
+            outs = [i for i in reqs[at + 1].get("input", []) if isinstance(i, dict)
+                    and i.get("type") == "function_call_output" and i.get("call_id") == f"call_mock_{at}_0"]
+            ensure(len(outs) == 1, f"step {n}: request {at + 1} has {len(outs)} outputs for {tool}")
+            output = outs[0].get("output")
+            if isinstance(output, list):
+                output = "".join(p.get("text", "") for p in output if isinstance(p, dict))
+            ok, err = CODEX_OUTPUT_PREFIX.match(output or ""), CODEX_ERROR_PREFIX.match(output or "")
+            ensure(ok or err, f"step {n}: {tool}'s output lacks Codex's 'Wall time: … Output:' prefix: {first(output)}")
+            try:
+                parsed = json.loads(output[(ok or err).end():])
+            except ValueError:
+                raise AssertionError(f"step {n}: {tool}'s output is not JSON after Codex's prefix: {first(output)}") from None
+            seen.append({"tool": tool, "is_error": err is not None, "json": parsed})
+        return seen
+
+    def case_codex_reader_once(self) -> str:
+        """Codex with one reader's key in the README's `codex-http` block, the same config for every
+        step, then [`shares_one_by_one`], each read a `codex exec` step of its own."""
+        key, reader_id = self.add_reader("codex-once")
+        out = self.case_dir("codex-reader-once")
+        text = substitute("codex-http", self.blocks["codex-http"],
+                          [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", key)])
+        config = toml_dotted(tomllib.loads(text))
+        return "one `codex-http` config; " + self.shares_one_by_one(
+            "codex-once", reader_id, lambda n, calls: self.codex_reader_step(out, config, n, calls))
+
     # ----------------------------------------------------------------- Codex
 
     def codex_scenario(self, config: dict[str, Any]) -> dict[str, Any]:
@@ -813,6 +968,8 @@ class Readers:
             ("claude-stdio", lambda: self.case_claude_mcp_config("claude-stdio", "mcp-servers-stdio", "stdio")),
             ("claude-mcp-add-http", lambda: self.case_claude_mcp_add("claude-mcp-add-http", "claude-http-command", "HTTP")),
             ("claude-mcp-add-stdio", lambda: self.case_claude_mcp_add("claude-mcp-add-stdio", "claude-stdio-command", "stdio")),
+            ("claude-reader-once", self.case_claude_reader_once),
+            ("codex-reader-once", self.case_codex_reader_once),
             ("codex-http", lambda: self.case_codex("codex-http", "codex-http", "HTTP", {})),
             ("codex-http-2026", lambda: self.case_codex("codex-http-2026", "codex-http", "HTTP",
                                                         {"features.mcp_2026_07_28": True})),

@@ -12,7 +12,9 @@ how the agent's own stream and session files give the answer), each:
    exit code is what the agent itself exits with, and its own event stream (Claude Code's stream-json
    ``result``; Codex's last ``agent_message`` before ``turn.completed``) what it reports as the answer.
 2. **The same scenario under runread.** Again, with ``HARNESS_WRAP='["runread", "--home", H, "run",
-   "--"]'``: every step runs as ``runread --home H run -- <claude> -p …`` (``-- <codex> exec …``), the
+   "--share", "orchestrator:final_answer,aggregate:1h", "--"]'`` (the reader ``orchestrator`` added
+   first, its key kept apart): every step runs as ``runread --home H run --share … -- <claude> -p …``
+   (``-- <codex> exec …``), each run shared with that reader as its target is pinned, the
    harness leaving the stream flag to runread. Per step: runread's exit code is the agent's own from
    part 1 (answered 0, the provider's 500 gives 1); its stderr says ``run <id>: answer verified against
    the session file and journaled (supervised evidence)`` for an answered step and ``run <id>: no
@@ -34,7 +36,8 @@ how the agent's own stream and session files give the answer), each:
    ``available``, ``evidence`` ``supervised``, ``foregroundFinalConfirmed`` true, and
    ``read_work_state`` with ``evidence`` ``supervised`` and foreground ``completed`` (``exit:0``). The
    failed run reads ``state`` ``missing`` with no text, foreground ``failed`` (``exit:1``), and
-   ``runread read … final-answer`` refuses it.
+   ``runread read … final-answer`` refuses it. With only the ``orchestrator`` key (no grant by the
+   owner after the run), another process reads every answered run the same way (supervised).
 
 The Python SDK comes from the outside clients' cache ($RUNREAD_CLIENTS_CACHE, default
 ~/.cache/runread-clients), the agents from the harness's ($RUNREAD_HARNESS_CACHE, default
@@ -66,6 +69,8 @@ from outside_clients import (  # noqa: E402
 from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION  # noqa: E402
 
 FEATURES = "final_answer,aggregate"  # read_final_answer and read_work_state (README, "The tools")
+# The reader every step's run is shared with as it starts (`runread run --share`), added before the first.
+SHARE_READER = "orchestrator"
 VERIFIED = "answer verified against the session file and journaled (supervised evidence)"
 
 
@@ -147,7 +152,13 @@ class Part(LivePart):
     def supervised(self) -> str:
         """Part 2: the same scenario, every step under `runread --home H run --`."""
         self.out = self.tmp / "run"
-        wrap = [str(self.opts.runread), "--home", str(self.rhome), "run", "--"]
+        added = self.runread("reader", "add", SHARE_READER, "--json")
+        ensure(added.returncode == 0, f"reader add exited {added.returncode}: {tail(added.stderr, 400)}")
+        key = json.loads(added.stdout).get("key", "")
+        ensure(KEY_RE.fullmatch(key) is not None, "reader add --json printed no key")
+        self.share_key_file = write_key(self.tmp / "keys" / "share.txt", key)
+        wrap = [str(self.opts.runread), "--home", str(self.rhome), "run", "--share",
+                f"{SHARE_READER}:{FEATURES}:1h", "--"]
         self.manifest, dt = self.harness(self.out, wrap)
         self.workspace = Path(self.manifest["workspace"])
         rcs = [s["exit_code"] for s in self.manifest["steps"]]
@@ -193,6 +204,10 @@ class Part(LivePart):
         err = ANSI.sub("", (self.out / step["stderr"]).read_text(encoding="utf-8", errors="replace"))
         stdout = (self.out / step["events"]).read_bytes()
         lines = [line for line in err.splitlines() if line.startswith("runread: run ")]
+        shared = [line for line in lines if " shared with " in line]
+        lines = [line for line in lines if line not in shared]
+        ensure(len(shared) == 1 and shared[0].startswith(f'runread: run {r["run_id"]} shared with "{SHARE_READER}" (grant '),
+               f"runread's share lines {shared}; want one for run {r['run_id']}")
         if self.expect[n] == "answered":
             want = f"runread: run {r['run_id']}: {VERIFIED}"
             ensure(lines == [want], f"runread's run lines {lines}; want [{want!r}]; stderr: {tail(err, 600)}")
@@ -281,11 +296,13 @@ class Part(LivePart):
             return f"refused (exit {r.returncode}): {tail(r.stderr or r.stdout, 200)}"
         return f"{self.cli_answer(g['keyFile'], want, out)} = the agent's own"
 
-    def mcp(self, n: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """tools/call read_final_answer and read_work_state through the SDK: their structuredContent."""
+    def mcp(self, n: int, key_file: Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """tools/call read_final_answer and read_work_state through the SDK: their structuredContent (with
+        run n's grant's key, or `key_file`)."""
         g = self.grants[n]
         calls = [["read_final_answer", {"target": g["target"]}], ["read_work_state", {"target": g["target"]}]]
-        r = subprocess.run([str(self.py), "-c", SDK_CALLS, self.url, str(g["keyFile"]), json.dumps(calls), "auto"],
+        key = key_file or g["keyFile"]
+        r = subprocess.run([str(self.py), "-c", SDK_CALLS, self.url, str(key), json.dumps(calls), "auto"],
                            capture_output=True, text=True, stdin=subprocess.DEVNULL, env=self.read_env(), timeout=120)
         ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
         out = json.loads(r.stdout.strip().splitlines()[-1])
@@ -299,8 +316,8 @@ class Part(LivePart):
             got.append(sc)
         return got[0], got[1]
 
-    def mcp_answered(self, n: int) -> str:
-        fa, ws = self.mcp(n)
+    def mcp_answered(self, n: int, key_file: Path | None = None) -> str:
+        fa, ws = self.mcp(n, key_file)
         want = self.runs[n]["answer"]
         seen = {k: fa.get(k) for k in ("state", "evidence", "foregroundFinalConfirmed", "readable", "byteOffset",
                                         "totalBytes", "sha256")}
@@ -354,6 +371,8 @@ class Part(LivePart):
                 self.check(f"{r}: python sdk read_final_answer.py --out", lambda n=n: self.sdk(n))
                 self.check(f"{r}: runread read final-answer --out", lambda n=n: self.cli_read(n))
                 self.check(f"{r}: MCP read_final_answer / read_work_state: supervised", lambda n=n: self.mcp_answered(n))
+                self.check(f"{r}: shared as it started: the {SHARE_READER} key alone reads it, supervised",
+                           lambda n=n: self.mcp_answered(n, self.share_key_file))
             else:
                 self.check(f"{r} (failed): MCP read_final_answer / read_work_state", lambda n=n: self.mcp_failed(n))
                 self.check(f"{r} (failed): runread read final-answer", lambda n=n: self.cli_read(n))

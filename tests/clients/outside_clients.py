@@ -1038,6 +1038,41 @@ class Suite:
         ensure(sc.get("events") == self.history_of(grant["target"]["runId"]), "events differ from the SDK's")
         return f"{len(sc['events'])} events, eof, equal to the SDK's"
 
+    # ---- 6a. a reader configured once
+    def reader_once(self, runs: list[dict[str, Any]]) -> str:
+        rr = self.rr
+        added = json.loads(rr.ok("reader", "add", "outside-sdk-once", "--url", self.url, "--json"))
+        ensure(KEY_RE.fullmatch(added.get("key", "")) is not None, "reader add --json printed no key")
+        key_file = self.tmp / "key-outside-sdk-once"
+        key_file.write_text(added["key"] + "\n")
+        key_file.chmod(0o600)
+        self.keys.add(added["key"])
+        self.key_files.add(str(key_file))
+        grants = []
+        for n, run in enumerate(runs):
+            t = run["target"]
+            g = json.loads(rr.ok("grant", "--run", t["runId"], "--session", t["sessionId"], "--features",
+                                 "final_answer", "--expires", "15m", "--to", "outside-sdk-once", "--json"))
+            ensure(g.get("newReader") is False and "key" not in g and g.get("readerId") == added.get("readerId"),
+                   f"run {n + 1}: grant to the reader showed a key or named another reader")
+            grants.append(g)
+            out = self.sdk_calls(key_file, [("list_granted_targets", {}), ("read_final_answer", {"target": t})])
+            listed = [x.get("target") for x in self.valid("list_granted_targets", out["calls"][0]).get("targets", [])]
+            ensure(len(listed) == n + 1 and listed[0] == t, f"run {n + 1}: listed {len(listed)}, newest {listed[:1]}")
+            sc = self.valid("read_final_answer", out["calls"][1])
+            ensure(sc.get("state") == "available" and sc.get("totalBytes") == run.get("finalBytes"),
+                   f"run {n + 1}: state {sc.get('state')!r}, totalBytes {sc.get('totalBytes')} (want {run.get('finalBytes')})")
+        rr.ok("grant", "revoke", grants[1]["grantId"])
+        out = self.sdk_calls(key_file, [("read_final_answer", {"target": runs[1]["target"]}),
+                                        ("read_final_answer", {"target": runs[0]["target"]})])
+        revoked = out["calls"][0]
+        ensure(revoked.get("isError") is True, f"the revoked run read: {tail(str(revoked), 300)}")
+        refusal = json.loads(revoked["content"][0]["text"])
+        ensure(refusal.get("code") == "grant_revoked", f"refusal {refusal}")
+        ensure(self.valid("read_final_answer", out["calls"][1]).get("state") == "available", "the reader's other run")
+        return (f"{len(runs)} runs shared with one key (no new key each time), each listed newest first and read; "
+                f"run 2 revoked: grant_revoked, run 1 still read")
+
     # ---- 8. tools per grant
     def tools_checks(self) -> None:
         cases = [(f"history key run {i + 1}", g, ["list_granted_targets", "read_history"]) for i, g in enumerate(self.g_hist)]
@@ -1786,6 +1821,13 @@ class Suite:
         res.check("sdk legacy revoked key: read_final_answer refusal code", lambda: check_revoked_probe("legacy"))
         res.check("inspector revoked key refused", lambda: self.insp_revoked(g_rev))
         res.check("inspector legacy revoked key refused", lambda: self.insp_revoked(g_rev, era="legacy"))
+
+        # 6a. a reader configured once: its key file written once, three runs shared with it one
+        # after another (no new key), each listed newest first and read; one revoked, the others read.
+        res.check("sdk reader configured once: three runs shared one by one, one revoked",
+                  lambda: self.reader_once([sample_run, multi_run, next(
+                      r for r in runs if r["target"]["sessionId"] == sessions["multi-run"]
+                      and r["target"] != multi_run["target"] and r.get("answerState") == "available")]))
 
         # 6b. the same over stdio (`runread serve --stdio --key-file F`, launched by each client)
         self.stdio_checks(g_sample, g_multi, grant(sample_run, "outside-stdio-revoke"),

@@ -846,6 +846,22 @@ pub(crate) enum ReaderChange {
     Error(String),
 }
 
+impl ReaderChange {
+    /// A reader's new key (`what` befell it: added, rotated), with the configs for `mcp_url`.
+    pub(crate) fn key(
+        what: &'static str,
+        mcp_url: &str,
+        made: runread_service::owner::NewReader,
+    ) -> ReaderChange {
+        ReaderChange::Key {
+            what,
+            configs: Box::new(runread_mcp::configs::for_key(mcp_url, &made.key)),
+            reader: made.reader,
+            key: made.key,
+        }
+    }
+}
+
 /// The Readers page: each live reader, its live grants and last read, rotate and remove; a form
 /// to add one; and, after an add or a rotation, its key shown once with the client configs.
 pub(crate) fn readers(

@@ -576,15 +576,9 @@ async fn reader_change(
 }
 
 async fn add_reader(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
-    let url = c.mcp_url.clone();
-    reader_change(c, owner, &form, move |c, name| {
+    reader_change(c, owner, &form, |c, name| {
         let made = runread_service::owner::add_reader(&*c.store, &*c.keys, name, now_ms())?;
-        Ok(ReaderChange::Key {
-            what: "added",
-            configs: Box::new(runread_mcp::configs::for_key(&url, &made.key)),
-            reader: made.reader,
-            key: made.key,
-        })
+        Ok(ReaderChange::key("added", &c.mcp_url, made))
     })
     .await
 }
@@ -593,15 +587,9 @@ async fn rotate_reader(
     State(c): Shared,
     Change { owner, form }: Change,
 ) -> Result<Response, Refusal> {
-    let url = c.mcp_url.clone();
-    reader_change(c, owner, &form, move |c, name| {
+    reader_change(c, owner, &form, |c, name| {
         let made = runread_service::owner::rotate_reader(&*c.store, &*c.keys, name, now_ms())?;
-        Ok(ReaderChange::Key {
-            what: "has a new key",
-            configs: Box::new(runread_mcp::configs::for_key(&url, &made.key)),
-            reader: made.reader,
-            key: made.key,
-        })
+        Ok(ReaderChange::key("has a new key", &c.mcp_url, made))
     })
     .await
 }

@@ -261,9 +261,6 @@ pub fn grant(
         expires_at_ms,
         reader,
     } = request;
-    if !is_reader_name(reader) {
-        return Err(GrantError::Reader(ReaderError::BadName));
-    }
     let mut runs = find_runs(store, run_id).map_err(|e| GrantError::Store(e.to_string()))?;
     if let Some(s) = session_id {
         runs.retain(|r| r.target.session_id == s);

@@ -4,7 +4,8 @@
 //! `workspace add` + `ingest`, and the owner granting and revoking from the command line.
 //!
 //! Shown: the answer reads byte-identical through both gateways; a cursor one gateway issued is
-//! accepted by the other; a revocation applies on the very next call through either gateway;
+//! accepted by the other; a revocation applies on the very next call through either gateway, and
+//! a run shared again with the same reader reaches its key through both;
 //! backends killed repeatedly under load give only `unavailable` refusals, no panic and no wrong
 //! or stale answer, and the gateways recover by themselves; a database that refuses connections
 //! gives `unavailable`, never a cached answer.
@@ -391,6 +392,36 @@ fn two_gateways(server: &Server) {
     // A third gateway on the same database whose home made a gate-keys of its own.
     let mut stranger = Gateway::start(&d.dir.path().join("stranger-home"), &d.db.url);
     runtime().block_on(shared_answers_cursors_and_revocations(&d, &stranger.url));
+    // The reader's grant is revoked now; the owner shares the run with it again, once, on the
+    // shared database: both gateways serve the new grant to the same key, nothing reconfigured.
+    let again: Value = serde_json::from_str(&ok(runread(
+        &d.dir.path().join("gateway-home"),
+        GATEWAY_HOST,
+        &d.db.url,
+        &[
+            "grant",
+            "--run",
+            d.target["runId"].as_str().unwrap(),
+            "--features",
+            "final_answer",
+            "--expires",
+            "15m",
+            "--to",
+            "team-assistant",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(again["newReader"], false, "{again}");
+    assert!(again.get("key").is_none(), "{again}");
+    runtime().block_on(async {
+        for g in &d.gateways {
+            let c = Client::connect(&g.url, &d.key).await.unwrap();
+            let answer = c.read_final_answer(&d.target, None, |_| {}).await.unwrap();
+            assert_eq!(answer.text.as_deref(), Some(d.expected.as_str()));
+            c.close().await;
+        }
+    });
     stranger.assert_healthy(&d.db.url);
     d.assert_gateways_healthy();
 }

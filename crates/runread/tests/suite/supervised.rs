@@ -248,12 +248,20 @@ impl Live {
         let ctx: KeyContext = svc
             .admit_key(&[g.key.as_deref().unwrap().as_bytes()])
             .unwrap();
+        self.call(ctx, run, tool)
+    }
+
+    /// Calls `tool` for `run` through the service as the reader `ctx` names.
+    fn call(&self, ctx: KeyContext, run: &RunRecord, tool: &str) -> Result<Value, ErrorCode> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        rt.block_on(svc.call(Arc::new(ctx), tool, json!({"target": run.target}), None))
-            .map(|a| a.labeled.structured)
+        rt.block_on(
+            self.service()
+                .call(Arc::new(ctx), tool, json!({"target": run.target}), None),
+        )
+        .map(|a| a.labeled.structured)
     }
 }
 
@@ -343,24 +351,10 @@ fn a_run_shared_as_it_starts_is_read_by_the_readers_key_with_supervised_evidence
         )),
         "{stderr}"
     );
-    let svc = live.service();
-    let ctx = Arc::new(svc.admit_key(&[key.as_bytes()]).unwrap());
+    let ctx: KeyContext = live.service().admit_key(&[key.as_bytes()]).unwrap();
     assert_eq!(ctx.live_grants.len(), 1);
     assert_eq!(ctx.live_grants[0].target, run.target);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let fa = rt
-        .block_on(svc.call(
-            ctx,
-            tools::READ_FINAL_ANSWER,
-            json!({"target": run.target}),
-            None,
-        ))
-        .unwrap()
-        .labeled
-        .structured;
+    let fa = live.call(ctx, &run, tools::READ_FINAL_ANSWER).unwrap();
     assert_eq!(fa["state"], "available", "{fa}");
     assert_eq!(fa["evidence"], "supervised");
     assert_eq!(fa["text"], ANSWER);
