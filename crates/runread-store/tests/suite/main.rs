@@ -4,6 +4,7 @@
 
 mod contract;
 mod migrations_frozen;
+mod older;
 mod postgres;
 mod preview_purge;
 mod readers_migration;

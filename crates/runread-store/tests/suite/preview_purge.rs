@@ -15,17 +15,6 @@ const ENTRY_JSON: &str = r#"{"line":2,"offset":10,"bytes":90,"id":"r1","kind":"m
 /// The last migration of the runreads that kept previews.
 const LAST_WITH_PREVIEWS: usize = 7;
 
-/// The released migrations of `dialect` up to [`LAST_WITH_PREVIEWS`]: a store made with them is
-/// the schema an older runread left.
-fn migrations_with_previews(dialect: &str) -> Vec<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("migrations")
-        .join(dialect);
-    (1..=LAST_WITH_PREVIEWS)
-        .map(|n| std::fs::read_to_string(dir.join(format!("{n:04}.sql"))).unwrap())
-        .collect()
-}
-
 /// Runs (and user entries) the old store holds.
 const ROWS: i64 = 200;
 
@@ -50,13 +39,7 @@ fn sqlite_drops_the_previews_an_older_index_kept_and_leaves_none_of_their_bytes(
     let path = dir.path().join("runread.db");
     {
         // The store as an older runread left it: its schema, previews in the rows.
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.pragma_update(None, "journal_mode", "WAL").unwrap();
-        for sql in migrations_with_previews("sqlite") {
-            c.execute_batch(&sql).unwrap();
-        }
-        c.pragma_update(None, "user_version", LAST_WITH_PREVIEWS as i64)
-            .unwrap();
+        let c = crate::older::sqlite_at(&path, LAST_WITH_PREVIEWS);
         // Rows enough to fill pages, so that what an update frees is left in them.
         for n in 1..=ROWS {
             c.execute(
@@ -125,21 +108,7 @@ fn sqlite_drops_the_previews_an_older_index_kept_and_leaves_none_of_their_bytes(
 #[test]
 fn postgres_drops_the_previews_an_older_index_kept() {
     let db = PgDb::fresh();
-    let mut c = db.client();
-    c.batch_execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, \
-         applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
-    )
-    .unwrap();
-    for (n, sql) in migrations_with_previews("postgres").iter().enumerate() {
-        c.batch_execute(sql).unwrap();
-        let version = i32::try_from(n + 1).unwrap();
-        c.execute(
-            "INSERT INTO schema_migrations(version) VALUES ($1)",
-            &[&version],
-        )
-        .unwrap();
-    }
+    let mut c = crate::older::postgres_at(&db, LAST_WITH_PREVIEWS);
     c.execute(
         "INSERT INTO runs (session_id, generation, run_id, ord, status, run_json) \
          VALUES ('s1', 1, 'r1', 0, 'completed', $1)",

@@ -14,15 +14,6 @@ use runread_testkit::pg::PgDb;
 /// The last migration of the runreads whose grants held their own keys.
 const LAST_WITHOUT_READERS: usize = 9;
 
-fn migrations_without_readers(dialect: &str) -> Vec<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("migrations")
-        .join(dialect);
-    (1..=LAST_WITHOUT_READERS)
-        .map(|n| std::fs::read_to_string(dir.join(format!("{n:04}.sql"))).unwrap())
-        .collect()
-}
-
 /// The grants an older runread held: (id, key hash, label, created, revoked).
 const OLD_GRANTS: &[(&str, &str, &str, i64, Option<i64>)] = &[
     ("g-a", "hash-a", "claude-code", 10, None),
@@ -148,12 +139,7 @@ fn sqlite_gives_each_old_grant_a_reader_of_its_own_with_its_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runread.db");
     {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        for sql in migrations_without_readers("sqlite") {
-            c.execute_batch(&sql).unwrap();
-        }
-        c.pragma_update(None, "user_version", LAST_WITHOUT_READERS as i64)
-            .unwrap();
+        let c = crate::older::sqlite_at(&path, LAST_WITHOUT_READERS);
         for (id, hash, label, created, revoked) in OLD_GRANTS {
             c.execute(
                 INSERT_OLD_GRANT,
@@ -176,21 +162,7 @@ fn sqlite_gives_each_old_grant_a_reader_of_its_own_with_its_key() {
 #[test]
 fn postgres_gives_each_old_grant_a_reader_of_its_own_with_its_key() {
     let db = PgDb::fresh();
-    let mut c = db.client();
-    c.batch_execute(
-        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, \
-         applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
-    )
-    .unwrap();
-    for (n, sql) in migrations_without_readers("postgres").iter().enumerate() {
-        c.batch_execute(sql).unwrap();
-        let version = i32::try_from(n + 1).unwrap();
-        c.execute(
-            "INSERT INTO schema_migrations(version) VALUES ($1)",
-            &[&version],
-        )
-        .unwrap();
-    }
+    let mut c = crate::older::postgres_at(&db, LAST_WITHOUT_READERS);
     for (id, hash, label, created, revoked) in OLD_GRANTS {
         c.execute(INSERT_OLD_GRANT, &[id, hash, label, id, created, revoked])
             .unwrap();
