@@ -13,8 +13,9 @@ What it does, as a new user would, on a home holding real Pi sessions (fixtures/
    rmcp client), revokes the grant in the console (the confirmation accepted), and sees the
    next read refused (`grant_revoked`) and the first read in the audit page. Then shares the run
    with the same reader again from its page (no new key shown), reads it with the same key file,
-   removes the reader on the Readers page (confirmed), sees its key refused (`invalid_key`) and
-   the audit's reader filter still naming it.
+   removes the reader on the Readers page (confirmed), sees its key refused (`invalid_key`), adds
+   another reader there (its key and configs shown once) and finds the audit's reader filter still
+   naming the removed one.
 5. Security, in the browser: the used login link is refused; a page on another local port that
    posts a revocation form to the console is refused (`forbidden_origin`) and revokes nothing;
    a request with the cookie to the MCP port is refused.
@@ -362,6 +363,17 @@ def main_in_venv(args: argparse.Namespace) -> int:
         checks.check("a removed reader's key is refused at its next call (invalid_key)",
                      gone.returncode != 0 and "invalid_key" in gone.stdout + gone.stderr,
                      (gone.stdout + gone.stderr)[-500:])
+        # A reader added on the Readers page: its key shown once with the configs, then listed.
+        form = driver.find_element(By.CSS_SELECTOR, "form.reader")
+        form.find_element(By.NAME, "name").send_keys("codex")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait.until(EC.presence_of_element_located((By.ID, "read-key")))
+        new_key = driver.find_element(By.ID, "read-key").text.strip()
+        checks.check("a reader added on the Readers page shows its key once, with the configs",
+                     re.fullmatch(r"[0-9a-f]{64}", new_key) is not None and new_key != key
+                     and new_key in driver.find_element(By.ID, "codex-toml").text
+                     and driver.find_elements(By.CSS_SELECTOR, "tr[data-reader=codex]") != [],
+                     driver.page_source[-400:])
         driver.get(origin + "/audit")
         reader_select = driver.find_element(By.NAME, "reader")
         options = [o.text for o in reader_select.find_elements(By.TAG_NAME, "option")]
