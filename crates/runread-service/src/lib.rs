@@ -148,16 +148,12 @@ impl Service {
             return Err(ErrorCode::InvalidKey);
         }
         let key_hash = key::hash(value);
-        let reader = self
+        let (reader, live_grants) = self
             .store
-            .reader_by_key_hash(&key_hash)
+            .reader_of_key(&key_hash, runread_core::timefmt::now_ms())
             .map_err(Service::unavailable)?
-            .filter(|r| key::hashes_equal(&r.key_hash, &key_hash))
+            .filter(|(r, _)| key::hashes_equal(&r.key_hash, &key_hash))
             .ok_or(ErrorCode::InvalidKey)?;
-        let live_grants = self
-            .store
-            .live_grants_of_reader(&reader.id, runread_core::timefmt::now_ms())
-            .map_err(Service::unavailable)?;
         Ok(KeyContext {
             key_hash,
             reader,

@@ -154,8 +154,6 @@ pub trait Store: Send + Sync {
 
     fn insert_grant(&self, grant: &Grant) -> Result<()>;
     /// Grants whose stored key hash equals `key_hash` (compared again in constant time by the caller).
-    /// A reader's grants live at `now_ms` (neither revoked nor expired), newest first.
-    fn live_grants_of_reader(&self, reader_id: &str, now_ms: i64) -> Result<Vec<Grant>>;
     /// A reader's grants of exactly `target`, in any state, newest first.
     fn reader_grants_for_target(
         &self,
@@ -167,8 +165,9 @@ pub trait Store: Send + Sync {
     fn grant_of_key(&self, grant_id: &str, key_hash: &str) -> Result<Option<Grant>>;
     /// Adds a reader. Fails (as `unavailable`) when a live reader already has its name or its key.
     fn insert_reader(&self, reader: &Reader) -> Result<()>;
-    /// The live (not removed) reader whose key hashes to `key_hash`.
-    fn reader_by_key_hash(&self, key_hash: &str) -> Result<Option<Reader>>;
+    /// The live (not removed) reader whose key hashes to `key_hash`, and its grants live at
+    /// `now_ms` (neither revoked nor expired), newest first: admission's one read.
+    fn reader_of_key(&self, key_hash: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>>;
     /// The live reader named `name`.
     fn reader_by_name(&self, name: &str) -> Result<Option<Reader>>;
     /// Every reader, removed ones included, oldest first.

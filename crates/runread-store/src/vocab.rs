@@ -357,14 +357,6 @@ pub(crate) const INSERT_GRANT: &str = insert!(
     grant_cols,
     "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"
 );
-/// A reader's grants live at a time (neither revoked nor expired), newest first.
-pub(crate) const LIVE_GRANTS_OF_READER: &str = select!(
-    grant_read_cols,
-    grants_with_reader!(
-        " WHERE g.reader_id = $1 AND g.revoked_at IS NULL AND g.expires_at > $2 \
-         ORDER BY g.created_at DESC, g.id DESC"
-    )
-);
 /// A reader's grants (in any state) of exactly one target, newest first.
 pub(crate) const READER_GRANTS_FOR_TARGET: &str = select!(
     grant_read_cols,
@@ -389,10 +381,15 @@ pub(crate) const REVOKE_GRANT: &str =
 pub(crate) const REVOKE_GRANTS_OF_READER: &str =
     "UPDATE grants SET revoked_at = $1 WHERE reader_id = $2 AND revoked_at IS NULL";
 pub(crate) const INSERT_READER: &str = insert!("readers", reader_cols, "$1, $2, $3, $4, $5");
-/// The live reader a key hash names.
-pub(crate) const READER_BY_KEY_HASH: &str = select!(
-    reader_cols,
-    "readers WHERE key_hash = $1 AND removed_at IS NULL"
+/// The live reader a key hash names, each of its grants live at a time on a row of its own
+/// (newest first), or on one row without a grant when it has none: admission's one read.
+pub(crate) const READER_OF_KEY: &str = concat!(
+    "SELECT r.id, r.name, r.key_hash, r.created_at, r.removed_at, ",
+    grant_read_cols!(),
+    // `$1` (the time) comes first in the text: SQLite numbers placeholders as they appear.
+    " FROM readers r LEFT JOIN grants g ON g.reader_id = r.id AND g.revoked_at IS NULL \
+     AND g.expires_at > $1 WHERE r.key_hash = $2 AND r.removed_at IS NULL \
+     ORDER BY g.created_at DESC, g.id DESC"
 );
 /// The live reader of a name.
 pub(crate) const READER_BY_NAME: &str = select!(
@@ -604,14 +601,13 @@ pub(crate) const SHARED_STATEMENTS: &[&str] = &[
     RUNS_BY_ID,
     RUN,
     INSERT_GRANT,
-    LIVE_GRANTS_OF_READER,
     READER_GRANTS_FOR_TARGET,
     GRANT_OF_KEY,
     GRANTS,
     REVOKE_GRANT,
     REVOKE_GRANTS_OF_READER,
     INSERT_READER,
-    READER_BY_KEY_HASH,
+    READER_OF_KEY,
     READER_BY_NAME,
     READERS,
     ROTATE_READER_KEY,
@@ -790,19 +786,32 @@ pub(crate) fn target_values(t: &Target) -> [Value<'_>; 6] {
     ]
 }
 
-/// A row of [`grant_cols!`].
 /// A row of [`grant_read_cols!`].
 pub(crate) fn grant(r: &dyn Cols) -> Result<Grant> {
+    grant_at(r, 0)
+}
+
+/// [`grant_read_cols!`] from column `i` on.
+fn grant_at(r: &dyn Cols, i: usize) -> Result<Grant> {
     Ok(Grant {
-        id: r.text(0)?,
-        reader_id: r.text(1)?,
-        reader_name: r.text(2)?,
-        target: target_at(r, 3)?,
-        features: Feature::parse_list(&r.text(9)?).map_err(StoreError::Corrupt)?,
-        created_at_ms: r.int(10)?,
-        expires_at_ms: r.int(11)?,
-        revoked_at_ms: r.opt_int(12)?,
+        id: r.text(i)?,
+        reader_id: r.text(i + 1)?,
+        reader_name: r.text(i + 2)?,
+        target: target_at(r, i + 3)?,
+        features: Feature::parse_list(&r.text(i + 9)?).map_err(StoreError::Corrupt)?,
+        created_at_ms: r.int(i + 10)?,
+        expires_at_ms: r.int(i + 11)?,
+        revoked_at_ms: r.opt_int(i + 12)?,
     })
+}
+
+/// A row of [`READER_OF_KEY`]: the reader, and one of its live grants unless it has none.
+pub(crate) fn reader_and_grant(r: &dyn Cols) -> Result<(Reader, Option<Grant>)> {
+    let grant = match r.opt_text(5)? {
+        Some(_) => Some(grant_at(r, 5)?),
+        None => None,
+    };
+    Ok((reader(r)?, grant))
 }
 
 /// The values of [`grant_cols!`] (the reader's name is the reader's, not written here).
@@ -1065,18 +1074,6 @@ macro_rules! same_in_every_store {
                 .map(drop)
         }
 
-        fn live_grants_of_reader(
-            &self,
-            reader_id: &str,
-            now_ms: i64,
-        ) -> $crate::Result<Vec<$crate::Grant>> {
-            self.read_all(
-                $crate::vocab::LIVE_GRANTS_OF_READER,
-                &$crate::vocab::values![reader_id, now_ms],
-                $crate::vocab::grant,
-            )
-        }
-
         fn reader_grants_for_target(
             &self,
             reader_id: &str,
@@ -1111,12 +1108,25 @@ macro_rules! same_in_every_store {
             .map(drop)
         }
 
-        fn reader_by_key_hash(&self, key_hash: &str) -> $crate::Result<Option<$crate::Reader>> {
-            self.read_opt(
-                $crate::vocab::READER_BY_KEY_HASH,
-                &$crate::vocab::values![key_hash],
-                $crate::vocab::reader,
-            )
+        fn reader_of_key(
+            &self,
+            key_hash: &str,
+            now_ms: i64,
+        ) -> $crate::Result<Option<($crate::Reader, Vec<$crate::Grant>)>> {
+            let rows = self.read_all(
+                $crate::vocab::READER_OF_KEY,
+                &$crate::vocab::values![now_ms, key_hash],
+                $crate::vocab::reader_and_grant,
+            )?;
+            let mut rows = rows.into_iter();
+            let Some((reader, first)) = rows.next() else {
+                return Ok(None);
+            };
+            let grants = first
+                .into_iter()
+                .chain(rows.filter_map(|(_, g)| g))
+                .collect();
+            Ok(Some((reader, grants)))
         }
 
         fn reader_by_name(&self, name: &str) -> $crate::Result<Option<$crate::Reader>> {

@@ -94,9 +94,6 @@ impl Store for Hooked {
     fn insert_grant(&self, grant: &Grant) -> Result<()> {
         self.inner.insert_grant(grant)
     }
-    fn live_grants_of_reader(&self, reader_id: &str, now_ms: i64) -> Result<Vec<Grant>> {
-        self.inner.live_grants_of_reader(reader_id, now_ms)
-    }
     fn reader_grants_for_target(&self, reader_id: &str, target: &Target) -> Result<Vec<Grant>> {
         self.inner.reader_grants_for_target(reader_id, target)
     }
@@ -106,8 +103,8 @@ impl Store for Hooked {
     fn insert_reader(&self, reader: &Reader) -> Result<()> {
         self.inner.insert_reader(reader)
     }
-    fn reader_by_key_hash(&self, key_hash: &str) -> Result<Option<Reader>> {
-        self.inner.reader_by_key_hash(key_hash)
+    fn reader_of_key(&self, key_hash: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>> {
+        self.inner.reader_of_key(key_hash, now_ms)
     }
     fn reader_by_name(&self, name: &str) -> Result<Option<Reader>> {
         self.inner.reader_by_name(name)

@@ -304,15 +304,22 @@ async fn list_granted_targets_pages_newest_first_at_its_bound() {
     );
     let all = listed(&c).await;
     assert_eq!(all.len(), n + 1);
-    let stored: Vec<String> = s
+    // In the store's order: newest first (grants of one millisecond by id).
+    let stored: Vec<Value> = s
         .env
         .store
-        .live_grants_of_reader(&reader.reader.id, runread_core::timefmt::now_ms())
+        .reader_of_key(
+            &runread_core::key::hash(&reader.key),
+            runread_core::timefmt::now_ms(),
+        )
         .unwrap()
+        .unwrap()
+        .1
         .into_iter()
-        .map(|g| g.id)
+        .map(|g| serde_json::to_value(&g.target).unwrap())
         .collect();
-    assert_eq!(stored.len(), n + 1);
+    let shown: Vec<Value> = all.iter().map(|t| t["target"].clone()).collect();
+    assert_eq!(shown, stored);
     // A grant added meanwhile makes the old cursor stale rather than skip or repeat one.
     s.share("many", &s.runs[0]);
     let (code, _) = refused(page(json!({"limit": n, "cursor": full["nextCursor"]})).await);

@@ -236,10 +236,11 @@ fn readers_are_found_by_key_and_name_and_one_live_reader_has_a_name(s: &dyn Stor
         "a key hash names one reader"
     );
     assert_eq!(
-        s.reader_by_key_hash("hash1").unwrap(),
-        Some(reader("r1", "one", "hash1"))
+        s.reader_of_key("hash1", 0).unwrap(),
+        Some((reader("r1", "one", "hash1"), vec![])),
+        "a reader without grants is found, with none"
     );
-    assert_eq!(s.reader_by_key_hash("other").unwrap(), None);
+    assert_eq!(s.reader_of_key("other", 0).unwrap(), None);
     assert_eq!(
         s.reader_by_name("two").unwrap(),
         Some(reader("r2", "two", "hash2"))
@@ -247,9 +248,9 @@ fn readers_are_found_by_key_and_name_and_one_live_reader_has_a_name(s: &dyn Stor
     assert_eq!(s.reader_by_name("Two").unwrap(), None, "names are exact");
     // Rotated: the new key names it, the old one nothing.
     assert!(s.rotate_reader_key("r1", "hash1b").unwrap());
-    assert_eq!(s.reader_by_key_hash("hash1").unwrap(), None);
+    assert_eq!(s.reader_of_key("hash1", 0).unwrap(), None);
     assert_eq!(
-        s.reader_by_key_hash("hash1b").unwrap().map(|r| r.id),
+        s.reader_of_key("hash1b", 0).unwrap().map(|(r, _)| r.id),
         Some("r1".to_owned())
     );
     assert!(!s.rotate_reader_key("nope", "hash9").unwrap());
@@ -264,7 +265,7 @@ fn readers_are_found_by_key_and_name_and_one_live_reader_has_a_name(s: &dyn Stor
         !s.rotate_reader_key("r2", "hash2b").unwrap(),
         "a removed reader keeps no key"
     );
-    assert_eq!(s.reader_by_key_hash("hash2").unwrap(), None);
+    assert_eq!(s.reader_of_key("hash2", 0).unwrap(), None);
     assert_eq!(s.reader_by_name("two").unwrap(), None);
     s.insert_reader(&reader("r4", "two", "hash4")).unwrap();
     let all: Vec<(String, Option<i64>)> = s
@@ -302,18 +303,25 @@ fn a_readers_grants_are_live_until_revoked_or_expired_and_removing_it_revokes_th
         s.insert_grant(g).unwrap();
     }
     let ids = |gs: Vec<Grant>| gs.into_iter().map(|g| g.id).collect::<Vec<_>>();
+    // The live grants of the reader a key names (none when the key names no live reader).
+    let live = |key_hash: &str, now_ms: i64| {
+        s.reader_of_key(key_hash, now_ms)
+            .unwrap()
+            .map(|(_, grants)| grants)
+            .unwrap_or_default()
+    };
     assert_eq!(
-        s.live_grants_of_reader("r1", 500).unwrap(),
+        live("hash1", 500),
         vec![newer.clone(), older.clone()],
         "newest first, read with the reader's name"
     );
     assert_eq!(
-        ids(s.live_grants_of_reader("r1", 5).unwrap()),
+        ids(live("hash1", 5)),
         vec!["g2", "g3", "g1"],
         "an expiry in the future is live; one millisecond's grants newest id first"
     );
     assert_eq!(
-        ids(s.live_grants_of_reader("r1", 10).unwrap()),
+        ids(live("hash1", 10)),
         vec!["g2", "g1"],
         "at its expiry it is not"
     );
@@ -339,10 +347,7 @@ fn a_readers_grants_are_live_until_revoked_or_expired_and_removing_it_revokes_th
         "revoking twice is a no-op"
     );
     assert!(!s.revoke_grant("nope", 6).unwrap());
-    assert_eq!(
-        ids(s.live_grants_of_reader("r1", 5).unwrap()),
-        vec!["g2", "g3"]
-    );
+    assert_eq!(ids(live("hash1", 5)), vec!["g2", "g3"]);
     assert_eq!(
         s.grant_of_key("g1", "hash1")
             .unwrap()
@@ -369,8 +374,11 @@ fn a_readers_grants_are_live_until_revoked_or_expired_and_removing_it_revokes_th
     assert_eq!(by_id("g2").revoked_at_ms, Some(9));
     assert_eq!(by_id("g3").revoked_at_ms, Some(9));
     assert_eq!(by_id("g4").revoked_at_ms, None);
-    assert!(s.live_grants_of_reader("r1", 5).unwrap().is_empty());
-    assert_eq!(ids(s.live_grants_of_reader("r2", 5).unwrap()), vec!["g4"]);
+    assert!(
+        live("hash1b", 5).is_empty(),
+        "a removed reader's key names nothing"
+    );
+    assert_eq!(ids(live("hash2", 5)), vec!["g4"]);
     assert_eq!(s.grants().unwrap().len(), 4);
 }
 

@@ -77,7 +77,7 @@ fn assert_migrated(s: &dyn Store) {
         ]
     );
     for (id, hash, _, created, revoked) in OLD_GRANTS {
-        let reader = s.reader_by_key_hash(hash).unwrap().unwrap();
+        let (reader, _) = s.reader_of_key(hash, 0).unwrap().unwrap();
         let g = s.grant_of_key(id, hash).unwrap().unwrap();
         assert_eq!(
             g,
@@ -125,8 +125,10 @@ fn assert_migrated(s: &dyn Store) {
     more.created_at_ms = 50;
     s.insert_grant(&more).unwrap();
     assert_eq!(
-        s.live_grants_of_reader("r-g-a", 60)
+        s.reader_of_key("hash-a", 60)
             .unwrap()
+            .unwrap()
+            .1
             .into_iter()
             .map(|g| g.id)
             .collect::<Vec<_>>(),
