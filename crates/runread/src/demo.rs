@@ -264,13 +264,14 @@ fn print_next_steps() {
         "  runread ingest                      # ~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions"
     );
     outln!("  runread runs");
-    outln!("  runread grant --run RUN_ID --features final_answer --expires 15m --to claude");
+    outln!("  runread reader add claude-code      # once: its key and client configs");
+    outln!("  runread grant --run RUN_ID --features final_answer --expires 15m --to claude-code");
     outln!(
         "  runread serve                       # http://127.0.0.1:7077/mcp, key in the x-runread-key header"
     );
     outln!("or, without run ids, in the browser:");
     outln!(
-        "  runread serve --console --open      # MCP, plus the owner's console: runs, grants, audit"
+        "  runread serve --console --open      # MCP, plus the owner's console: runs, readers, grants, audit"
     );
 }
 
