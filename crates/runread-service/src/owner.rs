@@ -130,9 +130,7 @@ pub fn add_reader(
     if live_reader(store, name)?.is_some() {
         return Err(ReaderError::Taken(name.to_owned()));
     }
-    let id_bytes =
-        runread_core::random_bytes::<8>().map_err(|e| ReaderError::Store(e.to_string()))?;
-    let id = format!("r-{}", hex_lower(&id_bytes));
+    let id = random_id("r-").map_err(ReaderError::Store)?;
     let (key, key_hash) = mint_key(store, keys, &id, now_ms)?;
     let reader = Reader {
         id,
@@ -293,10 +291,8 @@ pub fn grant_run(
             (made.reader, Some(made.key))
         }
     };
-    let id_bytes =
-        runread_core::random_bytes::<8>().map_err(|e| GrantError::Store(e.to_string()))?;
     let grant = Grant {
-        id: format!("g-{}", hex_lower(&id_bytes)),
+        id: random_id("g-").map_err(GrantError::Store)?,
         reader_id: holder.id.clone(),
         reader_name: holder.name.clone(),
         target: run.target.clone(),
@@ -316,8 +312,14 @@ pub fn grant_run(
     })
 }
 
-fn hex_lower(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+/// A new id of the owner's records: `prefix` (`r-` a reader, `g-` a grant, `a-` an artifact) and
+/// 64 random bits in lowercase hex.
+fn random_id(prefix: &str) -> Result<String, String> {
+    let bytes = runread_core::random_bytes::<8>().map_err(|e| e.to_string())?;
+    Ok(bytes.iter().fold(prefix.to_owned(), |mut id, b| {
+        id.push_str(&format!("{b:02x}"));
+        id
+    }))
 }
 
 /// Why a secret could not be added.
@@ -474,9 +476,7 @@ pub fn add_artifact(
     if display.is_empty() || display.len() > 255 || display.chars().any(char::is_control) {
         return Err(ArtifactError::BadName);
     }
-    let id_bytes =
-        runread_core::random_bytes::<8>().map_err(|e| ArtifactError::Store(e.to_string()))?;
-    let artifact_id = format!("a-{}", hex_lower(&id_bytes));
+    let artifact_id = random_id("a-").map_err(ArtifactError::Store)?;
     let rec = runread_store::ArtifactRecord {
         artifact_id: artifact_id.clone(),
         target: run.target.clone(),
