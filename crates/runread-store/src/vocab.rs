@@ -405,9 +405,11 @@ pub(crate) const REMOVE_READER: &str =
 /// How many grants a reader holds, and how many of them were revoked.
 pub(crate) const READER_GRANT_TALLY: &str =
     "SELECT count(*), count(revoked_at) FROM grants WHERE reader_id = $1";
-/// When each reader's key last made a call.
-pub(crate) const READER_LAST_READS: &str = "SELECT reader_id, max(created_at) FROM start_records \
-     WHERE reader_id IS NOT NULL GROUP BY reader_id ORDER BY reader_id";
+/// When each reader's key last made a call: one lookup of its newest call per reader through
+/// `start_records_by_reader` (not a pass over every call ever made); readers without a call
+/// come back with `NULL`.
+pub(crate) const READER_LAST_READS: &str = "SELECT r.id, (SELECT max(s.created_at) FROM start_records s \
+     WHERE s.reader_id = r.id) FROM readers r ORDER BY r.id";
 /// The newest start record with an idempotency key at or after a time (a replay).
 pub(crate) const START_REPLAY: &str = select!(
     start_cols,
@@ -1177,9 +1179,13 @@ macro_rules! same_in_every_store {
         }
 
         fn reader_last_reads(&self) -> $crate::Result<Vec<(String, i64)>> {
-            self.read_all($crate::vocab::READER_LAST_READS, &[], |r| {
-                Ok((r.text(0)?, r.int(1)?))
-            })
+            let rows = self.read_all($crate::vocab::READER_LAST_READS, &[], |r| {
+                Ok((r.text(0)?, r.opt_int(1)?))
+            })?;
+            Ok(rows
+                .into_iter()
+                .filter_map(|(id, last)| Some((id, last?)))
+                .collect())
         }
 
         fn grants(&self) -> $crate::Result<Vec<$crate::Grant>> {

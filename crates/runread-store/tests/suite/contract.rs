@@ -805,6 +805,9 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
 }
 
 fn readers_last_reads_are_their_newest_calls(s: &dyn Store) {
+    for (id, hash) in [("r-a", "hash-a"), ("r-b", "hash-b"), ("r-c", "hash-c")] {
+        s.insert_reader(&reader(id, id, hash)).unwrap();
+    }
     assert!(s.reader_last_reads().unwrap().is_empty());
     for (id, reader_id, at) in [
         ("st-1", Some("r-a"), 5),
