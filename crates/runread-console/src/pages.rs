@@ -906,7 +906,7 @@ pub(crate) fn readers(
                                         " (" (g.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")) ") "
                                     }
                                 }
-                                td.time { (r.last_read.map(|t| short_time(&rfc3339(t))).unwrap_or_else(|| "never".into())) }
+                                td.time { (r.last_read_ms.map(|t| short_time(&rfc3339(t))).unwrap_or_else(|| "never".into())) }
                                 td.time { (short_time(&rfc3339(r.reader.created_at_ms))) }
                                 td {
                                     form.inline method="post" action="/readers/rotate"

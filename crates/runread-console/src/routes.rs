@@ -30,8 +30,7 @@ use crate::form::{Fields, PageQuery};
 use crate::pages;
 use crate::pages::ReaderChange;
 use crate::views::{
-    AUDIT_WINDOWS, Answer, AuditView, EXPIRY_PRESETS, ReaderRow, ReadersView, RunView, RunsPage,
-    RunsQuery,
+    AUDIT_WINDOWS, Answer, AuditView, EXPIRY_PRESETS, ReadersView, RunView, RunsPage, RunsQuery,
 };
 use crate::{AUDIT_PAGE_MAX, BACK_PATH_MAX_BYTES, Console, PAGE_DEADLINE, RUNS_PAGE, Refusal};
 
@@ -512,33 +511,10 @@ async fn revoke(State(c): Shared, Change { form, .. }: Change) -> Result<Respons
 
 /// The Readers page as it stands now.
 fn readers_view(c: &Console) -> Result<ReadersView, Refusal> {
-    let now = now_ms();
-    let grants = shown_grants(c, c.store.grants().map_err(store_err)?)?;
-    let last = c.store.reader_last_reads().map_err(store_err)?;
     let readers = c
-        .store
-        .readers()
-        .map_err(store_err)?
-        .into_iter()
-        .filter(|r| r.removed_at_ms.is_none())
-        .map(|reader| {
-            let mut live: Vec<Grant> = grants
-                .iter()
-                .filter(|g| g.reader_id == reader.id && g.is_live(now))
-                .cloned()
-                .collect();
-            live.sort_by_key(|g| std::cmp::Reverse(g.created_at_ms));
-            let last_read = last
-                .iter()
-                .find(|(id, _)| *id == reader.id)
-                .map(|(_, at)| *at);
-            ReaderRow {
-                reader,
-                live,
-                last_read,
-            }
-        })
-        .collect();
+        .service
+        .shown_readers(now_ms())
+        .map_err(|_| Refusal::Unavailable)?;
     Ok(ReadersView { readers })
 }
 

@@ -94,14 +94,7 @@ pub(crate) struct RunView {
 
 /// The Readers page: each live reader with its live grants and its last read.
 pub(crate) struct ReadersView {
-    pub readers: Vec<ReaderRow>,
-}
-
-pub(crate) struct ReaderRow {
-    pub reader: runread_store::Reader,
-    /// Its grants live now, newest first (target ids masked as the owner is shown them).
-    pub live: Vec<runread_store::Grant>,
-    pub last_read: Option<i64>,
+    pub readers: Vec<runread_service::shown::ShownReader>,
 }
 
 /// The final answer, read chunk by chunk as a reader would.

@@ -12,7 +12,7 @@ use runread_core::limits::{PROMPT_PREVIEW_LINE_MAX_BYTES, PROMPT_PREVIEW_MAX_CHA
 use runread_core::redact::Redactor;
 use runread_core::timefmt::agent_time;
 use runread_core::{ErrorCode, Target};
-use runread_store::{Grant, RunRecord};
+use runread_store::{Grant, Reader, RunRecord};
 
 use crate::Service;
 use crate::source::{Opened, Source};
@@ -107,6 +107,35 @@ impl Service {
         Ok(grants)
     }
 
+    /// The live readers as the owner is shown them (`runread reader list`, the console's Readers
+    /// page), oldest first: each with its grants live at `now_ms` (newest first, their targets
+    /// masked) and when its key last made a call.
+    pub fn shown_readers(&self, now_ms: i64) -> Result<Vec<ShownReader>, ErrorCode> {
+        let store = &self.store;
+        let mut grants = self.shown_grants(store.grants().map_err(Service::unavailable)?)?;
+        grants.retain(|g| g.is_live(now_ms));
+        grants.reverse();
+        let last_reads = store.reader_last_reads().map_err(Service::unavailable)?;
+        Ok(store
+            .readers()
+            .map_err(Service::unavailable)?
+            .into_iter()
+            .filter(|r| r.removed_at_ms.is_none())
+            .map(|reader| ShownReader {
+                live: grants
+                    .iter()
+                    .filter(|g| g.reader_id == reader.id)
+                    .cloned()
+                    .collect(),
+                last_read_ms: last_reads
+                    .iter()
+                    .find(|(id, _)| *id == reader.id)
+                    .map(|(_, at)| *at),
+                reader,
+            })
+            .collect())
+    }
+
     /// Targets as the owner is shown them (a page of start records' in the audit), masked in
     /// place with one redactor for the whole page.
     pub fn mask_targets<'a>(
@@ -119,6 +148,15 @@ impl Service {
         }
         Ok(())
     }
+}
+
+/// A live reader as the owner is shown it ([`Service::shown_readers`]).
+pub struct ShownReader {
+    pub reader: Reader,
+    /// Its grants live now, newest first, their targets masked.
+    pub live: Vec<Grant>,
+    /// When its key last made a call.
+    pub last_read_ms: Option<i64>,
 }
 
 /// The ids in `target` its agent chose (the session's and the run's), masked.

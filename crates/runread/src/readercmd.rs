@@ -3,7 +3,6 @@
 use super::*;
 
 use runread_service::owner::{self, NewReader};
-use runread_store::{GrantState, Reader};
 
 pub(crate) fn reader(home: &crate::home::Home, store: Arc<dyn Store>, cmd: ReaderCmd) -> Res {
     match cmd {
@@ -29,7 +28,7 @@ pub(crate) fn reader(home: &crate::home::Home, store: Arc<dyn Store>, cmd: Reade
             );
             Ok(())
         }
-        ReaderCmd::List { json } => list(&*store, json),
+        ReaderCmd::List { json } => list(home, store, json),
     }
 }
 
@@ -65,29 +64,16 @@ pub(crate) fn print_key(made: &NewReader, what: &str, url: &str, as_json: bool) 
 }
 
 /// Every live reader: its grants live now, and when its key last read.
-fn list(store: &dyn Store, as_json: bool) -> Res {
-    let now = now_ms();
-    let readers: Vec<Reader> = store
-        .readers()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter(|r| r.removed_at_ms.is_none())
-        .collect();
-    let grants = store.grants().map_err(|e| e.to_string())?;
-    let last_reads = store.reader_last_reads().map_err(|e| e.to_string())?;
-    let rows: Vec<serde_json::Value> = readers
+fn list(home: &crate::home::Home, store: Arc<dyn Store>, as_json: bool) -> Res {
+    let shown = crate::servecmd::service(home, store, Config::default())?
+        .shown_readers(now_ms())
+        .map_err(|e| format!("cannot list the readers: {}", e.as_str()))?;
+    let rows: Vec<serde_json::Value> = shown
         .iter()
         .map(|r| {
-            let live = grants
-                .iter()
-                .filter(|g| g.reader_id == r.id && g.state(now) == GrantState::Live)
-                .count();
-            let last = last_reads
-                .iter()
-                .find(|(id, _)| *id == r.id)
-                .map(|(_, at)| rfc3339(*at));
-            json!({"readerId": r.id, "name": r.name, "createdAt": rfc3339(r.created_at_ms),
-                   "liveGrants": live, "lastRead": last})
+            json!({"readerId": r.reader.id, "name": r.reader.name,
+                   "createdAt": rfc3339(r.reader.created_at_ms), "liveGrants": r.live.len(),
+                   "lastRead": r.last_read_ms.map(rfc3339)})
         })
         .collect();
     if as_json {
