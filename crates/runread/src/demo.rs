@@ -53,13 +53,13 @@ pub fn run() -> Result<(), String> {
         3,
         "the owner grants one run, final_answer only, for 60 seconds",
     );
-    let g = grant_demo_run(&store, &*keys, &run)?;
+    let (g, key) = grant_demo_run(&store, &*keys, &run)?;
 
     step(
         4,
         "serve MCP on an ephemeral loopback port, read as a client would",
     );
-    let answer = serve_and_read(service, &g)?;
+    let answer = serve_and_read(service, &g, key)?;
 
     step(5, "verify against the bytes the agent wrote");
     verify_answer(&answer, &expected)?;
@@ -162,12 +162,13 @@ fn show_runs_and_pick(
         .ok_or_else(|| "the sample produced no run".to_owned())
 }
 
-/// The owner's grant of `run`, final_answer only, for [`DEMO_GRANT_SECS`].
+/// The owner's grant of `run`, final_answer only, for [`DEMO_GRANT_SECS`], and the key of the
+/// reader it made.
 fn grant_demo_run(
     store: &SqliteStore,
     keys: &dyn runread_gate::keys::KeyProvider,
     run: &runread_store::RunRecord,
-) -> Result<runread_service::owner::NewGrant, String> {
+) -> Result<(runread_service::owner::NewGrant, String), String> {
     let now = now_ms();
     let g = runread_service::owner::grant(
         store,
@@ -183,7 +184,7 @@ fn grant_demo_run(
     )
     .map_err(|e| e.to_string())?;
     // The demo's home is new: its reader is too, and so is its key.
-    let key = g.key.as_deref().ok_or("the demo's reader has no new key")?;
+    let key = g.key.clone().ok_or("the demo's reader has no new key")?;
     outln!(
         "   grant {} to reader {:?}  key {}…  (only its hash is stored)",
         g.grant.id,
@@ -194,7 +195,7 @@ fn grant_demo_run(
         "   target {}",
         serde_json::to_string(&g.grant.target).map_err(|e| e.to_string())?
     );
-    Ok(g)
+    Ok((g, key))
 }
 
 /// Serves MCP on an ephemeral loopback port, reads the granted answer through runread's own
@@ -202,9 +203,9 @@ fn grant_demo_run(
 fn serve_and_read(
     service: Arc<runread_service::Service>,
     g: &runread_service::owner::NewGrant,
+    key: String,
 ) -> Result<runread_mcp::client::FinalAnswer, String> {
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    let key = g.key.clone().unwrap_or_default();
     let target = serde_json::to_value(&g.grant.target).map_err(|e| e.to_string())?;
     rt.block_on(async move {
         let (tx, rx) = tokio::sync::oneshot::channel();

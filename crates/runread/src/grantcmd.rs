@@ -116,11 +116,8 @@ pub(crate) fn print_grant(
             "expiresAt": rfc3339(g.grant.expires_at_ms),
         });
         // The key and its configs only when this grant made the reader: shown once.
-        if let (Some(key), Some(configs), Some(m)) = (&g.key, &configs, out.as_object_mut()) {
-            m.insert("key".into(), json!(key));
-            m.insert("clientConfig".into(), configs.mcp_servers.clone());
-            m.insert("claudeCommand".into(), json!(configs.claude_command));
-            m.insert("codexToml".into(), json!(configs.codex_toml));
+        if let (Some(key), Some(configs)) = (&g.key, &configs) {
+            insert_key_json(&mut out, key, configs);
         }
         outln!(
             "{}",
@@ -168,6 +165,21 @@ pub(crate) fn print_grant(
             );
             Ok(())
         }
+    }
+}
+
+/// A key, shown once, and every client configuration for it, as `--json` prints them: added to
+/// the object `out`.
+pub(crate) fn insert_key_json(
+    out: &mut serde_json::Value,
+    key: &str,
+    configs: &runread_mcp::configs::ClientConfigs,
+) {
+    if let Some(m) = out.as_object_mut() {
+        m.insert("key".into(), json!(key));
+        m.insert("clientConfig".into(), configs.mcp_servers.clone());
+        m.insert("claudeCommand".into(), json!(configs.claude_command));
+        m.insert("codexToml".into(), json!(configs.codex_toml));
     }
 }
 

@@ -37,15 +37,12 @@ pub(crate) fn reader(home: &crate::home::Home, store: Arc<dyn Store>, cmd: Reade
 pub(crate) fn print_key(made: &NewReader, what: &str, url: &str, as_json: bool) -> Res {
     let configs = runread_mcp::configs::for_key(url, &made.key);
     if as_json {
-        let out = json!({
+        let mut out = json!({
             "readerId": made.reader.id,
             "reader": made.reader.name,
-            "key": made.key,
             "url": url,
-            "clientConfig": configs.mcp_servers,
-            "claudeCommand": configs.claude_command,
-            "codexToml": configs.codex_toml,
         });
+        crate::grantcmd::insert_key_json(&mut out, &made.key, &configs);
         outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
