@@ -112,9 +112,10 @@ impl Service {
     /// masked) and when its key last made a call.
     pub fn shown_readers(&self, now_ms: i64) -> Result<Vec<ShownReader>, ErrorCode> {
         let store = &self.store;
-        let mut grants = self.shown_grants(store.grants().map_err(Service::unavailable)?)?;
+        let mut grants = store.grants().map_err(Service::unavailable)?;
         grants.retain(|g| g.is_live(now_ms));
         grants.reverse();
+        let grants = self.shown_grants(grants)?;
         let last_reads = store.reader_last_reads().map_err(Service::unavailable)?;
         Ok(store
             .readers()
