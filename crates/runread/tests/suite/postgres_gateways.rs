@@ -312,24 +312,7 @@ impl Deployment {
             .find(|r| r["target"]["runId"] == run_id.as_str())
             .unwrap_or_else(|| panic!("run {run_id} not listed: {runs:?}"));
         assert_eq!(run["answerState"], "available", "{run}");
-        let grant: Value = serde_json::from_str(&ok(runread(
-            &gateway_home,
-            GATEWAY_HOST,
-            &url,
-            &[
-                "grant",
-                "--run",
-                &run_id,
-                "--features",
-                "final_answer",
-                "--expires",
-                "15m",
-                "--to",
-                "team-assistant",
-                "--json",
-            ],
-        )))
-        .unwrap();
+        let grant = share_with_the_team_assistant(&gateway_home, &url, &run_id);
         Deployment {
             gateways,
             key: grant["key"].as_str().unwrap().to_owned(),
@@ -351,6 +334,24 @@ impl Deployment {
             g.assert_healthy(&url);
         }
     }
+}
+
+/// The owner, next to the gateways, shares the run `run_id` with the reader `team-assistant`:
+/// `grant --json`'s output.
+fn share_with_the_team_assistant(home: &Path, url: &str, run_id: &str) -> Value {
+    let args = [
+        "grant",
+        "--run",
+        run_id,
+        "--features",
+        "final_answer",
+        "--expires",
+        "15m",
+        "--to",
+        "team-assistant",
+        "--json",
+    ];
+    serde_json::from_str(&ok(runread(home, GATEWAY_HOST, url, &args))).unwrap()
 }
 
 /// `read_final_answer` arguments.
@@ -394,24 +395,11 @@ fn two_gateways(server: &Server) {
     runtime().block_on(shared_answers_cursors_and_revocations(&d, &stranger.url));
     // The reader's grant is revoked now; the owner shares the run with it again, once, on the
     // shared database: both gateways serve the new grant to the same key, nothing reconfigured.
-    let again: Value = serde_json::from_str(&ok(runread(
+    let again = share_with_the_team_assistant(
         &d.dir.path().join("gateway-home"),
-        GATEWAY_HOST,
         &d.db.url,
-        &[
-            "grant",
-            "--run",
-            d.target["runId"].as_str().unwrap(),
-            "--features",
-            "final_answer",
-            "--expires",
-            "15m",
-            "--to",
-            "team-assistant",
-            "--json",
-        ],
-    )))
-    .unwrap();
+        d.target["runId"].as_str().unwrap(),
+    );
     assert_eq!(again["newReader"], false, "{again}");
     assert!(again.get("key").is_none(), "{again}");
     runtime().block_on(async {
