@@ -52,6 +52,7 @@ fn layout(s: Option<&SessionView>, title: &str, active: &str, content: Markup) -
     let nav = [
         ("/runs", "Runs"),
         ("/readers", "Readers"),
+        ("/connections", "Connections"),
         ("/grants", "Grants"),
         ("/audit", "Audit"),
         ("/secrets", "Secrets"),
@@ -965,6 +966,66 @@ pub(crate) fn secrets(
                 label { "Name " input type="text" name="name" required placeholder="openai-key"; }
                 label { "Value " input type="password" name="value" required autocomplete="off"; }
                 button type="submit" { "Add" }
+            }
+        },
+    )
+}
+
+/// The Connections page: connection requests of chat assistants' connectors (OAuth clients at
+/// the public URL) waiting for the owner, each with the code its public page shows; approve one
+/// for a reader (optionally sharing a run at once) or deny it.
+pub(crate) fn connections(
+    s: &SessionView,
+    pending: &[runread_service::oauth::OAuthRequest],
+    done: Option<Result<String, String>>,
+    now: i64,
+) -> Markup {
+    layout(
+        Some(s),
+        "Connections",
+        "Connections",
+        html! {
+            h1 { "Connections" }
+            p.note { "A chat assistant's connector (ChatGPT, Claude) asks to connect at your public URL. Its page shows a code: approve only the request with the same code. The client becomes a reader; it reads only the runs you share with it." }
+            @match done {
+                Some(Ok(msg)) => p.ok role="status" { (msg) },
+                Some(Err(msg)) => p.error role="alert" { (msg) },
+                None => {},
+            }
+            @if pending.is_empty() {
+                p.empty { "No connection request is waiting." }
+            }
+            @for r in pending {
+                section.connection data-code=(r.user_code) aria-label=(format!("Request {}", r.user_code)) {
+                    h2 { "Code " code { (r.user_code) } }
+                    dl {
+                        dt { "Client says it is" } dd { (r.client_name) }
+                        dt { "Client id" } dd { code { (r.client_id) } }
+                        dt { "Sends you back to" } dd { code { (r.redirect_uri) } }
+                        dt { "Expires" } dd { (format!("in {} min", ((r.expires_at_ms - now) / 60_000).max(0) + 1)) }
+                    }
+                    form.approve method="post" action="/connections/approve" autocomplete="off" {
+                        input type="hidden" name="csrf" value=(s.csrf);
+                        input type="hidden" name="request" value=(r.id);
+                        label { "Reader name " input type="text" name="name" required maxlength=(runread_core::limits::READER_NAME_MAX_BYTES) value=(r.client_name); }
+                        fieldset {
+                            legend { "Allow at most" }
+                            @for f in runread_service::oauth::scope_features(Some(&r.scope)).unwrap_or_default() {
+                                label { input type="checkbox" name="feature" value=(f.as_str()) checked; " " (f.as_str()) }
+                            }
+                        }
+                        label { "Share a run now (its id, optional) " input type="text" name="run" maxlength="128"; }
+                        label { "for " select name="expires" {
+                            @for (v, label) in crate::views::EXPIRY_PRESETS { option value=(v) selected[v == "1d"] { (label) } }
+                        } }
+                        button type="submit" { "Approve" }
+                    }
+                    form.inline method="post" action="/connections/deny" {
+                        input type="hidden" name="csrf" value=(s.csrf);
+                        input type="hidden" name="request" value=(r.id);
+                        button type="submit" { "Deny" }
+                    }
+                }
             }
         },
     )

@@ -54,6 +54,9 @@ pub(crate) fn router(console: Arc<Console>) -> Router {
         .route("/readers/add", post(add_reader))
         .route("/readers/rotate", post(rotate_reader))
         .route("/readers/remove", post(remove_reader))
+        .route("/connections", get(connections))
+        .route("/connections/approve", post(approve_connection))
+        .route("/connections/deny", post(deny_connection))
         .route("/audit", get(audit))
         .route("/secrets", get(secrets).post(add_secret))
         .route("/artifacts", post(add_artifact))
@@ -579,6 +582,116 @@ async fn remove_reader(
         Ok(ReaderChange::Removed(removed.name))
     })
     .await
+}
+
+// ---- connections ----
+
+/// The Connections page, with what the owner's last decision did.
+async fn connections_page(
+    c: Arc<Console>,
+    owner: Owner,
+    done: Option<Result<String, String>>,
+) -> Result<Response, Refusal> {
+    let c2 = c.clone();
+    let pending = blocking(move || {
+        runread_service::oauth::pending(&*c2.store, now_ms()).map_err(|_| Refusal::Unavailable)
+    })
+    .await?;
+    Ok(owner.page(pages::connections(&owner.session, &pending, done, now_ms())))
+}
+
+async fn connections(State(c): Shared, owner: Owner) -> Result<Response, Refusal> {
+    connections_page(c, owner, None).await
+}
+
+/// A request id as runread makes them: 64 lowercase hex characters.
+fn request_id(form: &Fields) -> Result<String, Refusal> {
+    let id = form.required("request")?;
+    if id.len() != 64 || !id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(Refusal::InvalidRequest);
+    }
+    Ok(id.to_owned())
+}
+
+async fn approve_connection(
+    State(c): Shared,
+    Change { owner, form }: Change,
+) -> Result<Response, Refusal> {
+    let id = request_id(&form)?;
+    let name = form.required("name")?.trim().to_owned();
+    let features: Vec<Feature> = form
+        .all("feature")
+        .map(|f| Feature::parse(f).ok_or(Refusal::InvalidRequest))
+        .collect::<Result<_, _>>()?;
+    let run = form.optional("run").map(|r| r.trim().to_owned());
+    let expires = form.required("expires")?.to_owned();
+    if !EXPIRY_PRESETS.iter().any(|(v, _)| *v == expires) {
+        return Err(Refusal::InvalidRequest);
+    }
+    let c2 = c.clone();
+    let done = blocking(move || {
+        let now = now_ms();
+        let reader = match runread_service::oauth::approve(
+            &*c2.store, &*c2.keys, &id, &name, &features, now,
+        ) {
+            Ok(r) => r,
+            Err(runread_service::oauth::DecideError::Store(e)) => {
+                tracing::warn!(error = %e, "console: connection not decided");
+                return Err(Refusal::Unavailable);
+            }
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        let Some(run) = run else {
+            return Ok(Ok(format!(
+                "Approved: the client is the reader “{}”. Share runs with it from a run's page.",
+                reader.name
+            )));
+        };
+        let at =
+            runread_service::owner::expiry(&expires, now).map_err(|_| Refusal::InvalidRequest)?;
+        let shared = runread_service::owner::grant(
+            &*c2.store,
+            &*c2.keys,
+            runread_service::owner::GrantRequest {
+                run_id: &run,
+                session_id: None,
+                features: features.clone(),
+                expires_at_ms: at,
+                reader: &reader.name,
+            },
+            now,
+        );
+        Ok(Ok(match shared {
+            Ok(g) => format!(
+                "Approved: the client is the reader “{}”, and run {} is shared with it.",
+                reader.name, g.run.target.run_id
+            ),
+            Err(e) => format!(
+                "Approved: the client is the reader “{}”. The run was not shared: {e}",
+                reader.name
+            ),
+        }))
+    })
+    .await?;
+    connections_page(c, owner, Some(done)).await
+}
+
+async fn deny_connection(
+    State(c): Shared,
+    Change { owner, form }: Change,
+) -> Result<Response, Refusal> {
+    let id = request_id(&form)?;
+    let c2 = c.clone();
+    let done = blocking(move || {
+        Ok(
+            match runread_service::oauth::deny(&*c2.store, &id, now_ms()) {
+                Ok(()) => Ok("Denied: the client is sent back without access.".to_owned()),
+                Err(e) => Err(e.to_string()),
+            },
+        )
+    })
+    .await?;
+    connections_page(c, owner, Some(done)).await
 }
 
 // ---- audit ----

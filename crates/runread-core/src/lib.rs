@@ -16,6 +16,7 @@ pub mod error;
 pub mod feature;
 pub mod key;
 pub mod limits;
+pub mod oauth;
 pub mod redact;
 pub mod target;
 pub mod timefmt;

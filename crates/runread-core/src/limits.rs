@@ -145,3 +145,36 @@ const _: () = {
     assert!(CURSOR_MAX_BYTES + 6 * TARGET_FIELD_MAX_BYTES <= GATE_INPUT_MAX_BYTES);
     assert!(HTTP_BODY_MAX_BYTES <= GATE_INPUT_MAX_BYTES);
 };
+
+// Connectors (`serve --public-url`): runread as its own OAuth 2.1 authorization server.
+/// Seconds an access token is good for; a client refreshes after that.
+pub const OAUTH_ACCESS_TOKEN_SECS: i64 = 15 * 60;
+/// Seconds a refresh token is good for (each use rotates it).
+pub const OAUTH_REFRESH_TOKEN_SECS: i64 = 30 * 24 * 3600;
+/// Seconds an authorization code is good for, once.
+pub const OAUTH_CODE_SECS: i64 = 60;
+/// Seconds an authorization request waits for the owner's decision on the console.
+pub const OAUTH_REQUEST_SECS: i64 = 10 * 60;
+/// Most authorization requests waiting for the owner at once.
+pub const OAUTH_PENDING_REQUESTS_MAX: u64 = 16;
+/// Most dynamically registered clients in all.
+pub const OAUTH_CLIENTS_MAX: u64 = 64;
+/// Most dynamically registered clients the owner never approved (purged after
+/// [`OAUTH_UNAPPROVED_CLIENT_SECS`]).
+pub const OAUTH_UNAPPROVED_CLIENTS_MAX: u64 = 16;
+/// Seconds a registered client the owner never approved is kept.
+pub const OAUTH_UNAPPROVED_CLIENT_SECS: i64 = 3600;
+/// Most bytes of a registration, token or revocation request body.
+pub const OAUTH_BODY_MAX_BYTES: usize = 8 * 1024;
+/// Most redirect URIs a client registers.
+pub const OAUTH_REDIRECT_URIS_MAX: usize = 4;
+/// Most bytes of a URI runread takes from a client (redirect URI, client id, resource).
+pub const OAUTH_URI_MAX_BYTES: usize = 512;
+/// Most bytes of the `state` a client sends (echoed back, never read).
+pub const OAUTH_STATE_MAX_BYTES: usize = 512;
+/// Most bytes of a client's name (shown to the owner, never trusted).
+pub const OAUTH_CLIENT_NAME_MAX_BYTES: usize = 128;
+/// Most bytes of a Client ID Metadata Document runread fetches.
+pub const CIMD_MAX_BYTES: usize = 16 * 1024;
+/// Seconds a Client ID Metadata Document fetch may take, connecting included.
+pub const CIMD_DEADLINE_SECS: u64 = 5;

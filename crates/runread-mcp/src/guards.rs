@@ -41,6 +41,10 @@ pub struct Allowed {
     pub origins: Vec<String>,
     /// The protocol versions served (`--protocol`).
     pub protocols: Protocols,
+    /// The public origin of a connector (`--public-url`): its authority is answered as `Host`,
+    /// bearer tokens are taken in `Authorization`, and the forwarding headers its tunnel adds are
+    /// tolerated (never read). `None`: none of this.
+    pub public: Option<Arc<crate::connector::PublicOrigin>>,
 }
 
 /// Which MCP protocol versions the endpoint speaks. Admission is the same for all of them: every
@@ -102,6 +106,7 @@ fn is_loopback_host(host: &str, allowed: &Allowed) -> bool {
         }
     };
     matches!(name.as_str(), "127.0.0.1" | "localhost" | "[::1]")
+        || allowed.public.as_ref().is_some_and(|p| p.authority == h)
         || allowed
             .hosts
             .iter()
@@ -219,12 +224,24 @@ pub fn is_forbidden_header(name: &str) -> bool {
         || n.starts_with("proxy-")
 }
 
-pub async fn forbidden_headers(req: Request, next: Next) -> Response {
-    if req
-        .headers()
-        .keys()
-        .any(|k| is_forbidden_header(k.as_str()))
-    {
+/// Behind a connector's tunnel (`--public-url`): `Authorization` carries the bearer token, and
+/// the headers tunnels and proxies add are let through, never read (runread trusts no forwarded
+/// address; the peer is the tunnel's, on loopback). Cookies and proxy credentials stay refused.
+pub fn is_forbidden_header_behind_tunnel(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "cookie" || n.starts_with("proxy-")
+}
+
+pub async fn forbidden_headers(
+    State(allowed): State<Arc<Allowed>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let forbidden = match allowed.public {
+        Some(_) => is_forbidden_header_behind_tunnel,
+        None => is_forbidden_header,
+    };
+    if req.headers().keys().any(|k| forbidden(k.as_str())) {
         return refusal(ErrorCode::ForbiddenHeader);
     }
     next.run(req).await

@@ -9,8 +9,10 @@
 #![forbid(unsafe_code)]
 
 pub mod accept;
+pub mod cimd;
 pub mod client;
 pub mod configs;
+pub mod connector;
 mod door;
 pub mod guards;
 pub mod server;

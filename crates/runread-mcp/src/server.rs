@@ -24,6 +24,7 @@ use runread_core::envelope::Labeled;
 use runread_core::limits::HTTP_BODY_MAX_BYTES;
 use runread_service::{Answer, KeyContext, Service, ToolDef};
 
+use crate::connector::PublicOrigin;
 use crate::door::AdmittedKey;
 use crate::guards::Protocols;
 use crate::{KEY_HEADER, MCP_PATH};
@@ -190,27 +191,71 @@ impl ServerHandler for RunreadHandler {
 /// JSON-RPC error body with the fixed code (and no hint of whether the key exists). It runs on
 /// the headers alone, before any body byte is read: a request without a valid key never holds a
 /// body-reader or processing slot.
-async fn key_layer(State(service): State<Arc<Service>>, mut req: Request, next: Next) -> Response {
-    let presented: Vec<Vec<u8>> = req
-        .headers()
-        .get_all(KEY_HEADER)
-        .iter()
-        .map(|v| v.as_bytes().to_vec())
-        .collect();
-    let svc = service.clone();
-    let admitted = tokio::task::spawn_blocking(move || {
-        let refs: Vec<&[u8]> = presented.iter().map(Vec::as_slice).collect();
-        svc.admit_key(&refs)
+///
+/// With a public origin (`--public-url`) a connector's `Authorization: Bearer` token stands in
+/// for the key (never both), and a request with neither, or a token that is not admitted, is
+/// answered `401` with the `WWW-Authenticate` challenge that leads an OAuth client to the
+/// Protected Resource Metadata.
+async fn key_layer(State(door): State<KeyDoor>, mut req: Request, next: Next) -> Response {
+    let keys = header_values(req.headers(), KEY_HEADER);
+    let bearers = header_values(req.headers(), http::header::AUTHORIZATION.as_str());
+    let public = door.public.clone();
+    let use_bearer = public.is_some() && !bearers.is_empty();
+    if use_bearer && !keys.is_empty() {
+        return refusal(ErrorCode::DuplicateKey);
+    }
+    let svc = door.service.clone();
+    let connector = public.as_ref().map(|p| p.connector.clone());
+    let admitted = tokio::task::spawn_blocking(move || match (&connector, use_bearer) {
+        (Some(c), true) => {
+            let refs: Vec<&[u8]> = bearers.iter().map(Vec::as_slice).collect();
+            svc.admit_bearer(c, &refs)
+        }
+        _ => {
+            let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            svc.admit_key(&refs)
+        }
     })
     .await
     .unwrap_or(Err(ErrorCode::Unavailable));
-    match admitted {
-        Ok(ctx) => {
+    match (admitted, public) {
+        (Ok(ctx), _) => {
             req.extensions_mut().insert(AdmittedKey(Arc::new(ctx)));
             next.run(req).await
         }
-        Err(code) => refusal(code),
+        (Err(code @ (ErrorCode::MissingKey | ErrorCode::InvalidKey)), Some(public))
+            if use_bearer || code == ErrorCode::MissingKey =>
+        {
+            unauthorized(code, &public, use_bearer)
+        }
+        (Err(code), _) => refusal(code),
     }
+}
+
+fn header_values(headers: &http::HeaderMap, name: &str) -> Vec<Vec<u8>> {
+    headers
+        .get_all(name)
+        .iter()
+        .map(|v| v.as_bytes().to_vec())
+        .collect()
+}
+
+/// A `401` with the challenge (RFC 6750 3, RFC 9728 5.1): the refusal's body, and where the
+/// client finds how to get a token.
+fn unauthorized(code: ErrorCode, public: &PublicOrigin, invalid_token: bool) -> Response {
+    let mut r = refusal(code);
+    *r.status_mut() = http::StatusCode::UNAUTHORIZED;
+    if let Ok(v) = http::HeaderValue::from_str(&public.challenge(invalid_token)) {
+        r.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
+    }
+    r
+}
+
+/// What the key layer needs: the service, and the public origin if there is one.
+#[derive(Clone)]
+struct KeyDoor {
+    service: Arc<Service>,
+    public: Option<Arc<PublicOrigin>>,
 }
 
 pub use crate::door::refusal;
@@ -258,7 +303,8 @@ pub fn router_with(
                     .hosts
                     .iter()
                     .flat_map(|h| [h.clone(), format!("{h}:{host_port}")]),
-            ),
+            )
+            .chain(allowed.public.iter().map(|p| p.authority.clone())),
         )
         .with_allowed_origins(
             [
@@ -275,9 +321,14 @@ pub fn router_with(
         Arc::new(NeverSessionManager::default()),
         config,
     );
+    let public = allowed.public.clone();
     let allowed = Arc::new(allowed);
     use crate::guards;
-    axum::Router::new()
+    let key_door = KeyDoor {
+        service: service.clone(),
+        public: public.clone(),
+    };
+    let door = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
         // Layers run outermost last-added: peer/Host (and an absolute-form target's authority)
         // → Origin/fetch metadata → forbidden headers → key (headers only, before any body byte)
@@ -291,16 +342,25 @@ pub fn router_with(
             guards::body_readers(),
             guards::body,
         ))
-        .layer(axum::middleware::from_fn_with_state(service, key_layer))
-        .layer(axum::middleware::from_fn(guards::forbidden_headers))
+        .layer(axum::middleware::from_fn_with_state(key_door, key_layer))
+        .layer(axum::middleware::from_fn_with_state(
+            allowed.clone(),
+            guards::forbidden_headers,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             allowed.clone(),
             guards::origin_and_fetch_metadata,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            allowed,
-            guards::peer_and_host,
-        ))
+        ));
+    // A connector's endpoints (a browser navigates to the authorization page: no Origin or
+    // fetch-metadata rule there) share only the outermost guard.
+    let door = match public {
+        Some(public) => door.merge(crate::connector::routes(service, public)),
+        None => door,
+    };
+    door.layer(axum::middleware::from_fn_with_state(
+        allowed,
+        guards::peer_and_host,
+    ))
 }
 
 /// Binds `listen` and serves until `shutdown` resolves. Returns the bound address first through

@@ -35,6 +35,9 @@ pub(crate) fn grant_for(
         .map_err(Service::unavailable)?;
     if ended.is_empty() {
         Err(ErrorCode::NotGranted)
+    } else if ctx.feature_cap.is_some() && ended.iter().any(|g| g.is_live(now_ms)) {
+        // A live grant whose every feature the connector's client was not allowed.
+        Err(ErrorCode::FeatureNotGranted)
     } else if ended.iter().all(|g| g.revoked_at_ms.is_some()) {
         Err(ErrorCode::GrantRevoked)
     } else {

@@ -17,6 +17,7 @@ mod get_run;
 mod grants;
 mod history;
 mod metadata;
+pub mod oauth;
 pub mod outputs;
 pub mod owner;
 mod preview;
@@ -48,8 +49,11 @@ pub use tools::{ToolDef, definitions, pinned_bindings};
 pub struct KeyContext {
     pub key_hash: String,
     pub reader: Reader,
-    /// The reader's grants live at admission of the key, newest first.
+    /// The reader's grants live at admission of the key, newest first (capped, for a token).
     pub live_grants: Vec<Grant>,
+    /// For a connector's token: the features the owner allowed its client, the most any grant
+    /// of the reader gives it. `None` for a key.
+    pub feature_cap: Option<Vec<Feature>>,
 }
 
 impl KeyContext {
@@ -158,6 +162,7 @@ impl Service {
             key_hash,
             reader,
             live_grants,
+            feature_cap: None,
         })
     }
 
@@ -243,6 +248,83 @@ impl Service {
             Ok(e) => publication::judge(&e, now_ms).0.as_str(),
             Err(_) => "unknown",
         }
+    }
+
+    /// Admission step 3 for a connector: the values of every `Authorization` header, exactly one
+    /// `Bearer` access token of `connector` ([`oauth::admit_bearer`]).
+    pub fn admit_bearer(
+        &self,
+        connector: &oauth::Connector,
+        presented: &[&[u8]],
+    ) -> Result<KeyContext, ErrorCode> {
+        let value = match presented {
+            [] => return Err(ErrorCode::MissingKey),
+            [one] => *one,
+            _ => return Err(ErrorCode::DuplicateKey),
+        };
+        let token = std::str::from_utf8(value)
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token)
+            .ok_or(ErrorCode::InvalidKey)?;
+        oauth::admit_bearer(
+            &*self.store,
+            connector,
+            token,
+            runread_core::timefmt::now_ms(),
+        )
+    }
+
+    /// The public endpoints of the connector's authorization server, over this service's
+    /// store (each is [`oauth`]'s function of the same name).
+    pub fn oauth_register(
+        &self,
+        r: oauth::Registration,
+    ) -> Result<runread_store::OAuthClient, oauth::OAuthError> {
+        oauth::register(&*self.store, r, runread_core::timefmt::now_ms())
+    }
+
+    pub fn oauth_registered_client(
+        &self,
+        client_id: &str,
+    ) -> Result<Option<oauth::ClientInfo>, oauth::OAuthError> {
+        oauth::registered_client(&*self.store, client_id)
+    }
+
+    pub fn oauth_begin(
+        &self,
+        connector: &oauth::Connector,
+        client: &oauth::ClientInfo,
+        params: &oauth::AuthorizeParams,
+    ) -> Result<runread_store::OAuthRequest, oauth::OAuthError> {
+        let now = runread_core::timefmt::now_ms();
+        oauth::begin(&*self.store, connector, client, params, now)
+    }
+
+    pub fn oauth_progress(
+        &self,
+        connector: &oauth::Connector,
+        id: &str,
+    ) -> Result<oauth::Progress, oauth::OAuthError> {
+        oauth::progress(&*self.store, connector, id, runread_core::timefmt::now_ms())
+    }
+
+    pub fn oauth_token(
+        &self,
+        connector: &oauth::Connector,
+        form: &[(String, String)],
+    ) -> Result<oauth::Tokens, oauth::OAuthError> {
+        oauth::token(
+            &*self.store,
+            connector,
+            form,
+            runread_core::timefmt::now_ms(),
+        )
+    }
+
+    pub fn oauth_revoke(&self, token: &str) -> Result<(), oauth::OAuthError> {
+        oauth::revoke(&*self.store, token, runread_core::timefmt::now_ms())
     }
 
     fn unavailable(e: runread_store::StoreError) -> ErrorCode {

@@ -49,6 +49,7 @@ impl Service {
                 expires_at_ms: i64::MAX,
                 revoked_at_ms: None,
             }],
+            feature_cap: None,
         };
         let admitted = adapters::admit(self, &ctx, def, &tools::ALL, &args, now_ms)?;
         admitted.reader.run_preview(&admitted.input)

@@ -168,6 +168,47 @@ pub trait Store: Send + Sync {
     /// The live (not removed) reader whose key hashes to `key_hash`, and its grants live at
     /// `now_ms` (neither revoked nor expired), newest first: admission's one read.
     fn reader_of_key(&self, key_hash: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>>;
+    /// The live reader of an id and its live grants at `now_ms` (as [`Store::reader_of_key`]):
+    /// a connector's token names its reader by id.
+    fn reader_of_id(&self, reader_id: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>>;
+    /// Registers an OAuth client while both `bounds` hold; false when one does not.
+    fn insert_oauth_client(&self, client: &OAuthClient, bounds: OAuthClientBounds) -> Result<bool>;
+    fn oauth_client(&self, client_id: &str) -> Result<Option<OAuthClient>>;
+    /// Adds an authorization request while fewer than `pending_max` wait for the owner; false
+    /// when that many do.
+    fn insert_oauth_request(&self, request: &OAuthRequest, pending_max: u64) -> Result<bool>;
+    fn oauth_request(&self, id: &str) -> Result<Option<OAuthRequest>>;
+    /// The requests waiting for the owner's decision at `now_ms`, oldest first.
+    fn oauth_requests_pending(&self, now_ms: i64) -> Result<Vec<OAuthRequest>>;
+    /// Decides a waiting, unexpired request: approved for a reader with a scope, or denied
+    /// (`None`). False when it was decided before, expired or never made.
+    fn decide_oauth_request(
+        &self,
+        id: &str,
+        approved: Option<(&str, &str)>,
+        now_ms: i64,
+    ) -> Result<bool>;
+    /// Gives an approved, unexpired request its one code (by hash). False when it has one
+    /// already or is not approved.
+    fn issue_oauth_code(
+        &self,
+        id: &str,
+        code_hash: &str,
+        code_expires_at_ms: i64,
+        now_ms: i64,
+    ) -> Result<bool>;
+    /// Marks a code used, saying whether it was fresh or used before.
+    fn redeem_oauth_code(&self, code_hash: &str, now_ms: i64) -> Result<CodeRedemption>;
+    fn insert_oauth_token(&self, token: &OAuthToken) -> Result<()>;
+    fn oauth_token(&self, token_hash: &str) -> Result<Option<OAuthToken>>;
+    /// Uses a live refresh token for its one rotation; false when it was used, revoked, expired
+    /// or never issued.
+    fn use_oauth_refresh(&self, token_hash: &str, now_ms: i64) -> Result<bool>;
+    /// Revokes every token of a family; how many were live.
+    fn revoke_oauth_family(&self, family: &str, now_ms: i64) -> Result<u64>;
+    /// Deletes expired tokens and requests, and clients never approved registered before
+    /// `unapproved_before_ms`.
+    fn purge_oauth(&self, now_ms: i64, unapproved_before_ms: i64) -> Result<()>;
     /// The live reader named `name`.
     fn reader_by_name(&self, name: &str) -> Result<Option<Reader>>;
     /// Every reader, removed ones included, oldest first.

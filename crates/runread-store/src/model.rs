@@ -502,3 +502,99 @@ pub struct Background {
     pub active: u32,
     pub observed_at_ms: i64,
 }
+
+/// An OAuth client registered dynamically (RFC 7591) at a connector's public URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthClient {
+    /// Made by runread (`dcr-` and random).
+    pub client_id: String,
+    /// What the client calls itself (shown to the owner, never trusted).
+    pub name: String,
+    /// The exact redirect URIs it registered.
+    pub redirect_uris: Vec<String>,
+    pub created_at_ms: i64,
+    /// When the owner first approved one of its requests; clients never approved are purged.
+    pub approved_at_ms: Option<i64>,
+}
+
+/// The bounds a new [`OAuthClient`] must fit under: every client, and those not yet approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OAuthClientBounds {
+    pub total_max: u64,
+    pub unapproved_max: u64,
+}
+
+/// An authorization request a client made at the public authorization page, waiting for (or
+/// given) the owner's decision on the console, and the code it was answered with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthRequest {
+    /// Random; names the request in the public page's address.
+    pub id: String,
+    /// The short code shown on both the public page and the console, to match them.
+    pub user_code: String,
+    pub client_id: String,
+    pub client_name: String,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    /// PKCE S256 challenge.
+    pub code_challenge: String,
+    /// The resource (RFC 8707) every token of this request is bound to.
+    pub resource: String,
+    /// The features asked for, space-separated.
+    pub scope: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+    pub decided_at_ms: Option<i64>,
+    /// The reader it was approved for (decided without one: denied).
+    pub reader_id: Option<String>,
+    /// The features the owner allowed, space-separated.
+    pub granted_scope: Option<String>,
+    pub code_hash: Option<String>,
+    pub code_expires_at_ms: Option<i64>,
+    pub code_used_at_ms: Option<i64>,
+}
+
+/// What redeeming a code found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeRedemption {
+    /// Unused until now (and now used): its request.
+    Redeemed(Box<OAuthRequest>),
+    /// Used before: its request, whose tokens the caller revokes.
+    Reused(Box<OAuthRequest>),
+    /// No such code.
+    Unknown,
+}
+
+/// Which kind of token a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    Access,
+    Refresh,
+}
+
+impl TokenKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenKind::Access => "access",
+            TokenKind::Refresh => "refresh",
+        }
+    }
+}
+
+/// An issued token, by its hash only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthToken {
+    pub token_hash: String,
+    pub kind: TokenKind,
+    pub reader_id: String,
+    pub client_id: String,
+    /// The authorization request it descends from.
+    pub family: String,
+    pub resource: String,
+    pub scope: String,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+    /// A refresh token's rotation (used once).
+    pub used_at_ms: Option<i64>,
+    pub revoked_at_ms: Option<i64>,
+}

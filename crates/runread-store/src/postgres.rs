@@ -103,6 +103,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0009.sql"),
     // 10: as SQLite's migration 10 (readers: each grant of before one reader holding it).
     include_str!("../migrations/postgres/0010.sql"),
+    include_str!("../migrations/postgres/0011.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -114,6 +115,9 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
     "runs",
     "grants",
     "readers",
+    "oauth_clients",
+    "oauth_requests",
+    "oauth_tokens",
     "secrets",
     "artifacts",
     "supervised_runs",

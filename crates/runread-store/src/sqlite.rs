@@ -47,6 +47,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 10: readers (a named client with one key, holding grants); each grant of before becomes
     // one reader holding it, with its key; calls name their reader.
     include_str!("../migrations/sqlite/0010.sql"),
+    // 11: connectors: dynamically registered OAuth clients, authorization requests waiting for
+    // the owner's consent, tokens as hashes.
+    include_str!("../migrations/sqlite/0011.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.

@@ -18,8 +18,9 @@ use runread_core::{Agent, Feature, Target};
 use runread_sessions::FileIdentity;
 
 use crate::{
-    ArtifactRecord, Grant, Reader, Receipt, Result, RunRecord, SealedSecret, SessionRecord,
-    SessionStamp, StartMeta, StartRecord, StoreError, SupervisedRun, Workspace,
+    ArtifactRecord, Grant, OAuthClient, OAuthRequest, OAuthToken, Reader, Receipt, Result,
+    RunRecord, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartRecord, StoreError,
+    SupervisedRun, TokenKind, Workspace,
 };
 
 /// The migration that added `runs.started_ms`; each store fills in earlier rows right after it
@@ -410,6 +411,88 @@ pub(crate) const READER_GRANT_TALLY: &str =
 /// come back with `NULL`.
 pub(crate) const READER_LAST_READS: &str = "SELECT r.id, (SELECT max(s.created_at) FROM start_records s \
      WHERE s.reader_id = r.id) FROM readers r ORDER BY r.id";
+macro_rules! oauth_client_cols {
+    () => {
+        "client_id, name, redirect_uris, created_at, approved_at"
+    };
+}
+/// A client is added only while both bounds hold (every client, those never approved), in one
+/// statement: the checks and the insert see the same table.
+pub(crate) const INSERT_OAUTH_CLIENT: &str = concat!(
+    "INSERT INTO oauth_clients (",
+    oauth_client_cols!(),
+    ") SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS BIGINT), NULL \
+     WHERE (SELECT count(*) FROM oauth_clients) < $5 \
+     AND (SELECT count(*) FROM oauth_clients WHERE approved_at IS NULL) < $6"
+);
+pub(crate) const OAUTH_CLIENT: &str =
+    select!(oauth_client_cols, "oauth_clients WHERE client_id = $1");
+pub(crate) const APPROVE_OAUTH_CLIENT: &str =
+    "UPDATE oauth_clients SET approved_at = $1 WHERE client_id = $2 AND approved_at IS NULL";
+macro_rules! oauth_request_cols {
+    () => {
+        "id, user_code, client_id, client_name, redirect_uri, state, code_challenge, resource, \
+         scope, created_at, expires_at, decided_at, reader_id, granted_scope, code_hash, \
+         code_expires_at, code_used_at"
+    };
+}
+/// A request is added only while fewer than the bound are waiting for the owner.
+pub(crate) const INSERT_OAUTH_REQUEST: &str = concat!(
+    "INSERT INTO oauth_requests (",
+    oauth_request_cols!(),
+    ") SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS TEXT), \
+     CAST($5 AS TEXT), CAST($6 AS TEXT), CAST($7 AS TEXT), CAST($8 AS TEXT), CAST($9 AS TEXT), \
+     CAST($10 AS BIGINT), CAST($11 AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL \
+     WHERE (SELECT count(*) FROM oauth_requests WHERE decided_at IS NULL AND expires_at > $10) < $12"
+);
+pub(crate) const OAUTH_REQUEST: &str = select!(oauth_request_cols, "oauth_requests WHERE id = $1");
+pub(crate) const OAUTH_REQUEST_BY_CODE: &str =
+    select!(oauth_request_cols, "oauth_requests WHERE code_hash = $1");
+/// Requests waiting for the owner, oldest first.
+pub(crate) const OAUTH_REQUESTS_PENDING: &str = select!(
+    oauth_request_cols,
+    "oauth_requests WHERE decided_at IS NULL AND expires_at > $1 ORDER BY created_at, id"
+);
+pub(crate) const DECIDE_OAUTH_REQUEST: &str = "UPDATE oauth_requests SET decided_at = $1, \
+     reader_id = $2, granted_scope = $3 WHERE id = $4 AND decided_at IS NULL AND expires_at > $1";
+/// An approved request's one code (a second visit of the page gets none).
+pub(crate) const ISSUE_OAUTH_CODE: &str = "UPDATE oauth_requests SET code_hash = $1, \
+     code_expires_at = $2 WHERE id = $3 AND reader_id IS NOT NULL AND code_hash IS NULL \
+     AND expires_at > $4";
+pub(crate) const REDEEM_OAUTH_CODE: &str = "UPDATE oauth_requests SET code_used_at = $1 \
+     WHERE code_hash = $2 AND code_used_at IS NULL";
+macro_rules! oauth_token_cols {
+    () => {
+        "token_hash, kind, reader_id, client_id, family, resource, scope, created_at, \
+         expires_at, used_at, revoked_at"
+    };
+}
+pub(crate) const INSERT_OAUTH_TOKEN: &str = insert!(
+    "oauth_tokens",
+    oauth_token_cols,
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11"
+);
+pub(crate) const OAUTH_TOKEN: &str =
+    select!(oauth_token_cols, "oauth_tokens WHERE token_hash = $1");
+/// A refresh token's one rotation.
+pub(crate) const USE_OAUTH_REFRESH: &str = "UPDATE oauth_tokens SET used_at = $1 \
+     WHERE token_hash = $2 AND kind = 'refresh' AND used_at IS NULL AND revoked_at IS NULL \
+     AND expires_at > $1";
+pub(crate) const REVOKE_OAUTH_FAMILY: &str =
+    "UPDATE oauth_tokens SET revoked_at = $1 WHERE family = $2 AND revoked_at IS NULL";
+/// What is over: tokens and requests past their expiry, clients never approved after a day.
+pub(crate) const PURGE_OAUTH_TOKENS: &str = "DELETE FROM oauth_tokens WHERE expires_at <= $1";
+pub(crate) const PURGE_OAUTH_REQUESTS: &str = "DELETE FROM oauth_requests WHERE expires_at <= $1 AND (code_expires_at IS NULL OR code_expires_at <= $1)";
+pub(crate) const PURGE_OAUTH_CLIENTS: &str =
+    "DELETE FROM oauth_clients WHERE approved_at IS NULL AND created_at <= $1";
+/// The live reader of an id, with its live grants (as [`READER_OF_KEY`]).
+pub(crate) const READER_OF_ID: &str = concat!(
+    "SELECT r.id, r.name, r.key_hash, r.created_at, r.removed_at, ",
+    grant_read_cols!(),
+    " FROM readers r LEFT JOIN grants g ON g.reader_id = r.id AND g.revoked_at IS NULL \
+     AND g.expires_at > $1 WHERE r.id = $2 AND r.removed_at IS NULL \
+     ORDER BY g.created_at DESC, g.id DESC"
+);
 /// The newest start record with an idempotency key at or after a time (a replay).
 pub(crate) const START_REPLAY: &str = select!(
     start_cols,
@@ -829,6 +912,92 @@ pub(crate) fn grant_values(g: &Grant) -> Vec<Value<'_>> {
     v
 }
 
+pub(crate) fn oauth_client(r: &dyn Cols) -> Result<OAuthClient> {
+    Ok(OAuthClient {
+        client_id: r.text(0)?,
+        name: r.text(1)?,
+        redirect_uris: serde_json::from_str(&r.text(2)?)?,
+        created_at_ms: r.int(3)?,
+        approved_at_ms: r.opt_int(4)?,
+    })
+}
+
+pub(crate) fn oauth_request(r: &dyn Cols) -> Result<OAuthRequest> {
+    Ok(OAuthRequest {
+        id: r.text(0)?,
+        user_code: r.text(1)?,
+        client_id: r.text(2)?,
+        client_name: r.text(3)?,
+        redirect_uri: r.text(4)?,
+        state: r.opt_text(5)?,
+        code_challenge: r.text(6)?,
+        resource: r.text(7)?,
+        scope: r.text(8)?,
+        created_at_ms: r.int(9)?,
+        expires_at_ms: r.int(10)?,
+        decided_at_ms: r.opt_int(11)?,
+        reader_id: r.opt_text(12)?,
+        granted_scope: r.opt_text(13)?,
+        code_hash: r.opt_text(14)?,
+        code_expires_at_ms: r.opt_int(15)?,
+        code_used_at_ms: r.opt_int(16)?,
+    })
+}
+
+pub(crate) fn oauth_request_values(q: &OAuthRequest, pending_max: u64) -> [Value<'_>; 12] {
+    values![
+        &q.id,
+        &q.user_code,
+        &q.client_id,
+        &q.client_name,
+        &q.redirect_uri,
+        &q.state,
+        &q.code_challenge,
+        &q.resource,
+        &q.scope,
+        q.created_at_ms,
+        q.expires_at_ms,
+        pending_max,
+    ]
+}
+
+pub(crate) fn oauth_token(r: &dyn Cols) -> Result<OAuthToken> {
+    let kind = match r.text(1)?.as_str() {
+        "access" => TokenKind::Access,
+        "refresh" => TokenKind::Refresh,
+        other => return Err(StoreError::Corrupt(format!("token kind {other:?}"))),
+    };
+    Ok(OAuthToken {
+        token_hash: r.text(0)?,
+        kind,
+        reader_id: r.text(2)?,
+        client_id: r.text(3)?,
+        family: r.text(4)?,
+        resource: r.text(5)?,
+        scope: r.text(6)?,
+        created_at_ms: r.int(7)?,
+        expires_at_ms: r.int(8)?,
+        used_at_ms: r.opt_int(9)?,
+        revoked_at_ms: r.opt_int(10)?,
+    })
+}
+
+pub(crate) fn oauth_token_values(t: &OAuthToken) -> [Value<'_>; 11] {
+    values![
+        &t.token_hash,
+        t.kind.as_str(),
+        &t.reader_id,
+        &t.client_id,
+        &t.family,
+        &t.resource,
+        &t.scope,
+        t.created_at_ms,
+        t.expires_at_ms,
+        t.used_at_ms,
+        t.revoked_at_ms,
+    ]
+}
+
 /// A row of [`reader_cols!`].
 pub(crate) fn reader(r: &dyn Cols) -> Result<Reader> {
     Ok(Reader {
@@ -1118,6 +1287,186 @@ macro_rules! same_in_every_store {
             let rows = self.read_all(
                 $crate::vocab::READER_OF_KEY,
                 &$crate::vocab::values![now_ms, key_hash],
+                $crate::vocab::reader_and_grant,
+            )?;
+            let mut rows = rows.into_iter();
+            let Some((reader, first)) = rows.next() else {
+                return Ok(None);
+            };
+            let grants = first
+                .into_iter()
+                .chain(rows.filter_map(|(_, g)| g))
+                .collect();
+            Ok(Some((reader, grants)))
+        }
+
+        fn insert_oauth_client(
+            &self,
+            c: &$crate::OAuthClient,
+            bounds: $crate::OAuthClientBounds,
+        ) -> $crate::Result<bool> {
+            let uris = serde_json::to_string(&c.redirect_uris)?;
+            Ok(self.write(
+                $crate::vocab::INSERT_OAUTH_CLIENT,
+                &$crate::vocab::values![
+                    &c.client_id,
+                    &c.name,
+                    uris,
+                    c.created_at_ms,
+                    bounds.total_max,
+                    bounds.unapproved_max,
+                ],
+            )? == 1)
+        }
+
+        fn oauth_client(&self, client_id: &str) -> $crate::Result<Option<$crate::OAuthClient>> {
+            self.read_opt(
+                $crate::vocab::OAUTH_CLIENT,
+                &$crate::vocab::values![client_id],
+                $crate::vocab::oauth_client,
+            )
+        }
+
+        fn insert_oauth_request(
+            &self,
+            q: &$crate::OAuthRequest,
+            pending_max: u64,
+        ) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::INSERT_OAUTH_REQUEST,
+                &$crate::vocab::oauth_request_values(q, pending_max),
+            )? == 1)
+        }
+
+        fn oauth_request(&self, id: &str) -> $crate::Result<Option<$crate::OAuthRequest>> {
+            self.read_opt(
+                $crate::vocab::OAUTH_REQUEST,
+                &$crate::vocab::values![id],
+                $crate::vocab::oauth_request,
+            )
+        }
+
+        fn oauth_requests_pending(&self, now_ms: i64) -> $crate::Result<Vec<$crate::OAuthRequest>> {
+            self.read_all(
+                $crate::vocab::OAUTH_REQUESTS_PENDING,
+                &$crate::vocab::values![now_ms],
+                $crate::vocab::oauth_request,
+            )
+        }
+
+        fn decide_oauth_request(
+            &self,
+            id: &str,
+            approved: Option<(&str, &str)>,
+            now_ms: i64,
+        ) -> $crate::Result<bool> {
+            let (reader_id, scope) = match approved {
+                Some((r, s)) => (Some(r), Some(s)),
+                None => (None, None),
+            };
+            let decided = self.write(
+                $crate::vocab::DECIDE_OAUTH_REQUEST,
+                &$crate::vocab::values![now_ms, reader_id, scope, id],
+            )? == 1;
+            if decided && approved.is_some() {
+                if let Some(q) = self.oauth_request(id)? {
+                    self.write(
+                        $crate::vocab::APPROVE_OAUTH_CLIENT,
+                        &$crate::vocab::values![now_ms, &q.client_id],
+                    )?;
+                }
+            }
+            Ok(decided)
+        }
+
+        fn issue_oauth_code(
+            &self,
+            id: &str,
+            code_hash: &str,
+            code_expires_at_ms: i64,
+            now_ms: i64,
+        ) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::ISSUE_OAUTH_CODE,
+                &$crate::vocab::values![code_hash, code_expires_at_ms, id, now_ms],
+            )? == 1)
+        }
+
+        fn redeem_oauth_code(
+            &self,
+            code_hash: &str,
+            now_ms: i64,
+        ) -> $crate::Result<$crate::CodeRedemption> {
+            let fresh = self.write(
+                $crate::vocab::REDEEM_OAUTH_CODE,
+                &$crate::vocab::values![now_ms, code_hash],
+            )? == 1;
+            let request = self.read_opt(
+                $crate::vocab::OAUTH_REQUEST_BY_CODE,
+                &$crate::vocab::values![code_hash],
+                $crate::vocab::oauth_request,
+            )?;
+            Ok(match (request, fresh) {
+                (None, _) => $crate::CodeRedemption::Unknown,
+                (Some(q), true) => $crate::CodeRedemption::Redeemed(Box::new(q)),
+                (Some(q), false) => $crate::CodeRedemption::Reused(Box::new(q)),
+            })
+        }
+
+        fn insert_oauth_token(&self, t: &$crate::OAuthToken) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::INSERT_OAUTH_TOKEN,
+                &$crate::vocab::oauth_token_values(t),
+            )
+            .map(drop)
+        }
+
+        fn oauth_token(&self, token_hash: &str) -> $crate::Result<Option<$crate::OAuthToken>> {
+            self.read_opt(
+                $crate::vocab::OAUTH_TOKEN,
+                &$crate::vocab::values![token_hash],
+                $crate::vocab::oauth_token,
+            )
+        }
+
+        fn use_oauth_refresh(&self, token_hash: &str, now_ms: i64) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::USE_OAUTH_REFRESH,
+                &$crate::vocab::values![now_ms, token_hash],
+            )? == 1)
+        }
+
+        fn revoke_oauth_family(&self, family: &str, now_ms: i64) -> $crate::Result<u64> {
+            Ok(self.write(
+                $crate::vocab::REVOKE_OAUTH_FAMILY,
+                &$crate::vocab::values![now_ms, family],
+            )? as u64)
+        }
+
+        fn purge_oauth(&self, now_ms: i64, unapproved_before_ms: i64) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::PURGE_OAUTH_TOKENS,
+                &$crate::vocab::values![now_ms],
+            )?;
+            self.write(
+                $crate::vocab::PURGE_OAUTH_REQUESTS,
+                &$crate::vocab::values![now_ms],
+            )?;
+            self.write(
+                $crate::vocab::PURGE_OAUTH_CLIENTS,
+                &$crate::vocab::values![unapproved_before_ms],
+            )?;
+            Ok(())
+        }
+
+        fn reader_of_id(
+            &self,
+            reader_id: &str,
+            now_ms: i64,
+        ) -> $crate::Result<Option<($crate::Reader, Vec<$crate::Grant>)>> {
+            let rows = self.read_all(
+                $crate::vocab::READER_OF_ID,
+                &$crate::vocab::values![now_ms, reader_id],
                 $crate::vocab::reader_and_grant,
             )?;
             let mut rows = rows.into_iter();

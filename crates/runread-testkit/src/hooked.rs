@@ -8,9 +8,10 @@ use runread_core::Target;
 use runread_core::cursor::CursorKey;
 use runread_sessions::EntrySummary;
 use runread_store::{
-    ArtifactRecord, AuditFilter, AuditPage, Grant, IngestCommit, Reader, Receipt, Result,
-    RunFilter, RunRecord, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome,
-    StartRecord, Store, SupervisedRun, Workspace,
+    ArtifactRecord, AuditFilter, AuditPage, CodeRedemption, Grant, IngestCommit, OAuthClient,
+    OAuthClientBounds, OAuthRequest, OAuthToken, Reader, Receipt, Result, RunFilter, RunRecord,
+    SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord, Store,
+    SupervisedRun, Workspace,
 };
 
 /// Runs before an ingest commit; an error refuses the commit.
@@ -105,6 +106,60 @@ impl Store for Hooked {
     }
     fn reader_of_key(&self, key_hash: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>> {
         self.inner.reader_of_key(key_hash, now_ms)
+    }
+    fn reader_of_id(&self, reader_id: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>> {
+        self.inner.reader_of_id(reader_id, now_ms)
+    }
+    fn insert_oauth_client(&self, c: &OAuthClient, bounds: OAuthClientBounds) -> Result<bool> {
+        self.inner.insert_oauth_client(c, bounds)
+    }
+    fn oauth_client(&self, client_id: &str) -> Result<Option<OAuthClient>> {
+        self.inner.oauth_client(client_id)
+    }
+    fn insert_oauth_request(&self, q: &OAuthRequest, pending_max: u64) -> Result<bool> {
+        self.inner.insert_oauth_request(q, pending_max)
+    }
+    fn oauth_request(&self, id: &str) -> Result<Option<OAuthRequest>> {
+        self.inner.oauth_request(id)
+    }
+    fn oauth_requests_pending(&self, now_ms: i64) -> Result<Vec<OAuthRequest>> {
+        self.inner.oauth_requests_pending(now_ms)
+    }
+    fn decide_oauth_request(
+        &self,
+        id: &str,
+        approved: Option<(&str, &str)>,
+        now_ms: i64,
+    ) -> Result<bool> {
+        self.inner.decide_oauth_request(id, approved, now_ms)
+    }
+    fn issue_oauth_code(
+        &self,
+        id: &str,
+        code_hash: &str,
+        code_expires_at_ms: i64,
+        now_ms: i64,
+    ) -> Result<bool> {
+        self.inner
+            .issue_oauth_code(id, code_hash, code_expires_at_ms, now_ms)
+    }
+    fn redeem_oauth_code(&self, code_hash: &str, now_ms: i64) -> Result<CodeRedemption> {
+        self.inner.redeem_oauth_code(code_hash, now_ms)
+    }
+    fn insert_oauth_token(&self, t: &OAuthToken) -> Result<()> {
+        self.inner.insert_oauth_token(t)
+    }
+    fn oauth_token(&self, token_hash: &str) -> Result<Option<OAuthToken>> {
+        self.inner.oauth_token(token_hash)
+    }
+    fn use_oauth_refresh(&self, token_hash: &str, now_ms: i64) -> Result<bool> {
+        self.inner.use_oauth_refresh(token_hash, now_ms)
+    }
+    fn revoke_oauth_family(&self, family: &str, now_ms: i64) -> Result<u64> {
+        self.inner.revoke_oauth_family(family, now_ms)
+    }
+    fn purge_oauth(&self, now_ms: i64, unapproved_before_ms: i64) -> Result<()> {
+        self.inner.purge_oauth(now_ms, unapproved_before_ms)
     }
     fn reader_by_name(&self, name: &str) -> Result<Option<Reader>> {
         self.inner.reader_by_name(name)

@@ -413,6 +413,15 @@ pub(crate) struct ServeArgs {
     /// Also accept requests carrying this Origin (a browser-based client). Repeatable.
     #[arg(long)]
     pub(crate) allow_origin: Vec<String>,
+    /// The https origin your tunnel or reverse proxy presents (https://NAME.example): chat
+    /// assistants' connectors reach runread there with OAuth, the owner approving each on the
+    /// console. Its MCP endpoint is this URL + /mcp.
+    #[arg(long, value_name = "URL")]
+    pub(crate) public_url: Option<String>,
+    /// A host whose Client ID Metadata Documents runread may fetch from a loopback or private
+    /// address (by default only global addresses are fetched). Repeatable.
+    #[arg(long, value_name = "HOST", requires = "public_url")]
+    pub(crate) cimd_allow_host: Vec<String>,
     /// Also watch the agents' session directories in this process (see `runread watch`).
     #[arg(long)]
     pub(crate) watch: bool,

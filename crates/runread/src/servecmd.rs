@@ -58,6 +58,7 @@ pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: 
                 hosts: a.allow_host,
                 origins: a.allow_origin,
                 protocols: a.protocol.into(),
+                public: public_origin(a.public_url.as_deref(), a.cimd_allow_host)?,
             },
             a.console.then_some((a.console_listen, a.open)),
         ),
@@ -67,6 +68,17 @@ pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: 
         watcher.stop_and_join();
     }
     served
+}
+
+/// The connector's public origin of `--public-url`, with the hosts of `--cimd-allow-host`.
+fn public_origin(
+    url: Option<&str>,
+    cimd_private_hosts: Vec<String>,
+) -> Result<Option<Arc<runread_mcp::connector::PublicOrigin>>, String> {
+    let Some(url) = url else { return Ok(None) };
+    let mut public = runread_mcp::connector::PublicOrigin::parse(url)?;
+    public.cimd_private_hosts = cimd_private_hosts;
+    Ok(Some(Arc::new(public)))
 }
 
 /// The signals that stop runread's long-running commands: Ctrl-C (SIGINT), and SIGTERM, what
@@ -152,6 +164,7 @@ pub(crate) fn serve(
     .map(|v| v.as_str())
     .collect::<Vec<_>>()
     .join(", ");
+    let public = allowed.public.clone();
     rt.block_on(async move {
         runread_mcp::server::serve_with(
             service,
@@ -162,6 +175,12 @@ pub(crate) fn serve(
                     "runread serving MCP ({versions}) at http://{addr}{} (Ctrl-C to stop)",
                     runread_mcp::MCP_PATH
                 );
+                if let Some(p) = &public {
+                    eprintln!(
+                        "connectors: {} (OAuth; approve each connection on the console)",
+                        p.connector.resource
+                    );
+                }
                 let _ = bound_tx.send(addr);
             },
             until_stopped(),

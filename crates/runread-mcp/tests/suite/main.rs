@@ -8,6 +8,7 @@ mod admission;
 mod agent_ids;
 mod claude_suite;
 mod codex_suite;
+mod connector;
 mod eras;
 mod readers;
 mod recorded_agents;

@@ -8,9 +8,10 @@ use runread_sessions::{EntryKind, EntrySummary};
 use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
-    ArtifactRecord, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background, Foreground,
-    Grant, IngestCommit, Phase, Proof, Reader, Receipt, RunFilter, SealedSecret, SessionRecord,
-    SessionStamp, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
+    ArtifactRecord, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background, CodeRedemption,
+    Foreground, Grant, IngestCommit, OAuthClient, OAuthClientBounds, OAuthRequest, OAuthToken,
+    Phase, Proof, Reader, Receipt, RunFilter, SealedSecret, SessionRecord, SessionStamp, StartMeta,
+    StartOutcome, StartRecord, Store, SupervisedRun, TokenKind,
 };
 use runread_testkit::{pg, records};
 
@@ -900,6 +901,177 @@ fn supervised_runs_are_replaced_by_key(s: &dyn Store) {
     assert_eq!(s.supervised("s1", 2, "r1").unwrap(), None);
 }
 
+fn oauth_client(id: &str, at: i64) -> OAuthClient {
+    OAuthClient {
+        client_id: id.into(),
+        name: format!("client {id}"),
+        redirect_uris: vec![
+            "https://c.example/cb".into(),
+            "http://127.0.0.1:9/cb".into(),
+        ],
+        created_at_ms: at,
+        approved_at_ms: None,
+    }
+}
+
+fn oauth_request(id: &str, at: i64) -> OAuthRequest {
+    OAuthRequest {
+        id: id.into(),
+        user_code: "BCDF-GHJK".into(),
+        client_id: "c1".into(),
+        client_name: "client c1".into(),
+        redirect_uri: "https://c.example/cb".into(),
+        state: Some("st".into()),
+        code_challenge: "ch".into(),
+        resource: "https://r.example/mcp".into(),
+        scope: "final_answer".into(),
+        created_at_ms: at,
+        expires_at_ms: at + 100,
+        decided_at_ms: None,
+        reader_id: None,
+        granted_scope: None,
+        code_hash: None,
+        code_expires_at_ms: None,
+        code_used_at_ms: None,
+    }
+}
+
+fn oauth_token(hash: &str, kind: TokenKind, family: &str) -> OAuthToken {
+    OAuthToken {
+        token_hash: hash.into(),
+        kind,
+        reader_id: "r1".into(),
+        client_id: "c1".into(),
+        family: family.into(),
+        resource: "https://r.example/mcp".into(),
+        scope: "final_answer".into(),
+        created_at_ms: 10,
+        expires_at_ms: 1_000,
+        used_at_ms: None,
+        revoked_at_ms: None,
+    }
+}
+
+/// Connectors' records: client bounds held at N and refused at N + 1, requests waiting for the
+/// owner bounded the same way and decided once, a code issued once and redeemed once (then
+/// reported reused), a refresh token used once, a family revoked together, and what is over
+/// purged.
+fn oauth_clients_requests_codes_and_tokens(s: &dyn Store) {
+    let bounds = OAuthClientBounds {
+        total_max: 3,
+        unapproved_max: 2,
+    };
+    assert!(
+        s.insert_oauth_client(&oauth_client("c1", 10), bounds)
+            .unwrap()
+    );
+    assert!(
+        s.insert_oauth_client(&oauth_client("c2", 10), bounds)
+            .unwrap()
+    );
+    assert!(
+        !s.insert_oauth_client(&oauth_client("c3", 10), bounds)
+            .unwrap(),
+        "unapproved bound"
+    );
+    assert_eq!(
+        s.oauth_client("c1").unwrap().unwrap(),
+        oauth_client("c1", 10)
+    );
+    assert_eq!(s.oauth_client("c3").unwrap(), None);
+    s.insert_reader(&reader("r1", "reader", "kh1")).unwrap();
+
+    assert!(s.insert_oauth_request(&oauth_request("q1", 10), 2).unwrap());
+    assert!(s.insert_oauth_request(&oauth_request("q2", 10), 2).unwrap());
+    assert!(
+        !s.insert_oauth_request(&oauth_request("q3", 10), 2).unwrap(),
+        "pending bound"
+    );
+    assert_eq!(s.oauth_requests_pending(20).unwrap().len(), 2);
+    assert_eq!(s.oauth_requests_pending(200).unwrap().len(), 0, "expired");
+    // Decided once; approving marks the client approved (no longer under the unapproved bound).
+    assert!(
+        s.decide_oauth_request("q1", Some(("r1", "final_answer")), 20)
+            .unwrap()
+    );
+    assert!(!s.decide_oauth_request("q1", None, 21).unwrap());
+    assert!(!s.decide_oauth_request("q2", None, 500).unwrap(), "expired");
+    assert!(s.decide_oauth_request("q2", None, 22).unwrap());
+    assert_eq!(
+        s.oauth_client("c1").unwrap().unwrap().approved_at_ms,
+        Some(20)
+    );
+    assert!(
+        s.insert_oauth_client(&oauth_client("c3", 10), bounds)
+            .unwrap()
+    );
+    assert!(
+        !s.insert_oauth_client(&oauth_client("c4", 10), bounds)
+            .unwrap(),
+        "total bound"
+    );
+    // One code per approved request, redeemed once.
+    assert!(
+        !s.issue_oauth_code("q2", "code2", 90, 30).unwrap(),
+        "denied: no code"
+    );
+    assert!(s.issue_oauth_code("q1", "code1", 90, 30).unwrap());
+    assert!(
+        !s.issue_oauth_code("q1", "code1b", 90, 31).unwrap(),
+        "one code"
+    );
+    let q1 = s.oauth_request("q1").unwrap().unwrap();
+    assert_eq!(q1.reader_id.as_deref(), Some("r1"));
+    assert_eq!(q1.granted_scope.as_deref(), Some("final_answer"));
+    assert_eq!(q1.code_expires_at_ms, Some(90));
+    match s.redeem_oauth_code("code1", 40).unwrap() {
+        CodeRedemption::Redeemed(q) => assert_eq!(q.id, "q1"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        s.redeem_oauth_code("code1", 41).unwrap(),
+        CodeRedemption::Reused(_)
+    ));
+    assert_eq!(
+        s.redeem_oauth_code("nope", 41).unwrap(),
+        CodeRedemption::Unknown
+    );
+
+    // Tokens: a refresh token used once; a family revoked together.
+    s.insert_oauth_token(&oauth_token("a1", TokenKind::Access, "q1"))
+        .unwrap();
+    s.insert_oauth_token(&oauth_token("f1", TokenKind::Refresh, "q1"))
+        .unwrap();
+    s.insert_oauth_token(&oauth_token("a2", TokenKind::Access, "other"))
+        .unwrap();
+    assert_eq!(
+        s.oauth_token("a1").unwrap().unwrap(),
+        oauth_token("a1", TokenKind::Access, "q1")
+    );
+    assert!(
+        !s.use_oauth_refresh("a1", 50).unwrap(),
+        "an access token is not a refresh token"
+    );
+    assert!(s.use_oauth_refresh("f1", 50).unwrap());
+    assert!(!s.use_oauth_refresh("f1", 51).unwrap(), "used once");
+    assert_eq!(s.revoke_oauth_family("q1", 60).unwrap(), 2);
+    assert_eq!(
+        s.oauth_token("a1").unwrap().unwrap().revoked_at_ms,
+        Some(60)
+    );
+    assert_eq!(s.oauth_token("a2").unwrap().unwrap().revoked_at_ms, None);
+    // A connector's reader, by id, with its live grants.
+    let (r, grants) = s.reader_of_id("r1", 50).unwrap().unwrap();
+    assert_eq!((r.id.as_str(), grants.len()), ("r1", 0));
+    assert!(s.reader_of_id("r2", 50).unwrap().is_none());
+    // Purged: expired tokens and requests, clients never approved registered before the cut.
+    s.purge_oauth(2_000, 11).unwrap();
+    assert_eq!(s.oauth_token("a2").unwrap(), None);
+    assert_eq!(s.oauth_request("q2").unwrap(), None);
+    assert_eq!(s.oauth_client("c2").unwrap(), None, "never approved");
+    assert!(s.oauth_client("c1").unwrap().is_some(), "approved");
+}
+
 /// Runs `check` on a fresh database as a LOGIN role that is only a member of the restricted
 /// role (what operators connect runread as): the owner migrates and grants first.
 fn as_the_restricted_role(check: fn(&dyn Store)) {
@@ -967,6 +1139,7 @@ contract!(
     supervised_runs_are_replaced_by_key,
     runs_page_newest_first_filtered_and_bounded,
     sessions_under_a_path_prefix_are_those_session_by_path_finds,
+    oauth_clients_requests_codes_and_tokens,
 );
 
 /// The restricted role can do nothing to the append-only tables but read and insert, nor change

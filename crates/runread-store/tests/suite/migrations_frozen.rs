@@ -51,6 +51,10 @@ const RELEASED: &[(&str, &str)] = &[
         "8d23d4e2ecef41f2f98dc69caffb107e230e49f62556d7e24657065f242d5eda",
     ),
     (
+        "sqlite/0011.sql",
+        "24a116bb25467052394c2cb9535aa34d76439e0cd8d8edc24a8b7111bd88118a",
+    ),
+    (
         "postgres/0001.sql",
         "9c51c4639f75e739ff6e57b24e0f6ddce96964a58de1e3ad56475e068b091991",
     ),
@@ -89,6 +93,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0010.sql",
         "cd549394a24ed3d4722e3981bd28be099a4d6be719e6d51fd40f695ec056078f",
+    ),
+    (
+        "postgres/0011.sql",
+        "566684f1f4bf290d0c3299c54be94b33416970e03cdb21cf797c77c5af5f3e09",
     ),
 ];
 
