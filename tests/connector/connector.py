@@ -200,8 +200,6 @@ def main_in_venv(args: argparse.Namespace) -> int:
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service as DriverService
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
@@ -251,26 +249,13 @@ def main_in_venv(args: argparse.Namespace) -> int:
             [runread, "--home", str(home), "serve", "--listen", f"127.0.0.1:{mcp_port}", "--public-url", public,
              "--cimd-allow-host", "localhost", "--console", "--console-listen", f"127.0.0.1:{console_port}"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        login = ""
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and server.stdout is not None:
-            line = server.stdout.readline()
-            if not line:
-                break
-            if re.fullmatch(r"http://127\.0\.0\.1:\d+/login\?token=[0-9a-f]{64}\n", line):
-                login = line.strip()
-                break
+        login = BROWSER.login_link(server)
         checks.check("runread serves with --public-url and prints the console's login link", bool(login), login)
         if not login:
             return 1
         meta, meta_port = metadata_server(cert, key)
 
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = str(BROWSER.CHROMIUM)
-        for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                  "--window-size=1280,1000", "--no-first-run", "--password-store=basic"):
-            opts.add_argument(a)
-        driver = webdriver.Chrome(service=DriverService(executable_path=str(BROWSER.CHROMEDRIVER)), options=opts)
+        driver = BROWSER.headless_chromium()
         wait = WebDriverWait(driver, WAIT_SECS)
         driver.get(login)
         wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "table.runs")))

@@ -153,6 +153,31 @@ def paste_into_claude_code(command: str, tmp: Path) -> str:
                 f"`claude mcp list` exited {ls.returncode}: {(ls.stdout + ls.stderr)[-400:]}")
 
 
+def login_link(server: subprocess.Popen[str]) -> str:
+    """The console's one-time login link, which it prints on a line of its own (within 30 s)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and server.stdout is not None:
+        line = server.stdout.readline()
+        if not line:
+            break
+        if re.fullmatch(r"http://127\.0\.0\.1:\d+/login\?token=[0-9a-f]{64}\n", line):
+            return line.strip()
+    return ""
+
+
+def headless_chromium():  # type: ignore[no-untyped-def]
+    """Debian's chromium, headless, through chromedriver (within the selenium venv)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as DriverService
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+              "--window-size=1280,1000", "--no-first-run", "--password-store=basic"):
+        opts.add_argument(a)
+    return webdriver.Chrome(service=DriverService(executable_path=str(CHROMEDRIVER)), options=opts)
+
+
 class Checks:
     def __init__(self) -> None:
         self.passed = 0
@@ -167,9 +192,7 @@ class Checks:
 
 
 def main_in_venv(args: argparse.Namespace) -> int:
-    from selenium import webdriver
     from selenium.common.exceptions import TimeoutException
-    from selenium.webdriver.chrome.service import Service as DriverService
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
@@ -200,27 +223,14 @@ def main_in_venv(args: argparse.Namespace) -> int:
     driver = None
     evil = None
     try:
-        login = ""
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and server.stdout is not None:
-            line = server.stdout.readline()
-            if not line:
-                break
-            if re.fullmatch(r"http://127\.0\.0\.1:\d+/login\?token=[0-9a-f]{64}\n", line):
-                login = line.strip()
-                break
+        login = login_link(server)
         checks.check("the console prints its login link on a line of its own", bool(login), login)
         if not login:
             return 1
         origin = f"http://127.0.0.1:{console_port}"
         mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
 
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = str(CHROMIUM)
-        for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                  "--window-size=1280,1000", "--no-first-run", "--password-store=basic"):
-            opts.add_argument(a)
-        driver = webdriver.Chrome(service=DriverService(executable_path=str(CHROMEDRIVER)), options=opts)
+        driver = headless_chromium()
         waiter = WebDriverWait(driver, WAIT_SECS)
 
         class Wait:

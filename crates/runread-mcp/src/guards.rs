@@ -44,7 +44,7 @@ pub struct Allowed {
     /// The public origin of a connector (`--public-url`): its authority is answered as `Host`,
     /// bearer tokens are taken in `Authorization`, and the forwarding headers its tunnel adds are
     /// tolerated (never read). `None`: none of this.
-    pub public: Option<Arc<crate::connector::PublicOrigin>>,
+    pub public: Option<Arc<crate::public::PublicOrigin>>,
 }
 
 /// Which MCP protocol versions the endpoint speaks. Admission is the same for all of them: every

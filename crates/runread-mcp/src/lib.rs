@@ -15,6 +15,7 @@ pub mod configs;
 pub mod connector;
 mod door;
 pub mod guards;
+pub mod public;
 pub mod server;
 
 /// The newest protocol version served, the one runread's own client speaks.

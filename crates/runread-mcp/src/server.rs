@@ -24,9 +24,9 @@ use runread_core::envelope::Labeled;
 use runread_core::limits::HTTP_BODY_MAX_BYTES;
 use runread_service::{Answer, KeyContext, Service, ToolDef};
 
-use crate::connector::PublicOrigin;
 use crate::door::AdmittedKey;
 use crate::guards::Protocols;
+use crate::public::PublicOrigin;
 use crate::{KEY_HEADER, MCP_PATH};
 
 /// Every protocol version runread speaks, newest first: the stateless 2026-07-28 and the dated

@@ -890,6 +890,19 @@ fn grant_at(r: &dyn Cols, i: usize) -> Result<Grant> {
     })
 }
 
+/// The rows of [`READER_OF_KEY`] or [`READER_OF_ID`] as the reader and its grants.
+pub(crate) fn reader_with_grants(
+    rows: Vec<(Reader, Option<Grant>)>,
+) -> Option<(Reader, Vec<Grant>)> {
+    let mut rows = rows.into_iter();
+    let (reader, first) = rows.next()?;
+    let grants = first
+        .into_iter()
+        .chain(rows.filter_map(|(_, g)| g))
+        .collect();
+    Some((reader, grants))
+}
+
 /// A row of [`READER_OF_KEY`]: the reader, and one of its live grants unless it has none.
 pub(crate) fn reader_and_grant(r: &dyn Cols) -> Result<(Reader, Option<Grant>)> {
     let grant = match r.opt_text(5)? {
@@ -1289,15 +1302,7 @@ macro_rules! same_in_every_store {
                 &$crate::vocab::values![now_ms, key_hash],
                 $crate::vocab::reader_and_grant,
             )?;
-            let mut rows = rows.into_iter();
-            let Some((reader, first)) = rows.next() else {
-                return Ok(None);
-            };
-            let grants = first
-                .into_iter()
-                .chain(rows.filter_map(|(_, g)| g))
-                .collect();
-            Ok(Some((reader, grants)))
+            Ok($crate::vocab::reader_with_grants(rows))
         }
 
         fn insert_oauth_client(
@@ -1469,15 +1474,7 @@ macro_rules! same_in_every_store {
                 &$crate::vocab::values![now_ms, reader_id],
                 $crate::vocab::reader_and_grant,
             )?;
-            let mut rows = rows.into_iter();
-            let Some((reader, first)) = rows.next() else {
-                return Ok(None);
-            };
-            let grants = first
-                .into_iter()
-                .chain(rows.filter_map(|(_, g)| g))
-                .collect();
-            Ok(Some((reader, grants)))
+            Ok($crate::vocab::reader_with_grants(rows))
         }
 
         fn reader_by_name(&self, name: &str) -> $crate::Result<Option<$crate::Reader>> {

@@ -74,9 +74,9 @@ pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: 
 fn public_origin(
     url: Option<&str>,
     cimd_private_hosts: Vec<String>,
-) -> Result<Option<Arc<runread_mcp::connector::PublicOrigin>>, String> {
+) -> Result<Option<Arc<runread_mcp::public::PublicOrigin>>, String> {
     let Some(url) = url else { return Ok(None) };
-    let mut public = runread_mcp::connector::PublicOrigin::parse(url)?;
+    let mut public = runread_mcp::public::PublicOrigin::parse(url)?;
     public.cimd_private_hosts = cimd_private_hosts;
     Ok(Some(Arc::new(public)))
 }

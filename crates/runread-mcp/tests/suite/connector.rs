@@ -15,8 +15,8 @@ use runread_core::Feature;
 use runread_core::limits::{
     OAUTH_BODY_MAX_BYTES, OAUTH_PENDING_REQUESTS_MAX, OAUTH_UNAPPROVED_CLIENTS_MAX,
 };
-use runread_mcp::connector::PublicOrigin;
 use runread_mcp::guards::Allowed;
+use runread_mcp::public::PublicOrigin;
 use runread_store::{RunRecord, Store};
 use runread_testkit::Env;
 

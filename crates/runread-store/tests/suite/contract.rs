@@ -1308,11 +1308,12 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
         })
         .unwrap();
     }
-    // Back to schema 6, as an earlier runread left it (migration 10's readers and 9's audit
-    // indexes undone too).
+    // Back to schema 6, as an earlier runread left it (migration 11's connectors, 10's readers
+    // and 9's audit indexes undone too).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
+        "DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
+         DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
          DROP TABLE grants; DROP TABLE readers; CREATE TABLE grants (id TEXT PRIMARY KEY, \
          key_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, instance TEXT NOT NULL, \
          revision INTEGER NOT NULL, workspace_id TEXT NOT NULL, session_id TEXT NOT NULL, \
