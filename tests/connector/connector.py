@@ -22,7 +22,7 @@ approval given on the console in headless Chromium.
 4. Refusals: a metadata document at a host not allowed to be private (``127.0.0.1``), one that
    redirects to 169.254.169.254, an oversized one and a slow one are each ``invalid_client`` on
    the page; an approval posted without the console's CSRF token is refused and the request stays
-   waiting; the page denies framing.
+   waiting; the page opens in the browser but not framed by another site.
 
 Prints one PASS/FAIL line per check, ends with ``connector: N passed, M failed``. Installs into a
 venv under $RUNREAD_CONNECTOR_CACHE (default ~/.cache/runread-connector) the pins of
@@ -181,7 +181,11 @@ def metadata_server(cert: Path, key: Path) -> tuple[http.server.ThreadingHTTPSer
             self.end_headers()
             self.wfile.write(body)
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, *a: Any) -> None:
+            pass  # a client that gave up (runread at its deadline) is not an error here
+
+    srv = Server(("127.0.0.1", 0), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
@@ -255,7 +259,10 @@ def main_in_venv(args: argparse.Namespace) -> int:
             return 1
         meta, meta_port = metadata_server(cert, key)
 
-        driver = BROWSER.headless_chromium()
+        # The browser finds the public name where the tunnel is, and takes the test CA's
+        # certificate there, as a user's browser would take the tunnel's.
+        driver = BROWSER.headless_chromium(f"--host-resolver-rules=MAP {PUBLIC_HOST} 127.0.0.1",
+                                           "--ignore-certificate-errors")
         wait = WebDriverWait(driver, WAIT_SECS)
         driver.get(login)
         wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "table.runs")))
@@ -401,9 +408,31 @@ def main_in_venv(args: argparse.Namespace) -> int:
         still = bool(code) and f"data-code=\"{code.group(1)}\"" in driver.page_source
         checks.check("an approval without the console's CSRF token is refused and the request still waits",
                      isinstance(result, int) and result >= 400 and still, f"{result} still={still}")
-        BROWSER_SHOTS = Path(args.shots)
-        BROWSER_SHOTS.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(BROWSER_SHOTS / "connections.png"))
+        shots = Path(args.shots)
+        shots.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(shots / "connections.png"))
+
+        # The public page, framed by another site: the browser refuses to show it.
+        page = authorize_url(f"https://localhost:{meta_port}/client.json", "http://localhost:3119/callback")
+        driver.get(page)
+        shown = driver.find_elements(By.ID, "user-code")
+        driver.save_screenshot(str(shots / "authorize.png"))
+        framing = tmp / "framing"
+        framing.mkdir()
+        (framing / "index.html").write_text(f'<!doctype html><iframe id="f" src="{page}" width=800 height=400></iframe>')
+        site = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(framing)))
+        threading.Thread(target=site.serve_forever, daemon=True).start()
+        try:
+            driver.get(f"http://127.0.0.1:{site.server_address[1]}/index.html")
+            time.sleep(2)  # the frame's navigation settles (its outcome is read below, not timed)
+            driver.switch_to.frame("f")
+            framed = driver.find_elements(By.ID, "user-code")
+            driver.switch_to.default_content()
+        finally:
+            site.shutdown()
+        checks.check("the public page opens in the browser but not inside another site's frame",
+                     bool(shown) and not framed, f"shown={len(shown)} framed={len(framed)}")
     finally:
         if driver is not None:
             driver.quit()

@@ -165,15 +165,16 @@ def login_link(server: subprocess.Popen[str]) -> str:
     return ""
 
 
-def headless_chromium():  # type: ignore[no-untyped-def]
-    """Debian's chromium, headless, through chromedriver (within the selenium venv)."""
+def headless_chromium(*extra: str):  # type: ignore[no-untyped-def]
+    """Debian's chromium, headless, through chromedriver (within the selenium venv), with `extra`
+    command-line switches."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service as DriverService
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = str(CHROMIUM)
     for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-              "--window-size=1280,1000", "--no-first-run", "--password-store=basic"):
+              "--window-size=1280,1000", "--no-first-run", "--password-store=basic", *extra):
         opts.add_argument(a)
     return webdriver.Chrome(service=DriverService(executable_path=str(CHROMEDRIVER)), options=opts)
 
