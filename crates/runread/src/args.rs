@@ -413,7 +413,7 @@ pub(crate) struct ServeArgs {
     /// Also accept requests carrying this Origin (a browser-based client). Repeatable.
     #[arg(long)]
     pub(crate) allow_origin: Vec<String>,
-    /// The https origin your tunnel or reverse proxy presents (https://NAME.example): chat
+    /// The https origin your tunnel or reverse proxy presents (`https://NAME.example`): chat
     /// assistants' connectors reach runread there with OAuth, the owner approving each on the
     /// console. Its MCP endpoint is this URL + /mcp.
     #[arg(long, value_name = "URL")]
