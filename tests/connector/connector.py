@@ -19,7 +19,11 @@ approval given on the console in headless Chromium.
    reads the run's final answer, checked against the fixture file.
 3. Client ID Metadata Document: the same with a client whose id is an HTTPS URL, served by a local
    HTTPS server this test starts (``localhost``, allowed with ``--cimd-allow-host``).
-4. Refusals: a metadata document at a host not allowed to be private (``127.0.0.1``), one that
+4. The official MCP conformance suite's authorization-server scenarios (``conformance
+   authorization``, the suite tests/conformance pins: ``authorization-server-metadata-endpoint`` and
+   ``authorization-code-grant``, its only scenarios for a server's OAuth side; its ``auth/*`` ones
+   test clients) against the public URL, the owner approving the suite's request on the console.
+5. Refusals: a metadata document at a host not allowed to be private (``127.0.0.1``), one that
    redirects to 169.254.169.254, an oversized one and a slow one are each ``invalid_client`` on
    the page; an approval posted without the console's CSRF token is refused and the request stays
    waiting; the page opens in the browser but not framed by another site.
@@ -191,6 +195,82 @@ def metadata_server(cert: Path, key: Path) -> tuple[http.server.ThreadingHTTPSer
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, srv.server_address[1]
+
+
+CONFORMANCE = REPO / "tests" / "conformance" / "run.py"
+# Node resolves the tunnel's public name to the front on loopback, as this process does.
+NODE_PRELOAD = f"""
+const dns = require('dns');
+const lookup = dns.lookup;
+dns.lookup = function (host, ...rest) {{
+  return lookup.call(this, host === '{PUBLIC_HOST}' ? '127.0.0.1' : host, ...rest);
+}};
+"""
+
+
+def conformance_authorization(fetch: Any, approve: Any, public: str, ca: Path, tmp: Path, checks: Any) -> None:
+    """Runs `conformance authorization` (the suite pinned in tests/conformance/run.py) against runread as
+    the authorization server at `public`: every scenario it lists, each with a client registered
+    for its callback. The authorization-code scenario prints the authorization URL and waits for the
+    callback on loopback: the "browser" here reads the page's code, the owner approves it on the
+    console, and the page's redirect is delivered to the suite's callback."""
+    conf = load("conformance_run", CONFORMANCE)
+    cache = Path(os.environ.get("RUNREAD_CONFORMANCE_CACHE") or Path.home() / ".cache" / "runread-conformance")
+    with conf.cache_lock(cache):
+        node, entry, _ = conf.ensure_npm(cache)
+    listed = subprocess.run([str(node), str(entry), "list"], capture_output=True, text=True, timeout=120).stdout
+    section = listed.split("Authorization server scenarios", 1)[-1]
+    scenarios = [m.group(1) for m in map(conf.SCENARIO_RE.match, section.splitlines()) if m]
+    checks.check("the conformance suite lists authorization-server scenarios", bool(scenarios), listed[-400:])
+    preload = tmp / "resolve-public-name.js"
+    preload.write_text(NODE_PRELOAD)
+    env = dict(os.environ, NO_COLOR="1", FORCE_COLOR="0", NODE_EXTRA_CA_CERTS=str(ca),
+               NODE_OPTIONS=f"--require {preload}")
+    # One run of them all: the grant scenario takes the metadata the first one read.
+    port = BROWSER.free_port()
+    callback = f"http://127.0.0.1:{port}/callback"
+    req = urllib.request.Request(f"{public}/register", method="POST",
+                                 data=json.dumps({"client_name": "conformance", "redirect_uris": [callback]}).encode(),
+                                 headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, context=ssl.create_default_context(cafile=str(ca)), timeout=30) as r:
+        client_id = json.loads(r.read())["client_id"]
+    out = tmp / "conformance-authorization"
+    out.mkdir()
+    p = subprocess.Popen([str(node), str(entry), "authorization", "--url", public, "--client-id", client_id,
+                          "--resource", f"{public}/mcp", "--port", str(port), "-o", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=out,
+                         stdin=subprocess.DEVNULL)
+    lines: list[str] = []
+    try:
+        assert p.stdout is not None
+        for line in p.stdout:
+            lines.append(line)
+            if not line.startswith(f"{public}/authorize?"):
+                continue
+            _, _, html = fetch(line.strip())
+            code = re.search(r'id="user-code">([A-Z0-9-]+)<', html)
+            request = re.search(r"request=([0-9a-f]{64})", html)
+            if not (code and request):
+                break
+            approve(code.group(1), "conformance", False)
+            for _ in range(30):
+                status, headers, _ = fetch(f"{public}/authorize/wait?request={request.group(1)}")
+                if status == 303:
+                    # The browser follows the page's redirect to the suite's callback.
+                    with contextlib.suppress(OSError):
+                        urllib.request.urlopen(headers.get("Location", headers.get("location", "")), timeout=30).read()
+                    break
+                time.sleep(0.5)
+        p.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+    # Each scenario's checks are in a results folder named after it.
+    files = sorted(out.glob("**/checks.json"))
+    for name in scenarios:
+        found = [c for f in files if f"-{name}-" in f.parent.name for c in json.loads(f.read_text())]
+        checks.check(f"conformance authorization {name}: every check passes",
+                     bool(found) and all(c.get("status") == "SUCCESS" for c in found),
+                     json.dumps(found)[:600] + "".join(lines)[-600:])
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -372,6 +452,10 @@ def main_in_venv(args: argparse.Namespace) -> int:
                                         grant_types=["authorization_code", "refresh_token"], response_types=["code"],
                                         token_endpoint_auth_method="none")
         asyncio.run(connect_and_read("CIMD", cimd_meta, cimd_url, "chatgpt-cimd", "http://localhost:3119/callback"))
+
+        # The official MCP conformance suite's authorization-server scenarios (its only ones for a
+        # server's OAuth side), against the public URL, the owner approving on the console.
+        conformance_authorization(fetch, approve_on_console, public, ca, tmp, checks)
 
         # Metadata documents runread must not take.
         verifier_challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
