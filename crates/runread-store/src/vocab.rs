@@ -427,8 +427,10 @@ pub(crate) const INSERT_OAUTH_CLIENT: &str = concat!(
 );
 pub(crate) const OAUTH_CLIENT: &str =
     select!(oauth_client_cols, "oauth_clients WHERE client_id = $1");
-pub(crate) const APPROVE_OAUTH_CLIENT: &str =
-    "UPDATE oauth_clients SET approved_at = $1 WHERE client_id = $2 AND approved_at IS NULL";
+/// The client of request `$2` approved (no longer purged): one statement, without reading the
+/// request back.
+pub(crate) const APPROVE_OAUTH_CLIENT: &str = "UPDATE oauth_clients SET approved_at = $1 \
+     WHERE client_id = (SELECT client_id FROM oauth_requests WHERE id = $2) AND approved_at IS NULL";
 macro_rules! oauth_request_cols {
     () => {
         "id, user_code, client_id, client_name, redirect_uri, state, code_challenge, resource, \
@@ -1374,12 +1376,10 @@ macro_rules! same_in_every_store {
                 &$crate::vocab::values![now_ms, reader_id, scope, id],
             )? == 1;
             if decided && approved.is_some() {
-                if let Some(q) = self.oauth_request(id)? {
-                    self.write(
-                        $crate::vocab::APPROVE_OAUTH_CLIENT,
-                        &$crate::vocab::values![now_ms, &q.client_id],
-                    )?;
-                }
+                self.write(
+                    $crate::vocab::APPROVE_OAUTH_CLIENT,
+                    &$crate::vocab::values![now_ms, id],
+                )?;
             }
             Ok(decided)
         }
