@@ -123,7 +123,7 @@ HISTORY_EVENT_MAX_BYTES = 8192  # runread_core::limits::HISTORY_EVENT_MAX_BYTES
 ARTIFACT_BYTES = 8 * 1024 * 1024
 ARTIFACT_CHUNK = 32768  # read_artifact's default (and largest) limit
 ALL_TOOLS = sorted([
-    "list_granted_targets", "read_final_answer", "get_run", "read_history", "read_work_state",
+    "list_granted_targets", "read_final_answer", "get_run", "wait_for_run", "read_history", "read_work_state",
     "read_target_metadata", "list_artifacts", "read_artifact",
 ])
 # the label of each tool's text block (runread: the lowest trust of any field a tool's output can carry;
@@ -131,7 +131,7 @@ ALL_TOOLS = sorted([
 TRUST_LABEL = {
     "read_final_answer": "untrusted", "read_history": "untrusted", "read_artifact": "untrusted",
     "list_granted_targets": "untrusted", "list_artifacts": "untrusted", "get_run": "medium",
-    "read_work_state": "medium", "read_target_metadata": "untrusted",
+    "wait_for_run": "medium", "read_work_state": "medium", "read_target_metadata": "untrusted",
 }
 # runread's label: every structuredContent begins with these keys, in this order (then the tool's fields)
 LABEL_KEYS = ["trust", "instructions", "tool"]

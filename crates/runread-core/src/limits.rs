@@ -178,3 +178,31 @@ pub const OAUTH_CLIENT_NAME_MAX_BYTES: usize = 128;
 pub const CIMD_MAX_BYTES: usize = 16 * 1024;
 /// Seconds a Client ID Metadata Document fetch may take, connecting included.
 pub const CIMD_DEADLINE_SECS: u64 = 5;
+
+// Waiting for a run (`wait_for_run`).
+/// Seconds a `wait_for_run` waits when the caller names no timeout.
+pub const WAIT_DEFAULT_SECONDS: u64 = 25;
+/// Most seconds a `wait_for_run` may wait: below the tool-call timeouts common clients keep
+/// (Codex's 60 s default), so the answer arrives before the client gives up on it.
+pub const WAIT_MAX_SECONDS: u64 = 50;
+/// Most waits one reader holds at once; one more is refused `busy`.
+pub const WAITS_PER_READER_MAX: usize = 16;
+/// Most waits one runread holds at once, every reader together; one more is refused `busy`.
+/// Below [`HTTP_CONNECTIONS_MAX`]: each wait holds its connection, and other calls need some.
+pub const WAITS_MAX: usize = 224;
+/// Milliseconds between a wait's re-checks when no change arrives: what a missed change
+/// notification (another process on the same SQLite file, a `NOTIFY` lost with its connection)
+/// costs at most, and how soon a passive run's quiet window is seen to have passed.
+pub const WAIT_RECHECK_MS: u64 = 1_000;
+/// Changes held for waits that have not yet looked at them; one that falls further behind
+/// re-checks as if everything changed.
+pub const CHANGE_FEED_CAPACITY: usize = 1_024;
+
+const _: () = {
+    assert!(WAIT_DEFAULT_SECONDS <= WAIT_MAX_SECONDS);
+    assert!(WAITS_PER_READER_MAX <= WAITS_MAX);
+    // Waiting calls never take every connection: other calls still get in.
+    assert!(WAITS_MAX + 2 * WAITS_PER_READER_MAX <= HTTP_CONNECTIONS_MAX);
+    // A wait re-checks at least once before its shortest timeout ends.
+    assert!(WAIT_RECHECK_MS < 1_000 * WAIT_DEFAULT_SECONDS);
+};

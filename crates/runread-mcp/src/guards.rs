@@ -63,13 +63,50 @@ pub enum Protocols {
 /// `Retry-After`, never a queue that grows.
 pub async fn in_flight(
     State(permits): State<Arc<Semaphore>>,
-    req: Request,
+    mut req: Request,
     next: Next,
 ) -> Response {
-    let Ok(_permit) = permits.clone().try_acquire_owned() else {
+    let Ok(permit) = permits.clone().try_acquire_owned() else {
         return busy();
     };
-    next.run(req).await
+    let slot = ProcessingSlot {
+        permits,
+        held: Arc::new(Mutex::new(Some(permit))),
+    };
+    req.extensions_mut().insert(slot.clone());
+    let response = next.run(req).await;
+    // Given back with the response, whatever still holds a copy of the request's extensions.
+    slot.give_back();
+    response
+}
+
+/// The processing slot [`in_flight`] gave one request. A call that waits (`wait_for_run`) gives
+/// it back while it waits, so that waiting calls never hold up the others, and queues for one
+/// again to be answered.
+#[derive(Clone)]
+pub struct ProcessingSlot {
+    permits: Arc<Semaphore>,
+    held: Arc<Mutex<Option<OwnedSemaphorePermit>>>,
+}
+
+impl ProcessingSlot {
+    /// Gives the slot back (nothing if it is not held).
+    pub fn give_back(&self) {
+        drop(
+            self.held
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+    }
+
+    /// Takes a slot again, queueing behind the requests that hold them (only waiting calls
+    /// queue, at most `WAITS_MAX`).
+    pub async fn take_again(&self) {
+        if let Ok(permit) = self.permits.clone().acquire_owned().await {
+            *self.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(permit);
+        }
+    }
 }
 
 /// A semaphore sized for [`in_flight`].

@@ -108,6 +108,20 @@ fn success_result(answer: Answer) -> CallToolResult {
     r
 }
 
+/// The request's processing slot ([`crate::guards::in_flight`]); none on stdio.
+fn processing_slot(ctx: &RequestContext<RoleServer>) -> Option<crate::guards::ProcessingSlot> {
+    let parts = ctx.extensions.get::<http::request::Parts>()?;
+    parts
+        .extensions
+        .get::<crate::guards::ProcessingSlot>()
+        .cloned()
+}
+
+/// Whether a call of `tool` may wait before it is answered.
+fn waits(tool: &str) -> bool {
+    tool == runread_service::tools::WAIT_FOR_RUN
+}
+
 fn admitted(ctx: &RequestContext<RoleServer>) -> Option<Arc<KeyContext>> {
     let parts = ctx.extensions.get::<http::request::Parts>()?;
     parts.extensions.get::<AdmittedKey>().map(|a| a.0.clone())
@@ -174,6 +188,21 @@ impl ServerHandler for RunreadHandler {
                 ErrorCode::UnknownTool.message(),
                 Some(serde_json::json!({"code": ErrorCode::UnknownTool.as_str()})),
             ));
+        }
+        // A waiting call gives its processing slot back while it waits.
+        let slot = processing_slot(&ctx);
+        if let Some(slot) = slot.as_ref().filter(|_| waits(&request.name)) {
+            slot.give_back();
+        }
+        let waited = self
+            .service
+            .wait_for_change(&key, &request.name, &args)
+            .await;
+        if let Some(slot) = slot.as_ref().filter(|_| waits(&request.name)) {
+            slot.take_again().await;
+        }
+        if let Err(code) = waited {
+            return Ok(error_result(code).into());
         }
         let outcome = self
             .service

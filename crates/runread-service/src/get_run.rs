@@ -66,9 +66,10 @@ pub(crate) struct Output {
     run: Option<Status>,
 }
 
+/// A found run's status, as `get_run` and `wait_for_run` report it.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-struct Status {
+pub(crate) struct Status {
     status: runread_sessions::RunStatus,
     revision: Revision,
     event_sequence: u64,
@@ -99,32 +100,36 @@ struct Revision {
 }
 
 fn status(reader: &Reader) -> Output {
-    let Some(r) = &reader.run else {
-        return Output {
-            found: false,
-            run: None,
-        };
-    };
-    // The same numbering as `read_history`: the sequence of the run's last event.
+    Output {
+        found: reader.run.is_some(),
+        run: reader.run.as_ref().map(projection),
+    }
+}
+
+/// The sequence of a run's last event: the same numbering as `read_history`.
+pub(crate) fn event_sequence(r: &RunRecord) -> u64 {
     let events = r.run.message_lines.len() as u64;
+    r.run.first_sequence + events.saturating_sub(1)
+}
+
+/// The low-sensitivity projection of a found run.
+pub(crate) fn projection(r: &RunRecord) -> Status {
+    // The same numbering as `read_history`: the sequence of the run's last event.
     // The agent wrote these: what leaves is runread's own rendering of the instant they name (or
     // null), never the agent's string, so this projection stays runread's.
     let started = runread_core::timefmt::agent_time(r.run.started_at.as_deref());
-    Output {
-        found: true,
-        run: Some(Status {
-            status: r.run.status,
-            revision: Revision {
-                instance: r.target.instance.clone(),
-                revision: r.target.revision,
-                generation: r.target.generation,
-            },
-            event_sequence: r.run.first_sequence + events.saturating_sub(1),
-            created_at: started.clone(),
-            started_at: started,
-            finished_at: runread_core::timefmt::agent_time(r.run.ended_at.as_deref()),
-            origin: Origin::Passive,
-        }),
+    Status {
+        status: r.run.status,
+        revision: Revision {
+            instance: r.target.instance.clone(),
+            revision: r.target.revision,
+            generation: r.target.generation,
+        },
+        event_sequence: event_sequence(r),
+        created_at: started.clone(),
+        started_at: started,
+        finished_at: runread_core::timefmt::agent_time(r.run.ended_at.as_deref()),
+        origin: Origin::Passive,
     }
 }
 
@@ -147,10 +152,32 @@ pub(crate) static DEF: ToolDef = ToolDef {
 };
 
 static GET_RUN_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    let time = json!({"type": ["string", "null"]});
     json!({
         "type": "object",
-        "properties": {
+        "properties": status_properties(),
+        "required": ["found"],
+        "additionalProperties": false,
+        "if": {"properties": {"found": {"const": true}}},
+        "then": {"required": FOUND_REQUIRED},
+        "else": {"propertyNames": {"enum": ["found", "trust", "instructions", "tool"]}}
+    })
+});
+
+/// What a found run's status requires.
+pub(crate) const FOUND_REQUIRED: [&str; 7] = [
+    "status",
+    "revision",
+    "eventSequence",
+    "createdAt",
+    "startedAt",
+    "finishedAt",
+    "origin",
+];
+
+/// The properties of `get_run`'s output: `found`, and a found run's [`Status`].
+pub(crate) fn status_properties() -> serde_json::Map<String, Value> {
+    let time = json!({"type": ["string", "null"]});
+    let properties = json!({
             "found": {"type": "boolean"},
             "status": {"enum": ["completed", "failed", "cancelled", "running", "unknown"]},
             "revision": {
@@ -168,11 +195,9 @@ static GET_RUN_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
             "startedAt": time,
             "finishedAt": time,
             "origin": {"enum": ["passive", "supervised"]}
-        },
-        "required": ["found"],
-        "additionalProperties": false,
-        "if": {"properties": {"found": {"const": true}}},
-        "then": {"required": ["status", "revision", "eventSequence", "createdAt", "startedAt", "finishedAt", "origin"]},
-        "else": {"propertyNames": {"enum": ["found", "trust", "instructions", "tool"]}}
-    })
-});
+    });
+    match properties {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}

@@ -29,6 +29,7 @@ mod source;
 mod supervised;
 pub mod tools;
 mod vocab;
+mod wait;
 mod work_state;
 
 use std::sync::Arc;
@@ -79,6 +80,9 @@ pub struct Config {
     /// `<home>/journal`: where `runread run` journals its proofs. `None`: no supervised answer
     /// can be published (a journaled proof that cannot be checked is not a proof).
     pub journal_root: Option<std::path::PathBuf>,
+    /// How often a waiting call re-checks its run when no change arrives
+    /// ([`runread_core::limits::WAIT_RECHECK_MS`]).
+    pub wait_recheck: Duration,
 }
 
 impl Default for Config {
@@ -86,6 +90,7 @@ impl Default for Config {
         Config {
             settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS),
             journal_root: None,
+            wait_recheck: Duration::from_millis(runread_core::limits::WAIT_RECHECK_MS),
         }
     }
 }
@@ -103,6 +108,8 @@ pub struct Service {
     config: Config,
     secrets: secrets::KnownSecrets,
     published: Arc<publication::PublishedCache>,
+    /// The wait slots of `wait_for_run` ([`Service::wait_for_change`]).
+    waits: Arc<wait::Waits>,
 }
 
 impl Service {
@@ -121,6 +128,7 @@ impl Service {
             config,
             secrets,
             published: Default::default(),
+            waits: Default::default(),
         })
     }
 

@@ -5,11 +5,12 @@
 use runread_gate::Definition;
 
 pub use crate::adapters::ToolDef;
-use crate::{artifacts, final_answer, get_run, grants, history, metadata, work_state};
+use crate::{artifacts, final_answer, get_run, grants, history, metadata, wait, work_state};
 
 pub const LIST_GRANTED_TARGETS: &str = grants::NAME;
 pub const READ_FINAL_ANSWER: &str = final_answer::NAME;
 pub const GET_RUN: &str = get_run::NAME;
+pub const WAIT_FOR_RUN: &str = wait::NAME;
 pub const READ_HISTORY: &str = history::NAME;
 pub const READ_WORK_STATE: &str = work_state::NAME;
 pub const READ_TARGET_METADATA: &str = metadata::NAME;
@@ -17,10 +18,11 @@ pub const LIST_ARTIFACTS: &str = artifacts::LIST_NAME;
 pub const READ_ARTIFACT: &str = artifacts::READ_NAME;
 
 /// Every tool, in the order clients list them.
-pub static ALL: [&ToolDef; 8] = [
+pub static ALL: [&ToolDef; 9] = [
     &grants::DEF,
     &final_answer::DEF,
     &get_run::DEF,
+    &wait::DEF,
     &history::DEF,
     &work_state::DEF,
     &metadata::DEF,

@@ -7,6 +7,7 @@
 //! pass the contract tests in `tests/suite/contract.rs`.
 #![forbid(unsafe_code)]
 
+pub mod changes;
 pub mod checkpoint;
 pub mod model;
 pub mod postgres;
@@ -107,6 +108,9 @@ pub trait Store: Send + Sync {
     fn instance_id(&self) -> &str;
     /// The key that signs cursors, made on first use and shared by every server of this store.
     fn cursor_key(&self) -> &CursorKey;
+    /// The feed of changes to runs, published by this store's commits (and, on PostgreSQL, by
+    /// other processes' commits once a wait subscribes): what waits wake on.
+    fn changes(&self) -> &changes::ChangeFeed;
 
     /// Registers a workspace root (canonical path). Registering the same path again bumps its
     /// revision (and so invalidates grants made under the old one) and updates its name.

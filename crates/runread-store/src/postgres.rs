@@ -27,13 +27,17 @@
 
 use std::borrow::Cow;
 use std::mem::ManuallyDrop;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+
+use crate::changes::CHANNEL;
 use std::time::{Duration, Instant};
 
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, IsolationLevel, NoTls, Row, Transaction};
 
+mod listen;
 pub mod tls;
 
 use runread_core::cursor::CursorKey;
@@ -349,20 +353,25 @@ impl Pool {
     }
 
     fn open_connection(&self) -> Result<Client> {
-        let mut client = match &self.tls {
-            tls::Tls::Off => self.config.connect(NoTls)?,
-            tls::Tls::On(connector) => self.config.connect(connector.clone())?,
-        };
-        let settings = format!(
-            "SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET lock_timeout = {LOCK_TIMEOUT_MS}; \
-             SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_TIMEOUT_MS}"
-        );
-        if let Err(e) = client.batch_execute(&settings) {
-            retire(vec![client]);
-            return Err(e.into());
-        }
-        Ok(client)
+        dial(&self.config, &self.tls)
     }
+}
+
+/// A new connection with runread's session settings (the pool's, and the change listener's).
+fn dial(config: &postgres::Config, tls: &tls::Tls) -> Result<Client> {
+    let mut client = match tls {
+        tls::Tls::Off => config.connect(NoTls)?,
+        tls::Tls::On(connector) => config.connect(connector.clone())?,
+    };
+    let settings = format!(
+        "SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET lock_timeout = {LOCK_TIMEOUT_MS}; \
+         SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_TIMEOUT_MS}"
+    );
+    if let Err(e) = client.batch_execute(&settings) {
+        retire(vec![client]);
+        return Err(e.into());
+    }
+    Ok(client)
 }
 
 impl Drop for Pool {
@@ -413,6 +422,20 @@ pub struct PostgresStore {
     host: String,
     instance: String,
     cursor_key: CursorKey,
+    /// This process's changes, and (once a wait subscribes) other processes' through `LISTEN`.
+    feed: crate::changes::ChangeFeed,
+    /// Names this store in the `NOTIFY` payloads it sends (random per process).
+    origin: String,
+    /// Set when the store is dropped: the listener, if any, stops.
+    stop_listening: Arc<AtomicBool>,
+    /// Set by [`PostgresStore::ignore_other_processes`]: no listener is started.
+    deaf: Arc<AtomicBool>,
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        self.stop_listening.store(true, Ordering::Release);
+    }
 }
 
 pub use crate::local_host;
@@ -458,11 +481,30 @@ impl PostgresStore {
             retire(vec![client]);
             res?;
         }
+        let origin = hex::encode(
+            runread_core::random_bytes::<8>()
+                .map_err(|e| StoreError::Unavailable(e.to_string()))?,
+        );
+        let stop_listening = Arc::new(AtomicBool::new(false));
+        let deaf = Arc::new(AtomicBool::new(false));
+        let feed = {
+            let (config, tls) = (pool.config.clone(), pool.tls.clone());
+            let (origin, stop, deaf) = (origin.clone(), stop_listening.clone(), deaf.clone());
+            crate::changes::ChangeFeed::new(Some(Box::new(move |feed| {
+                if !deaf.load(Ordering::Acquire) {
+                    listen::spawn(move || dial(&config, &tls), origin, feed, stop);
+                }
+            })))
+        };
         let mut store = PostgresStore {
             pool,
             host: host.to_owned(),
             instance: String::new(),
             cursor_key: CursorKey::from_bytes([0; 32]),
+            feed,
+            origin,
+            stop_listening,
+            deaf,
         };
         let fresh_id = uuid::Uuid::new_v4().to_string();
         let fresh_key = runread_core::random_bytes::<32>()
@@ -503,6 +545,27 @@ impl PostgresStore {
     /// The host this store writes workspaces and sessions for.
     pub fn host(&self) -> &str {
         &self.host
+    }
+
+    /// Never listens for other processes' changes: waits on this store see them only by their
+    /// re-checks. For a process that only writes, and for tests of that fallback.
+    pub fn ignore_other_processes(&self) {
+        self.deaf.store(true, Ordering::Release);
+    }
+
+    /// Tells waits that the runs of `session_id` changed, after the commit: this process's at
+    /// once, other processes' through `NOTIFY` (for a commit that could not send it in its own
+    /// transaction). A `NOTIFY` that fails costs the waits elsewhere one re-check.
+    fn announce(&self, session_id: &str) {
+        let payload = listen::payload(&self.origin, session_id);
+        if let Err(e) = self.tx(Mode::Write, |t| {
+            t.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])?;
+            Ok(())
+        }) {
+            tracing::debug!(error = %e, "change not announced to other processes");
+        }
+        self.feed
+            .publish(crate::changes::Change::Session(session_id.to_owned()));
     }
 
     /// Runs `f` in one transaction on a pooled connection and commits. Retries, with backoff,
@@ -887,6 +950,7 @@ impl Store for PostgresStore {
             entries.insert(i64_of(e.line), serde_json::to_string(e)?);
         }
         let entries: Vec<(i64, String)> = entries.into_iter().collect();
+        let notice = listen::payload(&self.origin, &s.session_id);
         let mut runs = Vec::with_capacity(c.runs.len());
         for (ord, r) in c.runs.iter().enumerate() {
             runs.push((
@@ -947,8 +1011,13 @@ impl Store for PostgresStore {
                     &[&s.session_id, &generation, &ids, &ords, &statuses, &jsons, &starts],
                 )?;
             }
+            // Delivered to other processes' waits only if this commits.
+            t.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &notice])?;
             Ok(())
-        })
+        })?;
+        self.feed
+            .publish(crate::changes::Change::Session(s.session_id.clone()));
+        Ok(())
     }
 
     fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>> {

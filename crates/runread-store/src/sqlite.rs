@@ -87,9 +87,18 @@ pub struct SqliteStore {
     checkpointer: Option<Arc<Checkpointer>>,
     instance: String,
     cursor_key: CursorKey,
+    /// Changes this store committed, for waits in this process. Another process writing the
+    /// same file is seen by the waits' re-checks ([`runread_core::limits::WAIT_RECHECK_MS`]).
+    feed: crate::changes::ChangeFeed,
 }
 
 impl SqliteStore {
+    /// Tells this process's waits that the runs of `session_id` changed (after the commit).
+    fn announce(&self, session_id: &str) {
+        self.feed
+            .publish(crate::changes::Change::Session(session_id.to_owned()));
+    }
+
     /// Opens (creating if needed) the store at `path`, applies pending migrations, and makes the
     /// instance id and cursor key on first use.
     pub fn open(path: &Path) -> Result<Self> {
@@ -149,6 +158,7 @@ impl SqliteStore {
             checkpointer,
             instance,
             cursor_key,
+            feed: crate::changes::ChangeFeed::default(),
         })
     }
 
@@ -700,6 +710,10 @@ impl Store for SqliteStore {
         let committed = commit_ingest_on(&mut conn, c);
         if conn.pragma_update(None, "synchronous", "FULL").is_ok() {
             self.writer_relaxed.store(false, Ordering::Release);
+        }
+        drop(conn);
+        if committed.is_ok() {
+            self.announce(&c.session.session_id);
         }
         committed
     }

@@ -1200,6 +1200,10 @@ macro_rules! same_in_every_store {
             &self.cursor_key
         }
 
+        fn changes(&self) -> &$crate::changes::ChangeFeed {
+            &self.feed
+        }
+
         fn workspace(&self, id: &str) -> $crate::Result<Option<$crate::Workspace>> {
             self.read_opt(
                 $crate::vocab::WORKSPACE_BY_ID,
@@ -1584,8 +1588,9 @@ macro_rules! same_in_every_store {
             self.write(
                 $crate::vocab::PUT_SUPERVISED,
                 &$crate::vocab::supervised_values(s)?,
-            )
-            .map(drop)
+            )?;
+            self.announce(&s.session_id);
+            Ok(())
         }
 
         fn supervised(

@@ -43,6 +43,9 @@ impl Store for Hooked {
     fn cursor_key(&self) -> &CursorKey {
         self.inner.cursor_key()
     }
+    fn changes(&self) -> &runread_store::changes::ChangeFeed {
+        self.inner.changes()
+    }
     fn add_workspace(&self, path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         self.inner.add_workspace(path, name, now_ms)
     }

@@ -236,6 +236,32 @@ impl Env {
         out
     }
 
+    /// Pi fixture `name`'s session without its last line (the last run's answer), placed as
+    /// `live.jsonl` (its `cwd` moved into this workspace), and that line, to append later: its
+    /// last run is running until the line is appended and ingested.
+    pub fn place_unfinished(&self, name: &str) -> (PathBuf, Vec<u8>) {
+        let src = fixture_session(name);
+        let bytes = relocated(
+            &std::fs::read(src).expect("fixture"),
+            self.workspace.to_str().expect("utf-8"),
+        );
+        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let cut = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let path = self.sessions.join("live.jsonl");
+        std::fs::write(&path, &bytes[..cut]).expect("write");
+        (path, bytes[cut..].to_vec())
+    }
+
+    /// Appends `tail` to the session file at `path`.
+    pub fn append(path: &Path, tail: &[u8]) {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(tail))
+            .expect("append");
+    }
+
     /// Runs one ingest over the Pi, Claude Code and Codex session directories.
     pub fn ingest(&self) -> runread_ingest::Report {
         let mut total = runread_ingest::Report::default();

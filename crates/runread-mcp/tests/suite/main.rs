@@ -16,3 +16,4 @@ mod redaction_property;
 mod results_suite;
 mod secret_leaks;
 mod transport;
+mod waits;

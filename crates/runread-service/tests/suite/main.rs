@@ -8,3 +8,4 @@ mod get_run;
 mod history_limits;
 mod recheck;
 mod supervised;
+mod wait;

@@ -108,6 +108,7 @@ impl TlsParams {
 }
 
 /// How connections are made: the crate's configuration and the TLS connector, if any.
+#[derive(Clone)]
 pub(crate) enum Tls {
     Off,
     On(MakeRustlsConnect),

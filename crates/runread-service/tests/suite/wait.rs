@@ -1,0 +1,388 @@
+//! `wait_for_run`: a reader learns when a run moves or settles without polling. The wait wakes on
+//! the store's change feed (in process; between processes on PostgreSQL through `NOTIFY`), falls
+//! back on its bounded re-check when a change is missed, holds its slots within the named bounds,
+//! and leaves one start record and one receipt per call.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use runread_core::limits::{WAIT_MAX_SECONDS, WAITS_PER_READER_MAX};
+use runread_core::{ErrorCode, Feature};
+use runread_service::{Config, KeyContext, Service, tools};
+use runread_store::Store;
+use runread_testkit::Env;
+
+/// Hang guard on a wait that should answer (never a timing assertion: a test that ends only
+/// at this guard has failed).
+const GUARD: Duration = Duration::from_secs(60);
+/// How long a wait of [`WAIT_MAX_SECONDS`] that something should end early may take: half its
+/// timeout. Ending later means its timeout ended it, not what the test did (normally it ends
+/// within milliseconds; this tells the mechanisms apart, it measures nothing).
+const EARLY: Duration = Duration::from_secs(WAIT_MAX_SECONDS / 2);
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn place_unfinished(env: &Env) -> (std::path::PathBuf, Vec<u8>) {
+    env.place_unfinished("sample")
+}
+
+/// The run still running after the unfinished session was ingested.
+fn running_run(env: &Env) -> runread_store::RunRecord {
+    env.ingest();
+    env.store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.run.status == runread_sessions::RunStatus::Running)
+        .expect("the cut session leaves its second run running")
+}
+
+fn append(path: &std::path::Path, tail: &[u8]) {
+    Env::append(path, tail);
+}
+
+async fn wait(svc: &Arc<Service>, ctx: &Arc<KeyContext>, args: Value) -> Result<Value, ErrorCode> {
+    svc.wait_for_change(ctx, tools::WAIT_FOR_RUN, &args).await?;
+    let out = svc
+        .call(ctx.clone(), tools::WAIT_FOR_RUN, args, None)
+        .await?;
+    runread_testkit::serve::assert_declared_output(tools::WAIT_FOR_RUN, &out.labeled.structured);
+    Ok(out.labeled.structured)
+}
+
+fn quick_settle() -> Config {
+    Config {
+        settle_quiet: Duration::ZERO,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn a_wait_answers_when_ingest_commits_the_end_of_the_run() {
+    let env = Env::new();
+    let (path, tail) = place_unfinished(&env);
+    let run = running_run(&env);
+    // Re-checks never come: only the change feed can wake this wait before its timeout.
+    let svc = Arc::new(
+        Service::new(
+            env.store.clone(),
+            env.keys(),
+            Config {
+                wait_recheck: Duration::from_secs(3600),
+                ..quick_settle()
+            },
+        )
+        .unwrap(),
+    );
+    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
+    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let target = serde_json::to_value(&run.target).unwrap();
+    let rt = runtime();
+    let seen = rt
+        .block_on(wait(
+            &svc,
+            &ctx,
+            json!({"target": target, "timeoutSeconds": 1}),
+        ))
+        .unwrap();
+    assert_eq!(seen["status"], "running");
+    assert_eq!(
+        (seen["changed"].clone(), seen["settled"].clone()),
+        (json!(false), json!(false))
+    );
+    let before = seen["eventSequence"].as_u64().unwrap();
+
+    let args =
+        json!({"target": target, "afterSequence": before, "timeoutSeconds": WAIT_MAX_SECONDS});
+    let waiting = rt.spawn({
+        let (svc, ctx) = (svc.clone(), ctx.clone());
+        async move { wait(&svc, &ctx, args).await }
+    });
+    // The wait holds its slot before the run moves on.
+    rt.block_on(async {
+        while svc.waits_held() == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    append(&path, &tail);
+    env.ingest();
+    let answer = rt
+        .block_on(async { tokio::time::timeout(EARLY, waiting).await })
+        .expect("the commit wakes the wait, before its timeout")
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer["found"], true);
+    assert_eq!(answer["changed"], true);
+    assert_eq!(answer["settled"], true, "{answer}");
+    assert_eq!(answer["status"], "completed");
+    assert!(answer["eventSequence"].as_u64().unwrap() > before);
+    assert_eq!(svc.waits_held(), 0, "the slot is given back");
+
+    // One start record and one receipt per call, however many times it woke.
+    let audit = env.store.audit(0, 100).unwrap();
+    let waits: Vec<_> = audit
+        .iter()
+        .filter(|(m, _)| m.tool == tools::WAIT_FOR_RUN)
+        .collect();
+    assert_eq!(waits.len(), 2, "two calls, two start records");
+    for (_, receipts) in waits {
+        assert_eq!(receipts.len(), 1);
+        assert_eq!(receipts[0].outcome, "ok");
+    }
+}
+
+#[test]
+fn a_wait_with_no_change_returns_unchanged_at_its_timeout() {
+    let env = Env::new();
+    let _unfinished = place_unfinished(&env);
+    let run = running_run(&env);
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), quick_settle()).unwrap());
+    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
+    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let target = serde_json::to_value(&run.target).unwrap();
+    let rt = runtime();
+    let seen = rt
+        .block_on(wait(
+            &svc,
+            &ctx,
+            json!({"target": target, "timeoutSeconds": 1}),
+        ))
+        .unwrap();
+    let args =
+        json!({"target": target, "afterSequence": seen["eventSequence"], "timeoutSeconds": 1});
+    let answer = rt.block_on(wait(&svc, &ctx, args)).unwrap();
+    assert_eq!(answer["changed"], false);
+    assert_eq!(answer["settled"], false);
+    assert_eq!(answer["eventSequence"], seen["eventSequence"]);
+}
+
+#[test]
+fn a_settled_run_and_a_run_not_granted_answer_at_once() {
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let runs = env.store.runs().unwrap();
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let g = env.grant(&runs[0].target.run_id, vec![Feature::Status], "waiter");
+    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let rt = runtime();
+    // A timeout far beyond the guard: only an answer at once ends these.
+    let settled = rt
+        .block_on(async {
+            let args = json!({"target": runs[0].target, "timeoutSeconds": WAIT_MAX_SECONDS});
+            tokio::time::timeout(GUARD, wait(&svc, &ctx, args)).await
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (settled["found"].clone(), settled["settled"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(
+        settled["changed"], false,
+        "no afterSequence: nothing to differ from"
+    );
+    let other = rt
+        .block_on(async {
+            let args = json!({"target": runs[1].target, "timeoutSeconds": WAIT_MAX_SECONDS});
+            tokio::time::timeout(GUARD, wait(&svc, &ctx, args)).await
+        })
+        .unwrap()
+        .unwrap();
+    let keys: Vec<&String> = other.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "trust",
+            "instructions",
+            "tool",
+            "found",
+            "changed",
+            "settled"
+        ],
+        "nothing of a run not granted: {other}"
+    );
+    assert_eq!(other["found"], false);
+}
+
+#[test]
+fn a_revoked_grant_ends_the_wait_and_its_call_is_refused() {
+    let env = Env::new();
+    let _unfinished = place_unfinished(&env);
+    let run = running_run(&env);
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
+    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let rt = runtime();
+    let args = json!({"target": run.target, "timeoutSeconds": WAIT_MAX_SECONDS});
+    let waiting = rt.spawn({
+        let (svc, ctx) = (svc.clone(), ctx.clone());
+        async move { wait(&svc, &ctx, args).await }
+    });
+    rt.block_on(async {
+        while svc.waits_held() == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    assert!(
+        env.store
+            .revoke_grant(&g.grant.id, runread_core::timefmt::now_ms())
+            .unwrap()
+    );
+    let refused = rt
+        .block_on(async { tokio::time::timeout(EARLY, waiting).await })
+        .expect("the revocation ends the wait, before its timeout")
+        .unwrap();
+    assert_eq!(refused.err(), Some(ErrorCode::GrantRevoked));
+}
+
+#[test]
+fn a_reader_holds_its_waits_up_to_the_bound_and_one_more_is_busy() {
+    let env = Env::new();
+    let _unfinished = place_unfinished(&env);
+    let run = running_run(&env);
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
+    let other = env.grant(&run.target.run_id, vec![Feature::Status], "other");
+    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let other = Arc::new(svc.admit_key(&[other.key.as_bytes()]).unwrap());
+    let rt = runtime();
+    let args = json!({"target": run.target, "timeoutSeconds": 5});
+    let held: Vec<_> = (0..WAITS_PER_READER_MAX)
+        .map(|_| {
+            let (svc, ctx, args) = (svc.clone(), ctx.clone(), args.clone());
+            rt.spawn(async move { svc.wait_for_change(&ctx, tools::WAIT_FOR_RUN, &args).await })
+        })
+        .collect();
+    rt.block_on(async {
+        while svc.waits_held() < WAITS_PER_READER_MAX {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    // One more of the same reader: refused at once, before any wait.
+    let refused = rt.block_on(svc.wait_for_change(&ctx, tools::WAIT_FOR_RUN, &args));
+    assert_eq!(refused.err(), Some(ErrorCode::Busy));
+    let refusal = ErrorCode::Busy.to_json().to_string();
+    assert!(!refusal.contains(&run.target.run_id) && !refusal.contains(&g.key));
+    // Another reader still waits (and answers at its timeout).
+    let short = json!({"target": run.target, "timeoutSeconds": 1});
+    assert!(
+        rt.block_on(svc.wait_for_change(&other, tools::WAIT_FOR_RUN, &short))
+            .is_ok()
+    );
+    for h in held {
+        assert!(rt.block_on(h).unwrap().is_ok());
+    }
+    assert_eq!(svc.waits_held(), 0);
+    // The reader's slots are back.
+    assert!(
+        rt.block_on(svc.wait_for_change(&ctx, tools::WAIT_FOR_RUN, &short))
+            .is_ok()
+    );
+}
+
+/// Two gateways on one PostgreSQL, each a store of its own (as two processes are): a commit
+/// through one wakes a wait on the other through `NOTIFY`; with the listener off, the wait
+/// still answers, by its re-check.
+#[test]
+fn a_commit_on_one_postgres_store_wakes_a_wait_on_another() {
+    for listening in [true, false] {
+        let db = runread_testkit::pg::PgDb::fresh();
+        let env = Env::new();
+        let (path, tail) = place_unfinished(&env);
+        let agent_host: Arc<dyn Store> = Arc::new(db.store_as("laptop"));
+        let gateway = db.store_as("gateway");
+        if !listening {
+            gateway.ignore_other_processes();
+        }
+        let gateway: Arc<dyn Store> = Arc::new(gateway);
+        agent_host
+            .add_workspace(env.workspace.to_str().unwrap(), "pg", 1)
+            .unwrap();
+        let ingest = || {
+            runread_ingest::ingest_dir(
+                &*agent_host,
+                &runread_ingest::AgentDir {
+                    agent: runread_sessions::Agent::Pi,
+                    dir: env.sessions.clone(),
+                },
+                runread_core::timefmt::now_ms(),
+                |_| {},
+            )
+            .unwrap();
+        };
+        ingest();
+        let run = gateway
+            .runs()
+            .unwrap()
+            .into_iter()
+            .find(|r| r.run.status == runread_sessions::RunStatus::Running)
+            .unwrap();
+        // Listening: re-checks never come, so only the notification can wake the wait.
+        let recheck = if listening {
+            Duration::from_secs(3600)
+        } else {
+            Duration::from_millis(runread_core::limits::WAIT_RECHECK_MS)
+        };
+        let keys = env.keys();
+        let svc = Arc::new(
+            Service::new(
+                gateway.clone(),
+                keys.clone(),
+                Config {
+                    wait_recheck: recheck,
+                    ..quick_settle()
+                },
+            )
+            .unwrap(),
+        );
+        let now = runread_core::timefmt::now_ms();
+        let made = runread_service::owner::grant(
+            &*gateway,
+            &*keys,
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: Some(&run.target.session_id),
+                features: vec![Feature::Status],
+                expires_at_ms: now + 3_600_000,
+                reader: "waiter",
+            },
+            now,
+        )
+        .unwrap();
+        let key = made.key.unwrap();
+        let ctx = Arc::new(svc.admit_key(&[key.as_bytes()]).unwrap());
+        let rt = runtime();
+        let args = json!({"target": run.target, "afterSequence": run.run.first_sequence
+            + run.run.message_lines.len() as u64 - 1, "timeoutSeconds": WAIT_MAX_SECONDS});
+        let waiting = rt.spawn({
+            let (svc, ctx) = (svc.clone(), ctx.clone());
+            async move { wait(&svc, &ctx, args).await }
+        });
+        rt.block_on(async {
+            while svc.waits_held() == 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            // The listener is up before the other store commits (it starts with the first wait).
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        });
+        append(&path, &tail);
+        ingest();
+        let answer = rt
+            .block_on(async { tokio::time::timeout(EARLY, waiting).await })
+            .expect("the other store's commit wakes the wait, before its timeout")
+            .unwrap()
+            .unwrap();
+        assert_eq!(answer["changed"], true, "listening={listening}: {answer}");
+        assert_eq!(answer["settled"], true, "listening={listening}: {answer}");
+        drop(rt);
+    }
+}
