@@ -227,7 +227,12 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
                             td { (row.record.agent) }
                             td { (row.record.workspace_name) }
                             td { span class=(format!("status status-{}", row.record.run.status.as_str())) { (row.record.run.status.as_str()) } }
-                            td { (row.answer_state) }
+                            td {
+                                (row.answer_state)
+                                @if !row.waiting.is_empty() {
+                                    " " span.waiting title=(format!("Waited on by {}", row.waiting_summary())) { "(waited on)" }
+                                }
+                            }
                         }
                     }
                 }
@@ -286,6 +291,9 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
                 dt { "Ended" } dd { (r.run.ended_at.as_deref().map(short_time).unwrap_or_default()) }
                 dt { "Session" } dd { code { (r.target.session_id) } " (generation " (r.target.generation) ")" }
                 dt { "Run id" } dd { code { (r.target.run_id) } }
+                @if !v.run.waiting.is_empty() {
+                    dt { "Waited on by" } dd.waiting { (v.run.waiting_summary()) }
+                }
             }
 
             (answer_section(v))

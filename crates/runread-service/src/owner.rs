@@ -314,7 +314,7 @@ pub fn grant_run(
 
 /// A new id of the owner's records: `prefix` (`r-` a reader, `g-` a grant, `a-` an artifact) and
 /// 64 random bits in lowercase hex.
-fn random_id(prefix: &str) -> Result<String, String> {
+pub(crate) fn random_id(prefix: &str) -> Result<String, String> {
     let bytes = runread_core::random_bytes::<8>().map_err(|e| e.to_string())?;
     Ok(bytes.iter().fold(prefix.to_owned(), |mut id, b| {
         id.push_str(&format!("{b:02x}"));

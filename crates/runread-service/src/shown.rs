@@ -59,6 +59,31 @@ pub struct ShownRun {
     pub prompt: Prompt,
     /// What a reader would be told of its answer now ([`Service::answer_state`]).
     pub answer_state: &'static str,
+    /// The readers (their names) whose calls wait for this run now (`wait_for_run`), from any
+    /// process on this store; a reader waiting twice is named twice.
+    pub waiting: Vec<String>,
+}
+
+impl ShownRun {
+    /// The readers waiting on the run, each named once, with how many of its calls wait when
+    /// more than one: `alice, ci-bot (×3)`. Empty when nobody waits.
+    pub fn waiting_summary(&self) -> String {
+        let mut counted: Vec<(&str, usize)> = Vec::new();
+        for n in &self.waiting {
+            match counted.iter_mut().find(|(m, _)| *m == n.as_str()) {
+                Some((_, c)) => *c += 1,
+                None => counted.push((n, 1)),
+            }
+        }
+        counted
+            .iter()
+            .map(|(n, c)| match c {
+                1 => (*n).to_owned(),
+                c => format!("{n} (×{c})"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 impl Service {
@@ -70,6 +95,20 @@ impl Service {
         now_ms: i64,
     ) -> Result<Vec<ShownRun>, ErrorCode> {
         let redactor = self.secrets.redactor()?;
+        let waits = self
+            .store
+            .live_waits(now_ms)
+            .map_err(Service::unavailable)?;
+        let names: std::collections::HashMap<String, String> = if waits.is_empty() {
+            Default::default()
+        } else {
+            self.store
+                .readers()
+                .map_err(Service::unavailable)?
+                .into_iter()
+                .map(|r| (r.id, r.name))
+                .collect()
+        };
         // Runs of one session come together in a listing: its file is opened once for them.
         let mut open: Option<(String, Result<Opened, ()>)> = None;
         let mut shown = Vec::with_capacity(runs.len());
@@ -85,7 +124,17 @@ impl Service {
                 Some(Ok(opened)) => prompt_of(&run, opened, &redactor),
                 _ => Prompt::FileChanged,
             };
+            let waiting = waits
+                .iter()
+                .filter(|w| {
+                    w.session_id == run.target.session_id
+                        && w.generation == run.target.generation
+                        && w.run_id == run.target.run_id
+                })
+                .filter_map(|w| names.get(&w.reader_id).cloned())
+                .collect();
             shown.push(ShownRun {
+                waiting,
                 answer_state: self.answer_state(&run, now_ms),
                 record: masked_record(run, &redactor),
                 prompt,

@@ -22,8 +22,8 @@ use runread_core::limits::{
 };
 use runread_core::{ErrorCode, Feature, Target};
 use runread_sessions::RunStatus;
-use runread_store::RunRecord;
 use runread_store::changes::Change;
+use runread_store::{RunRecord, WaitRecord};
 
 use crate::adapters::{AdmissionContext, ExactArgs, ToolAdmission, ToolDef, ToolRules};
 use crate::get_run::{self, Status};
@@ -313,6 +313,7 @@ impl Service {
         };
         let _slot = self.waits.take(&ctx.reader.id)?;
         let deadline = tokio::time::Instant::now() + args.timeout();
+        let _shown = self.record_wait(ctx, &args).await?;
         // Subscribed before the first check: a change between the check and the wait is heard.
         let mut changes = self.store.changes().subscribe();
         let session = args.target.session_id.clone();
@@ -346,9 +347,61 @@ impl Service {
         }
     }
 
-    /// Waits held now in this runread (for the owner's view and tests).
+    /// Waits held now in this runread (for tests and measurements).
     pub fn waits_held(&self) -> usize {
         self.waits.held()
+    }
+
+    /// Records the wait in the store, for the owner's view from any process; the record is
+    /// forgotten when the returned guard is dropped (the wait answered, or its caller left).
+    async fn record_wait(
+        self: &Arc<Self>,
+        ctx: &KeyContext,
+        args: &WaitArgs,
+    ) -> Result<RecordedWait, ErrorCode> {
+        let now = runread_core::timefmt::now_ms();
+        let timeout_ms = i64::try_from(args.timeout().as_millis()).unwrap_or(i64::MAX);
+        let record = WaitRecord {
+            id: crate::owner::random_id("w-").map_err(|_| ErrorCode::Unavailable)?,
+            reader_id: ctx.reader.id.clone(),
+            session_id: args.target.session_id.clone(),
+            generation: args.target.generation,
+            run_id: args.target.run_id.clone(),
+            started_at_ms: now,
+            until_ms: now.saturating_add(timeout_ms),
+        };
+        let store = self.store.clone();
+        let id = record.id.clone();
+        tokio::task::spawn_blocking(move || store.begin_wait(&record))
+            .await
+            .map_err(|_| ErrorCode::Unavailable)?
+            .map_err(Service::unavailable)?;
+        Ok(RecordedWait {
+            store: self.store.clone(),
+            id,
+        })
+    }
+}
+
+/// A wait recorded in the store; forgotten there when dropped.
+struct RecordedWait {
+    store: Arc<dyn runread_store::Store>,
+    id: String,
+}
+
+impl Drop for RecordedWait {
+    fn drop(&mut self) {
+        let (store, id) = (self.store.clone(), std::mem::take(&mut self.id));
+        let forget = move || {
+            if let Err(e) = store.end_wait(&id) {
+                // Shown until its time is up, then purged.
+                tracing::debug!(error = %e, "a wait's record outlives it");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(forget)),
+            Err(_) => forget(),
+        }
     }
 }
 

@@ -21,6 +21,10 @@ const _: () = assert!(sqlite::MIGRATIONS.len() == postgres::MIGRATIONS.len());
 
 pub use model::*;
 
+/// Most waits [`Store::live_waits`] lists: more than one runread holds (`WAITS_MAX`), a few
+/// gateways' worth.
+pub const LIVE_WAITS_LISTED_MAX: i64 = 1_024;
+
 /// Most bytes of a host name read from the system (DNS names are at most 253).
 const HOST_NAME_MAX_BYTES: u64 = 255;
 
@@ -227,6 +231,13 @@ pub trait Store: Send + Sync {
     fn reader_grant_tally(&self, reader_id: &str) -> Result<(u64, u64)>;
     /// When each reader last made a call: (reader id, ms), for the readers that made one.
     fn reader_last_reads(&self) -> Result<Vec<(String, i64)>>;
+    /// Records a wait that starts (and purges the rows of waits whose time is up).
+    fn begin_wait(&self, wait: &WaitRecord) -> Result<()>;
+    /// Forgets a wait that ended.
+    fn end_wait(&self, id: &str) -> Result<()>;
+    /// The waits not yet past their time at `now_ms`, oldest first, at most
+    /// [`LIVE_WAITS_LISTED_MAX`].
+    fn live_waits(&self, now_ms: i64) -> Result<Vec<WaitRecord>>;
     fn grants(&self) -> Result<Vec<Grant>>;
     /// Marks a grant revoked. `false` when there is no such grant or it was already revoked.
     fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool>;

@@ -581,6 +581,20 @@ impl TokenKind {
     }
 }
 
+/// A reader's call waiting for a run (`wait_for_run`), while it waits: what the owner is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitRecord {
+    pub id: String,
+    pub reader_id: String,
+    pub session_id: String,
+    pub generation: u64,
+    pub run_id: String,
+    pub started_at_ms: i64,
+    /// When the wait ends at the latest (its timeout): a row left by a process that died is shown
+    /// until then.
+    pub until_ms: i64,
+}
+
 /// An issued token, by its hash only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OAuthToken {

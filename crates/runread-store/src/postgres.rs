@@ -108,6 +108,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 10: as SQLite's migration 10 (readers: each grant of before one reader holding it).
     include_str!("../migrations/postgres/0010.sql"),
     include_str!("../migrations/postgres/0011.sql"),
+    include_str!("../migrations/postgres/0012.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -125,6 +126,7 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
     "secrets",
     "artifacts",
     "supervised_runs",
+    "waits",
 ];
 /// Tables [`APP_ROLE`] may only read and append to. `meta` holds the instance id and cursor key:
 /// made once, never changed by the application.

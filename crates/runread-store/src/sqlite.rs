@@ -50,6 +50,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 11: connectors: dynamically registered OAuth clients, authorization requests waiting for
     // the owner's consent, tokens as hashes.
     include_str!("../migrations/sqlite/0011.sql"),
+    // 12: the waits readers hold (`wait_for_run`), for the owner's view.
+    include_str!("../migrations/sqlite/0012.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.

@@ -483,6 +483,19 @@ pub(crate) const USE_OAUTH_REFRESH: &str = "UPDATE oauth_tokens SET used_at = $1
 pub(crate) const REVOKE_OAUTH_FAMILY: &str =
     "UPDATE oauth_tokens SET revoked_at = $1 WHERE family = $2 AND revoked_at IS NULL";
 /// What is over: tokens and requests past their expiry, clients never approved after a day.
+macro_rules! wait_cols {
+    () => {
+        "id, reader_id, session_id, generation, run_id, started_at, until_at"
+    };
+}
+pub(crate) const INSERT_WAIT: &str = insert!("waits", wait_cols, "$1, $2, $3, $4, $5, $6, $7");
+pub(crate) const END_WAIT: &str = "DELETE FROM waits WHERE id = $1";
+/// Rows of waits whose process died, once their time is up.
+pub(crate) const PURGE_WAITS: &str = "DELETE FROM waits WHERE until_at <= $1";
+pub(crate) const LIVE_WAITS: &str = select!(
+    wait_cols,
+    "waits WHERE until_at > $1 ORDER BY started_at, id LIMIT $2"
+);
 pub(crate) const PURGE_OAUTH_TOKENS: &str = "DELETE FROM oauth_tokens WHERE expires_at <= $1";
 pub(crate) const PURGE_OAUTH_REQUESTS: &str = "DELETE FROM oauth_requests WHERE expires_at <= $1 AND (code_expires_at IS NULL OR code_expires_at <= $1)";
 pub(crate) const PURGE_OAUTH_CLIENTS: &str =
@@ -976,6 +989,30 @@ pub(crate) fn oauth_request_values(q: &OAuthRequest, pending_max: u64) -> [Value
     ]
 }
 
+pub(crate) fn wait(r: &dyn Cols) -> Result<crate::WaitRecord> {
+    Ok(crate::WaitRecord {
+        id: r.text(0)?,
+        reader_id: r.text(1)?,
+        session_id: r.text(2)?,
+        generation: u64_of(r.int(3)?)?,
+        run_id: r.text(4)?,
+        started_at_ms: r.int(5)?,
+        until_ms: r.int(6)?,
+    })
+}
+
+pub(crate) fn wait_values(w: &crate::WaitRecord) -> [Value<'_>; 7] {
+    values![
+        &w.id,
+        &w.reader_id,
+        &w.session_id,
+        i64_of(w.generation),
+        &w.run_id,
+        w.started_at_ms,
+        w.until_ms,
+    ]
+}
+
 pub(crate) fn oauth_token(r: &dyn Cols) -> Result<OAuthToken> {
     let kind = match r.text(1)?.as_str() {
         "access" => TokenKind::Access,
@@ -1443,6 +1480,28 @@ macro_rules! same_in_every_store {
                 $crate::vocab::USE_OAUTH_REFRESH,
                 &$crate::vocab::values![now_ms, token_hash],
             )? == 1)
+        }
+
+        fn begin_wait(&self, w: &$crate::WaitRecord) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::PURGE_WAITS,
+                &$crate::vocab::values![w.started_at_ms],
+            )?;
+            self.write($crate::vocab::INSERT_WAIT, &$crate::vocab::wait_values(w))
+                .map(drop)
+        }
+
+        fn end_wait(&self, id: &str) -> $crate::Result<()> {
+            self.write($crate::vocab::END_WAIT, &$crate::vocab::values![id])
+                .map(drop)
+        }
+
+        fn live_waits(&self, now_ms: i64) -> $crate::Result<Vec<$crate::WaitRecord>> {
+            self.read_all(
+                $crate::vocab::LIVE_WAITS,
+                &$crate::vocab::values![now_ms, $crate::LIVE_WAITS_LISTED_MAX],
+                $crate::vocab::wait,
+            )
         }
 
         fn revoke_oauth_family(&self, family: &str, now_ms: i64) -> $crate::Result<u64> {

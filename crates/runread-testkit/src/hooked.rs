@@ -46,6 +46,15 @@ impl Store for Hooked {
     fn changes(&self) -> &runread_store::changes::ChangeFeed {
         self.inner.changes()
     }
+    fn begin_wait(&self, wait: &runread_store::WaitRecord) -> Result<()> {
+        self.inner.begin_wait(wait)
+    }
+    fn end_wait(&self, id: &str) -> Result<()> {
+        self.inner.end_wait(id)
+    }
+    fn live_waits(&self, now_ms: i64) -> Result<Vec<runread_store::WaitRecord>> {
+        self.inner.live_waits(now_ms)
+    }
     fn add_workspace(&self, path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         self.inner.add_workspace(path, name, now_ms)
     }

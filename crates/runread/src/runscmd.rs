@@ -96,6 +96,7 @@ fn print_runs_json(list: &[runread_service::shown::ShownRun]) -> Res {
                 "prompt": shown.prompt.text(),
                 "startedAt": r.run.started_at,
                 "workspace": r.workspace_name,
+                "waitingReaders": shown.waiting,
             })
         })
         .collect();
@@ -141,6 +142,9 @@ fn print_runs_table(list: &[runread_service::shown::ShownRun]) {
             format!("{} ({})", r.target.session_id, r.target.generation),
             row.prompt.shown()
         );
+        if !row.waiting.is_empty() {
+            outln!("{:<width$} waited on by {}", "", row.waiting_summary());
+        }
     }
 }
 

@@ -386,3 +386,64 @@ fn a_commit_on_one_postgres_store_wakes_a_wait_on_another() {
         drop(rt);
     }
 }
+
+/// The owner sees which readers wait on a run while they wait (from the store, so from any
+/// process: `runread runs`, the console), and no longer once the wait ended.
+#[test]
+fn the_owner_is_shown_the_readers_waiting_on_a_run() {
+    let env = Env::new();
+    let _unfinished = place_unfinished(&env);
+    let run = running_run(&env);
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
+    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let now = runread_core::timefmt::now_ms;
+    assert!(
+        svc.shown_run(run.clone(), now())
+            .unwrap()
+            .waiting
+            .is_empty()
+    );
+    let rt = runtime();
+    let args = json!({"target": run.target, "timeoutSeconds": 2});
+    let waiting: Vec<_> = (0..2)
+        .map(|_| {
+            let (svc, ctx, args) = (svc.clone(), ctx.clone(), args.clone());
+            rt.spawn(async move { svc.wait_for_change(&ctx, tools::WAIT_FOR_RUN, &args).await })
+        })
+        .collect();
+    rt.block_on(async {
+        while svc.waits_held() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    // Another service on the same store file (as `runread runs` is another process) sees them.
+    let other_process = Service::new(
+        Arc::new(
+            runread_store::sqlite::SqliteStore::open(&env.dir.path().join("runread.db")).unwrap(),
+        ),
+        env.keys(),
+        Config::default(),
+    )
+    .unwrap();
+    let shown = other_process.shown_run(run.clone(), now()).unwrap();
+    assert_eq!(shown.waiting, ["waiter", "waiter"]);
+    assert_eq!(shown.waiting_summary(), "waiter (×2)");
+    for w in waiting {
+        assert!(rt.block_on(w).unwrap().is_ok());
+    }
+    rt.block_on(async {
+        tokio::time::timeout(GUARD, async {
+            while !svc
+                .shown_run(run.clone(), now())
+                .unwrap()
+                .waiting
+                .is_empty()
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("an ended wait is no longer shown");
+    });
+}

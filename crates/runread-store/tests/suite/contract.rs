@@ -1140,7 +1140,41 @@ contract!(
     runs_page_newest_first_filtered_and_bounded,
     sessions_under_a_path_prefix_are_those_session_by_path_finds,
     oauth_clients_requests_codes_and_tokens,
+    waits_are_listed_until_they_end_or_their_time_is_up,
 );
+
+fn wait_at(id: &str, started: i64, until: i64) -> runread_store::WaitRecord {
+    runread_store::WaitRecord {
+        id: id.into(),
+        reader_id: "r1".into(),
+        session_id: "s1".into(),
+        generation: 2,
+        run_id: "run-1".into(),
+        started_at_ms: started,
+        until_ms: until,
+    }
+}
+
+fn waits_are_listed_until_they_end_or_their_time_is_up(s: &dyn Store) {
+    let (a, b) = (wait_at("w-a", 1_000, 26_000), wait_at("w-b", 2_000, 3_000));
+    s.begin_wait(&a).unwrap();
+    s.begin_wait(&b).unwrap();
+    assert_eq!(
+        s.live_waits(2_500).unwrap(),
+        vec![a.clone(), b.clone()],
+        "oldest first, every field"
+    );
+    // At its time a wait is no longer listed, ended or not.
+    assert_eq!(s.live_waits(3_000).unwrap(), vec![a.clone()]);
+    // A wait that starts later purges the rows whose time is up.
+    let c = wait_at("w-c", 5_000, 30_000);
+    s.begin_wait(&c).unwrap();
+    assert_eq!(s.live_waits(0).unwrap(), vec![a.clone(), c.clone()]);
+    s.end_wait("w-a").unwrap();
+    assert_eq!(s.live_waits(5_000).unwrap(), vec![c]);
+    // Ending an unknown wait is not an error (a wait that never started its record).
+    s.end_wait("w-none").unwrap();
+}
 
 /// The restricted role can do nothing to the append-only tables but read and insert, nor change
 /// the schema; and every table has its privileges stated in exactly one list.
@@ -1308,11 +1342,11 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
         })
         .unwrap();
     }
-    // Back to schema 6, as an earlier runread left it (migration 11's connectors, 10's readers
-    // and 9's audit indexes undone too).
+    // Back to schema 6, as an earlier runread left it (migration 12's waits, 11's connectors,
+    // 10's readers and 9's audit indexes undone too).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
+        "DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
          DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
          DROP TABLE grants; DROP TABLE readers; CREATE TABLE grants (id TEXT PRIMARY KEY, \
          key_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, instance TEXT NOT NULL, \

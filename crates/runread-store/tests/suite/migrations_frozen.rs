@@ -55,6 +55,10 @@ const RELEASED: &[(&str, &str)] = &[
         "24a116bb25467052394c2cb9535aa34d76439e0cd8d8edc24a8b7111bd88118a",
     ),
     (
+        "sqlite/0012.sql",
+        "3dbb81f3eeb0845e75d0ffa2601c64c2f34f54ebba8a8a9d09a5f9f9ad69a10b",
+    ),
+    (
         "postgres/0001.sql",
         "9c51c4639f75e739ff6e57b24e0f6ddce96964a58de1e3ad56475e068b091991",
     ),
@@ -97,6 +101,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0011.sql",
         "566684f1f4bf290d0c3299c54be94b33416970e03cdb21cf797c77c5af5f3e09",
+    ),
+    (
+        "postgres/0012.sql",
+        "745f02096c3a39fb5a64d2acd0887de75b0db7c46b1e3a09b203f142f21e7a77",
     ),
 ];
 
