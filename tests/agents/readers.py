@@ -46,6 +46,11 @@ Cases, run one after another against the one server:
                          ``list_granted_targets`` and ``read_final_answer``; one grant revoked, then
                          that run reads ``grant_revoked`` while another still reads
   8. codex-reader-once   the same with the real Codex CLI, one ``codex-http`` config for every step
+  9. claude-waits-on-codex  the real Codex under ``runread run --share READER:final_answer,status:1h``
+                         (its scripted model holding its answer), and Claude Code configured once with
+                         READER's key calling ``wait_for_run`` then ``read_final_answer`` on that run:
+                         ``runread runs --json`` names the reader waiting while the answer is not yet
+                         available, the wait answers ``settled:true``, the answer is supervised
 Claude Code's model loads the deferred MCP tool with ToolSearch (``select:mcp__runread__read_final_answer``)
 and calls it; Codex's model runs its client-side ``tool_search`` and then calls
 ``{"namespace": "mcp__runread", "name": "read_final_answer"}`` (model gpt-5.5). What the model gets is
@@ -111,6 +116,10 @@ CODEX_ERROR_PREFIX = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:(?!\n)")
 PROMPT = "Read the final answer of the run granted to you through runread."
 DONE = "I read the granted final answer through runread."
 STEP_TIMEOUT_S = 90
+# The agent waited on (claude-waits-on-codex): how long its scripted model holds its answer, so that
+# the reader's wait is open while the run works, and the answer it then gives.
+CODEX_HOLD_MS = 25_000
+WAITED_ANSWER = "The report the orchestrator waited for: one file, all green."
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 BLOCK_RE = re.compile(r"<!-- client-config: ([a-z0-9-]+) -->\n```[a-z]*\n(.*?)```", re.S)
 
@@ -843,6 +852,87 @@ class Readers:
         return "`claude mcp add` once; " + self.shares_one_by_one(
             "claude-code-once", reader_id, lambda n, calls: self.reader_step(out, n, calls))
 
+    def case_claude_waits_on_codex(self) -> str:
+        """An agent hands work to another and waits for it: the real Codex runs under
+        `runread run --share READER:final_answer,status:1h` (its scripted model answers only after
+        CODEX_HOLD_MS), while the real Claude Code, configured once with READER's key (the README's
+        `claude mcp add` block), calls `wait_for_run` on the shared run and then `read_final_answer`.
+        While the wait is open the owner's `runread runs --json` names the reader as waiting on a run
+        whose answer is not yet available; the wait answers `settled:true` once the supervised run
+        settled, and the answer read right after is the scripted text, on supervised evidence."""
+        reader = "orchestrator-waits"
+        key, _ = self.add_reader(reader)
+        out = self.case_dir("claude-waits-on-codex")
+        env = self.claude_env(out)
+        command = substitute("claude-http-command", self.blocks["claude-http-command"],
+                             [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", key)])
+        add = subprocess.run(["sh", "-c", command], cwd=out / "workspace", env=env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=60)
+        ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        rr = Runread(self.opts.runread, self.home)
+        codex_out = self.tmp / "cases" / "codex-under-run"
+        wrap = [str(self.opts.runread), "--home", str(self.home), "run", "--workspace", str(codex_out / "workspace"),
+                "--share", f"{reader}:final_answer,status:1h", "--"]
+        scenario = codex_out.parent / "codex-under-run.scenario.json"
+        scenario.write_text(json.dumps({"model": CODEX_MODEL, "responses": [{"text": WAITED_ANSWER, "delay_ms": CODEX_HOLD_MS}],
+                                        "steps": [{"prompt": "Write the report the orchestrator waits for.",
+                                                   "timeout_s": STEP_TIMEOUT_S}]}))
+        codex_env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
+        codex_env["HARNESS_WRAP"] = json.dumps(wrap)
+        codex_log = open(codex_out.parent / "codex-under-run.out", "w")
+        codex = subprocess.Popen([sys.executable, str(self.opts.harness / "codex-scenario.py"), str(scenario), str(codex_out)],
+                                 stdout=codex_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=codex_env)
+        try:
+            target = None
+            deadline = time.monotonic() + STEP_TIMEOUT_S
+            while target is None and time.monotonic() < deadline and codex.poll() is None:
+                grants = json.loads(rr.ok("grant", "list", "--json"))
+                target = next((g["target"] for g in grants if g.get("to") == reader), None)
+                time.sleep(0.2)
+            ensure(target is not None, f"the run was not shared with {reader} as it started (codex exit {codex.poll()})")
+            stepped: dict[str, Any] = {}
+
+            def step() -> None:
+                try:
+                    stepped["seen"] = self.reader_step(out, 0, [("wait_for_run", {"target": target, "timeoutSeconds": 50}),
+                                                                ("read_final_answer", {"target": target})])
+                except BaseException as e:  # reported below, on the test's thread
+                    stepped["error"] = e
+
+            claude = threading.Thread(target=step, daemon=True)
+            claude.start()
+            waiting_seen = None
+            while claude.is_alive() and waiting_seen is None:
+                for r in json.loads(rr.ok("runs", "--json")):
+                    if r["target"]["runId"] == target["runId"] and reader in r.get("waitingReaders", []):
+                        waiting_seen = r
+                time.sleep(0.2)
+            claude.join(STEP_TIMEOUT_S * 3)
+            ensure(not claude.is_alive(), "the Claude Code step did not end")
+            if "error" in stepped:
+                raise stepped["error"]
+            rc = codex.wait(timeout=STEP_TIMEOUT_S)
+        finally:
+            if codex.poll() is None:
+                codex.kill()
+            codex_log.close()
+        ensure(rc == 0, f"the Codex harness under runread run exited {rc}: {tail((codex_out.parent / 'codex-under-run.out').read_text())}")
+        ensure(waiting_seen is not None, f"`runread runs --json` never named {reader} as waiting on the run")
+        ensure(waiting_seen.get("answerState") != "available",
+               f"while the reader waited the run's answer was already {waiting_seen.get('answerState')!r}: nothing was waited for")
+        waited, read = stepped["seen"]
+        w = waited["json"]
+        ensure(not waited["is_error"] and w.get("settled") is True and w.get("status") == "completed" and w.get("found") is True,
+               f"wait_for_run gave {json.dumps(w)[:300]}")
+        d = read["json"]
+        ensure(not read["is_error"] and d.get("state") == "available" and d.get("evidence") == "supervised"
+               and d.get("text") == WAITED_ANSWER and d.get("sha256") == hashlib.sha256(WAITED_ANSWER.encode()).hexdigest(),
+               f"read_final_answer right after the wait gave {json.dumps(d)[:300]}")
+        self.proxy.take(settle=0)
+        return (f"Codex under `runread run --share {reader}:…` held {CODEX_HOLD_MS / 1000:.0f}s; `runread runs` showed "
+                f"{reader} waiting while the answer was {waiting_seen.get('answerState')!r}; wait_for_run answered "
+                f"settled:true, status completed; read_final_answer: available, evidence supervised, the scripted text")
+
     def codex_reader_step(self, out: Path, config: dict[str, Any], n: int,
                           calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         """One `codex exec` step with `config` (the README's block, the same every time) whose scripted model
@@ -974,6 +1064,7 @@ class Readers:
             ("codex-http-2026", lambda: self.case_codex("codex-http-2026", "codex-http", "HTTP",
                                                         {"features.mcp_2026_07_28": True})),
             ("codex-stdio", lambda: self.case_codex("codex-stdio", "codex-stdio", "stdio", {})),
+            ("claude-waits-on-codex", self.case_claude_waits_on_codex),
         ]
         for name, fn in cases:
             if self.opts.case and name not in self.opts.case:

@@ -11,6 +11,7 @@
 //! - `ready`: time to the first answered `server/discover`, and idle RSS ([`ready`]).
 //! - `json-pass`, `stat-pass`: the bare references for ingest and re-ingest ([`passes`]).
 //! - `select-page`: a page of runs straight from the SQLite store ([`page`]).
+//! - `wake`: `wait_for_run`'s wake-up latency, by change feed, `NOTIFY` and re-check ([`wake`]).
 //!
 //! `runread-bench gate [--calls N] [--rounds R]`: the execution gate's cost per call —
 //! `read_final_answer` through the whole service (admission, gate, re-check, label) with the
@@ -39,6 +40,7 @@ mod passes;
 mod ready;
 mod redact;
 mod statics;
+mod wake;
 
 struct Setup {
     _dir: tempfile::TempDir,
@@ -223,7 +225,8 @@ const USAGE: &str = "usage: runread-bench gate [--calls N] [--rounds R]
        runread-bench select-page --store F [--limit N] [--offset K] [--agent A] [--workspace NAME] [--repeats R] [--summary]
        runread-bench redact [--secrets N] [--mib M] [--repeats R] [--write-dir D [--rg PATH]]
        runread-bench ready --port P [--key K] [--idle-ms MS] -- CMD...
-       runread-bench hop [--calls N]";
+       runread-bench hop [--calls N]
+       runread-bench wake [--rounds N] [--pg]";
 
 fn main() {
     let all: Vec<String> = std::env::args().collect();
@@ -327,6 +330,10 @@ fn main() {
             &cmd,
         ),
         Some("hop") => hop(flag("--calls", 20000)),
+        Some("wake") => done(wake::run(
+            flag("--rounds", 20),
+            args.iter().any(|a| a == "--pg"),
+        )),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);

@@ -165,6 +165,69 @@ impl CursorKey {
     }
 }
 
+/// What a task handle names (the Tasks extension): a tool called with its exact arguments by one
+/// reader, and the handle's time. Carried in the handle, signed with the cursor key and bound to
+/// the reader, so any gateway of the store answers it and a restart loses nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskHandle {
+    pub tool: String,
+    pub args: serde_json::Value,
+    pub created_ms: i64,
+    pub expires_ms: i64,
+}
+
+const TASK_PREFIX: &str = "rrt1.";
+const TASK_DOMAIN: &[u8] = b"runread.task.v1\0";
+
+impl CursorKey {
+    fn task_mac(&self, reader_id: &str, payload: &[u8]) -> [u8; MAC_LEN] {
+        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+        mac.update(TASK_DOMAIN);
+        mac.update(&reader_scope(reader_id));
+        mac.update(payload);
+        mac.finalize().into_bytes().into()
+    }
+
+    /// The handle of `task` for the reader `reader_id`: `None` when it would be longer than
+    /// [`crate::limits::TASK_HANDLE_MAX_BYTES`].
+    pub fn seal_task(&self, reader_id: &str, task: &TaskHandle) -> Option<String> {
+        let payload = crate::canonical::to_vec(&serde_json::json!({
+            "t": task.tool, "a": task.args, "c": task.created_ms, "e": task.expires_ms,
+        }));
+        let mac = self.task_mac(reader_id, &payload);
+        let handle = format!(
+            "{TASK_PREFIX}{}.{}",
+            URL_SAFE_NO_PAD.encode(&payload),
+            URL_SAFE_NO_PAD.encode(mac)
+        );
+        (handle.len() <= crate::limits::TASK_HANDLE_MAX_BYTES).then_some(handle)
+    }
+
+    /// The task a handle names, if and only if this key issued it to `reader_id` and its time is
+    /// not up at `now_ms`.
+    pub fn open_task(&self, reader_id: &str, handle: &str, now_ms: i64) -> Option<TaskHandle> {
+        if handle.len() > crate::limits::TASK_HANDLE_MAX_BYTES {
+            return None;
+        }
+        let (payload, mac) = handle.strip_prefix(TASK_PREFIX)?.split_once('.')?;
+        let payload = URL_SAFE_NO_PAD.decode(payload).ok()?;
+        let mac = URL_SAFE_NO_PAD.decode(mac).ok()?;
+        let expected = self.task_mac(reader_id, &payload);
+        if !bool::from(expected.as_slice().ct_eq(&mac)) {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_slice(&payload).ok()?;
+        let task = TaskHandle {
+            tool: v.get("t")?.as_str()?.to_owned(),
+            args: v.get("a")?.clone(),
+            created_ms: v.get("c")?.as_i64()?,
+            expires_ms: v.get("e")?.as_i64()?,
+        };
+        (now_ms < task.expires_ms).then_some(task)
+    }
+}
+
 /// What a reader's listing cursor is bound to: the reader's id, in a domain no target digest
 /// shares (`runread.target.v1`), so a listing cursor never names a target's data or the reverse.
 fn reader_scope(reader_id: &str) -> [u8; 32] {
@@ -174,6 +237,71 @@ fn reader_scope(reader_id: &str) -> [u8; 32] {
     h.update((reader_id.len() as u64).to_be_bytes());
     h.update(reader_id.as_bytes());
     h.finalize().into()
+}
+
+#[cfg(test)]
+mod task_tests {
+    use super::*;
+
+    fn task() -> TaskHandle {
+        TaskHandle {
+            tool: "read_final_answer".into(),
+            args: serde_json::json!({"target": {"runId": "r1"}, "limit": 4096}),
+            created_ms: 1_000,
+            expires_ms: 5_000,
+        }
+    }
+
+    #[test]
+    fn a_task_handle_opens_for_its_reader_until_its_time() {
+        let key = CursorKey::from_bytes([7; 32]);
+        let h = key.seal_task("reader-a", &task()).unwrap();
+        assert_eq!(key.open_task("reader-a", &h, 4_999), Some(task()));
+        assert_eq!(key.open_task("reader-a", &h, 5_000), None, "its time is up");
+        assert_eq!(
+            key.open_task("reader-b", &h, 2_000),
+            None,
+            "another reader's"
+        );
+        assert_eq!(
+            CursorKey::from_bytes([8; 32]).open_task("reader-a", &h, 2_000),
+            None,
+            "another store's"
+        );
+    }
+
+    #[test]
+    fn a_task_handle_with_a_changed_argument_is_refused() {
+        let key = CursorKey::from_bytes([7; 32]);
+        let h = key.seal_task("reader-a", &task()).unwrap();
+        let (payload, mac) = h
+            .strip_prefix(TASK_PREFIX)
+            .unwrap()
+            .split_once('.')
+            .unwrap();
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+        v["a"]["limit"] = serde_json::json!(8192);
+        let forged = format!(
+            "{TASK_PREFIX}{}.{mac}",
+            URL_SAFE_NO_PAD.encode(crate::canonical::to_vec(&v))
+        );
+        assert_eq!(key.open_task("reader-a", &forged, 2_000), None);
+        assert_eq!(key.open_task("reader-a", &h[..h.len() - 1], 2_000), None);
+    }
+
+    #[test]
+    fn a_task_handle_is_bounded() {
+        let key = CursorKey::from_bytes([7; 32]);
+        let mut big = task();
+        big.args = serde_json::json!({"x": "y".repeat(crate::limits::TASK_HANDLE_MAX_BYTES)});
+        assert_eq!(key.seal_task("reader-a", &big), None);
+        let long = format!(
+            "{TASK_PREFIX}{}",
+            "A".repeat(crate::limits::TASK_HANDLE_MAX_BYTES)
+        );
+        assert_eq!(key.open_task("reader-a", &long, 0), None);
+    }
 }
 
 #[cfg(test)]

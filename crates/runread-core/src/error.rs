@@ -41,6 +41,9 @@ pub enum ErrorCode {
     /// The target changed while the call was being served; nothing was returned.
     #[error("target_changed")]
     TargetChanged,
+    /// A task handle tampered with, issued to another reader, or past its time.
+    #[error("invalid_task")]
+    InvalidTask,
     /// The tool name is not one runread serves.
     #[error("unknown_tool")]
     UnknownTool,
@@ -81,7 +84,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::MissingKey,
         ErrorCode::DuplicateKey,
         ErrorCode::InvalidKey,
@@ -93,6 +96,7 @@ impl ErrorCode {
         ErrorCode::GrantRevoked,
         ErrorCode::TargetStale,
         ErrorCode::TargetChanged,
+        ErrorCode::InvalidTask,
         ErrorCode::UnknownTool,
         ErrorCode::ForbiddenOrigin,
         ErrorCode::ForbiddenHeader,
@@ -120,6 +124,7 @@ impl ErrorCode {
             ErrorCode::GrantRevoked => "grant_revoked",
             ErrorCode::TargetStale => "target_stale",
             ErrorCode::TargetChanged => "target_changed",
+            ErrorCode::InvalidTask => "invalid_task",
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::ForbiddenOrigin => "forbidden_origin",
             ErrorCode::ForbiddenHeader => "forbidden_header",
@@ -151,6 +156,9 @@ impl ErrorCode {
                 "the target is no longer current; ask the owner for a new grant"
             }
             ErrorCode::TargetChanged => "the target changed while being read; nothing was returned",
+            ErrorCode::InvalidTask => {
+                "the task is not valid for this key, or its time is up; call the tool again"
+            }
             ErrorCode::UnknownTool => "no such tool",
             ErrorCode::ForbiddenOrigin => "this connection, host or origin is not allowed",
             ErrorCode::ForbiddenHeader => "a header runread never accepts was sent",
@@ -188,7 +196,8 @@ impl ErrorCode {
             | ErrorCode::InvalidArguments
             | ErrorCode::ForbiddenHeader
             | ErrorCode::InvalidRequest
-            | ErrorCode::InvalidCursor => 400,
+            | ErrorCode::InvalidCursor
+            | ErrorCode::InvalidTask => 400,
             ErrorCode::BodyTooLarge => 413,
             ErrorCode::BodyTimeout => 408,
             ErrorCode::Busy | ErrorCode::Unavailable | ErrorCode::Timeout => 503,

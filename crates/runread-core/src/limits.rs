@@ -198,8 +198,18 @@ pub const WAIT_RECHECK_MS: u64 = 1_000;
 /// re-checks as if everything changed.
 pub const CHANGE_FEED_CAPACITY: usize = 1_024;
 
+/// Seconds a task handle (the Tasks extension, for `read_final_answer` on a run that has not
+/// settled) may be polled; then `invalid_task`, and the client calls the tool again.
+pub const TASK_TTL_SECS: i64 = 3_600;
+/// The polling interval a task suggests (`pollIntervalMs`).
+pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
+/// Most bytes of a task handle runread issues or reads (it carries the call's exact arguments).
+pub const TASK_HANDLE_MAX_BYTES: usize = 4_096;
+
 const _: () = {
     assert!(WAIT_DEFAULT_SECONDS <= WAIT_MAX_SECONDS);
+    // A task handle carries any arguments a call's input may hold, encoded.
+    assert!(TASK_HANDLE_MAX_BYTES >= 2 * (CURSOR_MAX_BYTES + 6 * TARGET_FIELD_MAX_BYTES));
     assert!(WAITS_PER_READER_MAX <= WAITS_MAX);
     // Waiting calls never take every connection: other calls still get in.
     assert!(WAITS_MAX + 2 * WAITS_PER_READER_MAX <= HTTP_CONNECTIONS_MAX);

@@ -9,9 +9,10 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, MetaObject, NumberOrString, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ContentBlock, CreateTaskResult, DetailedTask, GetTaskParams, GetTaskResult, Implementation,
+    ListToolsResult, MetaObject, NumberOrString, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Task, TaskPayload, TaskStatus, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -129,9 +130,14 @@ fn admitted(ctx: &RequestContext<RoleServer>) -> Option<Arc<KeyContext>> {
 
 impl ServerHandler for RunreadHandler {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("runread", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(Implementation::new("runread", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -189,6 +195,29 @@ impl ServerHandler for RunreadHandler {
                 Some(serde_json::json!({"code": ErrorCode::UnknownTool.as_str()})),
             ));
         }
+        // A client that declared the Tasks extension gets a task handle for an answer that is not
+        // ready yet, instead of `saving`.
+        if ctx
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+        {
+            let (svc, k, tool, a) = (
+                self.service.clone(),
+                key.clone(),
+                request.name.to_string(),
+                args.clone(),
+            );
+            let now = runread_core::timefmt::now_ms();
+            let deferred =
+                tokio::task::spawn_blocking(move || svc.defer_to_task(&k, &tool, &a, now))
+                    .await
+                    .ok()
+                    .flatten();
+            if let Some(t) = deferred {
+                let task = task_of(&t.id, TaskStatus::Working, t.created_ms, t.expires_ms, now);
+                return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+            }
+        }
         // A waiting call gives its processing slot back while it waits.
         let slot = processing_slot(&ctx);
         if let Some(slot) = slot.as_ref().filter(|_| waits(&request.name)) {
@@ -214,6 +243,94 @@ impl ServerHandler for RunreadHandler {
         }
         .into())
     }
+
+    /// `tasks/get`: `working` until the run settles; then the call, answered now through the
+    /// gate like any other, as the task's result (a refusal too: a tool error is `completed`).
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        use runread_service::tasks::TaskPoll;
+        let id = request.task_id;
+        let (key, poll) = self.task(&ctx, id.clone()).await?;
+        let now = runread_core::timefmt::now_ms();
+        let detailed = match poll {
+            TaskPoll::Working {
+                created_ms,
+                expires_ms,
+            } => DetailedTask::new(
+                task_of(&id, TaskStatus::Working, created_ms, expires_ms, now),
+                TaskPayload::Working,
+            ),
+            TaskPoll::Ready {
+                tool,
+                args,
+                created_ms,
+                expires_ms,
+            } => {
+                let request_id = Some(format!("t:{}", runread_core::sha256_hex(id.as_bytes())));
+                let result = match self.service.call(key, tool, args, request_id).await {
+                    Ok(answer) => success_result(answer),
+                    Err(code) => error_result(code),
+                };
+                let result = match serde_json::to_value(result) {
+                    Ok(Value::Object(m)) => m,
+                    _ => return Err(refused(ErrorCode::Unavailable)),
+                };
+                DetailedTask::new(
+                    task_of(&id, TaskStatus::Completed, created_ms, expires_ms, now),
+                    TaskPayload::Completed { result },
+                )
+            }
+        };
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    /// `tasks/cancel`: acknowledged for a valid handle. runread keeps no task state and does no
+    /// work for one between polls: a handle the client stops polling costs nothing.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task(&ctx, request.task_id).await.map(drop)
+    }
+}
+
+impl RunreadHandler {
+    /// `tasks/get` and `tasks/cancel`: the handle read for the caller's reader, or the fixed
+    /// refusal as a JSON-RPC error (`data.code`).
+    async fn task(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        id: String,
+    ) -> Result<(Arc<KeyContext>, runread_service::tasks::TaskPoll), ErrorData> {
+        let key = self.key(ctx).await.map_err(refused)?;
+        let (svc, k) = (self.service.clone(), key.clone());
+        let now = runread_core::timefmt::now_ms();
+        let poll = tokio::task::spawn_blocking(move || svc.poll_task(&k, &id, now))
+            .await
+            .map_err(|_| refused(ErrorCode::Unavailable))?
+            .map_err(refused)?;
+        Ok((key, poll))
+    }
+}
+
+/// A refusal outside a tool call (a task's methods): a JSON-RPC error with the fixed code.
+fn refused(code: ErrorCode) -> ErrorData {
+    ErrorData::invalid_params(
+        code.message(),
+        Some(serde_json::json!({"code": code.as_str()})),
+    )
+}
+
+/// A task's wire shape: its handle, status and times, the polling interval runread suggests.
+fn task_of(id: &str, status: TaskStatus, created_ms: i64, expires_ms: i64, now_ms: i64) -> Task {
+    let rfc = runread_core::timefmt::rfc3339;
+    Task::new(id, status, rfc(created_ms), rfc(now_ms))
+        .with_ttl_ms(u64::try_from(expires_ms.saturating_sub(created_ms)).unwrap_or(0))
+        .with_poll_interval_ms(runread_core::limits::TASK_POLL_INTERVAL_MS)
 }
 
 /// Admission step 3 as an axum layer: exactly one well-formed, known `x-runread-key`, or a

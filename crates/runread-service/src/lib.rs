@@ -27,6 +27,7 @@ pub mod secrets;
 pub mod shown;
 mod source;
 mod supervised;
+pub mod tasks;
 pub mod tools;
 mod vocab;
 mod wait;

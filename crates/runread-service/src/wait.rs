@@ -267,31 +267,57 @@ enum Check {
     Wait,
 }
 
-/// One check, on a blocking thread: the reader's grant for the run (read again from the store,
-/// so a grant revoked or a key rotated meanwhile ends the wait), the run's currency, whether it
-/// moved past the caller's sequence or settled.
-fn check(svc: &Service, ctx: &KeyContext, args: &WaitArgs) -> Check {
-    let now_ms = runread_core::timefmt::now_ms();
-    let Ok(grant) = admission::grant_for(svc, ctx, &args.target, Feature::Status, now_ms) else {
-        return Check::Answer;
+/// Where a run stands for a caller waiting on it, read through admission.
+pub(crate) enum Readiness {
+    /// The caller may not read the run (not granted, no longer current): answer now, and the
+    /// call says why.
+    Unreadable,
+    /// The store could not answer now; it may on the next check.
+    Unknown,
+    /// Granted and current, not settled.
+    Unsettled(Box<RunRecord>),
+    /// Granted, current and settled.
+    Settled,
+}
+
+/// Where `target` stands for `ctx` through the grant of `feature`: the grant read again from the
+/// store (so a grant revoked or a key rotated meanwhile is seen), the run's currency, whether it
+/// settled. On a blocking thread.
+pub(crate) fn readiness(
+    svc: &Service,
+    ctx: &KeyContext,
+    target: &Target,
+    feature: Feature,
+    now_ms: i64,
+) -> Readiness {
+    let Ok(grant) = admission::grant_for(svc, ctx, target, feature, now_ms) else {
+        return Readiness::Unreadable;
     };
     match svc.store.grant_of_key(&grant.id, &ctx.key_hash) {
         Ok(Some(g)) if g.revoked_at_ms.is_none() && g.is_live(now_ms) => {}
-        // A store that cannot answer now may answer on the next check.
-        Err(_) => return Check::Wait,
-        Ok(_) => return Check::Answer,
+        Err(_) => return Readiness::Unknown,
+        Ok(_) => return Readiness::Unreadable,
     }
-    let run = match admission::current_run(svc, &args.target) {
+    let run = match admission::current_run(svc, target) {
         Ok(run) => run,
-        Err(ErrorCode::Unavailable) => return Check::Wait,
-        Err(_) => return Check::Answer,
+        Err(ErrorCode::Unavailable) => return Readiness::Unknown,
+        Err(_) => return Readiness::Unreadable,
     };
-    if args.changed(&run) {
-        return Check::Answer;
-    }
     match publication::Evidence::observe(svc, &run) {
-        Ok(e) if settled(&run, publication::judge(&e, now_ms).0) => Check::Answer,
-        _ => Check::Wait,
+        Ok(e) if settled(&run, publication::judge(&e, now_ms).0) => Readiness::Settled,
+        Ok(_) => Readiness::Unsettled(Box::new(run)),
+        Err(_) => Readiness::Unknown,
+    }
+}
+
+/// One check of a waiting call: answer once the run moved past the caller's sequence, settled,
+/// or can no longer be read by this reader.
+fn check(svc: &Service, ctx: &KeyContext, args: &WaitArgs) -> Check {
+    let now_ms = runread_core::timefmt::now_ms();
+    match readiness(svc, ctx, &args.target, Feature::Status, now_ms) {
+        Readiness::Unknown => Check::Wait,
+        Readiness::Unsettled(run) if !args.changed(&run) => Check::Wait,
+        Readiness::Unreadable | Readiness::Unsettled(_) | Readiness::Settled => Check::Answer,
     }
 }
 

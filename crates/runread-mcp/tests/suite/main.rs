@@ -15,5 +15,6 @@ mod recorded_agents;
 mod redaction_property;
 mod results_suite;
 mod secret_leaks;
+mod tasks;
 mod transport;
 mod waits;

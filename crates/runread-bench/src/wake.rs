@@ -1,0 +1,242 @@
+//! `runread-bench wake [--rounds N] [--pg]`: wake-up latency of `wait_for_run`, from the
+//! commit that settles a run to the waiting reader's answer, side by side for the ways a wait
+//! learns of it:
+//!
+//! - SQLite, the commit in the waiting process: the change feed;
+//! - SQLite, the commit by another process on the same file (a second store on it): the re-check;
+//! - PostgreSQL, the commit by another process (a second store): `NOTIFY`;
+//! - PostgreSQL, the same with the waiting gateway's listener off: the re-check.
+//!
+//! Each round: a session whose last run is running, a reader waiting on it through the whole
+//! service (`wait_for_change`, then the gated call), the run's last line appended and ingested by
+//! the committing store. The commit's instant is when that store's own feed announced it (right
+//! after its transaction); the answer's is when the waiting call returned. Medians and p99 in ms.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use runread_core::Feature;
+use runread_service::{Config, Service, tools};
+use runread_store::Store;
+use runread_store::changes::Change;
+
+/// Where a round's commit comes from and how the waiting store hears of it.
+#[derive(Clone, Copy)]
+enum Way {
+    SqliteSameProcess,
+    SqliteOtherProcess,
+    PostgresNotify,
+    PostgresRecheck,
+}
+
+impl Way {
+    fn label(self) -> &'static str {
+        match self {
+            Way::SqliteSameProcess => "SQLite, commit in the waiting process (change feed)",
+            Way::SqliteOtherProcess => "SQLite, commit by another process (re-check)",
+            Way::PostgresNotify => "PostgreSQL, commit by another process (NOTIFY)",
+            Way::PostgresRecheck => "PostgreSQL, listener off (re-check)",
+        }
+    }
+}
+
+/// The committing store and the waiting one.
+type Pair = (Arc<dyn Store>, Arc<dyn Store>);
+
+/// The committing store and the waiting one (the same for SQLite in one process); PostgreSQL's
+/// on a database of the round's own (`RUNREAD_TEST_PG`'s server, as the tests).
+fn stores(
+    way: Way,
+    dir: &Path,
+    pg: Option<&runread_testkit::pg::PgDb>,
+) -> Result<Pair, String> {
+    use runread_store::postgres::PostgresStore;
+    use runread_store::sqlite::SqliteStore;
+    let sqlite = |p: &Path| -> Result<Arc<dyn Store>, String> {
+        Ok(Arc::new(SqliteStore::open(p).map_err(|e| e.to_string())?))
+    };
+    let db = dir.join("runread.db");
+    Ok(match (way, pg) {
+        (Way::SqliteSameProcess, _) => {
+            let s = sqlite(&db)?;
+            (s.clone(), s)
+        }
+        (Way::SqliteOtherProcess, _) => (sqlite(&db)?, sqlite(&db)?),
+        (Way::PostgresNotify | Way::PostgresRecheck, Some(db)) => {
+            let agent =
+                PostgresStore::connect_as(&db.url, "bench-agent").map_err(|e| e.to_string())?;
+            let gateway =
+                PostgresStore::connect_as(&db.url, "bench-gateway").map_err(|e| e.to_string())?;
+            if matches!(way, Way::PostgresRecheck) {
+                gateway.ignore_other_processes();
+            }
+            (Arc::new(agent), Arc::new(gateway))
+        }
+        (_, None) => return Err("--pg is needed for the PostgreSQL rows".into()),
+    })
+}
+
+/// One round: milliseconds from the commit to the answer.
+fn round(rt: &tokio::runtime::Runtime, way: Way) -> Result<f64, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let db = matches!(way, Way::PostgresNotify | Way::PostgresRecheck)
+        .then(runread_testkit::pg::PgDb::fresh);
+    let pg = db.as_ref();
+    let ws = dir.path().join("workspace");
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&ws).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&sessions).map_err(|e| e.to_string())?;
+    let ws = std::fs::canonicalize(ws).map_err(|e| e.to_string())?;
+    let (agent, gateway) = stores(way, dir.path(), pg)?;
+    agent
+        .add_workspace(ws.to_str().unwrap_or_default(), "bench", 1)
+        .map_err(|e| e.to_string())?;
+    let bytes = runread_testkit::relocated(
+        &std::fs::read(runread_testkit::fixture_session("sample")).map_err(|e| e.to_string())?,
+        ws.to_str().unwrap_or_default(),
+    );
+    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    let cut = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let path = sessions.join("live.jsonl");
+    std::fs::write(&path, &bytes[..cut]).map_err(|e| e.to_string())?;
+    let ingest = |store: &dyn Store| {
+        runread_ingest::ingest_dir(
+            store,
+            &runread_ingest::AgentDir::pi(&sessions),
+            runread_core::timefmt::now_ms(),
+            |_| {},
+        )
+        .map(drop)
+        .map_err(|e| e.to_string())
+    };
+    ingest(&*agent)?;
+    let run = gateway
+        .runs()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|r| r.run.status.as_str() == "running")
+        .ok_or("no running run")?;
+    let keys = Arc::new(runread_gate::keys::FileKeys::open(dir.path()).map_err(|e| e.to_string())?);
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant(
+        &*gateway,
+        &*keys,
+        runread_service::owner::GrantRequest {
+            run_id: &run.target.run_id,
+            session_id: Some(&run.target.session_id),
+            features: vec![Feature::Status],
+            expires_at_ms: now + 3_600_000,
+            reader: "bench",
+        },
+        now,
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    let config = Config {
+        settle_quiet: Duration::ZERO,
+        ..Config::default()
+    };
+    let svc = Arc::new(Service::new(gateway.clone(), keys, config).map_err(|e| e.to_string())?);
+    let key = g.key.ok_or("a new reader")?;
+    let ctx = Arc::new(svc.admit_key(&[key.as_bytes()]).map_err(|e| e.as_str())?);
+    let seq = run.run.first_sequence + (run.run.message_lines.len() as u64).saturating_sub(1);
+    let args = json!({"target": run.target, "afterSequence": seq, "timeoutSeconds": 50});
+    let mut committed = agent.changes().subscribe();
+    let (svc2, ctx2) = (svc.clone(), ctx.clone());
+    let waiting = rt.spawn(async move {
+        svc2.wait_for_change(&ctx2, tools::WAIT_FOR_RUN, &args)
+            .await
+            .map_err(|e| e.as_str())?;
+        let answered = Instant::now();
+        let out = svc2
+            .call(ctx2, tools::WAIT_FOR_RUN, args, None)
+            .await
+            .map_err(|e| e.as_str())?;
+        Ok::<_, &str>((answered, out.labeled.structured))
+    });
+    rt.block_on(async {
+        while svc.waits_held() == 0 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        // PostgreSQL's listener starts with the first wait: let it listen.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    });
+    append(&path, &bytes[cut..])?;
+    ingest(&*agent)?;
+    let commit = rt.block_on(async {
+        loop {
+            match committed.recv().await {
+                Ok(Change::Session(s)) if s == run.target.session_id => return Instant::now(),
+                Ok(_) => continue,
+                Err(_) => return Instant::now(),
+            }
+        }
+    });
+    let (answered, out) = rt
+        .block_on(waiting)
+        .map_err(|e| e.to_string())?
+        .map_err(str::to_owned)?;
+    if out["settled"] != true {
+        return Err(format!("the wait answered unsettled: {out}"));
+    }
+    Ok(answered.saturating_duration_since(commit).as_secs_f64() * 1e3)
+}
+
+fn append(path: &PathBuf, tail: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(tail))
+        .map_err(|e| e.to_string())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(i).copied().unwrap_or(f64::NAN)
+}
+
+pub(crate) fn run(rounds: usize, pg: bool) -> Result<(), String> {
+    let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let ways = [
+        Way::SqliteSameProcess,
+        Way::SqliteOtherProcess,
+        Way::PostgresNotify,
+        Way::PostgresRecheck,
+    ];
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); ways.len()];
+    // Rounds interleave the ways, so that a noisy moment falls on all of them.
+    for _ in 0..rounds {
+        for (i, way) in ways.iter().enumerate() {
+            if !pg && matches!(way, Way::PostgresNotify | Way::PostgresRecheck) {
+                continue;
+            }
+            samples[i].push(round(&rt, *way)?);
+        }
+    }
+    println!(
+        "wake-up latency: commit of the run's end → the waiting reader's answer, {rounds} rounds"
+    );
+    println!("| how the wait learns of it | median (ms) | p99 (ms) | ÷ the change feed's median |");
+    println!("|---|---|---|---|");
+    let base = {
+        let mut s = samples[0].clone();
+        s.sort_by(f64::total_cmp);
+        percentile(&s, 0.5)
+    };
+    for (way, mut s) in ways.iter().zip(samples) {
+        if s.is_empty() {
+            continue;
+        }
+        s.sort_by(f64::total_cmp);
+        let (median, p99) = (percentile(&s, 0.5), percentile(&s, 0.99));
+        println!(
+            "| {} | {median:.1} | {p99:.1} | {:.1}× |",
+            way.label(),
+            median / base
+        );
+    }
+    Ok(())
+}

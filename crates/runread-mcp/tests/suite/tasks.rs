@@ -1,0 +1,240 @@
+//! The Tasks extension (`io.modelcontextprotocol/tasks`), with rmcp's client declaring it: a
+//! `read_final_answer` on a run that has not settled answers with a task handle; `tasks/get` is
+//! `working` until the run settles, then `completed` with the very result the call returns; the
+//! handle is stateless (signed arguments, bound to the reader, with an expiry), so a changed
+//! argument, another reader's handle and an expired one are refused `invalid_task`. A client that
+//! did not declare the extension is answered as always.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
+    GetTaskParams, Implementation, TaskStatus,
+};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt};
+
+use runread_core::Feature;
+use runread_core::cursor::TaskHandle;
+use runread_mcp::KEY_HEADER;
+use runread_service::{Config, Service};
+use runread_store::Store;
+use runread_testkit::Env;
+
+type TasksClient = RunningService<RoleClient, ClientConfig>;
+
+/// rmcp's client on 2026-07-28 (`server/discover`), declaring the Tasks extension (or not) on
+/// every request.
+async fn connect(url: &str, key: &str, tasks: bool) -> TasksClient {
+    let mut headers = HashMap::new();
+    headers.insert(
+        http::HeaderName::from_static(KEY_HEADER),
+        http::HeaderValue::from_str(key).unwrap(),
+    );
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers),
+    );
+    let capabilities = if tasks {
+        ClientCapabilities::builder().enable_tasks().build()
+    } else {
+        ClientCapabilities::default()
+    };
+    ClientConfig::new(capabilities, Implementation::new("runread-tasks-test", "1"))
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap()
+}
+
+fn read_args(target: &Value) -> CallToolRequestParams {
+    let Value::Object(args) = json!({"target": target}) else {
+        unreachable!()
+    };
+    CallToolRequestParams::new("read_final_answer").with_arguments(args)
+}
+
+/// The fixed code of a JSON-RPC error.
+fn code_of(e: &rmcp::ServiceError) -> String {
+    match e {
+        rmcp::ServiceError::McpError(data) => data
+            .data
+            .as_ref()
+            .and_then(|d| d["code"].as_str())
+            .unwrap_or_default()
+            .to_owned(),
+        other => format!("not a JSON-RPC error: {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_working_until_the_run_settles_then_carries_the_answer() {
+    let env = Env::new();
+    let (path, tail) = env.place_unfinished("sample");
+    env.ingest();
+    let run = env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.run.status.as_str() == "running")
+        .unwrap();
+    let svc = std::sync::Arc::new(
+        Service::new(
+            env.store.clone(),
+            env.keys(),
+            Config {
+                settle_quiet: Duration::ZERO,
+                ..Config::default()
+            },
+        )
+        .unwrap(),
+    );
+    let serving = runread_testkit::serve::mcp(svc).await;
+    let target = serde_json::to_value(&run.target).unwrap();
+    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "tasks");
+    let client = connect(&serving.url, &g.key, true).await;
+    let advertised = client
+        .peer_info()
+        .is_some_and(|info| info.capabilities.supports_tasks());
+    assert!(advertised, "server/discover advertises the extension");
+
+    let CallToolResponse::Task(created) = client.call_tool_once(read_args(&target)).await.unwrap()
+    else {
+        panic!("a task for a run that has not settled");
+    };
+    let task = created.task;
+    assert_eq!(task.status, TaskStatus::Working);
+    assert_eq!(
+        task.poll_interval_ms,
+        Some(runread_core::limits::TASK_POLL_INTERVAL_MS)
+    );
+    assert_eq!(
+        task.ttl_ms,
+        Some(runread_core::limits::TASK_TTL_SECS as u64 * 1_000)
+    );
+    let polled = client
+        .get_task(GetTaskParams::new(task.task_id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(polled.task.status(), TaskStatus::Working);
+    // A task writes nothing to the audit while it works: nothing was served.
+    assert!(env.store.audit(0, 100).unwrap().is_empty());
+
+    // The same call from a client that did not declare the extension: answered as always.
+    let plain = connect(&serving.url, &g.key, false).await;
+    let CallToolResponse::Complete(saving) =
+        plain.call_tool_once(read_args(&target)).await.unwrap()
+    else {
+        panic!("no task for a client without the extension");
+    };
+    let saving = saving.structured_content.unwrap();
+    assert_ne!(saving["state"], "available", "{saving}");
+
+    Env::append(&path, &tail);
+    env.ingest();
+    let done = client
+        .get_task(GetTaskParams::new(task.task_id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(done.task.status(), TaskStatus::Completed);
+    let rmcp::model::TaskPayload::Completed { result } = done.task.payload else {
+        panic!("a completed task carries its result");
+    };
+    let CallToolResponse::Complete(direct) =
+        plain.call_tool_once(read_args(&target)).await.unwrap()
+    else {
+        panic!("a settled run is answered");
+    };
+    let direct = direct.structured_content.unwrap();
+    assert_eq!(direct["state"], "available", "{direct}");
+    assert_eq!(
+        result["structuredContent"], direct,
+        "the task's result is the call's"
+    );
+    assert_eq!(result["isError"], false);
+
+    // Cancelling a valid handle is acknowledged; nothing is held for it.
+    client
+        .cancel_task(CancelTaskParams::new(task.task_id.clone()))
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_foreign_or_expired_task_handle_is_refused() {
+    let env = Env::new();
+    let _unfinished = env.place_unfinished("sample");
+    env.ingest();
+    let run = env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.run.status.as_str() == "running")
+        .unwrap();
+    let serving = runread_testkit::serve::mcp(env.service()).await;
+    let target = serde_json::to_value(&run.target).unwrap();
+    let mine = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "mine");
+    let theirs = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "theirs");
+    let client = connect(&serving.url, &mine.key, true).await;
+    let other = connect(&serving.url, &theirs.key, true).await;
+    let CallToolResponse::Task(created) = client.call_tool_once(read_args(&target)).await.unwrap()
+    else {
+        panic!("a task");
+    };
+    let id = created.task.task_id;
+    let now = runread_core::timefmt::now_ms();
+    let key = env.store.cursor_key();
+    let opened = key.open_task(&mine.reader.id, &id, now).unwrap();
+
+    let mut changed = opened.clone();
+    changed.args["limit"] = json!(8);
+    let changed = key.seal_task(&mine.reader.id, &changed).unwrap();
+    let expired = key
+        .seal_task(
+            &mine.reader.id,
+            &TaskHandle {
+                expires_ms: now - 1,
+                ..opened.clone()
+            },
+        )
+        .unwrap();
+    // A handle whose arguments were changed keeps the old signature: refused.
+    let (_, mac) = id.rsplit_once('.').unwrap();
+    let (changed_payload, _) = changed.rsplit_once('.').unwrap();
+    let forged = format!("{changed_payload}.{mac}");
+
+    for (what, who, handle) in [
+        ("a changed argument", &client, forged.as_str()),
+        ("another reader's handle", &other, id.as_str()),
+        ("an expired handle", &client, expired.as_str()),
+        ("not a handle", &client, "rrt1.x.y"),
+    ] {
+        let e = who
+            .get_task(GetTaskParams::new(handle.to_owned()))
+            .await
+            .expect_err(what);
+        assert_eq!(code_of(&e), "invalid_task", "{what}: {e}");
+        let text = e.to_string();
+        for leak in [&run.target.run_id, &mine.key, &theirs.key] {
+            assert!(!text.contains(leak.as_str()), "{what}: {text}");
+        }
+        let e = who
+            .cancel_task(CancelTaskParams::new(handle.to_owned()))
+            .await
+            .expect_err(what);
+        assert_eq!(code_of(&e), "invalid_task", "{what}: {e}");
+    }
+    // The reader's own handle, unchanged, still works.
+    let ok = client.get_task(GetTaskParams::new(id)).await.unwrap();
+    assert_eq!(ok.task.status(), TaskStatus::Working);
+}

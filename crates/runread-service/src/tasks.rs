@@ -1,0 +1,118 @@
+//! The Tasks extension (`io.modelcontextprotocol/tasks`) for `read_final_answer`: a client that
+//! declared the extension, calling it on a run that has not settled, gets a task handle instead
+//! of `saving`, and polls `tasks/get` until the run settles; then the handle carries the answer's
+//! chunk the call returns at that moment.
+//!
+//! The handle is stateless: the call's exact arguments, signed with the store's cursor key and
+//! bound to the reader, with an expiry ([`TASK_TTL_SECS`]; `runread_core::cursor::TaskHandle`).
+//! Any gateway of the store answers it and a restart loses nothing. Making one reads through
+//! admission (the grant of `final_answer`, the run's currency) and serves nothing, so it writes
+//! no start record; the answer, when it is ready, is one gated call like any other.
+
+use serde_json::Value;
+
+use runread_core::cursor::TaskHandle;
+use runread_core::limits::TASK_TTL_SECS;
+use runread_core::{ErrorCode, Feature, Target};
+
+use crate::adapters::ExactArgs;
+use crate::wait::{Readiness, readiness};
+use crate::{KeyContext, Service, final_answer, tools};
+
+/// A task handle made for a call.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub id: String,
+    pub created_ms: i64,
+    pub expires_ms: i64,
+}
+
+/// What a task handle stands for now.
+#[derive(Debug, Clone)]
+pub enum TaskPoll {
+    /// The run has not settled: poll again.
+    Working { created_ms: i64, expires_ms: i64 },
+    /// Answer the call now (the run settled, or the reader may no longer read it: the call says
+    /// which).
+    Ready {
+        tool: &'static str,
+        args: Value,
+        created_ms: i64,
+        expires_ms: i64,
+    },
+}
+
+/// The tools a task may stand for, with the feature whose grant it is read through.
+fn deferrable(tool: &str) -> Option<(&'static str, Feature)> {
+    (tool == tools::READ_FINAL_ANSWER).then_some((tools::READ_FINAL_ANSWER, Feature::FinalAnswer))
+}
+
+/// The target of a deferrable call's arguments, if they are exact.
+fn target_of(args: &Value) -> Option<Target> {
+    final_answer::Args::parse(args).ok().map(|a| a.target)
+}
+
+impl Service {
+    /// For a client that declared the Tasks extension: a task handle instead of an answer, when
+    /// `tool` may be deferred (`read_final_answer`), its arguments are exact, and the run is
+    /// granted, current and not settled. `None`: answer the call now (through the gate, which
+    /// refuses it or serves it). On a blocking thread.
+    pub fn defer_to_task(
+        &self,
+        ctx: &KeyContext,
+        tool: &str,
+        args: &Value,
+        now_ms: i64,
+    ) -> Option<NewTask> {
+        let (tool, feature) = deferrable(tool)?;
+        let target = target_of(args)?;
+        if !matches!(
+            readiness(self, ctx, &target, feature, now_ms),
+            Readiness::Unsettled(_)
+        ) {
+            return None;
+        }
+        let handle = TaskHandle {
+            tool: tool.to_owned(),
+            args: args.clone(),
+            created_ms: now_ms,
+            expires_ms: now_ms.saturating_add(TASK_TTL_SECS * 1_000),
+        };
+        let id = self.store.cursor_key().seal_task(&ctx.reader.id, &handle)?;
+        Some(NewTask {
+            id,
+            created_ms: handle.created_ms,
+            expires_ms: handle.expires_ms,
+        })
+    }
+
+    /// What the task handle `id` stands for now, for the reader `ctx` names. `invalid_task`
+    /// when it was tampered with, issued to another reader or by another store, or its time is
+    /// up. On a blocking thread.
+    pub fn poll_task(
+        &self,
+        ctx: &KeyContext,
+        id: &str,
+        now_ms: i64,
+    ) -> Result<TaskPoll, ErrorCode> {
+        let handle = self
+            .store
+            .cursor_key()
+            .open_task(&ctx.reader.id, id, now_ms)
+            .ok_or(ErrorCode::InvalidTask)?;
+        let (tool, feature) = deferrable(&handle.tool).ok_or(ErrorCode::InvalidTask)?;
+        let target = target_of(&handle.args).ok_or(ErrorCode::InvalidTask)?;
+        Ok(match readiness(self, ctx, &target, feature, now_ms) {
+            Readiness::Unsettled(_) | Readiness::Unknown => TaskPoll::Working {
+                created_ms: handle.created_ms,
+                expires_ms: handle.expires_ms,
+            },
+            Readiness::Settled | Readiness::Unreadable => TaskPoll::Ready {
+                tool,
+                args: handle.args,
+                created_ms: handle.created_ms,
+                expires_ms: handle.expires_ms,
+            },
+        })
+    }
+}
