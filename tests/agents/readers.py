@@ -837,18 +837,23 @@ class Readers:
         ensure(KEY_RE.fullmatch(key) is not None, "reader add --json printed no key")
         return key, added.get("readerId", "")
 
+    def claude_configured_once(self, case: str, key: str) -> Path:
+        """The case's directory, with Claude Code configured once with `key` by the README's
+        `claude mcp add` block as printed (the port and the key substituted)."""
+        out = self.case_dir(case)
+        command = substitute("claude-http-command", self.blocks["claude-http-command"],
+                             [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", key)])
+        add = subprocess.run(["sh", "-c", command], cwd=out / "workspace", env=self.claude_env(out), capture_output=True,
+                             text=True, stdin=subprocess.DEVNULL, timeout=60)
+        ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        return out
+
     def case_claude_reader_once(self) -> str:
         """Claude Code configured once with a reader's key (`runread reader add`, then the README's
         `claude mcp add` block as printed), then [`shares_one_by_one`], each read a `claude -p` step of
         its own; the client's config is never touched again."""
         key, reader_id = self.add_reader("claude-code-once")
-        out = self.case_dir("claude-reader-once")
-        env = self.claude_env(out)
-        command = substitute("claude-http-command", self.blocks["claude-http-command"],
-                             [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", key)])
-        add = subprocess.run(["sh", "-c", command], cwd=out / "workspace", env=env, capture_output=True, text=True,
-                             stdin=subprocess.DEVNULL, timeout=60)
-        ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        out = self.claude_configured_once("claude-reader-once", key)
         return "`claude mcp add` once; " + self.shares_one_by_one(
             "claude-code-once", reader_id, lambda n, calls: self.reader_step(out, n, calls))
 
@@ -862,13 +867,7 @@ class Readers:
         settled, and the answer read right after is the scripted text, on supervised evidence."""
         reader = "orchestrator-waits"
         key, _ = self.add_reader(reader)
-        out = self.case_dir("claude-waits-on-codex")
-        env = self.claude_env(out)
-        command = substitute("claude-http-command", self.blocks["claude-http-command"],
-                             [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", key)])
-        add = subprocess.run(["sh", "-c", command], cwd=out / "workspace", env=env, capture_output=True, text=True,
-                             stdin=subprocess.DEVNULL, timeout=60)
-        ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        out = self.claude_configured_once("claude-waits-on-codex", key)
         rr = Runread(self.opts.runread, self.home)
         codex_out = self.tmp / "cases" / "codex-under-run"
         wrap = [str(self.opts.runread), "--home", str(self.home), "run", "--workspace", str(codex_out / "workspace"),

@@ -48,11 +48,7 @@ type Pair = (Arc<dyn Store>, Arc<dyn Store>);
 
 /// The committing store and the waiting one (the same for SQLite in one process); PostgreSQL's
 /// on a database of the round's own (`RUNREAD_TEST_PG`'s server, as the tests).
-fn stores(
-    way: Way,
-    dir: &Path,
-    pg: Option<&runread_testkit::pg::PgDb>,
-) -> Result<Pair, String> {
+fn stores(way: Way, dir: &Path, pg: Option<&runread_testkit::pg::PgDb>) -> Result<Pair, String> {
     use runread_store::postgres::PostgresStore;
     use runread_store::sqlite::SqliteStore;
     let sqlite = |p: &Path| -> Result<Arc<dyn Store>, String> {
@@ -79,96 +75,158 @@ fn stores(
     })
 }
 
+/// A running run, a service waiting on it, and how to end the run.
+struct Scene {
+    _dir: tempfile::TempDir,
+    _db: Option<runread_testkit::pg::PgDb>,
+    agent: Arc<dyn Store>,
+    gateway: Arc<dyn Store>,
+    keys: Arc<runread_gate::keys::FileKeys>,
+    svc: Arc<Service>,
+    run: runread_store::RunRecord,
+    sessions: PathBuf,
+    path: PathBuf,
+    tail: Vec<u8>,
+}
+
+impl Scene {
+    fn new(way: Way) -> Result<Scene, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let db = matches!(way, Way::PostgresNotify | Way::PostgresRecheck)
+            .then(runread_testkit::pg::PgDb::fresh);
+        let ws = dir.path().join("workspace");
+        let sessions = dir.path().join("sessions");
+        std::fs::create_dir_all(&ws).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&sessions).map_err(|e| e.to_string())?;
+        let ws = std::fs::canonicalize(ws).map_err(|e| e.to_string())?;
+        let (agent, gateway) = stores(way, dir.path(), db.as_ref())?;
+        agent
+            .add_workspace(ws.to_str().unwrap_or_default(), "bench", 1)
+            .map_err(|e| e.to_string())?;
+        let bytes = runread_testkit::relocated(
+            &std::fs::read(runread_testkit::fixture_session("sample"))
+                .map_err(|e| e.to_string())?,
+            ws.to_str().unwrap_or_default(),
+        );
+        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let cut = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let path = sessions.join("live.jsonl");
+        std::fs::write(&path, &bytes[..cut]).map_err(|e| e.to_string())?;
+        ingest(&*agent, &sessions)?;
+        let run = gateway
+            .runs()
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .find(|r| r.run.status.as_str() == "running")
+            .ok_or("no running run")?;
+        let keys =
+            Arc::new(runread_gate::keys::FileKeys::open(dir.path()).map_err(|e| e.to_string())?);
+        let config = Config {
+            settle_quiet: Duration::ZERO,
+            ..Config::default()
+        };
+        let svc = Arc::new(
+            Service::new(gateway.clone(), keys.clone(), config).map_err(|e| e.to_string())?,
+        );
+        Ok(Scene {
+            tail: bytes[cut..].to_vec(),
+            _dir: dir,
+            _db: db,
+            agent,
+            gateway,
+            keys,
+            svc,
+            run,
+            sessions,
+            path,
+        })
+    }
+
+    /// A new reader granted `status` on the run, admitted.
+    fn reader(&self, name: &str) -> Result<Arc<runread_service::KeyContext>, String> {
+        let now = runread_core::timefmt::now_ms();
+        let g = runread_service::owner::grant(
+            &*self.gateway,
+            &*self.keys,
+            runread_service::owner::GrantRequest {
+                run_id: &self.run.target.run_id,
+                session_id: Some(&self.run.target.session_id),
+                features: vec![Feature::Status],
+                expires_at_ms: now + 3_600_000,
+                reader: name,
+            },
+            now,
+        )
+        .map_err(|e| format!("{e:?}"))?;
+        let key = g.key.ok_or("a new reader")?;
+        Ok(Arc::new(
+            self.svc
+                .admit_key(&[key.as_bytes()])
+                .map_err(|e| e.as_str())?,
+        ))
+    }
+
+    /// A wait on the run past its current sequence, through the whole service: when it was
+    /// answered, and the answer.
+    fn wait(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        ctx: Arc<runread_service::KeyContext>,
+    ) -> tokio::task::JoinHandle<Result<(Instant, serde_json::Value), &'static str>> {
+        let run = &self.run.run;
+        let seq = run.first_sequence + (run.message_lines.len() as u64).saturating_sub(1);
+        let args = json!({"target": self.run.target, "afterSequence": seq, "timeoutSeconds": 50});
+        let svc = self.svc.clone();
+        rt.spawn(async move {
+            svc.wait_for_change(&ctx, tools::WAIT_FOR_RUN, &args)
+                .await
+                .map_err(|e| e.as_str())?;
+            let answered = Instant::now();
+            let out = svc
+                .call(ctx, tools::WAIT_FOR_RUN, args, None)
+                .await
+                .map_err(|e| e.as_str())?;
+            Ok((answered, out.labeled.structured))
+        })
+    }
+
+    /// Appends the run's last line and ingests it through the committing store.
+    fn end_run(&self) -> Result<(), String> {
+        append(&self.path, &self.tail)?;
+        ingest(&*self.agent, &self.sessions)
+    }
+}
+
+fn ingest(store: &dyn Store, sessions: &Path) -> Result<(), String> {
+    runread_ingest::ingest_dir(
+        store,
+        &runread_ingest::AgentDir::pi(sessions),
+        runread_core::timefmt::now_ms(),
+        |_| {},
+    )
+    .map(drop)
+    .map_err(|e| e.to_string())
+}
+
 /// One round: milliseconds from the commit to the answer.
 fn round(rt: &tokio::runtime::Runtime, way: Way) -> Result<f64, String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let db = matches!(way, Way::PostgresNotify | Way::PostgresRecheck)
-        .then(runread_testkit::pg::PgDb::fresh);
-    let pg = db.as_ref();
-    let ws = dir.path().join("workspace");
-    let sessions = dir.path().join("sessions");
-    std::fs::create_dir_all(&ws).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(&sessions).map_err(|e| e.to_string())?;
-    let ws = std::fs::canonicalize(ws).map_err(|e| e.to_string())?;
-    let (agent, gateway) = stores(way, dir.path(), pg)?;
-    agent
-        .add_workspace(ws.to_str().unwrap_or_default(), "bench", 1)
-        .map_err(|e| e.to_string())?;
-    let bytes = runread_testkit::relocated(
-        &std::fs::read(runread_testkit::fixture_session("sample")).map_err(|e| e.to_string())?,
-        ws.to_str().unwrap_or_default(),
-    );
-    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-    let cut = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    let path = sessions.join("live.jsonl");
-    std::fs::write(&path, &bytes[..cut]).map_err(|e| e.to_string())?;
-    let ingest = |store: &dyn Store| {
-        runread_ingest::ingest_dir(
-            store,
-            &runread_ingest::AgentDir::pi(&sessions),
-            runread_core::timefmt::now_ms(),
-            |_| {},
-        )
-        .map(drop)
-        .map_err(|e| e.to_string())
-    };
-    ingest(&*agent)?;
-    let run = gateway
-        .runs()
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|r| r.run.status.as_str() == "running")
-        .ok_or("no running run")?;
-    let keys = Arc::new(runread_gate::keys::FileKeys::open(dir.path()).map_err(|e| e.to_string())?);
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*gateway,
-        &*keys,
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: Some(&run.target.session_id),
-            features: vec![Feature::Status],
-            expires_at_ms: now + 3_600_000,
-            reader: "bench",
-        },
-        now,
-    )
-    .map_err(|e| format!("{e:?}"))?;
-    let config = Config {
-        settle_quiet: Duration::ZERO,
-        ..Config::default()
-    };
-    let svc = Arc::new(Service::new(gateway.clone(), keys, config).map_err(|e| e.to_string())?);
-    let key = g.key.ok_or("a new reader")?;
-    let ctx = Arc::new(svc.admit_key(&[key.as_bytes()]).map_err(|e| e.as_str())?);
-    let seq = run.run.first_sequence + (run.run.message_lines.len() as u64).saturating_sub(1);
-    let args = json!({"target": run.target, "afterSequence": seq, "timeoutSeconds": 50});
-    let mut committed = agent.changes().subscribe();
-    let (svc2, ctx2) = (svc.clone(), ctx.clone());
-    let waiting = rt.spawn(async move {
-        svc2.wait_for_change(&ctx2, tools::WAIT_FOR_RUN, &args)
-            .await
-            .map_err(|e| e.as_str())?;
-        let answered = Instant::now();
-        let out = svc2
-            .call(ctx2, tools::WAIT_FOR_RUN, args, None)
-            .await
-            .map_err(|e| e.as_str())?;
-        Ok::<_, &str>((answered, out.labeled.structured))
-    });
+    let scene = Scene::new(way)?;
+    let ctx = scene.reader("bench")?;
+    let mut committed = scene.agent.changes().subscribe();
+    let waiting = scene.wait(rt, ctx);
     rt.block_on(async {
-        while svc.waits_held() == 0 {
+        while scene.svc.waits_held() == 0 {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         // PostgreSQL's listener starts with the first wait: let it listen.
         tokio::time::sleep(Duration::from_millis(300)).await;
     });
-    append(&path, &bytes[cut..])?;
-    ingest(&*agent)?;
+    scene.end_run()?;
+    let session = scene.run.target.session_id.clone();
     let commit = rt.block_on(async {
         loop {
             match committed.recv().await {
-                Ok(Change::Session(s)) if s == run.target.session_id => return Instant::now(),
+                Ok(Change::Session(s)) if s == session => return Instant::now(),
                 Ok(_) => continue,
                 Err(_) => return Instant::now(),
             }
@@ -184,7 +242,59 @@ fn round(rt: &tokio::runtime::Runtime, way: Way) -> Result<f64, String> {
     Ok(answered.saturating_duration_since(commit).as_secs_f64() * 1e3)
 }
 
-fn append(path: &PathBuf, tail: &[u8]) -> Result<(), String> {
+/// This process's resident set, KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The resident set `n` waits add, held at once by readers at their bound, on SQLite in this
+/// process: KiB before, KiB with all held. Then the run ends and every wait answers.
+fn held_memory(rt: &tokio::runtime::Runtime, n: usize) -> Result<(u64, u64), String> {
+    let scene = Scene::new(Way::SqliteSameProcess)?;
+    let per_reader = runread_core::limits::WAITS_PER_READER_MAX;
+    let readers = (0..n.div_ceil(per_reader))
+        .map(|i| scene.reader(&format!("bench-{i}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    // One wait first, so that what every wait shares (the runtime's threads, the store's
+    // statements) is there before the measurement.
+    let warm = scene.wait(rt, readers[0].clone());
+    rt.block_on(async {
+        while scene.svc.waits_held() < 1 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    });
+    let before = rss_kib();
+    let waits: Vec<_> = (1..n)
+        .map(|i| scene.wait(rt, readers[i / per_reader].clone()))
+        .collect();
+    rt.block_on(async {
+        while scene.svc.waits_held() < n {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    let held = rss_kib();
+    scene.end_run()?;
+    for w in std::iter::once(warm).chain(waits) {
+        let (_, out) = rt
+            .block_on(w)
+            .map_err(|e| e.to_string())?
+            .map_err(str::to_owned)?;
+        if out["settled"] != true {
+            return Err(format!("a wait answered unsettled: {out}"));
+        }
+    }
+    Ok((before, held))
+}
+
+fn append(path: &Path, tail: &[u8]) -> Result<(), String> {
     use std::io::Write;
     std::fs::OpenOptions::new()
         .append(true)
@@ -198,8 +308,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted.get(i).copied().unwrap_or(f64::NAN)
 }
 
+/// How many waits the memory measurement holds at once.
+const HELD_WAITS: usize = 200;
+
 pub(crate) fn run(rounds: usize, pg: bool) -> Result<(), String> {
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let (before, held) = held_memory(&rt, HELD_WAITS)?;
     let ways = [
         Way::SqliteSameProcess,
         Way::SqliteOtherProcess,
@@ -238,5 +352,11 @@ pub(crate) fn run(rounds: usize, pg: bool) -> Result<(), String> {
             median / base
         );
     }
+    println!(
+        "\n{HELD_WAITS} waits held at once (SQLite, in process, no HTTP): resident set {:.1} → {:.1} MiB, {:.1} KiB per wait",
+        before as f64 / 1024.0,
+        held as f64 / 1024.0,
+        held.saturating_sub(before) as f64 / HELD_WAITS as f64
+    );
     Ok(())
 }

@@ -252,6 +252,16 @@ impl Env {
         (path, bytes[cut..].to_vec())
     }
 
+    /// The ingested run that is running (the last of [`Env::place_unfinished`]'s session).
+    pub fn running_run(&self) -> runread_store::RunRecord {
+        self.store
+            .runs()
+            .expect("runs")
+            .into_iter()
+            .find(|r| r.run.status == runread_sessions::RunStatus::Running)
+            .expect("a running run: place_unfinished, then ingest")
+    }
+
     /// Appends `tail` to the session file at `path`.
     pub fn append(path: &Path, tail: &[u8]) {
         use std::io::Write;

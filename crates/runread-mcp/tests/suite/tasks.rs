@@ -80,13 +80,7 @@ async fn a_task_is_working_until_the_run_settles_then_carries_the_answer() {
     let env = Env::new();
     let (path, tail) = env.place_unfinished("sample");
     env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .find(|r| r.run.status.as_str() == "running")
-        .unwrap();
+    let run = env.running_run();
     let svc = std::sync::Arc::new(
         Service::new(
             env.store.clone(),
@@ -174,13 +168,7 @@ async fn a_changed_foreign_or_expired_task_handle_is_refused() {
     let env = Env::new();
     let _unfinished = env.place_unfinished("sample");
     env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .find(|r| r.run.status.as_str() == "running")
-        .unwrap();
+    let run = env.running_run();
     let serving = runread_testkit::serve::mcp(env.service()).await;
     let target = serde_json::to_value(&run.target).unwrap();
     let mine = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "mine");

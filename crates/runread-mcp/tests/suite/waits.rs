@@ -11,7 +11,6 @@ use runread_core::Feature;
 use runread_core::limits::{WAIT_MAX_SECONDS, WAITS_MAX, WAITS_PER_READER_MAX};
 use runread_mcp::client::{Client, ClientError};
 use runread_service::{Config, Service};
-use runread_store::Store;
 use runread_testkit::Env;
 
 /// Hang guard on the whole test; the waits' own timeout is longer than any step needs.
@@ -22,13 +21,7 @@ async fn waits_up_to_the_bound_leave_other_calls_served_and_wake_on_the_runs_end
     let env = Env::new();
     let (path, tail) = env.place_unfinished("sample");
     env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .find(|r| r.run.status.as_str() == "running")
-        .unwrap();
+    let run = env.running_run();
     let svc = Arc::new(
         Service::new(
             env.store.clone(),

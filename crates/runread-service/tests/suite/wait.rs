@@ -37,12 +37,37 @@ fn place_unfinished(env: &Env) -> (std::path::PathBuf, Vec<u8>) {
 /// The run still running after the unfinished session was ingested.
 fn running_run(env: &Env) -> runread_store::RunRecord {
     env.ingest();
-    env.store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .find(|r| r.run.status == runread_sessions::RunStatus::Running)
-        .expect("the cut session leaves its second run running")
+    env.running_run()
+}
+
+/// A reader granted `status` on a running run, and the service it calls with `config`.
+struct Waiting {
+    env: Env,
+    run: runread_store::RunRecord,
+    /// The session file, and the line that ends its run.
+    path: std::path::PathBuf,
+    tail: Vec<u8>,
+    svc: Arc<Service>,
+    ctx: Arc<KeyContext>,
+    grant: runread_testkit::serve::TestGrant,
+}
+
+fn waiting(config: Config) -> Waiting {
+    let env = Env::new();
+    let (path, tail) = place_unfinished(&env);
+    let run = running_run(&env);
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), config).unwrap());
+    let grant = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
+    let ctx = Arc::new(svc.admit_key(&[grant.key.as_bytes()]).unwrap());
+    Waiting {
+        env,
+        run,
+        path,
+        tail,
+        svc,
+        ctx,
+        grant,
+    }
 }
 
 fn append(path: &std::path::Path, tail: &[u8]) {
@@ -67,23 +92,19 @@ fn quick_settle() -> Config {
 
 #[test]
 fn a_wait_answers_when_ingest_commits_the_end_of_the_run() {
-    let env = Env::new();
-    let (path, tail) = place_unfinished(&env);
-    let run = running_run(&env);
     // Re-checks never come: only the change feed can wake this wait before its timeout.
-    let svc = Arc::new(
-        Service::new(
-            env.store.clone(),
-            env.keys(),
-            Config {
-                wait_recheck: Duration::from_secs(3600),
-                ..quick_settle()
-            },
-        )
-        .unwrap(),
-    );
-    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
-    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let Waiting {
+        env,
+        run,
+        path,
+        tail,
+        svc,
+        ctx,
+        ..
+    } = waiting(Config {
+        wait_recheck: Duration::from_secs(3600),
+        ..quick_settle()
+    });
     let target = serde_json::to_value(&run.target).unwrap();
     let rt = runtime();
     let seen = rt
@@ -141,12 +162,14 @@ fn a_wait_answers_when_ingest_commits_the_end_of_the_run() {
 
 #[test]
 fn a_wait_with_no_change_returns_unchanged_at_its_timeout() {
-    let env = Env::new();
-    let _unfinished = place_unfinished(&env);
-    let run = running_run(&env);
-    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), quick_settle()).unwrap());
-    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
-    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    // `env` is held: its directory holds the store and the session.
+    let Waiting {
+        env: _env,
+        run,
+        svc,
+        ctx,
+        ..
+    } = waiting(quick_settle());
     let target = serde_json::to_value(&run.target).unwrap();
     let rt = runtime();
     let seen = rt
@@ -215,12 +238,14 @@ fn a_settled_run_and_a_run_not_granted_answer_at_once() {
 
 #[test]
 fn a_revoked_grant_ends_the_wait_and_its_call_is_refused() {
-    let env = Env::new();
-    let _unfinished = place_unfinished(&env);
-    let run = running_run(&env);
-    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
-    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
-    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let Waiting {
+        env,
+        run,
+        svc,
+        ctx,
+        grant: g,
+        ..
+    } = waiting(Config::default());
     let rt = runtime();
     let args = json!({"target": run.target, "timeoutSeconds": WAIT_MAX_SECONDS});
     let waiting = rt.spawn({
@@ -246,13 +271,15 @@ fn a_revoked_grant_ends_the_wait_and_its_call_is_refused() {
 
 #[test]
 fn a_reader_holds_its_waits_up_to_the_bound_and_one_more_is_busy() {
-    let env = Env::new();
-    let _unfinished = place_unfinished(&env);
-    let run = running_run(&env);
-    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
-    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
+    let Waiting {
+        env,
+        run,
+        svc,
+        ctx,
+        grant: g,
+        ..
+    } = waiting(Config::default());
     let other = env.grant(&run.target.run_id, vec![Feature::Status], "other");
-    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
     let other = Arc::new(svc.admit_key(&[other.key.as_bytes()]).unwrap());
     let rt = runtime();
     let args = json!({"target": run.target, "timeoutSeconds": 5});
@@ -391,12 +418,9 @@ fn a_commit_on_one_postgres_store_wakes_a_wait_on_another() {
 /// process: `runread runs`, the console), and no longer once the wait ended.
 #[test]
 fn the_owner_is_shown_the_readers_waiting_on_a_run() {
-    let env = Env::new();
-    let _unfinished = place_unfinished(&env);
-    let run = running_run(&env);
-    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
-    let g = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
-    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let Waiting {
+        env, run, svc, ctx, ..
+    } = waiting(Config::default());
     let now = runread_core::timefmt::now_ms;
     assert!(
         svc.shown_run(run.clone(), now())
