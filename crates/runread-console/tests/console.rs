@@ -1183,3 +1183,45 @@ async fn a_reader_added_in_the_console_reads_each_run_shared_from_its_page_until
     );
     assert!(audit.body.contains(">ok<"), "{}", audit.body);
 }
+
+/// A run readers wait on (`wait_for_run`, recorded in the store by whichever process serves the
+/// wait) is marked in the list and names its readers on its page, and no longer once the wait
+/// ended.
+#[tokio::test]
+async fn a_run_readers_wait_on_says_who_waits() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let run = s.env.store.runs().unwrap().remove(0);
+    let reader = s.env.add_reader("ci-orchestrator");
+    let now = runread_core::timefmt::now_ms();
+    for id in ["w-1", "w-2"] {
+        s.env
+            .store
+            .begin_wait(&runread_store::WaitRecord {
+                id: id.into(),
+                reader_id: reader.reader.id.clone(),
+                session_id: run.target.session_id.clone(),
+                generation: run.target.generation,
+                run_id: run.target.run_id.clone(),
+                started_at_ms: now,
+                until_ms: now + 60_000,
+            })
+            .unwrap();
+    }
+    let page = s.get(&s.run_path(), Some(&cookie)).await;
+    assert!(
+        page.body.contains("Waited on by")
+            && between(&page.body, "Waited on by", "</dd>").contains("ci-orchestrator (×2)"),
+        "{}",
+        page.body
+    );
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(list.body.contains("(waited on)"), "{}", list.body);
+    for id in ["w-1", "w-2"] {
+        s.env.store.end_wait(id).unwrap();
+    }
+    let page = s.get(&s.run_path(), Some(&cookie)).await;
+    assert!(!page.body.contains("Waited on by"));
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(!list.body.contains("(waited on)"));
+}

@@ -20,7 +20,21 @@ pub const TEST_GRANT_LIFETIME_MS: i64 = 600_000;
 impl Env {
     /// The service over this home's store and sealing keys, with the default configuration.
     pub fn service(&self) -> Arc<Service> {
-        Arc::new(Service::new(self.store.clone(), self.keys(), Config::default()).expect("service"))
+        self.service_with(Config::default())
+    }
+
+    /// The service with `config`.
+    pub fn service_with(&self, config: Config) -> Arc<Service> {
+        Arc::new(Service::new(self.store.clone(), self.keys(), config).expect("service"))
+    }
+
+    /// The service with no settle window: a passive run's answer is available as soon as its
+    /// file says the run ended (for tests that end a run and read it at once).
+    pub fn service_settling_at_once(&self) -> Arc<Service> {
+        self.service_with(Config {
+            settle_quiet: std::time::Duration::ZERO,
+            ..Config::default()
+        })
     }
 
     /// Grants `features` of run `run_id` (any session) to a fresh reader — named `label`, or

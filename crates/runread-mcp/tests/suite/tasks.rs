@@ -6,7 +6,6 @@
 //! did not declare the extension is answered as always.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -22,7 +21,6 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use runread_core::Feature;
 use runread_core::cursor::TaskHandle;
 use runread_mcp::KEY_HEADER;
-use runread_service::{Config, Service};
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -81,18 +79,7 @@ async fn a_task_is_working_until_the_run_settles_then_carries_the_answer() {
     let (path, tail) = env.place_unfinished("sample");
     env.ingest();
     let run = env.running_run();
-    let svc = std::sync::Arc::new(
-        Service::new(
-            env.store.clone(),
-            env.keys(),
-            Config {
-                settle_quiet: Duration::ZERO,
-                ..Config::default()
-            },
-        )
-        .unwrap(),
-    );
-    let serving = runread_testkit::serve::mcp(svc).await;
+    let serving = runread_testkit::serve::mcp(env.service_settling_at_once()).await;
     let target = serde_json::to_value(&run.target).unwrap();
     let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "tasks");
     let client = connect(&serving.url, &g.key, true).await;

@@ -10,7 +10,6 @@ use serde_json::json;
 use runread_core::Feature;
 use runread_core::limits::{WAIT_MAX_SECONDS, WAITS_MAX, WAITS_PER_READER_MAX};
 use runread_mcp::client::{Client, ClientError};
-use runread_service::{Config, Service};
 use runread_testkit::Env;
 
 /// Hang guard on the whole test; the waits' own timeout is longer than any step needs.
@@ -22,17 +21,7 @@ async fn waits_up_to_the_bound_leave_other_calls_served_and_wake_on_the_runs_end
     let (path, tail) = env.place_unfinished("sample");
     env.ingest();
     let run = env.running_run();
-    let svc = Arc::new(
-        Service::new(
-            env.store.clone(),
-            env.keys(),
-            Config {
-                settle_quiet: Duration::ZERO,
-                ..Config::default()
-            },
-        )
-        .unwrap(),
-    );
+    let svc = env.service_settling_at_once();
     let serving = runread_testkit::serve::mcp(svc.clone()).await;
     let target = serde_json::to_value(&run.target).unwrap();
     let readers = WAITS_MAX / WAITS_PER_READER_MAX;

@@ -74,6 +74,21 @@ fn append(path: &std::path::Path, tail: &[u8]) {
     Env::append(path, tail);
 }
 
+/// What a reader sees first: a wait of one second on a run that does not move.
+fn first_look(
+    rt: &tokio::runtime::Runtime,
+    svc: &Arc<Service>,
+    ctx: &Arc<KeyContext>,
+    target: &Value,
+) -> Value {
+    rt.block_on(wait(
+        svc,
+        ctx,
+        json!({"target": target, "timeoutSeconds": 1}),
+    ))
+    .unwrap()
+}
+
 async fn wait(svc: &Arc<Service>, ctx: &Arc<KeyContext>, args: Value) -> Result<Value, ErrorCode> {
     svc.wait_for_change(ctx, tools::WAIT_FOR_RUN, &args).await?;
     let out = svc
@@ -107,13 +122,7 @@ fn a_wait_answers_when_ingest_commits_the_end_of_the_run() {
     });
     let target = serde_json::to_value(&run.target).unwrap();
     let rt = runtime();
-    let seen = rt
-        .block_on(wait(
-            &svc,
-            &ctx,
-            json!({"target": target, "timeoutSeconds": 1}),
-        ))
-        .unwrap();
+    let seen = first_look(&rt, &svc, &ctx, &target);
     assert_eq!(seen["status"], "running");
     assert_eq!(
         (seen["changed"].clone(), seen["settled"].clone()),
@@ -172,13 +181,7 @@ fn a_wait_with_no_change_returns_unchanged_at_its_timeout() {
     } = waiting(quick_settle());
     let target = serde_json::to_value(&run.target).unwrap();
     let rt = runtime();
-    let seen = rt
-        .block_on(wait(
-            &svc,
-            &ctx,
-            json!({"target": target, "timeoutSeconds": 1}),
-        ))
-        .unwrap();
+    let seen = first_look(&rt, &svc, &ctx, &target);
     let args =
         json!({"target": target, "afterSequence": seen["eventSequence"], "timeoutSeconds": 1});
     let answer = rt.block_on(wait(&svc, &ctx, args)).unwrap();
