@@ -108,10 +108,9 @@ impl Scene {
                 .map_err(|e| e.to_string())?,
             ws.to_str().unwrap_or_default(),
         );
-        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-        let cut = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let (head, tail) = runread_testkit::without_last_line(&bytes);
         let path = sessions.join("live.jsonl");
-        std::fs::write(&path, &bytes[..cut]).map_err(|e| e.to_string())?;
+        std::fs::write(&path, head).map_err(|e| e.to_string())?;
         ingest(&*agent, &sessions)?;
         let run = gateway
             .runs()
@@ -129,7 +128,7 @@ impl Scene {
             Service::new(gateway.clone(), keys.clone(), config).map_err(|e| e.to_string())?,
         );
         Ok(Scene {
-            tail: bytes[cut..].to_vec(),
+            tail: tail.to_vec(),
             _dir: dir,
             _db: db,
             agent,

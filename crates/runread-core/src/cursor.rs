@@ -60,10 +60,15 @@ impl CursorKey {
         CursorKey(bytes)
     }
 
-    fn mac(&self, payload: &[u8], scope: &[u8; 32], version: &str) -> [u8; MAC_LEN] {
+    /// An HMAC under this key.
+    fn keyed(&self) -> HmacSha256 {
         // Infallible for HMAC: any key length is accepted.
-        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.0)
-            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+        <HmacSha256 as KeyInit>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"))
+    }
+
+    fn mac(&self, payload: &[u8], scope: &[u8; 32], version: &str) -> [u8; MAC_LEN] {
+        let mut mac = self.keyed();
         mac.update(DOMAIN);
         mac.update(payload);
         mac.update(scope);
@@ -181,8 +186,7 @@ const TASK_DOMAIN: &[u8] = b"runread.task.v1\0";
 
 impl CursorKey {
     fn task_mac(&self, reader_id: &str, payload: &[u8]) -> [u8; MAC_LEN] {
-        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.0)
-            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+        let mut mac = self.keyed();
         mac.update(TASK_DOMAIN);
         mac.update(&reader_scope(reader_id));
         mac.update(payload);

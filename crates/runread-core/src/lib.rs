@@ -18,6 +18,7 @@ pub mod key;
 pub mod limits;
 pub mod oauth;
 pub mod redact;
+pub mod slots;
 pub mod target;
 pub mod timefmt;
 

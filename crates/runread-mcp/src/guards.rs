@@ -10,7 +10,6 @@
 //! senders hold only a body-reader slot. Below all of them, the accept loop
 //! ([`crate::accept`]) bounds connections, header bytes and the time to deliver headers.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -293,59 +292,13 @@ pub const BODY_READERS_MAX: usize = 64;
 /// most a quarter of [`BODY_READERS_MAX`], and other keys are read meanwhile.
 pub const BODY_READERS_PER_KEY_MAX: usize = 16;
 
-/// The body-reader slots: [`BODY_READERS_MAX`] in all, [`BODY_READERS_PER_KEY_MAX`] per key.
-pub struct BodyReaders {
-    total: Arc<Semaphore>,
-    /// Readers held per key (by the key's hash); a key with none has no entry.
-    per_key: Mutex<HashMap<String, usize>>,
-}
+/// The body-reader slots: [`BODY_READERS_MAX`] in all, [`BODY_READERS_PER_KEY_MAX`] per key
+/// (by the key's hash).
+pub type BodyReaders = runread_core::slots::KeyedSlots;
 
 /// The body-reader slots for [`body`].
 pub fn body_readers() -> Arc<BodyReaders> {
-    Arc::new(BodyReaders {
-        total: Arc::new(Semaphore::new(BODY_READERS_MAX)),
-        per_key: Mutex::new(HashMap::new()),
-    })
-}
-
-impl BodyReaders {
-    /// A slot for `key_hash`, or `None` when the key or everyone is at the bound.
-    fn try_take(self: &Arc<Self>, key_hash: &str) -> Option<BodyReader> {
-        let mut per_key = self.per_key.lock().unwrap_or_else(PoisonError::into_inner);
-        if per_key.get(key_hash).copied().unwrap_or(0) >= BODY_READERS_PER_KEY_MAX {
-            return None;
-        }
-        let total = self.total.clone().try_acquire_owned().ok()?;
-        *per_key.entry(key_hash.to_owned()).or_insert(0) += 1;
-        Some(BodyReader {
-            readers: self.clone(),
-            key_hash: key_hash.to_owned(),
-            _total: total,
-        })
-    }
-}
-
-/// One body being received; gives its slots back when dropped.
-struct BodyReader {
-    readers: Arc<BodyReaders>,
-    key_hash: String,
-    _total: OwnedSemaphorePermit,
-}
-
-impl Drop for BodyReader {
-    fn drop(&mut self) {
-        let mut per_key = self
-            .readers
-            .per_key
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(n) = per_key.get_mut(&self.key_hash) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                per_key.remove(&self.key_hash);
-            }
-        }
-    }
+    BodyReaders::new(BODY_READERS_MAX, BODY_READERS_PER_KEY_MAX)
 }
 
 /// The whole body within [`HTTP_BODY_DEADLINE_SECS`] and at most [`HTTP_BODY_MAX_BYTES`]: slow
@@ -504,7 +457,7 @@ mod tests {
         let readers = body_readers();
         let key = |i: usize| format!("key-{i}");
         // One key: N readers, not N + 1; another key meanwhile.
-        let mut held: Vec<BodyReader> = (0..BODY_READERS_PER_KEY_MAX)
+        let mut held: Vec<_> = (0..BODY_READERS_PER_KEY_MAX)
             .map(|_| readers.try_take(&key(0)).unwrap())
             .collect();
         assert!(readers.try_take(&key(0)).is_none());
@@ -513,37 +466,22 @@ mod tests {
         held.pop();
         held.push(readers.try_take(&key(0)).unwrap());
         // In total: N readers across keys each under their bound, not N + 1.
-        let keys = BODY_READERS_MAX.div_ceil(BODY_READERS_PER_KEY_MAX);
-        for k in 1..=keys {
-            while held.len() < BODY_READERS_MAX
-                && readers
-                    .per_key
-                    .lock()
-                    .unwrap()
-                    .get(&key(k))
-                    .copied()
-                    .unwrap_or(0)
-                    < BODY_READERS_PER_KEY_MAX
-            {
+        let mut k = 1;
+        while held.len() < BODY_READERS_MAX {
+            for _ in 0..BODY_READERS_PER_KEY_MAX.min(BODY_READERS_MAX - held.len()) {
                 held.push(readers.try_take(&key(k)).unwrap());
             }
+            k += 1;
         }
-        assert_eq!(held.len(), BODY_READERS_MAX);
-        assert!(readers.try_take(&key(keys + 1)).is_none());
-        assert!(
-            readers
-                .per_key
-                .lock()
-                .unwrap()
-                .get(&key(keys + 1))
-                .is_none()
-        );
+        assert_eq!(readers.held(), BODY_READERS_MAX);
+        assert!(readers.try_take(&key(k + 1)).is_none());
         drop(held);
-        assert!(
-            readers.per_key.lock().unwrap().is_empty(),
-            "no key left behind"
-        );
-        assert_eq!(readers.total.available_permits(), BODY_READERS_MAX);
+        assert_eq!(readers.held(), 0, "no reader left behind");
+        // Every key has its whole share again.
+        let again: Vec<_> = (0..BODY_READERS_PER_KEY_MAX)
+            .map(|_| readers.try_take(&key(0)).unwrap())
+            .collect();
+        assert_eq!(again.len(), BODY_READERS_PER_KEY_MAX);
     }
 
     #[test]

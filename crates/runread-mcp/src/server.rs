@@ -118,11 +118,6 @@ fn processing_slot(ctx: &RequestContext<RoleServer>) -> Option<crate::guards::Pr
         .cloned()
 }
 
-/// Whether a call of `tool` may wait before it is answered.
-fn waits(tool: &str) -> bool {
-    tool == runread_service::tools::WAIT_FOR_RUN
-}
-
 fn admitted(ctx: &RequestContext<RoleServer>) -> Option<Arc<KeyContext>> {
     let parts = ctx.extensions.get::<http::request::Parts>()?;
     parts.extensions.get::<AdmittedKey>().map(|a| a.0.clone())
@@ -190,16 +185,14 @@ impl ServerHandler for RunreadHandler {
         });
         // An unknown tool is a protocol error: the request names nothing runread serves.
         if runread_service::tools::by_name(&request.name).is_none() {
-            return Err(ErrorData::invalid_params(
-                ErrorCode::UnknownTool.message(),
-                Some(serde_json::json!({"code": ErrorCode::UnknownTool.as_str()})),
-            ));
+            return Err(refused(ErrorCode::UnknownTool));
         }
         // A client that declared the Tasks extension gets a task handle for an answer that is not
         // ready yet, instead of `saving`.
-        if ctx
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks())
+        if runread_service::tools::defers(&request.name)
+            && ctx
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks())
         {
             let (svc, k, tool, a) = (
                 self.service.clone(),
@@ -220,14 +213,20 @@ impl ServerHandler for RunreadHandler {
         }
         // A waiting call gives its processing slot back while it waits.
         let slot = processing_slot(&ctx);
-        if let Some(slot) = slot.as_ref().filter(|_| waits(&request.name)) {
+        if let Some(slot) = slot
+            .as_ref()
+            .filter(|_| runread_service::tools::waits(&request.name))
+        {
             slot.give_back();
         }
         let waited = self
             .service
             .wait_for_change(&key, &request.name, &args)
             .await;
-        if let Some(slot) = slot.as_ref().filter(|_| waits(&request.name)) {
+        if let Some(slot) = slot
+            .as_ref()
+            .filter(|_| runread_service::tools::waits(&request.name))
+        {
             slot.take_again().await;
         }
         if let Err(code) = waited {
@@ -317,7 +316,8 @@ impl RunreadHandler {
     }
 }
 
-/// A refusal outside a tool call (a task's methods): a JSON-RPC error with the fixed code.
+/// A refusal as a JSON-RPC error with the fixed code (`data.code`): an unknown tool, a task's
+/// methods.
 fn refused(code: ErrorCode) -> ErrorData {
     ErrorData::invalid_params(
         code.message(),

@@ -66,14 +66,13 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
     Ok(run)
 }
 
-/// Re-check after all I/O (admission step 7): the key still names the reader holding the grant
-/// (not rotated, not removed meanwhile: `invalid_key`), the grant is still live now and was not
-/// revoked meanwhile, and the run is still current with the same file identity.
-pub(crate) fn recheck(
+/// `grant` as the store holds it now: still the key's (not rotated, its reader not removed:
+/// `invalid_key`), not revoked, live at `now_ms`. What the re-check after I/O reads, and what a
+/// waiting call reads on each of its checks.
+pub(crate) fn grant_holds(
     svc: &Service,
     ctx: &KeyContext,
     grant: &Grant,
-    before: &RunRecord,
     now_ms: i64,
 ) -> Result<(), ErrorCode> {
     let still = svc
@@ -87,6 +86,20 @@ pub(crate) fn recheck(
     if !still.is_live(now_ms) {
         return Err(ErrorCode::GrantExpired);
     }
+    Ok(())
+}
+
+/// Re-check after all I/O (admission step 7): the key still names the reader holding the grant
+/// (not rotated, not removed meanwhile: `invalid_key`), the grant is still live now and was not
+/// revoked meanwhile, and the run is still current with the same file identity.
+pub(crate) fn recheck(
+    svc: &Service,
+    ctx: &KeyContext,
+    grant: &Grant,
+    before: &RunRecord,
+    now_ms: i64,
+) -> Result<(), ErrorCode> {
+    grant_holds(svc, ctx, grant, now_ms)?;
     // A store that cannot answer is `unavailable`; only a run that is really gone or moved is
     // `target_changed`. Either way nothing leaves.
     let after = current_run(svc, &before.target).map_err(|code| match code {

@@ -110,7 +110,7 @@ pub struct Service {
     secrets: secrets::KnownSecrets,
     published: Arc<publication::PublishedCache>,
     /// The wait slots of `wait_for_run` ([`Service::wait_for_change`]).
-    waits: Arc<wait::Waits>,
+    waits: Arc<runread_core::slots::KeyedSlots>,
 }
 
 impl Service {
@@ -129,7 +129,7 @@ impl Service {
             config,
             secrets,
             published: Default::default(),
-            waits: Default::default(),
+            waits: wait::wait_slots(),
         })
     }
 

@@ -44,7 +44,7 @@ pub enum TaskPoll {
 
 /// The tools a task may stand for, with the feature whose grant it is read through.
 fn deferrable(tool: &str) -> Option<(&'static str, Feature)> {
-    (tool == tools::READ_FINAL_ANSWER).then_some((tools::READ_FINAL_ANSWER, Feature::FinalAnswer))
+    tools::defers(tool).then_some((tools::READ_FINAL_ANSWER, Feature::FinalAnswer))
 }
 
 /// The target of a deferrable call's arguments, if they are exact.

@@ -8,8 +8,7 @@
 //! again from the store, and the run's currency); nothing it reads leaves. Then the call goes
 //! through the gate like any other: one start record, one receipt, the projection read afresh.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -20,6 +19,7 @@ use runread_core::envelope::Trust;
 use runread_core::limits::{
     WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS, WAITS_MAX, WAITS_PER_READER_MAX,
 };
+use runread_core::slots::KeyedSlots;
 use runread_core::{ErrorCode, Feature, Target};
 use runread_sessions::RunStatus;
 use runread_store::changes::Change;
@@ -198,65 +198,9 @@ static WAIT_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-/// The wait slots: [`WAITS_MAX`] in all, [`WAITS_PER_READER_MAX`] per reader.
-#[derive(Default)]
-pub(crate) struct Waits {
-    held: Mutex<WaitsHeld>,
-}
-
-#[derive(Default)]
-struct WaitsHeld {
-    total: usize,
-    /// Waits held per reader id; a reader with none has no entry.
-    per_reader: HashMap<String, usize>,
-}
-
-/// One wait slot; given back when dropped.
-pub(crate) struct WaitSlot {
-    waits: Arc<Waits>,
-    reader_id: String,
-}
-
-impl Waits {
-    /// A slot for `reader_id`, or `busy` when the reader or everyone is at the bound.
-    pub(crate) fn take(self: &Arc<Self>, reader_id: &str) -> Result<WaitSlot, ErrorCode> {
-        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let mine = held.per_reader.get(reader_id).copied().unwrap_or(0);
-        if mine >= WAITS_PER_READER_MAX || held.total >= WAITS_MAX {
-            return Err(ErrorCode::Busy);
-        }
-        held.total += 1;
-        held.per_reader.insert(reader_id.to_owned(), mine + 1);
-        Ok(WaitSlot {
-            waits: self.clone(),
-            reader_id: reader_id.to_owned(),
-        })
-    }
-
-    /// Waits held now, in all.
-    pub(crate) fn held(&self) -> usize {
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .total
-    }
-}
-
-impl Drop for WaitSlot {
-    fn drop(&mut self) {
-        let mut held = self
-            .waits
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        held.total = held.total.saturating_sub(1);
-        if let Some(n) = held.per_reader.get_mut(&self.reader_id) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                held.per_reader.remove(&self.reader_id);
-            }
-        }
-    }
+/// The wait slots: [`WAITS_MAX`] in all, [`WAITS_PER_READER_MAX`] per reader (by its id).
+pub(crate) fn wait_slots() -> Arc<KeyedSlots> {
+    KeyedSlots::new(WAITS_MAX, WAITS_PER_READER_MAX)
 }
 
 /// What one check of a waiting call found.
@@ -290,15 +234,10 @@ pub(crate) fn readiness(
     feature: Feature,
     now_ms: i64,
 ) -> Readiness {
-    let Ok(grant) = admission::grant_for(svc, ctx, target, feature, now_ms) else {
-        return Readiness::Unreadable;
-    };
-    match svc.store.grant_of_key(&grant.id, &ctx.key_hash) {
-        Ok(Some(g)) if g.revoked_at_ms.is_none() && g.is_live(now_ms) => {}
-        Err(_) => return Readiness::Unknown,
-        Ok(_) => return Readiness::Unreadable,
-    }
-    let run = match admission::current_run(svc, target) {
+    let run = admission::grant_for(svc, ctx, target, feature, now_ms)
+        .and_then(|grant| admission::grant_holds(svc, ctx, &grant, now_ms))
+        .and_then(|()| admission::current_run(svc, target));
+    let run = match run {
         Ok(run) => run,
         Err(ErrorCode::Unavailable) => return Readiness::Unknown,
         Err(_) => return Readiness::Unreadable,
@@ -331,13 +270,13 @@ impl Service {
         tool: &str,
         args: &Value,
     ) -> Result<(), ErrorCode> {
-        if tool != NAME {
+        if !crate::tools::waits(tool) {
             return Ok(());
         }
         let Ok(args) = WaitArgs::parse(args) else {
             return Ok(());
         };
-        let _slot = self.waits.take(&ctx.reader.id)?;
+        let _slot = self.waits.try_take(&ctx.reader.id).ok_or(ErrorCode::Busy)?;
         let deadline = tokio::time::Instant::now() + args.timeout();
         let _shown = self.record_wait(ctx, &args).await?;
         // Subscribed before the first check: a change between the check and the wait is heard.
@@ -436,35 +375,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_reader_holds_at_most_its_waits_and_gets_them_back() {
-        let waits = Arc::new(Waits::default());
-        let mut slots: Vec<WaitSlot> = (0..WAITS_PER_READER_MAX)
-            .map(|_| waits.take("r1").unwrap())
+    fn waits_are_bounded_per_reader_and_in_all_at_n_and_n_plus_one() {
+        let waits = wait_slots();
+        let per_reader: Vec<_> = (0..WAITS_PER_READER_MAX)
+            .map(|_| waits.try_take("r0").unwrap())
             .collect();
-        assert_eq!(waits.take("r1").err(), Some(ErrorCode::Busy));
-        // Another reader is not held back by this one.
-        let other = waits.take("r2").unwrap();
-        slots.pop();
-        assert!(waits.take("r1").is_ok());
-        drop(other);
-        drop(slots);
-        assert_eq!(waits.held(), 0);
-    }
-
-    #[test]
-    fn every_reader_together_holds_at_most_the_total() {
-        let waits = Arc::new(Waits::default());
-        let slots: Vec<WaitSlot> = (0..WAITS_MAX)
+        assert!(waits.try_take("r0").is_none());
+        let rest: Vec<_> = (WAITS_PER_READER_MAX..WAITS_MAX)
             .map(|i| {
                 waits
-                    .take(&format!("r{}", i / WAITS_PER_READER_MAX))
+                    .try_take(&format!("r{}", i / WAITS_PER_READER_MAX))
                     .unwrap()
             })
             .collect();
         assert_eq!(waits.held(), WAITS_MAX);
-        assert_eq!(waits.take("fresh").err(), Some(ErrorCode::Busy));
-        drop(slots);
-        assert!(waits.take("fresh").is_ok());
+        assert!(waits.try_take("fresh").is_none());
+        drop((per_reader, rest));
+        assert!(waits.try_take("fresh").is_some());
     }
 
     #[test]

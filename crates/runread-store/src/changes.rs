@@ -12,7 +12,6 @@
 //! it hears from other processes back into changes on this process's feed.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use runread_core::limits::CHANGE_FEED_CAPACITY;
 use tokio::sync::broadcast;
@@ -36,7 +35,6 @@ pub struct ChangeFeed {
     /// Called once, by the first subscriber, with the feed: starts what brings other processes'
     /// changes in (PostgreSQL's listener). `None`: nothing to start (SQLite, or already started).
     start: Arc<std::sync::Mutex<Option<Starter>>>,
-    started: Arc<AtomicBool>,
 }
 
 /// What the first subscriber starts.
@@ -55,7 +53,6 @@ impl ChangeFeed {
         ChangeFeed {
             sender,
             start: Arc::new(std::sync::Mutex::new(start)),
-            started: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -68,27 +65,22 @@ impl ChangeFeed {
     /// other processes' changes, if this store has one.
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
         let receiver = self.sender.subscribe();
-        if !self.started.swap(true, Ordering::AcqRel) {
-            let start = self
-                .start
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            if let Some(start) = start {
-                start(self.clone());
-            }
+        let start = self
+            .start
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(start) = start {
+            start(self.clone());
         }
         receiver
-    }
-
-    /// Whether anyone waits (a publisher with nobody to tell skips its work).
-    pub fn has_subscribers(&self) -> bool {
-        self.sender.receiver_count() > 0
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::Ordering;
+
     use super::*;
 
     #[test]

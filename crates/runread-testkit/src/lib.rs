@@ -245,11 +245,10 @@ impl Env {
             &std::fs::read(src).expect("fixture"),
             self.workspace.to_str().expect("utf-8"),
         );
-        let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-        let cut = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let (head, tail) = without_last_line(&bytes);
         let path = self.sessions.join("live.jsonl");
-        std::fs::write(&path, &bytes[..cut]).expect("write");
-        (path, bytes[cut..].to_vec())
+        std::fs::write(&path, head).expect("write");
+        (path, tail.to_vec())
     }
 
     /// The ingested run that is running (the last of [`Env::place_unfinished`]'s session).
@@ -313,6 +312,13 @@ impl Default for Env {
     fn default() -> Self {
         Env::new()
     }
+}
+
+/// A session file's bytes cut before its last line: everything before it, and the line.
+pub fn without_last_line(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let cut = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    bytes.split_at(cut)
 }
 
 /// `bytes` of a session file with the header's `cwd` replaced.
