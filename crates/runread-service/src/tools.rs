@@ -30,11 +30,7 @@ pub static ALL: [&ToolDef; 9] = [
     &artifacts::READ_DEF,
 ];
 
-/// Whether a call of `name` may wait before it is answered (`wait_for_run`:
-/// [`crate::Service::wait_for_change`]).
-pub fn waits(name: &str) -> bool {
-    name == WAIT_FOR_RUN
-}
+pub use crate::wait::waits;
 
 /// Whether a call of `name` may be answered with a task handle, for a client with the Tasks
 /// extension ([`crate::Service::defer_to_task`]).

@@ -260,6 +260,12 @@ fn check(svc: &Service, ctx: &KeyContext, args: &WaitArgs) -> Check {
     }
 }
 
+/// Whether a call of `name` may wait before it is answered (`wait_for_run`:
+/// [`Service::wait_for_change`]).
+pub fn waits(name: &str) -> bool {
+    name == NAME
+}
+
 impl Service {
     /// Admission before the gate for a tool that waits (`wait_for_run`): returns once the call
     /// should be answered. Other tools, and arguments the gate will refuse, return at once.
@@ -270,7 +276,7 @@ impl Service {
         tool: &str,
         args: &Value,
     ) -> Result<(), ErrorCode> {
-        if !crate::tools::waits(tool) {
+        if !waits(tool) {
             return Ok(());
         }
         let Ok(args) = WaitArgs::parse(args) else {
