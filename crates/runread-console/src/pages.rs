@@ -275,6 +275,30 @@ fn revoke_form(s: &SessionView, g: &Grant, back: &str) -> Markup {
     }
 }
 
+/// Whether a shared run outlives its session file: its snapshot and until when (the last live
+/// grant's end), or that it is readable only while the file is. Nothing for a run not shared.
+fn kept(v: &RunView, now: i64) -> Markup {
+    let until = v
+        .grants
+        .iter()
+        .filter(|g| g.is_live(now))
+        .map(|g| g.expires_at_ms)
+        .max();
+    html! {
+        @match (until, &v.kept) {
+            (Some(until), Some(k)) => {
+                dt { "Kept" }
+                dd #kept { "A sealed copy of its evidence (" (k.lines) " lines, " (k.bytes) " bytes) stays readable if the session file goes, until " (rfc3339(until)) ", when its last grant ends." }
+            }
+            (Some(_), None) => {
+                dt { "Kept" }
+                dd #kept { "Not kept: readable only while its session file is." }
+            }
+            (None, _) => {}
+        }
+    }
+}
+
 pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
     let r = &v.run.record;
     let title = v.run.prompt.text().unwrap_or(&r.target.run_id);
@@ -294,6 +318,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
                 @if !v.run.waiting.is_empty() {
                     dt { "Waited on by" } dd.waiting { (v.run.waiting_summary()) }
                 }
+                (kept(v, now))
             }
 
             (answer_section(v))
@@ -540,6 +565,7 @@ pub(crate) fn granted(
                 dt { "Expires" } dd { (rfc3339(g.grant.expires_at_ms)) }
                 dt { "Endpoint" } dd { code { (url) } }
                 dt { "Grant" } dd { code id="grant-id" { (g.grant.id) } }
+                dt { "Snapshot" } dd #snapshot { (g.snapshot.describe()) }
             }
             @match (&g.key, configs) {
                 (Some(key), Some(configs)) => {

@@ -351,6 +351,9 @@ async fn run(
             .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
             .collect();
         let grants = shown_grants(&c2, grants)?;
+        let kept = c2.store.snapshots().map_err(store_err)?.into_iter().find(|k| {
+            k.session_id == t.session_id && k.generation == t.generation && k.run_id == t.run_id
+        });
         let readers = live_reader_names(&c2)?;
         let run = c2
             .service
@@ -365,6 +368,7 @@ async fn run(
             metadata: preview(&c2, &t, json!({}), now),
             artifacts: preview(&c2, &t, json!({}), now),
             grants,
+            kept,
             history_cursor,
             run,
         })
@@ -505,7 +509,13 @@ async fn revoke(State(c): Shared, Change { form, .. }: Change) -> Result<Respons
         return Err(Refusal::InvalidRequest);
     }
     let c2 = c.clone();
-    blocking(move || c2.store.revoke_grant(&id, now_ms()).map_err(store_err)).await?;
+    blocking(move || {
+        runread_service::owner::revoke_grant(&*c2.store, &id, now_ms()).map_err(|e| {
+            tracing::error!("the store failed: {e}");
+            Refusal::Unavailable
+        })
+    })
+    .await?;
     // Back where the owner was (only the console's own pages).
     Ok(see_other(back_or(form.optional("back"), "/grants")))
 }

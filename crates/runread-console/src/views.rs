@@ -87,6 +87,8 @@ pub(crate) struct RunView {
     pub metadata: Result<Previewed<outputs::Metadata>, &'static str>,
     pub artifacts: Result<Previewed<outputs::ArtifactList>, &'static str>,
     pub grants: Vec<runread_store::Grant>,
+    /// The run's snapshot, when the store keeps one (a shared run's sealed evidence).
+    pub kept: Option<runread_store::SnapshotSummary>,
     /// The live readers' names, to share the run with one.
     pub readers: Vec<String>,
     pub history_cursor: Option<String>,

@@ -1225,3 +1225,49 @@ async fn a_run_readers_wait_on_says_who_waits() {
     let list = s.get("/runs", Some(&cookie)).await;
     assert!(!list.body.contains("(waited on)"));
 }
+
+/// Sharing a run from the console seals its snapshot and says so; the run's page says it is kept
+/// and until when; revoked from the console, the snapshot is destroyed and the page no longer
+/// says it is kept.
+#[tokio::test]
+async fn a_shared_run_says_it_is_kept_until_its_last_grant_ends() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let page = s.get(&s.run_path(), Some(&cookie)).await;
+    assert!(!page.body.contains("id=\"kept\""), "not shared: nothing said");
+    let granted = s.grant(&cookie, &csrf, &["final_answer", "history"]).await;
+    assert_eq!(granted.status, 200, "{}", granted.body);
+    let said = between(&granted.body, "<dd id=\"snapshot\">", "<");
+    assert!(said.starts_with("kept: a sealed copy"), "{said}");
+    let grant_id = between(&granted.body, "<code id=\"grant-id\">", "<").to_owned();
+    let grant = s
+        .env
+        .store
+        .grants()
+        .unwrap()
+        .into_iter()
+        .find(|g| g.id == grant_id)
+        .unwrap();
+    let page = s.get(&s.run_path(), Some(&cookie)).await;
+    let kept = between(&page.body, "<dd id=\"kept\">", "</dd>");
+    assert!(kept.starts_with("A sealed copy of its evidence"), "{kept}");
+    assert!(
+        kept.contains(&runread_core::timefmt::rfc3339(grant.expires_at_ms)),
+        "{kept}"
+    );
+    assert_eq!(s.env.store.snapshots().unwrap().len(), 1);
+    let origin = s.origin();
+    let r = s
+        .post(
+            "/grants/revoke",
+            Some(&cookie),
+            &[("csrf", &csrf), ("grant", &grant_id)],
+            Some(&origin),
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert!(s.env.store.snapshots().unwrap().is_empty(), "destroyed with its last grant");
+    let page = s.get(&s.run_path(), Some(&cookie)).await;
+    assert!(!page.body.contains("id=\"kept\""), "{}", page.body);
+}

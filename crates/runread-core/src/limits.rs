@@ -216,3 +216,11 @@ const _: () = {
     // A wait re-checks at least once before its shortest timeout ends.
     assert!(WAIT_RECHECK_MS < 1_000 * WAIT_DEFAULT_SECONDS);
 };
+
+/// Most bytes of lines one run's snapshot holds (the sealed copy of a shared run's evidence): a
+/// run whose granted features would need more is granted without one, and says so.
+pub const SNAPSHOT_RUN_MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// Most bytes of lines every snapshot of one store holds together: a grant that would pass it is
+/// made without a snapshot, and says so.
+pub const SNAPSHOT_STORE_MAX_BYTES: u64 = 1024 * 1024 * 1024;
+const _: () = assert!(SNAPSHOT_RUN_MAX_BYTES <= SNAPSHOT_STORE_MAX_BYTES);

@@ -27,6 +27,7 @@ use runread_store::{ArtifactRecord, Grant, RunRecord, SessionRecord};
 
 use crate::fork::Fork;
 use crate::publication::{Evidence as AnswerEvidence, PublishedCache};
+use crate::source::Source;
 use crate::supervised::Supervised;
 use crate::{KeyContext, Service, admission};
 
@@ -253,6 +254,20 @@ impl AdmissionContext<'_> {
     /// The run's final answer evidence: supervised or passive, and the file's identity now.
     pub(crate) fn answer_evidence(&self, run: &RunRecord) -> Result<AnswerEvidence, ErrorCode> {
         AnswerEvidence::observe(self.svc, run)
+    }
+
+    /// Where `run`'s lines are read back from: its session file, or — when the file is not there
+    /// (gone, or not on this host) — its snapshot, if one is kept for the run as indexed.
+    pub(crate) fn source(&self, run: &RunRecord) -> Result<Source, ErrorCode> {
+        let source = Source::of(run);
+        if runread_sessions::file::identity(std::path::Path::new(&run.session_path)).is_ok() {
+            return Ok(source);
+        }
+        Ok(source.or_snapshot(crate::snapshot::kept(
+            &*self.svc.store,
+            &*self.svc.keys,
+            run,
+        )?))
     }
 
     /// The answers already published under the current known secrets.

@@ -25,6 +25,7 @@ mod publication;
 mod schema;
 pub mod secrets;
 pub mod shown;
+pub mod snapshot;
 mod source;
 mod supervised;
 pub mod tasks;
@@ -108,6 +109,8 @@ pub struct Service {
     gate: Gate,
     config: Config,
     secrets: secrets::KnownSecrets,
+    /// The gate's keys: snapshots are opened with them.
+    keys: Arc<dyn KeyProvider>,
     published: Arc<publication::PublishedCache>,
     /// The wait slots of `wait_for_run` ([`Service::wait_for_change`]).
     waits: Arc<runread_core::slots::KeyedSlots>,
@@ -124,7 +127,8 @@ impl Service {
         let registry = Registry::build(definitions(), &pinned_bindings())?;
         let secrets = secrets::KnownSecrets::new(store.clone(), keys.clone(), vec![]);
         Ok(Service {
-            gate: Gate::new(store.clone(), registry, keys),
+            gate: Gate::new(store.clone(), registry, keys.clone()),
+            keys,
             store,
             config,
             secrets,

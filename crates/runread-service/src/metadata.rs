@@ -40,7 +40,7 @@ impl ToolRules for ReadTargetMetadata {
         let g = at.run(target)?;
         let session = at.session(target)?;
         let reader = Reader {
-            source: Source::of(&g.run),
+            source: at.source(&g.run)?,
             fork: at.fork(&session)?,
             run: g.run.clone(),
             session,

@@ -47,6 +47,8 @@ pub struct NewGrant {
     pub reader: Reader,
     /// `Some` only when this grant made its reader (the name was no reader's yet).
     pub key: Option<String>,
+    /// What sealing the run's snapshot did (the grant is made whatever it did).
+    pub snapshot: crate::snapshot::Sealing,
 }
 
 /// Why a reader could not be added, rotated or removed. Owner-facing.
@@ -177,7 +179,30 @@ pub fn remove_reader(store: &dyn Store, name: &str, now_ms: i64) -> Result<Reade
     {
         return Err(ReaderError::NoSuchReader(name.to_owned()));
     }
+    // Snapshots its grants alone held go with them. The reader is removed whatever this does: a
+    // snapshot left behind is destroyed by the next `maintain`, and no revoked grant reads it.
+    if let Err(e) = crate::snapshot::destroy_unshared(store, now_ms) {
+        tracing::warn!(
+            code = e.as_str(),
+            "snapshots not destroyed yet after a reader's removal"
+        );
+    }
     Ok(reader)
+}
+
+/// Revokes the grant `id` (`false`: no live grant has that id), and destroys the snapshot of its
+/// run when no live grant holds it any more.
+pub fn revoke_grant(store: &dyn Store, id: &str, now_ms: i64) -> Result<bool, String> {
+    if !store.revoke_grant(id, now_ms).map_err(|e| e.to_string())? {
+        return Ok(false);
+    }
+    if let Err(e) = crate::snapshot::destroy_unshared(store, now_ms) {
+        tracing::warn!(
+            code = e.as_str(),
+            "snapshots not destroyed yet after a revocation"
+        );
+    }
+    Ok(true)
 }
 
 /// The live reader named `name`.
@@ -304,11 +329,15 @@ pub fn grant_run(
     store
         .insert_grant(&grant)
         .map_err(|e| GrantError::Store(e.to_string()))?;
+    // The grant stands whatever sealing its snapshot does; what it did is said.
+    let snapshot = crate::snapshot::seal(store, keys, &run, now_ms)
+        .unwrap_or(crate::snapshot::Sealing::Failed);
     Ok(NewGrant {
         grant,
         run,
         reader: holder,
         key,
+        snapshot,
     })
 }
 

@@ -14,6 +14,8 @@ use runread_sessions::{FileIdentity, RunStatus, file};
 use runread_store::{Foreground, Proof, RunRecord};
 
 use crate::Service;
+use crate::snapshot;
+use crate::source::SnapshotLines;
 use crate::supervised::{JournalCheck, Supervised};
 
 /// Whether and how the answer can be read.
@@ -116,6 +118,9 @@ pub(crate) struct Evidence {
     pub settle_quiet_ms: i64,
     /// The supervisor's record of the run, when `runread run` supervised it.
     pub supervised: Option<Supervised>,
+    /// The run's snapshot, opened, when the file is not there (`file_now` is `None`) and one is
+    /// kept for the run as indexed.
+    pub snapshot: Option<Arc<SnapshotLines>>,
 }
 
 /// Which evidence a judgement rests on.
@@ -124,21 +129,45 @@ pub(crate) struct Evidence {
 pub enum Basis {
     SessionFile,
     Supervised,
+    /// The session file is not there to read (gone, or not on this host): the run's snapshot,
+    /// sealed when it was shared, checked against the index's digests.
+    Snapshot,
 }
 
 impl Evidence {
     pub(crate) fn observe(svc: &Service, run: &RunRecord) -> Result<Evidence, ErrorCode> {
+        let file_now = file::identity(std::path::Path::new(&run.session_path)).ok();
+        let snapshot = match file_now {
+            Some(_) => None,
+            None => snapshot::kept(&*svc.store, &*svc.keys, run)?,
+        };
         Ok(Evidence {
             supervised: Supervised::observe(svc, run).map_err(Service::unavailable)?,
             run: run.clone(),
-            file_now: file::identity(std::path::Path::new(&run.session_path)).ok(),
+            file_now,
             settle_quiet_ms: i64::try_from(svc.config.settle_quiet.as_millis()).unwrap_or(i64::MAX),
+            snapshot,
         })
+    }
+
+    /// The file is not there and the run's snapshot stands in for it.
+    pub(crate) fn from_snapshot(&self) -> bool {
+        self.file_now.is_none() && self.snapshot.is_some()
     }
 }
 
-/// The publication rule: supervised evidence when a supervisor recorded the run, else passive.
+/// The publication rule: supervised evidence when a supervisor recorded the run, else passive;
+/// either on the run's snapshot when the file is not there.
 pub(crate) fn judge(e: &Evidence, now_ms: i64) -> (State, Basis) {
+    let (state, basis) = judge_on_record(e, now_ms);
+    if e.from_snapshot() {
+        (state, Basis::Snapshot)
+    } else {
+        (state, basis)
+    }
+}
+
+fn judge_on_record(e: &Evidence, now_ms: i64) -> (State, Basis) {
     match &e.supervised {
         Some(s) => match judge_supervised(e, s, now_ms) {
             Some(state) => (state, Basis::Supervised),
@@ -221,7 +250,7 @@ fn judge_passive(e: &Evidence, now_ms: i64) -> State {
     }
     // The file moved on since ingest (or is gone): what the store holds may no longer be on the
     // active branch. Re-ingest decides; until then the answer is not vouched for.
-    if e.file_now != Some(run.identity) {
+    if e.file_now != Some(run.identity) && !e.from_snapshot() {
         return State::Unknown;
     }
     let mtime_ms = run.identity.mtime_ns / 1_000_000;

@@ -7,13 +7,17 @@
 //! Anything else is [`SourceError`] and nothing of it is served.
 //!
 //! A `Source` is the only file access an adapter gets: one file, read-only, lines named by the
-//! index.
+//! index. When admission found the file not there (deleted by the agent's cleanup, or on another
+//! host) and the run's snapshot kept, the `Source` serves the snapshot's lines instead, checked
+//! against the same digests ([`crate::snapshot`]).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use runread_sessions::runs::CONTEXT_TEXT_BYTES;
 use runread_sessions::{Agent, EvidenceFile, FileIdentity, LineRef, MessageView, TextRef};
+
 
 /// Why a line could not be served. Carries no path, no OS error and no content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +28,27 @@ pub(crate) enum SourceError {
     NotAMessage,
 }
 
+/// The lines of a run's snapshot, opened ([`crate::snapshot`]): what a [`Source`] serves when
+/// the session file is not there.
+#[derive(Debug)]
+pub(crate) struct SnapshotLines {
+    by_offset: std::collections::BTreeMap<u64, Vec<u8>>,
+}
+
+impl SnapshotLines {
+    pub(crate) fn new(by_offset: std::collections::BTreeMap<u64, Vec<u8>>) -> SnapshotLines {
+        SnapshotLines { by_offset }
+    }
+
+    /// The bytes held for the line `r` names (the caller checks them against its digest).
+    pub(crate) fn line(&self, r: &LineRef) -> Option<&[u8]> {
+        self.by_offset
+            .get(&r.offset)
+            .filter(|b| b.len() as u64 == r.bytes)
+            .map(Vec::as_slice)
+    }
+}
+
 /// One session file as ingest saw it.
 #[derive(Debug, Clone)]
 pub(crate) struct Source {
@@ -31,6 +56,8 @@ pub(crate) struct Source {
     /// The identity at ingest: the file read back must be the same object.
     pub identity: FileIdentity,
     pub agent: Agent,
+    /// The run's snapshot, when admission found the file gone and a snapshot kept.
+    pub snapshot: Option<Arc<SnapshotLines>>,
 }
 
 impl Source {
@@ -40,30 +67,59 @@ impl Source {
             path: run.session_path.clone().into(),
             identity: run.identity,
             agent: run.agent,
+            snapshot: None,
         }
     }
 
-    /// Opens the file for a series of line reads.
+    /// The same source, served from `snapshot` when the file cannot be opened.
+    pub(crate) fn or_snapshot(mut self, snapshot: Option<Arc<SnapshotLines>>) -> Source {
+        self.snapshot = snapshot;
+        self
+    }
+
+    /// Opens the file for a series of line reads (or the snapshot, when admission found the file
+    /// gone and handed one).
     pub(crate) fn open(&self) -> Result<Opened, SourceError> {
-        let file = EvidenceFile::open(&self.path, Some(&self.identity))
-            .map_err(|_| SourceError::Changed)?;
+        let backing = match (
+            EvidenceFile::open(&self.path, Some(&self.identity)),
+            &self.snapshot,
+        ) {
+            (Ok(file), _) => Backing::File(file),
+            (Err(_), Some(lines)) => Backing::Snapshot(lines.clone(), self.identity),
+            (Err(_), None) => return Err(SourceError::Changed),
+        };
         Ok(Opened {
-            file,
+            backing,
             agent: self.agent,
         })
     }
 }
 
-/// An open session file (see [`Source::open`]).
+/// Where an [`Opened`]'s lines come from.
+enum Backing {
+    File(EvidenceFile),
+    /// The snapshot's lines, and the identity of the file they were indexed from.
+    Snapshot(Arc<SnapshotLines>, FileIdentity),
+}
+
+/// An open session file, or its snapshot (see [`Source::open`]).
 pub(crate) struct Opened {
-    file: EvidenceFile,
+    backing: Backing,
     agent: Agent,
 }
 
 impl Opened {
-    /// The file's identity when it was opened.
+    /// The file's identity when it was opened (a snapshot's: the file's as indexed).
     pub(crate) fn identity(&self) -> FileIdentity {
-        self.file.identity()
+        match &self.backing {
+            Backing::File(file) => file.identity(),
+            Backing::Snapshot(_, identity) => *identity,
+        }
+    }
+
+    /// The lines come from the run's snapshot, not the session file.
+    pub(crate) fn from_snapshot(&self) -> bool {
+        matches!(self.backing, Backing::Snapshot(..))
     }
 
     /// The exact bytes of the line `r` names, checked against its digest.
@@ -72,10 +128,12 @@ impl Opened {
             .ok()
             .filter(|n| *n <= EVIDENCE_LINE_MAX_BYTES)
             .ok_or(SourceError::Changed)?;
-        let bytes = self
-            .file
-            .read_at(r.offset, len)
-            .map_err(|_| SourceError::Changed)?;
+        let bytes = match &self.backing {
+            Backing::File(file) => file
+                .read_at(r.offset, len)
+                .map_err(|_| SourceError::Changed)?,
+            Backing::Snapshot(lines, _) => lines.line(r).ok_or(SourceError::Changed)?.to_vec(),
+        };
         if runread_core::sha256_hex(&bytes) != r.sha256 {
             return Err(SourceError::Changed);
         }
@@ -90,9 +148,11 @@ impl Opened {
 
     /// The file is still exactly as it was when opened.
     pub(crate) fn check_unchanged(&self) -> Result<(), SourceError> {
-        self.file
-            .check_unchanged()
-            .map_err(|_| SourceError::Changed)
+        match &self.backing {
+            Backing::File(file) => file.check_unchanged().map_err(|_| SourceError::Changed),
+            // Sealed: it cannot change.
+            Backing::Snapshot(..) => Ok(()),
+        }
     }
 }
 

@@ -28,7 +28,6 @@ use runread_sessions::{Agent, ChildRecord, LineRef, Records};
 
 use crate::adapters::{AdmissionContext, ToolAdmission, ToolRules};
 use crate::publication::Basis;
-use crate::source::Source;
 use crate::supervised::Supervised;
 use crate::vocab::Coverage;
 
@@ -97,7 +96,7 @@ fn child_evidence(at: &AdmissionContext<'_>, run: &RunRecord) -> Result<ChildEvi
         .filter(|e| e.has_tool_call && lines.contains(&e.line))
         .filter_map(|e| e.line_ref())
         .collect();
-    let source = Source::of(run);
+    let source = at.source(run)?;
     let read = source.open().and_then(|opened| {
         tool_call_lines
             .iter()
@@ -564,11 +563,11 @@ pub(crate) static DEF: ToolDef = ToolDef {
                   idleness is never claimed.",
     feature: Some(Feature::Aggregate),
     trust: Trust::Medium,
-    version: 4,
+    version: 5,
     input_schema: &schema::TARGET_ONLY_INPUT,
     output_schema: &WORK_STATE_OUTPUT,
     rules: &ReadWorkState,
-    pinned: "13cb6091b3fffd3dc4c731badd5e5860216e5a68cd09321be2bc06e23519a757",
+    pinned: "d84a99e23bb057839ecdb91d9cf14400258ed232c9f9d35e02b14322ad73e812",
 };
 
 static WORK_STATE_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
@@ -602,7 +601,7 @@ static WORK_STATE_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
             "live": {"type": "boolean"},
             "completionConfirmed": {"type": "boolean"},
             "wholeMachineIdleConfirmed": {"const": false},
-            "evidence": {"enum": ["session_file", "supervised"]}
+            "evidence": {"enum": ["session_file", "supervised", "snapshot"]}
         },
         "required": ["foreground", "aggregate", "coverage", "observedAt", "fresh", "completionConfirmed",
                      "wholeMachineIdleConfirmed", "evidence"],

@@ -238,6 +238,23 @@ pub trait Store: Send + Sync {
     /// The waits not yet past their time at `now_ms`, oldest first, at most
     /// [`LIVE_WAITS_LISTED_MAX`].
     fn live_waits(&self, now_ms: i64) -> Result<Vec<WaitRecord>>;
+    /// Puts the sealed snapshot of a run (replacing the one it had) when the store's snapshots,
+    /// with it and without the one it replaces, hold at most `store_max_bytes`; `false` (nothing
+    /// written) when they would hold more.
+    fn put_snapshot(&self, snapshot: &SnapshotRecord, store_max_bytes: u64) -> Result<bool>;
+    /// The snapshot of a run, unless there is none (or its data key was destroyed).
+    fn snapshot(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SnapshotRecord>>;
+    /// Every snapshot, oldest first, without its sealed bytes.
+    fn snapshots(&self) -> Result<Vec<SnapshotSummary>>;
+    /// The snapshots no grant live at `now_ms` holds (to destroy).
+    fn snapshots_unshared(&self, now_ms: i64) -> Result<Vec<SnapshotSummary>>;
+    /// Destroys a run's snapshot: its data key first, then its row. `false`: there was none.
+    fn destroy_snapshot(&self, session_id: &str, generation: u64, run_id: &str) -> Result<bool>;
     fn grants(&self) -> Result<Vec<Grant>>;
     /// Marks a grant revoked. `false` when there is no such grant or it was already revoked.
     fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool>;

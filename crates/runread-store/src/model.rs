@@ -612,3 +612,34 @@ pub struct OAuthToken {
     pub used_at_ms: Option<i64>,
     pub revoked_at_ms: Option<i64>,
 }
+
+/// What the owner is shown of a snapshot (`runread snapshots`, the console): which run, what it
+/// holds, how large. Never its sealed bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotSummary {
+    pub session_id: String,
+    pub generation: u64,
+    pub run_id: String,
+    pub workspace_id: String,
+    /// The features whose lines it holds (the union of the run's live grants' when it was sealed).
+    pub features: Vec<Feature>,
+    /// Digest over the index entries (line offsets, lengths and digests) it holds: a run whose
+    /// index moved since (it went on) is sealed again.
+    pub index_sha256: String,
+    pub lines: u64,
+    /// Bytes of the lines it holds (plaintext size; what the store's bound counts).
+    pub bytes: u64,
+    pub created_at_ms: i64,
+}
+
+/// A sealed copy of the evidence of one shared run: its lines, sealed (AES-256-GCM) under a data
+/// key of its own, that key sealed under the gate key `key_id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotRecord {
+    pub summary: SnapshotSummary,
+    pub key_id: String,
+    /// The data key, sealed under the gate key: nonce, then ciphertext and tag.
+    pub data_key: Vec<u8>,
+    pub nonce: Vec<u8>,
+    pub sealed: Vec<u8>,
+}

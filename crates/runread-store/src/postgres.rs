@@ -109,6 +109,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0010.sql"),
     include_str!("../migrations/postgres/0011.sql"),
     include_str!("../migrations/postgres/0012.sql"),
+    // 13: as SQLite's migration 13 (snapshots of shared runs).
+    include_str!("../migrations/postgres/0013.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -127,6 +129,7 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
     "artifacts",
     "supervised_runs",
     "waits",
+    "snapshots",
 ];
 /// Tables [`APP_ROLE`] may only read and append to. `meta` holds the instance id and cursor key:
 /// made once, never changed by the application.
@@ -826,6 +829,7 @@ fn with_receipts(t: &mut Transaction<'_>, metas: Vec<StartMeta>) -> Tx<AuditRows
 const RUN_ID_OF_START: &str = "((s.target_json::jsonb) ->> 'runId')";
 
 const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE host = $1 AND path = $2");
+const PUT_SNAPSHOT: &str = vocab::put_snapshot!("BYTEA");
 const WORKSPACES: &str = vocab::select_workspaces!(" WHERE host = $1 ORDER BY created_at, id");
 const SESSION_BY_PATH: &str = vocab::select_sessions!(" WHERE host = $1 AND path = $2");
 /// `starts_with` compares bytes whatever the database's collation.

@@ -52,6 +52,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0011.sql"),
     // 12: the waits readers hold (`wait_for_run`), for the owner's view.
     include_str!("../migrations/sqlite/0012.sql"),
+    // 13: snapshots: sealed copies of shared runs' evidence, until their grants end.
+    include_str!("../migrations/sqlite/0013.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -612,6 +614,7 @@ const INSERT_SESSION: &str = concat!(
      ?20, ?21, ?22, ?23) ",
     vocab::session_upsert!()
 );
+const PUT_SNAPSHOT: &str = vocab::put_snapshot!("BLOB");
 const WORKSPACES: &str = vocab::select_workspaces!(" ORDER BY created_at, id");
 const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE path = ?1");
 

@@ -496,6 +496,64 @@ pub(crate) const LIVE_WAITS: &str = select!(
     wait_cols,
     "waits WHERE until_at > $1 ORDER BY started_at, id LIMIT $2"
 );
+macro_rules! snapshot_summary_cols {
+    () => {
+        "session_id, generation, run_id, workspace_id, features, index_sha256, lines, bytes, \
+         created_at"
+    };
+}
+/// A snapshot put (or put again) only while the store's snapshots, without the one it replaces,
+/// stay within the bound (`$14`), in one statement: two processes sealing at once cannot both
+/// pass a check the other's write breaks. `$blob` is the dialect's binary type, for the casts
+/// PostgreSQL needs on the parameters of an `INSERT … SELECT`.
+macro_rules! put_snapshot {
+    ($blob:literal) => {
+        concat!(
+            "INSERT INTO snapshots (",
+            $crate::vocab::snapshot_summary_cols!(),
+            ", key_id, data_key, nonce, sealed) SELECT CAST($1 AS TEXT), CAST($2 AS BIGINT), \
+             CAST($3 AS TEXT), CAST($4 AS TEXT), CAST($5 AS TEXT), CAST($6 AS TEXT), \
+             CAST($7 AS BIGINT), CAST($8 AS BIGINT), CAST($9 AS BIGINT), CAST($10 AS TEXT), CAST($11 AS ",
+            $blob,
+            "), CAST($12 AS ",
+            $blob,
+            "), CAST($13 AS ",
+            $blob,
+            ") WHERE (SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM snapshots \
+             WHERE NOT (session_id = $1 AND generation = $2 AND run_id = $3)) \
+             + CAST($8 AS BIGINT) <= CAST($14 AS BIGINT) \
+             ON CONFLICT (session_id, generation, run_id) DO UPDATE SET \
+             workspace_id = excluded.workspace_id, features = excluded.features, \
+             index_sha256 = excluded.index_sha256, lines = excluded.lines, bytes = excluded.bytes, \
+             created_at = excluded.created_at, key_id = excluded.key_id, \
+             data_key = excluded.data_key, nonce = excluded.nonce, sealed = excluded.sealed"
+        )
+    };
+}
+pub(crate) use {put_snapshot, snapshot_summary_cols};
+pub(crate) const SNAPSHOT: &str = concat!(
+    "SELECT ",
+    snapshot_summary_cols!(),
+    ", key_id, data_key, nonce, sealed FROM snapshots \
+     WHERE session_id = $1 AND generation = $2 AND run_id = $3 AND data_key IS NOT NULL"
+);
+pub(crate) const SNAPSHOTS: &str = select!(
+    snapshot_summary_cols,
+    "snapshots WHERE data_key IS NOT NULL ORDER BY created_at, session_id, run_id"
+);
+/// Snapshots no live grant holds (a destroyed one's row left behind by a crash too).
+pub(crate) const SNAPSHOTS_UNSHARED: &str = select!(
+    snapshot_summary_cols,
+    "snapshots s WHERE NOT EXISTS (SELECT 1 FROM grants g WHERE g.session_id = s.session_id \
+     AND g.generation = s.generation AND g.run_id = s.run_id AND g.revoked_at IS NULL \
+     AND g.expires_at > $1) ORDER BY created_at, session_id, run_id"
+);
+/// A snapshot's data key, deleted first: from here on its sealed bytes can be opened by nobody.
+pub(crate) const SHRED_SNAPSHOT_KEY: &str = "UPDATE snapshots SET data_key = NULL \
+     WHERE session_id = $1 AND generation = $2 AND run_id = $3";
+pub(crate) const DELETE_SNAPSHOT: &str =
+    "DELETE FROM snapshots WHERE session_id = $1 AND generation = $2 AND run_id = $3";
+
 pub(crate) const PURGE_OAUTH_TOKENS: &str = "DELETE FROM oauth_tokens WHERE expires_at <= $1";
 pub(crate) const PURGE_OAUTH_REQUESTS: &str = "DELETE FROM oauth_requests WHERE expires_at <= $1 AND (code_expires_at IS NULL OR code_expires_at <= $1)";
 pub(crate) const PURGE_OAUTH_CLIENTS: &str =
@@ -986,6 +1044,50 @@ pub(crate) fn oauth_request_values(q: &OAuthRequest, pending_max: u64) -> [Value
         q.created_at_ms,
         q.expires_at_ms,
         pending_max,
+    ]
+}
+
+pub(crate) fn snapshot_summary(r: &dyn Cols) -> Result<crate::SnapshotSummary> {
+    Ok(crate::SnapshotSummary {
+        session_id: r.text(0)?,
+        generation: u64_of(r.int(1)?)?,
+        run_id: r.text(2)?,
+        workspace_id: r.text(3)?,
+        features: Feature::parse_list(&r.text(4)?).map_err(StoreError::Corrupt)?,
+        index_sha256: r.text(5)?,
+        lines: u64_of(r.int(6)?)?,
+        bytes: u64_of(r.int(7)?)?,
+        created_at_ms: r.int(8)?,
+    })
+}
+
+pub(crate) fn snapshot(r: &dyn Cols) -> Result<crate::SnapshotRecord> {
+    Ok(crate::SnapshotRecord {
+        summary: snapshot_summary(r)?,
+        key_id: r.text(9)?,
+        data_key: r.bytes(10)?,
+        nonce: r.bytes(11)?,
+        sealed: r.bytes(12)?,
+    })
+}
+
+pub(crate) fn snapshot_values(s: &crate::SnapshotRecord, store_max_bytes: u64) -> [Value<'_>; 14] {
+    let m = &s.summary;
+    values![
+        &m.session_id,
+        i64_of(m.generation),
+        &m.run_id,
+        &m.workspace_id,
+        features_to_string(&m.features),
+        &m.index_sha256,
+        i64_of(m.lines),
+        i64_of(m.bytes),
+        m.created_at_ms,
+        &s.key_id,
+        &s.data_key,
+        &s.nonce,
+        &s.sealed,
+        i64_of(store_max_bytes),
     ]
 }
 
@@ -1489,6 +1591,57 @@ macro_rules! same_in_every_store {
             )?;
             self.write($crate::vocab::INSERT_WAIT, &$crate::vocab::wait_values(w))
                 .map(drop)
+        }
+
+        fn put_snapshot(
+            &self,
+            s: &$crate::SnapshotRecord,
+            store_max_bytes: u64,
+        ) -> $crate::Result<bool> {
+            Ok(self.write(
+                PUT_SNAPSHOT,
+                &$crate::vocab::snapshot_values(s, store_max_bytes),
+            )? == 1)
+        }
+
+        fn snapshot(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::SnapshotRecord>> {
+            self.read_opt(
+                $crate::vocab::SNAPSHOT,
+                &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
+                $crate::vocab::snapshot,
+            )
+        }
+
+        fn snapshots(&self) -> $crate::Result<Vec<$crate::SnapshotSummary>> {
+            self.read_all(
+                $crate::vocab::SNAPSHOTS,
+                &[],
+                $crate::vocab::snapshot_summary,
+            )
+        }
+
+        fn snapshots_unshared(&self, now_ms: i64) -> $crate::Result<Vec<$crate::SnapshotSummary>> {
+            self.read_all(
+                $crate::vocab::SNAPSHOTS_UNSHARED,
+                &$crate::vocab::values![now_ms],
+                $crate::vocab::snapshot_summary,
+            )
+        }
+
+        fn destroy_snapshot(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<bool> {
+            let at = $crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id];
+            self.write($crate::vocab::SHRED_SNAPSHOT_KEY, &at)?;
+            Ok(self.write($crate::vocab::DELETE_SNAPSHOT, &at)? == 1)
         }
 
         fn end_wait(&self, id: &str) -> $crate::Result<()> {

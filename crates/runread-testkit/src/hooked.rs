@@ -55,6 +55,26 @@ impl Store for Hooked {
     fn live_waits(&self, now_ms: i64) -> Result<Vec<runread_store::WaitRecord>> {
         self.inner.live_waits(now_ms)
     }
+    fn put_snapshot(&self, s: &runread_store::SnapshotRecord, max: u64) -> Result<bool> {
+        self.inner.put_snapshot(s, max)
+    }
+    fn snapshot(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<runread_store::SnapshotRecord>> {
+        self.inner.snapshot(session_id, generation, run_id)
+    }
+    fn snapshots(&self) -> Result<Vec<runread_store::SnapshotSummary>> {
+        self.inner.snapshots()
+    }
+    fn snapshots_unshared(&self, now_ms: i64) -> Result<Vec<runread_store::SnapshotSummary>> {
+        self.inner.snapshots_unshared(now_ms)
+    }
+    fn destroy_snapshot(&self, session_id: &str, generation: u64, run_id: &str) -> Result<bool> {
+        self.inner.destroy_snapshot(session_id, generation, run_id)
+    }
     fn add_workspace(&self, path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         self.inner.add_workspace(path, name, now_ms)
     }

@@ -97,6 +97,13 @@ pub(crate) enum Command {
     /// Show the calls' start records and receipts, newest first, a page at a time: who, tool,
     /// target, outcome, time (never inputs).
     Audit(AuditArgs),
+    /// List the sealed snapshots of shared runs the store keeps (a copy of each shared run's
+    /// evidence, destroyed when its last grant ends): run, size, the grants holding it, until when.
+    Snapshots {
+        /// One JSON array instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Judge an interrupted call from its start record and binding alone.
     #[command(subcommand)]
     Recover(RecoverCmd),

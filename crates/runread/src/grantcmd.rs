@@ -6,10 +6,7 @@ pub(crate) fn grant(home: &crate::home::Home, store: Arc<dyn Store>, mut args: G
     match args.action.take() {
         Some(GrantCmd::List { json }) => list_grants(home, store, json),
         Some(GrantCmd::Revoke { id }) => {
-            if store
-                .revoke_grant(&id, now_ms())
-                .map_err(|e| e.to_string())?
-            {
+            if runread_service::owner::revoke_grant(&*store, &id, now_ms())? {
                 outln!("revoked {id}");
                 Ok(())
             } else {
@@ -114,6 +111,7 @@ pub(crate) fn print_grant(
             "features": g.grant.features,
             "url": url,
             "expiresAt": rfc3339(g.grant.expires_at_ms),
+            "snapshot": snapshot_json(g.snapshot),
         });
         // The key and its configs only when this grant made the reader: shown once.
         if let (Some(key), Some(configs)) = (&g.key, &configs) {
@@ -149,6 +147,7 @@ pub(crate) fn print_grant(
         "target   {}",
         serde_json::to_string(&shown.record.target).map_err(|e| e.to_string())?
     );
+    outln!("snapshot {}", g.snapshot.describe());
     match (&g.key, &configs) {
         (Some(key), Some(configs)) => {
             outln!();
@@ -166,6 +165,19 @@ pub(crate) fn print_grant(
             Ok(())
         }
     }
+}
+
+/// What sealing a grant's snapshot did, as `--json` prints it.
+pub(crate) fn snapshot_json(s: runread_service::snapshot::Sealing) -> serde_json::Value {
+    use runread_service::snapshot::Sealing;
+    let (kept, reason, lines, bytes) = match s {
+        Sealing::Kept { lines, bytes } => (true, None, Some(lines), Some(bytes)),
+        Sealing::TooLarge { bytes } => (false, Some("too_large"), None, Some(bytes)),
+        Sealing::StoreFull { bytes } => (false, Some("store_full"), None, Some(bytes)),
+        Sealing::Unreadable => (false, Some("source_unreadable"), None, None),
+        Sealing::Failed => (false, Some("failed"), None, None),
+    };
+    json!({"kept": kept, "reason": reason, "lines": lines, "bytes": bytes, "says": s.describe()})
 }
 
 /// A key, shown once, and every client configuration for it, as `--json` prints them: added to

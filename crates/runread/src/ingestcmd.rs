@@ -80,6 +80,35 @@ pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Re
     Ok(())
 }
 
+/// After an ingest pass: snapshots no live grant holds are destroyed, and those whose run went on
+/// are sealed again while the session file holds it ([`runread_service::snapshot::maintain`]).
+pub(crate) fn keep_snapshots(home: &crate::home::Home, store: &dyn Store) -> Res {
+    let keys = crate::servecmd::gate_keys(home)?;
+    maintain_snapshots(&keys, store);
+    Ok(())
+}
+
+/// [`keep_snapshots`] with the keys open, saying what it did on stderr.
+pub(crate) fn maintain_snapshots(keys: &dyn runread_gate::keys::KeyProvider, store: &dyn Store) {
+    match runread_service::snapshot::maintain(store, keys, now_ms()) {
+        Ok(m) => {
+            for s in &m.destroyed {
+                eprintln!(
+                    "runread: snapshot of run {} destroyed: no live grant holds it",
+                    s.run_id
+                );
+            }
+            if m.resealed > 0 {
+                eprintln!(
+                    "runread: {} shared run(s)' snapshots sealed again",
+                    m.resealed
+                );
+            }
+        }
+        Err(e) => eprintln!("runread: snapshots not kept up: {}", e.as_str()),
+    }
+}
+
 /// A watcher on a background thread of its own (`runread serve --watch`).
 pub(crate) struct Watcher {
     stop: Arc<std::sync::atomic::AtomicBool>,
@@ -96,11 +125,14 @@ impl Watcher {
 
 /// Starts a watcher on `dirs` in a background thread, until [`Watcher::stop_and_join`].
 pub(crate) fn spawn_watcher(
+    home: &crate::home::Home,
     store: Arc<dyn Store>,
     dirs: Vec<runread_ingest::AgentDir>,
 ) -> Result<Watcher, String> {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stop_watching = stop.clone();
+    let keys = crate::servecmd::gate_keys(home)?;
+    let kept = store.clone();
     std::thread::Builder::new()
         .name("runread-watch".into())
         .spawn(move || {
@@ -109,7 +141,11 @@ pub(crate) fn spawn_watcher(
                 &dirs,
                 runread_ingest::watch::RESCAN_DEFAULT,
                 stop_watching,
-                |_| {},
+                |r| {
+                    if r.new_generations + r.appended > 0 {
+                        maintain_snapshots(&keys, &*kept);
+                    }
+                },
             ) {
                 eprintln!("runread: watcher stopped: {e}");
             }
@@ -119,8 +155,10 @@ pub(crate) fn spawn_watcher(
 }
 
 /// `runread watch`: follows the directories until Ctrl-C or SIGTERM, a line per pass that changed something.
-pub(crate) fn watch(store: Arc<dyn Store>, args: WatchArgs) -> Res {
+pub(crate) fn watch(home: &crate::home::Home, store: Arc<dyn Store>, args: WatchArgs) -> Res {
     let dirs = args.dirs.resolve(false)?;
+    let keys = crate::servecmd::gate_keys(home)?;
+    let kept = store.clone();
     for d in &dirs {
         eprintln!("watching {} ({})", d.dir.display(), d.agent.as_str());
     }
@@ -133,6 +171,8 @@ pub(crate) fn watch(store: Arc<dyn Store>, args: WatchArgs) -> Res {
         Duration::from_secs(args.rescan_secs.max(1)),
         stop,
         |r| {
+            // Every pass: grants expire by time, and a snapshot goes with the last of them.
+            maintain_snapshots(&keys, &*kept);
             if r.new_generations + r.appended > 0 {
                 outln!(
                     "{} new or re-read, {} appended, {} bytes, {} runs",

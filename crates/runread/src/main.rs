@@ -50,6 +50,7 @@ use runread_store::Store;
 use args::*;
 use grantcmd::*;
 use ingestcmd::*;
+mod snapshotcmd;
 use readcmd::*;
 use runscmd::*;
 use secretcmd::*;
@@ -126,8 +127,19 @@ fn run(cli: Cli) -> Res {
         Command::Run { .. } => Err("unreachable: handled in main".into()),
         Command::Demo => demo::run(),
         Command::Workspace(cmd) => workspace(&*open_store(cli.home, spec)?, cmd),
-        Command::Ingest { dirs } => ingest(&*open_store(cli.home, spec)?, &dirs.resolve(true)?),
-        Command::Watch(args) => watch(open_store(cli.home, spec)?, args),
+        Command::Ingest { dirs } => {
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
+            ingest(&*store, &dirs.resolve(true)?)?;
+            keep_snapshots(&home, &*store)
+        }
+        Command::Watch(args) => {
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
+            watch(&home, store, args)
+        }
+        Command::Snapshots { json } => {
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
+            snapshotcmd::snapshots(&home, store, json)
+        }
         Command::Runs(args) => {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             runs_command(&home, store, args)

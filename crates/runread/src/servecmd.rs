@@ -11,6 +11,44 @@ pub(crate) fn gate_keys(home: &crate::home::Home) -> Result<runread_gate::keys::
         .map_err(|e| format!("gate keys {}: {e}", file.path().display()))
 }
 
+/// Seconds between two sweeps of `serve` for snapshots whose last grant ended.
+pub(crate) const SNAPSHOT_SWEEP_SECS: u64 = 60;
+
+/// The thread that destroys, every [`SNAPSHOT_SWEEP_SECS`], the snapshots whose last grant
+/// ended (grants expire by time, not by an act of the owner).
+struct SnapshotSweeper {
+    /// Dropped to stop the thread at once (its wait between sweeps ends).
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl SnapshotSweeper {
+    fn spawn(store: Arc<dyn Store>) -> Result<SnapshotSweeper, String> {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("runread-snapshots".into())
+            .spawn(move || {
+                loop {
+                    if let Err(e) = runread_service::snapshot::destroy_unshared(&*store, now_ms()) {
+                        eprintln!("runread: snapshots not swept: {}", e.as_str());
+                    }
+                    match stopped.recv_timeout(Duration::from_secs(SNAPSHOT_SWEEP_SECS)) {
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                        _ => return,
+                    }
+                }
+            })
+            .map(|thread| SnapshotSweeper { stop, thread })
+            .map_err(|e| e.to_string())
+    }
+
+    /// Stops the sweeper and waits for it: at most the sweep it is in.
+    fn stop_and_join(self) {
+        drop(self.stop);
+        let _ = self.thread.join();
+    }
+}
+
 /// The service over `store`, with the sealing keys of `home` and its frozen binding registry.
 pub(crate) fn service(
     home: &crate::home::Home,
@@ -39,11 +77,15 @@ pub(crate) fn serving_service(
 
 /// `runread serve`: over stdio with a key file, else over HTTP (with the console if asked),
 /// with the watcher in the same process if asked.
+///
+/// Grants expire by time; a thread of its own destroys, every [`SNAPSHOT_SWEEP_SECS`], the
+/// snapshots no live grant holds any more (until serving ends).
 pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: ServeArgs) -> Res {
     let watcher = match a.watch {
-        true => Some(spawn_watcher(store.clone(), a.dirs.resolve(false)?)?),
+        true => Some(spawn_watcher(home, store.clone(), a.dirs.resolve(false)?)?),
         false => None,
     };
+    let sweeper = SnapshotSweeper::spawn(store.clone())?;
     let extra = extra_secrets(a.secrets_file.as_deref(), &a.secret_env)?;
     let settle = Duration::from_millis(a.settle_ms);
     let served = match (a.stdio, a.key_file) {
@@ -63,7 +105,8 @@ pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: 
             a.console.then_some((a.console_listen, a.open)),
         ),
     };
-    // The watcher holds the store too: it closes only once the watcher is done.
+    // The watcher and the sweeper hold the store too: it closes only once they are done.
+    sweeper.stop_and_join();
     if let Some(watcher) = watcher {
         watcher.stop_and_join();
     }

@@ -86,11 +86,12 @@ fn share_on_pin(
                 now,
             ) {
                 Ok(g) => eprintln!(
-                    "runread: run {} shared with {:?} (grant {}, until {})",
+                    "runread: run {} shared with {:?} (grant {}, until {}); snapshot {}",
                     target.run_id,
                     s.reader,
                     g.grant.id,
-                    rfc3339(g.grant.expires_at_ms)
+                    rfc3339(g.grant.expires_at_ms),
+                    g.snapshot.describe()
                 ),
                 Err(e) => eprintln!(
                     "runread: run {}: not shared with {:?}: {e}",
@@ -115,6 +116,7 @@ pub(crate) fn supervised_run(
         command,
     } = args;
     let (home, store) = open_home(home, gate_keys, spec)?;
+    let sharing = !share.is_empty();
     let shares = share
         .iter()
         .map(|s| Share::parse(&*store, s))
@@ -149,9 +151,24 @@ pub(crate) fn supervised_run(
         .map_err(|e| e.to_string())?;
     let store: Arc<dyn Store> = store;
     let outcome = rt
-        .block_on(runread_supervise::supervise(store, opts))
+        .block_on(runread_supervise::supervise(store.clone(), opts))
         .map_err(|e| e.to_string())?;
     report_outcome(&outcome);
+    if sharing {
+        // The shared runs' snapshots were sealed as their targets were pinned, before their
+        // answers: sealed again now that the session holds them.
+        let keys = crate::servecmd::gate_keys(&home)?;
+        match runread_service::snapshot::maintain(&*store, &keys, now_ms()) {
+            Ok(m) if m.resealed > 0 => {
+                eprintln!(
+                    "runread: {} shared run(s)' snapshots sealed again",
+                    m.resealed
+                )
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("runread: snapshots not sealed again: {}", e.as_str()),
+        }
+    }
     Ok(outcome.exit_code)
 }
 

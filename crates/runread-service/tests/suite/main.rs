@@ -7,5 +7,6 @@ mod final_answer;
 mod get_run;
 mod history_limits;
 mod recheck;
+mod snapshots;
 mod supervised;
 mod wait;

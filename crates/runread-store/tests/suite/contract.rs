@@ -1141,7 +1141,72 @@ contract!(
     sessions_under_a_path_prefix_are_those_session_by_path_finds,
     oauth_clients_requests_codes_and_tokens,
     waits_are_listed_until_they_end_or_their_time_is_up,
+    snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_grant,
 );
+
+fn snapshot_of(run_id: &str, bytes: u64) -> runread_store::SnapshotRecord {
+    runread_store::SnapshotRecord {
+        summary: runread_store::SnapshotSummary {
+            session_id: "s1".into(),
+            generation: 1,
+            run_id: run_id.into(),
+            workspace_id: "w1".into(),
+            features: vec![Feature::FinalAnswer, Feature::History],
+            index_sha256: "ab".repeat(32),
+            lines: 3,
+            bytes,
+            created_at_ms: 7,
+        },
+        key_id: "k1".into(),
+        data_key: vec![1, 2, 3],
+        nonce: vec![0; 12],
+        sealed: vec![0, 255, 9, 8],
+    }
+}
+
+fn snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_grant(s: &dyn Store) {
+    let a = snapshot_of("run-1", 60);
+    // The bound holds every snapshot together: at N it is put, at N+1 it is not.
+    assert!(s.put_snapshot(&a, 60).unwrap(), "at the bound");
+    assert_eq!(
+        s.snapshot("s1", 1, "run-1").unwrap(),
+        Some(a.clone()),
+        "every field back"
+    );
+    let b = snapshot_of("run-2", 41);
+    assert!(
+        !s.put_snapshot(&b, 100).unwrap(),
+        "one byte over the bound in all"
+    );
+    assert_eq!(s.snapshot("s1", 1, "run-2").unwrap(), None);
+    let b = snapshot_of("run-2", 40);
+    assert!(
+        s.put_snapshot(&b, 100).unwrap(),
+        "exactly at the bound in all"
+    );
+    // A run's snapshot put again replaces it: what it replaces does not count against it.
+    let mut a2 = snapshot_of("run-1", 60);
+    a2.sealed = vec![4, 4];
+    assert!(s.put_snapshot(&a2, 100).unwrap());
+    assert_eq!(
+        s.snapshot("s1", 1, "run-1").unwrap().unwrap().sealed,
+        vec![4, 4]
+    );
+    assert_eq!(
+        s.snapshots()
+            .unwrap()
+            .iter()
+            .map(|x| x.run_id.as_str())
+            .collect::<Vec<_>>(),
+        ["run-1", "run-2"]
+    );
+    // With no grant on their runs, both are unshared; destroyed, nothing of them is left.
+    assert_eq!(s.snapshots_unshared(0).unwrap().len(), 2);
+    assert!(s.destroy_snapshot("s1", 1, "run-1").unwrap());
+    assert!(!s.destroy_snapshot("s1", 1, "run-1").unwrap(), "gone");
+    assert_eq!(s.snapshot("s1", 1, "run-1").unwrap(), None);
+    assert_eq!(s.snapshots().unwrap().len(), 1);
+}
 
 fn wait_at(id: &str, started: i64, until: i64) -> runread_store::WaitRecord {
     runread_store::WaitRecord {
@@ -1346,7 +1411,7 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
     // 10's readers and 9's audit indexes undone too).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
+        "DROP TABLE snapshots; DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
          DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
          DROP TABLE grants; DROP TABLE readers; CREATE TABLE grants (id TEXT PRIMARY KEY, \
          key_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, instance TEXT NOT NULL, \

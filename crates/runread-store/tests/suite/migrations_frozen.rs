@@ -59,6 +59,10 @@ const RELEASED: &[(&str, &str)] = &[
         "3dbb81f3eeb0845e75d0ffa2601c64c2f34f54ebba8a8a9d09a5f9f9ad69a10b",
     ),
     (
+        "sqlite/0013.sql",
+        "ba007fd5357c201c3cbfe782b01e1b86097a2588089835e385b28c784f11e252",
+    ),
+    (
         "postgres/0001.sql",
         "9c51c4639f75e739ff6e57b24e0f6ddce96964a58de1e3ad56475e068b091991",
     ),
@@ -105,6 +109,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0012.sql",
         "745f02096c3a39fb5a64d2acd0887de75b0db7c46b1e3a09b203f142f21e7a77",
+    ),
+    (
+        "postgres/0013.sql",
+        "375a6482fef974821a5bac6e9cf4a959afeb68e48a22b6866a23d10277cdd367",
     ),
 ];
 

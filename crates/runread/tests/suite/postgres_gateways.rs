@@ -1079,3 +1079,103 @@ fn a_gateway_with_the_shared_key_file_serves_grants_made_elsewhere_and_one_witho
     mounted.assert_healthy(&d.db.url);
     d.assert_gateways_healthy();
 }
+
+on_both_servers!(
+    a_run_shared_on_its_agent_host_is_read_through_a_gateway_that_cannot_see_its_file,
+    over_tls_a_run_shared_on_its_agent_host_is_read_through_a_gateway_that_cannot_see_its_file,
+    shared_across_hosts
+);
+
+/// Host A ingests a real Pi session and shares a run (sealing its snapshot); gateway B — its own
+/// home with A's gate keys mounted, on a disk where A's session folder is not — serves the run
+/// from the snapshot, byte for byte; A's revocation refuses on B from the next call, and the
+/// snapshot is gone.
+fn shared_across_hosts(server: &Server) {
+    let db = server.fresh_db();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws-a");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws = std::fs::canonicalize(ws).unwrap();
+    let (home_a, home_b) = (dir.path().join("home-a"), dir.path().join("home-b"));
+    let sessions_a = dir.path().join("sessions-a");
+    let session = place(&sessions_a, "sample", &ws);
+    ok(runread(
+        &home_a,
+        AGENT_HOST,
+        &db.url,
+        &["workspace", "add", ws.to_str().unwrap()],
+    ));
+    ok(runread(
+        &home_a,
+        AGENT_HOST,
+        &db.url,
+        &["ingest", "--pi", sessions_a.to_str().unwrap()],
+    ));
+    let (run_id, expected) = runread_testkit::agent_runs(&session)
+        .into_iter()
+        .filter_map(|(id, text, _)| text.map(|t| (id, t)))
+        .max_by_key(|(_, t)| t.len())
+        .unwrap();
+    let grant: Value = serde_json::from_str(&ok(runread(
+        &home_a,
+        AGENT_HOST,
+        &db.url,
+        &[
+            "grant",
+            "--run",
+            &run_id,
+            "--features",
+            "final_answer",
+            "--expires",
+            "15m",
+            "--to",
+            "team-assistant",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    assert_eq!(grant["snapshot"]["kept"], true, "{grant}");
+    let listed: Value = serde_json::from_str(&ok(runread(
+        &home_a,
+        AGENT_HOST,
+        &db.url,
+        &["snapshots", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed[0]["runId"], run_id.as_str());
+    assert_eq!(listed[0]["grants"][0]["to"], "team-assistant");
+
+    // B cannot see A's session folder (here: it is moved away, as on another machine).
+    std::fs::rename(&sessions_a, dir.path().join("not-on-b")).unwrap();
+    let keys_a = home_a.join("gate-keys");
+    let gateway = Gateway::start_with(&home_b, &db.url, &["--gate-keys", keys_a.to_str().unwrap()]);
+    let (key, target) = (grant["key"].as_str().unwrap(), &grant["target"]);
+    let raw = Raw::new();
+    let rt = runtime();
+    assert_eq!(
+        rt.block_on(raw.read_whole(&gateway.url, key, target))
+            .unwrap(),
+        expected
+    );
+    let first = rt
+        .block_on(raw.call(&gateway.url, key, answer_args(target, None, LARGE_CHUNK)))
+        .unwrap();
+    assert_eq!(first["evidence"], "snapshot", "{first}");
+
+    // Revoked on A: refused on B from the next call, and the snapshot destroyed with it.
+    let grant_id = grant["grantId"].as_str().unwrap();
+    ok(runread(
+        &home_a,
+        AGENT_HOST,
+        &db.url,
+        &["grant", "revoke", grant_id],
+    ));
+    assert_eq!(
+        rt.block_on(raw.call(&gateway.url, key, answer_args(target, None, LARGE_CHUNK)))
+            .unwrap_err(),
+        "grant_revoked"
+    );
+    let store = runread_store::postgres::PostgresStore::connect_as(&db.url, "a-gateway").unwrap();
+    assert!(store.snapshots().unwrap().is_empty());
+}

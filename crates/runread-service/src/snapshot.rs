@@ -1,0 +1,430 @@
+//! Snapshots: a sealed copy of the evidence of one shared run, so that a grant outlives the
+//! agent's cleanup of its session file, and a gateway that cannot see the agent's disk (another
+//! host on a shared PostgreSQL store) serves it.
+//!
+//! The store indexes every run and copies none, except this: when the owner shares a run, the
+//! lines its granted features can serve (and the neighbouring texts masking reads across their
+//! edges) are read back from the session file, each checked against the digest the index holds,
+//! and sealed into the store — AES-256-GCM under a data key of the snapshot's own, that key sealed
+//! under the gate's current key. Served only when the file is not there to read (gone, or not
+//! visible from this host); a file that is there but changed stays `unknown`. Every line served
+//! from a snapshot is checked against the index's digest again, and masked when served, so a
+//! secret added after the grant is masked too. Destroyed — its data key first, then its row —
+//! when the last live grant on the run ends ([`maintain`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use runread_core::limits::{
+    EVIDENCE_LINE_MAX_BYTES, SNAPSHOT_RUN_MAX_BYTES, SNAPSHOT_STORE_MAX_BYTES,
+};
+use runread_core::{ErrorCode, Feature};
+use runread_gate::keys::{KeyProvider, OwnedKey};
+use runread_gate::seal::{self, NONCE_BYTES, Sealed};
+use runread_sessions::LineRef;
+use runread_store::{RunRecord, SnapshotRecord, SnapshotSummary, Store};
+
+use crate::source::{SnapshotLines, Source};
+
+const DATA_KEY_AAD_DOMAIN: &[u8] = b"runread.snapshot-key.v1\0";
+const LINES_AAD_DOMAIN: &[u8] = b"runread.snapshot.v1\0";
+/// Bytes each line adds to the sealed payload: its offset and its length.
+const FRAME_BYTES: u64 = 16;
+/// AES-GCM's tag.
+const TAG_BYTES: u64 = 16;
+
+/// The bounds a snapshot is sealed within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// [`SNAPSHOT_RUN_MAX_BYTES`] unless a test says otherwise.
+    pub run_max_bytes: u64,
+    /// [`SNAPSHOT_STORE_MAX_BYTES`] unless a test says otherwise.
+    pub store_max_bytes: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            run_max_bytes: SNAPSHOT_RUN_MAX_BYTES,
+            store_max_bytes: SNAPSHOT_STORE_MAX_BYTES,
+        }
+    }
+}
+
+/// Whether a run's snapshot of `bytes` of lines may be kept: at most [`Bounds::run_max_bytes`].
+pub fn fits_run(bounds: Bounds, bytes: u64) -> bool {
+    bytes <= bounds.run_max_bytes
+}
+
+/// What sealing a shared run's snapshot did. A grant is made whatever this says; anything but
+/// `Kept` means the run is readable only while its session file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sealing {
+    /// Sealed: this many lines, this many bytes of them.
+    Kept { lines: u64, bytes: u64 },
+    /// The lines the grants need are more than [`Bounds::run_max_bytes`].
+    TooLarge { bytes: u64 },
+    /// The store's snapshots would hold more than [`Bounds::store_max_bytes`] with this one.
+    StoreFull { bytes: u64 },
+    /// The session file does not hold the lines as indexed (gone, changed, or not on this host).
+    Unreadable,
+    /// The store or the gate's keys failed while sealing.
+    Failed,
+}
+
+impl Sealing {
+    /// One line for the owner (the CLI and the console say the same).
+    pub fn describe(&self) -> String {
+        match self {
+            Sealing::Kept { lines, bytes } => format!(
+                "kept: a sealed copy of its evidence ({lines} lines, {bytes} bytes) stays readable \
+                 if the session file goes, until the last grant on it ends"
+            ),
+            Sealing::TooLarge { bytes } => format!(
+                "no snapshot: its evidence ({bytes} bytes) is over the {SNAPSHOT_RUN_MAX_BYTES}-byte \
+                 bound per run; it is readable only while its session file is"
+            ),
+            Sealing::StoreFull { bytes } => format!(
+                "no snapshot: the store's snapshots would pass their {SNAPSHOT_STORE_MAX_BYTES}-byte \
+                 bound with this one ({bytes} bytes); it is readable only while its session file is"
+            ),
+            Sealing::Unreadable => {
+                "no snapshot: the session file does not hold the run as indexed; \
+                                    it is readable only while its session file is"
+                    .to_owned()
+            }
+            Sealing::Failed => "no snapshot: sealing it failed (see the log); it is readable only \
+                                while its session file is"
+                .to_owned(),
+        }
+    }
+}
+
+/// The lines the features can serve of `run`, by offset, and the digest naming that set.
+fn wanted(
+    store: &dyn Store,
+    run: &RunRecord,
+    features: &[Feature],
+) -> Result<(BTreeMap<u64, LineRef>, String), ErrorCode> {
+    let mut lines: BTreeMap<u64, LineRef> = BTreeMap::new();
+    let r = &run.run;
+    let mut add = |l: &LineRef| {
+        lines.insert(l.offset, l.clone());
+    };
+    let wants = |f: Feature| features.contains(&f);
+    if wants(Feature::FinalAnswer) {
+        r.final_lines.iter().for_each(&mut add);
+        r.answer_before.lines.iter().for_each(|t| add(&t.line));
+        r.context_after.lines.iter().for_each(|t| add(&t.line));
+    }
+    if wants(Feature::History) || wants(Feature::Aggregate) {
+        let message_lines: std::collections::HashSet<u64> =
+            r.message_lines.iter().copied().collect();
+        let entries = store
+            .entries(&run.target.session_id, run.target.generation)
+            .map_err(crate::Service::unavailable)?;
+        entries
+            .iter()
+            .filter(|e| message_lines.contains(&e.line))
+            .filter_map(|e| e.line_ref())
+            .for_each(|l| add(&l));
+        r.context_before.lines.iter().for_each(|t| add(&t.line));
+        r.context_after.lines.iter().for_each(|t| add(&t.line));
+    }
+    if wants(Feature::Metadata) {
+        if let Some(l) = &r.prompt_line {
+            add(l);
+        }
+        let session = store
+            .session(&run.target.session_id)
+            .map_err(crate::Service::unavailable)?
+            .filter(|s| s.generation == run.target.generation)
+            .ok_or(ErrorCode::TargetStale)?;
+        add(&session.header.line_ref());
+    }
+    let mut named = features
+        .iter()
+        .map(|f| f.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    for l in lines.values() {
+        named.push_str(&format!("\n{} {} {}", l.offset, l.bytes, l.sha256));
+    }
+    Ok((lines, runread_core::sha256_hex(named.as_bytes())))
+}
+
+/// The features of the live grants on `run`, in the catalog's order.
+fn shared_features(
+    store: &dyn Store,
+    run: &RunRecord,
+    now_ms: i64,
+) -> Result<Vec<Feature>, ErrorCode> {
+    let grants = store.grants().map_err(crate::Service::unavailable)?;
+    let t = &run.target;
+    Ok(Feature::ALL
+        .iter()
+        .copied()
+        .filter(|f| {
+            grants.iter().any(|g| {
+                g.is_live(now_ms)
+                    && g.target.session_id == t.session_id
+                    && g.target.generation == t.generation
+                    && g.target.run_id == t.run_id
+                    && g.features.contains(f)
+            })
+        })
+        .collect())
+}
+
+/// Seals (again) the snapshot of `run` for the features its live grants hold now, within the
+/// default [`Bounds`].
+pub fn seal(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: &RunRecord,
+    now_ms: i64,
+) -> Result<Sealing, ErrorCode> {
+    seal_within(store, keys, run, now_ms, Bounds::default())
+}
+
+/// [`seal`] within `bounds`.
+pub fn seal_within(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: &RunRecord,
+    now_ms: i64,
+    bounds: Bounds,
+) -> Result<Sealing, ErrorCode> {
+    let features = shared_features(store, run, now_ms)?;
+    let (lines, index_sha256) = wanted(store, run, &features)?;
+    let bytes: u64 = lines.values().map(|l| l.bytes).sum();
+    if !fits_run(bounds, bytes) {
+        return Ok(Sealing::TooLarge { bytes });
+    }
+    let Some(payload) = read_lines(run, &lines) else {
+        return Ok(Sealing::Unreadable);
+    };
+    let t = &run.target;
+    let summary = SnapshotSummary {
+        session_id: t.session_id.clone(),
+        generation: t.generation,
+        run_id: t.run_id.clone(),
+        workspace_id: t.workspace_id.clone(),
+        features,
+        index_sha256,
+        lines: lines.len() as u64,
+        bytes,
+        created_at_ms: now_ms,
+    };
+    let record = seal_payload(keys, summary, &payload)?;
+    if store
+        .put_snapshot(&record, bounds.store_max_bytes)
+        .map_err(crate::Service::unavailable)?
+    {
+        Ok(Sealing::Kept {
+            lines: record.summary.lines,
+            bytes,
+        })
+    } else {
+        Ok(Sealing::StoreFull { bytes })
+    }
+}
+
+/// The lines read back from the session file, each checked against its digest, framed: offset
+/// and length (big-endian u64 each), then the bytes. `None`: a line does not read back as indexed.
+fn read_lines(run: &RunRecord, lines: &BTreeMap<u64, LineRef>) -> Option<Vec<u8>> {
+    let opened = Source::of(run).open().ok()?;
+    let mut out = Vec::new();
+    for l in lines.values() {
+        let bytes = opened.line(l).ok()?;
+        out.extend_from_slice(&l.offset.to_be_bytes());
+        out.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
+        out.extend_from_slice(&bytes);
+    }
+    Some(out)
+}
+
+/// What a snapshot's sealed parts are bound to: the run, and the set of lines it holds.
+fn aad(domain: &[u8], s: &SnapshotSummary) -> Vec<u8> {
+    let mut a = domain.to_vec();
+    for part in [
+        s.session_id.as_str(),
+        &s.generation.to_string(),
+        &s.run_id,
+        &s.index_sha256,
+    ] {
+        a.extend_from_slice(part.as_bytes());
+        a.push(0);
+    }
+    a
+}
+
+fn seal_payload(
+    keys: &dyn KeyProvider,
+    summary: SnapshotSummary,
+    payload: &[u8],
+) -> Result<SnapshotRecord, ErrorCode> {
+    let (key_id, gate_key) = keys.current().map_err(|_| ErrorCode::Unavailable)?;
+    let data_key = OwnedKey::new(
+        runread_core::random_bytes::<32>().map_err(|_| ErrorCode::Unavailable)?,
+        None,
+    );
+    let wrapped = seal::seal_bytes(
+        &gate_key,
+        &aad(DATA_KEY_AAD_DOMAIN, &summary),
+        data_key.bytes(),
+    )
+    .map_err(|_| ErrorCode::Unavailable)?;
+    let sealed = seal::seal_bytes(&data_key, &aad(LINES_AAD_DOMAIN, &summary), payload)
+        .map_err(|_| ErrorCode::Unavailable)?;
+    let mut data_key_sealed = wrapped.nonce.to_vec();
+    data_key_sealed.extend_from_slice(&wrapped.ciphertext);
+    Ok(SnapshotRecord {
+        summary,
+        key_id,
+        data_key: data_key_sealed,
+        nonce: sealed.nonce.to_vec(),
+        sealed: sealed.ciphertext,
+    })
+}
+
+/// The snapshot of `run`, opened, when it is there and holds the run as indexed now; `None`
+/// otherwise — none kept, one of another index (the run went on since), or one that does not
+/// open (a damaged row, a gate key this home lacks): never a guess.
+pub(crate) fn kept(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: &RunRecord,
+) -> Result<Option<Arc<SnapshotLines>>, ErrorCode> {
+    let t = &run.target;
+    let Some(record) = store
+        .snapshot(&t.session_id, t.generation, &t.run_id)
+        .map_err(crate::Service::unavailable)?
+    else {
+        return Ok(None);
+    };
+    let (_, index_sha256) = wanted(store, run, &record.summary.features)?;
+    if index_sha256 != record.summary.index_sha256 {
+        return Ok(None);
+    }
+    let opened = open_payload(keys, &record);
+    if opened.is_none() {
+        tracing::warn!(
+            session = %t.session_id,
+            run = %t.run_id,
+            "a snapshot does not open: it is not served"
+        );
+    }
+    Ok(opened.map(Arc::new))
+}
+
+fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotLines> {
+    let s = &record.summary;
+    // Bounded before anything is opened: a row claiming more than a snapshot may hold is damaged.
+    let most = s
+        .bytes
+        .checked_add(s.lines.checked_mul(FRAME_BYTES)?)?
+        .checked_add(TAG_BYTES)?;
+    if s.bytes > SNAPSHOT_RUN_MAX_BYTES || record.sealed.len() as u64 > most {
+        return None;
+    }
+    let gate_key = keys.get(&record.key_id).ok()?;
+    let (nonce, wrapped) = record.data_key.split_at_checked(NONCE_BYTES)?;
+    let data_key = seal::open_bytes(
+        &gate_key,
+        &aad(DATA_KEY_AAD_DOMAIN, s),
+        &Sealed {
+            nonce: nonce.try_into().ok()?,
+            ciphertext: wrapped.to_vec(),
+        },
+    )
+    .ok()?;
+    let data_key = OwnedKey::new(data_key.as_slice().try_into().ok()?, None);
+    let payload = zeroize::Zeroizing::new(
+        seal::open_bytes(
+            &data_key,
+            &aad(LINES_AAD_DOMAIN, s),
+            &Sealed {
+                nonce: record.nonce.as_slice().try_into().ok()?,
+                ciphertext: record.sealed.clone(),
+            },
+        )
+        .ok()?,
+    );
+    let mut by_offset = BTreeMap::new();
+    let mut rest: &[u8] = &payload;
+    while !rest.is_empty() {
+        let (offset, after) = rest.split_first_chunk::<8>()?;
+        let (len, after) = after.split_first_chunk::<8>()?;
+        let len = usize::try_from(u64::from_be_bytes(*len))
+            .ok()
+            .filter(|n| *n <= EVIDENCE_LINE_MAX_BYTES)?;
+        let (line, after) = after.split_at_checked(len)?;
+        by_offset.insert(u64::from_be_bytes(*offset), line.to_vec());
+        rest = after;
+    }
+    (by_offset.len() as u64 == s.lines).then(|| SnapshotLines::new(by_offset))
+}
+
+/// What [`maintain`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Maintained {
+    /// Snapshots destroyed: no live grant held them any more.
+    pub destroyed: Vec<SnapshotSummary>,
+    /// Snapshots sealed again: their run went on (or its grants changed) since.
+    pub resealed: u64,
+}
+
+/// Destroys every snapshot no live grant holds (its data key first, then its row; the audit log
+/// says so), and seals again those whose run's index or grants moved since, while the session
+/// file still holds them. Run after every ingest pass, every revocation and reader removal, and
+/// periodically by `serve` (grants expire by time).
+pub fn maintain(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    now_ms: i64,
+) -> Result<Maintained, ErrorCode> {
+    let mut out = Maintained {
+        destroyed: destroy_unshared(store, now_ms)?,
+        resealed: 0,
+    };
+    for s in store.snapshots().map_err(crate::Service::unavailable)? {
+        let Some(run) = store
+            .run(&s.session_id, s.generation, &s.run_id)
+            .map_err(crate::Service::unavailable)?
+        else {
+            continue;
+        };
+        let features = shared_features(store, &run, now_ms)?;
+        let (_, index_sha256) = wanted(store, &run, &features)?;
+        if index_sha256 != s.index_sha256
+            && matches!(seal(store, keys, &run, now_ms)?, Sealing::Kept { .. })
+        {
+            out.resealed += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Destroys every snapshot no live grant holds.
+pub fn destroy_unshared(store: &dyn Store, now_ms: i64) -> Result<Vec<SnapshotSummary>, ErrorCode> {
+    let unshared = store
+        .snapshots_unshared(now_ms)
+        .map_err(crate::Service::unavailable)?;
+    let mut destroyed = Vec::with_capacity(unshared.len());
+    for s in unshared {
+        if store
+            .destroy_snapshot(&s.session_id, s.generation, &s.run_id)
+            .map_err(crate::Service::unavailable)?
+        {
+            tracing::info!(
+                session = %s.session_id,
+                run = %s.run_id,
+                bytes = s.bytes,
+                "snapshot destroyed: no live grant holds it"
+            );
+            destroyed.push(s);
+        }
+    }
+    Ok(destroyed)
+}

@@ -1,0 +1,404 @@
+//! Snapshots: a shared run outlives its session file. The grant seals the run's evidence into the
+//! store; once the file is gone the reader reads the same bytes from the snapshot (and is told
+//! so), masked with the secrets known when it reads; a file that is there but changed stays
+//! `unknown`; a damaged snapshot reads `unknown`, never garbage; the bounds hold at N and N+1; and
+//! the snapshot is destroyed, leaving nothing, when the last grant on its run ends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use runread_core::limits::SNAPSHOT_STORE_MAX_BYTES;
+use runread_core::{ErrorCode, Feature};
+use runread_service::snapshot::{self, Bounds, Sealing};
+use runread_service::{KeyContext, Service, tools};
+use runread_store::Store;
+use runread_testkit::{Env, block_on};
+
+const SETTLED: Duration = Duration::from_secs(60);
+
+fn call(svc: &Arc<Service>, ctx: &KeyContext, tool: &str, args: Value) -> Result<Value, ErrorCode> {
+    let out = block_on(svc.call(Arc::new(ctx.clone()), tool, args, None))?;
+    runread_testkit::serve::assert_declared_output(tool, &out.labeled.structured);
+    Ok(out.labeled.structured)
+}
+
+/// The whole answer, chunk by chunk, and the last chunk's fields.
+fn read_answer(
+    svc: &Arc<Service>,
+    ctx: &KeyContext,
+    target: &runread_core::Target,
+) -> (String, Value) {
+    let mut text = String::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"target": target});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let out = call(svc, ctx, tools::READ_FINAL_ANSWER, args).unwrap();
+        text.push_str(out["text"].as_str().unwrap_or(""));
+        match out["nextCursor"].as_str() {
+            Some(c) if out["eof"] == false => cursor = Some(c.to_owned()),
+            _ => return (text, out),
+        }
+    }
+}
+
+/// Every history page, two events at a time (so that paging is exercised).
+fn read_pages(svc: &Arc<Service>, ctx: &KeyContext, target: &runread_core::Target) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"target": target, "limit": 2});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let out = call(svc, ctx, tools::READ_HISTORY, args).unwrap();
+        let next = out["nextCursor"].as_str().map(str::to_owned);
+        let eof = out["eof"] == true;
+        pages.push(out);
+        match next {
+            Some(c) if !eof => cursor = Some(c),
+            _ => return pages,
+        }
+    }
+}
+
+/// A Claude Code session (real, from the harness), ingested; its run with an answer.
+fn claude_run(env: &Env) -> (Vec<std::path::PathBuf>, runread_store::RunRecord) {
+    let files = env.place_claude("tool-then-answer", SETTLED);
+    env.ingest();
+    let run = env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .filter(|r| !r.run.final_lines.is_empty())
+        .max_by_key(|r| r.run.start_line)
+        .expect("a run with an answer");
+    (files, run)
+}
+
+fn share(
+    env: &Env,
+    run: &runread_store::RunRecord,
+    expires_in_ms: i64,
+) -> (runread_service::owner::NewGrant, String) {
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant_run(
+        &*env.store,
+        &*env.keys(),
+        run.clone(),
+        vec![Feature::FinalAnswer, Feature::History],
+        now + expires_in_ms,
+        "assistant",
+        now,
+    )
+    .unwrap();
+    let key = g.key.clone().unwrap();
+    (g, key)
+}
+
+#[test]
+fn a_shared_claude_run_reads_the_same_after_its_file_is_deleted_until_its_grant_ends() {
+    let env = Env::new();
+    let (files, run) = claude_run(&env);
+    let svc = env.service();
+    let lifetime_ms = 4_000;
+    let (g, key) = share(&env, &run, lifetime_ms);
+    assert!(
+        matches!(g.snapshot, Sealing::Kept { lines, .. } if lines > 0),
+        "{:?}",
+        g.snapshot
+    );
+    let ctx = svc.admit_key(&[key.as_bytes()]).unwrap();
+    let (before, last) = read_answer(&svc, &ctx, &run.target);
+    assert_eq!(last["state"], "available");
+    assert_eq!(last["evidence"], "session_file");
+    let pages_before = read_pages(&svc, &ctx, &run.target);
+    assert!(pages_before.iter().all(|p| p["evidence"] == "session_file"));
+
+    // Claude Code's cleanup: the transcript is deleted. An ingest pass after it keeps the run
+    // (and so the grant) current.
+    for f in &files {
+        std::fs::remove_file(f).unwrap();
+    }
+    env.ingest();
+    let now_run = env
+        .store
+        .run(
+            &run.target.session_id,
+            run.target.generation,
+            &run.target.run_id,
+        )
+        .unwrap()
+        .expect("the run is still indexed");
+    assert_eq!(now_run.target, run.target, "the target is still current");
+
+    let (after, last_after) = read_answer(&svc, &ctx, &run.target);
+    assert_eq!(after, before, "the same bytes");
+    assert_eq!(last_after["sha256"], last["sha256"]);
+    assert_eq!(last_after["state"], "available");
+    assert_eq!(last_after["evidence"], "snapshot");
+    let pages_after = read_pages(&svc, &ctx, &run.target);
+    assert_eq!(pages_after.len(), pages_before.len());
+    for (a, b) in pages_after.iter().zip(&pages_before) {
+        assert_eq!(a["events"], b["events"], "every page identical");
+        assert_eq!(a["gap"], b["gap"]);
+        assert_eq!(a["evidence"], "snapshot");
+    }
+
+    // The grant ends by time: the next sweep destroys the snapshot, and nothing of it is left.
+    std::thread::sleep(Duration::from_millis(lifetime_ms as u64 + 200));
+    let m = snapshot::maintain(&*env.store, &*env.keys(), runread_core::timefmt::now_ms()).unwrap();
+    assert_eq!(m.destroyed.len(), 1);
+    assert!(env.store.snapshots().unwrap().is_empty());
+    assert!(
+        env.store
+            .snapshot(
+                &run.target.session_id,
+                run.target.generation,
+                &run.target.run_id
+            )
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        call(
+            &svc,
+            &ctx,
+            tools::READ_FINAL_ANSWER,
+            json!({"target": run.target})
+        )
+        .unwrap_err(),
+        ErrorCode::GrantExpired
+    );
+}
+
+#[test]
+fn revoking_the_last_grant_destroys_the_snapshot_and_another_grant_keeps_it() {
+    let env = Env::new();
+    let (_files, run) = claude_run(&env);
+    let (first, _) = share(&env, &run, 600_000);
+    let second = env.grant(&run.target.run_id, vec![Feature::Status], "second");
+    let now = runread_core::timefmt::now_ms();
+    assert!(runread_service::owner::revoke_grant(&*env.store, &first.grant.id, now).unwrap());
+    assert_eq!(
+        env.store.snapshots().unwrap().len(),
+        1,
+        "the second grant still holds it"
+    );
+    assert!(runread_service::owner::revoke_grant(&*env.store, &second.grant.id, now).unwrap());
+    assert!(
+        env.store.snapshots().unwrap().is_empty(),
+        "the last grant took it"
+    );
+}
+
+#[test]
+fn a_secret_added_after_the_grant_is_masked_in_snapshot_reads_and_the_store_holds_no_plaintext() {
+    let env = Env::new();
+    let (files, run) = claude_run(&env);
+    let svc = env.service();
+    let (_, key) = share(&env, &run, 600_000);
+    let ctx = svc.admit_key(&[key.as_bytes()]).unwrap();
+    let (answer, _) = read_answer(&svc, &ctx, &run.target);
+    assert!(
+        answer.len() >= 24,
+        "an answer long enough to hold a secret: {answer:?}"
+    );
+    for f in &files {
+        std::fs::remove_file(f).unwrap();
+    }
+    // No 8-byte piece of the answer is anywhere in the store's files (the database and its log).
+    let mut stored = Vec::new();
+    for entry in std::fs::read_dir(env.dir.path()).unwrap() {
+        let p = entry.unwrap().path();
+        if p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("runread.db")
+        {
+            stored.extend(std::fs::read(&p).unwrap());
+        }
+    }
+    let bytes = answer.as_bytes();
+    for piece in bytes.windows(8) {
+        assert!(
+            !stored.windows(8).any(|w| w == piece),
+            "the store holds plaintext of the run: {:?}",
+            String::from_utf8_lossy(piece)
+        );
+    }
+    // A secret added now, a piece of the sealed answer, is masked in what the snapshot serves.
+    let secret = answer
+        .char_indices()
+        .map(|(i, _)| i)
+        .find_map(|i| answer.get(i..i + 16))
+        .unwrap()
+        .to_owned();
+    env.add_secret("later", &secret);
+    let (masked, last) = read_answer(&svc, &ctx, &run.target);
+    assert_eq!(last["evidence"], "snapshot");
+    assert!(!masked.contains(&secret), "{masked:?}");
+    assert_ne!(masked, answer);
+}
+
+#[test]
+fn a_file_that_is_there_but_changed_stays_unknown_and_is_not_served_from_the_snapshot() {
+    let env = Env::new();
+    let (files, run) = claude_run(&env);
+    let svc = env.service();
+    let (_, key) = share(&env, &run, 600_000);
+    let ctx = svc.admit_key(&[key.as_bytes()]).unwrap();
+    let original = std::fs::read(&files[0]).unwrap();
+    let mut changed = original.clone();
+    if let Some(b) = changed.iter_mut().find(|b| b.is_ascii_lowercase()) {
+        *b = b.to_ascii_uppercase();
+    }
+    std::fs::write(&files[0], &changed).unwrap();
+    let out = call(
+        &svc,
+        &ctx,
+        tools::READ_FINAL_ANSWER,
+        json!({"target": run.target}),
+    )
+    .unwrap();
+    assert_eq!(out["state"], "unknown");
+    assert_eq!(out["evidence"], "session_file");
+    assert_eq!(out["text"], Value::Null);
+}
+
+#[test]
+fn a_damaged_snapshot_reads_unknown_never_garbage() {
+    let env = Env::new();
+    let (files, run) = claude_run(&env);
+    let svc = env.service();
+    let (_, key) = share(&env, &run, 600_000);
+    let ctx = svc.admit_key(&[key.as_bytes()]).unwrap();
+    let t = &run.target;
+    let mut record = env
+        .store
+        .snapshot(&t.session_id, t.generation, &t.run_id)
+        .unwrap()
+        .unwrap();
+    let last = record.sealed.len() - 1;
+    record.sealed[last] ^= 1;
+    assert!(
+        env.store
+            .put_snapshot(&record, SNAPSHOT_STORE_MAX_BYTES)
+            .unwrap()
+    );
+    for f in &files {
+        std::fs::remove_file(f).unwrap();
+    }
+    let out = call(
+        &svc,
+        &ctx,
+        tools::READ_FINAL_ANSWER,
+        json!({"target": run.target}),
+    )
+    .unwrap();
+    assert_eq!(out["state"], "unknown");
+    assert_eq!(out["text"], Value::Null);
+    let page = call(
+        &svc,
+        &ctx,
+        tools::READ_HISTORY,
+        json!({"target": run.target}),
+    )
+    .unwrap();
+    assert_eq!(page["readable"], false);
+    assert!(
+        page["gapReasons"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("source_changed"))
+    );
+    assert!(
+        page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["text"].is_null())
+    );
+}
+
+#[test]
+fn a_run_is_kept_at_the_bound_per_run_and_not_one_byte_over() {
+    let env = Env::new();
+    let (_files, run) = claude_run(&env);
+    let (g, _) = share(&env, &run, 600_000);
+    let Sealing::Kept { bytes, .. } = g.snapshot else {
+        panic!("{:?}", g.snapshot)
+    };
+    let now = runread_core::timefmt::now_ms();
+    let at = |run_max_bytes| Bounds {
+        run_max_bytes,
+        store_max_bytes: SNAPSHOT_STORE_MAX_BYTES,
+    };
+    assert!(snapshot::fits_run(at(bytes), bytes));
+    assert!(!snapshot::fits_run(at(bytes), bytes + 1));
+    assert!(matches!(
+        snapshot::seal_within(&*env.store, &*env.keys(), &run, now, at(bytes)).unwrap(),
+        Sealing::Kept { .. }
+    ));
+    assert_eq!(
+        snapshot::seal_within(&*env.store, &*env.keys(), &run, now, at(bytes - 1)).unwrap(),
+        Sealing::TooLarge { bytes }
+    );
+    assert!(snapshot::fits_run(
+        Bounds::default(),
+        runread_core::limits::SNAPSHOT_RUN_MAX_BYTES
+    ));
+    assert!(!snapshot::fits_run(
+        Bounds::default(),
+        runread_core::limits::SNAPSHOT_RUN_MAX_BYTES + 1
+    ));
+}
+
+#[test]
+fn a_store_at_its_snapshot_bound_still_grants_and_says_it_keeps_no_snapshot() {
+    let env = Env::new();
+    let (files, run) = claude_run(&env);
+    // Another run's snapshot fills the store to its bound.
+    let full = runread_store::SnapshotRecord {
+        summary: runread_store::SnapshotSummary {
+            session_id: "elsewhere".into(),
+            generation: 1,
+            run_id: "other-run".into(),
+            workspace_id: env.ws.id.clone(),
+            features: vec![Feature::FinalAnswer],
+            index_sha256: "00".repeat(32),
+            lines: 0,
+            bytes: SNAPSHOT_STORE_MAX_BYTES,
+            created_at_ms: 1,
+        },
+        key_id: "k".into(),
+        data_key: vec![0; 60],
+        nonce: vec![0; 12],
+        sealed: vec![0; 16],
+    };
+    assert!(
+        env.store
+            .put_snapshot(&full, SNAPSHOT_STORE_MAX_BYTES)
+            .unwrap()
+    );
+    let (g, key) = share(&env, &run, 600_000);
+    assert!(
+        matches!(g.snapshot, Sealing::StoreFull { .. }),
+        "{:?}",
+        g.snapshot
+    );
+    assert!(g.snapshot.describe().starts_with("no snapshot"));
+    // The grant is made: the run reads while its file is there, and is unknown once it is gone.
+    let svc = env.service();
+    let ctx = svc.admit_key(&[key.as_bytes()]).unwrap();
+    assert_eq!(read_answer(&svc, &ctx, &run.target).1["state"], "available");
+    for f in &files {
+        std::fs::remove_file(f).unwrap();
+    }
+    assert_eq!(read_answer(&svc, &ctx, &run.target).1["state"], "unknown");
+}

@@ -1,0 +1,22 @@
+-- Snapshots: a sealed copy of the evidence of one shared run (the lines its granted features can
+-- serve), so that a grant outlives the agent's cleanup of its session file and a gateway on
+-- another host can serve it. One row per run; `sealed` is AES-256-GCM under a data key of the
+-- snapshot's own, and `data_key` is that key sealed under the gate key `key_id`. Nothing here is
+-- plaintext of the run. Destroyed when the last live grant on the run ends: the data key first
+-- (set to NULL), then the row.
+CREATE TABLE snapshots (
+    session_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    features TEXT NOT NULL,
+    index_sha256 TEXT NOT NULL,
+    lines INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    key_id TEXT NOT NULL,
+    data_key BLOB,
+    nonce BLOB NOT NULL,
+    sealed BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, generation, run_id)
+) STRICT;
