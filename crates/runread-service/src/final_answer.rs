@@ -350,7 +350,9 @@ fn claim(reader: &Reader, state: State, basis: Basis) -> Claim {
         state,
         evidence: basis,
         // Exactly this run's saved answer plus its foreground's normal end; never "all work done".
-        foreground_final_confirmed: basis == Basis::Supervised && state == State::Available,
+        // On a snapshot, only where the supervisor's journal still proves it (its own host).
+        foreground_final_confirmed: state == State::Available
+            && crate::publication::proved_by_supervisor(&reader.evidence, now),
         truncated: run.run.final_truncated && state == State::Available,
         // No evidence covers every kind of work a run can leave (see read_work_state's coverage).
         aggregate_completion_confirmed: false,

@@ -167,6 +167,12 @@ pub(crate) fn judge(e: &Evidence, now_ms: i64) -> (State, Basis) {
     }
 }
 
+/// The answer's state rests on a supervisor's verified proof (whether its lines are read from the
+/// session file or from the snapshot).
+pub(crate) fn proved_by_supervisor(e: &Evidence, now_ms: i64) -> bool {
+    judge_on_record(e, now_ms).1 == Basis::Supervised
+}
+
 fn judge_on_record(e: &Evidence, now_ms: i64) -> (State, Basis) {
     match &e.supervised {
         Some(s) => match judge_supervised(e, s, now_ms) {

@@ -381,3 +381,47 @@ fn a_supervised_run_names_why_its_agents_subagents_are_not_covered() {
         assert_eq!(w["completionConfirmed"], false, "{w}");
     }
 }
+
+/// A supervised Codex run, shared (its snapshot sealed at the grant), read where its session
+/// file is not: on its own host after the file is gone (the journal still proves the answer),
+/// and through a gateway of another home (no journal, no file) — the same bytes, on the
+/// snapshot's evidence, either way.
+#[test]
+fn a_shared_supervised_codex_run_is_read_from_its_snapshot_without_its_file_or_its_journal() {
+    let c = case_of(true, Agent::Codex);
+    c.record(Foreground::Completed, c.journaled(), 0, false, 0);
+    let whole = runread_testkit::answer(&c.run).unwrap();
+    let on_file = c.call(tools::READ_FINAL_ANSWER);
+    assert_eq!(on_file["evidence"], "supervised", "{on_file}");
+    std::fs::remove_file(&c.run.session_path).unwrap();
+    let here = c.call(tools::READ_FINAL_ANSWER);
+    assert_eq!(
+        (here["state"].as_str(), here["evidence"].as_str()),
+        (Some("available"), Some("snapshot")),
+        "{here}"
+    );
+    assert_eq!(here["foregroundFinalConfirmed"], true, "the journal still proves it here");
+    assert_eq!(here["sha256"], runread_core::sha256_hex(whole.as_bytes()));
+    // Another home's gateway: its own journal (empty), the same store and gate keys.
+    let elsewhere = Config {
+        journal_root: Some(c.env.dir.path().join("another-home-journal")),
+        ..Config::default()
+    };
+    let svc = Arc::new(
+        Service::new(c.env.store.clone() as Arc<dyn Store>, c.env.keys(), elsewhere).unwrap(),
+    );
+    let gateway = Case {
+        svc,
+        ctx: c.ctx.clone(),
+        run: c.run.clone(),
+        env: Env::new(),
+    };
+    let there = gateway.call(tools::READ_FINAL_ANSWER);
+    assert_eq!(
+        (there["state"].as_str(), there["evidence"].as_str()),
+        (Some("available"), Some("snapshot")),
+        "{there}"
+    );
+    assert_eq!(there["sha256"], here["sha256"]);
+    assert_eq!(there["text"], here["text"]);
+}
