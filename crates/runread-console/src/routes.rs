@@ -351,9 +351,14 @@ async fn run(
             .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
             .collect();
         let grants = shown_grants(&c2, grants)?;
-        let kept = c2.store.snapshots().map_err(store_err)?.into_iter().find(|k| {
-            k.session_id == t.session_id && k.generation == t.generation && k.run_id == t.run_id
-        });
+        let kept = c2
+            .store
+            .snapshots()
+            .map_err(store_err)?
+            .into_iter()
+            .find(|k| {
+                k.session_id == t.session_id && k.generation == t.generation && k.run_id == t.run_id
+            });
         let readers = live_reader_names(&c2)?;
         let run = c2
             .service

@@ -1235,7 +1235,10 @@ async fn a_shared_run_says_it_is_kept_until_its_last_grant_ends() {
     let cookie = s.log_in().await;
     let csrf = s.csrf(&cookie).await;
     let page = s.get(&s.run_path(), Some(&cookie)).await;
-    assert!(!page.body.contains("id=\"kept\""), "not shared: nothing said");
+    assert!(
+        !page.body.contains("id=\"kept\""),
+        "not shared: nothing said"
+    );
     let granted = s.grant(&cookie, &csrf, &["final_answer", "history"]).await;
     assert_eq!(granted.status, 200, "{}", granted.body);
     let said = between(&granted.body, "<dd id=\"snapshot\">", "<");
@@ -1267,7 +1270,10 @@ async fn a_shared_run_says_it_is_kept_until_its_last_grant_ends() {
         )
         .await;
     assert_eq!(r.status, 303, "{}", r.body);
-    assert!(s.env.store.snapshots().unwrap().is_empty(), "destroyed with its last grant");
+    assert!(
+        s.env.store.snapshots().unwrap().is_empty(),
+        "destroyed with its last grant"
+    );
     let page = s.get(&s.run_path(), Some(&cookie)).await;
     assert!(!page.body.contains("id=\"kept\""), "{}", page.body);
 }

@@ -366,6 +366,57 @@ fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<Snaps
     (by_offset.len() as u64 == s.lines).then(|| SnapshotLines::new(by_offset))
 }
 
+/// How a kept snapshot stands (`runread snapshots`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// It opens and holds its run as indexed now: served whenever the file is not there.
+    Ok,
+    /// Its run went on since it was sealed (or its grants changed): sealed again by the next
+    /// `maintain` while the file holds the run; until then not served.
+    Stale,
+    /// It does not open (a damaged row, a gate key this home lacks), or its run is no longer
+    /// indexed: never served.
+    Unreadable,
+}
+
+impl Standing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Standing::Ok => "ok",
+            Standing::Stale => "stale",
+            Standing::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// Opens the snapshot `s` names, as a read would, and says how it stands.
+pub fn standing(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    s: &SnapshotSummary,
+) -> Result<Standing, ErrorCode> {
+    let Some(run) = store
+        .run(&s.session_id, s.generation, &s.run_id)
+        .map_err(crate::Service::unavailable)?
+    else {
+        return Ok(Standing::Unreadable);
+    };
+    let Some(record) = store
+        .snapshot(&s.session_id, s.generation, &s.run_id)
+        .map_err(crate::Service::unavailable)?
+    else {
+        return Ok(Standing::Unreadable);
+    };
+    let (_, index_sha256) = wanted(store, &run, &record.summary.features)?;
+    Ok(if index_sha256 != record.summary.index_sha256 {
+        Standing::Stale
+    } else if open_payload(keys, &record).is_some() {
+        Standing::Ok
+    } else {
+        Standing::Unreadable
+    })
+}
+
 /// What [`maintain`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Maintained {

@@ -18,7 +18,6 @@ use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use runread_sessions::runs::CONTEXT_TEXT_BYTES;
 use runread_sessions::{Agent, EvidenceFile, FileIdentity, LineRef, MessageView, TextRef};
 
-
 /// Why a line could not be served. Carries no path, no OS error and no content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SourceError {

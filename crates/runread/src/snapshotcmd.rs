@@ -22,6 +22,9 @@ pub(crate) fn snapshots(home: &crate::home::Home, store: Arc<dyn Store>, json: b
                 })
                 .collect();
             let until = holding.iter().map(|g| g.expires_at_ms).max();
+            let standing = runread_service::snapshot::standing(&*store, &keys, s)
+                .map(|st| st.as_str())
+                .unwrap_or("unavailable");
             json!({
                 "runId": s.run_id,
                 "sessionId": s.session_id,
@@ -32,6 +35,7 @@ pub(crate) fn snapshots(home: &crate::home::Home, store: Arc<dyn Store>, json: b
                 "sealedAt": rfc3339(s.created_at_ms),
                 "grants": holding.iter().map(|g| json!({"grantId": g.id, "to": g.reader_name})).collect::<Vec<_>>(),
                 "until": until.map(rfc3339),
+                "standing": standing,
             })
         })
         .collect();
@@ -53,8 +57,9 @@ pub(crate) fn snapshots(home: &crate::home::Home, store: Arc<dyn Store>, json: b
             .map(|g| g.iter().filter_map(|g| g["to"].as_str()).collect())
             .unwrap_or_default();
         outln!(
-            "run {}  {} bytes, {} lines  {}  until {}  held by {}",
+            "run {}  {}  {} bytes, {} lines  {}  until {}  held by {}",
             r["runId"].as_str().unwrap_or(""),
+            r["standing"].as_str().unwrap_or(""),
             r["bytes"],
             r["lines"],
             r["features"],

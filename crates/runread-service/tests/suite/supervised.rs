@@ -400,7 +400,10 @@ fn a_shared_supervised_codex_run_is_read_from_its_snapshot_without_its_file_or_i
         (Some("available"), Some("snapshot")),
         "{here}"
     );
-    assert_eq!(here["foregroundFinalConfirmed"], true, "the journal still proves it here");
+    assert_eq!(
+        here["foregroundFinalConfirmed"], true,
+        "the journal still proves it here"
+    );
     assert_eq!(here["sha256"], runread_core::sha256_hex(whole.as_bytes()));
     // Another home's gateway: its own journal (empty), the same store and gate keys.
     let elsewhere = Config {
@@ -408,7 +411,12 @@ fn a_shared_supervised_codex_run_is_read_from_its_snapshot_without_its_file_or_i
         ..Config::default()
     };
     let svc = Arc::new(
-        Service::new(c.env.store.clone() as Arc<dyn Store>, c.env.keys(), elsewhere).unwrap(),
+        Service::new(
+            c.env.store.clone() as Arc<dyn Store>,
+            c.env.keys(),
+            elsewhere,
+        )
+        .unwrap(),
     );
     let gateway = Case {
         svc,

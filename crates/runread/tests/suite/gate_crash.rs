@@ -443,3 +443,84 @@ fn audit_shows_who_read_what_and_never_the_input() {
         .unwrap();
     assert!(String::from_utf8_lossy(&human.stdout).contains("read_final_answer"));
 }
+
+/// Grants killed (SIGKILL) at moments spread over a whole grant's time, sealing included: every
+/// snapshot the store is left with opens and holds its run as indexed (written whole or not at
+/// all), none is left without a grant on its run, and a grant left without one says so (its run
+/// has no snapshot to serve: readable only while its file is).
+#[test]
+fn a_grant_killed_while_sealing_leaves_its_snapshot_whole_or_none() {
+    const KILLS: u32 = 24;
+    let env = Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    env.ingest();
+    let runs = env.store.runs().unwrap();
+    assert!(runs.len() >= 2);
+    let grant = |i: u32, run: &runread_store::RunRecord| {
+        Command::new(env!("CARGO_BIN_EXE_runread"))
+            .arg("--home")
+            .arg(env.dir.path())
+            .args([
+                "grant",
+                "--run",
+                &run.target.run_id,
+                "--session",
+                &run.target.session_id,
+                "--features",
+                "final_answer,history,metadata",
+                "--expires",
+                "15m",
+                "--to",
+                &format!("reader-{i}"),
+                "--json",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // One whole grant: how long one takes here (to spread the kills over it; not an assertion).
+    let started = std::time::Instant::now();
+    let whole = grant(KILLS, &runs[0]).wait_with_output().unwrap();
+    let window = started.elapsed();
+    let whole: Value = serde_json::from_slice(&whole.stdout).unwrap();
+    assert_eq!(whole["snapshot"]["kept"], true, "{whole}");
+    for i in 0..KILLS {
+        let mut child = grant(i, &runs[i as usize % runs.len()]);
+        std::thread::sleep(window * i / KILLS);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let grants = env.store.grants().unwrap();
+    let kept = env.store.snapshots().unwrap();
+    assert!(!kept.is_empty());
+    for s in &kept {
+        assert_eq!(
+            runread_service::snapshot::standing(&*env.store, &*env.keys(), s).unwrap(),
+            runread_service::snapshot::Standing::Ok,
+            "snapshot of run {} is not whole",
+            s.run_id
+        );
+        assert!(
+            grants
+                .iter()
+                .any(|g| g.target.run_id == s.run_id && g.target.session_id == s.session_id),
+            "a snapshot without a grant on its run"
+        );
+    }
+    // The whole grant's reader reads its run from the snapshot once the file is gone.
+    let svc = env.service();
+    let ctx = svc
+        .admit_key(&[whole["key"].as_str().unwrap().as_bytes()])
+        .unwrap();
+    std::fs::remove_file(&runs[0].session_path).unwrap();
+    let out = runread_testkit::block_on(svc.call(
+        Arc::new(ctx),
+        "read_final_answer",
+        json!({"target": runs[0].target}),
+        None,
+    ))
+    .unwrap();
+    assert_eq!(out.labeled.structured["evidence"], "snapshot");
+    assert_eq!(out.labeled.structured["state"], "available");
+}
