@@ -1116,6 +1116,8 @@ fn shared_across_hosts(server: &Server) {
         .filter_map(|(id, text, _)| text.map(|t| (id, t)))
         .max_by_key(|(_, t)| t.len())
         .unwrap();
+    // The whole database before the run is shared: its index (no text of the run).
+    let before = dump(&db.url);
     let grant: Value = serde_json::from_str(&ok(runread(
         &home_a,
         AGENT_HOST,
@@ -1145,6 +1147,8 @@ fn shared_across_hosts(server: &Server) {
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     assert_eq!(listed[0]["runId"], run_id.as_str());
     assert_eq!(listed[0]["grants"][0]["to"], "team-assistant");
+    assert_no_plaintext_added(&before, &dump(&db.url), &expected);
+    assert_eq!(listed[0]["standing"], "ok");
 
     // B cannot see A's session folder (here: it is moved away, as on another machine).
     std::fs::rename(&sessions_a, dir.path().join("not-on-b")).unwrap();
@@ -1178,4 +1182,50 @@ fn shared_across_hosts(server: &Server) {
     );
     let store = runread_store::postgres::PostgresStore::connect_as(&db.url, "a-gateway").unwrap();
     assert!(store.snapshots().unwrap().is_empty());
+}
+
+/// A dump of the whole database's rows (`pg_dump --data-only`).
+fn dump(url: &str) -> Vec<u8> {
+    let dump = std::process::Command::new("pg_dump")
+        .args(["--data-only", "--dbname", url])
+        .output()
+        .expect("pg_dump (PostgreSQL's client tools)");
+    assert!(
+        dump.status.success(),
+        "pg_dump: {}",
+        String::from_utf8_lossy(&dump.stderr)
+    );
+    dump.stdout
+}
+
+/// Sharing added no 8-byte piece of `text` to the database, as text or as a `bytea`'s hex: every
+/// piece in the dump `after` was already in the dump `before` (the index alone, which holds no text
+/// of the run; a piece there is a word the store's own vocabulary shares with the run, like
+/// "complete").
+fn assert_no_plaintext_added(before: &[u8], after: &[u8], text: &str) {
+    assert!(
+        String::from_utf8_lossy(after).contains("COPY public.snapshots"),
+        "the dump holds the snapshots table"
+    );
+    let windows = |d: &[u8], n: usize| -> std::collections::HashSet<Vec<u8>> {
+        d.windows(n).map(<[u8]>::to_vec).collect()
+    };
+    let (raw_before, hex_before) = (windows(before, 8), windows(before, 16));
+    let (raw_after, hex_after) = (windows(after, 8), windows(after, 16));
+    for piece in text.as_bytes().windows(8) {
+        let as_hex: Vec<u8> = piece
+            .iter()
+            .flat_map(|b| format!("{b:02x}").into_bytes())
+            .collect();
+        assert!(
+            raw_before.contains(piece) || !raw_after.contains(piece),
+            "sharing put plaintext of the run in the database: {:?}",
+            String::from_utf8_lossy(piece)
+        );
+        assert!(
+            hex_before.contains(&as_hex) || !hex_after.contains(&as_hex),
+            "sharing put plaintext of the run in a bytea: {:?}",
+            String::from_utf8_lossy(piece)
+        );
+    }
 }
