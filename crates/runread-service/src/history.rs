@@ -321,7 +321,7 @@ fn execute(args: Args, r: &Reader) -> Result<Output, ErrorCode> {
     // without text (and says so), never with a guess.
     let mut evidence = Basis::SessionFile;
     let window = r.source.open().and_then(|opened| {
-        if opened.from_snapshot() {
+        if opened.reads_snapshot() {
             evidence = Basis::Snapshot;
         }
         read_window(r, &opened, start, limit)

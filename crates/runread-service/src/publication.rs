@@ -151,7 +151,7 @@ impl Evidence {
     }
 
     /// The file is not there and the run's snapshot stands in for it.
-    pub(crate) fn from_snapshot(&self) -> bool {
+    pub(crate) fn reads_snapshot(&self) -> bool {
         self.file_now.is_none() && self.snapshot.is_some()
     }
 }
@@ -160,7 +160,7 @@ impl Evidence {
 /// either on the run's snapshot when the file is not there.
 pub(crate) fn judge(e: &Evidence, now_ms: i64) -> (State, Basis) {
     let (state, basis) = judge_on_record(e, now_ms);
-    if e.from_snapshot() {
+    if e.reads_snapshot() {
         (state, Basis::Snapshot)
     } else {
         (state, basis)
@@ -256,7 +256,7 @@ fn judge_passive(e: &Evidence, now_ms: i64) -> State {
     }
     // The file moved on since ingest (or is gone): what the store holds may no longer be on the
     // active branch. Re-ingest decides; until then the answer is not vouched for.
-    if e.file_now != Some(run.identity) && !e.from_snapshot() {
+    if e.file_now != Some(run.identity) && !e.reads_snapshot() {
         return State::Unknown;
     }
     let mtime_ms = run.identity.mtime_ns / 1_000_000;

@@ -187,7 +187,7 @@ pub fn seal(
     seal_within(store, keys, run, now_ms, Bounds::default())
 }
 
-/// [`seal`] within `bounds`.
+/// [`seal()`] within `bounds`.
 pub fn seal_within(
     store: &dyn Store,
     keys: &dyn KeyProvider,

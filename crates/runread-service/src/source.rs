@@ -117,7 +117,7 @@ impl Opened {
     }
 
     /// The lines come from the run's snapshot, not the session file.
-    pub(crate) fn from_snapshot(&self) -> bool {
+    pub(crate) fn reads_snapshot(&self) -> bool {
         matches!(self.backing, Backing::Snapshot(..))
     }
 

@@ -24,6 +24,24 @@ fn call(svc: &Arc<Service>, ctx: &KeyContext, tool: &str, args: Value) -> Result
     Ok(out.labeled.structured)
 }
 
+/// The answer's first chunk, with its state and evidence.
+fn first_chunk(svc: &Arc<Service>, ctx: &KeyContext, target: &runread_core::Target) -> Value {
+    call(
+        svc,
+        ctx,
+        tools::READ_FINAL_ANSWER,
+        json!({"target": target}),
+    )
+    .unwrap()
+}
+
+/// The agent's cleanup: the session's files deleted.
+fn delete(files: &[std::path::PathBuf]) {
+    for f in files {
+        std::fs::remove_file(f).unwrap();
+    }
+}
+
 /// The whole answer, chunk by chunk, and the last chunk's fields.
 fn read_answer(
     svc: &Arc<Service>,
@@ -91,7 +109,7 @@ fn share(
         &*env.store,
         &*env.keys(),
         run.clone(),
-        vec![Feature::FinalAnswer, Feature::History],
+        vec![Feature::FinalAnswer, Feature::History, Feature::Metadata],
         now + expires_in_ms,
         "assistant",
         now,
@@ -119,12 +137,20 @@ fn a_shared_claude_run_reads_the_same_after_its_file_is_deleted_until_its_grant_
     assert_eq!(last["evidence"], "session_file");
     let pages_before = read_pages(&svc, &ctx, &run.target);
     assert!(pages_before.iter().all(|p| p["evidence"] == "session_file"));
+    let metadata = |svc: &Arc<Service>| {
+        call(
+            svc,
+            &ctx,
+            tools::READ_TARGET_METADATA,
+            json!({"target": run.target}),
+        )
+        .unwrap()
+    };
+    let metadata_before = metadata(&svc);
 
     // Claude Code's cleanup: the transcript is deleted. An ingest pass after it keeps the run
     // (and so the grant) current.
-    for f in &files {
-        std::fs::remove_file(f).unwrap();
-    }
+    delete(&files);
     env.ingest();
     let now_run = env
         .store
@@ -149,6 +175,11 @@ fn a_shared_claude_run_reads_the_same_after_its_file_is_deleted_until_its_grant_
         assert_eq!(a["gap"], b["gap"]);
         assert_eq!(a["evidence"], "snapshot");
     }
+    assert_eq!(
+        metadata(&svc),
+        metadata_before,
+        "the prompt and header lines, from the snapshot"
+    );
 
     // The grant ends by time: the next sweep destroys the snapshot, and nothing of it is left.
     std::thread::sleep(Duration::from_millis(lifetime_ms as u64 + 200));
@@ -209,9 +240,7 @@ fn a_secret_added_after_the_grant_is_masked_in_snapshot_reads_and_the_store_hold
         answer.len() >= 24,
         "an answer long enough to hold a secret: {answer:?}"
     );
-    for f in &files {
-        std::fs::remove_file(f).unwrap();
-    }
+    delete(&files);
     // No 8-byte piece of the answer is anywhere in the store's files (the database and its log).
     let mut stored = Vec::new();
     for entry in std::fs::read_dir(env.dir.path()).unwrap() {
@@ -259,13 +288,7 @@ fn a_file_that_is_there_but_changed_stays_unknown_and_is_not_served_from_the_sna
         *b = b.to_ascii_uppercase();
     }
     std::fs::write(&files[0], &changed).unwrap();
-    let out = call(
-        &svc,
-        &ctx,
-        tools::READ_FINAL_ANSWER,
-        json!({"target": run.target}),
-    )
-    .unwrap();
+    let out = first_chunk(&svc, &ctx, &run.target);
     assert_eq!(out["state"], "unknown");
     assert_eq!(out["evidence"], "session_file");
     assert_eq!(out["text"], Value::Null);
@@ -291,16 +314,8 @@ fn a_damaged_snapshot_reads_unknown_never_garbage() {
             .put_snapshot(&record, SNAPSHOT_STORE_MAX_BYTES)
             .unwrap()
     );
-    for f in &files {
-        std::fs::remove_file(f).unwrap();
-    }
-    let out = call(
-        &svc,
-        &ctx,
-        tools::READ_FINAL_ANSWER,
-        json!({"target": run.target}),
-    )
-    .unwrap();
+    delete(&files);
+    let out = first_chunk(&svc, &ctx, &run.target);
     assert_eq!(out["state"], "unknown");
     assert_eq!(out["text"], Value::Null);
     let page = call(
@@ -397,8 +412,6 @@ fn a_store_at_its_snapshot_bound_still_grants_and_says_it_keeps_no_snapshot() {
     let svc = env.service();
     let ctx = svc.admit_key(&[key.as_bytes()]).unwrap();
     assert_eq!(read_answer(&svc, &ctx, &run.target).1["state"], "available");
-    for f in &files {
-        std::fs::remove_file(f).unwrap();
-    }
+    delete(&files);
     assert_eq!(read_answer(&svc, &ctx, &run.target).1["state"], "unknown");
 }

@@ -1118,24 +1118,8 @@ fn shared_across_hosts(server: &Server) {
         .unwrap();
     // The whole database before the run is shared: its index (no text of the run).
     let before = dump(&db.url);
-    let grant: Value = serde_json::from_str(&ok(runread(
-        &home_a,
-        AGENT_HOST,
-        &db.url,
-        &[
-            "grant",
-            "--run",
-            &run_id,
-            "--features",
-            "final_answer",
-            "--expires",
-            "15m",
-            "--to",
-            "team-assistant",
-            "--json",
-        ],
-    )))
-    .unwrap();
+    // The owner shares it on the agent host (its own home, whose keys seal the snapshot).
+    let grant = share_with_the_team_assistant(&home_a, &db.url, &run_id);
     assert_eq!(grant["snapshot"]["kept"], true, "{grant}");
     let listed: Value = serde_json::from_str(&ok(runread(
         &home_a,
