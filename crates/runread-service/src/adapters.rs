@@ -263,11 +263,15 @@ impl AdmissionContext<'_> {
         if runread_sessions::file::identity(std::path::Path::new(&run.session_path)).is_ok() {
             return Ok(source);
         }
-        Ok(source.or_snapshot(crate::snapshot::kept(
-            &*self.svc.store,
-            &*self.svc.keys,
-            run,
-        )?))
+        Ok(source.or_snapshot(self.snapshot(run)?))
+    }
+
+    /// `run`'s snapshot, opened, if one is kept for the run as indexed now.
+    pub(crate) fn snapshot(
+        &self,
+        run: &RunRecord,
+    ) -> Result<Option<Arc<crate::source::SnapshotEvidence>>, ErrorCode> {
+        crate::snapshot::kept(&*self.svc.store, &*self.svc.keys, run)
     }
 
     /// The answers already published under the current known secrets.

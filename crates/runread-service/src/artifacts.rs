@@ -69,10 +69,21 @@ impl ToolRules for ReadArtifact {
             .artifacts(&args.target)?
             .into_iter()
             .find(|x| x.artifact_id == args.artifact_id);
+        let root = PathBuf::from(&g.run.workspace_path);
+        // The file not there (gone, or not on this host): the run's snapshot, if it holds it. A
+        // file that is there but changed is refused as before, never replaced by the snapshot.
+        let kept = match &artifact {
+            Some(a) => match runread_artifacts::read_window(&root, &version_of(a)?, 0, 1) {
+                Err(Refusal::Missing | Refusal::Io) => at.snapshot(&g.run)?,
+                _ => None,
+            },
+            None => None,
+        };
         let reader = ReadReader {
-            root: PathBuf::from(&g.run.workspace_path),
+            root,
             artifact,
             redactor: at.redactor()?,
+            kept,
         };
         Ok(g.with(reader))
     }
@@ -218,6 +229,8 @@ pub(crate) struct ReadReader {
     pub root: PathBuf,
     pub artifact: Option<ArtifactRecord>,
     pub redactor: Arc<Redactor>,
+    /// The run's snapshot, when admission found the artifact's file not there.
+    pub kept: Option<Arc<crate::source::SnapshotEvidence>>,
 }
 
 fn refusal(r: Refusal) -> ErrorCode {
@@ -242,8 +255,17 @@ fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<ReadOutput, ErrorCode> {
     // Read a window around the chunk: a known secret that overlaps the chunk at all is seen whole.
     let win_start = offset.saturating_sub(SECRET_MAX_BYTES as u64);
     let win_len = (offset - win_start) as usize + limit + SECRET_MAX_BYTES;
-    let window =
-        runread_artifacts::read_window(&r.root, &v, win_start, win_len).map_err(refusal)?;
+    let window = match &r.kept {
+        Some(kept) => {
+            let whole = kept
+                .artifact(&rec.artifact_id, &v.sha256)
+                .ok_or(ErrorCode::ArtifactChanged)?;
+            let start = usize::try_from(win_start).map_err(|_| ErrorCode::InvalidArguments)?;
+            let rest = whole.get(start..).unwrap_or(&[]);
+            rest.get(..win_len).unwrap_or(rest).to_vec()
+        }
+        None => runread_artifacts::read_window(&r.root, &v, win_start, win_len).map_err(refusal)?,
+    };
     if r.redactor.contains_secret(&window) {
         return Err(ErrorCode::ArtifactContainsSecret);
     }

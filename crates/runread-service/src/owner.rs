@@ -519,5 +519,16 @@ pub fn add_artifact(
     store
         .add_artifact(&rec)
         .map_err(|e| ArtifactError::Store(e.to_string()))?;
+    // A shared run's snapshot holds its artifacts when `artifacts` is granted: sealed again with
+    // this one. The artifact is registered whatever this does (the run keeps its old snapshot).
+    let t = &run.target;
+    if let Ok(Some(_)) = store.snapshot(&t.session_id, t.generation, &t.run_id)
+        && let Err(e) = crate::snapshot::seal(store, secrets.keys(), &run, now_ms)
+    {
+        tracing::warn!(
+            code = e.as_str(),
+            "a shared run's snapshot not sealed again"
+        );
+    }
     Ok((artifact_id, version))
 }

@@ -15,7 +15,7 @@ use runread_store::{Foreground, Proof, RunRecord};
 
 use crate::Service;
 use crate::snapshot;
-use crate::source::SnapshotLines;
+use crate::source::SnapshotEvidence;
 use crate::supervised::{JournalCheck, Supervised};
 
 /// Whether and how the answer can be read.
@@ -120,7 +120,7 @@ pub(crate) struct Evidence {
     pub supervised: Option<Supervised>,
     /// The run's snapshot, opened, when the file is not there (`file_now` is `None`) and one is
     /// kept for the run as indexed.
-    pub snapshot: Option<Arc<SnapshotLines>>,
+    pub snapshot: Option<Arc<SnapshotEvidence>>,
 }
 
 /// Which evidence a judgement rests on.

@@ -105,6 +105,11 @@ impl KnownSecrets {
         }
     }
 
+    /// The gate's keys the secrets are sealed under.
+    pub(crate) fn keys(&self) -> &dyn KeyProvider {
+        &*self.keys
+    }
+
     /// The redactor for every secret known now. Fails closed: if a secret cannot be opened, no
     /// text leaves (`unavailable`).
     pub fn redactor(&self) -> Result<Arc<Redactor>, ErrorCode> {

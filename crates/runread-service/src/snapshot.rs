@@ -15,8 +15,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use runread_artifacts::ArtifactVersion;
 use runread_core::limits::{
-    EVIDENCE_LINE_MAX_BYTES, SNAPSHOT_RUN_MAX_BYTES, SNAPSHOT_STORE_MAX_BYTES,
+    ARTIFACT_MAX_BYTES, EVIDENCE_LINE_MAX_BYTES, SNAPSHOT_RUN_MAX_BYTES, SNAPSHOT_STORE_MAX_BYTES,
 };
 use runread_core::{ErrorCode, Feature};
 use runread_gate::keys::{KeyProvider, OwnedKey};
@@ -24,12 +25,16 @@ use runread_gate::seal::{self, NONCE_BYTES, Sealed};
 use runread_sessions::LineRef;
 use runread_store::{RunRecord, SnapshotRecord, SnapshotSummary, Store};
 
-use crate::source::{SnapshotLines, Source};
+use crate::source::{SnapshotEvidence, Source};
 
 const DATA_KEY_AAD_DOMAIN: &[u8] = b"runread.snapshot-key.v1\0";
 const LINES_AAD_DOMAIN: &[u8] = b"runread.snapshot.v1\0";
-/// Bytes each line adds to the sealed payload: its offset and its length.
-const FRAME_BYTES: u64 = 16;
+/// Most bytes a snapshot's payload may hold beyond its lines' and artifacts' own: their offsets,
+/// ids and lengths (24 bytes a line at most, so room for far more lines than a session file may
+/// have). A row claiming more is damaged, and is not opened.
+const FRAMING_MAX_BYTES: u64 = 16 * 1024 * 1024;
+/// Longest artifact id a snapshot holds (runread makes them: `a-` and 16 hex digits).
+const ARTIFACT_ID_MAX_BYTES: usize = 64;
 /// AES-GCM's tag.
 const TAG_BYTES: u64 = 16;
 
@@ -100,12 +105,25 @@ impl Sealing {
     }
 }
 
-/// The lines the features can serve of `run`, by offset, and the digest naming that set.
-fn wanted(
-    store: &dyn Store,
-    run: &RunRecord,
-    features: &[Feature],
-) -> Result<(BTreeMap<u64, LineRef>, String), ErrorCode> {
+/// What a snapshot of a run holds for some features: the lines they can serve (by offset), the
+/// registered artifacts (`artifacts`), and the digest naming exactly that set.
+struct Wanted {
+    lines: BTreeMap<u64, LineRef>,
+    artifacts: Vec<(String, ArtifactVersion)>,
+    index_sha256: String,
+}
+
+impl Wanted {
+    /// Bytes of everything it holds: what the bounds count.
+    fn bytes(&self) -> u64 {
+        let lines: u64 = self.lines.values().map(|l| l.bytes).sum();
+        let artifacts: u64 = self.artifacts.iter().map(|(_, v)| v.size).sum();
+        lines.saturating_add(artifacts)
+    }
+}
+
+/// What the features can serve of `run`, and the digest naming that set.
+fn wanted(store: &dyn Store, run: &RunRecord, features: &[Feature]) -> Result<Wanted, ErrorCode> {
     let mut lines: BTreeMap<u64, LineRef> = BTreeMap::new();
     let r = &run.run;
     let mut add = |l: &LineRef| {
@@ -142,6 +160,17 @@ fn wanted(
             .ok_or(ErrorCode::TargetStale)?;
         add(&session.header.line_ref());
     }
+    let mut artifacts = Vec::new();
+    if wants(Feature::Artifacts) {
+        for a in store
+            .artifacts(&run.target)
+            .map_err(crate::Service::unavailable)?
+        {
+            let v: ArtifactVersion =
+                serde_json::from_str(&a.version_json).map_err(|_| ErrorCode::Unavailable)?;
+            artifacts.push((a.artifact_id, v));
+        }
+    }
     let mut named = features
         .iter()
         .map(|f| f.as_str())
@@ -150,7 +179,14 @@ fn wanted(
     for l in lines.values() {
         named.push_str(&format!("\n{} {} {}", l.offset, l.bytes, l.sha256));
     }
-    Ok((lines, runread_core::sha256_hex(named.as_bytes())))
+    for (id, v) in &artifacts {
+        named.push_str(&format!("\nartifact {id} {} {}", v.size, v.sha256));
+    }
+    Ok(Wanted {
+        index_sha256: runread_core::sha256_hex(named.as_bytes()),
+        lines,
+        artifacts,
+    })
 }
 
 /// The features of the live grants on `run`, in the catalog's order.
@@ -196,12 +232,12 @@ pub fn seal_within(
     bounds: Bounds,
 ) -> Result<Sealing, ErrorCode> {
     let features = shared_features(store, run, now_ms)?;
-    let (lines, index_sha256) = wanted(store, run, &features)?;
-    let bytes: u64 = lines.values().map(|l| l.bytes).sum();
+    let w = wanted(store, run, &features)?;
+    let bytes = w.bytes();
     if !fits_run(bounds, bytes) {
         return Ok(Sealing::TooLarge { bytes });
     }
-    let Some(payload) = read_lines(run, &lines) else {
+    let Some(payload) = read_evidence(run, &w) else {
         return Ok(Sealing::Unreadable);
     };
     let t = &run.target;
@@ -211,8 +247,8 @@ pub fn seal_within(
         run_id: t.run_id.clone(),
         workspace_id: t.workspace_id.clone(),
         features,
-        index_sha256,
-        lines: lines.len() as u64,
+        index_sha256: w.index_sha256,
+        lines: w.lines.len() as u64,
         bytes,
         created_at_ms: now_ms,
     };
@@ -230,18 +266,52 @@ pub fn seal_within(
     }
 }
 
-/// The lines read back from the session file, each checked against its digest, framed: offset
-/// and length (big-endian u64 each), then the bytes. `None`: a line does not read back as indexed.
-fn read_lines(run: &RunRecord, lines: &BTreeMap<u64, LineRef>) -> Option<Vec<u8>> {
+/// Everything `w` names, read back and checked: each line against its digest (from the session
+/// file), each artifact against its registered sha256 (from the workspace). Framed: the count of
+/// lines, then each line's offset, length and bytes; the count of artifacts, then each one's id
+/// (length, bytes), length and bytes — every number a big-endian u64. `None`: something does not
+/// read back as indexed or registered.
+fn read_evidence(run: &RunRecord, w: &Wanted) -> Option<Vec<u8>> {
     let opened = Source::of(run).open().ok()?;
     let mut out = Vec::new();
-    for l in lines.values() {
+    let put = |n: u64, out: &mut Vec<u8>| out.extend_from_slice(&n.to_be_bytes());
+    put(w.lines.len() as u64, &mut out);
+    for l in w.lines.values() {
         let bytes = opened.line(l).ok()?;
-        out.extend_from_slice(&l.offset.to_be_bytes());
-        out.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
+        put(l.offset, &mut out);
+        put(bytes.len() as u64, &mut out);
+        out.extend_from_slice(&bytes);
+    }
+    put(w.artifacts.len() as u64, &mut out);
+    let root = std::path::Path::new(&run.workspace_path);
+    for (id, v) in &w.artifacts {
+        let bytes = read_artifact(root, v)?;
+        put(id.len() as u64, &mut out);
+        out.extend_from_slice(id.as_bytes());
+        put(bytes.len() as u64, &mut out);
         out.extend_from_slice(&bytes);
     }
     Some(out)
+}
+
+/// A registered artifact's whole content, read chunk by chunk with every check the reads make,
+/// and its sha256 checked against the registered one.
+fn read_artifact(root: &std::path::Path, v: &ArtifactVersion) -> Option<Vec<u8>> {
+    let mut data = Vec::with_capacity(usize::try_from(v.size).ok()?);
+    while (data.len() as u64) < v.size {
+        let c = runread_artifacts::read_chunk(
+            root,
+            v,
+            data.len() as u64,
+            runread_artifacts::TRANSFER_MAX_BYTES,
+        )
+        .ok()?;
+        if c.bytes.is_empty() {
+            return None;
+        }
+        data.extend_from_slice(&c.bytes);
+    }
+    (runread_core::sha256_hex(&data) == v.sha256).then_some(data)
 }
 
 /// What a snapshot's sealed parts are bound to: the run, and the set of lines it holds.
@@ -295,7 +365,7 @@ pub(crate) fn kept(
     store: &dyn Store,
     keys: &dyn KeyProvider,
     run: &RunRecord,
-) -> Result<Option<Arc<SnapshotLines>>, ErrorCode> {
+) -> Result<Option<Arc<SnapshotEvidence>>, ErrorCode> {
     let t = &run.target;
     let Some(record) = store
         .snapshot(&t.session_id, t.generation, &t.run_id)
@@ -303,8 +373,7 @@ pub(crate) fn kept(
     else {
         return Ok(None);
     };
-    let (_, index_sha256) = wanted(store, run, &record.summary.features)?;
-    if index_sha256 != record.summary.index_sha256 {
+    if wanted(store, run, &record.summary.features)?.index_sha256 != record.summary.index_sha256 {
         return Ok(None);
     }
     let opened = open_payload(keys, &record);
@@ -318,14 +387,12 @@ pub(crate) fn kept(
     Ok(opened.map(Arc::new))
 }
 
-fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotLines> {
+fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotEvidence> {
     let s = &record.summary;
     // Bounded before anything is opened: a row claiming more than a snapshot may hold is damaged.
-    let most = s
-        .bytes
-        .checked_add(s.lines.checked_mul(FRAME_BYTES)?)?
-        .checked_add(TAG_BYTES)?;
-    if s.bytes > SNAPSHOT_RUN_MAX_BYTES || record.sealed.len() as u64 > most {
+    if s.bytes > SNAPSHOT_RUN_MAX_BYTES
+        || record.sealed.len() as u64 > s.bytes.checked_add(FRAMING_MAX_BYTES + TAG_BYTES)?
+    {
         return None;
     }
     let gate_key = keys.get(&record.key_id).ok()?;
@@ -351,19 +418,38 @@ fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<Snaps
         )
         .ok()?,
     );
-    let mut by_offset = BTreeMap::new();
     let mut rest: &[u8] = &payload;
-    while !rest.is_empty() {
-        let (offset, after) = rest.split_first_chunk::<8>()?;
-        let (len, after) = after.split_first_chunk::<8>()?;
-        let len = usize::try_from(u64::from_be_bytes(*len))
-            .ok()
-            .filter(|n| *n <= EVIDENCE_LINE_MAX_BYTES)?;
-        let (line, after) = after.split_at_checked(len)?;
-        by_offset.insert(u64::from_be_bytes(*offset), line.to_vec());
-        rest = after;
+    let mut lines = BTreeMap::new();
+    for _ in 0..take_u64(&mut rest)? {
+        let offset = take_u64(&mut rest)?;
+        let line = take_bytes(&mut rest, EVIDENCE_LINE_MAX_BYTES)?;
+        lines.insert(offset, line.to_vec());
     }
-    (by_offset.len() as u64 == s.lines).then(|| SnapshotLines::new(by_offset))
+    let mut artifacts = BTreeMap::new();
+    for _ in 0..take_u64(&mut rest)? {
+        let id = std::str::from_utf8(take_bytes(&mut rest, ARTIFACT_ID_MAX_BYTES)?).ok()?;
+        let bytes = take_bytes(&mut rest, ARTIFACT_MAX_BYTES as usize)?;
+        artifacts.insert(id.to_owned(), bytes.to_vec());
+    }
+    (rest.is_empty() && lines.len() as u64 == s.lines)
+        .then(|| SnapshotEvidence::new(lines, artifacts))
+}
+
+/// The next big-endian u64 of `rest`.
+fn take_u64(rest: &mut &[u8]) -> Option<u64> {
+    let (n, after) = rest.split_first_chunk::<8>()?;
+    *rest = after;
+    Some(u64::from_be_bytes(*n))
+}
+
+/// The next length-prefixed bytes of `rest`, at most `max` of them.
+fn take_bytes<'a>(rest: &mut &'a [u8], max: usize) -> Option<&'a [u8]> {
+    let len = usize::try_from(take_u64(rest)?)
+        .ok()
+        .filter(|n| *n <= max)?;
+    let (bytes, after) = rest.split_at_checked(len)?;
+    *rest = after;
+    Some(bytes)
 }
 
 /// How a kept snapshot stands (`runread snapshots`).
@@ -407,14 +493,17 @@ pub fn standing(
     else {
         return Ok(Standing::Unreadable);
     };
-    let (_, index_sha256) = wanted(store, &run, &record.summary.features)?;
-    Ok(if index_sha256 != record.summary.index_sha256 {
-        Standing::Stale
-    } else if open_payload(keys, &record).is_some() {
-        Standing::Ok
-    } else {
-        Standing::Unreadable
-    })
+    Ok(
+        if wanted(store, &run, &record.summary.features)?.index_sha256
+            != record.summary.index_sha256
+        {
+            Standing::Stale
+        } else if open_payload(keys, &record).is_some() {
+            Standing::Ok
+        } else {
+            Standing::Unreadable
+        },
+    )
 }
 
 /// What [`maintain`] did.
@@ -447,8 +536,7 @@ pub fn maintain(
             continue;
         };
         let features = shared_features(store, &run, now_ms)?;
-        let (_, index_sha256) = wanted(store, &run, &features)?;
-        if index_sha256 != s.index_sha256
+        if wanted(store, &run, &features)?.index_sha256 != s.index_sha256
             && matches!(seal(store, keys, &run, now_ms)?, Sealing::Kept { .. })
         {
             out.resealed += 1;

@@ -27,16 +27,32 @@ pub(crate) enum SourceError {
     NotAMessage,
 }
 
-/// The lines of a run's snapshot, opened ([`crate::snapshot`]): what a [`Source`] serves when
-/// the session file is not there.
+/// A run's snapshot, opened ([`crate::snapshot`]): the lines a [`Source`] serves when the session
+/// file is not there, and the artifacts `read_artifact` serves when theirs are not.
 #[derive(Debug)]
-pub(crate) struct SnapshotLines {
+pub(crate) struct SnapshotEvidence {
     by_offset: std::collections::BTreeMap<u64, Vec<u8>>,
+    artifacts: std::collections::BTreeMap<String, Vec<u8>>,
 }
 
-impl SnapshotLines {
-    pub(crate) fn new(by_offset: std::collections::BTreeMap<u64, Vec<u8>>) -> SnapshotLines {
-        SnapshotLines { by_offset }
+impl SnapshotEvidence {
+    pub(crate) fn new(
+        by_offset: std::collections::BTreeMap<u64, Vec<u8>>,
+        artifacts: std::collections::BTreeMap<String, Vec<u8>>,
+    ) -> SnapshotEvidence {
+        SnapshotEvidence {
+            by_offset,
+            artifacts,
+        }
+    }
+
+    /// The content held for the artifact `id`, if it is the version whose sha256 is `sha256`
+    /// (checked again here: never bytes of another version).
+    pub(crate) fn artifact(&self, id: &str, sha256: &str) -> Option<&[u8]> {
+        self.artifacts
+            .get(id)
+            .filter(|b| runread_core::sha256_hex(b) == sha256)
+            .map(Vec::as_slice)
     }
 
     /// The bytes held for the line `r` names (the caller checks them against its digest).
@@ -56,7 +72,7 @@ pub(crate) struct Source {
     pub identity: FileIdentity,
     pub agent: Agent,
     /// The run's snapshot, when admission found the file gone and a snapshot kept.
-    pub snapshot: Option<Arc<SnapshotLines>>,
+    pub snapshot: Option<Arc<SnapshotEvidence>>,
 }
 
 impl Source {
@@ -71,7 +87,7 @@ impl Source {
     }
 
     /// The same source, served from `snapshot` when the file cannot be opened.
-    pub(crate) fn or_snapshot(mut self, snapshot: Option<Arc<SnapshotLines>>) -> Source {
+    pub(crate) fn or_snapshot(mut self, snapshot: Option<Arc<SnapshotEvidence>>) -> Source {
         self.snapshot = snapshot;
         self
     }
@@ -98,7 +114,7 @@ impl Source {
 enum Backing {
     File(EvidenceFile),
     /// The snapshot's lines, and the identity of the file they were indexed from.
-    Snapshot(Arc<SnapshotLines>, FileIdentity),
+    Snapshot(Arc<SnapshotEvidence>, FileIdentity),
 }
 
 /// An open session file, or its snapshot (see [`Source::open`]).

@@ -415,3 +415,102 @@ fn a_store_at_its_snapshot_bound_still_grants_and_says_it_keeps_no_snapshot() {
     delete(&files);
     assert_eq!(read_answer(&svc, &ctx, &run.target).1["state"], "unknown");
 }
+
+/// Registers `rel` (written into the workspace with `content`) for `run`; its id and sha256.
+fn register(
+    env: &Env,
+    run: &runread_store::RunRecord,
+    rel: &str,
+    content: &[u8],
+) -> (String, String) {
+    std::fs::write(env.workspace.join(rel), content).unwrap();
+    let secrets =
+        runread_service::secrets::KnownSecrets::new(env.store.clone(), env.keys(), vec![]);
+    let (id, v) = runread_service::owner::add_artifact(
+        &*env.store,
+        &secrets,
+        &run.target.run_id,
+        Some(&run.target.session_id),
+        rel,
+        None,
+        None,
+        "generated",
+        1,
+    )
+    .unwrap();
+    (id, v.sha256)
+}
+
+/// Every chunk of an artifact, decoded.
+fn read_artifact(
+    svc: &Arc<Service>,
+    ctx: &KeyContext,
+    run: &runread_store::RunRecord,
+    id: &str,
+    version: &str,
+) -> Result<Vec<u8>, ErrorCode> {
+    use base64::Engine;
+    let mut out = Vec::new();
+    loop {
+        let chunk = call(
+            svc,
+            ctx,
+            tools::READ_ARTIFACT,
+            json!({"target": run.target, "artifactId": id, "version": version, "offset": out.len(), "limit": 1024}),
+        )?;
+        out.extend(
+            base64::engine::general_purpose::STANDARD
+                .decode(chunk["data"].as_str().unwrap())
+                .unwrap(),
+        );
+        if chunk["eof"] == true {
+            return Ok(out);
+        }
+    }
+}
+
+/// A shared run's registered artifacts are sealed with it when `artifacts` is granted (and one
+/// registered after the grant too): once their files are gone they read the same, checked against
+/// the registered sha256; a file that is there but changed is still refused.
+#[test]
+fn a_shared_runs_artifacts_read_the_same_after_their_files_are_gone() {
+    let env = Env::new();
+    let (_files, run) = claude_run(&env);
+    let report: Vec<u8> = (0..3_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    let (before_id, before_sha) = register(&env, &run, "report.bin", &report);
+    let now = runread_core::timefmt::now_ms();
+    let g = runread_service::owner::grant_run(
+        &*env.store,
+        &*env.keys(),
+        run.clone(),
+        vec![Feature::Artifacts],
+        now + 600_000,
+        "assistant",
+        now,
+    )
+    .unwrap();
+    assert!(matches!(g.snapshot, Sealing::Kept { bytes, .. } if bytes >= report.len() as u64));
+    let (after_id, after_sha) = register(&env, &run, "notes.txt", b"registered after the grant\n");
+    let svc = env.service();
+    let ctx = svc.admit_key(&[g.key.unwrap().as_bytes()]).unwrap();
+    // A file there but changed: refused, not served from the snapshot.
+    std::fs::write(
+        env.workspace.join("notes.txt"),
+        b"REGISTERED after the grant\n",
+    )
+    .unwrap();
+    assert_eq!(
+        read_artifact(&svc, &ctx, &run, &after_id, &after_sha).unwrap_err(),
+        ErrorCode::ArtifactChanged
+    );
+    std::fs::remove_file(env.workspace.join("report.bin")).unwrap();
+    std::fs::remove_file(env.workspace.join("notes.txt")).unwrap();
+    assert_eq!(
+        read_artifact(&svc, &ctx, &run, &before_id, &before_sha).unwrap(),
+        report
+    );
+    assert_eq!(
+        read_artifact(&svc, &ctx, &run, &after_id, &after_sha).unwrap(),
+        b"registered after the grant\n"
+    );
+}
