@@ -257,6 +257,7 @@ pub fn seal_within(
         .put_snapshot(&record, bounds.store_max_bytes)
         .map_err(crate::Service::unavailable)?
     {
+        log(store, "sealed", &record.summary, now_ms);
         Ok(Sealing::Kept {
             lines: record.summary.lines,
             bytes,
@@ -562,8 +563,31 @@ pub fn destroy_unshared(store: &dyn Store, now_ms: i64) -> Result<Vec<SnapshotSu
                 bytes = s.bytes,
                 "snapshot destroyed: no live grant holds it"
             );
+            log(store, "destroyed", &s, now_ms);
             destroyed.push(s);
         }
     }
     Ok(destroyed)
+}
+
+/// Appends what happened to the snapshot log (the audit of snapshots). What it records has
+/// happened already; a log that cannot be written is said in the process's log.
+fn log(store: &dyn Store, event: &str, s: &SnapshotSummary, now_ms: i64) {
+    let written = crate::owner::random_id("sl-").and_then(|id| {
+        store
+            .log_snapshot(&runread_store::SnapshotEvent {
+                id,
+                at_ms: now_ms,
+                event: event.to_owned(),
+                session_id: s.session_id.clone(),
+                generation: s.generation,
+                run_id: s.run_id.clone(),
+                lines: s.lines,
+                bytes: s.bytes,
+            })
+            .map_err(|e| e.to_string())
+    });
+    if let Err(e) = written {
+        tracing::error!(event, run = %s.run_id, "the snapshot log was not written: {e}");
+    }
 }

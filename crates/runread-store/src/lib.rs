@@ -253,6 +253,10 @@ pub trait Store: Send + Sync {
     fn snapshots(&self) -> Result<Vec<SnapshotSummary>>;
     /// The snapshots no grant live at `now_ms` holds (to destroy).
     fn snapshots_unshared(&self, now_ms: i64) -> Result<Vec<SnapshotSummary>>;
+    /// Appends `event` to the snapshot log (append-only).
+    fn log_snapshot(&self, event: &SnapshotEvent) -> Result<()>;
+    /// The snapshot log's newest `limit` events, newest first.
+    fn snapshot_log(&self, limit: u32) -> Result<Vec<SnapshotEvent>>;
     /// Destroys a run's snapshot: its data key first, then its row. `false`: there was none.
     fn destroy_snapshot(&self, session_id: &str, generation: u64, run_id: &str) -> Result<bool>;
     fn grants(&self) -> Result<Vec<Grant>>;

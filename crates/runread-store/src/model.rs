@@ -643,3 +643,17 @@ pub struct SnapshotRecord {
     pub nonce: Vec<u8>,
     pub sealed: Vec<u8>,
 }
+
+/// One line of the snapshot log: a snapshot sealed (again) or destroyed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotEvent {
+    pub id: String,
+    pub at_ms: i64,
+    /// `sealed` or `destroyed`.
+    pub event: String,
+    pub session_id: String,
+    pub generation: u64,
+    pub run_id: String,
+    pub lines: u64,
+    pub bytes: u64,
+}

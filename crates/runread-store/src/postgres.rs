@@ -133,7 +133,7 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
 ];
 /// Tables [`APP_ROLE`] may only read and append to. `meta` holds the instance id and cursor key:
 /// made once, never changed by the application.
-pub const APP_APPEND_ONLY_TABLES: &[&str] = &["start_records", "receipts", "meta"];
+pub const APP_APPEND_ONLY_TABLES: &[&str] = &["start_records", "receipts", "meta", "snapshot_log"];
 /// Tables [`APP_ROLE`] may only read.
 pub const APP_READ_ONLY_TABLES: &[&str] = &["schema_migrations"];
 

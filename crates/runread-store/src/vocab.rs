@@ -551,6 +551,20 @@ pub(crate) const SNAPSHOTS_UNSHARED: &str = select!(
 /// A snapshot's data key, deleted first: from here on its sealed bytes can be opened by nobody.
 pub(crate) const SHRED_SNAPSHOT_KEY: &str = "UPDATE snapshots SET data_key = NULL \
      WHERE session_id = $1 AND generation = $2 AND run_id = $3";
+macro_rules! snapshot_event_cols {
+    () => {
+        "id, at, event, session_id, generation, run_id, lines, bytes"
+    };
+}
+pub(crate) const INSERT_SNAPSHOT_EVENT: &str = insert!(
+    "snapshot_log",
+    snapshot_event_cols,
+    "$1, $2, $3, $4, $5, $6, $7, $8"
+);
+pub(crate) const SNAPSHOT_LOG: &str = select!(
+    snapshot_event_cols,
+    "snapshot_log ORDER BY at DESC, id DESC LIMIT $1"
+);
 pub(crate) const DELETE_SNAPSHOT: &str =
     "DELETE FROM snapshots WHERE session_id = $1 AND generation = $2 AND run_id = $3";
 
@@ -1059,6 +1073,32 @@ pub(crate) fn snapshot_summary(r: &dyn Cols) -> Result<crate::SnapshotSummary> {
         bytes: u64_of(r.int(7)?)?,
         created_at_ms: r.int(8)?,
     })
+}
+
+pub(crate) fn snapshot_event(r: &dyn Cols) -> Result<crate::SnapshotEvent> {
+    Ok(crate::SnapshotEvent {
+        id: r.text(0)?,
+        at_ms: r.int(1)?,
+        event: r.text(2)?,
+        session_id: r.text(3)?,
+        generation: u64_of(r.int(4)?)?,
+        run_id: r.text(5)?,
+        lines: u64_of(r.int(6)?)?,
+        bytes: u64_of(r.int(7)?)?,
+    })
+}
+
+pub(crate) fn snapshot_event_values(e: &crate::SnapshotEvent) -> [Value<'_>; 8] {
+    values![
+        &e.id,
+        e.at_ms,
+        &e.event,
+        &e.session_id,
+        i64_of(e.generation),
+        &e.run_id,
+        i64_of(e.lines),
+        i64_of(e.bytes),
+    ]
 }
 
 pub(crate) fn snapshot(r: &dyn Cols) -> Result<crate::SnapshotRecord> {
@@ -1630,6 +1670,22 @@ macro_rules! same_in_every_store {
                 $crate::vocab::SNAPSHOTS_UNSHARED,
                 &$crate::vocab::values![now_ms],
                 $crate::vocab::snapshot_summary,
+            )
+        }
+
+        fn log_snapshot(&self, e: &$crate::SnapshotEvent) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::INSERT_SNAPSHOT_EVENT,
+                &$crate::vocab::snapshot_event_values(e),
+            )
+            .map(drop)
+        }
+
+        fn snapshot_log(&self, limit: u32) -> $crate::Result<Vec<$crate::SnapshotEvent>> {
+            self.read_all(
+                $crate::vocab::SNAPSHOT_LOG,
+                &$crate::vocab::values![i64::from(limit)],
+                $crate::vocab::snapshot_event,
             )
         }
 

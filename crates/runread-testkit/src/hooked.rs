@@ -72,6 +72,12 @@ impl Store for Hooked {
     fn snapshots_unshared(&self, now_ms: i64) -> Result<Vec<runread_store::SnapshotSummary>> {
         self.inner.snapshots_unshared(now_ms)
     }
+    fn log_snapshot(&self, e: &runread_store::SnapshotEvent) -> Result<()> {
+        self.inner.log_snapshot(e)
+    }
+    fn snapshot_log(&self, limit: u32) -> Result<Vec<runread_store::SnapshotEvent>> {
+        self.inner.snapshot_log(limit)
+    }
     fn destroy_snapshot(&self, session_id: &str, generation: u64, run_id: &str) -> Result<bool> {
         self.inner.destroy_snapshot(session_id, generation, run_id)
     }

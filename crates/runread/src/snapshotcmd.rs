@@ -2,6 +2,26 @@
 
 use super::*;
 
+/// Most events of the snapshot log `runread snapshots` shows (newest first).
+pub(crate) const SNAPSHOT_LOG_SHOWN: u32 = 20;
+
+/// The snapshot log's newest events, oldest of them first.
+fn print_log(log: &[serde_json::Value]) {
+    if log.is_empty() {
+        return;
+    }
+    outln!("recently:");
+    for e in log.iter().rev() {
+        outln!(
+            "  {}  {:<9} run {} ({} bytes)",
+            e["at"].as_str().unwrap_or(""),
+            e["event"].as_str().unwrap_or(""),
+            e["runId"].as_str().unwrap_or(""),
+            e["bytes"]
+        );
+    }
+}
+
 pub(crate) fn snapshots(home: &crate::home::Home, store: Arc<dyn Store>, json: bool) -> Res {
     let now = now_ms();
     // What has no live grant any more is destroyed first: the list says what is kept now.
@@ -39,13 +59,24 @@ pub(crate) fn snapshots(home: &crate::home::Home, store: Arc<dyn Store>, json: b
             })
         })
         .collect();
+    let log: Vec<_> = store
+        .snapshot_log(SNAPSHOT_LOG_SHOWN)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|e| {
+            json!({"at": rfc3339(e.at_ms), "event": e.event, "runId": e.run_id,
+                   "sessionId": e.session_id, "lines": e.lines, "bytes": e.bytes})
+        })
+        .collect();
     if json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+            serde_json::to_string_pretty(&json!({"snapshots": rows, "log": log}))
+                .map_err(|e| e.to_string())?
         );
         return Ok(());
     }
+    print_log(&log);
     if rows.is_empty() {
         outln!("no snapshots: no shared run's evidence is kept in the store");
         return Ok(());

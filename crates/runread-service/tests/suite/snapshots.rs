@@ -186,6 +186,21 @@ fn a_shared_claude_run_reads_the_same_after_its_file_is_deleted_until_its_grant_
     let m = snapshot::maintain(&*env.store, &*env.keys(), runread_core::timefmt::now_ms()).unwrap();
     assert_eq!(m.destroyed.len(), 1);
     assert!(env.store.snapshots().unwrap().is_empty());
+    // The audit of snapshots says it: sealed at the grant, destroyed when the grant ended.
+    let log: Vec<(String, String)> = env
+        .store
+        .snapshot_log(10)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.event, e.run_id))
+        .collect();
+    assert_eq!(
+        log,
+        [
+            ("destroyed".to_owned(), run.target.run_id.clone()),
+            ("sealed".to_owned(), run.target.run_id.clone())
+        ]
+    );
     assert!(
         env.store
             .snapshot(

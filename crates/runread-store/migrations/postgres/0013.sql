@@ -21,3 +21,20 @@ CREATE TABLE snapshots (
     created_at BIGINT NOT NULL,
     PRIMARY KEY (session_id, generation, run_id)
 );
+-- What happened to snapshots, for the audit: each one sealed (again) and each one destroyed, with
+-- its run and size. Append-only, as start records are.
+CREATE TABLE snapshot_log (
+    id TEXT PRIMARY KEY,
+    at BIGINT NOT NULL,
+    event TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    generation BIGINT NOT NULL,
+    run_id TEXT NOT NULL,
+    lines BIGINT NOT NULL,
+    bytes BIGINT NOT NULL
+);
+CREATE INDEX snapshot_log_by_time ON snapshot_log(at, id);
+CREATE TRIGGER snapshot_log_append_only BEFORE UPDATE OR DELETE ON snapshot_log
+    FOR EACH ROW EXECUTE FUNCTION runread_append_only();
+CREATE TRIGGER snapshot_log_no_truncate BEFORE TRUNCATE ON snapshot_log
+    FOR EACH STATEMENT EXECUTE FUNCTION runread_append_only();

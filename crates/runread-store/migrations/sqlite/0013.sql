@@ -20,3 +20,20 @@ CREATE TABLE snapshots (
     created_at INTEGER NOT NULL,
     PRIMARY KEY (session_id, generation, run_id)
 ) STRICT;
+-- What happened to snapshots, for the audit: each one sealed (again) and each one destroyed, with
+-- its run and size. Append-only, as start records are.
+CREATE TABLE snapshot_log (
+    id TEXT PRIMARY KEY,
+    at INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    run_id TEXT NOT NULL,
+    lines INTEGER NOT NULL,
+    bytes INTEGER NOT NULL
+) STRICT;
+CREATE INDEX snapshot_log_by_time ON snapshot_log(at, id);
+CREATE TRIGGER snapshot_log_append_only_update BEFORE UPDATE ON snapshot_log
+    BEGIN SELECT RAISE(ABORT, 'the snapshot log is append-only'); END;
+CREATE TRIGGER snapshot_log_append_only_delete BEFORE DELETE ON snapshot_log
+    BEGIN SELECT RAISE(ABORT, 'the snapshot log is append-only'); END;

@@ -1206,6 +1206,24 @@ fn snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_gr
     assert!(!s.destroy_snapshot("s1", 1, "run-1").unwrap(), "gone");
     assert_eq!(s.snapshot("s1", 1, "run-1").unwrap(), None);
     assert_eq!(s.snapshots().unwrap().len(), 1);
+    // The snapshot log: appended, read newest first.
+    let event = |id: &str, at: i64, what: &str| runread_store::SnapshotEvent {
+        id: id.into(),
+        at_ms: at,
+        event: what.into(),
+        session_id: "s1".into(),
+        generation: 1,
+        run_id: "run-1".into(),
+        lines: 3,
+        bytes: 60,
+    };
+    s.log_snapshot(&event("sl-1", 10, "sealed")).unwrap();
+    s.log_snapshot(&event("sl-2", 20, "destroyed")).unwrap();
+    assert_eq!(
+        s.snapshot_log(10).unwrap(),
+        vec![event("sl-2", 20, "destroyed"), event("sl-1", 10, "sealed")]
+    );
+    assert_eq!(s.snapshot_log(1).unwrap().len(), 1);
 }
 
 fn wait_at(id: &str, started: i64, until: i64) -> runread_store::WaitRecord {
@@ -1411,7 +1429,7 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
     // 10's readers and 9's audit indexes undone too).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE snapshots; DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
+        "DROP TABLE snapshot_log; DROP TABLE snapshots; DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
          DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
          DROP TABLE grants; DROP TABLE readers; CREATE TABLE grants (id TEXT PRIMARY KEY, \
          key_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, instance TEXT NOT NULL, \
@@ -1432,4 +1450,33 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
         .map(|r| r.target.run_id)
         .collect();
     assert_eq!(page, ["new", "old"]);
+}
+
+/// On SQLite as on PostgreSQL, the snapshot log (the audit of snapshots sealed and destroyed)
+/// can only be read and appended to.
+#[test]
+fn sqlite_snapshot_log_is_append_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runread.db");
+    let s = SqliteStore::open(&path).unwrap();
+    s.log_snapshot(&runread_store::SnapshotEvent {
+        id: "sl-1".into(),
+        at_ms: 1,
+        event: "sealed".into(),
+        session_id: "s".into(),
+        generation: 1,
+        run_id: "r".into(),
+        lines: 1,
+        bytes: 1,
+    })
+    .unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for sql in [
+        "UPDATE snapshot_log SET event = 'x'",
+        "DELETE FROM snapshot_log",
+    ] {
+        let e = conn.execute(sql, []).expect_err(sql);
+        assert!(e.to_string().contains("append-only"), "{sql}: {e}");
+    }
+    assert_eq!(s.snapshot_log(10).unwrap().len(), 1);
 }

@@ -60,7 +60,7 @@ const RELEASED: &[(&str, &str)] = &[
     ),
     (
         "sqlite/0013.sql",
-        "ba007fd5357c201c3cbfe782b01e1b86097a2588089835e385b28c784f11e252",
+        "387a29b2903648bf7395a1189f2d77763ac7ece9bc628287bb70587cb937edee",
     ),
     (
         "postgres/0001.sql",
@@ -112,7 +112,7 @@ const RELEASED: &[(&str, &str)] = &[
     ),
     (
         "postgres/0013.sql",
-        "375a6482fef974821a5bac6e9cf4a959afeb68e48a22b6866a23d10277cdd367",
+        "903940d2b8c3029cb1ed23ad22c778f5dd699a9214eb7eccdf2074a2d3479f1b",
     ),
 ];
 

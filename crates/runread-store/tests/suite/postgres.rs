@@ -222,8 +222,22 @@ fn start_records_and_receipts_are_append_only_even_for_the_owner() {
         created_at_ms: 11,
     })
     .unwrap();
+    s.log_snapshot(&runread_store::SnapshotEvent {
+        id: "sl-1".into(),
+        at_ms: 12,
+        event: "destroyed".into(),
+        session_id: "s".into(),
+        generation: 1,
+        run_id: "r".into(),
+        lines: 1,
+        bytes: 1,
+    })
+    .unwrap();
     let mut c = db.client();
     for sql in [
+        "UPDATE snapshot_log SET event = 'x'",
+        "DELETE FROM snapshot_log",
+        "TRUNCATE snapshot_log",
         "UPDATE start_records SET tool = 'x'",
         "DELETE FROM start_records",
         "TRUNCATE start_records CASCADE",

@@ -1128,6 +1128,8 @@ fn shared_across_hosts(server: &Server) {
         &["snapshots", "--json"],
     )))
     .unwrap();
+    let (log, listed) = (&listed["log"], &listed["snapshots"]);
+    assert_eq!(log[0]["event"], "sealed", "{log}");
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     assert_eq!(listed[0]["runId"], run_id.as_str());
     assert_eq!(listed[0]["grants"][0]["to"], "team-assistant");
@@ -1166,6 +1168,7 @@ fn shared_across_hosts(server: &Server) {
     );
     let store = runread_store::postgres::PostgresStore::connect_as(&db.url, "a-gateway").unwrap();
     assert!(store.snapshots().unwrap().is_empty());
+    assert_eq!(store.snapshot_log(1).unwrap()[0].event, "destroyed");
 }
 
 /// A dump of the whole database's rows (`pg_dump --data-only`).
