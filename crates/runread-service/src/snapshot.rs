@@ -573,7 +573,13 @@ pub fn destroy_unshared(store: &dyn Store, now_ms: i64) -> Result<Vec<SnapshotSu
 /// Appends what happened to the snapshot log (the audit of snapshots). What it records has
 /// happened already; a log that cannot be written is said in the process's log.
 fn log(store: &dyn Store, event: &str, s: &SnapshotSummary, now_ms: i64) {
-    let written = crate::owner::random_id("sl-").and_then(|id| {
+    let id = runread_core::random_bytes::<8>().map(|b| {
+        b.iter().fold("sl-".to_owned(), |mut id, b| {
+            id.push_str(&format!("{b:02x}"));
+            id
+        })
+    });
+    let written = id.map_err(|e| e.to_string()).and_then(|id| {
         store
             .log_snapshot(&runread_store::SnapshotEvent {
                 id,
