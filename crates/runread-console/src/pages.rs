@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 
 use runread_core::timefmt::rfc3339;
 use runread_core::{Agent, Feature};
+use runread_service::outputs::thousands;
 use runread_service::outputs::{self, Previewed};
+use runread_service::outputs::{Usage, UsageSource};
 use runread_store::{Grant, GrantState, RunRecord};
 
 use crate::auth::SessionView;
@@ -218,6 +220,7 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
                     th scope="col" { "Workspace" }
                     th scope="col" { "Status" }
                     th scope="col" { "Answer" }
+                    th scope="col" { "Tokens" }
                 } }
                 tbody {
                     @for row in &p.rows {
@@ -233,6 +236,7 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
                                     " " span.waiting title=(format!("Waited on by {}", row.waiting_summary())) { "(waited on)" }
                                 }
                             }
+                            td.tokens { (Usage::of(row.record.run.usage.as_ref()).shown()) }
                         }
                     }
                 }
@@ -272,6 +276,31 @@ fn revoke_form(s: &SessionView, g: &Grant, back: &str) -> Markup {
             input type="hidden" name="back" value=(back);
             button type="submit" { "Revoke" }
         }
+    }
+}
+
+/// A run's tokens: in and out, then per model when there are several, and where they were read.
+fn usage(u: &Usage) -> Markup {
+    html! {
+        (u.shown())
+        @if u.by_model.len() > 1 {
+            ul.models {
+                @for m in &u.by_model {
+                    li { (m.model) ": in " (thousands(m.tokens.input)) " · out " (thousands(m.tokens.output)) }
+                }
+            }
+        }
+        @if u.total.is_some() {
+            " " span.note { "(" (u.calls) " model calls; " (source_said(u)) ")" }
+        }
+    }
+}
+
+fn source_said(u: &Usage) -> &'static str {
+    match u.source {
+        UsageSource::AssistantMessages => "from the assistant messages",
+        UsageSource::TokenCountEvents => "from the session's token counts",
+        UsageSource::NotRecorded => "none recorded",
     }
 }
 
@@ -318,6 +347,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
                 @if !v.run.waiting.is_empty() {
                     dt { "Waited on by" } dd.waiting { (v.run.waiting_summary()) }
                 }
+                dt { "Tokens" } dd #tokens { (usage(&Usage::of(r.run.usage.as_ref()))) }
                 (kept(v, now))
             }
 

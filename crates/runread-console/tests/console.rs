@@ -1277,3 +1277,40 @@ async fn a_shared_run_says_it_is_kept_until_its_last_grant_ends() {
     let page = s.get(&s.run_path(), Some(&cookie)).await;
     assert!(!page.body.contains("id=\"kept\""), "{}", page.body);
 }
+
+/// Tokens per run, as the agent recorded them: a column of the run list and a line of the run's
+/// page, the same numbers `read_target_metadata` serves.
+#[tokio::test]
+async fn the_run_list_and_page_show_each_runs_tokens() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let run = s.env.store.runs().unwrap().remove(0);
+    let shown = runread_service::outputs::Usage::of(run.run.usage.as_ref()).shown();
+    assert!(
+        shown.starts_with("in "),
+        "the sample's runs record usage: {shown}"
+    );
+    let shown = shown.replace('·', "&middot;");
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(
+        list.body.contains("<th scope=\"col\">Tokens</th>"),
+        "{}",
+        list.body
+    );
+    assert!(
+        list.body
+            .contains(&format!("<td class=\"tokens\">{shown}</td>"))
+            || list.body.contains(&format!(
+                "<td class=\"tokens\">{}</td>",
+                shown.replace("&middot;", "·")
+            )),
+        "{}",
+        list.body
+    );
+    let page = s.get(&s.run_path(), Some(&cookie)).await;
+    let tokens = between(&page.body, "<dd id=\"tokens\">", "</dd>");
+    assert!(
+        tokens.starts_with(&shown) || tokens.starts_with(&shown.replace("&middot;", "·")),
+        "{tokens} / {shown}"
+    );
+}

@@ -9,7 +9,9 @@ pub use crate::final_answer::{
     Chunk as AnswerChunk, Claim as AnswerClaim, Output as FinalAnswer, OverallState,
 };
 pub use crate::history::{Output as History, ServedEvent};
-pub use crate::metadata::{Output as Metadata, Sourced};
+pub use crate::metadata::{
+    ModelTokens, Output as Metadata, Sourced, TokenCounts, Usage, UsageSource, thousands,
+};
 pub use crate::publication::{Basis as Evidence, State as AnswerState};
 pub use crate::vocab::{Coverage, GapReason};
 pub use crate::work_state::{

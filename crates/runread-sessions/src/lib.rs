@@ -18,11 +18,12 @@ pub mod pi;
 pub mod records;
 pub mod runs;
 pub mod scan;
+pub mod usage;
 
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
     Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
-    Scan, ScanError, answer_digest, join_groups,
+    Scan, ScanError, Tokens, answer_digest, join_groups,
 };
 pub use records::{ChildRecord, MetadataSources, Records};
 pub use runs::{Branch, Context, Run, RunStatus, TextRef};
@@ -60,9 +61,11 @@ pub fn scan_with(
 
 /// The runs of a session of `agent` from its index entries (in file order).
 pub fn cut_runs(agent: Agent, entries: &[EntrySummary], malformed: &[u64], torn: bool) -> Branch {
-    match agent {
+    let mut branch = match agent {
         Agent::Pi => pi::cut_runs(entries, malformed, torn),
         Agent::Claude => claude::cut_runs(entries, malformed, torn),
         Agent::Codex => codex::cut_runs(entries, malformed, torn),
-    }
+    };
+    usage::attribute(agent, entries, &mut branch.runs);
+    branch
 }

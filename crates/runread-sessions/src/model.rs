@@ -153,6 +153,72 @@ pub struct EntrySummary {
     /// The tool call the line is, or reports on (Codex `call_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// Tokens the model call behind this line reported (Pi's and Claude Code's assistant
+    /// messages; Codex's `token_count` events, as the session's running totals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Tokens>,
+}
+
+/// Tokens one model call (or a session so far) reported: numbers only, never text. Each agent's
+/// own names map onto these (see `crate::usage`); what each counts is the agent's: Codex counts
+/// cached input within `input` and reasoning within `output`, Pi and Claude Code count cache reads
+/// and writes apart from `input`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub input: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub output: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
+}
+
+impl Tokens {
+    /// `self` plus `other`, field by field (saturating).
+    pub fn plus(self, other: Tokens) -> Tokens {
+        Tokens {
+            input: self.input.saturating_add(other.input),
+            output: self.output.saturating_add(other.output),
+            cache_read: self.cache_read.saturating_add(other.cache_read),
+            cache_write: self.cache_write.saturating_add(other.cache_write),
+            reasoning: self.reasoning.saturating_add(other.reasoning),
+        }
+    }
+
+    /// `self` less `earlier`, field by field (a running total since `earlier`; never below 0).
+    pub fn since(self, earlier: Tokens) -> Tokens {
+        Tokens {
+            input: self.input.saturating_sub(earlier.input),
+            output: self.output.saturating_sub(earlier.output),
+            cache_read: self.cache_read.saturating_sub(earlier.cache_read),
+            cache_write: self.cache_write.saturating_sub(earlier.cache_write),
+            reasoning: self.reasoning.saturating_sub(earlier.reasoning),
+        }
+    }
+
+    /// The counts of a usage object, under the agent's names for input, output, cache read,
+    /// cache write and reasoning (`None` for a name the agent does not have). A field that is
+    /// absent or not a non-negative integer counts 0; a value that is not an object is no usage.
+    pub fn from_json(v: &serde_json::Value, names: [Option<&str>; 5]) -> Option<Tokens> {
+        let obj = v.as_object()?;
+        let n = |name: Option<&str>| {
+            name.and_then(|k| obj.get(k))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        let [input, output, cache_read, cache_write, reasoning] = names;
+        Some(Tokens {
+            input: n(input),
+            output: n(output),
+            cache_read: n(cache_read),
+            cache_write: n(cache_write),
+            reasoning: n(reasoning),
+        })
+    }
 }
 
 impl EntrySummary {
@@ -184,6 +250,7 @@ impl EntrySummary {
             api_error: false,
             turn: None,
             call_id: None,
+            usage: None,
         }
     }
 
@@ -388,6 +455,13 @@ mod stored_form {
             api_error: true,
             turn: Some("tu".into()),
             call_id: Some("c".into()),
+            usage: Some(Tokens {
+                input: 1,
+                output: 2,
+                cache_read: 3,
+                cache_write: 4,
+                reasoning: 5,
+            }),
             ..EntrySummary::at(7, 70, 700, "id".into())
         }
     }

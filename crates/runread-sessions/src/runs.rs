@@ -182,6 +182,10 @@ pub struct Run {
     /// agent version — is read back from it when served).
     #[serde(default)]
     pub prompt_line: Option<LineRef>,
+    /// The tokens the run's model calls reported (`None`: none reported, or the run was indexed
+    /// before usage was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::usage::RunUsage>,
 }
 
 /// The runs of a session and what the walk from the leaf found.
@@ -299,6 +303,7 @@ impl Run {
             context_after: Context::default(),
             answer_before: Context::default(),
             prompt_line: None,
+            usage: None,
         }
     }
 

@@ -74,6 +74,7 @@ pub fn run(id: &str) -> Run {
         context_after: Default::default(),
         answer_before: Default::default(),
         prompt_line: None,
+        usage: None,
     }
 }
 

@@ -97,6 +97,7 @@ fn print_runs_json(list: &[runread_service::shown::ShownRun]) -> Res {
                 "startedAt": r.run.started_at,
                 "workspace": r.workspace_name,
                 "waitingReaders": shown.waiting,
+                "usage": runread_service::outputs::Usage::of(r.run.usage.as_ref()),
             })
         })
         .collect();
@@ -124,27 +125,46 @@ fn print_runs_table(list: &[runread_service::shown::ShownRun]) {
         .unwrap_or(0)
         .max(10);
     outln!(
-        "{:<width$} {:<7} {:<10} {:<10} {:<38} PROMPT",
+        "{:<width$} {:<7} {:<10} {:<10} {:>15} {:<38} PROMPT",
         "RUN",
         "AGENT",
         "STATUS",
         "ANSWER",
+        "TOKENS IN/OUT",
         "SESSION (generation)"
     );
     for (row, shown) in list.iter().zip(&shown) {
         let r = &row.record;
+        let tokens = runread_service::outputs::Usage::of(r.run.usage.as_ref())
+            .in_out()
+            .map_or_else(
+                || "-".to_owned(),
+                |(i, o)| format!("{}/{}", compact(i), compact(o)),
+            );
         outln!(
-            "{:<width$} {:<7} {:<10} {:<10} {:<38} {}",
+            "{:<width$} {:<7} {:<10} {:<10} {:>15} {:<38} {}",
             shown,
             r.agent,
             r.run.status.as_str(),
             row.answer_state,
+            tokens,
             format!("{} ({})", r.target.session_id, r.target.generation),
             row.prompt.shown()
         );
         if !row.waiting.is_empty() {
             outln!("{:<width$} waited on by {}", "", row.waiting_summary());
         }
+    }
+}
+
+/// A count in a few characters, cut (never rounded up): `9999`, `12.3k`, `456k`, `7.8M`, `910M`.
+pub(crate) fn compact(n: u64) -> String {
+    match n {
+        0..=9_999 => n.to_string(),
+        10_000..=99_999 => format!("{}.{}k", n / 1_000, n / 100 % 10),
+        100_000..=999_999 => format!("{}k", n / 1_000),
+        1_000_000..=99_999_999 => format!("{}.{}M", n / 1_000_000, n / 100_000 % 10),
+        _ => format!("{}M", n / 1_000_000),
     }
 }
 
@@ -178,7 +198,24 @@ pub(crate) fn distinct_prefixes(ids: &[&str], min: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::distinct_prefixes;
+    use super::{compact, distinct_prefixes};
+
+    #[test]
+    fn counts_are_cut_at_each_unit_edge() {
+        for (n, shown) in [
+            (0, "0"),
+            (9_999, "9999"),
+            (10_000, "10.0k"),
+            (99_999, "99.9k"),
+            (100_000, "100k"),
+            (999_999, "999k"),
+            (1_000_000, "1.0M"),
+            (99_999_999, "99.9M"),
+            (100_000_000, "100M"),
+        ] {
+            assert_eq!(compact(n), shown, "{n}");
+        }
+    }
 
     #[test]
     fn each_run_is_shown_by_the_shortest_prefix_that_tells_it_apart() {

@@ -9,4 +9,5 @@ mod history_limits;
 mod recheck;
 mod snapshots;
 mod supervised;
+mod usage;
 mod wait;

@@ -97,6 +97,9 @@ struct RawMessage<'a> {
     stop_reason: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     content: Option<Content<'a>>,
+    /// Read whole (a few numbers): whatever it holds, the line stays readable.
+    #[serde(default)]
+    usage: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -267,6 +270,10 @@ fn fill_assistant(
     e.model = m.model.as_deref().map(str::to_owned);
     e.stop_reason = m.stop_reason.as_deref().map(str::to_owned);
     e.synthetic = m.model.as_deref() == Some(SYNTHETIC_MODEL);
+    e.usage = m
+        .usage
+        .as_ref()
+        .and_then(|u| crate::model::Tokens::from_json(u, crate::usage::CLAUDE_NAMES));
     e.api_error = raw.is_api_error == Some(true);
     e.has_tool_call = blocks.iter().any(|b| kind_of(b) == Some("tool_use"));
     e.body_bytes = text_len(content) as u64;

@@ -113,6 +113,9 @@ struct Payload<'a> {
     forked_from_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     history_base: Option<HistoryBase<'a>>,
+    /// `token_count`'s (read whole: a few numbers).
+    #[serde(default)]
+    info: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -260,6 +263,20 @@ pub fn parse_line(
         } else {
             LineOutcome::Malformed
         };
+    }
+    if raw.kind == "event_msg" && kind == Some("token_count") {
+        // The session's running totals so far (none yet: `info` is null).
+        let Some(total) = p
+            .info
+            .as_ref()
+            .and_then(|i| i.get("total_token_usage"))
+            .and_then(|u| crate::model::Tokens::from_json(u, crate::usage::CODEX_NAMES))
+        else {
+            return LineOutcome::Skipped;
+        };
+        let mut e = entry(line, line_no, offset, raw.timestamp.as_deref());
+        e.usage = Some(total);
+        return LineOutcome::Entry(Box::new(e));
     }
     let Some(what) = entry_kind(&raw) else {
         return LineOutcome::Skipped;

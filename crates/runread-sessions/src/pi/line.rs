@@ -23,7 +23,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 pub(super) enum Json<'a, O, A> {
     Null,
     Bool(bool),
-    Number,
+    /// A number: its value when it is a non-negative integer (a count).
+    Number(Option<u64>),
     Str(Cow<'a, str>),
     Array(Vec<A>),
     Object(O),
@@ -43,6 +44,14 @@ impl<'a, O, A> Json<'a, O, A> {
     pub(super) fn as_bool(&self) -> Option<bool> {
         match self {
             Json::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// A non-negative integer, like `Value::as_u64`.
+    pub(super) fn as_u64(&self) -> Option<u64> {
+        match self {
+            Json::Number(n) => *n,
             _ => None,
         }
     }
@@ -161,16 +170,16 @@ impl<'de, O: Fields<'de>, A: Deserialize<'de>> Visitor<'de> for JsonVisitor<O, A
         Ok(Json::Bool(b))
     }
 
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Json::Number)
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(Json::Number(u64::try_from(n).ok()))
     }
 
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Json::Number)
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(Json::Number(Some(n)))
     }
 
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Json::Number)
+        Ok(Json::Number(None))
     }
 
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
@@ -303,6 +312,43 @@ pub(super) struct Message<'a> {
     pub tool_name: Option<Leaf<'a>>,
     pub truncated: Option<Leaf<'a>>,
     pub details: Option<Json<'a, Details<'a>, Skipped>>,
+    pub usage: Option<Json<'a, Usage<'a>, Skipped>>,
+}
+
+/// The counts of `message.usage` (`crate::usage::PI_NAMES`).
+#[derive(Debug, Default)]
+pub(super) struct Usage<'a> {
+    pub input: Option<Leaf<'a>>,
+    pub output: Option<Leaf<'a>>,
+    pub cache_read: Option<Leaf<'a>>,
+    pub cache_write: Option<Leaf<'a>>,
+}
+
+impl<'de> Fields<'de> for Usage<'de> {
+    fn field<M: MapAccess<'de>>(&mut self, key: &str, map: &mut M) -> Result<(), M::Error> {
+        match key {
+            "input" => self.input = Some(map.next_value()?),
+            "output" => self.output = Some(map.next_value()?),
+            "cacheRead" => self.cache_read = Some(map.next_value()?),
+            "cacheWrite" => self.cache_write = Some(map.next_value()?),
+            _ => map.next_value::<Skipped>().map(drop)?,
+        }
+        Ok(())
+    }
+}
+
+impl Usage<'_> {
+    /// The counts, as `Tokens::from_json` reads them from a `Value` (absent or not a count: 0).
+    pub(super) fn tokens(&self) -> crate::model::Tokens {
+        let n = |v: &Option<Leaf<'_>>| v.as_ref().and_then(Json::as_u64).unwrap_or(0);
+        crate::model::Tokens {
+            input: n(&self.input),
+            output: n(&self.output),
+            cache_read: n(&self.cache_read),
+            cache_write: n(&self.cache_write),
+            reasoning: 0,
+        }
+    }
 }
 
 impl<'de> Fields<'de> for Message<'de> {
@@ -317,6 +363,7 @@ impl<'de> Fields<'de> for Message<'de> {
             "toolName" => self.tool_name = Some(map.next_value()?),
             "truncated" => self.truncated = Some(map.next_value()?),
             "details" => self.details = Some(map.next_value()?),
+            "usage" => self.usage = Some(map.next_value()?),
             _ => map.next_value::<Skipped>().map(drop)?,
         }
         Ok(())

@@ -193,6 +193,11 @@ fn fill_message(
     e.stop_reason = str_of(&m.stop_reason).map(str::to_owned);
     e.provider = str_of(&m.provider).map(str::to_owned);
     e.model = str_of(&m.model).map(str::to_owned);
+    e.usage = m
+        .usage
+        .as_ref()
+        .and_then(Json::as_object)
+        .map(line::Usage::tokens);
     let content = m.content.as_ref();
     let blocks = content.and_then(Json::as_array).unwrap_or(&[]);
     e.upstream_truncated = m
@@ -768,6 +773,9 @@ mod tests {
                         .map(str::to_owned);
                     e.provider = m.get("provider").and_then(Value::as_str).map(str::to_owned);
                     e.model = m.get("model").and_then(Value::as_str).map(str::to_owned);
+                    e.usage = m
+                        .get("usage")
+                        .and_then(|u| crate::Tokens::from_json(u, crate::usage::PI_NAMES));
                     let content = m.get("content");
                     e.upstream_truncated =
                         m.get("truncated").and_then(Value::as_bool).unwrap_or(false)

@@ -425,8 +425,24 @@ fn claude_code_sessions_in_the_default_place_are_ingested_listed_and_granted_by_
         runs.iter()
             .all(|r| r["agent"] == "claude" && r["answerState"] == "available")
     );
+    // Each run's tokens: `usage` in the JSON, a column of the table (in/out, prompt tokens with
+    // Claude Code's cache reads and writes).
+    for r in &runs {
+        assert_eq!(r["usage"]["source"], "assistant_messages", "{r}");
+        assert!(r["usage"]["total"]["output"].as_u64().unwrap() > 0, "{r}");
+    }
     let table = ok(run(&["runs"], None));
     assert!(table.contains("claude"), "{table}");
+    assert!(table.contains("TOKENS IN/OUT"), "{table}");
+    let t = &runs[0]["usage"]["total"];
+    let prompt = ["input", "cacheRead", "cacheWrite"]
+        .iter()
+        .map(|k| t[*k].as_u64().unwrap())
+        .sum::<u64>();
+    assert!(
+        table.contains(&format!("{prompt}/{}", t["output"])),
+        "{table}"
+    );
     let full = runs[1]["target"]["runId"].as_str().unwrap();
     assert_eq!(full.len(), 36);
     let grant: Value = serde_json::from_str(&ok(run(

@@ -1,0 +1,173 @@
+//! Usage per run: the tokens each run's model calls reported, from the numbers the index keeps
+//! (never text), in the neutral form every agent's runs share.
+//!
+//! Where each agent records them:
+//! - Pi: `usage` on each assistant message (`input`, `output`, `cacheRead`, `cacheWrite`).
+//! - Claude Code: `message.usage` on each assistant line (`input_tokens`, `output_tokens`,
+//!   `cache_read_input_tokens`, `cache_creation_input_tokens`); one response is written one line
+//!   per content block, each with the response's usage so far: it is counted once, from its last
+//!   line.
+//! - Codex: `token_count` events, whose `info.total_token_usage` is the session's running total
+//!   (`input_tokens`, `cached_input_tokens`, `cache_write_input_tokens`, `output_tokens`,
+//!   `reasoning_output_tokens`): a run's usage is the total at its last event less the total
+//!   before the run.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Agent, EntrySummary, Tokens};
+use crate::runs::Run;
+
+/// Pi's names for a usage object's counts (input, output, cache read, cache write, reasoning).
+pub const PI_NAMES: [Option<&str>; 5] = [
+    Some("input"),
+    Some("output"),
+    Some("cacheRead"),
+    Some("cacheWrite"),
+    None,
+];
+/// Claude Code's.
+pub const CLAUDE_NAMES: [Option<&str>; 5] = [
+    Some("input_tokens"),
+    Some("output_tokens"),
+    Some("cache_read_input_tokens"),
+    Some("cache_creation_input_tokens"),
+    None,
+];
+/// Codex's (`total_token_usage`).
+pub const CODEX_NAMES: [Option<&str>; 5] = [
+    Some("input_tokens"),
+    Some("output_tokens"),
+    Some("cached_input_tokens"),
+    Some("cache_write_input_tokens"),
+    Some("reasoning_output_tokens"),
+];
+
+/// Where a run's usage was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageSource {
+    /// The usage each assistant message carries (Pi, Claude Code).
+    AssistantMessages,
+    /// The running totals of the session's `token_count` events (Codex).
+    TokenCountEvents,
+}
+
+impl UsageSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UsageSource::AssistantMessages => "assistant_messages",
+            UsageSource::TokenCountEvents => "token_count_events",
+        }
+    }
+}
+
+/// One model's share of a run's usage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelUsage {
+    pub model: String,
+    pub tokens: Tokens,
+}
+
+/// A run's usage: in all and per model, how many model calls reported it, and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunUsage {
+    pub total: Tokens,
+    /// In order of first use.
+    pub by_model: Vec<ModelUsage>,
+    /// Model calls (responses, or `token_count` events) counted.
+    pub calls: u64,
+    pub source: UsageSource,
+}
+
+impl RunUsage {
+    fn new(source: UsageSource) -> RunUsage {
+        RunUsage {
+            total: Tokens::default(),
+            by_model: Vec::new(),
+            calls: 0,
+            source,
+        }
+    }
+
+    fn add(&mut self, model: Option<String>, tokens: Tokens) {
+        self.total = self.total.plus(tokens);
+        self.calls += 1;
+        let model = model.unwrap_or_else(|| "unknown".to_owned());
+        match self.by_model.iter_mut().find(|m| m.model == model) {
+            Some(m) => m.tokens = m.tokens.plus(tokens),
+            None => self.by_model.push(ModelUsage { model, tokens }),
+        }
+    }
+}
+
+/// Sets each run's usage from `entries` (the session's, in file order). A run none of whose
+/// calls reported usage (or indexed before usage was) has none.
+pub fn attribute(agent: Agent, entries: &[EntrySummary], runs: &mut [Run]) {
+    match agent {
+        Agent::Pi | Agent::Claude => per_message(agent, entries, runs),
+        Agent::Codex => running_totals(entries, runs),
+    }
+}
+
+/// Pi and Claude Code: the usage of the run's assistant messages, each response once.
+fn per_message(agent: Agent, entries: &[EntrySummary], runs: &mut [Run]) {
+    let by_line: std::collections::HashMap<u64, &EntrySummary> =
+        entries.iter().map(|e| (e.line, e)).collect();
+    for run in runs.iter_mut() {
+        let mut usage = RunUsage::new(UsageSource::AssistantMessages);
+        let mut lines = run
+            .message_lines
+            .iter()
+            .filter_map(|l| by_line.get(l))
+            .peekable();
+        while let Some(e) = lines.next() {
+            // A response written as several lines (one group): its last line's usage.
+            if e.group.is_some() && lines.peek().is_some_and(|n| n.group == e.group) {
+                continue;
+            }
+            if let Some(tokens) = e.usage.filter(|_| !e.synthetic) {
+                let model = match (agent, &e.provider, &e.model) {
+                    (Agent::Pi, Some(p), Some(m)) => Some(format!("{p}/{m}")),
+                    (_, _, m) => m.clone(),
+                };
+                usage.add(model, tokens);
+            }
+        }
+        run.usage = (usage.calls > 0).then_some(usage);
+    }
+}
+
+/// Codex: each run's share of the session's running totals — the total at the run's last
+/// `token_count` event less the total at the last one before the run (events after a run's
+/// first line and before the next run's belong to it).
+fn running_totals(entries: &[EntrySummary], runs: &mut [Run]) {
+    let totals: Vec<(u64, Tokens)> = entries
+        .iter()
+        .filter_map(|e| Some((e.line, e.usage?)))
+        .collect();
+    let mut starts: Vec<u64> = runs.iter().map(|r| r.start_line).collect();
+    starts.sort_unstable();
+    for run in runs.iter_mut() {
+        let end = starts
+            .iter()
+            .find(|s| **s > run.start_line)
+            .copied()
+            .unwrap_or(u64::MAX);
+        let before = totals
+            .iter()
+            .rev()
+            .find(|(l, _)| *l < run.start_line)
+            .map_or(Tokens::default(), |(_, t)| *t);
+        let within: Vec<Tokens> = totals
+            .iter()
+            .filter(|(l, _)| (run.start_line..end).contains(l))
+            .map(|(_, t)| *t)
+            .collect();
+        run.usage = within.last().map(|last| {
+            let mut usage = RunUsage::new(UsageSource::TokenCountEvents);
+            usage.add(run.run_models.last().cloned(), last.since(before));
+            usage.calls = within.len() as u64;
+            usage
+        });
+    }
+}
