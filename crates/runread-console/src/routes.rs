@@ -18,9 +18,7 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_core::Target;
-use runread_core::limits::{
-    FINAL_ANSWER_CHUNK_MAX_BYTES, FINAL_ANSWER_MAX_BYTES, HISTORY_PAGE_MAX,
-};
+use runread_core::limits::HISTORY_PAGE_MAX;
 use runread_core::timefmt::now_ms;
 use runread_service::outputs::{self, Previewed};
 use runread_store::{Grant, GrantState};
@@ -37,7 +35,6 @@ use crate::{AUDIT_PAGE_MAX, BACK_PATH_MAX_BYTES, Console, PAGE_DEADLINE, RUNS_PA
 type Shared = State<Arc<Console>>;
 
 /// Chunks of the final answer the run page reads: enough for the largest answer served.
-const ANSWER_CHUNKS_MAX: usize = FINAL_ANSWER_MAX_BYTES / FINAL_ANSWER_CHUNK_MAX_BYTES + 1;
 
 pub(crate) fn router(console: Arc<Console>) -> Router {
     Router::new()
@@ -265,36 +262,9 @@ pub(crate) struct RunQuery {
 }
 
 fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'static str> {
-    let mut text = String::new();
-    let mut cursor: Option<String> = None;
-    let mut first: Option<Previewed<outputs::FinalAnswer>> = None;
-    for _ in 0..ANSWER_CHUNKS_MAX {
-        let mut args = json!({"limit": FINAL_ANSWER_CHUNK_MAX_BYTES});
-        if let (Some(cur), Value::Object(m)) = (&cursor, &mut args) {
-            m.insert("cursor".into(), json!(cur));
-        }
-        let out = c
-            .service
-            .preview_as::<outputs::FinalAnswer>(target, args, now)
-            .map_err(|e| e.as_str())?;
-        let chunk = &out.output.chunk;
-        if let Some(t) = &chunk.text {
-            text.push_str(t);
-        }
-        cursor.clone_from(&chunk.next_cursor);
-        let eof = chunk.eof;
-        if first.is_none() {
-            first = Some(out);
-        }
-        if eof || cursor.is_none() {
-            break;
-        }
-    }
-    let first = first.ok_or("unavailable")?;
-    Ok(Answer {
-        text: first.output.chunk.text.as_ref().map(|_| text),
-        first,
-    })
+    c.service
+        .preview_answer(target, now)
+        .map_err(|e| e.as_str())
 }
 
 async fn run(

@@ -100,12 +100,7 @@ pub(crate) struct ReadersView {
 }
 
 /// The final answer, read chunk by chunk as a reader would.
-pub(crate) struct Answer {
-    /// The whole text, its chunks joined (none when the answer is not readable).
-    pub text: Option<String>,
-    /// The first chunk: the answer's state, evidence, size and digest.
-    pub first: Previewed<outputs::FinalAnswer>,
-}
+pub(crate) type Answer = runread_service::preview::PreviewedAnswer;
 
 /// The audit page's rows: each call's start record, its receipts, and its grant's label.
 pub(crate) struct AuditView {

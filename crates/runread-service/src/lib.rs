@@ -20,7 +20,7 @@ mod metadata;
 pub mod oauth;
 pub mod outputs;
 pub mod owner;
-mod preview;
+pub mod preview;
 mod publication;
 mod schema;
 pub mod secrets;

@@ -98,6 +98,60 @@ impl Service {
     }
 }
 
+/// Most chunks a whole answer is read in (`FINAL_ANSWER_MAX_BYTES` at the largest chunk, and
+/// one more for `eof`): a preview that has not ended by then stops.
+pub const ANSWER_CHUNKS_MAX: usize = runread_core::limits::FINAL_ANSWER_MAX_BYTES
+    / runread_core::limits::FINAL_ANSWER_CHUNK_MAX_BYTES
+    + 1;
+
+/// A run's final answer as a reader would read it whole, chunk by chunk.
+pub struct PreviewedAnswer {
+    /// The whole text, its chunks joined (none when the answer is not readable).
+    pub text: Option<String>,
+    /// The first chunk: the answer's state, evidence, size and digest.
+    pub first: crate::outputs::Previewed<crate::outputs::FinalAnswer>,
+}
+
+impl Service {
+    /// The owner's preview of `target`'s whole final answer (the console's run page and
+    /// `runread show`): every chunk, through [`Service::preview_as`].
+    pub fn preview_answer(
+        &self,
+        target: &Target,
+        now_ms: i64,
+    ) -> Result<PreviewedAnswer, ErrorCode> {
+        use crate::outputs::FinalAnswer;
+        use runread_core::limits::FINAL_ANSWER_CHUNK_MAX_BYTES;
+        let mut text = String::new();
+        let mut cursor: Option<String> = None;
+        let mut first = None;
+        for _ in 0..ANSWER_CHUNKS_MAX {
+            let mut args = json!({"limit": FINAL_ANSWER_CHUNK_MAX_BYTES});
+            if let (Some(cur), Value::Object(m)) = (&cursor, &mut args) {
+                m.insert("cursor".into(), json!(cur));
+            }
+            let out = self.preview_as::<FinalAnswer>(target, args, now_ms)?;
+            let chunk = &out.output.chunk;
+            if let Some(t) = &chunk.text {
+                text.push_str(t);
+            }
+            cursor.clone_from(&chunk.next_cursor);
+            let eof = chunk.eof;
+            if first.is_none() {
+                first = Some(out);
+            }
+            if eof || cursor.is_none() {
+                break;
+            }
+        }
+        let first: crate::outputs::Previewed<FinalAnswer> = first.ok_or(ErrorCode::Unavailable)?;
+        Ok(PreviewedAnswer {
+            text: first.output.chunk.text.as_ref().map(|_| text),
+            first,
+        })
+    }
+}
+
 impl Service {
     /// The known secrets everything served is masked with (stored, from files, from the
     /// environment, and the read keys): what the owner's artifact registration checks against.

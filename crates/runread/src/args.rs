@@ -97,6 +97,10 @@ pub(crate) enum Command {
     /// Show the calls' start records and receipts, newest first, a page at a time: who, tool,
     /// target, outcome, time (never inputs).
     Audit(AuditArgs),
+    /// Show one run as the console's run page does: its status, its answer (state, evidence,
+    /// sha256 and text, masked), tokens, work state, grants and whether it is kept; `--history`
+    /// pages its timeline. The owner reading their own records: no key.
+    Show(ShowArgs),
     /// List the sealed snapshots of shared runs the store keeps (a copy of each shared run's
     /// evidence, destroyed when its last grant ends): run, size, the grants holding it, until when.
     Snapshots {
@@ -508,4 +512,25 @@ pub(crate) struct RunsArgs {
     /// Only runs with this status.
     #[arg(long, value_parser = ["completed", "failed", "cancelled", "running", "unknown"])]
     pub(crate) status: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct ShowArgs {
+    /// The run's id, or a prefix of it as `runread runs` shows it.
+    pub run: String,
+    /// The session, when the id names runs of several (a Claude Code fork).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// One page of the run's timeline instead (`--cursor` for the next).
+    #[arg(long)]
+    pub history: bool,
+    /// Where the page starts: the `next page` cursor of the last.
+    #[arg(long, requires = "history")]
+    pub cursor: Option<String>,
+    /// Events on the page (1–100).
+    #[arg(long, default_value_t = crate::showcmd::SHOW_HISTORY_DEFAULT, value_parser = clap::value_parser!(u64).range(1..=runread_core::limits::HISTORY_PAGE_MAX as u64), requires = "history")]
+    pub limit: u64,
+    /// JSON instead of lines.
+    #[arg(long)]
+    pub json: bool,
 }

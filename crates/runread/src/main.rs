@@ -50,6 +50,7 @@ use runread_store::Store;
 use args::*;
 use grantcmd::*;
 use ingestcmd::*;
+mod showcmd;
 mod snapshotcmd;
 use readcmd::*;
 use runscmd::*;
@@ -135,6 +136,10 @@ fn run(cli: Cli) -> Res {
         Command::Watch(args) => {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             watch(&home, store, args)
+        }
+        Command::Show(args) => {
+            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
+            showcmd::show(&home, store, args)
         }
         Command::Snapshots { json } => {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;

@@ -144,7 +144,7 @@ fn print_runs_table(list: &[runread_service::shown::ShownRun]) {
         outln!(
             "{:<width$} {:<7} {:<10} {:<10} {:>15} {:<38} {}",
             shown,
-            r.agent,
+            r.agent.as_str(),
             r.run.status.as_str(),
             row.answer_state,
             tokens,

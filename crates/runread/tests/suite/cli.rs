@@ -1120,3 +1120,85 @@ fn run_share_is_refused_before_the_agent_starts_unless_the_reader_exists() {
         assert!(!marker.exists(), "{share}: the agent was started");
     }
 }
+
+/// `runread show`: the owner reads a run in the terminal — its answer whole and masked (the
+/// console's preview, no key), its tokens, its grants — and pages its history by cursor.
+#[test]
+fn show_prints_a_run_as_the_console_does_and_pages_its_history() {
+    let env = runread_testkit::Env::new();
+    let path = env.place("multi-run", Duration::from_secs(60));
+    let home = env.dir.path().join("cli-home");
+    ok(runread(
+        &home,
+        &["workspace", "add", env.workspace.to_str().unwrap()],
+    ));
+    ok(runread(
+        &home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
+    let (run_id, answer, _) = runread_testkit::agent_runs(&path)
+        .into_iter()
+        .find(|(_, text, _)| text.as_ref().is_some_and(|t| t.len() > 40))
+        .unwrap();
+    let answer = answer.unwrap();
+    // A piece of the answer becomes a known secret: shown masked, never in the clear.
+    let secret = answer.get(8..32).unwrap().to_owned();
+    ok(secret_add(&home, "piece", &secret));
+
+    let shown = ok(runread(&home, &["show", &run_id]));
+    assert!(
+        shown.contains("answer   available · evidence session_file"),
+        "{shown}"
+    );
+    assert!(shown.contains("tokens   in "), "{shown}");
+    assert!(shown.contains("grants   none"), "{shown}");
+    assert!(!shown.contains(&secret), "{shown}");
+    let json: Value =
+        serde_json::from_str(&ok(runread(&home, &["show", &run_id, "--json"]))).unwrap();
+    let text = json["answerText"].as_str().unwrap();
+    assert_eq!(
+        text,
+        answer.replace(&secret, runread_core::redact::MASK),
+        "the whole answer, masked"
+    );
+    assert_eq!(
+        json["answer"]["sha256"],
+        runread_core::sha256_hex(text.as_bytes()).as_str()
+    );
+    assert_eq!(json["usage"]["source"], "assistant_messages");
+
+    // The history, one event a page, followed by its cursor to the end.
+    let mut args = vec![
+        "show".to_owned(),
+        run_id.clone(),
+        "--history".into(),
+        "--limit".into(),
+        "1".into(),
+    ];
+    let mut seen = Vec::new();
+    for _ in 0..32 {
+        let page = ok(runread(
+            &home,
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        ));
+        seen.extend(
+            page.lines()
+                .filter(|l| l.starts_with('#'))
+                .map(str::to_owned),
+        );
+        match page.lines().find_map(|l| l.split_once("--cursor ")) {
+            Some((_, cursor)) => {
+                args.truncate(5);
+                args.extend(["--cursor".into(), cursor.trim().to_owned()]);
+            }
+            None => {
+                assert!(page.contains("(end of the history)"), "{page}");
+                break;
+            }
+        }
+    }
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(seen[0].ends_with(" user"), "{seen:?}");
+    let unknown = runread(&home, &["show", "zzzzzzzz"]);
+    assert!(!unknown.status.success());
+}
