@@ -16,6 +16,7 @@
 pub mod auth;
 pub mod form;
 mod guard;
+mod markdown;
 mod pages;
 mod routes;
 mod views;

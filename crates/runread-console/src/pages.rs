@@ -416,7 +416,11 @@ fn answer_section(v: &RunView) -> Markup {
                         @if let Some(h) = &first.chunk.sha256 { dt { "sha256" } dd { code { (h) } } }
                     }
                     @if let Some(t) = &a.text {
-                        pre.answer id="final-answer" { (t) }
+                        div.answer-rendered id="final-answer-rendered" { (crate::markdown::render(t)) }
+                        details.exact {
+                            summary { "The exact text (masked), as a reader gets it" }
+                            pre.answer id="final-answer" { (t) }
+                        }
                     } @else {
                         p.unavailable { "No answer text to read (state " (state) ")." }
                     }

@@ -1314,3 +1314,38 @@ async fn the_run_list_and_page_show_each_runs_tokens() {
         "{tokens} / {shown}"
     );
 }
+
+/// A final answer's Markdown is rendered on the run page (never its raw HTML), and the exact
+/// masked text a reader gets stays one click away, with its sha256.
+#[tokio::test]
+async fn the_answer_is_rendered_as_markdown_with_the_exact_text_one_click_away() {
+    let s = serve_with(|env| {
+        env.place_claude("tool-then-answer", Duration::from_secs(60));
+    })
+    .await;
+    let cookie = s.log_in().await;
+    let run = s
+        .env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .find(|r| !r.run.final_lines.is_empty())
+        .unwrap();
+    let path = format!(
+        "/run?session={}&generation={}&run={}",
+        run.target.session_id, run.target.generation, run.target.run_id
+    );
+    let page = s.get(&path, Some(&cookie)).await;
+    assert_eq!(page.status, 200);
+    let rendered = between(&page.body, "id=\"final-answer-rendered\">", "</div>");
+    assert!(rendered.contains("<strong>demo</strong>"), "{rendered}");
+    assert!(rendered.contains("<code>src/main.rs</code>"), "{rendered}");
+    let exact = between(
+        &page.body,
+        "<pre class=\"answer\" id=\"final-answer\">",
+        "</pre>",
+    );
+    assert!(exact.contains("This is **demo**"), "{exact}");
+    assert!(page.body.contains("<dt>sha256</dt>"), "{}", page.body);
+}

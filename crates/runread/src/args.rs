@@ -97,6 +97,13 @@ pub(crate) enum Command {
     /// Show the calls' start records and receipts, newest first, a page at a time: who, tool,
     /// target, outcome, time (never inputs).
     Audit(AuditArgs),
+    /// Print the completion script for a shell (`runread completions bash > …`; see the README).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `runread man > runread.1`, or `runread man | man -l -`.
+    Man,
     /// Show one run as the console's run page does: its status, its answer (state, evidence,
     /// sha256 and text, masked), tokens, work state, grants and whether it is kept; `--history`
     /// pages its timeline. The owner reading their own records: no key.

@@ -137,6 +137,15 @@ fn run(cli: Cli) -> Res {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             watch(&home, store, args)
         }
+        // Generated from the definitions above: no home, no store.
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "runread", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+            .render(&mut std::io::stdout())
+            .map_err(|e| e.to_string()),
         Command::Show(args) => {
             let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
             showcmd::show(&home, store, args)

@@ -1202,3 +1202,71 @@ fn show_prints_a_run_as_the_console_does_and_pages_its_history() {
     let unknown = runread(&home, &["show", "zzzzzzzz"]);
     assert!(!unknown.status.success());
 }
+
+/// Completions and the man page come from the clap definitions: every command is in them, the
+/// bash script parses, and the man page renders (groff, as `man` would).
+#[test]
+fn completions_and_the_man_page_name_every_command() {
+    let home = tempfile::tempdir().unwrap();
+    let commands = [
+        "ingest",
+        "runs",
+        "show",
+        "grant",
+        "serve",
+        "snapshots",
+        "completions",
+        "man",
+    ];
+    for shell in ["bash", "zsh", "fish"] {
+        let script = ok(runread(home.path(), &["completions", shell]));
+        for c in commands {
+            assert!(script.contains(c), "{shell} completions lack {c}");
+        }
+    }
+    let bash = ok(runread(home.path(), &["completions", "bash"]));
+    let parsed = Command::new("bash")
+        .args(["-n", "-c", &bash])
+        .output()
+        .unwrap();
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+    let page = ok(runread(home.path(), &["man"]));
+    assert!(page.contains(".TH runread 1"), "{page}");
+    let rendered = {
+        use std::io::Write;
+        let mut groff = Command::new("groff")
+            .args(["-man", "-Tutf8", "-Kutf8"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("groff (man's formatter)");
+        groff
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(page.as_bytes())
+            .unwrap();
+        groff.wait_with_output().unwrap()
+    };
+    assert!(
+        rendered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rendered.stderr)
+    );
+    let text = String::from_utf8_lossy(&rendered.stdout);
+    for c in commands {
+        assert!(text.contains(c), "the man page lacks {c}");
+    }
+    // Neither needs a home: none was made.
+    assert!(std::fs::read_dir(home.path()).unwrap().next().is_none());
+    assert!(
+        !runread(home.path(), &["completions", "tcsh"])
+            .status
+            .success()
+    );
+}
