@@ -1270,3 +1270,21 @@ fn completions_and_the_man_page_name_every_command() {
             .success()
     );
 }
+
+/// The systemd user unit runs the documented command with the binary `cargo install` puts in
+/// `~/.cargo/bin`, and that command parses (`scripts/test` also has systemd verify the unit).
+#[test]
+fn the_systemd_unit_runs_the_documented_command() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let unit = std::fs::read_to_string(root.join("contrib/systemd/runread.service")).unwrap();
+    let exec: Vec<&str> = unit
+        .lines()
+        .filter_map(|l| l.strip_prefix("ExecStart="))
+        .collect();
+    assert_eq!(exec, ["%h/.cargo/bin/runread serve --watch"]);
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("runs `runread serve --watch`"));
+    assert!(readme.contains("cargo install --locked --path crates/runread"));
+    let home = tempfile::tempdir().unwrap();
+    ok(runread(home.path(), &["serve", "--watch", "--help"]));
+}
