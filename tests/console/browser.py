@@ -53,6 +53,11 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 # How long the browser waits for what a page should show.
 WAIT_SECS = 20
+# The accessibility linter run on every page the test shows (npm, into the cache on first use).
+AXE_VERSION = "4.14.1"
+# What axe checks: WCAG 2.0 and 2.1, levels A and AA. A violation of impact serious or critical
+# fails the test; the others are printed.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
 def ensure_browser() -> None:
@@ -87,6 +92,24 @@ def ensure_venv() -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-r", str(REQUIREMENTS)], check=True)
     return py
+
+
+def ensure_axe() -> Path:
+    """axe-core's browser bundle, installed from npm into the cache once (pinned)."""
+    cache = Path(os.environ.get("RUNREAD_CONSOLE_CACHE", Path.home() / ".cache" / "runread-console"))
+    prefix = cache / "axe"
+    bundle = prefix / "node_modules" / "axe-core" / "axe.min.js"
+    manifest = prefix / "node_modules" / "axe-core" / "package.json"
+    if bundle.exists() and json.loads(manifest.read_text()).get("version") == AXE_VERSION:
+        return bundle
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit("npm is not on PATH; it is needed once to install axe-core")
+    print(f"browser: installing axe-core {AXE_VERSION} into {prefix}", flush=True)
+    prefix.mkdir(parents=True, exist_ok=True)
+    subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--save-exact",
+                    f"axe-core@{AXE_VERSION}"], check=True, stdout=subprocess.DEVNULL, timeout=600)
+    return bundle
 
 
 def free_port() -> int:
@@ -246,12 +269,35 @@ def main_in_venv(args: argparse.Namespace) -> int:
 
         wait = Wait()
 
+        axe = ensure_axe().read_text()
+
+        def axe_violations() -> list[dict]:
+            # axe-core injected into the page as it is, run over the whole document.
+            driver.execute_script(axe)
+            return driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "axe.run(document, {runOnly: {type: 'tag', values: arguments[0]}})"
+                ".then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
+                " nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}))),"
+                " e => done([{id: 'axe-failed', impact: 'critical', help: String(e), nodes: []}]));",
+                AXE_TAGS)
+
+        def accessible(name: str) -> None:
+            found = axe_violations()
+            serious = [v for v in found if v.get("impact") in ("serious", "critical")]
+            for v in found:
+                if v not in serious:
+                    print(f"      axe ({v.get('impact')}) {name}: {v['id']}: {v['help']}", flush=True)
+            checks.check(f"accessibility of the {name} page: no serious violation (axe-core {AXE_VERSION})",
+                         not serious, json.dumps(serious, indent=1))
+
         def shot(name: str) -> None:
             # The whole page: the window grown to the document's height for the picture.
             height = driver.execute_script("return document.documentElement.scrollHeight")
             driver.set_window_size(1280, max(700, min(int(height) + 40, 4000)))
             driver.save_screenshot(str(shots / f"{name}.png"))
             driver.set_window_size(1280, 1000)
+            accessible(name)
 
         # 1. Log in with the link: the run list.
         driver.get(login)
@@ -288,6 +334,42 @@ def main_in_venv(args: argparse.Namespace) -> int:
         checks.check("the run page shows a timeline of the history",
                      len(driver.find_elements(By.CSS_SELECTOR, "ol.timeline li")) >= 2)
         shot("run")
+        checks.check("the run page renders the answer's Markdown, the exact text one click away",
+                     bool(driver.find_elements(By.ID, "final-answer-rendered"))
+                     and not driver.find_element(By.ID, "final-answer").is_displayed())
+        # The same page in the dark theme the system asks for: its contrasts checked too.
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                               {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        driver.refresh()
+        wait.until(EC.presence_of_element_located((By.ID, "final-answer")))
+        background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+        checks.check("the console follows a dark system theme", background == "rgb(20, 23, 27)", background)
+        accessible("run (dark)")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        # The linter is not blind: an unlabeled field and an image without text are found.
+        driver.execute_script("document.body.insertAdjacentHTML('beforeend',"
+                              " '<input type=text id=nolabel><img src=data:, id=noalt>')")
+        caught = {v["id"] for v in axe_violations() if v.get("impact") in ("serious", "critical")}
+        checks.check("axe finds the violations put in on purpose", {"label", "image-alt"} <= caught,
+                     str(caught))
+        driver.refresh()
+        wait.until(EC.presence_of_element_located((By.ID, "final-answer")))
+        # Keyboard alone: Tab from the top of the page reaches the exact text's toggle and the
+        # Share button, each showing where the focus is.
+        from selenium.webdriver.common.keys import Keys
+        reached: set[str] = set()
+        outlined = True
+        for _ in range(300):
+            driver.switch_to.active_element.send_keys(Keys.TAB)
+            el = driver.switch_to.active_element
+            if el.tag_name == "summary" and "exact text" in el.text:
+                reached.add("exact text")
+            if el.tag_name == "button" and el.text == "Share":
+                reached.add("share")
+                outlined = driver.execute_script("return getComputedStyle(arguments[0]).outlineStyle", el) != "none"
+                break
+        checks.check("the run page is usable by keyboard alone (Tab reaches the exact text and Share, focus shown)",
+                     reached == {"exact text", "share"} and outlined, str(reached))
         form = driver.find_element(By.CSS_SELECTOR, "form.grant")
         boxes = {b.get_attribute("value"): b for b in form.find_elements(By.NAME, "feature")}
         checks.check("every feature is a checkbox with what it exposes",
