@@ -188,11 +188,16 @@ pub(crate) fn runs(s: &SessionView, p: &RunsPage) -> Markup {
                 (select("agent", "Agent", q.agent.as_deref(), &agents))
                 (select("workspace", "Workspace", q.workspace.as_deref(), &workspaces))
                 (select("status", "Status", q.status.as_deref(), &statuses))
+                label { "Words in the prompt or answer " input type="search" name="q" maxlength=(runread_service::search::SEARCH_QUERY_MAX_BYTES) value=(q.q.as_deref().unwrap_or("")); }
                 button type="submit" { "Filter" }
             }
-            div id="runs" data-rows=(format!("/runs/rows?{}", runs_query_string(q, q.offset())))
-                data-poll-ms=(RUNS_POLL_MS) aria-live="polite" {
-                (runs_table(p))
+            @if p.searched.is_some() {
+                div id="search-results" { (runs_table(p)) }
+            } @else {
+                div id="runs" data-rows=(format!("/runs/rows?{}", runs_query_string(q, q.offset())))
+                    data-poll-ms=(RUNS_POLL_MS) aria-live="polite" {
+                    (runs_table(p))
+                }
             }
         },
     )
@@ -204,7 +209,9 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
     let from = q.offset();
     let to = from + p.rows.len() as u64;
     html! {
-        @if p.rows.is_empty() {
+        @if let (true, Some((examined, _))) = (p.rows.is_empty(), p.searched) {
+            p.empty { "No run's prompt or answer holds every word of “" (q.q.as_deref().unwrap_or("")) "” (" (examined) " of " (p.total) " runs searched)." }
+        } @else if p.rows.is_empty() {
             @if p.total == 0 {
                 p.empty { "No runs yet. Register a workspace and run " code { "runread ingest" } " or " code { "runread watch" } "." }
             } @else {
@@ -212,7 +219,13 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
             }
         } @else {
             table.runs {
-                caption { "Runs " (from + 1) "–" (to) " of " (p.total) ", newest first" }
+                @match p.searched {
+                    Some((examined, complete)) => caption {
+                        (p.rows.len()) " runs whose prompt or answer holds every word of “" (q.q.as_deref().unwrap_or("")) "”, newest first; "
+                        @if complete { "every run searched (" (examined) ")" } @else { (examined) " of " (p.total) " searched (the search's bounds)" }
+                    },
+                    None => caption { "Runs " (from + 1) "–" (to) " of " (p.total) ", newest first" },
+                }
                 thead { tr {
                     th scope="col" { "Started" }
                     th scope="col" { "Prompt" }
@@ -241,14 +254,14 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
                     }
                 }
             }
-            nav.pager aria-label="Pages" {
+            @if p.searched.is_none() { nav.pager aria-label="Pages" {
                 @if from > 0 {
                     a href=(format!("/runs?{}", runs_query_string(q, from.saturating_sub(u64::from(RUNS_PAGE))))) { "← Newer" }
                 }
                 @if to < p.total {
                     a href=(format!("/runs?{}", runs_query_string(q, to))) { "Older →" }
                 }
-            }
+            } }
         }
     }
 }

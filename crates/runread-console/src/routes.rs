@@ -210,12 +210,28 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
     let c = c.clone();
     blocking(move || {
         let now = now_ms();
+        let workspaces = c.store.workspaces().map_err(store_err)?;
+        if let Some(words) = q.search() {
+            let found = c
+                .service
+                .search_runs(words, &filter, now)
+                .map_err(|e| match e {
+                    runread_core::ErrorCode::InvalidArguments => Refusal::InvalidRequest,
+                    _ => Refusal::Unavailable,
+                })?;
+            return Ok(RunsPage {
+                rows: found.runs,
+                total: found.total,
+                searched: Some((found.examined, found.complete)),
+                query: q,
+                workspaces,
+            });
+        }
         let list = c
             .store
             .runs_page(&filter, RUNS_PAGE, q.offset())
             .map_err(store_err)?;
         let total = c.store.runs_count(&filter).map_err(store_err)?;
-        let workspaces = c.store.workspaces().map_err(store_err)?;
         let rows = c
             .service
             .shown_runs(list, now)
@@ -225,6 +241,7 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
             rows,
             total,
             workspaces,
+            searched: None,
         })
     })
     .await

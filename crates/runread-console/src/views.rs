@@ -41,6 +41,9 @@ pub(crate) struct RunsQuery {
     pub status: Option<String>,
     #[serde(default)]
     pub offset: Option<u64>,
+    /// Words to search the prompts and answers for (`runread_service::search`).
+    #[serde(default)]
+    pub q: Option<String>,
 }
 
 impl RunsQuery {
@@ -67,6 +70,11 @@ impl RunsQuery {
     pub(crate) fn offset(&self) -> u64 {
         self.offset.unwrap_or(0)
     }
+
+    /// The search's words as typed, when there are any.
+    pub(crate) fn search(&self) -> Option<&str> {
+        self.q.as_deref().filter(|q| !q.trim().is_empty())
+    }
 }
 
 pub(crate) struct RunsPage {
@@ -75,6 +83,8 @@ pub(crate) struct RunsPage {
     pub rows: Vec<ShownRun>,
     pub total: u64,
     pub workspaces: Vec<runread_store::Workspace>,
+    /// A search's reach: runs examined, and whether every run was (`None`: not a search).
+    pub searched: Option<(u64, bool)>,
 }
 
 /// What the run page shows, all as a reader granted every feature would be served it.

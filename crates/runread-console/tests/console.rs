@@ -1349,3 +1349,42 @@ async fn the_answer_is_rendered_as_markdown_with_the_exact_text_one_click_away()
     assert!(exact.contains("This is **demo**"), "{exact}");
     assert!(page.body.contains("<dt>sha256</dt>"), "{}", page.body);
 }
+
+/// The run list searches prompts and answers by words (the masked text: a known secret's value
+/// finds nothing), shows how far it looked, and does not refresh itself while showing results.
+#[tokio::test]
+async fn the_run_list_searches_prompts_and_answers_by_words() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let run = s.env.store.runs().unwrap().remove(0);
+    let prompt = runread_testkit::prompt(&run).unwrap();
+    let word = prompt
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|w| w.len() >= 5 && !SECRET.contains(*w))
+        .unwrap()
+        .to_owned();
+    let page = s
+        .get(&format!("/runs?q={}", enc(&word)), Some(&cookie))
+        .await;
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("id=\"search-results\""), "{}", page.body);
+    assert!(
+        !page.body.contains("id=\"runs\""),
+        "search results are not polled"
+    );
+    assert!(page.body.contains("holds every word of"), "{}", page.body);
+    assert!(page.body.contains(&run.target.run_id), "{}", page.body);
+    let secret = s
+        .get(&format!("/runs?q={}", enc(SECRET)), Some(&cookie))
+        .await;
+    assert!(
+        secret
+            .body
+            .contains("No run's prompt or answer holds every word"),
+        "{}",
+        secret.body
+    );
+    assert!(!secret.body.contains(&run.target.run_id));
+    let too_many = s.get("/runs?q=a+b+c+d+e+f+g+h+i", Some(&cookie)).await;
+    assert_eq!(too_many.status, 400);
+}

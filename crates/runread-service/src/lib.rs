@@ -23,6 +23,7 @@ pub mod owner;
 pub mod preview;
 mod publication;
 mod schema;
+pub mod search;
 pub mod secrets;
 pub mod shown;
 pub mod snapshot;

@@ -519,6 +519,10 @@ pub(crate) struct RunsArgs {
     /// Only runs with this status.
     #[arg(long, value_parser = ["completed", "failed", "cancelled", "running", "unknown"])]
     pub(crate) status: Option<String>,
+    /// Only runs whose prompt or answer holds every one of these words (read from the session
+    /// files and masked; at most 8 words, the newest 2,000 runs, 50 results).
+    #[arg(long)]
+    pub(crate) search: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]

@@ -33,7 +33,50 @@ pub(crate) fn run_filter(
 /// `runread runs`: the filter from the flags, then the page.
 pub(crate) fn runs_command(home: &crate::home::Home, store: Arc<dyn Store>, a: RunsArgs) -> Res {
     let filter = run_filter(&*store, a.agent, a.workspace, a.status)?;
+    if let Some(words) = &a.search {
+        return search(home, store, a.json, &filter, words);
+    }
     runs(home, store, a.json, &filter, a.limit, a.offset)
+}
+
+/// `runread runs --search WORDS`: the runs whose prompt or answer holds every word.
+fn search(
+    home: &crate::home::Home,
+    store: Arc<dyn Store>,
+    as_json: bool,
+    filter: &runread_store::RunFilter,
+    words: &str,
+) -> Res {
+    let service = service(home, store, Config::default())?;
+    let found = service
+        .search_runs(words, filter, now_ms())
+        .map_err(|e| match e {
+            runread_core::ErrorCode::InvalidArguments => format!(
+                "--search takes 1 to {} words, at most {} bytes",
+                runread_service::search::SEARCH_WORDS_MAX,
+                runread_service::search::SEARCH_QUERY_MAX_BYTES
+            ),
+            other => format!("the search failed: {}", other.as_str()),
+        })?;
+    if as_json {
+        return print_runs_json(&found.runs);
+    }
+    if !found.runs.is_empty() {
+        print_runs_table(&found.runs);
+    }
+    outln!(
+        "{} runs hold every word; {}",
+        found.runs.len(),
+        if found.complete {
+            format!("every run searched ({})", found.examined)
+        } else {
+            format!(
+                "{} of {} searched (the search's bounds)",
+                found.examined, found.total
+            )
+        }
+    );
+    Ok(())
 }
 
 pub(crate) fn runs(

@@ -7,6 +7,7 @@ mod final_answer;
 mod get_run;
 mod history_limits;
 mod recheck;
+mod search;
 mod snapshots;
 mod supervised;
 mod usage;
