@@ -1288,3 +1288,64 @@ fn the_systemd_unit_runs_the_documented_command() {
     let home = tempfile::tempdir().unwrap();
     ok(runread(home.path(), &["serve", "--watch", "--help"]));
 }
+
+/// `server.json` describes runread to the MCP Registry: valid against the registry's published
+/// schema (vendored in `tests/registry/`, the version its `$schema` names), of this version, with
+/// the endpoint and the stdio command the docs give (both of which parse).
+#[test]
+fn server_json_is_valid_for_the_mcp_registry_and_says_what_the_docs_say() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let read = |p: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(p)).unwrap()).unwrap()
+    };
+    let schema = read("tests/registry/server.schema.json");
+    let server = read("server.json");
+    assert_eq!(
+        server["$schema"], schema["$id"],
+        "validated against the version it names"
+    );
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&server)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    // The schema is not blind: a name without its namespace and an over-long description fail.
+    let mut broken = server.clone();
+    broken["name"] = "runread".into();
+    broken["description"] = "x".repeat(101).into();
+    assert_eq!(validator.iter_errors(&broken).count(), 2);
+
+    assert_eq!(server["version"], env!("CARGO_PKG_VERSION"));
+    let remote = &server["remotes"][0];
+    assert_eq!(remote["url"], "http://127.0.0.1:7077/mcp");
+    assert_eq!(remote["headers"][0]["name"], "x-runread-key");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.contains(
+            "runread serve                                    # http://127.0.0.1:7077/mcp"
+        )
+    );
+    let meta = &server["_meta"]["io.modelcontextprotocol.registry/publisher-provided"];
+    let clients = std::fs::read_to_string(root.join("docs/clients.md")).unwrap();
+    assert!(clients.contains(r#""args": ["serve", "--stdio", "--key-file", "#));
+    let args: Vec<&str> = meta["stdio"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args, ["serve", "--stdio", "--key-file", "{key_file}"]);
+    let home = tempfile::tempdir().unwrap();
+    ok(runread(
+        home.path(),
+        &["serve", "--stdio", "--key-file", "k", "--help"],
+    ));
+    assert!(
+        meta["install"]
+            .as_str()
+            .unwrap()
+            .starts_with("cargo install --locked --git ")
+    );
+    assert!(readme.contains(meta["install"].as_str().unwrap()));
+}
