@@ -34,8 +34,6 @@ use crate::{AUDIT_PAGE_MAX, BACK_PATH_MAX_BYTES, Console, PAGE_DEADLINE, RUNS_PA
 
 type Shared = State<Arc<Console>>;
 
-/// Chunks of the final answer the run page reads: enough for the largest answer served.
-
 pub(crate) fn router(console: Arc<Console>) -> Router {
     Router::new()
         .route("/", get(|| async { see_other("/runs") }))

@@ -160,7 +160,7 @@ mod tests {
     fn a_query_is_bounded_in_bytes_and_words() {
         assert_eq!(words("Crash  SUMMARIZE").unwrap(), ["crash", "summarize"]);
         assert!(words("   ").is_err());
-        let at = vec!["w"; SEARCH_WORDS_MAX].join(" ");
+        let at = ["w"; SEARCH_WORDS_MAX].join(" ");
         assert_eq!(words(&at).unwrap().len(), SEARCH_WORDS_MAX);
         assert!(words(&format!("{at} w")).is_err(), "one word more");
         let long = "x".repeat(SEARCH_QUERY_MAX_BYTES);
