@@ -18,20 +18,9 @@ fn followable(dest: &str) -> bool {
     lower.starts_with("https://") || lower.starts_with("http://") || lower.starts_with("mailto:")
 }
 
-/// `text` as HTML-escaped text (for what is shown instead of markup).
+/// `text` as HTML-escaped text, safe inside a double-quoted attribute too (maud's escaping).
 fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    maud::html!((text)).into_string()
 }
 
 /// The answer rendered: only the HTML this module writes, every text of the answer escaped.

@@ -185,7 +185,7 @@ pub struct Run {
     /// The tokens the run's model calls reported (`None`: none reported, or the run was indexed
     /// before usage was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<crate::usage::RunUsage>,
+    pub usage: Option<RunUsage>,
 }
 
 /// The runs of a session and what the walk from the leaf found.
@@ -312,5 +312,65 @@ impl Run {
     pub fn mark_unknown(&mut self, reason: &str) {
         self.status = RunStatus::Unknown;
         self.unknown_reason.get_or_insert_with(|| reason.to_owned());
+    }
+}
+
+// ---- usage per run (attributed by `crate::usage`) ----
+
+/// Where a run's usage was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageSource {
+    /// The usage each assistant message carries (Pi, Claude Code).
+    AssistantMessages,
+    /// The running totals of the session's `token_count` events (Codex).
+    TokenCountEvents,
+}
+
+impl UsageSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UsageSource::AssistantMessages => "assistant_messages",
+            UsageSource::TokenCountEvents => "token_count_events",
+        }
+    }
+}
+
+/// One model's share of a run's usage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelUsage {
+    pub model: String,
+    pub tokens: crate::model::Tokens,
+}
+
+/// A run's usage: in all and per model, how many model calls reported it, and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunUsage {
+    pub total: crate::model::Tokens,
+    /// In order of first use.
+    pub by_model: Vec<ModelUsage>,
+    /// Model calls (responses, or `token_count` events) counted.
+    pub calls: u64,
+    pub source: UsageSource,
+}
+
+impl RunUsage {
+    pub(crate) fn new(source: UsageSource) -> RunUsage {
+        RunUsage {
+            total: crate::model::Tokens::default(),
+            by_model: Vec::new(),
+            calls: 0,
+            source,
+        }
+    }
+
+    pub(crate) fn add(&mut self, model: Option<String>, tokens: crate::model::Tokens) {
+        self.total = self.total.plus(tokens);
+        self.calls += 1;
+        let model = model.unwrap_or_else(|| "unknown".to_owned());
+        match self.by_model.iter_mut().find(|m| m.model == model) {
+            Some(m) => m.tokens = m.tokens.plus(tokens),
+            None => self.by_model.push(ModelUsage { model, tokens }),
+        }
     }
 }

@@ -12,8 +12,6 @@
 //!   `reasoning_output_tokens`): a run's usage is the total at its last event less the total
 //!   before the run.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::{Agent, EntrySummary, Tokens};
 use crate::runs::Run;
 
@@ -42,63 +40,7 @@ pub const CODEX_NAMES: [Option<&str>; 5] = [
     Some("reasoning_output_tokens"),
 ];
 
-/// Where a run's usage was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UsageSource {
-    /// The usage each assistant message carries (Pi, Claude Code).
-    AssistantMessages,
-    /// The running totals of the session's `token_count` events (Codex).
-    TokenCountEvents,
-}
-
-impl UsageSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UsageSource::AssistantMessages => "assistant_messages",
-            UsageSource::TokenCountEvents => "token_count_events",
-        }
-    }
-}
-
-/// One model's share of a run's usage.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ModelUsage {
-    pub model: String,
-    pub tokens: Tokens,
-}
-
-/// A run's usage: in all and per model, how many model calls reported it, and where it was read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunUsage {
-    pub total: Tokens,
-    /// In order of first use.
-    pub by_model: Vec<ModelUsage>,
-    /// Model calls (responses, or `token_count` events) counted.
-    pub calls: u64,
-    pub source: UsageSource,
-}
-
-impl RunUsage {
-    fn new(source: UsageSource) -> RunUsage {
-        RunUsage {
-            total: Tokens::default(),
-            by_model: Vec::new(),
-            calls: 0,
-            source,
-        }
-    }
-
-    fn add(&mut self, model: Option<String>, tokens: Tokens) {
-        self.total = self.total.plus(tokens);
-        self.calls += 1;
-        let model = model.unwrap_or_else(|| "unknown".to_owned());
-        match self.by_model.iter_mut().find(|m| m.model == model) {
-            Some(m) => m.tokens = m.tokens.plus(tokens),
-            None => self.by_model.push(ModelUsage { model, tokens }),
-        }
-    }
-}
+pub use crate::runs::{ModelUsage, RunUsage, UsageSource};
 
 /// Sets each run's usage from `entries` (the session's, in file order). A run none of whose
 /// calls reported usage (or indexed before usage was) has none.

@@ -19,8 +19,20 @@ macro_rules! word {
 /// Events of one `show --history` page unless `--limit` says otherwise.
 pub(crate) const SHOW_HISTORY_DEFAULT: u64 = 20;
 
-pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs) -> Res {
-    let mut runs = runread_service::owner::find_runs(&*store, &a.run).map_err(|e| e.to_string())?;
+/// What `show` shows of one run, read once for the lines and the JSON alike.
+struct Shown {
+    run: runread_service::shown::ShownRun,
+    answer: Result<runread_service::preview::PreviewedAnswer, runread_core::ErrorCode>,
+    work: Result<outputs::Previewed<outputs::WorkState>, runread_core::ErrorCode>,
+    usage: Usage,
+    grants: Vec<runread_store::Grant>,
+    kept: Option<runread_store::SnapshotSummary>,
+    now: i64,
+}
+
+/// The one run `a` names (by id or prefix, and session).
+fn the_run(store: &dyn Store, a: &ShowArgs) -> Result<runread_store::RunRecord, String> {
+    let mut runs = runread_service::owner::find_runs(store, &a.run).map_err(|e| e.to_string())?;
     if let Some(s) = &a.session {
         runs.retain(|r| r.target.session_id == *s);
     }
@@ -36,6 +48,11 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
             ));
         }
     };
+    Ok(run)
+}
+
+pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs) -> Res {
+    let run = the_run(&*store, &a)?;
     let now = now_ms();
     let service = crate::servecmd::service(home, store.clone(), Config::default())?;
     let target = run.target.clone();
@@ -62,7 +79,27 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
                 && k.generation == target.generation
                 && k.run_id == target.run_id
         });
+    let s = Shown {
+        run: shown,
+        answer,
+        work,
+        usage,
+        grants,
+        kept,
+        now,
+    };
     if a.json {
+        print_json(&s)
+    } else {
+        print_lines(&s)
+    }
+}
+
+fn print_json(s: &Shown) -> Res {
+    let (shown, answer, work, usage, grants, kept, now) = (
+        &s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.kept, s.now,
+    );
+    {
         let out = json!({
             "target": shown.record.target,
             "agent": shown.record.agent,
@@ -83,8 +120,14 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         );
-        return Ok(());
+        Ok(())
     }
+}
+
+fn print_lines(s: &Shown) -> Res {
+    let (shown, answer, work, usage, grants, kept, now) = (
+        &s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.kept, s.now,
+    );
     let r = &shown.record;
     outln!("run      {}", r.target.run_id);
     outln!("prompt   {}", shown.prompt.shown());
@@ -105,7 +148,7 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
         r.run.started_at.as_deref().unwrap_or("-"),
         r.run.ended_at.as_deref().unwrap_or("-")
     );
-    match &answer {
+    match answer {
         Ok(p) => {
             let c = &p.first.output;
             outln!(
@@ -134,7 +177,7 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
             outputs::thousands(m.tokens.output)
         );
     }
-    match &work {
+    match work {
         Ok(w) => outln!(
             "work     foreground {} · aggregate {} · evidence {}",
             word!(&w.output.foreground.state),
@@ -146,7 +189,7 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
     if grants.is_empty() {
         outln!("grants   none");
     }
-    for g in &grants {
+    for g in grants {
         let features: Vec<&str> = g.features.iter().map(|f| f.as_str()).collect();
         outln!(
             "grant    {} to {} ({}) until {} · {}",
@@ -157,14 +200,14 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
             g.state(now).as_str()
         );
     }
-    if let Some(k) = &kept {
+    if let Some(k) = kept {
         outln!(
             "kept     a sealed copy of its evidence ({} lines, {} bytes), until its last grant ends",
             k.lines,
             k.bytes
         );
     }
-    if let Ok(p) = &answer
+    if let Ok(p) = answer
         && let Some(text) = &p.text
     {
         outln!();
