@@ -12,6 +12,7 @@
 //! - `json-pass`, `stat-pass`: the bare references for ingest and re-ingest ([`passes`]).
 //! - `select-page`: a page of runs straight from the SQLite store ([`page`]).
 //! - `wake`: `wait_for_run`'s wake-up latency, by change feed, `NOTIFY` and re-check ([`wake`]).
+//! - `snapshot`: a read from a shared run's snapshot beside the same read from its file ([`snapshot`]).
 //!
 //! `runread-bench gate [--calls N] [--rounds R]`: the execution gate's cost per call —
 //! `read_final_answer` through the whole service (admission, gate, re-check, label) with the
@@ -39,6 +40,7 @@ mod page;
 mod passes;
 mod ready;
 mod redact;
+mod snapshot;
 mod statics;
 mod wake;
 
@@ -226,7 +228,8 @@ const USAGE: &str = "usage: runread-bench gate [--calls N] [--rounds R]
        runread-bench redact [--secrets N] [--mib M] [--repeats R] [--write-dir D [--rg PATH]]
        runread-bench ready --port P [--key K] [--idle-ms MS] -- CMD...
        runread-bench hop [--calls N]
-       runread-bench wake [--rounds N] [--pg]";
+       runread-bench wake [--rounds N] [--pg]
+       runread-bench snapshot [--calls N] [--rounds R]";
 
 fn main() {
     let all: Vec<String> = std::env::args().collect();
@@ -330,6 +333,7 @@ fn main() {
             &cmd,
         ),
         Some("hop") => hop(flag("--calls", 20000)),
+        Some("snapshot") => done(snapshot::run(flag("--calls", 50), flag("--rounds", 5))),
         Some("wake") => done(wake::run(
             flag("--rounds", 20),
             args.iter().any(|a| a == "--pg"),

@@ -271,7 +271,7 @@ impl AdmissionContext<'_> {
         &self,
         run: &RunRecord,
     ) -> Result<Option<Arc<crate::source::SnapshotEvidence>>, ErrorCode> {
-        crate::snapshot::kept(&*self.svc.store, &*self.svc.keys, run)
+        crate::snapshot::kept(self.svc, run)
     }
 
     /// The answers already published under the current known secrets.

@@ -113,6 +113,8 @@ pub struct Service {
     /// The gate's keys: snapshots are opened with them.
     keys: Arc<dyn KeyProvider>,
     published: Arc<publication::PublishedCache>,
+    /// Snapshots recently opened (`snapshot::kept`).
+    opened_snapshots: snapshot::OpenedSnapshots,
     /// The wait slots of `wait_for_run` ([`Service::wait_for_change`]).
     waits: Arc<runread_core::slots::KeyedSlots>,
 }
@@ -134,6 +136,7 @@ impl Service {
             config,
             secrets,
             published: Default::default(),
+            opened_snapshots: Default::default(),
             waits: wait::wait_slots(),
         })
     }

@@ -139,7 +139,7 @@ impl Evidence {
         let file_now = file::identity(std::path::Path::new(&run.session_path)).ok();
         let snapshot = match file_now {
             Some(_) => None,
-            None => snapshot::kept(&*svc.store, &*svc.keys, run)?,
+            None => snapshot::kept(svc, run)?,
         };
         Ok(Evidence {
             supervised: Supervised::observe(svc, run).map_err(Service::unavailable)?,

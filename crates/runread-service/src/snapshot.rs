@@ -122,30 +122,28 @@ impl Wanted {
     }
 }
 
-/// What the features can serve of `run`, and the digest naming that set.
-fn wanted(store: &dyn Store, run: &RunRecord, features: &[Feature]) -> Result<Wanted, ErrorCode> {
+/// What the features can serve of `run`, and the digest naming that set. `lines`: whether to
+/// read the run's message lines from the index (sealing needs them; the digest does not — see
+/// [`Wanted::index_sha256`]).
+fn wanted(
+    store: &dyn Store,
+    run: &RunRecord,
+    features: &[Feature],
+    lines_too: Lines,
+) -> Result<Wanted, ErrorCode> {
     let mut lines: BTreeMap<u64, LineRef> = BTreeMap::new();
     let r = &run.run;
     let mut add = |l: &LineRef| {
         lines.insert(l.offset, l.clone());
     };
     let wants = |f: Feature| features.contains(&f);
+    let messages = wants(Feature::History) || wants(Feature::Aggregate);
     if wants(Feature::FinalAnswer) {
         r.final_lines.iter().for_each(&mut add);
         r.answer_before.lines.iter().for_each(|t| add(&t.line));
         r.context_after.lines.iter().for_each(|t| add(&t.line));
     }
-    if wants(Feature::History) || wants(Feature::Aggregate) {
-        let message_lines: std::collections::HashSet<u64> =
-            r.message_lines.iter().copied().collect();
-        let entries = store
-            .entries(&run.target.session_id, run.target.generation)
-            .map_err(crate::Service::unavailable)?;
-        entries
-            .iter()
-            .filter(|e| message_lines.contains(&e.line))
-            .filter_map(|e| e.line_ref())
-            .for_each(|l| add(&l));
+    if messages {
         r.context_before.lines.iter().for_each(|t| add(&t.line));
         r.context_after.lines.iter().for_each(|t| add(&t.line));
     }
@@ -171,6 +169,10 @@ fn wanted(store: &dyn Store, run: &RunRecord, features: &[Feature]) -> Result<Wa
             artifacts.push((a.artifact_id, v));
         }
     }
+    // The digest: the features, the lines the run's record names (with their digests), the run's
+    // message lines by number, the artifacts' versions. A message line's number names its bytes
+    // within a generation (the index only appends to one; a rewritten file is a new generation),
+    // so the digest needs no read of the index's entries — what a check before each read costs.
     let mut named = features
         .iter()
         .map(|f| f.as_str())
@@ -179,14 +181,37 @@ fn wanted(store: &dyn Store, run: &RunRecord, features: &[Feature]) -> Result<Wa
     for l in lines.values() {
         named.push_str(&format!("\n{} {} {}", l.offset, l.bytes, l.sha256));
     }
+    if messages {
+        named.push_str(&format!("\nmessages {:?}", r.message_lines));
+    }
     for (id, v) in &artifacts {
         named.push_str(&format!("\nartifact {id} {} {}", v.size, v.sha256));
+    }
+    if messages && lines_too == Lines::Read {
+        let message_lines: std::collections::HashSet<u64> =
+            r.message_lines.iter().copied().collect();
+        store
+            .entries(&run.target.session_id, run.target.generation)
+            .map_err(crate::Service::unavailable)?
+            .iter()
+            .filter(|e| message_lines.contains(&e.line))
+            .filter_map(|e| e.line_ref())
+            .for_each(|l| {
+                lines.insert(l.offset, l);
+            });
     }
     Ok(Wanted {
         index_sha256: runread_core::sha256_hex(named.as_bytes()),
         lines,
         artifacts,
     })
+}
+
+/// Whether [`wanted`] reads the message lines from the index, or only names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    Read,
+    DigestOnly,
 }
 
 /// The features of the live grants on `run`, in the catalog's order.
@@ -232,7 +257,7 @@ pub fn seal_within(
     bounds: Bounds,
 ) -> Result<Sealing, ErrorCode> {
     let features = shared_features(store, run, now_ms)?;
-    let w = wanted(store, run, &features)?;
+    let w = wanted(store, run, &features, Lines::Read)?;
     let bytes = w.bytes();
     if !fits_run(bounds, bytes) {
         return Ok(Sealing::TooLarge { bytes });
@@ -359,33 +384,87 @@ fn seal_payload(
     })
 }
 
+/// Most bytes of opened snapshots a service keeps in memory, all together: a reader pages
+/// through a run in many calls, each would otherwise read and decrypt the whole snapshot again.
+/// A snapshot larger than this is opened on every call.
+pub const SNAPSHOTS_CACHED_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Snapshots recently opened, each under the stamp (its summary: run, digest, size, when sealed)
+/// it was opened with; a snapshot sealed again has another stamp and is opened again.
+#[derive(Default)]
+pub(crate) struct OpenedSnapshots {
+    entries: std::sync::Mutex<std::collections::VecDeque<(SnapshotSummary, Arc<SnapshotEvidence>)>>,
+}
+
+impl OpenedSnapshots {
+    fn get(&self, stamp: &SnapshotSummary) -> Option<Arc<SnapshotEvidence>> {
+        let entries = self.entries.lock().ok()?;
+        entries
+            .iter()
+            .find(|(s, _)| s == stamp)
+            .map(|(_, e)| e.clone())
+    }
+
+    fn put(&self, stamp: SnapshotSummary, opened: Arc<SnapshotEvidence>) {
+        if stamp.bytes > SNAPSHOTS_CACHED_MAX_BYTES {
+            return;
+        }
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|(s, _)| {
+                (&s.session_id, s.generation, &s.run_id)
+                    != (&stamp.session_id, stamp.generation, &stamp.run_id)
+            });
+            while entries.iter().map(|(s, _)| s.bytes).sum::<u64>() + stamp.bytes
+                > SNAPSHOTS_CACHED_MAX_BYTES
+            {
+                if entries.pop_front().is_none() {
+                    break;
+                }
+            }
+            entries.push_back((stamp, opened));
+        }
+    }
+}
+
 /// The snapshot of `run`, opened, when it is there and holds the run as indexed now; `None`
 /// otherwise — none kept, one of another index (the run went on since), or one that does not
-/// open (a damaged row, a gate key this home lacks): never a guess.
+/// open (a damaged row, a gate key this home lacks): never a guess. Its stamp is read from the
+/// store on every call (a destroyed or resealed snapshot is never served from memory); its lines
+/// from memory when the same stamp was opened lately.
 pub(crate) fn kept(
-    store: &dyn Store,
-    keys: &dyn KeyProvider,
+    svc: &crate::Service,
     run: &RunRecord,
 ) -> Result<Option<Arc<SnapshotEvidence>>, ErrorCode> {
-    let t = &run.target;
-    let Some(record) = store
-        .snapshot(&t.session_id, t.generation, &t.run_id)
+    let (store, t) = (&*svc.store, &run.target);
+    let Some(stamp) = store
+        .snapshot_stamp(&t.session_id, t.generation, &t.run_id)
         .map_err(crate::Service::unavailable)?
     else {
         return Ok(None);
     };
-    if wanted(store, run, &record.summary.features)?.index_sha256 != record.summary.index_sha256 {
+    if wanted(store, run, &stamp.features, Lines::DigestOnly)?.index_sha256 != stamp.index_sha256 {
         return Ok(None);
     }
-    let opened = open_payload(keys, &record);
-    if opened.is_none() {
+    if let Some(hit) = svc.opened_snapshots.get(&stamp) {
+        return Ok(Some(hit));
+    }
+    let Some(record) = store
+        .snapshot(&t.session_id, t.generation, &t.run_id)
+        .map_err(crate::Service::unavailable)?
+        .filter(|r| r.summary == stamp)
+    else {
+        return Ok(None);
+    };
+    let Some(opened) = open_payload(&*svc.keys, &record).map(Arc::new) else {
         tracing::warn!(
             session = %t.session_id,
             run = %t.run_id,
             "a snapshot does not open: it is not served"
         );
-    }
-    Ok(opened.map(Arc::new))
+        return Ok(None);
+    };
+    svc.opened_snapshots.put(stamp, opened.clone());
+    Ok(Some(opened))
 }
 
 fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotEvidence> {
@@ -495,7 +574,7 @@ pub fn standing(
         return Ok(Standing::Unreadable);
     };
     Ok(
-        if wanted(store, &run, &record.summary.features)?.index_sha256
+        if wanted(store, &run, &record.summary.features, Lines::DigestOnly)?.index_sha256
             != record.summary.index_sha256
         {
             Standing::Stale
@@ -537,7 +616,7 @@ pub fn maintain(
             continue;
         };
         let features = shared_features(store, &run, now_ms)?;
-        if wanted(store, &run, &features)?.index_sha256 != s.index_sha256
+        if wanted(store, &run, &features, Lines::DigestOnly)?.index_sha256 != s.index_sha256
             && matches!(seal(store, keys, &run, now_ms)?, Sealing::Kept { .. })
         {
             out.resealed += 1;

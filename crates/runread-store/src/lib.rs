@@ -249,6 +249,13 @@ pub trait Store: Send + Sync {
         generation: u64,
         run_id: &str,
     ) -> Result<Option<SnapshotRecord>>;
+    /// A run's snapshot without its sealed bytes (what names its version), unless there is none.
+    fn snapshot_stamp(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SnapshotSummary>>;
     /// Every snapshot, oldest first, without its sealed bytes.
     fn snapshots(&self) -> Result<Vec<SnapshotSummary>>;
     /// The snapshots no grant live at `now_ms` holds (to destroy).

@@ -537,6 +537,10 @@ pub(crate) const SNAPSHOT: &str = concat!(
     ", key_id, data_key, nonce, sealed FROM snapshots \
      WHERE session_id = $1 AND generation = $2 AND run_id = $3 AND data_key IS NOT NULL"
 );
+pub(crate) const SNAPSHOT_STAMP: &str = select!(
+    snapshot_summary_cols,
+    "snapshots WHERE session_id = $1 AND generation = $2 AND run_id = $3 AND data_key IS NOT NULL"
+);
 pub(crate) const SNAPSHOTS: &str = select!(
     snapshot_summary_cols,
     "snapshots WHERE data_key IS NOT NULL ORDER BY created_at, session_id, run_id"
@@ -1654,6 +1658,19 @@ macro_rules! same_in_every_store {
                 $crate::vocab::SNAPSHOT,
                 &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
                 $crate::vocab::snapshot,
+            )
+        }
+
+        fn snapshot_stamp(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::SnapshotSummary>> {
+            self.read_opt(
+                $crate::vocab::SNAPSHOT_STAMP,
+                &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
+                $crate::vocab::snapshot_summary,
             )
         }
 

@@ -66,6 +66,14 @@ impl Store for Hooked {
     ) -> Result<Option<runread_store::SnapshotRecord>> {
         self.inner.snapshot(session_id, generation, run_id)
     }
+    fn snapshot_stamp(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<runread_store::SnapshotSummary>> {
+        self.inner.snapshot_stamp(session_id, generation, run_id)
+    }
     fn snapshots(&self) -> Result<Vec<runread_store::SnapshotSummary>> {
         self.inner.snapshots()
     }

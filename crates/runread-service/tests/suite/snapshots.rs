@@ -529,3 +529,34 @@ fn a_shared_runs_artifacts_read_the_same_after_their_files_are_gone() {
         b"registered after the grant\n"
     );
 }
+
+/// A snapshot read once is kept opened in memory for the next calls, but only while the store
+/// still holds it as it was: destroyed, it is never served from memory.
+#[test]
+fn a_destroyed_snapshot_is_not_served_from_memory() {
+    let env = Env::new();
+    let (files, run) = claude_run(&env);
+    let svc = env.service();
+    let (_, key) = share(&env, &run, 600_000);
+    let ctx = svc.admit_key(&[key.as_bytes()]).unwrap();
+    delete(&files);
+    let first = first_chunk(&svc, &ctx, &run.target);
+    assert_eq!(
+        (first["state"].as_str(), first["evidence"].as_str()),
+        (Some("available"), Some("snapshot"))
+    );
+    assert_eq!(
+        first_chunk(&svc, &ctx, &run.target)["text"],
+        first["text"],
+        "again, from memory"
+    );
+    let t = &run.target;
+    assert!(
+        env.store
+            .destroy_snapshot(&t.session_id, t.generation, &t.run_id)
+            .unwrap()
+    );
+    let after = first_chunk(&svc, &ctx, &run.target);
+    assert_eq!(after["state"], "unknown", "{after}");
+    assert_eq!(after["text"], Value::Null);
+}

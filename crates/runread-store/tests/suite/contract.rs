@@ -1173,6 +1173,10 @@ fn snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_gr
         Some(a.clone()),
         "every field back"
     );
+    assert_eq!(
+        s.snapshot_stamp("s1", 1, "run-1").unwrap(),
+        Some(a.summary.clone())
+    );
     let b = snapshot_of("run-2", 41);
     assert!(
         !s.put_snapshot(&b, 100).unwrap(),
@@ -1205,6 +1209,7 @@ fn snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_gr
     assert!(s.destroy_snapshot("s1", 1, "run-1").unwrap());
     assert!(!s.destroy_snapshot("s1", 1, "run-1").unwrap(), "gone");
     assert_eq!(s.snapshot("s1", 1, "run-1").unwrap(), None);
+    assert_eq!(s.snapshot_stamp("s1", 1, "run-1").unwrap(), None);
     assert_eq!(s.snapshots().unwrap().len(), 1);
     // The snapshot log: appended, read newest first.
     let event = |id: &str, at: i64, what: &str| runread_store::SnapshotEvent {
