@@ -7,6 +7,8 @@ use runread_core::{Feature, key};
 use runread_gate::keys::KeyProvider;
 use runread_store::{Grant, Reader, RunRecord, Store};
 
+use crate::vocab::random_id;
+
 /// Why a grant could not be made. Owner-facing: these messages may name runs and sessions.
 #[derive(Debug)]
 pub enum GrantError {
@@ -339,16 +341,6 @@ pub fn grant_run(
         key,
         snapshot,
     })
-}
-
-/// A new id of the owner's records: `prefix` (`r-` a reader, `g-` a grant, `a-` an artifact) and
-/// 64 random bits in lowercase hex.
-pub(crate) fn random_id(prefix: &str) -> Result<String, String> {
-    let bytes = runread_core::random_bytes::<8>().map_err(|e| e.to_string())?;
-    Ok(bytes.iter().fold(prefix.to_owned(), |mut id, b| {
-        id.push_str(&format!("{b:02x}"));
-        id
-    }))
 }
 
 /// Why a secret could not be added.

@@ -97,6 +97,9 @@ impl Service {
             .map_err(Service::unavailable)?;
         let mut budget = bounds.read_max_bytes;
         let (mut examined, mut hits, mut cut) = (0u64, Vec::new(), false);
+        // Runs of one session come together newest first more often than not: its file is
+        // opened once for them.
+        let mut open: Option<(String, Option<Opened>)> = None;
         'pages: while examined < total.min(bounds.runs_max) {
             let page = self
                 .store
@@ -110,7 +113,14 @@ impl Service {
                     cut = true;
                     break 'pages;
                 }
-                let Some(text) = searchable(&run, &redactor, &mut budget) else {
+                if open
+                    .as_ref()
+                    .is_none_or(|(path, _)| *path != run.session_path)
+                {
+                    open = Some((run.session_path.clone(), Source::of(&run).open().ok()));
+                }
+                let opened = open.as_ref().and_then(|(_, o)| o.as_ref());
+                let Some(text) = searchable(&run, opened, &redactor, &mut budget) else {
                     cut = true;
                     break 'pages;
                 };
@@ -129,17 +139,23 @@ impl Service {
     }
 }
 
-/// The run's prompt and answer, masked and lowercased, read within `budget` bytes of lines
-/// (`None`: the budget is spent). A line that does not read back as indexed is left out.
-fn searchable(run: &RunRecord, redactor: &Redactor, budget: &mut u64) -> Option<String> {
+/// The run's prompt and answer from its open session file, masked and lowercased, read within
+/// `budget` bytes of lines (`None`: the budget is spent). A line that does not read back as
+/// indexed, or a file that did not open, is left out.
+fn searchable(
+    run: &RunRecord,
+    opened: Option<&Opened>,
+    redactor: &Redactor,
+    budget: &mut u64,
+) -> Option<String> {
     let r = &run.run;
     let lines: Vec<_> = r.prompt_line.iter().chain(r.final_lines.iter()).collect();
     let bytes: u64 = lines.iter().map(|l| l.bytes).sum();
     *budget = budget.checked_sub(bytes)?;
-    let Ok(opened) = Source::of(run).open() else {
+    let Some(opened) = opened else {
         return Some(String::new());
     };
-    let text: Vec<String> = lines.iter().filter_map(|l| texts(&opened, l)).collect();
+    let text: Vec<String> = lines.iter().filter_map(|l| texts(opened, l)).collect();
     Some(redactor.mask(&text.join("\n")).to_lowercase())
 }
 

@@ -215,14 +215,9 @@ enum Lines {
 }
 
 /// The features of the live grants on `run`, in the catalog's order.
-fn shared_features(
-    store: &dyn Store,
-    run: &RunRecord,
-    now_ms: i64,
-) -> Result<Vec<Feature>, ErrorCode> {
-    let grants = store.grants().map_err(crate::Service::unavailable)?;
+fn shared_features(grants: &[runread_store::Grant], run: &RunRecord, now_ms: i64) -> Vec<Feature> {
     let t = &run.target;
-    Ok(Feature::ALL
+    Feature::ALL
         .iter()
         .copied()
         .filter(|f| {
@@ -234,7 +229,7 @@ fn shared_features(
                     && g.features.contains(f)
             })
         })
-        .collect())
+        .collect()
 }
 
 /// Seals (again) the snapshot of `run` for the features its live grants hold now, within the
@@ -256,7 +251,8 @@ pub fn seal_within(
     now_ms: i64,
     bounds: Bounds,
 ) -> Result<Sealing, ErrorCode> {
-    let features = shared_features(store, run, now_ms)?;
+    let grants = store.grants().map_err(crate::Service::unavailable)?;
+    let features = shared_features(&grants, run, now_ms);
     let w = wanted(store, run, &features, Lines::Read)?;
     let bytes = w.bytes();
     if !fits_run(bounds, bytes) {
@@ -608,6 +604,7 @@ pub fn maintain(
         destroyed: destroy_unshared(store, now_ms)?,
         resealed: 0,
     };
+    let grants = store.grants().map_err(crate::Service::unavailable)?;
     for s in store.snapshots().map_err(crate::Service::unavailable)? {
         let Some(run) = store
             .run(&s.session_id, s.generation, &s.run_id)
@@ -615,7 +612,7 @@ pub fn maintain(
         else {
             continue;
         };
-        let features = shared_features(store, &run, now_ms)?;
+        let features = shared_features(&grants, &run, now_ms);
         if wanted(store, &run, &features, Lines::DigestOnly)?.index_sha256 != s.index_sha256
             && matches!(seal(store, keys, &run, now_ms)?, Sealing::Kept { .. })
         {
@@ -652,13 +649,7 @@ pub fn destroy_unshared(store: &dyn Store, now_ms: i64) -> Result<Vec<SnapshotSu
 /// Appends what happened to the snapshot log (the audit of snapshots). What it records has
 /// happened already; a log that cannot be written is said in the process's log.
 fn log(store: &dyn Store, event: &str, s: &SnapshotSummary, now_ms: i64) {
-    let id = runread_core::random_bytes::<8>().map(|b| {
-        b.iter().fold("sl-".to_owned(), |mut id, b| {
-            id.push_str(&format!("{b:02x}"));
-            id
-        })
-    });
-    let written = id.map_err(|e| e.to_string()).and_then(|id| {
+    let written = crate::vocab::random_id("sl-").and_then(|id| {
         store
             .log_snapshot(&runread_store::SnapshotEvent {
                 id,

@@ -31,3 +31,13 @@ pub enum GapReason {
     /// The fork's parent changed where the fork's history begins.
     ForkParentChanged,
 }
+
+/// A new id of runread's own records: `prefix` (`r-` a reader, `g-` a grant, `a-` an artifact,
+/// `w-` a wait, `sl-` a line of the snapshot log) and 64 random bits in lowercase hex.
+pub(crate) fn random_id(prefix: &str) -> Result<String, String> {
+    let bytes = runread_core::random_bytes::<8>().map_err(|e| e.to_string())?;
+    Ok(bytes.iter().fold(prefix.to_owned(), |mut id, b| {
+        id.push_str(&format!("{b:02x}"));
+        id
+    }))
+}

@@ -333,7 +333,7 @@ impl Service {
         let now = runread_core::timefmt::now_ms();
         let timeout_ms = i64::try_from(args.timeout().as_millis()).unwrap_or(i64::MAX);
         let record = WaitRecord {
-            id: crate::owner::random_id("w-").map_err(|_| ErrorCode::Unavailable)?,
+            id: crate::vocab::random_id("w-").map_err(|_| ErrorCode::Unavailable)?,
             reader_id: ctx.reader.id.clone(),
             session_id: args.target.session_id.clone(),
             generation: args.target.generation,
