@@ -105,6 +105,20 @@ pub fn read_chunk(
     })
 }
 
+/// Whether version `v`'s file is there to be read: [`Refusal::Missing`] when it (or a folder on
+/// its way) is gone, [`Refusal::Io`] when it cannot be looked at, `Ok` otherwise. One `lstat`,
+/// following no link, reading nothing: what a caller deciding between the file and another
+/// copy needs. Whatever is there is still read only through [`read_chunk`]'s checks, which
+/// refuse a link, a replaced or changed file.
+pub fn present(root: &Path, v: &ArtifactVersion) -> Result<(), Refusal> {
+    let rel = validate_path(&v.rel_path)?;
+    match std::fs::symlink_metadata(root.join(rel.as_ref() as &str)) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Refusal::Missing),
+        Err(_) => Err(Refusal::Io),
+    }
+}
+
 /// Reads at most `len` bytes of version `v` from `start`, with every check of [`read_chunk`]
 /// (one open, one read), and no digest: a chunk with up to [`SECRET_MAX_BYTES`] of context on
 /// either side, so that a caller looking for known secrets sees one that overlaps the chunk

@@ -12,7 +12,7 @@
 //!   subagent records), so that there is one link-safe opener;
 //! - **registration** ([`register`]): one whole, bounded read that fixes an [`ArtifactVersion`]
 //!   (size, sha256, device, inode, mtime, ctime);
-//! - **reading** ([`read_chunk`], [`read_window`], [`verify_version`]): bounded chunks of exactly that version,
+//! - **reading** ([`read_chunk`], [`read_window`], [`verify_version`], [`present`]): bounded chunks of exactly that version,
 //!   refused when the file is missing, replaced, modified, grown past the limit or linked.
 //!   Descriptor and path identity and stat are checked before and after every read.
 //!
@@ -34,7 +34,7 @@ mod path;
 
 pub use artifact::{
     ARTIFACT_MAX_BYTES, ArtifactVersion, Chunk, SECRET_MAX_BYTES, TRANSFER_MAX_BYTES,
-    WINDOW_MAX_BYTES, read_chunk, read_window, register, verify_version,
+    WINDOW_MAX_BYTES, present, read_chunk, read_window, register, verify_version,
 };
 pub use folder::Folder;
 pub use mime::{MIME_ALLOWED, MIME_FALLBACK, check_mime, guess_mime};

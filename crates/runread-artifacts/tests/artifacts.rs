@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use runread_artifacts::{
     ARTIFACT_MAX_BYTES, ArtifactVersion, MAX_COMPONENT_BYTES, MAX_PATH_BYTES, MIME_ALLOWED,
     Refusal, SECRET_MAX_BYTES, TRANSFER_MAX_BYTES, WINDOW_MAX_BYTES, check_mime, guess_mime,
-    read_chunk, read_window, register, validate_path, verify_version,
+    present, read_chunk, read_window, register, validate_path, verify_version,
 };
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
@@ -775,4 +775,44 @@ fn refusals_never_carry_a_path_and_codes_are_fixed() {
     let e = register(dir.path(), "very-distinctive-name.txt", "text/plain").unwrap_err();
     assert_eq!(e, Refusal::Missing);
     assert!(!format!("{e:?}").contains("distinctive"));
+}
+
+// ---------------------------------------------------------------- present
+
+#[test]
+fn present_says_missing_only_when_the_file_or_its_folder_is_gone() {
+    let dir = ws();
+    let v = registered(dir.path(), "out/a.txt", b"hello");
+    assert_eq!(present(dir.path(), &v), Ok(()));
+    fs::remove_file(dir.path().join("out/a.txt")).unwrap();
+    assert_eq!(present(dir.path(), &v), Err(Refusal::Missing));
+    fs::remove_dir(dir.path().join("out")).unwrap();
+    assert_eq!(present(dir.path(), &v), Err(Refusal::Missing));
+}
+
+#[test]
+fn present_is_not_a_read_a_link_or_a_changed_file_is_there_and_still_refused_when_read() {
+    let dir = ws();
+    let v = registered(dir.path(), "a.txt", b"hello");
+    // Changed: there (so no other copy is served), and the read refuses it.
+    put(dir.path(), "a.txt", b"HELLO, longer");
+    assert_eq!(present(dir.path(), &v), Ok(()));
+    assert!(read_chunk(dir.path(), &v, 0, 5).is_err());
+    // Replaced by a link: there, not followed, and the read refuses the link.
+    fs::remove_file(dir.path().join("a.txt")).unwrap();
+    put(dir.path(), "elsewhere.txt", b"hello");
+    symlink(dir.path().join("elsewhere.txt"), dir.path().join("a.txt")).unwrap();
+    assert_eq!(present(dir.path(), &v), Ok(()));
+    assert!(read_chunk(dir.path(), &v, 0, 5).is_err());
+    // A dangling link is there too: `present` does not follow it.
+    fs::remove_file(dir.path().join("elsewhere.txt")).unwrap();
+    assert_eq!(present(dir.path(), &v), Ok(()));
+}
+
+#[test]
+fn present_keeps_the_path_rules() {
+    let dir = ws();
+    let mut v = registered(dir.path(), "a.txt", b"hello");
+    v.rel_path = "../a.txt".into();
+    assert_eq!(present(dir.path(), &v), Err(Refusal::Traversal));
 }

@@ -8,8 +8,15 @@
 //! - A′: the same calls and checks (labels via `runread_mcp::client::verify_label`) one at a
 //!   time over one keep-alive connection: each chunk's whole round trip.
 //! - B: plain HTTP GET.
+//! - C (with `--echo-url`): runread's own client, as A, against the durable echo (`runread-bench
+//!   durable-echo-server` answering the results `artifact-record` took from runread, with a
+//!   durable start record and receipt per call): the chunk rate durability allows.
 //!
 //! Prints JSON.
+//!
+//! `runread-bench artifact-record`: the exact results runread returns for the calls A makes
+//! (`list_granted_targets`, `list_artifacts`, each `read_artifact` chunk), written as one JSON
+//! object for the durable echo (`--results`).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -107,7 +114,78 @@ async fn read_pooled(c: &Pooled, target: &Value) -> Vec<u8> {
     bytes
 }
 
-pub fn run(url: &str, key: &str, static_url: &str, sha256: &str, rounds: usize) {
+/// Writes to `out` the result of every call `Client::read_artifact` makes of `url` for the first
+/// granted target's only artifact, keyed as [`crate::echo::Results::ByCall`] finds them.
+pub fn record(url: &str, key: &str, out: &str) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let c = pooled_client(url, key).await;
+        let raw = |tool: &str, args: Value| {
+            let Value::Object(args) = args else {
+                unreachable!()
+            };
+            let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+            let c = &c;
+            async move {
+                let r = c.call_tool(params).await.expect("call");
+                assert_ne!(r.is_error, Some(true), "refused");
+                r
+            }
+        };
+        let mut all = serde_json::Map::new();
+        let limit = runread_core::limits::GRANTED_TARGETS_PAGE_MAX;
+        let targets = raw("list_granted_targets", json!({"limit": limit})).await;
+        let target = targets.structured_content.as_ref().expect("structured")["targets"][0]
+            ["target"]
+            .clone();
+        all.insert("list_granted_targets".into(), json!(targets));
+        let list = raw("list_artifacts", json!({"target": target})).await;
+        let meta = list.structured_content.as_ref().expect("structured")["artifacts"][0].clone();
+        all.insert("list_artifacts".into(), json!(list));
+        let size = meta["size"].as_u64().expect("size");
+        let chunk = runread_core::limits::ARTIFACT_TRANSFER_MAX_BYTES as u64;
+        let mut offset = 0;
+        while offset < size {
+            let limit = chunk.min(size - offset);
+            let r = raw(
+                "read_artifact",
+                json!({"target": target, "artifactId": meta["artifactId"], "version": meta["version"], "offset": offset, "limit": limit}),
+            )
+            .await;
+            all.insert(format!("read_artifact@{offset}"), json!(r));
+            offset += limit;
+        }
+        let _ = c.cancel().await;
+        std::fs::write(out, serde_json::to_vec(&all).expect("json")).expect("write results");
+        println!("{}", json!({"calls": all.len()}));
+    });
+}
+
+/// Seconds `Client::read_artifact` takes to read `url`'s artifact, checked against `sha256`.
+async fn read_with_client(
+    client: &runread_mcp::client::Client,
+    target: &Value,
+    sha256: &str,
+) -> (f64, usize) {
+    let t = Instant::now();
+    let (meta, bytes) = client
+        .read_artifact(target, None)
+        .await
+        .expect("read_artifact");
+    let dt = t.elapsed().as_secs_f64();
+    assert_eq!(meta["sha256"].as_str(), Some(sha256), "artifact sha256");
+    assert_eq!(runread_core::sha256_hex(&bytes), sha256);
+    (dt, bytes.len())
+}
+
+pub fn run(
+    url: &str,
+    key: &str,
+    static_url: &str,
+    sha256: &str,
+    rounds: usize,
+    echo_url: Option<&str>,
+) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
         let client = runread_mcp::client::Client::connect(url, key)
@@ -116,20 +194,27 @@ pub fn run(url: &str, key: &str, static_url: &str, sha256: &str, rounds: usize) 
         let targets = client.granted_targets().await.expect("targets");
         let target = targets[0]["target"].clone();
         let pooled = pooled_client(url, key).await;
+        let echo = match echo_url {
+            Some(u) => Some(
+                runread_mcp::client::Client::connect(u, key)
+                    .await
+                    .expect("connect (durable echo)"),
+            ),
+            None => None,
+        };
         let http = reqwest::Client::new();
-        let (mut a, mut a2, mut b) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut a, mut a2, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut size = 0usize;
         // One warm-up of each, then the rounds.
         for round in 0..=rounds {
-            let t = Instant::now();
-            let (meta, bytes) = client
-                .read_artifact(&target, None)
-                .await
-                .expect("read_artifact");
-            let dt_a = t.elapsed().as_secs_f64();
-            assert_eq!(meta["sha256"].as_str(), Some(sha256), "artifact sha256");
-            assert_eq!(runread_core::sha256_hex(&bytes), sha256);
-            size = bytes.len();
+            let (dt_a, n) = read_with_client(&client, &target, sha256).await;
+            size = n;
+            if let Some(echo) = &echo {
+                let (dt_c, _) = read_with_client(echo, &target, sha256).await;
+                if round > 0 {
+                    c.push(dt_c);
+                }
+            }
 
             let t = Instant::now();
             let bytes = read_pooled(&pooled, &target).await;
@@ -157,12 +242,15 @@ pub fn run(url: &str, key: &str, static_url: &str, sha256: &str, rounds: usize) 
             }
         }
         client.close().await;
+        if let Some(echo) = echo {
+            echo.close().await;
+        }
         let _ = pooled.cancel().await;
         println!(
             "{}",
             json!({"bytes": size, "chunks": (size as u64).div_ceil(32 * 1024),
                    "in_flight": runread_mcp::client::ARTIFACT_CALLS_IN_FLIGHT, "runread_s": a,
-                   "runread_pooled_s": a2, "http_s": b})
+                   "runread_pooled_s": a2, "http_s": b, "durable_echo_s": c})
         );
     });
 }

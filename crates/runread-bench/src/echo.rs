@@ -1,10 +1,21 @@
-//! `runread-bench echo-server`: a stock rmcp 3.11 Streamable HTTP server with one tool, `echo`,
-//! that returns a fixed `CallToolResult` held in memory (the bytes runread's `read_final_answer`
-//! returned for the same request). Stateless, JSON responses (rmcp's cheapest correct mode for
-//! MCP 2026-07-28), served by `axum::serve` with TCP_NODELAY: the protocol stack's own ceiling,
-//! without runread's guards, key admission, gate, store or labels.
+//! `runread-bench echo-server`: a stock rmcp 3.11 Streamable HTTP server that answers every tool
+//! call with a fixed `CallToolResult` held in memory (the bytes runread returned for the same
+//! request). Stateless, JSON responses (rmcp's cheapest correct mode for MCP 2026-07-28), served
+//! by `axum::serve` with TCP_NODELAY: the protocol stack's own ceiling, without runread's guards,
+//! key admission, gate, store or labels.
+//!
+//! `runread-bench durable-echo-server` is the same server plus, per call, exactly the durable work
+//! runread's gate does ([`crate::durable`]), on one blocking thread as runread's gate does it:
+//! the limit durability sets, which runread can approach but not pass.
+//!
+//! The results are one for every call (`--result FILE`: a `CallToolResult`), or one per call
+//! (`--results FILE`: a JSON object from `tool` or `read_artifact@OFFSET` to a `CallToolResult`,
+//! as `runread-bench artifact-record` writes them), so runread's own client can read an artifact
+//! from the echo with every check it makes of runread.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -16,9 +27,49 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler};
 
+use crate::durable::Durable;
+
+/// What the echo answers.
+pub enum Results {
+    /// The same result for every call.
+    One(CallToolResult),
+    /// By `tool`, or `read_artifact@OFFSET` for an artifact's chunks.
+    ByCall(HashMap<String, CallToolResult>),
+}
+
+impl Results {
+    pub fn one(file: &str) -> Results {
+        let raw = std::fs::read(file).expect("read result file");
+        Results::One(serde_json::from_slice(&raw).expect("result file is a CallToolResult"))
+    }
+
+    pub fn by_call(file: &str) -> Results {
+        let raw = std::fs::read(file).expect("read results file");
+        Results::ByCall(serde_json::from_slice(&raw).expect("results file maps calls to results"))
+    }
+
+    fn of(&self, request: &CallToolRequestParams) -> Option<&CallToolResult> {
+        match self {
+            Results::One(r) => Some(r),
+            Results::ByCall(map) => {
+                let offset = request
+                    .arguments
+                    .as_ref()
+                    .and_then(|a| a.get("offset"))
+                    .and_then(|o| o.as_u64());
+                match offset {
+                    Some(o) => map.get(&format!("{}@{o}", request.name)),
+                    None => map.get(request.name.as_ref()),
+                }
+            }
+        }
+    }
+}
+
 #[derive(Clone)]
 struct Echo {
-    result: Arc<CallToolResult>,
+    results: Arc<Results>,
+    durable: Option<Arc<Durable>>,
 }
 
 impl ServerHandler for Echo {
@@ -43,19 +94,32 @@ impl ServerHandler for Echo {
 
     async fn call_tool(
         &self,
-        _request: CallToolRequestParams,
+        request: CallToolRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResult::clone(&self.result).into())
+        if let Some(durable) = &self.durable {
+            let durable = durable.clone();
+            let tool = request.name.to_string();
+            tokio::task::spawn_blocking(move || durable.record(&tool))
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+                .map_err(|e| ErrorData::internal_error(e, None))?;
+        }
+        match self.results.of(&request) {
+            Some(r) => Ok(r.clone().into()),
+            None => Err(ErrorData::invalid_params(
+                "no result recorded for this call",
+                None,
+            )),
+        }
     }
 }
 
-pub fn run(listen: SocketAddr, result_file: &str) {
-    let raw = std::fs::read(result_file).expect("read result file");
-    let result: CallToolResult =
-        serde_json::from_slice(&raw).expect("result file is a CallToolResult");
+/// Serves `results` on `listen`, with `durable`'s writes per call if given.
+pub fn run(listen: SocketAddr, results: Results, durable: Option<Durable>) {
     let echo = Echo {
-        result: Arc::new(result),
+        results: Arc::new(results),
+        durable: durable.map(Arc::new),
     };
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async move {
@@ -77,4 +141,12 @@ pub fn run(listen: SocketAddr, result_file: &str) {
         });
         axum::serve(listener, app).await.expect("serve");
     });
+}
+
+/// `durable-echo-server`'s store: `store` (a copy of runread's home store), falling back to
+/// `tool`'s records for the echo's own tool.
+pub fn durable(store: &str, tool: &str) -> Durable {
+    let d = Durable::open(Path::new(store), tool).expect("durable echo store");
+    eprintln!("durable echo: records of {:?}", d.tools());
+    d
 }

@@ -4,6 +4,9 @@
 //!
 //! - `gate`: the gate's cost (below).
 //! - `echo-server`: the stock rmcp echo peer ([`echo`]).
+//! - `durable-echo-server`: the same echo plus exactly the gate's durable writes per call
+//!   ([`durable`]): the limit durability sets.
+//! - `artifact-record`: runread's results for an artifact's calls, for the durable echo ([`artifact`]).
 //! - `static-server`: the plain-HTTP download peer ([`statics`]).
 //! - `artifact`: artifact transfer, runread's client against a plain GET ([`artifact`]).
 //! - `ingest`: ingest of one session file into a fresh durable store ([`ingest`]).
@@ -34,6 +37,7 @@ use runread_store::Store;
 use runread_store::sqlite::SqliteStore;
 
 mod artifact;
+mod durable;
 mod echo;
 mod ingest;
 mod page;
@@ -219,8 +223,10 @@ fn done(r: Result<(), String>) {
 
 const USAGE: &str = "usage: runread-bench gate [--calls N] [--rounds R]
        runread-bench echo-server --result FILE [--listen ADDR]
+       runread-bench durable-echo-server (--result FILE | --results FILE) --store COPY.db [--as TOOL] [--listen ADDR]
+       runread-bench artifact-record --url URL --key-file F --out FILE
        runread-bench static-server --file FILE [--listen ADDR]
-       runread-bench artifact --url URL --key-file F --static-url URL --sha256 HEX [--rounds R]
+       runread-bench artifact --url URL --key-file F --static-url URL --sha256 HEX [--rounds R] [--echo-url URL]
        runread-bench ingest --session FILE [--agent pi|claude|codex] [--repeats N] [--warmup W]
        runread-bench json-pass (--file F | --dir D)... [--sha256] [--repeats N]
        runread-bench stat-pass --dir D... [--repeats N]
@@ -271,7 +277,20 @@ fn main() {
     };
     match args.get(1).map(String::as_str) {
         Some("gate") => gate(flag("--calls", 2000), flag("--rounds", 5)),
-        Some("echo-server") => echo::run(listen(), &need("--result")),
+        Some("echo-server") => echo::run(listen(), echo::Results::one(&need("--result")), None),
+        Some("durable-echo-server") => {
+            let results = match text("--results") {
+                Some(f) => echo::Results::by_call(&f),
+                None => echo::Results::one(&need("--result")),
+            };
+            let tool = text("--as").unwrap_or_else(|| "read_final_answer".into());
+            let durable = echo::durable(&need("--store"), &tool);
+            echo::run(listen(), results, Some(durable))
+        }
+        Some("artifact-record") => {
+            let key = std::fs::read_to_string(need("--key-file")).expect("key file");
+            artifact::record(&need("--url"), key.trim(), &need("--out"))
+        }
         Some("static-server") => statics::run(listen(), need("--file")),
         Some("artifact") => {
             let key = std::fs::read_to_string(need("--key-file")).expect("key file");
@@ -281,6 +300,7 @@ fn main() {
                 &need("--static-url"),
                 &need("--sha256"),
                 flag("--rounds", 5),
+                text("--echo-url").as_deref(),
             )
         }
         Some("ingest") => done(

@@ -180,12 +180,12 @@ impl Scene {
             svc.wait_for_change(&ctx, tools::WAIT_FOR_RUN, &args)
                 .await
                 .map_err(|e| e.as_str())?;
-            let answered = Instant::now();
             let out = svc
                 .call(ctx, tools::WAIT_FOR_RUN, args, None)
                 .await
                 .map_err(|e| e.as_str())?;
-            Ok((answered, out.labeled.structured))
+            // Answered: after the gated call that reads the settled run, not at the wake-up alone.
+            Ok((Instant::now(), out.labeled.structured))
         })
     }
 
@@ -339,6 +339,7 @@ pub(crate) fn run(rounds: usize, pg: bool) -> Result<(), String> {
         s.sort_by(f64::total_cmp);
         percentile(&s, 0.5)
     };
+    let mut rows = Vec::new();
     for (way, mut s) in ways.iter().zip(samples) {
         if s.is_empty() {
             continue;
@@ -350,6 +351,7 @@ pub(crate) fn run(rounds: usize, pg: bool) -> Result<(), String> {
             way.label(),
             median / base
         );
+        rows.push(json!({"way": way.label(), "median_ms": median, "p99_ms": p99}));
     }
     println!(
         "\n{HELD_WAITS} waits held at once (SQLite, in process, no HTTP): resident set {:.1} → {:.1} MiB, {:.1} KiB per wait",
@@ -357,5 +359,6 @@ pub(crate) fn run(rounds: usize, pg: bool) -> Result<(), String> {
         held as f64 / 1024.0,
         held.saturating_sub(before) as f64 / HELD_WAITS as f64
     );
+    println!("{}", json!({"ways": rows}));
     Ok(())
 }

@@ -50,17 +50,13 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
     if target.instance != svc.store.instance_id() {
         return Err(ErrorCode::TargetStale);
     }
+    // One read: the run with its workspace (its revision and whether it is enabled).
     let run = svc
         .store
         .run(&target.session_id, target.generation, &target.run_id)
         .map_err(Service::unavailable)?
         .ok_or(ErrorCode::TargetStale)?;
-    let ws = svc
-        .store
-        .workspace(&target.workspace_id)
-        .map_err(Service::unavailable)?
-        .ok_or(ErrorCode::TargetStale)?;
-    if !ws.enabled || run.target != *target {
+    if !run.workspace_enabled || run.target != *target {
         return Err(ErrorCode::TargetStale);
     }
     Ok(run)

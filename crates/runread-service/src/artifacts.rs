@@ -73,7 +73,7 @@ impl ToolRules for ReadArtifact {
         // The file not there (gone, or not on this host): the run's snapshot, if it holds it. A
         // file that is there but changed is refused as before, never replaced by the snapshot.
         let kept = match &artifact {
-            Some(a) => match runread_artifacts::read_window(&root, &version_of(a)?, 0, 1) {
+            Some(a) => match runread_artifacts::present(&root, &version_of(a)?) {
                 Err(Refusal::Missing | Refusal::Io) => at.snapshot(&g.run)?,
                 _ => None,
             },

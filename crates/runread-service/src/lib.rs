@@ -157,6 +157,29 @@ impl Service {
     /// admitted (its catalog is empty): a client configured once stays configured while the
     /// owner shares nothing.
     pub fn admit_key(&self, presented: &[&[u8]]) -> Result<KeyContext, ErrorCode> {
+        let key_hash = Service::presented_key_hash(presented)?;
+        let found = self
+            .store
+            .reader_of_key(&key_hash, runread_core::timefmt::now_ms());
+        Service::key_context(key_hash, found)
+    }
+
+    /// [`Service::admit_key`] when the store answers at once ([`Store::reader_of_key_at_once`]),
+    /// so that it may run on an async thread; `None` when it would wait: call
+    /// [`Service::admit_key`] on a blocking thread then. The same checks, the same answers.
+    pub fn admit_key_at_once(&self, presented: &[&[u8]]) -> Option<Result<KeyContext, ErrorCode>> {
+        let key_hash = match Service::presented_key_hash(presented) {
+            Ok(h) => h,
+            Err(code) => return Some(Err(code)),
+        };
+        let found = self
+            .store
+            .reader_of_key_at_once(&key_hash, runread_core::timefmt::now_ms())?;
+        Some(Service::key_context(key_hash, found))
+    }
+
+    /// Admission steps 1–2: exactly one key, well formed; its hash.
+    fn presented_key_hash(presented: &[&[u8]]) -> Result<String, ErrorCode> {
         let value = match presented {
             [] => return Err(ErrorCode::MissingKey),
             [one] => *one,
@@ -168,10 +191,15 @@ impl Service {
         if !key::is_well_formed(value) {
             return Err(ErrorCode::InvalidKey);
         }
-        let key_hash = key::hash(value);
-        let (reader, live_grants) = self
-            .store
-            .reader_of_key(&key_hash, runread_core::timefmt::now_ms())
+        Ok(key::hash(value))
+    }
+
+    /// Admission step 3 from the store's answer: the key's live reader and its live grants.
+    fn key_context(
+        key_hash: String,
+        found: runread_store::Result<Option<(Reader, Vec<Grant>)>>,
+    ) -> Result<KeyContext, ErrorCode> {
+        let (reader, live_grants) = found
             .map_err(Service::unavailable)?
             .filter(|(r, _)| key::hashes_equal(&r.key_hash, &key_hash))
             .ok_or(ErrorCode::InvalidKey)?;

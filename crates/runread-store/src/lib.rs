@@ -106,6 +106,9 @@ pub(crate) fn prefix_upper_bound(prefix: &str) -> Option<String> {
     None
 }
 
+/// A live reader and its live grants, newest first: what a key or a token admits.
+pub type ReaderWithGrants = (Reader, Vec<Grant>);
+
 /// Everything runread persists. Synchronous: async callers move calls onto a blocking thread.
 pub trait Store: Send + Sync {
     /// The UUID of this store, made on first use.
@@ -175,7 +178,19 @@ pub trait Store: Send + Sync {
     fn insert_reader(&self, reader: &Reader) -> Result<()>;
     /// The live (not removed) reader whose key hashes to `key_hash`, and its grants live at
     /// `now_ms` (neither revoked nor expired), newest first: admission's one read.
-    fn reader_of_key(&self, key_hash: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>>;
+    fn reader_of_key(&self, key_hash: &str, now_ms: i64) -> Result<Option<ReaderWithGrants>>;
+    /// [`Store::reader_of_key`], when it can be answered at once: a local read on a connection
+    /// that is free now. `None` when answering would wait (for a connection, or for a server
+    /// across the network): the caller then calls [`Store::reader_of_key`] where it may block.
+    /// It lets admission's one read stay on an async thread instead of hopping to a blocking
+    /// one for every request. The default never answers at once.
+    fn reader_of_key_at_once(
+        &self,
+        _key_hash: &str,
+        _now_ms: i64,
+    ) -> Option<Result<Option<ReaderWithGrants>>> {
+        None
+    }
     /// The live reader of an id and its live grants at `now_ms` (as [`Store::reader_of_key`]):
     /// a connector's token names its reader by id.
     fn reader_of_id(&self, reader_id: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>>;

@@ -109,6 +109,9 @@ pub struct RunRecord {
     pub ingested_at_ms: i64,
     pub workspace_name: String,
     pub workspace_path: String,
+    /// Whether the owner's workspace is enabled, read with the run (admission refuses a run of
+    /// a disabled one).
+    pub workspace_enabled: bool,
 }
 
 /// Which runs a page of the owner's listing shows ([`crate::Store::runs_page`]).

@@ -220,6 +220,17 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// A read connection of the pool that is free now, if the pool is open and one is: never
+    /// waits, and never opens the pool (which touches the disk).
+    fn free_reader(&self) -> Option<MutexGuard<'_, Connection>> {
+        self.readers
+            .get()?
+            .iter()
+            .find_map(|slot| slot.try_lock().ok())
+    }
+}
+
 impl Drop for SqliteStore {
     /// The checkpointer's connection closes before the writer's: the last connection to close
     /// checkpoints what is left and removes the log.
@@ -744,6 +755,22 @@ impl Store for SqliteStore {
             |r| r.int(0),
         )?;
         vocab::u64_of(n.unwrap_or(0))
+    }
+
+    fn reader_of_key_at_once(
+        &self,
+        key_hash: &str,
+        now_ms: i64,
+    ) -> Option<Result<Option<crate::ReaderWithGrants>>> {
+        let conn = self.free_reader()?;
+        let rows = (|| {
+            all(
+                &mut *conn.prepare_cached(vocab::READER_OF_KEY)?,
+                &values![now_ms, key_hash],
+                vocab::reader_and_grant,
+            )
+        })();
+        Some(rows.map(vocab::reader_with_grants))
     }
 
     fn begin_call(&self, rec: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {

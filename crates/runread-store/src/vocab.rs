@@ -253,7 +253,7 @@ macro_rules! select_runs {
     ($($rest:tt)*) => {
         concat!(
             "SELECT s.session_id, s.generation, s.workspace_id, w.revision, r.run_json, s.path, \
-             s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path, s.ctime_ns, s.agent \
+             s.dev, s.ino, s.nlink, s.size, s.mtime_ns, s.ingested_at, w.name, w.path, s.ctime_ns, s.agent, w.enabled \
              FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
              JOIN workspaces w ON w.id = s.workspace_id",
             $($rest)*
@@ -1366,6 +1366,7 @@ pub(crate) fn run_record(r: &dyn Cols, instance: &str) -> Result<RunRecord> {
         ingested_at_ms: r.int(11)?,
         workspace_name: r.text(12)?,
         workspace_path: r.text(13)?,
+        workspace_enabled: r.flag(16)?,
     })
 }
 

@@ -2,6 +2,13 @@
 //! is done by the library crates.
 #![forbid(unsafe_code)]
 
+/// mimalloc instead of the C library's allocator: a tool call allocates and frees a few hundred
+/// small blocks across the async and blocking threads, and glibc's malloc spent a tenth of the
+/// server's CPU in them (`_int_malloc`, `_int_free`, `malloc_consolidate`); see
+/// bench/PROFILES.md, "Round three".
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `println!` for the CLI's output: a reader that went away (`runread runs | head`) ends the
 /// program quietly, as a closed pipe ends any Unix filter, instead of a panic; any other write
 /// error ends it with status 1.

@@ -6,6 +6,7 @@ mod evidence_source;
 mod final_answer;
 mod get_run;
 mod history_limits;
+mod key_admission;
 mod recheck;
 mod search;
 mod snapshots;

@@ -33,20 +33,7 @@ async fn call_after(meanwhile: Meanwhile) -> (Env, Result<runread_service::Answe
     env.ingest();
     let keys = env.keys();
     let run = env.store.runs().unwrap().remove(0);
-    let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant(
-        &*env.store,
-        &*keys,
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: Some(&run.target.session_id),
-            features: Feature::ALL.to_vec(),
-            expires_at_ms: now + 600_000,
-            reader: "recheck",
-        },
-        now,
-    )
-    .unwrap();
+    let g = env.grant(&run.target.run_id, Feature::ALL.to_vec(), "recheck");
     let mut store = Hooked::new(env.store.clone());
     let (id, reader_id) = (g.grant.id.clone(), g.reader.id.clone());
     if meanwhile != Meanwhile::Nothing {
@@ -61,11 +48,7 @@ async fn call_after(meanwhile: Meanwhile) -> (Env, Result<runread_service::Answe
         }));
     }
     let service = Arc::new(Service::new(Arc::new(store), keys, Config::default()).unwrap());
-    let ctx = Arc::new(
-        service
-            .admit_key(&[g.key.as_deref().unwrap().as_bytes()])
-            .unwrap(),
-    );
+    let ctx = Arc::new(service.admit_key(&[g.key.as_bytes()]).unwrap());
     let out = service
         .call(
             ctx,

@@ -1485,3 +1485,42 @@ fn sqlite_snapshot_log_is_append_only() {
     }
     assert_eq!(s.snapshot_log(10).unwrap().len(), 1);
 }
+
+/// A key looked up at once (on an async thread, no hop) is answered exactly as the lookup that may
+/// wait: the same reader and live grants, the same nothing for an unknown or rotated key.
+#[test]
+fn sqlite_answers_a_key_at_once_as_it_answers_it_otherwise() {
+    let (_dir, s) = sqlite();
+    s.insert_reader(&reader("r1", "one", "hash1")).unwrap();
+    // The read connections open with the first read, which may wait: before it, nothing is
+    // answered at once.
+    assert!(s.reader_of_key_at_once("hash1", 0).is_none());
+    let waited = s.reader_of_key("hash1", 0).unwrap();
+    assert!(waited.is_some());
+    assert_eq!(
+        s.reader_of_key_at_once("hash1", 0).unwrap().unwrap(),
+        waited
+    );
+    assert_eq!(s.reader_of_key_at_once("other", 0).unwrap().unwrap(), None);
+    assert!(s.rotate_reader_key("r1", "hash1b").unwrap());
+    assert_eq!(s.reader_of_key_at_once("hash1", 0).unwrap().unwrap(), None);
+    assert_eq!(
+        s.reader_of_key_at_once("hash1b", 0).unwrap().unwrap(),
+        s.reader_of_key("hash1b", 0).unwrap()
+    );
+}
+
+/// An in-memory SQLite store (one connection, no pool) and PostgreSQL (a server across the
+/// network) never answer a key at once: the caller looks it up where it may wait.
+#[test]
+fn a_store_without_a_free_local_read_connection_does_not_answer_at_once() {
+    let s = SqliteStore::open(std::path::Path::new(":memory:")).unwrap();
+    s.insert_reader(&reader("r1", "one", "hash1")).unwrap();
+    assert!(s.reader_of_key("hash1", 0).unwrap().is_some());
+    assert!(s.reader_of_key_at_once("hash1", 0).is_none());
+    let db = pg::PgDb::fresh();
+    let p = db.store();
+    p.insert_reader(&reader("r1", "one", "hash1")).unwrap();
+    assert!(p.reader_of_key("hash1", 0).unwrap().is_some());
+    assert!(p.reader_of_key_at_once("hash1", 0).is_none());
+}
