@@ -352,7 +352,7 @@ async fn key_layer(State(door): State<KeyDoor>, mut req: Request, next: Next) ->
     }
     let svc = door.service.clone();
     // A key the store can look up at once is admitted here, without a hop to a blocking thread
-    // (one per request: a tenth of a call's CPU in thread switches); otherwise, and for a
+    // (one per request: ≈ 5% of a call's CPU, bench/PROFILES.md); otherwise, and for a
     // connector's token, on a blocking thread.
     let at_once = if use_bearer {
         None
