@@ -21,7 +21,9 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use rmcp::model::{CallToolRequestParams, ClientConfig, ContentBlock, ProtocolVersion};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock, ProtocolVersion,
+};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -50,7 +52,8 @@ async fn pooled_client(url: &str, key: &str) -> Pooled {
         .expect("connect (pooled)")
 }
 
-async fn call(c: &Pooled, tool: &str, args: Value) -> Value {
+/// The result of one call, as it came: refused is a failed measurement.
+async fn raw_call(c: &Pooled, tool: &str, args: Value) -> CallToolResult {
     let Value::Object(args) = args else {
         unreachable!()
     };
@@ -59,6 +62,12 @@ async fn call(c: &Pooled, tool: &str, args: Value) -> Value {
         .await
         .expect("call");
     assert_ne!(r.is_error, Some(true), "{tool} refused");
+    r
+}
+
+/// One call's structured result, its label checked as runread's client checks it.
+async fn call(c: &Pooled, tool: &str, args: Value) -> Value {
+    let r = raw_call(c, tool, args).await;
     let text = r
         .content
         .iter()
@@ -120,26 +129,14 @@ pub fn record(url: &str, key: &str, out: &str) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
         let c = pooled_client(url, key).await;
-        let raw = |tool: &str, args: Value| {
-            let Value::Object(args) = args else {
-                unreachable!()
-            };
-            let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-            let c = &c;
-            async move {
-                let r = c.call_tool(params).await.expect("call");
-                assert_ne!(r.is_error, Some(true), "refused");
-                r
-            }
-        };
         let mut all = serde_json::Map::new();
         let limit = runread_core::limits::GRANTED_TARGETS_PAGE_MAX;
-        let targets = raw("list_granted_targets", json!({"limit": limit})).await;
+        let targets = raw_call(&c, "list_granted_targets", json!({"limit": limit})).await;
         let target = targets.structured_content.as_ref().expect("structured")["targets"][0]
             ["target"]
             .clone();
         all.insert("list_granted_targets".into(), json!(targets));
-        let list = raw("list_artifacts", json!({"target": target})).await;
+        let list = raw_call(&c, "list_artifacts", json!({"target": target})).await;
         let meta = list.structured_content.as_ref().expect("structured")["artifacts"][0].clone();
         all.insert("list_artifacts".into(), json!(list));
         let size = meta["size"].as_u64().expect("size");
@@ -147,7 +144,8 @@ pub fn record(url: &str, key: &str, out: &str) {
         let mut offset = 0;
         while offset < size {
             let limit = chunk.min(size - offset);
-            let r = raw(
+            let r = raw_call(
+                &c,
                 "read_artifact",
                 json!({"target": target, "artifactId": meta["artifactId"], "version": meta["version"], "offset": offset, "limit": limit}),
             )

@@ -39,12 +39,12 @@ impl Durable {
     /// Opens the store at `path` (a copy of runread's home store) and takes its templates; a call
     /// to a tool it lacks writes `fallback_tool`'s.
     pub fn open(path: &Path, fallback_tool: &str) -> Result<Durable, String> {
-        let templates = templates(path)?;
+        let store = SqliteStore::open(path).map_err(|e| e.to_string())?;
+        let templates = templates(path, &store)?;
         let fallback = templates
             .get(fallback_tool)
             .cloned()
             .ok_or_else(|| format!("no {fallback_tool} call with an ok receipt in {path:?}"))?;
-        let store = SqliteStore::open(path).map_err(|e| e.to_string())?;
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_err(|e| e.to_string())?
@@ -99,15 +99,17 @@ fn same_length(id: &str, n: u64) -> String {
     format!("{head}{}", &tail[16 - (id.len() - keep)..])
 }
 
-/// For each tool, the newest start record that has an `ok` receipt, with that receipt.
-fn templates(path: &Path) -> Result<HashMap<String, Arc<Template>>, String> {
+/// For each tool, the newest start record that has an `ok` receipt, with that receipt: the ids
+/// found by one grouped query on `path` (SQLite returns a group's other columns from its `max`
+/// row), the records read through `store`.
+fn templates(path: &Path, store: &SqliteStore) -> Result<HashMap<String, Arc<Template>>, String> {
     let conn =
         rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| e.to_string())?;
     let mut stmt = conn
         .prepare(
-            "SELECT s.tool, s.start_id FROM start_records s JOIN receipts r ON r.start_id = s.start_id \
-             WHERE r.outcome = 'ok' ORDER BY s.created_at DESC",
+            "SELECT s.tool, s.start_id, max(s.created_at) FROM start_records s \
+             JOIN receipts r ON r.start_id = s.start_id WHERE r.outcome = 'ok' GROUP BY s.tool",
         )
         .map_err(|e| e.to_string())?;
     let rows: Vec<(String, String)> = stmt
@@ -115,14 +117,8 @@ fn templates(path: &Path) -> Result<HashMap<String, Arc<Template>>, String> {
         .map_err(|e| e.to_string())?
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
-    drop(stmt);
-    drop(conn);
-    let store = SqliteStore::open(path).map_err(|e| e.to_string())?;
     let mut out = HashMap::new();
     for (tool, start_id) in rows {
-        if out.contains_key(&tool) {
-            continue;
-        }
         let start = store
             .start_record(&start_id)
             .map_err(|e| e.to_string())?
