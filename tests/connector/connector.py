@@ -39,6 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
+import html as html_module
 import http.server
 import importlib.util
 import json
@@ -249,12 +250,12 @@ def conformance_authorization(fetch: Any, approve: Any, public: str, ca: Path, t
                 continue
             _, _, html = fetch(line.strip())
             code = re.search(r'id="user-code">([A-Z0-9-]+)<', html)
-            request = re.search(r"request=([0-9a-f]{64})", html)
-            if not (code and request):
+            wait = waiting_page(html)
+            if not (code and wait):
                 break
             approve(code.group(1), "conformance", False)
             for _ in range(30):
-                status, headers, _ = fetch(f"{public}/authorize/wait?request={request.group(1)}")
+                status, headers, _ = fetch(f"{public}{wait}")
                 if status == 303:
                     # The browser follows the page's redirect to the suite's callback.
                     with contextlib.suppress(OSError):
@@ -271,6 +272,13 @@ def conformance_authorization(fetch: Any, approve: Any, public: str, ca: Path, t
         checks.check(f"conformance authorization {name}: every check passes",
                      bool(found) and all(c.get("status") == "SUCCESS" for c in found),
                      json.dumps(found)[:600] + "".join(lines)[-600:])
+
+
+def waiting_page(html: str) -> str | None:
+    """The address the authorization page refreshes to, as a browser reads it from its meta refresh
+    (it carries the client's `state`, which runread keeps only as a digest)."""
+    m = re.search(r'http-equiv="refresh" content="\d+;url=([^"]+)"', html)
+    return html_module.unescape(m.group(1)) if m else None
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -394,21 +402,21 @@ def main_in_venv(args: argparse.Namespace) -> int:
                 # The browser opens the public page: what the client asks, a code, no run.
                 status, headers, html = await asyncio.to_thread(fetch, url)
                 code = re.search(r'id="user-code">([A-Z0-9-]+)<', html)
-                request = re.search(r"request=([0-9a-f]{64})", html)
+                wait = waiting_page(html)
                 checks.check(f"{label}: the public page shows a code and no run", status == 200 and bool(code)
-                             and bool(request) and run_id not in html, f"{status} {html[:300]}")
+                             and bool(wait) and run_id not in html, f"{status} {html[:300]}")
                 checks.check(f"{label}: the public page refuses framing",
                              "frame-ancestors 'none'" in headers.get("content-security-policy", "")
                              and headers.get("x-frame-options") == "DENY", json.dumps(headers))
                 seen["code"] = code.group(1) if code else ""
-                seen["request"] = request.group(1) if request else ""
+                seen["wait"] = wait or ""
                 # The owner approves the request with the same code on the console.
                 await asyncio.to_thread(approve_on_console, seen["code"], reader, True)
 
             async def callback_handler() -> AuthorizationCodeResult:
                 # The page refreshes until the owner decided, then continues to the client.
                 for _ in range(30):
-                    status, headers, _ = await asyncio.to_thread(fetch, f"{public}/authorize/wait?request={seen['request']}")
+                    status, headers, _ = await asyncio.to_thread(fetch, f"{public}{seen['wait']}")
                     if status == 303:
                         location = headers.get("Location", headers.get("location", ""))
                         checks.check(f"{label}: the page continues to the registered redirect", location.startswith(redirect + "?"), location)

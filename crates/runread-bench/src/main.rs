@@ -16,6 +16,8 @@
 //! - `select-page`: a page of runs straight from the SQLite store ([`page`]).
 //! - `wake`: `wait_for_run`'s wake-up latency, by change feed, `NOTIFY` and re-check ([`wake`]).
 //! - `snapshot`: a read from a shared run's snapshot beside the same read from its file ([`snapshot`]).
+//! - `growth`: the store's bytes per gated call, and what a polling reader and the default
+//!   retention make of them ([`growth`]).
 //!
 //! `runread-bench gate [--calls N] [--rounds R]`: the execution gate's cost per call —
 //! `read_final_answer` through the whole service (admission, gate, re-check, label) with the
@@ -39,6 +41,7 @@ use runread_store::sqlite::SqliteStore;
 mod artifact;
 mod durable;
 mod echo;
+mod growth;
 mod ingest;
 mod page;
 mod passes;
@@ -109,7 +112,7 @@ fn setup(in_memory: bool) -> Setup {
     )
     .expect("grant");
     let sqlite = store.clone();
-    let svc = Arc::new(Service::new(store, keys, Config::default()).expect("service"));
+    let svc = Arc::new(Service::new(store, keys, measuring()).expect("service"));
     let ctx = Arc::new(
         svc.admit_key(&[g.key.as_deref().expect("a new reader").as_bytes()])
             .expect("key"),
@@ -148,6 +151,15 @@ fn measure(rt: &tokio::runtime::Runtime, s: &Setup, calls: usize, tasks: usize) 
         }
     });
     calls as f64 / start.elapsed().as_secs_f64()
+}
+
+/// The service's configuration for a measurement: the bound on calls per reader lifted, or it
+/// would be what is measured.
+pub(crate) fn measuring() -> Config {
+    Config {
+        calls_per_minute: u32::MAX,
+        ..Config::default()
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -235,7 +247,8 @@ const USAGE: &str = "usage: runread-bench gate [--calls N] [--rounds R]
        runread-bench ready --port P [--key K] [--idle-ms MS] -- CMD...
        runread-bench hop [--calls N]
        runread-bench wake [--rounds N] [--pg]
-       runread-bench snapshot [--calls N] [--rounds R]";
+       runread-bench snapshot [--calls N] [--rounds R]
+       runread-bench growth [--calls N]";
 
 fn main() {
     let all: Vec<String> = std::env::args().collect();
@@ -354,6 +367,7 @@ fn main() {
         ),
         Some("hop") => hop(flag("--calls", 20000)),
         Some("snapshot") => done(snapshot::run(flag("--calls", 50), flag("--rounds", 5))),
+        Some("growth") => growth::run(&setup(false), flag("--calls", 20_000)),
         Some("wake") => done(wake::run(
             flag("--rounds", 20),
             args.iter().any(|a| a == "--pg"),

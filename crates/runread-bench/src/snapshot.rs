@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_core::limits::FINAL_ANSWER_CHUNK_MAX_BYTES;
-use runread_service::{Config, KeyContext, Service, tools};
+use runread_service::{KeyContext, Service, tools};
 use runread_store::Store;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -95,7 +95,7 @@ pub(crate) fn run(calls: usize, rounds: usize) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     let svc =
-        Arc::new(Service::new(store.clone(), keys, Config::default()).map_err(|e| e.to_string())?);
+        Arc::new(Service::new(store.clone(), keys, crate::measuring()).map_err(|e| e.to_string())?);
     let ctx = Arc::new(
         svc.admit_key(&[g.key.unwrap_or_default().as_bytes()])
             .map_err(|e| e.as_str().to_owned())?,

@@ -122,7 +122,7 @@ impl Scene {
             Arc::new(runread_gate::keys::FileKeys::open(dir.path()).map_err(|e| e.to_string())?);
         let config = Config {
             settle_quiet: Duration::ZERO,
-            ..Config::default()
+            ..crate::measuring()
         };
         let svc = Arc::new(
             Service::new(gateway.clone(), keys.clone(), config).map_err(|e| e.to_string())?,

@@ -5,6 +5,7 @@ use axum::response::Html;
 use maud::{DOCTYPE, Markup, html};
 use serde_json::{Map, Value};
 
+use runread_core::redact::MaskedView;
 use runread_core::timefmt::rfc3339;
 use runread_core::{Agent, Feature};
 use runread_service::outputs::thousands;
@@ -645,7 +646,7 @@ pub(crate) fn key_and_configs(key: &str, configs: &runread_mcp::configs::ClientC
     }
 }
 
-fn grants_table(s: &SessionView, list: &[Grant], now: i64, back: &str) -> Markup {
+fn grants_table(s: &SessionView, list: &[MaskedView<Grant>], now: i64, back: &str) -> Markup {
     html! {
         table.grants {
             thead { tr {
@@ -677,7 +678,7 @@ fn grants_table(s: &SessionView, list: &[Grant], now: i64, back: &str) -> Markup
 
 pub(crate) fn grants(
     s: &SessionView,
-    list: &[Grant],
+    list: &[MaskedView<Grant>],
     state: Option<GrantState>,
     now: i64,
 ) -> Markup {
@@ -845,8 +846,8 @@ fn audit_chart(v: &AuditView) -> Markup {
     let bucket = (span / bars).max(1);
     let start = v.now_ms - span;
     let mut counts = vec![0u64; usize::try_from(bars).unwrap_or(0)];
-    for (m, _, _) in &v.rows {
-        let i = (m.created_at_ms - start) / bucket;
+    for call in &v.rows {
+        let i = (call.meta.created_at_ms - start) / bucket;
         if let Some(c) = usize::try_from(i).ok().and_then(|i| counts.get_mut(i)) {
             *c += 1;
         }
@@ -881,10 +882,11 @@ fn audit_table(v: &AuditView) -> Markup {
                 th scope="col" { "Run" } th scope="col" { "Outcome" } th scope="col" { "Bytes" }
             } }
             tbody {
-                @for (m, receipts, who) in &v.rows {
+                @for call in &v.rows {
+                    @let (m, receipts) = (&call.meta, &call.receipts);
                     tr {
                         td.time { (short_time(&rfc3339(m.created_at_ms))) }
-                        td { (who) }
+                        td { (call.reader.as_ref().map_or("", |r| r.name.as_str())) }
                         td { code { (m.tool) } }
                         td { @if let Some(t) = &m.target { code { (short(&t.run_id, 13)) } } @else { "—" } }
                         td {
@@ -1054,10 +1056,11 @@ pub(crate) fn secrets(
 
 /// The Connections page: connection requests of chat assistants' connectors (OAuth clients at
 /// the public URL) waiting for the owner, each with the code its public page shows; approve one
-/// for a reader (optionally sharing a run at once) or deny it.
+/// as a new reader (optionally sharing a run at once), join it to an existing reader after
+/// reviewing what that reader reads, or deny it.
 pub(crate) fn connections(
     s: &SessionView,
-    pending: &[runread_service::oauth::OAuthRequest],
+    view: &crate::views::ConnectionsView,
     done: Option<Result<String, String>>,
     now: i64,
 ) -> Markup {
@@ -1067,47 +1070,121 @@ pub(crate) fn connections(
         "Connections",
         html! {
             h1 { "Connections" }
-            p.note { "A chat assistant's connector (ChatGPT, Claude) asks to connect at your public URL. Its page shows a code: approve only the request with the same code. The client becomes a reader; it reads only the runs you share with it." }
+            p.note { "A chat assistant's connector (ChatGPT, Claude) asks to connect at your public URL. Its page shows a code: approve only the request with the same code. The client becomes a new reader; it reads only the runs you share with it." }
             @match done {
                 Some(Ok(msg)) => p.ok role="status" { (msg) },
                 Some(Err(msg)) => p.error role="alert" { (msg) },
                 None => {},
             }
-            @if pending.is_empty() {
+            @if view.pending.is_empty() {
                 p.empty { "No connection request is waiting." }
             }
-            @for r in pending {
-                section.connection data-code=(r.user_code) aria-label=(format!("Request {}", r.user_code)) {
-                    h2 { "Code " code { (r.user_code) } }
-                    dl {
-                        dt { "Client says it is" } dd { (r.client_name) }
-                        dt { "Client id" } dd { code { (r.client_id) } }
-                        dt { "Sends you back to" } dd { code { (r.redirect_uri) } }
-                        dt { "Expires" } dd { (format!("in {} min", ((r.expires_at_ms - now) / 60_000).max(0) + 1)) }
-                    }
-                    form.approve method="post" action="/connections/approve" autocomplete="off" {
-                        input type="hidden" name="csrf" value=(s.csrf);
-                        input type="hidden" name="request" value=(r.id);
-                        label { "Reader name " input type="text" name="name" required maxlength=(runread_core::limits::READER_NAME_MAX_BYTES) value=(r.client_name); }
-                        fieldset {
-                            legend { "Allow at most" }
-                            @for f in runread_service::oauth::scope_features(Some(&r.scope)).unwrap_or_default() {
-                                label { input type="checkbox" name="feature" value=(f.as_str()) checked; " " (f.as_str()) }
+            @for c in &view.pending {
+                (connection(s, c, &view.readers, now))
+            }
+        },
+    )
+}
+
+fn connection(
+    s: &SessionView,
+    c: &crate::views::ConnectionView,
+    readers: &[(String, String)],
+    now: i64,
+) -> Markup {
+    let r = &c.request;
+    html! {
+        section.connection data-code=(r.user_code) aria-label=(format!("Request {}", r.user_code)) {
+            h2 { "Code " code { (r.user_code) } }
+            dl {
+                dt { "Client says it is" } dd { (r.client_name) }
+                dt { "Client id" } dd { code { (r.client_id) } }
+                dt { "Sends you back to" } dd { code { (r.redirect_uri) } }
+                dt { "Expires" } dd { (format!("in {} min", ((r.expires_at_ms - now) / 60_000).max(0) + 1)) }
+            }
+            @if let Some(like) = &c.looks_like {
+                p.warning role="note" data-looks-like=(like) { "This client calls itself by a name like your reader “" (like) "”. A client chooses its own name: it is not that reader, and approving it here does not make it one." }
+            }
+            form.approve method="post" action="/connections/approve" autocomplete="off" {
+                input type="hidden" name="csrf" value=(s.csrf);
+                input type="hidden" name="request" value=(r.id);
+                label { "New reader named " input type="text" name="name" required maxlength=(runread_core::limits::READER_NAME_MAX_BYTES) value=(c.suggested_name); }
+                (feature_boxes(&r.scope))
+                label { "Share a run now (its id, optional) " input type="text" name="run" maxlength="128"; }
+                label { "for " select name="expires" {
+                    @for (v, label) in crate::views::EXPIRY_PRESETS { option value=(v) selected[v == "1d"] { (label) } }
+                } }
+                button type="submit" { "Approve as a new reader" }
+            }
+            @if !readers.is_empty() {
+                form.inline.join method="get" action="/connections/join" {
+                    input type="hidden" name="request" value=(r.id);
+                    label { "Or join an existing reader instead: " select name="reader" {
+                        @for (id, name) in readers { option value=(id) { (name) } }
+                    } }
+                    button type="submit" { "Review joining…" }
+                }
+            }
+            form.inline method="post" action="/connections/deny" {
+                input type="hidden" name="csrf" value=(s.csrf);
+                input type="hidden" name="request" value=(r.id);
+                button type="submit" { "Deny" }
+            }
+        }
+    }
+}
+
+/// The features a request asks for, each a box checked by default: the owner allows at most
+/// these.
+fn feature_boxes(scope: &str) -> Markup {
+    html! {
+        fieldset {
+            legend { "Allow at most" }
+            @for f in runread_service::oauth::scope_features(Some(scope)).unwrap_or_default() {
+                label { input type="checkbox" name="feature" value=(f.as_str()) checked; " " (f.as_str()) }
+            }
+        }
+    }
+}
+
+/// Joining a client to an existing reader: what that reader reads now, said before the owner
+/// confirms — the client will read every run shared with it, these and any shared later.
+pub(crate) fn join_connection(s: &SessionView, v: &crate::views::JoinView) -> Markup {
+    let r = &v.request;
+    let name = &v.reader.name;
+    layout(
+        Some(s),
+        "Join a reader",
+        "Connections",
+        html! {
+            h1 { "Join “" (name) "”?" }
+            p.warning role="note" {
+                "Approving request " code { (r.user_code) } " (the client says it is “" (r.client_name) "”) this way makes that client the reader “" (name) "”. It will read everything shared with “" (name) "”: "
+                @match v.live.len() { 0 => "no run now, and every run shared with it later.", 1 => "the run below, and every run shared with it later.", n => (format!("the {n} runs below, and every run shared with it later.")) }
+            }
+            @if !v.live.is_empty() {
+                table.grants {
+                    thead { tr { th scope="col" { "Run" } th scope="col" { "Features" } th scope="col" { "Expires" } } }
+                    tbody {
+                        @for g in &v.live {
+                            tr data-grant=(g.id) {
+                                td { code { (short(&g.target.run_id, 13)) } }
+                                td { (g.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")) }
+                                td.time { (short_time(&rfc3339(g.expires_at_ms))) }
                             }
                         }
-                        label { "Share a run now (its id, optional) " input type="text" name="run" maxlength="128"; }
-                        label { "for " select name="expires" {
-                            @for (v, label) in crate::views::EXPIRY_PRESETS { option value=(v) selected[v == "1d"] { (label) } }
-                        } }
-                        button type="submit" { "Approve" }
-                    }
-                    form.inline method="post" action="/connections/deny" {
-                        input type="hidden" name="csrf" value=(s.csrf);
-                        input type="hidden" name="request" value=(r.id);
-                        button type="submit" { "Deny" }
                     }
                 }
             }
+            form.approve method="post" action="/connections/approve" autocomplete="off" {
+                input type="hidden" name="csrf" value=(s.csrf);
+                input type="hidden" name="request" value=(r.id);
+                input type="hidden" name="join" value=(v.reader.id);
+                (feature_boxes(&r.scope))
+                input type="hidden" name="expires" value="1d";
+                button type="submit" { "Approve and join “" (name) "”" }
+            }
+            p { a href="/connections" { "Back to Connections" } " — to approve it as a new reader instead." }
         },
     )
 }

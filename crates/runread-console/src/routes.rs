@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_core::Target;
 use runread_core::limits::HISTORY_PAGE_MAX;
+use runread_core::redact::MaskedView;
 use runread_core::timefmt::now_ms;
 use runread_service::outputs::{self, Previewed};
 use runread_store::{Grant, GrantState};
@@ -50,6 +51,7 @@ pub(crate) fn router(console: Arc<Console>) -> Router {
         .route("/readers/rotate", post(rotate_reader))
         .route("/readers/remove", post(remove_reader))
         .route("/connections", get(connections))
+        .route("/connections/join", get(join_connection))
         .route("/connections/approve", post(approve_connection))
         .route("/connections/deny", post(deny_connection))
         .route("/audit", get(audit))
@@ -343,7 +345,10 @@ async fn run(
             .into_iter()
             .find(|k| {
                 k.session_id == t.session_id && k.generation == t.generation && k.run_id == t.run_id
-            });
+            })
+            .map(|k| c2.service.shown(k))
+            .transpose()
+            .map_err(|_| Refusal::Unavailable)?;
         let readers = live_reader_names(&c2)?;
         let run = c2
             .service
@@ -486,8 +491,8 @@ fn live_reader_names(c: &Console) -> Result<Vec<String>, Refusal> {
         .collect())
 }
 
-/// Grants as the owner is shown them (the target ids their agent wrote masked).
-fn shown_grants(c: &Console, grants: Vec<Grant>) -> Result<Vec<Grant>, Refusal> {
+/// Grants as the owner is shown them.
+fn shown_grants(c: &Console, grants: Vec<Grant>) -> Result<Vec<MaskedView<Grant>>, Refusal> {
     c.service
         .shown_grants(grants)
         .map_err(|_| Refusal::Unavailable)
@@ -593,11 +598,40 @@ async fn connections_page(
     done: Option<Result<String, String>>,
 ) -> Result<Response, Refusal> {
     let c2 = c.clone();
-    let pending = blocking(move || {
-        runread_service::oauth::pending(&*c2.store, now_ms()).map_err(|_| Refusal::Unavailable)
-    })
-    .await?;
-    Ok(owner.page(pages::connections(&owner.session, &pending, done, now_ms())))
+    let view = blocking(move || connections_view(&c2)).await?;
+    Ok(owner.page(pages::connections(&owner.session, &view, done, now_ms())))
+}
+
+/// The requests waiting, each with the name offered for its new reader and the live reader its
+/// client's name looks like; the live readers a client could join instead.
+fn connections_view(c: &Console) -> Result<crate::views::ConnectionsView, Refusal> {
+    use runread_service::oauth;
+    let store = &*c.store;
+    let pending = oauth::pending(store, now_ms()).map_err(|_| Refusal::Unavailable)?;
+    let readers: Vec<(String, String)> = store
+        .readers()
+        .map_err(|_| Refusal::Unavailable)?
+        .into_iter()
+        .filter(|r| r.removed_at_ms.is_none())
+        .map(|r| (r.id, r.name))
+        .collect();
+    let pending = pending
+        .into_iter()
+        .map(|request| {
+            let suggested_name = oauth::suggested_reader_name(store, &request.client_name)
+                .map_err(|_| Refusal::Unavailable)?;
+            let looks_like = readers
+                .iter()
+                .find(|(_, name)| runread_core::names::looks_like(name, &request.client_name))
+                .map(|(_, name)| name.clone());
+            Ok(crate::views::ConnectionView {
+                request,
+                suggested_name,
+                looks_like,
+            })
+        })
+        .collect::<Result<_, Refusal>>()?;
+    Ok(crate::views::ConnectionsView { pending, readers })
 }
 
 async fn connections(State(c): Shared, owner: Owner) -> Result<Response, Refusal> {
@@ -607,10 +641,56 @@ async fn connections(State(c): Shared, owner: Owner) -> Result<Response, Refusal
 /// A request id as runread makes them: 64 lowercase hex characters.
 fn request_id(form: &Fields) -> Result<String, Refusal> {
     let id = form.required("request")?;
-    if id.len() != 64 || !id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    is_request_id(id)
+        .then(|| id.to_owned())
+        .ok_or(Refusal::InvalidRequest)
+}
+
+fn is_request_id(id: &str) -> bool {
+    id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+#[derive(Deserialize)]
+struct JoinQuery {
+    request: String,
+    reader: String,
+}
+
+/// Before a client joins an existing reader: that reader's live grants, which the client would
+/// read, and the one button that confirms.
+async fn join_connection(
+    State(c): Shared,
+    owner: Owner,
+    axum::extract::Query(q): axum::extract::Query<JoinQuery>,
+) -> Result<Response, Refusal> {
+    if !is_request_id(&q.request) || !runread_core::target::is_id(&q.reader) {
         return Err(Refusal::InvalidRequest);
     }
-    Ok(id.to_owned())
+    let c2 = c.clone();
+    let view = blocking(move || {
+        let now = now_ms();
+        let store = &*c2.store;
+        let request = runread_service::oauth::pending(store, now)
+            .map_err(|_| Refusal::Unavailable)?
+            .into_iter()
+            .find(|r| r.id == q.request)
+            .ok_or(Refusal::NotFound)?;
+        let (reader, live) = runread_service::oauth::join_preview(store, &q.reader, now)
+            .map_err(|_| Refusal::Unavailable)?
+            .ok_or(Refusal::NotFound)?;
+        let reader = c2.service.shown(reader).map_err(|_| Refusal::Unavailable)?;
+        let live = c2
+            .service
+            .shown_grants(live)
+            .map_err(|_| Refusal::Unavailable)?;
+        Ok(crate::views::JoinView {
+            request,
+            reader,
+            live,
+        })
+    })
+    .await?;
+    Ok(owner.page(pages::join_connection(&owner.session, &view)))
 }
 
 async fn approve_connection(
@@ -618,21 +698,41 @@ async fn approve_connection(
     Change { owner, form }: Change,
 ) -> Result<Response, Refusal> {
     let id = request_id(&form)?;
-    let name = form.required("name")?.trim().to_owned();
+    // A new reader by the name the owner typed, or — from the join page only — the reader the
+    // owner reviewed and confirmed.
+    let join = form.optional("join").map(str::to_owned);
+    let name = match &join {
+        Some(_) => String::new(),
+        None => form.required("name")?.trim().to_owned(),
+    };
+    if join
+        .as_deref()
+        .is_some_and(|r| !runread_core::target::is_id(r))
+    {
+        return Err(Refusal::InvalidRequest);
+    }
     let features: Vec<Feature> = form
         .all("feature")
         .map(|f| Feature::parse(f).ok_or(Refusal::InvalidRequest))
         .collect::<Result<_, _>>()?;
-    let run = form.optional("run").map(|r| r.trim().to_owned());
+    let run = form
+        .optional("run")
+        .map(|r| r.trim().to_owned())
+        .filter(|r| !r.is_empty());
     let expires = form.required("expires")?.to_owned();
     if !EXPIRY_PRESETS.iter().any(|(v, _)| *v == expires) {
         return Err(Refusal::InvalidRequest);
     }
     let c2 = c.clone();
     let done = blocking(move || {
+        use runread_service::oauth::ReaderChoice;
         let now = now_ms();
+        let choice = match &join {
+            Some(reader_id) => ReaderChoice::Join { reader_id },
+            None => ReaderChoice::New { name: &name },
+        };
         let reader = match runread_service::oauth::approve(
-            &*c2.store, &*c2.keys, &id, &name, &features, now,
+            &*c2.store, &*c2.keys, &id, choice, &features, now,
         ) {
             Ok(r) => r,
             Err(runread_service::oauth::DecideError::Store(e)) => {
@@ -641,10 +741,13 @@ async fn approve_connection(
             }
             Err(e) => return Ok(Err(e.to_string())),
         };
+        let became = match join {
+            Some(_) => format!("Approved: the client joined the reader “{}”", reader.name),
+            None => format!("Approved: the client is the new reader “{}”", reader.name),
+        };
         let Some(run) = run else {
             return Ok(Ok(format!(
-                "Approved: the client is the reader “{}”. Share runs with it from a run's page.",
-                reader.name
+                "{became}. Share runs with it from a run's page."
             )));
         };
         let at =
@@ -663,13 +766,10 @@ async fn approve_connection(
         );
         Ok(Ok(match shared {
             Ok(g) => format!(
-                "Approved: the client is the reader “{}”, and run {} is shared with it.",
-                reader.name, g.run.target.run_id
+                "{became}, and run {} is shared with it.",
+                g.run.target.run_id
             ),
-            Err(e) => format!(
-                "Approved: the client is the reader “{}”. The run was not shared: {e}",
-                reader.name
-            ),
+            Err(e) => format!("{became}. The run was not shared: {e}"),
         }))
     })
     .await?;
@@ -745,23 +845,20 @@ async fn audit(
             outcome,
             before: None,
         };
-        let mut page = c2
+        let page = c2
             .store
             .audit_page(&filter, AUDIT_PAGE_MAX)
             .map_err(store_err)?;
-        // Shown as everything an agent wrote is: the target ids masked.
         let grants = shown_grants(&c2, grants)?;
-        c2.service
-            .mask_targets(page.rows.iter_mut().filter_map(|(m, _)| m.target.as_mut()))
-            .map_err(|_| Refusal::Unavailable)?;
-        let rows = page
-            .rows
+        let readers = readers
             .into_iter()
-            .map(|(m, r)| {
-                let who = caller_name(&readers, &m);
-                Ok((m, r, who))
-            })
-            .collect::<Result<_, Refusal>>()?;
+            .map(|r| c2.service.shown(r))
+            .collect::<Result<_, _>>()
+            .map_err(|_| Refusal::Unavailable)?;
+        let rows = c2
+            .service
+            .shown_calls(page.rows)
+            .map_err(|_| Refusal::Unavailable)?;
         Ok(AuditView {
             window,
             reader,
@@ -788,15 +885,6 @@ fn audit_window(window: Option<&str>) -> Result<(&'static str, &'static str, i64
             .find(|x| x.0 == w)
             .ok_or(Refusal::InvalidRequest)?,
     })
-}
-
-/// Who made an audited call: the name of the reader whose key made it.
-fn caller_name(readers: &[runread_store::Reader], m: &runread_store::StartMeta) -> String {
-    m.reader_id
-        .as_deref()
-        .and_then(|id| readers.iter().find(|r| r.id == id))
-        .map(|r| r.name.clone())
-        .unwrap_or_default()
 }
 
 // ---- secrets and artifacts ----

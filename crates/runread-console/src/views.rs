@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use runread_core::Agent;
+use runread_core::redact::MaskedView;
 use runread_service::outputs::{self, Previewed};
 use runread_service::shown::ShownRun;
 use runread_store::RunFilter;
@@ -80,7 +81,7 @@ impl RunsQuery {
 pub(crate) struct RunsPage {
     pub query: RunsQuery,
     /// As the owner is shown them: masked, the prompt read back from its file.
-    pub rows: Vec<ShownRun>,
+    pub rows: Vec<MaskedView<ShownRun>>,
     pub total: u64,
     pub workspaces: Vec<runread_store::Workspace>,
     /// A search's reach: runs examined, and whether every run was (`None`: not a search).
@@ -89,16 +90,16 @@ pub(crate) struct RunsPage {
 
 /// What the run page shows, all as a reader granted every feature would be served it.
 pub(crate) struct RunView {
-    pub run: ShownRun,
+    pub run: MaskedView<ShownRun>,
     pub answer: Result<Answer, &'static str>,
     pub history: Result<Previewed<outputs::History>, &'static str>,
     pub times: std::collections::HashMap<u64, String>,
     pub work_state: Result<Previewed<outputs::WorkState>, &'static str>,
     pub metadata: Result<Previewed<outputs::Metadata>, &'static str>,
     pub artifacts: Result<Previewed<outputs::ArtifactList>, &'static str>,
-    pub grants: Vec<runread_store::Grant>,
+    pub grants: Vec<MaskedView<runread_store::Grant>>,
     /// The run's snapshot, when the store keeps one (a shared run's sealed evidence).
-    pub kept: Option<runread_store::SnapshotSummary>,
+    pub kept: Option<MaskedView<runread_store::SnapshotSummary>>,
     /// The live readers' names, to share the run with one.
     pub readers: Vec<String>,
     pub history_cursor: Option<String>,
@@ -106,7 +107,7 @@ pub(crate) struct RunView {
 
 /// The Readers page: each live reader with its live grants and its last read.
 pub(crate) struct ReadersView {
-    pub readers: Vec<runread_service::shown::ShownReader>,
+    pub readers: Vec<MaskedView<runread_service::shown::ShownReader>>,
 }
 
 /// The final answer, read chunk by chunk as a reader would.
@@ -119,15 +120,35 @@ pub(crate) struct AuditView {
     pub grant: Option<String>,
     pub run: Option<String>,
     pub outcome: Option<runread_store::AuditOutcome>,
-    pub rows: Vec<(
-        runread_store::StartMeta,
-        Vec<runread_store::Receipt>,
-        String,
-    )>,
+    pub rows: Vec<MaskedView<runread_service::shown::ShownCall>>,
     /// Calls in the window the filters let through beyond the page's [`AUDIT_PAGE_MAX`].
     pub more: u64,
     /// Every reader, removed ones included (their calls stay in the audit).
-    pub readers: Vec<runread_store::Reader>,
-    pub grants: Vec<runread_store::Grant>,
+    pub readers: Vec<MaskedView<runread_store::Reader>>,
+    pub grants: Vec<MaskedView<runread_store::Grant>>,
     pub now_ms: i64,
+}
+
+/// A connection request as the Connections page shows it: the request, the name offered for the
+/// new reader it would become, and the live reader its client's name looks like (a client names
+/// itself; that name picks nothing).
+pub(crate) struct ConnectionView {
+    pub request: runread_service::oauth::OAuthRequest,
+    pub suggested_name: String,
+    pub looks_like: Option<String>,
+}
+
+/// The Connections page: the requests waiting, and the live readers a client could be joined to
+/// (id, name).
+pub(crate) struct ConnectionsView {
+    pub pending: Vec<ConnectionView>,
+    pub readers: Vec<(String, String)>,
+}
+
+/// Joining a client to an existing reader, before the owner confirms: the request, the reader,
+/// and that reader's live grants (their targets masked), which the client would read.
+pub(crate) struct JoinView {
+    pub request: runread_service::oauth::OAuthRequest,
+    pub reader: MaskedView<runread_store::Reader>,
+    pub live: Vec<MaskedView<runread_store::Grant>>,
 }

@@ -1388,3 +1388,118 @@ async fn the_run_list_searches_prompts_and_answers_by_words() {
     let too_many = s.get("/runs?q=a+b+c+d+e+f+g+h+i", Some(&cookie)).await;
     assert_eq!(too_many.status, 400);
 }
+
+/// A connection request from a client that calls itself by a reader's name (issue 46): the
+/// Connections page offers a new reader named from the client and says whose name it looks
+/// like; the reader's own name is refused as a new reader's; joining that reader is a separate
+/// page that lists its live grants first, and only its button joins.
+#[tokio::test]
+async fn a_connection_named_after_a_reader_joins_it_only_after_its_grants_were_shown() {
+    use runread_service::oauth::{self, AuthorizeParams, Connector, Registration};
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let shared = s.grant(&cookie, &csrf, &["final_answer"]).await;
+    assert_eq!(shared.status, 200, "{}", shared.body);
+    let claude = s.env.store.reader_by_name("claude-code").unwrap().unwrap();
+    let store = &*s.env.store;
+    let now = runread_core::timefmt::now_ms();
+    let client = oauth::register(
+        store,
+        Registration {
+            client_name: Some("claude-code".into()),
+            redirect_uris: vec!["https://client.example/cb".into()],
+            token_endpoint_auth_method: None,
+            grant_types: None,
+            response_types: None,
+        },
+        now,
+    )
+    .unwrap();
+    let connector = Connector {
+        issuer: "https://runread.test".into(),
+        resource: "https://runread.test/mcp".into(),
+    };
+    let info = oauth::registered_client(store, &client.client_id)
+        .unwrap()
+        .unwrap();
+    let request = oauth::begin(
+        store,
+        &connector,
+        &info,
+        &AuthorizeParams {
+            response_type: Some("code".into()),
+            client_id: Some(client.client_id.clone()),
+            redirect_uri: Some("https://client.example/cb".into()),
+            state: None,
+            code_challenge: Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into()),
+            code_challenge_method: Some("S256".into()),
+            resource: Some(connector.resource.clone()),
+            scope: None,
+        },
+        now,
+    )
+    .unwrap();
+
+    let page = s.get("/connections", Some(&cookie)).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("value=\"claude-code (connector)\""),
+        "a new reader is offered: {}",
+        page.body
+    );
+    assert!(page.body.contains("data-looks-like=\"claude-code\""));
+    // The reader's own name as the new reader's: refused, nothing decided.
+    let approve = |fields: Vec<(&'static str, String)>| {
+        let (s, cookie, origin) = (&s, &cookie, &origin);
+        async move {
+            let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            s.post("/connections/approve", Some(cookie), &fields, Some(origin))
+                .await
+        }
+    };
+    let base = vec![
+        ("csrf", csrf.clone()),
+        ("request", request.id.clone()),
+        ("feature", "final_answer".to_owned()),
+        ("expires", "1d".to_owned()),
+    ];
+    let mut named = base.clone();
+    named.push(("name", "claude-code".to_owned()));
+    let refused = approve(named).await;
+    assert!(
+        refused.body.contains("already a reader"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        oauth::pending(store, now)
+            .unwrap()
+            .iter()
+            .any(|r| r.id == request.id)
+    );
+    // Joining: its grants shown first, then the one button.
+    let join = s
+        .get(
+            &format!(
+                "/connections/join?request={}&reader={}",
+                request.id, claude.id
+            ),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(join.status, 200, "{}", join.body);
+    assert_eq!(join.body.matches("data-grant=").count(), 1, "{}", join.body);
+    assert!(join.body.contains("Approve and join"));
+    let mut joining = base.clone();
+    joining.push(("join", claude.id.clone()));
+    let joined = approve(joining).await;
+    assert!(
+        joined.body.contains("joined the reader “claude-code”"),
+        "{}",
+        joined.body
+    );
+    let decided = store.oauth_request(&request.id).unwrap().unwrap();
+    assert_eq!(decided.reader_id.as_deref(), Some(claude.id.as_str()));
+}

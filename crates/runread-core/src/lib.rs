@@ -16,6 +16,7 @@ pub mod error;
 pub mod feature;
 pub mod key;
 pub mod limits;
+pub mod names;
 pub mod oauth;
 pub mod redact;
 pub mod slots;

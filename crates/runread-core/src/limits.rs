@@ -155,13 +155,22 @@ pub const OAUTH_REFRESH_TOKEN_SECS: i64 = 30 * 24 * 3600;
 pub const OAUTH_CODE_SECS: i64 = 60;
 /// Seconds an authorization request waits for the owner's decision on the console.
 pub const OAUTH_REQUEST_SECS: i64 = 10 * 60;
-/// Most authorization requests waiting for the owner at once.
+/// Most authorization requests waiting for the owner at once, of clients that hold no token (a
+/// client the owner approved before is not counted: a flood of unknown clients never keeps it
+/// out).
 pub const OAUTH_PENDING_REQUESTS_MAX: u64 = 16;
+/// Most authorization requests of one client waiting for the owner at once: one client holds at
+/// most a quarter of [`OAUTH_PENDING_REQUESTS_MAX`].
+pub const OAUTH_PENDING_REQUESTS_PER_CLIENT_MAX: u64 = 4;
 /// Most dynamically registered clients in all.
 pub const OAUTH_CLIENTS_MAX: u64 = 64;
 /// Most dynamically registered clients the owner never approved (purged after
 /// [`OAUTH_UNAPPROVED_CLIENT_SECS`]).
 pub const OAUTH_UNAPPROVED_CLIENTS_MAX: u64 = 16;
+/// Most dynamically registered clients never approved of one registrant (the host of the first
+/// redirect URI; for a loopback one, the client's name): one registrant holds at most a quarter of
+/// [`OAUTH_UNAPPROVED_CLIENTS_MAX`].
+pub const OAUTH_UNAPPROVED_CLIENTS_PER_REGISTRANT_MAX: u64 = 4;
 /// Seconds a registered client the owner never approved is kept.
 pub const OAUTH_UNAPPROVED_CLIENT_SECS: i64 = 3600;
 /// Most bytes of a registration, token or revocation request body.
@@ -207,6 +216,12 @@ pub const TASK_POLL_INTERVAL_MS: u64 = 2_000;
 pub const TASK_HANDLE_MAX_BYTES: usize = 4_096;
 
 const _: () = {
+    assert!(OAUTH_PENDING_REQUESTS_PER_CLIENT_MAX <= OAUTH_PENDING_REQUESTS_MAX);
+    assert!(OAUTH_UNAPPROVED_CLIENTS_PER_REGISTRANT_MAX <= OAUTH_UNAPPROVED_CLIENTS_MAX);
+    assert!(OAUTH_UNAPPROVED_CLIENTS_MAX <= OAUTH_CLIENTS_MAX);
+};
+
+const _: () = {
     assert!(WAIT_DEFAULT_SECONDS <= WAIT_MAX_SECONDS);
     // A task handle carries any arguments a call's input may hold, encoded.
     assert!(TASK_HANDLE_MAX_BYTES >= 2 * (CURSOR_MAX_BYTES + 6 * TARGET_FIELD_MAX_BYTES));
@@ -224,3 +239,40 @@ pub const SNAPSHOT_RUN_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// made without a snapshot, and says so.
 pub const SNAPSHOT_STORE_MAX_BYTES: u64 = 1024 * 1024 * 1024;
 const _: () = assert!(SNAPSHOT_RUN_MAX_BYTES <= SNAPSHOT_STORE_MAX_BYTES);
+
+// The gate's log over time (`runread_gate::log`): retention, seals, prunes.
+/// Days start records and receipts are kept by default (`runread audit retention --days`).
+pub const AUDIT_RETENTION_DAYS_DEFAULT: u32 = 90;
+/// The shortest and longest retention period the owner may set, in days.
+pub const AUDIT_RETENTION_DAYS_MIN: u32 = 1;
+pub const AUDIT_RETENTION_DAYS_MAX: u32 = 3_650;
+/// Start records kept at most by default, whatever their age (`--calls`): the oldest sealed
+/// ones beyond it are removed. About 1.4 GB of store at the measured bytes per call
+/// (docs/store.md).
+pub const AUDIT_RETENTION_CALLS_DEFAULT: u64 = 1_000_000;
+/// The least and most start records the owner may set to keep.
+pub const AUDIT_RETENTION_CALLS_MIN: u64 = 100_000;
+pub const AUDIT_RETENTION_CALLS_MAX: u64 = 1_000_000_000;
+/// Start records one seal covers (and those made in its last millisecond besides).
+pub const AUDIT_SEAL_RECORDS_MAX: u64 = 10_000;
+/// Most start records made in one millisecond that a seal reads past its bound: more is refused
+/// (the bound on calls per reader makes it unreachable).
+pub const AUDIT_SEAL_TIES_MAX: u64 = 10_000;
+/// A start record is sealed once it is this old: no receipt comes later (a call ends within its
+/// deadline; a task's answer reuses its start record for at most [`TASK_TTL_SECS`]).
+pub const AUDIT_SEAL_AFTER_MS: i64 = 2 * TASK_TTL_SECS * 1_000;
+/// Seals and prunes one maintenance pass makes at most; the next pass goes on.
+pub const AUDIT_PASS_CHECKPOINTS_MAX: usize = 200;
+/// Gated calls one reader may make per minute (sustained; as many at once): one more is refused
+/// `busy`. Bounds how fast one key grows the store (`serve --calls-per-minute`).
+pub const READER_CALLS_PER_MINUTE_MAX: u32 = 1_200;
+
+const _: () = {
+    assert!(AUDIT_RETENTION_DAYS_MIN <= AUDIT_RETENTION_DAYS_DEFAULT);
+    assert!(AUDIT_RETENTION_DAYS_DEFAULT <= AUDIT_RETENTION_DAYS_MAX);
+    assert!(AUDIT_RETENTION_CALLS_MIN <= AUDIT_RETENTION_CALLS_DEFAULT);
+    assert!(AUDIT_RETENTION_CALLS_DEFAULT <= AUDIT_RETENTION_CALLS_MAX);
+    // The unsealed tail a pass cannot prune stays well below the bound.
+    assert!(AUDIT_SEAL_RECORDS_MAX < AUDIT_RETENTION_CALLS_MIN);
+    assert!(AUDIT_SEAL_AFTER_MS > TASK_TTL_SECS * 1_000);
+};

@@ -166,6 +166,33 @@ impl Redactor {
         out
     }
 
+    /// Masks every string in `value`, object keys included, in place: the one rule for
+    /// structured output (a tool's whole result, an owner's view).
+    pub fn mask_json(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(s) => {
+                if self.contains_secret(s.as_bytes()) {
+                    *s = self.mask(s);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| self.mask_json(i)),
+            Value::Object(map) => {
+                if map.keys().any(|k| self.contains_secret(k.as_bytes())) {
+                    let old = std::mem::take(map);
+                    for (k, v) in old {
+                        map.insert(self.mask(&k), v);
+                    }
+                }
+                map.values_mut().for_each(|v| self.mask_json(v));
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
     /// True when `bytes` (any bytes, not necessarily UTF-8) contain a secret.
     ///
     /// Fails closed: if the search cannot run, the answer is `true`.
@@ -409,6 +436,62 @@ fn render(text: &str, window: Range<usize>, ranges: &[Range<usize>], out: &mut S
     }
     if pos < window.end {
         push(pos..window.end, out);
+    }
+}
+
+/// A view of the owner's in which every string — every field's, those added tomorrow included
+/// — went through the redactor ([`Redactor::mask_json`] over the whole value). The console's
+/// pages and the CLI's outputs render only these: a view cannot reach them unmasked, whatever
+/// strings of an agent's it holds. Made only by [`MaskedView::new`]; read through `Deref`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaskedView<T>(T);
+
+/// A view that did not survive masking (its masked form does not read back as the view).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmaskable;
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> MaskedView<T> {
+    /// `view` with every string masked.
+    pub fn new(view: T, redactor: &Redactor) -> Result<MaskedView<T>, Unmaskable> {
+        if redactor.is_empty() {
+            return Ok(MaskedView(view));
+        }
+        let mut value = serde_json::to_value(&view).map_err(|_| Unmaskable)?;
+        redactor.mask_json(&mut value);
+        serde_json::from_value(value)
+            .map(MaskedView)
+            .map_err(|_| Unmaskable)
+    }
+
+    /// Each of `views`, masked.
+    pub fn each(
+        views: impl IntoIterator<Item = T>,
+        redactor: &Redactor,
+    ) -> Result<Vec<MaskedView<T>>, Unmaskable> {
+        views
+            .into_iter()
+            .map(|v| MaskedView::new(v, redactor))
+            .collect()
+    }
+}
+
+impl<T> MaskedView<T> {
+    /// The masked view itself.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for MaskedView<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for MaskedView<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
     }
 }
 

@@ -15,6 +15,9 @@
 //! | [`redactor`] | the known-secret redactor | no secret out, for any split, page size, cut or body; paging gives exactly `mask` |
 //! | [`console_form`] | the console's url-encoded form parser (`runread_console::form::Fields`) | no panic; over `FORM_MAX_BYTES` refused, within it parsed (tested at N and N+1); each field exactly what `form_urlencoded` reads, a name sent twice not given; a browser's encoding round-trips |
 //! | [`console_query`] | the console's query parser (`runread_console::form::parse_query`) with its pages' field shapes | no panic; accepted exactly when every field fits (a field given twice, a required one missing or a bad number refused); a link's query round-trips |
+//! | [`oauth_query`] | the connector's authorization page: its query parser (`runread_mcp::connector::parse_query`) and the request's checks (`runread_service::oauth::check_authorize`) | no panic; over the bound or a name given twice refused, else exactly what `form_urlencoded` reads; an accepted request names a registered redirect URI, the code flow, S256 with a well-formed challenge, exactly this resource, a bounded printable `state` and feature names; a client's well-formed request built from the input is accepted |
+//! | [`oauth_form`] | the token and revocation endpoints' form (`parse_form`, `oauth::single`), and what they read of it (`scope_features`, `is_redirect_uri`) | no panic; the pairs are exactly what `form_urlencoded` reads; a parameter is given exactly when sent once, refused `invalid_request` when sent twice; an accepted scope is feature names; an accepted redirect URI is `https`, or `http` to loopback, with no fragment or userinfo, within its bound |
+//! | [`oauth_registration`] | dynamic client registration (`parse_registration`, `oauth::check_registration`) | no panic; a body is read exactly when it is a JSON object whose fields have their types; an accepted registration has 1..=4 redirect URIs runread accepts, no secret, the code flow, and a name shown as written |
 #![forbid(unsafe_code)]
 // A panic is a finding (see above): the targets assert with expect.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -936,4 +939,262 @@ pub fn console_query(data: &[u8]) {
     }
     let link = link.finish();
     assert_eq!(parse_query::<RunsShape>(&link), Ok(runs), "{link:?}");
+}
+
+// ---- The connector's OAuth endpoints ----
+
+/// The connector this suite's requests are for.
+fn fuzz_connector() -> runread_service::oauth::Connector {
+    runread_service::oauth::Connector {
+        issuer: "https://runread.test".into(),
+        resource: "https://runread.test/mcp".into(),
+    }
+}
+
+/// Authorization parameters as the page reads them from its pairs.
+fn authorize_params(pairs: &[(String, String)]) -> runread_service::oauth::AuthorizeParams {
+    let get = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    runread_service::oauth::AuthorizeParams {
+        response_type: get("response_type"),
+        client_id: get("client_id"),
+        redirect_uri: get("redirect_uri"),
+        state: get("state"),
+        code_challenge: get("code_challenge"),
+        code_challenge_method: get("code_challenge_method"),
+        resource: get("resource"),
+        scope: get("scope"),
+    }
+}
+
+/// What an accepted authorization request must be.
+fn check_accepted(
+    client: &runread_service::oauth::ClientInfo,
+    p: &runread_service::oauth::AuthorizeParams,
+    a: &runread_service::oauth::Authorization,
+) {
+    use runread_core::limits::OAUTH_STATE_MAX_BYTES;
+    assert!(client.redirect_uris.contains(&a.redirect_uri));
+    assert_eq!(p.redirect_uri.as_deref(), Some(a.redirect_uri.as_str()));
+    assert_eq!(p.response_type.as_deref(), Some("code"));
+    assert_eq!(p.code_challenge_method.as_deref(), Some("S256"));
+    assert!(runread_core::oauth::is_s256_challenge(&a.code_challenge));
+    assert_eq!(
+        p.resource.as_deref(),
+        Some(fuzz_connector().resource.as_str())
+    );
+    if let Some(state) = &p.state {
+        assert!(state.len() <= OAUTH_STATE_MAX_BYTES);
+        assert!(state.bytes().all(|b| b.is_ascii_graphic() || b == b' '));
+    }
+    assert!(!a.features.is_empty());
+    assert!(
+        a.features.windows(2).all(|w| w[0] < w[1]),
+        "sorted, once each"
+    );
+}
+
+/// The authorization page's query: parsed as `form_urlencoded` reads it unless it is over the
+/// bound or names a parameter twice; the request it makes checked (every accepted one is what
+/// the rules say), for a client whose first redirect URI comes from the input; then a request a
+/// client would well-form from the input's state and scope, which is accepted.
+pub fn oauth_query(data: &[u8]) {
+    use runread_mcp::connector::{AUTHORIZE_QUERY_MAX_BYTES, parse_query};
+    use runread_service::oauth::{ClientInfo, check_authorize};
+
+    let query = String::from_utf8_lossy(data);
+    let sent: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let mut names: Vec<&str> = sent.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort_unstable();
+    let once_each = names.windows(2).all(|w| w[0] != w[1]);
+    let parsed = parse_query(&query);
+    if query.len() > AUTHORIZE_QUERY_MAX_BYTES || !once_each {
+        assert!(parsed.is_none(), "{query:?}");
+    } else {
+        assert_eq!(parsed.as_ref(), Some(&sent), "{query:?}");
+    }
+    let params = authorize_params(&sent);
+    let client = ClientInfo {
+        client_id: "dcr_fuzz".into(),
+        name: "fuzz".into(),
+        redirect_uris: vec![
+            params
+                .redirect_uri
+                .clone()
+                .filter(|_| data.first().is_some_and(|b| b % 2 == 1))
+                .unwrap_or_else(|| "https://client.example/cb".into()),
+            "http://127.0.0.1:9/cb".into(),
+        ],
+    };
+    if let Ok(a) = check_authorize(&fuzz_connector(), &client, &params) {
+        check_accepted(&client, &params, &a);
+    }
+
+    // A client's own request: always accepted when its state is printable and bounded.
+    let mut input = Input(data);
+    let state = input.text(64);
+    let scope: Vec<&str> = runread_core::Feature::ALL
+        .iter()
+        .filter(|_| input.byte() % 2 == 1)
+        .map(|f| f.as_str())
+        .collect();
+    let challenge = runread_core::sha256_hex(state.as_bytes());
+    let challenge = &challenge[..43];
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    q.append_pair("response_type", "code")
+        .append_pair("client_id", "dcr_fuzz")
+        .append_pair("redirect_uri", "http://127.0.0.1:9/cb")
+        .append_pair("state", &state)
+        .append_pair("code_challenge", challenge)
+        .append_pair("code_challenge_method", "S256")
+        .append_pair("resource", &fuzz_connector().resource)
+        .append_pair("scope", &scope.join(" "));
+    let own = parse_query(&q.finish()).expect("a client's query parses");
+    let params = authorize_params(&own);
+    let printable = state.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+    match check_authorize(&fuzz_connector(), &client, &params) {
+        Ok(a) => check_accepted(&client, &params, &a),
+        Err(e) => assert!(!printable, "{e:?} for {state:?}"),
+    }
+}
+
+/// The parameters the token and revocation endpoints read.
+const OAUTH_FORM_NAMES: [&str; 9] = [
+    "grant_type",
+    "code",
+    "client_id",
+    "redirect_uri",
+    "code_verifier",
+    "resource",
+    "refresh_token",
+    "token",
+    "scope",
+];
+
+/// A token or revocation request's form: exactly what `form_urlencoded` reads; each parameter
+/// given when sent once, nothing when not sent, `invalid_request` when sent twice; what is read
+/// of a scope or a redirect URI is accepted only as the rules say.
+pub fn oauth_form(data: &[u8]) {
+    use runread_service::oauth::{OAuthError, is_redirect_uri, scope_features, single};
+
+    let form = runread_mcp::connector::parse_form(data);
+    let sent: Vec<(String, String)> = form_urlencoded::parse(data).into_owned().collect();
+    assert_eq!(form, sent);
+    for name in OAUTH_FORM_NAMES {
+        let values: Vec<&str> = form
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        match single(&form, name) {
+            Ok(None) => assert!(values.is_empty()),
+            Ok(Some(v)) => assert_eq!(values, [v]),
+            Err(e) => {
+                assert!(values.len() > 1);
+                assert_eq!(e, OAuthError::InvalidRequest);
+            }
+        }
+    }
+    for (name, value) in &form {
+        if name == "scope"
+            && let Ok(features) = scope_features(Some(value))
+        {
+            let words: Vec<&str> = value.split(' ').filter(|w| !w.is_empty()).collect();
+            if words.is_empty() {
+                assert_eq!(features, runread_core::Feature::ALL.to_vec());
+                continue;
+            }
+            for f in &features {
+                assert!(words.contains(&f.as_str()), "{value:?}");
+            }
+            for w in words {
+                assert!(runread_core::Feature::parse(w).is_some(), "{value:?}");
+            }
+        }
+        if is_redirect_uri(value) {
+            check_redirect_uri(value);
+        }
+    }
+}
+
+/// What an accepted redirect URI must be.
+fn check_redirect_uri(uri: &str) {
+    use runread_core::limits::OAUTH_URI_MAX_BYTES;
+    assert!(
+        !uri.is_empty() && uri.len() <= OAUTH_URI_MAX_BYTES,
+        "{uri:?}"
+    );
+    assert!(uri.bytes().all(|b| b.is_ascii_graphic()), "{uri:?}");
+    assert!(!uri.contains('#'), "{uri:?}");
+    let (scheme, rest) = uri.split_once("://").expect("a scheme");
+    let authority = rest.split(['/', '?']).next().expect("an authority");
+    assert!(!authority.is_empty() && !authority.contains('@'), "{uri:?}");
+    match scheme {
+        "https" => {}
+        "http" => {
+            let host = authority
+                .rsplit_once(':')
+                .filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit()))
+                .map_or(authority, |(h, _)| h)
+                .to_ascii_lowercase();
+            assert!(
+                matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]"),
+                "{uri:?}"
+            );
+        }
+        other => panic!("scheme {other:?} accepted in {uri:?}"),
+    }
+}
+
+/// A registration body: read exactly when it is a JSON object whose fields runread reads have
+/// their types; an accepted registration is a public client of the code flow with 1..=4
+/// redirect URIs runread accepts and a name shown as written.
+pub fn oauth_registration(data: &[u8]) {
+    use runread_core::limits::OAUTH_REDIRECT_URIS_MAX;
+    use runread_service::oauth::{check_registration, is_client_name, is_redirect_uri};
+
+    let parsed = runread_mcp::connector::parse_registration(data);
+    let value: Option<Value> = serde_json::from_slice(data).ok();
+    let typed = value.as_ref().and_then(Value::as_object).is_some_and(|m| {
+        let strings = |n: &str| match m.get(n) {
+            None | Some(Value::Null) => true,
+            Some(Value::Array(a)) => a.iter().all(Value::is_string),
+            Some(_) => false,
+        };
+        let string = |n: &str| matches!(m.get(n), None | Some(Value::Null | Value::String(_)));
+        strings("redirect_uris")
+            && strings("grant_types")
+            && strings("response_types")
+            && string("client_name")
+            && string("token_endpoint_auth_method")
+    });
+    assert_eq!(parsed.is_some(), typed);
+    let Some(r) = parsed else {
+        return;
+    };
+    if let Ok(name) = check_registration(&r) {
+        assert!(!r.redirect_uris.is_empty() && r.redirect_uris.len() <= OAUTH_REDIRECT_URIS_MAX);
+        for uri in &r.redirect_uris {
+            assert!(is_redirect_uri(uri));
+            check_redirect_uri(uri);
+        }
+        assert!(is_client_name(&name));
+        assert!(runread_core::names::is_shown_as_written(&name));
+        assert!(
+            r.token_endpoint_auth_method
+                .as_deref()
+                .is_none_or(|m| m == "none")
+        );
+        assert_eq!(
+            name,
+            r.client_name.as_deref().unwrap_or("unnamed client"),
+            "the name is the client's own"
+        );
+    }
 }

@@ -68,3 +68,21 @@ fn console_form() {
 fn console_query() {
     replay("console_query", runread_fuzz_targets::console_query);
 }
+
+#[test]
+fn oauth_query() {
+    replay("oauth_query", runread_fuzz_targets::oauth_query);
+}
+
+#[test]
+fn oauth_form() {
+    replay("oauth_form", runread_fuzz_targets::oauth_form);
+}
+
+#[test]
+fn oauth_registration() {
+    replay(
+        "oauth_registration",
+        runread_fuzz_targets::oauth_registration,
+    );
+}

@@ -34,6 +34,10 @@ pub struct Call {
     /// The admitted, exact input.
     pub input: Value,
     pub now_ms: i64,
+    /// Since when a start record of the same call (same key, request id and input) is reused
+    /// rather than another written: `None`, the last [`REPLAY_WINDOW_MS`]; a task's answer, from
+    /// when the task was made (every poll of one task is one call).
+    pub replay_since_ms: Option<i64>,
 }
 
 /// The normalized output of an executed call.
@@ -349,11 +353,32 @@ impl Inner {
             .ok_or(ErrorCode::UnknownTool)?;
         let input = ExactInput::of(&call.input)?;
         let record = self.sealed_start(&call, binding, &input)?;
-        let stored = self.begin(&record, call.now_ms)?;
+        let since = call
+            .replay_since_ms
+            .unwrap_or(call.now_ms - REPLAY_WINDOW_MS);
+        let stored = self.begin(&record, since)?;
         let start_id = stored.meta.start_id.clone();
+        // A replayed call (a retry, a task polled again) gets no second receipt saying what one
+        // already says: one start record and one receipt per outcome.
+        let prior = match start_id == record.meta.start_id {
+            true => Vec::new(),
+            false => self
+                .store
+                .receipts(&start_id)
+                .map_err(|_| ErrorCode::Unavailable)?,
+        };
+        let receipt = |outcome: &str, digest: Option<String>, bytes: Option<u64>| {
+            if prior
+                .iter()
+                .any(|r| r.outcome == outcome && r.result_digest == digest)
+            {
+                return Ok(());
+            }
+            self.receipt(&start_id, outcome, digest, bytes, call.now_ms)
+        };
         let refuse = |code: ErrorCode| -> ErrorCode {
             let outcome = format!("refused:{}", code.as_str());
-            let _ = self.receipt(&start_id, &outcome, None, None, call.now_ms);
+            let _ = receipt(&outcome, None, None);
             code
         };
         // The adapter runs on what the store holds, not on the caller's copy.
@@ -367,7 +392,7 @@ impl Inner {
         }
         // The caller gave up while the start record was written: no adapter runs.
         if !deadline.start(&start_id) {
-            self.receipt(&start_id, "timeout", None, None, call.now_ms)?;
+            receipt("timeout", None, None)?;
             return Err(ErrorCode::Timeout);
         }
         let result = run_reader(binding, &input, &*reader);
@@ -377,19 +402,17 @@ impl Inner {
         }
         let output = result.map_err(refuse)?;
         let Some(normalized) = normalize(&call.tool, validators, &start_id, output) else {
-            self.receipt(&start_id, "invalid_output", None, None, call.now_ms)?;
+            receipt("invalid_output", None, None)?;
             return Err(ErrorCode::Unavailable);
         };
         // Admission step 7, after all the call's reads and before its receipt: a grant revoked or
         // a target moved meanwhile refuses the call, and its receipt says so (never `ok` for
         // output that did not leave).
         recheck().map_err(refuse)?;
-        self.receipt(
-            &start_id,
+        receipt(
             "ok",
             Some(normalized.result_digest.clone()),
             Some(normalized.bytes),
-            call.now_ms,
         )?;
         Ok(GateOutput {
             start_id,
@@ -448,10 +471,9 @@ impl Inner {
         })
     }
 
-    /// Makes `record` durable before any adapter work (a replay within the window finds the
-    /// existing one) and returns the start record as the store holds it.
-    fn begin(&self, record: &StartRecord, now_ms: i64) -> Result<StartRecord, ErrorCode> {
-        let since = now_ms - REPLAY_WINDOW_MS;
+    /// Makes `record` durable before any adapter work (a replay of a record made at or after
+    /// `since` finds that one) and returns the start record as the store holds it.
+    fn begin(&self, record: &StartRecord, since: i64) -> Result<StartRecord, ErrorCode> {
         let outcome = self.store.begin_call(record, since).map_err(|e| {
             tracing::warn!(error = %e, "start record not written");
             ErrorCode::Unavailable

@@ -23,6 +23,7 @@
 
 pub mod gate;
 pub mod keys;
+pub mod log;
 pub mod recovery;
 pub mod registry;
 pub mod seal;

@@ -22,8 +22,7 @@ use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
 
 use runread_core::limits::{
-    CIMD_DEADLINE_SECS, CIMD_MAX_BYTES, OAUTH_CLIENT_NAME_MAX_BYTES, OAUTH_REDIRECT_URIS_MAX,
-    OAUTH_URI_MAX_BYTES,
+    CIMD_DEADLINE_SECS, CIMD_MAX_BYTES, OAUTH_REDIRECT_URIS_MAX, OAUTH_URI_MAX_BYTES,
 };
 use runread_service::oauth::{ClientInfo, OAuthError, is_redirect_uri};
 
@@ -243,7 +242,7 @@ fn document(url: &str, body: &[u8]) -> Result<ClientInfo, &'static str> {
         .and_then(|v| v.as_str())
         .unwrap_or(url)
         .to_owned();
-    if name.len() > OAUTH_CLIENT_NAME_MAX_BYTES || name.chars().any(char::is_control) {
+    if !runread_service::oauth::is_client_name(&name) {
         return Err("bad client_name");
     }
     Ok(ClientInfo {

@@ -10,8 +10,11 @@
 //!   is where it refreshes to, and continues the redirect once the owner decided.
 //! - `POST /token`, `POST /register` (RFC 7591), `POST /revoke` (RFC 7009).
 //!
-//! Every endpoint is behind the door's peer and `Host` guard, at most [`OAUTH_IN_FLIGHT_MAX`]
-//! requests at once, and bodies are bounded ([`OAUTH_BODY_MAX_BYTES`]) with the door's deadline.
+//! Every endpoint is behind the door's peer and `Host` guard and at most [`OAUTH_IN_FLIGHT_MAX`]
+//! requests are processed at once (`slot_after_body`). A body is read whole — bounded
+//! ([`OAUTH_BODY_MAX_BYTES`]), within the door's deadline — *before* its request takes a
+//! processing slot, as on `/mcp`: a stalled sender holds a connection (which the accept loop
+//! bounds), never a slot. At the cap the answer is OAuth's own `temporarily_unavailable`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,7 +61,7 @@ struct Door {
     fetcher: Arc<crate::cimd::Fetcher>,
 }
 
-/// The connector's routes, each behind [`OAUTH_IN_FLIGHT_MAX`].
+/// The connector's routes, each behind `slot_after_body` (a body read whole first, then a slot).
 pub fn routes(service: Arc<Service>, public: Arc<PublicOrigin>) -> axum::Router {
     let fetcher = Arc::new(crate::cimd::Fetcher::new(public.cimd_private_hosts.clone()));
     let door = Door {
@@ -78,9 +81,47 @@ pub fn routes(service: Arc<Service>, public: Arc<PublicOrigin>) -> axum::Router 
         .route(REVOKE_PATH, post(revoke))
         .layer(axum::middleware::from_fn_with_state(
             door.permits.clone(),
-            crate::guards::in_flight,
+            slot_after_body,
         ))
         .with_state(door)
+}
+
+/// A request's body, read whole before its request took a processing slot.
+#[derive(Clone)]
+struct ReadBody(axum::body::Bytes);
+
+/// Reads a `POST`'s whole body ([`bounded_body`]: bounded, within the deadline) first, and only
+/// then takes one of the [`OAUTH_IN_FLIGHT_MAX`] processing slots for the request, given back with
+/// its response; none free: `503` with OAuth's `temporarily_unavailable` (a page for the
+/// authorization page's paths) and `Retry-After`, at once.
+async fn slot_after_body(
+    State(permits): State<Arc<Semaphore>>,
+    req: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let mut req = req;
+    if req.method() == http::Method::POST {
+        let (parts, body) = req.into_parts();
+        let bytes = match bounded_body(&parts.headers, body).await {
+            Ok(b) => b,
+            Err(refused) => return refused.response(),
+        };
+        req = Request::from_parts(parts, Body::empty());
+        req.extensions_mut().insert(ReadBody(bytes));
+    }
+    let Ok(_slot) = permits.try_acquire_owned() else {
+        let mut r = if req.uri().path().starts_with(AUTHORIZE_PATH) {
+            page_error(OAuthError::TemporarilyUnavailable)
+        } else {
+            oauth_error(OAuthError::TemporarilyUnavailable)
+        };
+        r.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(crate::guards::BUSY_RETRY_AFTER_SECS),
+        );
+        return r;
+    };
+    next.run(req).await
 }
 
 fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
@@ -136,7 +177,13 @@ async fn authorization_server(State(d): State<Door>) -> Response {
 
 /// The query's pairs, or `None` when it is too long or names a parameter twice (RFC 6749 3.1).
 fn query_pairs(req: &Request) -> Option<Vec<(String, String)>> {
-    let q = req.uri().query().unwrap_or("");
+    parse_query(req.uri().query().unwrap_or(""))
+}
+
+/// The pairs of an authorization page's query string: `None` when it is over
+/// [`AUTHORIZE_QUERY_MAX_BYTES`] or names a parameter twice (RFC 6749 3.1). Public for the fuzz
+/// targets.
+pub fn parse_query(q: &str) -> Option<Vec<(String, String)>> {
     if q.len() > AUTHORIZE_QUERY_MAX_BYTES {
         return None;
     }
@@ -186,11 +233,12 @@ async fn authorize(State(d): State<Door>, req: Request) -> Response {
         Ok(c) => c,
         Err(e) => return page_error(e),
     };
+    let state = params.state.clone();
     let service = d.service.clone();
     let connector = d.public.connector.clone();
     let begun = blocking(move || service.oauth_begin(&connector, &client, &params)).await;
     match begun {
-        Ok(request) => page(&request_page(&request)),
+        Ok(request) => page(&request_page(&request, state.as_deref())),
         Err(e) => page_error(e),
     }
 }
@@ -209,15 +257,20 @@ async fn client_of(d: &Door, client_id: &str) -> Result<ClientInfo, OAuthError> 
 }
 
 async fn authorize_wait(State(d): State<Door>, req: Request) -> Response {
-    let id = query_pairs(&req).and_then(|p| param(&p, "request"));
+    let Some(pairs) = query_pairs(&req) else {
+        return page_error(OAuthError::InvalidRequest);
+    };
+    let id = param(&pairs, "request");
     let Some(id) = id.filter(|id| id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit()))
     else {
         return page_error(OAuthError::InvalidRequest);
     };
+    let state = param(&pairs, "state");
     let service = d.service.clone();
     let connector = d.public.connector.clone();
-    match blocking(move || service.oauth_progress(&connector, &id)).await {
-        Ok(Progress::Waiting(request)) => page(&request_page(&request)),
+    let asked = state.clone();
+    match blocking(move || service.oauth_progress(&connector, &id, asked.as_deref())).await {
+        Ok(Progress::Waiting(request)) => page(&request_page(&request, state.as_deref())),
         Ok(Progress::Redirect(to)) => {
             let mut r = page("<p>Continuing to the client…</p>");
             *r.status_mut() = StatusCode::SEE_OTHER;
@@ -241,22 +294,28 @@ async fn authorize_wait(State(d): State<Door>, req: Request) -> Response {
     }
 }
 
-/// The waiting page: what the client asks and the code the owner matches on the console.
-fn request_page(r: &runread_service::oauth::OAuthRequest) -> String {
+/// The waiting page: what the client asks and the code the owner matches on the console. It
+/// refreshes to itself carrying the client's `state` (runread keeps only its digest).
+fn request_page(r: &runread_service::oauth::OAuthRequest, state: Option<&str>) -> String {
     let redirect_host = r
         .redirect_uri
         .split_once("://")
         .map(|(_, rest)| rest.split(['/', '?']).next().unwrap_or(""))
         .unwrap_or("");
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    query.append_pair("request", &r.id);
+    if let Some(state) = state {
+        query.append_pair("state", state);
+    }
     format!(
-        "<meta http-equiv=\"refresh\" content=\"{AUTHORIZE_REFRESH_SECS};url={AUTHORIZE_WAIT_PATH}?request={id}\">\
+        "<meta http-equiv=\"refresh\" content=\"{AUTHORIZE_REFRESH_SECS};url={AUTHORIZE_WAIT_PATH}?{query}\">\
          <h1>Connect to runread</h1>\
          <p><strong>{name}</strong> asks to read runs the owner of this runread shares with it.</p>\
          <dl><dt>Sends you back to</dt><dd>{host}</dd><dt>Asks for</dt><dd>{scope}</dd></dl>\
          <p>The owner approves on their runread console (Connections) the request with this code:</p>\
          <p class=code id=\"user-code\">{code}</p>\
          <p>This page continues by itself once they decide.</p>",
-        id = r.id,
+        query = escape(&query.finish()),
         name = escape(&r.client_name),
         host = escape(redirect_host),
         scope = escape(&r.scope),
@@ -342,21 +401,31 @@ impl BodyRefused {
 }
 
 /// The whole body, at most [`OAUTH_BODY_MAX_BYTES`] within the door's deadline.
-async fn bounded_body(req: Request) -> Result<axum::body::Bytes, BodyRefused> {
-    let declared = req
-        .headers()
+async fn bounded_body(
+    headers: &http::HeaderMap,
+    body: Body,
+) -> Result<axum::body::Bytes, BodyRefused> {
+    let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > OAUTH_BODY_MAX_BYTES as u64) {
         return Err(BodyRefused::TooLarge);
     }
-    let read = axum::body::to_bytes(req.into_body(), OAUTH_BODY_MAX_BYTES);
+    let read = axum::body::to_bytes(body, OAUTH_BODY_MAX_BYTES);
     match tokio::time::timeout(Duration::from_secs(HTTP_BODY_DEADLINE_SECS), read).await {
         Ok(Ok(b)) => Ok(b),
         Ok(Err(_)) if declared.is_none() => Err(BodyRefused::TooLarge),
         _ => Err(BodyRefused::Unread),
     }
+}
+
+/// The body [`slot_after_body`] read (empty when there was none).
+fn read_body(req: &Request) -> axum::body::Bytes {
+    req.extensions()
+        .get::<ReadBody>()
+        .map(|b| b.0.clone())
+        .unwrap_or_default()
 }
 
 fn is_form(req: &Request) -> bool {
@@ -375,10 +444,16 @@ async fn form_of(req: Request) -> Result<Vec<(String, String)>, Response> {
     if !is_form(&req) {
         return Err(oauth_error(OAuthError::InvalidRequest));
     }
-    let body = bounded_body(req).await.map_err(BodyRefused::response)?;
-    Ok(form_urlencoded::parse(&body)
+    Ok(parse_form(&read_body(&req)))
+}
+
+/// The pairs of a form body (`application/x-www-form-urlencoded`), as the token and revocation
+/// endpoints read them; a repeated parameter is kept, for `oauth::single` to refuse. Public for
+/// the fuzz targets.
+pub fn parse_form(body: &[u8]) -> Vec<(String, String)> {
+    form_urlencoded::parse(body)
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect())
+        .collect()
 }
 
 async fn token(State(d): State<Door>, req: Request) -> Response {
@@ -404,11 +479,7 @@ async fn token(State(d): State<Door>, req: Request) -> Response {
 }
 
 async fn register(State(d): State<Door>, req: Request) -> Response {
-    let body = match bounded_body(req).await {
-        Ok(b) => b,
-        Err(refused) => return refused.response(),
-    };
-    let Some(registration) = parse_registration(&body) else {
+    let Some(registration) = parse_registration(&read_body(&req)) else {
         return oauth_error(OAuthError::InvalidClientMetadata);
     };
     let service = d.service.clone();
@@ -430,8 +501,9 @@ async fn register(State(d): State<Door>, req: Request) -> Response {
     }
 }
 
-/// The registration fields runread reads; anything of the wrong type is invalid metadata.
-fn parse_registration(body: &[u8]) -> Option<Registration> {
+/// The registration fields runread reads; anything of the wrong type is invalid metadata. Public
+/// for the fuzz targets.
+pub fn parse_registration(body: &[u8]) -> Option<Registration> {
     let serde_json::Value::Object(m) = serde_json::from_slice::<serde_json::Value>(body).ok()?
     else {
         return None;

@@ -268,8 +268,11 @@ impl ServerHandler for RunreadHandler {
                 created_ms,
                 expires_ms,
             } => {
-                let request_id = Some(format!("t:{}", runread_core::sha256_hex(id.as_bytes())));
-                let result = match self.service.call(key, tool, args, request_id).await {
+                let answered = self
+                    .service
+                    .answer_task(key, tool, args, &id, created_ms)
+                    .await;
+                let result = match answered {
                     Ok(answer) => success_result(answer),
                     Err(code) => error_result(code),
                 };

@@ -30,7 +30,7 @@ use runread_core::cursor::{CursorKey, Purpose};
 use runread_core::limits::{
     HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_IN_FLIGHT_MAX,
 };
-use runread_service::{Config, Service};
+
 use runread_store::Store;
 use runread_testkit::Env;
 
@@ -124,7 +124,9 @@ fn start() -> Srv {
         paths.push(c.to_str().unwrap().to_owned());
     }
 
-    let service = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    // The soak hammers one key: the bound on calls per reader is lifted (it is not what the
+    // corpus tests; `call_rate` in runread-service does).
+    let service = env.service_unthrottled();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     rt.spawn(runread_mcp::server::serve(

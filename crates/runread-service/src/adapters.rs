@@ -333,7 +333,11 @@ impl<T: ToolRules> Reading<T> {
         // One rule for every tool: no string leaves unmasked (names, ids, error text, metadata),
         // whatever the tool's own masking did. A tool masks across its own boundaries first
         // (answers before chunking, history across events and pages); this catches the rest.
-        mask_strings(&mut output, &self.redactor);
+        let mut whole = Value::Object(std::mem::take(&mut output));
+        self.redactor.mask_json(&mut whole);
+        if let Value::Object(masked) = whole {
+            output = masked;
+        }
         Ok(output)
     }
 }
@@ -396,36 +400,6 @@ impl<T: ToolRules> Rules for T {
             .into_generator()
             .into_root_schema_for::<T::Output>()
             .to_value()
-    }
-}
-
-/// Masks every string in `map`, keys included, in place.
-fn mask_strings(map: &mut Map<String, Value>, redactor: &Redactor) {
-    if redactor.is_empty() {
-        return;
-    }
-    let keys_clean = map.keys().all(|k| !redactor.contains_secret(k.as_bytes()));
-    if !keys_clean {
-        let old = std::mem::take(map);
-        for (k, v) in old {
-            map.insert(redactor.mask(&k), v);
-        }
-    }
-    for v in map.values_mut() {
-        mask_value(v, redactor);
-    }
-}
-
-fn mask_value(v: &mut Value, redactor: &Redactor) {
-    match v {
-        Value::String(s) => {
-            if redactor.contains_secret(s.as_bytes()) {
-                *s = redactor.mask(s);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| mask_value(i, redactor)),
-        Value::Object(m) => mask_strings(m, redactor),
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 

@@ -22,6 +22,7 @@ pub mod outputs;
 pub mod owner;
 pub mod preview;
 mod publication;
+pub mod rate;
 mod schema;
 pub mod search;
 pub mod secrets;
@@ -86,6 +87,9 @@ pub struct Config {
     /// How often a waiting call re-checks its run when no change arrives
     /// ([`runread_core::limits::WAIT_RECHECK_MS`]).
     pub wait_recheck: Duration,
+    /// Gated calls one reader may make per minute ([`rate::CallRate`]; default
+    /// [`runread_core::limits::READER_CALLS_PER_MINUTE_MAX`]).
+    pub calls_per_minute: u32,
 }
 
 impl Default for Config {
@@ -94,6 +98,7 @@ impl Default for Config {
             settle_quiet: Duration::from_millis(runread_core::limits::SETTLE_QUIET_DEFAULT_MS),
             journal_root: None,
             wait_recheck: Duration::from_millis(runread_core::limits::WAIT_RECHECK_MS),
+            calls_per_minute: runread_core::limits::READER_CALLS_PER_MINUTE_MAX,
         }
     }
 }
@@ -117,6 +122,8 @@ pub struct Service {
     opened_snapshots: snapshot::OpenedSnapshots,
     /// The wait slots of `wait_for_run` ([`Service::wait_for_change`]).
     waits: Arc<runread_core::slots::KeyedSlots>,
+    /// The bound on each reader's calls.
+    rate: rate::CallRate,
 }
 
 impl Service {
@@ -133,6 +140,7 @@ impl Service {
             gate: Gate::new(store.clone(), registry, keys.clone()),
             keys,
             store,
+            rate: rate::CallRate::new(config.calls_per_minute),
             config,
             secrets,
             published: Default::default(),
@@ -236,10 +244,43 @@ impl Service {
         args: serde_json::Value,
         request_id: Option<String>,
     ) -> Result<Answer, ErrorCode> {
+        self.call_replaying(ctx, tool, args, request_id, None).await
+    }
+
+    /// Answers a task (the Tasks extension) through the gate: every poll of one task is one call
+    /// — its start record made at the first answer is reused by every later poll while the task
+    /// lives, and a receipt is written only when the outcome changes.
+    pub async fn answer_task(
+        self: &Arc<Self>,
+        ctx: Arc<KeyContext>,
+        tool: &str,
+        args: serde_json::Value,
+        task_id: &str,
+        task_created_ms: i64,
+    ) -> Result<Answer, ErrorCode> {
+        let request_id = Some(format!(
+            "t:{}",
+            runread_core::sha256_hex(task_id.as_bytes())
+        ));
+        self.call_replaying(ctx, tool, args, request_id, Some(task_created_ms))
+            .await
+    }
+
+    async fn call_replaying(
+        self: &Arc<Self>,
+        ctx: Arc<KeyContext>,
+        tool: &str,
+        args: serde_json::Value,
+        request_id: Option<String>,
+        replay_since_ms: Option<i64>,
+    ) -> Result<Answer, ErrorCode> {
         let Some(def) = tools::by_name(tool) else {
             return Err(ErrorCode::UnknownTool);
         };
         let now_ms = runread_core::timefmt::now_ms();
+        if !self.rate.take(&ctx.reader.id, now_ms) {
+            return Err(ErrorCode::Busy);
+        }
         // Steps 4 to 7 all read or write the store: they run together on one blocking thread.
         let svc = self.clone();
         let admit = move || {
@@ -258,6 +299,7 @@ impl Service {
                 target: admitted.target,
                 input: admitted.input,
                 now_ms,
+                replay_since_ms,
             };
             let recheck = admitted.grant.zip(admitted.run);
             Ok(GateAdmission {
@@ -351,8 +393,10 @@ impl Service {
         &self,
         connector: &oauth::Connector,
         id: &str,
+        state: Option<&str>,
     ) -> Result<oauth::Progress, oauth::OAuthError> {
-        oauth::progress(&*self.store, connector, id, runread_core::timefmt::now_ms())
+        let now = runread_core::timefmt::now_ms();
+        oauth::progress(&*self.store, connector, id, state, now)
     }
 
     pub fn oauth_token(

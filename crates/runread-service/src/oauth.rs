@@ -7,7 +7,10 @@
 //!   server's resource, in the authorization and every token request, and bound into every token;
 //! - a redirect URI matches a registered one byte for byte;
 //! - a code is single-use and short-lived ([`OAUTH_CODE_SECS`]); a reused one revokes every
-//!   token its authorization gave;
+//!   token its authorization gave; any exchange that presents it spends it, a malformed one too;
+//! - the client's `state` is echoed back, never kept: the store holds its SHA-256;
+//! - a client's name is shown to the owner and never trusted: approving a client makes a new
+//!   reader unless the owner explicitly joins it to an existing one ([`ReaderChoice`]);
 //! - access tokens opaque, short-lived ([`OAUTH_ACCESS_TOKEN_SECS`]), stored as hashes; refresh
 //!   tokens rotated on every use, a replayed one revokes its family;
 //! - nothing is approved here: the owner decides on the console ([`approve`], [`deny`]).
@@ -17,20 +20,22 @@
 
 use runread_core::limits::{
     OAUTH_ACCESS_TOKEN_SECS, OAUTH_CLIENT_NAME_MAX_BYTES, OAUTH_CLIENTS_MAX, OAUTH_CODE_SECS,
-    OAUTH_PENDING_REQUESTS_MAX, OAUTH_REDIRECT_URIS_MAX, OAUTH_REFRESH_TOKEN_SECS,
-    OAUTH_REQUEST_SECS, OAUTH_STATE_MAX_BYTES, OAUTH_UNAPPROVED_CLIENT_SECS,
-    OAUTH_UNAPPROVED_CLIENTS_MAX, OAUTH_URI_MAX_BYTES,
+    OAUTH_PENDING_REQUESTS_MAX, OAUTH_PENDING_REQUESTS_PER_CLIENT_MAX, OAUTH_REDIRECT_URIS_MAX,
+    OAUTH_REFRESH_TOKEN_SECS, OAUTH_REQUEST_SECS, OAUTH_STATE_MAX_BYTES,
+    OAUTH_UNAPPROVED_CLIENT_SECS, OAUTH_UNAPPROVED_CLIENTS_MAX,
+    OAUTH_UNAPPROVED_CLIENTS_PER_REGISTRANT_MAX, OAUTH_URI_MAX_BYTES, READER_NAME_MAX_BYTES,
 };
 use runread_core::{ErrorCode, Feature, oauth};
 use runread_gate::keys::KeyProvider;
 use runread_store::{
-    CodeRedemption, OAuthClient, OAuthClientBounds, OAuthToken, Reader, Store, TokenKind,
+    CodeRedemption, Grant, OAuthClient, OAuthClientBounds, OAuthRequestBounds, OAuthToken, Reader,
+    Store, TokenKind,
 };
 
 pub use runread_store::OAuthRequest;
 
 use crate::KeyContext;
-use crate::owner::{ReaderError, add_reader, is_reader_name, live_reader};
+use crate::owner::{ReaderError, add_reader, is_reader_name};
 
 /// This server as an authorization server: its issuer (the public URL, `https://host[:port]`)
 /// and the resource its tokens are for (`{issuer}/mcp`).
@@ -100,6 +105,40 @@ pub struct ClientInfo {
     pub redirect_uris: Vec<String>,
 }
 
+/// Whether `name` may be a client's name: bounded, and every character shown as written (no
+/// control, bidirectional or zero-width character that could make it look like another name).
+pub fn is_client_name(name: &str) -> bool {
+    name.len() <= OAUTH_CLIENT_NAME_MAX_BYTES && runread_core::names::is_shown_as_written(name)
+}
+
+/// The host of `uri` (lowercase, without port), if it has one.
+fn host_of(uri: &str) -> Option<String> {
+    let (_, rest) = uri.split_once("://")?;
+    let authority = rest.split(['/', '?']).next()?;
+    let host = authority
+        .rsplit_once(':')
+        .filter(|(h, port)| !h.ends_with(']') || port.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(authority, |(h, _)| h);
+    Some(host.to_ascii_lowercase())
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+/// Who registered a client, as far as its registration tells: the host of its first redirect
+/// URI, or — for a native client listening on loopback, which every such client shares — the
+/// name it gave. What the share of unapproved registrations
+/// ([`OAUTH_UNAPPROVED_CLIENTS_PER_REGISTRANT_MAX`]) is counted by: it keeps one registrant from
+/// filling the bound, not a party that varies its hosts and names (the total bound holds them).
+fn registrant(redirect_uris: &[String], name: &str) -> String {
+    match redirect_uris.first().and_then(|u| host_of(u)) {
+        Some(host) if !is_loopback_host(&host) => host,
+        _ => format!("loopback:{}", runread_core::names::look(name)),
+    }
+}
+
 /// Whether `uri` may be a redirect URI: absolute `https`, or `http` to a loopback host (a
 /// native client's local listener); no fragment, no userinfo, visible ASCII, bounded.
 pub fn is_redirect_uri(uri: &str) -> bool {
@@ -129,9 +168,11 @@ pub fn is_redirect_uri(uri: &str) -> bool {
     }
 }
 
-/// The features a `scope` names (space-separated feature names); no scope: every feature.
+/// The features a `scope` names (feature names separated by spaces, RFC 6749 3.3); no scope, or
+/// one of spaces only: every feature. Any other character (a tab included) is part of a word,
+/// and a word that is no feature's name is `invalid_scope`.
 pub fn scope_features(scope: Option<&str>) -> Result<Vec<Feature>, OAuthError> {
-    let Some(scope) = scope.filter(|s| !s.trim().is_empty()) else {
+    let Some(scope) = scope.filter(|s| s.bytes().any(|b| b != b' ')) else {
         return Ok(Feature::ALL.to_vec());
     };
     let mut out = Vec::new();
@@ -165,13 +206,12 @@ pub struct Registration {
     pub response_types: Option<Vec<String>>,
 }
 
-/// Registers a public client (no secret: `token_endpoint_auth_method` `none`), within the
-/// bounds on clients in all and clients never approved; those never approved are purged first.
-pub fn register(
-    store: &dyn Store,
-    r: Registration,
-    now_ms: i64,
-) -> Result<OAuthClient, OAuthError> {
+/// The name a registration gives its client, if runread accepts the registration: a public
+/// client (no secret: `token_endpoint_auth_method` `none`), 1..=[`OAUTH_REDIRECT_URIS_MAX`]
+/// redirect URIs runread accepts ([`is_redirect_uri`]), the code flow only, and a name that is
+/// shown as written ([`is_client_name`]; none: `unnamed client`). Reads nothing: the fuzz targets
+/// call it.
+pub fn check_registration(r: &Registration) -> Result<String, OAuthError> {
     if r.redirect_uris.is_empty()
         || r.redirect_uris.len() > OAUTH_REDIRECT_URIS_MAX
         || !r.redirect_uris.iter().all(|u| is_redirect_uri(u))
@@ -190,16 +230,24 @@ pub fn register(
         .response_types
         .as_ref()
         .is_none_or(|t| t.iter().all(|t| t == "code"));
-    let name = r.client_name.unwrap_or_else(|| "unnamed client".into());
-    if !method_ok
-        || !grants_ok
-        || !responses_ok
-        || name.len() > OAUTH_CLIENT_NAME_MAX_BYTES
-        || name.chars().any(char::is_control)
-    {
+    let name = r.client_name.as_deref().unwrap_or("unnamed client");
+    if !method_ok || !grants_ok || !responses_ok || !is_client_name(name) {
         return Err(OAuthError::InvalidClientMetadata);
     }
+    Ok(name.to_owned())
+}
+
+/// Registers a public client ([`check_registration`]), within the bounds on clients in all,
+/// clients never approved, and clients never approved of its registrant; those never approved
+/// are purged first.
+pub fn register(
+    store: &dyn Store,
+    r: Registration,
+    now_ms: i64,
+) -> Result<OAuthClient, OAuthError> {
+    let name = check_registration(&r)?;
     purge(store, now_ms)?;
+    let registrant = registrant(&r.redirect_uris, &name);
     let client = OAuthClient {
         client_id: oauth::generate("dcr_")
             .map_err(|_| OAuthError::ServerError)?
@@ -210,10 +258,12 @@ pub fn register(
         redirect_uris: r.redirect_uris,
         created_at_ms: now_ms,
         approved_at_ms: None,
+        registrant,
     };
     let bounds = OAuthClientBounds {
         total_max: OAUTH_CLIENTS_MAX,
         unapproved_max: OAUTH_UNAPPROVED_CLIENTS_MAX,
+        unapproved_per_registrant_max: OAUTH_UNAPPROVED_CLIENTS_PER_REGISTRANT_MAX,
     };
     match store.insert_oauth_client(&client, bounds) {
         Ok(true) => Ok(client),
@@ -259,16 +309,23 @@ pub struct AuthorizeParams {
     pub scope: Option<String>,
 }
 
-/// Checks an authorization request of `client` and records it, waiting for the owner. Every
-/// refusal is answered on the page, never by a redirect: a request runread refuses sends the
-/// browser nowhere.
-pub fn begin(
-    store: &dyn Store,
+/// What an authorization request asks, once runread accepts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorization {
+    pub redirect_uri: String,
+    pub code_challenge: String,
+    pub features: Vec<Feature>,
+}
+
+/// Checks an authorization request of `client` against this connector: the redirect URI one the
+/// client registered, the code flow, PKCE S256 with a well-formed challenge, exactly this
+/// resource, a bounded printable `state`, a scope of feature names. Reads nothing: the fuzz
+/// targets call it.
+pub fn check_authorize(
     connector: &Connector,
     client: &ClientInfo,
     p: &AuthorizeParams,
-    now_ms: i64,
-) -> Result<OAuthRequest, OAuthError> {
+) -> Result<Authorization, OAuthError> {
     let redirect_uri = p
         .redirect_uri
         .as_deref()
@@ -294,18 +351,35 @@ pub fn begin(
     }) {
         return Err(OAuthError::InvalidRequest);
     }
-    let features = scope_features(p.scope.as_deref())?;
+    Ok(Authorization {
+        redirect_uri: redirect_uri.to_owned(),
+        code_challenge: challenge.to_owned(),
+        features: scope_features(p.scope.as_deref())?,
+    })
+}
+
+/// Checks an authorization request of `client` ([`check_authorize`]) and records it, waiting
+/// for the owner. Every refusal is answered on the page, never by a redirect: a request runread
+/// refuses sends the browser nowhere.
+pub fn begin(
+    store: &dyn Store,
+    connector: &Connector,
+    client: &ClientInfo,
+    p: &AuthorizeParams,
+    now_ms: i64,
+) -> Result<OAuthRequest, OAuthError> {
+    let asked = check_authorize(connector, client, p)?;
     purge(store, now_ms)?;
     let request = OAuthRequest {
         id: oauth::generate("").map_err(|_| OAuthError::ServerError)?,
         user_code: oauth::user_code().map_err(|_| OAuthError::ServerError)?,
         client_id: client.client_id.clone(),
         client_name: client.name.clone(),
-        redirect_uri: redirect_uri.to_owned(),
-        state: p.state.clone(),
-        code_challenge: challenge.to_owned(),
+        redirect_uri: asked.redirect_uri,
+        state_sha256: p.state.as_deref().map(state_digest),
+        code_challenge: asked.code_challenge,
         resource: connector.resource.clone(),
-        scope: scope_of(&features),
+        scope: scope_of(&asked.features),
         created_at_ms: now_ms,
         expires_at_ms: now_ms + OAUTH_REQUEST_SECS * 1000,
         decided_at_ms: None,
@@ -315,7 +389,11 @@ pub fn begin(
         code_expires_at_ms: None,
         code_used_at_ms: None,
     };
-    match store.insert_oauth_request(&request, OAUTH_PENDING_REQUESTS_MAX) {
+    let bounds = OAuthRequestBounds {
+        pending_max: OAUTH_PENDING_REQUESTS_MAX,
+        pending_per_client_max: OAUTH_PENDING_REQUESTS_PER_CLIENT_MAX,
+    };
+    match store.insert_oauth_request(&request, bounds) {
         Ok(true) => Ok(request),
         Ok(false) => Err(OAuthError::TemporarilyUnavailable),
         Err(e) => Err(store_failed(e)),
@@ -334,12 +412,19 @@ pub enum Progress {
     Over,
 }
 
-/// The public page's next step for request `id`: its one code is made here, on the first visit
-/// after the owner approved.
+/// The SHA-256 (hex) a request keeps of the client's `state`.
+fn state_digest(state: &str) -> String {
+    runread_core::sha256_hex(state.as_bytes())
+}
+
+/// The public page's next step for request `id`, whose page came back with the client's `state`
+/// (the browser carries it; it must be the one the request began with): its one code is made
+/// here, on the first visit after the owner approved.
 pub fn progress(
     store: &dyn Store,
     connector: &Connector,
     id: &str,
+    state: Option<&str>,
     now_ms: i64,
 ) -> Result<Progress, OAuthError> {
     let Some(request) = store.oauth_request(id).map_err(store_failed)? else {
@@ -348,6 +433,14 @@ pub fn progress(
     if request.expires_at_ms <= now_ms {
         return Ok(Progress::Over);
     }
+    let state_matches = match (&request.state_sha256, state) {
+        (None, None) => true,
+        (Some(kept), Some(s)) => *kept == state_digest(s),
+        _ => false,
+    };
+    if !state_matches {
+        return Err(OAuthError::InvalidRequest);
+    }
     if request.decided_at_ms.is_none() {
         return Ok(Progress::Waiting(Box::new(request)));
     }
@@ -355,6 +448,7 @@ pub fn progress(
         return Ok(Progress::Redirect(redirect_to(
             &request,
             connector,
+            state,
             &[("error", "access_denied")],
         )));
     }
@@ -373,17 +467,23 @@ pub fn progress(
     Ok(Progress::Redirect(redirect_to(
         &request,
         connector,
+        state,
         &[("code", &code)],
     )))
 }
 
-/// The request's redirect URI with `extra`, its `state` and `iss` (RFC 9207) appended.
-fn redirect_to(request: &OAuthRequest, connector: &Connector, extra: &[(&str, &str)]) -> String {
+/// The request's redirect URI with `extra`, the client's `state` and `iss` (RFC 9207) appended.
+fn redirect_to(
+    request: &OAuthRequest,
+    connector: &Connector,
+    state: Option<&str>,
+    extra: &[(&str, &str)],
+) -> String {
     let mut query = form_urlencoded::Serializer::new(String::new());
     for (k, v) in extra {
         query.append_pair(k, v);
     }
-    if let Some(state) = &request.state {
+    if let Some(state) = state {
         query.append_pair("state", state);
     }
     query.append_pair("iss", &connector.issuer);
@@ -407,6 +507,8 @@ pub enum DecideError {
     NotPending,
     /// No feature left to allow.
     NoFeatures,
+    /// Joining a reader that is not (or no longer) live.
+    NoSuchReader,
     Reader(ReaderError),
     Store(String),
 }
@@ -418,20 +520,63 @@ impl std::fmt::Display for DecideError {
                 write!(f, "that request is no longer waiting (decided or expired)")
             }
             DecideError::NoFeatures => write!(f, "allow at least one feature"),
+            DecideError::NoSuchReader => write!(f, "that reader was removed meanwhile"),
             DecideError::Reader(e) => write!(f, "{e}"),
             DecideError::Store(e) => write!(f, "store: {e}"),
         }
     }
 }
 
-/// The owner approves request `id` for the reader `reader_name` (made now unless a live reader
-/// has that name; a reader made here has a key nobody is shown), allowing at most `features` of
-/// those asked for.
+/// Which reader an approved client becomes: a new one (the name the owner chose; refused when a
+/// live reader has it or one like it), or — only when the owner chose so explicitly, having been
+/// shown that reader's live grants — an existing one, by id. A client's own name never picks a
+/// reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReaderChoice<'a> {
+    New { name: &'a str },
+    Join { reader_id: &'a str },
+}
+
+/// The name the console offers for the new reader a client would become: the client's name with
+/// ` (connector)`, numbered when a live reader has that name or one that looks like it, and cut to
+/// the bound on reader names. Never a live reader's name.
+pub fn suggested_reader_name(store: &dyn Store, client_name: &str) -> Result<String, DecideError> {
+    let readers = store
+        .readers()
+        .map_err(|e| DecideError::Store(e.to_string()))?;
+    let looks: Vec<String> = readers
+        .iter()
+        .filter(|r| r.removed_at_ms.is_none())
+        .map(|r| runread_core::names::look(&r.name))
+        .collect();
+    let base: String = if is_reader_name(client_name.trim()) {
+        client_name.trim().to_owned()
+    } else {
+        "client".to_owned()
+    };
+    (1u32..)
+        .map(|n| {
+            let suffix = match n {
+                1 => " (connector)".to_owned(),
+                n => format!(" (connector {n})"),
+            };
+            let mut head = base.clone();
+            while head.len() + suffix.len() > READER_NAME_MAX_BYTES {
+                head.pop();
+            }
+            format!("{head}{suffix}")
+        })
+        .find(|name| !looks.contains(&runread_core::names::look(name)))
+        .ok_or_else(|| DecideError::Store("no reader name left".into()))
+}
+
+/// The owner approves request `id`, allowing at most `features` of those asked for, for the
+/// reader `choice` names (see [`ReaderChoice`]; a reader made here has a key nobody is shown).
 pub fn approve(
     store: &dyn Store,
     keys: &dyn KeyProvider,
     id: &str,
-    reader_name: &str,
+    choice: ReaderChoice<'_>,
     features: &[Feature],
     now_ms: i64,
 ) -> Result<Reader, DecideError> {
@@ -445,16 +590,17 @@ pub fn approve(
     if allowed.is_empty() {
         return Err(DecideError::NoFeatures);
     }
-    if !is_reader_name(reader_name) {
-        return Err(DecideError::Reader(ReaderError::BadName));
-    }
-    let reader = match live_reader(store, reader_name).map_err(DecideError::Reader)? {
-        Some(r) => r,
-        None => {
-            add_reader(store, keys, reader_name, now_ms)
+    let reader = match choice {
+        ReaderChoice::New { name } => {
+            add_reader(store, keys, name, now_ms)
                 .map_err(DecideError::Reader)?
                 .reader
         }
+        ReaderChoice::Join { reader_id } => store
+            .reader_of_id(reader_id, now_ms)
+            .map_err(|e| DecideError::Store(e.to_string()))?
+            .map(|(r, _)| r)
+            .ok_or(DecideError::NoSuchReader)?,
     };
     let decided = store
         .decide_oauth_request(id, Some((&reader.id, &scope_of(&allowed))), now_ms)
@@ -463,6 +609,19 @@ pub fn approve(
         return Err(DecideError::NotPending);
     }
     Ok(reader)
+}
+
+/// What joining a client to the reader `reader_id` would let it read: that reader's grants live
+/// at `now_ms`, newest first (the console shows them before the owner confirms). `None`: no live
+/// reader has that id.
+pub fn join_preview(
+    store: &dyn Store,
+    reader_id: &str,
+    now_ms: i64,
+) -> Result<Option<(Reader, Vec<Grant>)>, DecideError> {
+    store
+        .reader_of_id(reader_id, now_ms)
+        .map_err(|e| DecideError::Store(e.to_string()))
 }
 
 /// The owner denies request `id`: the client is sent back with `access_denied`.
@@ -518,29 +677,42 @@ fn redeem_code(
     form: &[(String, String)],
     now_ms: i64,
 ) -> Result<Tokens, OAuthError> {
-    let code = required(form, "code")?;
+    // Every code presented is spent before anything else is checked: an exchange that fails for
+    // any reason (a missing or repeated parameter included) cannot be retried with the same code.
+    let codes: Vec<&str> = form
+        .iter()
+        .filter(|(k, _)| k == "code")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    let mut redeemed = Vec::with_capacity(1);
+    for code in codes
+        .iter()
+        .filter(|c| oauth::is_well_formed(oauth::CODE_PREFIX, c))
+    {
+        match store
+            .redeem_oauth_code(&oauth::hash(code), now_ms)
+            .map_err(store_failed)?
+        {
+            CodeRedemption::Redeemed(r) => redeemed.push(r),
+            CodeRedemption::Reused(r) => {
+                // A code used twice was stolen or replayed: whatever it gave is ended.
+                store
+                    .revoke_oauth_family(&r.id, now_ms)
+                    .map_err(store_failed)?;
+                return Err(OAuthError::InvalidGrant);
+            }
+            CodeRedemption::Unknown => {}
+        }
+    }
+    required(form, "code")?;
     let client_id = required(form, "client_id")?;
     let redirect_uri = required(form, "redirect_uri")?;
     let verifier = required(form, "code_verifier")?;
     let resource = required(form, "resource")?;
-    if !oauth::is_well_formed(oauth::CODE_PREFIX, code) {
-        return Err(OAuthError::InvalidGrant);
-    }
-    let request = match store
-        .redeem_oauth_code(&oauth::hash(code), now_ms)
-        .map_err(store_failed)?
-    {
-        CodeRedemption::Redeemed(r) => r,
-        CodeRedemption::Reused(r) => {
-            // A code used twice was stolen or replayed: whatever it gave is ended.
-            store
-                .revoke_oauth_family(&r.id, now_ms)
-                .map_err(store_failed)?;
-            return Err(OAuthError::InvalidGrant);
-        }
-        CodeRedemption::Unknown => return Err(OAuthError::InvalidGrant),
+    let request = match (redeemed.pop(), redeemed.is_empty()) {
+        (Some(r), true) => r,
+        _ => return Err(OAuthError::InvalidGrant),
     };
-    // The code is spent whatever follows: a wrong verifier cannot be retried.
     let fresh = request.code_expires_at_ms.is_some_and(|t| t > now_ms);
     if !fresh
         || request.client_id != client_id

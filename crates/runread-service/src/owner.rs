@@ -59,6 +59,12 @@ pub enum ReaderError {
     BadName,
     /// `reader add` of a name a live reader already has.
     Taken(String),
+    /// A name that looks like a live reader's (another case, look-alike characters): a person
+    /// could not tell them apart on a listing.
+    LooksLike {
+        name: String,
+        like: String,
+    },
     /// No live reader of that name.
     NoSuchReader(String),
     Store(String),
@@ -69,7 +75,13 @@ impl std::fmt::Display for ReaderError {
         match self {
             ReaderError::BadName => write!(
                 f,
-                "a reader's name must be 1..={READER_NAME_MAX_BYTES} bytes, without control characters"
+                "a reader's name must be 1..={READER_NAME_MAX_BYTES} bytes, without control, \
+                 bidirectional or zero-width characters"
+            ),
+            ReaderError::LooksLike { name, like } => write!(
+                f,
+                "{name:?} looks like the reader {like:?}: a listing could not tell them apart; \
+                 choose a name that differs in more than case or look-alike letters"
             ),
             ReaderError::Taken(n) => write!(
                 f,
@@ -91,9 +103,28 @@ pub struct NewReader {
     pub key: String,
 }
 
-/// Whether `name` may name a reader: 1..=[`READER_NAME_MAX_BYTES`] bytes, no control character.
+/// Whether `name` may name a reader: 1..=[`READER_NAME_MAX_BYTES`] bytes, every character shown
+/// as written (no control, bidirectional, zero-width or other invisible character:
+/// [`runread_core::names::is_shown_as_written`]).
 pub fn is_reader_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= READER_NAME_MAX_BYTES && !name.chars().any(char::is_control)
+    !name.is_empty()
+        && name.len() <= READER_NAME_MAX_BYTES
+        && runread_core::names::is_shown_as_written(name)
+}
+
+/// The live reader whose name looks like `name` without being it, if any
+/// ([`runread_core::names::looks_like`]).
+pub fn reader_looking_like(store: &dyn Store, name: &str) -> Result<Option<Reader>, ReaderError> {
+    let look = runread_core::names::look(name);
+    Ok(store
+        .readers()
+        .map_err(|e| ReaderError::Store(e.to_string()))?
+        .into_iter()
+        .find(|r| {
+            r.removed_at_ms.is_none()
+                && r.name != name
+                && runread_core::names::look(&r.name) == look
+        }))
 }
 
 /// A fresh read key for `reader_id`, sealed as a known secret (so that every text that leaves
@@ -134,6 +165,12 @@ pub fn add_reader(
     if live_reader(store, name)?.is_some() {
         return Err(ReaderError::Taken(name.to_owned()));
     }
+    if let Some(like) = reader_looking_like(store, name)? {
+        return Err(ReaderError::LooksLike {
+            name: name.to_owned(),
+            like: like.name,
+        });
+    }
     let id = random_id("r-").map_err(ReaderError::Store)?;
     let (key, key_hash) = mint_key(store, keys, &id, now_ms)?;
     let reader = Reader {
@@ -149,8 +186,9 @@ pub fn add_reader(
     Ok(NewReader { reader, key })
 }
 
-/// Gives the reader `name` a new key: the old one is refused from its next call; its grants
-/// are kept.
+/// Gives the reader `name` a new key: the old one is refused from its next call, and so is every
+/// OAuth token a connector of this reader holds (its client signs in again, and the owner approves
+/// it again); its grants are kept.
 pub fn rotate_reader(
     store: &dyn Store,
     keys: &dyn KeyProvider,
@@ -167,6 +205,9 @@ pub fn rotate_reader(
         // Removed meanwhile.
         return Err(ReaderError::NoSuchReader(name.to_owned()));
     }
+    store
+        .revoke_oauth_tokens_of_reader(&reader.id, now_ms)
+        .map_err(|e| ReaderError::Store(e.to_string()))?;
     reader.key_hash = key_hash;
     Ok(NewReader { reader, key })
 }

@@ -4,7 +4,7 @@
 //! finds nothing, so a search cannot tell which runs hold it.
 
 use runread_core::ErrorCode;
-use runread_core::redact::Redactor;
+use runread_core::redact::{MaskedView, Redactor};
 use runread_store::{RunFilter, RunRecord};
 
 use crate::Service;
@@ -47,7 +47,7 @@ impl Default for Bounds {
 #[derive(Debug, Clone)]
 pub struct Found {
     /// The runs whose prompt or answer holds every word, newest first, as the owner is shown them.
-    pub runs: Vec<ShownRun>,
+    pub runs: Vec<MaskedView<ShownRun>>,
     /// Runs examined.
     pub examined: u64,
     /// Runs the filter names in all.

@@ -1,24 +1,28 @@
 //! What the owner is shown of a run outside a tool call: the run list (`runread runs`, the
 //! console's Runs page), a run page's facts, what `grant` and `demo` print.
 //!
-//! One rule for all of them, the same as for everything a reader is served: every string the
-//! agent wrote is masked with the known secrets of now (a secret added after ingest included),
-//! and every time it wrote is shown only as the instant it names ([`agent_time`]). The prompt
+//! One rule for all of them, the same as for everything a reader is served: every string of the
+//! view — the agent's and every other, those of a field added tomorrow included — is masked with
+//! the known secrets of now (a secret added after ingest included), by the one type the console
+//! and the CLI render ([`MaskedView`]: the whole view masked, not field by field); and every time
+//! the agent wrote is shown only as the instant it names ([`agent_time`]). The prompt
 //! preview is not in the store (it holds no text of a conversation): it is read back from the
 //! session file when shown, checked against the digest its line had at ingest, masked whole and
 //! only then cut, never inside a mask and never ending in the start of a secret.
 
+use serde::{Deserialize, Serialize};
+
+use runread_core::ErrorCode;
 use runread_core::limits::{PROMPT_PREVIEW_LINE_MAX_BYTES, PROMPT_PREVIEW_MAX_CHARS};
-use runread_core::redact::Redactor;
+use runread_core::redact::{MaskedView, Redactor};
 use runread_core::timefmt::agent_time;
-use runread_core::{ErrorCode, Target};
-use runread_store::{Grant, Reader, RunRecord};
+use runread_store::{Grant, Reader, Receipt, RunRecord, StartMeta};
 
 use crate::Service;
 use crate::source::{Opened, Source};
 
 /// A run's prompt as the owner's listing shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Prompt {
     /// Its first [`PROMPT_PREVIEW_MAX_CHARS`] characters on one line, masked (`…` when cut).
     Text(String),
@@ -50,15 +54,14 @@ impl Prompt {
     }
 }
 
-/// A run as the owner is shown it.
-#[derive(Debug, Clone)]
+/// A run as the owner is shown it (always inside a [`MaskedView`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShownRun {
-    /// The record with every string the agent wrote masked and every time it wrote normalized
-    /// (or `None`): render this, never the record from the store.
+    /// The record, every time the agent wrote normalized (or `None`).
     pub record: RunRecord,
     pub prompt: Prompt,
     /// What a reader would be told of its answer now ([`Service::answer_state`]).
-    pub answer_state: &'static str,
+    pub answer_state: String,
     /// The readers (their names) whose calls wait for this run now (`wait_for_run`), from any
     /// process on this store; a reader waiting twice is named twice.
     pub waiting: Vec<String>,
@@ -93,7 +96,7 @@ impl Service {
         &self,
         runs: Vec<RunRecord>,
         now_ms: i64,
-    ) -> Result<Vec<ShownRun>, ErrorCode> {
+    ) -> Result<Vec<MaskedView<ShownRun>>, ErrorCode> {
         let redactor = self.secrets.redactor()?;
         let waits = self
             .store
@@ -133,40 +136,44 @@ impl Service {
                 })
                 .filter_map(|w| names.get(&w.reader_id).cloned())
                 .collect();
-            shown.push(ShownRun {
+            let view = ShownRun {
                 waiting,
-                answer_state: self.answer_state(&run, now_ms),
-                record: masked_record(run, &redactor),
+                answer_state: self.answer_state(&run, now_ms).to_owned(),
+                record: with_agent_times(run),
                 prompt,
-            });
+            };
+            shown.push(masked(view, &redactor)?);
         }
         Ok(shown)
     }
 
     /// One run as the owner is shown it (see [`Service::shown_runs`]).
-    pub fn shown_run(&self, run: RunRecord, now_ms: i64) -> Result<ShownRun, ErrorCode> {
+    pub fn shown_run(
+        &self,
+        run: RunRecord,
+        now_ms: i64,
+    ) -> Result<MaskedView<ShownRun>, ErrorCode> {
         self.shown_runs(vec![run], now_ms)?
             .pop()
             .ok_or(ErrorCode::Unavailable)
     }
 
-    /// Grants as the owner is shown them: the target ids their agent wrote masked.
-    pub fn shown_grants(&self, mut grants: Vec<Grant>) -> Result<Vec<Grant>, ErrorCode> {
-        self.mask_targets(grants.iter_mut().map(|g| &mut g.target))?;
-        Ok(grants)
+    /// Grants as the owner is shown them.
+    pub fn shown_grants(&self, grants: Vec<Grant>) -> Result<Vec<MaskedView<Grant>>, ErrorCode> {
+        let redactor = self.secrets.redactor()?;
+        MaskedView::each(grants, &redactor).map_err(|_| ErrorCode::Unavailable)
     }
 
     /// The live readers as the owner is shown them (`runread reader list`, the console's Readers
-    /// page), oldest first: each with its grants live at `now_ms` (newest first, their targets
-    /// masked) and when its key last made a call.
-    pub fn shown_readers(&self, now_ms: i64) -> Result<Vec<ShownReader>, ErrorCode> {
+    /// page), oldest first: each with its grants live at `now_ms` (newest first) and when its key
+    /// last made a call.
+    pub fn shown_readers(&self, now_ms: i64) -> Result<Vec<MaskedView<ShownReader>>, ErrorCode> {
         let store = &self.store;
         let mut grants = store.grants().map_err(Service::unavailable)?;
         grants.retain(|g| g.is_live(now_ms));
         grants.reverse();
-        let grants = self.shown_grants(grants)?;
         let last_reads = store.reader_last_reads().map_err(Service::unavailable)?;
-        Ok(store
+        let readers: Vec<ShownReader> = store
             .readers()
             .map_err(Service::unavailable)?
             .into_iter()
@@ -183,48 +190,76 @@ impl Service {
                     .map(|(_, at)| *at),
                 reader,
             })
-            .collect())
+            .collect();
+        let redactor = self.secrets.redactor()?;
+        MaskedView::each(readers, &redactor).map_err(|_| ErrorCode::Unavailable)
     }
 
-    /// Targets as the owner is shown them (a page of start records' in the audit), masked in
-    /// place with one redactor for the whole page.
-    pub fn mask_targets<'a>(
+    /// Calls of the audit as the owner is shown them, in the order given, each with the reader
+    /// that made it (removed ones included).
+    pub fn shown_calls(
         &self,
-        targets: impl IntoIterator<Item = &'a mut Target>,
-    ) -> Result<(), ErrorCode> {
+        rows: Vec<(StartMeta, Vec<Receipt>)>,
+    ) -> Result<Vec<MaskedView<ShownCall>>, ErrorCode> {
+        let readers = self.store.readers().map_err(Service::unavailable)?;
+        let calls = rows.into_iter().map(|(meta, receipts)| ShownCall {
+            reader: meta
+                .reader_id
+                .as_deref()
+                .and_then(|id| readers.iter().find(|r| r.id == id))
+                .cloned(),
+            meta,
+            receipts,
+        });
         let redactor = self.secrets.redactor()?;
-        for t in targets {
-            mask_target(t, &redactor);
-        }
-        Ok(())
+        MaskedView::each(calls, &redactor).map_err(|_| ErrorCode::Unavailable)
+    }
+
+    /// Any other view of the owner's, masked as every view is (snapshots, waits, a grant just
+    /// made).
+    pub fn shown<T: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        view: T,
+    ) -> Result<MaskedView<T>, ErrorCode> {
+        let redactor = self.secrets.redactor()?;
+        masked(view, &redactor)
     }
 }
 
+/// `view` masked, or `unavailable` when it does not survive masking.
+fn masked<T: Serialize + serde::de::DeserializeOwned>(
+    view: T,
+    redactor: &Redactor,
+) -> Result<MaskedView<T>, ErrorCode> {
+    MaskedView::new(view, redactor).map_err(|_| {
+        tracing::warn!("a view of the owner's did not survive masking");
+        ErrorCode::Unavailable
+    })
+}
+
+/// One call of the audit: its start record, its receipts, and the reader that made it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShownCall {
+    pub meta: StartMeta,
+    pub receipts: Vec<Receipt>,
+    pub reader: Option<Reader>,
+}
+
 /// A live reader as the owner is shown it ([`Service::shown_readers`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShownReader {
     pub reader: Reader,
-    /// Its grants live now, newest first, their targets masked.
+    /// Its grants live now, newest first.
     pub live: Vec<Grant>,
     /// When its key last made a call.
     pub last_read_ms: Option<i64>,
 }
 
-/// The ids in `target` its agent chose (the session's and the run's), masked.
-fn mask_target(target: &mut Target, redactor: &Redactor) {
-    target.session_id = redactor.mask(&target.session_id);
-    target.run_id = redactor.mask(&target.run_id);
-}
-
-/// `run` with the strings its agent wrote masked and its agent-written times normalized.
-fn masked_record(mut run: RunRecord, redactor: &Redactor) -> RunRecord {
-    mask_target(&mut run.target, redactor);
+/// `run` with the times its agent wrote shown only as the instants they name (or `None`).
+fn with_agent_times(mut run: RunRecord) -> RunRecord {
     let r = &mut run.run;
-    r.run_id = redactor.mask(&r.run_id);
-    r.final_entry_id = r.final_entry_id.as_deref().map(|s| redactor.mask(s));
-    r.run_models = r.run_models.iter().map(|m| redactor.mask(m)).collect();
     r.started_at = agent_time(r.started_at.as_deref());
     r.ended_at = agent_time(r.ended_at.as_deref());
-    run.session_path = redactor.mask(&run.session_path);
     run
 }
 

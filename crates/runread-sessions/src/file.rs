@@ -11,7 +11,7 @@ use std::path::Path;
 /// has, its size, and its modification and status-change times. The status-change time (ctime)
 /// is what an in-place rewrite cannot hide: `touch -d` and `utimensat` can restore an mtime, but
 /// any write, chmod or time change sets ctime to the current time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileIdentity {
     pub dev: u64,
     pub ino: u64,

@@ -75,6 +75,8 @@ pub struct CheckpointStats {
     pub largest_log_pages: i64,
     /// The log pages the last commit left behind it.
     pub last_log_pages: i64,
+    /// Logs emptied after a deletion ([`crate::sqlite::SqliteStore::scrub`]).
+    pub scrubs: u64,
 }
 
 #[derive(Default)]
@@ -94,6 +96,11 @@ struct State {
     stop: bool,
 }
 
+/// Most scrubs the thread attempts for one request before leaving it to the next commit.
+const SCRUB_ATTEMPTS: u32 = 5;
+/// Pause between the thread's scrub attempts, in milliseconds.
+const SCRUB_RETRY_MS: u64 = 200;
+
 /// The store's checkpointer: started by the first commit that asks for it, stopped and joined
 /// when the store is dropped.
 pub(crate) struct Checkpointer {
@@ -109,6 +116,10 @@ pub(crate) struct Checkpointer {
     /// Held by whichever of this store's connections is checkpointing: the writer at the bound
     /// waits here for the thread instead of being refused by SQLite's checkpoint lock.
     checkpointing: Mutex<()>,
+    /// A deletion wants the log emptied (a TRUNCATE checkpoint) and it has not been yet.
+    scrub_wanted: std::sync::atomic::AtomicBool,
+    /// Logs emptied so far (for tests and measurement).
+    scrubs: AtomicU64,
 }
 
 impl Checkpointer {
@@ -123,7 +134,44 @@ impl Checkpointer {
             last_log_pages: AtomicI64::new(0),
             copied: AtomicI32::new(0),
             checkpointing: Mutex::new(()),
+            scrub_wanted: std::sync::atomic::AtomicBool::new(false),
+            scrubs: AtomicU64::new(0),
         })
+    }
+
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// A deletion wants the log emptied.
+    pub(crate) fn want_scrub(&self) {
+        self.scrub_wanted.store(true, Ordering::Release);
+    }
+
+    /// Logs emptied so far.
+    pub(crate) fn scrubs(&self) -> u64 {
+        self.scrubs.load(Ordering::Relaxed)
+    }
+
+    /// Empties the log on `conn` if a deletion wants it: a TRUNCATE checkpoint (the log copied
+    /// into the database, then cut to nothing), which waits for readers within `conn`'s busy
+    /// timeout. True when nothing is wanted any more.
+    pub(crate) fn scrub_on(&self, conn: &Connection) -> bool {
+        if !self.scrub_wanted.swap(false, Ordering::AcqRel) {
+            return true;
+        }
+        let _one_at_a_time = self.hold_checkpoint();
+        match conn.wal_checkpoint_v2(Some(MAIN_DB), CheckpointMode::TRUNCATE) {
+            Ok((log, copied)) if log == 0 || (log >= 0 && copied == log) => {
+                self.copied.store(0, Ordering::Relaxed);
+                self.scrubs.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Ok(_) | Err(_) => {
+                self.scrub_wanted.store(true, Ordering::Release);
+                false
+            }
+        }
     }
 
     /// Makes `this` the writer's WAL hook, in place of SQLite's auto-checkpoint.
@@ -142,6 +190,7 @@ impl Checkpointer {
             inline: self.inline.load(Ordering::Relaxed),
             largest_log_pages: self.largest_log_pages.load(Ordering::Relaxed),
             last_log_pages: self.last_log_pages.load(Ordering::Relaxed),
+            scrubs: self.scrubs(),
         }
     }
 
@@ -157,7 +206,12 @@ impl Checkpointer {
             copied = 0;
             self.copied.store(0, Ordering::Relaxed);
         }
-        let asked = match after_commit(pages, copied) {
+        let wanted = if self.scrub_wanted.load(Ordering::Acquire) {
+            AfterCommit::Ask
+        } else {
+            after_commit(pages, copied)
+        };
+        let asked = match wanted {
             AfterCommit::Nothing => return,
             AfterCommit::Ask => self.ask(),
             AfterCommit::Inline => false,
@@ -229,6 +283,15 @@ impl Checkpointer {
                     return;
                 }
                 state.wanted = false;
+            }
+            if self.scrub_wanted.load(Ordering::Acquire) {
+                for _ in 0..SCRUB_ATTEMPTS {
+                    if self.scrub_on(&conn) {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(SCRUB_RETRY_MS));
+                }
+                continue;
             }
             let checkpoint = {
                 let _one_at_a_time = self.hold_checkpoint();

@@ -197,9 +197,13 @@ pub trait Store: Send + Sync {
     /// Registers an OAuth client while both `bounds` hold; false when one does not.
     fn insert_oauth_client(&self, client: &OAuthClient, bounds: OAuthClientBounds) -> Result<bool>;
     fn oauth_client(&self, client_id: &str) -> Result<Option<OAuthClient>>;
-    /// Adds an authorization request while fewer than `pending_max` wait for the owner; false
-    /// when that many do.
-    fn insert_oauth_request(&self, request: &OAuthRequest, pending_max: u64) -> Result<bool>;
+    /// Adds an authorization request while its `bounds` hold (see [`OAuthRequestBounds`]); false
+    /// when one does not.
+    fn insert_oauth_request(
+        &self,
+        request: &OAuthRequest,
+        bounds: OAuthRequestBounds,
+    ) -> Result<bool>;
     fn oauth_request(&self, id: &str) -> Result<Option<OAuthRequest>>;
     /// The requests waiting for the owner's decision at `now_ms`, oldest first.
     fn oauth_requests_pending(&self, now_ms: i64) -> Result<Vec<OAuthRequest>>;
@@ -229,6 +233,8 @@ pub trait Store: Send + Sync {
     fn use_oauth_refresh(&self, token_hash: &str, now_ms: i64) -> Result<bool>;
     /// Revokes every token of a family; how many were live.
     fn revoke_oauth_family(&self, family: &str, now_ms: i64) -> Result<u64>;
+    /// Revokes every live token of the reader (its key was rotated); how many were live.
+    fn revoke_oauth_tokens_of_reader(&self, reader_id: &str, now_ms: i64) -> Result<u64>;
     /// Deletes expired tokens and requests, and clients never approved registered before
     /// `unapproved_before_ms`.
     fn purge_oauth(&self, now_ms: i64, unapproved_before_ms: i64) -> Result<()>;
@@ -322,4 +328,29 @@ pub trait Store: Send + Sync {
     /// many more the filter lets through after the page's last row. Filtered, paged and counted
     /// in the store's indexes (`runread audit`, the console's audit page).
     fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage>;
+
+    /// Every checkpoint of the gate's log (seals and prunes), in order.
+    fn audit_checkpoints(&self) -> Result<Vec<AuditCheckpoint>>;
+    /// Appends `checkpoint` when it is the next of the chain (its `seq` one past the last
+    /// one's); false when another pass appended first.
+    fn append_audit_checkpoint(&self, checkpoint: &AuditCheckpoint) -> Result<bool>;
+    /// The start records made in (`after_ms`, `upto_ms`], oldest first (then by id), at most
+    /// `limit`, each with its receipts, from one snapshot of the store.
+    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows>;
+    /// When the start record `n` places after the first one made after `after_ms` (up to
+    /// `upto_ms`) was made; `None` when there are not that many.
+    fn audit_nth_time(&self, after_ms: i64, upto_ms: i64, n: u64) -> Result<Option<i64>>;
+    /// How many start records were made after `after_ms` (`i64::MIN`: every one).
+    fn audit_count_after(&self, after_ms: i64) -> Result<u64>;
+    /// In one transaction: appends the prune checkpoint `checkpoint` (as
+    /// [`Store::append_audit_checkpoint`]) and deletes every start record made up to its
+    /// `upto_ms`, and their receipts. `None` when another pass appended first (nothing deleted);
+    /// else the start records deleted.
+    fn prune_audit(&self, checkpoint: &AuditCheckpoint) -> Result<Option<u64>>;
+    /// One of the owner's settings.
+    fn setting(&self, key: &str) -> Result<Option<String>>;
+    fn put_setting(&self, key: &str, value: &str) -> Result<()>;
 }
+
+/// Start records, each with its receipts.
+pub type AuditRows = Vec<(StartMeta, Vec<Receipt>)>;

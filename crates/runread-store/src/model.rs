@@ -98,7 +98,7 @@ pub struct IngestCommit {
 }
 
 /// A run with the target that names it and the session file it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RunRecord {
     pub target: Target,
     pub run: Run,
@@ -146,7 +146,7 @@ pub(crate) fn stored_run_started_ms(run_json: &str) -> Option<i64> {
 
 /// A reader: the client identity the owner chose (`claude-code`, `ci`, a connector), with one
 /// key, holding grants. The client is configured once; the owner shares runs with it one by one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Reader {
     pub id: String,
     /// The owner's name for it; one live reader per name.
@@ -159,7 +159,7 @@ pub struct Reader {
 }
 
 /// What an owner granted: one exact target, named features, until an expiry, to one reader.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Grant {
     pub id: String,
     /// The reader that holds it ([`Reader::id`]).
@@ -220,7 +220,7 @@ pub struct StartRecord {
 }
 
 /// Everything a start record says except the sealed input: what audit and recovery read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StartMeta {
     pub start_id: String,
@@ -241,7 +241,7 @@ pub struct StartMeta {
 }
 
 /// What became of a started call. Append-only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Receipt {
     pub receipt_id: String,
@@ -251,6 +251,55 @@ pub struct Receipt {
     /// Domain-separated SHA-256 of the normalized output, when there is one.
     pub result_digest: Option<String>,
     pub output_bytes: Option<u64>,
+    pub created_at_ms: i64,
+}
+
+/// What an audit checkpoint records (`runread audit verify` reads the chain of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointKind {
+    /// The start records of a time range, with their receipts, counted and digested.
+    Seal,
+    /// Everything sealed up to a time, removed.
+    Prune,
+}
+
+impl CheckpointKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointKind::Seal => "seal",
+            CheckpointKind::Prune => "prune",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CheckpointKind> {
+        match s {
+            "seal" => Some(CheckpointKind::Seal),
+            "prune" => Some(CheckpointKind::Prune),
+            _ => None,
+        }
+    }
+}
+
+/// One checkpoint of the gate's log: a seal of the start records created in (`after_ms`,
+/// `upto_ms`] and their receipts, or a prune of everything sealed up to `upto_ms`. Append-only,
+/// numbered from 1 without gaps, each chained to the one before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditCheckpoint {
+    pub seq: u64,
+    pub kind: CheckpointKind,
+    pub after_ms: i64,
+    pub upto_ms: i64,
+    /// Start records (a prune: those it removed).
+    pub records: u64,
+    /// Their receipts.
+    pub receipts: u64,
+    /// A seal: the digest of its records and receipts in order. A prune: the chain value of the
+    /// last seal it removed.
+    pub digest: String,
+    /// The digest of the previous checkpoint's chain value and this one's fields.
+    pub chain: String,
     pub created_at_ms: i64,
 }
 
@@ -518,13 +567,27 @@ pub struct OAuthClient {
     pub created_at_ms: i64,
     /// When the owner first approved one of its requests; clients never approved are purged.
     pub approved_at_ms: Option<i64>,
+    /// Who registered it, as far as a registration tells: what its share of the bound on clients
+    /// never approved is counted by (the service decides what it is).
+    pub registrant: String,
 }
 
-/// The bounds a new [`OAuthClient`] must fit under: every client, and those not yet approved.
+/// The bounds a new [`OAuthClient`] must fit under: every client, those not yet approved, and
+/// those not yet approved of its registrant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OAuthClientBounds {
     pub total_max: u64,
     pub unapproved_max: u64,
+    pub unapproved_per_registrant_max: u64,
+}
+
+/// The bounds a new [`OAuthRequest`] must fit under: requests waiting for the owner of clients
+/// that hold no token (a client the owner approved before is not counted), and requests waiting
+/// of its own client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OAuthRequestBounds {
+    pub pending_max: u64,
+    pub pending_per_client_max: u64,
 }
 
 /// An authorization request a client made at the public authorization page, waiting for (or
@@ -538,7 +601,9 @@ pub struct OAuthRequest {
     pub client_id: String,
     pub client_name: String,
     pub redirect_uri: String,
-    pub state: Option<String>,
+    /// SHA-256 (hex) of the `state` the client sent, if it sent one: the value itself is carried
+    /// back by the browser and checked against this, never stored.
+    pub state_sha256: Option<String>,
     /// PKCE S256 challenge.
     pub code_challenge: String,
     /// The resource (RFC 8707) every token of this request is bound to.
@@ -585,7 +650,7 @@ impl TokenKind {
 }
 
 /// A reader's call waiting for a run (`wait_for_run`), while it waits: what the owner is shown.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct WaitRecord {
     pub id: String,
     pub reader_id: String,
@@ -618,7 +683,7 @@ pub struct OAuthToken {
 
 /// What the owner is shown of a snapshot (`runread snapshots`, the console): which run, what it
 /// holds, how large. Never its sealed bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SnapshotSummary {
     pub session_id: String,
     pub generation: u64,

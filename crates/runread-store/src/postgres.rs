@@ -111,6 +111,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0012.sql"),
     // 13: as SQLite's migration 13 (snapshots of shared runs).
     include_str!("../migrations/postgres/0013.sql"),
+    // 14: as SQLite's migration 14 (connectors, round two).
+    include_str!("../migrations/postgres/0014.sql"),
+    // 15: as SQLite's migration 15 (the audit's retention; settings).
+    include_str!("../migrations/postgres/0015.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -130,10 +134,14 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
     "supervised_runs",
     "waits",
     "snapshots",
+    "settings",
 ];
 /// Tables [`APP_ROLE`] may only read and append to. `meta` holds the instance id and cursor key:
 /// made once, never changed by the application.
-pub const APP_APPEND_ONLY_TABLES: &[&str] = &["start_records", "receipts", "meta", "snapshot_log"];
+pub const APP_APPEND_ONLY_TABLES: &[&str] = &["meta", "snapshot_log", "audit_checkpoints"];
+/// Tables [`APP_ROLE`] may read, append to and delete from, but not update: the gate's log, whose
+/// triggers refuse a delete unless a prune checkpoint covers the row (the audit's retention).
+pub const APP_PRUNED_TABLES: &[&str] = &["start_records", "receipts"];
 /// Tables [`APP_ROLE`] may only read.
 pub const APP_READ_ONLY_TABLES: &[&str] = &["schema_migrations"];
 
@@ -728,6 +736,8 @@ BEGIN
         REVOKE UPDATE, DELETE, TRUNCATE ON {ao} FROM {role};
         GRANT SELECT ON {ro} TO {role};
         REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON {ro} FROM {role};
+        GRANT SELECT, INSERT, DELETE ON {pruned} TO {role};
+        REVOKE UPDATE, TRUNCATE ON {pruned} FROM {role};
     END IF;
 END
 $do$;"#,
@@ -735,6 +745,7 @@ $do$;"#,
         rw = list(APP_READ_WRITE_TABLES),
         ao = list(APP_APPEND_ONLY_TABLES),
         ro = list(APP_READ_ONLY_TABLES),
+        pruned = list(APP_PRUNED_TABLES),
     )
 }
 
@@ -809,6 +820,34 @@ impl PostgresStore {
     }
 }
 
+impl PostgresStore {
+    /// What can be done on PostgreSQL about a deletion's remains: a deleted row's old versions
+    /// stay in the table's files until a VACUUM reclaims their space and later writes overwrite
+    /// it, and in the server's WAL segments and every backup. runread asks for that VACUUM of the
+    /// snapshots table now (PostgreSQL lets only the table's owner run it: as the restricted
+    /// role it is skipped, and autovacuum does it later); nothing it can ask reaches WAL segments
+    /// or backups. docs/store.md says what a destroyed row means here.
+    pub fn scrub(&self) {
+        self.vacuum("snapshots");
+    }
+
+    /// [`PostgresStore::scrub`] for the gate's log after a prune.
+    fn scrub_audit(&self) {
+        self.vacuum("receipts, start_records");
+    }
+
+    fn vacuum(&self, tables: &str) {
+        let vacuumed = self.pool.checkout().and_then(|mut conn| {
+            conn.client()?
+                .batch_execute(&format!("VACUUM {tables}"))
+                .map_err(StoreError::from)
+        });
+        if let Err(e) = vacuumed {
+            tracing::debug!(error = %e, "not vacuumed after a deletion");
+        }
+    }
+}
+
 /// Each start record with its receipts, in the transaction `t`.
 fn with_receipts(t: &mut Transaction<'_>, metas: Vec<StartMeta>) -> Tx<AuditRows> {
     let mut out = Vec::with_capacity(metas.len());
@@ -849,6 +888,47 @@ const INSERT_SESSION: &str = concat!(
 
 impl Store for PostgresStore {
     vocab::same_in_every_store!();
+
+    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows> {
+        self.tx(Mode::Snapshot, |t| {
+            let metas = t
+                .query(
+                    vocab::AUDIT_RANGE,
+                    &[&after_ms, &upto_ms, &i64::from(limit)],
+                )?
+                .iter()
+                .map(|r| vocab::start_meta(r))
+                .collect::<Result<Vec<_>>>()?;
+            let upto = metas.last().map_or(after_ms, |m| m.created_at_ms);
+            let receipts = t
+                .query(vocab::AUDIT_RANGE_RECEIPTS, &[&after_ms, &upto])?
+                .iter()
+                .map(|r| vocab::receipt(r))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(vocab::with_range_receipts(metas, receipts))
+        })
+    }
+
+    /// The checkpoint and the deletions in one transaction; one pass at a time across every
+    /// host (an advisory lock), so two passes never race to the same chain position.
+    fn prune_audit(&self, checkpoint: &crate::AuditCheckpoint) -> Result<Option<u64>> {
+        let values = vocab::audit_checkpoint_values(checkpoint);
+        let params = pg_params(&values);
+        let deleted = self.tx(Mode::Write, |t| {
+            t.execute("SELECT pg_advisory_xact_lock(7077046)", &[])?;
+            if t.execute(vocab::INSERT_AUDIT_CHECKPOINT, &params)? != 1 {
+                return Ok(None);
+            }
+            t.execute(vocab::PRUNE_RECEIPTS, &[&checkpoint.upto_ms])?;
+            Ok(Some(
+                t.execute(vocab::PRUNE_STARTS, &[&checkpoint.upto_ms])?,
+            ))
+        })?;
+        if deleted.is_some() {
+            self.scrub_audit();
+        }
+        Ok(deleted)
+    }
 
     fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
         let (page, args) = vocab::audit_page_sql(filter, limit, RUN_ID_OF_START);

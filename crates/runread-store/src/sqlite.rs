@@ -54,6 +54,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0012.sql"),
     // 13: snapshots: sealed copies of shared runs' evidence, until their grants end.
     include_str!("../migrations/sqlite/0013.sql"),
+    // 14: connectors, round two: a request's `state` kept only as its SHA-256; shares of the
+    // bounds on waiting requests (per client) and unapproved registrations (per registrant).
+    include_str!("../migrations/sqlite/0014.sql"),
+    // 15: the audit's retention: seals and prunes, chained, and deletes of start records and
+    // receipts refused unless a prune covers them; the owner's settings.
+    include_str!("../migrations/sqlite/0015.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -175,6 +181,11 @@ impl SqliteStore {
         )
     }
 
+    /// The store's file (`None` in memory).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
     /// Checkpoints of the log so far, by whom, and the longest log a commit left.
     pub fn checkpoint_stats(&self) -> CheckpointStats {
         self.checkpointer
@@ -220,7 +231,36 @@ impl SqliteStore {
     }
 }
 
+/// How long a scrub waits for the readers of other processes to move past the log's older
+/// frames before it leaves them to the checkpointer's next attempt.
+const SCRUB_BUSY_TIMEOUT_MS: u64 = 2_000;
+
 impl SqliteStore {
+    /// Overwrites what a deletion left in the write-ahead log. The deletion itself zeroed the
+    /// content in the database's pages (`secure_delete`), but the log still holds the pages as
+    /// they were before, in older frames, until it is reused. A TRUNCATE checkpoint copies the
+    /// log into the database and empties the log file; it waits (bounded) for readers still on
+    /// older frames. When it cannot finish now, the checkpointer does it at its next chance (the
+    /// next commit asks for it again). Never fails the deletion it follows.
+    pub fn scrub(&self) {
+        let Some(checkpointer) = &self.checkpointer else {
+            return;
+        };
+        checkpointer.want_scrub();
+        let done = (|| -> rusqlite::Result<bool> {
+            let conn = open_existing(checkpointer.path())?;
+            conn.busy_timeout(std::time::Duration::from_millis(SCRUB_BUSY_TIMEOUT_MS))?;
+            // A connection opens the log with its first read; before it, it sees no log.
+            let _: i64 = conn.pragma_query_value(None, "schema_version", |r| r.get(0))?;
+            Ok(checkpointer.scrub_on(&conn))
+        })();
+        match done {
+            Ok(true) => {}
+            Ok(false) => tracing::info!("log not emptied yet after a deletion; retried later"),
+            Err(e) => tracing::warn!(error = %e, "log not emptied after a deletion"),
+        }
+    }
+
     /// A read connection of the pool that is free now, if the pool is open and one is: never
     /// waits, and never opens the pool (which touches the disk).
     fn free_reader(&self) -> Option<MutexGuard<'_, Connection>> {
@@ -380,6 +420,10 @@ fn apply(tx: &rusqlite::Transaction<'_>, write: &Write) -> Result<Written> {
 /// What every connection of the store shares.
 fn tune(conn: &Connection) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
+    // Deleted content is overwritten with zeros, in its page and in the pages a deletion frees
+    // (a snapshot's sealed bytes and wrapped key, tokens, requests): nothing deleted stays in the
+    // file's free space. The log's older frames are emptied by [`SqliteStore::scrub`].
+    conn.pragma_update(None, "secure_delete", "ON")?;
     // Every statement is prepared once per connection and reused (compiling SQL was half of
     // a tool call's instructions): room for all of them.
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
@@ -590,6 +634,50 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// [`Store::audit_range`], in one read transaction.
+    fn audit_range_in(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows> {
+        let conn = self.reader()?;
+        let tx = conn.unchecked_transaction()?;
+        let metas = all(
+            &mut *tx.prepare_cached(vocab::AUDIT_RANGE)?,
+            &values![after_ms, upto_ms, i64::from(limit)],
+            vocab::start_meta,
+        )?;
+        let upto = metas.last().map_or(after_ms, |m| m.created_at_ms);
+        let receipts = all(
+            &mut *tx.prepare_cached(vocab::AUDIT_RANGE_RECEIPTS)?,
+            &values![after_ms, upto],
+            vocab::receipt,
+        )?;
+        tx.commit()?;
+        Ok(vocab::with_range_receipts(metas, receipts))
+    }
+
+    /// [`Store::prune_audit`]: the checkpoint and the deletions in one transaction of the
+    /// writer, durable before it returns.
+    fn prune_audit_on(&self, checkpoint: &crate::AuditCheckpoint) -> Result<Option<u64>> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let appended = tx
+            .prepare_cached(vocab::INSERT_AUDIT_CHECKPOINT)?
+            .execute(params_from_iter(vocab::audit_checkpoint_values(checkpoint)))?;
+        if appended != 1 {
+            return Ok(None);
+        }
+        let upto = values![checkpoint.upto_ms];
+        tx.prepare_cached(vocab::PRUNE_RECEIPTS)?
+            .execute(params_from_iter(&upto))?;
+        let deleted = tx
+            .prepare_cached(vocab::PRUNE_STARTS)?
+            .execute(params_from_iter(&upto))?;
+        tx.commit()?;
+        drop(conn);
+        self.scrub();
+        Ok(Some(deleted as u64))
+    }
+}
+
 /// Each start record with its receipts.
 fn with_receipts(conn: &Connection, metas: Vec<StartMeta>) -> Result<AuditRows> {
     let mut receipts = conn.prepare_cached(vocab::RECEIPTS_OF_START)?;
@@ -631,6 +719,14 @@ const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE path = ?1");
 
 impl Store for SqliteStore {
     vocab::same_in_every_store!();
+
+    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows> {
+        self.audit_range_in(after_ms, upto_ms, limit)
+    }
+
+    fn prune_audit(&self, checkpoint: &crate::AuditCheckpoint) -> Result<Option<u64>> {
+        self.prune_audit_on(checkpoint)
+    }
 
     fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
         let conn = self.reader()?;
@@ -1124,12 +1220,7 @@ mod tests {
                 for i in 1..=stmt.parameter_count() {
                     assert_eq!(stmt.parameter_name(i), Some(format!("${i}").as_str()));
                 }
-                let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-                let plan: Vec<String> = plan
-                    .query_map(params_from_iter(&values), |r| r.get(3))
-                    .unwrap()
-                    .map(|d| d.unwrap())
-                    .collect();
+                let plan = query_plan(&conn, &sql, &values);
                 let reads = &plan[0];
                 let index = if has(1) || has(2) || has(5) {
                     "start_records_by_"
@@ -1146,6 +1237,47 @@ mod tests {
                     "{sql}: {plan:?}"
                 );
             }
+        }
+    }
+
+    /// SQLite's plan for `sql` with `values`: one line per step.
+    fn query_plan(conn: &Connection, sql: &str, values: &[Value<'_>]) -> Vec<String> {
+        let mut plan = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        plan.query_map(params_from_iter(values), |r| r.get(3))
+            .unwrap()
+            .map(|d| d.unwrap())
+            .collect()
+    }
+
+    /// The retention's statements read the time index, never every start record, and sort
+    /// nothing whole (a record's own few receipts are put in order): their cost grows with the
+    /// range they read, not with the log.
+    #[test]
+    fn every_retention_statement_reads_the_time_index() {
+        let store = SqliteStore::open(Path::new(":memory:")).unwrap();
+        let conn = store.conn().unwrap();
+        for (sql, values) in [
+            (vocab::AUDIT_RANGE, Vec::from(values![1i64, 2i64, 3i64])),
+            (vocab::AUDIT_RANGE_RECEIPTS, Vec::from(values![1i64, 2i64])),
+            (vocab::AUDIT_NTH_TIME, Vec::from(values![1i64, 2i64, 3i64])),
+            (vocab::AUDIT_COUNT_AFTER, Vec::from(values![1i64])),
+            (vocab::PRUNE_RECEIPTS, Vec::from(values![1i64])),
+            (vocab::PRUNE_STARTS, Vec::from(values![1i64])),
+        ] {
+            let plan = query_plan(&conn, sql, &values);
+            assert!(
+                plan.iter()
+                    .any(|p| p.contains("start_records_by_time_and_id")),
+                "{sql}: {plan:?}"
+            );
+            assert!(
+                !plan
+                    .iter()
+                    .any(|p| p.contains("USE TEMP B-TREE FOR ORDER BY")
+                        || p.contains("USE TEMP B-TREE FOR DISTINCT")
+                        || p == "SCAN start_records"),
+                "{sql}: {plan:?}"
+            );
         }
     }
 

@@ -78,8 +78,7 @@ pub(crate) trait Cols {
 pub(crate) trait MapRow<T>: Fn(&dyn Cols) -> Result<T> {}
 impl<T, F: Fn(&dyn Cols) -> Result<T>> MapRow<T> for F {}
 
-/// Start records with their receipts, as `audit` answers.
-pub(crate) type AuditRows = Vec<(StartMeta, Vec<Receipt>)>;
+pub(crate) use crate::AuditRows;
 
 /// A statement's parameters, `$1` first.
 pub(crate) type Args<'v> = [Value<'v>];
@@ -413,17 +412,19 @@ pub(crate) const READER_LAST_READS: &str = "SELECT r.id, (SELECT max(s.created_a
      WHERE s.reader_id = r.id) FROM readers r ORDER BY r.id";
 macro_rules! oauth_client_cols {
     () => {
-        "client_id, name, redirect_uris, created_at, approved_at"
+        "client_id, name, redirect_uris, created_at, approved_at, registrant"
     };
 }
-/// A client is added only while both bounds hold (every client, those never approved), in one
-/// statement: the checks and the insert see the same table.
+/// A client is added only while its bounds hold (every client, those never approved, those never
+/// approved of its registrant), in one statement: the checks and the insert see the same table.
 pub(crate) const INSERT_OAUTH_CLIENT: &str = concat!(
     "INSERT INTO oauth_clients (",
     oauth_client_cols!(),
-    ") SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS BIGINT), NULL \
-     WHERE (SELECT count(*) FROM oauth_clients) < $5 \
-     AND (SELECT count(*) FROM oauth_clients WHERE approved_at IS NULL) < $6"
+    ") SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS BIGINT), NULL, \
+     CAST($5 AS TEXT) \
+     WHERE (SELECT count(*) FROM oauth_clients) < $6 \
+     AND (SELECT count(*) FROM oauth_clients WHERE approved_at IS NULL) < $7 \
+     AND (SELECT count(*) FROM oauth_clients WHERE approved_at IS NULL AND registrant = $5) < $8"
 );
 pub(crate) const OAUTH_CLIENT: &str =
     select!(oauth_client_cols, "oauth_clients WHERE client_id = $1");
@@ -433,19 +434,25 @@ pub(crate) const APPROVE_OAUTH_CLIENT: &str = "UPDATE oauth_clients SET approved
      WHERE client_id = (SELECT client_id FROM oauth_requests WHERE id = $2) AND approved_at IS NULL";
 macro_rules! oauth_request_cols {
     () => {
-        "id, user_code, client_id, client_name, redirect_uri, state, code_challenge, resource, \
+        "id, user_code, client_id, client_name, redirect_uri, state_sha256, code_challenge, resource, \
          scope, created_at, expires_at, decided_at, reader_id, granted_scope, code_hash, \
          code_expires_at, code_used_at"
     };
 }
-/// A request is added only while fewer than the bound are waiting for the owner.
+/// A request is added only while its client has fewer than its share waiting for the owner, and
+/// — unless its client holds tokens (the owner approved it before) — fewer than the bound wait of
+/// clients that hold none: a flood of unknown clients never keeps a known one out.
 pub(crate) const INSERT_OAUTH_REQUEST: &str = concat!(
     "INSERT INTO oauth_requests (",
     oauth_request_cols!(),
     ") SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS TEXT), \
      CAST($5 AS TEXT), CAST($6 AS TEXT), CAST($7 AS TEXT), CAST($8 AS TEXT), CAST($9 AS TEXT), \
      CAST($10 AS BIGINT), CAST($11 AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL \
-     WHERE (SELECT count(*) FROM oauth_requests WHERE decided_at IS NULL AND expires_at > $10) < $12"
+     WHERE (EXISTS (SELECT 1 FROM oauth_tokens WHERE client_id = $3) \
+          OR (SELECT count(*) FROM oauth_requests q WHERE q.decided_at IS NULL AND q.expires_at > $10 \
+              AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.client_id = q.client_id)) < $12) \
+     AND (SELECT count(*) FROM oauth_requests \
+          WHERE client_id = $3 AND decided_at IS NULL AND expires_at > $10) < $13"
 );
 pub(crate) const OAUTH_REQUEST: &str = select!(oauth_request_cols, "oauth_requests WHERE id = $1");
 pub(crate) const OAUTH_REQUEST_BY_CODE: &str =
@@ -482,6 +489,8 @@ pub(crate) const USE_OAUTH_REFRESH: &str = "UPDATE oauth_tokens SET used_at = $1
      AND expires_at > $1";
 pub(crate) const REVOKE_OAUTH_FAMILY: &str =
     "UPDATE oauth_tokens SET revoked_at = $1 WHERE family = $2 AND revoked_at IS NULL";
+pub(crate) const REVOKE_OAUTH_TOKENS_OF_READER: &str =
+    "UPDATE oauth_tokens SET revoked_at = $1 WHERE reader_id = $2 AND revoked_at IS NULL";
 /// What is over: tokens and requests past their expiry, clients never approved after a day.
 macro_rules! wait_cols {
     () => {
@@ -602,6 +611,71 @@ pub(crate) const AUDIT_OLDEST_FIRST: &str = select!(
     start_meta_cols,
     "start_records WHERE created_at >= $1 ORDER BY created_at, start_id LIMIT $2"
 );
+
+macro_rules! audit_checkpoint_cols {
+    () => {
+        "seq, kind, after_ms, upto_ms, records, receipts, digest, chain, created_at"
+    };
+}
+/// Every checkpoint of the gate's log, in order.
+pub(crate) const AUDIT_CHECKPOINTS: &str =
+    select!(audit_checkpoint_cols, "audit_checkpoints ORDER BY seq");
+/// A checkpoint appended only as the next of the chain (its `seq` one past the last one's), so
+/// that two maintenance passes at once never both append.
+pub(crate) const INSERT_AUDIT_CHECKPOINT: &str = concat!(
+    "INSERT INTO audit_checkpoints (",
+    audit_checkpoint_cols!(),
+    ") SELECT CAST($1 AS BIGINT), CAST($2 AS TEXT), CAST($3 AS BIGINT), CAST($4 AS BIGINT), \
+     CAST($5 AS BIGINT), CAST($6 AS BIGINT), CAST($7 AS TEXT), CAST($8 AS TEXT), \
+     CAST($9 AS BIGINT) \
+     WHERE (SELECT COALESCE(max(seq), 0) FROM audit_checkpoints) = $1 - 1"
+);
+/// The start records made in (`$1`, `$2`], oldest first (then by id), at most `$3`.
+pub(crate) const AUDIT_RANGE: &str = select!(
+    start_meta_cols,
+    "start_records WHERE created_at > $1 AND created_at <= $2 ORDER BY created_at, start_id LIMIT $3"
+);
+/// The receipts of the start records made in (`$1`, `$2`], in the order of their start records
+/// (made, then id), then their own (made, then id): one statement for a whole range.
+pub(crate) const AUDIT_RANGE_RECEIPTS: &str = "SELECT r.receipt_id, r.start_id, r.outcome, \
+     r.result_digest, r.output_bytes, r.created_at FROM receipts r \
+     JOIN start_records s ON s.start_id = r.start_id \
+     WHERE s.created_at > $1 AND s.created_at <= $2 \
+     ORDER BY s.created_at, s.start_id, r.created_at, r.receipt_id";
+
+/// Start records and the receipts read for their range, each receipt put with its record (in
+/// the order read); receipts of records not among them (past a limit) are left out.
+pub(crate) fn with_range_receipts(metas: Vec<StartMeta>, receipts: Vec<Receipt>) -> AuditRows {
+    let mut by_start: std::collections::HashMap<String, Vec<Receipt>> =
+        std::collections::HashMap::with_capacity(metas.len());
+    for r in receipts {
+        by_start.entry(r.start_id.clone()).or_default().push(r);
+    }
+    metas
+        .into_iter()
+        .map(|m| {
+            let r = by_start.remove(&m.start_id).unwrap_or_default();
+            (m, r)
+        })
+        .collect()
+}
+
+/// When the start record `$3` places after the first made after `$1` (up to `$2`) was made:
+/// where a seal of about that many ends.
+pub(crate) const AUDIT_NTH_TIME: &str = "SELECT created_at FROM start_records \
+     WHERE created_at > $1 AND created_at <= $2 ORDER BY created_at LIMIT 1 OFFSET $3";
+/// How many start records were made after `$1`.
+pub(crate) const AUDIT_COUNT_AFTER: &str =
+    "SELECT count(*) FROM start_records WHERE created_at > $1";
+/// The receipts, then the start records, made up to `$1` (a prune; the triggers allow it only
+/// once a prune checkpoint covers them).
+pub(crate) const PRUNE_RECEIPTS: &str = "DELETE FROM receipts WHERE start_id IN \
+     (SELECT start_id FROM start_records WHERE created_at <= $1)";
+pub(crate) const PRUNE_STARTS: &str = "DELETE FROM start_records WHERE created_at <= $1";
+/// The owner's settings.
+pub(crate) const SETTING: &str = "SELECT value FROM settings WHERE key = $1";
+pub(crate) const PUT_SETTING: &str = "INSERT INTO settings (key, value) VALUES ($1, $2) \
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
 /// An audit statement's conditions on `start_records s` and their values, `$1` on in the order
 /// they are added: only the filters set, so that each statement is one an index serves (SQLite
@@ -803,6 +877,30 @@ pub(crate) const SHARED_STATEMENTS: &[&str] = &[
     PUT_SECRET,
     SECRETS,
     AUDIT_OLDEST_FIRST,
+    INSERT_OAUTH_CLIENT,
+    OAUTH_CLIENT,
+    APPROVE_OAUTH_CLIENT,
+    INSERT_OAUTH_REQUEST,
+    OAUTH_REQUEST,
+    OAUTH_REQUESTS_PENDING,
+    DECIDE_OAUTH_REQUEST,
+    ISSUE_OAUTH_CODE,
+    REDEEM_OAUTH_CODE,
+    INSERT_OAUTH_TOKEN,
+    OAUTH_TOKEN,
+    USE_OAUTH_REFRESH,
+    REVOKE_OAUTH_FAMILY,
+    REVOKE_OAUTH_TOKENS_OF_READER,
+    AUDIT_CHECKPOINTS,
+    INSERT_AUDIT_CHECKPOINT,
+    AUDIT_RANGE,
+    AUDIT_RANGE_RECEIPTS,
+    AUDIT_NTH_TIME,
+    AUDIT_COUNT_AFTER,
+    PRUNE_RECEIPTS,
+    PRUNE_STARTS,
+    SETTING,
+    PUT_SETTING,
 ];
 
 /// The values of a run filter's placeholders, `$1` to `$3`: agent, workspace, status (each
@@ -1023,6 +1121,7 @@ pub(crate) fn oauth_client(r: &dyn Cols) -> Result<OAuthClient> {
         redirect_uris: serde_json::from_str(&r.text(2)?)?,
         created_at_ms: r.int(3)?,
         approved_at_ms: r.opt_int(4)?,
+        registrant: r.text(5)?,
     })
 }
 
@@ -1033,7 +1132,7 @@ pub(crate) fn oauth_request(r: &dyn Cols) -> Result<OAuthRequest> {
         client_id: r.text(2)?,
         client_name: r.text(3)?,
         redirect_uri: r.text(4)?,
-        state: r.opt_text(5)?,
+        state_sha256: r.opt_text(5)?,
         code_challenge: r.text(6)?,
         resource: r.text(7)?,
         scope: r.text(8)?,
@@ -1048,20 +1147,54 @@ pub(crate) fn oauth_request(r: &dyn Cols) -> Result<OAuthRequest> {
     })
 }
 
-pub(crate) fn oauth_request_values(q: &OAuthRequest, pending_max: u64) -> [Value<'_>; 12] {
+pub(crate) fn oauth_request_values(
+    q: &OAuthRequest,
+    bounds: crate::OAuthRequestBounds,
+) -> [Value<'_>; 13] {
     values![
         &q.id,
         &q.user_code,
         &q.client_id,
         &q.client_name,
         &q.redirect_uri,
-        &q.state,
+        &q.state_sha256,
         &q.code_challenge,
         &q.resource,
         &q.scope,
         q.created_at_ms,
         q.expires_at_ms,
-        pending_max,
+        bounds.pending_max,
+        bounds.pending_per_client_max,
+    ]
+}
+
+pub(crate) fn audit_checkpoint(r: &dyn Cols) -> Result<crate::AuditCheckpoint> {
+    let kind = r.text(1)?;
+    Ok(crate::AuditCheckpoint {
+        seq: u64_of(r.int(0)?)?,
+        kind: crate::CheckpointKind::parse(&kind)
+            .ok_or_else(|| StoreError::Corrupt(format!("audit checkpoint kind {kind:?}")))?,
+        after_ms: r.int(2)?,
+        upto_ms: r.int(3)?,
+        records: u64_of(r.int(4)?)?,
+        receipts: u64_of(r.int(5)?)?,
+        digest: r.text(6)?,
+        chain: r.text(7)?,
+        created_at_ms: r.int(8)?,
+    })
+}
+
+pub(crate) fn audit_checkpoint_values(c: &crate::AuditCheckpoint) -> [Value<'_>; 9] {
+    values![
+        c.seq,
+        c.kind.as_str(),
+        c.after_ms,
+        c.upto_ms,
+        c.records,
+        c.receipts,
+        &c.digest,
+        &c.chain,
+        c.created_at_ms,
     ]
 }
 
@@ -1508,8 +1641,10 @@ macro_rules! same_in_every_store {
                     &c.name,
                     uris,
                     c.created_at_ms,
+                    &c.registrant,
                     bounds.total_max,
                     bounds.unapproved_max,
+                    bounds.unapproved_per_registrant_max,
                 ],
             )? == 1)
         }
@@ -1525,11 +1660,11 @@ macro_rules! same_in_every_store {
         fn insert_oauth_request(
             &self,
             q: &$crate::OAuthRequest,
-            pending_max: u64,
+            bounds: $crate::OAuthRequestBounds,
         ) -> $crate::Result<bool> {
             Ok(self.write(
                 $crate::vocab::INSERT_OAUTH_REQUEST,
-                &$crate::vocab::oauth_request_values(q, pending_max),
+                &$crate::vocab::oauth_request_values(q, bounds),
             )? == 1)
         }
 
@@ -1715,7 +1850,11 @@ macro_rules! same_in_every_store {
         ) -> $crate::Result<bool> {
             let at = $crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id];
             self.write($crate::vocab::SHRED_SNAPSHOT_KEY, &at)?;
-            Ok(self.write($crate::vocab::DELETE_SNAPSHOT, &at)? == 1)
+            let deleted = self.write($crate::vocab::DELETE_SNAPSHOT, &at)? == 1;
+            // What the deletion left behind (older versions of the row's pages) is overwritten
+            // now, as far as the dialect can ([`SqliteStore::scrub`], [`PostgresStore::scrub`]).
+            self.scrub();
+            Ok(deleted)
         }
 
         fn end_wait(&self, id: &str) -> $crate::Result<()> {
@@ -1735,6 +1874,17 @@ macro_rules! same_in_every_store {
             Ok(self.write(
                 $crate::vocab::REVOKE_OAUTH_FAMILY,
                 &$crate::vocab::values![now_ms, family],
+            )? as u64)
+        }
+
+        fn revoke_oauth_tokens_of_reader(
+            &self,
+            reader_id: &str,
+            now_ms: i64,
+        ) -> $crate::Result<u64> {
+            Ok(self.write(
+                $crate::vocab::REVOKE_OAUTH_TOKENS_OF_READER,
+                &$crate::vocab::values![now_ms, reader_id],
             )? as u64)
         }
 
@@ -1915,6 +2065,57 @@ macro_rules! same_in_every_store {
             limit: u32,
         ) -> $crate::Result<Vec<($crate::StartMeta, Vec<$crate::Receipt>)>> {
             self.audit_in(since_ms, limit)
+        }
+
+        fn audit_checkpoints(&self) -> $crate::Result<Vec<$crate::AuditCheckpoint>> {
+            self.read_all(
+                $crate::vocab::AUDIT_CHECKPOINTS,
+                &[],
+                $crate::vocab::audit_checkpoint,
+            )
+        }
+
+        fn append_audit_checkpoint(&self, c: &$crate::AuditCheckpoint) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::INSERT_AUDIT_CHECKPOINT,
+                &$crate::vocab::audit_checkpoint_values(c),
+            )? == 1)
+        }
+
+        fn audit_nth_time(
+            &self,
+            after_ms: i64,
+            upto_ms: i64,
+            n: u64,
+        ) -> $crate::Result<Option<i64>> {
+            self.read_opt(
+                $crate::vocab::AUDIT_NTH_TIME,
+                &$crate::vocab::values![after_ms, upto_ms, n],
+                |r| r.int(0),
+            )
+        }
+
+        fn audit_count_after(&self, after_ms: i64) -> $crate::Result<u64> {
+            let n = self.read_opt(
+                $crate::vocab::AUDIT_COUNT_AFTER,
+                &$crate::vocab::values![after_ms],
+                |r| r.int(0),
+            )?;
+            $crate::vocab::u64_of(n.unwrap_or(0))
+        }
+
+        fn setting(&self, key: &str) -> $crate::Result<Option<String>> {
+            self.read_opt($crate::vocab::SETTING, &$crate::vocab::values![key], |r| {
+                r.text(0)
+            })
+        }
+
+        fn put_setting(&self, key: &str, value: &str) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::PUT_SETTING,
+                &$crate::vocab::values![key, value],
+            )
+            .map(drop)
         }
     };
 }

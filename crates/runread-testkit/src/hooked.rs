@@ -162,8 +162,12 @@ impl Store for Hooked {
     fn oauth_client(&self, client_id: &str) -> Result<Option<OAuthClient>> {
         self.inner.oauth_client(client_id)
     }
-    fn insert_oauth_request(&self, q: &OAuthRequest, pending_max: u64) -> Result<bool> {
-        self.inner.insert_oauth_request(q, pending_max)
+    fn insert_oauth_request(
+        &self,
+        q: &OAuthRequest,
+        bounds: runread_store::OAuthRequestBounds,
+    ) -> Result<bool> {
+        self.inner.insert_oauth_request(q, bounds)
     }
     fn oauth_request(&self, id: &str) -> Result<Option<OAuthRequest>> {
         self.inner.oauth_request(id)
@@ -203,6 +207,9 @@ impl Store for Hooked {
     }
     fn revoke_oauth_family(&self, family: &str, now_ms: i64) -> Result<u64> {
         self.inner.revoke_oauth_family(family, now_ms)
+    }
+    fn revoke_oauth_tokens_of_reader(&self, reader_id: &str, now_ms: i64) -> Result<u64> {
+        self.inner.revoke_oauth_tokens_of_reader(reader_id, now_ms)
     }
     fn purge_oauth(&self, now_ms: i64, unapproved_before_ms: i64) -> Result<()> {
         self.inner.purge_oauth(now_ms, unapproved_before_ms)
@@ -280,5 +287,29 @@ impl Store for Hooked {
     }
     fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
         self.inner.audit_page(filter, limit)
+    }
+    fn audit_checkpoints(&self) -> Result<Vec<runread_store::AuditCheckpoint>> {
+        self.inner.audit_checkpoints()
+    }
+    fn append_audit_checkpoint(&self, c: &runread_store::AuditCheckpoint) -> Result<bool> {
+        self.inner.append_audit_checkpoint(c)
+    }
+    fn audit_range(&self, after: i64, upto: i64, limit: u32) -> Result<runread_store::AuditRows> {
+        self.inner.audit_range(after, upto, limit)
+    }
+    fn audit_nth_time(&self, after: i64, upto: i64, n: u64) -> Result<Option<i64>> {
+        self.inner.audit_nth_time(after, upto, n)
+    }
+    fn audit_count_after(&self, after_ms: i64) -> Result<u64> {
+        self.inner.audit_count_after(after_ms)
+    }
+    fn prune_audit(&self, c: &runread_store::AuditCheckpoint) -> Result<Option<u64>> {
+        self.inner.prune_audit(c)
+    }
+    fn setting(&self, key: &str) -> Result<Option<String>> {
+        self.inner.setting(key)
+    }
+    fn put_setting(&self, key: &str, value: &str) -> Result<()> {
+        self.inner.put_setting(key, value)
     }
 }

@@ -28,6 +28,15 @@ impl Env {
         Arc::new(Service::new(self.store.clone(), self.keys(), config).expect("service"))
     }
 
+    /// The service with the bound on calls per reader lifted: for tests of other behaviour that
+    /// make more calls in a minute than a reader may (an answer read 4 bytes a call, a soak).
+    pub fn service_unthrottled(&self) -> Arc<Service> {
+        self.service_with(Config {
+            calls_per_minute: u32::MAX,
+            ..Config::default()
+        })
+    }
+
     /// The service with no settle window: a passive run's answer is available as soon as its
     /// file says the run ended (for tests that end a run and read it at once).
     pub fn service_settling_at_once(&self) -> Arc<Service> {

@@ -95,7 +95,8 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Secret(SecretCmd),
     /// Show the calls' start records and receipts, newest first, a page at a time: who, tool,
-    /// target, outcome, time (never inputs).
+    /// target, outcome, time (never inputs). `audit retention`, `audit prune`, `audit verify`:
+    /// how long the log is kept, its maintenance now, and the check that it is whole.
     Audit(AuditArgs),
     /// Print the completion script for a shell (`runread completions bash > …`; see the README).
     Completions {
@@ -365,7 +366,10 @@ pub(crate) const RUNS_PAGE_DEFAULT: u32 = 100;
 pub(crate) const AUDIT_PAGE_DEFAULT: u32 = 100;
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct AuditArgs {
+    #[command(subcommand)]
+    pub(crate) cmd: Option<AuditCmd>,
     /// Only calls since this time: a duration back from now (15m, 2h, 7d) or an RFC 3339 time.
     #[arg(long)]
     pub(crate) since: Option<String>,
@@ -392,6 +396,43 @@ pub(crate) struct AuditArgs {
     /// The page as JSON: `rows`, `more` (calls left after it) and `nextBefore` (for `--before`).
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// `runread audit`'s subcommands: the log over time.
+#[derive(Subcommand)]
+pub(crate) enum AuditCmd {
+    /// Show how long calls are kept, or set it: calls older than `--days`, and beyond `--calls`
+    /// the oldest whatever their age, are removed by the next maintenance pass (`serve` runs one
+    /// every ten minutes; `audit prune` now), each removal checkpointed so `audit verify` still
+    /// checks what remains.
+    Retention {
+        /// Days calls are kept.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(
+            i64::from(runread_core::limits::AUDIT_RETENTION_DAYS_MIN)..=i64::from(runread_core::limits::AUDIT_RETENTION_DAYS_MAX)))]
+        days: Option<u32>,
+        /// Most calls kept, whatever their age.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(
+            runread_core::limits::AUDIT_RETENTION_CALLS_MIN..=runread_core::limits::AUDIT_RETENTION_CALLS_MAX))]
+        calls: Option<u64>,
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a maintenance pass of the log now: seal what is old enough, remove what the retention
+    /// says is over.
+    Prune {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check that the log that remains is whole: every checkpoint follows from the one before,
+    /// every sealed range still matches its seal, and nothing was cut out of its middle. Exits
+    /// 1 when something does not hold.
+    Verify {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `serve --protocol`.
@@ -465,6 +506,12 @@ pub(crate) struct ServeArgs {
     /// With --console: open its login link in the browser.
     #[arg(long, requires = "console")]
     pub(crate) open: bool,
+    /// Calls one reader may make per minute (as many at once); one more is refused `busy`.
+    /// Every call is recorded (a start record and a receipt): this bounds how fast one key grows
+    /// the store.
+    #[arg(long, value_name = "N", default_value_t = runread_core::limits::READER_CALLS_PER_MINUTE_MAX,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub(crate) calls_per_minute: u32,
 }
 
 // `runread console`.

@@ -2,13 +2,14 @@
 
 use serde_json::json;
 
+use runread_core::redact::MaskedView;
 use runread_core::target::is_id;
 use runread_core::timefmt::{now_ms, parse_duration_ms, parse_rfc3339, rfc3339};
-use runread_store::{
-    AuditCursor, AuditFilter, AuditOutcome, AuditPage, Reader, Receipt, StartMeta, Store,
-};
+use runread_gate::log::{self, Retention};
+use runread_service::shown::ShownCall;
+use runread_store::{AuditCursor, AuditFilter, AuditOutcome, Reader, Store};
 
-use crate::args::{AUDIT_PAGE_DEFAULT, AuditArgs};
+use crate::args::{AUDIT_PAGE_DEFAULT, AuditArgs, AuditCmd};
 
 /// One page of the audit, newest first, filtered in the store; its last line (or `more` and
 /// `nextBefore` in JSON) says how many calls are left and where the next page starts.
@@ -17,24 +18,27 @@ pub fn audit(
     store: std::sync::Arc<dyn Store>,
     args: &AuditArgs,
 ) -> Result<(), String> {
+    match &args.cmd {
+        None => {}
+        Some(AuditCmd::Retention { days, calls, json }) => {
+            return retention(&*store, *days, *calls, *json);
+        }
+        Some(AuditCmd::Prune { json }) => return prune(&*store, *json),
+        Some(AuditCmd::Verify { json }) => return verify(&*store, *json),
+    }
     let filter = audit_filter(&*store, args)?;
-    let readers = store.readers().map_err(|e| e.to_string())?;
-    let who = |m: &StartMeta| reader_of(&readers, m);
     let mut page = store
         .audit_page(&filter, args.limit)
         .map_err(|e| e.to_string())?;
-    // The target ids an agent wrote are shown masked, as everything an agent wrote is.
+    let next = page.next();
+    // Shown as every view of the owner's is: masked whole.
     let service = crate::servecmd::service(home, store, runread_service::Config::default())?;
-    service
-        .mask_targets(page.rows.iter_mut().filter_map(|(m, _)| m.target.as_mut()))
+    let calls = service
+        .shown_calls(std::mem::take(&mut page.rows))
         .map_err(|e| format!("cannot read the known secrets to mask the audit: {e}"))?;
     if args.json {
-        let rows: Vec<_> = page
-            .rows
-            .iter()
-            .map(|(m, r)| row_json(m, r, who(m)))
-            .collect();
-        let next = page.next().map(|c| c.start_id);
+        let rows: Vec<_> = calls.iter().map(|c| row_json(c)).collect();
+        let next = next.as_ref().map(|c| c.start_id.clone());
         let out = json!({"rows": rows, "more": page.more, "nextBefore": next});
         outln!(
             "{}",
@@ -42,12 +46,15 @@ pub fn audit(
         );
         return Ok(());
     }
-    if page.rows.is_empty() {
+    if calls.is_empty() {
         outln!("no calls");
         return Ok(());
     }
-    print_rows(&page, who);
-    outln!("{}", last_line(&page, args, &filter));
+    print_rows(&calls);
+    outln!(
+        "{}",
+        last_line(calls.len(), next.as_ref(), page.more, args, &filter)
+    );
     Ok(())
 }
 
@@ -107,12 +114,6 @@ fn reader_named(store: &dyn Store, name: &str) -> Result<Reader, String> {
     })
 }
 
-/// The reader whose key made a call.
-fn reader_of<'a>(readers: &'a [Reader], m: &StartMeta) -> Option<&'a Reader> {
-    let id = m.reader_id.as_deref()?;
-    readers.iter().find(|r| r.id == id)
-}
-
 fn since_ms(s: &str) -> Result<i64, String> {
     match parse_duration_ms(s) {
         Some(d) => Ok(now_ms() - d),
@@ -122,7 +123,8 @@ fn since_ms(s: &str) -> Result<i64, String> {
     }
 }
 
-fn row_json(m: &StartMeta, receipts: &[Receipt], reader: Option<&Reader>) -> serde_json::Value {
+fn row_json(c: &ShownCall) -> serde_json::Value {
+    let (m, receipts, reader) = (&c.meta, &c.receipts, c.reader.as_ref());
     json!({
         "startId": m.start_id, "at": rfc3339(m.created_at_ms), "tool": m.tool, "grantId": m.grant_id,
         "readerId": reader.map(|r| &r.id), "reader": reader.map(|r| &r.name),
@@ -133,7 +135,7 @@ fn row_json(m: &StartMeta, receipts: &[Receipt], reader: Option<&Reader>) -> ser
     })
 }
 
-fn print_rows<'a>(page: &AuditPage, who: impl Fn(&StartMeta) -> Option<&'a Reader>) {
+fn print_rows(calls: &[MaskedView<ShownCall>]) {
     outln!(
         "{:<24} {:<27} {:<20} {:<16} {:<10} OUTCOME",
         "AT",
@@ -142,7 +144,8 @@ fn print_rows<'a>(page: &AuditPage, who: impl Fn(&StartMeta) -> Option<&'a Reade
         "READER",
         "RUN"
     );
-    for (m, receipts) in &page.rows {
+    for c in calls {
+        let (m, receipts) = (&c.meta, &c.receipts);
         let outcome = if receipts.is_empty() {
             "(no receipt: interrupted)".to_owned()
         } else {
@@ -157,7 +160,7 @@ fn print_rows<'a>(page: &AuditPage, who: impl Fn(&StartMeta) -> Option<&'a Reade
             rfc3339(m.created_at_ms),
             m.start_id,
             m.tool,
-            who(m).map_or("-", |r| r.name.as_str()),
+            c.reader.as_ref().map_or("-", |r| r.name.as_str()),
             m.target.as_ref().map_or("-", |t| t.run_id.as_str()),
             outcome
         );
@@ -167,13 +170,18 @@ fn print_rows<'a>(page: &AuditPage, who: impl Fn(&StartMeta) -> Option<&'a Reade
 /// How many calls the page shows and how many more match, with the command for the next page:
 /// the same filters (`--since` as the time it stood for, so the next page reads the same
 /// window) continuing `--before` this page's last row.
-fn last_line(page: &AuditPage, args: &AuditArgs, filter: &AuditFilter) -> String {
-    let shown = page.rows.len();
+fn last_line(
+    shown: usize,
+    next: Option<&AuditCursor>,
+    more: u64,
+    args: &AuditArgs,
+    filter: &AuditFilter,
+) -> String {
     let shown = format!(
         "{shown} call{}, newest first",
         if shown == 1 { "" } else { "s" }
     );
-    let Some(next) = page.next() else {
+    let Some(next) = next else {
         return format!("{shown}; no more");
     };
     let mut command = format!("runread audit --before {}", next.start_id);
@@ -193,7 +201,7 @@ fn last_line(page: &AuditPage, args: &AuditArgs, filter: &AuditFilter) -> String
             command.push_str(&format!(" {flag} {v}"));
         }
     }
-    format!("{shown}; {} more; next page: {command}", page.more)
+    format!("{shown}; {more} more; next page: {command}")
 }
 
 pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), String> {
@@ -231,4 +239,104 @@ pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), S
         outln!("verdict    {}", i.verdict);
     }
     Ok(())
+}
+
+/// `runread audit retention`: shows the retention, after setting what is given.
+fn retention(
+    store: &dyn Store,
+    days: Option<u32>,
+    calls: Option<u64>,
+    as_json: bool,
+) -> Result<(), String> {
+    let mut r = Retention::of(store).map_err(|e| e.to_string())?;
+    if days.is_some() || calls.is_some() {
+        r = Retention::new(days.unwrap_or(r.days), calls.unwrap_or(r.calls))
+            .map_err(|e| e.to_string())?;
+        r.save(store).map_err(|e| e.to_string())?;
+    }
+    let kept = store
+        .audit_count_after(log::LOG_START_MS)
+        .map_err(|e| e.to_string())?;
+    if as_json {
+        let out = json!({"days": r.days, "calls": r.calls, "kept": kept});
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    outln!(
+        "calls are kept {} days, and at most {} of them (the oldest go first); {} kept now",
+        r.days,
+        r.calls,
+        kept
+    );
+    Ok(())
+}
+
+/// `runread audit prune`: one maintenance pass now.
+fn prune(store: &dyn Store, as_json: bool) -> Result<(), String> {
+    let r = Retention::of(store).map_err(|e| e.to_string())?;
+    let m = log::maintain(store, r, now_ms()).map_err(|e| e.to_string())?;
+    if as_json {
+        let out = json!({
+            "seals": m.seals, "sealed": m.sealed, "prunes": m.prunes, "pruned": m.pruned,
+            "mismatchAt": m.mismatch, "brokenChainAt": m.broken_chain,
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+    } else {
+        outln!(
+            "sealed {} calls in {} checkpoints; removed {} calls in {}",
+            m.sealed,
+            m.seals,
+            m.pruned,
+            m.prunes
+        );
+    }
+    match (m.mismatch, m.broken_chain) {
+        (None, None) => Ok(()),
+        _ => Err(
+            "the audit log does not verify: nothing of it was removed; see `runread audit verify`"
+                .into(),
+        ),
+    }
+}
+
+/// `runread audit verify`: the log that remains is whole, or what does not hold (exit 1).
+fn verify(store: &dyn Store, as_json: bool) -> Result<(), String> {
+    let v = log::verify(store).map_err(|e| e.to_string())?;
+    if as_json {
+        let out = json!({
+            "whole": v.problem.is_none(),
+            "problem": v.problem.as_ref().map(ToString::to_string),
+            "checkpoints": v.checkpoints,
+            "sealsChecked": v.seals_checked,
+            "callsChecked": v.records_checked,
+            "callsPruned": v.records_pruned,
+            "prunedUpTo": v.pruned_upto_ms.map(rfc3339),
+            "callsNotSealedYet": v.unsealed,
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+    } else if v.problem.is_none() {
+        outln!(
+            "the audit log is whole: {} calls checked against {} seals; {} removed by the retention{}; {} newer calls not sealed yet",
+            v.records_checked,
+            v.seals_checked,
+            v.records_pruned,
+            v.pruned_upto_ms
+                .map(|t| format!(" (up to {})", rfc3339(t)))
+                .unwrap_or_default(),
+            v.unsealed
+        );
+    }
+    match v.problem {
+        None => Ok(()),
+        Some(p) => Err(format!("the audit log is NOT whole: {p}")),
+    }
 }

@@ -93,7 +93,7 @@ fn new_grant(home: &crate::home::Home, store: Arc<dyn Store>, args: GrantArgs) -
 
 pub(crate) fn print_grant(
     g: &runread_service::owner::NewGrant,
-    shown: &runread_service::shown::ShownRun,
+    shown: &runread_core::redact::MaskedView<runread_service::shown::ShownRun>,
     url: &str,
     as_json: bool,
 ) -> Res {

@@ -1,6 +1,7 @@
 //! `runread runs`: a page of runs, newest first.
 
 use super::*;
+use runread_core::redact::MaskedView;
 
 /// The listing's filter: an agent, and a workspace named by its name or path.
 pub(crate) fn run_filter(
@@ -124,7 +125,7 @@ pub(crate) fn runs(
 }
 
 /// The page as JSON: one object per run, what the owner is shown of it.
-fn print_runs_json(list: &[runread_service::shown::ShownRun]) -> Res {
+fn print_runs_json(list: &[MaskedView<runread_service::shown::ShownRun>]) -> Res {
     let out: Vec<_> = list
         .iter()
         .map(|shown| {
@@ -152,7 +153,7 @@ fn print_runs_json(list: &[runread_service::shown::ShownRun]) -> Res {
 }
 
 /// The page as a table: one row per run, each id cut to the shortest prefix that tells it apart.
-fn print_runs_table(list: &[runread_service::shown::ShownRun]) {
+fn print_runs_table(list: &[MaskedView<runread_service::shown::ShownRun>]) {
     // Claude Code's and Codex's run ids are whole uuids (Codex's are time-ordered: turns minutes
     // apart share their first 8 characters): the listing shows the shortest prefix that tells
     // each apart from every other run listed, which `grant --run` takes as it is.

@@ -13,9 +13,13 @@ pub(crate) fn gate_keys(home: &crate::home::Home) -> Result<runread_gate::keys::
 
 /// Seconds between two sweeps of `serve` for snapshots whose last grant ended.
 pub(crate) const SNAPSHOT_SWEEP_SECS: u64 = 60;
+/// Sweeps between two maintenance passes of the gate's log (seals and the retention's prunes).
+pub(crate) const AUDIT_PASS_EVERY_SWEEPS: u64 = 10;
 
 /// The thread that destroys, every [`SNAPSHOT_SWEEP_SECS`], the snapshots whose last grant
-/// ended (grants expire by time, not by an act of the owner).
+/// ended (grants expire by time, not by an act of the owner), and, every
+/// [`AUDIT_PASS_EVERY_SWEEPS`] sweeps (the first at once), runs a maintenance pass of the gate's
+/// log ([`runread_gate::log::maintain`]).
 struct SnapshotSweeper {
     /// Dropped to stop the thread at once (its wait between sweeps ends).
     stop: std::sync::mpsc::Sender<()>,
@@ -28,9 +32,12 @@ impl SnapshotSweeper {
         std::thread::Builder::new()
             .name("runread-snapshots".into())
             .spawn(move || {
-                loop {
+                for sweep in 0u64.. {
                     if let Err(e) = runread_service::snapshot::destroy_unshared(&*store, now_ms()) {
                         eprintln!("runread: snapshots not swept: {}", e.as_str());
+                    }
+                    if sweep % AUDIT_PASS_EVERY_SWEEPS == 0 {
+                        maintain_log(&*store);
                     }
                     match stopped.recv_timeout(Duration::from_secs(SNAPSHOT_SWEEP_SECS)) {
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
@@ -46,6 +53,21 @@ impl SnapshotSweeper {
     fn stop_and_join(self) {
         drop(self.stop);
         let _ = self.thread.join();
+    }
+}
+
+/// One maintenance pass of the gate's log, as `serve` runs it: what it could not do goes to the
+/// log, never stops serving.
+fn maintain_log(store: &dyn Store) {
+    let pass = runread_gate::log::Retention::of(store)
+        .map_err(|e| e.to_string())
+        .and_then(|r| runread_gate::log::maintain(store, r, now_ms()).map_err(|e| e.to_string()));
+    match pass {
+        Ok(m) if m.mismatch.is_some() || m.broken_chain.is_some() => eprintln!(
+            "runread: the audit log does not verify; nothing of it is removed (see `runread audit verify`)"
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("runread: audit log not maintained: {e}"),
     }
 }
 
@@ -87,14 +109,18 @@ pub(crate) fn serve_command(home: &crate::home::Home, store: Arc<dyn Store>, a: 
     };
     let sweeper = SnapshotSweeper::spawn(store.clone())?;
     let extra = extra_secrets(a.secrets_file.as_deref(), &a.secret_env)?;
-    let settle = Duration::from_millis(a.settle_ms);
+    let config = Config {
+        settle_quiet: Duration::from_millis(a.settle_ms),
+        calls_per_minute: a.calls_per_minute,
+        ..Config::default()
+    };
     let served = match (a.stdio, a.key_file) {
-        (true, Some(kf)) => serve_stdio(home, store, &kf, settle, extra, a.protocol.into()),
+        (true, Some(kf)) => serve_stdio(home, store, &kf, config, extra, a.protocol.into()),
         _ => serve(
             home,
             store,
             a.listen,
-            settle,
+            config,
             extra,
             runread_mcp::guards::Allowed {
                 hosts: a.allow_host,
@@ -168,7 +194,7 @@ pub(crate) fn serve(
     home: &crate::home::Home,
     store: Arc<dyn Store>,
     listen: SocketAddr,
-    settle_quiet: Duration,
+    config: Config,
     extra: Vec<String>,
     allowed: runread_mcp::guards::Allowed,
     console: Option<(SocketAddr, bool)>,
@@ -178,10 +204,6 @@ pub(crate) fn serve(
             "refusing to listen on {listen}: runread serves loopback only unless --allow-host names this host"
         ));
     }
-    let config = Config {
-        settle_quiet,
-        ..Config::default()
-    };
     let (service, keys) = serving_service(home, store.clone(), config, extra)?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     // The console names the MCP endpoint as bound (the port may have been 0).
@@ -237,15 +259,11 @@ pub(crate) fn serve_stdio(
     home: &crate::home::Home,
     store: Arc<dyn Store>,
     key_file: &std::path::Path,
-    settle_quiet: Duration,
+    config: Config,
     extra: Vec<String>,
     protocols: runread_mcp::guards::Protocols,
 ) -> Res {
     let key = read_key_file(key_file, true)?;
-    let config = Config {
-        settle_quiet,
-        ..Config::default()
-    };
     let (service, _) = serving_service(home, store, config, extra)?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     // The end of stdin ends the session; a signal ends it too. Then the calls still on blocking

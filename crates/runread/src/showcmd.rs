@@ -3,6 +3,7 @@
 //! gate.
 
 use super::*;
+use runread_core::redact::MaskedView;
 
 use runread_service::outputs::{self, Usage};
 
@@ -21,12 +22,12 @@ pub(crate) const SHOW_HISTORY_DEFAULT: u64 = 20;
 
 /// What `show` shows of one run, read once for the lines and the JSON alike.
 struct Shown {
-    run: runread_service::shown::ShownRun,
+    run: MaskedView<runread_service::shown::ShownRun>,
     answer: Result<runread_service::preview::PreviewedAnswer, runread_core::ErrorCode>,
     work: Result<outputs::Previewed<outputs::WorkState>, runread_core::ErrorCode>,
     usage: Usage,
-    grants: Vec<runread_store::Grant>,
-    kept: Option<runread_store::SnapshotSummary>,
+    grants: Vec<MaskedView<runread_store::Grant>>,
+    kept: Option<MaskedView<runread_store::SnapshotSummary>>,
     now: i64,
 }
 
@@ -64,12 +65,14 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
     let answer = service.preview_answer(&target, now);
     let work = service.preview_as::<outputs::WorkState>(&target, json!({}), now);
     let usage = Usage::of(shown.record.run.usage.as_ref());
-    let grants: Vec<_> = service
-        .shown_grants(store.grants().map_err(|e| e.to_string())?)
-        .map_err(masked)?
+    // Found by their raw ids, then masked: a masked id would match nothing.
+    let grants: Vec<_> = store
+        .grants()
+        .map_err(|e| e.to_string())?
         .into_iter()
         .filter(|g| g.target.session_id == target.session_id && g.target.run_id == target.run_id)
         .collect();
+    let grants = service.shown_grants(grants).map_err(masked)?;
     let kept = store
         .snapshots()
         .map_err(|e| e.to_string())?
@@ -78,7 +81,10 @@ pub(crate) fn show(home: &crate::home::Home, store: Arc<dyn Store>, a: ShowArgs)
             k.session_id == target.session_id
                 && k.generation == target.generation
                 && k.run_id == target.run_id
-        });
+        })
+        .map(|k| service.shown(k))
+        .transpose()
+        .map_err(masked)?;
     let s = Shown {
         run: shown,
         answer,

@@ -68,6 +68,15 @@ pub(crate) fn snapshots(home: &crate::home::Home, store: Arc<dyn Store>, json: b
                    "sessionId": e.session_id, "lines": e.lines, "bytes": e.bytes})
         })
         .collect();
+    // The ids an agent chose are shown as every view of the owner's is: masked.
+    let service = crate::servecmd::service(home, store.clone(), Config::default())?;
+    let masked = |v: Vec<serde_json::Value>| {
+        service
+            .shown(v)
+            .map(|m| m.into_inner())
+            .map_err(|e| format!("cannot read the known secrets to mask the snapshots: {e}"))
+    };
+    let (rows, log) = (masked(rows)?, masked(log)?);
     if json {
         outln!(
             "{}",

@@ -31,7 +31,7 @@ impl Harness {
         let run = env.longest_answer_run();
         let answer = runread_testkit::answer(&run).unwrap();
         let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "test");
-        let serving = runread_testkit::serve::mcp(env.service()).await;
+        let serving = runread_testkit::serve::mcp(env.service_unthrottled()).await;
         Harness {
             env,
             url: serving.url.clone(),

@@ -73,16 +73,27 @@ impl Door {
     }
 
     async fn register(&self) -> String {
-        let r = self
-            .post("/register")
-            .json(&json!({"client_name": "Stand-in connector", "redirect_uris": [REDIRECT]}))
-            .send()
+        self.register_as(json!({"client_name": "Stand-in connector", "redirect_uris": [REDIRECT]}))
             .await
-            .unwrap();
+    }
+
+    /// Registers `metadata`; the client id.
+    async fn register_as(&self, metadata: Value) -> String {
+        let r = self.post("/register").json(&metadata).send().await.unwrap();
         assert_eq!(r.status(), 201);
         let body: Value = r.json().await.unwrap();
         assert_eq!(body["token_endpoint_auth_method"], "none");
         body["client_id"].as_str().unwrap().to_owned()
+    }
+
+    /// A client of its own registrant (the host of its first redirect URI is `n`'s), that can
+    /// still be sent back to [`REDIRECT`].
+    async fn register_from(&self, n: usize) -> String {
+        let own = format!("https://client{n}.example/callback");
+        self.register_as(
+            json!({"client_name": format!("client {n}"), "redirect_uris": [own, REDIRECT]}),
+        )
+        .await
     }
 
     fn authorize_query(&self, client_id: &str, change: &[(&str, Option<&str>)]) -> String {
@@ -112,6 +123,12 @@ impl Door {
         q.finish()
     }
 
+    /// The authorization page of a request of `client_id`.
+    async fn authorize_page(&self, client_id: &str) -> reqwest::Response {
+        let q = self.authorize_query(client_id, &[]);
+        self.get(&format!("/authorize?{q}")).send().await.unwrap()
+    }
+
     /// Opens the authorization page; its request id and the code it shows.
     async fn authorize(&self, client_id: &str) -> (String, String) {
         let page = self
@@ -124,26 +141,58 @@ impl Door {
             .unwrap();
         assert_eq!(page.status(), 200);
         let html = page.text().await.unwrap();
-        let id = between(&html, "request=", "\"").to_owned();
+        let id = between(&html, "request=", "&").to_owned();
         let code = between(&html, "id=\"user-code\">", "<").to_owned();
         (id, code)
     }
 
+    /// The owner approves the request as the reader `reader`: a new one, or — when a live
+    /// reader has that name — joining it, as the owner chooses on the console's join page.
     fn approve(&self, request_id: &str, reader: &str) -> runread_store::Reader {
+        self.approve_with(request_id, reader, &Feature::ALL)
+    }
+
+    fn approve_with(
+        &self,
+        request_id: &str,
+        reader: &str,
+        features: &[Feature],
+    ) -> runread_store::Reader {
+        use runread_service::oauth::ReaderChoice;
+        let existing = self.env.store.reader_by_name(reader).unwrap();
+        let choice = match &existing {
+            Some(r) => ReaderChoice::Join { reader_id: &r.id },
+            None => ReaderChoice::New { name: reader },
+        };
         runread_service::oauth::approve(
             &*self.env.store,
             &*self.env.keys(),
             request_id,
-            reader,
-            &Feature::ALL,
+            choice,
+            features,
             runread_core::timefmt::now_ms(),
         )
         .unwrap()
     }
 
-    /// The redirect the waiting page continues with once decided.
+    /// The redirect the waiting page continues with once decided (the browser carries the
+    /// client's `state` back, as the page's refresh does).
     async fn continue_after_decision(&self, request_id: &str) -> reqwest::Response {
-        self.get(&format!("/authorize/wait?request={request_id}"))
+        self.continue_with_state(request_id, Some("client-state"))
+            .await
+    }
+
+    async fn continue_with_state(
+        &self,
+        request_id: &str,
+        state: Option<&str>,
+    ) -> reqwest::Response {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.append_pair("request", request_id);
+        if let Some(state) = state {
+            q.append_pair("state", state);
+        }
+        self.get(&format!("/authorize/wait?{}", q.finish()))
             .send()
             .await
             .unwrap()
@@ -637,9 +686,9 @@ async fn the_authorization_page_refuses_without_redirecting() {
         .text()
         .await
         .unwrap();
-    let id = between(&html, "request=", "\"").to_owned();
+    let id = between(&html, "request=", "&").to_owned();
     d.approve(&id, "state");
-    let r = d.continue_after_decision(&id).await;
+    let r = d.continue_with_state(&id, Some(evil_state)).await;
     let location = r.headers()["location"].to_str().unwrap();
     assert!(location.starts_with(&format!("{REDIRECT}?")), "{location}");
     assert_eq!(query_param(location, "state").as_deref(), Some(evil_state));
@@ -697,14 +746,14 @@ async fn the_authorization_page_is_never_framed_cached_or_scripted() {
 #[tokio::test]
 async fn registrations_and_waiting_requests_are_bounded() {
     let d = Door::start().await;
-    // Clients never approved: N, not N + 1.
+    // Clients never approved: N, not N + 1 (each of its own registrant, under its share).
     let mut clients = Vec::new();
-    for _ in 0..OAUTH_UNAPPROVED_CLIENTS_MAX {
-        clients.push(d.register().await);
+    for n in 0..OAUTH_UNAPPROVED_CLIENTS_MAX as usize {
+        clients.push(d.register_from(n).await);
     }
     let r = d
         .post("/register")
-        .json(&json!({"redirect_uris": [REDIRECT]}))
+        .json(&json!({"redirect_uris": ["https://another.example/cb"]}))
         .send()
         .await
         .unwrap();
@@ -788,15 +837,7 @@ async fn the_owners_cap_on_features_holds_over_any_grant() {
     let d = Door::start().await;
     let client_id = d.register().await;
     let (id, _) = d.authorize(&client_id).await;
-    runread_service::oauth::approve(
-        &*d.env.store,
-        &*d.env.keys(),
-        &id,
-        "capped",
-        &[Feature::Status],
-        runread_core::timefmt::now_ms(),
-    )
-    .unwrap();
+    d.approve_with(&id, "capped", &[Feature::Status]);
     let r = d.continue_after_decision(&id).await;
     let code = query_param(r.headers()["location"].to_str().unwrap(), "code").unwrap();
     let (_, tokens) = d.exchange(&client_id, &code).await;
@@ -925,4 +966,392 @@ fn unauthenticated_requests_are_answered_on_their_headers_alone() {
     let access = tokens["access_token"].as_str().unwrap();
     let (status, _, _) = rt.block_on(d.mcp(Some(access), "tools/list", json!({})));
     assert_eq!(status, 200);
+}
+
+/// Issue 46, finding 1: a client that registers under an existing reader's name is shown as
+/// such and becomes a new reader; it reads nothing the named reader was shared, and joining an
+/// existing reader is only ever by that reader's id, after its live grants were shown.
+#[tokio::test]
+async fn a_client_named_after_a_reader_never_becomes_it() {
+    use runread_service::oauth::{self, DecideError, ReaderChoice};
+    use runread_service::owner::ReaderError;
+    let d = Door::start().await;
+    d.share("claude-code");
+    let claude = d.env.store.reader_by_name("claude-code").unwrap().unwrap();
+    let client_id = d
+        .register_as(json!({"client_name": "claude-code", "redirect_uris": [REDIRECT]}))
+        .await;
+    let (id, _) = d.authorize(&client_id).await;
+    let now = runread_core::timefmt::now_ms();
+    let store = &*d.env.store;
+    // What the console offers: a new reader named from the client, never the reader's name.
+    let offered = oauth::suggested_reader_name(store, "claude-code").unwrap();
+    assert_eq!(offered, "claude-code (connector)");
+    runread_service::owner::add_reader(store, &*d.env.keys(), "claude-code (connector)", now)
+        .unwrap();
+    assert_eq!(
+        oauth::suggested_reader_name(store, "claude-code").unwrap(),
+        "claude-code (connector 2)"
+    );
+    // Typing the reader's name (or one like it) does not join it.
+    let keys = d.env.keys();
+    let approve = |choice| oauth::approve(store, &*keys, &id, choice, &Feature::ALL, now);
+    assert!(matches!(
+        approve(ReaderChoice::New {
+            name: "claude-code"
+        }),
+        Err(DecideError::Reader(ReaderError::Taken(_)))
+    ));
+    assert!(matches!(
+        approve(ReaderChoice::New {
+            name: "CLAUDE-CODE"
+        }),
+        Err(DecideError::Reader(ReaderError::LooksLike { .. }))
+    ));
+    assert!(matches!(
+        approve(ReaderChoice::New {
+            name: "cIaude-code"
+        }),
+        Err(DecideError::Reader(ReaderError::LooksLike { .. }))
+    ));
+    assert!(matches!(
+        approve(ReaderChoice::Join {
+            reader_id: "r-nobody"
+        }),
+        Err(DecideError::NoSuchReader)
+    ));
+    // What joining would let it read is shown first.
+    let (reader, live) = oauth::join_preview(store, &claude.id, now)
+        .unwrap()
+        .unwrap();
+    assert_eq!((reader.name.as_str(), live.len()), ("claude-code", 1));
+    // Approved as offered: a reader of its own, which reads nothing shared with claude-code.
+    let made = approve(ReaderChoice::New {
+        name: "claude-code (connector 2)",
+    })
+    .unwrap();
+    assert_ne!(made.id, claude.id);
+    let r = d.continue_after_decision(&id).await;
+    let code = query_param(r.headers()["location"].to_str().unwrap(), "code").unwrap();
+    let (status, tokens) = d.exchange(&client_id, &code).await;
+    assert_eq!(status, 200, "{tokens}");
+    let (status, body) = d
+        .read_answer(tokens["access_token"].as_str().unwrap())
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(tool_error_code(&body), "not_granted", "{body}");
+    assert!(!tool_text(&body).contains(&runread_testkit::answer(&d.run).unwrap()));
+}
+
+/// Issue 46, finding 6: names that would show as another name are refused at registration (a
+/// client's) and at `reader add` (a reader's).
+#[tokio::test]
+async fn client_names_with_bidi_or_zero_width_characters_are_refused() {
+    let d = Door::start().await;
+    for name in [
+        "edoc\u{202E}claude",
+        "claude\u{200B}code",
+        "claude\u{2066}code",
+    ] {
+        let r = d
+            .post("/register")
+            .json(&json!({"client_name": name, "redirect_uris": [REDIRECT]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{name:?}");
+        let body = r.text().await.unwrap();
+        assert_eq!(body, r#"{"error":"invalid_client_metadata"}"#, "{name:?}");
+        assert!(
+            runread_service::owner::add_reader(
+                &*d.env.store,
+                &*d.env.keys(),
+                name,
+                runread_core::timefmt::now_ms()
+            )
+            .is_err(),
+            "{name:?}"
+        );
+    }
+}
+
+/// Issue 46, findings 2 and 6: unapproved registrations are bounded per registrant and waiting
+/// requests per client (N of one allowed, N + 1 refused with OAuth's `temporarily_unavailable`,
+/// another still let in), and a client the owner approved before gets in when unknown clients
+/// fill the bound.
+#[tokio::test]
+async fn the_connectors_bounds_have_shares_and_never_keep_a_known_client_out() {
+    use runread_core::limits::{
+        OAUTH_PENDING_REQUESTS_PER_CLIENT_MAX, OAUTH_UNAPPROVED_CLIENTS_PER_REGISTRANT_MAX,
+    };
+    let d = Door::start().await;
+    let (known, _) = d.connected("known").await;
+    for _ in 0..OAUTH_UNAPPROVED_CLIENTS_PER_REGISTRANT_MAX {
+        d.register().await;
+    }
+    let r = d
+        .post("/register")
+        .json(&json!({"client_name": "one more", "redirect_uris": [REDIRECT]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503, "N + 1 of one registrant");
+    assert_eq!(
+        r.json::<Value>().await.unwrap(),
+        json!({"error": "temporarily_unavailable"})
+    );
+    // Unknown clients, each of its own registrant, fill the bound on waiting requests: each up
+    // to its share, not one more.
+    let per_client = OAUTH_PENDING_REQUESTS_PER_CLIENT_MAX as usize;
+    let clients = OAUTH_PENDING_REQUESTS_MAX as usize / per_client;
+    let mut ids = Vec::new();
+    for n in 0..clients {
+        ids.push(d.register_from(100 + n).await);
+    }
+    for id in &ids {
+        for _ in 0..per_client {
+            assert_eq!(d.authorize_page(id).await.status(), 200);
+        }
+    }
+    let over = d.authorize_page(&ids[0]).await;
+    assert_eq!(over.status(), 503, "N + 1 of one client");
+    assert!(
+        over.text()
+            .await
+            .unwrap()
+            .contains("temporarily_unavailable")
+    );
+    let fresh = d.register_from(999).await;
+    assert_eq!(
+        d.authorize_page(&fresh).await.status(),
+        503,
+        "the bound on unknown clients"
+    );
+    // The client the owner approved before still signs in again.
+    assert_eq!(d.authorize_page(&known).await.status(), 200);
+}
+
+/// Issue 46, finding 2: eight connections that send `POST /token` headers and part of a body,
+/// then stall, hold no processing slot: a connected client's refresh and a registration are
+/// answered meanwhile, and each stalled request ends at the body's deadline.
+#[test]
+fn stalled_token_bodies_beside_a_working_refresh() {
+    use std::io::{Read, Write};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let d = rt.block_on(Door::start());
+    let (client_id, tokens) = rt.block_on(d.connected("steady"));
+    let addr = d.serving.addr;
+    let stalled: Vec<std::net::TcpStream> = (0..runread_mcp::connector::OAUTH_IN_FLIGHT_MAX + 8)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            c.write_all(
+                b"POST /token HTTP/1.1\r\nHost: runread.test\r\n\
+                  Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n\
+                  grant_type",
+            )
+            .unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let (status, rotated) =
+        rt.block_on(d.refresh(&client_id, tokens["refresh_token"].as_str().unwrap()));
+    assert_eq!(status, 200, "{rotated}");
+    let registered = rt.block_on(
+        d.post("/register")
+            .json(&json!({"client_name": "meanwhile", "redirect_uris": [REDIRECT]}))
+            .send(),
+    );
+    assert_eq!(registered.unwrap().status(), 201);
+    assert!(
+        started.elapsed() < Duration::from_secs(runread_core::limits::HTTP_BODY_DEADLINE_SECS),
+        "answered before the stalled bodies' deadline"
+    );
+    for mut c in stalled {
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut head = [0u8; 12];
+        c.read_exact(&mut head).unwrap();
+        assert_eq!(
+            &head, b"HTTP/1.1 400",
+            "ended at the deadline, as invalid_request"
+        );
+    }
+}
+
+/// At the cap on requests processed at once, the connector answers OAuth's own
+/// `temporarily_unavailable` (a page on the authorization page's paths), never a JSON-RPC body.
+#[test]
+fn at_the_cap_the_answer_is_an_oauth_error() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let d = rt.block_on(Door::start());
+    // A metadata document host that accepts and never answers: each authorization request that
+    // names one holds its slot until the fetch's deadline.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        (0..runread_mcp::connector::OAUTH_IN_FLIGHT_MAX)
+            .map(|_| silent.accept().unwrap().0)
+            .collect::<Vec<_>>()
+    });
+    let serving = rt.block_on(runread_testkit::serve::mcp_with(d.env.service(), {
+        let mut public = PublicOrigin::parse(PUBLIC).unwrap();
+        public.cimd_private_hosts = vec!["127.0.0.1".into()];
+        Allowed {
+            public: Some(Arc::new(public)),
+            ..Allowed::default()
+        }
+    }));
+    let base = format!("http://{}", serving.addr);
+    let client_id = format!("https://127.0.0.1:{port}/client.json");
+    let q = d.authorize_query(&client_id, &[]);
+    let slow: Vec<_> = (0..runread_mcp::connector::OAUTH_IN_FLIGHT_MAX)
+        .map(|_| {
+            let (http, url) = (d.http.clone(), format!("{base}/authorize?{q}"));
+            rt.spawn(async move { http.get(url).header("host", "runread.test").send().await })
+        })
+        .collect();
+    let _connections = held.join().unwrap();
+    let token = rt
+        .block_on(
+            d.http
+                .post(format!("{base}/token"))
+                .header("host", "runread.test")
+                .form_body(&[("grant_type", "refresh_token")])
+                .send(),
+        )
+        .unwrap();
+    assert_eq!(token.status(), 503);
+    assert_eq!(token.headers()["retry-after"], "1");
+    assert_eq!(
+        rt.block_on(token.json::<Value>()).unwrap(),
+        json!({"error": "temporarily_unavailable"})
+    );
+    let page = rt
+        .block_on(
+            d.http
+                .get(format!("{base}/authorize?{q}"))
+                .header("host", "runread.test")
+                .send(),
+        )
+        .unwrap();
+    assert_eq!(page.status(), 503);
+    assert!(
+        rt.block_on(page.text())
+            .unwrap()
+            .contains("<p id=\"error\">temporarily_unavailable</p>")
+    );
+    for s in slow {
+        let _ = rt.block_on(s);
+    }
+}
+
+/// Issue 46, finding 6: any exchange that presents a code spends it — one missing `resource` or
+/// with a parameter given twice too — so it cannot be retried.
+#[tokio::test]
+async fn a_failed_exchange_of_any_kind_spends_its_code() {
+    let d = Door::start().await;
+    let client_id = d.register().await;
+    let full = |code: &str| {
+        vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code.to_owned()),
+            ("client_id", client_id.clone()),
+            ("redirect_uri", REDIRECT.to_owned()),
+            ("code_verifier", VERIFIER.to_owned()),
+            ("resource", RESOURCE.to_owned()),
+        ]
+    };
+    type Form = Vec<(&'static str, String)>;
+    type Break<'a> = Box<dyn Fn(&str) -> Form + 'a>;
+    let broken: Vec<Break> = vec![
+        Box::new(|c| {
+            full(c)
+                .into_iter()
+                .filter(|(k, _)| *k != "resource")
+                .collect()
+        }),
+        Box::new(|c| {
+            let mut f = full(c);
+            f.push(("client_id", "dcr_other".into()));
+            f
+        }),
+        Box::new(|c| {
+            let mut f = full(c);
+            f.push(("code", c.into()));
+            f
+        }),
+        Box::new(|c| {
+            full(c)
+                .into_iter()
+                .filter(|(k, _)| *k != "code_verifier")
+                .collect()
+        }),
+    ];
+    for (i, make) in broken.iter().enumerate() {
+        let code = d.code_for(&client_id, "spent").await;
+        let form = make(&code);
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (status, body) = d.token(&pairs).await;
+        assert_eq!(status, 400, "case {i}: {body}");
+        let (status, body) = d.exchange(&client_id, &code).await;
+        assert_eq!(
+            (status, body),
+            (400, json!({"error": "invalid_grant"})),
+            "case {i}: spent"
+        );
+    }
+}
+
+/// Issue 46, finding 6: the client's `state` is not kept: the store holds its digest, and the
+/// waiting page continues only with the same `state` the request began with.
+#[tokio::test]
+async fn the_state_is_carried_by_the_browser_and_only_its_digest_is_kept() {
+    let d = Door::start().await;
+    let client_id = d.register().await;
+    let (id, _) = d.authorize(&client_id).await;
+    let kept = d.env.store.oauth_request(&id).unwrap().unwrap();
+    assert_eq!(
+        kept.state_sha256.as_deref(),
+        Some(runread_core::sha256_hex(b"client-state").as_str())
+    );
+    for file in ["runread.db", "runread.db-wal"] {
+        let bytes = std::fs::read(d.env.dir.path().join(file)).unwrap_or_default();
+        assert!(!bytes.windows(12).any(|w| w == b"client-state"), "{file}");
+    }
+    d.approve(&id, "stateful");
+    for wrong in [None, Some("other-state")] {
+        let r = d.continue_with_state(&id, wrong).await;
+        assert_eq!(r.status(), 400, "{wrong:?}");
+        assert!(r.headers().get("location").is_none());
+    }
+    let r = d.continue_after_decision(&id).await;
+    assert_eq!(r.status(), 303);
+    let location = r.headers()["location"].to_str().unwrap();
+    assert_eq!(
+        query_param(location, "state").as_deref(),
+        Some("client-state")
+    );
+}
+
+/// Issue 46, finding 6: rotating a connector's reader's key ends its OAuth tokens too.
+#[tokio::test]
+async fn rotating_a_readers_key_ends_its_connectors_tokens() {
+    let d = Door::start().await;
+    let (client_id, tokens) = d.connected("rotated").await;
+    d.share("rotated");
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(d.read_answer(access).await.0, 200);
+    runread_service::owner::rotate_reader(
+        &*d.env.store,
+        &*d.env.keys(),
+        "rotated",
+        runread_core::timefmt::now_ms(),
+    )
+    .unwrap();
+    assert_eq!(d.read_answer(access).await.0, 401);
+    let (status, body) = d
+        .refresh(&client_id, tokens["refresh_token"].as_str().unwrap())
+        .await;
+    assert_eq!((status, body), (400, json!({"error": "invalid_grant"})));
 }

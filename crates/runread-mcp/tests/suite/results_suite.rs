@@ -32,7 +32,7 @@ impl Suite {
         for (name, value) in [("test-openai", SECRET_1), ("test-github", SECRET_2)] {
             env.add_secret(name, value);
         }
-        let serving = runread_testkit::serve::mcp(env.service()).await;
+        let serving = runread_testkit::serve::mcp(env.service_unthrottled()).await;
         Suite {
             env,
             url: serving.url.clone(),

@@ -213,3 +213,49 @@ async fn a_changed_foreign_or_expired_task_handle_is_refused() {
     let ok = client.get_task(GetTaskParams::new(id)).await.unwrap();
     assert_eq!(ok.task.status(), TaskStatus::Working);
 }
+
+/// Issue 46, finding 4: polling a settled task writes one start record and one receipt, however
+/// often it is polled (2,000 times here), and every poll answers the same result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_task_polled_two_thousand_times_writes_one_receipt() {
+    let env = Env::new();
+    let (path, tail) = env.place_unfinished("sample");
+    env.ingest();
+    let run = env.running_run();
+    // The bound on calls per reader is not what is tested here: room for every poll.
+    let service = env.service_with(runread_service::Config {
+        settle_quiet: std::time::Duration::ZERO,
+        calls_per_minute: 10_000,
+        ..runread_service::Config::default()
+    });
+    let serving = runread_testkit::serve::mcp(service).await;
+    let target = serde_json::to_value(&run.target).unwrap();
+    let g = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "poller");
+    let client = connect(&serving.url, &g.key, true).await;
+    let CallToolResponse::Task(created) = client.call_tool_once(read_args(&target)).await.unwrap()
+    else {
+        panic!("a task");
+    };
+    Env::append(&path, &tail);
+    env.ingest();
+    let mut first: Option<Value> = None;
+    for _ in 0..2_000 {
+        let done = client
+            .get_task(GetTaskParams::new(created.task.task_id.clone()))
+            .await
+            .unwrap();
+        let rmcp::model::TaskPayload::Completed { result } = done.task.payload else {
+            panic!("settled: completed");
+        };
+        let result = Value::Object(result);
+        assert_eq!(result["isError"], false, "{result}");
+        match &first {
+            None => first = Some(result),
+            Some(f) => assert_eq!(&result, f, "every poll answers the same"),
+        }
+    }
+    let audit = env.store.audit(0, 10_000).unwrap();
+    assert_eq!(audit.len(), 1, "one start record");
+    assert_eq!(audit[0].1.len(), 1, "one receipt: {:?}", audit[0].1);
+    assert_eq!(audit[0].1[0].outcome, "ok");
+}

@@ -48,7 +48,10 @@ fn found(env: &Env, query: &str, bounds: Bounds) -> (Vec<String>, u64, bool) {
         .search_runs_within(query, &RunFilter::default(), 0, bounds)
         .unwrap();
     (
-        f.runs.into_iter().map(|r| r.record.target.run_id).collect(),
+        f.runs
+            .into_iter()
+            .map(|r| r.record.target.run_id.clone())
+            .collect(),
         f.examined,
         f.complete,
     )

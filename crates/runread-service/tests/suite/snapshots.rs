@@ -560,3 +560,93 @@ fn a_destroyed_snapshot_is_not_served_from_memory() {
     assert_eq!(after["state"], "unknown", "{after}");
     assert_eq!(after["text"], Value::Null);
 }
+
+/// Every byte of the store's files (the database, its log, its index of the log), read while
+/// the store is open: what someone who copies a serving home's files gets.
+fn store_files(env: &Env) -> Vec<(String, Vec<u8>)> {
+    std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("runread.db")
+        })
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read(&p).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 46, finding 3: once the last grant on a shared run ends (revoked, expired, its reader
+/// removed), neither its wrapped data key nor any piece of its sealed bytes is left in the
+/// database's free pages or in older frames of its log, while the store stays open (a serving
+/// home), so the home's gate keys decrypt nothing of it.
+#[test]
+fn a_destroyed_snapshots_key_and_bytes_are_nowhere_in_the_store_files() {
+    for how in ["revoke", "expire", "remove the reader"] {
+        let env = Env::new();
+        let (_files, run) = claude_run(&env);
+        let lifetime_ms = if how == "expire" { 1_500 } else { 600_000 };
+        let (g, _) = share(&env, &run, lifetime_ms);
+        let t = &run.target;
+        let sealed = env
+            .store
+            .snapshot(&t.session_id, t.generation, &t.run_id)
+            .unwrap()
+            .expect("sealed at the grant");
+        let key = sealed.data_key.clone();
+        assert!(key.len() >= 32 && sealed.sealed.len() >= 64, "{how}");
+        let present = |needle: &[u8]| {
+            store_files(&env)
+                .into_iter()
+                .filter(|(_, bytes)| bytes.windows(needle.len()).any(|w| w == needle))
+                .map(|(name, _)| name)
+                .collect::<Vec<_>>()
+        };
+        assert!(
+            !present(&key).is_empty(),
+            "{how}: the key is in the files while shared"
+        );
+        let now = runread_core::timefmt::now_ms();
+        match how {
+            "revoke" => {
+                assert!(
+                    runread_service::owner::revoke_grant(&*env.store, &g.grant.id, now).unwrap()
+                );
+            }
+            "expire" => {
+                std::thread::sleep(Duration::from_millis(1_600));
+                let m = snapshot::maintain(&*env.store, &*env.keys(), now + 1_600).unwrap();
+                assert_eq!(m.destroyed.len(), 1, "{how}");
+            }
+            _ => {
+                runread_service::owner::remove_reader(&*env.store, "assistant", now).unwrap();
+            }
+        }
+        assert!(env.store.snapshots().unwrap().is_empty(), "{how}");
+        assert_eq!(
+            present(&key),
+            Vec::<String>::new(),
+            "{how}: the wrapped key"
+        );
+        // Pieces from every part of the sealed bytes: its start, its end and between.
+        let pieces = sealed.sealed.len() / 32;
+        for i in (0..pieces)
+            .step_by((pieces / 16).max(1))
+            .chain([pieces - 1])
+        {
+            let piece = &sealed.sealed[i * 32..i * 32 + 32];
+            assert_eq!(
+                present(piece),
+                Vec::<String>::new(),
+                "{how}: sealed bytes at {i}"
+            );
+        }
+        assert!(env.store.checkpoint_stats().scrubs >= 1, "{how}");
+    }
+}

@@ -220,3 +220,44 @@ fn codex_runs_count_their_share_of_the_sessions_running_totals() {
     // The runs' shares add up to the session's last total.
     assert_eq!(Some(sum), totals.last().map(|(_, t)| *t));
 }
+
+/// Issue 46, finding 5: a model name an agent wrote that holds a known secret reaches the owner
+/// masked, in every model of the per-model usage (the one string of a record the old field-by-field
+/// masking missed): the owner's view of a run is masked whole.
+#[test]
+fn a_known_secret_in_a_model_name_is_masked_in_the_owners_view() {
+    let env = Env::new();
+    env.place("sample", SETTLED);
+    env.ingest();
+    let mut run = env.longest_answer_run();
+    let secret = "sk-model-name-0123456789abcdef";
+    let mut usage = run.run.usage.clone().expect("the sample reports usage");
+    let first = usage.by_model[0].clone();
+    usage.by_model = vec![
+        runread_sessions::runs::ModelUsage {
+            model: format!("provider/{secret}"),
+            ..first.clone()
+        },
+        runread_sessions::runs::ModelUsage {
+            model: "provider/other-model".into(),
+            ..first
+        },
+    ];
+    run.run.usage = Some(usage);
+    env.add_secret("model", secret);
+    let shown = env
+        .service()
+        .shown_run(run, runread_core::timefmt::now_ms())
+        .unwrap();
+    let models: Vec<&str> = shown
+        .record
+        .run
+        .usage
+        .as_ref()
+        .unwrap()
+        .by_model
+        .iter()
+        .map(|m| m.model.as_str())
+        .collect();
+    assert_eq!(models, ["provider/[redacted]", "provider/other-model"]);
+}

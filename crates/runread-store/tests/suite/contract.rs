@@ -8,10 +8,11 @@ use runread_sessions::{EntryKind, EntrySummary};
 use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
-    ArtifactRecord, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background, CodeRedemption,
-    Foreground, Grant, IngestCommit, OAuthClient, OAuthClientBounds, OAuthRequest, OAuthToken,
-    Phase, Proof, Reader, Receipt, RunFilter, SealedSecret, SessionRecord, SessionStamp, StartMeta,
-    StartOutcome, StartRecord, Store, SupervisedRun, TokenKind,
+    ArtifactRecord, AuditCheckpoint, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background,
+    CheckpointKind, CodeRedemption, Foreground, Grant, IngestCommit, OAuthClient,
+    OAuthClientBounds, OAuthRequest, OAuthRequestBounds, OAuthToken, Phase, Proof, Reader, Receipt,
+    RunFilter, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord,
+    Store, SupervisedRun, TokenKind,
 };
 use runread_testkit::{pg, records};
 
@@ -911,17 +912,22 @@ fn oauth_client(id: &str, at: i64) -> OAuthClient {
         ],
         created_at_ms: at,
         approved_at_ms: None,
+        registrant: format!("host-of-{id}"),
     }
 }
 
 fn oauth_request(id: &str, at: i64) -> OAuthRequest {
+    oauth_request_of(id, "c1", at)
+}
+
+fn oauth_request_of(id: &str, client_id: &str, at: i64) -> OAuthRequest {
     OAuthRequest {
         id: id.into(),
         user_code: "BCDF-GHJK".into(),
-        client_id: "c1".into(),
-        client_name: "client c1".into(),
+        client_id: client_id.into(),
+        client_name: format!("client {client_id}"),
         redirect_uri: "https://c.example/cb".into(),
-        state: Some("st".into()),
+        state_sha256: Some("5t".into()),
         code_challenge: "ch".into(),
         resource: "https://r.example/mcp".into(),
         scope: "final_answer".into(),
@@ -960,6 +966,11 @@ fn oauth_clients_requests_codes_and_tokens(s: &dyn Store) {
     let bounds = OAuthClientBounds {
         total_max: 3,
         unapproved_max: 2,
+        unapproved_per_registrant_max: 2,
+    };
+    let requests = OAuthRequestBounds {
+        pending_max: 2,
+        pending_per_client_max: 2,
     };
     assert!(
         s.insert_oauth_client(&oauth_client("c1", 10), bounds)
@@ -981,10 +992,17 @@ fn oauth_clients_requests_codes_and_tokens(s: &dyn Store) {
     assert_eq!(s.oauth_client("c3").unwrap(), None);
     s.insert_reader(&reader("r1", "reader", "kh1")).unwrap();
 
-    assert!(s.insert_oauth_request(&oauth_request("q1", 10), 2).unwrap());
-    assert!(s.insert_oauth_request(&oauth_request("q2", 10), 2).unwrap());
     assert!(
-        !s.insert_oauth_request(&oauth_request("q3", 10), 2).unwrap(),
+        s.insert_oauth_request(&oauth_request("q1", 10), requests)
+            .unwrap()
+    );
+    assert!(
+        s.insert_oauth_request(&oauth_request("q2", 10), requests)
+            .unwrap()
+    );
+    assert!(
+        !s.insert_oauth_request(&oauth_request("q3", 10), requests)
+            .unwrap(),
         "pending bound"
     );
     assert_eq!(s.oauth_requests_pending(20).unwrap().len(), 2);
@@ -1072,6 +1090,169 @@ fn oauth_clients_requests_codes_and_tokens(s: &dyn Store) {
     assert!(s.oauth_client("c1").unwrap().is_some(), "approved");
 }
 
+/// The shares of the connectors' bounds: registrations never approved per registrant (N of one
+/// registrant allowed, N + 1 refused, another registrant still let in), requests waiting per
+/// client (the same), and a client that holds tokens never counted against, nor kept out by, the
+/// bound on requests of clients that hold none. A rotated reader's tokens all end.
+fn oauth_bounds_have_shares(s: &dyn Store) {
+    let bounds = OAuthClientBounds {
+        total_max: 10,
+        unapproved_max: 4,
+        unapproved_per_registrant_max: 2,
+    };
+    let of = |id: &str, registrant: &str| OAuthClient {
+        registrant: registrant.into(),
+        ..oauth_client(id, 10)
+    };
+    assert!(
+        s.insert_oauth_client(&of("c1", "a.example"), bounds)
+            .unwrap()
+    );
+    assert!(
+        s.insert_oauth_client(&of("c2", "a.example"), bounds)
+            .unwrap()
+    );
+    assert!(
+        !s.insert_oauth_client(&of("c3", "a.example"), bounds)
+            .unwrap(),
+        "N + 1 of one registrant"
+    );
+    assert!(
+        s.insert_oauth_client(&of("c3", "b.example"), bounds)
+            .unwrap()
+    );
+
+    let requests = OAuthRequestBounds {
+        pending_max: 3,
+        pending_per_client_max: 2,
+    };
+    let add = |id: &str, client: &str| {
+        s.insert_oauth_request(&oauth_request_of(id, client, 10), requests)
+            .unwrap()
+    };
+    assert!(add("q1", "c1"));
+    assert!(add("q2", "c1"));
+    assert!(!add("q3", "c1"), "N + 1 of one client");
+    assert!(add("q3", "c2"));
+    assert!(!add("q4", "c3"), "the bound on clients without tokens");
+    // A client the owner approved before (it holds a token) still gets its share.
+    s.insert_reader(&reader("r1", "reader", "kh1")).unwrap();
+    let known = OAuthToken {
+        client_id: "known".into(),
+        ..oauth_token("t1", TokenKind::Refresh, "f1")
+    };
+    s.insert_oauth_token(&known).unwrap();
+    assert!(add("q4", "known"));
+    assert!(add("q5", "known"));
+    assert!(!add("q6", "known"), "its own share still holds");
+    // Rotation ends every token of the reader, and only its own.
+    let other = OAuthToken {
+        reader_id: "r2".into(),
+        ..oauth_token("t2", TokenKind::Access, "f2")
+    };
+    s.insert_reader(&reader("r2", "other", "kh2")).unwrap();
+    s.insert_oauth_token(&other).unwrap();
+    assert_eq!(s.revoke_oauth_tokens_of_reader("r1", 20).unwrap(), 1);
+    assert_eq!(
+        s.oauth_token("t1").unwrap().unwrap().revoked_at_ms,
+        Some(20)
+    );
+    assert_eq!(s.oauth_token("t2").unwrap().unwrap().revoked_at_ms, None);
+}
+
+fn checkpoint(seq: u64, kind: CheckpointKind, after: i64, upto: i64) -> AuditCheckpoint {
+    AuditCheckpoint {
+        seq,
+        kind,
+        after_ms: after,
+        upto_ms: upto,
+        records: 3,
+        receipts: 2,
+        digest: format!("d{seq}"),
+        chain: format!("c{seq}"),
+        created_at_ms: 1_000 + seq as i64,
+    }
+}
+
+/// The gate's log over time: start records read by time range in order (bounded), the n-th one's
+/// time, counts, checkpoints appended only as the next of the chain, a prune that deletes what
+/// its checkpoint covers (and their receipts) in the same transaction and only if it is the next
+/// of the chain; the owner's settings.
+fn audit_checkpoints_ranges_prunes_and_settings(s: &dyn Store) {
+    for (id, at) in [
+        ("st1", 10),
+        ("st3", 20),
+        ("st2", 20),
+        ("st4", 30),
+        ("st5", 40),
+    ] {
+        s.begin_call(&start(id, id, at, None), 0).unwrap();
+    }
+    s.append_receipt(&receipt("rc1", "st1", 11)).unwrap();
+    s.append_receipt(&receipt("rc2", "st2", 21)).unwrap();
+    s.append_receipt(&receipt("rc4", "st4", 31)).unwrap();
+    let min = i64::MIN;
+    assert_eq!(s.audit_nth_time(min, 100, 0).unwrap(), Some(10));
+    assert_eq!(s.audit_nth_time(min, 100, 1).unwrap(), Some(20));
+    assert_eq!(s.audit_nth_time(min, 100, 4).unwrap(), Some(40));
+    assert_eq!(s.audit_nth_time(min, 100, 5).unwrap(), None);
+    assert_eq!(s.audit_nth_time(20, 35, 0).unwrap(), Some(30));
+    let ids = |rows: &runread_store::AuditRows| {
+        rows.iter()
+            .map(|(m, r)| (m.start_id.clone(), r.len()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(&s.audit_range(min, 20, 10).unwrap()),
+        vec![("st1".into(), 1), ("st2".into(), 1), ("st3".into(), 0)],
+        "made, then id; with receipts"
+    );
+    assert_eq!(
+        ids(&s.audit_range(10, 30, 1).unwrap()),
+        vec![("st2".into(), 1)]
+    );
+    assert_eq!(s.audit_count_after(min).unwrap(), 5);
+    assert_eq!(s.audit_count_after(20).unwrap(), 2);
+
+    assert!(s.audit_checkpoints().unwrap().is_empty());
+    let seal = checkpoint(1, CheckpointKind::Seal, min, 20);
+    assert!(s.append_audit_checkpoint(&seal).unwrap());
+    assert!(!s.append_audit_checkpoint(&seal).unwrap(), "seq 1 again");
+    assert!(
+        !s.append_audit_checkpoint(&checkpoint(3, CheckpointKind::Seal, 20, 30))
+            .unwrap(),
+        "a gap"
+    );
+    let seal2 = checkpoint(2, CheckpointKind::Seal, 20, 30);
+    assert!(s.append_audit_checkpoint(&seal2).unwrap());
+    assert_eq!(s.audit_checkpoints().unwrap(), vec![seal.clone(), seal2]);
+
+    let stale = checkpoint(2, CheckpointKind::Prune, min, 20);
+    assert_eq!(
+        s.prune_audit(&stale).unwrap(),
+        None,
+        "not the next of the chain"
+    );
+    assert_eq!(s.audit_count_after(min).unwrap(), 5, "nothing deleted");
+    let prune = checkpoint(3, CheckpointKind::Prune, min, 20);
+    assert_eq!(s.prune_audit(&prune).unwrap(), Some(3));
+    assert_eq!(
+        ids(&s.audit_range(min, 100, 10).unwrap()),
+        vec![("st4".into(), 1), ("st5".into(), 0)]
+    );
+    assert!(s.receipts("st1").unwrap().is_empty());
+    assert!(s.start_meta("st2").unwrap().is_none());
+    assert_eq!(s.audit_checkpoints().unwrap().len(), 3);
+
+    assert_eq!(s.setting("audit.retention_days").unwrap(), None);
+    s.put_setting("audit.retention_days", "30").unwrap();
+    s.put_setting("audit.retention_days", "31").unwrap();
+    assert_eq!(
+        s.setting("audit.retention_days").unwrap().as_deref(),
+        Some("31")
+    );
+}
+
 /// Runs `check` on a fresh database as a LOGIN role that is only a member of the restricted
 /// role (what operators connect runread as): the owner migrates and grants first.
 fn as_the_restricted_role(check: fn(&dyn Store)) {
@@ -1140,6 +1321,8 @@ contract!(
     runs_page_newest_first_filtered_and_bounded,
     sessions_under_a_path_prefix_are_those_session_by_path_finds,
     oauth_clients_requests_codes_and_tokens,
+    oauth_bounds_have_shares,
+    audit_checkpoints_ranges_prunes_and_settings,
     waits_are_listed_until_they_end_or_their_time_is_up,
     snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_grant,
 );
@@ -1272,16 +1455,15 @@ fn postgres_restricted_role_only_reads_and_appends_the_audit_tables() {
     let owner = db.store();
     let login = pg::AppLogin::create();
     owner.begin_call(&start("st1", "k", 1, None), 0).unwrap();
+    owner.append_receipt(&receipt("rc1", "st1", 2)).unwrap();
     let url = pg::kv_url(&db.name, Some(&login.name), None);
     let app = PostgresStore::connect_as(&url, "host-a").unwrap();
     assert_eq!(app.instance_id(), owner.instance_id());
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     for sql in [
         "UPDATE start_records SET tool = 'x'",
-        "DELETE FROM start_records",
         "TRUNCATE start_records CASCADE",
         "UPDATE receipts SET outcome = 'x'",
-        "DELETE FROM receipts",
         "UPDATE meta SET value = '\\x00'",
         "DELETE FROM meta",
         "INSERT INTO schema_migrations(version) VALUES (1000)",
@@ -1289,6 +1471,8 @@ fn postgres_restricted_role_only_reads_and_appends_the_audit_tables() {
         "CREATE TABLE t (x int)",
         "DROP TABLE grants",
         "ALTER TABLE start_records DISABLE TRIGGER start_records_append_only",
+        "DELETE FROM audit_checkpoints",
+        "UPDATE audit_checkpoints SET upto_ms = 0",
     ] {
         let e = c.batch_execute(sql).expect_err(sql);
         let code = e.code().map(|c| c.code().to_owned()).unwrap_or_default();
@@ -1297,6 +1481,16 @@ fn postgres_restricted_role_only_reads_and_appends_the_audit_tables() {
             "{sql}: expected permission denied, got {code} {e}"
         );
     }
+    // The gate's log may be deleted from, but only where a prune covers the rows: none does.
+    for sql in ["DELETE FROM start_records", "DELETE FROM receipts"] {
+        let e = c.batch_execute(sql).expect_err(sql);
+        let msg = e
+            .as_db_error()
+            .map(|d| d.message().to_owned())
+            .unwrap_or_default();
+        assert!(msg.contains("append-only"), "{sql}: {msg}");
+    }
+    assert_eq!(owner.audit_count_after(i64::MIN).unwrap(), 1);
     // Every table of the schema has its privileges stated in exactly one list.
     let tables: Vec<String> = c
         .query(
@@ -1308,12 +1502,13 @@ fn postgres_restricted_role_only_reads_and_appends_the_audit_tables() {
         .map(|r| r.get(0))
         .collect();
     use runread_store::postgres::{
-        APP_APPEND_ONLY_TABLES, APP_READ_ONLY_TABLES, APP_READ_WRITE_TABLES,
+        APP_APPEND_ONLY_TABLES, APP_PRUNED_TABLES, APP_READ_ONLY_TABLES, APP_READ_WRITE_TABLES,
     };
     for t in &tables {
         let n = [
             APP_READ_WRITE_TABLES,
             APP_APPEND_ONLY_TABLES,
+            APP_PRUNED_TABLES,
             APP_READ_ONLY_TABLES,
         ]
         .iter()
@@ -1430,11 +1625,17 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
         })
         .unwrap();
     }
-    // Back to schema 6, as an earlier runread left it (migration 12's waits, 11's connectors,
-    // 10's readers and 9's audit indexes undone too).
+    // Back to schema 6, as an earlier runread left it (migration 15's retention, 13's snapshots,
+    // 12's waits, 11's connectors (and 14's changes to them), 10's readers and 9's audit indexes
+    // undone too).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE snapshot_log; DROP TABLE snapshots; DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
+        "DROP TRIGGER start_records_append_only_delete; DROP TRIGGER receipts_append_only_delete; \
+         CREATE TRIGGER start_records_append_only_delete BEFORE DELETE ON start_records \
+         BEGIN SELECT RAISE(ABORT, 'start records are append-only'); END; \
+         CREATE TRIGGER receipts_append_only_delete BEFORE DELETE ON receipts \
+         BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END; \
+         DROP TABLE settings; DROP TABLE audit_checkpoints; DROP TABLE snapshot_log; DROP TABLE snapshots; DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
          DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
          DROP TABLE grants; DROP TABLE readers; CREATE TABLE grants (id TEXT PRIMARY KEY, \
          key_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, instance TEXT NOT NULL, \
@@ -1455,6 +1656,45 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
         .map(|r| r.target.run_id)
         .collect();
     assert_eq!(page, ["new", "old"]);
+}
+
+/// On SQLite, the gate's log can be deleted from only where a prune checkpoint covers the rows,
+/// and the checkpoints only appended to: an outside delete of a row no prune covers is refused.
+#[test]
+fn sqlite_gate_log_is_deleted_only_where_a_prune_covers_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runread.db");
+    let s = SqliteStore::open(&path).unwrap();
+    s.begin_call(&start("st1", "k1", 10, None), 0).unwrap();
+    s.begin_call(&start("st2", "k2", 20, None), 0).unwrap();
+    s.append_receipt(&receipt("rc1", "st1", 11)).unwrap();
+    s.append_receipt(&receipt("rc2", "st2", 21)).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let refused = |sql: &str| {
+        let e = conn.execute(sql, []).expect_err(sql);
+        assert!(e.to_string().contains("append-only"), "{sql}: {e}");
+    };
+    refused("DELETE FROM receipts WHERE start_id = 'st1'");
+    refused("DELETE FROM start_records WHERE start_id = 'st1'");
+    s.append_audit_checkpoint(&checkpoint(1, CheckpointKind::Seal, i64::MIN, 10))
+        .unwrap();
+    refused("DELETE FROM receipts WHERE start_id = 'st1'");
+    // A prune of up to 10 covers st1 (its checkpoint written by hand, as a tamperer would: what
+    // `audit verify` catches then is the chain).
+    conn.execute(
+        "INSERT INTO audit_checkpoints VALUES (2, 'prune', -1, 10, 1, 1, 'd', 'c', 1)",
+        [],
+    )
+    .unwrap();
+    conn.execute("DELETE FROM receipts WHERE start_id = 'st1'", [])
+        .unwrap();
+    conn.execute("DELETE FROM start_records WHERE start_id = 'st1'", [])
+        .unwrap();
+    refused("DELETE FROM receipts WHERE start_id = 'st2'");
+    refused("DELETE FROM start_records WHERE start_id = 'st2'");
+    refused("DELETE FROM audit_checkpoints");
+    refused("UPDATE audit_checkpoints SET upto_ms = 100");
+    assert_eq!(s.audit_count_after(i64::MIN).unwrap(), 1);
 }
 
 /// On SQLite as on PostgreSQL, the snapshot log (the audit of snapshots sealed and destroyed)

@@ -59,6 +59,14 @@ const RELEASED: &[(&str, &str)] = &[
         "3dbb81f3eeb0845e75d0ffa2601c64c2f34f54ebba8a8a9d09a5f9f9ad69a10b",
     ),
     (
+        "sqlite/0014.sql",
+        "71ef501c2a000e18c05a9f75f7f07ed65006856b68c5b2dbd55963888674cb1f",
+    ),
+    (
+        "sqlite/0015.sql",
+        "c9d5a89d8dab065eecb1c93993d04e84e9fded1283a6ea2badea519f1ced408f",
+    ),
+    (
         "sqlite/0013.sql",
         "387a29b2903648bf7395a1189f2d77763ac7ece9bc628287bb70587cb937edee",
     ),
@@ -113,6 +121,14 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0013.sql",
         "903940d2b8c3029cb1ed23ad22c778f5dd699a9214eb7eccdf2074a2d3479f1b",
+    ),
+    (
+        "postgres/0014.sql",
+        "13addf2d11b4f71e0db9deb3513af91d57a7427c4795653920be88cdc263d586",
+    ),
+    (
+        "postgres/0015.sql",
+        "54ada78aa8740e46b2dcff886fd779d4af38acceb47f36ba0161ed47ed6637c6",
     ),
 ];
 

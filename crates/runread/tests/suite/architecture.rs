@@ -735,3 +735,66 @@ fn the_module_cycle_check_finds_a_cycle() {
         Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
     );
 }
+
+/// Record types that hold what an agent wrote (ids, names, models, times, texts), and the views
+/// made of them: what the console's pages render of these comes only masked, inside
+/// `MaskedView<…>` (issue 46: a field added tomorrow cannot be shown unmasked).
+const AGENT_RECORDS: &[&str] = &[
+    "RunRecord",
+    "Grant",
+    "Reader",
+    "SnapshotSummary",
+    "StartMeta",
+    "Receipt",
+    "WaitRecord",
+    "ShownRun",
+    "ShownReader",
+    "ShownCall",
+];
+
+/// Where `source` names one of [`AGENT_RECORDS`] as a type outside `MaskedView<…>`: (line, name).
+fn unmasked_records(source: &str) -> Vec<(usize, &'static str)> {
+    let code = code_only(source);
+    let mut found = Vec::new();
+    for (i, line) in code.lines().enumerate() {
+        for name in AGENT_RECORDS {
+            for (at, _) in line.match_indices(name) {
+                let before = &line[..at];
+                let after = &line[at + name.len()..];
+                let whole = !before
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !after
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_');
+                let masked = before
+                    .trim_end_matches(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+                    .ends_with("MaskedView<");
+                if whole && !masked && !before.trim_start().starts_with("use ") {
+                    found.push((i + 1, *name));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The views the console's pages render hold agent records only masked.
+#[test]
+fn the_consoles_views_hold_agent_records_only_masked() {
+    let views =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runread-console/src/views.rs");
+    let source = std::fs::read_to_string(&views).expect("views.rs reads");
+    assert!(source.contains("MaskedView<"), "the views are found");
+    assert_eq!(unmasked_records(&source), vec![], "{}", views.display());
+}
+
+/// The check can fail: a record named bare is found, one inside `MaskedView<…>` (by any path)
+/// is not.
+#[test]
+fn the_masked_view_check_finds_a_bare_record() {
+    let source = "pub struct V {\n    pub a: Vec<MaskedView<runread_store::Grant>>,\n    pub b: runread_store::RunRecord,\n    pub c: Option<MaskedView<ShownRun>>,\n}\n";
+    assert_eq!(unmasked_records(source), vec![(3, "RunRecord")]);
+}

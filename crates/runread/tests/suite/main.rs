@@ -4,6 +4,7 @@
 
 mod pgtls;
 
+mod agent_text;
 mod architecture;
 mod cli;
 mod gate_crash;

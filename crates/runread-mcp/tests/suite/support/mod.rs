@@ -37,7 +37,7 @@ pub async fn serve(place: impl FnOnce(&Env), secret: &str) -> Served {
     place(&env);
     env.ingest();
     env.add_secret("agent-test", secret);
-    let serving = runread_testkit::serve::mcp(env.service()).await;
+    let serving = runread_testkit::serve::mcp(env.service_unthrottled()).await;
     Served {
         env,
         url: serving.url.clone(),
