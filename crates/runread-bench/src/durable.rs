@@ -10,6 +10,7 @@
 //! would, and the replay check (by idempotency key, inside the commit) finds nothing, as runread's
 //! finds nothing for a new request.
 
+use runread_store::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use runread_core::limits::REPLAY_WINDOW_MS;
 use runread_store::sqlite::SqliteStore;
-use runread_store::{Receipt, StartOutcome, StartRecord, Store};
+use runread_store::{Receipt, StartOutcome, StartRecord};
 
 /// One tool's start record and receipt, as runread wrote them.
 struct Template {

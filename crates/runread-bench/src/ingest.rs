@@ -7,12 +7,13 @@
 //! file's size and lines, and per repeat its wall time and the CPU time of the whole process
 //! during it (every thread's: the readers' and the digest thread's too).
 
+use runread_store::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use runread_ingest::AgentDir;
 use runread_sessions::Agent;
-use runread_store::Store;
+
 use runread_store::sqlite::SqliteStore;
 use serde_json::{Value, json};
 

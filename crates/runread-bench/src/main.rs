@@ -27,6 +27,7 @@
 // A measuring harness: a failed step must abort the measurement loudly, not be worked around.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use runread_store::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +36,7 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_service::{Config, KeyContext, Service, tools};
-use runread_store::Store;
+
 use runread_store::sqlite::SqliteStore;
 
 mod artifact;
@@ -85,7 +86,7 @@ fn setup(in_memory: bool) -> Setup {
     runread_testkit::set_age(&path, Duration::from_secs(60));
     runread_ingest::ingest_dir(
         &*store,
-        &runread_ingest::AgentDir::pi(&sessions),
+        &runread_ingest::AgentDir::new(runread_sessions::Agent::Pi, &sessions),
         runread_core::timefmt::now_ms(),
         |_| {},
     )

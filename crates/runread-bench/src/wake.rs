@@ -199,7 +199,7 @@ impl Scene {
 fn ingest(store: &dyn Store, sessions: &Path) -> Result<(), String> {
     runread_ingest::ingest_dir(
         store,
-        &runread_ingest::AgentDir::pi(sessions),
+        &runread_ingest::AgentDir::new(runread_sessions::Agent::Pi, sessions),
         runread_core::timefmt::now_ms(),
         |_| {},
     )

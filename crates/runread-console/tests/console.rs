@@ -5,6 +5,7 @@
 //! refused and both reads in the audit — on a real Pi session.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use std::time::Duration;
 use runread_console::{Console, FORM_MAX_BYTES};
 use runread_mcp::client::Client;
 use runread_service::{Config, Service};
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 /// A known secret the fixture's session holds in its answer, history and tool names.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use runread_core::{ErrorCode, Target};
-use runread_store::{Receipt, StartMeta, StartOutcome, StartRecord, Store};
+use runread_store::{GateLog, Receipt, StartMeta, StartOutcome, StartRecord};
 
 use crate::keys::KeyProvider;
 use crate::registry::{Binding, ExecToken, FeatureReader, Registry, Validators};
@@ -55,7 +55,7 @@ pub struct Gate {
 }
 
 struct Inner {
-    store: Arc<dyn Store>,
+    store: Arc<dyn GateLog>,
     registry: Registry,
     keys: Arc<dyn KeyProvider>,
 }
@@ -252,7 +252,7 @@ fn envelope(m: &StartMeta) -> Envelope {
 }
 
 impl Gate {
-    pub fn new(store: Arc<dyn Store>, registry: Registry, keys: Arc<dyn KeyProvider>) -> Gate {
+    pub fn new(store: Arc<dyn GateLog>, registry: Registry, keys: Arc<dyn KeyProvider>) -> Gate {
         Gate {
             inner: Arc::new(Inner {
                 store,

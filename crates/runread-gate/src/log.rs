@@ -28,7 +28,9 @@ use runread_core::limits::{
     AUDIT_RETENTION_CALLS_MIN, AUDIT_RETENTION_DAYS_DEFAULT, AUDIT_RETENTION_DAYS_MAX,
     AUDIT_RETENTION_DAYS_MIN, AUDIT_SEAL_AFTER_MS, AUDIT_SEAL_RECORDS_MAX, AUDIT_SEAL_TIES_MAX,
 };
-use runread_store::{AuditCheckpoint, CheckpointKind, Receipt, StartMeta, Store, StoreError};
+use runread_store::{
+    AuditCheckpoint, CheckpointKind, GateLog, Receipt, Settings, StartMeta, StoreError,
+};
 
 const SEAL_DOMAIN: &[u8] = b"runread.audit.seal.v1\0";
 const CHAIN_DOMAIN: &[u8] = b"runread.audit.chain.v1\0";
@@ -85,7 +87,7 @@ impl Retention {
 
     /// The retention the store's settings say (the defaults where they say nothing). A stored
     /// value out of bounds is `corrupt`, never clamped.
-    pub fn of(store: &dyn Store) -> Result<Retention, StoreError> {
+    pub fn of(store: &dyn Settings) -> Result<Retention, StoreError> {
         let read = |key: &str, default: u64| -> Result<u64, StoreError> {
             match store.setting(key)? {
                 None => Ok(default),
@@ -104,7 +106,7 @@ impl Retention {
     }
 
     /// Stores this retention; the next pass applies it.
-    pub fn save(&self, store: &dyn Store) -> Result<(), StoreError> {
+    pub fn save(&self, store: &dyn Settings) -> Result<(), StoreError> {
         store.put_setting(RETENTION_DAYS_SETTING, &self.days.to_string())?;
         store.put_setting(RETENTION_CALLS_SETTING, &self.calls.to_string())
     }
@@ -229,7 +231,7 @@ fn seal_read_max() -> u32 {
 }
 
 /// The records of a range, or [`LogError::TooManyAtOnce`] when it holds more than a seal reads.
-fn range(store: &dyn Store, after: i64, upto: i64) -> Result<runread_store::AuditRows, LogError> {
+fn range(store: &dyn GateLog, after: i64, upto: i64) -> Result<runread_store::AuditRows, LogError> {
     let rows = store.audit_range(after, upto, seal_read_max())?;
     if rows.len() as u64 >= u64::from(seal_read_max()) {
         return Err(LogError::TooManyAtOnce(upto));
@@ -301,7 +303,7 @@ fn receipts_of(rows: &runread_store::AuditRows) -> u64 {
 /// on). Another pass at the same time (another process, another host) makes it stop early,
 /// never append twice.
 pub fn maintain(
-    store: &dyn Store,
+    store: &dyn GateLog,
     retention: Retention,
     now_ms: i64,
 ) -> Result<Maintained, LogError> {
@@ -321,7 +323,7 @@ pub fn maintain(
 }
 
 fn seal_pass(
-    store: &dyn Store,
+    store: &dyn GateLog,
     now_ms: i64,
     budget: &mut usize,
     done: &mut Maintained,
@@ -364,7 +366,7 @@ fn seal_pass(
 }
 
 fn prune_pass(
-    store: &dyn Store,
+    store: &dyn GateLog,
     retention: Retention,
     now_ms: i64,
     budget: &mut usize,
@@ -464,7 +466,7 @@ impl std::fmt::Display for Problem {
 }
 
 /// Checks the whole log (see the module's documentation).
-pub fn verify(store: &dyn Store) -> Result<Verified, LogError> {
+pub fn verify(store: &dyn GateLog) -> Result<Verified, LogError> {
     let checkpoints = store.audit_checkpoints()?;
     let mut v = Verified {
         checkpoints: checkpoints.len() as u64,
@@ -512,7 +514,7 @@ pub fn verify(store: &dyn Store) -> Result<Verified, LogError> {
 }
 
 /// Start records made after `after_ms`.
-fn count_after(store: &dyn Store, after_ms: i64) -> Result<u64, LogError> {
+fn count_after(store: &dyn GateLog, after_ms: i64) -> Result<u64, LogError> {
     Ok(store.audit_count_after(after_ms)?)
 }
 

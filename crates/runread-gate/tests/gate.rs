@@ -2,6 +2,7 @@
 //! the adapter, the deadline, and keys zeroized on every path.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,7 +12,7 @@ use serde_json::{Map, Value, json};
 use runread_core::{ErrorCode, Feature};
 use runread_gate::keys::{KeyError, KeyProvider, OwnedKey};
 use runread_gate::{Call, Definition, ExecToken, FeatureReader, Gate, Registry};
-use runread_store::Store;
+
 use runread_store::sqlite::SqliteStore;
 
 /// A key provider that counts live keys and can hand out a wrong key on `get`.

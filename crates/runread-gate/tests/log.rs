@@ -4,6 +4,7 @@
 //! stays within its retention bound.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::path::Path;
 
 use runread_core::limits::{

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use runread_sessions::{Agent, EntrySummary, cut_runs};
-use runread_store::{INDEX_VERSION, IngestCommit, SessionRecord, Store, StoreError, Workspace};
+use runread_store::{INDEX_VERSION, Index, IngestCommit, SessionRecord, StoreError, Workspace};
 
 use crate::triage::{Existing, Prepared, Scanned, Step, prepare};
 use crate::{FileOutcome, IngestError, Progress, Report, workspace_for};
@@ -12,7 +12,7 @@ use crate::{FileOutcome, IngestError, Progress, Report, workspace_for};
 /// The commit side of an [`ingest_dir`] pass: files are committed strictly in file order, each
 /// as soon as it and every file before it are prepared.
 pub(crate) struct InOrderCommits<'a> {
-    pub(crate) store: &'a dyn Store,
+    pub(crate) store: &'a dyn Index,
     pub(crate) workspaces: &'a [Workspace],
     pub(crate) agent: Agent,
     pub(crate) files: &'a [PathBuf],
@@ -66,7 +66,7 @@ impl InOrderCommits<'_> {
 /// if the store still holds the record it was read against; else the file is read again first.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn finish(
-    store: &dyn Store,
+    store: &dyn Index,
     workspaces: &[Workspace],
     agent: Agent,
     path: &Path,
@@ -110,7 +110,7 @@ pub(crate) fn finish(
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fresh(
-    store: &dyn Store,
+    store: &dyn Index,
     workspaces: &[Workspace],
     agent: Agent,
     path_str: &str,
@@ -175,7 +175,7 @@ pub(crate) fn fresh(
 }
 
 pub(crate) fn append(
-    store: &dyn Store,
+    store: &dyn Index,
     mut rec: SessionRecord,
     old: Vec<EntrySummary>,
     scanned: Scanned,
@@ -214,7 +214,7 @@ pub(crate) enum Committed {
 
 /// Cuts runs over all entries of the generation and writes the pass in one transaction.
 pub(crate) fn commit(
-    store: &dyn Store,
+    store: &dyn Index,
     mut rec: SessionRecord,
     new_generation: bool,
     new_entries: Vec<EntrySummary>,

@@ -18,11 +18,11 @@ use commit::{InOrderCommits, finish};
 use ordered::Alone;
 pub use triage::{INGEST_PRELOAD_RECORDS_MAX, TAIL_WINDOW_BYTES};
 use triage::{Preloaded, ReadJob, Triage, prepare, triage};
-pub use walk::{AgentDir, CODEX_ROLLOUT_PREFIX, SCAN_DEPTH_MAX, SCAN_FILES_MAX, session_files};
+pub use walk::{AgentDir, SCAN_DEPTH_MAX, SCAN_FILES_MAX, session_files};
 
 use runread_sessions::file::ReadError;
 use runread_sessions::{Agent, ReadAhead};
-use runread_store::{Store, StoreError, Workspace};
+use runread_store::{Index, StoreError, Workspace};
 
 /// What happened to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +153,7 @@ pub const INGEST_READ_AHEAD_FILES: usize = 4;
 /// again here if its record moved). So the outcome is the one a pass over the files one by one
 /// would have, and a pass with nothing to read starts no thread.
 pub fn ingest_dir(
-    store: &dyn Store,
+    store: &dyn Index,
     dir: &AgentDir,
     now_ms: i64,
     mut progress: impl FnMut(Progress),
@@ -232,7 +232,7 @@ pub fn workspace_for<'a>(workspaces: &'a [Workspace], cwd: &str) -> Option<&'a W
 
 /// Ingests one session file of `agent`, adding its counts to `report`.
 pub fn ingest_file(
-    store: &dyn Store,
+    store: &dyn Index,
     workspaces: &[Workspace],
     agent: Agent,
     path: &Path,

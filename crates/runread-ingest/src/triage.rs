@@ -6,7 +6,7 @@ use std::path::Path;
 use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
 use runread_sessions::file::{self, EvidenceFile, ReadError};
 use runread_sessions::{Agent, EntrySummary, FileIdentity, ReadAhead, Resume, ScanError};
-use runread_store::{INDEX_VERSION, SessionRecord, SessionStamp, Store};
+use runread_store::{INDEX_VERSION, Index, SessionRecord, SessionStamp};
 
 use crate::{FileOutcome, IngestError, Report};
 
@@ -39,7 +39,7 @@ pub(crate) struct Preloaded {
 impl Preloaded {
     /// The records of every path under `dir`, or none if there are more than
     /// [`INGEST_PRELOAD_RECORDS_MAX`] (or `dir` is not UTF-8).
-    pub(crate) fn load(store: &dyn Store, dir: &Path) -> Result<Preloaded, IngestError> {
+    pub(crate) fn load(store: &dyn Index, dir: &Path) -> Result<Preloaded, IngestError> {
         let none = Preloaded {
             prefix: None,
             records: Default::default(),
@@ -132,7 +132,7 @@ pub(crate) struct Scanned {
 
 /// Classifies `path` against the store's record of it and reads what is new.
 pub(crate) fn prepare(
-    store: &dyn Store,
+    store: &dyn Index,
     agent: Agent,
     path: &Path,
 ) -> Result<Box<Prepared>, IngestError> {
@@ -168,7 +168,7 @@ pub(crate) struct ReadJob {
 /// and the tail window re-hashed when it changed), in file order on the committing thread. The
 /// record comes from `preloaded` when it covers `path`, else from the store.
 pub(crate) fn triage(
-    store: &dyn Store,
+    store: &dyn Index,
     preloaded: Option<&mut Preloaded>,
     agent: Agent,
     path: &Path,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use notify::{RecursiveMode, Watcher};
 
-use runread_store::Store;
+use runread_store::Index;
 
 use crate::{AgentDir, IngestError, Report, ingest_dir};
 
@@ -29,7 +29,7 @@ pub const RESCAN_DEFAULT: Duration = Duration::from_secs(5);
 /// rescan once it does) until `stop` is set, calling `on_pass` after every ingest pass (its
 /// report sums every directory's).
 pub fn watch(
-    store: Arc<dyn Store>,
+    store: Arc<dyn Index>,
     dirs: &[AgentDir],
     rescan: Duration,
     stop: Arc<AtomicBool>,

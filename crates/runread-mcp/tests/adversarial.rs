@@ -16,6 +16,7 @@
 //! RSS, and the servers run in-process. Corpus rows run side by side.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,7 +32,6 @@ use runread_core::limits::{
     HTTP_BODY_DEADLINE_SECS, HTTP_BODY_MAX_BYTES, HTTP_HEADER_MAX_BYTES, HTTP_IN_FLIGHT_MAX,
 };
 
-use runread_store::Store;
 use runread_testkit::Env;
 
 /// The slowloris and soak tests run alone (the soak reads this process's RSS and every server

@@ -57,7 +57,8 @@ pub(crate) fn of(store: &dyn Store, session: &SessionRecord) -> Result<Option<Fo
         Some(parent)
             if parent.agent == session.agent && parent.workspace_id == session.workspace_id =>
         {
-            if runread_sessions::records::parent_holds_fork_base(
+            if runread_sessions::agents::parent_holds_fork_base(
+                parent.agent,
                 std::path::Path::new(&parent.path),
                 &parent.identity,
                 base,

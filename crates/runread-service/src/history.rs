@@ -645,7 +645,7 @@ mod tests {
     use std::time::Duration;
 
     use runread_core::redact::MASK;
-    use runread_store::Store;
+    use runread_store::prelude::*;
     use runread_testkit::Env;
 
     const SECRET: &str = "SECRETXYZ123";

@@ -9,6 +9,7 @@
 //! This crate knows nothing of MCP, grants or storage.
 #![forbid(unsafe_code)]
 
+pub mod agents;
 pub mod claude;
 pub mod codex;
 mod content;
@@ -19,7 +20,9 @@ pub mod records;
 pub mod runs;
 pub mod scan;
 pub mod usage;
+pub mod walk;
 
+pub use agents::{AgentProfile, profile};
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
     Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
@@ -32,11 +35,7 @@ pub use scan::{LineDigest, ReadAhead};
 /// What a reader may be shown of one message line of a session file written by `agent`, read
 /// back when served. `None`: not a message line of that agent.
 pub fn message_view(agent: Agent, line: &[u8]) -> Option<MessageView> {
-    match agent {
-        Agent::Pi => pi::message_view(line),
-        Agent::Claude => claude::message_view(line),
-        Agent::Codex => codex::message_view(line),
-    }
+    profile(agent).message_view(line)
 }
 
 /// One streamed pass over a session file of `agent` (see [`pi::scan`]); a large file's lines are
@@ -52,20 +51,12 @@ pub fn scan_with(
     resume: Resume<'_>,
     ahead: ReadAhead,
 ) -> Result<Scan, ScanError> {
-    match agent {
-        Agent::Pi => pi::scan(file, resume, ahead),
-        Agent::Claude => claude::scan(file, resume, ahead),
-        Agent::Codex => codex::scan(file, resume, ahead),
-    }
+    profile(agent).scan(file, resume, ahead)
 }
 
 /// The runs of a session of `agent` from its index entries (in file order).
 pub fn cut_runs(agent: Agent, entries: &[EntrySummary], malformed: &[u64], torn: bool) -> Branch {
-    let mut branch = match agent {
-        Agent::Pi => pi::cut_runs(entries, malformed, torn),
-        Agent::Claude => claude::cut_runs(entries, malformed, torn),
-        Agent::Codex => codex::cut_runs(entries, malformed, torn),
-    };
+    let mut branch = profile(agent).cut_runs(entries, malformed, torn);
     usage::attribute(agent, entries, &mut branch.runs);
     branch
 }

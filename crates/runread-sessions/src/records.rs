@@ -5,8 +5,6 @@
 use std::path::Path;
 
 use crate::Agent;
-use crate::file::{EvidenceFile, FileIdentity};
-use crate::model::ForkBase;
 
 /// Where an agent records the values `read_target_metadata` reports: the `source` of each field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,40 +36,9 @@ pub struct Records {
 pub const CHILDREN_UNOBSERVED_PASSIVE: &str = "a session file does not show child agents";
 
 impl Records {
-    /// What `agent`'s records can show.
+    /// What `agent`'s records can show (its profile's).
     pub fn of(agent: Agent) -> Records {
-        match agent {
-            Agent::Pi => Records {
-                child_records: false,
-                children_unobserved_supervised: "extensions can run agents inside Pi's own process; runread cannot see them",
-                metadata: MetadataSources {
-                    saved_model: "model_change",
-                    run_model: "assistant_messages",
-                    header_line: "session_header",
-                },
-                provider_in_run_model: true,
-            },
-            Agent::Claude => Records {
-                child_records: true,
-                children_unobserved_supervised: CHILDREN_UNOBSERVED_PASSIVE,
-                metadata: MetadataSources {
-                    saved_model: "model_attachment",
-                    run_model: "assistant_messages",
-                    header_line: "session_header",
-                },
-                provider_in_run_model: false,
-            },
-            Agent::Codex => Records {
-                child_records: false,
-                children_unobserved_supervised: "Codex's event stream and rollout file do not show child agents",
-                metadata: MetadataSources {
-                    saved_model: "turn_context",
-                    run_model: "turn_context",
-                    header_line: "session_meta",
-                },
-                provider_in_run_model: false,
-            },
-        }
+        crate::agents::profile(agent).records()
     }
 }
 
@@ -95,40 +62,5 @@ pub fn children(
     session_id: &str,
     tool_call_lines: &[Vec<u8>],
 ) -> Option<Vec<Option<ChildRecord>>> {
-    if !Records::of(agent).child_records {
-        return None;
-    }
-    let calls: Vec<String> = tool_call_lines
-        .iter()
-        .flat_map(|line| crate::claude::tool_uses(line))
-        .filter(|(_, name)| crate::claude::SUBAGENT_TOOLS.contains(&name.as_str()))
-        .map(|(id, _)| id)
-        .collect();
-    let records = crate::claude::subagent_records(session_file, session_id);
-    Some(
-        calls
-            .iter()
-            .map(|id| {
-                records
-                    .iter()
-                    .find(|rec| &rec.meta.tool_use_id == id)
-                    .map(|rec| ChildRecord {
-                        finished: rec.meta.finished,
-                        transcript_modified_ns: rec.transcript_modified_ns,
-                    })
-            })
-            .collect(),
-    )
-}
-
-/// Whether the parent session file at `parent_path` (as ingested: `identity`) still holds the
-/// line a fork's inherited history ends at (`base`). Opened link-safely; a file that is gone,
-/// replaced or changed does not.
-pub fn parent_holds_fork_base(
-    parent_path: &Path,
-    identity: &FileIdentity,
-    base: &ForkBase,
-) -> bool {
-    EvidenceFile::open(parent_path, Some(identity))
-        .is_ok_and(|file| crate::codex::holds_fork_base(&file, base))
+    crate::agents::profile(agent).children(session_file, session_id, tool_call_lines)
 }

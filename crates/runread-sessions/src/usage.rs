@@ -12,6 +12,7 @@
 //!   `reasoning_output_tokens`): a run's usage is the total at its last event less the total
 //!   before the run.
 
+use crate::agents::UsageKind;
 use crate::model::{Agent, EntrySummary, Tokens};
 use crate::runs::Run;
 
@@ -45,14 +46,17 @@ pub use crate::runs::{ModelUsage, RunUsage, UsageSource};
 /// Sets each run's usage from `entries` (the session's, in file order). A run none of whose
 /// calls reported usage (or indexed before usage was) has none.
 pub fn attribute(agent: Agent, entries: &[EntrySummary], runs: &mut [Run]) {
-    match agent {
-        Agent::Pi | Agent::Claude => per_message(agent, entries, runs),
-        Agent::Codex => running_totals(entries, runs),
+    match crate::agents::profile(agent).usage_kind() {
+        UsageKind::PerMessage { provider_in_model } => {
+            per_message(provider_in_model, entries, runs)
+        }
+        UsageKind::RunningTotals => running_totals(entries, runs),
     }
 }
 
-/// Pi and Claude Code: the usage of the run's assistant messages, each response once.
-fn per_message(agent: Agent, entries: &[EntrySummary], runs: &mut [Run]) {
+/// Usage kept on each assistant message: the usage of the run's assistant messages, each
+/// response once.
+fn per_message(provider_in_model: bool, entries: &[EntrySummary], runs: &mut [Run]) {
     let by_line: std::collections::HashMap<u64, &EntrySummary> =
         entries.iter().map(|e| (e.line, e)).collect();
     for run in runs.iter_mut() {
@@ -68,9 +72,9 @@ fn per_message(agent: Agent, entries: &[EntrySummary], runs: &mut [Run]) {
                 continue;
             }
             if let Some(tokens) = e.usage.filter(|_| !e.synthetic) {
-                let model = match (agent, &e.provider, &e.model) {
-                    (Agent::Pi, Some(p), Some(m)) => Some(format!("{p}/{m}")),
-                    (_, _, m) => m.clone(),
+                let model = match (&e.provider, &e.model) {
+                    (Some(p), Some(m)) if provider_in_model => Some(format!("{p}/{m}")),
+                    (_, m) => m.clone(),
                 };
                 usage.add(model, tokens);
             }
@@ -79,7 +83,7 @@ fn per_message(agent: Agent, entries: &[EntrySummary], runs: &mut [Run]) {
     }
 }
 
-/// Codex: each run's share of the session's running totals — the total at the run's last
+/// Usage kept as running totals: each run's share of the session's running totals — the total at the run's last
 /// `token_count` event less the total at the last one before the run (events after a run's
 /// first line and before the next run's belong to it).
 fn running_totals(entries: &[EntrySummary], runs: &mut [Run]) {

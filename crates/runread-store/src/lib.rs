@@ -21,6 +21,14 @@ const _: () = assert!(sqlite::MIGRATIONS.len() == postgres::MIGRATIONS.len());
 
 pub use model::*;
 
+/// The store's roles, to call their methods on a `dyn Store` or any role:
+/// `use runread_store::prelude::*`.
+pub mod prelude {
+    pub use crate::{
+        Access, Connectors, GateLog, Identity, Index, Secrets, Settings, Snapshots, Store, Waits,
+    };
+}
+
 /// Most waits [`Store::live_waits`] lists: more than one runread holds (`WAITS_MAX`), a few
 /// gateways' worth.
 pub const LIVE_WAITS_LISTED_MAX: i64 = 1_024;
@@ -109,29 +117,53 @@ pub(crate) fn prefix_upper_bound(prefix: &str) -> Option<String> {
 /// A live reader and its live grants, newest first: what a key or a token admits.
 pub type ReaderWithGrants = (Reader, Vec<Grant>);
 
-/// Everything runread persists. Synchronous: async callers move calls onto a blocking thread.
-pub trait Store: Send + Sync {
+/// Everything runread persists, as the sum of its roles: what wires a process together. Each
+/// layer takes the roles it uses (the gate its log, ingest the index, …), not this.
+pub trait Store:
+    Identity + Index + Access + Secrets + Snapshots + GateLog + Connectors + Waits + Settings
+{
+}
+
+impl<T> Store for T where
+    T: Identity + Index + Access + Secrets + Snapshots + GateLog + Connectors + Waits + Settings
+{
+}
+
+/// Which store this is, the key it signs cursors with, and the feed of its changes: what every
+/// layer that names targets or waits reads.
+pub trait Identity: Send + Sync {
     /// The UUID of this store, made on first use.
     fn instance_id(&self) -> &str;
+
     /// The key that signs cursors, made on first use and shared by every server of this store.
     fn cursor_key(&self) -> &CursorKey;
+
     /// The feed of changes to runs, published by this store's commits (and, on PostgreSQL, by
     /// other processes' commits once a wait subscribes): what waits wake on.
     fn changes(&self) -> &changes::ChangeFeed;
+}
 
+/// The index of the agents' records: workspaces, sessions, their entries and runs (no text of a
+/// conversation), what a supervisor recorded of a run, and the artifacts registered for runs.
+/// Ingest and supervision write it; admission and the owner's views read it.
+pub trait Index: Identity + Send + Sync {
     /// Registers a workspace root (canonical path). Registering the same path again bumps its
     /// revision (and so invalidates grants made under the old one) and updates its name.
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace>;
+
     fn workspaces(&self) -> Result<Vec<Workspace>>;
+
     fn workspace(&self, id: &str) -> Result<Option<Workspace>>;
 
     /// The session recorded for this file path, if any.
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>>;
+
     /// The sessions recorded (on this host) for paths that start with `prefix`, byte for byte,
     /// in no particular order: at most `limit + 1` of them, so that a caller can tell a complete
     /// answer (≤ `limit`) from a cut one. One query instead of one [`Store::session_by_path`]
     /// per file of a directory.
     fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>>;
+
     /// The [`SessionStamp`]s of the records [`Store::sessions_with_path_prefix`] answers, same
     /// bound: the columns a pass needs to find a directory's files unchanged, without those
     /// only reading needs (parsing them was most of a re-ingest's instructions).
@@ -140,30 +172,59 @@ pub trait Store: Send + Sync {
         prefix: &str,
         limit: u32,
     ) -> Result<Vec<SessionStamp>>;
+
     fn session(&self, session_id: &str) -> Result<Option<SessionRecord>>;
+
     /// Entries of the session's current generation, in file order.
     fn entries(
         &self,
         session_id: &str,
         generation: u64,
     ) -> Result<Vec<runread_sessions::EntrySummary>>;
+
     /// Applies one ingest pass atomically: the session record, appended entries (all entries
     /// when the generation is new) and the complete new set of runs.
     fn commit_ingest(&self, commit: &IngestCommit) -> Result<()>;
 
     /// Runs of every current session generation, newest session first.
     fn runs(&self) -> Result<Vec<RunRecord>>;
+
     /// One page of current runs, newest first (by when each run started; runs without a start
     /// time last), at most `limit` (≤ [`RUNS_PAGE_MAX`]) after skipping `offset`.
     fn runs_page(&self, filter: &RunFilter, limit: u32, offset: u64) -> Result<Vec<RunRecord>>;
+
     /// How many current runs `filter` lets through.
     fn runs_count(&self, filter: &RunFilter) -> Result<u64>;
+
     /// Current runs whose run id is `run_id`.
     fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>>;
+
     /// The run a target names, if it exists in the current generation of its session.
     fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>>;
 
+    /// Registers an artifact of a run (a trusted producer's act).
+    fn add_artifact(&self, artifact: &ArtifactRecord) -> Result<()>;
+
+    /// The artifacts registered for exactly `target`, oldest first.
+    fn artifacts(&self, target: &runread_core::Target) -> Result<Vec<ArtifactRecord>>;
+
+    /// Records (or replaces) what a supervisor knows of one supervised run.
+    fn put_supervised(&self, run: &SupervisedRun) -> Result<()>;
+
+    /// The supervised record of a run, if a supervisor ever recorded one.
+    fn supervised(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SupervisedRun>>;
+}
+
+/// Readers and the grants each holds: who may read what. The owner's acts write it; admission
+/// reads it.
+pub trait Access: Send + Sync {
     fn insert_grant(&self, grant: &Grant) -> Result<()>;
+
     /// Grants whose stored key hash equals `key_hash` (compared again in constant time by the caller).
     /// A reader's grants of exactly `target`, in any state, newest first.
     fn reader_grants_for_target(
@@ -171,14 +232,18 @@ pub trait Store: Send + Sync {
         reader_id: &str,
         target: &runread_core::Target,
     ) -> Result<Vec<Grant>>;
+
     /// The grant `grant_id`, if the live reader holding it has the key hashing to `key_hash`
     /// (the re-check after a call's I/O: not rotated, not removed meanwhile).
     fn grant_of_key(&self, grant_id: &str, key_hash: &str) -> Result<Option<Grant>>;
+
     /// Adds a reader. Fails (as `unavailable`) when a live reader already has its name or its key.
     fn insert_reader(&self, reader: &Reader) -> Result<()>;
+
     /// The live (not removed) reader whose key hashes to `key_hash`, and its grants live at
     /// `now_ms` (neither revoked nor expired), newest first: admission's one read.
     fn reader_of_key(&self, key_hash: &str, now_ms: i64) -> Result<Option<ReaderWithGrants>>;
+
     /// [`Store::reader_of_key`], when it can be answered at once: a local read on a connection
     /// that is free now. `None` when answering would wait (for a connection, or for a server
     /// across the network): the caller then calls [`Store::reader_of_key`] where it may block.
@@ -191,12 +256,148 @@ pub trait Store: Send + Sync {
     ) -> Option<Result<Option<ReaderWithGrants>>> {
         None
     }
+
     /// The live reader of an id and its live grants at `now_ms` (as [`Store::reader_of_key`]):
     /// a connector's token names its reader by id.
     fn reader_of_id(&self, reader_id: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>>;
+
+    /// The live reader named `name`.
+    fn reader_by_name(&self, name: &str) -> Result<Option<Reader>>;
+
+    /// Every reader, removed ones included, oldest first.
+    fn readers(&self) -> Result<Vec<Reader>>;
+
+    /// Gives a live reader a new key (its hash): the old one is refused from its next call;
+    /// its grants are kept. False when no live reader has that id.
+    fn rotate_reader_key(&self, reader_id: &str, key_hash: &str) -> Result<bool>;
+
+    /// Revokes every live grant of the reader, then removes it (its key refused). False when no
+    /// live reader has that id.
+    fn remove_reader(&self, reader_id: &str, now_ms: i64) -> Result<bool>;
+
+    /// How many grants the reader holds in all, and how many of them were revoked.
+    fn reader_grant_tally(&self, reader_id: &str) -> Result<(u64, u64)>;
+
+    /// When each reader last made a call: (reader id, ms), for the readers that made one.
+    fn reader_last_reads(&self) -> Result<Vec<(String, i64)>>;
+
+    fn grants(&self) -> Result<Vec<Grant>>;
+
+    /// Marks a grant revoked. `false` when there is no such grant or it was already revoked.
+    fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool>;
+}
+
+/// Known secrets, sealed at rest (the owner's and every read key).
+pub trait Secrets: Send + Sync {
+    /// Stores (or replaces) a sealed known secret.
+    fn put_secret(&self, secret: &SealedSecret) -> Result<()>;
+
+    /// Every sealed known secret (owner secrets and read keys), by name.
+    fn sealed_secrets(&self) -> Result<Vec<SealedSecret>>;
+
+    /// Changes whenever the set of sealed secrets changes; cheap to ask on every call.
+    fn secrets_fingerprint(&self) -> Result<String>;
+}
+
+/// Shared runs' sealed snapshots and the log of them.
+pub trait Snapshots: Send + Sync {
+    /// Puts the sealed snapshot of a run (replacing the one it had) when the store's snapshots,
+    /// with it and without the one it replaces, hold at most `store_max_bytes`; `false` (nothing
+    /// written) when they would hold more.
+    fn put_snapshot(&self, snapshot: &SnapshotRecord, store_max_bytes: u64) -> Result<bool>;
+
+    /// The snapshot of a run, unless there is none (or its data key was destroyed).
+    fn snapshot(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SnapshotRecord>>;
+
+    /// A run's snapshot without its sealed bytes (what names its version), unless there is none.
+    fn snapshot_stamp(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SnapshotSummary>>;
+
+    /// Every snapshot, oldest first, without its sealed bytes.
+    fn snapshots(&self) -> Result<Vec<SnapshotSummary>>;
+
+    /// The snapshots no grant live at `now_ms` holds (to destroy).
+    fn snapshots_unshared(&self, now_ms: i64) -> Result<Vec<SnapshotSummary>>;
+
+    /// Appends `event` to the snapshot log (append-only).
+    fn log_snapshot(&self, event: &SnapshotEvent) -> Result<()>;
+
+    /// The snapshot log's newest `limit` events, newest first.
+    fn snapshot_log(&self, limit: u32) -> Result<Vec<SnapshotEvent>>;
+
+    /// Destroys a run's snapshot: its data key first, then its row. `false`: there was none.
+    fn destroy_snapshot(&self, session_id: &str, generation: u64, run_id: &str) -> Result<bool>;
+}
+
+/// The gate's log: start records and receipts, the audit's pages of them, and the retention's
+/// checkpoints. The gate writes it; the audit reads it.
+pub trait GateLog: Send + Sync {
+    /// Commits `record` durably, unless a record with the same idempotency key was written at or
+    /// after `replay_since_ms`, which is returned instead.
+    fn begin_call(&self, record: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome>;
+
+    /// Appends a receipt for a started call.
+    fn append_receipt(&self, receipt: &Receipt) -> Result<()>;
+
+    /// A start record with its sealed input (for the gate only).
+    fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>>;
+
+    /// A start record without its sealed input (for audit and recovery).
+    fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>>;
+
+    /// Receipts of one start record, oldest first.
+    fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>>;
+
+    /// Start records at or after `since_ms` (oldest first, at most `limit`), with their receipts.
+    fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>>;
+
+    /// One page of the audit: the start records `filter` lets through, newest first (by time,
+    /// then start id), at most `limit` (≤ [`AUDIT_PAGE_MAX`]), each with its receipts, and how
+    /// many more the filter lets through after the page's last row. Filtered, paged and counted
+    /// in the store's indexes (`runread audit`, the console's audit page).
+    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage>;
+
+    /// Every checkpoint of the gate's log (seals and prunes), in order.
+    fn audit_checkpoints(&self) -> Result<Vec<AuditCheckpoint>>;
+
+    /// Appends `checkpoint` when it is the next of the chain (its `seq` one past the last
+    /// one's); false when another pass appended first.
+    fn append_audit_checkpoint(&self, checkpoint: &AuditCheckpoint) -> Result<bool>;
+
+    /// The start records made in (`after_ms`, `upto_ms`], oldest first (then by id), at most
+    /// `limit`, each with its receipts, from one snapshot of the store.
+    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows>;
+
+    /// When the start record `n` places after the first one made after `after_ms` (up to
+    /// `upto_ms`) was made; `None` when there are not that many.
+    fn audit_nth_time(&self, after_ms: i64, upto_ms: i64, n: u64) -> Result<Option<i64>>;
+
+    /// How many start records were made after `after_ms` (`i64::MIN`: every one).
+    fn audit_count_after(&self, after_ms: i64) -> Result<u64>;
+
+    /// In one transaction: appends the prune checkpoint `checkpoint` (as
+    /// [`Store::append_audit_checkpoint`]) and deletes every start record made up to its
+    /// `upto_ms`, and their receipts. `None` when another pass appended first (nothing deleted);
+    /// else the start records deleted.
+    fn prune_audit(&self, checkpoint: &AuditCheckpoint) -> Result<Option<u64>>;
+}
+
+/// Connectors' OAuth clients, authorization requests and tokens (as hashes).
+pub trait Connectors: Send + Sync {
     /// Registers an OAuth client while both `bounds` hold; false when one does not.
     fn insert_oauth_client(&self, client: &OAuthClient, bounds: OAuthClientBounds) -> Result<bool>;
+
     fn oauth_client(&self, client_id: &str) -> Result<Option<OAuthClient>>;
+
     /// Adds an authorization request while its `bounds` hold (see [`OAuthRequestBounds`]); false
     /// when one does not.
     fn insert_oauth_request(
@@ -204,9 +405,12 @@ pub trait Store: Send + Sync {
         request: &OAuthRequest,
         bounds: OAuthRequestBounds,
     ) -> Result<bool>;
+
     fn oauth_request(&self, id: &str) -> Result<Option<OAuthRequest>>;
+
     /// The requests waiting for the owner's decision at `now_ms`, oldest first.
     fn oauth_requests_pending(&self, now_ms: i64) -> Result<Vec<OAuthRequest>>;
+
     /// Decides a waiting, unexpired request: approved for a reader with a scope, or denied
     /// (`None`). False when it was decided before, expired or never made.
     fn decide_oauth_request(
@@ -215,6 +419,7 @@ pub trait Store: Send + Sync {
         approved: Option<(&str, &str)>,
         now_ms: i64,
     ) -> Result<bool>;
+
     /// Gives an approved, unexpired request its one code (by hash). False when it has one
     /// already or is not approved.
     fn issue_oauth_code(
@@ -224,131 +429,47 @@ pub trait Store: Send + Sync {
         code_expires_at_ms: i64,
         now_ms: i64,
     ) -> Result<bool>;
+
     /// Marks a code used, saying whether it was fresh or used before.
     fn redeem_oauth_code(&self, code_hash: &str, now_ms: i64) -> Result<CodeRedemption>;
+
     fn insert_oauth_token(&self, token: &OAuthToken) -> Result<()>;
+
     fn oauth_token(&self, token_hash: &str) -> Result<Option<OAuthToken>>;
+
     /// Uses a live refresh token for its one rotation; false when it was used, revoked, expired
     /// or never issued.
     fn use_oauth_refresh(&self, token_hash: &str, now_ms: i64) -> Result<bool>;
+
     /// Revokes every token of a family; how many were live.
     fn revoke_oauth_family(&self, family: &str, now_ms: i64) -> Result<u64>;
+
     /// Revokes every live token of the reader (its key was rotated); how many were live.
     fn revoke_oauth_tokens_of_reader(&self, reader_id: &str, now_ms: i64) -> Result<u64>;
+
     /// Deletes expired tokens and requests, and clients never approved registered before
     /// `unapproved_before_ms`.
     fn purge_oauth(&self, now_ms: i64, unapproved_before_ms: i64) -> Result<()>;
-    /// The live reader named `name`.
-    fn reader_by_name(&self, name: &str) -> Result<Option<Reader>>;
-    /// Every reader, removed ones included, oldest first.
-    fn readers(&self) -> Result<Vec<Reader>>;
-    /// Gives a live reader a new key (its hash): the old one is refused from its next call;
-    /// its grants are kept. False when no live reader has that id.
-    fn rotate_reader_key(&self, reader_id: &str, key_hash: &str) -> Result<bool>;
-    /// Revokes every live grant of the reader, then removes it (its key refused). False when no
-    /// live reader has that id.
-    fn remove_reader(&self, reader_id: &str, now_ms: i64) -> Result<bool>;
-    /// How many grants the reader holds in all, and how many of them were revoked.
-    fn reader_grant_tally(&self, reader_id: &str) -> Result<(u64, u64)>;
-    /// When each reader last made a call: (reader id, ms), for the readers that made one.
-    fn reader_last_reads(&self) -> Result<Vec<(String, i64)>>;
+}
+
+/// The waits readers hold, for the owner's view.
+pub trait Waits: Send + Sync {
     /// Records a wait that starts (and purges the rows of waits whose time is up).
     fn begin_wait(&self, wait: &WaitRecord) -> Result<()>;
+
     /// Forgets a wait that ended.
     fn end_wait(&self, id: &str) -> Result<()>;
+
     /// The waits not yet past their time at `now_ms`, oldest first, at most
     /// [`LIVE_WAITS_LISTED_MAX`].
     fn live_waits(&self, now_ms: i64) -> Result<Vec<WaitRecord>>;
-    /// Puts the sealed snapshot of a run (replacing the one it had) when the store's snapshots,
-    /// with it and without the one it replaces, hold at most `store_max_bytes`; `false` (nothing
-    /// written) when they would hold more.
-    fn put_snapshot(&self, snapshot: &SnapshotRecord, store_max_bytes: u64) -> Result<bool>;
-    /// The snapshot of a run, unless there is none (or its data key was destroyed).
-    fn snapshot(
-        &self,
-        session_id: &str,
-        generation: u64,
-        run_id: &str,
-    ) -> Result<Option<SnapshotRecord>>;
-    /// A run's snapshot without its sealed bytes (what names its version), unless there is none.
-    fn snapshot_stamp(
-        &self,
-        session_id: &str,
-        generation: u64,
-        run_id: &str,
-    ) -> Result<Option<SnapshotSummary>>;
-    /// Every snapshot, oldest first, without its sealed bytes.
-    fn snapshots(&self) -> Result<Vec<SnapshotSummary>>;
-    /// The snapshots no grant live at `now_ms` holds (to destroy).
-    fn snapshots_unshared(&self, now_ms: i64) -> Result<Vec<SnapshotSummary>>;
-    /// Appends `event` to the snapshot log (append-only).
-    fn log_snapshot(&self, event: &SnapshotEvent) -> Result<()>;
-    /// The snapshot log's newest `limit` events, newest first.
-    fn snapshot_log(&self, limit: u32) -> Result<Vec<SnapshotEvent>>;
-    /// Destroys a run's snapshot: its data key first, then its row. `false`: there was none.
-    fn destroy_snapshot(&self, session_id: &str, generation: u64, run_id: &str) -> Result<bool>;
-    fn grants(&self) -> Result<Vec<Grant>>;
-    /// Marks a grant revoked. `false` when there is no such grant or it was already revoked.
-    fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool>;
+}
 
-    /// Commits `record` durably, unless a record with the same idempotency key was written at or
-    /// after `replay_since_ms`, which is returned instead.
-    fn begin_call(&self, record: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome>;
-    /// Appends a receipt for a started call.
-    fn append_receipt(&self, receipt: &Receipt) -> Result<()>;
-    /// A start record with its sealed input (for the gate only).
-    fn start_record(&self, start_id: &str) -> Result<Option<StartRecord>>;
-    /// A start record without its sealed input (for audit and recovery).
-    fn start_meta(&self, start_id: &str) -> Result<Option<StartMeta>>;
-    /// Registers an artifact of a run (a trusted producer's act).
-    fn add_artifact(&self, artifact: &ArtifactRecord) -> Result<()>;
-    /// The artifacts registered for exactly `target`, oldest first.
-    fn artifacts(&self, target: &runread_core::Target) -> Result<Vec<ArtifactRecord>>;
-    /// Records (or replaces) what a supervisor knows of one supervised run.
-    fn put_supervised(&self, run: &SupervisedRun) -> Result<()>;
-    /// The supervised record of a run, if a supervisor ever recorded one.
-    fn supervised(
-        &self,
-        session_id: &str,
-        generation: u64,
-        run_id: &str,
-    ) -> Result<Option<SupervisedRun>>;
-    /// Stores (or replaces) a sealed known secret.
-    fn put_secret(&self, secret: &SealedSecret) -> Result<()>;
-    /// Every sealed known secret (owner secrets and read keys), by name.
-    fn sealed_secrets(&self) -> Result<Vec<SealedSecret>>;
-    /// Changes whenever the set of sealed secrets changes; cheap to ask on every call.
-    fn secrets_fingerprint(&self) -> Result<String>;
-    /// Receipts of one start record, oldest first.
-    fn receipts(&self, start_id: &str) -> Result<Vec<Receipt>>;
-    /// Start records at or after `since_ms` (oldest first, at most `limit`), with their receipts.
-    fn audit(&self, since_ms: i64, limit: u32) -> Result<Vec<(StartMeta, Vec<Receipt>)>>;
-    /// One page of the audit: the start records `filter` lets through, newest first (by time,
-    /// then start id), at most `limit` (≤ [`AUDIT_PAGE_MAX`]), each with its receipts, and how
-    /// many more the filter lets through after the page's last row. Filtered, paged and counted
-    /// in the store's indexes (`runread audit`, the console's audit page).
-    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage>;
-
-    /// Every checkpoint of the gate's log (seals and prunes), in order.
-    fn audit_checkpoints(&self) -> Result<Vec<AuditCheckpoint>>;
-    /// Appends `checkpoint` when it is the next of the chain (its `seq` one past the last
-    /// one's); false when another pass appended first.
-    fn append_audit_checkpoint(&self, checkpoint: &AuditCheckpoint) -> Result<bool>;
-    /// The start records made in (`after_ms`, `upto_ms`], oldest first (then by id), at most
-    /// `limit`, each with its receipts, from one snapshot of the store.
-    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows>;
-    /// When the start record `n` places after the first one made after `after_ms` (up to
-    /// `upto_ms`) was made; `None` when there are not that many.
-    fn audit_nth_time(&self, after_ms: i64, upto_ms: i64, n: u64) -> Result<Option<i64>>;
-    /// How many start records were made after `after_ms` (`i64::MIN`: every one).
-    fn audit_count_after(&self, after_ms: i64) -> Result<u64>;
-    /// In one transaction: appends the prune checkpoint `checkpoint` (as
-    /// [`Store::append_audit_checkpoint`]) and deletes every start record made up to its
-    /// `upto_ms`, and their receipts. `None` when another pass appended first (nothing deleted);
-    /// else the start records deleted.
-    fn prune_audit(&self, checkpoint: &AuditCheckpoint) -> Result<Option<u64>>;
+/// The owner's settings (the audit's retention).
+pub trait Settings: Send + Sync {
     /// One of the owner's settings.
     fn setting(&self, key: &str) -> Result<Option<String>>;
+
     fn put_setting(&self, key: &str, value: &str) -> Result<()>;
 }
 

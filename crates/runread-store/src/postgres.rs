@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::changes::CHANNEL;
+use crate::prelude::*;
 use std::time::{Duration, Instant};
 
 use postgres::error::SqlState;
@@ -45,7 +46,7 @@ use runread_core::cursor::CursorKey;
 use crate::vocab::{self, Args, AuditRows, MapRow, RUN_STARTS_MIGRATION, Value, i64_of, values};
 use crate::{
     AuditFilter, AuditPage, IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord,
-    SessionStamp, StartMeta, StartOutcome, StartRecord, Store, StoreError, Workspace,
+    SessionStamp, StartMeta, StartOutcome, StartRecord, StoreError, Workspace,
 };
 
 /// Most connections one store holds open. Store calls are short and the service bounds calls
@@ -886,71 +887,12 @@ const INSERT_SESSION: &str = concat!(
     vocab::session_upsert!()
 );
 
-impl Store for PostgresStore {
-    vocab::same_in_every_store!();
+impl Identity for PostgresStore {
+    vocab::identity_in_every_store!();
+}
 
-    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows> {
-        self.tx(Mode::Snapshot, |t| {
-            let metas = t
-                .query(
-                    vocab::AUDIT_RANGE,
-                    &[&after_ms, &upto_ms, &i64::from(limit)],
-                )?
-                .iter()
-                .map(|r| vocab::start_meta(r))
-                .collect::<Result<Vec<_>>>()?;
-            let upto = metas.last().map_or(after_ms, |m| m.created_at_ms);
-            let receipts = t
-                .query(vocab::AUDIT_RANGE_RECEIPTS, &[&after_ms, &upto])?
-                .iter()
-                .map(|r| vocab::receipt(r))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(vocab::with_range_receipts(metas, receipts))
-        })
-    }
-
-    /// The checkpoint and the deletions in one transaction; one pass at a time across every
-    /// host (an advisory lock), so two passes never race to the same chain position.
-    fn prune_audit(&self, checkpoint: &crate::AuditCheckpoint) -> Result<Option<u64>> {
-        let values = vocab::audit_checkpoint_values(checkpoint);
-        let params = pg_params(&values);
-        let deleted = self.tx(Mode::Write, |t| {
-            t.execute("SELECT pg_advisory_xact_lock(7077046)", &[])?;
-            if t.execute(vocab::INSERT_AUDIT_CHECKPOINT, &params)? != 1 {
-                return Ok(None);
-            }
-            t.execute(vocab::PRUNE_RECEIPTS, &[&checkpoint.upto_ms])?;
-            Ok(Some(
-                t.execute(vocab::PRUNE_STARTS, &[&checkpoint.upto_ms])?,
-            ))
-        })?;
-        if deleted.is_some() {
-            self.scrub_audit();
-        }
-        Ok(deleted)
-    }
-
-    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
-        let (page, args) = vocab::audit_page_sql(filter, limit, RUN_ID_OF_START);
-        let page_args = pg_params(&args);
-        // One snapshot for the page, its count and its receipts.
-        self.tx(Mode::Snapshot, |t| {
-            let metas = t
-                .query(page.as_str(), &page_args)?
-                .iter()
-                .map(|r| vocab::start_meta(r))
-                .collect::<Result<Vec<_>>>()?;
-            let more = match vocab::audit_more_sql(filter, limit, &metas, RUN_ID_OF_START) {
-                None => 0,
-                Some((count, args)) => {
-                    let n: i64 = t.query_one(count.as_str(), &pg_params(&args))?.try_get(0)?;
-                    vocab::u64_of(n)?
-                }
-            };
-            let rows = with_receipts(t, metas)?;
-            Ok(AuditPage { rows, more })
-        })
-    }
+impl Index for PostgresStore {
+    vocab::index_in_every_store!();
 
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         self.tx(Mode::Serializable, |t| {
@@ -1128,6 +1070,98 @@ impl Store for PostgresStore {
         )?;
         vocab::u64_of(n.unwrap_or(0))
     }
+}
+
+impl Access for PostgresStore {
+    vocab::access_in_every_store!();
+}
+
+impl Secrets for PostgresStore {
+    vocab::secrets_in_every_store!();
+
+    fn secrets_fingerprint(&self) -> Result<String> {
+        self.tx(Mode::Read, |t| {
+            let r = t.query_one(
+                "SELECT count(*), max(created_at), coalesce(sum(length(ciphertext)), 0)::bigint FROM secrets",
+                &[],
+            )?;
+            let n: i64 = r.try_get(0)?;
+            let max: Option<i64> = r.try_get(1)?;
+            let total: i64 = r.try_get(2)?;
+            Ok(format!("{n}:{}:{total}", max.unwrap_or(0)))
+        })
+    }
+}
+
+impl Snapshots for PostgresStore {
+    vocab::snapshots_in_every_store!();
+}
+
+impl GateLog for PostgresStore {
+    vocab::gate_log_in_every_store!();
+
+    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows> {
+        self.tx(Mode::Snapshot, |t| {
+            let metas = t
+                .query(
+                    vocab::AUDIT_RANGE,
+                    &[&after_ms, &upto_ms, &i64::from(limit)],
+                )?
+                .iter()
+                .map(|r| vocab::start_meta(r))
+                .collect::<Result<Vec<_>>>()?;
+            let upto = metas.last().map_or(after_ms, |m| m.created_at_ms);
+            let receipts = t
+                .query(vocab::AUDIT_RANGE_RECEIPTS, &[&after_ms, &upto])?
+                .iter()
+                .map(|r| vocab::receipt(r))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(vocab::with_range_receipts(metas, receipts))
+        })
+    }
+
+    /// The checkpoint and the deletions in one transaction; one pass at a time across every
+    /// host (an advisory lock), so two passes never race to the same chain position.
+    fn prune_audit(&self, checkpoint: &crate::AuditCheckpoint) -> Result<Option<u64>> {
+        let values = vocab::audit_checkpoint_values(checkpoint);
+        let params = pg_params(&values);
+        let deleted = self.tx(Mode::Write, |t| {
+            t.execute("SELECT pg_advisory_xact_lock(7077046)", &[])?;
+            if t.execute(vocab::INSERT_AUDIT_CHECKPOINT, &params)? != 1 {
+                return Ok(None);
+            }
+            t.execute(vocab::PRUNE_RECEIPTS, &[&checkpoint.upto_ms])?;
+            Ok(Some(
+                t.execute(vocab::PRUNE_STARTS, &[&checkpoint.upto_ms])?,
+            ))
+        })?;
+        if deleted.is_some() {
+            self.scrub_audit();
+        }
+        Ok(deleted)
+    }
+
+    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
+        let (page, args) = vocab::audit_page_sql(filter, limit, RUN_ID_OF_START);
+        let page_args = pg_params(&args);
+        // One snapshot for the page, its count and its receipts.
+        self.tx(Mode::Snapshot, |t| {
+            let metas = t
+                .query(page.as_str(), &page_args)?
+                .iter()
+                .map(|r| vocab::start_meta(r))
+                .collect::<Result<Vec<_>>>()?;
+            let more = match vocab::audit_more_sql(filter, limit, &metas, RUN_ID_OF_START) {
+                None => 0,
+                Some((count, args)) => {
+                    let n: i64 = t.query_one(count.as_str(), &pg_params(&args))?.try_get(0)?;
+                    vocab::u64_of(n)?
+                }
+            };
+            let rows = with_receipts(t, metas)?;
+            Ok(AuditPage { rows, more })
+        })
+    }
 
     fn begin_call(&self, rec: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
         let replay = values![&rec.meta.idempotency_key, replay_since_ms];
@@ -1150,19 +1184,18 @@ impl Store for PostgresStore {
         self.write(vocab::INSERT_RECEIPT, &vocab::receipt_values(r))
             .map(drop)
     }
+}
 
-    fn secrets_fingerprint(&self) -> Result<String> {
-        self.tx(Mode::Read, |t| {
-            let r = t.query_one(
-                "SELECT count(*), max(created_at), coalesce(sum(length(ciphertext)), 0)::bigint FROM secrets",
-                &[],
-            )?;
-            let n: i64 = r.try_get(0)?;
-            let max: Option<i64> = r.try_get(1)?;
-            let total: i64 = r.try_get(2)?;
-            Ok(format!("{n}:{}:{total}", max.unwrap_or(0)))
-        })
-    }
+impl Connectors for PostgresStore {
+    vocab::connectors_in_every_store!();
+}
+
+impl Waits for PostgresStore {
+    vocab::waits_in_every_store!();
+}
+
+impl Settings for PostgresStore {
+    vocab::settings_in_every_store!();
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use rusqlite::{
 use runread_core::cursor::CursorKey;
 
 use crate::checkpoint::{CheckpointStats, Checkpointer, open_existing};
+use crate::prelude::*;
 use crate::vocab::{
     self, Args, AuditRows, MapRow, PREVIEW_PURGE_MIGRATION, RUN_STARTS_MIGRATION, Value, i64_of,
     values,
@@ -19,7 +20,7 @@ use crate::vocab::{
 
 use crate::{
     AuditFilter, AuditPage, IngestCommit, Receipt, Result, RunFilter, RunRecord, SessionRecord,
-    SessionStamp, StartMeta, StartOutcome, StartRecord, Store, StoreError, Workspace,
+    SessionStamp, StartMeta, StartOutcome, StartRecord, StoreError, Workspace,
 };
 
 /// Migrations, applied in order, each once; `PRAGMA user_version` is the number applied.
@@ -717,37 +718,12 @@ const PUT_SNAPSHOT: &str = vocab::put_snapshot!("BLOB");
 const WORKSPACES: &str = vocab::select_workspaces!(" ORDER BY created_at, id");
 const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE path = ?1");
 
-impl Store for SqliteStore {
-    vocab::same_in_every_store!();
+impl Identity for SqliteStore {
+    vocab::identity_in_every_store!();
+}
 
-    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows> {
-        self.audit_range_in(after_ms, upto_ms, limit)
-    }
-
-    fn prune_audit(&self, checkpoint: &crate::AuditCheckpoint) -> Result<Option<u64>> {
-        self.prune_audit_on(checkpoint)
-    }
-
-    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
-        let conn = self.reader()?;
-        // One snapshot for the page, its count and its receipts.
-        let snapshot = conn.unchecked_transaction()?;
-        let (page, args) = vocab::audit_page_sql(filter, limit, RUN_ID_OF_START);
-        let metas = all(
-            &mut *snapshot.prepare_cached(&page)?,
-            &args,
-            vocab::start_meta,
-        )?;
-        let more = match vocab::audit_more_sql(filter, limit, &metas, RUN_ID_OF_START) {
-            None => 0,
-            Some((count, args)) => {
-                let n = first(&mut *snapshot.prepare_cached(&count)?, &args, |r| r.int(0))?;
-                vocab::u64_of(n.unwrap_or(0))?
-            }
-        };
-        let rows = with_receipts(&snapshot, metas)?;
-        Ok(AuditPage { rows, more })
-    }
+impl Index for SqliteStore {
+    vocab::index_in_every_store!();
 
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         let mut conn = self.conn()?;
@@ -852,6 +828,10 @@ impl Store for SqliteStore {
         )?;
         vocab::u64_of(n.unwrap_or(0))
     }
+}
+
+impl Access for SqliteStore {
+    vocab::access_in_every_store!();
 
     fn reader_of_key_at_once(
         &self,
@@ -867,6 +847,63 @@ impl Store for SqliteStore {
             )
         })();
         Some(rows.map(vocab::reader_with_grants))
+    }
+}
+
+impl Secrets for SqliteStore {
+    vocab::secrets_in_every_store!();
+
+    fn secrets_fingerprint(&self) -> Result<String> {
+        let conn = self.reader()?;
+        let (n, max, total): (i64, Option<i64>, Option<i64>) = conn
+            .prepare_cached(
+                "SELECT count(*), max(created_at), total(length(ciphertext)) FROM secrets",
+            )?
+            .query_row([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get::<_, Option<f64>>(2)?.map(|f| f as i64),
+                ))
+            })?;
+        Ok(format!("{n}:{}:{}", max.unwrap_or(0), total.unwrap_or(0)))
+    }
+}
+
+impl Snapshots for SqliteStore {
+    vocab::snapshots_in_every_store!();
+}
+
+impl GateLog for SqliteStore {
+    vocab::gate_log_in_every_store!();
+
+    fn audit_range(&self, after_ms: i64, upto_ms: i64, limit: u32) -> Result<AuditRows> {
+        self.audit_range_in(after_ms, upto_ms, limit)
+    }
+
+    fn prune_audit(&self, checkpoint: &crate::AuditCheckpoint) -> Result<Option<u64>> {
+        self.prune_audit_on(checkpoint)
+    }
+
+    fn audit_page(&self, filter: &AuditFilter, limit: u32) -> Result<AuditPage> {
+        let conn = self.reader()?;
+        // One snapshot for the page, its count and its receipts.
+        let snapshot = conn.unchecked_transaction()?;
+        let (page, args) = vocab::audit_page_sql(filter, limit, RUN_ID_OF_START);
+        let metas = all(
+            &mut *snapshot.prepare_cached(&page)?,
+            &args,
+            vocab::start_meta,
+        )?;
+        let more = match vocab::audit_more_sql(filter, limit, &metas, RUN_ID_OF_START) {
+            None => 0,
+            Some((count, args)) => {
+                let n = first(&mut *snapshot.prepare_cached(&count)?, &args, |r| r.int(0))?;
+                vocab::u64_of(n.unwrap_or(0))?
+            }
+        };
+        let rows = with_receipts(&snapshot, metas)?;
+        Ok(AuditPage { rows, more })
     }
 
     fn begin_call(&self, rec: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
@@ -885,22 +922,18 @@ impl Store for SqliteStore {
             Written::Start(_) => Err(StoreError::Unavailable("group commit mixed up".into())),
         }
     }
+}
 
-    fn secrets_fingerprint(&self) -> Result<String> {
-        let conn = self.reader()?;
-        let (n, max, total): (i64, Option<i64>, Option<i64>) = conn
-            .prepare_cached(
-                "SELECT count(*), max(created_at), total(length(ciphertext)) FROM secrets",
-            )?
-            .query_row([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get::<_, Option<f64>>(2)?.map(|f| f as i64),
-                ))
-            })?;
-        Ok(format!("{n}:{}:{}", max.unwrap_or(0), total.unwrap_or(0)))
-    }
+impl Connectors for SqliteStore {
+    vocab::connectors_in_every_store!();
+}
+
+impl Waits for SqliteStore {
+    vocab::waits_in_every_store!();
+}
+
+impl Settings for SqliteStore {
+    vocab::settings_in_every_store!();
 }
 
 /// [`SqliteStore::commit_ingest`]'s transaction.

@@ -1,7 +1,7 @@
 //! What the two stores say alike: the column lists, the statements whose text both dialects
 //! accept, the conversions between runread's values and stored columns, the row mappers, and
-//! the [`Store`](crate::Store) methods that are the same statement in both
-//! ([`same_in_every_store!`]). Only SQL that differs by dialect (host namespacing, upserts of
+//! the [`Store`](crate::Store) methods that are the same statement in both (one macro per role,
+//! `index_in_every_store!` and the others). Only SQL that differs by dialect (host namespacing, upserts of
 //! many rows, paging with `NULLS LAST`, group commit) stays in `sqlite.rs` and `postgres.rs`.
 //!
 //! **Placeholders** are written `$1`, `$2`, … as PostgreSQL wants them. SQLite reads `$N` as a
@@ -1503,11 +1503,13 @@ pub(crate) fn run_record(r: &dyn Cols, instance: &str) -> Result<RunRecord> {
     })
 }
 
-/// The [`Store`](crate::Store) methods that are the same statements in both stores, written
-/// once: expanded inside each store's `impl Store`, over three inherent methods every store has
-/// (`read_all`, `read_opt`: run a read statement and map each row; `write`: run one statement
-/// that changes rows and say how many) and its `instance` and `cursor_key` fields.
-macro_rules! same_in_every_store {
+// The store's methods that are the same statements in both stores, written once, one macro per
+// role: each is expanded inside each store's `impl ROLE for …`, over three inherent methods every
+// store has (`read_all`, `read_opt`: run a read statement and map each row; `write`: run one
+// statement that changes rows and say how many) and its `instance` and `cursor_key` fields.
+
+/// The [`crate::Identity`] methods that are the same statement in both dialects.
+macro_rules! identity_in_every_store {
     () => {
         fn instance_id(&self) -> &str {
             &self.instance
@@ -1520,7 +1522,11 @@ macro_rules! same_in_every_store {
         fn changes(&self) -> &$crate::changes::ChangeFeed {
             &self.feed
         }
-
+    };
+}
+/// The [`crate::Index`] methods that are the same statement in both dialects.
+macro_rules! index_in_every_store {
+    () => {
         fn workspace(&self, id: &str) -> $crate::Result<Option<$crate::Workspace>> {
             self.read_opt(
                 $crate::vocab::WORKSPACE_BY_ID,
@@ -1576,6 +1582,51 @@ macro_rules! same_in_every_store {
             )
         }
 
+        fn add_artifact(&self, a: &$crate::ArtifactRecord) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::INSERT_ARTIFACT,
+                &$crate::vocab::artifact_values(a),
+            )
+            .map(drop)
+        }
+
+        fn artifacts(
+            &self,
+            target: &runread_core::Target,
+        ) -> $crate::Result<Vec<$crate::ArtifactRecord>> {
+            self.read_all(
+                $crate::vocab::ARTIFACTS,
+                &$crate::vocab::target_values(target),
+                $crate::vocab::artifact,
+            )
+        }
+
+        fn put_supervised(&self, s: &$crate::SupervisedRun) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::PUT_SUPERVISED,
+                &$crate::vocab::supervised_values(s)?,
+            )?;
+            self.announce(&s.session_id);
+            Ok(())
+        }
+
+        fn supervised(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::SupervisedRun>> {
+            self.read_opt(
+                $crate::vocab::SUPERVISED,
+                &$crate::vocab::values![session_id, generation, run_id],
+                $crate::vocab::supervised,
+            )
+        }
+    };
+}
+/// The [`crate::Access`] methods that are the same statement in both dialects.
+macro_rules! access_in_every_store {
+    () => {
         fn insert_grant(&self, g: &$crate::Grant) -> $crate::Result<()> {
             self.write($crate::vocab::INSERT_GRANT, &$crate::vocab::grant_values(g))
                 .map(drop)
@@ -1628,6 +1679,265 @@ macro_rules! same_in_every_store {
             Ok($crate::vocab::reader_with_grants(rows))
         }
 
+        fn reader_of_id(
+            &self,
+            reader_id: &str,
+            now_ms: i64,
+        ) -> $crate::Result<Option<($crate::Reader, Vec<$crate::Grant>)>> {
+            let rows = self.read_all(
+                $crate::vocab::READER_OF_ID,
+                &$crate::vocab::values![now_ms, reader_id],
+                $crate::vocab::reader_and_grant,
+            )?;
+            Ok($crate::vocab::reader_with_grants(rows))
+        }
+
+        fn reader_by_name(&self, name: &str) -> $crate::Result<Option<$crate::Reader>> {
+            self.read_opt(
+                $crate::vocab::READER_BY_NAME,
+                &$crate::vocab::values![name],
+                $crate::vocab::reader,
+            )
+        }
+
+        fn readers(&self) -> $crate::Result<Vec<$crate::Reader>> {
+            self.read_all($crate::vocab::READERS, &[], $crate::vocab::reader)
+        }
+
+        fn rotate_reader_key(&self, reader_id: &str, key_hash: &str) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::ROTATE_READER_KEY,
+                &$crate::vocab::values![key_hash, reader_id],
+            )? == 1)
+        }
+
+        fn remove_reader(&self, reader_id: &str, now_ms: i64) -> $crate::Result<bool> {
+            // Its grants first: a remove cut short leaves a live reader without live grants,
+            // never grants of a removed reader left live.
+            self.write(
+                $crate::vocab::REVOKE_GRANTS_OF_READER,
+                &$crate::vocab::values![now_ms, reader_id],
+            )?;
+            Ok(self.write(
+                $crate::vocab::REMOVE_READER,
+                &$crate::vocab::values![now_ms, reader_id],
+            )? == 1)
+        }
+
+        fn reader_grant_tally(&self, reader_id: &str) -> $crate::Result<(u64, u64)> {
+            let tally = self.read_opt(
+                $crate::vocab::READER_GRANT_TALLY,
+                &$crate::vocab::values![reader_id],
+                |r| {
+                    let count = |i| {
+                        u64::try_from(r.int(i)?)
+                            .map_err(|_| $crate::StoreError::Corrupt("a negative count".into()))
+                    };
+                    Ok((count(0)?, count(1)?))
+                },
+            )?;
+            Ok(tally.unwrap_or((0, 0)))
+        }
+
+        fn reader_last_reads(&self) -> $crate::Result<Vec<(String, i64)>> {
+            let rows = self.read_all($crate::vocab::READER_LAST_READS, &[], |r| {
+                Ok((r.text(0)?, r.opt_int(1)?))
+            })?;
+            Ok(rows
+                .into_iter()
+                .filter_map(|(id, last)| Some((id, last?)))
+                .collect())
+        }
+
+        fn grants(&self) -> $crate::Result<Vec<$crate::Grant>> {
+            self.read_all($crate::vocab::GRANTS, &[], $crate::vocab::grant)
+        }
+
+        fn revoke_grant(&self, id: &str, now_ms: i64) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::REVOKE_GRANT,
+                &$crate::vocab::values![now_ms, id],
+            )? == 1)
+        }
+    };
+}
+/// The [`crate::Secrets`] methods that are the same statement in both dialects.
+macro_rules! secrets_in_every_store {
+    () => {
+        fn put_secret(&self, s: &$crate::SealedSecret) -> $crate::Result<()> {
+            self.write($crate::vocab::PUT_SECRET, &$crate::vocab::secret_values(s))
+                .map(drop)
+        }
+
+        fn sealed_secrets(&self) -> $crate::Result<Vec<$crate::SealedSecret>> {
+            self.read_all($crate::vocab::SECRETS, &[], $crate::vocab::secret)
+        }
+    };
+}
+/// The [`crate::Snapshots`] methods that are the same statement in both dialects.
+macro_rules! snapshots_in_every_store {
+    () => {
+        fn put_snapshot(
+            &self,
+            s: &$crate::SnapshotRecord,
+            store_max_bytes: u64,
+        ) -> $crate::Result<bool> {
+            Ok(self.write(
+                PUT_SNAPSHOT,
+                &$crate::vocab::snapshot_values(s, store_max_bytes),
+            )? == 1)
+        }
+
+        fn snapshot(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::SnapshotRecord>> {
+            self.read_opt(
+                $crate::vocab::SNAPSHOT,
+                &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
+                $crate::vocab::snapshot,
+            )
+        }
+
+        fn snapshot_stamp(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::SnapshotSummary>> {
+            self.read_opt(
+                $crate::vocab::SNAPSHOT_STAMP,
+                &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
+                $crate::vocab::snapshot_summary,
+            )
+        }
+
+        fn snapshots(&self) -> $crate::Result<Vec<$crate::SnapshotSummary>> {
+            self.read_all(
+                $crate::vocab::SNAPSHOTS,
+                &[],
+                $crate::vocab::snapshot_summary,
+            )
+        }
+
+        fn snapshots_unshared(&self, now_ms: i64) -> $crate::Result<Vec<$crate::SnapshotSummary>> {
+            self.read_all(
+                $crate::vocab::SNAPSHOTS_UNSHARED,
+                &$crate::vocab::values![now_ms],
+                $crate::vocab::snapshot_summary,
+            )
+        }
+
+        fn log_snapshot(&self, e: &$crate::SnapshotEvent) -> $crate::Result<()> {
+            self.write(
+                $crate::vocab::INSERT_SNAPSHOT_EVENT,
+                &$crate::vocab::snapshot_event_values(e),
+            )
+            .map(drop)
+        }
+
+        fn snapshot_log(&self, limit: u32) -> $crate::Result<Vec<$crate::SnapshotEvent>> {
+            self.read_all(
+                $crate::vocab::SNAPSHOT_LOG,
+                &$crate::vocab::values![i64::from(limit)],
+                $crate::vocab::snapshot_event,
+            )
+        }
+
+        fn destroy_snapshot(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<bool> {
+            let at = $crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id];
+            self.write($crate::vocab::SHRED_SNAPSHOT_KEY, &at)?;
+            let deleted = self.write($crate::vocab::DELETE_SNAPSHOT, &at)? == 1;
+            // What the deletion left behind (older versions of the row's pages) is overwritten
+            // now, as far as the dialect can ([`SqliteStore::scrub`], [`PostgresStore::scrub`]).
+            self.scrub();
+            Ok(deleted)
+        }
+    };
+}
+/// The [`crate::GateLog`] methods that are the same statement in both dialects.
+macro_rules! gate_log_in_every_store {
+    () => {
+        fn start_record(&self, start_id: &str) -> $crate::Result<Option<$crate::StartRecord>> {
+            self.read_opt(
+                $crate::vocab::START_RECORD,
+                &$crate::vocab::values![start_id],
+                $crate::vocab::start_record,
+            )
+        }
+
+        fn start_meta(&self, start_id: &str) -> $crate::Result<Option<$crate::StartMeta>> {
+            self.read_opt(
+                $crate::vocab::START_META,
+                &$crate::vocab::values![start_id],
+                $crate::vocab::start_meta,
+            )
+        }
+
+        fn receipts(&self, start_id: &str) -> $crate::Result<Vec<$crate::Receipt>> {
+            self.read_all(
+                $crate::vocab::RECEIPTS_OF_START,
+                &$crate::vocab::values![start_id],
+                $crate::vocab::receipt,
+            )
+        }
+
+        fn audit(
+            &self,
+            since_ms: i64,
+            limit: u32,
+        ) -> $crate::Result<Vec<($crate::StartMeta, Vec<$crate::Receipt>)>> {
+            self.audit_in(since_ms, limit)
+        }
+
+        fn audit_checkpoints(&self) -> $crate::Result<Vec<$crate::AuditCheckpoint>> {
+            self.read_all(
+                $crate::vocab::AUDIT_CHECKPOINTS,
+                &[],
+                $crate::vocab::audit_checkpoint,
+            )
+        }
+
+        fn append_audit_checkpoint(&self, c: &$crate::AuditCheckpoint) -> $crate::Result<bool> {
+            Ok(self.write(
+                $crate::vocab::INSERT_AUDIT_CHECKPOINT,
+                &$crate::vocab::audit_checkpoint_values(c),
+            )? == 1)
+        }
+
+        fn audit_nth_time(
+            &self,
+            after_ms: i64,
+            upto_ms: i64,
+            n: u64,
+        ) -> $crate::Result<Option<i64>> {
+            self.read_opt(
+                $crate::vocab::AUDIT_NTH_TIME,
+                &$crate::vocab::values![after_ms, upto_ms, n],
+                |r| r.int(0),
+            )
+        }
+
+        fn audit_count_after(&self, after_ms: i64) -> $crate::Result<u64> {
+            let n = self.read_opt(
+                $crate::vocab::AUDIT_COUNT_AFTER,
+                &$crate::vocab::values![after_ms],
+                |r| r.int(0),
+            )?;
+            $crate::vocab::u64_of(n.unwrap_or(0))
+        }
+    };
+}
+/// The [`crate::Connectors`] methods that are the same statement in both dialects.
+macro_rules! connectors_in_every_store {
+    () => {
         fn insert_oauth_client(
             &self,
             c: &$crate::OAuthClient,
@@ -1764,112 +2074,6 @@ macro_rules! same_in_every_store {
             )? == 1)
         }
 
-        fn begin_wait(&self, w: &$crate::WaitRecord) -> $crate::Result<()> {
-            self.write(
-                $crate::vocab::PURGE_WAITS,
-                &$crate::vocab::values![w.started_at_ms],
-            )?;
-            self.write($crate::vocab::INSERT_WAIT, &$crate::vocab::wait_values(w))
-                .map(drop)
-        }
-
-        fn put_snapshot(
-            &self,
-            s: &$crate::SnapshotRecord,
-            store_max_bytes: u64,
-        ) -> $crate::Result<bool> {
-            Ok(self.write(
-                PUT_SNAPSHOT,
-                &$crate::vocab::snapshot_values(s, store_max_bytes),
-            )? == 1)
-        }
-
-        fn snapshot(
-            &self,
-            session_id: &str,
-            generation: u64,
-            run_id: &str,
-        ) -> $crate::Result<Option<$crate::SnapshotRecord>> {
-            self.read_opt(
-                $crate::vocab::SNAPSHOT,
-                &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
-                $crate::vocab::snapshot,
-            )
-        }
-
-        fn snapshot_stamp(
-            &self,
-            session_id: &str,
-            generation: u64,
-            run_id: &str,
-        ) -> $crate::Result<Option<$crate::SnapshotSummary>> {
-            self.read_opt(
-                $crate::vocab::SNAPSHOT_STAMP,
-                &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
-                $crate::vocab::snapshot_summary,
-            )
-        }
-
-        fn snapshots(&self) -> $crate::Result<Vec<$crate::SnapshotSummary>> {
-            self.read_all(
-                $crate::vocab::SNAPSHOTS,
-                &[],
-                $crate::vocab::snapshot_summary,
-            )
-        }
-
-        fn snapshots_unshared(&self, now_ms: i64) -> $crate::Result<Vec<$crate::SnapshotSummary>> {
-            self.read_all(
-                $crate::vocab::SNAPSHOTS_UNSHARED,
-                &$crate::vocab::values![now_ms],
-                $crate::vocab::snapshot_summary,
-            )
-        }
-
-        fn log_snapshot(&self, e: &$crate::SnapshotEvent) -> $crate::Result<()> {
-            self.write(
-                $crate::vocab::INSERT_SNAPSHOT_EVENT,
-                &$crate::vocab::snapshot_event_values(e),
-            )
-            .map(drop)
-        }
-
-        fn snapshot_log(&self, limit: u32) -> $crate::Result<Vec<$crate::SnapshotEvent>> {
-            self.read_all(
-                $crate::vocab::SNAPSHOT_LOG,
-                &$crate::vocab::values![i64::from(limit)],
-                $crate::vocab::snapshot_event,
-            )
-        }
-
-        fn destroy_snapshot(
-            &self,
-            session_id: &str,
-            generation: u64,
-            run_id: &str,
-        ) -> $crate::Result<bool> {
-            let at = $crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id];
-            self.write($crate::vocab::SHRED_SNAPSHOT_KEY, &at)?;
-            let deleted = self.write($crate::vocab::DELETE_SNAPSHOT, &at)? == 1;
-            // What the deletion left behind (older versions of the row's pages) is overwritten
-            // now, as far as the dialect can ([`SqliteStore::scrub`], [`PostgresStore::scrub`]).
-            self.scrub();
-            Ok(deleted)
-        }
-
-        fn end_wait(&self, id: &str) -> $crate::Result<()> {
-            self.write($crate::vocab::END_WAIT, &$crate::vocab::values![id])
-                .map(drop)
-        }
-
-        fn live_waits(&self, now_ms: i64) -> $crate::Result<Vec<$crate::WaitRecord>> {
-            self.read_all(
-                $crate::vocab::LIVE_WAITS,
-                &$crate::vocab::values![now_ms, $crate::LIVE_WAITS_LISTED_MAX],
-                $crate::vocab::wait,
-            )
-        }
-
         fn revoke_oauth_family(&self, family: &str, now_ms: i64) -> $crate::Result<u64> {
             Ok(self.write(
                 $crate::vocab::REVOKE_OAUTH_FAMILY,
@@ -1903,207 +2107,37 @@ macro_rules! same_in_every_store {
             )?;
             Ok(())
         }
-
-        fn reader_of_id(
-            &self,
-            reader_id: &str,
-            now_ms: i64,
-        ) -> $crate::Result<Option<($crate::Reader, Vec<$crate::Grant>)>> {
-            let rows = self.read_all(
-                $crate::vocab::READER_OF_ID,
-                &$crate::vocab::values![now_ms, reader_id],
-                $crate::vocab::reader_and_grant,
-            )?;
-            Ok($crate::vocab::reader_with_grants(rows))
-        }
-
-        fn reader_by_name(&self, name: &str) -> $crate::Result<Option<$crate::Reader>> {
-            self.read_opt(
-                $crate::vocab::READER_BY_NAME,
-                &$crate::vocab::values![name],
-                $crate::vocab::reader,
-            )
-        }
-
-        fn readers(&self) -> $crate::Result<Vec<$crate::Reader>> {
-            self.read_all($crate::vocab::READERS, &[], $crate::vocab::reader)
-        }
-
-        fn rotate_reader_key(&self, reader_id: &str, key_hash: &str) -> $crate::Result<bool> {
-            Ok(self.write(
-                $crate::vocab::ROTATE_READER_KEY,
-                &$crate::vocab::values![key_hash, reader_id],
-            )? == 1)
-        }
-
-        fn remove_reader(&self, reader_id: &str, now_ms: i64) -> $crate::Result<bool> {
-            // Its grants first: a remove cut short leaves a live reader without live grants,
-            // never grants of a removed reader left live.
+    };
+}
+/// The [`crate::Waits`] methods that are the same statement in both dialects.
+macro_rules! waits_in_every_store {
+    () => {
+        fn begin_wait(&self, w: &$crate::WaitRecord) -> $crate::Result<()> {
             self.write(
-                $crate::vocab::REVOKE_GRANTS_OF_READER,
-                &$crate::vocab::values![now_ms, reader_id],
+                $crate::vocab::PURGE_WAITS,
+                &$crate::vocab::values![w.started_at_ms],
             )?;
-            Ok(self.write(
-                $crate::vocab::REMOVE_READER,
-                &$crate::vocab::values![now_ms, reader_id],
-            )? == 1)
-        }
-
-        fn reader_grant_tally(&self, reader_id: &str) -> $crate::Result<(u64, u64)> {
-            let tally = self.read_opt(
-                $crate::vocab::READER_GRANT_TALLY,
-                &$crate::vocab::values![reader_id],
-                |r| {
-                    let count = |i| {
-                        u64::try_from(r.int(i)?)
-                            .map_err(|_| $crate::StoreError::Corrupt("a negative count".into()))
-                    };
-                    Ok((count(0)?, count(1)?))
-                },
-            )?;
-            Ok(tally.unwrap_or((0, 0)))
-        }
-
-        fn reader_last_reads(&self) -> $crate::Result<Vec<(String, i64)>> {
-            let rows = self.read_all($crate::vocab::READER_LAST_READS, &[], |r| {
-                Ok((r.text(0)?, r.opt_int(1)?))
-            })?;
-            Ok(rows
-                .into_iter()
-                .filter_map(|(id, last)| Some((id, last?)))
-                .collect())
-        }
-
-        fn grants(&self) -> $crate::Result<Vec<$crate::Grant>> {
-            self.read_all($crate::vocab::GRANTS, &[], $crate::vocab::grant)
-        }
-
-        fn revoke_grant(&self, id: &str, now_ms: i64) -> $crate::Result<bool> {
-            Ok(self.write(
-                $crate::vocab::REVOKE_GRANT,
-                &$crate::vocab::values![now_ms, id],
-            )? == 1)
-        }
-
-        fn start_record(&self, start_id: &str) -> $crate::Result<Option<$crate::StartRecord>> {
-            self.read_opt(
-                $crate::vocab::START_RECORD,
-                &$crate::vocab::values![start_id],
-                $crate::vocab::start_record,
-            )
-        }
-
-        fn start_meta(&self, start_id: &str) -> $crate::Result<Option<$crate::StartMeta>> {
-            self.read_opt(
-                $crate::vocab::START_META,
-                &$crate::vocab::values![start_id],
-                $crate::vocab::start_meta,
-            )
-        }
-
-        fn add_artifact(&self, a: &$crate::ArtifactRecord) -> $crate::Result<()> {
-            self.write(
-                $crate::vocab::INSERT_ARTIFACT,
-                &$crate::vocab::artifact_values(a),
-            )
-            .map(drop)
-        }
-
-        fn artifacts(
-            &self,
-            target: &runread_core::Target,
-        ) -> $crate::Result<Vec<$crate::ArtifactRecord>> {
-            self.read_all(
-                $crate::vocab::ARTIFACTS,
-                &$crate::vocab::target_values(target),
-                $crate::vocab::artifact,
-            )
-        }
-
-        fn put_supervised(&self, s: &$crate::SupervisedRun) -> $crate::Result<()> {
-            self.write(
-                $crate::vocab::PUT_SUPERVISED,
-                &$crate::vocab::supervised_values(s)?,
-            )?;
-            self.announce(&s.session_id);
-            Ok(())
-        }
-
-        fn supervised(
-            &self,
-            session_id: &str,
-            generation: u64,
-            run_id: &str,
-        ) -> $crate::Result<Option<$crate::SupervisedRun>> {
-            self.read_opt(
-                $crate::vocab::SUPERVISED,
-                &$crate::vocab::values![session_id, generation, run_id],
-                $crate::vocab::supervised,
-            )
-        }
-
-        fn put_secret(&self, s: &$crate::SealedSecret) -> $crate::Result<()> {
-            self.write($crate::vocab::PUT_SECRET, &$crate::vocab::secret_values(s))
+            self.write($crate::vocab::INSERT_WAIT, &$crate::vocab::wait_values(w))
                 .map(drop)
         }
 
-        fn sealed_secrets(&self) -> $crate::Result<Vec<$crate::SealedSecret>> {
-            self.read_all($crate::vocab::SECRETS, &[], $crate::vocab::secret)
+        fn end_wait(&self, id: &str) -> $crate::Result<()> {
+            self.write($crate::vocab::END_WAIT, &$crate::vocab::values![id])
+                .map(drop)
         }
 
-        fn receipts(&self, start_id: &str) -> $crate::Result<Vec<$crate::Receipt>> {
+        fn live_waits(&self, now_ms: i64) -> $crate::Result<Vec<$crate::WaitRecord>> {
             self.read_all(
-                $crate::vocab::RECEIPTS_OF_START,
-                &$crate::vocab::values![start_id],
-                $crate::vocab::receipt,
+                $crate::vocab::LIVE_WAITS,
+                &$crate::vocab::values![now_ms, $crate::LIVE_WAITS_LISTED_MAX],
+                $crate::vocab::wait,
             )
         }
-
-        fn audit(
-            &self,
-            since_ms: i64,
-            limit: u32,
-        ) -> $crate::Result<Vec<($crate::StartMeta, Vec<$crate::Receipt>)>> {
-            self.audit_in(since_ms, limit)
-        }
-
-        fn audit_checkpoints(&self) -> $crate::Result<Vec<$crate::AuditCheckpoint>> {
-            self.read_all(
-                $crate::vocab::AUDIT_CHECKPOINTS,
-                &[],
-                $crate::vocab::audit_checkpoint,
-            )
-        }
-
-        fn append_audit_checkpoint(&self, c: &$crate::AuditCheckpoint) -> $crate::Result<bool> {
-            Ok(self.write(
-                $crate::vocab::INSERT_AUDIT_CHECKPOINT,
-                &$crate::vocab::audit_checkpoint_values(c),
-            )? == 1)
-        }
-
-        fn audit_nth_time(
-            &self,
-            after_ms: i64,
-            upto_ms: i64,
-            n: u64,
-        ) -> $crate::Result<Option<i64>> {
-            self.read_opt(
-                $crate::vocab::AUDIT_NTH_TIME,
-                &$crate::vocab::values![after_ms, upto_ms, n],
-                |r| r.int(0),
-            )
-        }
-
-        fn audit_count_after(&self, after_ms: i64) -> $crate::Result<u64> {
-            let n = self.read_opt(
-                $crate::vocab::AUDIT_COUNT_AFTER,
-                &$crate::vocab::values![after_ms],
-                |r| r.int(0),
-            )?;
-            $crate::vocab::u64_of(n.unwrap_or(0))
-        }
-
+    };
+}
+/// The [`crate::Settings`] methods that are the same statement in both dialects.
+macro_rules! settings_in_every_store {
+    () => {
         fn setting(&self, key: &str) -> $crate::Result<Option<String>> {
             self.read_opt($crate::vocab::SETTING, &$crate::vocab::values![key], |r| {
                 r.text(0)
@@ -2119,7 +2153,12 @@ macro_rules! same_in_every_store {
         }
     };
 }
-pub(crate) use same_in_every_store;
+
+pub(crate) use {
+    access_in_every_store, connectors_in_every_store, gate_log_in_every_store,
+    identity_in_every_store, index_in_every_store, secrets_in_every_store, settings_in_every_store,
+    snapshots_in_every_store, waits_in_every_store,
+};
 
 #[cfg(test)]
 mod tests {

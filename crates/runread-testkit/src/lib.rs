@@ -11,6 +11,7 @@ pub mod records;
 pub mod reported;
 pub mod serve;
 
+use runread_store::prelude::*;
 pub use serve::{Serving, TestGrant, block_on, free_port};
 
 pub use reported::{
@@ -24,8 +25,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+use runread_store::Workspace;
 use runread_store::sqlite::SqliteStore;
-use runread_store::{Store, Workspace};
 
 /// The repository's `fixtures/pi` directory.
 pub fn fixtures_dir() -> PathBuf {
@@ -283,7 +284,10 @@ impl Env {
                 agent: runread_sessions::Agent::Claude,
                 dir: self.claude_projects.clone(),
             },
-            runread_ingest::AgentDir::codex(self.codex_sessions.clone()),
+            runread_ingest::AgentDir::new(
+                runread_sessions::Agent::Codex,
+                self.codex_sessions.clone(),
+            ),
         ] {
             let (r, _) = runread_ingest::ingest_dir(
                 &*self.store,

@@ -2,6 +2,7 @@
 //! key) or to a named one, the MCP endpoint on a loopback port, and the small runtime helpers the
 //! suites share.
 
+use runread_store::prelude::*;
 use std::future::Future;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use runread_core::Feature;
 use runread_mcp::guards::Allowed;
 use runread_service::owner::{GrantRequest, NewGrant, NewReader};
 use runread_service::{Config, Service};
-use runread_store::{Grant, Reader, RunRecord, Store};
+use runread_store::{Grant, Reader, RunRecord};
 
 use crate::Env;
 

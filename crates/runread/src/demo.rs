@@ -5,6 +5,7 @@
 //! grant; a server on an ephemeral loopback port; and runread's own MCP client reading the answer
 //! chunk by chunk and checking its sha256 against the bytes the agent wrote.
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -14,7 +15,7 @@ use runread_core::Feature;
 use runread_core::timefmt::now_ms;
 use runread_mcp::client::{Client, ClientError};
 use runread_service::Config;
-use runread_store::Store;
+
 use runread_store::sqlite::SqliteStore;
 
 /// The bundled sample: a real Pi 0.73.1 session with two runs (see fixtures/pi/sample/README).
@@ -123,7 +124,7 @@ fn ingest_sample(
     );
     let (report, _) = runread_ingest::ingest_dir(
         store,
-        &runread_ingest::AgentDir::pi(sessions),
+        &runread_ingest::AgentDir::new(runread_sessions::Agent::Pi, sessions),
         now_ms(),
         |_| {},
     )

@@ -7,10 +7,11 @@
 //! run.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use runread_sessions::RunStatus;
-use runread_store::{RunRecord, Store};
+use runread_store::RunRecord;
 use runread_testkit::Env;
 
 fn ingest(fixture: &str) -> (Env, Vec<RunRecord>, runread_ingest::Report) {

@@ -7,13 +7,14 @@
 //! run.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use runread_sessions::{EvidenceFile, RunStatus};
-use runread_store::{RunRecord, Store};
+use runread_store::RunRecord;
 use runread_testkit::{CODEX_FIXTURES, Env, codex_steps};
 
 fn runs_of(env: &Env) -> Vec<RunRecord> {

@@ -2,11 +2,12 @@
 //! `Conflict`) skips that one file: the pass goes on with every other session.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::collections::HashSet;
 use std::time::Duration;
 
 use runread_ingest::FileOutcome;
-use runread_store::{Store, StoreError};
+use runread_store::StoreError;
 use runread_testkit::Env;
 use runread_testkit::hooked::Hooked;
 
@@ -41,7 +42,7 @@ fn a_session_another_host_ingested_is_skipped_and_the_pass_goes_on() {
     for pass in 0..2 {
         let (report, outcomes) = runread_ingest::ingest_dir(
             &store,
-            &runread_ingest::AgentDir::pi(&env.sessions),
+            &runread_ingest::AgentDir::new(runread_sessions::Agent::Pi, &env.sessions),
             runread_core::timefmt::now_ms(),
             |_| {},
         )

@@ -2,12 +2,13 @@
 //! changes start a new generation.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::io::Write;
 use std::time::Duration;
 
 use runread_ingest::{FileOutcome, TAIL_WINDOW_BYTES};
 use runread_sessions::RunStatus;
-use runread_store::Store;
+
 use runread_testkit::{Env, fixture_session, relocated};
 
 const SETTLED: Duration = Duration::from_secs(60);
@@ -270,7 +271,7 @@ fn a_pass_read_ahead_commits_in_file_order() {
     for i in 0..copies {
         std::fs::write(env.sessions.join(format!("copy-{i:03}.jsonl")), &bytes).unwrap();
     }
-    let dir = runread_ingest::AgentDir::pi(&env.sessions);
+    let dir = runread_ingest::AgentDir::new(runread_sessions::Agent::Pi, &env.sessions);
     let (report, outcomes) =
         runread_ingest::ingest_dir(&*env.store, &dir, runread_core::timefmt::now_ms(), |_| {})
             .unwrap();

@@ -1,10 +1,11 @@
 //! Ingest of real Pi session files (fixtures/pi, written by Pi 0.73.1 through the harness).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use runread_sessions::RunStatus;
-use runread_store::{RunRecord, Store};
+use runread_store::RunRecord;
 use runread_testkit::{Env, agent_runs};
 
 const SETTLED: Duration = Duration::from_secs(60);

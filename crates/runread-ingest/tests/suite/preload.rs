@@ -4,13 +4,14 @@
 //! ingesting a file the pass has not reached yet).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use runread_ingest::{AgentDir, FileOutcome, Report};
 use runread_sessions::Agent;
-use runread_store::Store;
+
 use runread_testkit::{Env, fixture_session, relocated, set_age};
 
 const SETTLED: Duration = Duration::from_secs(60);
@@ -71,7 +72,7 @@ enum Pass {
 
 /// One pass over `env`'s Pi directory: each file's name and outcome, in file order.
 fn pass(env: &Env, how: Pass) -> Vec<(String, FileOutcome)> {
-    let dir = AgentDir::pi(&env.sessions);
+    let dir = AgentDir::new(runread_sessions::Agent::Pi, &env.sessions);
     let now = runread_core::timefmt::now_ms();
     let outcomes: Vec<(PathBuf, FileOutcome)> = match how {
         Pass::Dir => {
@@ -294,7 +295,7 @@ fn a_record_another_writer_changes_during_the_pass_is_asked_for_again() {
     );
     append(&grows, &multi[first_run_end(&multi)..]);
 
-    let dir = AgentDir::pi(&env.sessions);
+    let dir = AgentDir::new(runread_sessions::Agent::Pi, &env.sessions);
     let ws = env.store.workspaces().unwrap();
     let mut other = None;
     let (report, outcomes) =

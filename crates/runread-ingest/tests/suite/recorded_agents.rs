@@ -3,10 +3,11 @@
 //! its answer byte for byte, its prompt — and every step the agent ran is a run.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use runread_sessions::RunStatus;
-use runread_store::Store;
+
 use runread_testkit::{Env, RECORDED_AGENTS, Reported};
 
 #[test]

@@ -2,6 +2,7 @@
 //! a rewrite starts a new generation — with no manual ingest in between.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,7 +50,10 @@ fn a_passive_run_moves_from_running_to_settled_while_the_agent_writes() {
     let watcher = std::thread::spawn(move || {
         runread_ingest::watch::watch(
             store,
-            &[runread_ingest::AgentDir::pi(&dir)],
+            &[runread_ingest::AgentDir::new(
+                runread_sessions::Agent::Pi,
+                &dir,
+            )],
             Duration::from_secs(60),
             s,
             |_| {},

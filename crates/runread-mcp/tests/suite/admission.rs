@@ -3,13 +3,14 @@
 //! a path or a key.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_mcp::client::{Client, ClientError};
-use runread_store::{Grant, Store};
+use runread_store::Grant;
 use runread_testkit::Env;
 
 struct Harness {

@@ -6,11 +6,10 @@
 //! parent's — available, or a gap — never as the fork's own.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-
-use runread_store::Store;
 
 const SECRET: &str = "sk-codex-TEST-0123456789abcdef";
 

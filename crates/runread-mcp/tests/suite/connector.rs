@@ -4,6 +4,7 @@
 //! endpoint, refresh rotation, revocation, and reading a shared run with the bearer token — and
 //! each attack of the issue refused with its fixed code, nothing leaked.
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use runread_core::limits::{
 };
 use runread_mcp::guards::Allowed;
 use runread_mcp::public::PublicOrigin;
-use runread_store::{RunRecord, Store};
+use runread_store::RunRecord;
 use runread_testkit::Env;
 
 const PUBLIC: &str = "https://runread.test";

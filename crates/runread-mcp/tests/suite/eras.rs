@@ -5,6 +5,7 @@
 //! would hide (headers, status codes, the bytes on the wire).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_mcp::client::{Client, ClientError};
 use runread_mcp::guards::{Allowed, Protocols};
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 const ERAS: [ProtocolVersion; 4] = [

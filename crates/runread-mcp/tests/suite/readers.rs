@@ -4,6 +4,7 @@
 //! `list_granted_targets` pages the reader's grants newest first at its bound.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_core::limits::GRANTED_TARGETS_PAGE_MAX;
 use runread_mcp::client::{Client, ClientError};
-use runread_store::{RunRecord, Store};
+use runread_store::RunRecord;
 use runread_testkit::Env;
 
 const SETTLED: Duration = Duration::from_secs(60);

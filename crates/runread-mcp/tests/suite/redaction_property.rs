@@ -5,6 +5,7 @@
 //! secret appears in anything a reader receives.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_mcp::client::Client;
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 /// Shortest piece of a planted secret that counts as leaked. Secrets are drawn from `[A-Z0-9]`,

@@ -2,6 +2,7 @@
 //! calls, known secrets in a tool result and in the answer, and non-ASCII text at page edges.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -12,7 +13,7 @@ use runread_core::Feature;
 use runread_core::limits::{ARTIFACT_TRANSFER_MAX_BYTES, SECRET_MAX_BYTES};
 use runread_mcp::client::ARTIFACT_CALLS_IN_FLIGHT;
 use runread_mcp::client::{Client, ClientError};
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 const SECRET_1: &str = "sk-runread-TEST-0123456789abcdef";

@@ -13,13 +13,14 @@
 //! receives (structured content or text block), whatever the page size or chunk size.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_mcp::client::Client;
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 const SECRET: &str = "sk-runread-LEAK-0123456789abcdefghijklmn";

@@ -5,6 +5,7 @@
 //! argument, another reader's handle and an expired one are refused `invalid_task`. A client that
 //! did not declare the extension is answered as always.
 
+use runread_store::prelude::*;
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
@@ -21,7 +22,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use runread_core::Feature;
 use runread_core::cursor::TaskHandle;
 use runread_mcp::KEY_HEADER;
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 type TasksClient = RunningService<RoleClient, ClientConfig>;

@@ -2,13 +2,14 @@
 //! deadline, and the in-flight cap — each refusal with its status, fixed code and no content.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use runread_core::Feature;
 use runread_core::limits::{HTTP_BODY_MAX_BYTES, HTTP_IN_FLIGHT_MAX};
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 struct Server {

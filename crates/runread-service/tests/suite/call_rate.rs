@@ -3,6 +3,7 @@
 //! gate, writing nothing; another reader is not held up; the owner's bound
 //! (`serve --calls-per-minute`) replaces the default.
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use serde_json::json;
 use runread_core::limits::READER_CALLS_PER_MINUTE_MAX;
 use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, tools};
-use runread_store::Store;
+
 use runread_testkit::{Env, block_on};
 
 #[test]

@@ -4,6 +4,7 @@
 //! not hold at ingest.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 
 use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, KeyContext, Service, tools};
-use runread_store::{RunRecord, Store};
+use runread_store::RunRecord;
 use runread_testkit::{Env, block_on};
 
 fn service(env: &Env) -> Arc<Service> {

@@ -2,6 +2,7 @@
 //! and every result valid against the tool's declared output schema.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 

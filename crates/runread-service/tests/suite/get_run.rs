@@ -2,6 +2,7 @@
 //! are indistinguishable.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_service::{Config, KeyContext, Service, tools};
-use runread_store::Store;
+
 use runread_testkit::{Env, block_on};
 
 fn get_run(svc: &Arc<Service>, ctx: &KeyContext, target: Value) -> (Value, String) {

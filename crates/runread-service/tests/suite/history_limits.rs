@@ -3,6 +3,7 @@
 //! The session is built here (lines of exact sizes), in Pi's v3 format.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_core::limits::HISTORY_PAGE_READ_MAX_BYTES;
 use runread_service::tools;
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 fn line(id: &str, parent: Option<&str>, message: Value) -> String {

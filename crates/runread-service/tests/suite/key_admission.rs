@@ -2,12 +2,13 @@
 //! tries before hopping to a blocking thread) answer exactly as `Service::admit_key`: the same
 //! reader and grants for a live key, the same fixed code for every refusal.
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
 use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, Service};
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 #[test]

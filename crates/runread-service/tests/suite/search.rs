@@ -2,10 +2,11 @@
 //! through the index, on the masked text (a known secret's value finds nothing), newest first,
 //! within its bounds at N and N+1.
 
+use runread_store::prelude::*;
 use std::time::Duration;
 
 use runread_service::search::{Bounds, SEARCH_RESULTS_MAX};
-use runread_store::{RunFilter, RunRecord, Store};
+use runread_store::{RunFilter, RunRecord};
 use runread_testkit::Env;
 
 /// The multi-run Pi session, ingested: its runs, newest first, with their prompt and answer.

@@ -4,6 +4,7 @@
 //! `unknown`; a damaged snapshot reads `unknown`, never garbage; the bounds hold at N and N+1; and
 //! the snapshot is destroyed, leaving nothing, when the last grant on its run ends.
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use runread_core::limits::SNAPSHOT_STORE_MAX_BYTES;
 use runread_core::{ErrorCode, Feature};
 use runread_service::snapshot::{self, Bounds, Sealing};
 use runread_service::{KeyContext, Service, tools};
-use runread_store::Store;
+
 use runread_testkit::{Env, block_on};
 
 const SETTLED: Duration = Duration::from_secs(60);

@@ -3,6 +3,7 @@
 //! never yields text; a stale record is not a claim.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 

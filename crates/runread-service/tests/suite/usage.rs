@@ -4,6 +4,7 @@
 //! response, once however many lines it spans) and Codex (the running totals of `token_count`
 //! events).
 
+use runread_store::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_service::{KeyContext, Service, tools};
-use runread_store::{RunRecord, Store};
+use runread_store::RunRecord;
 use runread_testkit::{Env, block_on};
 
 const SETTLED: Duration = Duration::from_secs(60);

@@ -3,6 +3,7 @@
 //! back on its bounded re-check when a change is missed, holds its slots within the named bounds,
 //! and leaves one start record and one receipt per call.
 
+use runread_store::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -21,6 +21,9 @@
 //! same run, and its final answer is the last response — what Claude Code itself reports as the
 //! run's result; the earlier parts are in the history.
 
+mod profile;
+pub(crate) use profile::PROFILE;
+
 use std::borrow::Cow;
 use std::collections::HashSet;
 

@@ -21,6 +21,10 @@
 //! `type` and an object `payload`; a turn's lines must name a valid turn id; a `turn_context`
 //! must name the session's cwd; anything else is malformed and taints the run it touches.
 
+mod profile;
+pub(crate) use profile::PROFILE;
+pub use profile::ROLLOUT_PREFIX;
+
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 

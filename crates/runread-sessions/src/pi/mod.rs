@@ -4,6 +4,9 @@
 //! v1 entries have neither and form a line, so they get ids in file order (`v1-L<line>`), each
 //! the child of the one before — the same shape Pi's own v1→v2 migration gives them.
 
+mod profile;
+pub(crate) use profile::PROFILE;
+
 mod line;
 mod runs;
 

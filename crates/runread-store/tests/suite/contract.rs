@@ -6,6 +6,7 @@
 use runread_core::{Feature, Target};
 use runread_sessions::{EntryKind, EntrySummary};
 use runread_store::postgres::PostgresStore;
+use runread_store::prelude::*;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
     ArtifactRecord, AuditCheckpoint, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background,

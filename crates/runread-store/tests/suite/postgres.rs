@@ -2,6 +2,7 @@
 //! the schema's own guards, and failing closed — then recovering — when the database goes away.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

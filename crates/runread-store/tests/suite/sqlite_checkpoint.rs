@@ -3,13 +3,14 @@
 //! `CHECKPOINT_INLINE_PAGES`, and by SQLite when the store closes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use runread_sessions::{EntryKind, EntrySummary};
+use runread_store::IngestCommit;
 use runread_store::checkpoint::{CHECKPOINT_AFTER_PAGES, CHECKPOINT_INLINE_PAGES};
 use runread_store::sqlite::SqliteStore;
-use runread_store::{IngestCommit, Store};
 use runread_testkit::records;
 
 /// Entries per commit, each with about a kilobyte of summary: a commit writes some tens of pages,

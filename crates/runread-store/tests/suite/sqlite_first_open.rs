@@ -2,7 +2,8 @@
 //! together): each migration is applied exactly once and all agree on one instance.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use runread_store::Store;
+use runread_store::prelude::*;
+
 use runread_store::sqlite::SqliteStore;
 
 #[test]

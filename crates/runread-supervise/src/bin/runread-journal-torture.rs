@@ -5,11 +5,12 @@
 //! Usage: runread-journal-torture HOME
 #![forbid(unsafe_code)]
 
+use runread_store::prelude::*;
 use std::path::PathBuf;
 
 use runread_journal::{Entry, FORMAT, FileStamp, Journal, Namespace};
 use runread_store::sqlite::SqliteStore;
-use runread_store::{Background, Foreground, Phase, Store, SupervisedRun};
+use runread_store::{Background, Foreground, Phase, SupervisedRun};
 
 fn main() -> std::process::ExitCode {
     let Some(home) = std::env::args_os().nth(1).map(PathBuf::from) else {

@@ -1,5 +1,56 @@
-//! Claude Code under supervision: its event stream ([`events`]) and the state machine over it
-//! ([`state`]).
+//! Claude Code under supervision: its event stream ([`events`]), the state machine over it
+//! ([`state`]), its command line and where it keeps its sessions ([`args`]), the proof of a run's
+//! final answer in its session file ([`proof`]), how it ended ([`foreground`]), and the machine
+//! the driver holds ([`ClaudeCode`]).
 
+pub mod args;
 pub mod events;
+mod machine;
+pub mod proof;
 pub mod state;
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use runread_core::Agent;
+
+pub use machine::foreground;
+
+use crate::agents::{Machine, SupervisedAgent, VersionAnswer};
+use crate::locate::Unsupported;
+
+/// The npm package of Claude Code (a wrapper around the native binary).
+pub const CLAUDE_PACKAGE: &str = "@anthropic-ai/claude-code";
+/// What Claude Code's `--version` says after its version number.
+pub const CLAUDE_VERSION_SUFFIX: &str = " (Claude Code)";
+/// Claude Code versions whose stream-json output and session format runread knows (tested:
+/// 2.1.328).
+pub const KNOWN_CLAUDE_SERIES: &[&str] = &["2.1."];
+
+/// Claude Code, as `runread run` supervises it (`claude -p --output-format stream-json`).
+pub struct ClaudeCode;
+
+impl SupervisedAgent for ClaudeCode {
+    fn agent(&self) -> Agent {
+        Agent::Claude
+    }
+    fn npm_package(&self) -> &'static str {
+        CLAUDE_PACKAGE
+    }
+    fn known_series(&self) -> &'static [&'static str] {
+        KNOWN_CLAUDE_SERIES
+    }
+    /// `2.1.328 (Claude Code)`.
+    fn version_answer(&self) -> VersionAnswer {
+        VersionAnswer::Suffixed(CLAUDE_VERSION_SUFFIX)
+    }
+    fn usage(&self) -> &'static str {
+        "runread run -- claude -p \"…\""
+    }
+    fn with_event_stream(&self, args: &[OsString]) -> Result<Vec<OsString>, Unsupported> {
+        args::with_stream_json(args).map_err(|r| Unsupported::Arguments(r.to_string()))
+    }
+    fn machine(&self, _args: &[OsString], _cwd: &Path) -> Box<dyn Machine> {
+        Box::new(machine::ClaudeMachine::new(args::projects_dir()))
+    }
+}

@@ -7,6 +7,7 @@
 //! accepts and refuses.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -15,13 +16,14 @@ use serde_json::Value;
 
 use crate::recorded_agents::exited;
 use runread_sessions::{Agent, EntrySummary, EvidenceFile, Resume};
-use runread_store::{Foreground, Phase, Proof, Store};
+use runread_store::{Foreground, Phase, Proof};
 use runread_supervise::claude::events as claude_events;
+use runread_supervise::claude::foreground as claude_foreground;
+use runread_supervise::claude::proof;
 use runread_supervise::claude::state::{
     self as claude_state, ClaudeCandidate, ClaudeSupervision, NoCandidate,
 };
-use runread_supervise::proof::{self, Pinned, Refusal};
-use runread_supervise::run::claude_foreground;
+use runread_supervise::proof::{Pinned, Refusal, Verified};
 use runread_testkit::{
     CLAUDE_FIXTURES, Reported, ReportedStep, claude_fixture_sessions, claude_steps,
 };
@@ -285,8 +287,8 @@ fn settled(fixture: &str, step: usize) -> Settled {
     Settled { sup, candidate }
 }
 
-fn verify(path: &Path, pinned: &Pinned, s: &Settled) -> Result<proof::Verified, Refusal> {
-    proof::verify_claude(path, pinned, &s.sup.runs[0].uuids, &s.candidate)
+fn verify(path: &Path, pinned: &Pinned, s: &Settled) -> Result<Verified, Refusal> {
+    proof::verify(path, pinned, &s.sup.runs[0].uuids, &s.candidate)
 }
 
 #[test]
@@ -527,11 +529,11 @@ fn pinning_takes_the_newest_conversation_line_and_tolerates_a_file_being_written
         identity: None,
         leaf: None,
     };
-    let (identity, leaf) = proof::pin_claude(&path, &pin).unwrap();
+    let (identity, leaf) = proof::pin(&path, &pin).unwrap();
     assert_eq!(leaf, want, "the leaf the next prompt chains to");
     // Half a line more (Claude Code mid-write): the same pin.
     std::fs::write(&path, &full[..line_start + 10]).unwrap();
-    let (_, leaf2) = proof::pin_claude(&path, &pin).unwrap();
+    let (_, leaf2) = proof::pin(&path, &pin).unwrap();
     assert_eq!(leaf2, want);
     // The whole file, pinned with the first identity (same object): the run proves.
     std::fs::write(&path, &full).unwrap();
@@ -547,7 +549,7 @@ fn pinning_takes_the_newest_conversation_line_and_tolerates_a_file_being_written
         ..pinned
     };
     assert_eq!(
-        proof::pin_claude(&path, &elsewhere).err(),
+        proof::pin(&path, &elsewhere).err(),
         Some(Refusal::OtherSession)
     );
 }

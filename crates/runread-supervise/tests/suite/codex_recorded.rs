@@ -7,6 +7,7 @@
 //! verification against the rollout file accepts and refuses. Also: how a Codex command is identified and made to stream.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -17,14 +18,16 @@ use serde_json::Value;
 
 use crate::recorded_agents::exited;
 use runread_sessions::{Agent, EntrySummary, EvidenceFile, Resume};
-use runread_store::{Foreground, Phase, Proof, Store};
+use runread_store::{Foreground, Phase, Proof};
+use runread_supervise::codex::args::Refused;
 use runread_supervise::codex::events as codex_events;
+use runread_supervise::codex::foreground as codex_foreground;
 use runread_supervise::codex::state::{
     self as codex_state, CodexCandidate, CodexSupervision, TurnEnd,
 };
+use runread_supervise::codex::{self, find, proof};
 use runread_supervise::locate::{self, Said, Unsupported};
-use runread_supervise::proof::{self, Pinned, Refusal};
-use runread_supervise::run::codex_foreground;
+use runread_supervise::proof::{Pinned, Refusal};
 use runread_testkit::{
     CODEX_FIXTURES, Reported, ReportedStep, codex_fixture_sessions, codex_fixtures_dir, codex_steps,
 };
@@ -375,8 +378,7 @@ fn every_recorded_answer_proves_against_the_rollout_codex_wrote() {
             let c = candidate(fixture, i);
             let (_d, path) = copy_of(fixture, &step.session_id);
             let pinned = pinned_for(&path, fixture, i);
-            let v =
-                proof::verify_codex(&path, &pinned, &c).unwrap_or_else(|r| panic!("{at}: {r:?}"));
+            let v = proof::verify(&path, &pinned, &c).unwrap_or_else(|r| panic!("{at}: {r:?}"));
             let (turn, start, reported) = turns(&path)[turn_index(fixture, i)].clone();
             assert_eq!(v.run.run_id, turn, "{at}: the run is the step's turn");
             assert_eq!(
@@ -398,13 +400,13 @@ fn every_recorded_answer_proves_against_the_rollout_codex_wrote() {
                 ..pinned.clone()
             };
             assert_eq!(
-                proof::verify_codex(&path, &late, &c).map(|v| v.run.run_id),
+                proof::verify(&path, &late, &c).map(|v| v.run.run_id),
                 Ok(turn.clone()),
                 "{at}"
             );
             // The wrong answer for this turn.
             assert_eq!(
-                proof::verify_codex(&path, &pinned, &other("not what Codex said")).err(),
+                proof::verify(&path, &pinned, &other("not what Codex said")).err(),
                 Some(Refusal::Mismatch),
                 "{at}"
             );
@@ -421,23 +423,23 @@ fn verification_refuses_a_turn_from_before_the_pin_another_thread_and_a_damaged_
     let first = candidate("continue-unicode", 0);
     let second = candidate("continue-unicode", 1);
     let pinned = pinned_for(&path, "continue-unicode", 1);
-    assert!(proof::verify_codex(&path, &pinned, &second).is_ok());
+    assert!(proof::verify(&path, &pinned, &second).is_ok());
     // Step 0's answer, verified for the run that started after step 1's pin: a turn from before.
     assert_eq!(
-        proof::verify_codex(&path, &pinned, &first).err(),
+        proof::verify(&path, &pinned, &first).err(),
         Some(Refusal::BrokenChain)
     );
     // With nothing pinned (a new thread), step 0's answer is its turn's.
     let fresh = pinned_for(&path, "continue-unicode", 0);
     assert_eq!(fresh.leaf, None);
-    assert!(proof::verify_codex(&path, &fresh, &first).is_ok());
+    assert!(proof::verify(&path, &fresh, &first).is_ok());
     // A leaf the file does not hold: not the file pinned.
     let nowhere = Pinned {
         leaf: Some("100000".into()),
         ..pinned.clone()
     };
     assert_eq!(
-        proof::verify_codex(&path, &nowhere, &second).err(),
+        proof::verify(&path, &nowhere, &second).err(),
         Some(Refusal::BrokenChain)
     );
     // Another thread, another cwd.
@@ -452,7 +454,7 @@ fn verification_refuses_a_turn_from_before_the_pin_another_thread_and_a_damaged_
         },
     ] {
         assert_eq!(
-            proof::verify_codex(&path, &elsewhere, &second).err(),
+            proof::verify(&path, &elsewhere, &second).err(),
             Some(Refusal::OtherSession)
         );
     }
@@ -461,14 +463,14 @@ fn verification_refuses_a_turn_from_before_the_pin_another_thread_and_a_damaged_
     // Truncated mid-line: an unfinished last line.
     std::fs::write(&path, &text.as_bytes()[..text.len() - 20]).unwrap();
     assert_eq!(
-        proof::verify_codex(&path, &pinned, &second).err(),
+        proof::verify(&path, &pinned, &second).err(),
         Some(Refusal::Incomplete)
     );
     // Truncated before the turn's end: the turn is not in the file yet (read again later).
     let end = text.rfind("\"task_complete\"").unwrap();
     let cut = text[..end].rfind('\n').unwrap() + 1;
     std::fs::write(&path, &text[..cut]).unwrap();
-    let r = proof::verify_codex(&path, &pinned, &second).err();
+    let r = proof::verify(&path, &pinned, &second).err();
     assert_eq!(r, Some(Refusal::NotOnBranch));
     assert!(r.is_some_and(Refusal::transient));
     // The answer changed in the file (same length, valid JSON): the reported answer is no longer
@@ -477,23 +479,23 @@ fn verification_refuses_a_turn_from_before_the_pin_another_thread_and_a_damaged_
     let tampered_one = replace_last(&text, answer, "Again: HELLO");
     std::fs::write(&path, &tampered_one).unwrap();
     assert_eq!(
-        proof::verify_codex(&path, &pinned, &second).err(),
+        proof::verify(&path, &pinned, &second).err(),
         Some(Refusal::Mismatch)
     );
     let tampered_both = text.replace(answer, "Again: HELLO");
     std::fs::write(&path, &tampered_both).unwrap();
     assert_eq!(
-        proof::verify_codex(&path, &pinned, &second).err(),
+        proof::verify(&path, &pinned, &second).err(),
         Some(Refusal::Mismatch)
     );
     // A malformed line appended.
     std::fs::write(&path, format!("{text}{{not json\n")).unwrap();
     assert_eq!(
-        proof::verify_codex(&path, &pinned, &second).err(),
+        proof::verify(&path, &pinned, &second).err(),
         Some(Refusal::Malformed)
     );
     std::fs::write(&path, &text).unwrap();
-    assert!(proof::verify_codex(&path, &pinned, &second).is_ok());
+    assert!(proof::verify(&path, &pinned, &second).is_ok());
 }
 
 fn replace_last(text: &str, from: &str, to: &str) -> String {
@@ -510,19 +512,16 @@ fn verification_refuses_links_and_replacements() {
     let other_name = d.path().join("other.jsonl");
     std::fs::hard_link(&path, &other_name).unwrap();
     assert_eq!(
-        proof::verify_codex(&path, &pinned, &c).err(),
+        proof::verify(&path, &pinned, &c).err(),
         Some(Refusal::HardLinked)
     );
     std::fs::remove_file(&path).unwrap();
     std::os::unix::fs::symlink(&other_name, &path).unwrap();
     assert_eq!(
-        proof::verify_codex(&path, &pinned, &c).err(),
+        proof::verify(&path, &pinned, &c).err(),
         Some(Refusal::NotRegular)
     );
-    assert_eq!(
-        proof::pin_codex(&path, &pinned).err(),
-        Some(Refusal::NotRegular)
-    );
+    assert_eq!(proof::pin(&path, &pinned).err(), Some(Refusal::NotRegular));
     // A regular file again, byte-identical, but not the object pinned.
     let pinned_identity = runread_sessions::file::identity(&other_name).unwrap();
     std::fs::remove_file(&path).unwrap();
@@ -533,14 +532,14 @@ fn verification_refuses_links_and_replacements() {
         ..pinned
     };
     assert_eq!(
-        proof::verify_codex(&path, &pinned, &c).err(),
+        proof::verify(&path, &pinned, &c).err(),
         Some(Refusal::Replaced)
     );
     let pinned = Pinned {
         identity: Some(runread_sessions::file::identity(&path).unwrap()),
         ..pinned
     };
-    assert!(proof::verify_codex(&path, &pinned, &c).is_ok());
+    assert!(proof::verify(&path, &pinned, &c).is_ok());
 }
 
 #[test]
@@ -554,15 +553,15 @@ fn a_fork_and_a_resume_prove_against_their_own_files() {
     // The resume appended its turn to the thread's file.
     let resumed = pinned_for(&parent, "resume-fork", 1);
     assert!(resumed.leaf.is_some());
-    assert!(proof::verify_codex(&parent, &resumed, &candidate("resume-fork", 1)).is_ok());
+    assert!(proof::verify(&parent, &resumed, &candidate("resume-fork", 1)).is_ok());
     // The fork's file holds only its own turn, and it proves there with nothing pinned.
     let forked = pinned_for(&fork, "resume-fork", 2);
     assert_eq!(forked.leaf, None);
     let c = candidate("resume-fork", 2);
-    assert!(proof::verify_codex(&fork, &forked, &c).is_ok());
+    assert!(proof::verify(&fork, &forked, &c).is_ok());
     // The parent's file is another thread's, and as the parent it has no such answer.
     assert_eq!(
-        proof::verify_codex(&parent, &forked, &c).err(),
+        proof::verify(&parent, &forked, &c).err(),
         Some(Refusal::OtherSession)
     );
     let as_parent = Pinned {
@@ -570,7 +569,7 @@ fn a_fork_and_a_resume_prove_against_their_own_files() {
         ..forked
     };
     assert_eq!(
-        proof::verify_codex(&parent, &as_parent, &c).err(),
+        proof::verify(&parent, &as_parent, &c).err(),
         Some(Refusal::Mismatch)
     );
 }
@@ -581,7 +580,7 @@ fn after_interrupted_turns_the_next_answer_proves() {
     let (_d, path) = copy_of("interrupted", session);
     let c = candidate("interrupted", 2);
     let pinned = pinned_for(&path, "interrupted", 2);
-    let v = proof::verify_codex(&path, &pinned, &c).unwrap();
+    let v = proof::verify(&path, &pinned, &c).unwrap();
     assert_eq!(v.run.run_id, turns(&path)[2].0);
     // The interrupted turns are no answer's, with or without a pin.
     let (sup, _) = feed(&codex_steps("interrupted")[0].lines);
@@ -591,7 +590,7 @@ fn after_interrupted_turns_the_next_answer_proves() {
         ..pinned
     };
     assert!(
-        proof::verify_codex(&path, &fresh, &c).is_ok(),
+        proof::verify(&path, &fresh, &c).is_ok(),
         "one turn answered this"
     );
 }
@@ -615,11 +614,11 @@ fn pinning_takes_the_newest_entry_and_tolerates_a_file_being_written() {
         leaf: None,
         ..want.clone()
     };
-    let (identity, leaf) = proof::pin_codex(&path, &pin).unwrap();
+    let (identity, leaf) = proof::pin(&path, &pin).unwrap();
     assert_eq!(leaf, want.leaf, "the newest entry before the turn");
     // Half a line more (Codex mid-write): the same pin.
     std::fs::write(&path, &full[..cut + 10]).unwrap();
-    assert_eq!(proof::pin_codex(&path, &pin).unwrap().1, want.leaf);
+    assert_eq!(proof::pin(&path, &pin).unwrap().1, want.leaf);
     // The whole file, pinned with the first identity (same object): the run proves.
     std::fs::write(&path, &full).unwrap();
     let pinned = Pinned {
@@ -627,7 +626,7 @@ fn pinning_takes_the_newest_entry_and_tolerates_a_file_being_written() {
         leaf,
         ..pin.clone()
     };
-    assert!(proof::verify_codex(&path, &pinned, &candidate("continue-unicode", 1)).is_ok());
+    assert!(proof::verify(&path, &pinned, &candidate("continue-unicode", 1)).is_ok());
     // Another thread's file, a file of another cwd: not pinned.
     for elsewhere in [
         Pinned {
@@ -640,7 +639,7 @@ fn pinning_takes_the_newest_entry_and_tolerates_a_file_being_written() {
         },
     ] {
         assert_eq!(
-            proof::pin_codex(&path, &elsewhere).err(),
+            proof::pin(&path, &elsewhere).err(),
             Some(Refusal::OtherSession)
         );
     }
@@ -656,7 +655,7 @@ fn pinning_takes_the_newest_entry_and_tolerates_a_file_being_written() {
         identity: None,
         leaf: None,
     };
-    assert_eq!(proof::pin_codex(&fork, &pin).unwrap().1, None);
+    assert_eq!(proof::pin(&fork, &pin).unwrap().1, None);
 }
 
 #[test]
@@ -686,11 +685,11 @@ fn the_proof_names_what_ingest_records_and_the_live_record_finds_the_run() {
         assert_eq!(pinned.cwd, env.workspace.to_str().unwrap());
         // Found where Codex keeps it, by the thread id alone.
         assert_eq!(
-            locate::find_codex_rollout(&env.codex_sessions, session).as_ref(),
+            find::find_rollout(&env.codex_sessions, session).as_ref(),
             Some(path),
             "{at}"
         );
-        let v = proof::verify_codex(path, &pinned, &c).unwrap();
+        let v = proof::verify(path, &pinned, &c).unwrap();
         let stored = env
             .store
             .run(session, 1, &v.run.run_id)
@@ -742,7 +741,7 @@ fn codex_version_answers_are_read_strictly() {
     assert_eq!(said, "codex-cli 0.171.0");
     assert_eq!(
         locate::parse_version_output(format!("{said}\n").as_bytes()),
-        Said::Codex("0.171.0".into())
+        Said::Agent(Agent::Codex, "0.171.0".into())
     );
     for not in [
         "codex-cli 0.171",
@@ -839,10 +838,10 @@ fn codex_is_identified_by_its_version_behind_npm_or_standalone() {
 fn a_codex_of_another_series_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let codex = d.path().join("codex");
-    let last_known = locate::KNOWN_CODEX_SERIES.len() - 1;
+    let last_known = codex::KNOWN_CODEX_SERIES.len() - 1;
     script(
         &codex,
-        &format!("codex-cli {}9", locate::KNOWN_CODEX_SERIES[last_known]),
+        &format!("codex-cli {}9", codex::KNOWN_CODEX_SERIES[last_known]),
     );
     assert!(
         identify(&codex, d.path()).is_ok(),
@@ -864,7 +863,7 @@ fn a_codex_of_another_series_is_refused() {
 
 #[test]
 fn codex_gets_json_right_after_exec() {
-    let json = |args: &[&str]| locate::with_event_stream(Agent::Codex, &os(args));
+    let json = |args: &[&str]| codex::args::with_json(&os(args));
     assert_eq!(
         json(&["exec", "hi"]).unwrap(),
         os(&["exec", "--json", "hi"])
@@ -907,27 +906,23 @@ fn codex_gets_json_right_after_exec() {
 
 #[test]
 fn only_codex_exec_is_supervised() {
-    let json = |args: &[&str]| locate::with_event_stream(Agent::Codex, &os(args));
+    let json = |args: &[&str]| codex::args::with_json(&os(args));
     for interactive in [
         &[][..],
         &["hi"][..],
         &["resume", "--last"][..],
         &["-c", "model=\"o3\"", "exec", "hi"][..],
     ] {
-        assert_eq!(
-            json(interactive),
-            Err(Unsupported::NotExec),
-            "{interactive:?}"
-        );
+        assert_eq!(json(interactive), Err(Refused::NotExec), "{interactive:?}");
     }
-    let message = Unsupported::NotExec.to_string();
+    let message = Refused::NotExec.to_string();
     assert!(message.contains("codex exec"), "{message}");
     for (args, sub) in [
         (&["exec", "review"][..], "review"),
         (&["exec", "-m", "gpt-5.5", "review"][..], "review"),
         (&["exec", "help"][..], "help"),
     ] {
-        assert_eq!(json(args), Err(Unsupported::ExecSubcommand(sub.into())));
+        assert_eq!(json(args), Err(Refused::ExecSubcommand(sub.into())));
     }
     for (args, option) in [
         (&["exec", "--ephemeral", "hi"][..], "--ephemeral"),
@@ -942,7 +937,7 @@ fn only_codex_exec_is_supervised() {
         (&["exec", "--remote", "ws://h:1", "hi"][..], "--remote"),
     ] {
         match json(args) {
-            Err(Unsupported::CodexOption { option: o, why }) => {
+            Err(Refused::Option { option: o, why }) => {
                 assert_eq!(o, option);
                 assert!(!why.is_empty());
             }

@@ -3,14 +3,15 @@
 //! nor a store acknowledgement (what makes an answer readable) without a verifying entry.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::collections::HashSet;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use runread_core::limits::JOURNAL_RETENTION_RUNS;
 use runread_journal::{Entry, Journal, JournalError, Namespace};
+use runread_store::Proof;
 use runread_store::sqlite::SqliteStore;
-use runread_store::{Proof, Store};
 
 /// Kills, at least the hundred.
 const KILLS: usize = 120;

@@ -10,8 +10,9 @@ use runread_sessions::pi::cut_runs;
 use runread_sessions::pi::parse_header;
 use runread_store::Phase;
 use runread_supervise::pi::events;
+use runread_supervise::pi::proof;
 use runread_supervise::pi::state::Supervision;
-use runread_supervise::proof::{self, Pinned, Refusal};
+use runread_supervise::proof::{Pinned, Refusal, Verified};
 use runread_testkit::{fixture_session, fixtures_dir};
 
 crate::feeder!(Supervision, events::parse);
@@ -181,7 +182,7 @@ fn events_before_the_header_break_the_stream() {
 }
 
 /// Verifies run 1 of `sample` (a new session) on `path` with `pinned`.
-fn verify_sample(path: &Path, pinned: &Pinned) -> Result<proof::Verified, Refusal> {
+fn verify_sample(path: &Path, pinned: &Pinned) -> Result<Verified, Refusal> {
     let (sup, n) = settled_run("sample", 0);
     let run = &sup.runs[n];
     proof::verify(

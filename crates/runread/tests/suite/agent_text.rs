@@ -5,6 +5,7 @@
 //! `reader list`, `audit`, `snapshots`, as text and as JSON) is rendered, and none of them holds
 //! any of those strings — raw, HTML-escaped or JSON-escaped.
 
+use runread_store::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use runread_core::Feature;
-use runread_store::Store;
+
 use runread_testkit::Env;
 
 /// The first `max` bytes of `s`, on a character boundary.

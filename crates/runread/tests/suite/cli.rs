@@ -1,6 +1,7 @@
 //! The owner's CLI, as a user runs it: workspace, ingest, runs, grant (once), list, revoke, demo.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -659,7 +660,6 @@ fn runs_lists_pages_newest_first_filtered_by_agent_workspace_and_status() {
 /// the page and names the next page, which continues exactly, and the filters are the store's.
 #[test]
 fn audit_pages_the_newest_calls_first_and_says_how_many_more() {
-    use runread_store::Store;
     use runread_testkit::records;
     /// More than the 10,000 rows `audit` stopped at.
     const CALLS: u32 = 10_050;

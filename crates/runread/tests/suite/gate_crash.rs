@@ -4,6 +4,7 @@
 //! `runread recover inspect` as an interrupted, retry-safe read.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use runread_core::Feature;
-use runread_store::Store;
+
 use runread_store::sqlite::SqliteStore;
 use runread_testkit::Env;
 use runread_testkit::free_port;

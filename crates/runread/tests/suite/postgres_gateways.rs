@@ -17,6 +17,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use crate::pgtls;
+use runread_store::prelude::*;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -28,7 +29,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use runread_store::Store;
 use runread_testkit::pg::{self, terminate_backends};
 
 use runread_mcp::client::{Client, ClientError};

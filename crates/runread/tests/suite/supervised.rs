@@ -3,6 +3,7 @@
 //! reader would. Each test is one behavior of supervised evidence as the README describes it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use runread_store::prelude::*;
 use runread_testkit::free_port;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use runread_core::{ErrorCode, Feature};
 use runread_journal::Journal;
 use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::sqlite::SqliteStore;
-use runread_store::{Foreground, Proof, RunRecord, Store, SupervisedRun};
+use runread_store::{Foreground, Proof, RunRecord, SupervisedRun};
 
 /// Reads made so far (each under a reader of its own).
 static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -1,11 +1,12 @@
 //! A served runread home for the agent suites: fixtures placed and ingested, one known secret
 //! registered, the MCP server on a loopback port, and a client per run with every feature granted.
 
+use runread_store::prelude::*;
 use serde_json::Value;
 
 use runread_core::Feature;
 use runread_mcp::client::Client;
-use runread_store::{RunRecord, Store};
+use runread_store::RunRecord;
 use runread_testkit::Env;
 
 pub struct Served {
