@@ -108,7 +108,7 @@ fn child_evidence(at: &AdmissionContext<'_>, run: &RunRecord) -> Result<ChildEvi
     };
     let path = std::path::Path::new(&run.session_path);
     Ok(
-        match runread_sessions::records::children(run.agent, path, &run.target.session_id, &bytes) {
+        match runread_sessions::agents::children(run.agent, path, &run.target.session_id, &bytes) {
             Some(records) => ChildEvidence::Records(records),
             None => ChildEvidence::NotKept,
         },

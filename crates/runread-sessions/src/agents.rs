@@ -8,92 +8,13 @@
 //! keeps its sessions, what its records can show), a folder in `runread-supervise` (its event
 //! stream, state machine and proof), a variant of [`Agent`], and a line in each registry.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::file::{EvidenceFile, FileIdentity};
-use crate::model::{Agent, EntrySummary, ForkBase, MessageView, Resume, Scan, ScanError};
+use crate::model::{Agent, EntrySummary, ForkBase};
+use crate::profile::AgentProfile;
 use crate::records::{ChildRecord, Records};
-use crate::runs::Branch;
-use crate::scan::ReadAhead;
-
-/// Where an agent keeps its sessions unless told otherwise: under the folder an environment
-/// variable names, else under the user's home.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DefaultPlace {
-    /// The environment variable that moves the agent's home (`CODEX_HOME`).
-    pub env: &'static str,
-    /// The sessions folder under it.
-    pub under_env: &'static [&'static str],
-    /// The sessions folder under `$HOME` when the variable is not set.
-    pub under_home: &'static [&'static str],
-}
-
-impl DefaultPlace {
-    /// The folder, from this process's environment; `None` when it cannot be named (no `HOME`).
-    pub fn resolve(&self) -> Option<PathBuf> {
-        let (mut dir, under) = match std::env::var_os(self.env).filter(|v| !v.is_empty()) {
-            Some(d) => (PathBuf::from(d), self.under_env),
-            None => (PathBuf::from(std::env::var_os("HOME")?), self.under_home),
-        };
-        dir.extend(under);
-        Some(dir)
-    }
-}
-
-/// How an agent keeps the tokens its model calls reported ([`crate::usage`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UsageKind {
-    /// On each assistant message (a response written as several lines counted once); with the
-    /// provider named before the model (`provider/model`) when `provider_in_model`.
-    PerMessage { provider_in_model: bool },
-    /// As the session's running totals, in events of their own: a run's share is the total at
-    /// its last event less the total before it.
-    RunningTotals,
-}
-
-/// Everything this crate knows of one agent's records: how they are read into the neutral model,
-/// where they live, and what they can show. One per agent, in its folder.
-pub trait AgentProfile: Sync {
-    /// The agent this describes.
-    fn agent(&self) -> Agent;
-    /// The command-line flag that names one of its session folders (`--pi DIR`) and its help.
-    fn dir_flag(&self) -> &'static str;
-    fn dir_help(&self) -> &'static str;
-    /// Where it keeps its sessions by default.
-    fn default_place(&self) -> DefaultPlace;
-    /// Its session files under one of its session folders, sorted in path order.
-    fn session_files(&self, dir: &Path) -> Vec<PathBuf>;
-    /// One streamed pass over one of its session files.
-    fn scan(
-        &self,
-        file: &EvidenceFile,
-        resume: Resume<'_>,
-        ahead: ReadAhead,
-    ) -> Result<Scan, ScanError>;
-    /// The runs of one of its sessions, from the session's index entries (in file order).
-    fn cut_runs(&self, entries: &[EntrySummary], malformed: &[u64], torn: bool) -> Branch;
-    /// What a reader may be shown of one of its message lines; `None`: not a message line.
-    fn message_view(&self, line: &[u8]) -> Option<MessageView>;
-    /// What its records can show of a run beyond the run's own lines.
-    fn records(&self) -> Records;
-    /// How it keeps token counts.
-    fn usage_kind(&self) -> UsageKind;
-    /// The child agents a run started, each with the record it left beside the session file
-    /// (see [`crate::records::children`]). `None`: its children leave no records.
-    fn children(
-        &self,
-        _session_file: &Path,
-        _session_id: &str,
-        _tool_call_lines: &[Vec<u8>],
-    ) -> Option<Vec<Option<ChildRecord>>> {
-        None
-    }
-    /// Whether one of its session files (`file`, opened) still holds the line a fork's inherited
-    /// history ends at. Only an agent whose forks name their base says yes.
-    fn holds_fork_base(&self, _file: &EvidenceFile, _base: &ForkBase) -> bool {
-        false
-    }
-}
+use crate::runs::Run;
 
 /// The profile of `agent`: the one registration of each agent in this crate.
 pub fn profile(agent: Agent) -> &'static dyn AgentProfile {
@@ -115,6 +36,32 @@ pub fn parent_holds_fork_base(
 ) -> bool {
     EvidenceFile::open(parent_path, Some(identity))
         .is_ok_and(|file| profile(agent).holds_fork_base(&file, base))
+}
+
+impl Records {
+    /// What `agent`'s records can show (its profile's).
+    pub fn of(agent: Agent) -> Records {
+        profile(agent).records()
+    }
+}
+
+/// The child agents the run started from `tool_call_lines` (the exact bytes of the run's lines
+/// that call tools, read back as ingested), in the order it started them, each with its record
+/// beside the session file `session_file` of `session_id` (`None`: the child has no record).
+/// `None` for an agent whose children leave no records ([`Records::child_records`]).
+pub fn children(
+    agent: Agent,
+    session_file: &Path,
+    session_id: &str,
+    tool_call_lines: &[Vec<u8>],
+) -> Option<Vec<Option<ChildRecord>>> {
+    profile(agent).children(session_file, session_id, tool_call_lines)
+}
+
+/// Sets each run's usage from `entries` (the session's, in file order), the way `agent` keeps
+/// token counts ([`crate::usage::attribute`]).
+pub fn attribute_usage(agent: Agent, entries: &[EntrySummary], runs: &mut [Run]) {
+    crate::usage::attribute(profile(agent).usage_kind(), entries, runs);
 }
 
 #[cfg(test)]

@@ -16,18 +16,20 @@ mod content;
 pub mod file;
 pub mod model;
 pub mod pi;
+pub mod profile;
 pub mod records;
 pub mod runs;
 pub mod scan;
 pub mod usage;
 pub mod walk;
 
-pub use agents::{AgentProfile, profile};
+pub use agents::profile;
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
     Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
     Scan, ScanError, Tokens, answer_digest, join_groups,
 };
+pub use profile::AgentProfile;
 pub use records::{ChildRecord, MetadataSources, Records};
 pub use runs::{Branch, Context, Run, RunStatus, TextRef};
 pub use scan::{LineDigest, ReadAhead};
@@ -57,6 +59,6 @@ pub fn scan_with(
 /// The runs of a session of `agent` from its index entries (in file order).
 pub fn cut_runs(agent: Agent, entries: &[EntrySummary], malformed: &[u64], torn: bool) -> Branch {
     let mut branch = profile(agent).cut_runs(entries, malformed, torn);
-    usage::attribute(agent, entries, &mut branch.runs);
+    agents::attribute_usage(agent, entries, &mut branch.runs);
     branch
 }

@@ -2,10 +2,6 @@
 //! service decides what to serve from these answers, and only this crate knows which agent gives
 //! which ([`Records::of`]).
 
-use std::path::Path;
-
-use crate::Agent;
-
 /// Where an agent records the values `read_target_metadata` reports: the `source` of each field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetadataSources {
@@ -35,13 +31,6 @@ pub struct Records {
 /// Why a session file alone does not cover child agents, whichever agent wrote it.
 pub const CHILDREN_UNOBSERVED_PASSIVE: &str = "a session file does not show child agents";
 
-impl Records {
-    /// What `agent`'s records can show (its profile's).
-    pub fn of(agent: Agent) -> Records {
-        crate::agents::profile(agent).records()
-    }
-}
-
 /// What the agent keeps of one child agent a run started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChildRecord {
@@ -50,17 +39,4 @@ pub struct ChildRecord {
     /// When the child's own transcript was last written, in nanoseconds since the epoch; `None`
     /// when there is none to look at.
     pub transcript_modified_ns: Option<i64>,
-}
-
-/// The child agents the run started from `tool_call_lines` (the exact bytes of the run's lines
-/// that call tools, read back as ingested), in the order it started them, each with its record
-/// beside the session file `session_file` of `session_id` (`None`: the child has no record).
-/// `None` for an agent whose children leave no records ([`Records::child_records`]).
-pub fn children(
-    agent: Agent,
-    session_file: &Path,
-    session_id: &str,
-    tool_call_lines: &[Vec<u8>],
-) -> Option<Vec<Option<ChildRecord>>> {
-    crate::agents::profile(agent).children(session_file, session_id, tool_call_lines)
 }

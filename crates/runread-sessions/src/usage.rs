@@ -12,8 +12,8 @@
 //!   `reasoning_output_tokens`): a run's usage is the total at its last event less the total
 //!   before the run.
 
-use crate::agents::UsageKind;
-use crate::model::{Agent, EntrySummary, Tokens};
+use crate::model::{EntrySummary, Tokens};
+use crate::profile::UsageKind;
 use crate::runs::Run;
 
 /// Pi's names for a usage object's counts (input, output, cache read, cache write, reasoning).
@@ -43,10 +43,10 @@ pub const CODEX_NAMES: [Option<&str>; 5] = [
 
 pub use crate::runs::{ModelUsage, RunUsage, UsageSource};
 
-/// Sets each run's usage from `entries` (the session's, in file order). A run none of whose
-/// calls reported usage (or indexed before usage was) has none.
-pub fn attribute(agent: Agent, entries: &[EntrySummary], runs: &mut [Run]) {
-    match crate::agents::profile(agent).usage_kind() {
+/// Sets each run's usage from `entries` (the session's, in file order), kept as `kind`. A run
+/// none of whose calls reported usage (or indexed before usage was) has none.
+pub fn attribute(kind: UsageKind, entries: &[EntrySummary], runs: &mut [Run]) {
+    match kind {
         UsageKind::PerMessage { provider_in_model } => {
             per_message(provider_in_model, entries, runs)
         }

@@ -19,7 +19,7 @@
 //!
 //! Each agent is one folder (`pi/`, `claude/`, `codex/`) holding everything above that is its
 //! own, and one line in the registry ([`agents`]); the driver ([`run`]) holds the agent's
-//! [`agents::Machine`] and names no agent.
+//! [`machine::Machine`] and names no agent.
 #![forbid(unsafe_code)]
 
 pub mod agents;
@@ -27,7 +27,9 @@ pub mod args;
 pub mod census;
 pub mod claude;
 pub mod codex;
+pub mod exit;
 pub mod locate;
+pub mod machine;
 pub mod pi;
 pub mod proof;
 pub mod refusal;

@@ -19,7 +19,8 @@ use tokio::io::AsyncReadExt;
 
 pub use runread_core::Agent;
 
-use crate::agents::{SUPERVISED, SupervisedAgent, VersionAnswer, supervised};
+use crate::agents::{SUPERVISED, supervised};
+use crate::machine::{SupervisedAgent, VersionAnswer};
 
 /// Longest a `--version` probe may take (a Node start-up takes seconds on a busy machine); past
 /// it the probe's process group is killed and the command refused.
@@ -433,7 +434,9 @@ pub async fn identify_within(
 
 /// The agent's arguments made to stream the events runread reads.
 pub fn with_event_stream(kind: Agent, args: &[OsString]) -> Result<Vec<OsString>, Unsupported> {
-    supervised(kind).with_event_stream(args)
+    supervised(kind)
+        .with_event_stream(args)
+        .map_err(Unsupported::Arguments)
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::agents::{AgentProfile, DefaultPlace, UsageKind};
 use crate::file::EvidenceFile;
 use crate::model::{Agent, EntrySummary, MessageView, Resume, Scan, ScanError};
+use crate::profile::{AgentProfile, DefaultPlace, UsageKind};
 use crate::records::{CHILDREN_UNOBSERVED_PASSIVE, ChildRecord, MetadataSources, Records};
 use crate::runs::Branch;
 use crate::scan::ReadAhead;

@@ -16,8 +16,7 @@ use runread_core::Agent;
 
 pub use machine::foreground;
 
-use crate::agents::{Machine, SupervisedAgent, VersionAnswer};
-use crate::locate::Unsupported;
+use crate::machine::{Machine, SupervisedAgent, VersionAnswer};
 
 /// The npm package of Claude Code (a wrapper around the native binary).
 pub const CLAUDE_PACKAGE: &str = "@anthropic-ai/claude-code";
@@ -47,8 +46,8 @@ impl SupervisedAgent for ClaudeCode {
     fn usage(&self) -> &'static str {
         "runread run -- claude -p \"…\""
     }
-    fn with_event_stream(&self, args: &[OsString]) -> Result<Vec<OsString>, Unsupported> {
-        args::with_stream_json(args).map_err(|r| Unsupported::Arguments(r.to_string()))
+    fn with_event_stream(&self, args: &[OsString]) -> Result<Vec<OsString>, String> {
+        args::with_stream_json(args).map_err(|r| r.to_string())
     }
     fn machine(&self, _args: &[OsString], _cwd: &Path) -> Box<dyn Machine> {
         Box::new(machine::ClaudeMachine::new(args::projects_dir()))

@@ -7,12 +7,12 @@ use std::process::ExitStatus;
 use runread_sessions::{EntrySummary, FileIdentity};
 use runread_store::{Foreground, Phase, Proof};
 
-use crate::agents::Machine;
 use crate::codex::events::{self, CodexEvent, Item, ItemKind};
 use crate::codex::state::{self, CodexSupervision, CodexTracked, TurnEnd};
 use crate::codex::{find, proof};
+use crate::exit::reported_foreground;
+use crate::machine::Machine;
 use crate::proof::{Pinned, Refusal, Verified};
-use crate::run::exit::reported_foreground;
 use crate::stream::Step;
 use crate::terminal::Terminal;
 

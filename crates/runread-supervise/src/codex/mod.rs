@@ -17,8 +17,7 @@ use runread_core::Agent;
 
 pub use machine::foreground;
 
-use crate::agents::{Machine, SupervisedAgent, VersionAnswer};
-use crate::locate::Unsupported;
+use crate::machine::{Machine, SupervisedAgent, VersionAnswer};
 
 /// The npm package of the Codex CLI (a wrapper around the native binary, which lies in a
 /// platform package of the same name: see [`CODEX_PLATFORM_SUFFIXES`]).
@@ -61,8 +60,8 @@ impl SupervisedAgent for Codex {
     fn usage(&self) -> &'static str {
         "runread run -- codex exec \"…\""
     }
-    fn with_event_stream(&self, args: &[OsString]) -> Result<Vec<OsString>, Unsupported> {
-        args::with_json(args).map_err(|r| Unsupported::Arguments(r.to_string()))
+    fn with_event_stream(&self, args: &[OsString]) -> Result<Vec<OsString>, String> {
+        args::with_json(args).map_err(|r| r.to_string())
     }
     fn machine(&self, _args: &[OsString], _cwd: &Path) -> Box<dyn Machine> {
         Box::new(machine::CodexMachine::new(find::sessions_dir()))

@@ -7,12 +7,12 @@ use std::process::ExitStatus;
 use runread_sessions::{EntrySummary, FileIdentity};
 use runread_store::{Foreground, Phase, Proof};
 
-use crate::agents::Machine;
+use crate::exit::foreground_of;
+use crate::machine::Machine;
 use crate::pi::events::{self, Event};
 use crate::pi::state::{Supervision, Tracked};
 use crate::pi::{args, proof};
 use crate::proof::{Pinned, Refusal, Verified};
-use crate::run::exit::foreground_of;
 use crate::stream::Step;
 use crate::terminal::Terminal;
 

@@ -13,8 +13,7 @@ use std::path::Path;
 
 use runread_core::Agent;
 
-use crate::agents::{Machine, SupervisedAgent, VersionAnswer};
-use crate::locate::Unsupported;
+use crate::machine::{Machine, SupervisedAgent, VersionAnswer};
 
 /// The npm package of the Pi coding agent.
 pub const PI_PACKAGE: &str = "@mariozechner/pi-coding-agent";
@@ -41,8 +40,8 @@ impl SupervisedAgent for Pi {
     fn usage(&self) -> &'static str {
         "runread run -- pi -p \"…\""
     }
-    fn with_event_stream(&self, args: &[OsString]) -> Result<Vec<OsString>, Unsupported> {
-        args::with_json_mode(args).map_err(|r| Unsupported::Arguments(r.to_string()))
+    fn with_event_stream(&self, args: &[OsString]) -> Result<Vec<OsString>, String> {
+        args::with_json_mode(args).map_err(|r| r.to_string())
     }
     fn machine(&self, args: &[OsString], cwd: &Path) -> Box<dyn Machine> {
         Box::new(machine::PiMachine::new(args::session_dirs(args, cwd)))

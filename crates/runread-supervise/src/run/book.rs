@@ -6,7 +6,7 @@ use std::path::Path;
 use runread_core::Target;
 use runread_store::{Index, Proof};
 
-use crate::agents::Machine;
+use crate::machine::Machine;
 use crate::proof::{Pinned, Refusal, Verified};
 use crate::run::OnPinned;
 

@@ -15,9 +15,9 @@ use runread_core::timefmt::now_ms;
 use runread_journal::Journal;
 use runread_store::{Background, Foreground, Index, Phase, Proof, SupervisedRun};
 
-use crate::agents::Machine;
 use crate::census;
 use crate::locate::Located;
+use crate::machine::Machine;
 use crate::proof::Refusal;
 use crate::run::book::RunBook;
 use crate::run::pin::SessionPin;

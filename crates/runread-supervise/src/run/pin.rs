@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::agents::Machine;
+use crate::machine::Machine;
 use crate::proof::{self, Pinned, Refusal};
 use crate::run::prove::settling;
 

@@ -7,9 +7,9 @@ use std::process::ExitStatus;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::agents::SupervisedAgent;
 use crate::census;
 use crate::locate::Unsupported;
+use crate::machine::SupervisedAgent;
 use crate::run::{Options, StartError};
 
 /// Reads one line of at most `max` bytes (newline excluded). `Ok(None)` at end of stream;
@@ -69,7 +69,7 @@ pub(crate) fn start(agent: &dyn SupervisedAgent, opts: &Options) -> Result<Start
         .ok_or(StartError::Unsupported(Unsupported::NoCommand))?;
     let args = agent
         .with_event_stream(rest)
-        .map_err(StartError::Unsupported)?;
+        .map_err(|why| StartError::Unsupported(Unsupported::Arguments(why)))?;
     let census_ok = census::become_subreaper();
     let mut child = tokio::process::Command::new(program)
         .args(&args)

@@ -9,8 +9,8 @@ use runread_core::timefmt::now_ms;
 use runread_journal::{Entry, FORMAT, FileStamp, Namespace};
 use runread_store::Index;
 
-use crate::agents::Machine;
 use crate::locate::Located;
+use crate::machine::Machine;
 use crate::proof::{Pinned, Refusal, Verified};
 use crate::run::pin::SessionPin;
 

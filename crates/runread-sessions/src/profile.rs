@@ -1,0 +1,89 @@
+//! What this crate knows of one agent's records, as one [`AgentProfile`] in that agent's folder
+//! (`pi/`, `claude/`, `codex/`), registered in [`crate::agents`].
+
+use std::path::{Path, PathBuf};
+
+use crate::file::EvidenceFile;
+use crate::model::{Agent, EntrySummary, ForkBase, MessageView, Resume, Scan, ScanError};
+use crate::records::{ChildRecord, Records};
+use crate::runs::Branch;
+use crate::scan::ReadAhead;
+
+/// Where an agent keeps its sessions unless told otherwise: under the folder an environment
+/// variable names, else under the user's home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DefaultPlace {
+    /// The environment variable that moves the agent's home (`CODEX_HOME`).
+    pub env: &'static str,
+    /// The sessions folder under it.
+    pub under_env: &'static [&'static str],
+    /// The sessions folder under `$HOME` when the variable is not set.
+    pub under_home: &'static [&'static str],
+}
+
+impl DefaultPlace {
+    /// The folder, from this process's environment; `None` when it cannot be named (no `HOME`).
+    pub fn resolve(&self) -> Option<PathBuf> {
+        let (mut dir, under) = match std::env::var_os(self.env).filter(|v| !v.is_empty()) {
+            Some(d) => (PathBuf::from(d), self.under_env),
+            None => (PathBuf::from(std::env::var_os("HOME")?), self.under_home),
+        };
+        dir.extend(under);
+        Some(dir)
+    }
+}
+
+/// How an agent keeps the tokens its model calls reported ([`crate::usage`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageKind {
+    /// On each assistant message (a response written as several lines counted once); with the
+    /// provider named before the model (`provider/model`) when `provider_in_model`.
+    PerMessage { provider_in_model: bool },
+    /// As the session's running totals, in events of their own: a run's share is the total at
+    /// its last event less the total before it.
+    RunningTotals,
+}
+
+/// Everything this crate knows of one agent's records: how they are read into the neutral model,
+/// where they live, and what they can show. One per agent, in its folder.
+pub trait AgentProfile: Sync {
+    /// The agent this describes.
+    fn agent(&self) -> Agent;
+    /// The command-line flag that names one of its session folders (`--pi DIR`) and its help.
+    fn dir_flag(&self) -> &'static str;
+    fn dir_help(&self) -> &'static str;
+    /// Where it keeps its sessions by default.
+    fn default_place(&self) -> DefaultPlace;
+    /// Its session files under one of its session folders, sorted in path order.
+    fn session_files(&self, dir: &Path) -> Vec<PathBuf>;
+    /// One streamed pass over one of its session files.
+    fn scan(
+        &self,
+        file: &EvidenceFile,
+        resume: Resume<'_>,
+        ahead: ReadAhead,
+    ) -> Result<Scan, ScanError>;
+    /// The runs of one of its sessions, from the session's index entries (in file order).
+    fn cut_runs(&self, entries: &[EntrySummary], malformed: &[u64], torn: bool) -> Branch;
+    /// What a reader may be shown of one of its message lines; `None`: not a message line.
+    fn message_view(&self, line: &[u8]) -> Option<MessageView>;
+    /// What its records can show of a run beyond the run's own lines.
+    fn records(&self) -> Records;
+    /// How it keeps token counts.
+    fn usage_kind(&self) -> UsageKind;
+    /// The child agents a run started, each with the record it left beside the session file
+    /// (see [`crate::records::children`]). `None`: its children leave no records.
+    fn children(
+        &self,
+        _session_file: &Path,
+        _session_id: &str,
+        _tool_call_lines: &[Vec<u8>],
+    ) -> Option<Vec<Option<ChildRecord>>> {
+        None
+    }
+    /// Whether one of its session files (`file`, opened) still holds the line a fork's inherited
+    /// history ends at. Only an agent whose forks name their base says yes.
+    fn holds_fork_base(&self, _file: &EvidenceFile, _base: &ForkBase) -> bool {
+        false
+    }
+}
