@@ -98,20 +98,25 @@ fn setup(in_memory: bool) -> Setup {
         .max_by_key(|r| r.run.final_bytes)
         .expect("a run");
     let now = runread_core::timefmt::now_ms();
-    let keys = Arc::new(runread_gate::keys::FileKeys::open(dir.path()).expect("keys"));
-    let g = runread_service::owner::grant(
-        &*store,
-        &*keys,
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: None,
-            features: vec![Feature::FinalAnswer],
-            expires_at_ms: now + 3_600_000,
-            reader: "bench",
-        },
-        now,
-    )
-    .expect("grant");
+    let keys = Arc::new(runread_keys::FileKeys::open(dir.path()).expect("keys"));
+    let owner = runread_service::Owner::new(
+        store.clone(),
+        keys.clone(),
+        runread_service::Config::default(),
+        Vec::new(),
+    );
+    let g = owner
+        .grant(
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: None,
+                features: vec![Feature::FinalAnswer],
+                expires_at_ms: now + 3_600_000,
+                reader: "bench",
+            },
+            now,
+        )
+        .expect("grant");
     let sqlite = store.clone();
     let svc = Arc::new(Service::new(store, keys, measuring()).expect("service"));
     let ctx = Arc::new(

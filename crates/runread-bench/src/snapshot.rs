@@ -82,18 +82,19 @@ pub(crate) fn run(calls: usize, rounds: usize) -> Result<(), String> {
         .into_iter()
         .max_by_key(|r| r.run.final_bytes)
         .ok_or("no run")?;
-    let keys = Arc::new(runread_gate::keys::FileKeys::open(dir.path()).map_err(|e| e.to_string())?);
+    let keys = Arc::new(runread_keys::FileKeys::open(dir.path()).map_err(|e| e.to_string())?);
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant_run(
-        &*store,
-        &*keys,
-        run.clone(),
-        vec![Feature::FinalAnswer, Feature::History],
-        now + 3_600_000,
-        "bench",
-        now,
-    )
-    .map_err(|e| e.to_string())?;
+    let owner =
+        runread_service::Owner::new(store.clone(), keys.clone(), crate::measuring(), Vec::new());
+    let g = owner
+        .grant_run(
+            run.clone(),
+            vec![Feature::FinalAnswer, Feature::History],
+            now + 3_600_000,
+            "bench",
+            now,
+        )
+        .map_err(|e| e.to_string())?;
     let svc =
         Arc::new(Service::new(store.clone(), keys, crate::measuring()).map_err(|e| e.to_string())?);
     let ctx = Arc::new(

@@ -81,7 +81,7 @@ struct Scene {
     _db: Option<runread_testkit::pg::PgDb>,
     agent: Arc<dyn Store>,
     gateway: Arc<dyn Store>,
-    keys: Arc<runread_gate::keys::FileKeys>,
+    keys: Arc<runread_keys::FileKeys>,
     svc: Arc<Service>,
     run: runread_store::RunRecord,
     sessions: PathBuf,
@@ -118,8 +118,7 @@ impl Scene {
             .into_iter()
             .find(|r| r.run.status.as_str() == "running")
             .ok_or("no running run")?;
-        let keys =
-            Arc::new(runread_gate::keys::FileKeys::open(dir.path()).map_err(|e| e.to_string())?);
+        let keys = Arc::new(runread_keys::FileKeys::open(dir.path()).map_err(|e| e.to_string())?);
         let config = Config {
             settle_quiet: Duration::ZERO,
             ..crate::measuring()
@@ -144,19 +143,24 @@ impl Scene {
     /// A new reader granted `status` on the run, admitted.
     fn reader(&self, name: &str) -> Result<Arc<runread_service::KeyContext>, String> {
         let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*self.gateway,
-            &*self.keys,
-            runread_service::owner::GrantRequest {
-                run_id: &self.run.target.run_id,
-                session_id: Some(&self.run.target.session_id),
-                features: vec![Feature::Status],
-                expires_at_ms: now + 3_600_000,
-                reader: name,
-            },
-            now,
-        )
-        .map_err(|e| format!("{e:?}"))?;
+        let owner = runread_service::Owner::new(
+            self.gateway.clone(),
+            self.keys.clone(),
+            runread_service::Config::default(),
+            Vec::new(),
+        );
+        let g = owner
+            .grant(
+                runread_service::owner::GrantRequest {
+                    run_id: &self.run.target.run_id,
+                    session_id: Some(&self.run.target.session_id),
+                    features: vec![Feature::Status],
+                    expires_at_ms: now + 3_600_000,
+                    reader: name,
+                },
+                now,
+            )
+            .map_err(|e| format!("{e:?}"))?;
         let key = g.key.ok_or("a new reader")?;
         Ok(Arc::new(
             self.svc

@@ -10,7 +10,7 @@
 //! Pages are rendered on the server (the `pages` module); a little plain JavaScript (embedded, no build
 //! step) refreshes the run list while agents write, copies configs and confirms revocations.
 //! Everything the console shows of a run goes through the service as a reader's read would
-//! ([`runread_service::Service::preview`]): masked, with its state and evidence.
+//! ([`runread_service::Owner::preview`]): masked, with its state and evidence.
 #![forbid(unsafe_code)]
 
 pub mod auth;
@@ -27,9 +27,7 @@ use std::sync::Arc;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
-use runread_gate::keys::KeyProvider;
-use runread_service::Service;
-use runread_store::Store;
+use runread_service::Owner as OwnerHandle;
 
 /// Where `runread console` listens unless told otherwise (MCP's default is 7077).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7078";
@@ -144,27 +142,18 @@ impl IntoResponse for Refusal {
     }
 }
 
-/// What the console works with: the service (for what readers would see), the store, the
-/// sealing keys (grants and secrets are sealed), the MCP URL its configs name, and its logins.
+/// What the console works with: the owner's handle (every act and view of the owner, with no
+/// gate: the console answers no reader), the MCP URL its configs name, and its logins.
 pub struct Console {
-    service: Arc<Service>,
-    store: Arc<dyn Store>,
-    keys: Arc<dyn KeyProvider>,
+    owner: OwnerHandle,
     mcp_url: String,
     auth: auth::Auth,
 }
 
 impl Console {
-    pub fn new(
-        service: Arc<Service>,
-        store: Arc<dyn Store>,
-        keys: Arc<dyn KeyProvider>,
-        mcp_url: String,
-    ) -> Arc<Console> {
+    pub fn new(owner: OwnerHandle, mcp_url: String) -> Arc<Console> {
         Arc::new(Console {
-            service,
-            store,
-            keys,
+            owner,
             mcp_url,
             auth: auth::Auth::new(),
         })

@@ -189,7 +189,7 @@ pub(crate) fn runs(s: &SessionView, p: &RunsPage) -> Markup {
                 (select("agent", "Agent", q.agent.as_deref(), &agents))
                 (select("workspace", "Workspace", q.workspace.as_deref(), &workspaces))
                 (select("status", "Status", q.status.as_deref(), &statuses))
-                label { "Words in the prompt or answer " input type="search" name="q" maxlength=(runread_service::search::SEARCH_QUERY_MAX_BYTES) value=(q.q.as_deref().unwrap_or("")); }
+                label { "Words in the prompt or answer " input type="search" name="q" maxlength=(runread_service::owner::SEARCH_QUERY_MAX_BYTES) value=(q.q.as_deref().unwrap_or("")); }
                 button type="submit" { "Filter" }
             }
             @if p.searched.is_some() {
@@ -595,7 +595,7 @@ fn copy_block(id: &str, label: &str, text: &str) -> Markup {
 pub(crate) fn granted(
     s: &SessionView,
     g: &runread_service::owner::NewGrant,
-    shown: &runread_service::shown::ShownRun,
+    shown: &runread_service::owner::shown::ShownRun,
     url: &str,
     configs: Option<&runread_mcp::configs::ClientConfigs>,
 ) -> Markup {

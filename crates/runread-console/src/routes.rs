@@ -210,10 +210,10 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
     let c = c.clone();
     blocking(move || {
         let now = now_ms();
-        let workspaces = c.store.workspaces().map_err(store_err)?;
+        let workspaces = c.owner.store().workspaces().map_err(store_err)?;
         if let Some(words) = q.search() {
             let found = c
-                .service
+                .owner
                 .search_runs(words, &filter, now)
                 .map_err(|e| match e {
                     runread_core::ErrorCode::InvalidArguments => Refusal::InvalidRequest,
@@ -228,12 +228,13 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
             });
         }
         let list = c
-            .store
+            .owner
+            .store()
             .runs_page(&filter, RUNS_PAGE, q.offset())
             .map_err(store_err)?;
-        let total = c.store.runs_count(&filter).map_err(store_err)?;
+        let total = c.owner.store().runs_count(&filter).map_err(store_err)?;
         let rows = c
-            .service
+            .owner
             .shown_runs(list, now)
             .map_err(|_| Refusal::Unavailable)?;
         Ok(RunsPage {
@@ -279,9 +280,7 @@ pub(crate) struct RunQuery {
 }
 
 fn read_answer(c: &Console, target: &Target, now: i64) -> Result<Answer, &'static str> {
-    c.service
-        .preview_answer(target, now)
-        .map_err(|e| e.as_str())
+    c.owner.preview_answer(target, now).map_err(|e| e.as_str())
 }
 
 async fn run(
@@ -296,7 +295,8 @@ async fn run(
     let c2 = c.clone();
     let view = blocking(move || {
         let run = c2
-            .store
+            .owner
+            .store()
             .run(&q.session, q.generation, &q.run)
             .map_err(store_err)?
             .ok_or(Refusal::NotFound)?;
@@ -308,7 +308,7 @@ async fn run(
             args: Value,
             now: i64,
         ) -> Result<Previewed<T>, &'static str> {
-            c.service
+            c.owner
                 .preview_as::<T>(t, args, now)
                 .map_err(|e| e.as_str())
         }
@@ -322,7 +322,7 @@ async fn run(
             .ok()
             .and_then(|h| h.output.next_cursor.clone());
         let times = c2
-            .service
+            .owner
             .event_times(&t)
             .map(|v| {
                 v.into_iter()
@@ -331,7 +331,8 @@ async fn run(
             })
             .unwrap_or_default();
         let grants = c2
-            .store
+            .owner
+            .store()
             .grants()
             .map_err(store_err)?
             .into_iter()
@@ -339,19 +340,20 @@ async fn run(
             .collect();
         let grants = shown_grants(&c2, grants)?;
         let kept = c2
-            .store
+            .owner
+            .store()
             .snapshots()
             .map_err(store_err)?
             .into_iter()
             .find(|k| {
                 k.session_id == t.session_id && k.generation == t.generation && k.run_id == t.run_id
             })
-            .map(|k| c2.service.shown(k))
+            .map(|k| c2.owner.shown(k))
             .transpose()
             .map_err(|_| Refusal::Unavailable)?;
         let readers = live_reader_names(&c2)?;
         let run = c2
-            .service
+            .owner
             .shown_run(run, now)
             .map_err(|_| Refusal::Unavailable)?;
         Ok(RunView {
@@ -398,9 +400,7 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
         let now = now_ms();
         let at =
             runread_service::owner::expiry(&expires, now).map_err(|_| Refusal::InvalidRequest)?;
-        let made = runread_service::owner::grant(
-            &*c2.store,
-            &*c2.keys,
+        let made = c2.owner.grant(
             runread_service::owner::GrantRequest {
                 run_id: &run_id,
                 session_id: Some(&session_id),
@@ -415,7 +415,7 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
         match made {
             Ok(g) => {
                 let shown = c2
-                    .service
+                    .owner
                     .shown_run(g.run.clone(), now)
                     .map_err(|_| Refusal::Unavailable)?;
                 Ok(Ok((g, shown)))
@@ -471,7 +471,7 @@ async fn grants(
     let c2 = c.clone();
     let list = blocking(move || {
         let now = now_ms();
-        let mut all = c2.store.grants().map_err(store_err)?;
+        let mut all = c2.owner.store().grants().map_err(store_err)?;
         all.retain(|g| state.is_none_or(|s| g.state(now) == s));
         all.sort_by_key(|g| std::cmp::Reverse(g.created_at_ms));
         shown_grants(&c2, all)
@@ -482,7 +482,8 @@ async fn grants(
 
 /// The names of the live readers, oldest first.
 fn live_reader_names(c: &Console) -> Result<Vec<String>, Refusal> {
-    Ok(c.store
+    Ok(c.owner
+        .store()
         .readers()
         .map_err(store_err)?
         .into_iter()
@@ -493,7 +494,7 @@ fn live_reader_names(c: &Console) -> Result<Vec<String>, Refusal> {
 
 /// Grants as the owner is shown them.
 fn shown_grants(c: &Console, grants: Vec<Grant>) -> Result<Vec<MaskedView<Grant>>, Refusal> {
-    c.service
+    c.owner
         .shown_grants(grants)
         .map_err(|_| Refusal::Unavailable)
 }
@@ -505,7 +506,7 @@ async fn revoke(State(c): Shared, Change { form, .. }: Change) -> Result<Respons
     }
     let c2 = c.clone();
     blocking(move || {
-        runread_service::owner::revoke_grant(&*c2.store, &id, now_ms()).map_err(|e| {
+        c2.owner.revoke_grant(&id, now_ms()).map_err(|e| {
             tracing::error!("the store failed: {e}");
             Refusal::Unavailable
         })
@@ -520,7 +521,7 @@ async fn revoke(State(c): Shared, Change { form, .. }: Change) -> Result<Respons
 /// The Readers page as it stands now.
 fn readers_view(c: &Console) -> Result<ReadersView, Refusal> {
     let readers = c
-        .service
+        .owner
         .shown_readers(now_ms())
         .map_err(|_| Refusal::Unavailable)?;
     Ok(ReadersView { readers })
@@ -561,7 +562,7 @@ async fn reader_change(
 
 async fn add_reader(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
     reader_change(c, owner, &form, |c, name| {
-        let made = runread_service::owner::add_reader(&*c.store, &*c.keys, name, now_ms())?;
+        let made = c.owner.add_reader(name, now_ms())?;
         Ok(ReaderChange::key("added", &c.mcp_url, made))
     })
     .await
@@ -572,7 +573,7 @@ async fn rotate_reader(
     Change { owner, form }: Change,
 ) -> Result<Response, Refusal> {
     reader_change(c, owner, &form, |c, name| {
-        let made = runread_service::owner::rotate_reader(&*c.store, &*c.keys, name, now_ms())?;
+        let made = c.owner.rotate_reader(name, now_ms())?;
         Ok(ReaderChange::key("has a new key", &c.mcp_url, made))
     })
     .await
@@ -583,7 +584,7 @@ async fn remove_reader(
     Change { owner, form }: Change,
 ) -> Result<Response, Refusal> {
     reader_change(c, owner, &form, |c, name| {
-        let removed = runread_service::owner::remove_reader(&*c.store, name, now_ms())?;
+        let removed = c.owner.remove_reader(name, now_ms())?;
         Ok(ReaderChange::Removed(removed.name))
     })
     .await
@@ -605,9 +606,11 @@ async fn connections_page(
 /// The requests waiting, each with the name offered for its new reader and the live reader its
 /// client's name looks like; the live readers a client could join instead.
 fn connections_view(c: &Console) -> Result<crate::views::ConnectionsView, Refusal> {
-    use runread_service::oauth;
-    let store = &*c.store;
-    let pending = oauth::pending(store, now_ms()).map_err(|_| Refusal::Unavailable)?;
+    let store = c.owner.store();
+    let pending = c
+        .owner
+        .pending_connections(now_ms())
+        .map_err(|_| Refusal::Unavailable)?;
     let readers: Vec<(String, String)> = store
         .readers()
         .map_err(|_| Refusal::Unavailable)?
@@ -618,7 +621,9 @@ fn connections_view(c: &Console) -> Result<crate::views::ConnectionsView, Refusa
     let pending = pending
         .into_iter()
         .map(|request| {
-            let suggested_name = oauth::suggested_reader_name(store, &request.client_name)
+            let suggested_name = c
+                .owner
+                .suggested_reader_name(&request.client_name)
                 .map_err(|_| Refusal::Unavailable)?;
             let looks_like = readers
                 .iter()
@@ -669,18 +674,22 @@ async fn join_connection(
     let c2 = c.clone();
     let view = blocking(move || {
         let now = now_ms();
-        let store = &*c2.store;
-        let request = runread_service::oauth::pending(store, now)
+
+        let request = c2
+            .owner
+            .pending_connections(now)
             .map_err(|_| Refusal::Unavailable)?
             .into_iter()
             .find(|r| r.id == q.request)
             .ok_or(Refusal::NotFound)?;
-        let (reader, live) = runread_service::oauth::join_preview(store, &q.reader, now)
+        let (reader, live) = c2
+            .owner
+            .join_preview(&q.reader, now)
             .map_err(|_| Refusal::Unavailable)?
             .ok_or(Refusal::NotFound)?;
-        let reader = c2.service.shown(reader).map_err(|_| Refusal::Unavailable)?;
+        let reader = c2.owner.shown(reader).map_err(|_| Refusal::Unavailable)?;
         let live = c2
-            .service
+            .owner
             .shown_grants(live)
             .map_err(|_| Refusal::Unavailable)?;
         Ok(crate::views::JoinView {
@@ -725,17 +734,15 @@ async fn approve_connection(
     }
     let c2 = c.clone();
     let done = blocking(move || {
-        use runread_service::oauth::ReaderChoice;
+        use runread_service::owner::ReaderChoice;
         let now = now_ms();
         let choice = match &join {
             Some(reader_id) => ReaderChoice::Join { reader_id },
             None => ReaderChoice::New { name: &name },
         };
-        let reader = match runread_service::oauth::approve(
-            &*c2.store, &*c2.keys, &id, choice, &features, now,
-        ) {
+        let reader = match c2.owner.approve_connection(&id, choice, &features, now) {
             Ok(r) => r,
-            Err(runread_service::oauth::DecideError::Store(e)) => {
+            Err(runread_service::owner::DecideError::Store(e)) => {
                 tracing::warn!(error = %e, "console: connection not decided");
                 return Err(Refusal::Unavailable);
             }
@@ -752,9 +759,7 @@ async fn approve_connection(
         };
         let at =
             runread_service::owner::expiry(&expires, now).map_err(|_| Refusal::InvalidRequest)?;
-        let shared = runread_service::owner::grant(
-            &*c2.store,
-            &*c2.keys,
+        let shared = c2.owner.grant(
             runread_service::owner::GrantRequest {
                 run_id: &run,
                 session_id: None,
@@ -783,12 +788,10 @@ async fn deny_connection(
     let id = request_id(&form)?;
     let c2 = c.clone();
     let done = blocking(move || {
-        Ok(
-            match runread_service::oauth::deny(&*c2.store, &id, now_ms()) {
-                Ok(()) => Ok("Denied: the client is sent back without access.".to_owned()),
-                Err(e) => Err(e.to_string()),
-            },
-        )
+        Ok(match c2.owner.deny_connection(&id, now_ms()) {
+            Ok(()) => Ok("Denied: the client is sent back without access.".to_owned()),
+            Err(e) => Err(e.to_string()),
+        })
     })
     .await?;
     connections_page(c, owner, Some(done)).await
@@ -833,10 +836,10 @@ async fn audit(
     let c2 = c.clone();
     let view = blocking(move || {
         let now = now_ms();
-        let grants = c2.store.grants().map_err(store_err)?;
+        let grants = c2.owner.store().grants().map_err(store_err)?;
         // Filtered in the store, so that a filter finds its calls however many others the
         // window holds.
-        let readers = c2.store.readers().map_err(store_err)?;
+        let readers = c2.owner.store().readers().map_err(store_err)?;
         let filter = runread_store::AuditFilter {
             since_ms: Some(now - window.2),
             grant_id: grant.clone(),
@@ -846,17 +849,18 @@ async fn audit(
             before: None,
         };
         let page = c2
-            .store
+            .owner
+            .store()
             .audit_page(&filter, AUDIT_PAGE_MAX)
             .map_err(store_err)?;
         let grants = shown_grants(&c2, grants)?;
         let readers = readers
             .into_iter()
-            .map(|r| c2.service.shown(r))
+            .map(|r| c2.owner.shown(r))
             .collect::<Result<_, _>>()
             .map_err(|_| Refusal::Unavailable)?;
         let rows = c2
-            .service
+            .owner
             .shown_calls(page.rows)
             .map_err(|_| Refusal::Unavailable)?;
         Ok(AuditView {
@@ -891,10 +895,7 @@ fn audit_window(window: Option<&str>) -> Result<(&'static str, &'static str, i64
 
 async fn secrets(State(c): Shared, owner: Owner) -> Result<Response, Refusal> {
     let c2 = c.clone();
-    let names = blocking(move || {
-        runread_service::owner::secret_names(&*c2.store).map_err(|_| Refusal::Unavailable)
-    })
-    .await?;
+    let names = blocking(move || c2.owner.secret_names().map_err(|_| Refusal::Unavailable)).await?;
     Ok(owner.page(pages::secrets(&owner.session, &names, None)))
 }
 
@@ -904,14 +905,12 @@ async fn add_secret(State(c): Shared, Change { owner, form }: Change) -> Result<
     let value = form.required("value")?.to_owned();
     let c2 = c.clone();
     let (added, names) = blocking(move || {
-        let added =
-            runread_service::owner::add_secret(&*c2.store, &*c2.keys, &name, &value, now_ms());
+        let added = c2.owner.add_secret(&name, &value, now_ms());
         if let Err(runread_service::owner::SecretError::Store(e)) = &added {
             tracing::warn!(error = %e, "console: secret not stored");
             return Err(Refusal::Unavailable);
         }
-        let names =
-            runread_service::owner::secret_names(&*c2.store).map_err(|_| Refusal::Unavailable)?;
+        let names = c2.owner.secret_names().map_err(|_| Refusal::Unavailable)?;
         Ok((added.map(|()| name).map_err(|e| e.to_string()), names))
     })
     .await?;
@@ -931,15 +930,15 @@ async fn add_artifact(
     let kind = form.optional("kind").unwrap_or("generated").to_owned();
     let c2 = c.clone();
     let done = blocking(move || {
-        let out = runread_service::owner::add_artifact(
-            &*c2.store,
-            c2.service.known_secrets(),
-            &run_id,
-            Some(&session_id),
-            &path,
-            name.as_deref(),
-            mime.as_deref(),
-            &kind,
+        let out = c2.owner.add_artifact(
+            &runread_service::owner::NewArtifact {
+                run_id: &run_id,
+                session_id: Some(&session_id),
+                path: &path,
+                name: name.as_deref(),
+                mime: mime.as_deref(),
+                kind: &kind,
+            },
             now_ms(),
         );
         match out {

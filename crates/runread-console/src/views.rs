@@ -6,7 +6,7 @@ use serde::Deserialize;
 use runread_core::Agent;
 use runread_core::redact::MaskedView;
 use runread_service::outputs::{self, Previewed};
-use runread_service::shown::ShownRun;
+use runread_service::owner::shown::ShownRun;
 use runread_store::RunFilter;
 
 use crate::Refusal;
@@ -107,11 +107,11 @@ pub(crate) struct RunView {
 
 /// The Readers page: each live reader with its live grants and its last read.
 pub(crate) struct ReadersView {
-    pub readers: Vec<MaskedView<runread_service::shown::ShownReader>>,
+    pub readers: Vec<MaskedView<runread_service::owner::shown::ShownReader>>,
 }
 
 /// The final answer, read chunk by chunk as a reader would.
-pub(crate) type Answer = runread_service::preview::PreviewedAnswer;
+pub(crate) type Answer = runread_service::owner::PreviewedAnswer;
 
 /// The audit page's rows: each call's start record, its receipts, and its grant's label.
 pub(crate) struct AuditView {
@@ -120,7 +120,7 @@ pub(crate) struct AuditView {
     pub grant: Option<String>,
     pub run: Option<String>,
     pub outcome: Option<runread_store::AuditOutcome>,
-    pub rows: Vec<MaskedView<runread_service::shown::ShownCall>>,
+    pub rows: Vec<MaskedView<runread_service::owner::shown::ShownCall>>,
     /// Calls in the window the filters let through beyond the page's [`AUDIT_PAGE_MAX`].
     pub more: u64,
     /// Every reader, removed ones included (their calls stay in the audit).

@@ -43,7 +43,7 @@ async fn serve_with(place: impl FnOnce(&Env)) -> Served {
     place(&env);
     env.ingest();
     let keys = env.keys();
-    runread_service::owner::add_secret(&*env.store, &*keys, "leak", SECRET, 1).unwrap();
+    env.owner().add_secret("leak", SECRET, 1).unwrap();
     let service =
         Arc::new(Service::new(env.store.clone(), keys.clone(), Config::default()).unwrap());
     let (mcp_tx, mcp_rx) = tokio::sync::oneshot::channel();
@@ -60,7 +60,7 @@ async fn serve_with(place: impl FnOnce(&Env)) -> Served {
     ));
     let mcp = mcp_rx.await.unwrap();
     let mcp_url = format!("http://{mcp}/mcp");
-    let console = Console::new(service, env.store.clone(), keys, mcp_url.clone());
+    let console = Console::new(service.owner(), mcp_url.clone());
     let (tx, rx) = tokio::sync::oneshot::channel();
     let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let c = console.clone();
@@ -440,7 +440,7 @@ async fn the_console_answers_loopback_hosts_only() {
     let keys = env.keys();
     let service =
         Arc::new(Service::new(env.store.clone(), keys.clone(), Config::default()).unwrap());
-    let console = Console::new(service, env.store.clone(), keys, String::new());
+    let console = Console::new(service.owner(), String::new());
     let err = runread_console::serve(console, "0.0.0.0:0".parse().unwrap(), |_| {}, async {})
         .await
         .unwrap_err();
@@ -838,8 +838,7 @@ async fn serve_agent_written() -> Served {
         env.place_with_prompts("multi-run", Duration::from_secs(60), &prompts, NOT_A_TIME);
     })
     .await;
-    runread_service::owner::add_secret(&*s.env.store, &*s.env.keys(), "late", LATE_SECRET, 2)
-        .unwrap();
+    s.env.owner().add_secret("late", LATE_SECRET, 2).unwrap();
     s
 }
 
@@ -983,12 +982,7 @@ async fn a_request_without_a_known_peer_is_refused_like_a_remote_one() {
     let s = serve().await;
     let service =
         Arc::new(Service::new(s.env.store.clone(), s.env.keys(), Config::default()).unwrap());
-    let console = Console::new(
-        service,
-        s.env.store.clone(),
-        s.env.keys(),
-        s.mcp_url.clone(),
-    );
+    let console = Console::new(service.owner(), s.mcp_url.clone());
     let app = runread_console::router(console);
     let get = |app: axum::Router| async move {
         let req = http::Request::get("/runs")
@@ -1050,7 +1044,7 @@ async fn ids_the_agent_chose_are_masked_on_every_page_when_they_hold_a_known_sec
     let session_id = run.target.session_id.clone();
     let run_id = run.target.run_id.clone();
     for (name, id) in [("sid", &session_id), ("rid", &run_id)] {
-        runread_service::owner::add_secret(&*s.env.store, &*s.env.keys(), name, id, 3).unwrap();
+        s.env.owner().add_secret(name, id, 3).unwrap();
     }
     let run_page = format!(
         "/run?session={}&generation={}&run={}",
@@ -1475,7 +1469,9 @@ async fn a_connection_named_after_a_reader_joins_it_only_after_its_grants_were_s
         refused.body
     );
     assert!(
-        oauth::pending(store, now)
+        s.env
+            .owner()
+            .pending_connections(now)
             .unwrap()
             .iter()
             .any(|r| r.id == request.id)

@@ -7,10 +7,10 @@ use serde_json::{Map, Value};
 use runread_core::{ErrorCode, Target};
 use runread_store::{GateLog, Receipt, StartMeta, StartOutcome, StartRecord};
 
-use crate::keys::KeyProvider;
 use crate::registry::{Binding, ExecToken, FeatureReader, Registry, Validators};
 use crate::seal::{self, Envelope, Sealed};
 use runread_core::limits::{GATE_INPUT_MAX_BYTES, GATE_OUTPUT_MAX_BYTES, REPLAY_WINDOW_MS};
+use runread_keys::KeyProvider;
 
 const INPUT_DOMAIN: &[u8] = b"runread.input.v1\0";
 const RESULT_DOMAIN: &[u8] = b"runread.result.v1\0";

@@ -7,7 +7,7 @@
 //!   a binding whose definition digest drifted from its pinned value is refused.
 //! - The start record (who, which tool and binding, which target, input digest, time, and the
 //!   sealed input) is committed before any adapter work.
-//! - The input is sealed with AES-256-GCM under a key from the [`keys::KeyProvider`]; the adapter
+//! - The input is sealed with AES-256-GCM under a key from the [`runread_keys::KeyProvider`]; the adapter
 //!   runs on the unsealed, re-validated copy, never on the caller's.
 //! - A call runs on the [`FeatureReader`] its admission made (a read-only reader of its tool's
 //!   own feature, typed, no downcast) with an [`ExecToken`] that only this crate can mint, and
@@ -22,7 +22,6 @@
 #![forbid(unsafe_code)]
 
 pub mod gate;
-pub mod keys;
 pub mod log;
 pub mod recovery;
 pub mod registry;

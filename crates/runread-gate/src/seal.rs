@@ -1,17 +1,15 @@
-//! Sealed inputs: AES-256-GCM, a fresh 96-bit random nonce per seal, and as associated data a
+//! Sealed inputs: each call's input sealed (`runread_keys::seal`) with, as associated data, a
 //! versioned domain prefix plus the envelope (everything the start record says about the call,
-//! except nonce, ciphertext and tag). Only the key id is stored beside the ciphertext.
+//! except nonce, ciphertext and tag).
 
-use aes_gcm::aead::{Aead, KeyInit, Payload};
-use aes_gcm::{Aes256Gcm, Nonce};
 use serde::Serialize;
 
-use crate::keys::OwnedKey;
+use runread_keys::OwnedKey;
+pub use runread_keys::seal::{NONCE_BYTES, SealError, Sealed};
+use runread_keys::seal::{open_bytes, seal_bytes};
 
 /// Versioned domain prefix of the associated data.
 pub const AAD_DOMAIN: &[u8] = b"runread.sealed-input.v1\0";
-/// Nonce length: 96 bits.
-pub const NONCE_BYTES: usize = 12;
 
 /// What the sealed input is bound to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,93 +36,21 @@ impl Envelope {
     }
 }
 
-/// Ciphertext with its tag, and the nonce.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sealed {
-    pub nonce: [u8; NONCE_BYTES],
-    pub ciphertext: Vec<u8>,
-}
-
-#[derive(Debug, PartialEq, Eq)]
-pub enum SealError {
-    Randomness,
-    Crypto,
-}
-
-impl std::fmt::Display for SealError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SealError::Randomness => "the system's random source failed",
-            SealError::Crypto => "sealing failed",
-        })
-    }
-}
-
+/// Seals a call's input for exactly its envelope.
 pub fn seal(key: &OwnedKey, envelope: &Envelope, plaintext: &[u8]) -> Result<Sealed, SealError> {
-    let nonce = runread_core::random_bytes::<NONCE_BYTES>().map_err(|_| SealError::Randomness)?;
-    let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
-    let aad = envelope.aad();
-    let ciphertext = cipher
-        .encrypt(
-            &Nonce::from(nonce),
-            Payload {
-                msg: plaintext,
-                aad: &aad,
-            },
-        )
-        .map_err(|_| SealError::Crypto)?;
-    Ok(Sealed { nonce, ciphertext })
+    seal_bytes(key, &envelope.aad(), plaintext)
 }
 
 /// The plaintext, if and only if `sealed` was made with this key for exactly this envelope.
 pub fn open(key: &OwnedKey, envelope: &Envelope, sealed: &Sealed) -> Result<Vec<u8>, SealError> {
-    let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
-    let aad = envelope.aad();
-    cipher
-        .decrypt(
-            &Nonce::from(sealed.nonce),
-            Payload {
-                msg: &sealed.ciphertext,
-                aad: &aad,
-            },
-        )
-        .map_err(|_| SealError::Crypto)
-}
-
-/// Seals `plaintext` with caller-chosen associated data (e.g. a domain prefix and a name), for
-/// values at rest other than call inputs: known secrets and read keys.
-pub fn seal_bytes(key: &OwnedKey, aad: &[u8], plaintext: &[u8]) -> Result<Sealed, SealError> {
-    let nonce = runread_core::random_bytes::<NONCE_BYTES>().map_err(|_| SealError::Randomness)?;
-    let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
-    let ciphertext = cipher
-        .encrypt(
-            &Nonce::from(nonce),
-            Payload {
-                msg: plaintext,
-                aad,
-            },
-        )
-        .map_err(|_| SealError::Crypto)?;
-    Ok(Sealed { nonce, ciphertext })
-}
-
-/// Opens what [`seal_bytes`] sealed with the same key and associated data.
-pub fn open_bytes(key: &OwnedKey, aad: &[u8], sealed: &Sealed) -> Result<Vec<u8>, SealError> {
-    let cipher = Aes256Gcm::new_from_slice(key.bytes()).map_err(|_| SealError::Crypto)?;
-    cipher
-        .decrypt(
-            &Nonce::from(sealed.nonce),
-            Payload {
-                msg: &sealed.ciphertext,
-                aad,
-            },
-        )
-        .map_err(|_| SealError::Crypto)
+    open_bytes(key, &envelope.aad(), sealed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aes_gcm::aead::{Aead, KeyInit, Payload};
+    use aes_gcm::{Aes256Gcm, Nonce};
     use proptest::prelude::*;
 
     fn env() -> Envelope {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use runread_core::{ErrorCode, Feature};
-use runread_gate::keys::{KeyError, KeyProvider, OwnedKey};
 use runread_gate::{Call, Definition, ExecToken, FeatureReader, Gate, Registry};
+use runread_keys::{KeyError, KeyProvider, OwnedKey};
 
 use runread_store::sqlite::SqliteStore;
 

@@ -1,10 +1,39 @@
-//! Admission step 5 (the reader's grant for a target, and the target's currency) and the re-check
-//! after all I/O (step 7): the rules every tool that names a run is admitted by.
+//! What admission knows of a caller ([`KeyContext`]: its key's reader and live grants), admission
+//! step 5 (the reader's grant for a target, and the target's currency) and the re-check after all
+//! I/O (step 7): the rules every tool that names a run is admitted by.
 
 use runread_core::{ErrorCode, Feature, Target};
-use runread_store::{Grant, RunRecord};
+use runread_store::{Grant, Reader, RunRecord};
 
-use crate::{KeyContext, Service};
+use crate::evidence::Reading;
+
+/// A presented key that names a live reader, and that reader's grants live when it was presented.
+/// Holds the key's hash, never the key.
+#[derive(Debug, Clone)]
+pub struct KeyContext {
+    pub key_hash: String,
+    pub reader: Reader,
+    /// The reader's grants live at admission of the key, newest first (capped, for a token).
+    pub live_grants: Vec<Grant>,
+    /// For a connector's token: the features the owner allowed its client, the most any grant
+    /// of the reader gives it. `None` for a key.
+    pub feature_cap: Option<Vec<Feature>>,
+}
+
+impl KeyContext {
+    /// Features of the reader's live grants.
+    pub fn live_features(&self, now_ms: i64) -> Vec<Feature> {
+        let mut f: Vec<Feature> = self
+            .live_grants
+            .iter()
+            .filter(|g| g.is_live(now_ms))
+            .flat_map(|g| g.features.iter().copied())
+            .collect();
+        f.sort();
+        f.dedup();
+        f
+    }
+}
 
 /// The reader's grant for exactly `target` that allows `feature`, or the fixed refusal.
 ///
@@ -12,7 +41,7 @@ use crate::{KeyContext, Service};
 /// grant of it — is `not_granted`. A target the reader's live grants do not name is looked up
 /// among its other grants of that target only, to say whether they ended by revocation or expiry.
 pub(crate) fn grant_for(
-    svc: &Service,
+    svc: &Reading,
     ctx: &KeyContext,
     target: &Target,
     feature: Feature,
@@ -32,7 +61,7 @@ pub(crate) fn grant_for(
     let ended = svc
         .store
         .reader_grants_for_target(&ctx.reader.id, target)
-        .map_err(Service::unavailable)?;
+        .map_err(crate::evidence::unavailable)?;
     if ended.is_empty() {
         Err(ErrorCode::NotGranted)
     } else if ctx.feature_cap.is_some() && ended.iter().any(|g| g.is_live(now_ms)) {
@@ -46,7 +75,7 @@ pub(crate) fn grant_for(
 }
 
 /// The run `target` names, if instance, revision and generation are all still current.
-pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, ErrorCode> {
+pub(crate) fn current_run(svc: &Reading, target: &Target) -> Result<RunRecord, ErrorCode> {
     if target.instance != svc.store.instance_id() {
         return Err(ErrorCode::TargetStale);
     }
@@ -54,7 +83,7 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
     let run = svc
         .store
         .run(&target.session_id, target.generation, &target.run_id)
-        .map_err(Service::unavailable)?
+        .map_err(crate::evidence::unavailable)?
         .ok_or(ErrorCode::TargetStale)?;
     if !run.workspace_enabled || run.target != *target {
         return Err(ErrorCode::TargetStale);
@@ -66,7 +95,7 @@ pub(crate) fn current_run(svc: &Service, target: &Target) -> Result<RunRecord, E
 /// `invalid_key`), not revoked, live at `now_ms`. What the re-check after I/O reads, and what a
 /// waiting call reads on each of its checks.
 pub(crate) fn grant_holds(
-    svc: &Service,
+    svc: &Reading,
     ctx: &KeyContext,
     grant: &Grant,
     now_ms: i64,
@@ -74,7 +103,7 @@ pub(crate) fn grant_holds(
     let still = svc
         .store
         .grant_of_key(&grant.id, &ctx.key_hash)
-        .map_err(Service::unavailable)?
+        .map_err(crate::evidence::unavailable)?
         .ok_or(ErrorCode::InvalidKey)?;
     if still.revoked_at_ms.is_some() {
         return Err(ErrorCode::GrantRevoked);
@@ -89,7 +118,7 @@ pub(crate) fn grant_holds(
 /// (not rotated, not removed meanwhile: `invalid_key`), the grant is still live now and was not
 /// revoked meanwhile, and the run is still current with the same file identity.
 pub(crate) fn recheck(
-    svc: &Service,
+    svc: &Reading,
     ctx: &KeyContext,
     grant: &Grant,
     before: &RunRecord,

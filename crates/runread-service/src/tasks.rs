@@ -15,9 +15,12 @@ use runread_core::cursor::TaskHandle;
 use runread_core::limits::TASK_TTL_SECS;
 use runread_core::{ErrorCode, Feature, Target};
 
-use crate::adapters::ExactArgs;
-use crate::wait::{Readiness, readiness};
-use crate::{KeyContext, Service, final_answer, tools};
+use crate::admission::KeyContext;
+use crate::evidence::Reading;
+use crate::tools;
+use crate::tools::adapters::ExactArgs;
+use crate::tools::final_answer;
+use crate::tools::wait::{Readiness, readiness};
 
 /// A task handle made for a call.
 #[derive(Debug, Clone)]
@@ -52,67 +55,68 @@ fn target_of(args: &Value) -> Option<Target> {
     final_answer::Args::parse(args).ok().map(|a| a.target)
 }
 
-impl Service {
-    /// For a client that declared the Tasks extension: a task handle instead of an answer, when
-    /// `tool` may be deferred (`read_final_answer`), its arguments are exact, and the run is
-    /// granted, current and not settled. `None`: answer the call now (through the gate, which
-    /// refuses it or serves it). On a blocking thread.
-    pub fn defer_to_task(
-        &self,
-        ctx: &KeyContext,
-        tool: &str,
-        args: &Value,
-        now_ms: i64,
-    ) -> Option<NewTask> {
-        let (tool, feature) = deferrable(tool)?;
-        let target = target_of(args)?;
-        if !matches!(
-            readiness(self, ctx, &target, feature, now_ms),
-            Readiness::Unsettled(_)
-        ) {
-            return None;
-        }
-        let handle = TaskHandle {
-            tool: tool.to_owned(),
-            args: args.clone(),
-            created_ms: now_ms,
-            expires_ms: now_ms.saturating_add(TASK_TTL_SECS * 1_000),
-        };
-        let id = self.store.cursor_key().seal_task(&ctx.reader.id, &handle)?;
-        Some(NewTask {
-            id,
+/// For a client that declared the Tasks extension: a task handle instead of an answer, when
+/// `tool` may be deferred (`read_final_answer`), its arguments are exact, and the run is
+/// granted, current and not settled. `None`: answer the call now (through the gate, which
+/// refuses it or serves it). On a blocking thread.
+pub fn defer(
+    reading: &Reading,
+    ctx: &KeyContext,
+    tool: &str,
+    args: &Value,
+    now_ms: i64,
+) -> Option<NewTask> {
+    let (tool, feature) = deferrable(tool)?;
+    let target = target_of(args)?;
+    if !matches!(
+        readiness(reading, ctx, &target, feature, now_ms),
+        Readiness::Unsettled(_)
+    ) {
+        return None;
+    }
+    let handle = TaskHandle {
+        tool: tool.to_owned(),
+        args: args.clone(),
+        created_ms: now_ms,
+        expires_ms: now_ms.saturating_add(TASK_TTL_SECS * 1_000),
+    };
+    let id = reading
+        .store
+        .cursor_key()
+        .seal_task(&ctx.reader.id, &handle)?;
+    Some(NewTask {
+        id,
+        created_ms: handle.created_ms,
+        expires_ms: handle.expires_ms,
+    })
+}
+
+/// What the task handle `id` stands for now, for the reader `ctx` names. `invalid_task`
+/// when it was tampered with, issued to another reader or by another store, or its time is
+/// up. On a blocking thread.
+pub fn poll(
+    reading: &Reading,
+    ctx: &KeyContext,
+    id: &str,
+    now_ms: i64,
+) -> Result<TaskPoll, ErrorCode> {
+    let handle = reading
+        .store
+        .cursor_key()
+        .open_task(&ctx.reader.id, id, now_ms)
+        .ok_or(ErrorCode::InvalidTask)?;
+    let (tool, feature) = deferrable(&handle.tool).ok_or(ErrorCode::InvalidTask)?;
+    let target = target_of(&handle.args).ok_or(ErrorCode::InvalidTask)?;
+    Ok(match readiness(reading, ctx, &target, feature, now_ms) {
+        Readiness::Unsettled(_) | Readiness::Unknown => TaskPoll::Working {
             created_ms: handle.created_ms,
             expires_ms: handle.expires_ms,
-        })
-    }
-
-    /// What the task handle `id` stands for now, for the reader `ctx` names. `invalid_task`
-    /// when it was tampered with, issued to another reader or by another store, or its time is
-    /// up. On a blocking thread.
-    pub fn poll_task(
-        &self,
-        ctx: &KeyContext,
-        id: &str,
-        now_ms: i64,
-    ) -> Result<TaskPoll, ErrorCode> {
-        let handle = self
-            .store
-            .cursor_key()
-            .open_task(&ctx.reader.id, id, now_ms)
-            .ok_or(ErrorCode::InvalidTask)?;
-        let (tool, feature) = deferrable(&handle.tool).ok_or(ErrorCode::InvalidTask)?;
-        let target = target_of(&handle.args).ok_or(ErrorCode::InvalidTask)?;
-        Ok(match readiness(self, ctx, &target, feature, now_ms) {
-            Readiness::Unsettled(_) | Readiness::Unknown => TaskPoll::Working {
-                created_ms: handle.created_ms,
-                expires_ms: handle.expires_ms,
-            },
-            Readiness::Settled | Readiness::Unreadable => TaskPoll::Ready {
-                tool,
-                args: handle.args,
-                created_ms: handle.created_ms,
-                expires_ms: handle.expires_ms,
-            },
-        })
-    }
+        },
+        Readiness::Settled | Readiness::Unreadable => TaskPoll::Ready {
+            tool,
+            args: handle.args,
+            created_ms: handle.created_ms,
+            expires_ms: handle.expires_ms,
+        },
+    })
 }

@@ -1,5 +1,6 @@
 //! Records the unit tests of both stores share (the testkit's are built against another copy
 //! of this crate, so its types are not these).
+#![cfg(test)]
 
 use crate::{IngestCommit, SessionRecord};
 

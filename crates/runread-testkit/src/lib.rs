@@ -189,8 +189,8 @@ impl Env {
     }
 
     /// The sealing keys of this home (created on first use).
-    pub fn keys(&self) -> Arc<runread_gate::keys::FileKeys> {
-        Arc::new(runread_gate::keys::FileKeys::open(self.dir.path()).expect("gate keys"))
+    pub fn keys(&self) -> Arc<runread_keys::FileKeys> {
+        Arc::new(runread_keys::FileKeys::open(self.dir.path()).expect("gate keys"))
     }
 
     /// Copies Claude Code fixture `name`'s session files (and subagent transcripts) into the

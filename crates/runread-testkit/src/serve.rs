@@ -111,15 +111,21 @@ impl Env {
         (grant, key)
     }
 
+    /// The owner's handle over this environment's store and keys.
+    pub fn owner(&self) -> runread_service::Owner {
+        runread_service::Owner::new(
+            self.store.clone(),
+            self.keys(),
+            Config::default(),
+            Vec::new(),
+        )
+    }
+
     /// Adds the reader `name` (its key returned once).
     pub fn add_reader(&self, name: &str) -> NewReader {
-        runread_service::owner::add_reader(
-            &*self.store,
-            &*self.keys(),
-            name,
-            runread_core::timefmt::now_ms(),
-        )
-        .expect("add reader")
+        self.owner()
+            .add_reader(name, runread_core::timefmt::now_ms())
+            .expect("add reader")
     }
 
     /// Grants `features` of run `run_id` to the reader `reader`, as `runread grant --to` does: no
@@ -132,25 +138,23 @@ impl Env {
         features: Vec<Feature>,
     ) -> NewGrant {
         let now = runread_core::timefmt::now_ms();
-        runread_service::owner::grant(
-            &*self.store,
-            &*self.keys(),
-            GrantRequest {
-                run_id,
-                session_id,
-                features,
-                expires_at_ms: now + TEST_GRANT_LIFETIME_MS,
-                reader,
-            },
-            now,
-        )
-        .expect("grant")
+        self.owner()
+            .grant(
+                GrantRequest {
+                    run_id,
+                    session_id,
+                    features,
+                    expires_at_ms: now + TEST_GRANT_LIFETIME_MS,
+                    reader,
+                },
+                now,
+            )
+            .expect("grant")
     }
 
     /// Registers the known secret `value` as `name`.
     pub fn add_secret(&self, name: &str, value: &str) {
-        runread_service::owner::add_secret(&*self.store, &*self.keys(), name, value, 1)
-            .expect("add secret");
+        self.owner().add_secret(name, value, 1).expect("add secret");
     }
 }
 

@@ -1,9 +1,16 @@
 //! The command line: every command, flag and default, as clap reads them. What each command does
 //! is in its own module.
 
-use super::*;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
 use clap::builder::TypedValueParser;
 use runread_core::Agent;
+
+/// Events of one `show --history` page unless `--limit` says otherwise.
+pub(crate) const SHOW_HISTORY_DEFAULT: u64 = 20;
 
 /// Default listen address of `runread serve`.
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:7077";
@@ -305,20 +312,51 @@ pub(crate) enum GrantCmd {
     Revoke { id: String },
 }
 
-/// The session directories a command reads (`--pi DIR`, `--claude DIR`).
-#[derive(Debug, clap::Args)]
+/// The session directories a command reads: one `--<agent> DIR` flag per agent, made from each
+/// agent's profile (`runread_sessions::profile`), so that a new agent brings its flag along.
+#[derive(Debug, Default)]
 pub(crate) struct DirArgs {
-    /// Pi's sessions directory. Default: $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions.
-    #[arg(long)]
-    pub(crate) pi: Option<PathBuf>,
-    /// Claude Code's projects directory (the one holding the escaped-cwd folders). Default:
-    /// $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects.
-    #[arg(long)]
-    pub(crate) claude: Option<PathBuf>,
-    /// Codex's sessions directory (the one holding the YYYY/MM/DD folders). Default:
-    /// $CODEX_HOME/sessions or ~/.codex/sessions.
-    #[arg(long)]
-    pub(crate) codex: Option<PathBuf>,
+    /// The directories named, each with its agent, in the registry's order.
+    pub(crate) named: Vec<runread_ingest::AgentDir>,
+}
+
+impl clap::FromArgMatches for DirArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut dirs = DirArgs::default();
+        dirs.update_from_arg_matches(matches)?;
+        Ok(dirs)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for agent in Agent::ALL {
+            let flag = runread_sessions::profile(agent).dir_flag();
+            if let Some(dir) = matches.get_one::<PathBuf>(flag) {
+                self.named.retain(|d| d.agent != agent);
+                self.named
+                    .push(runread_ingest::AgentDir::new(agent, dir.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for DirArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Agent::ALL.into_iter().fold(cmd, |cmd, agent| {
+            let profile = runread_sessions::profile(agent);
+            cmd.arg(
+                clap::Arg::new(profile.dir_flag())
+                    .long(profile.dir_flag())
+                    .value_name("DIR")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(profile.dir_help()),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 impl DirArgs {
@@ -330,19 +368,11 @@ impl DirArgs {
     ) -> Result<Vec<runread_ingest::AgentDir>, String> {
         use runread_ingest::AgentDir;
 
-        let named: Vec<AgentDir> = [
-            (Agent::Pi, self.pi),
-            (Agent::Claude, self.claude),
-            (Agent::Codex, self.codex),
-        ]
-        .into_iter()
-        .filter_map(|(agent, dir)| dir.map(|dir| AgentDir { agent, dir }))
-        .collect();
-        if !named.is_empty() {
-            if let Some(d) = named.iter().find(|d| !d.dir.is_dir()) {
+        if !self.named.is_empty() {
+            if let Some(d) = self.named.iter().find(|d| !d.dir.is_dir()) {
                 return Err(format!("{} is not a directory", d.dir.display()));
             }
-            return Ok(named);
+            return Ok(self.named);
         }
         let defaults: Vec<AgentDir> = Agent::ALL
             .into_iter()
@@ -350,13 +380,35 @@ impl DirArgs {
             .filter(|d| !existing_only || d.dir.is_dir())
             .collect();
         if defaults.is_empty() {
-            return Err(
-                "no agent's session directory found (~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions); pass --pi DIR, --claude DIR or --codex DIR"
-                    .into(),
-            );
+            return Err(no_agent_directory());
         }
         Ok(defaults)
     }
+}
+
+/// Why there is nothing to read: no agent's default place exists. Names each place and flag.
+fn no_agent_directory() -> String {
+    let (places, flags): (Vec<String>, Vec<String>) = Agent::ALL
+        .into_iter()
+        .map(|agent| {
+            let profile = runread_sessions::profile(agent);
+            let place = profile.default_place();
+            let mut home = std::path::PathBuf::from("~");
+            home.extend(place.under_home);
+            (
+                home.display().to_string(),
+                format!("--{} DIR", profile.dir_flag()),
+            )
+        })
+        .unzip();
+    let flags = match flags.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => flags.join(""),
+    };
+    format!(
+        "no agent's session directory found ({}); pass {flags}",
+        places.join(", ")
+    )
 }
 
 /// Runs one page of `runread runs` shows unless told otherwise.
@@ -586,7 +638,7 @@ pub(crate) struct ShowArgs {
     #[arg(long, requires = "history")]
     pub cursor: Option<String>,
     /// Events on the page (1–100).
-    #[arg(long, default_value_t = crate::showcmd::SHOW_HISTORY_DEFAULT, value_parser = clap::value_parser!(u64).range(1..=runread_core::limits::HISTORY_PAGE_MAX as u64), requires = "history")]
+    #[arg(long, default_value_t = SHOW_HISTORY_DEFAULT, value_parser = clap::value_parser!(u64).range(1..=runread_core::limits::HISTORY_PAGE_MAX as u64), requires = "history")]
     pub limit: u64,
     /// JSON instead of lines.
     #[arg(long)]

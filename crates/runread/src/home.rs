@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use runread_gate::keys::KeyFile;
+use runread_keys::KeyFile;
 
 /// A runread home as one process uses it: the directory of its state, and the sealing key file
 /// it uses (the home's `gate-keys`, or the file `--gate-keys` names).

@@ -22,49 +22,19 @@ macro_rules! outln {
 }
 
 mod args;
-mod artifactcmd;
-mod consolecmd;
-mod demo;
-mod gatecmd;
-mod grantcmd;
+mod cmd;
+mod context;
 mod home;
-mod ingestcmd;
-mod keyscmd;
-mod readcmd;
-mod readercmd;
-mod runscmd;
-mod secretcmd;
-mod servecmd;
+mod inputs;
+mod stop;
 mod storeopen;
-mod supervisedcmd;
-mod workspacecmd;
 
-use std::io::IsTerminal;
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
-use serde_json::json;
+use clap::Parser;
 
-use runread_core::Feature;
-use runread_core::timefmt::{now_ms, rfc3339};
-use runread_service::{Config, Service};
-use runread_store::Store;
-
-use args::*;
-use grantcmd::*;
-use ingestcmd::*;
-mod showcmd;
-mod snapshotcmd;
-use readcmd::*;
-use runscmd::*;
-use secretcmd::*;
-use servecmd::*;
-use supervisedcmd::*;
-use workspacecmd::*;
+use args::{Cli, Command, RecoverCmd};
+use context::Context;
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -82,13 +52,13 @@ fn main() -> ExitCode {
         command,
     } = cli.command
     {
-        let run = supervisedcmd::RunArgs {
+        let run = cmd::run::RunArgs {
             workspace,
             quiet,
             share,
             command,
         };
-        return match supervised_run(cli.home, cli.gate_keys, cli.store.as_deref(), run) {
+        return match cmd::run::supervised_run(cli.home, cli.gate_keys, cli.store.as_deref(), run) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
                 eprintln!("runread: {e}");
@@ -107,44 +77,12 @@ fn main() -> ExitCode {
 
 type Res = Result<(), String>;
 
-fn open_store(home: Option<PathBuf>, spec: Option<&str>) -> Result<Arc<dyn Store>, String> {
-    Ok(open_home(home, None, spec)?.1)
-}
-
-/// The resolved home (created if needed), using the `--gate-keys` file when one is named.
-fn resolve_home(dir: Option<PathBuf>, gate_keys: Option<PathBuf>) -> Result<home::Home, String> {
-    let dir = home::resolve(dir)?;
-    home::ensure(&dir)?;
-    Ok(home::Home::new(dir, gate_keys))
-}
-
-/// The resolved home and its store.
-fn open_home(
-    dir: Option<PathBuf>,
-    gate_keys: Option<PathBuf>,
-    spec: Option<&str>,
-) -> Result<(home::Home, Arc<dyn Store>), String> {
-    let home = resolve_home(dir, gate_keys)?;
-    let store = storeopen::open(home.dir(), spec)?;
-    Ok((home, store))
-}
-
+/// Runs the commands that need no home, and hands every other one its [`Context`].
 fn run(cli: Cli) -> Res {
-    let spec = cli.store.as_deref();
     match cli.command {
         Command::Run { .. } => Err("unreachable: handled in main".into()),
-        Command::Demo => demo::run(),
-        Command::Workspace(cmd) => workspace(&*open_store(cli.home, spec)?, cmd),
-        Command::Ingest { dirs } => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            ingest(&*store, &dirs.resolve(true)?)?;
-            keep_snapshots(&home, &*store)
-        }
-        Command::Watch(args) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            watch(&home, store, args)
-        }
-        // Generated from the definitions above: no home, no store.
+        Command::Demo => cmd::demo::run(),
+        // Generated from the definitions: no home, no store.
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "runread", &mut std::io::stdout());
@@ -153,55 +91,47 @@ fn run(cli: Cli) -> Res {
         Command::Man => clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
             .render(&mut std::io::stdout())
             .map_err(|e| e.to_string()),
-        Command::Show(args) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            showcmd::show(&home, store, args)
-        }
-        Command::Snapshots { json } => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            snapshotcmd::snapshots(&home, store, json)
-        }
-        Command::Runs(args) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            runs_command(&home, store, args)
-        }
-        Command::Grant(args) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            grant(&home, store, args)
-        }
-        Command::Reader(cmd) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            readercmd::reader(&home, store, cmd)
-        }
-        Command::Artifact(cmd) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            artifactcmd::artifact(&home, store, cmd)
-        }
-        Command::Secret(cmd) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            secret(&home, &*store, cmd)
-        }
-        Command::Serve(args) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            serve_command(&home, store, args)
-        }
-        Command::Console(args) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            consolecmd::console(&home, store, args)
-        }
-        Command::Audit(args) => {
-            let (home, store) = open_home(cli.home, cli.gate_keys, spec)?;
-            gatecmd::audit(&home, store, &args)
-        }
-        Command::Recover(RecoverCmd::Inspect { start_id, json }) => {
-            gatecmd::inspect(&*open_store(cli.home, spec)?, &start_id, json)
-        }
         // The keys are files of the home (or --gate-keys): no store is opened for them.
-        Command::Keys(cmd) => keyscmd::keys(&resolve_home(cli.home, cli.gate_keys)?, cmd),
+        Command::Keys(c) => cmd::keys::keys(&context::resolve_home(cli.home, cli.gate_keys)?, c),
         Command::Read {
             url,
             key_file,
             what,
-        } => read(&url, &key_file, what),
+        } => cmd::read::read(&url, &key_file, what),
+        command => {
+            let ctx = Context::open(cli.home, cli.gate_keys, cli.store.as_deref())?;
+            run_in(&ctx, command)
+        }
+    }
+}
+
+/// The commands that work on a home.
+fn run_in(ctx: &Context, command: Command) -> Res {
+    match command {
+        Command::Workspace(c) => cmd::workspace::workspace(&*ctx.store, c),
+        Command::Ingest { dirs } => {
+            cmd::ingest::ingest(&*ctx.store, &dirs.resolve(true)?)?;
+            cmd::ingest::keep_snapshots(ctx)
+        }
+        Command::Watch(args) => cmd::ingest::watch(ctx, args),
+        Command::Show(args) => cmd::show::show(ctx, args),
+        Command::Snapshots { json } => cmd::snapshots::snapshots(ctx, json),
+        Command::Runs(args) => cmd::runs::runs_command(ctx, args),
+        Command::Grant(args) => cmd::grant::grant(ctx, args),
+        Command::Reader(c) => cmd::reader::reader(ctx, c),
+        Command::Artifact(c) => cmd::artifact::artifact(ctx, c),
+        Command::Secret(c) => cmd::secret::secret(ctx, c),
+        Command::Serve(args) => cmd::serve::serve_command(ctx, args),
+        Command::Console(args) => cmd::console::console(ctx, args),
+        Command::Audit(args) => cmd::audit::audit(ctx, &args),
+        Command::Recover(RecoverCmd::Inspect { start_id, json }) => {
+            cmd::audit::inspect(&*ctx.store, &start_id, json)
+        }
+        Command::Run { .. }
+        | Command::Demo
+        | Command::Completions { .. }
+        | Command::Man
+        | Command::Keys(_)
+        | Command::Read { .. } => Err("unreachable: handled without a home".into()),
     }
 }

@@ -159,21 +159,21 @@ impl Door {
         reader: &str,
         features: &[Feature],
     ) -> runread_store::Reader {
-        use runread_service::oauth::ReaderChoice;
+        use runread_service::owner::ReaderChoice;
         let existing = self.env.store.reader_by_name(reader).unwrap();
         let choice = match &existing {
             Some(r) => ReaderChoice::Join { reader_id: &r.id },
             None => ReaderChoice::New { name: reader },
         };
-        runread_service::oauth::approve(
-            &*self.env.store,
-            &*self.env.keys(),
-            request_id,
-            choice,
-            features,
-            runread_core::timefmt::now_ms(),
-        )
-        .unwrap()
+        self.env
+            .owner()
+            .approve_connection(
+                request_id,
+                choice,
+                features,
+                runread_core::timefmt::now_ms(),
+            )
+            .unwrap()
     }
 
     /// The redirect the waiting page continues with once decided (the browser carries the
@@ -401,8 +401,11 @@ async fn a_connector_reads_a_shared_run_after_the_owners_approval() {
     assert!(!html.contains(&d.run.target.run_id));
     assert!(!html.contains(&d.run.target.session_id));
     // The owner sees it on the console's list, with the same code, and approves.
-    let pending =
-        runread_service::oauth::pending(&*d.env.store, runread_core::timefmt::now_ms()).unwrap();
+    let pending = d
+        .env
+        .owner()
+        .pending_connections(runread_core::timefmt::now_ms())
+        .unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].user_code, user_code);
     d.approve(&request_id, "chat assistant");
@@ -508,12 +511,10 @@ async fn revocation_and_reader_removal_end_tokens() {
     d.share("removed");
     let access = tokens["access_token"].as_str().unwrap();
     assert_eq!(d.read_answer(access).await.0, 200);
-    runread_service::owner::remove_reader(
-        &*d.env.store,
-        "removed",
-        runread_core::timefmt::now_ms(),
-    )
-    .unwrap();
+    d.env
+        .owner()
+        .remove_reader("removed", runread_core::timefmt::now_ms())
+        .unwrap();
     assert_eq!(d.read_answer(access).await.0, 401);
     let (status, body) = d
         .refresh(&client_id2, tokens["refresh_token"].as_str().unwrap())
@@ -695,7 +696,10 @@ async fn the_authorization_page_refuses_without_redirecting() {
     assert_eq!(query_param(location, "state").as_deref(), Some(evil_state));
     // Denied: back to the client with access_denied.
     let (id, _) = d.authorize(&client_id).await;
-    runread_service::oauth::deny(&*d.env.store, &id, runread_core::timefmt::now_ms()).unwrap();
+    d.env
+        .owner()
+        .deny_connection(&id, runread_core::timefmt::now_ms())
+        .unwrap();
     let r = d.continue_after_decision(&id).await;
     let location = r.headers()["location"].to_str().unwrap();
     assert_eq!(
@@ -974,8 +978,8 @@ fn unauthenticated_requests_are_answered_on_their_headers_alone() {
 /// existing reader is only ever by that reader's id, after its live grants were shown.
 #[tokio::test]
 async fn a_client_named_after_a_reader_never_becomes_it() {
-    use runread_service::oauth::{self, DecideError, ReaderChoice};
     use runread_service::owner::ReaderError;
+    use runread_service::owner::{DecideError, ReaderChoice};
     let d = Door::start().await;
     d.share("claude-code");
     let claude = d.env.store.reader_by_name("claude-code").unwrap().unwrap();
@@ -984,19 +988,17 @@ async fn a_client_named_after_a_reader_never_becomes_it() {
         .await;
     let (id, _) = d.authorize(&client_id).await;
     let now = runread_core::timefmt::now_ms();
-    let store = &*d.env.store;
+    let owner = d.env.owner();
     // What the console offers: a new reader named from the client, never the reader's name.
-    let offered = oauth::suggested_reader_name(store, "claude-code").unwrap();
+    let offered = owner.suggested_reader_name("claude-code").unwrap();
     assert_eq!(offered, "claude-code (connector)");
-    runread_service::owner::add_reader(store, &*d.env.keys(), "claude-code (connector)", now)
-        .unwrap();
+    owner.add_reader("claude-code (connector)", now).unwrap();
     assert_eq!(
-        oauth::suggested_reader_name(store, "claude-code").unwrap(),
+        owner.suggested_reader_name("claude-code").unwrap(),
         "claude-code (connector 2)"
     );
     // Typing the reader's name (or one like it) does not join it.
-    let keys = d.env.keys();
-    let approve = |choice| oauth::approve(store, &*keys, &id, choice, &Feature::ALL, now);
+    let approve = |choice| owner.approve_connection(&id, choice, &Feature::ALL, now);
     assert!(matches!(
         approve(ReaderChoice::New {
             name: "claude-code"
@@ -1022,9 +1024,7 @@ async fn a_client_named_after_a_reader_never_becomes_it() {
         Err(DecideError::NoSuchReader)
     ));
     // What joining would let it read is shown first.
-    let (reader, live) = oauth::join_preview(store, &claude.id, now)
-        .unwrap()
-        .unwrap();
+    let (reader, live) = owner.join_preview(&claude.id, now).unwrap().unwrap();
     assert_eq!((reader.name.as_str(), live.len()), ("claude-code", 1));
     // Approved as offered: a reader of its own, which reads nothing shared with claude-code.
     let made = approve(ReaderChoice::New {
@@ -1064,13 +1064,10 @@ async fn client_names_with_bidi_or_zero_width_characters_are_refused() {
         let body = r.text().await.unwrap();
         assert_eq!(body, r#"{"error":"invalid_client_metadata"}"#, "{name:?}");
         assert!(
-            runread_service::owner::add_reader(
-                &*d.env.store,
-                &*d.env.keys(),
-                name,
-                runread_core::timefmt::now_ms()
-            )
-            .is_err(),
+            d.env
+                .owner()
+                .add_reader(name, runread_core::timefmt::now_ms())
+                .is_err(),
             "{name:?}"
         );
     }
@@ -1343,13 +1340,10 @@ async fn rotating_a_readers_key_ends_its_connectors_tokens() {
     d.share("rotated");
     let access = tokens["access_token"].as_str().unwrap();
     assert_eq!(d.read_answer(access).await.0, 200);
-    runread_service::owner::rotate_reader(
-        &*d.env.store,
-        &*d.env.keys(),
-        "rotated",
-        runread_core::timefmt::now_ms(),
-    )
-    .unwrap();
+    d.env
+        .owner()
+        .rotate_reader("rotated", runread_core::timefmt::now_ms())
+        .unwrap();
     assert_eq!(d.read_answer(access).await.0, 401);
     let (status, body) = d
         .refresh(&client_id, tokens["refresh_token"].as_str().unwrap())

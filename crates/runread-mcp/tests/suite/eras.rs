@@ -117,19 +117,20 @@ async fn refusals_are_the_same_in_every_era() {
     let s = serve(Protocols::All).await;
     let now = runread_core::timefmt::now_ms();
     let run = s.env.store.runs().unwrap().remove(0);
-    let expired = runread_service::owner::grant(
-        &*s.env.store,
-        &*s.env.keys(),
-        runread_service::owner::GrantRequest {
-            run_id: &run.target.run_id,
-            session_id: None,
-            features: vec![Feature::History],
-            expires_at_ms: now - 1,
-            reader: "expired",
-        },
-        now - 10_000,
-    )
-    .unwrap();
+    let expired = s
+        .env
+        .owner()
+        .grant(
+            runread_service::owner::GrantRequest {
+                run_id: &run.target.run_id,
+                session_id: None,
+                features: vec![Feature::History],
+                expires_at_ms: now - 1,
+                reader: "expired",
+            },
+            now - 10_000,
+        )
+        .unwrap();
     for version in ERAS {
         let c = Client::connect_speaking(&s.url, &s.key, version.clone())
             .await

@@ -223,13 +223,11 @@ async fn rotating_or_removing_a_reader_refuses_its_old_key_at_the_next_call_even
         .await
         .unwrap();
     let cursor = chunk.structured["nextCursor"].as_str().unwrap().to_owned();
-    let rotated = runread_service::owner::rotate_reader(
-        &*s.env.store,
-        &*s.env.keys(),
-        "ci",
-        runread_core::timefmt::now_ms(),
-    )
-    .unwrap();
+    let rotated = s
+        .env
+        .owner()
+        .rotate_reader("ci", runread_core::timefmt::now_ms())
+        .unwrap();
     assert_ne!(rotated.key, first.key);
     let next = json!({"target": target(run), "cursor": cursor, "limit": runread_core::limits::FINAL_ANSWER_CHUNK_MIN_BYTES});
     match c.call("read_final_answer", next.clone()).await {
@@ -244,7 +242,9 @@ async fn rotating_or_removing_a_reader_refuses_its_old_key_at_the_next_call_even
     assert!(c2.call("read_final_answer", next.clone()).await.is_ok());
     // Removed: the key is refused, and the grant is revoked (so a new reader of that name gets
     // nothing of it).
-    runread_service::owner::remove_reader(&*s.env.store, "ci", runread_core::timefmt::now_ms())
+    s.env
+        .owner()
+        .remove_reader("ci", runread_core::timefmt::now_ms())
         .unwrap();
     match c2.call("read_final_answer", next).await {
         Err(ClientError::Transport(e)) => {

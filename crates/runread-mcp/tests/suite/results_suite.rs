@@ -316,22 +316,22 @@ async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
 /// Registers `rel` (already written in the workspace) for the first run; returns its id and
 /// version.
 fn register(s: &Suite, rel: &str) -> (String, runread_artifacts::ArtifactVersion) {
-    let secrets =
-        runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
     let mut runs = s.env.store.runs().unwrap();
     runs.sort_by_key(|r| r.run.start_line);
-    runread_service::owner::add_artifact(
-        &*s.env.store,
-        &secrets,
-        &runs[0].target.run_id,
-        None,
-        rel,
-        None,
-        None,
-        "generated",
-        1,
-    )
-    .unwrap()
+    s.env
+        .owner()
+        .add_artifact(
+            &runread_service::owner::NewArtifact {
+                run_id: &runs[0].target.run_id,
+                session_id: None,
+                path: rel,
+                name: None,
+                mime: None,
+                kind: "generated",
+            },
+            1,
+        )
+        .unwrap()
 }
 
 /// A TCP relay to `upstream` on another loopback port; counts the connections it accepts.
@@ -446,26 +446,27 @@ async fn a_secret_known_after_registration_refuses_every_chunk_whose_window_hold
 #[tokio::test]
 async fn artifacts_with_a_known_secret_or_a_refused_path_are_not_registered() {
     let s = Suite::start("sample").await;
-    let secrets =
-        runread_service::secrets::KnownSecrets::new(s.env.store.clone(), s.env.keys(), vec![]);
     let run_id = s.env.store.runs().unwrap()[0].target.run_id.clone();
     std::fs::write(
         s.env.workspace.join("notes.txt"),
         format!("token: {SECRET_1}\n"),
     )
     .unwrap();
-    let e = runread_service::owner::add_artifact(
-        &*s.env.store,
-        &secrets,
-        &run_id,
-        None,
-        "notes.txt",
-        None,
-        None,
-        "generated",
-        1,
-    )
-    .unwrap_err();
+    let e = s
+        .env
+        .owner()
+        .add_artifact(
+            &runread_service::owner::NewArtifact {
+                run_id: &run_id,
+                session_id: None,
+                path: "notes.txt",
+                name: None,
+                mime: None,
+                kind: "generated",
+            },
+            1,
+        )
+        .unwrap_err();
     assert!(
         matches!(e, runread_service::owner::ArtifactError::ContainsSecret),
         "{e}"
@@ -480,35 +481,41 @@ async fn artifacts_with_a_known_secret_or_a_refused_path_are_not_registered() {
         "a:stream",
         "runread.db",
     ] {
-        let e = runread_service::owner::add_artifact(
-            &*s.env.store,
-            &secrets,
-            &run_id,
-            None,
-            path,
-            None,
-            None,
-            "generated",
-            1,
-        )
-        .unwrap_err();
+        let e = s
+            .env
+            .owner()
+            .add_artifact(
+                &runread_service::owner::NewArtifact {
+                    run_id: &run_id,
+                    session_id: None,
+                    path,
+                    name: None,
+                    mime: None,
+                    kind: "generated",
+                },
+                1,
+            )
+            .unwrap_err();
         assert!(
             matches!(e, runread_service::owner::ArtifactError::Refused(_)),
             "{path}: {e}"
         );
     }
-    let e = runread_service::owner::add_artifact(
-        &*s.env.store,
-        &secrets,
-        &run_id,
-        None,
-        "notes.txt",
-        None,
-        Some("text/html"),
-        "generated",
-        1,
-    )
-    .unwrap_err();
+    let e = s
+        .env
+        .owner()
+        .add_artifact(
+            &runread_service::owner::NewArtifact {
+                run_id: &run_id,
+                session_id: None,
+                path: "notes.txt",
+                name: None,
+                mime: Some("text/html"),
+                kind: "generated",
+            },
+            1,
+        )
+        .unwrap_err();
     assert!(
         matches!(e, runread_service::owner::ArtifactError::Refused(r) if r.as_str() == "mime_refused"),
         "{e}"

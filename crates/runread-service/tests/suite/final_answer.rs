@@ -215,14 +215,9 @@ fn a_secret_added_after_a_read_is_masked_in_the_next_read_of_the_same_answer() {
     let before = read(&svc, &ctx[0], &runs[0].target).unwrap();
     assert!(before["text"].as_str().unwrap().contains(LATER_SECRET));
     // Same run, same answer: only the set of known secrets changed.
-    runread_service::owner::add_secret(
-        &*env.store,
-        &*env.keys(),
-        "later",
-        LATER_SECRET,
-        runread_core::timefmt::now_ms(),
-    )
-    .unwrap();
+    env.owner()
+        .add_secret("later", LATER_SECRET, runread_core::timefmt::now_ms())
+        .unwrap();
     let after = read(&svc, &ctx[0], &runs[0].target).unwrap();
     let text = after["text"].as_str().unwrap();
     assert!(!text.contains(LATER_SECRET), "{text}");

@@ -5,7 +5,7 @@
 use runread_store::prelude::*;
 use std::time::Duration;
 
-use runread_service::search::{Bounds, SEARCH_RESULTS_MAX};
+use runread_service::owner::search::{Bounds, SEARCH_RESULTS_MAX};
 use runread_store::{RunFilter, RunRecord};
 use runread_testkit::Env;
 
@@ -45,7 +45,7 @@ fn only_in(runs: &[(RunRecord, String)], i: usize) -> String {
 
 fn found(env: &Env, query: &str, bounds: Bounds) -> (Vec<String>, u64, bool) {
     let f = env
-        .service()
+        .owner()
         .search_runs_within(query, &RunFilter::default(), 0, bounds)
         .unwrap();
     (

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use runread_core::limits::SNAPSHOT_STORE_MAX_BYTES;
 use runread_core::{ErrorCode, Feature};
-use runread_service::snapshot::{self, Bounds, Sealing};
+use runread_service::evidence::snapshot::{self, Bounds, Sealing};
 use runread_service::{KeyContext, Service, tools};
 
 use runread_testkit::{Env, block_on};
@@ -106,16 +106,16 @@ fn share(
     expires_in_ms: i64,
 ) -> (runread_service::owner::NewGrant, String) {
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant_run(
-        &*env.store,
-        &*env.keys(),
-        run.clone(),
-        vec![Feature::FinalAnswer, Feature::History, Feature::Metadata],
-        now + expires_in_ms,
-        "assistant",
-        now,
-    )
-    .unwrap();
+    let g = env
+        .owner()
+        .grant_run(
+            run.clone(),
+            vec![Feature::FinalAnswer, Feature::History, Feature::Metadata],
+            now + expires_in_ms,
+            "assistant",
+            now,
+        )
+        .unwrap();
     let key = g.key.clone().unwrap();
     (g, key)
 }
@@ -231,13 +231,13 @@ fn revoking_the_last_grant_destroys_the_snapshot_and_another_grant_keeps_it() {
     let (first, _) = share(&env, &run, 600_000);
     let second = env.grant(&run.target.run_id, vec![Feature::Status], "second");
     let now = runread_core::timefmt::now_ms();
-    assert!(runread_service::owner::revoke_grant(&*env.store, &first.grant.id, now).unwrap());
+    assert!(env.owner().revoke_grant(&first.grant.id, now).unwrap());
     assert_eq!(
         env.store.snapshots().unwrap().len(),
         1,
         "the second grant still holds it"
     );
-    assert!(runread_service::owner::revoke_grant(&*env.store, &second.grant.id, now).unwrap());
+    assert!(env.owner().revoke_grant(&second.grant.id, now).unwrap());
     assert!(
         env.store.snapshots().unwrap().is_empty(),
         "the last grant took it"
@@ -440,20 +440,20 @@ fn register(
     content: &[u8],
 ) -> (String, String) {
     std::fs::write(env.workspace.join(rel), content).unwrap();
-    let secrets =
-        runread_service::secrets::KnownSecrets::new(env.store.clone(), env.keys(), vec![]);
-    let (id, v) = runread_service::owner::add_artifact(
-        &*env.store,
-        &secrets,
-        &run.target.run_id,
-        Some(&run.target.session_id),
-        rel,
-        None,
-        None,
-        "generated",
-        1,
-    )
-    .unwrap();
+    let (id, v) = env
+        .owner()
+        .add_artifact(
+            &runread_service::owner::NewArtifact {
+                run_id: &run.target.run_id,
+                session_id: Some(&run.target.session_id),
+                path: rel,
+                name: None,
+                mime: None,
+                kind: "generated",
+            },
+            1,
+        )
+        .unwrap();
     (id, v.sha256)
 }
 
@@ -495,16 +495,16 @@ fn a_shared_runs_artifacts_read_the_same_after_their_files_are_gone() {
     let report: Vec<u8> = (0..3_000u32).flat_map(|i| i.to_le_bytes()).collect();
     let (before_id, before_sha) = register(&env, &run, "report.bin", &report);
     let now = runread_core::timefmt::now_ms();
-    let g = runread_service::owner::grant_run(
-        &*env.store,
-        &*env.keys(),
-        run.clone(),
-        vec![Feature::Artifacts],
-        now + 600_000,
-        "assistant",
-        now,
-    )
-    .unwrap();
+    let g = env
+        .owner()
+        .grant_run(
+            run.clone(),
+            vec![Feature::Artifacts],
+            now + 600_000,
+            "assistant",
+            now,
+        )
+        .unwrap();
     assert!(matches!(g.snapshot, Sealing::Kept { bytes, .. } if bytes >= report.len() as u64));
     let (after_id, after_sha) = register(&env, &run, "notes.txt", b"registered after the grant\n");
     let svc = env.service();
@@ -616,9 +616,7 @@ fn a_destroyed_snapshots_key_and_bytes_are_nowhere_in_the_store_files() {
         let now = runread_core::timefmt::now_ms();
         match how {
             "revoke" => {
-                assert!(
-                    runread_service::owner::revoke_grant(&*env.store, &g.grant.id, now).unwrap()
-                );
+                assert!(env.owner().revoke_grant(&g.grant.id, now).unwrap());
             }
             "expire" => {
                 std::thread::sleep(Duration::from_millis(1_600));
@@ -626,7 +624,7 @@ fn a_destroyed_snapshots_key_and_bytes_are_nowhere_in_the_store_files() {
                 assert_eq!(m.destroyed.len(), 1, "{how}");
             }
             _ => {
-                runread_service::owner::remove_reader(&*env.store, "assistant", now).unwrap();
+                env.owner().remove_reader("assistant", now).unwrap();
             }
         }
         assert!(env.store.snapshots().unwrap().is_empty(), "{how}");

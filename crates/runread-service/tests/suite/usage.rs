@@ -247,7 +247,7 @@ fn a_known_secret_in_a_model_name_is_masked_in_the_owners_view() {
     run.run.usage = Some(usage);
     env.add_secret("model", secret);
     let shown = env
-        .service()
+        .owner()
         .shown_run(run, runread_core::timefmt::now_ms())
         .unwrap();
     let models: Vec<&str> = shown

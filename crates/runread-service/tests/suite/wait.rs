@@ -376,19 +376,19 @@ fn a_commit_on_one_postgres_store_wakes_a_wait_on_another() {
             .unwrap(),
         );
         let now = runread_core::timefmt::now_ms();
-        let made = runread_service::owner::grant(
-            &*gateway,
-            &*keys,
-            runread_service::owner::GrantRequest {
-                run_id: &run.target.run_id,
-                session_id: Some(&run.target.session_id),
-                features: vec![Feature::Status],
-                expires_at_ms: now + 3_600_000,
-                reader: "waiter",
-            },
-            now,
-        )
-        .unwrap();
+        let made = svc
+            .owner()
+            .grant(
+                runread_service::owner::GrantRequest {
+                    run_id: &run.target.run_id,
+                    session_id: Some(&run.target.session_id),
+                    features: vec![Feature::Status],
+                    expires_at_ms: now + 3_600_000,
+                    reader: "waiter",
+                },
+                now,
+            )
+            .unwrap();
         let key = made.key.unwrap();
         let ctx = Arc::new(svc.admit_key(&[key.as_bytes()]).unwrap());
         let rt = runtime();
@@ -427,7 +427,8 @@ fn the_owner_is_shown_the_readers_waiting_on_a_run() {
     } = waiting(Config::default());
     let now = runread_core::timefmt::now_ms;
     assert!(
-        svc.shown_run(run.clone(), now())
+        svc.owner()
+            .shown_run(run.clone(), now())
             .unwrap()
             .waiting
             .is_empty()
@@ -454,7 +455,7 @@ fn the_owner_is_shown_the_readers_waiting_on_a_run() {
         Config::default(),
     )
     .unwrap();
-    let shown = other_process.shown_run(run.clone(), now()).unwrap();
+    let shown = other_process.owner().shown_run(run.clone(), now()).unwrap();
     assert_eq!(shown.waiting, ["waiter", "waiter"]);
     assert_eq!(shown.waiting_summary(), "waiter (×2)");
     for w in waiting {
@@ -463,6 +464,7 @@ fn the_owner_is_shown_the_readers_waiting_on_a_run() {
     rt.block_on(async {
         tokio::time::timeout(GUARD, async {
             while !svc
+                .owner()
                 .shown_run(run.clone(), now())
                 .unwrap()
                 .waiting

@@ -145,12 +145,7 @@ fn console_pages(env: &Env, run: &runread_store::RunRecord) -> Vec<(String, Stri
     ];
     runread_testkit::block_on(async {
         let service = env.service();
-        let console = runread_console::Console::new(
-            service,
-            env.store.clone(),
-            env.keys(),
-            "http://x/mcp".into(),
-        );
+        let console = runread_console::Console::new(service.owner(), "http://x/mcp".into());
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let c = console.clone();
@@ -215,16 +210,16 @@ fn every_string_an_agent_wrote_is_masked_in_every_view_of_the_owner() {
         let t = run.target.clone();
         // Shared (its snapshot sealed), read once by its reader (a row of the audit).
         let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant_run(
-            &*env.store,
-            &*env.keys(),
-            run.clone(),
-            Feature::ALL.to_vec(),
-            now + 3_600_000,
-            "assistant",
-            now,
-        )
-        .unwrap();
+        let g = env
+            .owner()
+            .grant_run(
+                run.clone(),
+                Feature::ALL.to_vec(),
+                now + 3_600_000,
+                "assistant",
+                now,
+            )
+            .unwrap();
         let svc = env.service();
         let ctx = Arc::new(svc.admit_key(&[g.key.unwrap().as_bytes()]).unwrap());
         runread_testkit::block_on(svc.call(ctx, "read_final_answer", json!({"target": t}), None))
@@ -237,8 +232,7 @@ fn every_string_an_agent_wrote_is_masked_in_every_view_of_the_owner() {
             "{agent}: the run id is among them"
         );
         for (i, s) in secrets.iter().enumerate() {
-            runread_service::owner::add_secret(&*env.store, &*env.keys(), &format!("s{i}"), s, now)
-                .unwrap();
+            env.owner().add_secret(&format!("s{i}"), s, now).unwrap();
         }
 
         for (path, body) in console_pages(&env, &run) {

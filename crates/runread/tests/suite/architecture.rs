@@ -76,6 +76,21 @@ const FORBIDDEN: &[(&str, &[&str], &str)] = &[
         "the journal knows nothing of agents or the store",
     ),
     (
+        "runread-keys",
+        &[
+            "runread-sessions",
+            "runread-store",
+            "runread-gate",
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+            "tokio",
+            "rmcp",
+            "axum",
+        ],
+        "the owner's keys and what seals under them know nothing of runs, grants or transports",
+    ),
+    (
         "runread-artifacts",
         &[
             "runread-gate",
@@ -153,9 +168,10 @@ const FORBIDDEN: &[(&str, &[&str], &str)] = &[
             "runread-ingest",
             "runread-supervise",
             "runread-journal",
+            "runread-gate",
             "rmcp",
         ],
-        "the console acts through the owner's functions and serves no reader",
+        "the console acts through the owner's handle, which needs no gate, and serves no reader",
     ),
 ];
 
@@ -322,9 +338,15 @@ const SERVICE_MAY_NOT_CONTAIN: &[(&str, &str)] = &[
 /// The lines of `source` (one file), each `#[cfg(test)]` item blanked — the attribute and the
 /// item it applies to, to its `;` or the brace that closes it (counted on the code alone, so
 /// braces in strings and comments do not count) — and every other line as it is: a function
-/// after a test module is still scanned, and line numbers stay the file's.
+/// after a test module is still scanned, and line numbers stay the file's. A file that is a test
+/// module itself (`#![cfg(test)]`) is blank.
 fn outside_tests(source: &str) -> impl Iterator<Item = &str> {
-    let in_tests = test_lines(&code_only(source));
+    let whole_file = source.lines().any(|l| l.trim() == "#![cfg(test)]");
+    let in_tests = if whole_file {
+        vec![true; source.lines().count()]
+    } else {
+        test_lines(&code_only(source))
+    };
     source
         .lines()
         .enumerate()
@@ -432,6 +454,74 @@ fn the_service_names_no_agent_touches_no_file_and_erases_no_type() {
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 
+/// Whether a crate root's line only declares or re-exports: a module, a re-export, a comment, an
+/// inner attribute.
+fn declares_only(line: &str) -> bool {
+    let l = line.trim();
+    l.is_empty()
+        || l.starts_with("//")
+        || l.starts_with("#![")
+        || l.starts_with("mod ")
+        || l.starts_with("pub mod ")
+        || l.starts_with("pub(crate) mod ")
+        || l.starts_with("pub use ")
+}
+
+/// Where a module imports back up to its crate's root (`crate::Name`, `crate::{Name, …}`): the
+/// root defines nothing, so a name there is only a re-export, and a module names the room that
+/// defines it instead.
+fn imports_from_root(source: &str) -> Vec<usize> {
+    outside_tests(source)
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .filter(|(_, line)| {
+            line.match_indices("crate::").any(|(at, _)| {
+                let rest = &line[at + "crate::".len()..];
+                rest.starts_with(|c: char| c.is_ascii_uppercase()) || rest.starts_with('{')
+            })
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The service's root declares its rooms and re-exports; its modules never import back up to it.
+#[test]
+fn the_services_root_only_declares_and_nothing_imports_back_up_to_it() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runread-service/src");
+    let root = std::fs::read_to_string(src.join("lib.rs")).expect("the root reads");
+    let defined: Vec<(usize, &str)> = root
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !declares_only(l))
+        .map(|(i, l)| (i + 1, l))
+        .collect();
+    assert!(defined.is_empty(), "lib.rs defines: {defined:?}");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut up = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("lib.rs")) {
+        let source = std::fs::read_to_string(file).expect("a source file reads");
+        for line in imports_from_root(&source) {
+            up.push(format!("{}:{line}", file.display()));
+        }
+    }
+    assert!(
+        up.is_empty(),
+        "imports back up to the root:\n{}",
+        up.join("\n")
+    );
+}
+
+/// The root and import checks can fail.
+#[test]
+fn the_root_checks_find_a_definition_and_an_import_back_up() {
+    assert!(declares_only("pub mod tools;") && declares_only("pub use a::{B, c};"));
+    assert!(!declares_only("pub struct Service;") && !declares_only("fn f() {}"));
+    assert!(!declares_only("use std::sync::Arc;"));
+    let source = "use crate::Service;\nuse crate::{KeyContext, tools};\nuse crate::tools::X;\n// crate::Service\n";
+    assert_eq!(imports_from_root(source), vec![1, 2]);
+}
+
 /// The tidy scan finds each pattern in code, and skips comments and tests: the check above can
 /// fail.
 #[test]
@@ -454,6 +544,8 @@ fn the_tidy_scan_finds_what_it_forbids() {
         !found.is_empty() && found.iter().all(|(line, _, _)| *line == 5),
         "{found:?}"
     );
+    // A file that is a test module of its own is skipped whole.
+    assert!(service_violations("#![cfg(test)]\nfn f() { std::fs::read(\"x\"); }\n").is_empty());
     // A single test item (a function, a `use`) is skipped alone.
     let item = "#[cfg(test)]\nuse std::fs;\nfn f() { std::fs::read(\"x\"); }\n";
     assert!(
@@ -462,6 +554,259 @@ fn the_tidy_scan_finds_what_it_forbids() {
             .all(|(line, _, _)| *line == 3)
     );
     assert!(!service_violations(item).is_empty());
+}
+
+/// The store roles (`runread_store`'s traits) a crate's code may name, and why: each layer
+/// takes the roles it uses, so the gate cannot read a grant and ingest cannot mint one.
+const STORE_ROLES_ALLOWED: &[(&str, &[&str], &str)] = &[
+    (
+        "runread-gate",
+        &["GateLog", "Settings"],
+        "the gate sees only its log (and the log's retention setting)",
+    ),
+    (
+        "runread-ingest",
+        &["Identity", "Index"],
+        "ingest writes the index and sees no grants",
+    ),
+    (
+        "runread-supervise",
+        &["Identity", "Index"],
+        "the supervisor records runs and sees no grants",
+    ),
+];
+
+/// Files the role rule does not hold, and why.
+const STORE_ROLES_EXEMPT: &[(&str, &str)] = &[(
+    "runread-supervise/src/bin/runread-journal-torture.rs",
+    "a test harness that opens a whole store",
+)];
+
+/// The store's roles: the traits `runread-store` declares.
+fn store_roles() -> Vec<String> {
+    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runread-store/src/lib.rs");
+    let source = std::fs::read_to_string(lib).expect("the store's root reads");
+    source
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub trait "))
+        .filter_map(|rest| {
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            Some(rest[..end].to_owned()).filter(|n| !n.is_empty())
+        })
+        .collect()
+}
+
+/// Whether `line` holds `word` as a whole token naming a type or trait: not inside a longer
+/// name, and not followed by `(` (a tuple variant of that name, `LogError::Store(e)`, is not the
+/// trait).
+fn has_token(line: &str, word: &str) -> bool {
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(word).any(|(at, _)| {
+        let next = line[at + word.len()..].chars().next();
+        !line[..at].chars().next_back().is_some_and(is_name)
+            && !next.is_some_and(|c| is_name(c) || c == '(')
+    })
+}
+
+/// The roles (of `roles`) `source` names outside comments and tests but `allowed`, and a
+/// `runread_store::prelude` (every role at once): (line, what).
+fn roles_named(source: &str, roles: &[String], allowed: &[&str]) -> Vec<(usize, String)> {
+    outside_tests(source)
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .flat_map(|(i, line)| {
+            let mut found: Vec<(usize, String)> = roles
+                .iter()
+                .filter(|r| !allowed.contains(&r.as_str()) && has_token(line, r))
+                .map(|r| (i + 1, r.clone()))
+                .collect();
+            if line.contains("runread_store::prelude") {
+                found.push((i + 1, "runread_store::prelude".into()));
+            }
+            found
+        })
+        .collect()
+}
+
+#[test]
+fn each_layer_names_only_the_store_roles_it_uses() {
+    let roles = store_roles();
+    assert!(
+        ["Store", "Index", "GateLog", "Access"]
+            .iter()
+            .all(|r| roles.iter().any(|x| x == r)),
+        "the roles are found: {roles:?}"
+    );
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut broken = Vec::new();
+    for (krate, allowed, why) in STORE_ROLES_ALLOWED {
+        let mut files = Vec::new();
+        rust_files(&crates.join(krate).join("src"), &mut files);
+        assert!(!files.is_empty(), "{krate}'s sources are found");
+        for file in &files {
+            let rel = file
+                .strip_prefix(&crates)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            if STORE_ROLES_EXEMPT.iter().any(|(f, _)| rel == *f) {
+                continue;
+            }
+            let source = std::fs::read_to_string(file).expect("a source file reads");
+            for (line, role) in roles_named(&source, &roles, allowed) {
+                broken.push(format!("{rel}:{line}: `{role}`: {why}"));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The role check finds a role named in code (in a type, a bound, an import), not one allowed,
+/// not in comments or tests, not inside a longer name: it can fail.
+#[test]
+fn the_role_check_finds_a_role_a_layer_may_not_use() {
+    let roles: Vec<String> = ["Store", "Access", "GateLog"].map(String::from).to_vec();
+    let allowed = &["GateLog"][..];
+    let code = "use runread_store::{Access, GateLog};\nfn f(s: &dyn Store) {}\n";
+    assert_eq!(
+        roles_named(code, &roles, allowed),
+        vec![(1, "Access".to_owned()), (2, "Store".to_owned())]
+    );
+    let quiet = "// dyn Store\nfn f(e: StoreError, s: SqliteStore, g: &dyn GateLog) {}\nenum E { Store(StoreError) }\n#[cfg(test)]\nuse x::Access;\n";
+    assert!(roles_named(quiet, &roles, allowed).is_empty());
+    assert_eq!(
+        roles_named("use runread_store::prelude::*;\n", &roles, allowed),
+        vec![(1, "runread_store::prelude".to_owned())]
+    );
+}
+
+/// Files outside the agents' folders that may name an agent, and why: the registries, where
+/// each agent is listed once, and what is about one agent by nature.
+const AGENT_NAMED_IN: &[(&str, &str)] = &[
+    (
+        "runread-core/src/agent.rs",
+        "the Agent enum: each agent's stored name",
+    ),
+    (
+        "runread-sessions/src/agents.rs",
+        "the registry of the agents' records",
+    ),
+    (
+        "runread-supervise/src/agents.rs",
+        "the registry of supervised agents",
+    ),
+    (
+        "runread/src/cmd/demo.rs",
+        "the bundled sample is a Pi session",
+    ),
+    (
+        "runread-supervise/src/bin/runread-journal-torture.rs",
+        "a test harness writing proofs of one agent",
+    ),
+];
+
+/// What names `agent` in code: its variant, its stored name as a string, its folder's path.
+fn agent_patterns(agent: runread_core::Agent) -> [String; 3] {
+    [
+        format!("Agent::{agent:?}"),
+        format!("\"{}\"", agent.as_str()),
+        format!("{}::", agent.as_str()),
+    ]
+}
+
+/// Where `source` (one file) names an agent, outside comments and tests: (line, what).
+fn agents_named(source: &str) -> Vec<(usize, String)> {
+    let patterns: Vec<String> = runread_core::Agent::ALL
+        .into_iter()
+        .flat_map(agent_patterns)
+        .collect();
+    outside_tests(source)
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .flat_map(|(i, line)| {
+            patterns
+                .iter()
+                .filter(move |p| contains_word(line, p))
+                .map(move |p| (i + 1, p.clone()))
+        })
+        .collect()
+}
+
+/// Whether `path` (under `crates/`) lies in an agent's folder (`src/<agent>/…` of any crate) or
+/// is one of [`AGENT_NAMED_IN`].
+fn may_name_agents(path: &std::path::Path, crates: &std::path::Path) -> bool {
+    let Ok(rel) = path.strip_prefix(crates) else {
+        return false;
+    };
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    let in_folder = runread_core::Agent::ALL.into_iter().any(|a| {
+        rel.split('/')
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| w[0] == "src" && w[1] == a.as_str())
+    });
+    in_folder || AGENT_NAMED_IN.iter().any(|(f, _)| rel == *f)
+}
+
+/// An agent is one folder per agent-aware crate and a line in each registry: no other product
+/// code names one (tests, the test kit, benchmarks and fuzz targets may).
+#[test]
+fn no_agent_is_named_outside_its_folders_and_the_registries() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .expect("crates/ resolves");
+    let mut named = Vec::new();
+    for entry in std::fs::read_dir(&crates).expect("crates/ lists") {
+        let dir = entry.expect("an entry").path();
+        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if TEST_CODE.contains(&name) || !dir.join("src").is_dir() {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        for file in files.iter().filter(|f| !may_name_agents(f, &crates)) {
+            let source = std::fs::read_to_string(file).expect("a source file reads");
+            for (line, what) in agents_named(&source) {
+                named.push(format!("{}:{line}: `{what}`", file.display()));
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "agents named outside their folders and the registries (see AGENT_NAMED_IN):\n{}",
+        named.join("\n")
+    );
+}
+
+/// The agent-name check finds each agent's variant, name and path in code, not in comments or
+/// tests, and lets an agent's folder and the registries through: it can fail.
+#[test]
+fn the_agent_name_check_finds_a_named_agent() {
+    for agent in runread_core::Agent::ALL {
+        for pattern in agent_patterns(agent) {
+            let code = format!("fn f() {{\n    let x = {pattern}x;\n}}\n");
+            assert_eq!(agents_named(&code), vec![(2, pattern.clone())], "{pattern}");
+            let quiet =
+                format!("// {pattern}\n#[cfg(test)]\nmod t {{ fn g() {{ {pattern}; }} }}\n");
+            assert!(agents_named(&quiet).is_empty(), "{pattern}");
+        }
+    }
+    // `api::` is not `pi::`.
+    assert!(agents_named("fn f() { api::call(); }\n").is_empty());
+    let crates = std::path::Path::new("/c");
+    let folder = format!("/c/x/src/{}/state.rs", runread_core::Agent::ALL[0].as_str());
+    assert!(may_name_agents(std::path::Path::new(&folder), crates));
+    assert!(may_name_agents(
+        std::path::Path::new("/c/runread-core/src/agent.rs"),
+        crates
+    ));
+    assert!(!may_name_agents(
+        std::path::Path::new("/c/runread/src/args.rs"),
+        crates
+    ));
 }
 
 /// Most lines a function outside tests and benchmarks may have, signature to closing brace.

@@ -497,8 +497,8 @@ fn a_grant_killed_while_sealing_leaves_its_snapshot_whole_or_none() {
     assert!(!kept.is_empty());
     for s in &kept {
         assert_eq!(
-            runread_service::snapshot::standing(&*env.store, &*env.keys(), s).unwrap(),
-            runread_service::snapshot::Standing::Ok,
+            env.owner().snapshot_standing(s).unwrap(),
+            runread_service::evidence::snapshot::Standing::Ok,
             "snapshot of run {} is not whole",
             s.run_id
         );

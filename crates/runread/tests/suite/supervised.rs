@@ -176,7 +176,7 @@ impl Live {
     }
 
     fn service(&self) -> Arc<Service> {
-        let keys = Arc::new(runread_gate::keys::FileKeys::open(&self.path("home")).unwrap());
+        let keys = Arc::new(runread_keys::FileKeys::open(&self.path("home")).unwrap());
         let config = Config {
             journal_root: Some(runread_supervise::journal_root(&self.path("home"))),
             ..Config::default()
@@ -227,25 +227,30 @@ impl Live {
 
     fn read(&self, run: &RunRecord, tool: &str) -> Result<Value, ErrorCode> {
         let svc = self.service();
-        let keys = runread_gate::keys::FileKeys::open(&self.path("home")).unwrap();
+        let keys = runread_keys::FileKeys::open(&self.path("home")).unwrap();
         let now = runread_core::timefmt::now_ms();
-        let g = runread_service::owner::grant(
-            &*self.store(),
-            &keys,
-            runread_service::owner::GrantRequest {
-                run_id: &run.target.run_id,
-                session_id: Some(&run.target.session_id),
-                features: vec![Feature::FinalAnswer, Feature::Aggregate, Feature::History],
-                expires_at_ms: now + 600_000,
-                // A reader of its own each time, so each read has a key to show.
-                reader: &format!(
-                    "test {}",
-                    READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                ),
-            },
-            now,
-        )
-        .unwrap();
+        let owner = runread_service::Owner::new(
+            self.store(),
+            std::sync::Arc::new(keys),
+            runread_service::Config::default(),
+            Vec::new(),
+        );
+        let g = owner
+            .grant(
+                runread_service::owner::GrantRequest {
+                    run_id: &run.target.run_id,
+                    session_id: Some(&run.target.session_id),
+                    features: vec![Feature::FinalAnswer, Feature::Aggregate, Feature::History],
+                    expires_at_ms: now + 600_000,
+                    // A reader of its own each time, so each read has a key to show.
+                    reader: &format!(
+                        "test {}",
+                        READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    ),
+                },
+                now,
+            )
+            .unwrap();
         let ctx: KeyContext = svc
             .admit_key(&[g.key.as_deref().unwrap().as_bytes()])
             .unwrap();

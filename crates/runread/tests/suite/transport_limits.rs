@@ -83,19 +83,19 @@ fn start(keys: usize, nofile: Option<u64>) -> Server {
     let mut granted = Vec::new();
     let mut target = Value::Null;
     for i in 0..keys {
-        let g = runread_service::owner::grant(
-            &*env.store,
-            &*env.keys(),
-            runread_service::owner::GrantRequest {
-                run_id: &run.target.run_id,
-                session_id: None,
-                features: vec![Feature::FinalAnswer],
-                expires_at_ms: now + 3_600_000,
-                reader: &format!("transport-{i}"),
-            },
-            now,
-        )
-        .unwrap();
+        let g = env
+            .owner()
+            .grant(
+                runread_service::owner::GrantRequest {
+                    run_id: &run.target.run_id,
+                    session_id: None,
+                    features: vec![Feature::FinalAnswer],
+                    expires_at_ms: now + 3_600_000,
+                    reader: &format!("transport-{i}"),
+                },
+                now,
+            )
+            .unwrap();
         target = serde_json::to_value(&g.grant.target).unwrap();
         granted.push(g.key.unwrap());
     }

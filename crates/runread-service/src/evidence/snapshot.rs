@@ -1,0 +1,669 @@
+//! Snapshots: a sealed copy of the evidence of one shared run, so that a grant outlives the
+//! agent's cleanup of its session file, and a gateway that cannot see the agent's disk (another
+//! host on a shared PostgreSQL store) serves it.
+//!
+//! The store indexes every run and copies none, except this: when the owner shares a run, the
+//! lines its granted features can serve (and the neighbouring texts masking reads across their
+//! edges) are read back from the session file, each checked against the digest the index holds,
+//! and sealed into the store — AES-256-GCM under a data key of the snapshot's own, that key sealed
+//! under the gate's current key. Served only when the file is not there to read (gone, or not
+//! visible from this host); a file that is there but changed stays `unknown`. Every line served
+//! from a snapshot is checked against the index's digest again, and masked when served, so a
+//! secret added after the grant is masked too. Destroyed — its data key first, then its row —
+//! when the last live grant on the run ends ([`maintain`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use runread_artifacts::ArtifactVersion;
+use runread_core::limits::{
+    ARTIFACT_MAX_BYTES, EVIDENCE_LINE_MAX_BYTES, SNAPSHOT_RUN_MAX_BYTES, SNAPSHOT_STORE_MAX_BYTES,
+};
+use runread_core::{ErrorCode, Feature};
+use runread_keys::seal::{self, NONCE_BYTES, Sealed};
+use runread_keys::{KeyProvider, OwnedKey};
+use runread_sessions::LineRef;
+use runread_store::{RunRecord, SnapshotRecord, SnapshotSummary, Store};
+
+use crate::evidence::source::{SnapshotEvidence, Source};
+
+const DATA_KEY_AAD_DOMAIN: &[u8] = b"runread.snapshot-key.v1\0";
+const LINES_AAD_DOMAIN: &[u8] = b"runread.snapshot.v1\0";
+/// Most bytes a snapshot's payload may hold beyond its lines' and artifacts' own: their offsets,
+/// ids and lengths (24 bytes a line at most, so room for far more lines than a session file may
+/// have). A row claiming more is damaged, and is not opened.
+const FRAMING_MAX_BYTES: u64 = 16 * 1024 * 1024;
+/// Longest artifact id a snapshot holds (runread makes them: `a-` and 16 hex digits).
+const ARTIFACT_ID_MAX_BYTES: usize = 64;
+/// AES-GCM's tag.
+const TAG_BYTES: u64 = 16;
+
+/// The bounds a snapshot is sealed within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// [`SNAPSHOT_RUN_MAX_BYTES`] unless a test says otherwise.
+    pub run_max_bytes: u64,
+    /// [`SNAPSHOT_STORE_MAX_BYTES`] unless a test says otherwise.
+    pub store_max_bytes: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            run_max_bytes: SNAPSHOT_RUN_MAX_BYTES,
+            store_max_bytes: SNAPSHOT_STORE_MAX_BYTES,
+        }
+    }
+}
+
+/// Whether a run's snapshot of `bytes` of lines may be kept: at most [`Bounds::run_max_bytes`].
+pub fn fits_run(bounds: Bounds, bytes: u64) -> bool {
+    bytes <= bounds.run_max_bytes
+}
+
+/// What sealing a shared run's snapshot did. A grant is made whatever this says; anything but
+/// `Kept` means the run is readable only while its session file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sealing {
+    /// Sealed: this many lines, this many bytes of them.
+    Kept { lines: u64, bytes: u64 },
+    /// The lines the grants need are more than [`Bounds::run_max_bytes`].
+    TooLarge { bytes: u64 },
+    /// The store's snapshots would hold more than [`Bounds::store_max_bytes`] with this one.
+    StoreFull { bytes: u64 },
+    /// The session file does not hold the lines as indexed (gone, changed, or not on this host).
+    Unreadable,
+    /// The store or the gate's keys failed while sealing.
+    Failed,
+}
+
+impl Sealing {
+    /// One line for the owner (the CLI and the console say the same).
+    pub fn describe(&self) -> String {
+        match self {
+            Sealing::Kept { lines, bytes } => format!(
+                "kept: a sealed copy of its evidence ({lines} lines, {bytes} bytes) stays readable \
+                 if the session file goes, until the last grant on it ends"
+            ),
+            Sealing::TooLarge { bytes } => format!(
+                "no snapshot: its evidence ({bytes} bytes) is over the {SNAPSHOT_RUN_MAX_BYTES}-byte \
+                 bound per run; it is readable only while its session file is"
+            ),
+            Sealing::StoreFull { bytes } => format!(
+                "no snapshot: the store's snapshots would pass their {SNAPSHOT_STORE_MAX_BYTES}-byte \
+                 bound with this one ({bytes} bytes); it is readable only while its session file is"
+            ),
+            Sealing::Unreadable => {
+                "no snapshot: the session file does not hold the run as indexed; \
+                                    it is readable only while its session file is"
+                    .to_owned()
+            }
+            Sealing::Failed => "no snapshot: sealing it failed (see the log); it is readable only \
+                                while its session file is"
+                .to_owned(),
+        }
+    }
+}
+
+/// What a snapshot of a run holds for some features: the lines they can serve (by offset), the
+/// registered artifacts (`artifacts`), and the digest naming exactly that set.
+struct Wanted {
+    lines: BTreeMap<u64, LineRef>,
+    artifacts: Vec<(String, ArtifactVersion)>,
+    index_sha256: String,
+}
+
+impl Wanted {
+    /// Bytes of everything it holds: what the bounds count.
+    fn bytes(&self) -> u64 {
+        let lines: u64 = self.lines.values().map(|l| l.bytes).sum();
+        let artifacts: u64 = self.artifacts.iter().map(|(_, v)| v.size).sum();
+        lines.saturating_add(artifacts)
+    }
+}
+
+/// What the features can serve of `run`, and the digest naming that set. `lines`: whether to
+/// read the run's message lines from the index (sealing needs them; the digest does not — see
+/// [`Wanted::index_sha256`]).
+fn wanted(
+    store: &dyn Store,
+    run: &RunRecord,
+    features: &[Feature],
+    lines_too: Lines,
+) -> Result<Wanted, ErrorCode> {
+    let mut lines: BTreeMap<u64, LineRef> = BTreeMap::new();
+    let r = &run.run;
+    let mut add = |l: &LineRef| {
+        lines.insert(l.offset, l.clone());
+    };
+    let wants = |f: Feature| features.contains(&f);
+    let messages = wants(Feature::History) || wants(Feature::Aggregate);
+    if wants(Feature::FinalAnswer) {
+        r.final_lines.iter().for_each(&mut add);
+        r.answer_before.lines.iter().for_each(|t| add(&t.line));
+        r.context_after.lines.iter().for_each(|t| add(&t.line));
+    }
+    if messages {
+        r.context_before.lines.iter().for_each(|t| add(&t.line));
+        r.context_after.lines.iter().for_each(|t| add(&t.line));
+    }
+    if wants(Feature::Metadata) {
+        if let Some(l) = &r.prompt_line {
+            add(l);
+        }
+        let session = store
+            .session(&run.target.session_id)
+            .map_err(crate::evidence::unavailable)?
+            .filter(|s| s.generation == run.target.generation)
+            .ok_or(ErrorCode::TargetStale)?;
+        add(&session.header.line_ref());
+    }
+    let mut artifacts = Vec::new();
+    if wants(Feature::Artifacts) {
+        for a in store
+            .artifacts(&run.target)
+            .map_err(crate::evidence::unavailable)?
+        {
+            let v: ArtifactVersion =
+                serde_json::from_str(&a.version_json).map_err(|_| ErrorCode::Unavailable)?;
+            artifacts.push((a.artifact_id, v));
+        }
+    }
+    // The digest: the features, the lines the run's record names (with their digests), the run's
+    // message lines by number, the artifacts' versions. A message line's number names its bytes
+    // within a generation (the index only appends to one; a rewritten file is a new generation),
+    // so the digest needs no read of the index's entries — what a check before each read costs.
+    let mut named = features
+        .iter()
+        .map(|f| f.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    for l in lines.values() {
+        named.push_str(&format!("\n{} {} {}", l.offset, l.bytes, l.sha256));
+    }
+    if messages {
+        named.push_str(&format!("\nmessages {:?}", r.message_lines));
+    }
+    for (id, v) in &artifacts {
+        named.push_str(&format!("\nartifact {id} {} {}", v.size, v.sha256));
+    }
+    if messages && lines_too == Lines::Read {
+        let message_lines: std::collections::HashSet<u64> =
+            r.message_lines.iter().copied().collect();
+        store
+            .entries(&run.target.session_id, run.target.generation)
+            .map_err(crate::evidence::unavailable)?
+            .iter()
+            .filter(|e| message_lines.contains(&e.line))
+            .filter_map(|e| e.line_ref())
+            .for_each(|l| {
+                lines.insert(l.offset, l);
+            });
+    }
+    Ok(Wanted {
+        index_sha256: runread_core::sha256_hex(named.as_bytes()),
+        lines,
+        artifacts,
+    })
+}
+
+/// Whether [`wanted`] reads the message lines from the index, or only names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    Read,
+    DigestOnly,
+}
+
+/// The features of the live grants on `run`, in the catalog's order.
+fn shared_features(grants: &[runread_store::Grant], run: &RunRecord, now_ms: i64) -> Vec<Feature> {
+    let t = &run.target;
+    Feature::ALL
+        .iter()
+        .copied()
+        .filter(|f| {
+            grants.iter().any(|g| {
+                g.is_live(now_ms)
+                    && g.target.session_id == t.session_id
+                    && g.target.generation == t.generation
+                    && g.target.run_id == t.run_id
+                    && g.features.contains(f)
+            })
+        })
+        .collect()
+}
+
+/// Seals (again) the snapshot of `run` for the features its live grants hold now, within the
+/// default [`Bounds`].
+pub fn seal(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: &RunRecord,
+    now_ms: i64,
+) -> Result<Sealing, ErrorCode> {
+    seal_within(store, keys, run, now_ms, Bounds::default())
+}
+
+/// [`seal()`] within `bounds`.
+pub fn seal_within(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: &RunRecord,
+    now_ms: i64,
+    bounds: Bounds,
+) -> Result<Sealing, ErrorCode> {
+    let grants = store.grants().map_err(crate::evidence::unavailable)?;
+    let features = shared_features(&grants, run, now_ms);
+    let w = wanted(store, run, &features, Lines::Read)?;
+    let bytes = w.bytes();
+    if !fits_run(bounds, bytes) {
+        return Ok(Sealing::TooLarge { bytes });
+    }
+    let Some(payload) = read_evidence(run, &w) else {
+        return Ok(Sealing::Unreadable);
+    };
+    let t = &run.target;
+    let summary = SnapshotSummary {
+        session_id: t.session_id.clone(),
+        generation: t.generation,
+        run_id: t.run_id.clone(),
+        workspace_id: t.workspace_id.clone(),
+        features,
+        index_sha256: w.index_sha256,
+        lines: w.lines.len() as u64,
+        bytes,
+        created_at_ms: now_ms,
+    };
+    let record = seal_payload(keys, summary, &payload)?;
+    if store
+        .put_snapshot(&record, bounds.store_max_bytes)
+        .map_err(crate::evidence::unavailable)?
+    {
+        log(store, "sealed", &record.summary, now_ms);
+        Ok(Sealing::Kept {
+            lines: record.summary.lines,
+            bytes,
+        })
+    } else {
+        Ok(Sealing::StoreFull { bytes })
+    }
+}
+
+/// Everything `w` names, read back and checked: each line against its digest (from the session
+/// file), each artifact against its registered sha256 (from the workspace). Framed: the count of
+/// lines, then each line's offset, length and bytes; the count of artifacts, then each one's id
+/// (length, bytes), length and bytes — every number a big-endian u64. `None`: something does not
+/// read back as indexed or registered.
+fn read_evidence(run: &RunRecord, w: &Wanted) -> Option<Vec<u8>> {
+    let opened = Source::of(run).open().ok()?;
+    let mut out = Vec::new();
+    let put = |n: u64, out: &mut Vec<u8>| out.extend_from_slice(&n.to_be_bytes());
+    put(w.lines.len() as u64, &mut out);
+    for l in w.lines.values() {
+        let bytes = opened.line(l).ok()?;
+        put(l.offset, &mut out);
+        put(bytes.len() as u64, &mut out);
+        out.extend_from_slice(&bytes);
+    }
+    put(w.artifacts.len() as u64, &mut out);
+    let root = std::path::Path::new(&run.workspace_path);
+    for (id, v) in &w.artifacts {
+        let bytes = read_artifact(root, v)?;
+        put(id.len() as u64, &mut out);
+        out.extend_from_slice(id.as_bytes());
+        put(bytes.len() as u64, &mut out);
+        out.extend_from_slice(&bytes);
+    }
+    Some(out)
+}
+
+/// A registered artifact's whole content, read chunk by chunk with every check the reads make,
+/// and its sha256 checked against the registered one.
+fn read_artifact(root: &std::path::Path, v: &ArtifactVersion) -> Option<Vec<u8>> {
+    let mut data = Vec::with_capacity(usize::try_from(v.size).ok()?);
+    while (data.len() as u64) < v.size {
+        let c = runread_artifacts::read_chunk(
+            root,
+            v,
+            data.len() as u64,
+            runread_artifacts::TRANSFER_MAX_BYTES,
+        )
+        .ok()?;
+        if c.bytes.is_empty() {
+            return None;
+        }
+        data.extend_from_slice(&c.bytes);
+    }
+    (runread_core::sha256_hex(&data) == v.sha256).then_some(data)
+}
+
+/// What a snapshot's sealed parts are bound to: the run, and the set of lines it holds.
+fn aad(domain: &[u8], s: &SnapshotSummary) -> Vec<u8> {
+    let mut a = domain.to_vec();
+    for part in [
+        s.session_id.as_str(),
+        &s.generation.to_string(),
+        &s.run_id,
+        &s.index_sha256,
+    ] {
+        a.extend_from_slice(part.as_bytes());
+        a.push(0);
+    }
+    a
+}
+
+fn seal_payload(
+    keys: &dyn KeyProvider,
+    summary: SnapshotSummary,
+    payload: &[u8],
+) -> Result<SnapshotRecord, ErrorCode> {
+    let (key_id, gate_key) = keys.current().map_err(|_| ErrorCode::Unavailable)?;
+    let data_key = OwnedKey::new(
+        runread_core::random_bytes::<32>().map_err(|_| ErrorCode::Unavailable)?,
+        None,
+    );
+    let wrapped = seal::seal_bytes(
+        &gate_key,
+        &aad(DATA_KEY_AAD_DOMAIN, &summary),
+        data_key.bytes(),
+    )
+    .map_err(|_| ErrorCode::Unavailable)?;
+    let sealed = seal::seal_bytes(&data_key, &aad(LINES_AAD_DOMAIN, &summary), payload)
+        .map_err(|_| ErrorCode::Unavailable)?;
+    let mut data_key_sealed = wrapped.nonce.to_vec();
+    data_key_sealed.extend_from_slice(&wrapped.ciphertext);
+    Ok(SnapshotRecord {
+        summary,
+        key_id,
+        data_key: data_key_sealed,
+        nonce: sealed.nonce.to_vec(),
+        sealed: sealed.ciphertext,
+    })
+}
+
+/// Most bytes of opened snapshots a service keeps in memory, all together: a reader pages
+/// through a run in many calls, each would otherwise read and decrypt the whole snapshot again.
+/// A snapshot larger than this is opened on every call.
+pub const SNAPSHOTS_CACHED_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Snapshots recently opened, each under the stamp (its summary: run, digest, size, when sealed)
+/// it was opened with; a snapshot sealed again has another stamp and is opened again.
+#[derive(Default)]
+pub(crate) struct OpenedSnapshots {
+    entries: std::sync::Mutex<std::collections::VecDeque<(SnapshotSummary, Arc<SnapshotEvidence>)>>,
+}
+
+impl OpenedSnapshots {
+    fn get(&self, stamp: &SnapshotSummary) -> Option<Arc<SnapshotEvidence>> {
+        let entries = self.entries.lock().ok()?;
+        entries
+            .iter()
+            .find(|(s, _)| s == stamp)
+            .map(|(_, e)| e.clone())
+    }
+
+    fn put(&self, stamp: SnapshotSummary, opened: Arc<SnapshotEvidence>) {
+        if stamp.bytes > SNAPSHOTS_CACHED_MAX_BYTES {
+            return;
+        }
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|(s, _)| {
+                (&s.session_id, s.generation, &s.run_id)
+                    != (&stamp.session_id, stamp.generation, &stamp.run_id)
+            });
+            while entries.iter().map(|(s, _)| s.bytes).sum::<u64>() + stamp.bytes
+                > SNAPSHOTS_CACHED_MAX_BYTES
+            {
+                if entries.pop_front().is_none() {
+                    break;
+                }
+            }
+            entries.push_back((stamp, opened));
+        }
+    }
+}
+
+/// The snapshot of `run`, opened, when it is there and holds the run as indexed now; `None`
+/// otherwise — none kept, one of another index (the run went on since), or one that does not
+/// open (a damaged row, a gate key this home lacks): never a guess. Its stamp is read from the
+/// store on every call (a destroyed or resealed snapshot is never served from memory); its lines
+/// from memory when the same stamp was opened lately.
+pub(crate) fn kept(
+    svc: &crate::evidence::Reading,
+    run: &RunRecord,
+) -> Result<Option<Arc<SnapshotEvidence>>, ErrorCode> {
+    let (store, t) = (&*svc.store, &run.target);
+    let Some(stamp) = store
+        .snapshot_stamp(&t.session_id, t.generation, &t.run_id)
+        .map_err(crate::evidence::unavailable)?
+    else {
+        return Ok(None);
+    };
+    if wanted(store, run, &stamp.features, Lines::DigestOnly)?.index_sha256 != stamp.index_sha256 {
+        return Ok(None);
+    }
+    if let Some(hit) = svc.opened_snapshots.get(&stamp) {
+        return Ok(Some(hit));
+    }
+    let Some(record) = store
+        .snapshot(&t.session_id, t.generation, &t.run_id)
+        .map_err(crate::evidence::unavailable)?
+        .filter(|r| r.summary == stamp)
+    else {
+        return Ok(None);
+    };
+    let Some(opened) = open_payload(&*svc.keys, &record).map(Arc::new) else {
+        tracing::warn!(
+            session = %t.session_id,
+            run = %t.run_id,
+            "a snapshot does not open: it is not served"
+        );
+        return Ok(None);
+    };
+    svc.opened_snapshots.put(stamp, opened.clone());
+    Ok(Some(opened))
+}
+
+fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotEvidence> {
+    let s = &record.summary;
+    // Bounded before anything is opened: a row claiming more than a snapshot may hold is damaged.
+    if s.bytes > SNAPSHOT_RUN_MAX_BYTES
+        || record.sealed.len() as u64 > s.bytes.checked_add(FRAMING_MAX_BYTES + TAG_BYTES)?
+    {
+        return None;
+    }
+    let gate_key = keys.get(&record.key_id).ok()?;
+    let (nonce, wrapped) = record.data_key.split_at_checked(NONCE_BYTES)?;
+    let data_key = seal::open_bytes(
+        &gate_key,
+        &aad(DATA_KEY_AAD_DOMAIN, s),
+        &Sealed {
+            nonce: nonce.try_into().ok()?,
+            ciphertext: wrapped.to_vec(),
+        },
+    )
+    .ok()?;
+    let data_key = OwnedKey::new(data_key.as_slice().try_into().ok()?, None);
+    let payload = zeroize::Zeroizing::new(
+        seal::open_bytes(
+            &data_key,
+            &aad(LINES_AAD_DOMAIN, s),
+            &Sealed {
+                nonce: record.nonce.as_slice().try_into().ok()?,
+                ciphertext: record.sealed.clone(),
+            },
+        )
+        .ok()?,
+    );
+    let mut rest: &[u8] = &payload;
+    let mut lines = BTreeMap::new();
+    for _ in 0..take_u64(&mut rest)? {
+        let offset = take_u64(&mut rest)?;
+        let line = take_bytes(&mut rest, EVIDENCE_LINE_MAX_BYTES)?;
+        lines.insert(offset, line.to_vec());
+    }
+    let mut artifacts = BTreeMap::new();
+    for _ in 0..take_u64(&mut rest)? {
+        let id = std::str::from_utf8(take_bytes(&mut rest, ARTIFACT_ID_MAX_BYTES)?).ok()?;
+        let bytes = take_bytes(&mut rest, ARTIFACT_MAX_BYTES as usize)?;
+        artifacts.insert(id.to_owned(), bytes.to_vec());
+    }
+    (rest.is_empty() && lines.len() as u64 == s.lines)
+        .then(|| SnapshotEvidence::new(lines, artifacts))
+}
+
+/// The next big-endian u64 of `rest`.
+fn take_u64(rest: &mut &[u8]) -> Option<u64> {
+    let (n, after) = rest.split_first_chunk::<8>()?;
+    *rest = after;
+    Some(u64::from_be_bytes(*n))
+}
+
+/// The next length-prefixed bytes of `rest`, at most `max` of them.
+fn take_bytes<'a>(rest: &mut &'a [u8], max: usize) -> Option<&'a [u8]> {
+    let len = usize::try_from(take_u64(rest)?)
+        .ok()
+        .filter(|n| *n <= max)?;
+    let (bytes, after) = rest.split_at_checked(len)?;
+    *rest = after;
+    Some(bytes)
+}
+
+/// How a kept snapshot stands (`runread snapshots`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// It opens and holds its run as indexed now: served whenever the file is not there.
+    Ok,
+    /// Its run went on since it was sealed (or its grants changed): sealed again by the next
+    /// `maintain` while the file holds the run; until then not served.
+    Stale,
+    /// It does not open (a damaged row, a gate key this home lacks), or its run is no longer
+    /// indexed: never served.
+    Unreadable,
+}
+
+impl Standing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Standing::Ok => "ok",
+            Standing::Stale => "stale",
+            Standing::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// Opens the snapshot `s` names, as a read would, and says how it stands.
+pub fn standing(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    s: &SnapshotSummary,
+) -> Result<Standing, ErrorCode> {
+    let Some(run) = store
+        .run(&s.session_id, s.generation, &s.run_id)
+        .map_err(crate::evidence::unavailable)?
+    else {
+        return Ok(Standing::Unreadable);
+    };
+    let Some(record) = store
+        .snapshot(&s.session_id, s.generation, &s.run_id)
+        .map_err(crate::evidence::unavailable)?
+    else {
+        return Ok(Standing::Unreadable);
+    };
+    Ok(
+        if wanted(store, &run, &record.summary.features, Lines::DigestOnly)?.index_sha256
+            != record.summary.index_sha256
+        {
+            Standing::Stale
+        } else if open_payload(keys, &record).is_some() {
+            Standing::Ok
+        } else {
+            Standing::Unreadable
+        },
+    )
+}
+
+/// What [`maintain`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Maintained {
+    /// Snapshots destroyed: no live grant held them any more.
+    pub destroyed: Vec<SnapshotSummary>,
+    /// Snapshots sealed again: their run went on (or its grants changed) since.
+    pub resealed: u64,
+}
+
+/// Destroys every snapshot no live grant holds (its data key first, then its row; the audit log
+/// says so), and seals again those whose run's index or grants moved since, while the session
+/// file still holds them. Run after every ingest pass, every revocation and reader removal, and
+/// periodically by `serve` (grants expire by time).
+pub fn maintain(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    now_ms: i64,
+) -> Result<Maintained, ErrorCode> {
+    let mut out = Maintained {
+        destroyed: destroy_unshared(store, now_ms)?,
+        resealed: 0,
+    };
+    let grants = store.grants().map_err(crate::evidence::unavailable)?;
+    for s in store.snapshots().map_err(crate::evidence::unavailable)? {
+        let Some(run) = store
+            .run(&s.session_id, s.generation, &s.run_id)
+            .map_err(crate::evidence::unavailable)?
+        else {
+            continue;
+        };
+        let features = shared_features(&grants, &run, now_ms);
+        if wanted(store, &run, &features, Lines::DigestOnly)?.index_sha256 != s.index_sha256
+            && matches!(seal(store, keys, &run, now_ms)?, Sealing::Kept { .. })
+        {
+            out.resealed += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Destroys every snapshot no live grant holds.
+pub fn destroy_unshared(store: &dyn Store, now_ms: i64) -> Result<Vec<SnapshotSummary>, ErrorCode> {
+    let unshared = store
+        .snapshots_unshared(now_ms)
+        .map_err(crate::evidence::unavailable)?;
+    let mut destroyed = Vec::with_capacity(unshared.len());
+    for s in unshared {
+        if store
+            .destroy_snapshot(&s.session_id, s.generation, &s.run_id)
+            .map_err(crate::evidence::unavailable)?
+        {
+            tracing::info!(
+                session = %s.session_id,
+                run = %s.run_id,
+                bytes = s.bytes,
+                "snapshot destroyed: no live grant holds it"
+            );
+            log(store, "destroyed", &s, now_ms);
+            destroyed.push(s);
+        }
+    }
+    Ok(destroyed)
+}
+
+/// Appends what happened to the snapshot log (the audit of snapshots). What it records has
+/// happened already; a log that cannot be written is said in the process's log.
+fn log(store: &dyn Store, event: &str, s: &SnapshotSummary, now_ms: i64) {
+    let written = crate::evidence::values::random_id("sl-").and_then(|id| {
+        store
+            .log_snapshot(&runread_store::SnapshotEvent {
+                id,
+                at_ms: now_ms,
+                event: event.to_owned(),
+                session_id: s.session_id.clone(),
+                generation: s.generation,
+                run_id: s.run_id.clone(),
+                lines: s.lines,
+                bytes: s.bytes,
+            })
+            .map_err(|e| e.to_string())
+    });
+    if let Err(e) = written {
+        tracing::error!(event, run = %s.run_id, "the snapshot log was not written: {e}");
+    }
+}

@@ -1,0 +1,198 @@
+//! The owner's grants: one exact run, named features, until an expiry, to one reader (made by
+//! its first grant when the name is no reader's yet); revoked by id.
+
+use runread_core::Feature;
+use runread_core::limits::GRANT_MAX_LIFETIME_SECS;
+use runread_keys::KeyProvider;
+use runread_store::{Grant, Reader, RunRecord, Store};
+
+use crate::evidence::values::random_id;
+use crate::owner::readers::{ReaderError, add_reader, is_reader_name, live_reader};
+
+/// Why a grant could not be made. Owner-facing: these messages may name runs and sessions.
+#[derive(Debug)]
+pub enum GrantError {
+    NoSuchRun(String),
+    Ambiguous(Vec<RunRecord>),
+    BadExpiry(String),
+    Reader(ReaderError),
+    Store(String),
+}
+
+impl std::fmt::Display for GrantError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GrantError::NoSuchRun(r) => write!(f, "no current run {r:?}; see `runread runs`"),
+            GrantError::Ambiguous(runs) => {
+                write!(
+                    f,
+                    "run id matches {} runs; give more of the run id, or add --session; they are:",
+                    runs.len()
+                )?;
+                for r in runs {
+                    write!(f, " {} (session {})", r.target.run_id, r.target.session_id)?;
+                }
+                Ok(())
+            }
+            GrantError::BadExpiry(m) => write!(f, "{m}"),
+            GrantError::Reader(e) => write!(f, "{e}"),
+            GrantError::Store(e) => write!(f, "store: {e}"),
+        }
+    }
+}
+
+/// A grant as made: the record, its run, the reader holding it, and — when the grant made that
+/// reader — its key, shown once and never stored.
+pub struct NewGrant {
+    pub grant: Grant,
+    pub run: RunRecord,
+    pub reader: Reader,
+    /// `Some` only when this grant made its reader (the name was no reader's yet).
+    pub key: Option<String>,
+    /// What sealing the run's snapshot did (the grant is made whatever it did).
+    pub snapshot: crate::evidence::snapshot::Sealing,
+}
+
+/// Revokes the grant `id` (`false`: no live grant has that id), and destroys the snapshot of its
+/// run when no live grant holds it any more.
+pub(crate) fn revoke_grant(store: &dyn Store, id: &str, now_ms: i64) -> Result<bool, String> {
+    if !store.revoke_grant(id, now_ms).map_err(|e| e.to_string())? {
+        return Ok(false);
+    }
+    if let Err(e) = crate::evidence::snapshot::destroy_unshared(store, now_ms) {
+        tracing::warn!(
+            code = e.as_str(),
+            "snapshots not destroyed yet after a revocation"
+        );
+    }
+    Ok(true)
+}
+
+/// Resolves `--expires` (a duration like `15m`, or an RFC 3339 time) to an absolute time.
+pub fn expiry(spec: &str, now_ms: i64) -> Result<i64, GrantError> {
+    let at = match runread_core::timefmt::parse_duration_ms(spec) {
+        Some(d) => now_ms.saturating_add(d),
+        None => runread_core::timefmt::parse_rfc3339(spec).ok_or_else(|| {
+            GrantError::BadExpiry(format!(
+                "--expires {spec:?}: use a duration (90s, 15m, 2h, 7d) or an RFC 3339 time"
+            ))
+        })?,
+    };
+    if at <= now_ms {
+        return Err(GrantError::BadExpiry("--expires is in the past".into()));
+    }
+    let max = GRANT_MAX_LIFETIME_SECS as i64 * 1000;
+    if at - now_ms > max {
+        return Err(GrantError::BadExpiry(format!(
+            "--expires is more than {} days away",
+            GRANT_MAX_LIFETIME_SECS / 86_400
+        )));
+    }
+    Ok(at)
+}
+
+/// Shortest run-id prefix `grant --run` takes: shorter prefixes name too many runs to be a
+/// deliberate choice.
+pub const RUN_ID_PREFIX_MIN: usize = 4;
+
+/// The runs `run_id` names: those with exactly that id, else (for at least
+/// [`RUN_ID_PREFIX_MIN`] characters) those whose id starts with it — Claude Code's run ids are
+/// whole uuids, which nobody types.
+pub(crate) fn find_runs(
+    store: &dyn Store,
+    run_id: &str,
+) -> Result<Vec<runread_store::RunRecord>, runread_store::StoreError> {
+    let exact = store.runs_by_id(run_id)?;
+    if !exact.is_empty() || run_id.len() < RUN_ID_PREFIX_MIN {
+        return Ok(exact);
+    }
+    Ok(store
+        .runs()?
+        .into_iter()
+        .filter(|r| r.target.run_id.starts_with(run_id))
+        .collect())
+}
+
+/// What the owner asks to grant: a run (its id or a unique prefix, and its session when the same
+/// id names runs in several), the features, until when, and to which reader (its name).
+#[derive(Debug, Clone)]
+pub struct GrantRequest<'a> {
+    pub run_id: &'a str,
+    pub session_id: Option<&'a str>,
+    pub features: Vec<Feature>,
+    pub expires_at_ms: i64,
+    pub reader: &'a str,
+}
+
+/// Grants `features` of one run to the reader `request.reader`: no new key when it is a reader
+/// already (its client's next call sees the grant); otherwise the reader is made, holding this
+/// grant, and its key is returned to be shown once.
+pub(crate) fn grant(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    request: GrantRequest<'_>,
+    now_ms: i64,
+) -> Result<NewGrant, GrantError> {
+    let GrantRequest {
+        run_id,
+        session_id,
+        features,
+        expires_at_ms,
+        reader,
+    } = request;
+    let mut runs = find_runs(store, run_id).map_err(|e| GrantError::Store(e.to_string()))?;
+    if let Some(s) = session_id {
+        runs.retain(|r| r.target.session_id == s);
+    }
+    let run = match runs.len() {
+        0 => return Err(GrantError::NoSuchRun(run_id.to_owned())),
+        1 => runs.remove(0),
+        _ => return Err(GrantError::Ambiguous(runs)),
+    };
+    grant_run(store, keys, run, features, expires_at_ms, reader, now_ms)
+}
+
+/// [`grant`] of exactly `run` (a current run record: `runread run --share` has its exact target).
+pub(crate) fn grant_run(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: RunRecord,
+    features: Vec<Feature>,
+    expires_at_ms: i64,
+    reader: &str,
+    now_ms: i64,
+) -> Result<NewGrant, GrantError> {
+    if !is_reader_name(reader) {
+        return Err(GrantError::Reader(ReaderError::BadName));
+    }
+    let (holder, key) = match live_reader(store, reader).map_err(GrantError::Reader)? {
+        Some(r) => (r, None),
+        None => {
+            let made = add_reader(store, keys, reader, now_ms).map_err(GrantError::Reader)?;
+            (made.reader, Some(made.key))
+        }
+    };
+    let grant = Grant {
+        id: random_id("g-").map_err(GrantError::Store)?,
+        reader_id: holder.id.clone(),
+        reader_name: holder.name.clone(),
+        target: run.target.clone(),
+        features,
+        created_at_ms: now_ms,
+        expires_at_ms,
+        revoked_at_ms: None,
+    };
+    store
+        .insert_grant(&grant)
+        .map_err(|e| GrantError::Store(e.to_string()))?;
+    // The grant stands whatever sealing its snapshot does; what it did is said.
+    let snapshot = crate::evidence::snapshot::seal(store, keys, &run, now_ms)
+        .unwrap_or(crate::evidence::snapshot::Sealing::Failed);
+    Ok(NewGrant {
+        grant,
+        run,
+        reader: holder,
+        key,
+        snapshot,
+    })
+}

@@ -1,0 +1,219 @@
+//! The owner's room: one [`Owner`] handle for every act and view of the owner — readers, grants,
+//! known secrets, artifacts, snapshots, connectors' requests, and the masked views and previews
+//! of their own records — used alike by the CLI and the console. It holds the store and the
+//! sealing keys, never the gate: nothing here answers a reader (readers reach only
+//! [`crate::service::Service`]).
+
+mod artifacts;
+mod connections;
+mod grants;
+mod preview;
+mod readers;
+pub mod search;
+mod secrets;
+pub mod shown;
+
+use std::sync::Arc;
+
+use runread_core::{ErrorCode, Feature};
+use runread_store::{Reader, RunRecord, SnapshotSummary, Store};
+
+use crate::evidence::publication;
+use crate::evidence::snapshot::{self, Maintained, Sealing, Standing};
+use crate::evidence::{Config, Reading};
+use crate::oauth::{OAuthError, OAuthRequest};
+
+pub use artifacts::{ArtifactError, NewArtifact};
+pub use connections::{DecideError, ReaderChoice};
+pub use grants::{GrantError, GrantRequest, NewGrant, RUN_ID_PREFIX_MIN, expiry};
+pub use preview::{ANSWER_CHUNKS_MAX, PreviewedAnswer};
+pub use readers::{NewReader, ReaderError, is_reader_name};
+pub use search::{SEARCH_QUERY_MAX_BYTES, SEARCH_WORDS_MAX, words as search_words};
+pub use secrets::SecretError;
+
+/// The owner's handle: the ground every reading rests on (the store, the keys, the known
+/// secrets), with no gate.
+#[derive(Clone)]
+pub struct Owner {
+    reading: Arc<Reading>,
+}
+
+impl Owner {
+    /// The owner's handle over `store`, with the sealing `keys`, masking the stored known secrets
+    /// and the `extra` ones.
+    pub fn new(
+        store: Arc<dyn Store>,
+        keys: Arc<dyn runread_keys::KeyProvider>,
+        config: Config,
+        extra: Vec<String>,
+    ) -> Owner {
+        Owner::over(Arc::new(Reading::new(store, keys, config, extra)))
+    }
+
+    /// The owner's handle over a ground shared with a service (one process serving and showing
+    /// the console reads once, masks alike, caches once).
+    pub(crate) fn over(reading: Arc<Reading>) -> Owner {
+        Owner { reading }
+    }
+
+    /// The store, for the owner's own queries (listings, sessions, workspaces).
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.reading.store
+    }
+
+    /// The known secrets everything shown is masked with.
+    pub fn known_secrets(&self) -> &crate::evidence::secrets::KnownSecrets {
+        self.reading.known_secrets()
+    }
+
+    fn keys(&self) -> &dyn runread_keys::KeyProvider {
+        &*self.reading.keys
+    }
+
+    /// A new reader of `name` and its key (shown once).
+    pub fn add_reader(&self, name: &str, now_ms: i64) -> Result<NewReader, ReaderError> {
+        readers::add_reader(&**self.store(), self.keys(), name, now_ms)
+    }
+
+    /// A new key for the reader `name` (the old one refused from its next call; its connector
+    /// tokens revoked).
+    pub fn rotate_reader(&self, name: &str, now_ms: i64) -> Result<NewReader, ReaderError> {
+        readers::rotate_reader(&**self.store(), self.keys(), name, now_ms)
+    }
+
+    /// Removes the reader `name`: its key refused, every grant of it revoked.
+    pub fn remove_reader(&self, name: &str, now_ms: i64) -> Result<Reader, ReaderError> {
+        readers::remove_reader(&**self.store(), name, now_ms)
+    }
+
+    /// The live reader named `name`.
+    pub fn live_reader(&self, name: &str) -> Result<Option<Reader>, ReaderError> {
+        readers::live_reader(&**self.store(), name)
+    }
+
+    /// The live reader whose name looks like `name` without being it.
+    pub fn reader_looking_like(&self, name: &str) -> Result<Option<Reader>, ReaderError> {
+        readers::reader_looking_like(&**self.store(), name)
+    }
+
+    /// Grants the run `request` names (by run id, and session when ambiguous).
+    pub fn grant(&self, request: GrantRequest<'_>, now_ms: i64) -> Result<NewGrant, GrantError> {
+        grants::grant(&**self.store(), self.keys(), request, now_ms)
+    }
+
+    /// Grants `run` itself to `reader` for `features` until `expires_at_ms`.
+    pub fn grant_run(
+        &self,
+        run: RunRecord,
+        features: Vec<Feature>,
+        expires_at_ms: i64,
+        reader: &str,
+        now_ms: i64,
+    ) -> Result<NewGrant, GrantError> {
+        grants::grant_run(
+            &**self.store(),
+            self.keys(),
+            run,
+            features,
+            expires_at_ms,
+            reader,
+            now_ms,
+        )
+    }
+
+    /// Revokes the grant `id`; whether it was live.
+    pub fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool, String> {
+        grants::revoke_grant(&**self.store(), id, now_ms)
+    }
+
+    /// The current runs whose id is or starts with `run_id`.
+    pub fn find_runs(&self, run_id: &str) -> Result<Vec<RunRecord>, runread_store::StoreError> {
+        grants::find_runs(&**self.store(), run_id)
+    }
+
+    /// Seals (or replaces) `run`'s snapshot with what its live grants share.
+    pub fn seal_snapshot(&self, run: &RunRecord, now_ms: i64) -> Result<Sealing, ErrorCode> {
+        snapshot::seal(&**self.store(), self.keys(), run, now_ms)
+    }
+
+    /// Where the snapshot `s` stands against its run as indexed now.
+    pub fn snapshot_standing(&self, s: &SnapshotSummary) -> Result<Standing, ErrorCode> {
+        snapshot::standing(&**self.store(), self.keys(), s)
+    }
+
+    /// Destroys the snapshots no live grant holds, and reseals those whose run went on.
+    pub fn maintain_snapshots(&self, now_ms: i64) -> Result<Maintained, ErrorCode> {
+        snapshot::maintain(&**self.store(), self.keys(), now_ms)
+    }
+
+    /// Destroys every snapshot no live grant holds.
+    pub fn destroy_unshared_snapshots(
+        &self,
+        now_ms: i64,
+    ) -> Result<Vec<SnapshotSummary>, ErrorCode> {
+        snapshot::destroy_unshared(&**self.store(), now_ms)
+    }
+
+    /// Adds (or replaces) the known secret `name`.
+    pub fn add_secret(&self, name: &str, value: &str, now_ms: i64) -> Result<(), SecretError> {
+        secrets::add_secret(&**self.store(), self.keys(), name, value, now_ms)
+    }
+
+    /// The names of the stored known secrets (never their values).
+    pub fn secret_names(&self) -> Result<Vec<String>, SecretError> {
+        secrets::secret_names(&**self.store())
+    }
+
+    /// Registers the file at `artifact.path` as an artifact of the run `artifact.run_id`.
+    pub fn add_artifact(
+        &self,
+        artifact: &NewArtifact<'_>,
+        now_ms: i64,
+    ) -> Result<(String, runread_artifacts::ArtifactVersion), ArtifactError> {
+        artifacts::add_artifact(&**self.store(), self.known_secrets(), artifact, now_ms)
+    }
+
+    /// Connectors' authorization requests waiting for the owner's decision.
+    pub fn pending_connections(&self, now_ms: i64) -> Result<Vec<OAuthRequest>, OAuthError> {
+        connections::pending(&**self.store(), now_ms)
+    }
+
+    /// The name a new reader for the client `client_name` is offered (`X (connector)`, made
+    /// unique): never an existing reader's.
+    pub fn suggested_reader_name(&self, client_name: &str) -> Result<String, DecideError> {
+        connections::suggested_reader_name(&**self.store(), client_name)
+    }
+
+    /// Approves the request `id` for the reader `choice` names, allowing at most `features`.
+    pub fn approve_connection(
+        &self,
+        id: &str,
+        choice: ReaderChoice<'_>,
+        features: &[Feature],
+        now_ms: i64,
+    ) -> Result<Reader, DecideError> {
+        connections::approve(&**self.store(), self.keys(), id, choice, features, now_ms)
+    }
+
+    /// What joining a client to the reader `reader_id` would let it read (its live grants).
+    pub fn join_preview(
+        &self,
+        reader_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<(Reader, Vec<runread_store::Grant>)>, DecideError> {
+        connections::join_preview(&**self.store(), reader_id, now_ms)
+    }
+
+    /// Denies the request `id`: the client is sent back with `access_denied`.
+    pub fn deny_connection(&self, id: &str, now_ms: i64) -> Result<(), DecideError> {
+        connections::deny(&**self.store(), id, now_ms)
+    }
+
+    /// The state `read_final_answer` would report for `run` now (for the owner's listing).
+    pub fn answer_state(&self, run: &RunRecord, now_ms: i64) -> &'static str {
+        match publication::Evidence::observe(&self.reading, run) {
+            Ok(e) => publication::judge(&e, now_ms).0.as_str(),
+            Err(_) => "unknown",
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! What the owner is shown of a run outside a tool call: the run list (`runread runs`, the
+//! console's Runs page), a run page's facts, what `grant` and `demo` print.
+//!
+//! One rule for all of them, the same as for everything a reader is served: every string of the
+//! view — the agent's and every other, those of a field added tomorrow included — is masked with
+//! the known secrets of now (a secret added after ingest included), by the one type the console
+//! and the CLI render ([`MaskedView`]: the whole view masked, not field by field); and every time
+//! the agent wrote is shown only as the instant it names ([`agent_time`]). The prompt
+//! preview is not in the store (it holds no text of a conversation): it is read back from the
+//! session file when shown, checked against the digest its line had at ingest, masked whole and
+//! only then cut, never inside a mask and never ending in the start of a secret.
+
+use serde::{Deserialize, Serialize};
+
+use runread_core::ErrorCode;
+use runread_core::limits::{PROMPT_PREVIEW_LINE_MAX_BYTES, PROMPT_PREVIEW_MAX_CHARS};
+use runread_core::redact::{MaskedView, Redactor};
+use runread_core::timefmt::agent_time;
+use runread_store::{Grant, Reader, Receipt, RunRecord, StartMeta};
+
+use crate::evidence::source::{Opened, Source};
+use crate::owner::Owner;
+
+/// A run's prompt as the owner's listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Prompt {
+    /// Its first [`PROMPT_PREVIEW_MAX_CHARS`] characters on one line, masked (`…` when cut).
+    Text(String),
+    /// The prompt has no text (an image alone), or the run has no prompt line.
+    Empty,
+    /// The session file no longer holds the prompt's line as it was indexed.
+    FileChanged,
+    /// The prompt's line is over [`PROMPT_PREVIEW_LINE_MAX_BYTES`].
+    TooLong,
+}
+
+impl Prompt {
+    /// The preview's text, or what stands in for it, for a table cell.
+    pub fn shown(&self) -> &str {
+        match self {
+            Prompt::Text(t) => t,
+            Prompt::Empty => "(no prompt text)",
+            Prompt::FileChanged => "(session file changed since ingest)",
+            Prompt::TooLong => "(prompt too long to preview)",
+        }
+    }
+
+    /// The preview's text, if there is one (`--json`'s `prompt`).
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Prompt::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// A run as the owner is shown it (always inside a [`MaskedView`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShownRun {
+    /// The record, every time the agent wrote normalized (or `None`).
+    pub record: RunRecord,
+    pub prompt: Prompt,
+    /// What a reader would be told of its answer now ([`Owner::answer_state`]).
+    pub answer_state: String,
+    /// The readers (their names) whose calls wait for this run now (`wait_for_run`), from any
+    /// process on this store; a reader waiting twice is named twice.
+    pub waiting: Vec<String>,
+}
+
+impl ShownRun {
+    /// The readers waiting on the run, each named once, with how many of its calls wait when
+    /// more than one: `alice, ci-bot (×3)`. Empty when nobody waits.
+    pub fn waiting_summary(&self) -> String {
+        let mut counted: Vec<(&str, usize)> = Vec::new();
+        for n in &self.waiting {
+            match counted.iter_mut().find(|(m, _)| *m == n.as_str()) {
+                Some((_, c)) => *c += 1,
+                None => counted.push((n, 1)),
+            }
+        }
+        counted
+            .iter()
+            .map(|(n, c)| match c {
+                1 => (*n).to_owned(),
+                c => format!("{n} (×{c})"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl Owner {
+    /// The runs as the owner is shown them, in the order given. Fails closed: when the known
+    /// secrets cannot be read, nothing is shown (`unavailable`).
+    pub fn shown_runs(
+        &self,
+        runs: Vec<RunRecord>,
+        now_ms: i64,
+    ) -> Result<Vec<MaskedView<ShownRun>>, ErrorCode> {
+        let redactor = self.reading.secrets.redactor()?;
+        let waits = self
+            .reading
+            .store
+            .live_waits(now_ms)
+            .map_err(crate::evidence::unavailable)?;
+        let names: std::collections::HashMap<String, String> = if waits.is_empty() {
+            Default::default()
+        } else {
+            self.reading
+                .store
+                .readers()
+                .map_err(crate::evidence::unavailable)?
+                .into_iter()
+                .map(|r| (r.id, r.name))
+                .collect()
+        };
+        // Runs of one session come together in a listing: its file is opened once for them.
+        let mut open: Option<(String, Result<Opened, ()>)> = None;
+        let mut shown = Vec::with_capacity(runs.len());
+        for run in runs {
+            if open
+                .as_ref()
+                .is_none_or(|(path, _)| *path != run.session_path)
+            {
+                let opened = Source::of(&run).open().map_err(|_| ());
+                open = Some((run.session_path.clone(), opened));
+            }
+            let prompt = match open.as_ref().map(|(_, o)| o) {
+                Some(Ok(opened)) => prompt_of(&run, opened, &redactor),
+                _ => Prompt::FileChanged,
+            };
+            let waiting = waits
+                .iter()
+                .filter(|w| {
+                    w.session_id == run.target.session_id
+                        && w.generation == run.target.generation
+                        && w.run_id == run.target.run_id
+                })
+                .filter_map(|w| names.get(&w.reader_id).cloned())
+                .collect();
+            let view = ShownRun {
+                waiting,
+                answer_state: self.answer_state(&run, now_ms).to_owned(),
+                record: with_agent_times(run),
+                prompt,
+            };
+            shown.push(masked(view, &redactor)?);
+        }
+        Ok(shown)
+    }
+
+    /// One run as the owner is shown it (see [`Owner::shown_runs`]).
+    pub fn shown_run(
+        &self,
+        run: RunRecord,
+        now_ms: i64,
+    ) -> Result<MaskedView<ShownRun>, ErrorCode> {
+        self.shown_runs(vec![run], now_ms)?
+            .pop()
+            .ok_or(ErrorCode::Unavailable)
+    }
+
+    /// Grants as the owner is shown them.
+    pub fn shown_grants(&self, grants: Vec<Grant>) -> Result<Vec<MaskedView<Grant>>, ErrorCode> {
+        let redactor = self.reading.secrets.redactor()?;
+        MaskedView::each(grants, &redactor).map_err(|_| ErrorCode::Unavailable)
+    }
+
+    /// The live readers as the owner is shown them (`runread reader list`, the console's Readers
+    /// page), oldest first: each with its grants live at `now_ms` (newest first) and when its key
+    /// last made a call.
+    pub fn shown_readers(&self, now_ms: i64) -> Result<Vec<MaskedView<ShownReader>>, ErrorCode> {
+        let store = &self.reading.store;
+        let mut grants = store.grants().map_err(crate::evidence::unavailable)?;
+        grants.retain(|g| g.is_live(now_ms));
+        grants.reverse();
+        let last_reads = store
+            .reader_last_reads()
+            .map_err(crate::evidence::unavailable)?;
+        let readers: Vec<ShownReader> = store
+            .readers()
+            .map_err(crate::evidence::unavailable)?
+            .into_iter()
+            .filter(|r| r.removed_at_ms.is_none())
+            .map(|reader| ShownReader {
+                live: grants
+                    .iter()
+                    .filter(|g| g.reader_id == reader.id)
+                    .cloned()
+                    .collect(),
+                last_read_ms: last_reads
+                    .iter()
+                    .find(|(id, _)| *id == reader.id)
+                    .map(|(_, at)| *at),
+                reader,
+            })
+            .collect();
+        let redactor = self.reading.secrets.redactor()?;
+        MaskedView::each(readers, &redactor).map_err(|_| ErrorCode::Unavailable)
+    }
+
+    /// Calls of the audit as the owner is shown them, in the order given, each with the reader
+    /// that made it (removed ones included).
+    pub fn shown_calls(
+        &self,
+        rows: Vec<(StartMeta, Vec<Receipt>)>,
+    ) -> Result<Vec<MaskedView<ShownCall>>, ErrorCode> {
+        let readers = self
+            .reading
+            .store
+            .readers()
+            .map_err(crate::evidence::unavailable)?;
+        let calls = rows.into_iter().map(|(meta, receipts)| ShownCall {
+            reader: meta
+                .reader_id
+                .as_deref()
+                .and_then(|id| readers.iter().find(|r| r.id == id))
+                .cloned(),
+            meta,
+            receipts,
+        });
+        let redactor = self.reading.secrets.redactor()?;
+        MaskedView::each(calls, &redactor).map_err(|_| ErrorCode::Unavailable)
+    }
+
+    /// Any other view of the owner's, masked as every view is (snapshots, waits, a grant just
+    /// made).
+    pub fn shown<T: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        view: T,
+    ) -> Result<MaskedView<T>, ErrorCode> {
+        let redactor = self.reading.secrets.redactor()?;
+        masked(view, &redactor)
+    }
+}
+
+/// `view` masked, or `unavailable` when it does not survive masking.
+fn masked<T: Serialize + serde::de::DeserializeOwned>(
+    view: T,
+    redactor: &Redactor,
+) -> Result<MaskedView<T>, ErrorCode> {
+    MaskedView::new(view, redactor).map_err(|_| {
+        tracing::warn!("a view of the owner's did not survive masking");
+        ErrorCode::Unavailable
+    })
+}
+
+/// One call of the audit: its start record, its receipts, and the reader that made it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShownCall {
+    pub meta: StartMeta,
+    pub receipts: Vec<Receipt>,
+    pub reader: Option<Reader>,
+}
+
+/// A live reader as the owner is shown it ([`Owner::shown_readers`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShownReader {
+    pub reader: Reader,
+    /// Its grants live now, newest first.
+    pub live: Vec<Grant>,
+    /// When its key last made a call.
+    pub last_read_ms: Option<i64>,
+}
+
+/// `run` with the times its agent wrote shown only as the instants they name (or `None`).
+fn with_agent_times(mut run: RunRecord) -> RunRecord {
+    let r = &mut run.run;
+    r.started_at = agent_time(r.started_at.as_deref());
+    r.ended_at = agent_time(r.ended_at.as_deref());
+    run
+}
+
+/// The run's prompt read back from its open session file.
+fn prompt_of(run: &RunRecord, opened: &Opened, redactor: &Redactor) -> Prompt {
+    let Some(line) = &run.run.prompt_line else {
+        return Prompt::Empty;
+    };
+    if line.bytes > PROMPT_PREVIEW_LINE_MAX_BYTES {
+        return Prompt::TooLong;
+    }
+    match opened.view(line) {
+        Ok(view) if view.body.trim().is_empty() => Prompt::Empty,
+        Ok(view) => Prompt::Text(preview(&view.body, redactor)),
+        Err(_) => Prompt::FileChanged,
+    }
+}
+
+/// The first [`PROMPT_PREVIEW_MAX_CHARS`] characters of `text` on one line. Masked whole before
+/// it is cut, so a secret the cut would split is already a mask; the cut never falls inside a
+/// mask and never leaves the start of a secret at the end.
+pub(crate) fn preview(text: &str, redactor: &Redactor) -> String {
+    let folded = redactor
+        .mask(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    // Folding whitespace can join a secret that had whitespace in it: mask the folded text too.
+    let one_line = redactor.mask(&folded);
+    match one_line.char_indices().nth(PROMPT_PREVIEW_MAX_CHARS) {
+        None => one_line,
+        Some((cut, _)) => format!("{}…", redactor.cut_for_release(&one_line, cut)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "tok-0123456789abcdef0123456789ab";
+
+    fn redactor() -> Redactor {
+        Redactor::new([SECRET]).unwrap()
+    }
+
+    #[test]
+    fn a_secret_anywhere_in_the_prompt_is_masked_before_the_cut() {
+        let r = redactor();
+        assert_eq!(
+            preview(&format!("deploy with token {SECRET} please"), &r),
+            "deploy with token [redacted] please"
+        );
+        // The secret straddles the 80th character: none of it shows, not its first bytes.
+        let pad = "x".repeat(PROMPT_PREVIEW_MAX_CHARS - 19);
+        let p = preview(&format!("{pad} {SECRET} and more text after it"), &r);
+        assert!(!p.contains("tok-"), "{p}");
+        assert!(p.ends_with('…'), "{p}");
+    }
+
+    #[test]
+    fn the_cut_never_leaves_the_start_of_a_secret_or_half_a_mask() {
+        let r = redactor();
+        for at in 0..PROMPT_PREVIEW_MAX_CHARS + 4 {
+            // A whole secret at every position around the cut: never any of it.
+            let masked = preview(
+                &format!("{}{SECRET}{}", "y".repeat(at), " z".repeat(60)),
+                &r,
+            );
+            assert!(!masked.contains("tok-"), "at {at}: {masked}");
+            assert!(
+                !masked.trim_end_matches('…').ends_with("[redac"),
+                "at {at}: a mask is whole or absent: {masked}"
+            );
+            // The start of a secret (text that might go on to be one) never ends a cut preview.
+            let cut = preview(&format!("{}{} and on", "y".repeat(at), &SECRET[..12]), &r);
+            if let Some(head) = cut.strip_suffix('…') {
+                for k in 1..SECRET.len() {
+                    assert!(!head.ends_with(&SECRET[..k]), "at {at}: {cut}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_preview_is_at_most_its_bound_on_one_line() {
+        let r = redactor();
+        let exact = "a".repeat(PROMPT_PREVIEW_MAX_CHARS);
+        assert_eq!(preview(&exact, &r), exact, "N characters: whole");
+        let over = "a".repeat(PROMPT_PREVIEW_MAX_CHARS + 1);
+        assert_eq!(preview(&over, &r), format!("{exact}…"), "N+1: cut");
+        assert_eq!(preview("two\n\nlines\there", &r), "two lines here");
+    }
+}

@@ -1,0 +1,203 @@
+//! `get_run`: a low-sensitivity status projection. Nothing else — no request ids, paths,
+//! arguments, errors or process ids — ever appears in its output.
+
+use std::sync::LazyLock;
+
+use serde_json::{Value, json};
+
+use runread_core::Feature;
+use runread_core::envelope::Trust;
+
+use crate::tools::adapters::ToolDef;
+use crate::tools::schema::{self};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use runread_core::{ErrorCode, Target};
+use runread_store::RunRecord;
+
+use crate::tools::adapters::{AdmissionContext, ToolAdmission, ToolRules};
+
+pub(crate) struct GetRun;
+
+/// The `status` feature's reader: the admitted run, or nothing.
+pub(crate) struct Reader {
+    pub run: Option<RunRecord>,
+}
+
+impl ToolRules for GetRun {
+    type Args = Target;
+    type Reader = Reader;
+    type Output = Output;
+
+    /// Never refused after its arguments: missing, elsewhere, not granted, expired, stale are
+    /// all the same `{found:false}`.
+    fn admit(
+        at: &AdmissionContext<'_>,
+        target: &Target,
+    ) -> Result<ToolAdmission<Reader>, ErrorCode> {
+        Ok(match at.run(target) {
+            Ok(g) => {
+                let reader = Reader {
+                    run: Some(g.run.clone()),
+                };
+                g.with(reader)
+            }
+            Err(_) => ToolAdmission {
+                target: Some(target.clone()),
+                grant: None,
+                run: None,
+                reader: Reader { run: None },
+            },
+        })
+    }
+
+    fn execute(_target: Target, reader: &Reader) -> Result<Output, ErrorCode> {
+        Ok(status(reader))
+    }
+}
+
+/// `get_run`'s output: `{found:false}`, or the run's status.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct Output {
+    found: bool,
+    #[serde(flatten)]
+    run: Option<Status>,
+}
+
+/// A found run's status, as `get_run` and `wait_for_run` report it.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Status {
+    status: runread_sessions::RunStatus,
+    revision: Revision,
+    event_sequence: u64,
+    created_at: Option<String>,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    origin: Origin,
+}
+
+/// Where a run's status was read: `get_run` reports the passive one.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Origin {
+    Passive,
+    #[expect(
+        dead_code,
+        reason = "declared for clients; get_run reports the session file's status even for a supervised run"
+    )]
+    Supervised,
+}
+
+/// The revision identity of a run's target.
+#[derive(Serialize, JsonSchema)]
+struct Revision {
+    instance: String,
+    revision: u64,
+    generation: u64,
+}
+
+fn status(reader: &Reader) -> Output {
+    Output {
+        found: reader.run.is_some(),
+        run: reader.run.as_ref().map(projection),
+    }
+}
+
+/// The sequence of a run's last event: the same numbering as `read_history`.
+pub(crate) fn event_sequence(r: &RunRecord) -> u64 {
+    let events = r.run.message_lines.len() as u64;
+    r.run.first_sequence + events.saturating_sub(1)
+}
+
+/// The low-sensitivity projection of a found run.
+pub(crate) fn projection(r: &RunRecord) -> Status {
+    // The same numbering as `read_history`: the sequence of the run's last event.
+    // The agent wrote these: what leaves is runread's own rendering of the instant they name (or
+    // null), never the agent's string, so this projection stays runread's.
+    let started = runread_core::timefmt::agent_time(r.run.started_at.as_deref());
+    Status {
+        status: r.run.status,
+        revision: Revision {
+            instance: r.target.instance.clone(),
+            revision: r.target.revision,
+            generation: r.target.generation,
+        },
+        event_sequence: event_sequence(r),
+        created_at: started.clone(),
+        started_at: started,
+        finished_at: runread_core::timefmt::agent_time(r.run.ended_at.as_deref()),
+        origin: Origin::Passive,
+    }
+}
+
+pub(crate) const NAME: &str = "get_run";
+
+/// `get_run`: its definition, its rules and its pinned digest.
+pub(crate) static DEF: ToolDef = ToolDef {
+    name: NAME,
+    title: "Get a run's status",
+    description: "Low-sensitivity status of one granted run: whether it is found, its status, revision \
+                  identity, event sequence, times and origin. A run that is missing, elsewhere or not granted \
+                  gives the same {found:false}.",
+    feature: Some(Feature::Status),
+    trust: Trust::Medium,
+    version: 1,
+    input_schema: &schema::TARGET_ONLY_INPUT,
+    output_schema: &GET_RUN_OUTPUT,
+    rules: &GetRun,
+    pinned: "9b35932cb109a1057a4162e7a53d943884bd2d6b21a43aa8c8edc6d52565f7ec",
+};
+
+static GET_RUN_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": status_properties(),
+        "required": ["found"],
+        "additionalProperties": false,
+        "if": {"properties": {"found": {"const": true}}},
+        "then": {"required": FOUND_REQUIRED},
+        "else": {"propertyNames": {"enum": ["found", "trust", "instructions", "tool"]}}
+    })
+});
+
+/// What a found run's status requires.
+pub(crate) const FOUND_REQUIRED: [&str; 7] = [
+    "status",
+    "revision",
+    "eventSequence",
+    "createdAt",
+    "startedAt",
+    "finishedAt",
+    "origin",
+];
+
+/// The properties of `get_run`'s output: `found`, and a found run's [`Status`].
+pub(crate) fn status_properties() -> serde_json::Map<String, Value> {
+    let time = json!({"type": ["string", "null"]});
+    let properties = json!({
+            "found": {"type": "boolean"},
+            "status": {"enum": ["completed", "failed", "cancelled", "running", "unknown"]},
+            "revision": {
+                "type": "object",
+                "properties": {
+                    "instance": {"type": "string"},
+                    "revision": {"type": "integer"},
+                    "generation": {"type": "integer"}
+                },
+                "required": ["instance", "revision", "generation"],
+                "additionalProperties": false
+            },
+            "eventSequence": {"type": "integer", "minimum": 0},
+            "createdAt": time,
+            "startedAt": time,
+            "finishedAt": time,
+            "origin": {"enum": ["passive", "supervised"]}
+    });
+    match properties {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}

@@ -1,0 +1,418 @@
+//! `wait_for_run`: `get_run`'s projection, answered once the run moved past what the caller saw
+//! or settled, or when the wait's time is up: a reader learns a run's result without polling.
+//!
+//! The wait happens before the gate ([`Reading::wait_for_change`]): it holds a wait slot
+//! ([`WAITS_PER_READER_MAX`] per reader, [`WAITS_MAX`] in all, `busy` beyond), no store connection
+//! and no blocking thread, and wakes on the store's change feed or its own re-check every
+//! [`runread_core::limits::WAIT_RECHECK_MS`] (`Config::wait_recheck`). Each check reads the run through admission (the reader's grant, read
+//! again from the store, and the run's currency); nothing it reads leaves. Then the call goes
+//! through the gate like any other: one start record, one receipt, the projection read afresh.
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use runread_core::envelope::Trust;
+use runread_core::limits::{
+    WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS, WAITS_MAX, WAITS_PER_READER_MAX,
+};
+use runread_core::slots::KeyedSlots;
+use runread_core::{ErrorCode, Feature, Target};
+use runread_sessions::RunStatus;
+use runread_store::changes::Change;
+use runread_store::{RunRecord, WaitRecord};
+
+use crate::admission;
+use crate::admission::KeyContext;
+use crate::evidence::Reading;
+use crate::evidence::publication::{self, State};
+use crate::tools::adapters::{AdmissionContext, ExactArgs, ToolAdmission, ToolDef, ToolRules};
+use crate::tools::get_run::{self, Status};
+use crate::tools::schema;
+
+pub(crate) const NAME: &str = "wait_for_run";
+
+/// `wait_for_run`'s exact arguments.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct WaitArgs {
+    pub target: Target,
+    /// The `eventSequence` the caller last saw: the wait answers once the run's differs.
+    pub after_sequence: Option<u64>,
+    /// How long to wait, 1 to [`WAIT_MAX_SECONDS`] (default [`WAIT_DEFAULT_SECONDS`]).
+    pub timeout_seconds: Option<u64>,
+}
+
+impl ExactArgs for WaitArgs {
+    fn parse(args: &Value) -> Result<WaitArgs, ErrorCode> {
+        let a: WaitArgs =
+            serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
+        if !a.target.validate_shape()
+            || a.timeout_seconds
+                .is_some_and(|t| t == 0 || t > WAIT_MAX_SECONDS)
+            || a.after_sequence.is_some_and(|s| i64::try_from(s).is_err())
+        {
+            return Err(ErrorCode::InvalidArguments);
+        }
+        Ok(a)
+    }
+}
+
+impl WaitArgs {
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_seconds.unwrap_or(WAIT_DEFAULT_SECONDS))
+    }
+
+    /// Whether the run moved past what the caller saw.
+    fn changed(&self, run: &RunRecord) -> bool {
+        self.after_sequence
+            .is_some_and(|seen| get_run::event_sequence(run) != seen)
+    }
+}
+
+/// Whether a run has settled: it ended (its supervisor's foreground process, or the session
+/// file's own account), and its answer's state is final, so `read_final_answer` now returns what
+/// it always will.
+fn settled(run: &RunRecord, answer: State) -> bool {
+    let ended = !matches!(run.run.status, RunStatus::Running | RunStatus::Unknown);
+    ended && answer != State::Saving
+}
+
+pub(crate) struct WaitForRun;
+
+/// The `status` feature's reader for a wait: the admitted run, and whether it has settled.
+pub(crate) struct Reader {
+    run: Option<(RunRecord, bool)>,
+}
+
+impl ToolRules for WaitForRun {
+    type Args = WaitArgs;
+    type Reader = Reader;
+    type Output = Output;
+
+    /// Like `get_run`: never refused after its arguments; a run the reader may not see is
+    /// `{found:false}`.
+    fn admit(
+        at: &AdmissionContext<'_>,
+        args: &WaitArgs,
+    ) -> Result<ToolAdmission<Reader>, ErrorCode> {
+        let admitted = at.run(&args.target).and_then(|g| {
+            let evidence = at.answer_evidence(&g.run)?;
+            let (state, _) = publication::judge(&evidence, at.now_ms);
+            Ok((settled(&g.run, state), g))
+        });
+        Ok(match admitted {
+            Ok((settled, g)) => {
+                let reader = Reader {
+                    run: Some((g.run.clone(), settled)),
+                };
+                g.with(reader)
+            }
+            Err(_) => ToolAdmission {
+                target: Some(args.target.clone()),
+                grant: None,
+                run: None,
+                reader: Reader { run: None },
+            },
+        })
+    }
+
+    fn execute(args: WaitArgs, reader: &Reader) -> Result<Output, ErrorCode> {
+        Ok(match &reader.run {
+            None => Output {
+                found: false,
+                changed: false,
+                settled: false,
+                run: None,
+            },
+            Some((run, settled)) => Output {
+                found: true,
+                changed: args.changed(run),
+                settled: *settled,
+                run: Some(get_run::projection(run)),
+            },
+        })
+    }
+}
+
+/// `wait_for_run`'s output: `get_run`'s, with whether the run moved past the caller's sequence
+/// and whether it has settled.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct Output {
+    found: bool,
+    changed: bool,
+    settled: bool,
+    #[serde(flatten)]
+    run: Option<Status>,
+}
+
+/// `wait_for_run`: its definition, its rules and its pinned digest.
+pub(crate) static DEF: ToolDef = ToolDef {
+    name: NAME,
+    title: "Wait for a run to change or settle",
+    description: "Waits until one granted run moves past afterSequence (the eventSequence you last saw) or \
+                  settles, then returns get_run's status with changed and settled. settled: the run ended and \
+                  read_final_answer now returns what it always will. Returns anyway after timeoutSeconds \
+                  (default 25, at most 50): call again to keep waiting. A run that is missing, elsewhere or \
+                  not granted gives {found:false} at once.",
+    feature: Some(Feature::Status),
+    trust: Trust::Medium,
+    version: 1,
+    input_schema: &WAIT_INPUT,
+    output_schema: &WAIT_OUTPUT,
+    rules: &WaitForRun,
+    pinned: "67437e9efe2dd0adffeac12a72466b2a2b024e249773203aae6f377e40593df2",
+};
+
+static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {
+            "target": schema::target_schema(),
+            "afterSequence": {
+                "type": "integer", "minimum": 0, "maximum": i64::MAX,
+                "description": "The eventSequence you last saw; omit to wait for the run to settle."
+            },
+            "timeoutSeconds": {
+                "type": "integer", "minimum": 1, "maximum": WAIT_MAX_SECONDS,
+                "description": "Seconds to wait at most (default 25)."
+            }
+        },
+        "required": ["target"],
+        "additionalProperties": false
+    })
+});
+
+static WAIT_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
+    let mut properties = get_run::status_properties();
+    properties.insert("changed".into(), json!({"type": "boolean"}));
+    properties.insert("settled".into(), json!({"type": "boolean"}));
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["found", "changed", "settled"],
+        "additionalProperties": false,
+        "if": {"properties": {"found": {"const": true}}},
+        "then": {"required": get_run::FOUND_REQUIRED},
+        "else": {"propertyNames": {"enum": ["found", "changed", "settled", "trust", "instructions", "tool"]}}
+    })
+});
+
+/// What one check of a waiting call found.
+enum Check {
+    /// Answer now: the run moved, settled, or can no longer be read by this reader.
+    Answer,
+    /// Keep waiting.
+    Wait,
+}
+
+/// Where a run stands for a caller waiting on it, read through admission.
+pub(crate) enum Readiness {
+    /// The caller may not read the run (not granted, no longer current): answer now, and the
+    /// call says why.
+    Unreadable,
+    /// The store could not answer now; it may on the next check.
+    Unknown,
+    /// Granted and current, not settled.
+    Unsettled(Box<RunRecord>),
+    /// Granted, current and settled.
+    Settled,
+}
+
+/// Where `target` stands for `ctx` through the grant of `feature`: the grant read again from the
+/// store (so a grant revoked or a key rotated meanwhile is seen), the run's currency, whether it
+/// settled. On a blocking thread.
+pub(crate) fn readiness(
+    svc: &Reading,
+    ctx: &KeyContext,
+    target: &Target,
+    feature: Feature,
+    now_ms: i64,
+) -> Readiness {
+    let run = admission::grant_for(svc, ctx, target, feature, now_ms)
+        .and_then(|grant| admission::grant_holds(svc, ctx, &grant, now_ms))
+        .and_then(|()| admission::current_run(svc, target));
+    let run = match run {
+        Ok(run) => run,
+        Err(ErrorCode::Unavailable) => return Readiness::Unknown,
+        Err(_) => return Readiness::Unreadable,
+    };
+    match publication::Evidence::observe(svc, &run) {
+        Ok(e) if settled(&run, publication::judge(&e, now_ms).0) => Readiness::Settled,
+        Ok(_) => Readiness::Unsettled(Box::new(run)),
+        Err(_) => Readiness::Unknown,
+    }
+}
+
+/// One check of a waiting call: answer once the run moved past the caller's sequence, settled,
+/// or can no longer be read by this reader.
+fn check(svc: &Reading, ctx: &KeyContext, args: &WaitArgs) -> Check {
+    let now_ms = runread_core::timefmt::now_ms();
+    match readiness(svc, ctx, &args.target, Feature::Status, now_ms) {
+        Readiness::Unknown => Check::Wait,
+        Readiness::Unsettled(run) if !args.changed(&run) => Check::Wait,
+        Readiness::Unreadable | Readiness::Unsettled(_) | Readiness::Settled => Check::Answer,
+    }
+}
+
+/// Whether a call of `name` may wait before it is answered (`wait_for_run`:
+/// [`Reading::wait_for_change`]).
+pub fn waits(name: &str) -> bool {
+    name == NAME
+}
+
+/// Admission before the gate for a tool that waits (`wait_for_run`): returns once the call
+/// should be answered. Other tools, and arguments the gate will refuse, return at once.
+/// `busy` when the reader, or this runread, holds all its wait slots.
+pub async fn wait_for_change(
+    reading: &Arc<Reading>,
+    ctx: &Arc<KeyContext>,
+    tool: &str,
+    args: &Value,
+) -> Result<(), ErrorCode> {
+    if !waits(tool) {
+        return Ok(());
+    }
+    let Ok(args) = WaitArgs::parse(args) else {
+        return Ok(());
+    };
+    let _slot = reading
+        .waits
+        .try_take(&ctx.reader.id)
+        .ok_or(ErrorCode::Busy)?;
+    let deadline = tokio::time::Instant::now() + args.timeout();
+    let _shown = record_wait(reading, ctx, &args).await?;
+    // Subscribed before the first check: a change between the check and the wait is heard.
+    let mut changes = reading.store.changes().subscribe();
+    let session = args.target.session_id.clone();
+    let args = Arc::new(args);
+    loop {
+        let (svc, key, a) = (reading.clone(), ctx.clone(), args.clone());
+        let checked = tokio::task::spawn_blocking(move || check(&svc, &key, &a)).await;
+        if !matches!(checked, Ok(Check::Wait)) {
+            return Ok(());
+        }
+        let recheck = tokio::time::Instant::now() + reading.config.wait_recheck;
+        let woken = tokio::time::timeout_at(recheck.min(deadline), async {
+            loop {
+                match changes.recv().await {
+                    Ok(Change::Session(s)) if s != session => continue,
+                    // This run's session, a lag (changes missed) or anything unknown.
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        return;
+                    }
+                    // The store is gone: only the re-check is left.
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        std::future::pending::<()>().await;
+                    }
+                }
+            }
+        })
+        .await;
+        if woken.is_err() && tokio::time::Instant::now() >= deadline {
+            return Ok(());
+        }
+    }
+}
+
+/// Records the wait in the store, for the owner's view from any process; the record is
+/// forgotten when the returned guard is dropped (the wait answered, or its caller left).
+async fn record_wait(
+    reading: &Arc<Reading>,
+    ctx: &KeyContext,
+    args: &WaitArgs,
+) -> Result<RecordedWait, ErrorCode> {
+    let now = runread_core::timefmt::now_ms();
+    let timeout_ms = i64::try_from(args.timeout().as_millis()).unwrap_or(i64::MAX);
+    let record = WaitRecord {
+        id: crate::evidence::values::random_id("w-").map_err(|_| ErrorCode::Unavailable)?,
+        reader_id: ctx.reader.id.clone(),
+        session_id: args.target.session_id.clone(),
+        generation: args.target.generation,
+        run_id: args.target.run_id.clone(),
+        started_at_ms: now,
+        until_ms: now.saturating_add(timeout_ms),
+    };
+    let store = reading.store.clone();
+    let id = record.id.clone();
+    tokio::task::spawn_blocking(move || store.begin_wait(&record))
+        .await
+        .map_err(|_| ErrorCode::Unavailable)?
+        .map_err(crate::evidence::unavailable)?;
+    Ok(RecordedWait {
+        store: reading.store.clone(),
+        id,
+    })
+}
+
+/// A wait recorded in the store; forgotten there when dropped.
+struct RecordedWait {
+    store: Arc<dyn runread_store::Store>,
+    id: String,
+}
+
+impl Drop for RecordedWait {
+    fn drop(&mut self) {
+        let (store, id) = (self.store.clone(), std::mem::take(&mut self.id));
+        let forget = move || {
+            if let Err(e) = store.end_wait(&id) {
+                // Shown until its time is up, then purged.
+                tracing::debug!(error = %e, "a wait's record outlives it");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(forget)),
+            Err(_) => forget(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_are_bounded_per_reader_and_in_all_at_n_and_n_plus_one() {
+        let waits = crate::evidence::wait_slots();
+        let per_reader: Vec<_> = (0..WAITS_PER_READER_MAX)
+            .map(|_| waits.try_take("r0").unwrap())
+            .collect();
+        assert!(waits.try_take("r0").is_none());
+        let rest: Vec<_> = (WAITS_PER_READER_MAX..WAITS_MAX)
+            .map(|i| {
+                waits
+                    .try_take(&format!("r{}", i / WAITS_PER_READER_MAX))
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(waits.held(), WAITS_MAX);
+        assert!(waits.try_take("fresh").is_none());
+        drop((per_reader, rest));
+        assert!(waits.try_take("fresh").is_some());
+    }
+
+    #[test]
+    fn a_timeout_is_taken_from_one_second_to_the_most() {
+        let target = json!({"instance": "i", "revision": 1, "workspaceId": "w", "sessionId": "s",
+                            "generation": 1, "runId": "r"});
+        let with = |t: Value| json!({"target": target, "timeoutSeconds": t});
+        assert!(WaitArgs::parse(&with(json!(WAIT_MAX_SECONDS))).is_ok());
+        assert!(WaitArgs::parse(&with(json!(1))).is_ok());
+        for refused in [json!(WAIT_MAX_SECONDS + 1), json!(0), json!(-1), json!(1.5)] {
+            assert_eq!(
+                WaitArgs::parse(&with(refused.clone())).err(),
+                Some(ErrorCode::InvalidArguments),
+                "{refused}"
+            );
+        }
+        let a = WaitArgs::parse(&json!({"target": target})).unwrap();
+        assert_eq!(a.timeout(), Duration::from_secs(WAIT_DEFAULT_SECONDS));
+        assert!(
+            WaitArgs::parse(&json!({"target": target, "after": 1})).is_err(),
+            "an unknown argument is refused"
+        );
+    }
+}

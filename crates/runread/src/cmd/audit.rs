@@ -1,0 +1,340 @@
+//! `runread audit`, `runread recover inspect`: the owner's view of the execution gate.
+
+use crate::context::Context;
+use serde_json::json;
+
+use runread_core::redact::MaskedView;
+use runread_core::target::is_id;
+use runread_core::timefmt::{now_ms, parse_duration_ms, parse_rfc3339, rfc3339};
+use runread_gate::log::{self, Retention};
+use runread_service::owner::shown::ShownCall;
+use runread_store::{AuditCursor, AuditFilter, AuditOutcome, Reader, Store};
+
+use crate::args::{AUDIT_PAGE_DEFAULT, AuditArgs, AuditCmd};
+
+/// One page of the audit, newest first, filtered in the store; its last line (or `more` and
+/// `nextBefore` in JSON) says how many calls are left and where the next page starts.
+pub fn audit(ctx: &Context, args: &AuditArgs) -> Result<(), String> {
+    let store = ctx.store.clone();
+    match &args.cmd {
+        None => {}
+        Some(AuditCmd::Retention { days, calls, json }) => {
+            return retention(&*store, *days, *calls, *json);
+        }
+        Some(AuditCmd::Prune { json }) => return prune(&*store, *json),
+        Some(AuditCmd::Verify { json }) => return verify(&*store, *json),
+    }
+    let filter = audit_filter(&*store, args)?;
+    let mut page = store
+        .audit_page(&filter, args.limit)
+        .map_err(|e| e.to_string())?;
+    let next = page.next();
+    // Shown as every view of the owner's is: masked whole.
+    let service = ctx.owner()?;
+    let calls = service
+        .shown_calls(std::mem::take(&mut page.rows))
+        .map_err(|e| format!("cannot read the known secrets to mask the audit: {e}"))?;
+    if args.json {
+        let rows: Vec<_> = calls.iter().map(|c| row_json(c)).collect();
+        let next = next.as_ref().map(|c| c.start_id.clone());
+        let out = json!({"rows": rows, "more": page.more, "nextBefore": next});
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    if calls.is_empty() {
+        outln!("no calls");
+        return Ok(());
+    }
+    print_rows(&calls);
+    outln!(
+        "{}",
+        last_line(calls.len(), next.as_ref(), page.more, args, &filter)
+    );
+    Ok(())
+}
+
+/// The store's filter for the command's flags: `--since` as a time, `--before` as the start
+/// record it names.
+fn audit_filter(store: &dyn Store, args: &AuditArgs) -> Result<AuditFilter, String> {
+    let since_ms = args.since.as_deref().map(since_ms).transpose()?;
+    for (flag, id) in [
+        ("--grant", &args.grant),
+        ("--run", &args.run),
+        ("--before", &args.before),
+    ] {
+        match id {
+            Some(id) if !is_id(id) => return Err(format!("{flag} {id:?} is not an id")),
+            _ => {}
+        }
+    }
+    let reader_id = match &args.reader {
+        None => None,
+        Some(name) => Some(reader_named(store, name)?.id),
+    };
+    let before = match &args.before {
+        None => None,
+        Some(id) => {
+            let meta = store
+                .start_meta(id)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("--before {id:?}: no start record has this id"))?;
+            Some(AuditCursor::after(&meta))
+        }
+    };
+    let outcome = match args.outcome.as_deref() {
+        None => None,
+        Some(o) => Some(AuditOutcome::parse(o).ok_or_else(|| format!("--outcome {o:?}"))?),
+    };
+    Ok(AuditFilter {
+        since_ms,
+        grant_id: args.grant.clone(),
+        reader_id,
+        run_id: args.run.clone(),
+        outcome,
+        before,
+    })
+}
+
+/// The reader `--reader NAME` names: the live one of that name, else the one removed last.
+fn reader_named(store: &dyn Store, name: &str) -> Result<Reader, String> {
+    let mut named: Vec<Reader> = store
+        .readers()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r.name == name)
+        .collect();
+    named.sort_by_key(|r| (r.removed_at_ms.is_none(), r.removed_at_ms));
+    named.pop().ok_or_else(|| {
+        format!("--reader {name:?}: no reader has this name; see `runread reader list`")
+    })
+}
+
+fn since_ms(s: &str) -> Result<i64, String> {
+    match parse_duration_ms(s) {
+        Some(d) => Ok(now_ms() - d),
+        None => parse_rfc3339(s).ok_or_else(|| {
+            format!("--since {s:?}: use a duration (15m, 2h, 7d) or an RFC 3339 time")
+        }),
+    }
+}
+
+fn row_json(c: &ShownCall) -> serde_json::Value {
+    let (m, receipts, reader) = (&c.meta, &c.receipts, c.reader.as_ref());
+    json!({
+        "startId": m.start_id, "at": rfc3339(m.created_at_ms), "tool": m.tool, "grantId": m.grant_id,
+        "readerId": reader.map(|r| &r.id), "reader": reader.map(|r| &r.name),
+        "keyHashPrefix": m.key_hash_prefix, "target": m.target, "inputDigest": m.input_digest,
+        "bindingDigest": m.binding_digest,
+        "receipts": receipts.iter().map(|r| json!({"outcome": r.outcome, "at": rfc3339(r.created_at_ms),
+            "resultDigest": r.result_digest, "outputBytes": r.output_bytes})).collect::<Vec<_>>(),
+    })
+}
+
+fn print_rows(calls: &[MaskedView<ShownCall>]) {
+    outln!(
+        "{:<24} {:<27} {:<20} {:<16} {:<10} OUTCOME",
+        "AT",
+        "START",
+        "TOOL",
+        "READER",
+        "RUN"
+    );
+    for c in calls {
+        let (m, receipts) = (&c.meta, &c.receipts);
+        let outcome = if receipts.is_empty() {
+            "(no receipt: interrupted)".to_owned()
+        } else {
+            receipts
+                .iter()
+                .map(|r| r.outcome.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        outln!(
+            "{:<24} {:<27} {:<20} {:<16} {:<10} {}",
+            rfc3339(m.created_at_ms),
+            m.start_id,
+            m.tool,
+            c.reader.as_ref().map_or("-", |r| r.name.as_str()),
+            m.target.as_ref().map_or("-", |t| t.run_id.as_str()),
+            outcome
+        );
+    }
+}
+
+/// How many calls the page shows and how many more match, with the command for the next page:
+/// the same filters (`--since` as the time it stood for, so the next page reads the same
+/// window) continuing `--before` this page's last row.
+fn last_line(
+    shown: usize,
+    next: Option<&AuditCursor>,
+    more: u64,
+    args: &AuditArgs,
+    filter: &AuditFilter,
+) -> String {
+    let shown = format!(
+        "{shown} call{}, newest first",
+        if shown == 1 { "" } else { "s" }
+    );
+    let Some(next) = next else {
+        return format!("{shown}; no more");
+    };
+    let mut command = format!("runread audit --before {}", next.start_id);
+    if let Some(ms) = filter.since_ms {
+        command.push_str(&format!(" --since {}", rfc3339(ms)));
+    }
+    if args.limit != AUDIT_PAGE_DEFAULT {
+        command.push_str(&format!(" --limit {}", args.limit));
+    }
+    for (flag, value) in [
+        ("--grant", args.grant.as_deref()),
+        ("--reader", args.reader.as_deref()),
+        ("--run", args.run.as_deref()),
+        ("--outcome", filter.outcome.map(AuditOutcome::as_str)),
+    ] {
+        if let Some(v) = value {
+            command.push_str(&format!(" {flag} {v}"));
+        }
+    }
+    format!("{shown}; {more} more; next page: {command}")
+}
+
+pub fn inspect(store: &dyn Store, start_id: &str, as_json: bool) -> Result<(), String> {
+    // Only the start record's metadata (no sealed input) and the compiled-in registry; no key
+    // provider is opened and no adapter is called.
+    let meta = store
+        .start_meta(start_id)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no start record {start_id:?}"))?;
+    let receipts = store.receipts(start_id).map_err(|e| e.to_string())?;
+    let registry = runread_gate::Registry::build(
+        runread_service::definitions(),
+        &runread_service::pinned_bindings(),
+    )
+    .map_err(|e| e.to_string())?;
+    let i = runread_gate::recovery::inspect(&meta, receipts, &registry);
+    if as_json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&i).map_err(|e| e.to_string())?
+        );
+    } else {
+        outln!("start      {}", i.start_id);
+        outln!(
+            "tool       {} (binding {})",
+            i.tool,
+            if i.binding_current {
+                "current"
+            } else {
+                "changed since"
+            }
+        );
+        outln!("state      {} ({} receipts)", i.state, i.receipts.len());
+        outln!("effect     {}", i.effect);
+        outln!("verdict    {}", i.verdict);
+    }
+    Ok(())
+}
+
+/// `runread audit retention`: shows the retention, after setting what is given.
+fn retention(
+    store: &dyn Store,
+    days: Option<u32>,
+    calls: Option<u64>,
+    as_json: bool,
+) -> Result<(), String> {
+    let mut r = Retention::of(store).map_err(|e| e.to_string())?;
+    if days.is_some() || calls.is_some() {
+        r = Retention::new(days.unwrap_or(r.days), calls.unwrap_or(r.calls))
+            .map_err(|e| e.to_string())?;
+        r.save(store).map_err(|e| e.to_string())?;
+    }
+    let kept = store
+        .audit_count_after(log::LOG_START_MS)
+        .map_err(|e| e.to_string())?;
+    if as_json {
+        let out = json!({"days": r.days, "calls": r.calls, "kept": kept});
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    outln!(
+        "calls are kept {} days, and at most {} of them (the oldest go first); {} kept now",
+        r.days,
+        r.calls,
+        kept
+    );
+    Ok(())
+}
+
+/// `runread audit prune`: one maintenance pass now.
+fn prune(store: &dyn Store, as_json: bool) -> Result<(), String> {
+    let r = Retention::of(store).map_err(|e| e.to_string())?;
+    let m = log::maintain(store, r, now_ms()).map_err(|e| e.to_string())?;
+    if as_json {
+        let out = json!({
+            "seals": m.seals, "sealed": m.sealed, "prunes": m.prunes, "pruned": m.pruned,
+            "mismatchAt": m.mismatch, "brokenChainAt": m.broken_chain,
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+    } else {
+        outln!(
+            "sealed {} calls in {} checkpoints; removed {} calls in {}",
+            m.sealed,
+            m.seals,
+            m.pruned,
+            m.prunes
+        );
+    }
+    match (m.mismatch, m.broken_chain) {
+        (None, None) => Ok(()),
+        _ => Err(
+            "the audit log does not verify: nothing of it was removed; see `runread audit verify`"
+                .into(),
+        ),
+    }
+}
+
+/// `runread audit verify`: the log that remains is whole, or what does not hold (exit 1).
+fn verify(store: &dyn Store, as_json: bool) -> Result<(), String> {
+    let v = log::verify(store).map_err(|e| e.to_string())?;
+    if as_json {
+        let out = json!({
+            "whole": v.problem.is_none(),
+            "problem": v.problem.as_ref().map(ToString::to_string),
+            "checkpoints": v.checkpoints,
+            "sealsChecked": v.seals_checked,
+            "callsChecked": v.records_checked,
+            "callsPruned": v.records_pruned,
+            "prunedUpTo": v.pruned_upto_ms.map(rfc3339),
+            "callsNotSealedYet": v.unsealed,
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+    } else if v.problem.is_none() {
+        outln!(
+            "the audit log is whole: {} calls checked against {} seals; {} removed by the retention{}; {} newer calls not sealed yet",
+            v.records_checked,
+            v.seals_checked,
+            v.records_pruned,
+            v.pruned_upto_ms
+                .map(|t| format!(" (up to {})", rfc3339(t)))
+                .unwrap_or_default(),
+            v.unsealed
+        );
+    }
+    match v.problem {
+        None => Ok(()),
+        Some(p) => Err(format!("the audit log is NOT whole: {p}")),
+    }
+}

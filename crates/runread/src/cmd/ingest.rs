@@ -1,0 +1,193 @@
+//! `runread ingest` and `runread watch` (and the watcher `serve --watch` runs).
+
+use crate::Res;
+use crate::args::WatchArgs;
+use crate::context::Context;
+use runread_core::timefmt::now_ms;
+use runread_service::Owner;
+use runread_store::Store;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+/// An ingest still running after this long shows a progress bar on a terminal (a quick pass
+/// prints only its summary).
+pub(crate) const PROGRESS_BAR_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Res {
+    if store.workspaces().map_err(|e| e.to_string())?.is_empty() {
+        eprintln!(
+            "note: no workspace is registered, so every session will be skipped; run `runread workspace add PATH` first"
+        );
+    }
+    let terminal = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut report = runread_ingest::Report::default();
+    let mut outcomes = Vec::new();
+    for dir in dirs {
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        let (r, o) = runread_ingest::ingest_dir(store, dir, now_ms(), |p| {
+            if terminal && (bar.is_some() || started.elapsed() >= PROGRESS_BAR_AFTER) {
+                let b = bar.get_or_insert_with(|| {
+                    let b =
+                        indicatif::ProgressBar::new(p.files_total).with_message(dir.agent.as_str());
+                    match indicatif::ProgressStyle::with_template(
+                        "{msg:7} {wide_bar} {pos}/{len} files",
+                    ) {
+                        Ok(style) => b.with_style(style),
+                        Err(_) => b,
+                    }
+                });
+                b.set_position(p.files_done);
+            }
+        })
+        .map_err(|e| e.to_string())?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        report.add(&r);
+        outcomes.extend(o);
+    }
+    for (path, outcome) in &outcomes {
+        use runread_ingest::FileOutcome as F;
+        match outcome {
+            F::NewGeneration {
+                generation,
+                bytes,
+                reason,
+            } => {
+                outln!(
+                    "read     {} (generation {generation}, {bytes} bytes, {reason})",
+                    path.display()
+                )
+            }
+            F::Appended { bytes } => outln!("appended {} (+{bytes} bytes)", path.display()),
+            F::Unreadable(e) => outln!("skipped  {} (unreadable: {e})", path.display()),
+            F::DuplicateSessionId => outln!(
+                "skipped  {} (session id already ingested from another file)",
+                path.display()
+            ),
+            F::Unchanged | F::OutsideWorkspaces | F::NotASession => {}
+        }
+    }
+    outln!(
+        "{} files: {} new or re-read, {} appended, {} unchanged, {} outside registered workspaces, {} not sessions, {} unreadable; \
+         {} bytes read; {} malformed lines; {} files end in an unfinished line; {} runs",
+        report.files,
+        report.new_generations,
+        report.appended,
+        report.unchanged,
+        report.outside_workspaces,
+        report.not_sessions,
+        report.unreadable + report.duplicates,
+        report.bytes_read,
+        report.malformed_lines,
+        report.torn_files,
+        report.runs
+    );
+    Ok(())
+}
+
+/// After an ingest pass: snapshots no live grant holds are destroyed, and those whose run went on
+/// are sealed again while the session file holds it ([`runread_service::evidence::snapshot::maintain`]).
+pub(crate) fn keep_snapshots(ctx: &Context) -> Res {
+    maintain_snapshots(&ctx.owner()?);
+    Ok(())
+}
+
+/// [`keep_snapshots`] with the keys open, saying what it did on stderr.
+pub(crate) fn maintain_snapshots(owner: &Owner) {
+    match owner.maintain_snapshots(now_ms()) {
+        Ok(m) => {
+            for s in &m.destroyed {
+                eprintln!(
+                    "runread: snapshot of run {} destroyed: no live grant holds it",
+                    s.run_id
+                );
+            }
+            if m.resealed > 0 {
+                eprintln!(
+                    "runread: {} shared run(s)' snapshots sealed again",
+                    m.resealed
+                );
+            }
+        }
+        Err(e) => eprintln!("runread: snapshots not kept up: {}", e.as_str()),
+    }
+}
+
+/// A watcher on a background thread of its own (`runread serve --watch`).
+pub(crate) struct Watcher {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Watcher {
+    /// Asks the watcher to stop and waits for it: at most the ingest pass it is in.
+    pub(crate) fn stop_and_join(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.thread.join();
+    }
+}
+
+/// Starts a watcher on `dirs` in a background thread, until [`Watcher::stop_and_join`].
+pub(crate) fn spawn_watcher(
+    ctx: &Context,
+    dirs: Vec<runread_ingest::AgentDir>,
+) -> Result<Watcher, String> {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop_watching = stop.clone();
+    let owner = ctx.owner()?;
+    let store = ctx.store.clone();
+    std::thread::Builder::new()
+        .name("runread-watch".into())
+        .spawn(move || {
+            if let Err(e) = runread_ingest::watch::watch(
+                store,
+                &dirs,
+                runread_ingest::watch::RESCAN_DEFAULT,
+                stop_watching,
+                |r| {
+                    if r.new_generations + r.appended > 0 {
+                        maintain_snapshots(&owner);
+                    }
+                },
+            ) {
+                eprintln!("runread: watcher stopped: {e}");
+            }
+        })
+        .map(|thread| Watcher { stop, thread })
+        .map_err(|e| e.to_string())
+}
+
+/// `runread watch`: follows the directories until Ctrl-C or SIGTERM, a line per pass that changed something.
+pub(crate) fn watch(ctx: &Context, args: WatchArgs) -> Res {
+    let dirs = args.dirs.resolve(false)?;
+    let owner = ctx.owner()?;
+    let store = ctx.store.clone();
+    for d in &dirs {
+        eprintln!("watching {} ({})", d.dir.display(), d.agent.as_str());
+    }
+    // Ctrl-C or SIGTERM ends the pass in progress, then the watcher; the store closes after it.
+    let stop = crate::stop::stop_on_signal()?;
+    eprintln!("(Ctrl-C to stop)");
+    runread_ingest::watch::watch(
+        store,
+        &dirs,
+        Duration::from_secs(args.rescan_secs.max(1)),
+        stop,
+        |r| {
+            // Every pass: grants expire by time, and a snapshot goes with the last of them.
+            maintain_snapshots(&owner);
+            if r.new_generations + r.appended > 0 {
+                outln!(
+                    "{} new or re-read, {} appended, {} bytes, {} runs",
+                    r.new_generations,
+                    r.appended,
+                    r.bytes_read,
+                    r.runs
+                );
+            }
+        },
+    )
+    .map_err(|e| e.to_string())
+}

@@ -1,0 +1,112 @@
+//! `runread reader add`, `list`, `rotate`, `remove`: the clients the owner shares runs with.
+
+use crate::Res;
+use crate::context::Context;
+use runread_core::timefmt::{now_ms, rfc3339};
+use serde_json::json;
+
+use runread_service::owner::NewReader;
+
+use crate::args::ReaderCmd;
+
+pub(crate) fn reader(ctx: &Context, cmd: ReaderCmd) -> Res {
+    let owner = ctx.owner()?;
+    match cmd {
+        ReaderCmd::Add { name, url, json } => {
+            let made = owner
+                .add_reader(&name, now_ms())
+                .map_err(|e| e.to_string())?;
+            print_key(&made, "added", &url, json)
+        }
+        ReaderCmd::Rotate { name, url, json } => {
+            let made = owner
+                .rotate_reader(&name, now_ms())
+                .map_err(|e| e.to_string())?;
+            print_key(&made, "rotated", &url, json)
+        }
+        ReaderCmd::Remove { name } => {
+            let removed = owner
+                .remove_reader(&name, now_ms())
+                .map_err(|e| e.to_string())?;
+            outln!(
+                "removed reader {:?} ({}): its key is refused from its next call and its grants are revoked",
+                removed.name,
+                removed.id
+            );
+            Ok(())
+        }
+        ReaderCmd::List { json } => list(&owner, json),
+    }
+}
+
+/// A reader's key, shown once, with every ready-to-paste client configuration (or, `--json`,
+/// one object: the reader, the key and the configs).
+pub(crate) fn print_key(made: &NewReader, what: &str, url: &str, as_json: bool) -> Res {
+    let configs = runread_mcp::configs::for_key(url, &made.key);
+    if as_json {
+        let mut out = json!({
+            "readerId": made.reader.id,
+            "reader": made.reader.name,
+            "url": url,
+        });
+        crate::cmd::grant::insert_key_json(&mut out, &made.key, &configs);
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    outln!("reader {:?} {what} ({})", made.reader.name, made.reader.id);
+    outln!();
+    crate::cmd::grant::print_key_and_configs(&made.key, &configs, url)?;
+    outln!();
+    outln!(
+        "Configure the client once; share runs with it with `runread grant --run RUN --to {:?} --features … --expires …`.",
+        made.reader.name
+    );
+    Ok(())
+}
+
+/// Every live reader: its grants live now, and when its key last read.
+fn list(owner: &runread_service::Owner, as_json: bool) -> Res {
+    let shown = owner
+        .shown_readers(now_ms())
+        .map_err(|e| format!("cannot list the readers: {}", e.as_str()))?;
+    let rows: Vec<serde_json::Value> = shown
+        .iter()
+        .map(|r| {
+            json!({"readerId": r.reader.id, "name": r.reader.name,
+                   "createdAt": rfc3339(r.reader.created_at_ms), "liveGrants": r.live.len(),
+                   "lastRead": r.last_read_ms.map(rfc3339)})
+        })
+        .collect();
+    if as_json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    if rows.is_empty() {
+        outln!("no readers; add one with `runread reader add NAME`");
+        return Ok(());
+    }
+    outln!(
+        "{:<20} {:<24} {:<11} {:<24} NAME",
+        "ID",
+        "CREATED",
+        "LIVE GRANTS",
+        "LAST READ"
+    );
+    for r in rows {
+        outln!(
+            "{:<20} {:<24} {:<11} {:<24} {}",
+            r["readerId"].as_str().unwrap_or(""),
+            r["createdAt"].as_str().unwrap_or(""),
+            r["liveGrants"],
+            r["lastRead"].as_str().unwrap_or("never"),
+            r["name"].as_str().unwrap_or("")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! `runread run -- AGENT …`: a supervised run.
+
+use crate::cmd::workspace::register_workspace;
+use crate::context::Context;
+use runread_core::Feature;
+use runread_core::timefmt::{now_ms, rfc3339};
+use runread_service::Owner;
+use runread_store::Store;
+use std::path::PathBuf;
+use std::sync::Arc;
+/// `runread run`'s arguments.
+pub(crate) struct RunArgs {
+    pub(crate) workspace: Option<PathBuf>,
+    pub(crate) quiet: bool,
+    pub(crate) share: Vec<String>,
+    pub(crate) command: Vec<std::ffi::OsString>,
+}
+
+/// One `--share READER:FEATURES:DURATION`.
+struct Share {
+    reader: String,
+    features: Vec<Feature>,
+    lifetime_ms: i64,
+}
+
+impl Share {
+    /// Parsed from the right (a reader's name may hold a colon); the reader must exist now.
+    fn parse(owner: &Owner, spec: &str) -> Result<Share, String> {
+        let bad = || {
+            format!(
+                "--share {spec:?}: use READER:FEATURES:DURATION, e.g. claude-code:final_answer,history:2h"
+            )
+        };
+        let mut parts = spec.rsplitn(3, ':');
+        let (Some(duration), Some(features), Some(reader)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        let features =
+            Feature::parse_list(features).map_err(|e| format!("--share {spec:?}: {e}"))?;
+        let lifetime_ms = runread_core::timefmt::parse_duration_ms(duration).ok_or_else(bad)?;
+        // The same bound as `grant --expires`.
+        runread_service::owner::expiry(duration, 0)
+            .map_err(|e| format!("--share {spec:?}: {e}"))?;
+        if owner
+            .live_reader(reader)
+            .map_err(|e| e.to_string())?
+            .is_none()
+        {
+            return Err(format!(
+                "--share {spec:?}: no reader {reader:?}; add it first with `runread reader add {reader:?}` and configure its client"
+            ));
+        }
+        Ok(Share {
+            reader: reader.to_owned(),
+            features,
+            lifetime_ms,
+        })
+    }
+}
+
+/// What `--share` does as each run's target is pinned: grants it to each reader named.
+fn share_on_pin(
+    owner: &Owner,
+    shares: Vec<Share>,
+) -> Result<Option<runread_supervise::OnPinned>, String> {
+    if shares.is_empty() {
+        return Ok(None);
+    }
+    let owner = owner.clone();
+    let store = owner.store().clone();
+    Ok(Some(Box::new(move |target: &runread_core::Target| {
+        let now = now_ms();
+        let run = match store.run(&target.session_id, target.generation, &target.run_id) {
+            Ok(Some(run)) => run,
+            _ => {
+                eprintln!(
+                    "runread: run {}: not shared (the store did not answer)",
+                    target.run_id
+                );
+                return;
+            }
+        };
+        for s in &shares {
+            match owner.grant_run(
+                run.clone(),
+                s.features.clone(),
+                now.saturating_add(s.lifetime_ms),
+                &s.reader,
+                now,
+            ) {
+                Ok(g) => eprintln!(
+                    "runread: run {} shared with {:?} (grant {}, until {}); snapshot {}",
+                    target.run_id,
+                    s.reader,
+                    g.grant.id,
+                    rfc3339(g.grant.expires_at_ms),
+                    g.snapshot.describe()
+                ),
+                Err(e) => eprintln!(
+                    "runread: run {}: not shared with {:?}: {e}",
+                    target.run_id, s.reader
+                ),
+            }
+        }
+    })))
+}
+
+/// `runread run`: supervises the agent; returns its exit code.
+pub(crate) fn supervised_run(
+    home: Option<PathBuf>,
+    gate_keys: Option<PathBuf>,
+    spec: Option<&str>,
+    args: RunArgs,
+) -> Result<i32, String> {
+    let RunArgs {
+        workspace,
+        quiet,
+        share,
+        command,
+    } = args;
+    let ctx = Context::open(home, gate_keys, spec)?;
+    let (owner, store) = (ctx.owner()?, ctx.store.clone());
+    let sharing = !share.is_empty();
+    let shares = share
+        .iter()
+        .map(|s| Share::parse(&owner, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cwd = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("current directory: {e}"))?;
+    let cwd_s = cwd.to_str().ok_or("the current directory is not UTF-8")?;
+    let mut workspaces = store.workspaces().map_err(|e| e.to_string())?;
+    let ws = run_workspace(&*store, workspace, (&cwd, cwd_s), &workspaces)?;
+    if !ws.contains(cwd_s) {
+        return Err(format!(
+            "the current directory is not inside the workspace {}; cd into it or pass --workspace",
+            ws.path
+        ));
+    }
+    if !workspaces.iter().any(|x| x.id == ws.id) {
+        workspaces.push(ws.clone());
+    }
+    let opts = runread_supervise::Options {
+        command,
+        cwd,
+        workspaces,
+        journal_root: ctx.journal_root(),
+        echo: !quiet,
+        on_pinned: share_on_pin(&owner, shares)?,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let store: Arc<dyn Store> = store;
+    let outcome = rt
+        .block_on(runread_supervise::supervise(store.clone(), opts))
+        .map_err(|e| e.to_string())?;
+    report_outcome(&outcome);
+    if sharing {
+        // The shared runs' snapshots were sealed as their targets were pinned, before their
+        // answers: sealed again now that the session holds them.
+        match owner.maintain_snapshots(now_ms()) {
+            Ok(m) if m.resealed > 0 => {
+                eprintln!(
+                    "runread: {} shared run(s)' snapshots sealed again",
+                    m.resealed
+                )
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("runread: snapshots not sealed again: {}", e.as_str()),
+        }
+    }
+    Ok(outcome.exit_code)
+}
+
+/// The workspace the run is in: `--workspace`'s (registered if it is not yet), or the one that
+/// holds the current directory (the current directory registered if none does).
+fn run_workspace(
+    store: &dyn Store,
+    workspace: Option<PathBuf>,
+    (cwd, cwd_s): (&std::path::Path, &str),
+    workspaces: &[runread_store::Workspace],
+) -> Result<runread_store::Workspace, String> {
+    Ok(match workspace {
+        Some(w) => {
+            let canon = std::fs::canonicalize(&w).map_err(|e| format!("{}: {e}", w.display()))?;
+            let canon_s = canon
+                .to_str()
+                .ok_or("the workspace path is not UTF-8")?
+                .to_owned();
+            match workspaces.iter().find(|x| x.path == canon_s) {
+                Some(x) => x.clone(),
+                None => register_workspace(store, &canon)?,
+            }
+        }
+        None => match runread_ingest::workspace_for(workspaces, cwd_s) {
+            Some(x) => x.clone(),
+            None => register_workspace(store, cwd)?,
+        },
+    })
+}
+
+/// What the supervisor found of each run and of the processes the agent left, on stderr.
+fn report_outcome(outcome: &runread_supervise::Outcome) {
+    for r in &outcome.runs {
+        let id = r.run_id.as_deref().unwrap_or("(not in the session file)");
+        match &r.proof {
+            runread_store::Proof::Journaled { .. } => {
+                let done = outcome.foreground == runread_store::Foreground::Completed;
+                eprintln!(
+                    "runread: run {id}: answer verified against the session file and journaled{}",
+                    if done {
+                        " (supervised evidence)"
+                    } else {
+                        ", but the agent did not complete: not readable"
+                    }
+                );
+                if done {
+                    eprintln!(
+                        "         grant it: runread grant --run {id} --features final_answer,aggregate --expires 1h --to NAME"
+                    );
+                }
+            }
+            runread_store::Proof::NoAnswer { reason } => {
+                eprintln!("runread: run {id}: no answer: {reason}")
+            }
+            runread_store::Proof::Refused { reason } => {
+                eprintln!("runread: run {id}: not verified: {reason}")
+            }
+            runread_store::Proof::Pending => eprintln!("runread: run {id}: not verified"),
+        }
+    }
+    if outcome.background_left > 0 {
+        eprintln!(
+            "runread: stopped watching {} process(es) the agent left running; the run's work state is no longer live",
+            outcome.background_left
+        );
+    }
+}

@@ -1,0 +1,280 @@
+//! `runread show RUN`: one run as the console's run page shows it, in the terminal — the owner
+//! reading their own records through the same preview (admission, adapters, masking), no key, no
+//! gate.
+
+use crate::Res;
+use crate::args::ShowArgs;
+use crate::context::Context;
+use runread_core::redact::MaskedView;
+use runread_core::timefmt::{now_ms, rfc3339};
+use serde_json::json;
+
+use runread_service::outputs::{self, Usage};
+
+/// A state's wire name (`available`, `session_file`, …).
+macro_rules! word {
+    ($v:expr) => {
+        serde_json::to_value(&$v)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+}
+
+/// What `show` shows of one run, read once for the lines and the JSON alike.
+struct Shown {
+    run: MaskedView<runread_service::owner::shown::ShownRun>,
+    answer: Result<runread_service::owner::PreviewedAnswer, runread_core::ErrorCode>,
+    work: Result<outputs::Previewed<outputs::WorkState>, runread_core::ErrorCode>,
+    usage: Usage,
+    grants: Vec<MaskedView<runread_store::Grant>>,
+    kept: Option<MaskedView<runread_store::SnapshotSummary>>,
+    now: i64,
+}
+
+/// The one run `a` names (by id or prefix, and session).
+fn the_run(
+    owner: &runread_service::Owner,
+    a: &ShowArgs,
+) -> Result<runread_store::RunRecord, String> {
+    let mut runs = owner.find_runs(&a.run).map_err(|e| e.to_string())?;
+    if let Some(s) = &a.session {
+        runs.retain(|r| r.target.session_id == *s);
+    }
+    let run = match runs.len() {
+        0 => return Err(format!("no run {:?} (see `runread runs`)", a.run)),
+        1 => runs.remove(0),
+        _ => {
+            let sessions: Vec<_> = runs.iter().map(|r| r.target.session_id.as_str()).collect();
+            return Err(format!(
+                "{:?} names runs of several sessions ({}): add --session",
+                a.run,
+                sessions.join(", ")
+            ));
+        }
+    };
+    Ok(run)
+}
+
+pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
+    let store = ctx.store.clone();
+    let service = ctx.owner()?;
+    let run = the_run(&service, &a)?;
+    let now = now_ms();
+    let target = run.target.clone();
+    if a.history {
+        return history(&service, &target, &a, now);
+    }
+    let masked = |e: runread_core::ErrorCode| format!("cannot show the run: {}", e.as_str());
+    let shown = service.shown_run(run, now).map_err(masked)?;
+    let answer = service.preview_answer(&target, now);
+    let work = service.preview_as::<outputs::WorkState>(&target, json!({}), now);
+    let usage = Usage::of(shown.record.run.usage.as_ref());
+    // Found by their raw ids, then masked: a masked id would match nothing.
+    let grants: Vec<_> = store
+        .grants()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|g| g.target.session_id == target.session_id && g.target.run_id == target.run_id)
+        .collect();
+    let grants = service.shown_grants(grants).map_err(masked)?;
+    let kept = store
+        .snapshots()
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|k| {
+            k.session_id == target.session_id
+                && k.generation == target.generation
+                && k.run_id == target.run_id
+        })
+        .map(|k| service.shown(k))
+        .transpose()
+        .map_err(masked)?;
+    let s = Shown {
+        run: shown,
+        answer,
+        work,
+        usage,
+        grants,
+        kept,
+        now,
+    };
+    if a.json {
+        print_json(&s)
+    } else {
+        print_lines(&s)
+    }
+}
+
+fn print_json(s: &Shown) -> Res {
+    let (shown, answer, work, usage, grants, kept, now) = (
+        &s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.kept, s.now,
+    );
+    {
+        let out = json!({
+            "target": shown.record.target,
+            "agent": shown.record.agent,
+            "workspace": shown.record.workspace_name,
+            "status": shown.record.run.status.as_str(),
+            "prompt": shown.prompt.text(),
+            "startedAt": shown.record.run.started_at,
+            "endedAt": shown.record.run.ended_at,
+            "answer": answer.as_ref().map(|p| &p.first.json).map_err(|e| e.as_str()).ok(),
+            "answerText": answer.as_ref().ok().and_then(|p| p.text.clone()),
+            "workState": work.as_ref().map(|p| &p.json).ok(),
+            "usage": usage,
+            "grants": grants.iter().map(|g| json!({"grantId": g.id, "to": g.reader_name, "features": g.features,
+                "expiresAt": rfc3339(g.expires_at_ms), "state": g.state(now).as_str()})).collect::<Vec<_>>(),
+            "kept": kept.as_ref().map(|k| json!({"lines": k.lines, "bytes": k.bytes})),
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+        );
+        Ok(())
+    }
+}
+
+fn print_lines(s: &Shown) -> Res {
+    let (shown, answer, work, usage, grants, kept, now) = (
+        &s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.kept, s.now,
+    );
+    let r = &shown.record;
+    outln!("run      {}", r.target.run_id);
+    outln!("prompt   {}", shown.prompt.shown());
+    outln!(
+        "agent    {} · workspace {} ({})",
+        r.agent,
+        r.workspace_name,
+        r.workspace_path
+    );
+    outln!(
+        "session  {} (generation {})",
+        r.target.session_id,
+        r.target.generation
+    );
+    outln!(
+        "status   {} · started {} · ended {}",
+        r.run.status.as_str(),
+        r.run.started_at.as_deref().unwrap_or("-"),
+        r.run.ended_at.as_deref().unwrap_or("-")
+    );
+    match answer {
+        Ok(p) => {
+            let c = &p.first.output;
+            outln!(
+                "answer   {} · evidence {}{}{}",
+                word!(&c.claim.state),
+                word!(&c.claim.evidence),
+                c.chunk
+                    .total_bytes
+                    .map(|n| format!(" · {n} bytes"))
+                    .unwrap_or_default(),
+                c.chunk
+                    .sha256
+                    .as_deref()
+                    .map(|s| format!(" · sha256 {s}"))
+                    .unwrap_or_default()
+            );
+        }
+        Err(e) => outln!("answer   not shown: {}", e.as_str()),
+    }
+    outln!("tokens   {}", usage.shown());
+    for m in usage.by_model.iter().filter(|_| usage.by_model.len() > 1) {
+        outln!(
+            "         {}: in {} · out {}",
+            m.model,
+            outputs::thousands(m.tokens.input),
+            outputs::thousands(m.tokens.output)
+        );
+    }
+    match work {
+        Ok(w) => outln!(
+            "work     foreground {} · aggregate {} · evidence {}",
+            word!(&w.output.foreground.state),
+            word!(&w.output.aggregate.state),
+            word!(&w.output.evidence)
+        ),
+        Err(e) => outln!("work     not shown: {}", e.as_str()),
+    }
+    if grants.is_empty() {
+        outln!("grants   none");
+    }
+    for g in grants {
+        let features: Vec<&str> = g.features.iter().map(|f| f.as_str()).collect();
+        outln!(
+            "grant    {} to {} ({}) until {} · {}",
+            g.id,
+            g.reader_name,
+            features.join(","),
+            rfc3339(g.expires_at_ms),
+            g.state(now).as_str()
+        );
+    }
+    if let Some(k) = kept {
+        outln!(
+            "kept     a sealed copy of its evidence ({} lines, {} bytes), until its last grant ends",
+            k.lines,
+            k.bytes
+        );
+    }
+    if let Ok(p) = answer
+        && let Some(text) = &p.text
+    {
+        outln!();
+        outln!("{text}");
+    }
+    Ok(())
+}
+
+/// `show --history`: one page of the run's timeline, as a reader granted `history` would get it.
+fn history(
+    service: &runread_service::Owner,
+    target: &runread_core::Target,
+    a: &ShowArgs,
+    now: i64,
+) -> Res {
+    let mut args = json!({"limit": a.limit});
+    if let (Some(c), Some(m)) = (&a.cursor, args.as_object_mut()) {
+        m.insert("cursor".into(), json!(c));
+    }
+    let page = service
+        .preview_as::<outputs::History>(target, args, now)
+        .map_err(|e| format!("cannot show the history: {}", e.as_str()))?;
+    if a.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&page.json).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    let h = &page.output;
+    for ev in &h.events {
+        let who = match &ev.tool_name {
+            Some(tool) => format!("{} ({tool})", ev.role),
+            None => ev.role.clone(),
+        };
+        outln!("#{} {who}", ev.sequence);
+        if !ev.tool_calls.is_empty() {
+            outln!("    calls {}", ev.tool_calls.join(", "));
+        }
+        match &ev.text {
+            Some(t) => t.lines().for_each(|l| outln!("    {l}")),
+            None if !ev.readable => outln!("    (text withheld)"),
+            None => {}
+        }
+    }
+    if h.gap {
+        let reasons: Vec<String> = h.gap_reasons.iter().map(|g| word!(g)).collect();
+        outln!("(gaps: {})", reasons.join(", "));
+    }
+    match &h.next_cursor {
+        Some(c) => outln!(
+            "next page: runread show {} --session {} --history --cursor {c}",
+            target.run_id,
+            target.session_id
+        ),
+        None => outln!("(end of the history)"),
+    }
+    Ok(())
+}
