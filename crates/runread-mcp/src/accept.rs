@@ -41,6 +41,44 @@ pub const HEADER_DEADLINE: Duration = Duration::from_secs(HTTP_HEADER_DEADLINE_S
 /// Wait before accepting again after `accept` failed for want of descriptors or memory.
 pub const ACCEPT_ERROR_BACKOFF: Duration = Duration::from_secs(1);
 
+/// What one accept gave.
+enum Accepted {
+    Connection(tokio::net::TcpStream, SocketAddr),
+    /// Nothing to serve this time (a connection that failed before it was accepted, or a pause
+    /// after an error of the listener): accept again.
+    Again,
+    /// Shutting down.
+    Stop,
+}
+
+/// Accepts one connection, unless `shutdown` comes first; an error of the listener itself is
+/// logged and waited out for [`ACCEPT_ERROR_BACKOFF`].
+async fn accept(
+    listener: &TcpListener,
+    shutdown: &mut Pin<&mut impl Future<Output = ()>>,
+) -> Accepted {
+    let accepted = tokio::select! {
+        accepted = listener.accept() => accepted,
+        () = shutdown.as_mut() => return Accepted::Stop,
+    };
+    match accepted {
+        Ok((stream, peer)) => Accepted::Connection(stream, peer),
+        // This connection failed before it was accepted: nothing to wait for.
+        Err(e) if is_connection_error(&e) => Accepted::Again,
+        Err(e) => {
+            tracing::warn!(
+                error = %e,
+                "accept failed; retrying in {}s",
+                ACCEPT_ERROR_BACKOFF.as_secs()
+            );
+            tokio::select! {
+                () = tokio::time::sleep(ACCEPT_ERROR_BACKOFF) => Accepted::Again,
+                () = shutdown.as_mut() => Accepted::Stop,
+            }
+        }
+    }
+}
+
 /// Accepts on `listener` and serves `app` on each connection until `shutdown` resolves; then
 /// lets open connections finish, for at most `drain`.
 pub async fn run(
@@ -61,25 +99,10 @@ pub async fn run(
             },
             () = &mut shutdown => break,
         };
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = &mut shutdown => break,
-        };
-        let (stream, peer) = match accepted {
-            Ok(conn) => conn,
-            // This connection failed before it was accepted: nothing to wait for.
-            Err(e) if is_connection_error(&e) => continue,
-            Err(e) => {
-                tracing::warn!(
-                    error = %e,
-                    "accept failed; retrying in {}s",
-                    ACCEPT_ERROR_BACKOFF.as_secs()
-                );
-                tokio::select! {
-                    () = tokio::time::sleep(ACCEPT_ERROR_BACKOFF) => continue,
-                    () = &mut shutdown => break,
-                }
-            }
+        let (stream, peer) = match accept(&listener, &mut shutdown).await {
+            Accepted::Connection(stream, peer) => (stream, peer),
+            Accepted::Again => continue,
+            Accepted::Stop => break,
         };
         // Small JSON-RPC responses go out at once: no Nagle delay.
         let _ = stream.set_nodelay(true);

@@ -327,23 +327,11 @@ impl Client {
         target: &Value,
         id: Option<&str>,
     ) -> Result<(Value, Vec<u8>), ClientError> {
-        use base64::Engine as _;
         let list = self
             .call("list_artifacts", json!({"target": target}))
             .await?
             .structured;
-        let items = list["artifacts"].as_array().cloned().unwrap_or_default();
-        let meta = match id {
-            Some(id) => items.into_iter().find(|a| a["artifactId"] == json!(id)),
-            None if items.len() == 1 => items.into_iter().next(),
-            None => {
-                return Err(ClientError::Verification(format!(
-                    "{} artifacts: pass an id",
-                    items.len()
-                )));
-            }
-        }
-        .ok_or_else(|| ClientError::Verification("no such artifact".into()))?;
+        let meta = pick_artifact(&list, id)?;
         let size = meta["size"].as_u64().unwrap_or(0);
         if size > ARTIFACT_READ_MAX_BYTES {
             return Err(ClientError::Verification(format!(
@@ -366,27 +354,17 @@ impl Client {
             .buffered(ARTIFACT_CALLS_IN_FLIGHT);
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         while let Some((i, offset, r)) = chunks.next().await {
-            let r = r?.structured;
-            if r["offset"].as_u64() != Some(offset) || bytes.len() as u64 != offset {
+            if bytes.len() as u64 != offset {
                 return Err(ClientError::Verification(
                     "chunk offset does not follow".into(),
                 ));
             }
-            let data = base64::engine::general_purpose::STANDARD
-                .decode(r["data"].as_str().unwrap_or(""))
-                .map_err(|_| ClientError::Verification("chunk is not base64".into()))?;
-            if r["chunkSha256"].as_str() != Some(runread_core::sha256_hex(&data).as_str()) {
-                return Err(ClientError::Verification("chunk sha256 mismatch".into()));
-            }
-            // Each chunk is whole (the server cuts only at the end of the file), and only the
-            // last says it is the end.
-            let whole = data.len() as u64 == chunk.min(size - offset);
-            if !whole || (r["eof"] == json!(true)) != (i == last) {
-                return Err(ClientError::Verification(
-                    "artifact did not end where announced".into(),
-                ));
-            }
-            bytes.extend_from_slice(&data);
+            let expected = ChunkAt {
+                offset,
+                bytes: chunk.min(size - offset),
+                last: i == last,
+            };
+            bytes.extend_from_slice(&checked_chunk(&r?.structured, expected)?);
         }
         if runread_core::sha256_hex(&bytes) != meta["sha256"].as_str().unwrap_or("")
             || bytes.len() as u64 != size
@@ -458,4 +436,51 @@ fn next_answer_chunk<'r>(
         ));
     }
     Ok(text)
+}
+
+/// The artifact `id` names in a `list_artifacts` result, or its one artifact when `id` is `None`.
+fn pick_artifact(list: &Value, id: Option<&str>) -> Result<Value, ClientError> {
+    let items = list["artifacts"].as_array().cloned().unwrap_or_default();
+    match id {
+        Some(id) => items.into_iter().find(|a| a["artifactId"] == json!(id)),
+        None if items.len() == 1 => items.into_iter().next(),
+        None => {
+            return Err(ClientError::Verification(format!(
+                "{} artifacts: pass an id",
+                items.len()
+            )));
+        }
+    }
+    .ok_or_else(|| ClientError::Verification("no such artifact".into()))
+}
+
+/// Where a chunk of an artifact must be: its offset, its whole length, whether it is the last.
+struct ChunkAt {
+    offset: u64,
+    bytes: u64,
+    last: bool,
+}
+
+/// The bytes of one `read_artifact` result, checked: at `at.offset`, base64 that decodes, its
+/// digest as announced, whole (the server cuts only at the end of the file), and the end exactly
+/// when it is the last chunk.
+fn checked_chunk(r: &Value, at: ChunkAt) -> Result<Vec<u8>, ClientError> {
+    use base64::Engine as _;
+    if r["offset"].as_u64() != Some(at.offset) {
+        return Err(ClientError::Verification(
+            "chunk offset does not follow".into(),
+        ));
+    }
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(r["data"].as_str().unwrap_or(""))
+        .map_err(|_| ClientError::Verification("chunk is not base64".into()))?;
+    if r["chunkSha256"].as_str() != Some(runread_core::sha256_hex(&data).as_str()) {
+        return Err(ClientError::Verification("chunk sha256 mismatch".into()));
+    }
+    if data.len() as u64 != at.bytes || (r["eof"] == json!(true)) != at.last {
+        return Err(ClientError::Verification(
+            "artifact did not end where announced".into(),
+        ));
+    }
+    Ok(data)
 }

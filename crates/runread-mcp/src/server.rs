@@ -68,6 +68,56 @@ impl RunreadHandler {
         }
         admitted(ctx).ok_or(ErrorCode::MissingKey)
     }
+
+    /// A task handle instead of an answer, when the client declared the Tasks extension and the
+    /// call may be deferred (`Service::defer_to_task`); `None`: answer it now.
+    async fn deferred(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        key: &Arc<KeyContext>,
+        tool: &str,
+        args: &Value,
+    ) -> Option<CreateTaskResult> {
+        let tasks_declared = ctx
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        if !runread_service::tools::defers(tool) || !tasks_declared {
+            return None;
+        }
+        let (svc, k, tool, a) = (
+            self.service.clone(),
+            key.clone(),
+            tool.to_owned(),
+            args.clone(),
+        );
+        let now = runread_core::timefmt::now_ms();
+        let t = tokio::task::spawn_blocking(move || svc.defer_to_task(&k, &tool, &a, now))
+            .await
+            .ok()
+            .flatten()?;
+        let task = task_of(&t.id, TaskStatus::Working, t.created_ms, t.expires_ms, now);
+        Some(CreateTaskResult::new(task))
+    }
+
+    /// Waits before the gate when `tool` waits (`wait_for_run`), giving the request's processing
+    /// slot back meanwhile and taking it again before the call is answered.
+    async fn wait_if_it_waits(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        key: &Arc<KeyContext>,
+        tool: &str,
+        args: &Value,
+    ) -> Result<(), ErrorCode> {
+        let slot = processing_slot(ctx).filter(|_| runread_service::tools::waits(tool));
+        if let Some(slot) = &slot {
+            slot.give_back();
+        }
+        let waited = self.service.wait_for_change(key, tool, args).await;
+        if let Some(slot) = &slot {
+            slot.take_again().await;
+        }
+        waited
+    }
 }
 
 fn tool_of(def: &ToolDef) -> Tool {
@@ -189,47 +239,10 @@ impl ServerHandler for RunreadHandler {
         }
         // A client that declared the Tasks extension gets a task handle for an answer that is not
         // ready yet, instead of `saving`.
-        if runread_service::tools::defers(&request.name)
-            && ctx
-                .client_capabilities()
-                .is_some_and(|c| c.supports_tasks())
-        {
-            let (svc, k, tool, a) = (
-                self.service.clone(),
-                key.clone(),
-                request.name.to_string(),
-                args.clone(),
-            );
-            let now = runread_core::timefmt::now_ms();
-            let deferred =
-                tokio::task::spawn_blocking(move || svc.defer_to_task(&k, &tool, &a, now))
-                    .await
-                    .ok()
-                    .flatten();
-            if let Some(t) = deferred {
-                let task = task_of(&t.id, TaskStatus::Working, t.created_ms, t.expires_ms, now);
-                return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
-            }
+        if let Some(task) = self.deferred(&ctx, &key, &request.name, &args).await {
+            return Ok(CallToolResponse::Task(task));
         }
-        // A waiting call gives its processing slot back while it waits.
-        let slot = processing_slot(&ctx);
-        if let Some(slot) = slot
-            .as_ref()
-            .filter(|_| runread_service::tools::waits(&request.name))
-        {
-            slot.give_back();
-        }
-        let waited = self
-            .service
-            .wait_for_change(&key, &request.name, &args)
-            .await;
-        if let Some(slot) = slot
-            .as_ref()
-            .filter(|_| runread_service::tools::waits(&request.name))
-        {
-            slot.take_again().await;
-        }
-        if let Err(code) = waited {
+        if let Err(code) = self.wait_if_it_waits(&ctx, &key, &request.name, &args).await {
             return Ok(error_result(code).into());
         }
         let outcome = self
@@ -449,50 +462,10 @@ pub fn router_with(
         protocols: allowed.protocols,
         stdio_key: None,
     };
-    let host_port = listen.port();
-    let config = StreamableHttpServerConfig::default()
-        // Both eras are served statelessly: no session is ever made, so nothing of one can grant
-        // anything; every POST is admitted on its own key header.
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(None)
-        .with_sse_retry(None)
-        .with_max_request_body_bytes(HTTP_BODY_MAX_BYTES)
-        // The dated era carries no per-request protocol metadata; 2026-07-28 requests still need
-        // theirs (rmcp's handler checks it for that version whatever this flag says).
-        .with_stateless_protocol_metadata_required(allowed.protocols == Protocols::Modern)
-        .with_allowed_hosts(
-            [
-                "127.0.0.1".to_string(),
-                format!("127.0.0.1:{host_port}"),
-                "localhost".to_string(),
-                format!("localhost:{host_port}"),
-                "[::1]".to_string(),
-                format!("[::1]:{host_port}"),
-            ]
-            .into_iter()
-            .chain(
-                allowed
-                    .hosts
-                    .iter()
-                    .flat_map(|h| [h.clone(), format!("{h}:{host_port}")]),
-            )
-            .chain(allowed.public.iter().map(|p| p.authority.clone())),
-        )
-        .with_allowed_origins(
-            [
-                format!("http://127.0.0.1:{host_port}"),
-                format!("http://localhost:{host_port}"),
-                format!("http://[::1]:{host_port}"),
-            ]
-            .into_iter()
-            .chain(allowed.origins.iter().cloned()),
-        )
-        .enforce_origin_validation();
     let mcp = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
-        config,
+        http_config(listen.port(), &allowed),
     );
     let public = allowed.public.clone();
     let allowed = Arc::new(allowed);
@@ -534,6 +507,55 @@ pub fn router_with(
         allowed,
         guards::peer_and_host,
     ))
+}
+
+/// rmcp's streamable HTTP service as runread serves it on `port`: stateless in both eras, JSON
+/// responses, the body bound, and the hosts and origins `allowed` names besides loopback's.
+fn http_config(port: u16, allowed: &crate::guards::Allowed) -> StreamableHttpServerConfig {
+    StreamableHttpServerConfig::default()
+        // Both eras are served statelessly: no session is ever made, so nothing of one can grant
+        // anything; every POST is admitted on its own key header.
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_sse_retry(None)
+        .with_max_request_body_bytes(HTTP_BODY_MAX_BYTES)
+        // The dated era carries no per-request protocol metadata; 2026-07-28 requests still need
+        // theirs (rmcp's handler checks it for that version whatever this flag says).
+        .with_stateless_protocol_metadata_required(allowed.protocols == Protocols::Modern)
+        .with_allowed_hosts(allowed_hosts(port, allowed))
+        .with_allowed_origins(
+            [
+                format!("http://127.0.0.1:{port}"),
+                format!("http://localhost:{port}"),
+                format!("http://[::1]:{port}"),
+            ]
+            .into_iter()
+            .chain(allowed.origins.iter().cloned()),
+        )
+        .enforce_origin_validation()
+}
+
+/// The `Host` values served on `port`: loopback's, with and without the port, those `--allow-host`
+/// names, and the public origin's authority.
+fn allowed_hosts(port: u16, allowed: &crate::guards::Allowed) -> Vec<String> {
+    [
+        "127.0.0.1".to_string(),
+        format!("127.0.0.1:{port}"),
+        "localhost".to_string(),
+        format!("localhost:{port}"),
+        "[::1]".to_string(),
+        format!("[::1]:{port}"),
+    ]
+    .into_iter()
+    .chain(
+        allowed
+            .hosts
+            .iter()
+            .flat_map(|h| [h.clone(), format!("{h}:{port}")]),
+    )
+    .chain(allowed.public.iter().map(|p| p.authority.clone()))
+    .collect()
 }
 
 /// Binds `listen` and serves until `shutdown` resolves. Returns the bound address first through

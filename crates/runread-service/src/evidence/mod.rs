@@ -14,4 +14,6 @@ pub mod supervised;
 pub mod values;
 
 pub use reading::{Config, Reading};
-pub(crate) use reading::{unavailable, wait_slots};
+pub(crate) use reading::unavailable;
+#[cfg(test)]
+pub(crate) use reading::wait_slots;

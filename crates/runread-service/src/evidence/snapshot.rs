@@ -131,19 +131,54 @@ fn wanted(
     features: &[Feature],
     lines_too: Lines,
 ) -> Result<Wanted, ErrorCode> {
+    let wants = |f: Feature| features.contains(&f);
+    let messages = wants(Feature::History) || wants(Feature::Aggregate);
+    let mut lines = named_lines(store, run, features)?;
+    let artifacts = if wants(Feature::Artifacts) {
+        artifact_versions(store, run)?
+    } else {
+        Vec::new()
+    };
+    let index_sha256 = index_digest(run, features, &lines, messages, &artifacts);
+    if messages && lines_too == Lines::Read {
+        let message_lines: std::collections::HashSet<u64> =
+            run.run.message_lines.iter().copied().collect();
+        store
+            .entries(&run.target.session_id, run.target.generation)
+            .map_err(crate::evidence::unavailable)?
+            .iter()
+            .filter(|e| message_lines.contains(&e.line))
+            .filter_map(|e| e.line_ref())
+            .for_each(|l| {
+                lines.insert(l.offset, l);
+            });
+    }
+    Ok(Wanted {
+        index_sha256,
+        lines,
+        artifacts,
+    })
+}
+
+/// The lines the run's record names that `features` serve (the answer and its context, the
+/// prompt and the session's header), by offset.
+fn named_lines(
+    store: &dyn Store,
+    run: &RunRecord,
+    features: &[Feature],
+) -> Result<BTreeMap<u64, LineRef>, ErrorCode> {
     let mut lines: BTreeMap<u64, LineRef> = BTreeMap::new();
     let r = &run.run;
     let mut add = |l: &LineRef| {
         lines.insert(l.offset, l.clone());
     };
     let wants = |f: Feature| features.contains(&f);
-    let messages = wants(Feature::History) || wants(Feature::Aggregate);
     if wants(Feature::FinalAnswer) {
         r.final_lines.iter().for_each(&mut add);
         r.answer_before.lines.iter().for_each(|t| add(&t.line));
         r.context_after.lines.iter().for_each(|t| add(&t.line));
     }
-    if messages {
+    if wants(Feature::History) || wants(Feature::Aggregate) {
         r.context_before.lines.iter().for_each(|t| add(&t.line));
         r.context_after.lines.iter().for_each(|t| add(&t.line));
     }
@@ -158,21 +193,38 @@ fn wanted(
             .ok_or(ErrorCode::TargetStale)?;
         add(&session.header.line_ref());
     }
+    Ok(lines)
+}
+
+/// The run's registered artifacts and their versions.
+fn artifact_versions(
+    store: &dyn Store,
+    run: &RunRecord,
+) -> Result<Vec<(String, ArtifactVersion)>, ErrorCode> {
     let mut artifacts = Vec::new();
-    if wants(Feature::Artifacts) {
-        for a in store
-            .artifacts(&run.target)
-            .map_err(crate::evidence::unavailable)?
-        {
-            let v: ArtifactVersion =
-                serde_json::from_str(&a.version_json).map_err(|_| ErrorCode::Unavailable)?;
-            artifacts.push((a.artifact_id, v));
-        }
+    for a in store
+        .artifacts(&run.target)
+        .map_err(crate::evidence::unavailable)?
+    {
+        let v: ArtifactVersion =
+            serde_json::from_str(&a.version_json).map_err(|_| ErrorCode::Unavailable)?;
+        artifacts.push((a.artifact_id, v));
     }
-    // The digest: the features, the lines the run's record names (with their digests), the run's
-    // message lines by number, the artifacts' versions. A message line's number names its bytes
-    // within a generation (the index only appends to one; a rewritten file is a new generation),
-    // so the digest needs no read of the index's entries — what a check before each read costs.
+    Ok(artifacts)
+}
+
+/// The digest naming what `features` serve of `run`: the features, the lines the run's record
+/// names (with their digests), the run's message lines by number, the artifacts' versions. A
+/// message line's number names its bytes within a generation (the index only appends to one; a
+/// rewritten file is a new generation), so the digest needs no read of the index's entries —
+/// what a check before each read costs.
+fn index_digest(
+    run: &RunRecord,
+    features: &[Feature],
+    lines: &BTreeMap<u64, LineRef>,
+    messages: bool,
+    artifacts: &[(String, ArtifactVersion)],
+) -> String {
     let mut named = features
         .iter()
         .map(|f| f.as_str())
@@ -182,29 +234,12 @@ fn wanted(
         named.push_str(&format!("\n{} {} {}", l.offset, l.bytes, l.sha256));
     }
     if messages {
-        named.push_str(&format!("\nmessages {:?}", r.message_lines));
+        named.push_str(&format!("\nmessages {:?}", run.run.message_lines));
     }
-    for (id, v) in &artifacts {
+    for (id, v) in artifacts {
         named.push_str(&format!("\nartifact {id} {} {}", v.size, v.sha256));
     }
-    if messages && lines_too == Lines::Read {
-        let message_lines: std::collections::HashSet<u64> =
-            r.message_lines.iter().copied().collect();
-        store
-            .entries(&run.target.session_id, run.target.generation)
-            .map_err(crate::evidence::unavailable)?
-            .iter()
-            .filter(|e| message_lines.contains(&e.line))
-            .filter_map(|e| e.line_ref())
-            .for_each(|l| {
-                lines.insert(l.offset, l);
-            });
-    }
-    Ok(Wanted {
-        index_sha256: runread_core::sha256_hex(named.as_bytes()),
-        lines,
-        artifacts,
-    })
+    runread_core::sha256_hex(named.as_bytes())
 }
 
 /// Whether [`wanted`] reads the message lines from the index, or only names them.

@@ -17,9 +17,8 @@ use serde_json::{Value, json};
 
 use runread_core::envelope::Trust;
 use runread_core::limits::{
-    WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS, WAITS_MAX, WAITS_PER_READER_MAX,
+    WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS,
 };
-use runread_core::slots::KeyedSlots;
 use runread_core::{ErrorCode, Feature, Target};
 use runread_sessions::RunStatus;
 use runread_store::changes::Change;
@@ -373,6 +372,7 @@ impl Drop for RecordedWait {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use runread_core::limits::{WAITS_MAX, WAITS_PER_READER_MAX};
 
     #[test]
     fn waits_are_bounded_per_reader_and_in_all_at_n_and_n_plus_one() {

@@ -106,26 +106,7 @@ pub(crate) fn print_grant(
         .as_deref()
         .map(|key| runread_mcp::configs::for_key(url, key));
     if as_json {
-        let mut out = json!({
-            "grantId": g.grant.id,
-            "readerId": g.reader.id,
-            "to": g.reader.name,
-            "newReader": g.key.is_some(),
-            "target": shown.record.target,
-            "features": g.grant.features,
-            "url": url,
-            "expiresAt": rfc3339(g.grant.expires_at_ms),
-            "snapshot": snapshot_json(g.snapshot),
-        });
-        // The key and its configs only when this grant made the reader: shown once.
-        if let (Some(key), Some(configs)) = (&g.key, &configs) {
-            insert_key_json(&mut out, key, configs);
-        }
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
-        );
-        return Ok(());
+        return print_grant_json(g, shown, url, configs.as_ref());
     }
     outln!(
         "grant {} to reader {:?}, until {}",
@@ -169,6 +150,35 @@ pub(crate) fn print_grant(
             Ok(())
         }
     }
+}
+
+/// A new grant as `grant --json` prints it: one object, with the key and its configs only when
+/// this grant made the reader (shown once).
+fn print_grant_json(
+    g: &runread_service::owner::NewGrant,
+    shown: &runread_core::redact::MaskedView<runread_service::owner::shown::ShownRun>,
+    url: &str,
+    configs: Option<&runread_mcp::configs::ClientConfigs>,
+) -> Res {
+    let mut out = json!({
+        "grantId": g.grant.id,
+        "readerId": g.reader.id,
+        "to": g.reader.name,
+        "newReader": g.key.is_some(),
+        "target": shown.record.target,
+        "features": g.grant.features,
+        "url": url,
+        "expiresAt": rfc3339(g.grant.expires_at_ms),
+        "snapshot": snapshot_json(g.snapshot),
+    });
+    if let (Some(key), Some(configs)) = (&g.key, configs) {
+        insert_key_json(&mut out, key, configs);
+    }
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+    );
+    Ok(())
 }
 
 /// What sealing a grant's snapshot did, as `--json` prints it.

@@ -13,6 +13,40 @@ use std::time::Duration;
 /// prints only its summary).
 pub(crate) const PROGRESS_BAR_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// The bar shown while a long pass reads `files` files of `agent`.
+fn progress_bar(files: u64, agent: &'static str) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(files).with_message(agent);
+    match indicatif::ProgressStyle::with_template("{msg:7} {wide_bar} {pos}/{len} files") {
+        Ok(style) => b.with_style(style),
+        Err(_) => b,
+    }
+}
+
+/// One file's outcome, as a line (an unchanged file, or one that is not a workspace's session,
+/// says nothing).
+fn print_outcome(path: &std::path::Path, outcome: &runread_ingest::FileOutcome) {
+    use runread_ingest::FileOutcome as F;
+    match outcome {
+        F::NewGeneration {
+            generation,
+            bytes,
+            reason,
+        } => {
+            outln!(
+                "read     {} (generation {generation}, {bytes} bytes, {reason})",
+                path.display()
+            )
+        }
+        F::Appended { bytes } => outln!("appended {} (+{bytes} bytes)", path.display()),
+        F::Unreadable(e) => outln!("skipped  {} (unreadable: {e})", path.display()),
+        F::DuplicateSessionId => outln!(
+            "skipped  {} (session id already ingested from another file)",
+            path.display()
+        ),
+        F::Unchanged | F::OutsideWorkspaces | F::NotASession => {}
+    }
+}
+
 pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Res {
     if store.workspaces().map_err(|e| e.to_string())?.is_empty() {
         eprintln!(
@@ -27,17 +61,8 @@ pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Re
         let mut bar: Option<indicatif::ProgressBar> = None;
         let (r, o) = runread_ingest::ingest_dir(store, dir, now_ms(), |p| {
             if terminal && (bar.is_some() || started.elapsed() >= PROGRESS_BAR_AFTER) {
-                let b = bar.get_or_insert_with(|| {
-                    let b =
-                        indicatif::ProgressBar::new(p.files_total).with_message(dir.agent.as_str());
-                    match indicatif::ProgressStyle::with_template(
-                        "{msg:7} {wide_bar} {pos}/{len} files",
-                    ) {
-                        Ok(style) => b.with_style(style),
-                        Err(_) => b,
-                    }
-                });
-                b.set_position(p.files_done);
+                bar.get_or_insert_with(|| progress_bar(p.files_total, dir.agent.as_str()))
+                    .set_position(p.files_done);
             }
         })
         .map_err(|e| e.to_string())?;
@@ -48,26 +73,7 @@ pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Re
         outcomes.extend(o);
     }
     for (path, outcome) in &outcomes {
-        use runread_ingest::FileOutcome as F;
-        match outcome {
-            F::NewGeneration {
-                generation,
-                bytes,
-                reason,
-            } => {
-                outln!(
-                    "read     {} (generation {generation}, {bytes} bytes, {reason})",
-                    path.display()
-                )
-            }
-            F::Appended { bytes } => outln!("appended {} (+{bytes} bytes)", path.display()),
-            F::Unreadable(e) => outln!("skipped  {} (unreadable: {e})", path.display()),
-            F::DuplicateSessionId => outln!(
-                "skipped  {} (session id already ingested from another file)",
-                path.display()
-            ),
-            F::Unchanged | F::OutsideWorkspaces | F::NotASession => {}
-        }
+        print_outcome(path, outcome);
     }
     outln!(
         "{} files: {} new or re-read, {} appended, {} unchanged, {} outside registered workspaces, {} not sessions, {} unreadable; \

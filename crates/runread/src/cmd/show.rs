@@ -136,9 +136,37 @@ fn print_json(s: &Shown) -> Res {
 }
 
 fn print_lines(s: &Shown) -> Res {
-    let (shown, answer, work, usage, grants, kept, now) = (
-        &s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.kept, s.now,
-    );
+    print_run(&s.run);
+    print_answer_state(&s.answer);
+    print_usage(&s.usage);
+    match &s.work {
+        Ok(w) => outln!(
+            "work     foreground {} · aggregate {} · evidence {}",
+            word!(&w.output.foreground.state),
+            word!(&w.output.aggregate.state),
+            word!(&w.output.evidence)
+        ),
+        Err(e) => outln!("work     not shown: {}", e.as_str()),
+    }
+    print_grants(&s.grants, s.now);
+    if let Some(k) = &s.kept {
+        outln!(
+            "kept     a sealed copy of its evidence ({} lines, {} bytes), until its last grant ends",
+            k.lines,
+            k.bytes
+        );
+    }
+    if let Ok(p) = &s.answer
+        && let Some(text) = &p.text
+    {
+        outln!();
+        outln!("{text}");
+    }
+    Ok(())
+}
+
+/// The run: its id, prompt, agent, workspace, session and status.
+fn print_run(shown: &runread_service::owner::shown::ShownRun) {
     let r = &shown.record;
     outln!("run      {}", r.target.run_id);
     outln!("prompt   {}", shown.prompt.shown());
@@ -159,6 +187,12 @@ fn print_lines(s: &Shown) -> Res {
         r.run.started_at.as_deref().unwrap_or("-"),
         r.run.ended_at.as_deref().unwrap_or("-")
     );
+}
+
+/// The final answer's state, evidence, size and digest, as a reader would be told them.
+fn print_answer_state(
+    answer: &Result<runread_service::owner::PreviewedAnswer, runread_core::ErrorCode>,
+) {
     match answer {
         Ok(p) => {
             let c = &p.first.output;
@@ -179,6 +213,10 @@ fn print_lines(s: &Shown) -> Res {
         }
         Err(e) => outln!("answer   not shown: {}", e.as_str()),
     }
+}
+
+/// The run's tokens, by model when there are several.
+fn print_usage(usage: &Usage) {
     outln!("tokens   {}", usage.shown());
     for m in usage.by_model.iter().filter(|_| usage.by_model.len() > 1) {
         outln!(
@@ -188,15 +226,10 @@ fn print_lines(s: &Shown) -> Res {
             outputs::thousands(m.tokens.output)
         );
     }
-    match work {
-        Ok(w) => outln!(
-            "work     foreground {} · aggregate {} · evidence {}",
-            word!(&w.output.foreground.state),
-            word!(&w.output.aggregate.state),
-            word!(&w.output.evidence)
-        ),
-        Err(e) => outln!("work     not shown: {}", e.as_str()),
-    }
+}
+
+/// The grants of the run, each with its state at `now`.
+fn print_grants(grants: &[MaskedView<runread_store::Grant>], now: i64) {
     if grants.is_empty() {
         outln!("grants   none");
     }
@@ -211,20 +244,6 @@ fn print_lines(s: &Shown) -> Res {
             g.state(now).as_str()
         );
     }
-    if let Some(k) = kept {
-        outln!(
-            "kept     a sealed copy of its evidence ({} lines, {} bytes), until its last grant ends",
-            k.lines,
-            k.bytes
-        );
-    }
-    if let Ok(p) = answer
-        && let Some(text) = &p.text
-    {
-        outln!();
-        outln!("{text}");
-    }
-    Ok(())
 }
 
 /// `show --history`: one page of the run's timeline, as a reader granted `history` would get it.

@@ -1,14 +1,60 @@
 //! `runread snapshots`: the sealed copies of shared runs the store keeps, and until when.
 
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use runread_core::Feature;
+use runread_core::timefmt::{now_ms, rfc3339};
+use runread_service::Owner;
+use runread_store::{Grant, SnapshotSummary};
+
 use crate::Res;
 use crate::context::Context;
-use runread_core::timefmt::{now_ms, rfc3339};
-use serde_json::json;
+
 /// Most events of the snapshot log `runread snapshots` shows (newest first).
 pub(crate) const SNAPSHOT_LOG_SHOWN: u32 = 20;
 
+/// One kept snapshot as `runread snapshots` shows it (and `--json` prints it).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SnapshotRow {
+    run_id: String,
+    session_id: String,
+    generation: u64,
+    features: Vec<Feature>,
+    lines: u64,
+    bytes: u64,
+    sealed_at: String,
+    /// The live grants holding it.
+    grants: Vec<Holder>,
+    /// When the last of them ends.
+    until: Option<String>,
+    /// Whether it still holds its run as indexed (`runread_service::evidence::snapshot::Standing`).
+    standing: String,
+}
+
+/// A live grant holding a snapshot.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Holder {
+    grant_id: String,
+    to: String,
+}
+
+/// One event of the snapshot log.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogRow {
+    at: String,
+    event: String,
+    run_id: String,
+    session_id: String,
+    lines: u64,
+    bytes: u64,
+}
+
 /// The snapshot log's newest events, oldest of them first.
-fn print_log(log: &[serde_json::Value]) {
+fn print_log(log: &[LogRow]) {
     if log.is_empty() {
         return;
     }
@@ -16,71 +62,76 @@ fn print_log(log: &[serde_json::Value]) {
     for e in log.iter().rev() {
         outln!(
             "  {}  {:<9} run {} ({} bytes)",
-            e["at"].as_str().unwrap_or(""),
-            e["event"].as_str().unwrap_or(""),
-            e["runId"].as_str().unwrap_or(""),
-            e["bytes"]
+            e.at,
+            e.event,
+            e.run_id,
+            e.bytes
         );
     }
 }
 
+/// `s` as listed, with the live grants (of `grants`) holding it at `now`.
+fn row(owner: &Owner, s: &SnapshotSummary, grants: &[Grant], now: i64) -> SnapshotRow {
+    let holding: Vec<&Grant> = grants
+        .iter()
+        .filter(|g| {
+            g.is_live(now)
+                && g.target.session_id == s.session_id
+                && g.target.generation == s.generation
+                && g.target.run_id == s.run_id
+        })
+        .collect();
+    SnapshotRow {
+        run_id: s.run_id.clone(),
+        session_id: s.session_id.clone(),
+        generation: s.generation,
+        features: s.features.clone(),
+        lines: s.lines,
+        bytes: s.bytes,
+        sealed_at: rfc3339(s.created_at_ms),
+        grants: holding
+            .iter()
+            .map(|g| Holder {
+                grant_id: g.id.clone(),
+                to: g.reader_name.clone(),
+            })
+            .collect(),
+        until: holding.iter().map(|g| g.expires_at_ms).max().map(rfc3339),
+        standing: owner
+            .snapshot_standing(s)
+            .map(|st| st.as_str())
+            .unwrap_or("unavailable")
+            .to_owned(),
+    }
+}
+
+/// `runread snapshots`: what is kept, held by which grants until when, and the log's newest
+/// events, masked as every view of the owner's is (the ids an agent chose).
 pub(crate) fn snapshots(ctx: &Context, json: bool) -> Res {
-    let store = ctx.store.clone();
-    let now = now_ms();
+    let (store, now, owner) = (&ctx.store, now_ms(), ctx.owner()?);
     // What has no live grant any more is destroyed first: the list says what is kept now.
-    let owner = ctx.owner()?;
     crate::cmd::ingest::maintain_snapshots(&owner);
     let kept = store.snapshots().map_err(|e| e.to_string())?;
     let grants = store.grants().map_err(|e| e.to_string())?;
-    let rows: Vec<_> = kept
-        .iter()
-        .map(|s| {
-            let holding: Vec<_> = grants
-                .iter()
-                .filter(|g| {
-                    g.is_live(now)
-                        && g.target.session_id == s.session_id
-                        && g.target.generation == s.generation
-                        && g.target.run_id == s.run_id
-                })
-                .collect();
-            let until = holding.iter().map(|g| g.expires_at_ms).max();
-            let standing = owner
-                .snapshot_standing(s)
-                .map(|st| st.as_str())
-                .unwrap_or("unavailable");
-            json!({
-                "runId": s.run_id,
-                "sessionId": s.session_id,
-                "generation": s.generation,
-                "features": s.features,
-                "lines": s.lines,
-                "bytes": s.bytes,
-                "sealedAt": rfc3339(s.created_at_ms),
-                "grants": holding.iter().map(|g| json!({"grantId": g.id, "to": g.reader_name})).collect::<Vec<_>>(),
-                "until": until.map(rfc3339),
-                "standing": standing,
-            })
-        })
-        .collect();
-    let log: Vec<_> = store
+    let rows: Vec<SnapshotRow> = kept.iter().map(|s| row(&owner, s, &grants, now)).collect();
+    let log: Vec<LogRow> = store
         .snapshot_log(SNAPSHOT_LOG_SHOWN)
         .map_err(|e| e.to_string())?
         .into_iter()
-        .map(|e| {
-            json!({"at": rfc3339(e.at_ms), "event": e.event, "runId": e.run_id,
-                   "sessionId": e.session_id, "lines": e.lines, "bytes": e.bytes})
+        .map(|e| LogRow {
+            at: rfc3339(e.at_ms),
+            event: e.event,
+            run_id: e.run_id,
+            session_id: e.session_id,
+            lines: e.lines,
+            bytes: e.bytes,
         })
         .collect();
-    // The ids an agent chose are shown as every view of the owner's is: masked.
-    let service = ctx.owner()?;
-    let masked = |v: Vec<serde_json::Value>| {
-        service
-            .shown(v)
-            .map(|m| m.into_inner())
-            .map_err(|e| format!("cannot read the known secrets to mask the snapshots: {e}"))
+    let unmasked = |e: runread_core::ErrorCode| {
+        format!("cannot read the known secrets to mask the snapshots: {e}")
     };
-    let (rows, log) = (masked(rows)?, masked(log)?);
+    let rows = owner.shown(rows).map_err(unmasked)?.into_inner();
+    let log = owner.shown(log).map_err(unmasked)?.into_inner();
     if json {
         outln!(
             "{}",
@@ -90,24 +141,27 @@ pub(crate) fn snapshots(ctx: &Context, json: bool) -> Res {
         return Ok(());
     }
     print_log(&log);
+    print_rows(&rows, kept.iter().map(|s| s.bytes).sum());
+    Ok(())
+}
+
+/// The kept snapshots as lines, and their total against the store's bound.
+fn print_rows(rows: &[SnapshotRow], total: u64) {
     if rows.is_empty() {
         outln!("no snapshots: no shared run's evidence is kept in the store");
-        return Ok(());
+        return;
     }
-    let total: u64 = kept.iter().map(|s| s.bytes).sum();
-    for r in &rows {
-        let to: Vec<&str> = r["grants"]
-            .as_array()
-            .map(|g| g.iter().filter_map(|g| g["to"].as_str()).collect())
-            .unwrap_or_default();
+    for r in rows {
+        let to: Vec<&str> = r.grants.iter().map(|g| g.to.as_str()).collect();
+        let features: Vec<&str> = r.features.iter().map(|f| f.as_str()).collect();
         outln!(
-            "run {}  {}  {} bytes, {} lines  {}  until {}  held by {}",
-            r["runId"].as_str().unwrap_or(""),
-            r["standing"].as_str().unwrap_or(""),
-            r["bytes"],
-            r["lines"],
-            r["features"],
-            r["until"].as_str().unwrap_or("(no live grant)"),
+            "run {}  {}  {} bytes, {} lines  {:?}  until {}  held by {}",
+            r.run_id,
+            r.standing,
+            r.bytes,
+            r.lines,
+            features,
+            r.until.as_deref().unwrap_or("(no live grant)"),
             to.join(", ")
         );
     }
@@ -116,5 +170,4 @@ pub(crate) fn snapshots(ctx: &Context, json: bool) -> Res {
         rows.len(),
         runread_core::limits::SNAPSHOT_STORE_MAX_BYTES
     );
-    Ok(())
 }
