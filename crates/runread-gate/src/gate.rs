@@ -251,6 +251,65 @@ fn envelope(m: &StartMeta) -> Envelope {
     }
 }
 
+/// The adapter's output for `input`, if it runs: not once the caller gave up, and not handed on
+/// if the caller gave up while it ran.
+fn adapter_output(
+    binding: &Binding,
+    input: &Value,
+    reader: &dyn FeatureReader,
+    deadline: &Deadline,
+    receipts: &CallReceipts<'_>,
+) -> Result<Map<String, Value>, ErrorCode> {
+    // The caller gave up while the start record was written: no adapter runs.
+    if !deadline.start(&receipts.start_id) {
+        receipts.once("timeout", None, None)?;
+        return Err(ErrorCode::Timeout);
+    }
+    let result = run_reader(binding, input, reader);
+    // A late result goes nowhere: the caller already has `timeout`, and its receipt.
+    if !deadline.finish() {
+        return Err(ErrorCode::Timeout);
+    }
+    result.map_err(|code| receipts.refuse(code))
+}
+
+/// The receipts of one call, from its durable start record on: each outcome receipted once, a
+/// replay's included.
+struct CallReceipts<'a> {
+    inner: &'a Inner,
+    start_id: String,
+    /// What earlier runs of the same start record already receipted.
+    prior: Vec<Receipt>,
+    now_ms: i64,
+}
+
+impl CallReceipts<'_> {
+    /// Receipts `outcome`, unless a receipt of the same outcome and result digest exists.
+    fn once(
+        &self,
+        outcome: &str,
+        digest: Option<String>,
+        bytes: Option<u64>,
+    ) -> Result<(), ErrorCode> {
+        if self
+            .prior
+            .iter()
+            .any(|r| r.outcome == outcome && r.result_digest == digest)
+        {
+            return Ok(());
+        }
+        self.inner
+            .receipt(&self.start_id, outcome, digest, bytes, self.now_ms)
+    }
+
+    /// Receipts the refusal `code` (best effort: the caller gets `code` either way) and returns it.
+    fn refuse(&self, code: ErrorCode) -> ErrorCode {
+        let outcome = format!("refused:{}", code.as_str());
+        let _ = self.once(&outcome, None, None);
+        code
+    }
+}
+
 impl Gate {
     pub fn new(store: Arc<dyn GateLog>, registry: Registry, keys: Arc<dyn KeyProvider>) -> Gate {
         Gate {
@@ -357,6 +416,37 @@ impl Inner {
             .replay_since_ms
             .unwrap_or(call.now_ms - REPLAY_WINDOW_MS);
         let stored = self.begin(&record, since)?;
+        let receipts = self.receipts_of(&record, &stored, call.now_ms)?;
+        let (input, validators) = self.stored_input(&call.tool, binding, &stored, &receipts)?;
+        let output = adapter_output(binding, &input, &*reader, deadline, &receipts)?;
+        let Some(normalized) = normalize(&call.tool, validators, &receipts.start_id, output) else {
+            receipts.once("invalid_output", None, None)?;
+            return Err(ErrorCode::Unavailable);
+        };
+        // Admission step 7, after all the call's reads and before its receipt: a grant revoked or
+        // a target moved meanwhile refuses the call, and its receipt says so (never `ok` for
+        // output that did not leave).
+        recheck().map_err(|code| receipts.refuse(code))?;
+        receipts.once(
+            "ok",
+            Some(normalized.result_digest.clone()),
+            Some(normalized.bytes),
+        )?;
+        Ok(GateOutput {
+            start_id: receipts.start_id,
+            output: normalized.output,
+            result_digest: normalized.result_digest,
+        })
+    }
+
+    /// The receipts of the call whose start record the store holds as `stored` (`record` is the
+    /// one this call wrote, which a replay finds already there).
+    fn receipts_of(
+        &self,
+        record: &StartRecord,
+        stored: &StartRecord,
+        now_ms: i64,
+    ) -> Result<CallReceipts<'_>, ErrorCode> {
         let start_id = stored.meta.start_id.clone();
         // A replayed call (a retry, a task polled again) gets no second receipt saying what one
         // already says: one start record and one receipt per outcome.
@@ -367,58 +457,32 @@ impl Inner {
                 .receipts(&start_id)
                 .map_err(|_| ErrorCode::Unavailable)?,
         };
-        let receipt = |outcome: &str, digest: Option<String>, bytes: Option<u64>| {
-            if prior
-                .iter()
-                .any(|r| r.outcome == outcome && r.result_digest == digest)
-            {
-                return Ok(());
-            }
-            self.receipt(&start_id, outcome, digest, bytes, call.now_ms)
-        };
-        let refuse = |code: ErrorCode| -> ErrorCode {
-            let outcome = format!("refused:{}", code.as_str());
-            let _ = receipt(&outcome, None, None);
-            code
-        };
-        // The adapter runs on what the store holds, not on the caller's copy.
-        let input = self.unseal(&stored).map_err(refuse)?;
+        Ok(CallReceipts {
+            inner: self,
+            start_id,
+            prior,
+            now_ms,
+        })
+    }
+
+    /// The input the adapter may run on, with the tool's validators: what the store holds, not
+    /// the caller's copy, and only if it matches the tool's input schema.
+    fn stored_input<'b>(
+        &self,
+        tool: &str,
+        binding: &'b Binding,
+        stored: &StartRecord,
+        receipts: &CallReceipts<'_>,
+    ) -> Result<(Value, &'b Validators), ErrorCode> {
+        let input = self.unseal(stored).map_err(|code| receipts.refuse(code))?;
         let Some(validators) = binding.validators() else {
-            tracing::error!(tool = %call.tool, "a compiled-in schema does not compile");
-            return Err(refuse(ErrorCode::Unavailable));
+            tracing::error!(tool = %tool, "a compiled-in schema does not compile");
+            return Err(receipts.refuse(ErrorCode::Unavailable));
         };
         if !validators.input.is_valid(&input) {
-            return Err(refuse(ErrorCode::InvalidArguments));
+            return Err(receipts.refuse(ErrorCode::InvalidArguments));
         }
-        // The caller gave up while the start record was written: no adapter runs.
-        if !deadline.start(&start_id) {
-            receipt("timeout", None, None)?;
-            return Err(ErrorCode::Timeout);
-        }
-        let result = run_reader(binding, &input, &*reader);
-        // A late result goes nowhere: the caller already has `timeout`, and its receipt.
-        if !deadline.finish() {
-            return Err(ErrorCode::Timeout);
-        }
-        let output = result.map_err(refuse)?;
-        let Some(normalized) = normalize(&call.tool, validators, &start_id, output) else {
-            receipt("invalid_output", None, None)?;
-            return Err(ErrorCode::Unavailable);
-        };
-        // Admission step 7, after all the call's reads and before its receipt: a grant revoked or
-        // a target moved meanwhile refuses the call, and its receipt says so (never `ok` for
-        // output that did not leave).
-        recheck().map_err(refuse)?;
-        receipt(
-            "ok",
-            Some(normalized.result_digest.clone()),
-            Some(normalized.bytes),
-        )?;
-        Ok(GateOutput {
-            start_id,
-            output: normalized.output,
-            result_digest: normalized.result_digest,
-        })
+        Ok((input, validators))
     }
 
     /// The call's start record with its input sealed under the current key; the key is dropped

@@ -173,20 +173,13 @@ pub(crate) fn triage(
     agent: Agent,
     path: &Path,
 ) -> Result<Triage, IngestError> {
-    let mut counts = Report::default();
-    let done = |existing, counts, outcome| {
-        Ok(Triage::Done(Box::new(Prepared {
-            existing: Existing::Record(existing),
-            counts,
-            step: Step::Done(outcome),
-        })))
-    };
+    let counts = Report::default();
     let Some(path_str) = path.to_str() else {
-        return done(None, counts, FileOutcome::NotASession);
+        return Ok(done(None, counts, FileOutcome::NotASession));
     };
     let identity = match file::identity(path) {
         Ok(i) => i,
-        Err(e) => return done(None, counts, FileOutcome::Unreadable(e)),
+        Err(e) => return Ok(done(None, counts, FileOutcome::Unreadable(e))),
     };
     // A loaded record whose identity the file still has settles it; anything else is asked for.
     if let Some(Some(stamp)) = preloaded.and_then(|p| p.take(path_str))
@@ -214,23 +207,43 @@ pub(crate) fn triage(
             &identity,
         )
     {
-        return done(existing, counts, FileOutcome::Unchanged);
+        return Ok(done(existing, counts, FileOutcome::Unchanged));
     }
-    // Something to look at: the file is opened once, here, and classified, read and its tail
-    // hashed through that descriptor.
+    open_and_classify(store, agent, path, existing, counts)
+}
+
+/// A file with nothing to read, looked at against `existing`, the store's record of it.
+fn done(existing: Option<SessionRecord>, counts: Report, outcome: FileOutcome) -> Triage {
+    Triage::Done(Box::new(Prepared {
+        existing: Existing::Record(existing),
+        counts,
+        step: Step::Done(outcome),
+    }))
+}
+
+/// A file whose identity is not that of `existing`, the store's record of it (or that has none):
+/// what to read of it, from the start or after what the record consumed. The file is opened once,
+/// here, and classified, read and its tail hashed through that descriptor.
+fn open_and_classify(
+    store: &dyn Index,
+    agent: Agent,
+    path: &Path,
+    existing: Option<SessionRecord>,
+    mut counts: Report,
+) -> Result<Triage, IngestError> {
     let file = match EvidenceFile::open(path, None) {
         Ok(f) => f,
-        Err(e) => return done(existing, counts, FileOutcome::Unreadable(e)),
+        Err(e) => return Ok(done(existing, counts, FileOutcome::Unreadable(e))),
     };
     // The record to append to, if the file only grew; else it is read from the start.
     let (append_to, reason) = match &existing {
         None => (None, "new file"),
         Some(rec) if rec.agent != agent => (None, "read as another agent's"),
         Some(rec) => match classify(&file, agent, rec, &mut counts.verify_bytes) {
-            Ok(Change::Unchanged) => return done(existing, counts, FileOutcome::Unchanged),
+            Ok(Change::Unchanged) => return Ok(done(existing, counts, FileOutcome::Unchanged)),
             Ok(Change::Appended) => (Some(rec), ""),
             Ok(Change::Identity(reason)) => (None, reason),
-            Err(e) => return done(existing, counts, FileOutcome::Unreadable(e)),
+            Err(e) => return Ok(done(existing, counts, FileOutcome::Unreadable(e))),
         },
     };
     let append = append_to

@@ -259,28 +259,11 @@ pub fn parse_line(
         return LineOutcome::Malformed;
     };
     let p = &raw.payload;
-    let kind = p.kind.as_deref();
     if raw.kind == "session_meta" {
-        // Written once; another thread's in this file is not this session's.
-        return if p.id.as_deref() == Some(header.session_id.as_str()) {
-            LineOutcome::Skipped
-        } else {
-            LineOutcome::Malformed
-        };
+        return session_meta_again(header, p);
     }
-    if raw.kind == "event_msg" && kind == Some("token_count") {
-        // The session's running totals so far (none yet: `info` is null).
-        let Some(total) = p
-            .info
-            .as_ref()
-            .and_then(|i| i.get("total_token_usage"))
-            .and_then(|u| crate::model::Tokens::from_json(u, crate::usage::CODEX_NAMES))
-        else {
-            return LineOutcome::Skipped;
-        };
-        let mut e = entry(line, line_no, offset, raw.timestamp.as_deref());
-        e.usage = Some(total);
-        return LineOutcome::Entry(Box::new(e));
+    if raw.kind == "event_msg" && p.kind.as_deref() == Some("token_count") {
+        return usage_entry(&raw, line, line_no, offset);
     }
     let Some(what) = entry_kind(&raw) else {
         return LineOutcome::Skipped;
@@ -291,11 +274,52 @@ pub fn parse_line(
     let mut e = entry(line, line_no, offset, raw.timestamp.as_deref());
     e.kind = what;
     e.turn = Some(turn.to_owned());
-    match what {
+    if !fill_turn_entry(&mut e, header, p, digest) {
+        return LineOutcome::Malformed;
+    }
+    LineOutcome::Entry(Box::new(e))
+}
+
+/// A `session_meta` line after the first: Codex writes it once, so the same session's again is
+/// skipped, and another thread's in this file is not this session's.
+fn session_meta_again(header: &Header, p: &Payload<'_>) -> LineOutcome {
+    if p.id.as_deref() == Some(header.session_id.as_str()) {
+        LineOutcome::Skipped
+    } else {
+        LineOutcome::Malformed
+    }
+}
+
+/// A `token_count` event: an entry holding the session's running totals so far, or skipped
+/// while there are none yet (`info` is null).
+fn usage_entry(raw: &RawLine<'_>, line: &[u8], line_no: u64, offset: u64) -> LineOutcome {
+    let Some(total) = raw
+        .payload
+        .info
+        .as_ref()
+        .and_then(|i| i.get("total_token_usage"))
+        .and_then(|u| crate::model::Tokens::from_json(u, crate::usage::CODEX_NAMES))
+    else {
+        return LineOutcome::Skipped;
+    };
+    let mut e = entry(line, line_no, offset, raw.timestamp.as_deref());
+    e.usage = Some(total);
+    LineOutcome::Entry(Box::new(e))
+}
+
+/// Fills in what `e`, a line of a turn whose kind is set already, says of that turn; `false`:
+/// the line is malformed.
+fn fill_turn_entry(
+    e: &mut EntrySummary,
+    header: &Header,
+    p: &Payload<'_>,
+    digest: &LineDigest<'_>,
+) -> bool {
+    match e.kind {
         EntryKind::ModelChange => {
             // Another directory: never taken for this session's workspace.
             if p.cwd.as_deref() != Some(header.cwd.as_str()) {
-                return LineOutcome::Malformed;
+                return false;
             }
             e.model = p.model.as_deref().map(str::to_owned);
         }
@@ -318,17 +342,20 @@ pub fn parse_line(
         }
         EntryKind::Message => {
             e.line_sha256 = Some(digest.hex());
-            if matches!(kind, Some("function_call" | "custom_tool_call")) {
+            if matches!(
+                p.kind.as_deref(),
+                Some("function_call" | "custom_tool_call")
+            ) {
                 e.role = Some(role::ASSISTANT.to_owned());
                 e.has_tool_call = true;
                 e.call_id = p.call_id.as_deref().map(str::to_owned);
             } else {
-                fill_message(&mut e, p);
+                fill_message(e, p);
             }
         }
         _ => {}
     }
-    LineOutcome::Entry(Box::new(e))
+    true
 }
 
 /// What kind of entry a line other than `session_meta` is; `None` for Codex's own bookkeeping.
@@ -505,6 +532,27 @@ struct Turn<'e> {
 ///
 /// `malformed_lines` taint the run open at that point of the file; `torn_tail` taints the last.
 pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
+    let (order, mut turns) = group_turns(entries);
+    drop_reported_calls(&mut turns);
+    let saved_model = order
+        .iter()
+        .rev()
+        .filter_map(|id| turns.get(id)?.context?.model.clone())
+        .next();
+    let mut runs = runs_in_order(&order, &turns);
+    taint(&mut runs, malformed_lines, torn_tail);
+    Branch {
+        leaf_id: entries.last().map(|e| e.id.clone()),
+        runs,
+        complete: true,
+        session_name: None,
+        saved_model,
+    }
+}
+
+/// The turns of `entries` by turn id, and their ids in the order they first appear; a line
+/// belongs to the turn it names, wherever it falls in the file.
+fn group_turns(entries: &[EntrySummary]) -> (Vec<&str>, HashMap<&str, Turn<'_>>) {
     let mut order: Vec<&str> = Vec::new();
     let mut turns: HashMap<&str, Turn<'_>> = HashMap::new();
     for e in entries {
@@ -531,7 +579,12 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
             _ => {}
         }
     }
-    // A command Codex reports of a call the model made is that call, not an event of its own.
+    (order, turns)
+}
+
+/// Drops from each turn's events the commands Codex reports of a call the model made: such a
+/// command is that call, not an event of its own.
+fn drop_reported_calls(turns: &mut HashMap<&str, Turn<'_>>) {
     for t in turns.values_mut() {
         let calls: HashSet<&str> = t
             .events
@@ -544,20 +597,19 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
                 || e.call_id.as_deref().is_none_or(|c| !calls.contains(c))
         });
     }
-    // Events in run order: the sequence numbers and masking context follow it.
+}
+
+/// The runs of the turns `order` names, numbered and given their context by the events of all
+/// turns in run order (not file order).
+fn runs_in_order(order: &[&str], turns: &HashMap<&str, Turn<'_>>) -> Vec<Run> {
     let messages: Vec<&EntrySummary> = order
         .iter()
         .filter_map(|id| turns.get(id))
         .flat_map(|t| t.events.iter().copied())
         .collect();
-    let saved_model = order
-        .iter()
-        .rev()
-        .filter_map(|id| turns.get(id)?.context?.model.clone())
-        .next();
     let mut runs = Vec::new();
     let mut before = 0usize;
-    for id in &order {
+    for id in order {
         let Some(t) = turns.get(id) else { continue };
         let count = t.events.len();
         let mut run = run_of(id, t);
@@ -572,14 +624,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         before += count;
         runs.push(run);
     }
-    taint(&mut runs, malformed_lines, torn_tail);
-    Branch {
-        leaf_id: entries.last().map(|e| e.id.clone()),
-        runs,
-        complete: true,
-        session_name: None,
-        saved_model,
-    }
+    runs
 }
 
 fn run_of(turn_id: &str, t: &Turn<'_>) -> Run {

@@ -149,18 +149,20 @@ impl CodexSupervision {
             return Step::Nothing;
         }
         let before = (self.phase, self.runs.len());
-        let step = match event {
-            CodexEvent::ThreadStarted { thread_id } => match &self.thread_id {
-                None => {
-                    self.thread_id = Some(thread_id.clone());
-                    Step::Changed
-                }
-                Some(t) if t == thread_id => Step::Nothing,
-                Some(_) => {
-                    self.broken = true;
-                    Step::Nothing
-                }
-            },
+        let step = self.transition(event);
+        if !self.runs.is_empty() {
+            self.phase = Some(self.current_phase());
+        }
+        match step {
+            Step::Nothing if before != (self.phase, self.runs.len()) => Step::Changed,
+            s => s,
+        }
+    }
+
+    /// What `event` does to the thread and its runs; the phase is derived from them after.
+    fn transition(&mut self, event: &CodexEvent) -> Step {
+        match event {
+            CodexEvent::ThreadStarted { thread_id } => self.thread_started(thread_id),
             CodexEvent::TurnStarted => {
                 // A turn still open never ended on the stream: it stays without an end.
                 self.open_items.clear();
@@ -187,38 +189,47 @@ impl CodexSupervision {
                 }
                 Step::Nothing
             }
-            CodexEvent::TurnCompleted | CodexEvent::TurnFailed { .. } => {
-                self.open_items.clear();
-                let end = match event {
-                    CodexEvent::TurnFailed { message } => TurnEnd::Failed(message.clone()),
-                    _ => TurnEnd::Completed,
-                };
-                match self.open_run() {
-                    Some(run) => {
-                        run.end = Some(end);
-                        let settle = run.candidate().is_some();
-                        let n = self.runs.len() - 1;
-                        if settle {
-                            Step::Settle(n)
-                        } else {
-                            Step::Changed
-                        }
-                    }
-                    // An end without a turn: not one `codex exec` stream.
-                    None => {
-                        self.broken = true;
-                        Step::Nothing
-                    }
+            CodexEvent::TurnCompleted => self.turn_ended(TurnEnd::Completed),
+            CodexEvent::TurnFailed { message } => self.turn_ended(TurnEnd::Failed(message.clone())),
+            CodexEvent::Ignored => Step::Nothing,
+        }
+    }
+
+    /// `thread.started`: the stream's thread, named once; another one breaks the stream.
+    fn thread_started(&mut self, thread_id: &str) -> Step {
+        match &self.thread_id {
+            None => {
+                self.thread_id = Some(thread_id.to_owned());
+                Step::Changed
+            }
+            Some(t) if t == thread_id => Step::Nothing,
+            Some(_) => {
+                self.broken = true;
+                Step::Nothing
+            }
+        }
+    }
+
+    /// `turn.completed` or `turn.failed`: the open run ends as `end`, and settles if that gave it
+    /// a candidate answer.
+    fn turn_ended(&mut self, end: TurnEnd) -> Step {
+        self.open_items.clear();
+        match self.open_run() {
+            Some(run) => {
+                run.end = Some(end);
+                let settle = run.candidate().is_some();
+                let n = self.runs.len() - 1;
+                if settle {
+                    Step::Settle(n)
+                } else {
+                    Step::Changed
                 }
             }
-            CodexEvent::Ignored => Step::Nothing,
-        };
-        if !self.runs.is_empty() {
-            self.phase = Some(self.current_phase());
-        }
-        match step {
-            Step::Nothing if before != (self.phase, self.runs.len()) => Step::Changed,
-            s => s,
+            // An end without a turn: not one `codex exec` stream.
+            None => {
+                self.broken = true;
+                Step::Nothing
+            }
         }
     }
 

@@ -113,54 +113,20 @@ pub fn parse(line: &[u8]) -> Result<Event, Fault> {
     let v: Value = serde_json::from_slice(line).map_err(|_| Fault)?;
     let kind = str_of(&v, "type").ok_or(Fault)?;
     Ok(match kind {
-        "session" => Event::Header(StreamHeader {
-            session_id: str_of(&v, "id").ok_or(Fault)?.to_owned(),
-            cwd: str_of(&v, "cwd").ok_or(Fault)?.to_owned(),
-            version: v.get("version").and_then(Value::as_u64).unwrap_or(1),
-        }),
+        "session" => header_of(&v)?,
         "agent_start" => Event::AgentStart,
-        "agent_end" => {
-            let messages = v.get("messages").and_then(Value::as_array).ok_or(Fault)?;
-            let last_stop = messages
-                .iter()
-                .rev()
-                .find(|m| str_of(m, "role") == Some("assistant"))
-                .and_then(|m| str_of(m, "stopReason"))
-                .map(str::to_owned);
-            Event::AgentEnd { last_stop }
-        }
+        "agent_end" => agent_end_of(&v)?,
         "agent_settled" => Event::AgentSettled,
-        "message_end" => {
-            let message = v.get("message").ok_or(Fault)?;
-            match str_of(message, "role") {
-                Some("user") => Event::UserMessage {
-                    message_sha256: message_sha256(message),
-                },
-                Some("assistant") => Event::AssistantMessage {
-                    stop: str_of(message, "stopReason").map(str::to_owned),
-                    candidate: candidate_of(message),
-                },
-                Some(_) => Event::OtherMessageEnd,
-                None => return Err(Fault),
-            }
-        }
-        "message_update" => {
-            let e = v.get("assistantMessageEvent");
-            match e.and_then(|e| str_of(e, "type")) {
-                Some("text_delta") => {
-                    Event::TextDelta(e.and_then(|e| str_of(e, "delta")).unwrap_or("").to_owned())
-                }
-                _ => Event::Ignored,
-            }
-        }
+        "message_end" => message_end_of(&v)?,
+        "message_update" => message_update_of(&v),
         "tool_execution_start" => Event::ToolStart {
-            id: str_of(&v, "toolCallId").ok_or(Fault)?.to_owned(),
-            name: str_of(&v, "toolName").unwrap_or("tool").to_owned(),
+            id: tool_call_id(&v)?,
+            name: tool_name(&v),
             detail: tool_detail(v.get("args")),
         },
         "tool_execution_end" => Event::ToolEnd {
-            id: str_of(&v, "toolCallId").ok_or(Fault)?.to_owned(),
-            name: str_of(&v, "toolName").unwrap_or("tool").to_owned(),
+            id: tool_call_id(&v)?,
+            name: tool_name(&v),
             is_error: v.get("isError").and_then(Value::as_bool).unwrap_or(false),
         },
         "auto_retry_start" => Event::RetryStart {
@@ -183,4 +149,65 @@ pub fn parse(line: &[u8]) -> Result<Event, Fault> {
         }
         _ => Event::Ignored,
     })
+}
+
+/// `session`: the header, which must name the session and its cwd (a Pi without `version` is
+/// version 1).
+fn header_of(v: &Value) -> Result<Event, Fault> {
+    Ok(Event::Header(StreamHeader {
+        session_id: str_of(v, "id").ok_or(Fault)?.to_owned(),
+        cwd: str_of(v, "cwd").ok_or(Fault)?.to_owned(),
+        version: v.get("version").and_then(Value::as_u64).unwrap_or(1),
+    }))
+}
+
+/// `agent_end`: the stop reason of the loop's last assistant message; its messages must be a
+/// list.
+fn agent_end_of(v: &Value) -> Result<Event, Fault> {
+    let messages = v.get("messages").and_then(Value::as_array).ok_or(Fault)?;
+    let last_stop = messages
+        .iter()
+        .rev()
+        .find(|m| str_of(m, "role") == Some("assistant"))
+        .and_then(|m| str_of(m, "stopReason"))
+        .map(str::to_owned);
+    Ok(Event::AgentEnd { last_stop })
+}
+
+/// `message_end`: a prompt, an assistant message (a candidate answer, if it can be one), or
+/// another role's; a message without a role is a fault.
+fn message_end_of(v: &Value) -> Result<Event, Fault> {
+    let message = v.get("message").ok_or(Fault)?;
+    Ok(match str_of(message, "role") {
+        Some("user") => Event::UserMessage {
+            message_sha256: message_sha256(message),
+        },
+        Some("assistant") => Event::AssistantMessage {
+            stop: str_of(message, "stopReason").map(str::to_owned),
+            candidate: candidate_of(message),
+        },
+        Some(_) => Event::OtherMessageEnd,
+        None => return Err(Fault),
+    })
+}
+
+/// `message_update`: only a text delta is shown (on the terminal); any other update is ignored.
+fn message_update_of(v: &Value) -> Event {
+    let e = v.get("assistantMessageEvent");
+    match e.and_then(|e| str_of(e, "type")) {
+        Some("text_delta") => {
+            Event::TextDelta(e.and_then(|e| str_of(e, "delta")).unwrap_or("").to_owned())
+        }
+        _ => Event::Ignored,
+    }
+}
+
+/// The id a tool event must carry: what pairs its start with its end.
+fn tool_call_id(v: &Value) -> Result<String, Fault> {
+    Ok(str_of(v, "toolCallId").ok_or(Fault)?.to_owned())
+}
+
+/// The tool a tool event names, `tool` when it names none (only shown on the terminal).
+fn tool_name(v: &Value) -> String {
+    str_of(v, "toolName").unwrap_or("tool").to_owned()
 }

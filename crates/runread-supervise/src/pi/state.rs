@@ -93,31 +93,30 @@ impl Supervision {
             return Step::Nothing;
         }
         let before = (self.phase, self.runs.len(), self.queued);
-        let step = match event {
-            Event::Header(h) => {
-                if self.header.is_some() {
-                    self.broken = true;
-                } else {
-                    self.header = Some(h.clone());
-                }
-                Step::Changed
-            }
+        let step = self.transition(event);
+        if !self.runs.is_empty() {
+            self.phase = Some(self.current_phase());
+        }
+        match step {
+            Step::Nothing if before != (self.phase, self.runs.len(), self.queued) => Step::Changed,
+            s => s,
+        }
+    }
+
+    /// What `event` does to the session and its runs; the phase is derived from them after.
+    fn transition(&mut self, event: &Event) -> Step {
+        match event {
+            Event::Header(h) => self.header_seen(h),
             Event::UserMessage { message_sha256 } => self.start_run(message_sha256),
             Event::AssistantMessage { stop, candidate } => {
                 if let Some(run) = self.runs.last_mut() {
                     run.last_stop = stop.clone();
                     // A later message supersedes an earlier candidate, also with `None`.
                     run.candidate = candidate.clone();
-                    run.ended = false;
                 }
-                Step::Changed
+                self.reopen()
             }
-            Event::AgentStart => {
-                if let Some(run) = self.runs.last_mut() {
-                    run.ended = false;
-                }
-                Step::Changed
-            }
+            Event::AgentStart => self.reopen(),
             Event::AgentEnd { .. } => self.agent_end(),
             Event::AgentSettled => match self.runs.len().checked_sub(1) {
                 Some(n) => self.settle_step(n),
@@ -133,10 +132,7 @@ impl Supervision {
             }
             Event::RetryStart { .. } => {
                 self.retrying = true;
-                if let Some(run) = self.runs.last_mut() {
-                    run.ended = false;
-                }
-                Step::Changed
+                self.reopen()
             }
             Event::RetryEnd { .. } => {
                 self.retrying = false;
@@ -146,26 +142,41 @@ impl Supervision {
                 self.compacting = true;
                 Step::Changed
             }
-            Event::CompactionEnd { will_retry } => {
-                self.compacting = false;
-                if *will_retry && let Some(run) = self.runs.last_mut() {
-                    run.ended = false;
-                }
-                Step::Changed
-            }
+            Event::CompactionEnd { will_retry } => self.compaction_end(*will_retry),
             Event::Queue { pending } => {
                 self.queued = *pending;
                 Step::Changed
             }
             Event::OtherMessageEnd | Event::TextDelta(_) | Event::Ignored => Step::Nothing,
-        };
-        if !self.runs.is_empty() {
-            self.phase = Some(self.current_phase());
         }
-        match step {
-            Step::Nothing if before != (self.phase, self.runs.len(), self.queued) => Step::Changed,
-            s => s,
+    }
+
+    /// The stream's header: the session, named once; a second one breaks the stream.
+    fn header_seen(&mut self, h: &StreamHeader) -> Step {
+        if self.header.is_some() {
+            self.broken = true;
+        } else {
+            self.header = Some(h.clone());
         }
+        Step::Changed
+    }
+
+    /// The agent goes on with the last run (another message, loop, or retry): it has not ended,
+    /// whatever an earlier `agent_end` said.
+    fn reopen(&mut self) -> Step {
+        if let Some(run) = self.runs.last_mut() {
+            run.ended = false;
+        }
+        Step::Changed
+    }
+
+    /// Compaction is over; a compaction that retries the prompt reopens the last run.
+    fn compaction_end(&mut self, will_retry: bool) -> Step {
+        self.compacting = false;
+        if will_retry {
+            return self.reopen();
+        }
+        Step::Changed
     }
 
     /// A prompt: a run of its own starts.
