@@ -293,85 +293,115 @@ async fn run(
         return Err(Refusal::InvalidRequest);
     }
     let c2 = c.clone();
-    let view = blocking(move || {
-        let run = c2
-            .owner
-            .store()
-            .run(&q.session, q.generation, &q.run)
-            .map_err(store_err)?
-            .ok_or(Refusal::NotFound)?;
-        let t = run.target.clone();
-        let now = now_ms();
-        fn preview<T: outputs::ToolOutput>(
-            c: &Console,
-            t: &Target,
-            args: Value,
-            now: i64,
-        ) -> Result<Previewed<T>, &'static str> {
-            c.owner
-                .preview_as::<T>(t, args, now)
-                .map_err(|e| e.as_str())
-        }
-        let mut history_args = json!({"limit": HISTORY_PAGE_MAX});
-        if let (Some(cur), Value::Object(m)) = (&q.history, &mut history_args) {
-            m.insert("cursor".into(), json!(cur));
-        }
-        let history = preview::<outputs::History>(&c2, &t, history_args, now);
-        let history_cursor = history
-            .as_ref()
-            .ok()
-            .and_then(|h| h.output.next_cursor.clone());
-        let times = c2
-            .owner
-            .event_times(&t)
-            .map(|v| {
-                v.into_iter()
-                    .filter_map(|(seq, at)| Some((seq, at?)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let grants = c2
-            .owner
-            .store()
-            .grants()
-            .map_err(store_err)?
-            .into_iter()
-            .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
-            .collect();
-        let grants = shown_grants(&c2, grants)?;
-        let kept = c2
-            .owner
-            .store()
-            .snapshots()
-            .map_err(store_err)?
-            .into_iter()
-            .find(|k| {
-                k.session_id == t.session_id && k.generation == t.generation && k.run_id == t.run_id
-            })
-            .map(|k| c2.owner.shown(k))
-            .transpose()
-            .map_err(|_| Refusal::Unavailable)?;
-        let readers = live_reader_names(&c2)?;
-        let run = c2
-            .owner
-            .shown_run(run, now)
-            .map_err(|_| Refusal::Unavailable)?;
-        Ok(RunView {
-            readers,
-            answer: read_answer(&c2, &t, now),
-            history,
-            times,
-            work_state: preview(&c2, &t, json!({}), now),
-            metadata: preview(&c2, &t, json!({}), now),
-            artifacts: preview(&c2, &t, json!({}), now),
-            grants,
-            kept,
-            history_cursor,
-            run,
-        })
-    })
-    .await?;
+    let view = blocking(move || run_view(&c2, &q)).await?;
     Ok(owner.page(pages::run(s, &view, now_ms())))
+}
+
+/// The run page's view: each part as a reader would be served it, apart, so that a part a reader
+/// would be refused leaves the others shown; and what the owner has shared of the run.
+fn run_view(c: &Console, q: &RunQuery) -> Result<RunView, Refusal> {
+    let run = c
+        .owner
+        .store()
+        .run(&q.session, q.generation, &q.run)
+        .map_err(store_err)?
+        .ok_or(Refusal::NotFound)?;
+    let t = run.target.clone();
+    let now = now_ms();
+    let history = preview::<outputs::History>(c, &t, history_args(q.history.as_deref()), now);
+    let history_cursor = history
+        .as_ref()
+        .ok()
+        .and_then(|h| h.output.next_cursor.clone());
+    let times = event_times(c, &t);
+    let grants = run_grants(c, &t)?;
+    let kept = kept_snapshot(c, &t)?;
+    let readers = live_reader_names(c)?;
+    let run = c
+        .owner
+        .shown_run(run, now)
+        .map_err(|_| Refusal::Unavailable)?;
+    Ok(RunView {
+        readers,
+        answer: read_answer(c, &t, now),
+        history,
+        times,
+        work_state: preview(c, &t, json!({}), now),
+        metadata: preview(c, &t, json!({}), now),
+        artifacts: preview(c, &t, json!({}), now),
+        grants,
+        kept,
+        history_cursor,
+        run,
+    })
+}
+
+/// A tool's output for `t` as a reader would be served it now, or the code a reader would be
+/// refused with (the page says so in that part's place).
+fn preview<T: outputs::ToolOutput>(
+    c: &Console,
+    t: &Target,
+    args: Value,
+    now: i64,
+) -> Result<Previewed<T>, &'static str> {
+    c.owner
+        .preview_as::<T>(t, args, now)
+        .map_err(|e| e.as_str())
+}
+
+/// The history tool's arguments: the longest page a reader may ask for, from `cursor` when the
+/// owner paged on.
+fn history_args(cursor: Option<&str>) -> Value {
+    let mut args = json!({"limit": HISTORY_PAGE_MAX});
+    if let (Some(cur), Value::Object(m)) = (cursor, &mut args) {
+        m.insert("cursor".into(), json!(cur));
+    }
+    args
+}
+
+/// When each event of `t` happened, for the events whose time is known. None when they cannot be
+/// read: the timeline is still worth showing without them.
+fn event_times(c: &Console, t: &Target) -> std::collections::HashMap<u64, String> {
+    c.owner
+        .event_times(t)
+        .map(|v| {
+            v.into_iter()
+                .filter_map(|(seq, at)| Some((seq, at?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The grants of the run `t`, matched by session and run id alone (so in every generation of its
+/// session), as the owner is shown them.
+fn run_grants(c: &Console, t: &Target) -> Result<Vec<MaskedView<Grant>>, Refusal> {
+    let grants = c
+        .owner
+        .store()
+        .grants()
+        .map_err(store_err)?
+        .into_iter()
+        .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
+        .collect();
+    shown_grants(c, grants)
+}
+
+/// The sealed copy of `t`'s evidence, if one is kept, as the owner is shown it.
+fn kept_snapshot(
+    c: &Console,
+    t: &Target,
+) -> Result<Option<MaskedView<runread_store::SnapshotSummary>>, Refusal> {
+    c.owner
+        .store()
+        .snapshots()
+        .map_err(store_err)?
+        .into_iter()
+        .find(|k| {
+            k.session_id == t.session_id && k.generation == t.generation && k.run_id == t.run_id
+        })
+        .map(|k| c.owner.shown(k))
+        .transpose()
+        .map_err(|_| Refusal::Unavailable)
 }
 
 // ---- grants ----

@@ -242,7 +242,10 @@ impl ServerHandler for RunreadHandler {
         if let Some(task) = self.deferred(&ctx, &key, &request.name, &args).await {
             return Ok(CallToolResponse::Task(task));
         }
-        if let Err(code) = self.wait_if_it_waits(&ctx, &key, &request.name, &args).await {
+        if let Err(code) = self
+            .wait_if_it_waits(&ctx, &key, &request.name, &args)
+            .await
+        {
             return Ok(error_result(code).into());
         }
         let outcome = self

@@ -13,7 +13,7 @@ pub mod source;
 pub mod supervised;
 pub mod values;
 
-pub use reading::{Config, Reading};
 pub(crate) use reading::unavailable;
 #[cfg(test)]
 pub(crate) use reading::wait_slots;
+pub use reading::{Config, Reading};

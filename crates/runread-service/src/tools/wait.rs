@@ -16,9 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use runread_core::envelope::Trust;
-use runread_core::limits::{
-    WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS,
-};
+use runread_core::limits::{WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS};
 use runread_core::{ErrorCode, Feature, Target};
 use runread_sessions::RunStatus;
 use runread_store::changes::Change;
