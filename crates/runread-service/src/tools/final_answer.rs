@@ -102,6 +102,32 @@ pub(crate) struct Reader {
     now_ms: i64,
 }
 
+/// What one published answer is cached under: the run, its final entry, and the digests of the
+/// lines it is masked with. The answer is masked with the texts around it (a secret split across
+/// its edge is masked on both sides); a new text after it (the next run) makes a new version.
+fn answer_key(run: &RunRecord) -> AnswerKey {
+    let ctx = &run.run;
+    let mut version = String::new();
+    for sha in ctx
+        .answer_before
+        .lines
+        .iter()
+        .map(|r| &r.line.sha256)
+        .chain(ctx.final_lines.iter().map(|l| &l.sha256))
+        .chain(ctx.context_after.lines.iter().map(|r| &r.line.sha256))
+    {
+        version.push_str(sha);
+        version.push('\n');
+    }
+    AnswerKey {
+        session_id: run.target.session_id.clone(),
+        generation: run.target.generation,
+        run_id: run.target.run_id.clone(),
+        final_entry_id: run.run.final_entry_id.clone().unwrap_or_default(),
+        lines_sha256: runread_core::sha256_hex(version.as_bytes()),
+    }
+}
+
 impl Reader {
     /// The answer read back from the session file and published (masked), or the state that
     /// stands instead: `Unknown` when the file no longer holds the line as ingested, or the text
@@ -123,51 +149,11 @@ impl Reader {
             .map(|l| opened.line(l))
             .collect::<Result<_, _>>()
             .map_err(|_| State::Unknown)?;
-        // The answer is masked with the texts around it (a secret split across its edge is
-        // masked on both sides); a new text after it (the next run) makes a new version.
-        let ctx = &run.run;
-        let mut version = String::new();
-        for sha in ctx
-            .answer_before
-            .lines
-            .iter()
-            .map(|r| &r.line.sha256)
-            .chain(lines.iter().map(|l| &l.sha256))
-            .chain(ctx.context_after.lines.iter().map(|r| &r.line.sha256))
-        {
-            version.push_str(sha);
-            version.push('\n');
-        }
-        let key = AnswerKey {
-            session_id: run.target.session_id.clone(),
-            generation: run.target.generation,
-            run_id: run.target.run_id.clone(),
-            final_entry_id: run.run.final_entry_id.clone().unwrap_or_default(),
-            lines_sha256: runread_core::sha256_hex(version.as_bytes()),
-        };
+        let key = answer_key(run);
         let published = match self.published.get(&key, &self.redactor) {
             Some(p) => p,
             None => {
-                // The answer is its lines' texts, joined by a newline (one line for Pi; one per
-                // text block of the final response for Claude Code).
-                let texts: Vec<String> = bytes
-                    .iter()
-                    .map(|b| {
-                        runread_sessions::message_view(self.source.agent, b).and_then(|v| v.answer)
-                    })
-                    .collect::<Option<_>>()
-                    .ok_or(State::Unknown)?;
-                let digests: Vec<String> = texts
-                    .iter()
-                    .map(|t| runread_core::sha256_hex(t.as_bytes()))
-                    .collect();
-                let text = texts.join("\n");
-                if text.len() as u64 != run.run.final_bytes
-                    || run.run.final_text_sha256.as_deref()
-                        != Some(answer_digest(digests.iter().map(String::as_str)).as_str())
-                {
-                    return Err(State::Unknown);
-                }
+                let text = self.answer_text(&bytes)?;
                 let masked = self
                     .mask_in_context(&opened, &text)
                     .map_err(|_| State::Unknown)?;
@@ -189,6 +175,30 @@ impl Reader {
     /// a secret split across its edge is masked. An edge whose neighbouring text could not be
     /// read is masked conservatively (a start that could end a secret, an end that could begin
     /// one).
+    /// The answer as its lines say it: their texts joined by a newline (one line for Pi; one per
+    /// text block of the final response for Claude Code), checked against the length and digest
+    /// the index took.
+    fn answer_text(&self, bytes: &[Vec<u8>]) -> Result<String, State> {
+        let run = &self.evidence.run.run;
+        let texts: Vec<String> = bytes
+            .iter()
+            .map(|b| runread_sessions::message_view(self.source.agent, b).and_then(|v| v.answer))
+            .collect::<Option<_>>()
+            .ok_or(State::Unknown)?;
+        let digests: Vec<String> = texts
+            .iter()
+            .map(|t| runread_core::sha256_hex(t.as_bytes()))
+            .collect();
+        let text = texts.join("\n");
+        if text.len() as u64 != run.final_bytes
+            || run.final_text_sha256.as_deref()
+                != Some(answer_digest(digests.iter().map(String::as_str)).as_str())
+        {
+            return Err(State::Unknown);
+        }
+        Ok(text)
+    }
+
     fn mask_in_context(&self, opened: &Opened, text: &str) -> Result<String, SourceError> {
         let run = &self.evidence.run.run;
         let mut budget = ANSWER_CONTEXT_READ_MAX_BYTES as u64;

@@ -63,6 +63,16 @@ pub(crate) struct Reader {
     pub fork: Option<crate::evidence::fork::Fork>,
 }
 
+impl Sourced {
+    /// `value`, recorded by `source`.
+    fn of(value: Option<String>, source: &str) -> Sourced {
+        Sourced {
+            value,
+            source: source.to_owned(),
+        }
+    }
+}
+
 fn metadata(r: &Reader) -> Output {
     let records = Records::of(r.run.agent);
     let src = records.metadata;
@@ -102,23 +112,19 @@ fn metadata(r: &Reader) -> Output {
             _ => (None, source),
         },
     };
-    let sourced = |value: Option<String>, source: &str| Sourced {
-        value,
-        source: source.to_owned(),
-    };
-    let mut out = Output {
+    let out = Output {
         agent: r.run.agent,
-        workspace_name: sourced(Some(r.run.workspace_name.clone()), "registration"),
-        workspace_path: sourced(Some(r.run.workspace_path.clone()), "registration"),
-        session_name: sourced(r.session.session_name.clone(), "session_info"),
-        saved_model: sourced(r.session.saved_model.clone(), src.saved_model),
-        run_model: sourced(run_model, src.run_model),
-        model_provider: sourced(provider, provider_source),
-        cwd: sourced(cwd, cwd_source),
-        git_branch: sourced(branch, branch_source),
-        agent_version: sourced(version, version_source),
-        parent_session: sourced(r.session.header.parent_session.clone(), src.header_line),
-        inherited_history: sourced(
+        workspace_name: Sourced::of(Some(r.run.workspace_name.clone()), "registration"),
+        workspace_path: Sourced::of(Some(r.run.workspace_path.clone()), "registration"),
+        session_name: Sourced::of(r.session.session_name.clone(), "session_info"),
+        saved_model: Sourced::of(r.session.saved_model.clone(), src.saved_model),
+        run_model: Sourced::of(run_model, src.run_model),
+        model_provider: Sourced::of(provider, provider_source),
+        cwd: Sourced::of(cwd, cwd_source),
+        git_branch: Sourced::of(branch, branch_source),
+        agent_version: Sourced::of(version, version_source),
+        parent_session: Sourced::of(r.session.header.parent_session.clone(), src.header_line),
+        inherited_history: Sourced::of(
             r.fork.as_ref().map(|f| f.inherited.as_str().to_owned()),
             "parent_file",
         ),
@@ -126,6 +132,11 @@ fn metadata(r: &Reader) -> Output {
         usage: Usage::of(r.run.run.usage.as_ref()),
         unknown_fields: vec![],
     };
+    with_unknown_fields(out)
+}
+
+/// `out` with the names of its fields whose value is not known.
+fn with_unknown_fields(mut out: Output) -> Output {
     out.unknown_fields = out
         .sourced()
         .iter()

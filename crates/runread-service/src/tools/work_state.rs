@@ -334,6 +334,53 @@ fn coverage(complete: bool, reason: &'static str) -> Covered {
     }
 }
 
+/// The aggregate over the run's children as its records show them, and the coverage of
+/// subagents: `foreground` is the run's own state, `fresh` whether what was seen is recent enough
+/// to be a claim.
+fn passive_aggregate(r: &Reader, foreground: WorkState, fresh: bool) -> (Aggregate, Covered) {
+    let Some(c) = children_of(r) else {
+        // Passive evidence of an agent that keeps no child records observes no children; an
+        // aggregate over unobserved kinds is not known.
+        return (
+            Aggregate {
+                state: WorkState::Unknown,
+                children: vec![],
+                failed_children: 0,
+                cancelled_children: 0,
+                unknown_children: 0,
+                running_children: 0,
+                background_processes: None,
+            },
+            coverage(false, unobserved_children(r.run.agent, false)),
+        );
+    };
+    let running = c.count(WorkState::Running);
+    let unknown = c.count(WorkState::Unknown);
+    // The aggregate over what the records show: children still working keep it running.
+    // Processes and queued prompts stay unobserved (their coverage says so).
+    let state = if !fresh {
+        WorkState::Unknown
+    } else if running > 0 || matches!(foreground, WorkState::Running | WorkState::Waiting) {
+        WorkState::Running
+    } else if unknown > 0 || !c.complete {
+        WorkState::Unknown
+    } else {
+        foreground
+    };
+    (
+        Aggregate {
+            state,
+            children: c.listed(),
+            failed_children: 0,
+            cancelled_children: 0,
+            unknown_children: unknown,
+            running_children: running,
+            background_processes: None,
+        },
+        coverage(c.complete, c.reason),
+    )
+}
+
 /// Work state from the session file alone.
 fn execute_passive(r: &Reader) -> Output {
     let observed = r.session.ingested_at_ms;
@@ -348,49 +395,7 @@ fn execute_passive(r: &Reader) -> Output {
     };
     // Older than the freshness window: what was seen is no longer a claim.
     let foreground = if fresh { seen } else { WorkState::Unknown };
-    let (aggregate, subagents) = match children_of(r) {
-        // Passive evidence of an agent that keeps no child records observes no children; an
-        // aggregate over unobserved kinds is not known.
-        None => (
-            Aggregate {
-                state: WorkState::Unknown,
-                children: vec![],
-                failed_children: 0,
-                cancelled_children: 0,
-                unknown_children: 0,
-                running_children: 0,
-                background_processes: None,
-            },
-            coverage(false, unobserved_children(r.run.agent, false)),
-        ),
-        Some(c) => {
-            let running = c.count(WorkState::Running);
-            let unknown = c.count(WorkState::Unknown);
-            // The aggregate over what the records show: children still working keep it running.
-            // Processes and queued prompts stay unobserved (their coverage says so).
-            let state = if !fresh {
-                WorkState::Unknown
-            } else if running > 0 || matches!(foreground, WorkState::Running | WorkState::Waiting) {
-                WorkState::Running
-            } else if unknown > 0 || !c.complete {
-                WorkState::Unknown
-            } else {
-                foreground
-            };
-            (
-                Aggregate {
-                    state,
-                    children: c.listed(),
-                    failed_children: 0,
-                    cancelled_children: 0,
-                    unknown_children: unknown,
-                    running_children: running,
-                    background_processes: None,
-                },
-                coverage(c.complete, c.reason),
-            )
-        }
-    };
+    let (aggregate, subagents) = passive_aggregate(r, foreground, fresh);
     Output {
         foreground: ForegroundState {
             state: foreground,
