@@ -22,6 +22,16 @@ use runread_core::Feature;
 use runread_service::{Config, Service, tools};
 use runread_store::Store;
 use runread_store::changes::Change;
+#[cfg(feature = "postgres")]
+use runread_testkit::pg::PgDb;
+
+/// A build without the `postgres` feature has no database for a round: no value of this type.
+#[cfg(not(feature = "postgres"))]
+enum PgDb {}
+
+/// What `--pg` gets from a build without the `postgres` feature.
+const NO_POSTGRES: &str = "this runread-bench was built without PostgreSQL support (cargo feature \
+     `postgres`): no PostgreSQL rows";
 
 /// Where a round's commit comes from and how the waiting store hears of it.
 #[derive(Clone, Copy)]
@@ -48,8 +58,7 @@ type Pair = (Arc<dyn Store>, Arc<dyn Store>);
 
 /// The committing store and the waiting one (the same for SQLite in one process); PostgreSQL's
 /// on a database of the round's own (`RUNREAD_TEST_PG`'s server, as the tests).
-fn stores(way: Way, dir: &Path, pg: Option<&runread_testkit::pg::PgDb>) -> Result<Pair, String> {
-    use runread_store::postgres::PostgresStore;
+fn stores(way: Way, dir: &Path, pg: Option<&PgDb>) -> Result<Pair, String> {
     use runread_store::sqlite::SqliteStore;
     let sqlite = |p: &Path| -> Result<Arc<dyn Store>, String> {
         Ok(Arc::new(SqliteStore::open(p).map_err(|e| e.to_string())?))
@@ -61,7 +70,9 @@ fn stores(way: Way, dir: &Path, pg: Option<&runread_testkit::pg::PgDb>) -> Resul
             (s.clone(), s)
         }
         (Way::SqliteOtherProcess, _) => (sqlite(&db)?, sqlite(&db)?),
+        #[cfg(feature = "postgres")]
         (Way::PostgresNotify | Way::PostgresRecheck, Some(db)) => {
+            use runread_store::postgres::PostgresStore;
             let agent =
                 PostgresStore::connect_as(&db.url, "bench-agent").map_err(|e| e.to_string())?;
             let gateway =
@@ -71,14 +82,27 @@ fn stores(way: Way, dir: &Path, pg: Option<&runread_testkit::pg::PgDb>) -> Resul
             }
             (Arc::new(agent), Arc::new(gateway))
         }
+        #[cfg(not(feature = "postgres"))]
+        (_, Some(db)) => match *db {},
         (_, None) => return Err("--pg is needed for the PostgreSQL rows".into()),
     })
+}
+
+/// A database of the round's own.
+#[cfg(feature = "postgres")]
+fn fresh_db() -> Result<PgDb, String> {
+    Ok(PgDb::fresh())
+}
+
+#[cfg(not(feature = "postgres"))]
+fn fresh_db() -> Result<PgDb, String> {
+    Err(NO_POSTGRES.into())
 }
 
 /// A running run, a service waiting on it, and how to end the run.
 struct Scene {
     _dir: tempfile::TempDir,
-    _db: Option<runread_testkit::pg::PgDb>,
+    _db: Option<PgDb>,
     agent: Arc<dyn Store>,
     gateway: Arc<dyn Store>,
     keys: Arc<runread_keys::FileKeys>,
@@ -92,8 +116,11 @@ struct Scene {
 impl Scene {
     fn new(way: Way) -> Result<Scene, String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let db = matches!(way, Way::PostgresNotify | Way::PostgresRecheck)
-            .then(runread_testkit::pg::PgDb::fresh);
+        let db = if matches!(way, Way::PostgresNotify | Way::PostgresRecheck) {
+            Some(fresh_db()?)
+        } else {
+            None
+        };
         let ws = dir.path().join("workspace");
         let sessions = dir.path().join("sessions");
         std::fs::create_dir_all(&ws).map_err(|e| e.to_string())?;
@@ -315,6 +342,9 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 const HELD_WAITS: usize = 200;
 
 pub(crate) fn run(rounds: usize, pg: bool) -> Result<(), String> {
+    if pg && cfg!(not(feature = "postgres")) {
+        return Err(NO_POSTGRES.into());
+    }
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let (before, held) = held_memory(&rt, HELD_WAITS)?;
     let ways = [

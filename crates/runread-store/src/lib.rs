@@ -2,14 +2,15 @@
 //! workspaces, ingested sessions with their entries and runs, and grants.
 //!
 //! The store records and answers; it decides no policy (admission lives in `runread-service`).
-//! Implementations: [`sqlite::SqliteStore`] (embedded default, WAL) and
-//! [`postgres::PostgresStore`] (one database shared by several processes and hosts). Every implementation must
-//! pass the contract tests in `tests/suite/contract.rs`.
+//! Implementations: [`sqlite::SqliteStore`] (embedded default, WAL) and, with the `postgres`
+//! feature (on by default), [`postgres::PostgresStore`] (one database shared by several processes
+//! and hosts). Every implementation must pass the contract tests in `tests/suite/contract.rs`.
 #![forbid(unsafe_code)]
 
 pub mod changes;
 pub mod checkpoint;
 pub mod model;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
 #[cfg(test)]
@@ -17,6 +18,7 @@ mod testing;
 mod vocab;
 
 // Migration N means the same change in both stores, so both have the same number of them.
+#[cfg(feature = "postgres")]
 const _: () = assert!(sqlite::MIGRATIONS.len() == postgres::MIGRATIONS.len());
 
 pub use model::*;
@@ -84,6 +86,7 @@ impl From<rusqlite::Error> for StoreError {
 
 /// Only the SQLSTATE and the server's primary message are kept (never the statement, its
 /// parameters or the connection string), and only for the local log.
+#[cfg(feature = "postgres")]
 impl From<::postgres::Error> for StoreError {
     fn from(e: ::postgres::Error) -> Self {
         StoreError::Unavailable(postgres::describe(&e))

@@ -369,6 +369,42 @@ impl Pool {
     fn open_connection(&self) -> Result<Client> {
         dial(&self.config, &self.tls)
     }
+
+    /// A pool for the database at `url`, no connection opened yet: runread's connect timeout,
+    /// TCP user timeout and application name where the URL sets none, and keepalives always.
+    fn new(url: &str) -> Result<Pool> {
+        let tls::Connector {
+            mut config, tls, ..
+        } = tls::connector(url)?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(TCP_USER_TIMEOUT);
+        }
+        config.keepalives(true).keepalives_idle(KEEPALIVE_IDLE);
+        if config.get_application_name().is_none() {
+            config.application_name("runread");
+        }
+        Ok(Pool {
+            config,
+            tls,
+            state: Mutex::new(PoolState {
+                idle: Vec::new(),
+                open: 0,
+            }),
+            freed: Condvar::new(),
+        })
+    }
+
+    /// Applies pending migrations ([`migrate`]) on a connection of their own, closed afterwards
+    /// rather than pooled: it carries the longer migration timeouts.
+    fn apply_migrations(&self) -> Result<()> {
+        let mut client = self.open_connection()?;
+        let res = migrate(&mut client);
+        retire(vec![client]);
+        res.map_err(StoreError::from)
+    }
 }
 
 /// A new connection with runread's session settings (the pool's, and the change listener's).
@@ -431,6 +467,23 @@ fn backoff(attempt: u32) {
     std::thread::sleep(base + base.mul_f64(f64::from(jitter) / 255.0));
 }
 
+/// A store's change feed: its own commits, and, from the first wait on (unless the store was
+/// made deaf first), other processes' `NOTIFY`s through a listener on a connection of its own.
+fn listening_feed(
+    pool: &Pool,
+    origin: &str,
+    stop: &Arc<AtomicBool>,
+    deaf: &Arc<AtomicBool>,
+) -> crate::changes::ChangeFeed {
+    let (config, tls) = (pool.config.clone(), pool.tls.clone());
+    let (origin, stop, deaf) = (origin.to_owned(), stop.clone(), deaf.clone());
+    crate::changes::ChangeFeed::new(Some(Box::new(move |feed| {
+        if !deaf.load(Ordering::Acquire) {
+            listen::spawn(move || dial(&config, &tls), origin, feed, stop);
+        }
+    })))
+}
+
 pub struct PostgresStore {
     pool: Pool,
     host: String,
@@ -467,49 +520,15 @@ impl PostgresStore {
         if host.is_empty() || host.len() > HOST_MAX_BYTES || host.chars().any(char::is_control) {
             return Err(StoreError::Unavailable("invalid host name".into()));
         }
-        let tls::Connector {
-            mut config, tls, ..
-        } = tls::connector(url)?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
-        if config.get_tcp_user_timeout().is_none() {
-            config.tcp_user_timeout(TCP_USER_TIMEOUT);
-        }
-        config.keepalives(true).keepalives_idle(KEEPALIVE_IDLE);
-        if config.get_application_name().is_none() {
-            config.application_name("runread");
-        }
-        let pool = Pool {
-            config,
-            tls,
-            state: Mutex::new(PoolState {
-                idle: Vec::new(),
-                open: 0,
-            }),
-            freed: Condvar::new(),
-        };
-        {
-            let mut client = pool.open_connection()?;
-            let res = migrate(&mut client);
-            retire(vec![client]);
-            res?;
-        }
+        let pool = Pool::new(url)?;
+        pool.apply_migrations()?;
         let origin = hex::encode(
             runread_core::random_bytes::<8>()
                 .map_err(|e| StoreError::Unavailable(e.to_string()))?,
         );
         let stop_listening = Arc::new(AtomicBool::new(false));
         let deaf = Arc::new(AtomicBool::new(false));
-        let feed = {
-            let (config, tls) = (pool.config.clone(), pool.tls.clone());
-            let (origin, stop, deaf) = (origin.clone(), stop_listening.clone(), deaf.clone());
-            crate::changes::ChangeFeed::new(Some(Box::new(move |feed| {
-                if !deaf.load(Ordering::Acquire) {
-                    listen::spawn(move || dial(&config, &tls), origin, feed, stop);
-                }
-            })))
-        };
+        let feed = listening_feed(&pool, &origin, &stop_listening, &deaf);
         let mut store = PostgresStore {
             pool,
             host: host.to_owned(),
@@ -520,10 +539,17 @@ impl PostgresStore {
             stop_listening,
             deaf,
         };
+        (store.instance, store.cursor_key) = store.identity()?;
+        Ok(store)
+    }
+
+    /// The store's instance id and cursor key: made by the first process that starts on this
+    /// database, read by every later one.
+    fn identity(&self) -> Result<(String, CursorKey)> {
         let fresh_id = uuid::Uuid::new_v4().to_string();
         let fresh_key = runread_core::random_bytes::<32>()
             .map_err(|e| StoreError::Unavailable(e.to_string()))?;
-        let (instance, key) = store.tx(Mode::Write, |t| {
+        let (instance, key) = self.tx(Mode::Write, |t| {
             // ON CONFLICT DO NOTHING waits for a concurrent first start and keeps its values;
             // the SELECT (a new statement under READ COMMITTED) then sees them.
             t.execute(
@@ -546,14 +572,13 @@ impl PostgresStore {
             }
             Ok((instance, key))
         })?;
-        store.instance = instance
+        let instance = instance
             .and_then(|v| String::from_utf8(v).ok())
             .ok_or_else(|| StoreError::Corrupt("instance id".into()))?;
         let key = key
             .and_then(|v| <[u8; 32]>::try_from(v.as_slice()).ok())
             .ok_or_else(|| StoreError::Corrupt("cursor key".into()))?;
-        store.cursor_key = CursorKey::from_bytes(key);
-        Ok(store)
+        Ok((instance, CursorKey::from_bytes(key)))
     }
 
     /// The host this store writes workspaces and sessions for.
@@ -887,6 +912,141 @@ const INSERT_SESSION: &str = concat!(
     vocab::session_upsert!()
 );
 
+/// One ingest commit's rows as the statements take them, encoded once before the transaction
+/// (which may run several times).
+struct IngestRows<'c> {
+    /// The session row, its host last ([`INSERT_SESSION`]).
+    session: Vec<Value<'c>>,
+    /// (line, summary JSON), by line.
+    entries: Vec<(i64, String)>,
+    /// (run id, ord, status, run JSON, started ms), in the session's order.
+    runs: Vec<(String, i64, String, String, Option<i64>)>,
+    /// The `NOTIFY` payload that tells other processes the session changed.
+    notice: String,
+}
+
+impl<'c> IngestRows<'c> {
+    fn of(c: &'c IngestCommit, host: &'c str, origin: &str) -> Result<IngestRows<'c>> {
+        let s = &c.session;
+        let mut session = Vec::from(vocab::session_values(s)?);
+        session.push(Value::from(host));
+        // Later duplicates of a line win, as with SQLite's INSERT OR REPLACE.
+        let mut entries = std::collections::BTreeMap::new();
+        for e in &c.new_entries {
+            entries.insert(i64_of(e.line), serde_json::to_string(e)?);
+        }
+        let mut runs = Vec::with_capacity(c.runs.len());
+        for (ord, r) in c.runs.iter().enumerate() {
+            runs.push((
+                r.run_id.clone(),
+                vocab::ord_of(ord),
+                r.status.as_str().to_owned(),
+                serde_json::to_string(r)?,
+                crate::run_started_ms(r),
+            ));
+        }
+        Ok(IngestRows {
+            session,
+            entries: entries.into_iter().collect(),
+            runs,
+            notice: listen::payload(origin, &s.session_id),
+        })
+    }
+}
+
+/// One attempt of [`Index::commit_ingest`]'s transaction, its statements in the lock order its
+/// documentation gives: the session's row first, then its entries, then its runs.
+fn write_ingest(
+    t: &mut Transaction<'_>,
+    host: &str,
+    c: &IngestCommit,
+    rows: &IngestRows<'_>,
+) -> Tx<()> {
+    // The index is made again from the session files: this commit does not wait for the
+    // server's disk (for this transaction only). A later synchronous commit (a grant, a
+    // start record) flushes the log in order, so nothing durable names a row that is gone.
+    t.batch_execute("SET LOCAL synchronous_commit TO OFF")?;
+    write_ingested_session(t, host, c, &rows.session)?;
+    let s = &c.session;
+    let generation = i64_of(s.generation);
+    if c.new_generation {
+        t.execute(
+            "DELETE FROM entries WHERE session_id = $1",
+            &[&s.session_id],
+        )?;
+    }
+    for batch in rows.entries.chunks(INGEST_BATCH_ROWS) {
+        let lines: Vec<i64> = batch.iter().map(|e| e.0).collect();
+        let jsons: Vec<&str> = batch.iter().map(|e| e.1.as_str()).collect();
+        t.execute(
+            "INSERT INTO entries(session_id, generation, line, summary_json) \
+             SELECT $1, $2, u.line, u.summary FROM unnest($3::bigint[], $4::text[]) AS u(line, summary) \
+             ON CONFLICT (session_id, generation, line) DO UPDATE SET summary_json = excluded.summary_json",
+            &[&s.session_id, &generation, &lines, &jsons],
+        )?;
+    }
+    replace_ingested_runs(t, &s.session_id, generation, &rows.runs)?;
+    // Delivered to other processes' waits only if this commits.
+    t.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &rows.notice])?;
+    Ok(())
+}
+
+/// Writes the ingested session's row, refusing (`Conflict`) a session id another host ingested.
+fn write_ingested_session(
+    t: &mut Transaction<'_>,
+    host: &str,
+    c: &IngestCommit,
+    session: &Args<'_>,
+) -> Tx<()> {
+    let s = &c.session;
+    let owner: Option<String> = t
+        .query_opt(
+            "SELECT host FROM sessions WHERE session_id = $1",
+            &[&s.session_id],
+        )?
+        .map(|r| r.try_get(0))
+        .transpose()?;
+    if owner.as_ref().is_some_and(|h| *h != host) {
+        return Err(Fail::Store(StoreError::Conflict(
+            "session already ingested from another host".into(),
+        )));
+    }
+    if c.new_generation {
+        // The path may have held another session id before (a file replaced by another
+        // session); that row goes before this one takes the path.
+        t.execute(
+            "DELETE FROM sessions WHERE host = $1 AND path = $2 AND session_id <> $3",
+            &[&host, &s.path, &s.session_id],
+        )?;
+    }
+    t.execute(INSERT_SESSION, &pg_params(session))?;
+    Ok(())
+}
+
+/// Replaces the session's runs with `runs`.
+fn replace_ingested_runs(
+    t: &mut Transaction<'_>,
+    session_id: &str,
+    generation: i64,
+    runs: &[(String, i64, String, String, Option<i64>)],
+) -> Tx<()> {
+    t.execute("DELETE FROM runs WHERE session_id = $1", &[&session_id])?;
+    for batch in runs.chunks(INGEST_BATCH_ROWS) {
+        let ids: Vec<&str> = batch.iter().map(|r| r.0.as_str()).collect();
+        let ords: Vec<i64> = batch.iter().map(|r| r.1).collect();
+        let statuses: Vec<&str> = batch.iter().map(|r| r.2.as_str()).collect();
+        let jsons: Vec<&str> = batch.iter().map(|r| r.3.as_str()).collect();
+        let starts: Vec<Option<i64>> = batch.iter().map(|r| r.4).collect();
+        t.execute(
+            "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json, started_ms) \
+             SELECT $1, $2, u.run_id, u.ord, u.status, u.run_json, u.started_ms \
+             FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::bigint[]) AS u(run_id, ord, status, run_json, started_ms)",
+            &[&session_id, &generation, &ids, &ords, &statuses, &jsons, &starts],
+        )?;
+    }
+    Ok(())
+}
+
 impl Identity for PostgresStore {
     vocab::identity_in_every_store!();
 }
@@ -968,83 +1128,13 @@ impl Index for PostgresStore {
     /// `deadlock_timeout` and repeated down a queue of writers until one statement outlived
     /// [`STATEMENT_TIMEOUT_MS`].
     fn commit_ingest(&self, c: &IngestCommit) -> Result<()> {
-        let s = &c.session;
-        let generation = i64_of(s.generation);
-        let mut session = Vec::from(vocab::session_values(s)?);
-        session.push(Value::from(&self.host));
-        // Later duplicates of a line win, as with SQLite's INSERT OR REPLACE.
-        let mut entries = std::collections::BTreeMap::new();
-        for e in &c.new_entries {
-            entries.insert(i64_of(e.line), serde_json::to_string(e)?);
-        }
-        let entries: Vec<(i64, String)> = entries.into_iter().collect();
-        let notice = listen::payload(&self.origin, &s.session_id);
-        let mut runs = Vec::with_capacity(c.runs.len());
-        for (ord, r) in c.runs.iter().enumerate() {
-            runs.push((
-                r.run_id.clone(),
-                vocab::ord_of(ord),
-                r.status.as_str().to_owned(),
-                serde_json::to_string(r)?,
-                crate::run_started_ms(r),
-            ));
-        }
+        let rows = IngestRows::of(c, &self.host, &self.origin)?;
         self.tx(Mode::Serializable, |t| {
-            // The index is made again from the session files: this commit does not wait for the
-            // server's disk (for this transaction only). A later synchronous commit (a grant, a
-            // start record) flushes the log in order, so nothing durable names a row that is gone.
-            t.batch_execute("SET LOCAL synchronous_commit TO OFF")?;
-            let owner: Option<String> = t
-                .query_opt("SELECT host FROM sessions WHERE session_id = $1", &[&s.session_id])?
-                .map(|r| r.try_get(0))
-                .transpose()?;
-            if owner.as_ref().is_some_and(|h| *h != self.host) {
-                return Err(Fail::Store(StoreError::Conflict(
-                    "session already ingested from another host".into(),
-                )));
-            }
-            if c.new_generation {
-                // The path may have held another session id before (a file replaced by another
-                // session); that row goes before this one takes the path.
-                t.execute(
-                    "DELETE FROM sessions WHERE host = $1 AND path = $2 AND session_id <> $3",
-                    &[&self.host, &s.path, &s.session_id],
-                )?;
-            }
-            t.execute(INSERT_SESSION, &pg_params(&session))?;
-            if c.new_generation {
-                t.execute("DELETE FROM entries WHERE session_id = $1", &[&s.session_id])?;
-            }
-            for batch in entries.chunks(INGEST_BATCH_ROWS) {
-                let lines: Vec<i64> = batch.iter().map(|e| e.0).collect();
-                let jsons: Vec<&str> = batch.iter().map(|e| e.1.as_str()).collect();
-                t.execute(
-                    "INSERT INTO entries(session_id, generation, line, summary_json) \
-                     SELECT $1, $2, u.line, u.summary FROM unnest($3::bigint[], $4::text[]) AS u(line, summary) \
-                     ON CONFLICT (session_id, generation, line) DO UPDATE SET summary_json = excluded.summary_json",
-                    &[&s.session_id, &generation, &lines, &jsons],
-                )?;
-            }
-            t.execute("DELETE FROM runs WHERE session_id = $1", &[&s.session_id])?;
-            for batch in runs.chunks(INGEST_BATCH_ROWS) {
-                let ids: Vec<&str> = batch.iter().map(|r| r.0.as_str()).collect();
-                let ords: Vec<i64> = batch.iter().map(|r| r.1).collect();
-                let statuses: Vec<&str> = batch.iter().map(|r| r.2.as_str()).collect();
-                let jsons: Vec<&str> = batch.iter().map(|r| r.3.as_str()).collect();
-                let starts: Vec<Option<i64>> = batch.iter().map(|r| r.4).collect();
-                t.execute(
-                    "INSERT INTO runs(session_id, generation, run_id, ord, status, run_json, started_ms) \
-                     SELECT $1, $2, u.run_id, u.ord, u.status, u.run_json, u.started_ms \
-                     FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::bigint[]) AS u(run_id, ord, status, run_json, started_ms)",
-                    &[&s.session_id, &generation, &ids, &ords, &statuses, &jsons, &starts],
-                )?;
-            }
-            // Delivered to other processes' waits only if this commits.
-            t.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &notice])?;
-            Ok(())
+            write_ingest(t, &self.host, c, &rows)
         })?;
-        self.feed
-            .publish(crate::changes::Change::Session(s.session_id.clone()));
+        self.feed.publish(crate::changes::Change::Session(
+            c.session.session_id.clone(),
+        ));
         Ok(())
     }
 

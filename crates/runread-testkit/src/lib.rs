@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod hooked;
+#[cfg(feature = "postgres")]
 pub mod pg;
 pub mod records;
 pub mod reported;

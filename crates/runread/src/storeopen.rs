@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use runread_store::Store;
+#[cfg(feature = "postgres")]
 use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 
@@ -17,8 +18,9 @@ pub const SQLITE_FILE: &str = "runread.db";
 /// Opens the store `spec` names, else the one `RUNREAD_STORE` names, else the SQLite store at
 /// `home/runread.db`.
 ///
-/// - `postgres://…` or `postgresql://…`: [`PostgresStore`] on that database, namespaced by this
+/// - `postgres://…` or `postgresql://…`: `PostgresStore` on that database, namespaced by this
 ///   machine's host name (`RUNREAD_HOST` overrides it). Connecting applies pending migrations.
+///   Refused by a build without the `postgres` feature.
 /// - empty or absent: [`SqliteStore`] at `home/runread.db` (`home` must exist).
 /// - anything else: refused.
 ///
@@ -42,14 +44,31 @@ pub fn open_with(
         None => SqliteStore::open(&home.join(SQLITE_FILE))
             .map(|s| Arc::new(s) as Arc<dyn Store>)
             .map_err(|e| format!("cannot open the store in the home: {e}")),
-        Some(url) if is_postgres(url) => PostgresStore::connect(url)
-            .map(|s| Arc::new(s) as Arc<dyn Store>)
-            .map_err(|e| format!("cannot open the PostgreSQL store: {e}")),
+        Some(url) if is_postgres(url) => open_postgres(url),
         Some(_) => Err(format!(
             "unsupported store: --store (or {STORE_ENV}) takes a postgres:// or postgresql:// URL; \
              leave it unset for the SQLite store in the home"
         )),
     }
+}
+
+#[cfg(feature = "postgres")]
+fn open_postgres(url: &str) -> Result<Arc<dyn Store>, String> {
+    PostgresStore::connect(url)
+        .map(|s| Arc::new(s) as Arc<dyn Store>)
+        .map_err(|e| format!("cannot open the PostgreSQL store: {e}"))
+}
+
+/// What a build without the `postgres` feature says to a PostgreSQL URL: the URL is well formed,
+/// the binary lacks the means, so the refusal says which build serves it.
+#[cfg(not(feature = "postgres"))]
+pub const NO_POSTGRES: &str = "this runread was built without PostgreSQL support (cargo feature \
+     `postgres`), so --store (or RUNREAD_STORE) cannot name a postgres:// database; use a build \
+     with default features, or leave it unset for the SQLite store in the home";
+
+#[cfg(not(feature = "postgres"))]
+fn open_postgres(_url: &str) -> Result<Arc<dyn Store>, String> {
+    Err(NO_POSTGRES.into())
 }
 
 /// Whether `spec` names a PostgreSQL database.
@@ -61,6 +80,7 @@ pub fn is_postgres(spec: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "postgres")]
     use runread_testkit::pg;
 
     #[test]
@@ -72,6 +92,7 @@ mod tests {
         assert_eq!(s.instance_id(), again.instance_id());
     }
 
+    #[cfg(feature = "postgres")]
     #[test]
     fn a_postgres_url_opens_the_shared_store_and_the_flag_beats_the_environment() {
         let db = pg::PgDb::fresh();
@@ -99,6 +120,20 @@ mod tests {
             a.instance_id(),
             "--store wins over RUNREAD_STORE"
         );
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn a_build_without_postgres_refuses_a_postgres_url_and_makes_no_sqlite_file() {
+        let home = tempfile::tempdir().unwrap();
+        for (flag, env) in [
+            (Some("postgres://u:pw-s3cret@127.0.0.1:5432/db"), None),
+            (None, Some("postgresql://u@db.example/db")),
+        ] {
+            let err = open_with(home.path(), flag, env).err().unwrap();
+            assert_eq!(err, NO_POSTGRES);
+        }
+        assert!(!home.path().join("runread.db").exists());
     }
 
     #[test]

@@ -167,28 +167,13 @@ fn split_url(url: &str, params: &mut TlsParams) -> Result<String, StoreError> {
     })
 }
 
+/// A `%XX`-encoded query key or value. A `%` not followed by two hex digits stays as it is, as
+/// the `postgres` crate reads the rest of the URL.
 fn percent_decode(s: &str) -> Result<String, StoreError> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match hex {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).map_err(|_| refused("a parameter is not UTF-8".into()))
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|_| refused("a parameter is not UTF-8".into()))
 }
 
 /// The `key=value` form, read as the crate reads it: whitespace-separated `key = value`, a
@@ -586,6 +571,26 @@ mod tests {
         let (rest, p) = split("postgres://u:a?b@h/db").unwrap();
         assert_eq!(rest, "postgres://u:a?b@h/db");
         assert_eq!(p, TlsParams::default());
+    }
+
+    #[test]
+    fn url_parameters_are_percent_decoded_and_refused_when_not_utf8() {
+        // A `%` without two hex digits after it is kept as written.
+        let (_, p) = split("postgres://u@h/db?sslrootcert=%2Fa%zz%C3%A9%2").unwrap();
+        assert_eq!(p.rootcert.as_deref(), Some("/a%zzé%2"));
+        // An encoded key is a key.
+        let (rest, p) = split("postgres://u@h/db?ssl%6Dode=require").unwrap();
+        assert_eq!(rest, "postgres://u@h/db");
+        assert_eq!(p.mode, Some(SslMode::Require));
+        for url in [
+            "postgres://u:secretpw@h/db?sslrootcert=%FF",
+            "postgres://u:secretpw@h/db?sslcert=%C3",
+            "postgres://u:secretpw@h/db?%FF=x",
+        ] {
+            let e = split(url).unwrap_err().to_string();
+            assert!(e.contains("a parameter is not UTF-8"), "{e}");
+            assert!(!e.contains("secretpw"), "{e}");
+        }
     }
 
     #[test]

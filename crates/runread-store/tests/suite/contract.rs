@@ -1,10 +1,11 @@
 //! The contract every `Store` implementation passes. Each check takes a fresh store from a
 //! factory and runs against SQLite and against PostgreSQL (a fresh database per check, from
-//! `RUNREAD_TEST_PG`; see `runread_testkit::pg`).
+//! `RUNREAD_TEST_PG`; see `runread_testkit::pg`), the latter with the `postgres` feature.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use runread_core::{Feature, Target};
 use runread_sessions::{EntryKind, EntrySummary};
+#[cfg(feature = "postgres")]
 use runread_store::postgres::PostgresStore;
 use runread_store::prelude::*;
 use runread_store::sqlite::SqliteStore;
@@ -15,7 +16,9 @@ use runread_store::{
     RunFilter, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord,
     Store, SupervisedRun, TokenKind,
 };
-use runread_testkit::{pg, records};
+#[cfg(feature = "postgres")]
+use runread_testkit::pg;
+use runread_testkit::records;
 
 fn session(ws: &str, generation: u64) -> SessionRecord {
     records::session_at("s1", "/sessions/s1.jsonl", ws, generation)
@@ -1256,6 +1259,7 @@ fn audit_checkpoints_ranges_prunes_and_settings(s: &dyn Store) {
 
 /// Runs `check` on a fresh database as a LOGIN role that is only a member of the restricted
 /// role (what operators connect runread as): the owner migrates and grants first.
+#[cfg(feature = "postgres")]
 fn as_the_restricted_role(check: fn(&dyn Store)) {
     let db = pg::PgDb::fresh();
     drop(db.store());
@@ -1282,6 +1286,7 @@ macro_rules! contract {
             )*
         }
 
+        #[cfg(feature = "postgres")]
         mod postgres_store {
             $(
                 #[test]
@@ -1294,6 +1299,7 @@ macro_rules! contract {
             )*
         }
 
+        #[cfg(feature = "postgres")]
         mod postgres_store_as_the_restricted_role {
             $(
                 #[test]
@@ -1450,6 +1456,7 @@ fn waits_are_listed_until_they_end_or_their_time_is_up(s: &dyn Store) {
 
 /// The restricted role can do nothing to the append-only tables but read and insert, nor change
 /// the schema; and every table has its privileges stated in exactly one list.
+#[cfg(feature = "postgres")]
 #[test]
 fn postgres_restricted_role_only_reads_and_appends_the_audit_tables() {
     let db = pg::PgDb::fresh();
@@ -1523,6 +1530,7 @@ fn postgres_restricted_role_only_reads_and_appends_the_audit_tables() {
     drop(db);
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn postgres_instance_id_and_cursor_key_survive_reconnecting() {
     let db = pg::PgDb::fresh();
@@ -1759,9 +1767,12 @@ fn a_store_without_a_free_local_read_connection_does_not_answer_at_once() {
     s.insert_reader(&reader("r1", "one", "hash1")).unwrap();
     assert!(s.reader_of_key("hash1", 0).unwrap().is_some());
     assert!(s.reader_of_key_at_once("hash1", 0).is_none());
-    let db = pg::PgDb::fresh();
-    let p = db.store();
-    p.insert_reader(&reader("r1", "one", "hash1")).unwrap();
-    assert!(p.reader_of_key("hash1", 0).unwrap().is_some());
-    assert!(p.reader_of_key_at_once("hash1", 0).is_none());
+    #[cfg(feature = "postgres")]
+    {
+        let db = pg::PgDb::fresh();
+        let p = db.store();
+        p.insert_reader(&reader("r1", "one", "hash1")).unwrap();
+        assert!(p.reader_of_key("hash1", 0).unwrap().is_some());
+        assert!(p.reader_of_key_at_once("hash1", 0).is_none());
+    }
 }

@@ -5,6 +5,7 @@
 mod contract;
 mod migrations_frozen;
 mod older;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod preview_purge;
 mod readers_migration;

@@ -2,6 +2,7 @@
 //! dialect's store applies them, so that a test can fill in rows of that schema and see what the
 //! next migrations make of them when this runread opens the store.
 
+#[cfg(feature = "postgres")]
 use runread_testkit::pg::PgDb;
 
 /// The released migrations of `dialect` (`sqlite`, `postgres`), 1 to `last`.
@@ -27,6 +28,7 @@ pub(crate) fn sqlite_at(path: &std::path::Path, last: usize) -> rusqlite::Connec
 
 /// `db` at schema `last`, recorded in `schema_migrations` as the store records it; a connection
 /// to it, open for rows.
+#[cfg(feature = "postgres")]
 pub(crate) fn postgres_at(db: &PgDb, last: usize) -> postgres::Client {
     let mut c = db.client();
     c.batch_execute(

@@ -3,8 +3,10 @@
 //! one — not in the rows, and (SQLite) not in the file's free space either.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+#[cfg(feature = "postgres")]
 use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
+#[cfg(feature = "postgres")]
 use runread_testkit::pg::PgDb;
 
 /// What an older runread wrote into a run's and a user entry's JSON.
@@ -105,6 +107,7 @@ fn sqlite_drops_the_previews_an_older_index_kept_and_leaves_none_of_their_bytes(
     );
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn postgres_drops_the_previews_an_older_index_kept() {
     let db = PgDb::fresh();

@@ -6,9 +6,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use runread_core::{Feature, Target};
+#[cfg(feature = "postgres")]
 use runread_store::postgres::PostgresStore;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{Grant, Reader, Store};
+#[cfg(feature = "postgres")]
 use runread_testkit::pg::PgDb;
 
 /// The last migration of the runreads whose grants held their own keys.
@@ -161,6 +163,7 @@ fn sqlite_gives_each_old_grant_a_reader_of_its_own_with_its_key() {
     assert_migrated(&store);
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn postgres_gives_each_old_grant_a_reader_of_its_own_with_its_key() {
     let db = PgDb::fresh();

@@ -284,10 +284,17 @@ fn every_shared_dependency_is_inherited_from_the_workspace() {
         }
         for manifest in manifests {
             let text = std::fs::read_to_string(manifest).expect("manifest");
+            // Only the dependency tables declare dependencies: a feature may share a
+            // dependency's name (`postgres = [...]` under `[features]`).
+            let mut in_dependencies = false;
             for line in text.lines().map(str::trim) {
+                if line.starts_with('[') {
+                    in_dependencies = line.trim_end_matches(']').ends_with("dependencies");
+                    continue;
+                }
                 let declares =
                     line.starts_with(&format!("{name} =")) || line.starts_with(&format!("{name}."));
-                if declares && !line.contains("workspace = true") {
+                if in_dependencies && declares && !line.contains("workspace = true") {
                     broken.push(format!(
                         "{manifest}: `{line}` does not inherit from the workspace"
                     ));

@@ -2,6 +2,8 @@
 //! behavior's tests, as its own doc says.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+// The PostgreSQL store's tests: a build without it (`--no-default-features`) has none to run.
+#[cfg(feature = "postgres")]
 mod pgtls;
 
 mod agent_text;
@@ -9,8 +11,11 @@ mod architecture;
 mod cli;
 mod gate_crash;
 mod ingest_memory;
+#[cfg(feature = "postgres")]
 mod postgres_gateways;
+#[cfg(feature = "postgres")]
 mod postgres_tls;
 mod supervised;
 mod transport_limits;
+#[cfg(feature = "postgres")]
 mod walkthrough;
