@@ -24,7 +24,7 @@ impl AgentDir {
     }
 
     /// Where `agent` keeps its sessions by default, from the environment (its profile's
-    /// [`runread_sessions::agents::DefaultPlace`]). `None` when it cannot be named (no `HOME`).
+    /// [`runread_sessions::profile::DefaultPlace`]). `None` when it cannot be named (no `HOME`).
     pub fn default_for(agent: Agent) -> Option<AgentDir> {
         let dir = runread_sessions::profile(agent).default_place().resolve()?;
         Some(AgentDir { agent, dir })

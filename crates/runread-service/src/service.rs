@@ -91,7 +91,7 @@ impl Service {
         Service::key_context(key_hash, found)
     }
 
-    /// [`Service::admit_key`] when the store answers at once ([`Store::reader_of_key_at_once`]),
+    /// [`Service::admit_key`] when the store answers at once ([`Access::reader_of_key_at_once`](runread_store::Access::reader_of_key_at_once)),
     /// so that it may run on an async thread; `None` when it would wait: call
     /// [`Service::admit_key`] on a blocking thread then. The same checks, the same answers.
     pub fn admit_key_at_once(&self, presented: &[&[u8]]) -> Option<Result<KeyContext, ErrorCode>> {

@@ -72,7 +72,7 @@ pub trait AgentProfile: Sync {
     /// How it keeps token counts.
     fn usage_kind(&self) -> UsageKind;
     /// The child agents a run started, each with the record it left beside the session file
-    /// (see [`crate::records::children`]). `None`: its children leave no records.
+    /// (see [`crate::agents::children`]). `None`: its children leave no records.
     fn children(
         &self,
         _session_file: &Path,

@@ -18,7 +18,7 @@ pub struct MetadataSources {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Records {
     /// The run's explicit child agents leave records beside the session file, one per tool call
-    /// that started one ([`children`]): Claude Code's subagents.
+    /// that started one ([`crate::agents::children`]): Claude Code's subagents.
     pub child_records: bool,
     /// Why the run's child agents are not covered when `runread run` supervised it and the agent
     /// leaves no child records.

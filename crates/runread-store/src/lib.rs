@@ -31,7 +31,7 @@ pub mod prelude {
     };
 }
 
-/// Most waits [`Store::live_waits`] lists: more than one runread holds (`WAITS_MAX`), a few
+/// Most waits [`Waits::live_waits`] lists: more than one runread holds (`WAITS_MAX`), a few
 /// gateways' worth.
 pub const LIVE_WAITS_LISTED_MAX: i64 = 1_024;
 
@@ -163,11 +163,11 @@ pub trait Index: Identity + Send + Sync {
 
     /// The sessions recorded (on this host) for paths that start with `prefix`, byte for byte,
     /// in no particular order: at most `limit + 1` of them, so that a caller can tell a complete
-    /// answer (≤ `limit`) from a cut one. One query instead of one [`Store::session_by_path`]
+    /// answer (≤ `limit`) from a cut one. One query instead of one [`Index::session_by_path`]
     /// per file of a directory.
     fn sessions_with_path_prefix(&self, prefix: &str, limit: u32) -> Result<Vec<SessionRecord>>;
 
-    /// The [`SessionStamp`]s of the records [`Store::sessions_with_path_prefix`] answers, same
+    /// The [`SessionStamp`]s of the records [`Index::sessions_with_path_prefix`] answers, same
     /// bound: the columns a pass needs to find a directory's files unchanged, without those
     /// only reading needs (parsing them was most of a re-ingest's instructions).
     fn session_stamps_with_path_prefix(
@@ -247,9 +247,9 @@ pub trait Access: Send + Sync {
     /// `now_ms` (neither revoked nor expired), newest first: admission's one read.
     fn reader_of_key(&self, key_hash: &str, now_ms: i64) -> Result<Option<ReaderWithGrants>>;
 
-    /// [`Store::reader_of_key`], when it can be answered at once: a local read on a connection
+    /// [`Access::reader_of_key`], when it can be answered at once: a local read on a connection
     /// that is free now. `None` when answering would wait (for a connection, or for a server
-    /// across the network): the caller then calls [`Store::reader_of_key`] where it may block.
+    /// across the network): the caller then calls [`Access::reader_of_key`] where it may block.
     /// It lets admission's one read stay on an async thread instead of hopping to a blocking
     /// one for every request. The default never answers at once.
     fn reader_of_key_at_once(
@@ -260,7 +260,7 @@ pub trait Access: Send + Sync {
         None
     }
 
-    /// The live reader of an id and its live grants at `now_ms` (as [`Store::reader_of_key`]):
+    /// The live reader of an id and its live grants at `now_ms` (as [`Access::reader_of_key`]):
     /// a connector's token names its reader by id.
     fn reader_of_id(&self, reader_id: &str, now_ms: i64) -> Result<Option<(Reader, Vec<Grant>)>>;
 
@@ -388,7 +388,7 @@ pub trait GateLog: Send + Sync {
     fn audit_count_after(&self, after_ms: i64) -> Result<u64>;
 
     /// In one transaction: appends the prune checkpoint `checkpoint` (as
-    /// [`Store::append_audit_checkpoint`]) and deletes every start record made up to its
+    /// [`GateLog::append_audit_checkpoint`]) and deletes every start record made up to its
     /// `upto_ms`, and their receipts. `None` when another pass appended first (nothing deleted);
     /// else the start records deleted.
     fn prune_audit(&self, checkpoint: &AuditCheckpoint) -> Result<Option<u64>>;

@@ -114,7 +114,7 @@ pub struct RunRecord {
     pub workspace_enabled: bool,
 }
 
-/// Which runs a page of the owner's listing shows ([`crate::Store::runs_page`]).
+/// Which runs a page of the owner's listing shows ([`crate::Index::runs_page`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunFilter {
     /// Only runs of this agent.
@@ -311,7 +311,7 @@ pub enum StartOutcome {
     Existing(Box<StartRecord>),
 }
 
-/// Most start records one page of the audit holds ([`crate::Store::audit_page`]).
+/// Most start records one page of the audit holds ([`crate::GateLog::audit_page`]).
 pub const AUDIT_PAGE_MAX: u32 = 1_000;
 
 /// What became of a call, as the audit filters by it: a receipt with outcome `ok`, one with
@@ -372,7 +372,7 @@ impl AuditCursor {
     }
 }
 
-/// Which start records a page of the audit shows ([`crate::Store::audit_page`]); every filter
+/// Which start records a page of the audit shows ([`crate::GateLog::audit_page`]); every filter
 /// set must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AuditFilter {

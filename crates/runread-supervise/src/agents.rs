@@ -2,7 +2,7 @@
 //! that agent's folder (`pi/`, `claude/`, `codex/`), and the one place each is registered
 //! ([`supervised`], [`SUPERVISED`]). Nothing outside the agents' folders and this registry names
 //! an agent (enforced by `crates/runread/tests/suite/architecture.rs`): the driver asks the
-//! [`Machine`] an agent's folder made for the invocation.
+//! [`Machine`](crate::machine::Machine) an agent's folder made for the invocation.
 //!
 //! A new agent here is a folder with its event stream (`events`), its state machine (`state`),
 //! its command line (`args`), its proof (`proof`), and its `Machine` over them — and a line in

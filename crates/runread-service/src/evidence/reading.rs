@@ -28,7 +28,7 @@ pub struct Config {
     /// How often a waiting call re-checks its run when no change arrives
     /// ([`runread_core::limits::WAIT_RECHECK_MS`]).
     pub wait_recheck: Duration,
-    /// Gated calls one reader may make per minute ([`rate::CallRate`]; default
+    /// Gated calls one reader may make per minute ([`crate::rate::CallRate`]; default
     /// [`runread_core::limits::READER_CALLS_PER_MINUTE_MAX`]).
     pub calls_per_minute: u32,
 }

@@ -6,14 +6,14 @@
 //! - authorization code with PKCE S256 only; `resource` (RFC 8707) required and equal to this
 //!   server's resource, in the authorization and every token request, and bound into every token;
 //! - a redirect URI matches a registered one byte for byte;
-//! - a code is single-use and short-lived ([`OAUTH_CODE_SECS`]); a reused one revokes every
+//! - a code is single-use and short-lived ([`OAUTH_CODE_SECS`](runread_core::limits::OAUTH_CODE_SECS)); a reused one revokes every
 //!   token its authorization gave; any exchange that presents it spends it, a malformed one too;
 //! - the client's `state` is echoed back, never kept: the store holds its SHA-256;
 //! - a client's name is shown to the owner and never trusted: approving a client makes a new
-//!   reader unless the owner explicitly joins it to an existing one ([`ReaderChoice`]);
-//! - access tokens opaque, short-lived ([`OAUTH_ACCESS_TOKEN_SECS`]), stored as hashes; refresh
+//!   reader unless the owner explicitly joins it to an existing one ([`ReaderChoice`](crate::owner::ReaderChoice));
+//! - access tokens opaque, short-lived ([`OAUTH_ACCESS_TOKEN_SECS`](runread_core::limits::OAUTH_ACCESS_TOKEN_SECS)), stored as hashes; refresh
 //!   tokens rotated on every use, a replayed one revokes its family;
-//! - nothing is approved here: the owner decides on the console ([`approve`], [`deny`]).
+//! - nothing is approved here: the owner decides on the console ([`Owner::approve_connection`](crate::owner::Owner::approve_connection), [`Owner::deny_connection`](crate::owner::Owner::deny_connection)).
 //!
 //! The HTTP endpoints (`runread-mcp`) parse and answer; the client of a Client ID Metadata
 //! Document is fetched there and handed in as a [`ClientInfo`].

@@ -1,7 +1,7 @@
 //! The tool catalog: every tool runread serves, each defined in its own module (its name,
 //! description, feature, trust, schemas, rules and pinned digest), listed here once. Every
 //! transport renders these and nothing else. Beside them: how a tool is admitted and run
-//! ([`adapters`]), the schemas' shared parts ([`schema`]), and each output as a type ([`outputs`]).
+//! (`adapters`), the schemas' shared parts (`schema`), and each output as a type ([`outputs`]).
 
 pub(crate) mod adapters;
 pub(crate) mod artifacts;

@@ -1,8 +1,8 @@
 //! `wait_for_run`: `get_run`'s projection, answered once the run moved past what the caller saw
 //! or settled, or when the wait's time is up: a reader learns a run's result without polling.
 //!
-//! The wait happens before the gate ([`Reading::wait_for_change`]): it holds a wait slot
-//! ([`WAITS_PER_READER_MAX`] per reader, [`WAITS_MAX`] in all, `busy` beyond), no store connection
+//! The wait happens before the gate ([`wait_for_change`]): it holds a wait slot
+//! ([`WAITS_PER_READER_MAX`](runread_core::limits::WAITS_PER_READER_MAX) per reader, [`WAITS_MAX`](runread_core::limits::WAITS_MAX) in all, `busy` beyond), no store connection
 //! and no blocking thread, and wakes on the store's change feed or its own re-check every
 //! [`runread_core::limits::WAIT_RECHECK_MS`] (`Config::wait_recheck`). Each check reads the run through admission (the reader's grant, read
 //! again from the store, and the run's currency); nothing it reads leaves. Then the call goes
@@ -256,7 +256,7 @@ fn check(svc: &Reading, ctx: &KeyContext, args: &WaitArgs) -> Check {
 }
 
 /// Whether a call of `name` may wait before it is answered (`wait_for_run`:
-/// [`Reading::wait_for_change`]).
+/// [`wait_for_change`]).
 pub fn waits(name: &str) -> bool {
     name == NAME
 }

@@ -1,7 +1,7 @@
 //! The driver of `runread run`: identifies the agent ([`crate::locate`]), starts it with its
-//! event stream ([`process`]), follows the invocation with the agent's machine ([`driver`]) —
-//! pinning the session file ([`pin`]), locating each run in the store ([`book`]), proving each
-//! settled one ([`prove`]) — and reads its exit with the agent's rule.
+//! event stream (`process`), follows the invocation with the agent's machine (`driver`) —
+//! pinning the session file (`pin`), locating each run in the store (`book`), proving each
+//! settled one (`prove`) — and reads its exit with the agent's rule.
 
 mod book;
 mod driver;
