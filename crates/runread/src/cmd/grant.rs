@@ -24,6 +24,19 @@ pub(crate) fn grant(ctx: &Context, mut args: GrantArgs) -> Res {
     }
 }
 
+/// A grant as `runread grant list` shows it (and `--json` prints it).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GrantRow<'a> {
+    grant_id: &'a str,
+    to: &'a str,
+    reader_id: &'a str,
+    target: &'a runread_core::Target,
+    features: &'a [Feature],
+    expires_at: String,
+    state: &'static str,
+}
+
 /// `runread grant list`: every grant, what the owner is shown of it, and its state now.
 fn list_grants(owner: &Owner, json: bool) -> Res {
     let now = now_ms();
@@ -31,11 +44,16 @@ fn list_grants(owner: &Owner, json: bool) -> Res {
     let grants = owner
         .shown_grants(grants)
         .map_err(|e| format!("cannot read the known secrets to mask the grants: {e}"))?;
-    let rows: Vec<_> = grants
+    let rows: Vec<GrantRow<'_>> = grants
         .iter()
-        .map(|g| {
-            json!({"grantId": g.id, "to": g.reader_name, "readerId": g.reader_id, "target": g.target, "features": g.features,
-                   "expiresAt": rfc3339(g.expires_at_ms), "state": g.state(now).as_str()})
+        .map(|g| GrantRow {
+            grant_id: &g.id,
+            to: &g.reader_name,
+            reader_id: &g.reader_id,
+            target: &g.target,
+            features: &g.features,
+            expires_at: rfc3339(g.expires_at_ms),
+            state: g.state(now).as_str(),
         })
         .collect();
     if json {
@@ -45,18 +63,18 @@ fn list_grants(owner: &Owner, json: bool) -> Res {
         );
     } else if rows.is_empty() {
         outln!("no grants");
-    } else {
-        for r in rows {
-            outln!(
-                "{}  {:<8} {}  run {}  expires {}  to {}",
-                r["grantId"].as_str().unwrap_or(""),
-                r["state"].as_str().unwrap_or(""),
-                r["features"],
-                r["target"]["runId"].as_str().unwrap_or(""),
-                r["expiresAt"].as_str().unwrap_or(""),
-                r["to"].as_str().unwrap_or("")
-            );
-        }
+    }
+    for r in rows.iter().filter(|_| !json) {
+        let features: Vec<&str> = r.features.iter().map(|f| f.as_str()).collect();
+        outln!(
+            "{}  {:<8} {:?}  run {}  expires {}  to {}",
+            r.grant_id,
+            r.state,
+            features,
+            r.target.run_id,
+            r.expires_at,
+            r.to
+        );
     }
     Ok(())
 }

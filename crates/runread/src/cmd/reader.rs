@@ -72,12 +72,14 @@ fn list(owner: &runread_service::Owner, as_json: bool) -> Res {
     let shown = owner
         .shown_readers(now_ms())
         .map_err(|e| format!("cannot list the readers: {}", e.as_str()))?;
-    let rows: Vec<serde_json::Value> = shown
+    let rows: Vec<ReaderRow<'_>> = shown
         .iter()
-        .map(|r| {
-            json!({"readerId": r.reader.id, "name": r.reader.name,
-                   "createdAt": rfc3339(r.reader.created_at_ms), "liveGrants": r.live.len(),
-                   "lastRead": r.last_read_ms.map(rfc3339)})
+        .map(|r| ReaderRow {
+            reader_id: &r.reader.id,
+            name: &r.reader.name,
+            created_at: rfc3339(r.reader.created_at_ms),
+            live_grants: r.live.len(),
+            last_read: r.last_read_ms.map(rfc3339),
         })
         .collect();
     if as_json {
@@ -101,12 +103,23 @@ fn list(owner: &runread_service::Owner, as_json: bool) -> Res {
     for r in rows {
         outln!(
             "{:<20} {:<24} {:<11} {:<24} {}",
-            r["readerId"].as_str().unwrap_or(""),
-            r["createdAt"].as_str().unwrap_or(""),
-            r["liveGrants"],
-            r["lastRead"].as_str().unwrap_or("never"),
-            r["name"].as_str().unwrap_or("")
+            r.reader_id,
+            r.created_at,
+            r.live_grants,
+            r.last_read.as_deref().unwrap_or("never"),
+            r.name
         );
     }
     Ok(())
+}
+
+/// A live reader as `runread reader list` shows it (and `--json` prints it).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReaderRow<'a> {
+    reader_id: &'a str,
+    name: &'a str,
+    created_at: String,
+    live_grants: usize,
+    last_read: Option<String>,
 }
