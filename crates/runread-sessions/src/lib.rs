@@ -31,7 +31,7 @@ pub use model::{
 };
 pub use profile::AgentProfile;
 pub use records::{ChildRecord, MetadataSources, Records};
-pub use runs::{Branch, Context, Run, RunStatus, TextRef};
+pub use runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, TextRef};
 pub use scan::{LineDigest, ReadAhead};
 
 /// What a reader may be shown of one message line of a session file written by `agent`, read

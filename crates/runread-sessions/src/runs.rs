@@ -128,6 +128,10 @@ impl RunStatus {
     }
 }
 
+/// The sequence of a session's first message: events are numbered from it, on the active branch,
+/// in `read_history` and `get_run` alike.
+pub const FIRST_SEQUENCE: u64 = 1;
+
 /// One run on the active branch, with the evidence of its final answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
@@ -162,8 +166,9 @@ pub struct Run {
     /// File lines of the run's message entries, in path order: its history events.
     #[serde(default)]
     pub message_lines: Vec<u64>,
-    /// Sequence of the run's first event: the 1-based position of its first message among all
-    /// messages on the session's active branch. Event `i` of the run has sequence `first_sequence + i`.
+    /// Sequence of the run's first event: the position of its first message among all messages
+    /// on the session's active branch, counted from [`FIRST_SEQUENCE`]. Event `i` of the run has
+    /// sequence `first_sequence + i`.
     #[serde(default)]
     pub first_sequence: u64,
     /// The last message is an assistant message with a tool call that has no result yet.

@@ -52,7 +52,9 @@ pub struct ToolDef {
     /// Version of the tool's definition; bump it with any change of meaning.
     pub version: u32,
     pub input_schema: &'static LazyLock<Value>,
-    /// Schema of what the adapter produces; the declared schema adds the trust fields.
+    /// Schema of what the adapter produces: the one schemars derives from the output type of the
+    /// tool's rules (`schema::output_schema`), computed once; the declared schema adds the trust
+    /// fields.
     pub output_schema: &'static LazyLock<Value>,
     /// The tool's rules: how it is admitted and what it serves.
     pub(crate) rules: &'static dyn Rules,
@@ -90,8 +92,8 @@ pub(crate) trait ToolRules: Sync + 'static {
     /// Everything the tool's execution may read, built at admission.
     type Reader: Send + Sync + 'static;
     /// What the tool serves, as one type: its fields are the output's, its enums the states an
-    /// output can hold, and its schema is tested equal to the declared one
-    /// (`every_output_type_matches_its_declared_schema`).
+    /// output can hold, and its schema (bounds, marks and conditions included, as its attributes
+    /// say) is the tool's output schema (`every_tool_serves_its_output_types_schema`).
     type Output: serde::Serialize + schemars::JsonSchema;
 
     /// The input the gate seals for `args` (which [`ExactArgs::parse`] accepted): the arguments
@@ -395,13 +397,7 @@ impl<T: ToolRules> Rules for T {
 
     #[cfg(test)]
     fn derived_output_schema(&self) -> Value {
-        let mut settings = schemars::generate::SchemaSettings::draft2020_12();
-        settings.inline_subschemas = true;
-        settings.contract = schemars::generate::Contract::Serialize;
-        settings
-            .into_generator()
-            .into_root_schema_for::<T::Output>()
-            .to_value()
+        crate::tools::schema::output_schema::<T::Output>()
     }
 }
 

@@ -10,7 +10,7 @@ use runread_core::Feature;
 use runread_core::envelope::Trust;
 
 use crate::tools::adapters::ToolDef;
-use crate::tools::schema::{agent, id_schema, target_schema};
+use crate::tools::schema::{self, agent_wrote, id_schema, target_schema};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -159,6 +159,7 @@ pub(crate) struct ListReader {
 /// `list_artifacts`' output: one page of the run's registered artifacts.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct ListOutput {
     pub artifacts: Vec<Listed>,
     pub next_offset: Option<usize>,
@@ -168,9 +169,11 @@ pub struct ListOutput {
 /// One registered artifact, at its current version.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Listed {
     pub artifact_id: String,
     pub version: String,
+    #[schemars(transform = agent_wrote)]
     pub name: String,
     pub mime: String,
     pub kind: Kind,
@@ -292,6 +295,7 @@ fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<ReadOutput, ErrorCode> {
 /// `read_artifact`'s output: one chunk of one artifact version, base64, with its digest.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct ReadOutput {
     artifact_id: String,
     version: String,
@@ -301,6 +305,8 @@ pub(crate) struct ReadOutput {
     size: u64,
     eof: bool,
     next_offset: Option<u64>,
+    /// The chunk's bytes, as the file an agent may have written holds them.
+    #[schemars(extend("contentEncoding" = "base64"), transform = agent_wrote)]
     data: String,
     chunk_sha256: String,
     sha256: String,
@@ -321,9 +327,9 @@ pub(crate) static LIST_DEF: ToolDef = ToolDef {
     trust: Trust::Untrusted,
     version: 3,
     input_schema: &LIST_ARTIFACTS_INPUT,
-    output_schema: &LIST_ARTIFACTS_OUTPUT,
+    output_schema: &LIST_OUTPUT_SCHEMA,
     rules: &ListArtifacts,
-    pinned: "6f73538e2cfd1db9a2330fe1eb4aba7b26e8d6c2b9889599726e75051d4546b8",
+    pinned: "ded95f513b340f0ceed26eef1c8fa0c08f240beace3b343f72039920607a2079",
 };
 
 /// `read_artifact`: its definition, its rules and its pinned digest.
@@ -338,9 +344,9 @@ pub(crate) static READ_DEF: ToolDef = ToolDef {
     trust: Trust::Untrusted,
     version: 2,
     input_schema: &READ_ARTIFACT_INPUT,
-    output_schema: &READ_ARTIFACT_OUTPUT,
+    output_schema: &READ_OUTPUT_SCHEMA,
     rules: &ReadArtifact,
-    pinned: "f4856091db3603220ce3d54063b02ad2654cd82c2b2f026b9798233974783d9d",
+    pinned: "b4aed26196642c5a8158640b0a65458f0eca7090ccc4cecee3fcf6cab76bcf15",
 };
 
 static LIST_ARTIFACTS_INPUT: LazyLock<Value> = LazyLock::new(|| {
@@ -356,28 +362,7 @@ static LIST_ARTIFACTS_INPUT: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-static LIST_ARTIFACTS_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "type": "object",
-        "properties": {
-            "artifacts": {"type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "artifactId": {"type": "string"}, "version": {"type": "string"},
-                    "name": agent(json!({"type": "string"})),
-                    "mime": {"type": "string"}, "kind": {"enum": ["generated", "attached"]},
-                    "size": {"type": "integer", "minimum": 0}, "sha256": {"type": "string"}, "createdAt": {"type": "string"}
-                },
-                "required": ["artifactId", "version", "name", "mime", "kind", "size", "sha256", "createdAt"],
-                "additionalProperties": false
-            }},
-            "nextOffset": {"type": ["integer", "null"]},
-            "total": {"type": "integer", "minimum": 0}
-        },
-        "required": ["artifacts", "nextOffset", "total"],
-        "additionalProperties": false
-    })
-});
+static LIST_OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<ListOutput>);
 
 static READ_ARTIFACT_INPUT: LazyLock<Value> = LazyLock::new(|| {
     json!({
@@ -394,18 +379,4 @@ static READ_ARTIFACT_INPUT: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-static READ_ARTIFACT_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "type": "object",
-        "properties": {
-            "artifactId": {"type": "string"}, "version": {"type": "string"}, "mime": {"type": "string"},
-            "offset": {"type": "integer", "minimum": 0}, "bytes": {"type": "integer", "minimum": 0},
-            "size": {"type": "integer", "minimum": 0}, "eof": {"type": "boolean"},
-            "nextOffset": {"type": ["integer", "null"]},
-            "data": agent(json!({"type": "string", "contentEncoding": "base64"})),
-            "chunkSha256": {"type": "string"}, "sha256": {"type": "string"}
-        },
-        "required": ["artifactId", "version", "mime", "offset", "bytes", "size", "eof", "nextOffset", "data", "chunkSha256", "sha256"],
-        "additionalProperties": false
-    })
-});
+static READ_OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<ReadOutput>);

@@ -9,7 +9,7 @@ use runread_core::envelope::Trust;
 use runread_core::limits::CURSOR_MAX_BYTES;
 
 use crate::tools::adapters::ToolDef;
-use crate::tools::schema::{agent, target_schema};
+use crate::tools::schema::{self, agent_wrote, target_schema};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -257,6 +257,7 @@ fn answer_version(run: &RunRecord, published: &Published) -> Option<String> {
 
 /// `read_final_answer`'s output: what the answer's state claims, then its chunk.
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Output {
     #[serde(flatten)]
     pub claim: Claim,
@@ -268,6 +269,7 @@ pub struct Output {
 /// foreground's end is confirmed, and what is known of the rest of the run's work.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Claim {
     pub state: State,
     pub evidence: Basis,
@@ -293,8 +295,10 @@ pub enum OverallState {
 /// One chunk of the published answer (none, unreadable, when there is none to read).
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Chunk {
     pub readable: bool,
+    #[schemars(transform = agent_wrote)]
     pub text: Option<String>,
     pub byte_offset: usize,
     pub bytes: usize,
@@ -436,9 +440,9 @@ pub(crate) static DEF: ToolDef = ToolDef {
     trust: Trust::Untrusted,
     version: 3,
     input_schema: &FINAL_ANSWER_INPUT,
-    output_schema: &FINAL_ANSWER_OUTPUT,
+    output_schema: &OUTPUT_SCHEMA,
     rules: &ReadFinalAnswer,
-    pinned: "f4c73349732f0a349aa2a7e7d8130e1ffbf3f6ac8732873912aef727dcf2b1e4",
+    pinned: "74f2ad4d6fbfb31f1a214ad87ce0d85b309d3e82698a644d37d3c5cd3024075f",
 };
 
 static FINAL_ANSWER_INPUT: LazyLock<Value> = LazyLock::new(|| {
@@ -455,34 +459,4 @@ static FINAL_ANSWER_INPUT: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-static FINAL_ANSWER_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    let nullable_string = json!({"type": ["string", "null"]});
-    json!({
-        "type": "object",
-        "properties": {
-            "state": {"enum": ["available", "saving", "missing", "unknown", "too_large"]},
-            "readable": {"type": "boolean"},
-            "text": agent(nullable_string.clone()),
-            "byteOffset": {"type": "integer", "minimum": 0},
-            "bytes": {"type": "integer", "minimum": 0},
-            "totalBytes": {"type": ["integer", "null"], "minimum": 0},
-            "sha256": nullable_string,
-            "version": nullable_string,
-            "nextCursor": nullable_string,
-            "eof": {"type": "boolean"},
-            "evidence": {"enum": ["session_file", "supervised", "snapshot"]},
-            "foregroundFinalConfirmed": {"type": "boolean"},
-            "truncated": {"type": "boolean"},
-            "aggregateCompletionConfirmed": {"type": "boolean"},
-            "aggregateCoverage": {"enum": ["complete", "incomplete"]},
-            "relatedChildrenActive": {"type": ["boolean", "null"]},
-            "overallState": {"enum": ["running", "completed", "unknown"]},
-            "snapshotLive": {"type": "boolean"}
-        },
-        "required": ["state", "readable", "text", "byteOffset", "bytes", "totalBytes", "sha256", "version",
-                     "nextCursor", "eof", "evidence", "foregroundFinalConfirmed", "truncated",
-                     "aggregateCompletionConfirmed", "aggregateCoverage", "relatedChildrenActive",
-                     "overallState", "snapshotLive"],
-        "additionalProperties": false
-    })
-});
+static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<Output>);

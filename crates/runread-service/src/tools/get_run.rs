@@ -6,12 +6,12 @@ use std::sync::LazyLock;
 use serde_json::{Value, json};
 
 use runread_core::Feature;
-use runread_core::envelope::Trust;
+use runread_core::envelope::{LABEL_KEYS, Trust};
 
 use crate::tools::adapters::ToolDef;
 use crate::tools::schema::{self};
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 
 use runread_core::{ErrorCode, Target};
@@ -60,6 +60,7 @@ impl ToolRules for GetRun {
 
 /// `get_run`'s output: `{found:false}`, or the run's status.
 #[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields, transform = found_carries_status)]
 pub(crate) struct Output {
     found: bool,
     #[serde(flatten)]
@@ -69,6 +70,7 @@ pub(crate) struct Output {
 /// A found run's status, as `get_run` and `wait_for_run` report it.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct Status {
     status: runread_sessions::RunStatus,
     revision: Revision,
@@ -93,6 +95,7 @@ enum Origin {
 
 /// The revision identity of a run's target.
 #[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 struct Revision {
     instance: String,
     revision: u64,
@@ -146,58 +149,33 @@ pub(crate) static DEF: ToolDef = ToolDef {
     trust: Trust::Medium,
     version: 1,
     input_schema: &schema::TARGET_ONLY_INPUT,
-    output_schema: &GET_RUN_OUTPUT,
+    output_schema: &OUTPUT_SCHEMA,
     rules: &GetRun,
-    pinned: "9b35932cb109a1057a4162e7a53d943884bd2d6b21a43aa8c8edc6d52565f7ec",
+    pinned: "56514c84f67e9b2b6561d2567ea9b79c10537ef4a7dacfe611a02434aea55e6d",
 };
 
-static GET_RUN_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "type": "object",
-        "properties": status_properties(),
-        "required": ["found"],
-        "additionalProperties": false,
-        "if": {"properties": {"found": {"const": true}}},
-        "then": {"required": FOUND_REQUIRED},
-        "else": {"propertyNames": {"enum": ["found", "trust", "instructions", "tool"]}}
-    })
-});
+static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<Output>);
 
-/// What a found run's status requires.
-pub(crate) const FOUND_REQUIRED: [&str; 7] = [
-    "status",
-    "revision",
-    "eventSequence",
-    "createdAt",
-    "startedAt",
-    "finishedAt",
-    "origin",
-];
-
-/// The properties of `get_run`'s output: `found`, and a found run's [`Status`].
-pub(crate) fn status_properties() -> serde_json::Map<String, Value> {
-    let time = json!({"type": ["string", "null"]});
-    let properties = json!({
-            "found": {"type": "boolean"},
-            "status": {"enum": ["completed", "failed", "cancelled", "running", "unknown"]},
-            "revision": {
-                "type": "object",
-                "properties": {
-                    "instance": {"type": "string"},
-                    "revision": {"type": "integer"},
-                    "generation": {"type": "integer"}
-                },
-                "required": ["instance", "revision", "generation"],
-                "additionalProperties": false
-            },
-            "eventSequence": {"type": "integer", "minimum": 0},
-            "createdAt": time,
-            "startedAt": time,
-            "finishedAt": time,
-            "origin": {"enum": ["passive", "supervised"]}
-    });
-    match properties {
-        Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    }
+/// What `found` says of the output it is in (`get_run`'s and `wait_for_run`'s, which flatten an
+/// optional [`Status`]): a found run carries every field of its status; a run not found carries
+/// none of them, only the output's own fields and the label's.
+pub(crate) fn found_carries_status(output: &mut Schema) {
+    let names = |s: &Value| -> Vec<String> {
+        s.get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let status = names(&schema::output_schema::<Status>());
+    let mut own: Vec<String> = names(output.as_value())
+        .into_iter()
+        .filter(|n| !status.contains(n))
+        .collect();
+    own.extend(LABEL_KEYS.map(str::to_owned));
+    output.insert(
+        "if".into(),
+        json!({"properties": {"found": {"const": true}}}),
+    );
+    output.insert("then".into(), json!({ "required": status }));
+    output.insert("else".into(), json!({"propertyNames": {"enum": own}}));
 }

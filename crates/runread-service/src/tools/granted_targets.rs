@@ -7,11 +7,11 @@ use serde_json::json;
 use runread_core::envelope::Trust;
 
 use crate::tools::adapters::ToolDef;
-use crate::tools::schema::{listed_target_schema, target_schema};
+use crate::tools::schema::{self};
 
 use std::sync::Arc;
 
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -170,6 +170,7 @@ impl ListReader {
 /// `list_granted_targets`' output.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct ListOutput {
     targets: Vec<Listed>,
     /// Where the next page starts; `null` on the last page.
@@ -179,23 +180,40 @@ pub(crate) struct ListOutput {
 /// One live grant as it is listed.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields, transform = unmasked_target_is_exact)]
 struct Listed {
-    /// Any id that holds a known secret masked (then it names no run).
+    /// The exact run: pass it to the other tools as it is, unless masked.
+    #[schemars(schema_with = "schema::listed_target")]
     target: Target,
+    /// An id of the target holds a known secret and is shown masked: the target names no run.
     masked: bool,
     features: Vec<Feature>,
     tools: Vec<&'static str>,
     granted_at: String,
     expires_at: String,
-    /// The run as it is now, to tell the targets apart; `null` when it is no longer current.
+    /// The run as it is now; null when the target is no longer current.
     run: Option<RunLine>,
+}
+
+/// An unmasked listed target is one the other tools take as it is: exactly their target.
+fn unmasked_target_is_exact(listed: &mut Schema) {
+    listed.insert(
+        "if".into(),
+        json!({"properties": {"masked": {"const": false}}}),
+    );
+    listed.insert(
+        "then".into(),
+        json!({"properties": {"target": schema::target_schema()}}),
+    );
 }
 
 /// A granted run in one line: its agent, its status and when it started (runread's rendering
 /// of the instant the agent wrote, or `null`), and the same as a sentence.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 struct RunLine {
+    #[schemars(transform = schema::values_only)]
     agent: Agent,
     status: RunStatus,
     started_at: Option<String>,
@@ -299,9 +317,9 @@ pub(crate) static DEF: ToolDef = ToolDef {
     trust: Trust::Untrusted,
     version: 3,
     input_schema: &LIST_INPUT,
-    output_schema: &LIST_OUTPUT,
+    output_schema: &OUTPUT_SCHEMA,
     rules: &ListGrantedTargets,
-    pinned: "d3c2d98a10e229f0e48bfa9dc6dda43fedefa0fc318254919ece742ed8931d3c",
+    pinned: "183abc104d51f520e6312702b444e4582fa3571e70e9ccd1d09376eb9fad3c2a",
 };
 
 static LIST_INPUT: LazyLock<Value> = LazyLock::new(|| {
@@ -317,43 +335,4 @@ static LIST_INPUT: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-static LIST_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
-    json!({
-        "type": "object",
-        "properties": {
-            "targets": {"type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "target": listed_target_schema(),
-                    "masked": {"type": "boolean",
-                               "description": "An id of the target holds a known secret and is shown masked: the target names no run."},
-                    "features": {"type": "array", "items": {"type": "string"}},
-                    "tools": {"type": "array", "items": {"type": "string"}},
-                    "grantedAt": {"type": "string"},
-                    "expiresAt": {"type": "string"},
-                    "run": {
-                        "type": ["object", "null"],
-                        "description": "The run as it is now; null when the target is no longer current.",
-                        "properties": {
-                            "agent": {"enum": agents},
-                            "status": {"enum": ["completed", "failed", "cancelled", "running", "unknown"]},
-                            "startedAt": {"type": ["string", "null"]},
-                            "description": {"type": "string"}
-                        },
-                        "required": ["agent", "status", "startedAt", "description"],
-                        "additionalProperties": false
-                    }
-                },
-                "required": ["target", "masked", "features", "tools", "grantedAt", "expiresAt", "run"],
-                "additionalProperties": false,
-                // An unmasked target is one the other tools take as it is.
-                "if": {"properties": {"masked": {"const": false}}},
-                "then": {"properties": {"target": target_schema()}}
-            }},
-            "nextCursor": {"type": ["string", "null"]}
-        },
-        "required": ["targets", "nextCursor"],
-        "additionalProperties": false
-    })
-});
+static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<ListOutput>);

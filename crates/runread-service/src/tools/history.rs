@@ -10,7 +10,7 @@ use runread_core::envelope::Trust;
 use runread_core::limits::CURSOR_MAX_BYTES;
 
 use crate::tools::adapters::ToolDef;
-use crate::tools::schema::{agent, target_schema};
+use crate::tools::schema::{self, agent_wrote, target_schema};
 
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ use runread_core::limits::{
 };
 use runread_core::redact::Redactor;
 use runread_core::{ErrorCode, Target};
-use runread_sessions::{EntrySummary, MessageView, RunStatus, TextRef};
+use runread_sessions::{EntrySummary, FIRST_SEQUENCE, MessageView, RunStatus, TextRef};
 use runread_store::{RunRecord, SessionRecord};
 
 use crate::evidence::publication::Basis;
@@ -377,6 +377,7 @@ fn execute(args: Args, r: &Reader) -> Result<Output, ErrorCode> {
 /// `read_history`'s output: one page of events, and what the history is missing.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Output {
     pub events: Vec<ServedEvent>,
     pub next_cursor: Option<String>,
@@ -387,6 +388,9 @@ pub struct Output {
     pub truncated: bool,
     pub readable: bool,
     pub redaction_pending: bool,
+    /// History never confirms that all of a run's work is done (`read_work_state` says what is
+    /// known): always false.
+    #[schemars(extend("const" = false))]
     pub completion_confirmed: bool,
     /// Where the texts were read back from: the session file, or the run's snapshot when the
     /// file is not there.
@@ -396,12 +400,18 @@ pub struct Output {
 /// One event as served: its text only when released.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct ServedEvent {
+    #[schemars(range(min = FIRST_SEQUENCE))]
     pub sequence: u64,
+    #[schemars(transform = agent_wrote)]
     pub role: String,
+    #[schemars(transform = agent_wrote)]
     pub tool_name: Option<String>,
+    #[schemars(transform = agent_wrote)]
     pub tool_calls: Vec<String>,
     pub readable: bool,
+    #[schemars(transform = agent_wrote)]
     pub text: Option<String>,
     pub truncated: bool,
     pub upstream_truncated: bool,
@@ -579,9 +589,9 @@ pub(crate) static DEF: ToolDef = ToolDef {
     trust: Trust::Untrusted,
     version: 5,
     input_schema: &HISTORY_INPUT,
-    output_schema: &HISTORY_OUTPUT,
+    output_schema: &OUTPUT_SCHEMA,
     rules: &ReadHistory,
-    pinned: "fdd42422b5a8704a7acd13a423c9e71476f1106a185a13e492dc756fbb3bc61a",
+    pinned: "d149874754993e2428217bed71db587c3973d58e884230c76e758fd144687074",
 };
 
 static HISTORY_INPUT: LazyLock<Value> = LazyLock::new(|| {
@@ -598,44 +608,7 @@ static HISTORY_INPUT: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-static HISTORY_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "type": "object",
-        "properties": {
-            "events": {"type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "sequence": {"type": "integer", "minimum": 1},
-                    "role": agent(json!({"type": "string"})),
-                    "toolName": agent(json!({"type": ["string", "null"]})),
-                    "toolCalls": agent(json!({"type": "array", "items": {"type": "string"}})),
-                    "text": agent(json!({"type": ["string", "null"]})),
-                    "readable": {"type": "boolean"},
-                    "truncated": {"type": "boolean"},
-                    "upstreamTruncated": {"type": "boolean"},
-                    "bodyUnavailable": {"type": "boolean"},
-                    "redactionPending": {"type": "boolean"}
-                },
-                "required": ["sequence", "role", "toolName", "toolCalls", "text", "readable", "truncated",
-                             "upstreamTruncated", "bodyUnavailable", "redactionPending"],
-                "additionalProperties": false
-            }},
-            "nextCursor": {"type": ["string", "null"]},
-            "highWaterSequence": {"type": ["integer", "null"]},
-            "eof": {"type": "boolean"},
-            "gap": {"type": "boolean"},
-            "gapReasons": {"type": "array", "items": {"enum": ["retention", "malformed", "tail_unknown", "branch_incomplete", "source_changed", "fork_parent_not_granted", "fork_parent_changed"]}},
-            "truncated": {"type": "boolean"},
-            "readable": {"type": "boolean"},
-            "redactionPending": {"type": "boolean"},
-            "completionConfirmed": {"const": false},
-            "evidence": {"enum": ["session_file", "supervised", "snapshot"]}
-        },
-        "required": ["events", "nextCursor", "highWaterSequence", "eof", "gap", "gapReasons", "truncated",
-                     "readable", "redactionPending", "completionConfirmed", "evidence"],
-        "additionalProperties": false
-    })
-});
+static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<Output>);
 
 #[cfg(test)]
 mod tests {

@@ -8,13 +8,13 @@
 
 use std::sync::LazyLock;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use runread_core::Feature;
 use runread_core::envelope::Trust;
 
 use crate::tools::adapters::ToolDef;
-use crate::tools::schema::{self, agent};
+use crate::tools::schema::{self, agent_wrote, agent_wrote_value, values_only};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -148,21 +148,35 @@ fn with_unknown_fields(mut out: Output) -> Output {
 
 /// `read_target_metadata`'s output: each field a value and where it was read (`unknownFields`:
 /// those with no value).
+///
+/// Of the sourced values, the workspace's name and path are runread's registration and the
+/// inherited history's state its own judgment; the agent wrote the others.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Output {
+    #[schemars(transform = values_only)]
     pub agent: Agent,
     pub workspace_name: Sourced,
     pub workspace_path: Sourced,
+    #[schemars(transform = agent_wrote_value)]
     pub session_name: Sourced,
+    #[schemars(transform = agent_wrote_value)]
     pub saved_model: Sourced,
+    #[schemars(transform = agent_wrote_value)]
     pub run_model: Sourced,
+    #[schemars(transform = agent_wrote_value)]
     pub model_provider: Sourced,
+    #[schemars(transform = agent_wrote_value)]
     pub cwd: Sourced,
+    #[schemars(transform = agent_wrote_value)]
     pub git_branch: Sourced,
+    #[schemars(transform = agent_wrote_value)]
     pub agent_version: Sourced,
+    #[schemars(transform = agent_wrote_value)]
     pub parent_session: Sourced,
     pub inherited_history: Sourced,
+    #[schemars(transform = agent_wrote)]
     pub run_models: Vec<String>,
     /// The tokens the run's model calls reported.
     pub usage: Usage,
@@ -173,6 +187,7 @@ pub struct Output {
 /// read. Tokens, never prices.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Usage {
     /// `null`: no model call of the run reported usage (or it was indexed before usage was).
     pub total: Option<TokenCounts>,
@@ -197,6 +212,7 @@ pub enum UsageSource {
 /// reasoning within `output`).
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct TokenCounts {
     pub input: u64,
     pub output: u64,
@@ -207,7 +223,9 @@ pub struct TokenCounts {
 
 /// One model's share.
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ModelTokens {
+    #[schemars(transform = agent_wrote)]
     pub model: String,
     pub tokens: TokenCounts,
 }
@@ -299,6 +317,7 @@ impl Output {
 
 /// A value and the record it was read from.
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Sourced {
     pub value: Option<String>,
     pub source: String,
@@ -322,9 +341,9 @@ pub(crate) static DEF: ToolDef = ToolDef {
     trust: Trust::Untrusted,
     version: 6,
     input_schema: &schema::TARGET_ONLY_INPUT,
-    output_schema: &METADATA_OUTPUT,
+    output_schema: &OUTPUT_SCHEMA,
     rules: &ReadTargetMetadata,
-    pinned: "2d8b2da15b9aa3b08a132d838c84ec0d75dc223793cb44d31c16b95c52a351b6",
+    pinned: "e6d3683ae209ab652478854185287e367b54039d0b4805f778faa646195a5bef",
 };
 
 /// `n` with a comma between thousands (`12,345`).
@@ -340,53 +359,7 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// `usage`: counts the agent recorded (numbers), the models' names its responses report.
-fn usage_schema() -> Value {
-    let count = json!({"type": "integer", "minimum": 0});
-    let tokens = json!({"type": "object",
-        "properties": {"input": count, "output": count, "cacheRead": count, "cacheWrite": count, "reasoning": count},
-        "required": ["input", "output", "cacheRead", "cacheWrite", "reasoning"], "additionalProperties": false});
-    let mut total = tokens.clone();
-    total["type"] = json!(["object", "null"]);
-    json!({"type": "object",
-        "properties": {
-            "total": total,
-            "byModel": {"type": "array", "items": {"type": "object",
-                "properties": {"model": agent(json!({"type": "string"})), "tokens": tokens},
-                "required": ["model", "tokens"], "additionalProperties": false}},
-            "calls": count,
-            "source": {"enum": ["assistant_messages", "token_count_events", "not_recorded"]}
-        },
-        "required": ["total", "byModel", "calls", "source"], "additionalProperties": false})
-}
-
-static METADATA_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    // A value and where it was read; the value is the agent's unless runread's registration or
-    // its own judgment gave it.
-    let sourced = |value: Value| {
-        json!({"type": "object", "properties": {"value": value, "source": {"type": "string"}},
-               "required": ["value", "source"], "additionalProperties": false})
-    };
-    let runreads = sourced(json!({"type": ["string", "null"]}));
-    let agents = sourced(agent(json!({"type": ["string", "null"]})));
-    json!({
-        "type": "object",
-        "properties": {
-            "agent": {"enum": Agent::ALL.map(Agent::as_str)},
-            "workspaceName": runreads, "workspacePath": runreads, "sessionName": agents,
-            "savedModel": agents, "runModel": agents, "modelProvider": agents,
-            "cwd": agents, "gitBranch": agents, "agentVersion": agents,
-            "parentSession": agents, "inheritedHistory": runreads,
-            "runModels": agent(json!({"type": "array", "items": {"type": "string"}})),
-            "usage": usage_schema(),
-            "unknownFields": {"type": "array", "items": {"type": "string"}}
-        },
-        "required": ["agent", "workspaceName", "workspacePath", "sessionName", "savedModel", "runModel",
-                     "modelProvider", "cwd", "gitBranch", "agentVersion", "parentSession",
-                     "inheritedHistory", "runModels", "usage", "unknownFields"],
-        "additionalProperties": false
-    })
-});
+static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<Output>);
 
 #[cfg(test)]
 mod tests {

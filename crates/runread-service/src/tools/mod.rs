@@ -167,43 +167,211 @@ mod tests {
         );
     }
 
-    /// Each tool's output type and its declared output schema say the same: the same fields at
-    /// every depth, the same required ones, the same types (null included), the same enums
-    /// where both name values. What only the declared schema says (bounds, patterns, marks of
-    /// the agent's data, conditions) narrows it and is not compared.
+    /// Each tool's output schema is the one schemars derives from its rules' output type: the
+    /// catalog serves no schema its type does not make.
     #[test]
-    fn every_output_type_matches_its_declared_schema() {
-        let mut drift = Vec::new();
+    fn every_tool_serves_its_output_types_schema() {
         for def in ALL {
-            let derived = def.rules.derived_output_schema();
-            agree(def.name, def.output_schema, &derived, &mut drift);
+            assert_eq!(
+                **def.output_schema,
+                def.rules.derived_output_schema(),
+                "{}",
+                def.name
+            );
         }
-        assert!(drift.is_empty(), "{}", drift.join("\n"));
     }
 
-    /// The comparison can fail: a renamed field, a dropped requirement, a changed type and an
-    /// enum value more are each found.
+    /// What `tools/list` declared for each tool while its output schema was written by hand,
+    /// before it was derived from the type.
+    fn hand_written() -> serde_json::Map<String, Value> {
+        let text = include_str!("../../tests/fixtures/output-schemas-before.json");
+        match serde_json::from_str(text) {
+            Ok(Value::Object(tools)) => tools,
+            other => panic!("the fixture is an object of schemas: {other:?}"),
+        }
+    }
+
+    /// The derived schemas keep every bound, pattern, mark, requirement, enum, condition and
+    /// description the hand-written ones had, each at the same place: none validates less.
     #[test]
-    fn the_schema_comparison_finds_drift() {
-        let declared = serde_json::json!({"type": "object", "properties": {
-            "a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}},
-            "required": ["a", "b", "c"]});
+    fn the_derived_schemas_keep_every_constraint_the_hand_written_ones_had() {
+        let before = hand_written();
+        assert_eq!(before.len(), ALL.len());
+        let mut lost = Vec::new();
+        for def in ALL {
+            let old = &before[def.name];
+            differences(
+                def.name,
+                old,
+                &def.declared_output_schema(),
+                true,
+                &mut lost,
+            );
+        }
+        assert!(lost.is_empty(), "{lost:#?}");
+    }
+
+    /// What the derived schemas say that the hand-written ones did not is only what the types
+    /// themselves guarantee: an unsigned count is at least 0, and a list of grant features names
+    /// features. Nothing else validates more.
+    #[test]
+    fn the_derived_schemas_add_only_what_the_types_guarantee() {
+        let before = hand_written();
+        let mut added = Vec::new();
+        for def in ALL {
+            let old = &before[def.name];
+            differences(
+                def.name,
+                &def.declared_output_schema(),
+                old,
+                false,
+                &mut added,
+            );
+        }
+        added.retain(|(_, what)| what != "minimum 0");
+        let features = "list_granted_targets/properties/targets/items/properties/features/items";
+        assert_eq!(added, [(features.to_owned(), "values".to_owned())]);
+    }
+
+    /// The comparison can fail: a bound, a pattern, a mark, a requirement, an enum value, a
+    /// condition, a description or a property lost is each found; an enum written as `oneOf`
+    /// consts, an `Option` as a type with `null`, is the same.
+    #[test]
+    fn the_schema_comparison_finds_a_lost_constraint() {
+        let old = serde_json::json!({"type": "object", "properties": {
+            "a": {"type": "string", "maxLength": 3, "pattern": "^a+$", "x-runread-source": "agent"},
+            "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"], "minimum": 1},
+            "d": {"type": "boolean", "description": "d."}},
+            "required": ["a", "b"], "additionalProperties": false,
+            "if": {"properties": {"d": {"const": true}}}, "then": {"required": ["c"]}});
         let same = serde_json::json!({"type": "object", "properties": {
-            "a": {"type": "string", "maxLength": 3}, "b": {"type": "string", "enum": ["y", "x"]},
-            "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
-            "required": ["c", "b", "a"]});
+            "a": {"type": "string", "maxLength": 3, "pattern": "^a+$", "x-runread-source": "agent"},
+            "b": {"oneOf": [{"type": "string", "const": "y"}, {"type": "string", "const": "x"}]},
+            "c": {"type": ["integer", "null"], "format": "uint64", "minimum": 1},
+            "d": {"type": "boolean", "description": "d."}},
+            "required": ["b", "a"], "additionalProperties": false, "title": "T",
+            "if": {"properties": {"d": {"const": true}}}, "then": {"required": ["c"]}});
         let mut found = Vec::new();
-        agree("t", &declared, &same, &mut found);
+        differences("t", &old, &same, true, &mut found);
         assert!(found.is_empty(), "{found:?}");
-        for drifted in [
-            serde_json::json!({"type": "object", "properties": {"A": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}}, "required": ["A", "b", "c"]}),
-            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": ["integer", "null"]}}, "required": ["b", "c"]}),
-            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y"]}, "c": {"type": "integer"}}, "required": ["a", "b", "c"]}),
-            serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"enum": ["x", "y", "z"]}, "c": {"type": ["integer", "null"]}}, "required": ["a", "b", "c"]}),
+        for (pointer, lost) in [
+            ("/properties/a/maxLength", Value::Null),
+            ("/properties/a/pattern", Value::Null),
+            ("/properties/a/x-runread-source", Value::Null),
+            ("/properties/b/oneOf/0/const", serde_json::json!("z")),
+            ("/properties/c/minimum", serde_json::json!(0)),
+            ("/properties/d/description", Value::Null),
+            ("/required/1", serde_json::json!("c")),
+            ("/additionalProperties", serde_json::json!(true)),
+            ("/then/required/0", serde_json::json!("a")),
+            ("/if", Value::Null),
+            ("/properties/d", Value::Null),
         ] {
+            let mut drifted = same.clone();
+            let (parent, key) = pointer.rsplit_once('/').unwrap();
+            match drifted.pointer_mut(parent).unwrap() {
+                Value::Object(m) if lost.is_null() => {
+                    m.remove(key);
+                }
+                Value::Object(m) => {
+                    m.insert(key.to_owned(), lost);
+                }
+                Value::Array(a) => a[key.parse::<usize>().unwrap()] = lost,
+                _ => unreachable!(),
+            }
             let mut found = Vec::new();
-            agree("t", &declared, &drifted, &mut found);
-            assert!(!found.is_empty(), "{drifted}");
+            differences("t", &old, &drifted, true, &mut found);
+            assert!(!found.is_empty(), "{pointer}");
+        }
+    }
+
+    /// What `differences` compares exactly wherever the expected schema says it.
+    const EXACT: [&str; 14] = [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "pattern",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "contentEncoding",
+        SOURCE_KEYWORD,
+    ];
+
+    /// The names `schema` lists under `key`: its properties, or its required ones.
+    fn names(schema: &Value, key: &str) -> Option<BTreeSet<String>> {
+        match schema.get(key)? {
+            Value::Object(m) => Some(m.keys().cloned().collect()),
+            Value::Array(a) => Some(
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Each place (a JSON pointer under `path`) where `expected` says something `actual` does
+    /// not say the same: its types, the values it lists, an [`EXACT`] keyword, its required and
+    /// its properties, and (with `annotations`) its description; in every property, item,
+    /// condition and `anyOf` branch. An enum's `oneOf` branches are its values, not compared one
+    /// by one.
+    fn differences(
+        path: &str,
+        expected: &Value,
+        actual: &Value,
+        annotations: bool,
+        out: &mut Vec<(String, String)>,
+    ) {
+        let mut differ = |what: String| out.push((path.to_owned(), what));
+        let (te, ta) = (types(expected), types(actual));
+        if !te.is_empty() && te != ta {
+            differ(format!("types {te:?}, not {ta:?}"));
+        }
+        if let Some(ve) = values(expected)
+            && values(actual).as_ref() != Some(&ve)
+        {
+            differ("values".to_owned());
+        }
+        let described = annotations.then_some("description");
+        for k in EXACT.into_iter().chain(described) {
+            if let Some(e) = expected.get(k)
+                && actual.get(k) != Some(e)
+            {
+                differ(format!("{k} {e}"));
+            }
+        }
+        for k in ["required", "properties"] {
+            if let Some(e) = names(expected, k)
+                && names(actual, k).as_ref() != Some(&e)
+            {
+                differ(k.to_owned());
+            }
+        }
+        let shared = names(expected, "properties").unwrap_or_default();
+        for p in shared.intersection(&names(actual, "properties").unwrap_or_default()) {
+            let (e, a) = (&expected["properties"][p], &actual["properties"][p]);
+            differences(&format!("{path}/properties/{p}"), e, a, annotations, out);
+        }
+        for k in ["items", "if", "then", "else", "propertyNames", "anyOf"] {
+            match (expected.get(k), actual.get(k)) {
+                (None, _) => {}
+                (Some(Value::Array(e)), Some(Value::Array(a))) if e.len() == a.len() => {
+                    for (i, (e, a)) in e.iter().zip(a).enumerate() {
+                        differences(&format!("{path}/{k}/{i}"), e, a, annotations, out);
+                    }
+                }
+                (Some(e), Some(a)) if e.is_object() => {
+                    differences(&format!("{path}/{k}"), e, a, annotations, out)
+                }
+                _ => out.push((path.to_owned(), k.to_owned())),
+            }
         }
     }
 
@@ -266,62 +434,5 @@ mod tests {
             return Some(vs.clone());
         }
         schema.get("const").map(|v| vec![v.clone()])
-    }
-
-    /// The branch of `schema` that describes an object or array (an `Option`'s non-null one).
-    fn structured(schema: &Value) -> &Value {
-        schema
-            .get("anyOf")
-            .and_then(Value::as_array)
-            .and_then(|bs| {
-                bs.iter()
-                    .find(|b| b.get("properties").is_some() || b.get("items").is_some())
-            })
-            .unwrap_or(schema)
-    }
-
-    fn agree(path: &str, declared: &Value, derived: &Value, drift: &mut Vec<String>) {
-        let (td, tv) = (types(declared), types(derived));
-        if !td.is_empty() && !tv.is_empty() && td != tv {
-            drift.push(format!("{path}: types {td:?} declared, {tv:?} derived"));
-        }
-        if let (Some(vd), Some(vv)) = (values(declared), values(derived))
-            && vd != vv
-        {
-            drift.push(format!("{path}: values {vd:?} declared, {vv:?} derived"));
-        }
-        let (declared, derived) = (structured(declared), structured(derived));
-        let keys = |s: &Value, k: &str| -> BTreeSet<String> {
-            match s.get(k) {
-                Some(Value::Object(m)) => m.keys().cloned().collect(),
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect(),
-                _ => BTreeSet::new(),
-            }
-        };
-        let (pd, pv) = (keys(declared, "properties"), keys(derived, "properties"));
-        if pd != pv {
-            drift.push(format!(
-                "{path}: properties {pd:?} declared, {pv:?} derived"
-            ));
-        }
-        let (rd, rv) = (keys(declared, "required"), keys(derived, "required"));
-        if rd != rv {
-            drift.push(format!("{path}: required {rd:?} declared, {rv:?} derived"));
-        }
-        for p in pd.intersection(&pv) {
-            agree(
-                &format!("{path}.{p}"),
-                &declared["properties"][p],
-                &derived["properties"][p],
-                drift,
-            );
-        }
-        if let (Some(id), Some(iv)) = (declared.get("items"), derived.get("items")) {
-            agree(&format!("{path}[]"), id, iv, drift);
-        }
     }
 }

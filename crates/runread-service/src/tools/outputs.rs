@@ -1,6 +1,6 @@
 //! Each tool's output as a type: what the tool serves (its fields, its states as enums), and what
-//! the owner's console renders from [`crate::owner::Owner::preview_as`]. Each type's schema is tested
-//! equal to the tool's declared output schema.
+//! the owner's console renders from [`crate::owner::Owner::preview_as`]. Each type's schema,
+//! derived, is the tool's declared output schema.
 
 pub use crate::evidence::publication::{Basis as Evidence, State as AnswerState};
 pub use crate::evidence::values::{Coverage, GapReason};

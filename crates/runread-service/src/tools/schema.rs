@@ -1,8 +1,12 @@
-//! The JSON Schema every tool's definition is built from: the target, ids, the mark of a value
-//! the agent wrote, the label's fields, and the inputs several tools share.
+//! The JSON Schema every tool's definition is built from: each output's schema as schemars
+//! derives it from the output's type, the transforms those types name for what a type alone
+//! cannot say (the mark of a value the agent wrote, a listed target), the target and ids, the
+//! label's fields, and the inputs several tools share.
 
 use std::sync::LazyLock;
 
+use schemars::generate::{Contract, SchemaSettings};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Value, json};
 
 use runread_core::limits::TARGET_FIELD_MAX_BYTES;
@@ -15,12 +19,50 @@ pub const SOURCE_KEYWORD: &str = "x-runread-source";
 /// [`SOURCE_KEYWORD`]'s one value.
 pub const AGENT_SOURCE: &str = "agent";
 
-/// `schema`, marked as a value an agent wrote.
-pub(crate) fn agent(mut schema: Value) -> Value {
-    if let Some(m) = schema.as_object_mut() {
-        m.insert(SOURCE_KEYWORD.into(), AGENT_SOURCE.into());
+/// The output schema of a tool whose output is a `T`: the one schemars derives from the type
+/// (draft 2020-12, every subschema inline so a client needs no `$ref`, as the value
+/// serializes). Each tool's `ToolDef::output_schema` is this for its output type, computed once.
+pub(crate) fn output_schema<T: JsonSchema>() -> Value {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    settings.contract = Contract::Serialize;
+    settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+/// Marks a field's schema as a value an agent wrote (`#[schemars(transform = agent_wrote)]`).
+pub(crate) fn agent_wrote(schema: &mut Schema) {
+    schema.insert(SOURCE_KEYWORD.into(), AGENT_SOURCE.into());
+}
+
+/// Marks the `value` of a sourced field as the agent's: the same type carries runread's values
+/// elsewhere, so the mark is the field's, not the type's.
+pub(crate) fn agent_wrote_value(schema: &mut Schema) {
+    if let Some(value) = schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut("value"))
+        .and_then(Value::as_object_mut)
+    {
+        value.insert(SOURCE_KEYWORD.into(), AGENT_SOURCE.into());
     }
-    schema
+}
+
+/// An enum as its values alone (`#[schemars(transform = values_only)]`): for a type whose
+/// variants' docs are written for runread's developers (where an agent keeps its files), not for
+/// readers, who are shown the names only.
+pub(crate) fn values_only(schema: &mut Schema) {
+    let values: Option<Vec<Value>> = schema
+        .get("oneOf")
+        .and_then(Value::as_array)
+        .and_then(|branches| branches.iter().map(|b| b.get("const").cloned()).collect());
+    let Some(values) = values else { return };
+    schema.remove("oneOf");
+    if values.iter().all(Value::is_string) {
+        schema.insert("type".into(), "string".into());
+    }
+    schema.insert("enum".into(), values.into());
 }
 
 /// Whether any property of `schema`, at any depth, is marked as the agent's (what a tool's label
@@ -64,23 +106,29 @@ fn listed_id_schema() -> Value {
     ]})
 }
 
-/// A target as `list_granted_targets` lists it: the six fields, the session's and run's ids the
-/// agent's own, any id masked that holds a known secret.
-pub(crate) fn listed_target_schema() -> Value {
-    json!({
-        "type": "object",
-        "description": "The exact run: pass it to the other tools as it is, unless masked.",
-        "properties": {
-            "instance": listed_id_schema(),
-            "revision": {"type": "integer", "minimum": 1},
-            "workspaceId": listed_id_schema(),
-            "sessionId": agent(listed_id_schema()),
-            "generation": {"type": "integer", "minimum": 1},
-            "runId": agent(listed_id_schema())
-        },
-        "required": ["instance", "revision", "workspaceId", "sessionId", "generation", "runId"],
-        "additionalProperties": false
-    })
+/// The target's ids the agent chose: the session's and the run's.
+const AGENT_IDS: [&str; 2] = ["sessionId", "runId"];
+
+/// A target as `list_granted_targets` lists it (`#[schemars(schema_with = "listed_target")]`):
+/// the six-field target, each id as listed (any that holds a known secret masked), the session's
+/// and run's ids the agent's own.
+pub(crate) fn listed_target(_: &mut SchemaGenerator) -> Schema {
+    let mut target = target_schema();
+    let id = id_schema();
+    if let Some(fields) = target.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, field) in fields.iter_mut() {
+            if *field == id {
+                *field = listed_id_schema();
+            }
+            if AGENT_IDS.contains(&name.as_str())
+                && let Some(f) = field.as_object_mut()
+            {
+                f.insert(SOURCE_KEYWORD.into(), AGENT_SOURCE.into());
+            }
+        }
+    }
+    // `target_schema` is an object; were it not, nothing would validate rather than anything.
+    Schema::try_from(target).unwrap_or_else(|_| Schema::from(false))
 }
 
 /// JSON Schema of the six-field target.
@@ -143,7 +191,7 @@ mod tests {
     /// The agent's ids in a listed target are marked; runread's own are not.
     #[test]
     fn a_listed_targets_session_and_run_ids_are_the_agents() {
-        let listed = listed_target_schema();
+        let listed = listed_target(&mut SchemaGenerator::default()).to_value();
         for (field, agents) in [
             ("instance", false),
             ("workspaceId", false),

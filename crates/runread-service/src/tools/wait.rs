@@ -138,6 +138,7 @@ impl ToolRules for WaitForRun {
 /// `wait_for_run`'s output: `get_run`'s, with whether the run moved past the caller's sequence
 /// and whether it has settled.
 #[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields, transform = get_run::found_carries_status)]
 pub(crate) struct Output {
     found: bool,
     changed: bool,
@@ -159,9 +160,9 @@ pub(crate) static DEF: ToolDef = ToolDef {
     trust: Trust::Medium,
     version: 1,
     input_schema: &WAIT_INPUT,
-    output_schema: &WAIT_OUTPUT,
+    output_schema: &OUTPUT_SCHEMA,
     rules: &WaitForRun,
-    pinned: "67437e9efe2dd0adffeac12a72466b2a2b024e249773203aae6f377e40593df2",
+    pinned: "4e957035b07baeb6159b3c04e5bd3fff9c3ed5e5024b329b9673c1f126c891e4",
 };
 
 static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
@@ -183,20 +184,7 @@ static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-static WAIT_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    let mut properties = get_run::status_properties();
-    properties.insert("changed".into(), json!({"type": "boolean"}));
-    properties.insert("settled".into(), json!({"type": "boolean"}));
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": ["found", "changed", "settled"],
-        "additionalProperties": false,
-        "if": {"properties": {"found": {"const": true}}},
-        "then": {"required": get_run::FOUND_REQUIRED},
-        "else": {"propertyNames": {"enum": ["found", "changed", "settled", "trust", "instructions", "tool"]}}
-    })
-});
+static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<Output>);
 
 /// What one check of a waiting call found.
 enum Check {

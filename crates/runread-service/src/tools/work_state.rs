@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use runread_core::Feature;
 use runread_core::envelope::Trust;
@@ -120,6 +120,7 @@ fn child_evidence(at: &AdmissionContext<'_>, run: &RunRecord) -> Result<ChildEvi
 /// a supervised one: hence `Option<Option<_>>` there.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Output {
     pub foreground: ForegroundState,
     pub aggregate: Aggregate,
@@ -131,6 +132,8 @@ pub struct Output {
     #[schemars(with = "bool")]
     pub live: Option<bool>,
     pub completion_confirmed: bool,
+    /// runread never claims the whole machine idle: always false.
+    #[schemars(extend("const" = false))]
     pub whole_machine_idle_confirmed: bool,
     pub evidence: Basis,
 }
@@ -151,6 +154,7 @@ pub enum WorkState {
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ForegroundState {
     pub state: WorkState,
     pub source: ForegroundSource,
@@ -168,6 +172,7 @@ pub enum ForegroundSource {
 
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Aggregate {
     pub state: WorkState,
     /// Each child as runread observed it: its kind, its place and its state.
@@ -181,6 +186,7 @@ pub struct Aggregate {
 }
 
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Child {
     pub kind: ChildKind,
     pub index: usize,
@@ -196,6 +202,7 @@ pub enum ChildKind {
 
 /// One kind of work's coverage and why.
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Covered {
     pub state: Coverage,
     pub reason: String,
@@ -203,6 +210,7 @@ pub struct Covered {
 
 /// What each kind of work's evidence covers.
 #[derive(Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Coverages {
     pub session: Covered,
     pub subagents: Covered,
@@ -570,49 +578,12 @@ pub(crate) static DEF: ToolDef = ToolDef {
     trust: Trust::Medium,
     version: 5,
     input_schema: &schema::TARGET_ONLY_INPUT,
-    output_schema: &WORK_STATE_OUTPUT,
+    output_schema: &OUTPUT_SCHEMA,
     rules: &ReadWorkState,
-    pinned: "d84a99e23bb057839ecdb91d9cf14400258ed232c9f9d35e02b14322ad73e812",
+    pinned: "d1b53eabe595cf8f7be713306fa246c43b77c38be8cf8d7a28b5f0dcc05a5e90",
 };
 
-static WORK_STATE_OUTPUT: LazyLock<Value> = LazyLock::new(|| {
-    let state = json!({"enum": ["running", "waiting", "retrying", "compacting", "finishing", "completed",
-                                "failed", "cancelled", "unknown"]});
-    let coverage = json!({"type": "object", "properties": {
-        "state": {"enum": ["complete", "incomplete"]}, "reason": {"type": "string"}},
-        "required": ["state", "reason"], "additionalProperties": false});
-    json!({
-        "type": "object",
-        "properties": {
-            "foreground": {"type": "object", "properties": {"state": state, "source": {"enum": ["session_file", "supervisor"]},
-                           "exit": {"type": ["string", "null"]}},
-                           "required": ["state", "source"], "additionalProperties": false},
-            "aggregate": {"type": "object", "properties": {
-                "state": state,
-                // Each child as runread observed it: its kind, its place and its state.
-                "children": {"type": "array", "items": {"type": "object", "properties": {
-                    "kind": {"const": "subagent"}, "index": {"type": "integer", "minimum": 0}, "state": state},
-                    "required": ["kind", "index", "state"], "additionalProperties": false}},
-                "failedChildren": {"type": "integer"}, "cancelledChildren": {"type": "integer"},
-                "unknownChildren": {"type": "integer"}, "runningChildren": {"type": "integer"},
-                "backgroundProcesses": {"type": ["integer", "null"]}},
-                "required": ["state", "children", "failedChildren", "cancelledChildren", "unknownChildren", "runningChildren"],
-                "additionalProperties": false},
-            "coverage": {"type": "object", "properties": {
-                "session": coverage, "subagents": coverage, "supervisor": coverage, "queue": coverage, "background": coverage},
-                "required": ["session", "subagents", "supervisor", "queue", "background"], "additionalProperties": false},
-            "observedAt": {"type": "string"},
-            "fresh": {"type": "boolean"},
-            "live": {"type": "boolean"},
-            "completionConfirmed": {"type": "boolean"},
-            "wholeMachineIdleConfirmed": {"const": false},
-            "evidence": {"enum": ["session_file", "supervised", "snapshot"]}
-        },
-        "required": ["foreground", "aggregate", "coverage", "observedAt", "fresh", "completionConfirmed",
-                     "wholeMachineIdleConfirmed", "evidence"],
-        "additionalProperties": false
-    })
-});
+static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<Output>);
 
 #[cfg(test)]
 mod tests {

@@ -35,7 +35,7 @@ use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
     answer_digest,
 };
-use crate::runs::{Branch, Context, Run, RunStatus, Walk, taint, walk_from_leaf};
+use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, Walk, taint, walk_from_leaf};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// What an interruption marker's text starts with (`[Request interrupted by user]`, `… for tool
@@ -529,7 +529,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
             continue;
         };
         let mut run = run_of(slice, &chain);
-        run.first_sequence = events_in(messages.get(..start).unwrap_or(&[])) + 1;
+        run.first_sequence = events_in(messages.get(..start).unwrap_or(&[])) + FIRST_SEQUENCE;
         run.context_before = Context::around(&messages, start, true);
         run.context_after = Context::around(&messages, end, false);
         if let Some(first_final) = run.final_lines.first()

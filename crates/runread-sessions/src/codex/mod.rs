@@ -38,7 +38,7 @@ use crate::file::{EvidenceFile, Line};
 use crate::model::{
     EntryKind, EntrySummary, ForkBase, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
 };
-use crate::runs::{Branch, Context, Run, RunStatus, taint};
+use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, taint};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// History roles of Codex events (what `read_history` reports as `role`).
@@ -613,7 +613,7 @@ fn runs_in_order(order: &[&str], turns: &HashMap<&str, Turn<'_>>) -> Vec<Run> {
         let Some(t) = turns.get(id) else { continue };
         let count = t.events.len();
         let mut run = run_of(id, t);
-        run.first_sequence = before as u64 + 1;
+        run.first_sequence = before as u64 + FIRST_SEQUENCE;
         run.context_before = Context::around(&messages, before, true);
         run.context_after = Context::around(&messages, before + count, false);
         if let Some(first_final) = run.final_lines.first()

@@ -4,7 +4,7 @@
 //! stopped (`stop`, or `length`: flagged truncated) without a tool call.
 
 use crate::model::{EntryKind, EntrySummary};
-use crate::runs::{Branch, Context, Run, RunStatus, Walk, taint, walk_from_leaf};
+use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, Walk, taint, walk_from_leaf};
 
 /// Cuts `entries` (in file order) into the runs of the active branch.
 ///
@@ -59,7 +59,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
                 .take(start)
                 .filter(|e| e.kind == EntryKind::Message)
                 .count();
-            run.first_sequence = before as u64 + 1;
+            run.first_sequence = before as u64 + FIRST_SEQUENCE;
             let count = run.message_lines.len();
             run.context_before = Context::around(&messages, before, true);
             run.context_after = Context::around(&messages, before + count, false);

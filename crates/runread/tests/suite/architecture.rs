@@ -563,6 +563,112 @@ fn the_tidy_scan_finds_what_it_forbids() {
     assert!(!service_violations(item).is_empty());
 }
 
+/// Where the tool module `source` builds an output schema by hand, outside its tests: (line,
+/// what). The static each `ToolDef`'s `output_schema` names is this file's, made by
+/// `schema::output_schema::<T>` (the schema schemars derives from the output type, every bound,
+/// mark and condition on the type as attributes), with no `json!` in it; and no static of an
+/// output schema (`…OUTPUT…: LazyLock<Value>`) is written out with `json!`.
+fn hand_built_output_schemas(source: &str) -> Vec<(usize, String)> {
+    let code = code_only(source);
+    let in_tests = test_lines(&code);
+    let lines: Vec<&str> = code
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if in_tests.get(i) == Some(&true) {
+                ""
+            } else {
+                l
+            }
+        })
+        .collect();
+    let item = |from: usize| lines[from..=item_end(&lines, from).unwrap_or(from)].join("\n");
+    let static_named = |name: &str| {
+        let declared = format!("static {name}:");
+        lines.iter().position(|l| {
+            let l = l.trim_start();
+            let l = l
+                .strip_prefix("pub(crate) ")
+                .or(l.strip_prefix("pub "))
+                .unwrap_or(l);
+            l.starts_with(&declared)
+        })
+    };
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(named) = line.trim().strip_prefix("output_schema: &") {
+            let name = named.trim_end_matches(',').trim();
+            match static_named(name) {
+                Some(at)
+                    if item(at).contains("output_schema::<") && !item(at).contains("json!") => {}
+                Some(at) => {
+                    found.push((at + 1, format!("{name}: not derived from the output type")))
+                }
+                None => found.push((i + 1, format!("{name}: not a static of the tool's file"))),
+            }
+        }
+        if line.contains("static ")
+            && line.contains("OUTPUT")
+            && line.contains("LazyLock<Value>")
+            && item(i).contains("json!")
+        {
+            found.push((i + 1, "an output schema written with json!".to_owned()));
+        }
+    }
+    found
+}
+
+/// No tool writes its output schema by hand: each is derived from the tool's output type (the
+/// service's `every_tool_serves_its_output_types_schema` holds each to its rules' type).
+#[test]
+fn no_tool_builds_its_output_schema_by_hand() {
+    let tools =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runread-service/src/tools");
+    let mut files = Vec::new();
+    rust_files(&tools, &mut files);
+    let (mut defs, mut broken) = (0, Vec::new());
+    for file in &files {
+        let source = std::fs::read_to_string(file).expect("a source file reads");
+        defs += source.matches("output_schema: &").count();
+        for (line, what) in hand_built_output_schemas(&source) {
+            broken.push(format!("{}:{line}: {what}", file.display()));
+        }
+    }
+    assert!(defs >= 9, "the tools' definitions are found: {defs}");
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The output-schema rule can fail: a definition naming a `json!` static, one naming a static of
+/// another file, and a stray `json!` output schema are each found; a derived one and a test's
+/// are not.
+#[test]
+fn the_output_schema_rule_finds_a_hand_built_schema() {
+    let def = |name: &str| {
+        format!("static DEF: ToolDef = ToolDef {{\n    output_schema: &{name},\n}};\n")
+    };
+    let derived = def("OUTPUT_SCHEMA")
+        + "static OUTPUT_SCHEMA: LazyLock<Value> =\n    LazyLock::new(schema::output_schema::<Output>);\n";
+    assert_eq!(hand_built_output_schemas(&derived), vec![]);
+    let by_hand = def("X_OUTPUT")
+        + "static X_OUTPUT: LazyLock<Value> = LazyLock::new(|| {\n    json!({\"type\": \"object\"})\n});\n";
+    let found = hand_built_output_schemas(&by_hand);
+    assert!(
+        !found.is_empty() && found.iter().all(|(line, _)| *line == 4),
+        "{found:?}"
+    );
+    let elsewhere = def("other::OUTPUT_SCHEMA");
+    assert_eq!(hand_built_output_schemas(&elsewhere).len(), 1);
+    let stray =
+        derived.clone() + "static HELPER_OUTPUT: LazyLock<Value> = LazyLock::new(|| json!({}));\n";
+    assert_eq!(
+        hand_built_output_schemas(&stray),
+        vec![(6, "an output schema written with json!".to_owned())]
+    );
+    let test_only = derived
+        + "#[cfg(test)]\nmod tests {\n    static T_OUTPUT: LazyLock<Value> = LazyLock::new(|| json!({}));\n}\n";
+    assert_eq!(hand_built_output_schemas(&test_only), vec![]);
+}
+
 /// The store roles (`runread_store`'s traits) a crate's code may name, and why: each layer
 /// takes the roles it uses, so the gate cannot read a grant and ingest cannot mint one.
 const STORE_ROLES_ALLOWED: &[(&str, &[&str], &str)] = &[
