@@ -14,6 +14,8 @@ use serde_json::{Map, Value, json};
 use futures::StreamExt as _;
 use runread_core::limits::ARTIFACT_TRANSFER_MAX_BYTES;
 
+use runread_service::outputs;
+
 use crate::KEY_HEADER;
 
 /// Most history pages followed in one read: every retained event at one event per page, plus slack.
@@ -169,10 +171,10 @@ impl Client {
             })
             .unwrap_or_default();
         if result.is_error == Some(true) {
-            let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            let r: Refusal = serde_json::from_str(&text).unwrap_or_default();
             return Err(ClientError::Refused {
-                code: v["code"].as_str().unwrap_or("unknown").to_owned(),
-                message: v["message"].as_str().unwrap_or("").to_owned(),
+                code: r.code.unwrap_or_else(|| "unknown".to_owned()),
+                message: r.message,
             });
         }
         let structured = result.structured_content.unwrap_or(Value::Null);
@@ -183,17 +185,18 @@ impl Client {
     /// The live targets this key's reader may read, newest first, every page of them (at most
     /// [`GRANTED_TARGETS_PAGES_MAX`] pages).
     pub async fn granted_targets(&self) -> Result<Vec<Value>, ClientError> {
+        self.targets().await?.iter().map(as_value).collect()
+    }
+
+    /// [`Client::granted_targets`], typed: each as `list_granted_targets` lists it.
+    pub async fn targets(&self) -> Result<Vec<outputs::GrantedTarget>, ClientError> {
         let mut all = Vec::new();
         let mut args = json!({"limit": runread_core::limits::GRANTED_TARGETS_PAGE_MAX});
         for _ in 0..GRANTED_TARGETS_PAGES_MAX {
             let r = self.call("list_granted_targets", args.clone()).await?;
-            all.extend(
-                r.structured["targets"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default(),
-            );
-            match r.structured["nextCursor"].as_str() {
+            let page: outputs::GrantedTargets = typed("list_granted_targets", &r.structured)?;
+            all.extend(page.targets);
+            match page.next_cursor {
                 Some(next) => args["cursor"] = json!(next),
                 None => return Ok(all),
             }
@@ -213,9 +216,8 @@ impl Client {
     ) -> Result<FinalAnswer, ClientError> {
         let mut assembled = String::new();
         let mut cursor: Option<String> = None;
-        let mut first: Option<Value> = None;
-        let mut chunks = 0usize;
-        loop {
+        let mut first: Option<(Value, outputs::AnswerChunk)> = None;
+        for chunks in 1..=MAX_CHUNKS {
             let mut args = Map::new();
             args.insert("target".into(), target.clone());
             if let Some(c) = &cursor {
@@ -229,50 +231,36 @@ impl Client {
                 .await?
                 .structured;
             on_chunk(&r);
-            chunks += 1;
-            if chunks > MAX_CHUNKS {
-                return Err(ClientError::Verification("too many chunks".into()));
+            let out: outputs::FinalAnswer = typed("read_final_answer", &r)?;
+            let state = out.claim.state.as_str().to_owned();
+            let (head_json, head) = first
+                .get_or_insert_with(|| (r.clone(), out.chunk.clone()))
+                .clone();
+            let chunk = out.chunk;
+            let done = |text: Option<String>, sha256: Option<String>| FinalAnswer {
+                state: state.clone(),
+                text,
+                sha256,
+                total_bytes: chunk.total_bytes,
+                chunks,
+                first: head_json.clone(),
+            };
+            if !chunk.readable {
+                return Ok(done(None, None));
             }
-            let head = first.get_or_insert_with(|| r.clone()).clone();
-            if r["readable"] != json!(true) {
-                return Ok(FinalAnswer {
-                    state: r["state"].as_str().unwrap_or("unknown").to_owned(),
-                    text: None,
-                    sha256: None,
-                    total_bytes: r["totalBytes"].as_u64(),
-                    chunks,
-                    first: head,
-                });
-            }
-            assembled.push_str(next_answer_chunk(&r, &head, assembled.len())?);
-            if r["eof"] == json!(true) {
-                let sha = runread_core::sha256_hex(assembled.as_bytes());
-                if r["sha256"].as_str() != Some(sha.as_str()) {
-                    return Err(ClientError::Verification(
-                        "sha256 of the whole answer does not match".into(),
-                    ));
-                }
-                if r["totalBytes"].as_u64() != Some(assembled.len() as u64) {
-                    return Err(ClientError::Verification(
-                        "totalBytes does not match".into(),
-                    ));
-                }
-                return Ok(FinalAnswer {
-                    state: r["state"].as_str().unwrap_or("available").to_owned(),
-                    text: Some(assembled),
-                    sha256: Some(sha),
-                    total_bytes: r["totalBytes"].as_u64(),
-                    chunks,
-                    first: head,
-                });
+            assembled.push_str(next_answer_chunk(&chunk, &head, assembled.len())?);
+            if chunk.eof {
+                let sha = whole_answer(&chunk, &assembled)?;
+                return Ok(done(Some(std::mem::take(&mut assembled)), Some(sha)));
             }
             cursor = Some(
-                r["nextCursor"]
-                    .as_str()
-                    .ok_or_else(|| ClientError::Verification("no nextCursor before eof".into()))?
-                    .to_owned(),
+                chunk
+                    .next_cursor
+                    .clone()
+                    .ok_or_else(|| ClientError::Verification("no nextCursor before eof".into()))?,
             );
         }
+        Err(ClientError::Verification("too many chunks".into()))
     }
 
     /// Reads the whole history of `target`, `limit` events per page, upserting by sequence.
@@ -297,22 +285,20 @@ impl Client {
                 .call("read_history", Value::Object(args))
                 .await?
                 .structured;
-            for e in r["events"].as_array().cloned().unwrap_or_default() {
-                let Some(seq) = e["sequence"].as_u64() else {
-                    continue;
-                };
+            let page: outputs::History = typed("read_history", &r)?;
+            for e in &page.events {
                 // A withheld event is not final: keep what we have until it comes back readable.
-                if e["redactionPending"] == json!(true) && by_seq.contains_key(&seq) {
+                if e.redaction_pending && by_seq.contains_key(&e.sequence) {
                     continue;
                 }
-                by_seq.insert(seq, e);
+                by_seq.insert(e.sequence, as_value(e)?);
             }
-            match r["nextCursor"].as_str() {
-                Some(c) if r["eof"] != json!(true) => {
-                    if cursor.as_deref() == Some(c) && r["redactionPending"] != json!(true) {
+            match page.next_cursor {
+                Some(c) if !page.eof => {
+                    if cursor.as_deref() == Some(c.as_str()) && !page.redaction_pending {
                         break; // no progress and nothing pending: the run is still being written
                     }
-                    cursor = Some(c.to_owned());
+                    cursor = Some(c);
                 }
                 _ => break,
             }
@@ -332,7 +318,7 @@ impl Client {
             .await?
             .structured;
         let meta = pick_artifact(&list, id)?;
-        let size = meta["size"].as_u64().unwrap_or(0);
+        let size = meta.size;
         if size > ARTIFACT_READ_MAX_BYTES {
             return Err(ClientError::Verification(format!(
                 "artifact of {size} bytes is over this client's {ARTIFACT_READ_MAX_BYTES}"
@@ -345,7 +331,7 @@ impl Client {
             .map(|i| (i * chunk, chunk.min(size - (i * chunk).min(size)).max(1)))
             .collect();
         let last = ranges.len() - 1;
-        let (artifact_id, version) = (meta["artifactId"].clone(), meta["version"].clone());
+        let (artifact_id, version) = (meta.artifact_id.clone(), meta.version.clone());
         let mut chunks = futures::stream::iter(ranges.into_iter().enumerate())
             .map(|(i, (offset, limit))| {
                 let args = json!({"target": target, "artifactId": &artifact_id, "version": &version, "offset": offset, "limit": limit});
@@ -364,16 +350,15 @@ impl Client {
                 bytes: chunk.min(size - offset),
                 last: i == last,
             };
-            bytes.extend_from_slice(&checked_chunk(&r?.structured, expected)?);
+            let r: outputs::ArtifactChunk = typed("read_artifact", &r?.structured)?;
+            bytes.extend_from_slice(&checked_chunk(&r, expected)?);
         }
-        if runread_core::sha256_hex(&bytes) != meta["sha256"].as_str().unwrap_or("")
-            || bytes.len() as u64 != size
-        {
+        if runread_core::sha256_hex(&bytes) != meta.sha256 || bytes.len() as u64 != size {
             return Err(ClientError::Verification(
                 "sha256 of the whole artifact does not match".into(),
             ));
         }
-        Ok((meta, bytes))
+        Ok((as_value(&meta)?, bytes))
     }
 
     pub async fn close(self) {
@@ -413,24 +398,25 @@ pub fn verify_label(tool: &str, structured: &Value, text: &str) -> Result<(), Cl
 /// (`assembled` bytes of it, begun by `head`): the same version and digest, the next offset, and
 /// as many bytes as it says.
 fn next_answer_chunk<'r>(
-    r: &'r Value,
-    head: &Value,
+    r: &'r outputs::AnswerChunk,
+    head: &outputs::AnswerChunk,
     assembled: usize,
 ) -> Result<&'r str, ClientError> {
-    if r["version"] != head["version"] || r["sha256"] != head["sha256"] {
+    if r.version != head.version || r.sha256 != head.sha256 {
         return Err(ClientError::Verification(
             "the answer changed between chunks".into(),
         ));
     }
-    if r["byteOffset"].as_u64() != Some(assembled as u64) {
+    if r.byte_offset != assembled {
         return Err(ClientError::Verification(
             "chunk offset does not follow the previous chunk".into(),
         ));
     }
-    let text = r["text"]
-        .as_str()
+    let text = r
+        .text
+        .as_deref()
         .ok_or_else(|| ClientError::Verification("readable chunk without text".into()))?;
-    if r["bytes"].as_u64() != Some(text.len() as u64) {
+    if r.bytes != text.len() {
         return Err(ClientError::Verification(
             "chunk byte count mismatch".into(),
         ));
@@ -438,11 +424,49 @@ fn next_answer_chunk<'r>(
     Ok(text)
 }
 
+/// The digest of the whole answer read (`assembled`), checked against what its last chunk says
+/// of the whole: its sha256 and its length.
+fn whole_answer(last: &outputs::AnswerChunk, assembled: &str) -> Result<String, ClientError> {
+    let sha = runread_core::sha256_hex(assembled.as_bytes());
+    if last.sha256.as_deref() != Some(sha.as_str()) {
+        return Err(ClientError::Verification(
+            "sha256 of the whole answer does not match".into(),
+        ));
+    }
+    if last.total_bytes != Some(assembled.len() as u64) {
+        return Err(ClientError::Verification(
+            "totalBytes does not match".into(),
+        ));
+    }
+    Ok(sha)
+}
+
+/// A result's structured content read as `tool`'s output type (the service's own: the schema
+/// `tools/list` declares is derived from it); anything else is not the tool's answer.
+fn typed<T: serde::de::DeserializeOwned>(tool: &str, structured: &Value) -> Result<T, ClientError> {
+    T::deserialize(structured)
+        .map_err(|_| ClientError::Verification(format!("the result is not {tool}'s output")))
+}
+
+/// A typed output's part back as JSON, as the server sent it.
+fn as_value(part: &impl serde::Serialize) -> Result<Value, ClientError> {
+    serde_json::to_value(part)
+        .map_err(|_| ClientError::Verification("a result did not serialize".into()))
+}
+
+/// A refusal's text: its fixed code and message (`ErrorCode::to_json`).
+#[derive(Default, serde::Deserialize)]
+struct Refusal {
+    code: Option<String>,
+    #[serde(default)]
+    message: String,
+}
+
 /// The artifact `id` names in a `list_artifacts` result, or its one artifact when `id` is `None`.
-fn pick_artifact(list: &Value, id: Option<&str>) -> Result<Value, ClientError> {
-    let items = list["artifacts"].as_array().cloned().unwrap_or_default();
+fn pick_artifact(list: &Value, id: Option<&str>) -> Result<outputs::ListedArtifact, ClientError> {
+    let items = typed::<outputs::ArtifactList>("list_artifacts", list)?.artifacts;
     match id {
-        Some(id) => items.into_iter().find(|a| a["artifactId"] == json!(id)),
+        Some(id) => items.into_iter().find(|a| a.artifact_id == id),
         None if items.len() == 1 => items.into_iter().next(),
         None => {
             return Err(ClientError::Verification(format!(
@@ -464,20 +488,20 @@ struct ChunkAt {
 /// The bytes of one `read_artifact` result, checked: at `at.offset`, base64 that decodes, its
 /// digest as announced, whole (the server cuts only at the end of the file), and the end exactly
 /// when it is the last chunk.
-fn checked_chunk(r: &Value, at: ChunkAt) -> Result<Vec<u8>, ClientError> {
+fn checked_chunk(r: &outputs::ArtifactChunk, at: ChunkAt) -> Result<Vec<u8>, ClientError> {
     use base64::Engine as _;
-    if r["offset"].as_u64() != Some(at.offset) {
+    if r.offset != at.offset {
         return Err(ClientError::Verification(
             "chunk offset does not follow".into(),
         ));
     }
     let data = base64::engine::general_purpose::STANDARD
-        .decode(r["data"].as_str().unwrap_or(""))
+        .decode(&r.data)
         .map_err(|_| ClientError::Verification("chunk is not base64".into()))?;
-    if r["chunkSha256"].as_str() != Some(runread_core::sha256_hex(&data).as_str()) {
+    if r.chunk_sha256 != runread_core::sha256_hex(&data) {
         return Err(ClientError::Verification("chunk sha256 mismatch".into()));
     }
-    if data.len() as u64 != at.bytes || (r["eof"] == json!(true)) != at.last {
+    if data.len() as u64 != at.bytes || r.eof != at.last {
         return Err(ClientError::Verification(
             "artifact did not end where announced".into(),
         ));

@@ -30,7 +30,7 @@ pub enum State {
 }
 
 impl State {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             State::Available => "available",
             State::Saving => "saving",

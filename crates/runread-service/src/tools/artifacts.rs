@@ -293,23 +293,23 @@ fn execute_read(a: &ReadArgs, r: &ReadReader) -> Result<ReadOutput, ErrorCode> {
 }
 
 /// `read_artifact`'s output: one chunk of one artifact version, base64, with its digest.
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
-pub(crate) struct ReadOutput {
-    artifact_id: String,
-    version: String,
-    mime: String,
-    offset: u64,
-    bytes: usize,
-    size: u64,
-    eof: bool,
-    next_offset: Option<u64>,
+pub struct ReadOutput {
+    pub artifact_id: String,
+    pub version: String,
+    pub mime: String,
+    pub offset: u64,
+    pub bytes: usize,
+    pub size: u64,
+    pub eof: bool,
+    pub next_offset: Option<u64>,
     /// The chunk's bytes, as the file an agent may have written holds them.
     #[schemars(extend("contentEncoding" = "base64"), transform = agent_wrote)]
-    data: String,
-    chunk_sha256: String,
-    sha256: String,
+    pub data: String,
+    pub chunk_sha256: String,
+    pub sha256: String,
 }
 
 pub(crate) const READ_NAME: &str = "read_artifact";

@@ -293,7 +293,7 @@ pub enum OverallState {
 }
 
 /// One chunk of the published answer (none, unreadable, when there is none to read).
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 pub struct Chunk {

@@ -12,7 +12,7 @@ use crate::tools::schema::{self};
 use std::sync::Arc;
 
 use schemars::{JsonSchema, Schema};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use runread_core::cursor::{CursorKey, Purpose};
@@ -168,31 +168,31 @@ impl ListReader {
 }
 
 /// `list_granted_targets`' output.
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
-pub(crate) struct ListOutput {
-    targets: Vec<Listed>,
+pub struct ListOutput {
+    pub targets: Vec<Listed>,
     /// Where the next page starts; `null` on the last page.
-    next_cursor: Option<String>,
+    pub next_cursor: Option<String>,
 }
 
 /// One live grant as it is listed.
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields, transform = unmasked_target_is_exact)]
-struct Listed {
+pub struct Listed {
     /// The exact run: pass it to the other tools as it is, unless masked.
     #[schemars(schema_with = "schema::listed_target")]
-    target: Target,
+    pub target: Target,
     /// An id of the target holds a known secret and is shown masked: the target names no run.
-    masked: bool,
-    features: Vec<Feature>,
-    tools: Vec<&'static str>,
-    granted_at: String,
-    expires_at: String,
+    pub masked: bool,
+    pub features: Vec<Feature>,
+    pub tools: Vec<std::borrow::Cow<'static, str>>,
+    pub granted_at: String,
+    pub expires_at: String,
     /// The run as it is now; null when the target is no longer current.
-    run: Option<RunLine>,
+    pub run: Option<RunLine>,
 }
 
 /// An unmasked listed target is one the other tools take as it is: exactly their target.
@@ -209,15 +209,15 @@ fn unmasked_target_is_exact(listed: &mut Schema) {
 
 /// A granted run in one line: its agent, its status and when it started (runread's rendering
 /// of the instant the agent wrote, or `null`), and the same as a sentence.
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
-struct RunLine {
+pub struct RunLine {
     #[schemars(transform = schema::values_only)]
-    agent: Agent,
-    status: RunStatus,
-    started_at: Option<String>,
-    description: String,
+    pub agent: Agent,
+    pub status: RunStatus,
+    pub started_at: Option<String>,
+    pub description: String,
 }
 
 impl RunLine {
@@ -256,7 +256,7 @@ fn list(args: &ListArgs, reader: &ListReader) -> Result<ListOutput, ErrorCode> {
                 .catalog
                 .iter()
                 .filter(|t| t.feature.is_some_and(|f| g.features.contains(&f)))
-                .map(|t| t.name)
+                .map(|t| std::borrow::Cow::Borrowed(t.name))
                 .collect();
             let (target, masked) = listed(&g.target, &reader.redactor);
             Listed {

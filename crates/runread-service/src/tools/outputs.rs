@@ -6,9 +6,13 @@ pub use crate::evidence::publication::{Basis as Evidence, State as AnswerState};
 pub use crate::evidence::values::{Coverage, GapReason};
 pub use crate::tools::artifacts::{
     Kind as ArtifactKind, ListOutput as ArtifactList, Listed as ListedArtifact,
+    ReadOutput as ArtifactChunk,
 };
 pub use crate::tools::final_answer::{
     Chunk as AnswerChunk, Claim as AnswerClaim, Output as FinalAnswer, OverallState,
+};
+pub use crate::tools::granted_targets::{
+    ListOutput as GrantedTargets, Listed as GrantedTarget, RunLine as GrantedRun,
 };
 pub use crate::tools::history::{Output as History, ServedEvent};
 pub use crate::tools::metadata::{

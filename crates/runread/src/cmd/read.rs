@@ -3,8 +3,8 @@
 use crate::Res;
 use crate::args::ReadCmd;
 use crate::inputs::read_key_file;
+use runread_core::Feature;
 use runread_mcp::client::Client;
-use serde_json::json;
 use std::path::PathBuf;
 
 pub(crate) fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res {
@@ -26,7 +26,7 @@ pub(crate) fn read(url: &str, key_file: &std::path::Path, what: ReadCmd) -> Res 
 
 /// `runread read history`: every event of the first target granted history, as JSON.
 async fn read_history(client: &Client, out: Option<PathBuf>, limit: Option<u64>) -> Res {
-    let target = first_target(client, "history").await?;
+    let target = first_target(client, Feature::History).await?;
     let events = client
         .read_history(&target, limit)
         .await
@@ -44,34 +44,27 @@ async fn read_history(client: &Client, out: Option<PathBuf>, limit: Option<u64>)
 
 /// `runread read artifact`: one artifact of the first target granted artifacts, verified.
 async fn read_artifact(client: &Client, id: Option<String>, out: PathBuf) -> Res {
-    let target = first_target(client, "artifacts").await?;
+    let target = first_target(client, Feature::Artifacts).await?;
     let (meta, bytes) = client
         .read_artifact(&target, id.as_deref())
         .await
         .map_err(|e| e.to_string())?;
     std::fs::write(&out, &bytes).map_err(|e| format!("{}: {e}", out.display()))?;
+    let meta: runread_service::outputs::ListedArtifact =
+        serde_json::from_value(meta).map_err(|e| e.to_string())?;
     eprintln!(
         "{} ({} bytes) written to {}, sha256 {} verified",
-        meta["name"].as_str().unwrap_or(""),
+        meta.name,
         bytes.len(),
         out.display(),
-        meta["sha256"].as_str().unwrap_or("")
+        meta.sha256
     );
     Ok(())
 }
 
 /// `runread read final-answer`: the whole answer of the first target granted it, verified.
 async fn read_final_answer(client: &Client, out: Option<PathBuf>, limit: Option<u64>) -> Res {
-    let targets = client.granted_targets().await.map_err(|e| e.to_string())?;
-    let target = targets
-        .iter()
-        .find(|t| {
-            t["features"]
-                .as_array()
-                .is_some_and(|f| f.contains(&json!("final_answer")))
-        })
-        .map(|t| t["target"].clone())
-        .ok_or("this key has no live final_answer grant")?;
+    let target = first_target(client, Feature::FinalAnswer).await?;
     let answer = client
         .read_final_answer(&target, limit, |_| {})
         .await
@@ -97,16 +90,12 @@ async fn read_final_answer(client: &Client, out: Option<PathBuf>, limit: Option<
 /// The key's first live target whose grant includes `feature`.
 pub(crate) async fn first_target(
     client: &Client,
-    feature: &str,
+    feature: Feature,
 ) -> Result<serde_json::Value, String> {
-    let targets = client.granted_targets().await.map_err(|e| e.to_string())?;
-    targets
-        .iter()
-        .find(|t| {
-            t["features"]
-                .as_array()
-                .is_some_and(|f| f.contains(&json!(feature)))
-        })
-        .map(|t| t["target"].clone())
-        .ok_or_else(|| format!("this key has no live {feature} grant"))
+    let targets = client.targets().await.map_err(|e| e.to_string())?;
+    let found = targets
+        .into_iter()
+        .find(|t| t.features.contains(&feature))
+        .ok_or_else(|| format!("this key has no live {} grant", feature.as_str()))?;
+    serde_json::to_value(&found.target).map_err(|e| e.to_string())
 }
