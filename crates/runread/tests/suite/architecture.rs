@@ -529,6 +529,57 @@ fn the_root_checks_find_a_definition_and_an_import_back_up() {
     assert_eq!(imports_from_root(source), vec![1, 2]);
 }
 
+/// Whether a console page file (`pages/<name>.rs`) renders its page: it defines the page's
+/// function, named as the file is.
+fn renders_its_page(name: &str, source: &str) -> bool {
+    let wanted = format!("pub(crate) fn {name}(");
+    outside_tests(source).any(|line| line.trim_start().starts_with(&wanted))
+}
+
+/// The console keeps one page per file in `pages/` (beside `mod.rs` and the shared `layout.rs`),
+/// each named as its page.
+#[test]
+fn the_consoles_pages_are_one_file_each() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runread-console/src");
+    assert!(
+        !src.join("pages.rs").exists(),
+        "pages live in pages/, one file each"
+    );
+    let mut files = Vec::new();
+    rust_files(&src.join("pages"), &mut files);
+    let pages: Vec<_> = files
+        .iter()
+        .filter(|f| !f.ends_with("mod.rs") && !f.ends_with("layout.rs"))
+        .collect();
+    assert!(pages.len() > 5, "the pages are found");
+    for file in pages {
+        let name = file.file_stem().and_then(|n| n.to_str()).unwrap_or("");
+        let source = std::fs::read_to_string(file).expect("a page reads");
+        assert!(
+            renders_its_page(name, &source),
+            "{}: no `pub(crate) fn {name}(`: one page per file, named as it",
+            file.display()
+        );
+    }
+}
+
+/// The page check can fail: a file without its page's function, or with it only in a test.
+#[test]
+fn the_page_check_finds_a_file_without_its_page() {
+    assert!(renders_its_page(
+        "grants",
+        "pub(crate) fn grants(s: &S) -> Markup {}\n"
+    ));
+    assert!(!renders_its_page(
+        "grants",
+        "pub(crate) fn readers(s: &S) -> Markup {}\n"
+    ));
+    assert!(!renders_its_page(
+        "grants",
+        "#[cfg(test)]\nmod t {\npub(crate) fn grants() {}\n}\n"
+    ));
+}
+
 /// The tidy scan finds each pattern in code, and skips comments and tests: the check above can
 /// fail.
 #[test]
