@@ -77,6 +77,18 @@ fn main() -> ExitCode {
 
 type Res = Result<(), String>;
 
+/// Writes `bytes` to standard output as `outln!` does: a reader that went away ends the program
+/// quietly (a generator's own `write!` would panic on a closed pipe).
+fn write_out(bytes: &[u8]) -> Res {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("standard output: {e}")),
+    }
+}
+
 /// Runs the commands that need no home, and hands every other one its [`Context`].
 fn run(cli: Cli) -> Res {
     match cli.command {
@@ -85,12 +97,17 @@ fn run(cli: Cli) -> Res {
         // Generated from the definitions: no home, no store.
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut cmd, "runread", &mut std::io::stdout());
-            Ok(())
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "runread", &mut script);
+            write_out(&script)
         }
-        Command::Man => clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
-            .render(&mut std::io::stdout())
-            .map_err(|e| e.to_string()),
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut page)
+                .map_err(|e| e.to_string())?;
+            write_out(&page)
+        }
         // The keys are files of the home (or --gate-keys): no store is opened for them.
         Command::Keys(c) => cmd::keys::keys(&context::resolve_home(cli.home, cli.gate_keys)?, c),
         Command::Read {

@@ -9,6 +9,7 @@ mod pgtls;
 mod agent_text;
 mod architecture;
 mod cli;
+mod closed_pipe;
 mod gate_crash;
 mod ingest_memory;
 #[cfg(feature = "postgres")]
