@@ -52,6 +52,12 @@ pub fn ensure(home: &std::path::Path) -> Result<(), String> {
             .map_err(|e| format!("{}: {e}", home.display()))?;
     }
     let meta = std::fs::metadata(home).map_err(|e| format!("{}: {e}", home.display()))?;
+    if !meta.is_dir() {
+        return Err(format!(
+            "{} is not a directory: --home names the folder runread keeps its state in",
+            home.display()
+        ));
+    }
     if !runread_core::is_owner_only(meta.permissions().mode()) {
         eprintln!(
             "warning: {} is readable by other users; chmod 700 it",

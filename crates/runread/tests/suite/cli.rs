@@ -1341,11 +1341,26 @@ fn server_json_is_valid_for_the_mcp_registry_and_says_what_the_docs_say() {
         home.path(),
         &["serve", "--stdio", "--key-file", "k", "--help"],
     ));
-    assert!(
-        meta["install"]
-            .as_str()
-            .unwrap()
-            .starts_with("cargo install --locked --git ")
+    assert_eq!(
+        meta["install"],
+        "cargo install --locked --path crates/runread"
     );
     assert!(readme.contains(meta["install"].as_str().unwrap()));
+    // No address nobody can reach: runread has no public repository yet.
+    for (file, text) in [
+        (
+            "server.json",
+            std::fs::read_to_string(root.join("server.json")).unwrap(),
+        ),
+        ("README.md", readme.clone()),
+        (
+            "Cargo.toml",
+            std::fs::read_to_string(root.join("Cargo.toml")).unwrap(),
+        ),
+    ] {
+        assert!(
+            !text.contains("github.com/runread"),
+            "{file} names a repository that does not exist"
+        );
+    }
 }

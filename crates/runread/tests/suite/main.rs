@@ -20,3 +20,4 @@ mod supervised;
 mod transport_limits;
 #[cfg(feature = "postgres")]
 mod walkthrough;
+mod words;
