@@ -25,6 +25,7 @@ mod args;
 mod cmd;
 mod context;
 mod home;
+mod human;
 mod inputs;
 mod stop;
 mod storeopen;

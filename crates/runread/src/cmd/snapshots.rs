@@ -4,12 +4,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use runread_core::Feature;
-use runread_core::timefmt::{now_ms, rfc3339};
+use runread_core::timefmt::{now_ms, parse_rfc3339, rfc3339};
 use runread_service::Owner;
 use runread_store::{Grant, SnapshotSummary};
 
 use crate::Res;
 use crate::context::Context;
+use crate::human;
 
 /// Most events of the snapshot log `runread snapshots` shows (newest first).
 pub(crate) const SNAPSHOT_LOG_SHOWN: u32 = 20;
@@ -53,6 +54,11 @@ struct LogRow {
     bytes: u64,
 }
 
+/// An RFC 3339 time (as the rows keep it, for `--json`) as a person reads it.
+fn shown_time(rfc3339: &str) -> String {
+    parse_rfc3339(rfc3339).map_or_else(|| rfc3339.to_owned(), human::when)
+}
+
 /// The snapshot log's newest events, oldest of them first.
 fn print_log(log: &[LogRow]) {
     if log.is_empty() {
@@ -61,11 +67,11 @@ fn print_log(log: &[LogRow]) {
     outln!("recently:");
     for e in log.iter().rev() {
         outln!(
-            "  {}  {:<9} run {} ({} bytes)",
-            e.at,
+            "  {}  {:<9} run {} ({})",
+            shown_time(&e.at),
             e.event,
             e.run_id,
-            e.bytes
+            human::size(e.bytes)
         );
     }
 }
@@ -151,23 +157,29 @@ fn print_rows(rows: &[SnapshotRow], total: u64) {
         outln!("no snapshots: no shared run's evidence is kept in the store");
         return;
     }
+    let now = now_ms();
     for r in rows {
         let to: Vec<&str> = r.grants.iter().map(|g| g.to.as_str()).collect();
         let features: Vec<&str> = r.features.iter().map(|f| f.as_str()).collect();
+        let sealed = parse_rfc3339(&r.sealed_at).map(|ms| human::ago(ms, now));
         outln!(
-            "run {}  {}  {} bytes, {} lines  {:?}  until {}  held by {}",
+            "run {}  {}  {}, {}  {}  sealed {}  until {}  held by {}",
             r.run_id,
             r.standing,
-            r.bytes,
-            r.lines,
-            features,
-            r.until.as_deref().unwrap_or("(no live grant)"),
+            human::size(r.bytes),
+            human::count(r.lines, "line", "lines"),
+            features.join(","),
+            sealed.as_deref().unwrap_or("at an unknown time"),
+            r.until
+                .as_deref()
+                .map_or("(no live grant)".to_owned(), shown_time),
             to.join(", ")
         );
     }
     outln!(
-        "{} snapshots, {total} bytes of {} allowed",
-        rows.len(),
-        runread_core::limits::SNAPSHOT_STORE_MAX_BYTES
+        "{}, {} of {} allowed",
+        human::count(rows.len() as u64, "snapshot", "snapshots"),
+        human::size(total),
+        human::size(runread_core::limits::SNAPSHOT_STORE_MAX_BYTES)
     );
 }

@@ -1,0 +1,104 @@
+//! How the CLI writes times, sizes and counts for a person: one format for each (`--json` keeps
+//! RFC 3339 times and byte counts for machines).
+
+use chrono::TimeZone as _;
+
+/// `ms` (milliseconds since the epoch) in the local time zone, to the minute, with the zone's
+/// offset: `2026-12-06 14:05 +01:00`. An instant outside the calendar's range is written as the
+/// number it is.
+pub(crate) fn when(ms: i64) -> String {
+    match chrono::Local.timestamp_millis_opt(ms).single() {
+        Some(t) => t.format("%Y-%m-%d %H:%M %:z").to_string(),
+        None => format!("{ms} ms"),
+    }
+}
+
+/// How long before `now_ms` the instant `ms` was, roughly, as a person says it: `just now`,
+/// `5 min ago`, `3 h ago`, `2 d ago`; an instant after `now_ms` is `in 3 h`.
+pub(crate) fn ago(ms: i64, now_ms: i64) -> String {
+    const MINUTE: i64 = 60_000;
+    const HOUR: i64 = 60 * MINUTE;
+    const DAY: i64 = 24 * HOUR;
+    let (span, future) = match now_ms.checked_sub(ms) {
+        Some(d) if d >= 0 => (d, false),
+        Some(d) => (d.saturating_neg(), true),
+        None => (i64::MAX, ms > now_ms),
+    };
+    let amount = if span < MINUTE {
+        return "just now".to_owned();
+    } else if span < HOUR {
+        format!("{} min", span / MINUTE)
+    } else if span < DAY {
+        format!("{} h", span / HOUR)
+    } else {
+        format!("{} d", span / DAY)
+    };
+    if future {
+        format!("in {amount}")
+    } else {
+        format!("{amount} ago")
+    }
+}
+
+/// `bytes` as a person reads a size: `512 B`, `13.9 KiB`, `4.0 MiB`, `1.0 GiB`.
+pub(crate) fn size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// `n` things: `1 run`, `2 runs`, `0 runs`.
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_in_binary_units_with_one_decimal() {
+        assert_eq!(size(0), "0 B");
+        assert_eq!(size(1023), "1023 B");
+        assert_eq!(size(1024), "1.0 KiB");
+        assert_eq!(size(14_310), "14.0 KiB");
+        assert_eq!(size(1_073_741_824), "1.0 GiB");
+        assert_eq!(size(u64::MAX), "16777216.0 TiB");
+    }
+
+    #[test]
+    fn counts_say_one_thing_and_many_things() {
+        assert_eq!(count(0, "run", "runs"), "0 runs");
+        assert_eq!(count(1, "run", "runs"), "1 run");
+        assert_eq!(count(2, "run", "runs"), "2 runs");
+    }
+
+    #[test]
+    fn a_span_is_said_in_its_largest_whole_unit() {
+        let now = 1_000_000_000_000;
+        assert_eq!(ago(now, now), "just now");
+        assert_eq!(ago(now - 59_999, now), "just now");
+        assert_eq!(ago(now - 60_000, now), "1 min ago");
+        assert_eq!(ago(now - 3 * 3_600_000 - 1, now), "3 h ago");
+        assert_eq!(ago(now - 2 * 86_400_000, now), "2 d ago");
+        assert_eq!(ago(now + 3 * 3_600_000, now), "in 3 h");
+        assert_eq!(ago(i64::MIN, i64::MAX), "106751991167 d ago");
+    }
+
+    #[test]
+    fn a_time_is_local_to_the_minute_with_its_offset() {
+        let shown = when(0);
+        // `YYYY-MM-DD HH:MM ±HH:MM`, whatever the zone the tests run in.
+        assert_eq!(shown.len(), "1970-01-01 00:00 +00:00".len(), "{shown}");
+        assert!(shown.starts_with("19"), "{shown}");
+        assert_eq!(when(i64::MAX), format!("{} ms", i64::MAX));
+    }
+}
