@@ -8,7 +8,7 @@ What it does, as a new user would, on a home holding real Pi sessions (fixtures/
    lands on the run list.
 2. A new session file appears while the list is open: its run shows up without a reload.
 3. Opens a run (by clicking it, no run id typed), grants it to "claude-code" (a new reader) with the grant
-   form, and reads the shown key and Claude Code command.
+   form, confirms making that reader when the console asks, and reads the shown key and Claude Code command.
 4. Reads the run's answer over MCP with that key (`runread read … final-answer`, runread's
    rmcp client), revokes the grant in the console (the confirmation accepted), and sees the
    next read refused (`grant_revoked`) and the first read in the audit page. Then shares the run
@@ -378,6 +378,13 @@ def main_in_venv(args: argparse.Namespace) -> int:
             boxes["history"].click()
         form.find_element(By.NAME, "label").send_keys("claude-code")
         form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        # A name no reader has yet: the console asks before it makes one.
+        wait.until(lambda d: "Make the new reader" in d.page_source)
+        checks.check("sharing with a new name asks before making a reader (no key yet)",
+                     not driver.find_elements(By.ID, "read-key"), driver.page_source[-400:])
+        confirm = [b for b in driver.find_elements(By.CSS_SELECTOR, "form.grant button[type=submit]")
+                   if b.text.startswith("Make")]
+        confirm[0].click()
         wait.until(EC.presence_of_element_located((By.ID, "read-key")))
         key = driver.find_element(By.ID, "read-key").text.strip()
         claude = driver.find_element(By.ID, "claude-command").text.strip()

@@ -113,6 +113,7 @@ fn setup(in_memory: bool) -> Setup {
                 features: vec![Feature::FinalAnswer],
                 expires_at_ms: now + 3_600_000,
                 reader: "bench",
+                new_reader: runread_service::owner::NewReaderPolicy::Make,
             },
             now,
         )

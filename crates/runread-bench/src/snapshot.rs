@@ -91,7 +91,7 @@ pub(crate) fn run(calls: usize, rounds: usize) -> Result<(), String> {
             run.clone(),
             vec![Feature::FinalAnswer, Feature::History],
             now + 3_600_000,
-            "bench",
+            ("bench", runread_service::owner::NewReaderPolicy::Make),
             now,
         )
         .map_err(|e| e.to_string())?;

@@ -184,6 +184,7 @@ impl Scene {
                     features: vec![Feature::Status],
                     expires_at_ms: now + 3_600_000,
                     reader: name,
+                    new_reader: runread_service::owner::NewReaderPolicy::Make,
                 },
                 now,
             )

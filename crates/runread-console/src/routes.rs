@@ -406,52 +406,56 @@ fn kept_snapshot(
 
 // ---- grants ----
 
+/// The run page's grant form, read and checked.
+struct GrantForm {
+    run_id: String,
+    session_id: String,
+    expires: String,
+    label: String,
+    features: Vec<Feature>,
+    /// The owner confirmed that a name no reader has yet makes one (the "Make a new reader?"
+    /// page); without it such a name is asked about first.
+    new_reader: bool,
+}
+
+impl GrantForm {
+    fn read(form: &Fields) -> Result<GrantForm, Refusal> {
+        let expires = form.required("expires")?.to_owned();
+        if !EXPIRY_PRESETS.iter().any(|(v, _)| *v == expires) {
+            return Err(Refusal::InvalidRequest);
+        }
+        Ok(GrantForm {
+            run_id: form.required("run")?.to_owned(),
+            session_id: form.required("session")?.to_owned(),
+            expires,
+            label: form.required("label")?.trim().to_owned(),
+            features: form
+                .all("feature")
+                .map(|f| Feature::parse(f).ok_or(Refusal::InvalidRequest))
+                .collect::<Result<_, _>>()?,
+            new_reader: form.optional("new_reader") == Some("yes"),
+        })
+    }
+}
+
+type MadeGrant = (
+    runread_service::owner::NewGrant,
+    runread_core::redact::MaskedView<runread_service::owner::shown::ShownRun>,
+);
+
 async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
     let s = &owner.session;
-    let run_id = form.required("run")?.to_owned();
-    let session_id = form.required("session")?.to_owned();
-    let expires = form.required("expires")?.to_owned();
-    let label = form.required("label")?.trim().to_owned();
-    let features: Vec<Feature> = form
-        .all("feature")
-        .map(|f| Feature::parse(f).ok_or(Refusal::InvalidRequest))
-        .collect::<Result<_, _>>()?;
-    if !EXPIRY_PRESETS.iter().any(|(v, _)| *v == expires) {
-        return Err(Refusal::InvalidRequest);
-    }
-    if features.is_empty() {
+    let asked = GrantForm::read(&form)?;
+    if asked.features.is_empty() {
         return Ok(owner.page(pages::owner_error(
             s,
             "Choose at least one feature to grant.",
         )));
     }
     let c2 = c.clone();
-    let made = blocking(move || {
-        let now = now_ms();
-        let at =
-            runread_service::owner::expiry(&expires, now).map_err(|_| Refusal::InvalidRequest)?;
-        let made = c2.owner.grant(
-            runread_service::owner::GrantRequest {
-                run_id: &run_id,
-                session_id: Some(&session_id),
-                features,
-                expires_at_ms: at,
-                reader: &label,
-            },
-            now,
-        );
-        // The run as the owner is shown it (the new key is a known secret from now on: the
-        // redactor is asked after the grant is stored).
-        match made {
-            Ok(g) => {
-                let shown = c2
-                    .owner
-                    .shown_run(g.run.clone(), now)
-                    .map_err(|_| Refusal::Unavailable)?;
-                Ok(Ok((g, shown)))
-            }
-            Err(e) => Ok(Err(e)),
-        }
+    let (made, asked) = blocking(move || {
+        let made = make_grant(&c2, &asked)?;
+        Ok((made, asked))
     })
     .await?;
     match made {
@@ -462,18 +466,77 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
                 .map(|key| runread_mcp::configs::for_key(&c.mcp_url, key));
             Ok(owner.page(pages::granted(s, &g, &shown, &c.mcp_url, configs.as_ref())))
         }
-        Err(runread_service::owner::GrantError::Store(e)) => {
+        Err(runread_service::owner::GrantError::Reader(
+            runread_service::owner::ReaderError::NotAReaderYet { name, close },
+        )) => Ok(owner.page(pages::new_reader(
+            s,
+            &pages::AskedGrant {
+                session_id: &asked.session_id,
+                run_id: &asked.run_id,
+                expires: &asked.expires,
+                features: &asked.features,
+                name: &name,
+                close: &close,
+            },
+        ))),
+        Err(e) => grant_refused(&owner, e),
+    }
+}
+
+/// The grant the form asks for, and the run as the owner is shown it (the new key is a known
+/// secret from then on: the redactor is asked after the grant is stored).
+fn make_grant(
+    c: &Console,
+    asked: &GrantForm,
+) -> Result<Result<MadeGrant, runread_service::owner::GrantError>, Refusal> {
+    use runread_service::owner::NewReaderPolicy;
+    let now = now_ms();
+    let at =
+        runread_service::owner::expiry(&asked.expires, now).map_err(|_| Refusal::InvalidRequest)?;
+    let made = c.owner.grant(
+        runread_service::owner::GrantRequest {
+            run_id: &asked.run_id,
+            session_id: Some(&asked.session_id),
+            features: asked.features.clone(),
+            expires_at_ms: at,
+            reader: &asked.label,
+            new_reader: if asked.new_reader {
+                NewReaderPolicy::Make
+            } else {
+                NewReaderPolicy::Ask
+            },
+        },
+        now,
+    );
+    match made {
+        Ok(g) => {
+            let shown = c
+                .owner
+                .shown_run(g.run.clone(), now)
+                .map_err(|_| Refusal::Unavailable)?;
+            Ok(Ok((g, shown)))
+        }
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+/// A grant not made: the store's failure is the console's, the owner's own mistake (an empty
+/// name, a run that changed) is said in their words.
+fn grant_refused(
+    owner: &Owner,
+    e: runread_service::owner::GrantError,
+) -> Result<Response, Refusal> {
+    use runread_service::owner::{GrantError, ReaderError};
+    match e {
+        GrantError::Store(e) => {
             tracing::warn!(error = %e, "console: grant not stored");
             Err(Refusal::Unavailable)
         }
-        Err(runread_service::owner::GrantError::Reader(
-            runread_service::owner::ReaderError::Store(e),
-        )) => {
+        GrantError::Reader(ReaderError::Store(e)) => {
             tracing::warn!(error = %e, "console: reader not stored");
             Err(Refusal::Unavailable)
         }
-        // The owner's own mistake (an empty name, a run that changed): their words.
-        Err(e) => Ok(owner.page(pages::owner_error(s, &e.to_string()))),
+        e => Ok(owner.page(pages::owner_error(&owner.session, &e.to_string()))),
     }
 }
 
@@ -796,6 +859,7 @@ async fn approve_connection(
                 features: features.clone(),
                 expires_at_ms: at,
                 reader: &reader.name,
+                new_reader: runread_service::owner::NewReaderPolicy::Make,
             },
             now,
         );

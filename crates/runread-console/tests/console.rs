@@ -191,6 +191,8 @@ impl Served {
             ("run", run.target.run_id.as_str()),
             ("expires", "1h"),
             ("label", "claude-code"),
+            // Confirmed, as on the "Make a new reader?" page.
+            ("new_reader", "yes"),
         ];
         fields.extend(features.iter().map(|f| ("feature", *f)));
         let origin = self.origin();
@@ -317,6 +319,7 @@ async fn every_change_needs_the_csrf_token_and_the_consoles_own_origin() {
             ("expires", "1h".to_owned()),
             ("label", "x".to_owned()),
             ("feature", "final_answer".to_owned()),
+            ("new_reader", "yes".to_owned()),
         ];
         if let Some(c) = csrf {
             f.push(("csrf", c.to_owned()));
@@ -398,6 +401,67 @@ async fn every_change_needs_the_csrf_token_and_the_consoles_own_origin() {
     let ok = post(as_refs(&base(Some(&csrf))), own, Some(cookie)).await;
     assert_eq!(ok.status, 200, "{}", ok.body);
     assert_eq!(s.env.store.grants().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn sharing_with_a_name_no_reader_has_asks_first_and_offers_the_close_readers() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    s.env
+        .owner()
+        .add_reader("claude-code", runread_core::timefmt::now_ms())
+        .unwrap();
+    let run = s.env.store.runs().unwrap().remove(0);
+    let share = |label: &'static str, confirmed: bool| {
+        let mut fields = vec![
+            ("csrf", csrf.clone()),
+            ("session", run.target.session_id.clone()),
+            ("run", run.target.run_id.clone()),
+            ("expires", "1h".to_owned()),
+            ("label", label.to_owned()),
+            ("feature", "final_answer".to_owned()),
+        ];
+        if confirmed {
+            fields.push(("new_reader", "yes".to_owned()));
+        }
+        fields
+    };
+    let post = |fields: Vec<(&'static str, String)>| {
+        let (s, cookie) = (&s, &cookie);
+        async move {
+            let f: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            s.post("/grant", Some(cookie), &f, Some(&s.origin())).await
+        }
+    };
+    let asked = post(share("claude-cod", false)).await;
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    assert!(
+        asked.body.contains("Make the new reader “claude-cod”?"),
+        "{}",
+        asked.body
+    );
+    assert!(
+        asked.body.contains("Share with “claude-code”"),
+        "{}",
+        asked.body
+    );
+    assert!(asked.body.contains("name=\"new_reader\" value=\"yes\""));
+    assert!(
+        !asked.body.contains("read-key"),
+        "no key before the owner confirms"
+    );
+    assert_eq!(s.env.store.grants().unwrap().len(), 0);
+    assert_eq!(s.env.store.readers().unwrap().len(), 1, "no reader made");
+
+    let made = post(share("claude-cod", true)).await;
+    assert_eq!(made.status, 200, "{}", made.body);
+    assert!(made.body.contains("read-key"), "{}", made.body);
+    assert_eq!(s.env.store.readers().unwrap().len(), 2);
+    // An existing reader is shared with at once: nothing to ask.
+    let shared = post(share("claude-code", false)).await;
+    assert!(shared.body.contains("Granted"), "{}", shared.body);
+    assert_eq!(s.env.store.grants().unwrap().len(), 2);
 }
 
 #[tokio::test]
@@ -903,6 +967,7 @@ async fn the_run_page_and_the_granted_page_mask_the_prompt_and_show_only_real_ti
                     ("expires", "1h"),
                     ("label", "claude-code"),
                     ("feature", "final_answer"),
+                    ("new_reader", "yes"),
                 ],
                 Some(&s.origin()),
             )

@@ -8,6 +8,10 @@
 //! - **Which names look alike.** Two names are confusable when their UTS #39 skeletons agree after
 //!   case folding ([`looks_like`]): `claude-code`, `CLAUDE-CODE` and `cIaude-code` (a capital I)
 //!   all look like one another, so a name that looks like an existing one is not made silently.
+//! - **Which names are a typo of another.** A name that looks like an existing one, or is a
+//!   small edit away from it, or is its start with the rest missing ([`is_probable_typo_of`]):
+//!   `claude-cod` and `claude` for `claude-code`. Names that differ only in their digits
+//!   (`reader-1`, `reader-2`, `reader-10`) are numbered on purpose, not mistyped.
 
 use unicode_general_category::{GeneralCategory, get_general_category};
 
@@ -63,9 +67,140 @@ pub fn looks_like(a: &str, b: &str) -> bool {
     look(a) == look(b)
 }
 
+/// The most single-character edits (insertions, deletions, substitutions, after [`look`]) that
+/// still make a name a typo of another; fewer for short names, where every name is that close.
+pub const TYPO_EDITS_MAX: usize = 2;
+
+/// A name shorter than this (in characters) is a typo of another only at one edit.
+pub const TYPO_TWO_EDITS_MIN_CHARS: usize = 8;
+
+/// A name shorter than this (in characters) is nobody's typo by an edit: every two-letter
+/// name is one edit from many others.
+pub const TYPO_EDIT_MIN_CHARS: usize = 3;
+
+/// The fewest characters a typed name has for it to be an existing name's start with the rest
+/// missing (`claude` of `claude-code`).
+pub const TYPO_PART_MIN_CHARS: usize = 4;
+
+/// Whether a person typing `typed` most likely meant `existing` (see the module doc): equal names
+/// are not typos of each other.
+pub fn is_probable_typo_of(typed: &str, existing: &str) -> bool {
+    if typed == existing || differ_only_in_digits(typed, existing) {
+        return false;
+    }
+    let (a, b) = (look(typed), look(existing));
+    if a == b {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() >= TYPO_PART_MIN_CHARS && b.starts_with(&a) {
+        return true;
+    }
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    let allowed = if long.len() >= TYPO_TWO_EDITS_MIN_CHARS {
+        TYPO_EDITS_MAX
+    } else {
+        1
+    };
+    short.len() >= TYPO_EDIT_MIN_CHARS && edit_distance(&a, &b) <= allowed
+}
+
+/// Whether `a` and `b` are one name numbered differently: equal without their digits, and
+/// each has some.
+fn differ_only_in_digits(a: &str, b: &str) -> bool {
+    let letters = |s: &str| -> String { s.chars().filter(|c| !c.is_ascii_digit()).collect() };
+    let numbered = |s: &str| s.chars().any(|c| c.is_ascii_digit());
+    numbered(a) && numbered(b) && letters(a) == letters(b)
+}
+
+/// Levenshtein distance: single-character insertions, deletions and substitutions.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = Vec::with_capacity(b.len() + 1);
+        current.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous.get(j).copied().unwrap_or(usize::MAX) + usize::from(ca != cb);
+            let delete = previous
+                .get(j + 1)
+                .copied()
+                .unwrap_or(usize::MAX)
+                .saturating_add(1);
+            let insert = current
+                .last()
+                .copied()
+                .unwrap_or(usize::MAX)
+                .saturating_add(1);
+            current.push(substitute.min(delete).min(insert));
+        }
+        previous = current;
+    }
+    previous.last().copied().unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_an_edit_or_a_missing_part_away_is_a_typo_and_numbered_names_are_not() {
+        for (typed, existing) in [
+            ("claude-cod", "claude-code"),
+            ("claude-coed", "claude-code"),
+            ("Claude-Code", "claude-code"),
+            ("claude", "claude-code"),
+            ("codx", "codex"),
+            ("claude-cdoe", "claude-code"),
+        ] {
+            assert!(
+                is_probable_typo_of(typed, existing),
+                "{typed} for {existing}"
+            );
+        }
+        for (typed, existing) in [
+            ("claude-code", "claude-code"),
+            ("reader-2", "reader-1"),
+            ("reader-10", "reader-9"),
+            ("code", "claude-code"),
+            ("test-pi-run1", "test"),
+            ("ci-bot", "claude-code"),
+            ("cod", "codex"),
+            ("ab", "ac"),
+            ("gemini", "codex"),
+            ("cursor", "claude-code"),
+        ] {
+            assert!(
+                !is_probable_typo_of(typed, existing),
+                "{typed} for {existing}"
+            );
+        }
+    }
+
+    #[test]
+    fn two_edits_are_a_typo_only_from_the_bound_on() {
+        // 8 characters: two edits still a typo; 7: only one.
+        assert_eq!("abcdefgh".len(), TYPO_TWO_EDITS_MIN_CHARS);
+        assert!(is_probable_typo_of("abcdefXY", "abcdefgh"));
+        assert!(!is_probable_typo_of("abcdeXY", "abcdefg"));
+        assert!(is_probable_typo_of("abcdeXg", "abcdefg"));
+        assert!(!is_probable_typo_of("abcdXYZh", "abcdefgh"));
+    }
+
+    #[test]
+    fn an_edit_makes_a_typo_only_of_names_from_the_bound_on() {
+        assert!(is_probable_typo_of("abd", "abc"));
+        assert!(!is_probable_typo_of("ab", "ac"));
+    }
+
+    #[test]
+    fn a_missing_part_is_a_typo_from_its_bound_on() {
+        assert!(is_probable_typo_of("abcd", "abcd-wxyz-long"));
+        assert!(!is_probable_typo_of("abc", "abc-wxyz-long"));
+    }
 
     #[test]
     fn bidi_controls_zero_width_and_invisible_marks_are_refused() {

@@ -146,6 +146,7 @@ impl Env {
                     features,
                     expires_at_ms: now + TEST_GRANT_LIFETIME_MS,
                     reader,
+                    new_reader: runread_service::owner::NewReaderPolicy::Make,
                 },
                 now,
             )

@@ -240,6 +240,20 @@ pub(crate) enum WorkspaceCmd {
     },
 }
 
+/// What `runread grant` shares when `--features` is not given: as the console's form.
+pub(crate) const GRANT_FEATURES_DEFAULT: [&str; 2] = ["final_answer", "status"];
+
+/// How long a grant lasts when `--expires` is not given: as the console's form.
+pub(crate) const GRANT_EXPIRES_DEFAULT: &str = "1h";
+
+/// Every feature's name, with what it exposes, for `--features`' help and completions.
+fn feature_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        runread_core::Feature::ALL
+            .map(|f| clap::builder::PossibleValue::new(f.as_str()).help(f.exposes())),
+    )
+}
+
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct GrantArgs {
@@ -251,17 +265,27 @@ pub(crate) struct GrantArgs {
     /// Session id, when the run id alone is ambiguous.
     #[arg(long)]
     pub(crate) session: Option<String>,
-    /// Comma-separated features, e.g. final_answer
-    #[arg(long)]
-    pub(crate) features: Option<String>,
-    /// A duration (90s, 15m, 2h, 7d) or an RFC 3339 time.
-    #[arg(long)]
-    pub(crate) expires: Option<String>,
+    /// What the reader may read, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = feature_names(),
+        default_values = GRANT_FEATURES_DEFAULT,
+        value_name = "FEATURES"
+    )]
+    pub(crate) features: Vec<String>,
+    /// Until when: a duration (90s, 15m, 2h, 7d) or an RFC 3339 time.
+    #[arg(long, default_value = GRANT_EXPIRES_DEFAULT)]
+    pub(crate) expires: String,
     /// The reader to share the run with (`runread reader list`): its client's next call sees
     /// the run, with no new key. A name that is no reader yet becomes one holding this grant,
-    /// and its key is printed once.
+    /// and its key is printed once — unless it is close to a reader's name (a typo), which is
+    /// refused with the close names.
     #[arg(long, value_name = "READER")]
     pub(crate) to: Option<String>,
+    /// Make the reader `--to` names even though its name is close to an existing reader's.
+    #[arg(long)]
+    pub(crate) new_reader: bool,
     /// The URL to print in the client config.
     #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
     pub(crate) url: String,

@@ -127,6 +127,7 @@ async fn refusals_are_the_same_in_every_era() {
                 features: vec![Feature::History],
                 expires_at_ms: now - 1,
                 reader: "expired",
+                new_reader: runread_service::owner::NewReaderPolicy::Make,
             },
             now - 10_000,
         )

@@ -7,7 +7,9 @@ use runread_keys::KeyProvider;
 use runread_store::{Grant, Reader, RunRecord, Store};
 
 use crate::evidence::values::random_id;
-use crate::owner::readers::{ReaderError, add_reader, is_reader_name, live_reader};
+use crate::owner::readers::{
+    NewReaderPolicy, ReaderError, add_reader, is_reader_name, live_reader, may_make_reader,
+};
 
 /// Why a grant could not be made. Owner-facing: these messages may name runs and sessions.
 #[derive(Debug)]
@@ -122,6 +124,8 @@ pub struct GrantRequest<'a> {
     pub features: Vec<Feature>,
     pub expires_at_ms: i64,
     pub reader: &'a str,
+    /// Whether a name that is no reader's yet is made one.
+    pub new_reader: NewReaderPolicy,
 }
 
 /// Grants `features` of one run to the reader `request.reader`: no new key when it is a reader
@@ -139,6 +143,7 @@ pub(crate) fn grant(
         features,
         expires_at_ms,
         reader,
+        new_reader,
     } = request;
     let mut runs = find_runs(store, run_id).map_err(|e| GrantError::Store(e.to_string()))?;
     if let Some(s) = session_id {
@@ -149,7 +154,8 @@ pub(crate) fn grant(
         1 => runs.remove(0),
         _ => return Err(GrantError::Ambiguous(runs)),
     };
-    grant_run(store, keys, run, features, expires_at_ms, reader, now_ms)
+    let to = (reader, new_reader);
+    grant_run(store, keys, run, features, expires_at_ms, to, now_ms)
 }
 
 /// [`grant`] of exactly `run` (a current run record: `runread run --share` has its exact target).
@@ -159,7 +165,7 @@ pub(crate) fn grant_run(
     run: RunRecord,
     features: Vec<Feature>,
     expires_at_ms: i64,
-    reader: &str,
+    (reader, new_reader): (&str, NewReaderPolicy),
     now_ms: i64,
 ) -> Result<NewGrant, GrantError> {
     if !is_reader_name(reader) {
@@ -168,6 +174,7 @@ pub(crate) fn grant_run(
     let (holder, key) = match live_reader(store, reader).map_err(GrantError::Reader)? {
         Some(r) => (r, None),
         None => {
+            may_make_reader(store, reader, new_reader).map_err(GrantError::Reader)?;
             let made = add_reader(store, keys, reader, now_ms).map_err(GrantError::Reader)?;
             (made.reader, Some(made.key))
         }

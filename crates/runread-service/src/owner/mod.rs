@@ -27,7 +27,9 @@ pub use artifacts::{ArtifactError, NewArtifact};
 pub use connections::{DecideError, ReaderChoice};
 pub use grants::{GrantError, GrantRequest, NewGrant, RUN_ID_PREFIX_MIN, expiry};
 pub use preview::{ANSWER_CHUNKS_MAX, PreviewedAnswer};
-pub use readers::{NewReader, ReaderError, is_reader_name};
+pub use readers::{
+    CLOSE_READER_NAMES_MAX, NewReader, NewReaderPolicy, ReaderError, is_reader_name,
+};
 pub use search::{SEARCH_QUERY_MAX_BYTES, SEARCH_WORDS_MAX, words as search_words};
 pub use secrets::SecretError;
 
@@ -107,7 +109,7 @@ impl Owner {
         run: RunRecord,
         features: Vec<Feature>,
         expires_at_ms: i64,
-        reader: &str,
+        to: (&str, NewReaderPolicy),
         now_ms: i64,
     ) -> Result<NewGrant, GrantError> {
         grants::grant_run(
@@ -116,7 +118,7 @@ impl Owner {
             run,
             features,
             expires_at_ms,
-            reader,
+            to,
             now_ms,
         )
     }

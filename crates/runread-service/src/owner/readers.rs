@@ -22,6 +22,17 @@ pub enum ReaderError {
     },
     /// No live reader of that name.
     NoSuchReader(String),
+    /// A grant to a name that is no reader's yet and is a probable typo of the live readers'
+    /// names in `close` (`runread_core::names::is_probable_typo_of`): made only on purpose.
+    ProbableTypo {
+        name: String,
+        close: Vec<String>,
+    },
+    /// A grant to a name that is no reader's yet, where the owner is asked first (the console).
+    NotAReaderYet {
+        name: String,
+        close: Vec<String>,
+    },
     Store(String),
 }
 
@@ -46,8 +57,88 @@ impl std::fmt::Display for ReaderError {
             ReaderError::NoSuchReader(n) => {
                 write!(f, "no reader {n:?}; see `runread reader list`")
             }
+            ReaderError::ProbableTypo { name, close } => write!(
+                f,
+                "no reader {name:?}; did you mean {}? Share with it (`--to {}`), or make a new \
+                 reader {name:?} on purpose with `--new-reader`",
+                quoted_list(close),
+                close.first().map(String::as_str).unwrap_or_default()
+            ),
+            ReaderError::NotAReaderYet { name, close } if close.is_empty() => {
+                write!(f, "{name:?} is no reader yet")
+            }
+            ReaderError::NotAReaderYet { name, close } => write!(
+                f,
+                "{name:?} is no reader yet; the readers with a close name: {}",
+                quoted_list(close)
+            ),
             ReaderError::Store(e) => write!(f, "store: {e}"),
         }
+    }
+}
+
+/// `"a", "b" or "c"`.
+fn quoted_list(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
+}
+
+/// What a grant does when its reader's name is no live reader's yet: readers are made only on
+/// purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewReaderPolicy {
+    /// Make it: the owner said so (`--new-reader`, the console's confirmation).
+    Make,
+    /// Make it, unless the name is a probable typo of a live reader's (the CLI's default: a
+    /// script naming a fresh reader still makes it, `--to claude-cod` does not).
+    MakeUnlessTypo,
+    /// Make none: the owner is asked first (the console's "Share with").
+    Ask,
+}
+
+/// The most close names a refusal suggests.
+pub const CLOSE_READER_NAMES_MAX: usize = 3;
+
+/// The live readers' names `name` is a probable typo of, at most [`CLOSE_READER_NAMES_MAX`], in
+/// name order.
+pub fn readers_close_to(store: &dyn Store, name: &str) -> Result<Vec<String>, ReaderError> {
+    let mut close: Vec<String> = store
+        .readers()
+        .map_err(|e| ReaderError::Store(e.to_string()))?
+        .into_iter()
+        .filter(|r| {
+            r.removed_at_ms.is_none() && runread_core::names::is_probable_typo_of(name, &r.name)
+        })
+        .map(|r| r.name)
+        .collect();
+    close.sort();
+    close.truncate(CLOSE_READER_NAMES_MAX);
+    Ok(close)
+}
+
+/// Whether a grant may make the reader `name` (no live reader's name) under `policy`.
+pub(crate) fn may_make_reader(
+    store: &dyn Store,
+    name: &str,
+    policy: NewReaderPolicy,
+) -> Result<(), ReaderError> {
+    let close = match policy {
+        NewReaderPolicy::Make => return Ok(()),
+        _ => readers_close_to(store, name)?,
+    };
+    match policy {
+        NewReaderPolicy::Ask => Err(ReaderError::NotAReaderYet {
+            name: name.to_owned(),
+            close,
+        }),
+        _ if close.is_empty() => Ok(()),
+        _ => Err(ReaderError::ProbableTypo {
+            name: name.to_owned(),
+            close,
+        }),
     }
 }
 

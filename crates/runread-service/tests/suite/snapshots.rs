@@ -112,7 +112,7 @@ fn share(
             run.clone(),
             vec![Feature::FinalAnswer, Feature::History, Feature::Metadata],
             now + expires_in_ms,
-            "assistant",
+            ("assistant", runread_service::owner::NewReaderPolicy::Make),
             now,
         )
         .unwrap();
@@ -501,7 +501,7 @@ fn a_shared_runs_artifacts_read_the_same_after_their_files_are_gone() {
             run.clone(),
             vec![Feature::Artifacts],
             now + 600_000,
-            "assistant",
+            ("assistant", runread_service::owner::NewReaderPolicy::Make),
             now,
         )
         .unwrap();

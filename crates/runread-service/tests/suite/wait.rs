@@ -385,6 +385,7 @@ fn a_commit_on_one_postgres_store_wakes_a_wait_on_another() {
                     features: vec![Feature::Status],
                     expires_at_ms: now + 3_600_000,
                     reader: "waiter",
+                    new_reader: runread_service::owner::NewReaderPolicy::Make,
                 },
                 now,
             )

@@ -177,6 +177,7 @@ fn grant_demo_run(
                 features: vec![Feature::FinalAnswer],
                 expires_at_ms: now + DEMO_GRANT_SECS * 1000,
                 reader: "runread demo",
+                new_reader: runread_service::owner::NewReaderPolicy::Make,
             },
             now,
         )

@@ -7,6 +7,7 @@ use crate::context::Context;
 use runread_core::Feature;
 use runread_core::timefmt::{now_ms, rfc3339};
 use runread_service::Owner;
+use runread_service::owner::NewReaderPolicy;
 use serde_json::json;
 pub(crate) fn grant(ctx: &Context, mut args: GrantArgs) -> Res {
     let owner = ctx.owner()?;
@@ -79,22 +80,30 @@ fn list_grants(owner: &Owner, json: bool) -> Res {
     Ok(())
 }
 
-/// `runread grant --run …`: a new grant and its key, shown once.
+/// `runread grant --run … --to …`: a new grant and its key, shown once.
 fn new_grant(owner: &Owner, args: GrantArgs) -> Res {
-    let run = args
-        .run
-        .ok_or("--run RUN_ID is required (see `runread runs`)")?;
-    let features = Feature::parse_list(
-        args.features
-            .as_deref()
-            .ok_or("--features is required, e.g. final_answer")?,
-    )?;
-    let expires = args.expires.ok_or("--expires is required, e.g. 15m")?;
-    let to = args.to.ok_or(
-        "--to READER is required (the reader to share the run with; see `runread reader list`)",
-    )?;
+    let (run, to) = match (args.run, args.to) {
+        (Some(run), Some(to)) => (run, to),
+        (run, to) => {
+            let missing: Vec<&str> = [
+                run.is_none().then_some("--run RUN_ID (see `runread runs`)"),
+                to.is_none()
+                    .then_some("--to READER (see `runread reader list`)"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            return Err(format!("grant needs {}", missing.join(" and ")));
+        }
+    };
+    let features = Feature::parse_list(&args.features.join(","))?;
     let now = now_ms();
-    let at = runread_service::owner::expiry(&expires, now).map_err(|e| e.to_string())?;
+    let at = runread_service::owner::expiry(&args.expires, now).map_err(|e| e.to_string())?;
+    let new_reader = if args.new_reader {
+        NewReaderPolicy::Make
+    } else {
+        NewReaderPolicy::MakeUnlessTypo
+    };
     let g = owner
         .grant(
             runread_service::owner::GrantRequest {
@@ -103,6 +112,7 @@ fn new_grant(owner: &Owner, args: GrantArgs) -> Res {
                 features,
                 expires_at_ms: at,
                 reader: &to,
+                new_reader,
             },
             now,
         )
@@ -110,7 +120,22 @@ fn new_grant(owner: &Owner, args: GrantArgs) -> Res {
     let shown = owner
         .shown_run(g.run.clone(), now)
         .map_err(|e| format!("cannot read the known secrets to mask the run: {e}"))?;
+    warn_if_no_answer(&g.grant.features, &shown.answer_state);
     print_grant(&g, &shown, &args.url, args.json)
+}
+
+/// Answer states a reader can read an answer in (now, or once the agent has written it).
+const READABLE_ANSWER_STATES: [&str; 2] = ["available", "saving"];
+
+/// A warning on stderr when the grant shares the final answer of a run that has none a reader
+/// could read (a failed or cut-off run): the grant stands, the owner is told.
+fn warn_if_no_answer(features: &[Feature], answer_state: &str) {
+    if features.contains(&Feature::FinalAnswer) && !READABLE_ANSWER_STATES.contains(&answer_state) {
+        eprintln!(
+            "runread: warning: this run has no readable final answer (its state is \
+             {answer_state}); the reader will be told so"
+        );
+    }
 }
 
 pub(crate) fn print_grant(

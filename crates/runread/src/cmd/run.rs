@@ -87,7 +87,10 @@ fn share_on_pin(
                 run.clone(),
                 s.features.clone(),
                 now.saturating_add(s.lifetime_ms),
-                &s.reader,
+                (
+                    &s.reader,
+                    runread_service::owner::NewReaderPolicy::MakeUnlessTypo,
+                ),
                 now,
             ) {
                 Ok(g) => eprintln!(

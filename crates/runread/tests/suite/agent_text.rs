@@ -216,7 +216,7 @@ fn every_string_an_agent_wrote_is_masked_in_every_view_of_the_owner() {
                 run.clone(),
                 Feature::ALL.to_vec(),
                 now + 3_600_000,
-                "assistant",
+                ("assistant", runread_service::owner::NewReaderPolicy::Make),
                 now,
             )
             .unwrap();

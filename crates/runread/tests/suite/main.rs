@@ -11,6 +11,7 @@ mod architecture;
 mod cli;
 mod closed_pipe;
 mod gate_crash;
+mod grant_asks;
 mod ingest_memory;
 #[cfg(feature = "postgres")]
 mod postgres_gateways;

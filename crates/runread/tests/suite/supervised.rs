@@ -247,6 +247,7 @@ impl Live {
                         "test {}",
                         READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                     ),
+                    new_reader: runread_service::owner::NewReaderPolicy::Make,
                 },
                 now,
             )
