@@ -152,8 +152,18 @@ pub(crate) fn print_grant(
         serde_json::to_string(&shown.record.target).map_err(|e| e.to_string())?
     );
     outln!("snapshot {}", g.snapshot.describe());
+    print_who_sees_it(g, configs.as_ref(), url)
+}
+
+/// How the reader's client comes to see the run: a new reader's key and configs; for one that
+/// has its key, whether anything serves it the run now.
+fn print_who_sees_it(
+    g: &runread_service::owner::NewGrant,
+    configs: Option<&runread_mcp::configs::ClientConfigs>,
+    url: &str,
+) -> Res {
     let serving = crate::probe::probe_url(url);
-    match (&g.key, &configs) {
+    match (&g.key, configs) {
         (Some(key), Some(configs)) => {
             outln!();
             outln!(

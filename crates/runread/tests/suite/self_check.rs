@@ -289,3 +289,209 @@ fn status_with_serve_running_says_serving() {
     );
     served.end();
 }
+
+/// A home with `env`'s workspace registered.
+fn home_with_workspace(env: &runread_testkit::Env, user: &Path) -> std::path::PathBuf {
+    let home = env.dir.path().join("cli-home");
+    std::fs::create_dir_all(user).unwrap();
+    let ws = env.workspace.to_str().unwrap();
+    ok(runread_in(&home, user, &["workspace", "add", ws]));
+    home
+}
+
+/// A folder named to `ingest --pi DIR` once is remembered: `status` lists it, and a bare
+/// `watch` follows it (a session placed there later is read), not only the default places.
+#[test]
+fn a_folder_given_to_ingest_is_listed_by_status_and_followed_by_watch() {
+    let env = runread_testkit::Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    let user = env.dir.path().join("user");
+    let home = home_with_workspace(&env, &user);
+    let sessions = env.sessions.to_str().unwrap();
+    ok(runread_in(&home, &user, &["ingest", "--pi", sessions]));
+    let out = ok(runread_in(
+        &home,
+        &user,
+        &["status", "--listen", &closed_address()],
+    ));
+    assert!(
+        out.contains(&format!("{sessions} (remembered): 1 session")),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&ok(runread_in(
+        &home,
+        &user,
+        &["status", "--listen", &closed_address(), "--json"],
+    )))
+    .unwrap();
+    let pi = &v["agents"][0];
+    assert_eq!(pi["runs"], 3);
+    assert_eq!(pi["folders"][1]["path"], sessions);
+    assert_eq!(pi["folders"][1]["remembered"], true);
+
+    let mut watching = Running::start(&home, &user, &["watch"], "warn");
+    watching.wait_for(&format!("watching {sessions} (pi)"));
+    watching.wait_for("(Ctrl-C to stop)");
+    env.place("sample", Duration::from_secs(60));
+    watching.wait_for("ingested: 1 session new or re-read");
+    watching.end();
+}
+
+/// `serve --watch`: a pass that read a new session is one line saying so; passes that changed
+/// nothing say nothing (they are seen only at `RUNREAD_LOG=runread::watch=debug`).
+#[test]
+fn serve_watch_logs_a_line_per_pass_that_changed_something_and_none_otherwise() {
+    let env = runread_testkit::Env::new();
+    let user = env.dir.path().join("user");
+    let home = home_with_workspace(&env, &user);
+    let watched = env.dir.path().join("watched");
+    std::fs::create_dir_all(&watched).unwrap();
+    let args = [
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--watch",
+        "--pi",
+        watched.to_str().unwrap(),
+    ];
+    let mut served = Running::start(&home, &user, &args, "warn,runread::watch=debug");
+    served.wait_for("an ingest pass changed nothing");
+    // Written whole elsewhere, then moved in: the watcher sees one finished file.
+    let placed = env.place("multi-run", Duration::from_secs(60));
+    std::fs::rename(&placed, watched.join(placed.file_name().unwrap())).unwrap();
+    let line = served.wait_for("ingested:");
+    assert!(line.contains("1 session new or re-read"), "{line}");
+    assert!(line.contains("3 runs in them"), "{line}");
+    served.wait_for("an ingest pass changed nothing");
+    let lines = served.end();
+    let changed: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("ingested:"))
+        .collect();
+    assert_eq!(changed.len(), 1, "{lines:#?}");
+}
+
+/// `grant` to an existing reader while nothing serves says so and how to start it, instead of
+/// "its client's next call sees this run"; with `serve` running at the grant's URL it says that.
+#[test]
+fn grant_says_nothing_serves_when_nothing_does() {
+    let env = runread_testkit::Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    let user = env.dir.path().join("user");
+    let home = home_with_workspace(&env, &user);
+    ok(runread_in(
+        &home,
+        &user,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
+    ok(runread_in(&home, &user, &["reader", "add", "assistant"]));
+    let runs: Value =
+        serde_json::from_str(&ok(runread_in(&home, &user, &["runs", "--json"]))).unwrap();
+    let grant = |run: usize, url: &str| {
+        let run_id = runs[run]["target"]["runId"].as_str().unwrap();
+        ok(runread_in(
+            &home,
+            &user,
+            &[
+                "grant",
+                "--run",
+                run_id,
+                "--features",
+                "final_answer",
+                "--expires",
+                "1h",
+                "--to",
+                "assistant",
+                "--url",
+                url,
+            ],
+        ))
+    };
+    let nowhere = format!("http://{}/mcp", closed_address());
+    let out = grant(0, &nowhere);
+    assert!(!out.contains("next call sees this run"), "{out}");
+    assert!(
+        out.contains(&format!("Nothing serves {nowhere} yet")),
+        "{out}"
+    );
+    assert!(out.contains("`runread serve`"), "{out}");
+
+    let mut served = Running::start(&home, &user, &["serve", "--listen", "127.0.0.1:0"], "warn");
+    let addr = served.serving_address();
+    let out = grant(1, &format!("http://{addr}/mcp"));
+    assert!(
+        out.contains("its client's next call sees this run"),
+        "{out}"
+    );
+    assert!(!out.contains("Nothing serves"), "{out}");
+    served.end();
+}
+
+/// Claude Code deletes session files not written to for `cleanupPeriodDays` (30 by default):
+/// a shared run whose file is 25 days old goes within the week, and `status` names it; with
+/// `cleanupPeriodDays: 90` in Claude Code's settings it does not.
+#[test]
+fn status_names_the_shared_runs_claude_code_will_delete_within_a_week() {
+    let env = runread_testkit::Env::new();
+    env.place_claude("continue-unicode", Duration::from_secs(25 * 86_400));
+    let user = env.dir.path().join("user");
+    let home = home_with_workspace(&env, &user);
+    let projects = env.claude_projects.to_str().unwrap();
+    ok(runread_in(&home, &user, &["ingest", "--claude", projects]));
+    let runs: Value =
+        serde_json::from_str(&ok(runread_in(&home, &user, &["runs", "--json"]))).unwrap();
+    let run_id = runs[0]["target"]["runId"].as_str().unwrap();
+    ok(runread_in(
+        &home,
+        &user,
+        &[
+            "grant",
+            "--run",
+            run_id,
+            "--features",
+            "final_answer",
+            "--expires",
+            "30d",
+            "--to",
+            "assistant",
+        ],
+    ));
+    let status = |json: bool| {
+        let mut args = vec!["status", "--listen"];
+        let addr = closed_address();
+        args.push(&addr);
+        if json {
+            args.push("--json");
+        }
+        ok(runread_in(&home, &user, &args))
+    };
+    let v: Value = serde_json::from_str(&status(true)).unwrap();
+    let cleanup = &v["agents"][1]["cleanup"];
+    assert_eq!(cleanup["afterDays"], 30);
+    let at_risk = cleanup["sharedAtRisk"].as_array().unwrap();
+    assert_eq!(at_risk.len(), 1, "{cleanup}");
+    assert_eq!(at_risk[0]["runId"], run_id);
+    assert_eq!(at_risk[0]["reader"], "assistant");
+    assert!(at_risk[0]["deletedFrom"].as_str().unwrap().ends_with('Z'));
+    let out = status(false);
+    assert!(
+        out.contains(&format!(
+            "at risk    run {run_id} shared with \"assistant\""
+        )),
+        "{out}"
+    );
+    assert!(out.contains("in 4 d"), "{out}");
+
+    std::fs::create_dir_all(user.join(".claude")).unwrap();
+    std::fs::write(
+        user.join(".claude/settings.json"),
+        r#"{"cleanupPeriodDays": 90}"#,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&status(true)).unwrap();
+    assert_eq!(v["agents"][1]["cleanup"]["afterDays"], 90);
+    assert_eq!(
+        v["agents"][1]["cleanup"]["sharedAtRisk"],
+        serde_json::json!([])
+    );
+}
