@@ -99,6 +99,9 @@ pub(crate) fn ingest_command(ctx: &Context, dirs: crate::args::DirArgs) -> Res {
     let named = dirs.named.clone();
     let remembered = crate::folders::remembered(ctx.home.dir());
     ingest(&*ctx.store, &dirs.resolve(true, remembered)?)?;
+    if named.is_empty() {
+        return keep_snapshots(ctx);
+    }
     if let Err(why) = crate::folders::remember(ctx.home.dir(), &named) {
         eprintln!("runread: {why}");
     }

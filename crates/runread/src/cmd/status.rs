@@ -64,6 +64,9 @@ struct FolderStatus {
     sessions: u64,
     /// It holds more than `sessions`.
     more_sessions: bool,
+    /// Of `sessions`, those whose file the agent deletes on its own within
+    /// [`CLEANUP_LOOKAHEAD_DAYS`] (shared or not); `None`: it keeps its files.
+    deleted_within_week: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -114,11 +117,12 @@ struct StoreStatus {
 pub(crate) fn status(ctx: &Context, args: StatusArgs) -> Res {
     let now = now_ms();
     let store = &*ctx.store;
+    let remembered = crate::folders::remembered(ctx.home.dir());
     let status = Status {
         serving: serving(args.listen),
         agents: Agent::ALL
             .into_iter()
-            .map(|agent| agent_status(store, ctx.home.dir(), agent, now))
+            .map(|agent| agent_status(store, &remembered, agent, now))
             .collect::<Result<_, _>>()?,
         readers: readers(store, now)?,
         store: store_status(&ctx.store_location),
@@ -152,25 +156,27 @@ fn unanswered(e: runread_store::StoreError) -> String {
 
 fn agent_status(
     store: &dyn Store,
-    home: &Path,
+    remembered: &[AgentDir],
     agent: Agent,
     now: i64,
 ) -> Result<AgentStatus, String> {
     let default: Vec<AgentDir> = AgentDir::default_for(agent).into_iter().collect();
-    let remembered: Vec<AgentDir> = crate::folders::remembered(home)
-        .into_iter()
+    let remembered: Vec<AgentDir> = remembered
+        .iter()
         .filter(|d| d.agent == agent)
+        .cloned()
         .collect();
     let dirs = crate::folders::with_remembered(default.clone(), remembered);
+    let cleanup = runread_sessions::profile(agent).cleanup();
     let folders = dirs
         .iter()
-        .map(|d| folder_status(store, d, !default.contains(d)))
+        .map(|d| folder_status(store, d, !default.contains(d), cleanup.as_ref(), now))
         .collect::<Result<_, _>>()?;
     let filter = RunFilter {
         agent: Some(agent),
         ..RunFilter::default()
     };
-    let cleanup = match runread_sessions::profile(agent).cleanup() {
+    let cleanup = match cleanup {
         Some(c) => Some(cleanup_status(store, agent, c, now)?),
         None => None,
     };
@@ -182,10 +188,20 @@ fn agent_status(
     })
 }
 
+/// When `cleanup` deletes a file last written at `written_ms`, if that is within
+/// [`CLEANUP_LOOKAHEAD_DAYS`] of `now` (or past).
+fn deleted_soon(cleanup: &runread_sessions::Cleanup, written_ms: i64, now: i64) -> Option<i64> {
+    let kept_ms = i64::from(cleanup.after_days).saturating_mul(DAY_MS);
+    let deleted_from = written_ms.saturating_add(kept_ms);
+    (deleted_from <= now.saturating_add(CLEANUP_LOOKAHEAD_DAYS * DAY_MS)).then_some(deleted_from)
+}
+
 fn folder_status(
     store: &dyn Store,
     d: &AgentDir,
     remembered: bool,
+    cleanup: Option<&runread_sessions::Cleanup>,
+    now: i64,
 ) -> Result<FolderStatus, String> {
     let path = d.dir.display().to_string();
     // A folder's own sessions, not a sibling's whose name it begins (`projects-old`).
@@ -194,7 +210,16 @@ fn folder_status(
         .session_stamps_with_path_prefix(&prefix, FOLDER_SESSIONS_COUNTED_MAX)
         .map_err(unanswered)?;
     let (sessions, more_sessions) = counted(found.len(), FOLDER_SESSIONS_COUNTED_MAX);
+    let deleted_within_week = cleanup.map(|c| {
+        found
+            .iter()
+            .take(FOLDER_SESSIONS_COUNTED_MAX as usize)
+            .filter_map(|s| modified_ms(Path::new(&s.path)))
+            .filter(|&written| deleted_soon(c, written, now).is_some())
+            .count() as u64
+    });
     Ok(FolderStatus {
+        deleted_within_week,
         exists: d.dir.is_dir(),
         path,
         remembered,
@@ -218,7 +243,6 @@ fn cleanup_status(
     cleanup: runread_sessions::Cleanup,
     now: i64,
 ) -> Result<CleanupStatus, String> {
-    let horizon = now.saturating_add(CLEANUP_LOOKAHEAD_DAYS * DAY_MS);
     let mut shared_at_risk = Vec::new();
     for g in store.grants().map_err(unanswered)? {
         if !g.is_live(now) {
@@ -233,9 +257,7 @@ fn cleanup_status(
         let Some(written_ms) = modified_ms(Path::new(&session.path)) else {
             continue;
         };
-        let deleted_from_ms =
-            written_ms.saturating_add(i64::from(cleanup.after_days).saturating_mul(DAY_MS));
-        if deleted_from_ms <= horizon {
+        if let Some(deleted_from_ms) = deleted_soon(&cleanup, written_ms, now) {
             shared_at_risk.push(AtRisk {
                 run_id: g.target.run_id.clone(),
                 session_id: g.target.session_id.clone(),
@@ -341,7 +363,14 @@ fn print_agent(a: &AgentStatus, now: i64) {
         } else {
             "default"
         };
-        outln!("  folder     {} ({whose}{found}): {more}{sessions}", f.path);
+        let going = match f.deleted_within_week {
+            Some(n) if n > 0 => format!(", {n} of them deleted by {product} within a week"),
+            _ => String::new(),
+        };
+        outln!(
+            "  folder     {} ({whose}{found}): {more}{sessions}{going}",
+            f.path
+        );
     }
     let Some(c) = &a.cleanup else { return };
     let set = c
@@ -398,6 +427,23 @@ fn print_store(s: &StoreStatus) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_deleted_at_the_end_of_the_lookahead_is_soon_and_a_ms_later_is_not() {
+        let now = 1_000_000_000_000;
+        let cleanup = runread_sessions::Cleanup {
+            after_days: 30,
+            set_in: None,
+        };
+        let at_edge = now + (CLEANUP_LOOKAHEAD_DAYS - 30) * DAY_MS;
+        assert_eq!(
+            deleted_soon(&cleanup, at_edge, now),
+            Some(now + CLEANUP_LOOKAHEAD_DAYS * DAY_MS)
+        );
+        assert_eq!(deleted_soon(&cleanup, at_edge + 1, now), None);
+        assert!(deleted_soon(&cleanup, i64::MIN, now).is_some(), "long gone");
+        assert_eq!(deleted_soon(&cleanup, i64::MAX, now), None);
+    }
 
     #[test]
     fn a_folder_of_max_sessions_is_counted_and_one_more_is_more() {

@@ -473,6 +473,11 @@ fn status_names_the_shared_runs_claude_code_will_delete_within_a_week() {
     assert_eq!(at_risk[0]["runId"], run_id);
     assert_eq!(at_risk[0]["reader"], "assistant");
     assert!(at_risk[0]["deletedFrom"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(v["agents"][1]["folders"][1]["deletedWithinWeek"], 1);
+    assert_eq!(
+        v["agents"][0]["folders"][0]["deletedWithinWeek"],
+        Value::Null
+    );
     let out = status(false);
     assert!(
         out.contains(&format!(
@@ -481,6 +486,10 @@ fn status_names_the_shared_runs_claude_code_will_delete_within_a_week() {
         "{out}"
     );
     assert!(out.contains("in 4 d"), "{out}");
+    assert!(
+        out.contains("1 session, 1 of them deleted by Claude Code within a week"),
+        "{out}"
+    );
 
     std::fs::create_dir_all(user.join(".claude")).unwrap();
     std::fs::write(
@@ -494,4 +503,5 @@ fn status_names_the_shared_runs_claude_code_will_delete_within_a_week() {
         v["agents"][1]["cleanup"]["sharedAtRisk"],
         serde_json::json!([])
     );
+    assert_eq!(v["agents"][1]["folders"][1]["deletedWithinWeek"], 0);
 }
