@@ -300,7 +300,8 @@ fn home_with_workspace(env: &runread_testkit::Env, user: &Path) -> std::path::Pa
 }
 
 /// A folder named to `ingest --pi DIR` once is remembered: `status` lists it, and a bare
-/// `watch` follows it (a session placed there later is read), not only the default places.
+/// `watch` follows it (a session placed there later is read), as `serve --watch` does, not only
+/// the default places.
 #[test]
 fn a_folder_given_to_ingest_is_listed_by_status_and_followed_by_watch() {
     let env = runread_testkit::Env::new();
@@ -335,6 +336,11 @@ fn a_folder_given_to_ingest_is_listed_by_status_and_followed_by_watch() {
     env.place("sample", Duration::from_secs(60));
     watching.wait_for("ingested: 1 session new or re-read");
     watching.end();
+
+    let args = ["serve", "--listen", "127.0.0.1:0", "--watch"];
+    let mut served = Running::start(&home, &user, &args, "warn");
+    served.wait_for(&format!("watching {sessions} (pi)"));
+    served.end();
 }
 
 /// `serve --watch`: a pass that read a new session is one line saying so; passes that changed
