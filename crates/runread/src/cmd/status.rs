@@ -311,7 +311,12 @@ fn store_status(location: &Location) -> StoreStatus {
     match location {
         Location::Sqlite(path) => StoreStatus {
             kind: "sqlite",
-            location: path.display().to_string(),
+            // Absolute, whatever `--home` was relative to.
+            location: std::fs::canonicalize(path)
+                .as_deref()
+                .unwrap_or(path)
+                .display()
+                .to_string(),
             bytes: Some(sqlite_bytes(path)),
             schema_version: runread_store::SCHEMA_VERSION,
         },
