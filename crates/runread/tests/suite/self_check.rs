@@ -82,6 +82,15 @@ fn serve_console_with_its_port_taken_exits_non_zero() {
     );
     assert!(stderr.contains("already listens there"), "{stderr}");
     assert!(!stderr.contains("os error"), "{stderr}");
+
+    // `runread console` alone says the same.
+    let out = runread_in(&home, &user, &["console", "--listen", &console]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the console cannot listen on {console}")),
+        "{stderr}"
+    );
     drop(taken);
 }
 
