@@ -29,7 +29,7 @@ pub use model::{
     Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
     Scan, ScanError, Tokens, answer_digest, join_groups,
 };
-pub use profile::AgentProfile;
+pub use profile::{AgentProfile, Cleanup};
 pub use records::{ChildRecord, MetadataSources, Records};
 pub use runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, TextRef};
 pub use scan::{LineDigest, ReadAhead};

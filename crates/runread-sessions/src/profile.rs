@@ -44,6 +44,15 @@ pub enum UsageKind {
     RunningTotals,
 }
 
+/// How an agent deletes its own session files: those not written to for `after_days` days go
+/// (when it next starts), whatever runread holds of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cleanup {
+    pub after_days: u32,
+    /// The settings file that sets `after_days`; `None`: the agent's default.
+    pub set_in: Option<PathBuf>,
+}
+
 /// Everything this crate knows of one agent's records: how they are read into the neutral model,
 /// where they live, and what they can show. One per agent, in its folder.
 pub trait AgentProfile: Sync {
@@ -79,6 +88,11 @@ pub trait AgentProfile: Sync {
         _session_id: &str,
         _tool_call_lines: &[Vec<u8>],
     ) -> Option<Vec<Option<ChildRecord>>> {
+        None
+    }
+    /// How it deletes its own session files after a while, as its settings say; `None`: it
+    /// keeps them.
+    fn cleanup(&self) -> Option<Cleanup> {
         None
     }
     /// Whether one of its session files (`file`, opened) still holds the line a fork's inherited

@@ -21,6 +21,10 @@ mod vocab;
 #[cfg(feature = "postgres")]
 const _: () = assert!(sqlite::MIGRATIONS.len() == postgres::MIGRATIONS.len());
 
+/// The schema version of every opened store: opening applies each migration it lacks and refuses
+/// a store of a newer one, so an open store has exactly this many applied.
+pub const SCHEMA_VERSION: usize = sqlite::MIGRATIONS.len();
+
 pub use model::*;
 
 /// The store's roles, to call their methods on a `dyn Store` or any role:

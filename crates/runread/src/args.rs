@@ -47,6 +47,10 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Run the whole job on a bundled sample Pi session, in a temporary home.
     Demo,
+    /// Check runread: whether it serves, each agent's session folders (found or not, what the
+    /// store holds of them), the readers and their last reads, the shared runs an agent will
+    /// delete on its own within a week (Claude Code's `cleanupPeriodDays`), and the store.
+    Status(StatusArgs),
     /// Register or list workspace roots. Only sessions inside one are ever readable.
     #[command(subcommand)]
     Workspace(WorkspaceCmd),
@@ -384,11 +388,13 @@ impl clap::Args for DirArgs {
 }
 
 impl DirArgs {
-    /// The directories named, or, when none is, every agent's default place (those that exist,
-    /// when `existing_only`; a watcher also takes one that will exist later).
+    /// The directories named, or, when none is, every agent's default place and the folders
+    /// `remembered` from earlier `ingest`s (those that exist, when `existing_only`; a watcher
+    /// also takes one that will exist later).
     pub(crate) fn resolve(
         self,
         existing_only: bool,
+        remembered: Vec<runread_ingest::AgentDir>,
     ) -> Result<Vec<runread_ingest::AgentDir>, String> {
         use runread_ingest::AgentDir;
 
@@ -401,6 +407,9 @@ impl DirArgs {
         let defaults: Vec<AgentDir> = Agent::ALL
             .into_iter()
             .filter_map(AgentDir::default_for)
+            .collect();
+        let defaults: Vec<AgentDir> = crate::folders::with_remembered(defaults, remembered)
+            .into_iter()
             .filter(|d| !existing_only || d.dir.is_dir())
             .collect();
         if defaults.is_empty() {
@@ -609,6 +618,17 @@ pub(crate) struct ConsoleArgs {
     /// How long a session file must be quiet before a passive run counts as settled.
     #[arg(long, default_value_t = runread_core::limits::SETTLE_QUIET_DEFAULT_MS)]
     pub(crate) settle_ms: u64,
+}
+
+// `runread status`.
+#[derive(Args)]
+pub(crate) struct StatusArgs {
+    /// The address `runread serve` listens on, probed to tell whether it serves.
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub(crate) listen: SocketAddr,
+    /// One JSON object instead of lines (times in RFC 3339, sizes in bytes).
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 // `runread watch`.

@@ -14,6 +14,8 @@ use crate::home::{self, Home};
 pub(crate) struct Context {
     pub(crate) home: Home,
     pub(crate) store: Arc<dyn Store>,
+    /// Where the store is, as the owner is shown it.
+    pub(crate) store_location: crate::storeopen::Location,
 }
 
 impl Context {
@@ -26,7 +28,12 @@ impl Context {
     ) -> Result<Context, String> {
         let home = resolve_home(dir, gate_keys)?;
         let store = crate::storeopen::open(home.dir(), spec)?;
-        Ok(Context { home, store })
+        let store_location = crate::storeopen::location(home.dir(), spec);
+        Ok(Context {
+            home,
+            store,
+            store_location,
+        })
     }
 
     /// The sealing keys of the home (made on first use), or the `--gate-keys` file; every command

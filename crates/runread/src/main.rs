@@ -24,9 +24,11 @@ macro_rules! outln {
 mod args;
 mod cmd;
 mod context;
+mod folders;
 mod home;
 mod human;
 mod inputs;
+mod probe;
 mod stop;
 mod storeopen;
 
@@ -127,12 +129,10 @@ fn run(cli: Cli) -> Res {
 fn run_in(ctx: &Context, command: Command) -> Res {
     match command {
         Command::Workspace(c) => cmd::workspace::workspace(&*ctx.store, c),
-        Command::Ingest { dirs } => {
-            cmd::ingest::ingest(&*ctx.store, &dirs.resolve(true)?)?;
-            cmd::ingest::keep_snapshots(ctx)
-        }
+        Command::Ingest { dirs } => cmd::ingest::ingest_command(ctx, dirs),
         Command::Watch(args) => cmd::ingest::watch(ctx, args),
         Command::Show(args) => cmd::show::show(ctx, args),
+        Command::Status(args) => cmd::status::status(ctx, args),
         Command::Snapshots { json } => cmd::snapshots::snapshots(ctx, json),
         Command::Runs(args) => cmd::runs::runs_command(ctx, args),
         Command::Grant(args) => cmd::grant::grant(ctx, args),

@@ -35,12 +35,7 @@ pub fn open_with(
     spec: Option<&str>,
     env_spec: Option<&str>,
 ) -> Result<Arc<dyn Store>, String> {
-    let spec = [spec, env_spec]
-        .into_iter()
-        .flatten()
-        .map(str::trim)
-        .find(|s| !s.is_empty());
-    match spec {
+    match chosen(spec, env_spec) {
         None => SqliteStore::open(&home.join(SQLITE_FILE))
             .map(|s| Arc::new(s) as Arc<dyn Store>)
             .map_err(|e| format!("cannot open the store in the home: {e}")),
@@ -50,6 +45,50 @@ pub fn open_with(
              leave it unset for the SQLite store in the home"
         )),
     }
+}
+
+/// The spec that wins: `--store`, else the environment's; blank ones are none.
+fn chosen<'a>(spec: Option<&'a str>, env_spec: Option<&'a str>) -> Option<&'a str> {
+    [spec, env_spec]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+}
+
+/// Where a store [`open`] opened is, as the owner is shown it (`runread status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// The SQLite file.
+    Sqlite(std::path::PathBuf),
+    /// The PostgreSQL URL without its password, query or fragment.
+    Postgres(String),
+}
+
+/// Where [`open`] opens the store with `spec` and this process's environment.
+pub fn location(home: &Path, spec: Option<&str>) -> Location {
+    let env_spec = std::env::var(STORE_ENV).ok();
+    match chosen(spec, env_spec.as_deref()) {
+        Some(url) if is_postgres(url) => Location::Postgres(redacted(url)),
+        _ => Location::Sqlite(home.join(SQLITE_FILE)),
+    }
+}
+
+/// A PostgreSQL URL as it may be shown: its scheme, user, host, port and database, never its
+/// password or its parameters (`sslpassword`, `password` may be among them).
+pub fn redacted(url: &str) -> String {
+    let url = url.trim();
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{user}@{host}")
+        }
+        None => authority.to_owned(),
+    };
+    format!("{scheme}://{authority}/{path}")
 }
 
 #[cfg(feature = "postgres")]
@@ -134,6 +173,19 @@ mod tests {
             assert_eq!(err, NO_POSTGRES);
         }
         assert!(!home.path().join("runread.db").exists());
+    }
+
+    #[test]
+    fn a_shown_url_has_no_password_and_no_parameters() {
+        assert_eq!(
+            redacted("postgres://app:pw-s3cret@db.example:5432/runread?sslpassword=x#f"),
+            "postgres://app@db.example:5432/runread"
+        );
+        assert_eq!(
+            redacted("postgresql://db.example/runread"),
+            "postgresql://db.example/runread"
+        );
+        assert_eq!(redacted("postgres://u:p:q@h/d"), "postgres://u@h/d");
     }
 
     #[test]

@@ -23,6 +23,7 @@
 
 mod profile;
 pub(crate) use profile::PROFILE;
+pub mod settings;
 
 use std::borrow::Cow;
 use std::collections::HashSet;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::file::EvidenceFile;
 use crate::model::{Agent, EntrySummary, MessageView, Resume, Scan, ScanError};
-use crate::profile::{AgentProfile, DefaultPlace, UsageKind};
+use crate::profile::{AgentProfile, Cleanup, DefaultPlace, UsageKind};
 use crate::records::{CHILDREN_UNOBSERVED_PASSIVE, ChildRecord, MetadataSources, Records};
 use crate::runs::Branch;
 use crate::scan::ReadAhead;
@@ -77,6 +77,11 @@ impl AgentProfile for Claude {
         UsageKind::PerMessage {
             provider_in_model: false,
         }
+    }
+
+    /// `cleanupPeriodDays` of its settings (`~/.claude/settings.json`), else 30 days.
+    fn cleanup(&self) -> Option<Cleanup> {
+        Some(super::settings::cleanup())
     }
 
     /// Its subagents: one record each beside the session file, found by the tool call that

@@ -41,7 +41,22 @@ pub async fn serve_console(
         shutdown,
     )
     .await
-    .map_err(|e| format!("console {listen}: {e}"))
+    .map_err(|e| console_cannot_listen(listen, &e))
+}
+
+/// Why the console cannot serve at `listen`, in words (a port taken is the usual case).
+fn console_cannot_listen(listen: SocketAddr, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::AddrInUse => format!(
+            "the console cannot listen on {listen}: something else (another runread console?) \
+             already listens there; stop it, or pick another address with --console-listen \
+             (`runread console --listen`)"
+        ),
+        std::io::ErrorKind::AddrNotAvailable => {
+            format!("the console cannot listen on {listen}: this machine has no such address")
+        }
+        _ => format!("the console cannot listen on {listen}: {e}"),
+    }
 }
 
 /// The desktop's opener (`xdg-open` here, `open` on macOS); says so if there is none.

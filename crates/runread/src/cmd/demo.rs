@@ -45,6 +45,9 @@ pub fn run() -> Result<(), String> {
     let ctx = crate::context::Context {
         home: crate::home::Home::new(home.clone(), None),
         store: store.clone(),
+        store_location: crate::storeopen::Location::Sqlite(
+            home.join(crate::storeopen::SQLITE_FILE),
+        ),
     };
     let owner = ctx.owner()?;
     let run = show_runs_and_pick(&owner, &store)?;

@@ -4,6 +4,7 @@ use crate::Res;
 use crate::args::GrantArgs;
 use crate::args::GrantCmd;
 use crate::context::Context;
+use crate::probe::Serving;
 use runread_core::Feature;
 use runread_core::timefmt::{now_ms, rfc3339};
 use runread_service::Owner;
@@ -176,23 +177,58 @@ pub(crate) fn print_grant(
         serde_json::to_string(&shown.record.target).map_err(|e| e.to_string())?
     );
     outln!("snapshot {}", g.snapshot.describe());
-    match (&g.key, &configs) {
+    print_who_sees_it(g, configs.as_ref(), url)
+}
+
+/// How the reader's client comes to see the run: a new reader's key and configs; for one that
+/// has its key, whether anything serves it the run now.
+fn print_who_sees_it(
+    g: &runread_service::owner::NewGrant,
+    configs: Option<&runread_mcp::configs::ClientConfigs>,
+    url: &str,
+) -> Res {
+    let serving = crate::probe::probe_url(url);
+    match (&g.key, configs) {
         (Some(key), Some(configs)) => {
             outln!();
             outln!(
                 "{:?} is a new reader: configure its client once; later grants to it need no new key.",
                 g.reader.name
             );
-            print_key_and_configs(key, configs, url)
+            print_key_and_configs(key, configs, url)?;
+            if let Serving::No(_) = serving {
+                outln!();
+                outln!("{}", nothing_serves(url));
+            }
+            Ok(())
         }
         _ => {
-            outln!(
-                "shared with the reader {:?}: its client's next call sees this run (no new key).",
-                g.reader.name
-            );
+            let name = &g.reader.name;
+            match serving {
+                Serving::Yes(_) => outln!(
+                    "shared with the reader {name:?}: its client's next call sees this run (no new key)."
+                ),
+                Serving::No(_) => outln!(
+                    "shared with the reader {name:?} (no new key). {}",
+                    nothing_serves(url)
+                ),
+                Serving::Unknown => outln!(
+                    "shared with the reader {name:?} (no new key): its client sees this run at {url} \
+                     while runread serves there."
+                ),
+            }
             Ok(())
         }
     }
+}
+
+/// What a grant says when nothing answers at its reader's URL: no client sees the run until
+/// runread serves, and how to start it.
+fn nothing_serves(url: &str) -> String {
+    format!(
+        "Nothing serves {url} yet: no client can read this run until you start `runread serve` \
+         (`runread serve --watch` also follows the agents' folders; `runread status` checks)."
+    )
 }
 
 /// A new grant as `grant --json` prints it: one object, with the key and its configs only when

@@ -93,6 +93,21 @@ pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Re
     Ok(())
 }
 
+/// `runread ingest`: the folders named (remembered for `watch`, `serve --watch` and `status`),
+/// else every agent's default place and the folders remembered.
+pub(crate) fn ingest_command(ctx: &Context, dirs: crate::args::DirArgs) -> Res {
+    let named = dirs.named.clone();
+    let remembered = crate::folders::remembered(ctx.home.dir());
+    ingest(&*ctx.store, &dirs.resolve(true, remembered)?)?;
+    if named.is_empty() {
+        return keep_snapshots(ctx);
+    }
+    if let Err(why) = crate::folders::remember(ctx.home.dir(), &named) {
+        eprintln!("runread: {why}");
+    }
+    keep_snapshots(ctx)
+}
+
 /// After an ingest pass: snapshots no live grant holds are destroyed, and those whose run went on
 /// are sealed again while the session file holds it ([`runread_service::evidence::snapshot::maintain`]).
 pub(crate) fn keep_snapshots(ctx: &Context) -> Res {
@@ -135,7 +150,35 @@ impl Watcher {
     }
 }
 
-/// Starts a watcher on `dirs` in a background thread, until [`Watcher::stop_and_join`].
+/// What one pass of a watcher changed, as a line: `None` when it changed nothing (a watcher that
+/// printed every pass would bury the passes that matter).
+pub(crate) fn pass_line(r: &runread_ingest::Report) -> Option<String> {
+    if r.new_generations + r.appended == 0 {
+        tracing::debug!(target: WATCH_LOG_TARGET, "an ingest pass changed nothing");
+        return None;
+    }
+    Some(format!(
+        "ingested: {} new or re-read, {} grown; {} in them ({} read)",
+        crate::human::count(r.new_generations, "session", "sessions"),
+        r.appended,
+        crate::human::count(r.runs, "run", "runs"),
+        crate::human::size(r.bytes_read)
+    ))
+}
+
+/// The log target of a watcher's passes (`RUNREAD_LOG=runread::watch=debug` shows those that
+/// changed nothing too).
+pub(crate) const WATCH_LOG_TARGET: &str = "runread::watch";
+
+/// Says which folders a watcher follows, a line each.
+fn say_watched(dirs: &[runread_ingest::AgentDir]) {
+    for d in dirs {
+        eprintln!("watching {} ({})", d.dir.display(), d.agent.as_str());
+    }
+}
+
+/// Starts a watcher on `dirs` in a background thread, until [`Watcher::stop_and_join`]; each
+/// pass that changed something is a line on stderr.
 pub(crate) fn spawn_watcher(
     ctx: &Context,
     dirs: Vec<runread_ingest::AgentDir>,
@@ -144,6 +187,7 @@ pub(crate) fn spawn_watcher(
     let stop_watching = stop.clone();
     let owner = ctx.owner()?;
     let store = ctx.store.clone();
+    say_watched(&dirs);
     std::thread::Builder::new()
         .name("runread-watch".into())
         .spawn(move || {
@@ -153,7 +197,8 @@ pub(crate) fn spawn_watcher(
                 runread_ingest::watch::RESCAN_DEFAULT,
                 stop_watching,
                 |r| {
-                    if r.new_generations + r.appended > 0 {
+                    if let Some(line) = pass_line(r) {
+                        eprintln!("{line}");
                         maintain_snapshots(&owner);
                     }
                 },
@@ -167,12 +212,12 @@ pub(crate) fn spawn_watcher(
 
 /// `runread watch`: follows the directories until Ctrl-C or SIGTERM, a line per pass that changed something.
 pub(crate) fn watch(ctx: &Context, args: WatchArgs) -> Res {
-    let dirs = args.dirs.resolve(false)?;
+    let dirs = args
+        .dirs
+        .resolve(false, crate::folders::remembered(ctx.home.dir()))?;
     let owner = ctx.owner()?;
     let store = ctx.store.clone();
-    for d in &dirs {
-        eprintln!("watching {} ({})", d.dir.display(), d.agent.as_str());
-    }
+    say_watched(&dirs);
     // Ctrl-C or SIGTERM ends the pass in progress, then the watcher; the store closes after it.
     let stop = crate::stop::stop_on_signal()?;
     eprintln!("(Ctrl-C to stop)");
@@ -184,14 +229,8 @@ pub(crate) fn watch(ctx: &Context, args: WatchArgs) -> Res {
         |r| {
             // Every pass: grants expire by time, and a snapshot goes with the last of them.
             maintain_snapshots(&owner);
-            if r.new_generations + r.appended > 0 {
-                outln!(
-                    "{} new or re-read, {} appended, {} bytes, {} runs",
-                    r.new_generations,
-                    r.appended,
-                    r.bytes_read,
-                    r.runs
-                );
+            if let Some(line) = pass_line(r) {
+                outln!("{line}");
             }
         },
     )

@@ -17,4 +17,5 @@ pub(crate) mod secret;
 pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod snapshots;
+pub(crate) mod status;
 pub(crate) mod workspace;

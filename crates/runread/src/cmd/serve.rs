@@ -81,7 +81,10 @@ fn maintain_log(store: &dyn Store) {
 /// snapshots no live grant holds any more (until serving ends).
 pub(crate) fn serve_command(ctx: &Context, a: ServeArgs) -> Res {
     let watcher = match a.watch {
-        true => Some(spawn_watcher(ctx, a.dirs.resolve(false)?)?),
+        true => {
+            let remembered = crate::folders::remembered(ctx.home.dir());
+            Some(spawn_watcher(ctx, a.dirs.resolve(false, remembered)?)?)
+        }
         false => None,
     };
     let sweeper = SnapshotSweeper::spawn(ctx.owner()?)?;
@@ -143,19 +146,15 @@ pub(crate) fn serve(
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     // The console names the MCP endpoint as bound (the port may have been 0).
     let (bound_tx, bound_rx) = tokio::sync::oneshot::channel::<SocketAddr>();
+    let console_failed = Arc::new(ConsoleFailure::default());
     if let Some((console_listen, open)) = console {
-        let service = service.clone();
-        rt.spawn(async move {
-            let Ok(mcp) = bound_rx.await else { return };
-            let url = format!("http://{mcp}{}", runread_mcp::MCP_PATH);
-            let console = runread_console::Console::new(service.owner(), url);
-            let served =
-                crate::cmd::console::serve_console(console, console_listen, open, until_stopped())
-                    .await;
-            if let Err(e) = served {
-                eprintln!("{e}");
-            }
-        });
+        rt.spawn(serve_console_beside(
+            service.clone(),
+            bound_rx,
+            console_listen,
+            open,
+            console_failed.clone(),
+        ));
     }
     let versions = match allowed.protocols {
         runread_mcp::guards::Protocols::All => runread_mcp::server::ALL_VERSIONS,
@@ -166,6 +165,7 @@ pub(crate) fn serve(
     .collect::<Vec<_>>()
     .join(", ");
     let public = allowed.public.clone();
+    let shutdown = stopped_or_console_failed(console_failed.clone());
     rt.block_on(async move {
         runread_mcp::server::serve_with(
             service,
@@ -184,11 +184,50 @@ pub(crate) fn serve(
                 }
                 let _ = bound_tx.send(addr);
             },
-            until_stopped(),
+            shutdown,
         )
         .await
         .map_err(|e| format!("serve {listen}: {e}"))
-    })
+    })?;
+    match console_failed.message.get() {
+        Some(why) => Err(format!("{why}; stopped serving MCP too")),
+        None => Ok(()),
+    }
+}
+
+/// Why `serve --console` ended: its console could not serve (its port taken, say). One who asked
+/// for the console is not left with MCP alone, so the whole command ends, non-zero.
+#[derive(Default)]
+struct ConsoleFailure {
+    message: std::sync::OnceLock<String>,
+    noticed: tokio::sync::Notify,
+}
+
+/// The console of `serve --console`, once MCP is bound; what stops it early is kept in `failed`.
+async fn serve_console_beside(
+    service: Arc<runread_service::Service>,
+    bound: tokio::sync::oneshot::Receiver<SocketAddr>,
+    listen: SocketAddr,
+    open: bool,
+    failed: Arc<ConsoleFailure>,
+) {
+    let Ok(mcp) = bound.await else { return };
+    let url = format!("http://{mcp}{}", runread_mcp::MCP_PATH);
+    let console = runread_console::Console::new(service.owner(), url);
+    let served = crate::cmd::console::serve_console(console, listen, open, until_stopped()).await;
+    if let Err(e) = served {
+        let _ = failed.message.set(e);
+        // A permit is kept when nobody waits yet: the server sees it as soon as it looks.
+        failed.noticed.notify_one();
+    }
+}
+
+/// Resolves when the process is asked to stop, or when the console beside MCP failed.
+async fn stopped_or_console_failed(failed: Arc<ConsoleFailure>) {
+    tokio::select! {
+        () = until_stopped() => {}
+        () = failed.noticed.notified() => {}
+    }
 }
 
 pub(crate) fn serve_stdio(

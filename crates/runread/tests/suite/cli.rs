@@ -1215,6 +1215,7 @@ fn completions_and_the_man_page_name_every_command() {
         "grant",
         "serve",
         "snapshots",
+        "status",
         "completions",
         "man",
     ];

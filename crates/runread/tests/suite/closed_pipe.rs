@@ -85,6 +85,8 @@ fn no_command_panics_when_its_reader_is_gone() {
         &["grant", "list", "--json"],
         &["snapshots"],
         &["snapshots", "--json"],
+        &["status"],
+        &["status", "--json"],
         &["audit"],
         &["audit", "--json"],
         &["audit", "retention"],

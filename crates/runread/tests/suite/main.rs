@@ -17,6 +17,7 @@ mod ingest_memory;
 mod postgres_gateways;
 #[cfg(feature = "postgres")]
 mod postgres_tls;
+mod self_check;
 mod supervised;
 mod transport_limits;
 #[cfg(feature = "postgres")]
