@@ -59,6 +59,9 @@ pub(crate) enum Command {
     Ingest {
         #[command(flatten)]
         dirs: DirArgs,
+        /// Print the pass's counts as one JSON object (sizes in bytes) instead of lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Follow the agents' session directories continuously: runs appear, grow and settle as the
     /// agents write.
@@ -150,13 +153,18 @@ pub(crate) enum Command {
 pub(crate) enum ArtifactCmd {
     /// Register PATH (relative to the run's workspace root, or absolute inside it).
     Add {
+        /// The run's id, or a unique prefix of it, as `runread runs` shows it.
         #[arg(long)]
         run: String,
+        /// The run's session id (or a unique prefix), when the run id names runs in several.
         #[arg(long)]
         session: Option<String>,
+        /// The file: relative to the run's workspace root, or absolute inside it.
         path: String,
+        /// The name a reader sees (default: the file's name).
         #[arg(long)]
         name: Option<String>,
+        /// Its media type (default: guessed from its name).
         #[arg(long)]
         mime: Option<String>,
         /// generated (the agent wrote it) or attached (given to the run).
@@ -169,6 +177,7 @@ pub(crate) enum ArtifactCmd {
 pub(crate) enum SecretCmd {
     /// Add (or replace) a known secret; its value is read from standard input and stored sealed.
     Add {
+        /// The secret's name (shown in listings; its value never is).
         #[arg(long)]
         name: String,
     },
@@ -180,7 +189,9 @@ pub(crate) enum SecretCmd {
 pub(crate) enum RecoverCmd {
     /// Classify START_ID without reading its sealed input, resolving a key or calling an adapter.
     Inspect {
+        /// The start record's id, as `runread audit` shows it.
         start_id: String,
+        /// Print JSON (times in RFC 3339) instead of lines for a person.
         #[arg(long)]
         json: bool,
     },
@@ -194,16 +205,23 @@ pub(crate) enum KeysCmd {
     List,
     /// Write every sealing key to FILE (a new 0600 file) for `keys import` elsewhere; lists the
     /// ids written.
-    Export { file: PathBuf },
+    Export {
+        /// The file to write (it must not exist).
+        file: PathBuf,
+    },
     /// Add the keys of FILE (made by `keys export`, 0600) to this home's key file (or
     /// `--gate-keys`), making its current key current here; lists the ids added.
-    Import { file: PathBuf },
+    Import {
+        /// The file `keys export` wrote.
+        file: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
 pub(crate) enum ReadCmd {
     /// The whole history of the key's granted target, page by page, upserted by sequence.
     History {
+        /// Write the history (JSON lines) to this file instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Events per page.
@@ -215,6 +233,7 @@ pub(crate) enum ReadCmd {
         /// Artifact id (default: the only artifact of the target).
         #[arg(long)]
         id: Option<String>,
+        /// The file to write the artifact to.
         #[arg(long)]
         out: PathBuf,
     },
@@ -239,6 +258,7 @@ pub(crate) enum WorkspaceCmd {
     },
     /// List registered workspaces.
     List {
+        /// Print JSON (times in RFC 3339) instead of lines for a person.
         #[arg(long)]
         json: bool,
     },
@@ -293,6 +313,7 @@ pub(crate) struct GrantArgs {
     /// The URL to print in the client config.
     #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
     pub(crate) url: String,
+    /// Print JSON (times in RFC 3339) instead of lines for a person.
     #[arg(long)]
     pub(crate) json: bool,
 }
@@ -306,38 +327,55 @@ pub(crate) enum ReaderCmd {
         /// The URL to print in the client configs.
         #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
         url: String,
+        /// Print JSON (times in RFC 3339) instead of lines for a person.
         #[arg(long)]
         json: bool,
     },
     /// List the readers (never keys): each one's live grants and last read.
     List {
+        /// Print JSON (times in RFC 3339) instead of lines for a person.
         #[arg(long)]
         json: bool,
     },
     /// Give a reader a new key (printed once): the old one is refused from its next call; its
     /// grants are kept.
     Rotate {
+        /// The reader's name, as `runread reader list` shows it.
         name: String,
         /// The URL to print in the client configs.
         #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
         url: String,
+        /// Print JSON (times in RFC 3339) instead of lines for a person.
         #[arg(long)]
         json: bool,
     },
     /// Remove a reader: its key is refused from its next call and every grant of it revoked.
-    Remove { name: String },
+    Remove {
+        /// The reader's name, as `runread reader list` shows it.
+        name: String,
+        /// Print JSON instead of lines for a person.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
 pub(crate) enum GrantCmd {
     /// List grants (never keys).
     List {
+        /// Print JSON (times in RFC 3339) instead of lines for a person.
         #[arg(long)]
         json: bool,
     },
     /// Revoke a grant: its run is refused to its reader from the next call on (the reader's
     /// other grants stay).
-    Revoke { id: String },
+    Revoke {
+        /// The grant's id, as `runread grant list` shows it.
+        id: String,
+        /// Print JSON instead of lines for a person.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The session directories a command reads: one `--<agent> DIR` flag per agent, made from each
@@ -539,6 +577,7 @@ impl From<ProtocolChoice> for runread_mcp::guards::Protocols {
 // `runread serve`.
 #[derive(Args)]
 pub(crate) struct ServeArgs {
+    /// Where MCP is served (loopback unless --allow-host).
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub(crate) listen: SocketAddr,
     /// How long a session file must be quiet before a passive run counts as settled.
@@ -602,6 +641,7 @@ pub(crate) struct ServeArgs {
 // `runread console`.
 #[derive(Args)]
 pub(crate) struct ConsoleArgs {
+    /// Where the console listens (loopback only).
     #[arg(long, default_value = runread_console::DEFAULT_LISTEN)]
     pub(crate) listen: SocketAddr,
     /// The MCP endpoint the shown client configs name (where `runread serve` answers).
@@ -613,6 +653,7 @@ pub(crate) struct ConsoleArgs {
     /// As for `serve`: known secrets to mask in what the console shows.
     #[arg(long)]
     pub(crate) secrets_file: Option<PathBuf>,
+    /// As for `serve`: names of environment variables whose values are known secrets.
     #[arg(long, env = "RUNREAD_SECRET_ENV", value_delimiter = ',')]
     pub(crate) secret_env: Vec<String>,
     /// How long a session file must be quiet before a passive run counts as settled.
@@ -644,6 +685,7 @@ pub(crate) struct WatchArgs {
 // `runread runs`.
 #[derive(Args)]
 pub(crate) struct RunsArgs {
+    /// Print JSON (times in RFC 3339) instead of lines for a person.
     #[arg(long)]
     pub(crate) json: bool,
     /// Runs per page, newest first.
@@ -687,4 +729,33 @@ pub(crate) struct ShowArgs {
     /// JSON instead of lines.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every flag and argument of every command, as `path: --flag`, that has no help text.
+    fn without_help(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+            if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                out.push(format!("{path}: {}", arg.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.get_about().is_none() && sub.get_name() != "help" {
+                out.push(format!("{path} {}: (the command)", sub.get_name()));
+            }
+            without_help(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_command_flag_and_argument_has_help_text() {
+        let mut missing = Vec::new();
+        without_help(&Cli::command(), "runread", &mut missing);
+        assert!(missing.is_empty(), "without help text: {missing:#?}");
+    }
 }

@@ -129,7 +129,7 @@ fn run(cli: Cli) -> Res {
 fn run_in(ctx: &Context, command: Command) -> Res {
     match command {
         Command::Workspace(c) => cmd::workspace::workspace(&*ctx.store, c),
-        Command::Ingest { dirs } => cmd::ingest::ingest_command(ctx, dirs),
+        Command::Ingest { dirs, json } => cmd::ingest::ingest_command(ctx, dirs, json),
         Command::Watch(args) => cmd::ingest::watch(ctx, args),
         Command::Show(args) => cmd::show::show(ctx, args),
         Command::Status(args) => cmd::status::status(ctx, args),

@@ -14,13 +14,16 @@ pub(crate) fn grant(ctx: &Context, mut args: GrantArgs) -> Res {
     let owner = ctx.owner()?;
     match args.action.take() {
         Some(GrantCmd::List { json }) => list_grants(&owner, json),
-        Some(GrantCmd::Revoke { id }) => {
-            if owner.revoke_grant(&id, now_ms())? {
-                outln!("revoked {id}");
-                Ok(())
-            } else {
-                Err(format!("no live grant {id:?}"))
+        Some(GrantCmd::Revoke { id, json }) => {
+            if !owner.revoke_grant(&id, now_ms())? {
+                return Err(format!("no live grant {id:?}; see `runread grant list`"));
             }
+            if json {
+                outln!("{}", json!({"revoked": true, "grantId": id}));
+            } else {
+                outln!("revoked {id}");
+            }
+            Ok(())
         }
         None => new_grant(&owner, args),
     }
@@ -156,7 +159,7 @@ pub(crate) fn print_grant(
         "grant {} to reader {:?}, until {}",
         g.grant.id,
         g.reader.name,
-        rfc3339(g.grant.expires_at_ms)
+        crate::human::when(g.grant.expires_at_ms)
     );
     outln!(
         "run      {} — {}",

@@ -33,11 +33,16 @@ fn print_outcome(path: &std::path::Path, outcome: &runread_ingest::FileOutcome) 
             reason,
         } => {
             outln!(
-                "read     {} (generation {generation}, {bytes} bytes, {reason})",
-                path.display()
+                "read     {} (generation {generation}, {}, {reason})",
+                path.display(),
+                crate::human::size(*bytes)
             )
         }
-        F::Appended { bytes } => outln!("appended {} (+{bytes} bytes)", path.display()),
+        F::Appended { bytes } => outln!(
+            "appended {} (+{})",
+            path.display(),
+            crate::human::size(*bytes)
+        ),
         F::Unreadable(e) => outln!("skipped  {} (unreadable: {e})", path.display()),
         F::DuplicateSessionId => outln!(
             "skipped  {} (session id already ingested from another file)",
@@ -47,7 +52,19 @@ fn print_outcome(path: &std::path::Path, outcome: &runread_ingest::FileOutcome) 
     }
 }
 
-pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Res {
+/// How `ingest` prints what it did: a line per file that changed and a summary for a person, or
+/// one JSON object.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IngestOutput {
+    Lines,
+    Json,
+}
+
+pub(crate) fn ingest(
+    store: &dyn Store,
+    dirs: &[runread_ingest::AgentDir],
+    output: IngestOutput,
+) -> Res {
     if store.workspaces().map_err(|e| e.to_string())?.is_empty() {
         eprintln!(
             "note: no workspace is registered, so every session will be skipped; run `runread workspace add PATH` first"
@@ -72,33 +89,69 @@ pub(crate) fn ingest(store: &dyn Store, dirs: &[runread_ingest::AgentDir]) -> Re
         report.add(&r);
         outcomes.extend(o);
     }
+    if output == IngestOutput::Json {
+        return print_report_json(&report);
+    }
     for (path, outcome) in &outcomes {
         print_outcome(path, outcome);
     }
+    outln!("{}", summary(&report));
+    Ok(())
+}
+
+/// The summary line of a pass, for a person.
+fn summary(r: &runread_ingest::Report) -> String {
+    use crate::human::{count, size};
+    format!(
+        "{}: {} new or re-read, {} appended, {} unchanged, {} outside registered workspaces, {} not \
+         sessions, {} unreadable; {} read; {}; {} in an unfinished line; {}",
+        count(r.files, "file", "files"),
+        r.new_generations,
+        r.appended,
+        r.unchanged,
+        r.outside_workspaces,
+        r.not_sessions,
+        r.unreadable + r.duplicates,
+        size(r.bytes_read),
+        count(r.malformed_lines, "malformed line", "malformed lines"),
+        count(r.torn_files, "file ends", "files end"),
+        count(r.runs, "run", "runs"),
+    )
+}
+
+/// `ingest --json`: the pass's counts, sizes in bytes.
+fn print_report_json(r: &runread_ingest::Report) -> Res {
+    let out = serde_json::json!({
+        "files": r.files,
+        "newOrReread": r.new_generations,
+        "appended": r.appended,
+        "unchanged": r.unchanged,
+        "outsideWorkspaces": r.outside_workspaces,
+        "notSessions": r.not_sessions,
+        "unreadable": r.unreadable + r.duplicates,
+        "bytesRead": r.bytes_read,
+        "malformedLines": r.malformed_lines,
+        "tornFiles": r.torn_files,
+        "runs": r.runs,
+    });
     outln!(
-        "{} files: {} new or re-read, {} appended, {} unchanged, {} outside registered workspaces, {} not sessions, {} unreadable; \
-         {} bytes read; {} malformed lines; {} files end in an unfinished line; {} runs",
-        report.files,
-        report.new_generations,
-        report.appended,
-        report.unchanged,
-        report.outside_workspaces,
-        report.not_sessions,
-        report.unreadable + report.duplicates,
-        report.bytes_read,
-        report.malformed_lines,
-        report.torn_files,
-        report.runs
+        "{}",
+        serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
     );
     Ok(())
 }
 
 /// `runread ingest`: the folders named (remembered for `watch`, `serve --watch` and `status`),
 /// else every agent's default place and the folders remembered.
-pub(crate) fn ingest_command(ctx: &Context, dirs: crate::args::DirArgs) -> Res {
+pub(crate) fn ingest_command(ctx: &Context, dirs: crate::args::DirArgs, json: bool) -> Res {
     let named = dirs.named.clone();
     let remembered = crate::folders::remembered(ctx.home.dir());
-    ingest(&*ctx.store, &dirs.resolve(true, remembered)?)?;
+    let output = if json {
+        IngestOutput::Json
+    } else {
+        IngestOutput::Lines
+    };
+    ingest(&*ctx.store, &dirs.resolve(true, remembered)?, output)?;
     if named.is_empty() {
         return keep_snapshots(ctx);
     }

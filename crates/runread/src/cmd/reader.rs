@@ -24,10 +24,15 @@ pub(crate) fn reader(ctx: &Context, cmd: ReaderCmd) -> Res {
                 .map_err(|e| e.to_string())?;
             print_key(&made, "rotated", &url, json)
         }
-        ReaderCmd::Remove { name } => {
+        ReaderCmd::Remove { name, json } => {
             let removed = owner
                 .remove_reader(&name, now_ms())
                 .map_err(|e| e.to_string())?;
+            if json {
+                let out = json!({"removed": true, "readerId": removed.id, "name": removed.name});
+                outln!("{out}");
+                return Ok(());
+            }
             outln!(
                 "removed reader {:?} ({}): its key is refused from its next call and its grants are revoked",
                 removed.name,

@@ -3,7 +3,7 @@
 use crate::cmd::workspace::register_workspace;
 use crate::context::Context;
 use runread_core::Feature;
-use runread_core::timefmt::{now_ms, rfc3339};
+use runread_core::timefmt::now_ms;
 use runread_service::Owner;
 use runread_store::Store;
 use std::path::PathBuf;
@@ -98,7 +98,7 @@ fn share_on_pin(
                     target.run_id,
                     s.reader,
                     g.grant.id,
-                    rfc3339(g.grant.expires_at_ms),
+                    crate::human::when(g.grant.expires_at_ms),
                     g.snapshot.describe()
                 ),
                 Err(e) => eprintln!(
