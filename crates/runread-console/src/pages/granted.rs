@@ -37,7 +37,7 @@ pub(crate) fn granted(
                     (key_and_configs(key, configs))
                 }
                 _ => {
-                    p id="shared-note" { "“" (g.reader.name) "” already has its key: its client's next call sees this run. Nothing to configure." }
+                    p id="shared-note" { "“" (g.reader.name) "” already has its key: its client's next call to " code { (url) } " sees this run while runread serves there (" code { "runread status" } " says whether it does). Nothing to configure." }
                 }
             }
             p { a href="/grants" { "All grants" } " · " a href="/readers" { "Readers" } " · " a href=(run_href(&shown.record)) { "Back to the run" } }
