@@ -1061,14 +1061,14 @@ impl Index for PostgresStore {
                 .map(|r| vocab::workspace(&r))
                 .transpose()?;
             match existing {
-                Some(mut ws) => {
-                    ws.revision += 1;
-                    ws.name = name.to_owned();
-                    ws.enabled = true;
-                    t.execute(
-                        "UPDATE workspaces SET revision = $1, name = $2, enabled = TRUE, updated_at = $3 WHERE id = $4",
-                        &[&i64_of(ws.revision), &ws.name, &now_ms, &ws.id],
-                    )?;
+                Some(ws) => {
+                    let (ws, changed) = vocab::re_registered(ws, name);
+                    if changed {
+                        t.execute(
+                            "UPDATE workspaces SET revision = $1, name = $2, enabled = TRUE, updated_at = $3 WHERE id = $4",
+                            &[&i64_of(ws.revision), &ws.name, &now_ms, &ws.id],
+                        )?;
+                    }
                     Ok(ws)
                 }
                 None => {
@@ -1088,6 +1088,23 @@ impl Index for PostgresStore {
     /// host's paths mean nothing here.
     fn workspaces(&self) -> Result<Vec<Workspace>> {
         self.read_all(WORKSPACES, &values![&self.host], vocab::workspace)
+    }
+
+    fn remove_workspace(&self, id: &str, now_ms: i64) -> Result<Option<Workspace>> {
+        self.tx(Mode::Serializable, |t| {
+            let existing = t
+                .query_opt(vocab::WORKSPACE_BY_ID, &[&id])?
+                .map(|r| vocab::workspace(&r))
+                .transpose()?;
+            let Some(ws) = existing.filter(|w| w.enabled).map(vocab::disabled) else {
+                return Ok(None);
+            };
+            t.execute(
+                "UPDATE workspaces SET revision = $1, enabled = FALSE, updated_at = $2 WHERE id = $3",
+                &[&i64_of(ws.revision), &now_ms, &ws.id],
+            )?;
+            Ok(Some(ws))
+        })
     }
 
     /// The session recorded for this file path on this host.

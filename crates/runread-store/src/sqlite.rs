@@ -734,12 +734,12 @@ impl Index for SqliteStore {
             vocab::workspace,
         )?;
         let ws = match existing {
-            Some(mut ws) => {
-                ws.revision += 1;
-                ws.name = name.to_owned();
-                ws.enabled = true;
-                tx.prepare_cached("UPDATE workspaces SET revision = ?1, name = ?2, enabled = 1, updated_at = ?3 WHERE id = ?4")?.execute(params![i64_of(ws.revision), ws.name, now_ms, ws.id],
-                )?;
+            Some(ws) => {
+                let (ws, changed) = vocab::re_registered(ws, name);
+                if changed {
+                    tx.prepare_cached("UPDATE workspaces SET revision = ?1, name = ?2, enabled = 1, updated_at = ?3 WHERE id = ?4")?.execute(params![i64_of(ws.revision), ws.name, now_ms, ws.id],
+                    )?;
+                }
                 ws
             }
             None => {
@@ -756,6 +756,25 @@ impl Index for SqliteStore {
 
     fn workspaces(&self) -> Result<Vec<Workspace>> {
         self.read_all(WORKSPACES, &[], vocab::workspace)
+    }
+
+    fn remove_workspace(&self, id: &str, now_ms: i64) -> Result<Option<Workspace>> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let existing = first(
+            &mut *tx.prepare_cached(vocab::WORKSPACE_BY_ID)?,
+            &values![id],
+            vocab::workspace,
+        )?;
+        let Some(ws) = existing.filter(|w| w.enabled).map(vocab::disabled) else {
+            return Ok(None);
+        };
+        tx.prepare_cached(
+            "UPDATE workspaces SET revision = ?1, enabled = 0, updated_at = ?2 WHERE id = ?3",
+        )?
+        .execute(params![i64_of(ws.revision), now_ms, ws.id])?;
+        tx.commit()?;
+        Ok(Some(ws))
     }
 
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {

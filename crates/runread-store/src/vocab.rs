@@ -943,6 +943,30 @@ pub(crate) fn new_workspace(canonical_path: &str, name: &str) -> Result<Workspac
     })
 }
 
+/// A registered workspace registered again under `name`, and whether its row changes. Only what
+/// can change what is readable moves the revision: a removed workspace registered again is enabled
+/// under a new revision (grants made before its removal stay refused); the same root under the
+/// same name changes nothing, and a new name only renames it (a name is in no target).
+pub(crate) fn re_registered(mut ws: Workspace, name: &str) -> (Workspace, bool) {
+    if ws.enabled && ws.name == name {
+        return (ws, false);
+    }
+    if !ws.enabled {
+        ws.revision += 1;
+        ws.enabled = true;
+    }
+    ws.name = name.to_owned();
+    (ws, true)
+}
+
+/// A workspace removed: disabled under a new revision, so that every grant made under the old one
+/// is refused whatever else happens to it.
+pub(crate) fn disabled(mut ws: Workspace) -> Workspace {
+    ws.revision += 1;
+    ws.enabled = false;
+    ws
+}
+
 /// A row of [`select_workspaces!`].
 pub(crate) fn workspace(r: &dyn Cols) -> Result<Workspace> {
     Ok(Workspace {
