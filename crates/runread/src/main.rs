@@ -48,6 +48,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Run {
         workspace,
+        workspace_here,
         quiet,
         share,
         command,
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
     {
         let run = cmd::run::RunArgs {
             workspace,
+            workspace_here,
             quiet,
             share,
             command,
@@ -126,7 +128,7 @@ fn run(cli: Cli) -> Res {
 /// The commands that work on a home.
 fn run_in(ctx: &Context, command: Command) -> Res {
     match command {
-        Command::Workspace(c) => cmd::workspace::workspace(&*ctx.store, c),
+        Command::Workspace(c) => cmd::workspace::workspace(ctx, c),
         Command::Ingest { dirs } => {
             cmd::ingest::ingest(&*ctx.store, &dirs.resolve(true)?)?;
             cmd::ingest::keep_snapshots(ctx)

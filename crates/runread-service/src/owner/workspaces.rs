@@ -11,7 +11,10 @@ pub enum WorkspaceError {
     /// No registered workspace has that id, root or name.
     NoSuchWorkspace(String),
     /// Several registered workspaces have that name: their ids.
-    Ambiguous { name: String, ids: Vec<String> },
+    Ambiguous {
+        name: String,
+        ids: Vec<String>,
+    },
     Store(String),
 }
 
@@ -91,7 +94,10 @@ pub(crate) fn shown(store: &dyn Store, now_ms: i64) -> Result<Vec<ShownWorkspace
             };
             let runs = store.runs_count(&filter).map_err(store_err)?;
             let (mut live_grants, mut stale_grants) = (0, 0);
-            for g in grants.iter().filter(|g| g.target.workspace_id == workspace.id) {
+            for g in grants
+                .iter()
+                .filter(|g| g.target.workspace_id == workspace.id)
+            {
                 let standing = grant_standing(store, g, now_ms)
                     .map_err(|e| WorkspaceError::Store(e.as_str().to_owned()))?;
                 live_grants += u64::from(standing.is_live());
