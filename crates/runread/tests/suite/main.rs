@@ -21,3 +21,4 @@ mod transport_limits;
 #[cfg(feature = "postgres")]
 mod walkthrough;
 mod words;
+mod workspaces;
