@@ -196,7 +196,8 @@ pub trait Index: Identity + Send + Sync {
     /// when the generation is new) and the complete new set of runs.
     fn commit_ingest(&self, commit: &IngestCommit) -> Result<()>;
 
-    /// Runs of every current session generation, newest session first.
+    /// Runs of every current session generation in a registered (not removed) workspace, newest
+    /// session first. So are the runs the listings below give.
     fn runs(&self) -> Result<Vec<RunRecord>>;
 
     /// One page of current runs, newest first (by when each run started; runs without a start

@@ -829,7 +829,7 @@ impl Index for SqliteStore {
         self.read_all(
             vocab::select_runs!(
                 " WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
-                 AND (?3 IS NULL OR r.status = ?3) \
+                 AND (?3 IS NULL OR r.status = ?3) AND w.enabled \
                  ORDER BY r.started_ms DESC, r.session_id, r.ord DESC LIMIT ?4 OFFSET ?5"
             ),
             &vocab::page_values(filter, limit, offset),
@@ -840,8 +840,9 @@ impl Index for SqliteStore {
     fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
         let n = self.read_opt(
             "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+             JOIN workspaces w ON w.id = s.workspace_id \
              WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
-             AND (?3 IS NULL OR r.status = ?3)",
+             AND (?3 IS NULL OR r.status = ?3) AND w.enabled",
             &vocab::filter_values(filter),
             |r| r.int(0),
         )?;

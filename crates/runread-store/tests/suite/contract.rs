@@ -82,6 +82,30 @@ fn workspace_revision_moves_only_when_what_is_readable_changes(s: &dyn Store) {
     );
 }
 
+fn a_removed_workspaces_runs_are_listed_no_more_but_found_by_their_target(s: &dyn Store) {
+    let ws = s.add_workspace("/w", "w", 1).unwrap();
+    s.commit_ingest(&IngestCommit {
+        session: session(&ws.id, 1),
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![records::run("r1")],
+    })
+    .unwrap();
+    let all = RunFilter::default();
+    assert_eq!(s.runs_count(&all).unwrap(), 1);
+    s.remove_workspace(&ws.id, 2).unwrap().unwrap();
+    assert_eq!(s.runs().unwrap(), vec![]);
+    assert_eq!(s.runs_by_id("r1").unwrap(), vec![]);
+    assert_eq!(s.runs_page(&all, 10, 0).unwrap(), vec![]);
+    assert_eq!(s.runs_count(&all).unwrap(), 0);
+    // Admission still finds it by its target, to refuse it.
+    let run = s.run("s1", 1, "r1").unwrap().unwrap();
+    assert!(!run.workspace_enabled);
+    assert_eq!(run.target.revision, 2);
+    s.add_workspace("/w", "w", 3).unwrap();
+    assert_eq!(s.runs_count(&all).unwrap(), 1);
+}
+
 fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) {
     let ws = s.add_workspace("/w", "w", 1).unwrap();
     s.commit_ingest(&IngestCommit {
@@ -1328,6 +1352,7 @@ macro_rules! contract {
 
 contract!(
     workspace_revision_moves_only_when_what_is_readable_changes,
+    a_removed_workspaces_runs_are_listed_no_more_but_found_by_their_target,
     ingest_commits_replace_runs_and_new_generations_drop_old_ones,
     entries_append_and_new_generations_replace_them,
     a_path_taken_over_by_another_session_replaces_it,

@@ -162,6 +162,17 @@ fn removing_a_workspace_ends_its_grants_names_them_and_indexes_it_no_more() {
         serde_json::json!([])
     );
     assert!(ok(runread(&home, &["workspace", "list"])).contains("no workspace registered"));
+    // Its runs are listed no more, and ingest indexes nothing of it.
+    assert_eq!(json(&home, &["runs", "--json"]), serde_json::json!([]));
+    let again = ok(runread(
+        &home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
+    assert_eq!(
+        json(&home, &["runs", "--json"]),
+        serde_json::json!([]),
+        "{again}"
+    );
     // The run's last grant ended: its snapshot went with it.
     assert_eq!(
         json(&home, &["snapshots", "--json"])["snapshots"],
