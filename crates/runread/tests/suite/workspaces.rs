@@ -143,6 +143,23 @@ fn a_grant_whose_session_file_was_replaced_is_stale_with_why_wherever_grants_are
         "{shown}"
     );
 
+    // The run, current again in its new generation, shows its old grant stale.
+    let run_id = the_grant(&home)["target"]["runId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let shown = json(&home, &["show", &run_id, "--json"]);
+    assert_eq!(shown["grants"][0]["state"], "stale", "{shown}");
+    assert_eq!(
+        shown["grants"][0]["staleReason"], "session_changed",
+        "{shown}"
+    );
+    let shown = ok(runread(&home, &["show", &run_id]));
+    assert!(
+        shown.contains("stale: its session file was rewritten"),
+        "{shown}"
+    );
+
     let ws = json(&home, &["workspace", "list", "--json"]);
     assert_eq!(
         (ws[0]["liveGrants"].as_u64(), ws[0]["staleGrants"].as_u64()),
