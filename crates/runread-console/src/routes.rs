@@ -294,7 +294,7 @@ async fn run(
     }
     let c2 = c.clone();
     let view = blocking(move || run_view(&c2, &q)).await?;
-    Ok(owner.page(pages::run(s, &view, now_ms())))
+    Ok(owner.page(pages::run(s, &view)))
 }
 
 /// The run page's view: each part as a reader would be served it, apart, so that a part a reader
@@ -374,7 +374,7 @@ fn event_times(c: &Console, t: &Target) -> std::collections::HashMap<u64, String
 
 /// The grants of the run `t`, matched by session and run id alone (so in every generation of its
 /// session), as the owner is shown them.
-fn run_grants(c: &Console, t: &Target) -> Result<Vec<MaskedView<Grant>>, Refusal> {
+fn run_grants(c: &Console, t: &Target) -> Result<Vec<crate::views::GrantRow>, Refusal> {
     let grants = c
         .owner
         .store()
@@ -383,7 +383,7 @@ fn run_grants(c: &Console, t: &Target) -> Result<Vec<MaskedView<Grant>>, Refusal
         .into_iter()
         .filter(|g| g.target.session_id == t.session_id && g.target.run_id == t.run_id)
         .collect();
-    shown_grants(c, grants)
+    grant_rows(c, grants, now_ms())
 }
 
 /// The sealed copy of `t`'s evidence, if one is kept, as the owner is shown it.
@@ -563,14 +563,32 @@ async fn grants(
     };
     let c2 = c.clone();
     let list = blocking(move || {
-        let now = now_ms();
         let mut all = c2.owner.store().grants().map_err(store_err)?;
-        all.retain(|g| state.is_none_or(|s| g.state(now) == s));
         all.sort_by_key(|g| std::cmp::Reverse(g.created_at_ms));
-        shown_grants(&c2, all)
+        let mut rows = grant_rows(&c2, all, now_ms())?;
+        rows.retain(|r| state.is_none_or(|s| r.standing.state == s));
+        Ok(rows)
     })
     .await?;
-    Ok(owner.page(pages::grants(s, &list, state, now_ms())))
+    Ok(owner.page(pages::grants(s, &list, state)))
+}
+
+/// `grants` as the owner is shown them, each with where it stands at `now` (a stale one with why).
+fn grant_rows(
+    c: &Console,
+    grants: Vec<Grant>,
+    now: i64,
+) -> Result<Vec<crate::views::GrantRow>, Refusal> {
+    let standings = grants
+        .iter()
+        .map(|g| c.owner.grant_standing(g, now))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| Refusal::Unavailable)?;
+    Ok(shown_grants(c, grants)?
+        .into_iter()
+        .zip(standings)
+        .map(|(grant, standing)| crate::views::GrantRow { grant, standing })
+        .collect())
 }
 
 /// The names of the live readers, oldest first.

@@ -97,12 +97,19 @@ pub(crate) struct RunView {
     pub work_state: Result<Previewed<outputs::WorkState>, &'static str>,
     pub metadata: Result<Previewed<outputs::Metadata>, &'static str>,
     pub artifacts: Result<Previewed<outputs::ArtifactList>, &'static str>,
-    pub grants: Vec<MaskedView<runread_store::Grant>>,
+    pub grants: Vec<GrantRow>,
     /// The run's snapshot, when the store keeps one (a shared run's sealed evidence).
     pub kept: Option<MaskedView<runread_store::SnapshotSummary>>,
     /// The live readers' names, to share the run with one.
     pub readers: Vec<String>,
     pub history_cursor: Option<String>,
+}
+
+/// A grant as a listing shows it: what the owner is shown of it, and where it stands now (live,
+/// stale and why, expired, revoked).
+pub(crate) struct GrantRow {
+    pub grant: MaskedView<runread_store::Grant>,
+    pub standing: runread_service::admission::GrantStanding,
 }
 
 /// The Readers page: each live reader with its live grants and its last read.

@@ -1565,3 +1565,53 @@ async fn a_connection_named_after_a_reader_joins_it_only_after_its_grants_were_s
     let decided = store.oauth_request(&request.id).unwrap().unwrap();
     assert_eq!(decided.reader_id.as_deref(), Some(claude.id.as_str()));
 }
+
+/// The session file of `run` replaced by a copy of itself (a new file in its place): ingested
+/// again, its runs are those of a new generation, and grants of the old one cannot be read.
+fn replace_session_file(env: &Env, run: &runread_store::RunRecord) {
+    let path = std::path::Path::new(&run.session_path);
+    let copy = path.with_extension("copy");
+    std::fs::copy(path, &copy).unwrap();
+    std::fs::rename(&copy, path).unwrap();
+    runread_testkit::set_age(path, Duration::from_secs(60));
+    env.ingest();
+}
+
+#[tokio::test]
+async fn a_grant_whose_run_changed_is_shown_stale_with_why_on_the_grants_and_readers_pages() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let granted = s.grant(&cookie, &csrf, &["final_answer"]).await;
+    assert_eq!(granted.status, 200, "{}", granted.body);
+    let grant_id = between(&granted.body, "<code id=\"grant-id\">", "<").to_owned();
+    let row = format!("data-grant=\"{grant_id}\"");
+    let live = s.get("/grants?state=live", Some(&cookie)).await;
+    assert!(live.body.contains(&row), "{}", live.body);
+
+    let run = s.env.store.runs().unwrap().remove(0);
+    replace_session_file(&s.env, &run);
+    let moved = s
+        .env
+        .store
+        .session(&run.target.session_id)
+        .unwrap()
+        .unwrap();
+    assert_ne!(moved.generation, run.target.generation, "a new generation");
+
+    // Neither revoked nor expired, yet unreadable: listed stale, with why, never live.
+    let live = s.get("/grants?state=live", Some(&cookie)).await;
+    assert!(!live.body.contains(&row), "{}", live.body);
+    let stale = s.get("/grants?state=stale", Some(&cookie)).await;
+    assert!(stale.body.contains(&row), "{}", stale.body);
+    assert!(stale.body.contains("data-reason=\"session_changed\""));
+    assert!(stale.body.contains("its session file was rewritten"));
+    let all = s.get("/grants", Some(&cookie)).await;
+    assert!(all.body.contains("grant grant-stale"), "{}", all.body);
+    let readers = s.get("/readers", Some(&cookie)).await;
+    assert!(
+        readers.body.contains("1 stale (cannot be read)"),
+        "{}",
+        readers.body
+    );
+}

@@ -3,7 +3,7 @@
 //! I/O (step 7): the rules every tool that names a run is admitted by.
 
 use runread_core::{ErrorCode, Feature, Target};
-use runread_store::{Grant, Reader, RunRecord};
+use runread_store::{Grant, GrantState, Reader, RunRecord, Store};
 
 use crate::evidence::Reading;
 
@@ -76,19 +76,124 @@ pub(crate) fn grant_for(
 
 /// The run `target` names, if instance, revision and generation are all still current.
 pub(crate) fn current_run(svc: &Reading, target: &Target) -> Result<RunRecord, ErrorCode> {
-    if target.instance != svc.store.instance_id() {
-        return Err(ErrorCode::TargetStale);
+    currency(&*svc.store, target)?.map_err(|_| ErrorCode::TargetStale)
+}
+
+/// Why a target is no longer current: what makes a reader's call `target_stale`, said to the
+/// owner with its cause (a reader hears `target_stale` whatever it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Staleness {
+    /// Made in another store (the store was made anew).
+    OtherStore,
+    /// Its workspace was removed.
+    WorkspaceRemoved,
+    /// Its workspace is registered under another revision, or its session moved to another one.
+    WorkspaceChanged,
+    /// Its session file was replaced or rewritten: a new generation.
+    SessionChanged,
+    /// Its run is no longer in its session.
+    RunGone,
+}
+
+impl Staleness {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Staleness::OtherStore => "other_store",
+            Staleness::WorkspaceRemoved => "workspace_removed",
+            Staleness::WorkspaceChanged => "workspace_changed",
+            Staleness::SessionChanged => "session_changed",
+            Staleness::RunGone => "run_gone",
+        }
+    }
+
+    /// The cause in words, for the owner.
+    pub fn says(self) -> &'static str {
+        match self {
+            Staleness::OtherStore => "it was made in another store",
+            Staleness::WorkspaceRemoved => "its workspace was removed",
+            Staleness::WorkspaceChanged => "its workspace's registration changed",
+            Staleness::SessionChanged => "its session file was rewritten",
+            Staleness::RunGone => "its run is no longer in its session",
+        }
+    }
+}
+
+/// The run `target` names if it is current, else why not: the one place the currency of a
+/// target is decided, for admission (step 5), the re-check (step 7) and every listing of grants.
+pub(crate) fn currency(
+    store: &dyn Store,
+    target: &Target,
+) -> Result<Result<RunRecord, Staleness>, ErrorCode> {
+    if target.instance != store.instance_id() {
+        return Ok(Err(Staleness::OtherStore));
     }
     // One read: the run with its workspace (its revision and whether it is enabled).
-    let run = svc
-        .store
+    let run = store
         .run(&target.session_id, target.generation, &target.run_id)
-        .map_err(crate::evidence::unavailable)?
-        .ok_or(ErrorCode::TargetStale)?;
-    if !run.workspace_enabled || run.target != *target {
-        return Err(ErrorCode::TargetStale);
+        .map_err(crate::evidence::unavailable)?;
+    let Some(run) = run else {
+        // Only a refusal pays for telling a rewritten session from a run gone.
+        let rewritten = store
+            .session(&target.session_id)
+            .map_err(crate::evidence::unavailable)?
+            .is_some_and(|s| s.generation != target.generation);
+        return Ok(Err(if rewritten {
+            Staleness::SessionChanged
+        } else {
+            Staleness::RunGone
+        }));
+    };
+    if !run.workspace_enabled {
+        return Ok(Err(Staleness::WorkspaceRemoved));
     }
-    Ok(run)
+    if run.target != *target {
+        return Ok(Err(Staleness::WorkspaceChanged));
+    }
+    Ok(Ok(run))
+}
+
+/// Where a grant stands now: its state, and for a stale one why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrantStanding {
+    pub state: GrantState,
+    /// Set exactly when `state` is [`GrantState::Stale`].
+    pub stale: Option<Staleness>,
+}
+
+impl GrantStanding {
+    pub fn is_live(self) -> bool {
+        self.state == GrantState::Live
+    }
+
+    /// The state, with the cause of a stale one in words ("stale: its workspace was removed").
+    pub fn says(self) -> String {
+        match self.stale {
+            Some(why) => format!("{}: {}", self.state.as_str(), why.says()),
+            None => self.state.as_str().to_owned(),
+        }
+    }
+}
+
+/// Whether `grant` can be read at `now_ms`: revoked or expired by its own record, else stale when
+/// its target is no longer current (the very checks that refuse a reader's call `target_stale`),
+/// else live. What every listing of grants shows.
+pub fn grant_standing(
+    store: &dyn Store,
+    grant: &Grant,
+    now_ms: i64,
+) -> Result<GrantStanding, ErrorCode> {
+    let state = grant.state(now_ms);
+    if state != GrantState::Live {
+        return Ok(GrantStanding { state, stale: None });
+    }
+    Ok(match currency(store, &grant.target)? {
+        Ok(_) => GrantStanding { state, stale: None },
+        Err(why) => GrantStanding {
+            state: GrantState::Stale,
+            stale: Some(why),
+        },
+    })
 }
 
 /// `grant` as the store holds it now: still the key's (not rotated, its reader not removed:

@@ -154,11 +154,18 @@ pub trait Identity: Send + Sync {
 /// conversation), what a supervisor recorded of a run, and the artifacts registered for runs.
 /// Ingest and supervision write it; admission and the owner's views read it.
 pub trait Index: Identity + Send + Sync {
-    /// Registers a workspace root (canonical path). Registering the same path again bumps its
-    /// revision (and so invalidates grants made under the old one) and updates its name.
+    /// Registers a workspace root (canonical path). Registering a registered root again keeps its
+    /// revision (grants made under it keep working) and takes the new name; registering a removed
+    /// root again enables it under a new revision.
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace>;
 
+    /// Every workspace registered (on this host), removed ones included (`enabled` false).
     fn workspaces(&self) -> Result<Vec<Workspace>>;
+
+    /// Removes the enabled workspace `id`: disabled under a new revision, so that no grant made
+    /// under the old one is read again and ingest indexes it no more. Its grants are left to the
+    /// caller (to revoke and name). `None` when no enabled workspace has that id.
+    fn remove_workspace(&self, id: &str, now_ms: i64) -> Result<Option<Workspace>>;
 
     fn workspace(&self, id: &str) -> Result<Option<Workspace>>;
 
@@ -193,7 +200,8 @@ pub trait Index: Identity + Send + Sync {
     /// when the generation is new) and the complete new set of runs.
     fn commit_ingest(&self, commit: &IngestCommit) -> Result<()>;
 
-    /// Runs of every current session generation, newest session first.
+    /// Runs of every current session generation in a registered (not removed) workspace, newest
+    /// session first. So are the runs the listings below give.
     fn runs(&self) -> Result<Vec<RunRecord>>;
 
     /// One page of current runs, newest first (by when each run started; runs without a start

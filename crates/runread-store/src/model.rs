@@ -191,19 +191,29 @@ impl Grant {
 }
 
 /// Where a grant stands for the owner's listings (`runread grant list`, the console).
+/// [`Grant::state`] tells time only (live, expired, revoked); whether a live grant's target is
+/// still current — else `Stale` — needs the store's index, and only the service says it
+/// (`runread_service::admission::grant_standing`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GrantState {
     Live,
+    Stale,
     Expired,
     Revoked,
 }
 
 impl GrantState {
-    pub const ALL: [GrantState; 3] = [GrantState::Live, GrantState::Expired, GrantState::Revoked];
+    pub const ALL: [GrantState; 4] = [
+        GrantState::Live,
+        GrantState::Stale,
+        GrantState::Expired,
+        GrantState::Revoked,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             GrantState::Live => "live",
+            GrantState::Stale => "stale",
             GrantState::Expired => "expired",
             GrantState::Revoked => "revoked",
         }

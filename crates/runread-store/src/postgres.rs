@@ -1061,14 +1061,14 @@ impl Index for PostgresStore {
                 .map(|r| vocab::workspace(&r))
                 .transpose()?;
             match existing {
-                Some(mut ws) => {
-                    ws.revision += 1;
-                    ws.name = name.to_owned();
-                    ws.enabled = true;
-                    t.execute(
-                        "UPDATE workspaces SET revision = $1, name = $2, enabled = TRUE, updated_at = $3 WHERE id = $4",
-                        &[&i64_of(ws.revision), &ws.name, &now_ms, &ws.id],
-                    )?;
+                Some(ws) => {
+                    let (ws, changed) = vocab::re_registered(ws, name);
+                    if changed {
+                        t.execute(
+                            "UPDATE workspaces SET revision = $1, name = $2, enabled = TRUE, updated_at = $3 WHERE id = $4",
+                            &[&i64_of(ws.revision), &ws.name, &now_ms, &ws.id],
+                        )?;
+                    }
                     Ok(ws)
                 }
                 None => {
@@ -1088,6 +1088,23 @@ impl Index for PostgresStore {
     /// host's paths mean nothing here.
     fn workspaces(&self) -> Result<Vec<Workspace>> {
         self.read_all(WORKSPACES, &values![&self.host], vocab::workspace)
+    }
+
+    fn remove_workspace(&self, id: &str, now_ms: i64) -> Result<Option<Workspace>> {
+        self.tx(Mode::Serializable, |t| {
+            let existing = t
+                .query_opt(vocab::WORKSPACE_BY_ID, &[&id])?
+                .map(|r| vocab::workspace(&r))
+                .transpose()?;
+            let Some(ws) = existing.filter(|w| w.enabled).map(vocab::disabled) else {
+                return Ok(None);
+            };
+            t.execute(
+                "UPDATE workspaces SET revision = $1, enabled = FALSE, updated_at = $2 WHERE id = $3",
+                &[&i64_of(ws.revision), &now_ms, &ws.id],
+            )?;
+            Ok(Some(ws))
+        })
     }
 
     /// The session recorded for this file path on this host.
@@ -1142,7 +1159,7 @@ impl Index for PostgresStore {
         self.read_all(
             vocab::select_runs!(
                 " WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
-                 AND ($3::text IS NULL OR r.status = $3) \
+                 AND ($3::text IS NULL OR r.status = $3) AND w.enabled \
                  ORDER BY r.started_ms DESC NULLS LAST, r.session_id, r.ord DESC LIMIT $4 OFFSET $5"
             ),
             &vocab::page_values(filter, limit, offset),
@@ -1153,8 +1170,9 @@ impl Index for PostgresStore {
     fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
         let n = self.read_opt(
             "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+             JOIN workspaces w ON w.id = s.workspace_id \
              WHERE ($1::text IS NULL OR s.agent = $1) AND ($2::text IS NULL OR s.workspace_id = $2) \
-             AND ($3::text IS NULL OR r.status = $3)",
+             AND ($3::text IS NULL OR r.status = $3) AND w.enabled",
             &vocab::filter_values(filter),
             |r| r.int(0),
         )?;

@@ -734,12 +734,12 @@ impl Index for SqliteStore {
             vocab::workspace,
         )?;
         let ws = match existing {
-            Some(mut ws) => {
-                ws.revision += 1;
-                ws.name = name.to_owned();
-                ws.enabled = true;
-                tx.prepare_cached("UPDATE workspaces SET revision = ?1, name = ?2, enabled = 1, updated_at = ?3 WHERE id = ?4")?.execute(params![i64_of(ws.revision), ws.name, now_ms, ws.id],
-                )?;
+            Some(ws) => {
+                let (ws, changed) = vocab::re_registered(ws, name);
+                if changed {
+                    tx.prepare_cached("UPDATE workspaces SET revision = ?1, name = ?2, enabled = 1, updated_at = ?3 WHERE id = ?4")?.execute(params![i64_of(ws.revision), ws.name, now_ms, ws.id],
+                    )?;
+                }
                 ws
             }
             None => {
@@ -756,6 +756,25 @@ impl Index for SqliteStore {
 
     fn workspaces(&self) -> Result<Vec<Workspace>> {
         self.read_all(WORKSPACES, &[], vocab::workspace)
+    }
+
+    fn remove_workspace(&self, id: &str, now_ms: i64) -> Result<Option<Workspace>> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let existing = first(
+            &mut *tx.prepare_cached(vocab::WORKSPACE_BY_ID)?,
+            &values![id],
+            vocab::workspace,
+        )?;
+        let Some(ws) = existing.filter(|w| w.enabled).map(vocab::disabled) else {
+            return Ok(None);
+        };
+        tx.prepare_cached(
+            "UPDATE workspaces SET revision = ?1, enabled = 0, updated_at = ?2 WHERE id = ?3",
+        )?
+        .execute(params![i64_of(ws.revision), now_ms, ws.id])?;
+        tx.commit()?;
+        Ok(Some(ws))
     }
 
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
@@ -810,7 +829,7 @@ impl Index for SqliteStore {
         self.read_all(
             vocab::select_runs!(
                 " WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
-                 AND (?3 IS NULL OR r.status = ?3) \
+                 AND (?3 IS NULL OR r.status = ?3) AND w.enabled \
                  ORDER BY r.started_ms DESC, r.session_id, r.ord DESC LIMIT ?4 OFFSET ?5"
             ),
             &vocab::page_values(filter, limit, offset),
@@ -821,8 +840,9 @@ impl Index for SqliteStore {
     fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
         let n = self.read_opt(
             "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \
+             JOIN workspaces w ON w.id = s.workspace_id \
              WHERE (?1 IS NULL OR s.agent = ?1) AND (?2 IS NULL OR s.workspace_id = ?2) \
-             AND (?3 IS NULL OR r.status = ?3)",
+             AND (?3 IS NULL OR r.status = ?3) AND w.enabled",
             &vocab::filter_values(filter),
             |r| r.int(0),
         )?;

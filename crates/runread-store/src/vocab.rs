@@ -347,9 +347,12 @@ pub(crate) const WORKSPACE_BY_ID: &str = select_workspaces!(" WHERE id = $1");
 pub(crate) const SESSION_BY_ID: &str = select_sessions!(" WHERE session_id = $1");
 pub(crate) const ENTRIES: &str =
     "SELECT summary_json FROM entries WHERE session_id = $1 AND generation = $2 ORDER BY line";
-/// Every current run, newest session first.
-pub(crate) const RUNS: &str = select_runs!(" ORDER BY s.ingested_at DESC, s.session_id, r.ord");
-pub(crate) const RUNS_BY_ID: &str = select_runs!(" WHERE r.run_id = $1 ORDER BY s.session_id");
+/// Every current run of a registered (not removed) workspace, newest session first.
+pub(crate) const RUNS: &str =
+    select_runs!(" WHERE w.enabled ORDER BY s.ingested_at DESC, s.session_id, r.ord");
+pub(crate) const RUNS_BY_ID: &str =
+    select_runs!(" WHERE r.run_id = $1 AND w.enabled ORDER BY s.session_id");
+/// A run by its target whatever its workspace's state: admission reads `enabled` to refuse it.
 pub(crate) const RUN: &str =
     select_runs!(" WHERE r.session_id = $1 AND r.generation = $2 AND r.run_id = $3");
 pub(crate) const INSERT_GRANT: &str = insert!(
@@ -941,6 +944,30 @@ pub(crate) fn new_workspace(canonical_path: &str, name: &str) -> Result<Workspac
         revision: 1,
         enabled: true,
     })
+}
+
+/// A registered workspace registered again under `name`, and whether its row changes. Only what
+/// can change what is readable moves the revision: a removed workspace registered again is enabled
+/// under a new revision (grants made before its removal stay refused); the same root under the
+/// same name changes nothing, and a new name only renames it (a name is in no target).
+pub(crate) fn re_registered(mut ws: Workspace, name: &str) -> (Workspace, bool) {
+    if ws.enabled && ws.name == name {
+        return (ws, false);
+    }
+    if !ws.enabled {
+        ws.revision += 1;
+        ws.enabled = true;
+    }
+    ws.name = name.to_owned();
+    (ws, true)
+}
+
+/// A workspace removed: disabled under a new revision, so that every grant made under the old one
+/// is refused whatever else happens to it.
+pub(crate) fn disabled(mut ws: Workspace) -> Workspace {
+    ws.revision += 1;
+    ws.enabled = false;
+    ws
 }
 
 /// A row of [`select_workspaces!`].

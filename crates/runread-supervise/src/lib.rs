@@ -39,4 +39,5 @@ pub mod terminal;
 
 pub use run::{
     OnPinned, Options, Outcome, RunReport, StartError, journal_proof, journal_root, supervise,
+    supervise_located,
 };

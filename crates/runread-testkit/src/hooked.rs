@@ -60,6 +60,10 @@ impl Index for Hooked {
         self.inner.workspaces()
     }
 
+    fn remove_workspace(&self, id: &str, now_ms: i64) -> Result<Option<Workspace>> {
+        self.inner.remove_workspace(id, now_ms)
+    }
+
     fn workspace(&self, id: &str) -> Result<Option<Workspace>> {
         self.inner.workspace(id)
     }

@@ -76,6 +76,10 @@ pub(crate) enum Command {
         /// workspace that contains the current directory, else the current directory.
         #[arg(long)]
         workspace: Option<PathBuf>,
+        /// Register the current directory even when it is the home directory or `/` (a
+        /// workspace that wide makes every session under it listable).
+        #[arg(long)]
+        workspace_here: bool,
         /// Do not render the agent's output on the terminal.
         #[arg(long)]
         quiet: bool,
@@ -250,15 +254,29 @@ pub(crate) enum ReadCmd {
 
 #[derive(Subcommand)]
 pub(crate) enum WorkspaceCmd {
-    /// Register PATH (canonicalized). Re-adding bumps its revision and invalidates its grants.
+    /// Register PATH (canonicalized): sessions whose directory is inside it become listable and
+    /// shareable. Registering it again changes nothing (its grants keep working); with another
+    /// --name it is renamed. A removed workspace registered again starts a new revision: the
+    /// grants it had stay ended.
     Add {
+        /// The directory to register.
         path: PathBuf,
+        /// Its name in listings (default: the directory's name).
         #[arg(long)]
         name: Option<String>,
     },
-    /// List registered workspaces.
+    /// List the registered workspaces: name, root, id, runs, and live and stale grants.
     List {
         /// Print JSON (times in RFC 3339) instead of lines for a person.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a workspace: nothing of it is indexed or read any more, every grant in it is
+    /// revoked (listed by id), and snapshots no other grant holds are destroyed.
+    Remove {
+        /// The workspace: its name, its root or its id (see `runread workspace list`).
+        workspace: String,
+        /// Print JSON instead of lines for a person.
         #[arg(long)]
         json: bool,
     },

@@ -50,6 +50,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Run {
         workspace,
+        workspace_here,
         quiet,
         share,
         command,
@@ -57,6 +58,7 @@ fn main() -> ExitCode {
     {
         let run = cmd::run::RunArgs {
             workspace,
+            workspace_here,
             quiet,
             share,
             command,
@@ -128,7 +130,7 @@ fn run(cli: Cli) -> Res {
 /// The commands that work on a home.
 fn run_in(ctx: &Context, command: Command) -> Res {
     match command {
-        Command::Workspace(c) => cmd::workspace::workspace(&*ctx.store, c),
+        Command::Workspace(c) => cmd::workspace::workspace(ctx, c),
         Command::Ingest { dirs, json } => cmd::ingest::ingest_command(ctx, dirs, json),
         Command::Watch(args) => cmd::ingest::watch(ctx, args),
         Command::Show(args) => cmd::show::show(ctx, args),

@@ -1,20 +1,15 @@
 //! The Grants page: every grant, or those in one state, each with its reader, features, run and
-//! end, and revoke for the live ones.
+//! end, a stale one with why it cannot be read, and revoke for those neither revoked nor expired.
 
 use maud::{Markup, html};
 
-use runread_core::redact::MaskedView;
-use runread_store::{Grant, GrantState};
+use runread_store::GrantState;
 
 use super::layout::{grants_table, layout};
 use crate::auth::SessionView;
+use crate::views::GrantRow;
 
-pub(crate) fn grants(
-    s: &SessionView,
-    list: &[MaskedView<Grant>],
-    state: Option<GrantState>,
-    now: i64,
-) -> Markup {
+pub(crate) fn grants(s: &SessionView, list: &[GrantRow], state: Option<GrantState>) -> Markup {
     let back = match state {
         Some(st) => format!("/grants?state={}", st.as_str()),
         None => "/grants".to_owned(),
@@ -38,7 +33,7 @@ pub(crate) fn grants(
             @if list.is_empty() {
                 p.empty { "No grants here. Grant a run from its page." }
             } @else {
-                (grants_table(s, list, now, &back))
+                (grants_table(s, list, &back))
             }
         },
     )

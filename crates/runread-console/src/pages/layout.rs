@@ -5,11 +5,11 @@
 use axum::response::Html;
 use maud::{DOCTYPE, Markup, html};
 
-use runread_core::redact::MaskedView;
 use runread_core::timefmt::rfc3339;
 use runread_store::{Grant, GrantState, RunRecord};
 
 use crate::auth::SessionView;
+use crate::views::GrantRow;
 
 pub(crate) fn html(body: Markup) -> Html<String> {
     Html(body.into_string())
@@ -102,12 +102,7 @@ pub(super) fn short(s: &str, max_chars: usize) -> String {
     }
 }
 
-pub(super) fn grants_table(
-    s: &SessionView,
-    list: &[MaskedView<Grant>],
-    now: i64,
-    back: &str,
-) -> Markup {
+pub(super) fn grants_table(s: &SessionView, list: &[GrantRow], back: &str) -> Markup {
     html! {
         table.grants {
             thead { tr {
@@ -119,15 +114,18 @@ pub(super) fn grants_table(
                 th scope="col" { "" }
             } }
             tbody {
-                @for g in list {
+                @for row in list {
+                    @let g = &row.grant;
                     tr data-grant=(g.id) {
                         td { a href="/readers" { (g.reader_name) } }
-                        td { (grant_state_label(g, now)) }
+                        td { (grant_state_label(row)) }
                         td { (g.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")) }
                         td { a href=(format!("/run?session={}&generation={}&run={}", enc(&g.target.session_id), g.target.generation, enc(&g.target.run_id))) { code { (short(&g.target.run_id, 13)) } } }
                         td.time { (short_time(&rfc3339(g.expires_at_ms))) }
                         td {
-                            @if g.state(now) == GrantState::Live { (revoke_form(s, g, back)) }
+                            // A stale grant can still be revoked: it would read again if its
+                            // run came back.
+                            @if matches!(row.standing.state, GrantState::Live | GrantState::Stale) { (revoke_form(s, g, back)) }
                             " " a href=(format!("/audit?grant={}", enc(&g.id))) { "reads" }
                         }
                     }
@@ -137,9 +135,15 @@ pub(super) fn grants_table(
     }
 }
 
-fn grant_state_label(g: &Grant, now: i64) -> Markup {
-    let st = g.state(now).as_str();
-    html! { span class=(format!("grant grant-{st}")) { (st) } }
+/// A grant's state; a stale one with why it cannot be read.
+fn grant_state_label(row: &GrantRow) -> Markup {
+    let st = row.standing.state.as_str();
+    html! {
+        span class=(format!("grant grant-{st}")) { (st) }
+        @if let Some(why) = row.standing.stale {
+            " " small.stale-reason data-reason=(why.as_str()) { (why.says()) }
+        }
+    }
 }
 
 fn revoke_form(s: &SessionView, g: &Grant, back: &str) -> Markup {

@@ -105,6 +105,9 @@ fn readers_table(s: &SessionView, readers: &[MaskedView<ShownReader>]) -> Markup
                                 a href=(format!("/run?session={}&generation={}&run={}", enc(&g.target.session_id), g.target.generation, enc(&g.target.run_id))) { code { (short(&g.target.run_id, 13)) } }
                                 " (" (g.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")) ") "
                             }
+                            @if !r.stale.is_empty() {
+                                " " a.stale href="/grants?state=stale" { (r.stale.len()) " stale (cannot be read)" }
+                            }
                         }
                         td.time { (r.last_read_ms.map(|t| short_time(&rfc3339(t))).unwrap_or_else(|| "never".into())) }
                         td.time { (short_time(&rfc3339(r.reader.created_at_ms))) }

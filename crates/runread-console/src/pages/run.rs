@@ -52,12 +52,12 @@ fn source_said(u: &Usage) -> &'static str {
 
 /// Whether a shared run outlives its session file: its snapshot and until when (the last live
 /// grant's end), or that it is readable only while the file is. Nothing for a run not shared.
-fn kept(v: &RunView, now: i64) -> Markup {
+fn kept(v: &RunView) -> Markup {
     let until = v
         .grants
         .iter()
-        .filter(|g| g.is_live(now))
-        .map(|g| g.expires_at_ms)
+        .filter(|g| g.standing.is_live())
+        .map(|g| g.grant.expires_at_ms)
         .max();
     html! {
         @match (until, &v.kept) {
@@ -74,7 +74,7 @@ fn kept(v: &RunView, now: i64) -> Markup {
     }
 }
 
-pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
+pub(crate) fn run(s: &SessionView, v: &RunView) -> Markup {
     let r = &v.run.record;
     let title = v.run.prompt.text().unwrap_or(&r.target.run_id);
     let back = run_href(r);
@@ -94,7 +94,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
                     dt { "Waited on by" } dd.waiting { (v.run.waiting_summary()) }
                 }
                 dt { "Tokens" } dd #tokens { (usage(&Usage::of(r.run.usage.as_ref()))) }
-                (kept(v, now))
+                (kept(v))
             }
 
             (answer_section(v))
@@ -120,7 +120,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView, now: i64) -> Markup {
                 @if v.grants.is_empty() {
                     p.empty { "None yet." }
                 } @else {
-                    (grants_table(s, &v.grants, now, &back))
+                    (grants_table(s, &v.grants, &back))
                 }
                 p { a href=(format!("/audit?run={}", enc(&r.target.run_id))) { "Who read this run →" } }
             }

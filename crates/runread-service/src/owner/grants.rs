@@ -58,8 +58,24 @@ pub struct NewGrant {
 /// Revokes the grant `id` (`false`: no live grant has that id), and destroys the snapshot of its
 /// run when no live grant holds it any more.
 pub(crate) fn revoke_grant(store: &dyn Store, id: &str, now_ms: i64) -> Result<bool, String> {
-    if !store.revoke_grant(id, now_ms).map_err(|e| e.to_string())? {
-        return Ok(false);
+    Ok(!revoke_grants(store, &[id], now_ms)?.is_empty())
+}
+
+/// Revokes the grants `ids`, then destroys the snapshots no live grant holds any more (a run's
+/// last grant takes its snapshot with it): the one way grants end. The ids that were live.
+pub(crate) fn revoke_grants<'a>(
+    store: &dyn Store,
+    ids: &[&'a str],
+    now_ms: i64,
+) -> Result<Vec<&'a str>, String> {
+    let mut revoked = Vec::with_capacity(ids.len());
+    for id in ids {
+        if store.revoke_grant(id, now_ms).map_err(|e| e.to_string())? {
+            revoked.push(*id);
+        }
+    }
+    if revoked.is_empty() {
+        return Ok(revoked);
     }
     if let Err(e) = crate::evidence::snapshot::destroy_unshared(store, now_ms) {
         tracing::warn!(
@@ -67,7 +83,7 @@ pub(crate) fn revoke_grant(store: &dyn Store, id: &str, now_ms: i64) -> Result<b
             "snapshots not destroyed yet after a revocation"
         );
     }
-    Ok(true)
+    Ok(revoked)
 }
 
 /// Resolves `--expires` (a duration like `15m`, or an RFC 3339 time) to an absolute time.

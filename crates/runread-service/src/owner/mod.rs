@@ -12,6 +12,7 @@ mod readers;
 pub mod search;
 mod secrets;
 pub mod shown;
+mod workspaces;
 
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ pub use readers::{
 };
 pub use search::{SEARCH_QUERY_MAX_BYTES, SEARCH_WORDS_MAX, words as search_words};
 pub use secrets::SecretError;
+pub use workspaces::{RemovedWorkspace, ShownWorkspace, WorkspaceError};
 
 /// The owner's handle: the ground every reading rests on (the store, the keys, the known
 /// secrets), with no gate.
@@ -126,6 +128,40 @@ impl Owner {
     /// Revokes the grant `id`; whether it was live.
     pub fn revoke_grant(&self, id: &str, now_ms: i64) -> Result<bool, String> {
         grants::revoke_grant(&**self.store(), id, now_ms)
+    }
+
+    /// Where `grant` stands now: live, stale (and why), expired or revoked.
+    pub fn grant_standing(
+        &self,
+        grant: &runread_store::Grant,
+        now_ms: i64,
+    ) -> Result<crate::admission::GrantStanding, ErrorCode> {
+        crate::admission::grant_standing(&**self.store(), grant, now_ms)
+    }
+
+    /// The registered (not removed) workspaces, oldest first.
+    pub fn workspaces(&self) -> Result<Vec<runread_store::Workspace>, WorkspaceError> {
+        workspaces::registered(&**self.store())
+    }
+
+    /// Every registered workspace with its runs and its live and stale grants.
+    pub fn shown_workspaces(&self, now_ms: i64) -> Result<Vec<ShownWorkspace>, WorkspaceError> {
+        workspaces::shown(&**self.store(), now_ms)
+    }
+
+    /// The registered workspace `which` names (its id, root or name).
+    pub fn find_workspace(&self, which: &str) -> Result<runread_store::Workspace, WorkspaceError> {
+        workspaces::find(&**self.store(), which)
+    }
+
+    /// Removes the workspace `which` names (its id, root or name): nothing of it is read or
+    /// indexed any more, and every grant in it ends.
+    pub fn remove_workspace(
+        &self,
+        which: &str,
+        now_ms: i64,
+    ) -> Result<RemovedWorkspace, WorkspaceError> {
+        workspaces::remove(&**self.store(), which, now_ms)
     }
 
     /// The current runs whose id is or starts with `run_id`.

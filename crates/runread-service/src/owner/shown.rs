@@ -167,13 +167,25 @@ impl Owner {
     }
 
     /// The live readers as the owner is shown them (`runread reader list`, the console's Readers
-    /// page), oldest first: each with its grants live at `now_ms` (newest first) and when its key
-    /// last made a call.
+    /// page), oldest first: each with its grants live at `now_ms` and those stale (newest
+    /// first), and when its key last made a call.
     pub fn shown_readers(&self, now_ms: i64) -> Result<Vec<MaskedView<ShownReader>>, ErrorCode> {
         let store = &self.reading.store;
-        let mut grants = store.grants().map_err(crate::evidence::unavailable)?;
-        grants.retain(|g| g.is_live(now_ms));
+        let mut grants = Vec::new();
+        for g in store.grants().map_err(crate::evidence::unavailable)? {
+            let standing = crate::admission::grant_standing(&**store, &g, now_ms)?;
+            if standing.is_live() || standing.stale.is_some() {
+                grants.push((g, standing.is_live()));
+            }
+        }
         grants.reverse();
+        let held = |reader: &Reader, live: bool| -> Vec<Grant> {
+            grants
+                .iter()
+                .filter(|(g, l)| g.reader_id == reader.id && *l == live)
+                .map(|(g, _)| g.clone())
+                .collect()
+        };
         let last_reads = store
             .reader_last_reads()
             .map_err(crate::evidence::unavailable)?;
@@ -183,11 +195,8 @@ impl Owner {
             .into_iter()
             .filter(|r| r.removed_at_ms.is_none())
             .map(|reader| ShownReader {
-                live: grants
-                    .iter()
-                    .filter(|g| g.reader_id == reader.id)
-                    .cloned()
-                    .collect(),
+                live: held(&reader, true),
+                stale: held(&reader, false),
                 last_read_ms: last_reads
                     .iter()
                     .find(|(id, _)| *id == reader.id)
@@ -259,6 +268,9 @@ pub struct ShownReader {
     pub reader: Reader,
     /// Its grants live now, newest first.
     pub live: Vec<Grant>,
+    /// Its grants neither revoked nor expired that cannot be read (their run is not current),
+    /// newest first.
+    pub stale: Vec<Grant>,
     /// When its key last made a call.
     pub last_read_ms: Option<i64>,
 }

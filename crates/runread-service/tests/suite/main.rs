@@ -6,6 +6,7 @@ mod call_rate;
 mod evidence_source;
 mod final_answer;
 mod get_run;
+mod grant_standing;
 mod history_limits;
 mod key_admission;
 mod recheck;

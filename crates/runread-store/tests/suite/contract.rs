@@ -54,17 +54,56 @@ fn grant(id: &str, reader_id: &str, target: Target) -> Grant {
     }
 }
 
-fn workspace_revision_bumps_on_re_add(s: &dyn Store) {
+fn workspace_revision_moves_only_when_what_is_readable_changes(s: &dyn Store) {
     let a = s.add_workspace("/w", "one", 1).unwrap();
     assert_eq!(a.revision, 1);
-    let b = s.add_workspace("/w", "two", 2).unwrap();
+    // The same root under the same name changes nothing.
+    assert_eq!(s.add_workspace("/w", "one", 2).unwrap(), a);
+    // A new name renames it; no target names it, so the revision stays.
+    let b = s.add_workspace("/w", "two", 3).unwrap();
     assert_eq!(
-        (b.id.as_str(), b.revision, b.name.as_str()),
-        (a.id.as_str(), 2, "two")
+        (b.id.as_str(), b.revision, b.name.as_str(), b.enabled),
+        (a.id.as_str(), 1, "two", true)
     );
     assert_eq!(s.workspaces().unwrap(), vec![b.clone()]);
-    assert_eq!(s.workspace(&a.id).unwrap(), Some(b));
+    assert_eq!(s.workspace(&a.id).unwrap(), Some(b.clone()));
     assert_eq!(s.workspace("nope").unwrap(), None);
+    // Removed: disabled under a new revision; removing it again finds nothing.
+    let removed = s.remove_workspace(&a.id, 4).unwrap().unwrap();
+    assert_eq!((removed.revision, removed.enabled), (2, false));
+    assert_eq!(s.workspace(&a.id).unwrap(), Some(removed));
+    assert_eq!(s.remove_workspace(&a.id, 5).unwrap(), None);
+    assert_eq!(s.remove_workspace("nope", 5).unwrap(), None);
+    // Registered again: enabled under yet another revision (the old grants stay refused).
+    let back = s.add_workspace("/w", "two", 6).unwrap();
+    assert_eq!(
+        (back.id.as_str(), back.revision, back.enabled),
+        (a.id.as_str(), 3, true)
+    );
+}
+
+fn a_removed_workspaces_runs_are_listed_no_more_but_found_by_their_target(s: &dyn Store) {
+    let ws = s.add_workspace("/w", "w", 1).unwrap();
+    s.commit_ingest(&IngestCommit {
+        session: session(&ws.id, 1),
+        new_generation: true,
+        new_entries: vec![],
+        runs: vec![records::run("r1")],
+    })
+    .unwrap();
+    let all = RunFilter::default();
+    assert_eq!(s.runs_count(&all).unwrap(), 1);
+    s.remove_workspace(&ws.id, 2).unwrap().unwrap();
+    assert_eq!(s.runs().unwrap(), vec![]);
+    assert_eq!(s.runs_by_id("r1").unwrap(), vec![]);
+    assert_eq!(s.runs_page(&all, 10, 0).unwrap(), vec![]);
+    assert_eq!(s.runs_count(&all).unwrap(), 0);
+    // Admission still finds it by its target, to refuse it.
+    let run = s.run("s1", 1, "r1").unwrap().unwrap();
+    assert!(!run.workspace_enabled);
+    assert_eq!(run.target.revision, 2);
+    s.add_workspace("/w", "w", 3).unwrap();
+    assert_eq!(s.runs_count(&all).unwrap(), 1);
 }
 
 fn ingest_commits_replace_runs_and_new_generations_drop_old_ones(s: &dyn Store) {
@@ -1312,7 +1351,8 @@ macro_rules! contract {
 }
 
 contract!(
-    workspace_revision_bumps_on_re_add,
+    workspace_revision_moves_only_when_what_is_readable_changes,
+    a_removed_workspaces_runs_are_listed_no_more_but_found_by_their_target,
     ingest_commits_replace_runs_and_new_generations_drop_old_ones,
     entries_append_and_new_generations_replace_them,
     a_path_taken_over_by_another_session_replaces_it,

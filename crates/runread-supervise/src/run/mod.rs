@@ -99,6 +99,16 @@ pub async fn supervise(store: Arc<dyn Index>, opts: Options) -> Result<Outcome, 
     let agent = locate::identify(&opts.command, &opts.cwd)
         .await
         .map_err(StartError::Unsupported)?;
+    supervise_located(store, opts, agent).await
+}
+
+/// [`supervise`] of an agent already identified ([`locate::identify`]): a caller that must know
+/// the command starts an agent before it acts on it (registers a workspace) asks only once.
+pub async fn supervise_located(
+    store: Arc<dyn Index>,
+    opts: Options,
+    agent: locate::Located,
+) -> Result<Outcome, StartError> {
     let supervised = supervised(agent.kind);
     // Taken over before the agent starts: a Ctrl-C in between would end runread and leave the
     // agent, in its own process group, running unsupervised.

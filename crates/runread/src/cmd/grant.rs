@@ -40,6 +40,12 @@ struct GrantRow<'a> {
     features: &'a [Feature],
     expires_at: String,
     state: &'static str,
+    /// Why a stale grant cannot be read (`runread_service::admission::Staleness`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stale_reason: Option<&'static str>,
+    /// The state in words, with a stale grant's cause.
+    #[serde(skip)]
+    says: String,
 }
 
 /// `runread grant list`: every grant, what the owner is shown of it, and its state now.
@@ -49,18 +55,23 @@ fn list_grants(owner: &Owner, json: bool) -> Res {
     let grants = owner
         .shown_grants(grants)
         .map_err(|e| format!("cannot read the known secrets to mask the grants: {e}"))?;
-    let rows: Vec<GrantRow<'_>> = grants
-        .iter()
-        .map(|g| GrantRow {
+    let mut rows: Vec<GrantRow<'_>> = Vec::with_capacity(grants.len());
+    for g in &grants {
+        let standing = owner
+            .grant_standing(g, now)
+            .map_err(|e| format!("cannot tell where the grants stand: {e}"))?;
+        rows.push(GrantRow {
             grant_id: &g.id,
             to: &g.reader_name,
             reader_id: &g.reader_id,
             target: &g.target,
             features: &g.features,
             expires_at: rfc3339(g.expires_at_ms),
-            state: g.state(now).as_str(),
-        })
-        .collect();
+            state: standing.state.as_str(),
+            stale_reason: standing.stale.map(|why| why.as_str()),
+            says: standing.says(),
+        });
+    }
     if json {
         outln!(
             "{}",
@@ -74,7 +85,7 @@ fn list_grants(owner: &Owner, json: bool) -> Res {
         outln!(
             "{}  {:<8} {:?}  run {}  expires {}  to {}",
             r.grant_id,
-            r.state,
+            r.says,
             features,
             r.target.run_id,
             r.expires_at,

@@ -84,6 +84,7 @@ fn list(owner: &runread_service::Owner, as_json: bool) -> Res {
             name: &r.reader.name,
             created_at: rfc3339(r.reader.created_at_ms),
             live_grants: r.live.len(),
+            stale_grants: r.stale.len(),
             last_read: r.last_read_ms.map(rfc3339),
         })
         .collect();
@@ -99,20 +100,27 @@ fn list(owner: &runread_service::Owner, as_json: bool) -> Res {
         return Ok(());
     }
     outln!(
-        "{:<20} {:<24} {:<11} {:<24} NAME",
+        "{:<20} {:<24} {:<11} {:<12} {:<24} NAME",
         "ID",
         "CREATED",
         "LIVE GRANTS",
+        "STALE GRANTS",
         "LAST READ"
     );
-    for r in rows {
+    for r in &rows {
         outln!(
-            "{:<20} {:<24} {:<11} {:<24} {}",
+            "{:<20} {:<24} {:<11} {:<12} {:<24} {}",
             r.reader_id,
             r.created_at,
             r.live_grants,
+            r.stale_grants,
             r.last_read.as_deref().unwrap_or("never"),
             r.name
+        );
+    }
+    if rows.iter().any(|r| r.stale_grants > 0) {
+        outln!(
+            "a stale grant cannot be read (its run changed or its workspace was removed); see `runread grant list`"
         );
     }
     Ok(())
@@ -125,6 +133,9 @@ struct ReaderRow<'a> {
     reader_id: &'a str,
     name: &'a str,
     created_at: String,
+    /// Only grants that can be read now.
     live_grants: usize,
+    /// Grants neither revoked nor expired whose run is no longer current: they cannot be read.
+    stale_grants: usize,
     last_read: Option<String>,
 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 /// `runread run`'s arguments.
 pub(crate) struct RunArgs {
     pub(crate) workspace: Option<PathBuf>,
+    pub(crate) workspace_here: bool,
     pub(crate) quiet: bool,
     pub(crate) share: Vec<String>,
     pub(crate) command: Vec<std::ffi::OsString>,
@@ -117,50 +118,42 @@ pub(crate) fn supervised_run(
     spec: Option<&str>,
     args: RunArgs,
 ) -> Result<i32, String> {
-    let RunArgs {
-        workspace,
-        quiet,
-        share,
-        command,
-    } = args;
     let ctx = Context::open(home, gate_keys, spec)?;
     let (owner, store) = (ctx.owner()?, ctx.store.clone());
-    let sharing = !share.is_empty();
-    let shares = share
+    let sharing = !args.share.is_empty();
+    let shares = args
+        .share
         .iter()
         .map(|s| Share::parse(&owner, s))
         .collect::<Result<Vec<_>, _>>()?;
     let cwd = std::env::current_dir()
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("current directory: {e}"))?;
-    let cwd_s = cwd.to_str().ok_or("the current directory is not UTF-8")?;
-    let mut workspaces = store.workspaces().map_err(|e| e.to_string())?;
-    let ws = run_workspace(&*store, workspace, (&cwd, cwd_s), &workspaces)?;
-    if !ws.contains(cwd_s) {
-        return Err(format!(
-            "the current directory is not inside the workspace {}; cd into it or pass --workspace",
-            ws.path
-        ));
-    }
-    if !workspaces.iter().any(|x| x.id == ws.id) {
-        workspaces.push(ws.clone());
-    }
-    let opts = runread_supervise::Options {
-        command,
-        cwd,
-        workspaces,
-        journal_root: ctx.journal_root(),
-        echo: !quiet,
-        on_pinned: share_on_pin(&owner, shares)?,
-    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    // Known before anything is registered: a command that is no agent leaves no trace.
+    let agent = rt
+        .block_on(runread_supervise::locate::identify(&args.command, &cwd))
+        .map_err(|e| e.to_string())?;
+    let workspaces = run_workspaces(&*store, &args, &cwd)?;
+    let opts = runread_supervise::Options {
+        command: args.command,
+        cwd,
+        workspaces,
+        journal_root: ctx.journal_root(),
+        echo: !args.quiet,
+        on_pinned: share_on_pin(&owner, shares)?,
+    };
     let store: Arc<dyn Store> = store;
     let outcome = rt
-        .block_on(runread_supervise::supervise(store.clone(), opts))
+        .block_on(runread_supervise::supervise_located(
+            store.clone(),
+            opts,
+            agent,
+        ))
         .map_err(|e| e.to_string())?;
     report_outcome(&outcome);
     if sharing {
@@ -180,31 +173,75 @@ pub(crate) fn supervised_run(
     Ok(outcome.exit_code)
 }
 
+/// The registered workspaces the supervisor files the run under, the run's own registered first
+/// if it was not.
+fn run_workspaces(
+    store: &dyn Store,
+    args: &RunArgs,
+    cwd: &std::path::Path,
+) -> Result<Vec<runread_store::Workspace>, String> {
+    let cwd_s = cwd.to_str().ok_or("the current directory is not UTF-8")?;
+    let mut workspaces = store.workspaces().map_err(|e| e.to_string())?;
+    // A removed workspace files nothing.
+    workspaces.retain(|w| w.enabled);
+    let ws = run_workspace(store, args, (cwd, cwd_s), &workspaces)?;
+    if !ws.contains(cwd_s) {
+        return Err(format!(
+            "the current directory is not inside the workspace {}; cd into it or pass --workspace",
+            ws.path
+        ));
+    }
+    if !workspaces.iter().any(|x| x.id == ws.id) {
+        workspaces.push(ws);
+    }
+    Ok(workspaces)
+}
+
 /// The workspace the run is in: `--workspace`'s (registered if it is not yet), or the one that
 /// holds the current directory (the current directory registered if none does).
 fn run_workspace(
     store: &dyn Store,
-    workspace: Option<PathBuf>,
+    args: &RunArgs,
     (cwd, cwd_s): (&std::path::Path, &str),
     workspaces: &[runread_store::Workspace],
 ) -> Result<runread_store::Workspace, String> {
-    Ok(match workspace {
+    let (root, root_s) = match &args.workspace {
         Some(w) => {
-            let canon = std::fs::canonicalize(&w).map_err(|e| format!("{}: {e}", w.display()))?;
+            let canon = std::fs::canonicalize(w).map_err(|e| format!("{}: {e}", w.display()))?;
             let canon_s = canon
                 .to_str()
                 .ok_or("the workspace path is not UTF-8")?
                 .to_owned();
-            match workspaces.iter().find(|x| x.path == canon_s) {
-                Some(x) => x.clone(),
-                None => register_workspace(store, &canon)?,
+            if let Some(x) = workspaces.iter().find(|x| x.path == canon_s) {
+                return Ok(x.clone());
             }
+            (canon, canon_s)
         }
-        None => match runread_ingest::workspace_for(workspaces, cwd_s) {
-            Some(x) => x.clone(),
-            None => register_workspace(store, cwd)?,
-        },
-    })
+        None => {
+            if let Some(x) = runread_ingest::workspace_for(workspaces, cwd_s) {
+                return Ok(x.clone());
+            }
+            (cwd.to_path_buf(), cwd_s.to_owned())
+        }
+    };
+    if let Some(wide) = too_wide(&root_s).filter(|_| !args.workspace_here) {
+        return Err(format!(
+            "{root_s} is {wide}: runread registers no workspace that wide on its own (every \
+             session under it would become listable). Run from a project's directory, register \
+             one with `runread workspace add PATH`, or pass --workspace-here to register {root_s}"
+        ));
+    }
+    register_workspace(store, &root)
+}
+
+/// What makes the canonical directory `root` too wide to register without being asked: the root
+/// of the filesystem, or the user's home directory.
+fn too_wide(root: &str) -> Option<&'static str> {
+    if root == "/" {
+        return Some("the root of the filesystem");
+    }
+    let home = std::env::var_os("HOME").and_then(|h| std::fs::canonicalize(h).ok())?;
+    (home.as_os_str() == root).then_some("your home directory")
 }
 
 /// What the supervisor found of each run and of the processes the agent left, on stderr.

@@ -9,6 +9,7 @@ use runread_core::redact::MaskedView;
 use runread_core::timefmt::{now_ms, rfc3339};
 use serde_json::json;
 
+use runread_service::admission::GrantStanding;
 use runread_service::outputs::{self, Usage};
 
 /// A state's wire name (`available`, `session_file`, …).
@@ -27,9 +28,9 @@ struct Shown {
     answer: Result<runread_service::owner::PreviewedAnswer, runread_core::ErrorCode>,
     work: Result<outputs::Previewed<outputs::WorkState>, runread_core::ErrorCode>,
     usage: Usage,
-    grants: Vec<MaskedView<runread_store::Grant>>,
+    /// The run's grants, each with where it stands now (a stale one with why).
+    grants: Vec<(MaskedView<runread_store::Grant>, GrantStanding)>,
     kept: Option<MaskedView<runread_store::SnapshotSummary>>,
-    now: i64,
 }
 
 /// The one run `a` names (by id or prefix, and session).
@@ -77,7 +78,17 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
         .into_iter()
         .filter(|g| g.target.session_id == target.session_id && g.target.run_id == target.run_id)
         .collect();
-    let grants = service.shown_grants(grants).map_err(masked)?;
+    let standings = grants
+        .iter()
+        .map(|g| service.grant_standing(g, now))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(masked)?;
+    let grants = service
+        .shown_grants(grants)
+        .map_err(masked)?
+        .into_iter()
+        .zip(standings)
+        .collect();
     let kept = store
         .snapshots()
         .map_err(|e| e.to_string())?
@@ -97,7 +108,6 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
         usage,
         grants,
         kept,
-        now,
     };
     if a.json {
         print_json(&s)
@@ -107,9 +117,8 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
 }
 
 fn print_json(s: &Shown) -> Res {
-    let (shown, answer, work, usage, grants, kept, now) = (
-        &s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.kept, s.now,
-    );
+    let (shown, answer, work, usage, grants, kept) =
+        (&s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.kept);
     {
         let out = json!({
             "target": shown.record.target,
@@ -123,8 +132,9 @@ fn print_json(s: &Shown) -> Res {
             "answerText": answer.as_ref().ok().and_then(|p| p.text.clone()),
             "workState": work.as_ref().map(|p| &p.json).ok(),
             "usage": usage,
-            "grants": grants.iter().map(|g| json!({"grantId": g.id, "to": g.reader_name, "features": g.features,
-                "expiresAt": rfc3339(g.expires_at_ms), "state": g.state(now).as_str()})).collect::<Vec<_>>(),
+            "grants": grants.iter().map(|(g, st)| json!({"grantId": g.id, "to": g.reader_name, "features": g.features,
+                "expiresAt": rfc3339(g.expires_at_ms), "state": st.state.as_str(),
+                "staleReason": st.stale.map(|why| why.as_str())})).collect::<Vec<_>>(),
             "kept": kept.as_ref().map(|k| json!({"lines": k.lines, "bytes": k.bytes})),
         });
         outln!(
@@ -148,7 +158,7 @@ fn print_lines(s: &Shown) -> Res {
         ),
         Err(e) => outln!("work     not shown: {}", e.as_str()),
     }
-    print_grants(&s.grants, s.now);
+    print_grants(&s.grants);
     if let Some(k) = &s.kept {
         outln!(
             "kept     a sealed copy of its evidence ({} lines, {} bytes), until its last grant ends",
@@ -228,12 +238,12 @@ fn print_usage(usage: &Usage) {
     }
 }
 
-/// The grants of the run, each with its state at `now`.
-fn print_grants(grants: &[MaskedView<runread_store::Grant>], now: i64) {
+/// The grants of the run, each with where it stands (a stale one with why).
+fn print_grants(grants: &[(MaskedView<runread_store::Grant>, GrantStanding)]) {
     if grants.is_empty() {
         outln!("grants   none");
     }
-    for g in grants {
+    for (g, standing) in grants {
         let features: Vec<&str> = g.features.iter().map(|f| f.as_str()).collect();
         outln!(
             "grant    {} to {} ({}) until {} · {}",
@@ -241,7 +251,7 @@ fn print_grants(grants: &[MaskedView<runread_store::Grant>], now: i64) {
             g.reader_name,
             features.join(","),
             rfc3339(g.expires_at_ms),
-            g.state(now).as_str()
+            standing.says()
         );
     }
 }

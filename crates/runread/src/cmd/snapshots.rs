@@ -34,12 +34,17 @@ struct SnapshotRow {
     standing: String,
 }
 
-/// A live grant holding a snapshot.
+/// A grant neither revoked nor expired holding a snapshot.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Holder {
     grant_id: String,
     to: String,
+    /// `live`, or `stale` when it cannot be read (its run is no longer current).
+    state: String,
+    /// Why a stale grant cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stale_reason: Option<String>,
 }
 
 /// One event of the snapshot log.
@@ -97,9 +102,20 @@ fn row(owner: &Owner, s: &SnapshotSummary, grants: &[Grant], now: i64) -> Snapsh
         sealed_at: rfc3339(s.created_at_ms),
         grants: holding
             .iter()
-            .map(|g| Holder {
-                grant_id: g.id.clone(),
-                to: g.reader_name.clone(),
+            .map(|g| {
+                let standing = owner.grant_standing(g, now);
+                Holder {
+                    grant_id: g.id.clone(),
+                    to: g.reader_name.clone(),
+                    state: standing
+                        .map(|st| st.state.as_str())
+                        .unwrap_or("unavailable")
+                        .to_owned(),
+                    stale_reason: standing
+                        .ok()
+                        .and_then(|st| st.stale)
+                        .map(|why| why.as_str().to_owned()),
+                }
             })
             .collect(),
         until: holding.iter().map(|g| g.expires_at_ms).max().map(rfc3339),
@@ -159,7 +175,15 @@ fn print_rows(rows: &[SnapshotRow], total: u64) {
     }
     let now = now_ms();
     for r in rows {
-        let to: Vec<&str> = r.grants.iter().map(|g| g.to.as_str()).collect();
+        let to: Vec<String> = r
+            .grants
+            .iter()
+            .map(|g| match &g.stale_reason {
+                Some(why) => format!("{} ({}: {why})", g.to, g.state),
+                None if g.state != "live" => format!("{} ({})", g.to, g.state),
+                None => g.to.clone(),
+            })
+            .collect();
         let features: Vec<&str> = r.features.iter().map(|f| f.as_str()).collect();
         let sealed = parse_rfc3339(&r.sealed_at).map(|ms| human::ago(ms, now));
         outln!(

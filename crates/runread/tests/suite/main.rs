@@ -23,3 +23,4 @@ mod transport_limits;
 #[cfg(feature = "postgres")]
 mod walkthrough;
 mod words;
+mod workspaces;
