@@ -264,6 +264,9 @@ pub(crate) enum WorkspaceCmd {
         /// Its name in listings (default: the directory's name).
         #[arg(long)]
         name: Option<String>,
+        /// Print JSON instead of lines for a person.
+        #[arg(long)]
+        json: bool,
     },
     /// List the registered workspaces: name, root, id, runs, and live and stale grants.
     List {

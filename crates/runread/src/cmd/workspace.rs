@@ -58,7 +58,7 @@ pub(crate) fn register_workspace(
 
 pub(crate) fn workspace(ctx: &Context, cmd: WorkspaceCmd) -> Res {
     match cmd {
-        WorkspaceCmd::Add { path, name } => {
+        WorkspaceCmd::Add { path, name, json } => {
             let canonical =
                 std::fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             if !canonical.is_dir() {
@@ -75,8 +75,14 @@ pub(crate) fn workspace(ctx: &Context, cmd: WorkspaceCmd) -> Res {
                     .unwrap_or("workspace")
                     .to_owned()
             });
-            let (_, said) = register(&*ctx.store, &canonical, &name)?;
-            outln!("{said}");
+            let (ws, said) = register(&*ctx.store, &canonical, &name)?;
+            if json {
+                let out = json!({"workspaceId": ws.id, "name": ws.name, "path": ws.path,
+                    "revision": ws.revision, "says": said});
+                outln!("{out}");
+            } else {
+                outln!("{said}");
+            }
             Ok(())
         }
         WorkspaceCmd::List { json } => list(&ctx.owner()?, json),
