@@ -202,6 +202,17 @@ pub trait Index: Identity + Send + Sync {
     /// Current runs whose run id is `run_id`.
     fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>>;
 
+    /// Current runs whose run id starts with `run_prefix` and, when `session_prefix` is given,
+    /// whose session id starts with it (character for character), ordered by run id then
+    /// session: at most `limit + 1` of them, so that a caller can tell a complete answer
+    /// (≤ `limit`) from a cut one. What resolves a run id the owner typed.
+    fn runs_with_id_prefix(
+        &self,
+        run_prefix: &str,
+        session_prefix: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RunRecord>>;
+
     /// The run a target names, if it exists in the current generation of its session.
     fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>>;
 

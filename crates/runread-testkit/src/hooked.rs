@@ -111,6 +111,16 @@ impl Index for Hooked {
         self.inner.runs_by_id(run_id)
     }
 
+    fn runs_with_id_prefix(
+        &self,
+        run_prefix: &str,
+        session_prefix: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RunRecord>> {
+        self.inner
+            .runs_with_id_prefix(run_prefix, session_prefix, limit)
+    }
+
     fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>> {
         self.inner.run(session_id, generation, run_id)
     }
