@@ -147,24 +147,28 @@ pub(crate) fn snapshots(ctx: &Context, json: bool) -> Res {
         return Ok(());
     }
     print_log(&log);
-    print_rows(&rows, kept.iter().map(|s| s.bytes).sum());
+    let ids: Vec<&str> = rows.iter().map(|r| r.run_id.as_str()).collect();
+    let prefixes = owner
+        .run_id_prefixes(&ids)
+        .map_err(|e| format!("cannot list the snapshots: {e}"))?;
+    print_rows(&rows, &prefixes, kept.iter().map(|s| s.bytes).sum());
     Ok(())
 }
 
 /// The kept snapshots as lines, and their total against the store's bound.
-fn print_rows(rows: &[SnapshotRow], total: u64) {
+fn print_rows(rows: &[SnapshotRow], prefixes: &[String], total: u64) {
     if rows.is_empty() {
         outln!("no snapshots: no shared run's evidence is kept in the store");
         return;
     }
     let now = now_ms();
-    for r in rows {
+    for (r, run) in rows.iter().zip(prefixes) {
         let to: Vec<&str> = r.grants.iter().map(|g| g.to.as_str()).collect();
         let features: Vec<&str> = r.features.iter().map(|f| f.as_str()).collect();
         let sealed = parse_rfc3339(&r.sealed_at).map(|ms| human::ago(ms, now));
         outln!(
             "run {}  {}  {}, {}  {}  sealed {}  until {}  held by {}",
-            r.run_id,
+            run,
             r.standing,
             human::size(r.bytes),
             human::count(r.lines, "line", "lines"),
