@@ -262,8 +262,9 @@ fn runs_and_runs_search_print_ids_that_show_takes_back() {
     assert!(runs[0]["startedAt"].as_str().unwrap().ends_with('Z'));
 }
 
-/// More runs than the search used to examine (the newest 2,000): the oldest holds the word.
-const MANY_RUNS: usize = 2_001;
+/// More runs than the search used to examine (the newest 2,000, as the console's still does):
+/// the oldest holds the word.
+const MANY_RUNS: usize = runread_service::owner::search::SEARCH_RUNS_MAX as usize + 1;
 
 #[test]
 fn a_search_finds_a_match_older_than_its_first_pages() {
@@ -374,14 +375,24 @@ fn serve(home: &Path) -> Served {
 }
 
 #[test]
-fn read_with_a_key_nobody_holds_says_the_fixed_code() {
+fn read_with_a_key_nobody_holds_says_the_fixed_code_and_a_failed_tls_handshake_says_so() {
     let h = Home::new();
     let served = serve(&h.home);
     let key = key_file(&h.home, &"ab".repeat(32));
     let err = fails(read(&h.home, &served.1, &key, &["final-answer"]));
     assert!(err.contains("refused the read key (invalid_key)"), "{err}");
-    for dump in DUMPS {
-        assert!(!err.contains(dump), "{dump}: {err}");
+    // TLS to a server that speaks plain HTTP.
+    let tls = fails(read(
+        &h.home,
+        &served.1.replace("http://", "https://"),
+        &key,
+        &["final-answer"],
+    ));
+    assert!(tls.contains("the TLS handshake with"), "{tls}");
+    for words in [err, tls] {
+        for dump in DUMPS {
+            assert!(!words.contains(dump), "{dump}: {words}");
+        }
     }
 }
 
