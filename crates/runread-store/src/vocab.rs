@@ -351,14 +351,38 @@ pub(crate) const ENTRIES: &str =
 pub(crate) const RUNS: &str = select_runs!(" ORDER BY s.ingested_at DESC, s.session_id, r.ord");
 pub(crate) const RUNS_BY_ID: &str = select_runs!(" WHERE r.run_id = $1 ORDER BY s.session_id");
 /// Runs whose id starts with `$1` and whose session id starts with `$2` (`NULL`: any), at most
-/// `$3`. `substr` and `length` count characters in both dialects; no `LIKE`, whose wildcards an
-/// id could hold.
-pub(crate) const RUNS_WITH_ID_PREFIX: &str = select_runs!(
-    " WHERE substr(r.run_id, 1, length(CAST($1 AS TEXT))) = CAST($1 AS TEXT) \
-     AND (CAST($2 AS TEXT) IS NULL \
-          OR substr(r.session_id, 1, length(CAST($2 AS TEXT))) = CAST($2 AS TEXT)) \
-     ORDER BY r.run_id, r.session_id LIMIT $3"
-);
+/// `$3` (PostgreSQL's; SQLite's adds a `GLOB` its index answers). `substr` and `length` count
+/// characters in both dialects; no `LIKE`, whose wildcards an id could hold.
+macro_rules! runs_with_id_prefix {
+    ($p1:literal, $p2:literal, $p3:literal, $($and:literal)?) => {
+        $crate::vocab::select_runs!(
+            " WHERE ", $($and, " AND ",)? "substr(r.run_id, 1, length(CAST(", $p1, " AS TEXT))) = CAST(", $p1, " AS TEXT) \
+             AND (CAST(", $p2, " AS TEXT) IS NULL \
+                  OR substr(r.session_id, 1, length(CAST(", $p2, " AS TEXT))) = CAST(", $p2, " AS TEXT)) \
+             ORDER BY r.run_id, r.session_id LIMIT ", $p3
+        )
+    };
+}
+pub(crate) use runs_with_id_prefix;
+
+/// `prefix` as a SQLite `GLOB` pattern matching every text that starts with it: its `*`, `?` and
+/// `[` each in brackets (a character class of one), then `*`.
+pub(crate) fn glob_prefix(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + 2);
+    for c in prefix.chars() {
+        match c {
+            '*' | '?' | '[' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            _ => out.push(c),
+        }
+    }
+    out.push('*');
+    out
+}
+
 pub(crate) const RUN: &str =
     select_runs!(" WHERE r.session_id = $1 AND r.generation = $2 AND r.run_id = $3");
 pub(crate) const INSERT_GRANT: &str = insert!(
@@ -858,7 +882,6 @@ pub(crate) const SHARED_STATEMENTS: &[&str] = &[
     ENTRIES,
     RUNS,
     RUNS_BY_ID,
-    RUNS_WITH_ID_PREFIX,
     RUN,
     INSERT_GRANT,
     READER_GRANTS_FOR_TARGET,
@@ -1575,19 +1598,6 @@ macro_rules! index_in_every_store {
             self.read_all(
                 $crate::vocab::RUNS_BY_ID,
                 &$crate::vocab::values![run_id],
-                |r| $crate::vocab::run_record(r, &self.instance),
-            )
-        }
-
-        fn runs_with_id_prefix(
-            &self,
-            run_prefix: &str,
-            session_prefix: Option<&str>,
-            limit: u32,
-        ) -> $crate::Result<Vec<$crate::RunRecord>> {
-            self.read_all(
-                $crate::vocab::RUNS_WITH_ID_PREFIX,
-                &$crate::vocab::values![run_prefix, session_prefix, i64::from(limit) + 1],
                 |r| $crate::vocab::run_record(r, &self.instance),
             )
         }

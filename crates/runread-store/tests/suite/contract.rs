@@ -222,7 +222,8 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
 }
 
 /// A run id prefix finds every current run whose id starts with it, narrowed by a session id
-/// prefix, within `limit + 1`; a `%` or `_` in a prefix is a character, not a wildcard.
+/// prefix, within `limit + 1`; a `%`, `_`, `*`, `?` or `[` in a prefix is a character, not a
+/// wildcard.
 fn runs_with_an_id_prefix_are_found_within_the_bound(s: &dyn Store) {
     let w = s.add_workspace("/w", "one", 1).unwrap();
     let commit = |session: &str, generation: u64, ids: &[&str]| {
@@ -239,7 +240,7 @@ fn runs_with_an_id_prefix_are_found_within_the_bound(s: &dyn Store) {
         })
         .unwrap();
     };
-    commit("sa-1", 1, &["01a231df-aa", "01a231df-bb", "9%_x"]);
+    commit("sa-1", 1, &["01a231df-aa", "01a231df-bb", "9%_x", "8*?[]x"]);
     // The same run id in a second session (a fork), and a run of an old generation gone.
     commit("sb-2", 1, &["01a231df-aa", "old"]);
     commit("sb-2", 2, &["01a231df-aa"]);
@@ -276,6 +277,15 @@ fn runs_with_an_id_prefix_are_found_within_the_bound(s: &dyn Store) {
     );
     assert!(found("9%", None, 10).len() == 1 && found("%", None, 10).is_empty());
     assert!(found("0_a", None, 10).is_empty(), "`_` is no wildcard");
+    // Nor are GLOB's.
+    assert_eq!(found("8*?[]", None, 10).len(), 1);
+    for glob in ["8*", "8?", "8[*]", "*", "?*?[]x"] {
+        assert_eq!(
+            found(glob, None, 10).len(),
+            usize::from(glob == "8*"),
+            "{glob}"
+        );
+    }
     assert!(found("01a231df-aa-more", None, 10).is_empty());
     // At most limit + 1: three runs start with it, so a limit of 2 answers 3 (cut), 1 answers 2.
     assert_eq!(found("01a231df", None, 3).len(), 3);
