@@ -2,7 +2,8 @@
 //! shortest prefix (at least [`RUN_PREFIX_MIN_CHARS`]) that no other current run's id starts
 //! with, and every command that takes a run id takes any prefix that names one run — with a
 //! prefix of its session id when the same run id is in several sessions (a Claude Code fork).
-//! The one resolver: `show`, `grant`, `artifact` and the console all go through [`resolve`].
+//! The one resolver: `show`, `grant`, `artifact` and the console all go through `resolve`
+//! (`Owner::resolve_run`).
 
 use std::collections::{BTreeSet, HashMap};
 
