@@ -5,6 +5,7 @@
 use crate::Res;
 use crate::args::ShowArgs;
 use crate::context::Context;
+use crate::human;
 use runread_core::redact::MaskedView;
 use runread_core::timefmt::{now_ms, rfc3339};
 use serde_json::json;
@@ -172,11 +173,16 @@ fn print_run(shown: &runread_service::owner::shown::ShownRun, picked_by: &str) {
         r.target.session_id,
         r.target.generation
     );
+    let now = now_ms();
+    let at = |t: Option<&str>| match t.and_then(runread_core::timefmt::parse_rfc3339) {
+        Some(ms) => format!("{} ({})", human::when(ms), human::ago(ms, now)),
+        None => "-".to_owned(),
+    };
     outln!(
         "status   {} · started {} · ended {}",
         r.run.status.as_str(),
-        r.run.started_at.as_deref().unwrap_or("-"),
-        r.run.ended_at.as_deref().unwrap_or("-")
+        at(r.run.started_at.as_deref()),
+        at(r.run.ended_at.as_deref())
     );
 }
 

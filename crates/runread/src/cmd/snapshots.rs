@@ -60,17 +60,17 @@ fn shown_time(rfc3339: &str) -> String {
 }
 
 /// The snapshot log's newest events, oldest of them first.
-fn print_log(log: &[LogRow]) {
+fn print_log(log: &[LogRow], prefixes: &[String]) {
     if log.is_empty() {
         return;
     }
     outln!("recently:");
-    for e in log.iter().rev() {
+    for (e, run) in log.iter().zip(prefixes).rev() {
         outln!(
             "  {}  {:<9} run {} ({})",
             shown_time(&e.at),
             e.event,
-            e.run_id,
+            run,
             human::size(e.bytes)
         );
     }
@@ -146,12 +146,17 @@ pub(crate) fn snapshots(ctx: &Context, json: bool) -> Res {
         );
         return Ok(());
     }
-    print_log(&log);
-    let ids: Vec<&str> = rows.iter().map(|r| r.run_id.as_str()).collect();
-    let prefixes = owner
-        .run_id_prefixes(&ids)
-        .map_err(|e| format!("cannot list the snapshots: {e}"))?;
-    print_rows(&rows, &prefixes, kept.iter().map(|s| s.bytes).sum());
+    let prefixes = |ids: Vec<&str>| {
+        owner
+            .run_id_prefixes(&ids)
+            .map_err(|e| format!("cannot list the snapshots: {e}"))
+    };
+    print_log(
+        &log,
+        &prefixes(log.iter().map(|e| e.run_id.as_str()).collect())?,
+    );
+    let kept_prefixes = prefixes(rows.iter().map(|r| r.run_id.as_str()).collect())?;
+    print_rows(&rows, &kept_prefixes, kept.iter().map(|s| s.bytes).sum());
     Ok(())
 }
 

@@ -452,3 +452,30 @@ fn read_run_picks_among_the_keys_granted_runs() {
         "{err}"
     );
 }
+
+#[test]
+fn show_grant_list_and_snapshots_print_the_prefix_that_picks_the_run() {
+    let h = shared_prefixes();
+    ok(h.run(&[
+        "grant",
+        "--run",
+        "01a231df-bb22",
+        "--features",
+        "final_answer",
+        "--expires",
+        "15m",
+        "--to",
+        "x",
+    ]));
+    let shown = ok(h.run(&["show", "01a231df-bb22"]));
+    assert!(
+        shown.starts_with("run      01a231df-b (01a231df-bb22)\n"),
+        "{shown}"
+    );
+    let listed = ok(h.run(&["grant", "list"]));
+    assert!(listed.contains(" run 01a231df-b "), "{listed}");
+    let kept = ok(h.run(&["snapshots"]));
+    assert!(kept.contains("sealed    run 01a231df-b ("), "{kept}");
+    assert!(kept.contains("\nrun 01a231df-b "), "{kept}");
+    assert!(!kept.contains("01a231df-bb22"), "{kept}");
+}
