@@ -106,18 +106,20 @@ pub(crate) fn resolve(
     if run.is_empty() || session.is_some_and(str::is_empty) {
         return Err(none());
     }
-    let mut found = store
-        .runs_with_id_prefix(run, session, RUN_CANDIDATES_MAX)
-        .map_err(|e| Unresolved::Store(e.to_string()))?;
-    if found.len() > RUN_CANDIDATES_MAX as usize {
-        return Err(Unresolved::TooMany {
-            run: run.to_owned(),
-        });
+    let store_err = |e: StoreError| Unresolved::Store(e.to_string());
+    let mut found = store.runs_by_id(run).map_err(store_err)?;
+    if let Some(s) = session {
+        found.retain(|r| r.target.session_id.starts_with(s));
     }
-    if run.chars().count() < RUN_PREFIX_TYPED_MIN_CHARS
-        || found.iter().any(|r| r.target.run_id == run)
-    {
-        found.retain(|r| r.target.run_id == run);
+    if found.is_empty() && run.chars().count() >= RUN_PREFIX_TYPED_MIN_CHARS {
+        found = store
+            .runs_with_id_prefix(run, session, RUN_CANDIDATES_MAX)
+            .map_err(store_err)?;
+        if found.len() > RUN_CANDIDATES_MAX as usize {
+            return Err(Unresolved::TooMany {
+                run: run.to_owned(),
+            });
+        }
     }
     if let Some(s) = session
         && (s.chars().count() < RUN_PREFIX_TYPED_MIN_CHARS
