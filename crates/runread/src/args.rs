@@ -206,6 +206,7 @@ pub(crate) enum KeysCmd {
 pub(crate) enum ReadCmd {
     /// The whole history of the key's granted target, page by page, upserted by sequence.
     History {
+        /// Write the events (JSON) to this file instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Events per page.
@@ -217,10 +218,11 @@ pub(crate) enum ReadCmd {
         /// Artifact id (default: the only artifact of the target).
         #[arg(long)]
         id: Option<String>,
+        /// Write the artifact's bytes to this file.
         #[arg(long)]
         out: PathBuf,
     },
-    /// The final answer of the key's (first) granted target.
+    /// The final answer of the key's granted run (`--run` picks one of several).
     FinalAnswer {
         /// Write the answer to this file instead of standard output.
         #[arg(long)]

@@ -60,7 +60,8 @@ async fn in_words(e: ClientError, url: &str, key: &str) -> String {
     }
 }
 
-/// `runread read history`: every event of the first target granted history, as JSON.
+/// `runread read history`: every event of the key's run granted history (`--run` picks one of
+/// several), as JSON.
 async fn read_history(
     client: &Client,
     run: Option<&str>,
@@ -80,7 +81,7 @@ async fn read_history(
     }
 }
 
-/// `runread read artifact`: one artifact of the first target granted artifacts, verified.
+/// `runread read artifact`: one artifact of the key's run granted artifacts, verified.
 async fn read_artifact(
     client: &Client,
     run: Option<&str>,
@@ -102,7 +103,7 @@ async fn read_artifact(
     Ok(())
 }
 
-/// `runread read final-answer`: the whole answer of the first target granted it, verified.
+/// `runread read final-answer`: the whole answer of the key's run granted it, verified.
 async fn read_final_answer(
     client: &Client,
     run: Option<&str>,
