@@ -213,6 +213,17 @@ pub trait Index: Identity + Send + Sync {
         limit: u32,
     ) -> Result<Vec<RunRecord>>;
 
+    /// The distinct ids of current runs whose first `head_chars` characters are one of `heads`,
+    /// in no particular order: at most `limit + 1` of them (a cut answer is longer than
+    /// `limit`). What a listing tells its runs apart by, in one statement per
+    /// [`RUN_ID_HEADS_PER_STATEMENT`] heads instead of one per run.
+    fn run_ids_with_heads(
+        &self,
+        heads: &[&str],
+        head_chars: u32,
+        limit: u32,
+    ) -> Result<Vec<String>>;
+
     /// The run a target names, if it exists in the current generation of its session.
     fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>>;
 

@@ -111,6 +111,15 @@ impl Index for Hooked {
         self.inner.runs_by_id(run_id)
     }
 
+    fn run_ids_with_heads(
+        &self,
+        heads: &[&str],
+        head_chars: u32,
+        limit: u32,
+    ) -> Result<Vec<String>> {
+        self.inner.run_ids_with_heads(heads, head_chars, limit)
+    }
+
     fn runs_with_id_prefix(
         &self,
         run_prefix: &str,

@@ -5,7 +5,7 @@
 //! The one resolver: `show`, `grant`, `artifact` and the console all go through `resolve`
 //! (`Owner::resolve_run`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use runread_store::{RunRecord, Store, StoreError};
 
@@ -20,6 +20,10 @@ pub const RUN_CANDIDATES_MAX: u32 = 16;
 /// Fewest characters of a prefix taken as one: a shorter one is taken only as a whole id (as
 /// git asks for 4), since it names too many runs to be a deliberate choice.
 pub const RUN_PREFIX_TYPED_MIN_CHARS: usize = 4;
+
+/// Most run ids a listing reads to tell its runs apart (ids only): beyond it, each run's id is
+/// probed on its own.
+pub const RUN_NEIGHBOURS_MAX: u32 = 10_000;
 
 /// How many characters longer a listing's next probe is when too many runs share a prefix.
 const PROBE_STEP_CHARS: usize = 4;
@@ -179,20 +183,40 @@ fn candidates(found: &[RunRecord], run: &str, session: Option<&str>) -> Vec<Cand
 
 /// For each of `ids`, the shortest prefix of at least [`RUN_PREFIX_MIN_CHARS`] that no other
 /// current run's id (in the whole store, not only among `ids`) starts with: what a listing
-/// shows, and what [`resolve`] takes back. The same id in two sessions is shown alike.
+/// shows, and what [`resolve`] takes back. The same id in two sessions is shown alike. One
+/// statement finds every id sharing a listed id's first characters; only when more than
+/// [`RUN_NEIGHBOURS_MAX`] do is each id probed on its own.
 pub(crate) fn shortest_prefixes(
     store: &dyn Store,
     ids: &[&str],
 ) -> Result<Vec<String>, StoreError> {
-    let mut known: HashMap<&str, String> = HashMap::new();
-    for id in ids {
-        if !known.contains_key(id) {
-            known.insert(id, shortest_prefix(store, id)?);
-        }
+    shortest_prefixes_within(store, ids, RUN_NEIGHBOURS_MAX)
+}
+
+/// [`shortest_prefixes`], reading at most `neighbours_max` ids at once.
+pub fn shortest_prefixes_within(
+    store: &dyn Store,
+    ids: &[&str],
+    neighbours_max: u32,
+) -> Result<Vec<String>, StoreError> {
+    let head = |id: &str| -> String { id.chars().take(RUN_PREFIX_MIN_CHARS).collect() };
+    let heads: BTreeSet<String> = ids.iter().map(|id| head(id)).collect();
+    let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let near = store.run_ids_with_heads(&heads, RUN_PREFIX_MIN_CHARS as u32, neighbours_max)?;
+    if near.len() > neighbours_max as usize {
+        return ids.iter().map(|id| shortest_prefix(store, id)).collect();
     }
     Ok(ids
         .iter()
-        .map(|id| known.get(id).cloned().unwrap_or_else(|| (*id).to_owned()))
+        .map(|id| {
+            let mine = head(id);
+            let others: Vec<&str> = near
+                .iter()
+                .map(String::as_str)
+                .filter(|o| *o != *id && o.starts_with(mine.as_str()))
+                .collect();
+            distinct_prefix(id, &others, RUN_PREFIX_MIN_CHARS)
+        })
         .collect())
 }
 

@@ -2,7 +2,7 @@
 //! share lists them (up to `RUN_CANDIDATES_MAX`, each once), and beyond that asks for more.
 
 use runread_service::owner::Unresolved;
-use runread_service::owner::run_ids::RUN_CANDIDATES_MAX;
+use runread_service::owner::run_ids::{RUN_CANDIDATES_MAX, shortest_prefixes_within};
 use runread_store::IngestCommit;
 use runread_store::prelude::*;
 use runread_testkit::{Env, records};
@@ -54,4 +54,33 @@ fn a_shared_prefix_lists_up_to_the_bound_and_asks_for_more_beyond_it() {
         env.owner().resolve_run("fee", None),
         Err(Unresolved::NoSuchRun { .. })
     ));
+}
+
+#[test]
+fn a_listing_shows_each_run_by_a_prefix_that_picks_it_whether_read_at_once_or_run_by_run() {
+    let env = Env::new();
+    let n = 5;
+    runs_sharing(&env, "feedbeef-", n);
+    let ids: Vec<String> = (0..n).map(|i| format!("feedbeef-{i:04}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    // Read at once (n neighbours, at the bound) and run by run (one under it): the same.
+    let at_once = shortest_prefixes_within(&*env.store, &ids, n).unwrap();
+    let one_by_one = shortest_prefixes_within(&*env.store, &ids, n - 1).unwrap();
+    assert_eq!(at_once, one_by_one);
+    for (id, shown) in ids.iter().zip(&at_once) {
+        assert_eq!(
+            shown.as_str(),
+            *id,
+            "ids differing in their last character are shown whole"
+        );
+        let picked = env.owner().resolve_run(shown, None).unwrap();
+        assert_eq!(picked.target.run_id, *id);
+    }
+    // Only the first 8 characters when no other run shares them.
+    assert_eq!(
+        env.owner()
+            .run_id_prefixes(&["feedbeef-0001", "unshared-id"])
+            .unwrap(),
+        ["feedbeef-0001", "unshared"]
+    );
 }

@@ -291,6 +291,25 @@ fn runs_with_an_id_prefix_are_found_within_the_bound(s: &dyn Store) {
     assert_eq!(found("01a231df", None, 3).len(), 3);
     assert_eq!(found("01a231df", None, 2).len(), 3);
     assert_eq!(found("01a231df", None, 1).len(), 2);
+    // The ids that begin with one of several heads, once each (the fork's id is in two
+    // sessions), within limit + 1, however many heads (more than one statement takes).
+    let heads = |heads: &[&str], limit: u32| -> Vec<String> {
+        let mut v = s.run_ids_with_heads(heads, 8, limit).unwrap();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        heads(&["01a231df", "9%_x", "nothere1"], 10),
+        ["01a231df-aa", "01a231df-bb", "9%_x"]
+    );
+    assert_eq!(heads(&["01a231df"], 2).len(), 2);
+    assert_eq!(heads(&["01a231df"], 1).len(), 2, "cut: limit + 1");
+    let mut many: Vec<String> = (0..runread_store::RUN_ID_HEADS_PER_STATEMENT)
+        .map(|i| format!("{i:08}"))
+        .collect();
+    many.push("01a231df".into());
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    assert_eq!(heads(&many, 10), ["01a231df-aa", "01a231df-bb"]);
 }
 
 /// The name the contract's readers have: `r1` is `one`, `r2` is `two`.
