@@ -193,7 +193,8 @@ pub(crate) fn shortest_prefixes(
     shortest_prefixes_within(store, ids, RUN_NEIGHBOURS_MAX)
 }
 
-/// [`shortest_prefixes`], reading at most `neighbours_max` ids at once.
+/// What a listing shows of each of `ids` (see `shortest_prefixes`), reading at most
+/// `neighbours_max` ids at once (then each run by its own probes).
 pub fn shortest_prefixes_within(
     store: &dyn Store,
     ids: &[&str],
