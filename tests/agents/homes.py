@@ -280,11 +280,11 @@ class AgentHome(LivePart):
             named = [u for u in self.run_ids if u.startswith(p)]
             ensure(r.returncode != 0 and not r.stdout.strip(),
                    f"--run {p}: exit {r.returncode}, stdout {tail(r.stdout, 300)}")
-            ensure(f"matches {len(named)} runs" in r.stderr and all(u in r.stderr for u in named),
+            ensure(f"names {len(named)} runs" in r.stderr and all(u in r.stderr for u in named),
                    f"--run {p}: {tail(r.stderr, 600)}")
         grants = self.json_of("grant", "list", "--json")
         ensure(grants == [], f"a refused grant left a grant: {tail(json.dumps(grants), 400)}")
-        return (f"--run {', '.join(sorted(shared))} refused: 'matches N runs; give more of the run id …', naming "
+        return (f"--run {', '.join(sorted(shared))} refused: 'names N runs; give one of these instead:', naming "
                 f"each; no grant made")
 
     def grant(self, n: int, label: str = "") -> dict[str, Any]:

@@ -3,7 +3,7 @@
 //! on its own key ([`guards::Protocols`]). [`server`] is the rmcp handler behind an axum router with the transport
 //! [`guards`] and the key-admission layer in front, served by the [`accept`] loop (HTTP/1.1 only,
 //! bounded connections, header bytes and header time); [`client`] is runread's own client (used by
-//! `runread demo` and `runread read`).
+//! `runread demo` and `runread read`), and [`reach`] says in words why it could not reach a server.
 //!
 //! This crate never touches the store: everything goes through `runread_service::Service`.
 #![forbid(unsafe_code)]
@@ -16,6 +16,7 @@ pub mod connector;
 mod door;
 pub mod guards;
 pub mod public;
+pub mod reach;
 pub mod server;
 
 /// The newest protocol version served, the one runread's own client speaks.

@@ -214,6 +214,28 @@ pub trait Index: Identity + Send + Sync {
     /// Current runs whose run id is `run_id`.
     fn runs_by_id(&self, run_id: &str) -> Result<Vec<RunRecord>>;
 
+    /// Current runs whose run id starts with `run_prefix` and, when `session_prefix` is given,
+    /// whose session id starts with it (character for character), ordered by run id then
+    /// session: at most `limit + 1` of them, so that a caller can tell a complete answer
+    /// (≤ `limit`) from a cut one. What resolves a run id the owner typed.
+    fn runs_with_id_prefix(
+        &self,
+        run_prefix: &str,
+        session_prefix: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RunRecord>>;
+
+    /// The distinct ids of current runs whose first `head_chars` characters are one of `heads`,
+    /// in no particular order: at most `limit + 1` of them (a cut answer is longer than
+    /// `limit`). What a listing tells its runs apart by, in one statement per
+    /// [`RUN_ID_HEADS_PER_STATEMENT`] heads instead of one per run.
+    fn run_ids_with_heads(
+        &self,
+        heads: &[&str],
+        head_chars: u32,
+        limit: u32,
+    ) -> Result<Vec<String>>;
+
     /// The run a target names, if it exists in the current generation of its session.
     fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>>;
 

@@ -128,6 +128,10 @@ pub struct RunFilter {
 /// Most runs one page of the owner's listing holds.
 pub const RUNS_PAGE_MAX: u32 = 1_000;
 
+/// Most heads one statement of [`crate::Index::run_ids_with_heads`] asks for (a listing's page;
+/// more are asked a statement at a time).
+pub const RUN_ID_HEADS_PER_STATEMENT: usize = RUNS_PAGE_MAX as usize;
+
 /// When a run started, in ms since the epoch, for paging newest first: the agent's own
 /// timestamp of the run's first line, if it is RFC 3339.
 pub fn run_started_ms(run: &Run) -> Option<i64> {

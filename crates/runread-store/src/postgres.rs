@@ -1167,6 +1167,19 @@ impl Index for PostgresStore {
         )
     }
 
+    fn runs_with_id_prefix(
+        &self,
+        run_prefix: &str,
+        session_prefix: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RunRecord>> {
+        self.read_all(
+            vocab::runs_with_id_prefix!("$1", "$2", "$3",),
+            &vocab::values![run_prefix, session_prefix, i64::from(limit) + 1],
+            |r| vocab::run_record(r, &self.instance),
+        )
+    }
+
     fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
         let n = self.read_opt(
             "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \

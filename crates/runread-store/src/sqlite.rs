@@ -837,6 +837,27 @@ impl Index for SqliteStore {
         )
     }
 
+    fn runs_with_id_prefix(
+        &self,
+        run_prefix: &str,
+        session_prefix: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RunRecord>> {
+        // The GLOB (wildcards escaped) is what SQLite answers from `runs_by_run_id`: the exact
+        // comparison alone scans every run, once per row of a listing.
+        let glob = vocab::glob_prefix(run_prefix);
+        self.read_all(
+            vocab::runs_with_id_prefix!("?1", "?2", "?3", "r.run_id GLOB ?4"),
+            &vocab::values![
+                run_prefix,
+                session_prefix,
+                i64::from(limit) + 1,
+                glob.as_str()
+            ],
+            |r| vocab::run_record(r, &self.instance),
+        )
+    }
+
     fn runs_count(&self, filter: &RunFilter) -> Result<u64> {
         let n = self.read_opt(
             "SELECT count(*) FROM runs r JOIN sessions s ON s.session_id = r.session_id AND s.generation = r.generation \

@@ -352,6 +352,85 @@ pub(crate) const RUNS: &str =
     select_runs!(" WHERE w.enabled ORDER BY s.ingested_at DESC, s.session_id, r.ord");
 pub(crate) const RUNS_BY_ID: &str =
     select_runs!(" WHERE r.run_id = $1 AND w.enabled ORDER BY s.session_id");
+/// Runs of registered (not removed) workspaces whose id starts with `$1` and whose session id
+/// starts with `$2` (`NULL`: any), at most
+/// `$3` (PostgreSQL's; SQLite's adds a `GLOB` its index answers). `substr` and `length` count
+/// characters in both dialects; no `LIKE`, whose wildcards an id could hold.
+macro_rules! runs_with_id_prefix {
+    ($p1:literal, $p2:literal, $p3:literal, $($and:literal)?) => {
+        $crate::vocab::select_runs!(
+            " WHERE w.enabled AND ", $($and, " AND ",)? "substr(r.run_id, 1, length(CAST(", $p1, " AS TEXT))) = CAST(", $p1, " AS TEXT) \
+             AND (CAST(", $p2, " AS TEXT) IS NULL \
+                  OR substr(r.session_id, 1, length(CAST(", $p2, " AS TEXT))) = CAST(", $p2, " AS TEXT)) \
+             ORDER BY r.run_id, r.session_id LIMIT ", $p3
+        )
+    };
+}
+pub(crate) use runs_with_id_prefix;
+
+/// The statement of [`crate::Index::run_ids_with_heads`]: `$1` the head's length, then
+/// [`crate::RUN_ID_HEADS_PER_STATEMENT`] heads (`NULL` where there are fewer: it equals nothing),
+/// then the most rows (numbered in the order they appear, as SQLite binds them). Built once; both
+/// dialects take it as it is.
+pub(crate) fn run_ids_with_heads_statement() -> &'static str {
+    static STATEMENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    STATEMENT.get_or_init(|| {
+        let heads: Vec<String> = (0..crate::RUN_ID_HEADS_PER_STATEMENT)
+            .map(|i| format!("${}", i + 2))
+            .collect();
+        let limit = crate::RUN_ID_HEADS_PER_STATEMENT + 2;
+        format!(
+            "SELECT DISTINCT r.run_id FROM runs r JOIN sessions s \
+             ON s.session_id = r.session_id AND s.generation = r.generation \
+             WHERE substr(r.run_id, 1, CAST(CAST($1 AS BIGINT) AS INTEGER)) IN ({}) \
+             ORDER BY r.run_id LIMIT ${limit}",
+            heads.join(", ")
+        )
+    })
+}
+
+/// [`run_ids_with_heads_statement`] for every store: a statement per
+/// [`crate::RUN_ID_HEADS_PER_STATEMENT`] heads, until more than `limit` ids are found.
+pub(crate) fn run_ids_with_heads(
+    heads: &[&str],
+    head_chars: u32,
+    limit: u32,
+    mut read: impl FnMut(&[Value<'_>]) -> Result<Vec<String>>,
+) -> Result<Vec<String>> {
+    let mut found = std::collections::BTreeSet::new();
+    for chunk in heads.chunks(crate::RUN_ID_HEADS_PER_STATEMENT) {
+        let mut args = Vec::from(values![i64::from(head_chars)]);
+        args.extend(chunk.iter().map(|h| Value::from(Some(*h))));
+        args.resize_with(crate::RUN_ID_HEADS_PER_STATEMENT + 1, || {
+            Value::OptText(None)
+        });
+        args.push(Value::from(i64::from(limit) + 1));
+        found.extend(read(&args)?);
+        if found.len() > limit as usize {
+            break;
+        }
+    }
+    Ok(found.into_iter().take(limit as usize + 1).collect())
+}
+
+/// `prefix` as a SQLite `GLOB` pattern matching every text that starts with it: its `*`, `?` and
+/// `[` each in brackets (a character class of one), then `*`.
+pub(crate) fn glob_prefix(prefix: &str) -> String {
+    let mut out = String::with_capacity(prefix.len() + 2);
+    for c in prefix.chars() {
+        match c {
+            '*' | '?' | '[' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            _ => out.push(c),
+        }
+    }
+    out.push('*');
+    out
+}
+
 /// A run by its target whatever its workspace's state: admission reads `enabled` to refuse it.
 pub(crate) const RUN: &str =
     select_runs!(" WHERE r.session_id = $1 AND r.generation = $2 AND r.run_id = $3");
@@ -1594,6 +1673,19 @@ macro_rules! index_in_every_store {
                 &$crate::vocab::values![run_id],
                 |r| $crate::vocab::run_record(r, &self.instance),
             )
+        }
+
+        fn run_ids_with_heads(
+            &self,
+            heads: &[&str],
+            head_chars: u32,
+            limit: u32,
+        ) -> $crate::Result<Vec<String>> {
+            $crate::vocab::run_ids_with_heads(heads, head_chars, limit, |args| {
+                self.read_all($crate::vocab::run_ids_with_heads_statement(), args, |r| {
+                    r.text(0)
+                })
+            })
         }
 
         fn run(

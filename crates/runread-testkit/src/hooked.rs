@@ -115,6 +115,25 @@ impl Index for Hooked {
         self.inner.runs_by_id(run_id)
     }
 
+    fn run_ids_with_heads(
+        &self,
+        heads: &[&str],
+        head_chars: u32,
+        limit: u32,
+    ) -> Result<Vec<String>> {
+        self.inner.run_ids_with_heads(heads, head_chars, limit)
+    }
+
+    fn runs_with_id_prefix(
+        &self,
+        run_prefix: &str,
+        session_prefix: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<RunRecord>> {
+        self.inner
+            .runs_with_id_prefix(run_prefix, session_prefix, limit)
+    }
+
     fn run(&self, session_id: &str, generation: u64, run_id: &str) -> Result<Option<RunRecord>> {
         self.inner.run(session_id, generation, run_id)
     }

@@ -148,6 +148,10 @@ pub(crate) enum Command {
         /// File holding the read key.
         #[arg(long)]
         key_file: PathBuf,
+        /// Which of the key's granted runs: its run id or a prefix of it (needed when the key
+        /// holds several grants of the feature).
+        #[arg(long)]
+        run: Option<String>,
         #[command(subcommand)]
         what: ReadCmd,
     },
@@ -157,10 +161,10 @@ pub(crate) enum Command {
 pub(crate) enum ArtifactCmd {
     /// Register PATH (relative to the run's workspace root, or absolute inside it).
     Add {
-        /// The run's id, or a unique prefix of it, as `runread runs` shows it.
+        /// The run: its id, or any prefix of it that names one run (as `runread runs` shows it).
         #[arg(long)]
         run: String,
-        /// The run's session id (or a unique prefix), when the run id names runs in several.
+        /// Its session (id or prefix), when the run id names runs of several sessions.
         #[arg(long)]
         session: Option<String>,
         /// The file: relative to the run's workspace root, or absolute inside it.
@@ -225,7 +229,7 @@ pub(crate) enum KeysCmd {
 pub(crate) enum ReadCmd {
     /// The whole history of the key's granted target, page by page, upserted by sequence.
     History {
-        /// Write the history (JSON lines) to this file instead of standard output.
+        /// Write the events (JSON) to this file instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Events per page.
@@ -237,11 +241,11 @@ pub(crate) enum ReadCmd {
         /// Artifact id (default: the only artifact of the target).
         #[arg(long)]
         id: Option<String>,
-        /// The file to write the artifact to.
+        /// Write the artifact's bytes to this file.
         #[arg(long)]
         out: PathBuf,
     },
-    /// The final answer of the key's (first) granted target.
+    /// The final answer of the key's granted run (`--run` picks one of several).
     FinalAnswer {
         /// Write the answer to this file instead of standard output.
         #[arg(long)]
@@ -304,10 +308,11 @@ fn feature_names() -> clap::builder::PossibleValuesParser {
 pub(crate) struct GrantArgs {
     #[command(subcommand)]
     pub(crate) action: Option<GrantCmd>,
-    /// Run id (the entry id of the run's first user message), as `runread runs` shows it.
+    /// Run id (the entry id of the run's first user message), or any prefix of it that names
+    /// one run, as `runread runs` shows it.
     #[arg(long)]
     pub(crate) run: Option<String>,
-    /// Session id, when the run id alone is ambiguous.
+    /// Session id or a prefix of it, when the run id names runs of several sessions.
     #[arg(long)]
     pub(crate) session: Option<String>,
     /// What the reader may read, comma-separated.
@@ -726,16 +731,16 @@ pub(crate) struct RunsArgs {
     #[arg(long, value_parser = ["completed", "failed", "cancelled", "running", "unknown"])]
     pub(crate) status: Option<String>,
     /// Only runs whose prompt or answer holds every one of these words (read from the session
-    /// files and masked; at most 8 words, the newest 2,000 runs, 50 results).
+    /// files and masked; at most 8 words; every run searched, newest first, up to 50 results).
     #[arg(long)]
     pub(crate) search: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct ShowArgs {
-    /// The run's id, or a prefix of it as `runread runs` shows it.
+    /// The run's id, or any prefix of it that names one run (as `runread runs` shows it).
     pub run: String,
-    /// The session, when the id names runs of several (a Claude Code fork).
+    /// The session (its id or a prefix of it), when the run id names runs of several.
     #[arg(long)]
     pub session: Option<String>,
     /// One page of the run's timeline instead (`--cursor` for the next).

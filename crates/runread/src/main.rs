@@ -118,8 +118,9 @@ fn run(cli: Cli) -> Res {
         Command::Read {
             url,
             key_file,
+            run,
             what,
-        } => cmd::read::read(&url, &key_file, what),
+        } => cmd::read::read(&url, &key_file, run.as_deref(), what),
         command => {
             let ctx = Context::open(cli.home, cli.gate_keys, cli.store.as_deref())?;
             run_in(&ctx, command)

@@ -52,19 +52,8 @@ pub struct NewArtifact<'a> {
 
 /// The one current run `a` names.
 fn the_run(store: &dyn Store, a: &NewArtifact<'_>) -> Result<RunRecord, ArtifactError> {
-    let mut runs = store
-        .runs_by_id(a.run_id)
-        .map_err(|e| ArtifactError::Store(e.to_string()))?;
-    if let Some(s) = a.session_id {
-        runs.retain(|r| r.target.session_id == s);
-    }
-    match runs.len() {
-        0 => Err(ArtifactError::Run(GrantError::NoSuchRun(
-            a.run_id.to_owned(),
-        ))),
-        1 => Ok(runs.remove(0)),
-        _ => Err(ArtifactError::Run(GrantError::Ambiguous(runs))),
-    }
+    crate::owner::run_ids::resolve(store, a.run_id, a.session_id)
+        .map_err(|e| ArtifactError::Run(GrantError::Run(e)))
 }
 
 /// Whether the registered file holds a known secret: read whole (an artifact is bounded), since

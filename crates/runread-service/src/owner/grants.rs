@@ -14,8 +14,8 @@ use crate::owner::readers::{
 /// Why a grant could not be made. Owner-facing: these messages may name runs and sessions.
 #[derive(Debug)]
 pub enum GrantError {
-    NoSuchRun(String),
-    Ambiguous(Vec<RunRecord>),
+    /// The run id (and session) named no one run.
+    Run(crate::owner::run_ids::Unresolved),
     BadExpiry(String),
     Reader(ReaderError),
     Store(String),
@@ -24,18 +24,7 @@ pub enum GrantError {
 impl std::fmt::Display for GrantError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GrantError::NoSuchRun(r) => write!(f, "no current run {r:?}; see `runread runs`"),
-            GrantError::Ambiguous(runs) => {
-                write!(
-                    f,
-                    "run id matches {} runs; give more of the run id, or add --session; they are:",
-                    runs.len()
-                )?;
-                for r in runs {
-                    write!(f, " {} (session {})", r.target.run_id, r.target.session_id)?;
-                }
-                Ok(())
-            }
+            GrantError::Run(e) => write!(f, "{e}"),
             GrantError::BadExpiry(m) => write!(f, "{m}"),
             GrantError::Reader(e) => write!(f, "{e}"),
             GrantError::Store(e) => write!(f, "store: {e}"),
@@ -109,28 +98,6 @@ pub fn expiry(spec: &str, now_ms: i64) -> Result<i64, GrantError> {
     Ok(at)
 }
 
-/// Shortest run-id prefix `grant --run` takes: shorter prefixes name too many runs to be a
-/// deliberate choice.
-pub const RUN_ID_PREFIX_MIN: usize = 4;
-
-/// The runs `run_id` names: those with exactly that id, else (for at least
-/// [`RUN_ID_PREFIX_MIN`] characters) those whose id starts with it — Claude Code's run ids are
-/// whole uuids, which nobody types.
-pub(crate) fn find_runs(
-    store: &dyn Store,
-    run_id: &str,
-) -> Result<Vec<runread_store::RunRecord>, runread_store::StoreError> {
-    let exact = store.runs_by_id(run_id)?;
-    if !exact.is_empty() || run_id.len() < RUN_ID_PREFIX_MIN {
-        return Ok(exact);
-    }
-    Ok(store
-        .runs()?
-        .into_iter()
-        .filter(|r| r.target.run_id.starts_with(run_id))
-        .collect())
-}
-
 /// What the owner asks to grant: a run (its id or a unique prefix, and its session when the same
 /// id names runs in several), the features, until when, and to which reader (its name).
 #[derive(Debug, Clone)]
@@ -161,15 +128,7 @@ pub(crate) fn grant(
         reader,
         new_reader,
     } = request;
-    let mut runs = find_runs(store, run_id).map_err(|e| GrantError::Store(e.to_string()))?;
-    if let Some(s) = session_id {
-        runs.retain(|r| r.target.session_id == s);
-    }
-    let run = match runs.len() {
-        0 => return Err(GrantError::NoSuchRun(run_id.to_owned())),
-        1 => runs.remove(0),
-        _ => return Err(GrantError::Ambiguous(runs)),
-    };
+    let run = crate::owner::run_ids::resolve(store, run_id, session_id).map_err(GrantError::Run)?;
     let to = (reader, new_reader);
     grant_run(store, keys, run, features, expires_at_ms, to, now_ms)
 }

@@ -9,6 +9,7 @@ mod connections;
 mod grants;
 mod preview;
 mod readers;
+pub mod run_ids;
 pub mod search;
 mod secrets;
 pub mod shown;
@@ -26,11 +27,12 @@ use crate::oauth::{OAuthError, OAuthRequest};
 
 pub use artifacts::{ArtifactError, NewArtifact};
 pub use connections::{DecideError, ReaderChoice};
-pub use grants::{GrantError, GrantRequest, NewGrant, RUN_ID_PREFIX_MIN, expiry};
+pub use grants::{GrantError, GrantRequest, NewGrant, expiry};
 pub use preview::{ANSWER_CHUNKS_MAX, PreviewedAnswer};
 pub use readers::{
     CLOSE_READER_NAMES_MAX, NewReader, NewReaderPolicy, ReaderError, is_reader_name,
 };
+pub use run_ids::{Candidate, RUN_PREFIX_MIN_CHARS, Unresolved};
 pub use search::{SEARCH_QUERY_MAX_BYTES, SEARCH_WORDS_MAX, words as search_words};
 pub use secrets::SecretError;
 pub use workspaces::{RemovedWorkspace, ShownWorkspace, WorkspaceError};
@@ -164,9 +166,15 @@ impl Owner {
         workspaces::remove(&**self.store(), which, now_ms)
     }
 
-    /// The current runs whose id is or starts with `run_id`.
-    pub fn find_runs(&self, run_id: &str) -> Result<Vec<RunRecord>, runread_store::StoreError> {
-        grants::find_runs(&**self.store(), run_id)
+    /// The one current run `run` (its id or a prefix of it) names, in a session whose id is or
+    /// starts with `session`; see [`run_ids`].
+    pub fn resolve_run(&self, run: &str, session: Option<&str>) -> Result<RunRecord, Unresolved> {
+        run_ids::resolve(&**self.store(), run, session)
+    }
+
+    /// What a listing shows of each run id: its shortest prefix no other current run shares.
+    pub fn run_id_prefixes(&self, ids: &[&str]) -> Result<Vec<String>, ErrorCode> {
+        run_ids::shortest_prefixes(&**self.store(), ids).map_err(crate::evidence::unavailable)
     }
 
     /// Seals (or replaces) `run`'s snapshot with what its live grants share.

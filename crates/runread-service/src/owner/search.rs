@@ -15,14 +15,15 @@ use crate::owner::shown::ShownRun;
 pub const SEARCH_QUERY_MAX_BYTES: usize = 256;
 /// Most words in a query (each must be found).
 pub const SEARCH_WORDS_MAX: usize = 8;
-/// Most runs one search examines, newest first; the rest are left unsearched, and said so.
+/// Most runs one search examines, newest first; the rest are left unsearched, and said so
+/// ([`Owner::search_every_run`] examines them all).
 pub const SEARCH_RUNS_MAX: u64 = 2_000;
 /// Most bytes of session lines one search reads back (prompts and answers).
 pub const SEARCH_READ_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Most runs one search returns.
 pub const SEARCH_RESULTS_MAX: usize = 50;
-/// Runs read from the store at a time.
-const SEARCH_PAGE: u32 = 200;
+/// Runs read from the store at a time: what a search holds in memory besides its results.
+pub const SEARCH_PAGE: u32 = 200;
 
 /// The bounds a search runs within ([`SEARCH_RUNS_MAX`], [`SEARCH_READ_MAX_BYTES`],
 /// [`SEARCH_RESULTS_MAX`] unless a test says otherwise).
@@ -50,6 +51,8 @@ pub struct Found {
     pub runs: Vec<MaskedView<ShownRun>>,
     /// Runs examined.
     pub examined: u64,
+    /// Sessions the runs examined belong to.
+    pub sessions: u64,
     /// Runs the filter names in all.
     pub total: u64,
     /// Every run the filter names was examined (no bound cut the search short).
@@ -89,22 +92,49 @@ impl Owner {
         now_ms: i64,
         bounds: Bounds,
     ) -> Result<Found, ErrorCode> {
+        self.search(query, filter, now_ms, bounds, &mut |_, _| {})
+    }
+
+    /// [`Owner::search_runs`] over every run `filter` names, however many (the owner asked at a
+    /// terminal and may wait), read [`SEARCH_PAGE`] runs at a time: bounded only in results.
+    /// `progress` hears (runs examined, runs in all) after each page.
+    pub fn search_every_run(
+        &self,
+        query: &str,
+        filter: &RunFilter,
+        now_ms: i64,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Found, ErrorCode> {
+        let bounds = Bounds {
+            runs_max: u64::MAX,
+            read_max_bytes: u64::MAX,
+            results_max: SEARCH_RESULTS_MAX,
+        };
+        self.search(query, filter, now_ms, bounds, progress)
+    }
+
+    fn search(
+        &self,
+        query: &str,
+        filter: &RunFilter,
+        now_ms: i64,
+        bounds: Bounds,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Found, ErrorCode> {
         let words = words(query)?;
         let redactor = self.reading.secrets.redactor()?;
-        let total = self
-            .reading
-            .store
+        let store = &self.reading.store;
+        let total = store
             .runs_count(filter)
             .map_err(crate::evidence::unavailable)?;
         let mut budget = bounds.read_max_bytes;
         let (mut examined, mut hits, mut cut) = (0u64, Vec::new(), false);
+        let mut sessions = std::collections::HashSet::new();
         // Runs of one session come together newest first more often than not: its file is
         // opened once for them.
         let mut open: Option<(String, Option<Opened>)> = None;
         'pages: while examined < total.min(bounds.runs_max) {
-            let page = self
-                .reading
-                .store
+            let page = store
                 .runs_page(filter, SEARCH_PAGE, examined)
                 .map_err(crate::evidence::unavailable)?;
             if page.is_empty() {
@@ -127,15 +157,18 @@ impl Owner {
                     break 'pages;
                 };
                 examined += 1;
+                sessions.insert(run.target.session_id.clone());
                 if words.iter().all(|w| text.contains(w.as_str())) {
                     hits.push(run);
                 }
             }
+            progress(examined, total);
         }
         Ok(Found {
             runs: self.shown_runs(hits, now_ms)?,
             complete: !cut && examined >= total,
             examined,
+            sessions: sessions.len() as u64,
             total,
         })
     }

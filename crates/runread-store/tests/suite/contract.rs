@@ -260,6 +260,97 @@ fn runs_page_newest_first_filtered_and_bounded(s: &dyn Store) {
     assert_eq!(s.runs_page(&big, max, u64::from(max)).unwrap().len(), 1);
 }
 
+/// A run id prefix finds every current run whose id starts with it, narrowed by a session id
+/// prefix, within `limit + 1`; a `%`, `_`, `*`, `?` or `[` in a prefix is a character, not a
+/// wildcard.
+fn runs_with_an_id_prefix_are_found_within_the_bound(s: &dyn Store) {
+    let w = s.add_workspace("/w", "one", 1).unwrap();
+    let commit = |session: &str, generation: u64, ids: &[&str]| {
+        s.commit_ingest(&IngestCommit {
+            session: records::session_at(
+                session,
+                &format!("/sessions/{session}.jsonl"),
+                &w.id,
+                generation,
+            ),
+            new_generation: true,
+            new_entries: vec![],
+            runs: ids.iter().map(|id| records::run(id)).collect(),
+        })
+        .unwrap();
+    };
+    commit("sa-1", 1, &["01a231df-aa", "01a231df-bb", "9%_x", "8*?[]x"]);
+    // The same run id in a second session (a fork), and a run of an old generation gone.
+    commit("sb-2", 1, &["01a231df-aa", "old"]);
+    commit("sb-2", 2, &["01a231df-aa"]);
+    let found = |run: &str, session: Option<&str>, limit: u32| -> Vec<(String, String)> {
+        let mut v: Vec<_> = s
+            .runs_with_id_prefix(run, session, limit)
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.target.run_id, r.target.session_id))
+            .collect();
+        v.sort();
+        v
+    };
+    let pair = |r: &str, s: &str| (r.to_owned(), s.to_owned());
+    assert_eq!(
+        found("01a231df", None, 10),
+        [
+            pair("01a231df-aa", "sa-1"),
+            pair("01a231df-aa", "sb-2"),
+            pair("01a231df-bb", "sa-1")
+        ]
+    );
+    assert_eq!(
+        found("01a231df-a", Some("sb"), 10),
+        [pair("01a231df-aa", "sb-2")]
+    );
+    assert_eq!(
+        found("01a231df-aa", Some("sa-1"), 10),
+        [pair("01a231df-aa", "sa-1")]
+    );
+    assert!(
+        found("old", None, 10).is_empty(),
+        "an old generation's run is gone"
+    );
+    assert!(found("9%", None, 10).len() == 1 && found("%", None, 10).is_empty());
+    assert!(found("0_a", None, 10).is_empty(), "`_` is no wildcard");
+    // Nor are GLOB's.
+    assert_eq!(found("8*?[]", None, 10).len(), 1);
+    for glob in ["8*", "8?", "8[*]", "*", "?*?[]x"] {
+        assert_eq!(
+            found(glob, None, 10).len(),
+            usize::from(glob == "8*"),
+            "{glob}"
+        );
+    }
+    assert!(found("01a231df-aa-more", None, 10).is_empty());
+    // At most limit + 1: three runs start with it, so a limit of 2 answers 3 (cut), 1 answers 2.
+    assert_eq!(found("01a231df", None, 3).len(), 3);
+    assert_eq!(found("01a231df", None, 2).len(), 3);
+    assert_eq!(found("01a231df", None, 1).len(), 2);
+    // The ids that begin with one of several heads, once each (the fork's id is in two
+    // sessions), within limit + 1, however many heads (more than one statement takes).
+    let heads = |heads: &[&str], limit: u32| -> Vec<String> {
+        let mut v = s.run_ids_with_heads(heads, 8, limit).unwrap();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        heads(&["01a231df", "9%_x", "nothere1"], 10),
+        ["01a231df-aa", "01a231df-bb", "9%_x"]
+    );
+    assert_eq!(heads(&["01a231df"], 2).len(), 2);
+    assert_eq!(heads(&["01a231df"], 1).len(), 2, "cut: limit + 1");
+    let mut many: Vec<String> = (0..runread_store::RUN_ID_HEADS_PER_STATEMENT)
+        .map(|i| format!("{i:08}"))
+        .collect();
+    many.push("01a231df".into());
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    assert_eq!(heads(&many, 10), ["01a231df-aa", "01a231df-bb"]);
+}
+
 /// The name the contract's readers have: `r1` is `one`, `r2` is `two`.
 fn name_of(reader_id: &str) -> String {
     match reader_id {
@@ -1366,6 +1457,7 @@ contract!(
     artifacts_belong_to_their_exact_target,
     supervised_runs_are_replaced_by_key,
     runs_page_newest_first_filtered_and_bounded,
+    runs_with_an_id_prefix_are_found_within_the_bound,
     sessions_under_a_path_prefix_are_those_session_by_path_finds,
     oauth_clients_requests_codes_and_tokens,
     oauth_bounds_have_shares,

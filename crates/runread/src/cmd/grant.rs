@@ -80,14 +80,18 @@ fn list_grants(owner: &Owner, json: bool) -> Res {
     } else if rows.is_empty() {
         outln!("no grants");
     }
-    for r in rows.iter().filter(|_| !json) {
+    let ids: Vec<&str> = rows.iter().map(|r| r.target.run_id.as_str()).collect();
+    let prefixes = owner
+        .run_id_prefixes(&ids)
+        .map_err(|e| format!("cannot list the grants: {e}"))?;
+    for (r, run) in rows.iter().zip(&prefixes).filter(|_| !json) {
         let features: Vec<&str> = r.features.iter().map(|f| f.as_str()).collect();
         outln!(
             "{}  {:<8} {:?}  run {}  expires {}  to {}",
             r.grant_id,
             r.says,
             features,
-            r.target.run_id,
+            run,
             r.expires_at,
             r.to
         );

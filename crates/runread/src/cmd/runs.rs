@@ -7,6 +7,10 @@ use runread_core::redact::MaskedView;
 use runread_core::timefmt::now_ms;
 use runread_store::Store;
 use serde_json::json;
+use std::io::IsTerminal as _;
+
+use crate::cmd::ingest::PROGRESS_BAR_AFTER;
+use crate::human;
 
 /// The listing's filter: an agent, and a workspace named by its name or path.
 pub(crate) fn run_filter(
@@ -46,39 +50,61 @@ pub(crate) fn runs_command(ctx: &Context, a: RunsArgs) -> Res {
     runs(ctx, a.json, &filter, a.limit, a.offset)
 }
 
-/// `runread runs --search WORDS`: the runs whose prompt or answer holds every word.
+/// `runread runs --search WORDS`: the runs whose prompt or answer holds every word, searched
+/// through every run (a page at a time, a bar on a terminal when it takes a while), and how much
+/// was searched.
 fn search(ctx: &Context, as_json: bool, filter: &runread_store::RunFilter, words: &str) -> Res {
-    let _store = ctx.store.clone();
     let service = ctx.owner()?;
-    let found = service
-        .search_runs(words, filter, now_ms())
-        .map_err(|e| match e {
-            runread_core::ErrorCode::InvalidArguments => format!(
-                "--search takes 1 to {} words, at most {} bytes",
-                runread_service::owner::SEARCH_WORDS_MAX,
-                runread_service::owner::SEARCH_QUERY_MAX_BYTES
-            ),
-            other => format!("the search failed: {}", other.as_str()),
-        })?;
+    let terminal = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let found = service.search_every_run(words, filter, now_ms(), &mut |done, total| {
+        if terminal && (bar.is_some() || started.elapsed() >= PROGRESS_BAR_AFTER) {
+            bar.get_or_insert_with(|| search_bar(total))
+                .set_position(done);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let found = found.map_err(|e| match e {
+        runread_core::ErrorCode::InvalidArguments => format!(
+            "--search takes 1 to {} words, at most {} bytes",
+            runread_service::owner::SEARCH_WORDS_MAX,
+            runread_service::owner::SEARCH_QUERY_MAX_BYTES
+        ),
+        other => format!("the search failed: {}", other.as_str()),
+    })?;
     if as_json {
         return print_runs_json(&found.runs);
     }
     if !found.runs.is_empty() {
-        print_runs_table(&found.runs);
+        print_runs_table(&service, &found.runs)?;
     }
-    outln!(
-        "{} runs hold every word; {}",
-        found.runs.len(),
-        if found.complete {
-            format!("every run searched ({})", found.examined)
-        } else {
-            format!(
-                "{} of {} searched (the search's bounds)",
-                found.examined, found.total
-            )
-        }
+    let held = human::count(found.runs.len() as u64, "run holds", "runs hold");
+    let searched = format!(
+        "searched {} in {}",
+        human::count(found.examined, "run", "runs"),
+        human::count(found.sessions, "session", "sessions")
     );
+    if found.complete {
+        outln!("{held} every word; {searched}");
+    } else {
+        outln!(
+            "the first {held} every word, newest first; {searched} of {} (add words to find older ones)",
+            found.total
+        );
+    }
     Ok(())
+}
+
+/// The bar shown while a long search reads `total` runs.
+fn search_bar(total: u64) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(total);
+    match indicatif::ProgressStyle::with_template("searching {wide_bar} {pos}/{len} runs") {
+        Ok(style) => b.with_style(style),
+        Err(_) => b,
+    }
 }
 
 pub(crate) fn runs(
@@ -109,7 +135,7 @@ pub(crate) fn runs(
         }
         return Ok(());
     }
-    print_runs_table(&list);
+    print_runs_table(&service, &list)?;
     let shown_to = offset + list.len() as u64;
     if offset > 0 || shown_to < total {
         outln!(
@@ -153,28 +179,30 @@ fn print_runs_json(list: &[MaskedView<runread_service::owner::shown::ShownRun>])
     Ok(())
 }
 
-/// The page as a table: one row per run, each id cut to the shortest prefix that tells it apart.
-fn print_runs_table(list: &[MaskedView<runread_service::owner::shown::ShownRun>]) {
-    // Claude Code's and Codex's run ids are whole uuids (Codex's are time-ordered: turns minutes
-    // apart share their first 8 characters): the listing shows the shortest prefix that tells
-    // each apart from every other run listed, which `grant --run` takes as it is.
+/// The page as a table: one row per run, each id cut to the shortest prefix that no other run
+/// of the store starts with (`show`, `grant` and `artifact` take it back as it is).
+fn print_runs_table(
+    owner: &runread_service::Owner,
+    list: &[MaskedView<runread_service::owner::shown::ShownRun>],
+) -> Res {
     let ids: Vec<&str> = list
         .iter()
         .map(|r| r.record.target.run_id.as_str())
         .collect();
-    let shown = distinct_prefixes(&ids, RUN_PREFIX_MIN_CHARS);
-    let width = shown
-        .iter()
-        .map(|s| s.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(10);
+    let shown = owner
+        .run_id_prefixes(&ids)
+        .map_err(|e| format!("cannot list the runs: {e}"))?;
+    let width = column_width(shown.iter().map(String::as_str), 10);
+    let places = column_width(list.iter().map(|r| r.record.workspace_name.as_str()), 9);
+    let now = now_ms();
     outln!(
-        "{:<width$} {:<7} {:<10} {:<10} {:>15} {:<38} PROMPT",
+        "{:<width$} {:<7} {:<10} {:<10} {:<10} {:<places$} {:>15} {:<38} PROMPT",
         "RUN",
         "AGENT",
         "STATUS",
         "ANSWER",
+        "STARTED",
+        "WORKSPACE",
         "TOKENS IN/OUT",
         "SESSION (generation)"
     );
@@ -186,12 +214,20 @@ fn print_runs_table(list: &[MaskedView<runread_service::owner::shown::ShownRun>]
                 || "-".to_owned(),
                 |(i, o)| format!("{}/{}", compact(i), compact(o)),
             );
+        let started = r
+            .run
+            .started_at
+            .as_deref()
+            .and_then(runread_core::timefmt::parse_rfc3339)
+            .map_or_else(|| "-".to_owned(), |ms| human::ago(ms, now));
         outln!(
-            "{:<width$} {:<7} {:<10} {:<10} {:>15} {:<38} {}",
+            "{:<width$} {:<7} {:<10} {:<10} {:<10} {:<places$} {:>15} {:<38} {}",
             shown,
             r.agent.as_str(),
             r.run.status.as_str(),
             row.answer_state,
+            started,
+            r.workspace_name,
             tokens,
             format!("{} ({})", r.target.session_id, r.target.generation),
             row.prompt.shown()
@@ -200,6 +236,12 @@ fn print_runs_table(list: &[MaskedView<runread_service::owner::shown::ShownRun>]
             outln!("{:<width$} waited on by {}", "", row.waiting_summary());
         }
     }
+    Ok(())
+}
+
+/// A column as wide as its widest cell, and at least `min` characters.
+fn column_width<'a>(cells: impl Iterator<Item = &'a str>, min: usize) -> usize {
+    cells.map(|s| s.chars().count()).max().unwrap_or(0).max(min)
 }
 
 /// A count in a few characters, cut (never rounded up): `9999`, `12.3k`, `456k`, `7.8M`, `910M`.
@@ -213,37 +255,9 @@ pub(crate) fn compact(n: u64) -> String {
     }
 }
 
-/// The fewest characters of a run id `runread runs` shows (Pi's ids are 8 characters whole).
-pub(crate) const RUN_PREFIX_MIN_CHARS: usize = 8;
-
-/// For each id, its shortest prefix of at least `min` characters that no other, different id
-/// starts with (the same id in two sessions — a Claude Code fork — cannot be told apart by any
-/// prefix: `grant` asks for `--session` there).
-pub(crate) fn distinct_prefixes(ids: &[&str], min: usize) -> Vec<String> {
-    ids.iter()
-        .map(|id| {
-            let chars: Vec<char> = id.chars().collect();
-            let shared = ids
-                .iter()
-                .filter(|other| *other != id)
-                .map(|other| {
-                    other
-                        .chars()
-                        .zip(chars.iter())
-                        .take_while(|(a, b)| a == *b)
-                        .count()
-                })
-                .max()
-                .unwrap_or(0);
-            let take = (shared + 1).max(min).min(chars.len());
-            chars.iter().take(take).collect()
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{compact, distinct_prefixes};
+    use super::compact;
 
     #[test]
     fn counts_are_cut_at_each_unit_edge() {
@@ -260,37 +274,5 @@ mod tests {
         ] {
             assert_eq!(compact(n), shown, "{n}");
         }
-    }
-
-    #[test]
-    fn each_run_is_shown_by_the_shortest_prefix_that_tells_it_apart() {
-        let ids = [
-            "01a23217-07b3-7e00-a115-247c921b5416",
-            "01a23217-0b35-7e53-b1a5-d667ec759219",
-            "8783a1c2-aaaa",
-            "b7e2c1d0",
-            "01a23217-07b3-7e00-a115-247c921b5416",
-        ];
-        let shown = distinct_prefixes(&ids, 8);
-        assert_eq!(
-            shown,
-            [
-                // The same id twice (two sessions): told apart from the others only.
-                "01a23217-07",
-                "01a23217-0b",
-                "8783a1c2",
-                "b7e2c1d0",
-                "01a23217-07",
-            ]
-        );
-        // Every shown prefix is a prefix of its own id and of no other, different id.
-        for (i, s) in shown.iter().enumerate() {
-            for (j, id) in ids.iter().enumerate() {
-                if ids[i] != *id {
-                    assert!(!id.starts_with(s.as_str()), "{s} also starts {id} ({j})");
-                }
-            }
-        }
-        assert_eq!(distinct_prefixes(&["abc"], 8), ["abc"]);
     }
 }

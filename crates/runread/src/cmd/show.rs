@@ -5,6 +5,7 @@
 use crate::Res;
 use crate::args::ShowArgs;
 use crate::context::Context;
+use crate::human;
 use runread_core::redact::MaskedView;
 use runread_core::timefmt::{now_ms, rfc3339};
 use serde_json::json;
@@ -24,6 +25,8 @@ macro_rules! word {
 
 /// What `show` shows of one run, read once for the lines and the JSON alike.
 struct Shown {
+    /// The shortest prefix of its id that picks it, as listings show it.
+    picked_by: String,
     run: MaskedView<runread_service::owner::shown::ShownRun>,
     answer: Result<runread_service::owner::PreviewedAnswer, runread_core::ErrorCode>,
     work: Result<outputs::Previewed<outputs::WorkState>, runread_core::ErrorCode>,
@@ -33,34 +36,12 @@ struct Shown {
     kept: Option<MaskedView<runread_store::SnapshotSummary>>,
 }
 
-/// The one run `a` names (by id or prefix, and session).
-fn the_run(
-    owner: &runread_service::Owner,
-    a: &ShowArgs,
-) -> Result<runread_store::RunRecord, String> {
-    let mut runs = owner.find_runs(&a.run).map_err(|e| e.to_string())?;
-    if let Some(s) = &a.session {
-        runs.retain(|r| r.target.session_id == *s);
-    }
-    let run = match runs.len() {
-        0 => return Err(format!("no run {:?} (see `runread runs`)", a.run)),
-        1 => runs.remove(0),
-        _ => {
-            let sessions: Vec<_> = runs.iter().map(|r| r.target.session_id.as_str()).collect();
-            return Err(format!(
-                "{:?} names runs of several sessions ({}): add --session",
-                a.run,
-                sessions.join(", ")
-            ));
-        }
-    };
-    Ok(run)
-}
-
 pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
     let store = ctx.store.clone();
     let service = ctx.owner()?;
-    let run = the_run(&service, &a)?;
+    let run = service
+        .resolve_run(&a.run, a.session.as_deref())
+        .map_err(|e| e.to_string())?;
     let now = now_ms();
     let target = run.target.clone();
     if a.history {
@@ -101,7 +82,13 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
         .map(|k| service.shown(k))
         .transpose()
         .map_err(masked)?;
+    let picked_by = service
+        .run_id_prefixes(&[shown.record.target.run_id.as_str()])
+        .map_err(masked)?
+        .pop()
+        .unwrap_or_default();
     let s = Shown {
+        picked_by,
         run: shown,
         answer,
         work,
@@ -122,6 +109,7 @@ fn print_json(s: &Shown) -> Res {
     {
         let out = json!({
             "target": shown.record.target,
+            "runPrefix": s.picked_by,
             "agent": shown.record.agent,
             "workspace": shown.record.workspace_name,
             "status": shown.record.run.status.as_str(),
@@ -146,7 +134,7 @@ fn print_json(s: &Shown) -> Res {
 }
 
 fn print_lines(s: &Shown) -> Res {
-    print_run(&s.run);
+    print_run(&s.run, &s.picked_by);
     print_answer_state(&s.answer);
     print_usage(&s.usage);
     match &s.work {
@@ -176,9 +164,13 @@ fn print_lines(s: &Shown) -> Res {
 }
 
 /// The run: its id, prompt, agent, workspace, session and status.
-fn print_run(shown: &runread_service::owner::shown::ShownRun) {
+fn print_run(shown: &runread_service::owner::shown::ShownRun, picked_by: &str) {
     let r = &shown.record;
-    outln!("run      {}", r.target.run_id);
+    if picked_by == r.target.run_id {
+        outln!("run      {picked_by}");
+    } else {
+        outln!("run      {picked_by} ({})", r.target.run_id);
+    }
     outln!("prompt   {}", shown.prompt.shown());
     outln!(
         "agent    {} · workspace {} ({})",
@@ -191,11 +183,16 @@ fn print_run(shown: &runread_service::owner::shown::ShownRun) {
         r.target.session_id,
         r.target.generation
     );
+    let now = now_ms();
+    let at = |t: Option<&str>| match t.and_then(runread_core::timefmt::parse_rfc3339) {
+        Some(ms) => format!("{} ({})", human::when(ms), human::ago(ms, now)),
+        None => "-".to_owned(),
+    };
     outln!(
         "status   {} · started {} · ended {}",
         r.run.status.as_str(),
-        r.run.started_at.as_deref().unwrap_or("-"),
-        r.run.ended_at.as_deref().unwrap_or("-")
+        at(r.run.started_at.as_deref()),
+        at(r.run.ended_at.as_deref())
     );
 }
 

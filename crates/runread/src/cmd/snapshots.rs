@@ -65,17 +65,17 @@ fn shown_time(rfc3339: &str) -> String {
 }
 
 /// The snapshot log's newest events, oldest of them first.
-fn print_log(log: &[LogRow]) {
+fn print_log(log: &[LogRow], prefixes: &[String]) {
     if log.is_empty() {
         return;
     }
     outln!("recently:");
-    for e in log.iter().rev() {
+    for (e, run) in log.iter().zip(prefixes).rev() {
         outln!(
             "  {}  {:<9} run {} ({})",
             shown_time(&e.at),
             e.event,
-            e.run_id,
+            run,
             human::size(e.bytes)
         );
     }
@@ -162,19 +162,28 @@ pub(crate) fn snapshots(ctx: &Context, json: bool) -> Res {
         );
         return Ok(());
     }
-    print_log(&log);
-    print_rows(&rows, kept.iter().map(|s| s.bytes).sum());
+    let prefixes = |ids: Vec<&str>| {
+        owner
+            .run_id_prefixes(&ids)
+            .map_err(|e| format!("cannot list the snapshots: {e}"))
+    };
+    print_log(
+        &log,
+        &prefixes(log.iter().map(|e| e.run_id.as_str()).collect())?,
+    );
+    let kept_prefixes = prefixes(rows.iter().map(|r| r.run_id.as_str()).collect())?;
+    print_rows(&rows, &kept_prefixes, kept.iter().map(|s| s.bytes).sum());
     Ok(())
 }
 
 /// The kept snapshots as lines, and their total against the store's bound.
-fn print_rows(rows: &[SnapshotRow], total: u64) {
+fn print_rows(rows: &[SnapshotRow], prefixes: &[String], total: u64) {
     if rows.is_empty() {
         outln!("no snapshots: no shared run's evidence is kept in the store");
         return;
     }
     let now = now_ms();
-    for r in rows {
+    for (r, run) in rows.iter().zip(prefixes) {
         let to: Vec<String> = r
             .grants
             .iter()
@@ -188,7 +197,7 @@ fn print_rows(rows: &[SnapshotRow], total: u64) {
         let sealed = parse_rfc3339(&r.sealed_at).map(|ms| human::ago(ms, now));
         outln!(
             "run {}  {}  {}, {}  {}  sealed {}  until {}  held by {}",
-            r.run_id,
+            run,
             r.standing,
             human::size(r.bytes),
             human::count(r.lines, "line", "lines"),

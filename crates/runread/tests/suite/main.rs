@@ -10,6 +10,7 @@ mod agent_text;
 mod architecture;
 mod cli;
 mod closed_pipe;
+mod finding_runs;
 mod gate_crash;
 mod grant_asks;
 mod ingest_memory;
