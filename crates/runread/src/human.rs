@@ -13,6 +13,9 @@ pub(crate) fn when(ms: i64) -> String {
     }
 }
 
+/// How many characters [`when`] writes (`2026-12-06 14:05 +01:00`): a table's time column.
+pub(crate) const WHEN_CHARS: usize = 23;
+
 /// How long before `now_ms` the instant `ms` was, roughly, as a person says it: `just now`,
 /// `5 min ago`, `3 h ago`, `2 d ago`; an instant after `now_ms` is `in 3 h`.
 pub(crate) fn ago(ms: i64, now_ms: i64) -> String {
@@ -63,6 +66,13 @@ pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_for_a_person_is_as_wide_as_its_column() {
+        for ms in [0, 1_796_001_018_606, 4_102_444_800_000] {
+            assert_eq!(when(ms).chars().count(), WHEN_CHARS, "{}", when(ms));
+        }
+    }
 
     #[test]
     fn sizes_are_in_binary_units_with_one_decimal() {

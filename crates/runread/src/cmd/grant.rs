@@ -39,6 +39,8 @@ struct GrantRow<'a> {
     target: &'a runread_core::Target,
     features: &'a [Feature],
     expires_at: String,
+    #[serde(skip)]
+    expires_at_ms: i64,
     state: &'static str,
     /// Why a stale grant cannot be read (`runread_service::admission::Staleness`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,6 +69,7 @@ fn list_grants(owner: &Owner, json: bool) -> Res {
             target: &g.target,
             features: &g.features,
             expires_at: rfc3339(g.expires_at_ms),
+            expires_at_ms: g.expires_at_ms,
             state: standing.state.as_str(),
             stale_reason: standing.stale.map(|why| why.as_str()),
             says: standing.says(),
@@ -78,25 +81,52 @@ fn list_grants(owner: &Owner, json: bool) -> Res {
             serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
         );
     } else if rows.is_empty() {
-        outln!("no grants");
+        outln!("no grants; share a run with `runread grant --run RUN --to READER`");
+    }
+    if json || rows.is_empty() {
+        return Ok(());
     }
     let ids: Vec<&str> = rows.iter().map(|r| r.target.run_id.as_str()).collect();
     let prefixes = owner
         .run_id_prefixes(&ids)
         .map_err(|e| format!("cannot list the grants: {e}"))?;
-    for (r, run) in rows.iter().zip(&prefixes).filter(|_| !json) {
-        let features: Vec<&str> = r.features.iter().map(|f| f.as_str()).collect();
+    print_grant_table(&rows, &prefixes);
+    Ok(())
+}
+
+/// `grant list` for a person: a header, then a line per grant, its expiry in local time.
+fn print_grant_table(rows: &[GrantRow<'_>], run_prefixes: &[String]) {
+    use crate::human::WHEN_CHARS;
+    let width = |f: &dyn Fn(&GrantRow<'_>) -> usize, title: &str| {
+        rows.iter().map(f).max().unwrap_or(0).max(title.len())
+    };
+    let id_w = width(&|r| r.grant_id.len(), "GRANT");
+    let run_w = run_prefixes.iter().map(String::len).max().unwrap_or(0).max(3);
+    let to_w = width(&|r| r.to.chars().count(), "TO");
+    let features: Vec<String> = rows
+        .iter()
+        .map(|r| r.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(","))
+        .collect();
+    let f_w = features.iter().map(String::len).max().unwrap_or(0).max(8);
+    outln!(
+        "{:<id_w$}  {:<run_w$}  {:<to_w$}  {:<f_w$}  {:<WHEN_CHARS$}  STATE",
+        "GRANT",
+        "RUN",
+        "TO",
+        "FEATURES",
+        "EXPIRES"
+    );
+    for ((r, run), features) in rows.iter().zip(run_prefixes).zip(&features) {
         outln!(
-            "{}  {:<8} {:?}  run {}  expires {}  to {}",
+            "{:<id_w$}  {:<run_w$}  {:<to_w$}  {:<f_w$}  {:<WHEN_CHARS$}  {}",
             r.grant_id,
-            r.says,
-            features,
             run,
-            r.expires_at,
-            r.to
+            r.to,
+            features,
+            crate::human::when(r.expires_at_ms),
+            r.says
         );
     }
-    Ok(())
 }
 
 /// `runread grant --run … --to …`: a new grant and its key, shown once.

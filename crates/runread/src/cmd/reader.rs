@@ -99,22 +99,25 @@ fn list(owner: &runread_service::Owner, as_json: bool) -> Res {
         outln!("no readers; add one with `runread reader add NAME`");
         return Ok(());
     }
+    use crate::human::WHEN_CHARS;
+    let now = now_ms();
     outln!(
-        "{:<20} {:<24} {:<11} {:<12} {:<24} NAME",
+        "{:<20} {:<WHEN_CHARS$} {:<11} {:<12} {:<12} NAME",
         "ID",
         "CREATED",
         "LIVE GRANTS",
         "STALE GRANTS",
         "LAST READ"
     );
-    for r in &rows {
+    for (r, s) in rows.iter().zip(&shown) {
         outln!(
-            "{:<20} {:<24} {:<11} {:<12} {:<24} {}",
+            "{:<20} {:<WHEN_CHARS$} {:<11} {:<12} {:<12} {}",
             r.reader_id,
-            r.created_at,
+            crate::human::when(s.reader.created_at_ms),
             r.live_grants,
             r.stale_grants,
-            r.last_read.as_deref().unwrap_or("never"),
+            s.last_read_ms
+                .map_or_else(|| "never".to_owned(), |ms| crate::human::ago(ms, now)),
             r.name
         );
     }
