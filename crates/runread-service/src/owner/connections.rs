@@ -130,17 +130,30 @@ pub(crate) fn approve(
     Ok(reader)
 }
 
-/// What joining a client to the reader `reader_id` would let it read: that reader's grants live
-/// at `now_ms`, newest first (the console shows them before the owner confirms). `None`: no live
+/// What joining a client to the reader `reader_id` would let it read: that reader's grants that
+/// can be read at `now_ms` (neither ended nor stale), newest first (the console shows them before the owner confirms). `None`: no live
 /// reader has that id.
 pub(crate) fn join_preview(
     store: &dyn Store,
     reader_id: &str,
     now_ms: i64,
 ) -> Result<Option<(Reader, Vec<Grant>)>, DecideError> {
-    store
+    let found = store
         .reader_of_id(reader_id, now_ms)
-        .map_err(|e| DecideError::Store(e.to_string()))
+        .map_err(|e| DecideError::Store(e.to_string()))?;
+    let Some((reader, grants)) = found else {
+        return Ok(None);
+    };
+    // What the client would read: a stale grant reads nothing, so it is not shown as if it did.
+    let mut readable = Vec::with_capacity(grants.len());
+    for g in grants {
+        let standing = crate::admission::grant_standing(store, &g, now_ms)
+            .map_err(|e| DecideError::Store(e.as_str().to_owned()))?;
+        if standing.is_live() {
+            readable.push(g);
+        }
+    }
+    Ok(Some((reader, readable)))
 }
 
 /// The owner denies request `id`: the client is sent back with `access_denied`.

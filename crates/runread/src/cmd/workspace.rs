@@ -122,15 +122,18 @@ fn list(owner: &Owner, json: bool) -> Res {
     for s in &shown {
         let stale = match s.stale_grants {
             0 => String::new(),
-            n => format!(", {} stale", human::count(n, "grant", "grants")),
+            n => format!(
+                ", {} (cannot be read)",
+                human::count(n, "stale grant", "stale grants")
+            ),
         };
         outln!(
-            "{}  {}  {}  {}, {} live{stale}",
+            "{}  {}  {}  {}, {}{stale}",
             s.workspace.name,
             s.workspace.path,
             s.workspace.id,
             human::count(s.runs, "run", "runs"),
-            human::count(s.live_grants, "grant", "grants"),
+            human::count(s.live_grants, "live grant", "live grants"),
         );
     }
     Ok(())

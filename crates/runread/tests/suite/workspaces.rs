@@ -101,7 +101,7 @@ fn re_adding_a_registered_root_keeps_its_revision_and_its_grants_live() {
     assert_eq!(listed[0]["liveGrants"], 1);
     assert_eq!(listed[0]["staleGrants"], 0);
     let shown = ok(runread(&home, &["workspace", "list"]));
-    assert!(shown.contains("3 runs, 1 grant live"), "{shown}");
+    assert!(shown.contains("3 runs, 1 live grant"), "{shown}");
 }
 
 #[test]
@@ -160,6 +160,11 @@ fn a_grant_whose_session_file_was_replaced_is_stale_with_why_wherever_grants_are
         "{shown}"
     );
 
+    let shown = ok(runread(&home, &["workspace", "list"]));
+    assert!(
+        shown.contains("3 runs, 0 live grants, 1 stale grant (cannot be read)"),
+        "{shown}"
+    );
     let ws = json(&home, &["workspace", "list", "--json"]);
     assert_eq!(
         (ws[0]["liveGrants"].as_u64(), ws[0]["staleGrants"].as_u64()),
