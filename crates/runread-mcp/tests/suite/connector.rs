@@ -709,6 +709,86 @@ async fn the_authorization_page_refuses_without_redirecting() {
     assert!(query_param(location, "code").is_none());
 }
 
+/// RFC 8252 §7.3: a native client (Codex's `codex mcp login`, Pi) picks its loopback port at
+/// run time, so a registered loopback `http` redirect URI matches at any port; its scheme, host,
+/// path and query still match exactly, and the token request names the very URI the code went to.
+#[tokio::test]
+async fn a_loopback_redirect_uri_matches_at_any_port_and_nothing_else_is_loosened() {
+    let d = Door::start().await;
+    let client_id = d
+        .register_as(json!({"client_name": "Native client", "redirect_uris": [
+            "http://127.0.0.1/callback", "http://localhost:1455/auth/callback", "http://[::1]/callback"
+        ]}))
+        .await;
+    let page_of = |redirect: &'static str| {
+        let q = d.authorize_query(&client_id, &[("redirect_uri", Some(redirect))]);
+        let d = &d;
+        async move { d.get(&format!("/authorize?{q}")).send().await.unwrap() }
+    };
+    for accepted in [
+        "http://127.0.0.1/callback",
+        "http://127.0.0.1:53177/callback",
+        "http://localhost:1455/auth/callback",
+        "http://localhost:40001/auth/callback",
+        "http://[::1]:8123/callback",
+    ] {
+        let page = page_of(accepted).await;
+        assert_eq!(page.status(), 200, "{accepted}");
+        // Denied at once: a client's waiting requests are bounded.
+        let html = page.text().await.unwrap();
+        let id = between(&html, "request=", "&").to_owned();
+        let now = runread_core::timefmt::now_ms();
+        d.env.owner().deny_connection(&id, now).unwrap();
+    }
+    for refused in [
+        "http://127.0.0.1:53177/callback/",
+        "http://127.0.0.1:53177/callback?x=1",
+        "https://127.0.0.1:53177/callback",
+        "http://localhost:53177/callback",
+        "http://127.0.0.2:53177/callback",
+        "http://127.0.0.1:53177/other",
+        "http://user@127.0.0.1:53177/callback",
+        "http://127.0.0.1:53177/callback#frag",
+    ] {
+        let r = page_of(refused).await;
+        assert!(r.status().is_client_error(), "{refused}");
+        assert!(r.headers().get("location").is_none(), "{refused}");
+        let html = r.text().await.unwrap();
+        assert!(
+            html.contains("<p id=\"error\">invalid_redirect_uri</p>"),
+            "{refused}: {html}"
+        );
+    }
+    // The whole flow at a port picked at run time; the token request must name that port.
+    let asked = "http://127.0.0.1:53177/callback";
+    let token_form = |code: &str, redirect: &str| -> Vec<(String, String)> {
+        [
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", redirect),
+            ("code_verifier", VERIFIER),
+            ("resource", RESOURCE),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+    };
+    for (redirect_at_token, status) in [("http://127.0.0.1:53178/callback", 400), (asked, 200)] {
+        let html = page_of(asked).await.text().await.unwrap();
+        let id = between(&html, "request=", "&").to_owned();
+        d.approve(&id, "native");
+        let r = d.continue_after_decision(&id).await;
+        let location = r.headers()["location"].to_str().unwrap().to_owned();
+        assert!(location.starts_with(&format!("{asked}?")), "{location}");
+        let code = query_param(&location, "code").unwrap();
+        let form = token_form(&code, redirect_at_token);
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let (got, body) = d.token(&pairs).await;
+        assert_eq!(got, status, "{redirect_at_token}: {body}");
+    }
+}
+
 #[tokio::test]
 async fn the_authorization_page_is_never_framed_cached_or_scripted() {
     let d = Door::start().await;

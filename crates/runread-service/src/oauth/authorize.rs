@@ -36,7 +36,7 @@ pub struct Authorization {
 }
 
 /// Checks an authorization request of `client` against this connector: the redirect URI one the
-/// client registered, the code flow, PKCE S256 with a well-formed challenge, exactly this
+/// client registered (any port of a loopback one), the code flow, PKCE S256 with a well-formed challenge, exactly this
 /// resource, a bounded printable `state`, a scope of feature names. Reads nothing: the fuzz
 /// targets call it.
 pub fn check_authorize(
@@ -48,7 +48,11 @@ pub fn check_authorize(
         .redirect_uri
         .as_deref()
         .ok_or(OAuthError::InvalidRequest)?;
-    if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
+    if !client
+        .redirect_uris
+        .iter()
+        .any(|u| crate::oauth::register::redirect_uri_matches(u, redirect_uri))
+    {
         return Err(OAuthError::InvalidRedirectUri);
     }
     if p.response_type.as_deref() != Some("code") {

@@ -9,20 +9,61 @@ use runread_core::limits::{
 use runread_core::oauth;
 use runread_store::{OAuthClient, OAuthClientBounds, Store};
 
+/// A URI's parts as redirect URIs are compared: `scheme://host[:port]rest`, `rest` the path and
+/// query as written.
+struct UriParts<'a> {
+    scheme: &'a str,
+    /// Lowercase.
+    host: String,
+    port: Option<&'a str>,
+    authority: &'a str,
+    rest: &'a str,
+}
+
+fn uri_parts(uri: &str) -> Option<UriParts<'_>> {
+    let (scheme, after) = uri.split_once("://")?;
+    let end = after.find(['/', '?']).unwrap_or(after.len());
+    let (authority, rest) = after.split_at(end);
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => (h, Some(port)),
+        _ => (authority, None),
+    };
+    Some(UriParts {
+        scheme,
+        host: host.to_ascii_lowercase(),
+        port,
+        authority,
+        rest,
+    })
+}
+
 /// The host of `uri` (lowercase, without port), if it has one.
 fn host_of(uri: &str) -> Option<String> {
-    let (_, rest) = uri.split_once("://")?;
-    let authority = rest.split(['/', '?']).next()?;
-    let host = authority
-        .rsplit_once(':')
-        .filter(|(h, port)| !h.ends_with(']') || port.bytes().all(|b| b.is_ascii_digit()))
-        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
-        .map_or(authority, |(h, _)| h);
-    Some(host.to_ascii_lowercase())
+    uri_parts(uri).map(|p| p.host)
 }
 
 fn is_loopback_host(host: &str) -> bool {
     matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+/// Whether an authorization request's redirect URI `asked` is the registered `registered`: the
+/// same text, or — for an `http` URI to a loopback host — the same but for the port, which a
+/// native client picks when it starts listening (RFC 8252 §7.3: the authorization server MUST
+/// allow any port there). Scheme, host, path and query still match exactly.
+pub fn redirect_uri_matches(registered: &str, asked: &str) -> bool {
+    if registered == asked {
+        return true;
+    }
+    let (Some(r), Some(a)) = (uri_parts(registered), uri_parts(asked)) else {
+        return false;
+    };
+    r.scheme == "http"
+        && a.scheme == "http"
+        && is_loopback_host(&r.host)
+        && r.host == a.host
+        && r.rest == a.rest
+        && a.port.is_none_or(|p| !p.is_empty())
+        && is_redirect_uri(asked)
 }
 
 /// Who registered a client, as far as its registration tells: the host of its first redirect
@@ -47,21 +88,15 @@ pub fn is_redirect_uri(uri: &str) -> bool {
     {
         return false;
     }
-    let Some((scheme, rest)) = uri.split_once("://") else {
+    let Some(parts) = uri_parts(uri) else {
         return false;
     };
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    if authority.is_empty() || authority.contains('@') {
+    if parts.authority.is_empty() || parts.authority.contains('@') {
         return false;
     }
-    let host = authority
-        .rsplit_once(':')
-        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
-        .map_or(authority, |(h, _)| h)
-        .to_ascii_lowercase();
-    match scheme {
+    match parts.scheme {
         "https" => true,
-        "http" => matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]"),
+        "http" => is_loopback_host(&parts.host),
         _ => false,
     }
 }

@@ -101,11 +101,22 @@ fn print_grant_table(rows: &[GrantRow<'_>], run_prefixes: &[String]) {
         rows.iter().map(f).max().unwrap_or(0).max(title.len())
     };
     let id_w = width(&|r| r.grant_id.len(), "GRANT");
-    let run_w = run_prefixes.iter().map(String::len).max().unwrap_or(0).max(3);
+    let run_w = run_prefixes
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max(3);
     let to_w = width(&|r| r.to.chars().count(), "TO");
     let features: Vec<String> = rows
         .iter()
-        .map(|r| r.features.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(","))
+        .map(|r| {
+            r.features
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
         .collect();
     let f_w = features.iter().map(String::len).max().unwrap_or(0).max(8);
     outln!(

@@ -474,7 +474,11 @@ fn show_grant_list_and_snapshots_print_the_prefix_that_picks_the_run() {
     );
     let listed = ok(h.run(&["grant", "list"]));
     let row = listed.lines().nth(1).unwrap_or_default();
-    assert_eq!(row.split_whitespace().nth(1), Some("01a231df-b"), "{listed}");
+    assert_eq!(
+        row.split_whitespace().nth(1),
+        Some("01a231df-b"),
+        "{listed}"
+    );
     let kept = ok(h.run(&["snapshots"]));
     assert!(kept.contains("sealed    run 01a231df-b ("), "{kept}");
     assert!(kept.contains("\nrun 01a231df-b "), "{kept}");
