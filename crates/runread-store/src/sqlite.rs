@@ -61,6 +61,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 15: the audit's retention: seals and prunes, chained, and deletes of start records and
     // receipts refused unless a prune covers them; the owner's settings.
     include_str!("../migrations/sqlite/0015.sql"),
+    include_str!("../migrations/sqlite/0016.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -922,6 +923,10 @@ impl GateLog for SqliteStore {
             Written::Start(_) => Err(StoreError::Unavailable("group commit mixed up".into())),
         }
     }
+}
+
+impl Refusals for SqliteStore {
+    vocab::refusals_in_every_store!();
 }
 
 impl Connectors for SqliteStore {
