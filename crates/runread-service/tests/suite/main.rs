@@ -9,6 +9,7 @@ mod get_run;
 mod history_limits;
 mod key_admission;
 mod recheck;
+mod refusals;
 mod search;
 mod snapshots;
 mod supervised;
