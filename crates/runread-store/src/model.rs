@@ -425,7 +425,7 @@ pub const UNADMITTED_MINUTE_MS: i64 = 60_000;
 
 /// A call refused before the gate, by a caller whose credential named a reader: admission knew
 /// who asked, so the owner sees who, what and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Refusal {
     pub reader_id: String,
@@ -458,7 +458,7 @@ pub struct RefusalPage {
 }
 
 /// The calls with no valid credential refused with one code over the minutes counted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnadmittedTally {
     pub code: String,

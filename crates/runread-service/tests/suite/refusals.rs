@@ -10,42 +10,12 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use runread_core::{ErrorCode, Feature, Target};
+use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, Service, tools};
 use runread_store::{Refusal, RefusalFilter};
 
 use runread_testkit::hooked::Hooked;
 use runread_testkit::{Env, block_on};
-
-/// Three refused reads, each by a reader of its own: an expired grant, a run not granted, a
-/// revoked grant. The answers, in that order, and the readers' ids.
-fn three_refused_reads(env: &Env, svc: &Arc<Service>) -> (Vec<ErrorCode>, Vec<String>) {
-    let run = env.longest_answer_run();
-    let (expired, expired_key) = env.raw_grant(&run.target, vec![Feature::FinalAnswer], -1_000);
-    let other = Target {
-        run_id: "not-a-granted-run".into(),
-        ..run.target.clone()
-    };
-    let ungranted = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "ungranted");
-    let revoked = env.grant(&run.target.run_id, vec![Feature::FinalAnswer], "revoked");
-    let now = runread_core::timefmt::now_ms();
-    assert!(env.store.revoke_grant(&revoked.grant.id, now).unwrap());
-    let calls = [
-        (&expired_key, &run.target),
-        (&ungranted.key, &other),
-        (&revoked.key, &run.target),
-    ];
-    let codes = calls
-        .iter()
-        .map(|(key, target)| {
-            let ctx = Arc::new(svc.admit_key(&[key.as_bytes()]).unwrap());
-            let args = json!({ "target": target });
-            block_on(svc.call(ctx, tools::READ_FINAL_ANSWER, args, None)).unwrap_err()
-        })
-        .collect();
-    let readers = vec![expired.reader_id, ungranted.reader.id, revoked.reader.id];
-    (codes, readers)
-}
 
 #[test]
 fn three_refused_reads_are_kept_with_their_reader_tool_target_and_code() {
@@ -53,7 +23,7 @@ fn three_refused_reads_are_kept_with_their_reader_tool_target_and_code() {
     env.place("sample", Duration::from_secs(60));
     env.ingest();
     let svc = env.service();
-    let (codes, readers) = three_refused_reads(&env, &svc);
+    let (codes, readers) = env.three_refused_reads(&svc);
     assert_eq!(
         codes,
         [
@@ -164,7 +134,7 @@ fn a_refusal_the_store_cannot_record_is_still_the_same_refusal() {
     let mut store = Hooked::new(env.store.clone());
     store.refusals_fail = true;
     let svc = Arc::new(Service::new(Arc::new(store), env.keys(), Config::default()).unwrap());
-    let (codes, _) = three_refused_reads(&env, &svc);
+    let (codes, _) = env.three_refused_reads(&svc);
     assert_eq!(
         codes,
         [
