@@ -29,7 +29,8 @@ use crate::form::{Fields, PageQuery};
 use crate::pages;
 use crate::pages::ReaderChange;
 use crate::views::{
-    AUDIT_WINDOWS, Answer, AuditView, EXPIRY_PRESETS, ReadersView, RunView, RunsPage, RunsQuery,
+    AUDIT_WINDOWS, Answer, AuditView, EXPIRY_PRESETS, ReadersView, RefusedView, RunView, RunsPage,
+    RunsQuery,
 };
 use crate::{AUDIT_PAGE_MAX, BACK_PATH_MAX_BYTES, Console, PAGE_DEADLINE, RUNS_PAGE, Refusal};
 
@@ -893,6 +894,7 @@ async fn audit(
             .owner
             .shown_calls(page.rows)
             .map_err(|_| Refusal::Unavailable)?;
+        let refused = refused_before_gate(&c2.owner, &filter)?;
         Ok(AuditView {
             window,
             reader,
@@ -903,11 +905,40 @@ async fn audit(
             rows,
             more: page.more,
             grants,
+            refused,
             now_ms: now,
         })
     })
     .await?;
     Ok(owner.page(pages::audit(s, &view)))
+}
+
+/// The calls refused before the gate that the audit's `filter` lets through, and the counts of
+/// calls with no valid credential when it holds them (as `runread audit` shows them).
+fn refused_before_gate(
+    owner: &runread_service::Owner,
+    filter: &runread_store::AuditFilter,
+) -> Result<RefusedView, Refusal> {
+    let Some(of_refusals) = filter.refused_before_gate() else {
+        return Ok(RefusedView::default());
+    };
+    let page = owner
+        .store()
+        .refusals_page(&of_refusals, AUDIT_PAGE_MAX)
+        .map_err(store_err)?;
+    let unadmitted = if filter.holds_unadmitted() {
+        let since = filter.since_ms.unwrap_or(i64::MIN);
+        owner.store().unadmitted_tallies(since).map_err(store_err)?
+    } else {
+        Vec::new()
+    };
+    Ok(RefusedView {
+        rows: owner
+            .shown_refusals(page.rows)
+            .map_err(|_| Refusal::Unavailable)?,
+        more: page.more,
+        unadmitted,
+    })
 }
 
 /// The audit window `?window=` names (the day when it names none).

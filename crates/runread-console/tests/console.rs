@@ -1500,3 +1500,55 @@ async fn a_connection_named_after_a_reader_joins_it_only_after_its_grants_were_s
     let decided = store.oauth_request(&request.id).unwrap().unwrap();
     assert_eq!(decided.reader_id.as_deref(), Some(claude.id.as_str()));
 }
+
+/// Issue 48, surprise 4: reads refused before the gate once showed nowhere, the Audit page only
+/// `ok` rows. It shows each with its reader and code, its filters hold for them, and calls with
+/// no valid credential show as counts.
+#[tokio::test]
+async fn the_audit_page_shows_reads_refused_before_the_gate_and_filters_them() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let svc = s.env.service();
+    let (codes, readers) = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                for _ in 0..5 {
+                    let key = runread_core::key::generate().unwrap();
+                    assert!(svc.admit_key(&[key.as_bytes()]).is_err());
+                }
+                s.env.three_refused_reads(&svc)
+            })
+            .join()
+            .unwrap()
+    });
+    assert_eq!(
+        codes.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+        ["grant_expired", "not_granted", "grant_revoked"]
+    );
+    let refused = s
+        .get("/audit?window=1h&outcome=refused", Some(&cookie))
+        .await;
+    assert_eq!(refused.status, 200);
+    let b = &refused.body;
+    assert!(b.contains("Refused before the gate"), "{b}");
+    for code in ["grant_expired", "not_granted", "grant_revoked"] {
+        assert!(b.contains(&format!(">{code}<")), "{code}: {b}");
+    }
+    assert!(b.contains(">ungranted<") && b.contains(">revoked<"), "{b}");
+    assert!(b.contains("5 <code>invalid_key</code>"), "{b}");
+    assert_no_secret(b);
+    // The reader filter holds for them.
+    let one = s
+        .get(
+            &format!("/audit?window=1h&reader={}", readers[2]),
+            Some(&cookie),
+        )
+        .await;
+    assert!(one.body.contains(">grant_revoked<"), "{}", one.body);
+    assert!(!one.body.contains(">not_granted<"), "{}", one.body);
+    assert!(!one.body.contains("invalid_key"), "{}", one.body);
+    // Another outcome holds none of them.
+    let ok = s.get("/audit?window=1h&outcome=ok", Some(&cookie)).await;
+    assert!(!ok.body.contains("Refused before the gate"), "{}", ok.body);
+    assert!(ok.body.contains("No calls."), "{}", ok.body);
+}

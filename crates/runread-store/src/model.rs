@@ -390,6 +390,27 @@ pub struct AuditFilter {
     pub before: Option<AuditCursor>,
 }
 
+impl AuditFilter {
+    /// The refusal log's filter for the calls refused before the gate that this filter lets
+    /// through; `None` when it lets none through: they have no grant, no receipt (only the
+    /// outcome `refused` holds them) and no start id to page after.
+    pub fn refused_before_gate(&self) -> Option<RefusalFilter> {
+        let refused = matches!(self.outcome, None | Some(AuditOutcome::Refused));
+        (refused && self.grant_id.is_none() && self.before.is_none()).then(|| RefusalFilter {
+            since_ms: self.since_ms,
+            reader_id: self.reader_id.clone(),
+            run_id: self.run_id.clone(),
+            tool: None,
+        })
+    }
+
+    /// Whether the counts of calls with no valid credential are among what this filter lets
+    /// through: those of the calls refused before the gate, but they name no reader or run.
+    pub fn holds_unadmitted(&self) -> bool {
+        self.refused_before_gate().is_some() && self.reader_id.is_none() && self.run_id.is_none()
+    }
+}
+
 /// One page of the audit, newest first, each start record with its receipts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditPage {

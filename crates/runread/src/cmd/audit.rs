@@ -9,9 +9,7 @@ use runread_core::timefmt::{now_ms, parse_duration_ms, parse_rfc3339, rfc3339};
 use runread_gate::log::{self, Retention};
 use runread_service::Owner;
 use runread_service::owner::shown::{ShownCall, ShownRefusal};
-use runread_store::{
-    AuditCursor, AuditFilter, AuditOutcome, Reader, RefusalFilter, Store, UnadmittedTally,
-};
+use runread_store::{AuditCursor, AuditFilter, AuditOutcome, Reader, Store, UnadmittedTally};
 
 use crate::human;
 
@@ -39,7 +37,7 @@ pub fn audit(ctx: &Context, args: &AuditArgs) -> Result<(), String> {
     let calls = service
         .shown_calls(std::mem::take(&mut page.rows))
         .map_err(|e| format!("cannot read the known secrets to mask the audit: {e}"))?;
-    let refused = RefusedBeforeGate::read(&*store, &service, args, &filter)?;
+    let refused = RefusedBeforeGate::read(&*store, &service, args.limit, &filter)?;
     if args.json {
         let rows: Vec<_> = calls.iter().map(|c| row_json(c)).collect();
         let next = next.as_ref().map(|c| c.start_id.clone());
@@ -82,7 +80,7 @@ impl RefusedBeforeGate {
     fn read(
         store: &dyn Store,
         owner: &Owner,
-        args: &AuditArgs,
+        limit: u32,
         filter: &AuditFilter,
     ) -> Result<RefusedBeforeGate, String> {
         let mut refused = RefusedBeforeGate {
@@ -90,26 +88,17 @@ impl RefusedBeforeGate {
             more: 0,
             unadmitted: Vec::new(),
         };
-        let refusals_match = matches!(filter.outcome, None | Some(AuditOutcome::Refused))
-            && args.before.is_none()
-            && args.grant.is_none();
-        if !refusals_match {
+        let Some(of_refusals) = filter.refused_before_gate() else {
             return Ok(refused);
-        }
-        let of_refusals = RefusalFilter {
-            since_ms: filter.since_ms,
-            reader_id: filter.reader_id.clone(),
-            run_id: filter.run_id.clone(),
-            tool: None,
         };
         let page = store
-            .refusals_page(&of_refusals, args.limit)
+            .refusals_page(&of_refusals, limit)
             .map_err(|e| e.to_string())?;
         refused.more = page.more;
         refused.rows = owner
             .shown_refusals(page.rows)
             .map_err(|e| format!("cannot read the known secrets to mask the audit: {e}"))?;
-        if args.reader.is_none() && args.run.is_none() {
+        if filter.holds_unadmitted() {
             refused.unadmitted = store
                 .unadmitted_tallies(filter.since_ms.unwrap_or(i64::MIN))
                 .map_err(|e| e.to_string())?;
