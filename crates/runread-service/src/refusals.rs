@@ -36,6 +36,17 @@ pub(crate) fn refused(
     code
 }
 
+/// [`refused`] for `reader_id`'s call of `tool` with `args`, once its code is known.
+pub(crate) fn recorder<'a>(
+    store: &'a dyn Store,
+    reader_id: &'a str,
+    tool: &'a str,
+    args: &'a serde_json::Value,
+    now_ms: i64,
+) -> impl FnOnce(ErrorCode) -> ErrorCode + 'a {
+    move |code| refused(store, reader_id, tool, Some(args), code, now_ms)
+}
+
 /// Counts a call refused with `code` before its credential named a reader. Returns `code`,
 /// whatever became of the count. A store that cannot answer (`unavailable`) refused nobody.
 pub(crate) fn unadmitted(store: &dyn Store, code: ErrorCode, now_ms: i64) -> ErrorCode {

@@ -207,19 +207,11 @@ impl Service {
         // Steps 4 to 7 all read or write the store: they run together on one blocking thread.
         let svc = self.reading.clone();
         let admit = move || {
-            // Steps 4 and 5: arguments, grant, currency.
-            // Refused here, the call never reaches the gate: the refusal log keeps it.
+            // Steps 4 and 5: arguments, grant, currency. Refused here, the call never reaches
+            // the gate: the refusal log keeps it.
+            let refused = refusals::recorder(&*svc.store, &ctx.reader.id, def.name, &args, now_ms);
             let admitted =
-                adapters::admit(&svc, &ctx, def, &tools::ALL, &args, now_ms).map_err(|code| {
-                    refusals::refused(
-                        &*svc.store,
-                        &ctx.reader.id,
-                        def.name,
-                        Some(&args),
-                        code,
-                        now_ms,
-                    )
-                })?;
+                adapters::admit(&svc, &ctx, def, &tools::ALL, &args, now_ms).map_err(refused)?;
             let call = Call {
                 tool: def.name.to_owned(),
                 request_id,
