@@ -1916,3 +1916,45 @@ fn calls_without_a_credential_are_counted_per_minute_and_code_for_the_minutes_ke
     assert_eq!(first(s), Some((minute * 6, 3)));
     assert_eq!(s.unadmitted_tallies(i64::MIN).unwrap().len(), 1);
 }
+
+/// The refusal log's bound at its real value, `REFUSALS_KEPT_MAX`, without writing that many: a
+/// row placed by hand `REFUSALS_KEPT_MAX - 1` places before the next (the ones between never
+/// written) is kept at the bound, and goes one past it.
+#[test]
+fn sqlite_refusals_keep_refusals_kept_max_and_drop_one_past_it() {
+    use runread_store::REFUSALS_KEPT_MAX;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runread.db");
+    let s = SqliteStore::open(&path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO refusals (seq, reader_id, tool, code, created_at) \
+         VALUES (1, 'rd-old', 'get_run', 'not_granted', 1)",
+        [],
+    )
+    .unwrap();
+    let last_placed = i64::try_from(REFUSALS_KEPT_MAX).unwrap() - 1;
+    conn.execute(
+        "INSERT INTO refusals (seq, reader_id, tool, code, created_at) \
+         VALUES (?1, 'rd', 'get_run', 'not_granted', 2)",
+        [last_placed],
+    )
+    .unwrap();
+    let readers = |s: &SqliteStore| -> Vec<String> {
+        let page = s.refusals_page(&RefusalFilter::default(), 10).unwrap();
+        page.rows.into_iter().map(|r| r.reader_id).collect()
+    };
+    // The newest is number REFUSALS_KEPT_MAX: the first is still among the last that many.
+    s.record_refusal(
+        &refusal("rd", "get_run", "busy", None, 3),
+        REFUSALS_KEPT_MAX,
+    )
+    .unwrap();
+    assert_eq!(readers(&s), ["rd", "rd", "rd-old"]);
+    s.record_refusal(
+        &refusal("rd", "get_run", "busy", None, 4),
+        REFUSALS_KEPT_MAX,
+    )
+    .unwrap();
+    assert_eq!(readers(&s), ["rd", "rd", "rd"]);
+}
