@@ -535,6 +535,20 @@ async fn grant_read_over_mcp_revoke_and_audit_from_the_console() {
     assert!(audit.body.contains("read_final_answer"));
     assert!(audit.body.contains(">ok<"), "{}", audit.body);
     assert!(audit.body.contains("<svg"), "the chart is drawn");
+
+    // Who tried to read after the revocation: the refused read is in the audit with its reader,
+    // though it never reached the gate; a stranger's key only in the counts.
+    let stranger = runread_core::key::generate().unwrap();
+    assert!(Client::connect(&s.mcp_url, &stranger).await.is_err());
+    let refused = s.get("/audit?outcome=refused", Some(&cookie)).await;
+    let b = &refused.body;
+    assert!(b.contains("Refused before the gate"), "{b}");
+    let row = between(b, "<table class=\"audit refused\">", "</table>");
+    assert!(
+        row.contains(">grant_revoked<") && row.contains("claude-code"),
+        "{row}"
+    );
+    assert!(b.contains("<code>invalid_key</code>"), "{b}");
 }
 
 #[tokio::test]
