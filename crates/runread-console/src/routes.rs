@@ -841,6 +841,8 @@ struct AuditQuery {
     #[serde(default)]
     run: Option<String>,
     #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
     outcome: Option<String>,
 }
 
@@ -851,34 +853,14 @@ async fn audit(
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
     let window = audit_window(q.window.as_deref())?;
-    let reader = q.reader.filter(|r| !r.is_empty());
-    let grant = q.grant.filter(|g| !g.is_empty());
-    let run = q.run.filter(|r| !r.is_empty());
-    if !reader.as_deref().is_none_or(runread_core::target::is_id)
-        || !grant.as_deref().is_none_or(runread_core::target::is_id)
-        || !run.as_deref().is_none_or(runread_core::target::is_id)
-    {
-        return Err(Refusal::InvalidRequest);
-    }
-    let outcome = match q.outcome.as_deref().filter(|o| !o.is_empty()) {
-        None => None,
-        Some(o) => Some(runread_store::AuditOutcome::parse(o).ok_or(Refusal::InvalidRequest)?),
-    };
+    let now = now_ms();
+    let filter = audit_filter(q, now - window.2)?;
     let c2 = c.clone();
     let view = blocking(move || {
-        let now = now_ms();
         let grants = c2.owner.store().grants().map_err(store_err)?;
         // Filtered in the store, so that a filter finds its calls however many others the
         // window holds.
         let readers = c2.owner.store().readers().map_err(store_err)?;
-        let filter = runread_store::AuditFilter {
-            since_ms: Some(now - window.2),
-            grant_id: grant.clone(),
-            reader_id: reader.clone(),
-            run_id: run.clone(),
-            outcome,
-            before: None,
-        };
         let page = c2
             .owner
             .store()
@@ -897,11 +879,12 @@ async fn audit(
         let refused = refused_before_gate(&c2.owner, &filter)?;
         Ok(AuditView {
             window,
-            reader,
+            reader: filter.reader_id,
             readers,
-            grant,
-            run,
-            outcome,
+            grant: filter.grant_id,
+            run: filter.run_id,
+            tool: filter.tool,
+            outcome: filter.outcome,
             rows,
             more: page.more,
             grants,
@@ -911,6 +894,39 @@ async fn audit(
     })
     .await?;
     Ok(owner.page(pages::audit(s, &view)))
+}
+
+/// The store's filter for the audit page's query, from `since_ms` on: ids well formed, a tool
+/// of the catalog (or the name a refusal keeps of one runread does not have), a known outcome.
+fn audit_filter(q: AuditQuery, since_ms: i64) -> Result<runread_store::AuditFilter, Refusal> {
+    let reader = q.reader.filter(|r| !r.is_empty());
+    let grant = q.grant.filter(|g| !g.is_empty());
+    let run = q.run.filter(|r| !r.is_empty());
+    let tool = q.tool.filter(|t| !t.is_empty());
+    let known_tool = |t: &str| {
+        runread_service::tools::by_name(t).is_some()
+            || t == runread_service::refusals::UNKNOWN_TOOL_KEPT_AS
+    };
+    if !reader.as_deref().is_none_or(runread_core::target::is_id)
+        || !grant.as_deref().is_none_or(runread_core::target::is_id)
+        || !run.as_deref().is_none_or(runread_core::target::is_id)
+        || !tool.as_deref().is_none_or(known_tool)
+    {
+        return Err(Refusal::InvalidRequest);
+    }
+    let outcome = match q.outcome.as_deref().filter(|o| !o.is_empty()) {
+        None => None,
+        Some(o) => Some(runread_store::AuditOutcome::parse(o).ok_or(Refusal::InvalidRequest)?),
+    };
+    Ok(runread_store::AuditFilter {
+        since_ms: Some(since_ms),
+        grant_id: grant,
+        reader_id: reader,
+        run_id: run,
+        tool,
+        outcome,
+        before: None,
+    })
 }
 
 /// The calls refused before the gate that the audit's `filter` lets through, and the counts of

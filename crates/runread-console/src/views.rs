@@ -119,6 +119,7 @@ pub(crate) struct AuditView {
     pub reader: Option<String>,
     pub grant: Option<String>,
     pub run: Option<String>,
+    pub tool: Option<String>,
     pub outcome: Option<runread_store::AuditOutcome>,
     pub rows: Vec<MaskedView<runread_service::owner::shown::ShownCall>>,
     /// Calls in the window the filters let through beyond the page's [`AUDIT_PAGE_MAX`].

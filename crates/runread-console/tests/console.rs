@@ -1561,6 +1561,15 @@ async fn the_audit_page_shows_reads_refused_before_the_gate_and_filters_them() {
     assert!(one.body.contains(">grant_revoked<"), "{}", one.body);
     assert!(!one.body.contains(">not_granted<"), "{}", one.body);
     assert!(!one.body.contains("invalid_key"), "{}", one.body);
+    // So does the tool filter; a tool runread has not is refused.
+    let of_tool = s
+        .get("/audit?window=1h&tool=read_final_answer", Some(&cookie))
+        .await;
+    assert_eq!(of_tool.body.matches(">not_granted<").count(), 1);
+    let other_tool = s.get("/audit?window=1h&tool=get_run", Some(&cookie)).await;
+    assert!(!other_tool.body.contains(">not_granted<"));
+    let bad = s.get("/audit?window=1h&tool=nonsense", Some(&cookie)).await;
+    assert_eq!(bad.refusal(), Some("invalid_request"));
     // Another outcome holds none of them.
     let ok = s.get("/audit?window=1h&outcome=ok", Some(&cookie)).await;
     assert!(!ok.body.contains("Refused before the gate"), "{}", ok.body);

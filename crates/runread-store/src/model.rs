@@ -384,6 +384,8 @@ pub struct AuditFilter {
     pub reader_id: Option<String>,
     /// Only calls that named a run with this id.
     pub run_id: Option<String>,
+    /// Only calls of this tool (its name).
+    pub tool: Option<String>,
     /// Only calls with a receipt of this outcome (or, for `interrupted`, with none).
     pub outcome: Option<AuditOutcome>,
     /// Only calls after this one, newest first (the previous page's last row).
@@ -400,7 +402,7 @@ impl AuditFilter {
             since_ms: self.since_ms,
             reader_id: self.reader_id.clone(),
             run_id: self.run_id.clone(),
-            tool: None,
+            tool: self.tool.clone(),
         })
     }
 

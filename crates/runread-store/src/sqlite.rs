@@ -1240,7 +1240,7 @@ mod tests {
             start_id: "st-5".into(),
             ..start("st-5").meta
         }];
-        for bits in 0..64u32 {
+        for bits in 0..128u32 {
             let has = |b: u32| bits & (1 << b) != 0;
             let filter = AuditFilter {
                 since_ms: has(0).then_some(1),
@@ -1249,6 +1249,7 @@ mod tests {
                 outcome: has(3).then_some(AuditOutcome::Refused),
                 before: has(4).then(|| AuditCursor::after(&shown[0])),
                 reader_id: has(5).then(|| "r".into()),
+                tool: has(6).then(|| "get_run".into()),
             };
             let page = vocab::audit_page_sql(&filter, 1, RUN_ID_OF_START);
             let more = vocab::audit_more_sql(&filter, 1, &shown, RUN_ID_OF_START).unwrap();

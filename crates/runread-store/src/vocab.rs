@@ -715,6 +715,10 @@ impl<'a> AuditWhere<'a> {
             let p = w.bind(r);
             w.conditions.push(format!("{run_id} = {p}"));
         }
+        if let Some(t) = &f.tool {
+            let p = w.bind(t);
+            w.conditions.push(format!("s.tool = {p}"));
+        }
         if let Some(o) = f.outcome {
             w.conditions.push(outcome_condition(o).to_owned());
         }

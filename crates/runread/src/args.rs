@@ -441,6 +441,9 @@ pub(crate) struct AuditArgs {
     /// Only calls that named this run (its whole id, as the audit shows it).
     #[arg(long, value_name = "RUN_ID")]
     pub(crate) run: Option<String>,
+    /// Only calls of this tool (its name, as the audit shows it: `read_final_answer`, …).
+    #[arg(long, value_name = "TOOL")]
+    pub(crate) tool: Option<String>,
     /// Only calls with a receipt of this outcome (`refused`: any refusal, and the calls refused
     /// before the gate, with the counts of calls with no valid credential; `interrupted`: no
     /// receipt at all).

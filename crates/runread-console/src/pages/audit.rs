@@ -49,6 +49,9 @@ fn audit_filters(v: &AuditView) -> Markup {
         if let Some(r) = &v.run {
             q.push(format!("run={}", enc(r)));
         }
+        if let Some(t) = &v.tool {
+            q.push(format!("tool={}", enc(t)));
+        }
         if let Some(o) = v.outcome {
             q.push(format!("outcome={}", o.as_str()));
         }
@@ -82,6 +85,14 @@ fn audit_filters(v: &AuditView) -> Markup {
                 }
             }
             label { "Run id " input type="text" name="run" value=(v.run.clone().unwrap_or_default()); }
+            label { "Tool "
+                select name="tool" {
+                    option value="" selected[v.tool.is_none()] { "all" }
+                    @for t in runread_service::tools::ALL.iter() {
+                        option value=(t.name) selected[v.tool.as_deref() == Some(t.name)] { (t.name) }
+                    }
+                }
+            }
             label { "Outcome "
                 select name="outcome" {
                     option value="" selected[v.outcome.is_none()] { "all" }

@@ -765,6 +765,12 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
         })
         .is_empty()
     );
+    let of_tool = |tool: &str| AuditFilter {
+        tool: Some(tool.into()),
+        ..Default::default()
+    };
+    assert_eq!(by(of_tool("read_final_answer")), expect(&|_, _| true));
+    assert!(by(of_tool("get_run")).is_empty());
     for (outcome, want) in [
         (AuditOutcome::Ok, Some("ok")),
         (AuditOutcome::Refused, Some("refused:invalid_cursor")),
@@ -786,6 +792,7 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
             grant_id: Some("g-b".into()),
             reader_id: None,
             run_id: Some("r2".into()),
+            tool: None,
             outcome: None,
             before: None,
         }),

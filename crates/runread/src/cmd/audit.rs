@@ -236,6 +236,7 @@ fn audit_filter(store: &dyn Store, args: &AuditArgs) -> Result<AuditFilter, Stri
         grant_id: args.grant.clone(),
         reader_id,
         run_id: args.run.clone(),
+        tool: args.tool.clone(),
         outcome,
         before,
     })
@@ -336,6 +337,7 @@ fn last_line(
         ("--grant", args.grant.as_deref()),
         ("--reader", args.reader.as_deref()),
         ("--run", args.run.as_deref()),
+        ("--tool", args.tool.as_deref()),
         ("--outcome", filter.outcome.map(AuditOutcome::as_str)),
     ] {
         if let Some(v) = value {

@@ -76,6 +76,13 @@ fn three_refused_reads_are_listed_by_audit_outcome_refused_with_their_codes_and_
         !one.contains("not_granted") && !one.contains("invalid_key"),
         "{one}"
     );
+    // So does the tool filter.
+    let of_tool = ok(runread(home, &["audit", "--tool", "read_final_answer"]));
+    assert!(of_tool.contains("3 refused calls; no more"), "{of_tool}");
+    let other_tool = ok(runread(home, &["audit", "--tool", "get_run"]));
+    assert!(!other_tool.contains("read_final_answer"), "{other_tool}");
+    let of_grant = ok(runread(home, &["audit", "--grant", "g-nope"]));
+    assert_eq!(of_grant, "no calls\n");
     // Another outcome, or a grant, holds none of them.
     assert_eq!(
         ok(runread(home, &["audit", "--outcome", "ok"])),
