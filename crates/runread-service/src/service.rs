@@ -202,7 +202,7 @@ impl Service {
         };
         let now_ms = runread_core::timefmt::now_ms();
         if !self.rate.take(&ctx.reader.id, now_ms) {
-            return Err(self.refused(&ctx, tool, &args, ErrorCode::Busy).await);
+            return Err(self.busy(&ctx, tool, &args, now_ms).await);
         }
         // Steps 4 to 7 all read or write the store: they run together on one blocking thread.
         let svc = self.reading.clone();
@@ -253,6 +253,20 @@ impl Service {
             labeled: label(def.name, def.trust, out.output),
             start_id: out.start_id,
         })
+    }
+
+    /// A call beyond the reader's bound: `busy`, recorded once a minute per reader.
+    async fn busy(
+        &self,
+        ctx: &KeyContext,
+        tool: &str,
+        args: &serde_json::Value,
+        now_ms: i64,
+    ) -> ErrorCode {
+        if !self.rate.first_busy_of_minute(&ctx.reader.id, now_ms) {
+            return ErrorCode::Busy;
+        }
+        self.refused(ctx, tool, args, ErrorCode::Busy).await
     }
 
     /// Records a call of `ctx`'s reader refused before the gate, on a blocking thread (the

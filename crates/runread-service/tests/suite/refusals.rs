@@ -154,3 +154,38 @@ fn a_refusal_the_store_cannot_record_is_still_the_same_refusal() {
         .unwrap();
     assert!(kept.rows.is_empty());
 }
+
+/// A reader past its bound calls as fast as it can: its `busy` refusals are kept once a minute,
+/// so they cannot push every other refusal out of the log.
+#[test]
+fn a_reader_past_its_bound_leaves_one_busy_row_a_minute() {
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let run = env.longest_answer_run();
+    let svc = env.service_with(Config {
+        calls_per_minute: 1,
+        ..Config::default()
+    });
+    let g = env.grant(&run.target.run_id, vec![Feature::Status], "eager");
+    let ctx = Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let args = json!({ "target": run.target });
+    let first = block_on(svc.call(ctx.clone(), tools::GET_RUN, args.clone(), None));
+    assert!(first.is_ok(), "{first:?}");
+    const CALLS_PAST_THE_BOUND: usize = 20;
+    for _ in 0..CALLS_PAST_THE_BOUND {
+        let code = block_on(svc.call(ctx.clone(), tools::GET_RUN, args.clone(), None));
+        assert_eq!(code.err(), Some(ErrorCode::Busy));
+    }
+    let page = env
+        .store
+        .refusals_page(&RefusalFilter::default(), 100)
+        .unwrap();
+    assert!(page.rows.iter().all(|r| r.code == "busy"));
+    // One a minute: the calls may straddle two minutes, never more in this test.
+    assert!(
+        (1..=2).contains(&page.rows.len()),
+        "{} busy rows for {CALLS_PAST_THE_BOUND} calls",
+        page.rows.len()
+    );
+}
