@@ -2,7 +2,8 @@
 //! `serve --calls-per-minute`): every gated call writes a start record and a receipt, so this is
 //! what bounds how fast one key grows the store. A token bucket per reader: as many calls at once
 //! as the bound, refilled at the bound per minute; a call beyond it is refused `busy` before it
-//! reaches the gate (and writes nothing).
+//! reaches the gate (and writes nothing to the gate's log; the refusal log keeps one `busy` a
+//! minute per reader: [`CallRate::first_busy_of_minute`]).
 //!
 //! Per process: each gateway of a shared store counts its own calls.
 
