@@ -29,7 +29,8 @@ use crate::form::{Fields, PageQuery};
 use crate::pages;
 use crate::pages::ReaderChange;
 use crate::views::{
-    AUDIT_WINDOWS, Answer, AuditView, EXPIRY_PRESETS, ReadersView, RunView, RunsPage, RunsQuery,
+    AUDIT_WINDOWS, Answer, AuditView, EXPIRY_PRESETS, ReadersView, RefusedView, RunView, RunsPage,
+    RunsQuery,
 };
 use crate::{AUDIT_PAGE_MAX, BACK_PATH_MAX_BYTES, Console, PAGE_DEADLINE, RUNS_PAGE, Refusal};
 
@@ -922,6 +923,8 @@ struct AuditQuery {
     #[serde(default)]
     run: Option<String>,
     #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
     outcome: Option<String>,
 }
 
@@ -932,34 +935,14 @@ async fn audit(
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
     let window = audit_window(q.window.as_deref())?;
-    let reader = q.reader.filter(|r| !r.is_empty());
-    let grant = q.grant.filter(|g| !g.is_empty());
-    let run = q.run.filter(|r| !r.is_empty());
-    if !reader.as_deref().is_none_or(runread_core::target::is_id)
-        || !grant.as_deref().is_none_or(runread_core::target::is_id)
-        || !run.as_deref().is_none_or(runread_core::target::is_id)
-    {
-        return Err(Refusal::InvalidRequest);
-    }
-    let outcome = match q.outcome.as_deref().filter(|o| !o.is_empty()) {
-        None => None,
-        Some(o) => Some(runread_store::AuditOutcome::parse(o).ok_or(Refusal::InvalidRequest)?),
-    };
+    let now = now_ms();
+    let filter = audit_filter(q, now - window.2)?;
     let c2 = c.clone();
     let view = blocking(move || {
-        let now = now_ms();
         let grants = c2.owner.store().grants().map_err(store_err)?;
         // Filtered in the store, so that a filter finds its calls however many others the
         // window holds.
         let readers = c2.owner.store().readers().map_err(store_err)?;
-        let filter = runread_store::AuditFilter {
-            since_ms: Some(now - window.2),
-            grant_id: grant.clone(),
-            reader_id: reader.clone(),
-            run_id: run.clone(),
-            outcome,
-            before: None,
-        };
         let page = c2
             .owner
             .store()
@@ -975,21 +958,85 @@ async fn audit(
             .owner
             .shown_calls(page.rows)
             .map_err(|_| Refusal::Unavailable)?;
+        let refused = refused_before_gate(&c2.owner, &filter)?;
         Ok(AuditView {
             window,
-            reader,
+            reader: filter.reader_id,
             readers,
-            grant,
-            run,
-            outcome,
+            grant: filter.grant_id,
+            run: filter.run_id,
+            tool: filter.tool,
+            outcome: filter.outcome,
             rows,
             more: page.more,
             grants,
+            refused,
             now_ms: now,
         })
     })
     .await?;
     Ok(owner.page(pages::audit(s, &view)))
+}
+
+/// The store's filter for the audit page's query, from `since_ms` on: ids well formed, a tool
+/// of the catalog (or the name a refusal keeps of one runread does not have), a known outcome.
+fn audit_filter(q: AuditQuery, since_ms: i64) -> Result<runread_store::AuditFilter, Refusal> {
+    let reader = q.reader.filter(|r| !r.is_empty());
+    let grant = q.grant.filter(|g| !g.is_empty());
+    let run = q.run.filter(|r| !r.is_empty());
+    let tool = q.tool.filter(|t| !t.is_empty());
+    let known_tool = |t: &str| {
+        runread_service::tools::by_name(t).is_some()
+            || t == runread_service::refusals::UNKNOWN_TOOL_KEPT_AS
+    };
+    if !reader.as_deref().is_none_or(runread_core::target::is_id)
+        || !grant.as_deref().is_none_or(runread_core::target::is_id)
+        || !run.as_deref().is_none_or(runread_core::target::is_id)
+        || !tool.as_deref().is_none_or(known_tool)
+    {
+        return Err(Refusal::InvalidRequest);
+    }
+    let outcome = match q.outcome.as_deref().filter(|o| !o.is_empty()) {
+        None => None,
+        Some(o) => Some(runread_store::AuditOutcome::parse(o).ok_or(Refusal::InvalidRequest)?),
+    };
+    Ok(runread_store::AuditFilter {
+        since_ms: Some(since_ms),
+        grant_id: grant,
+        reader_id: reader,
+        run_id: run,
+        tool,
+        outcome,
+        before: None,
+    })
+}
+
+/// The calls refused before the gate that the audit's `filter` lets through, and the counts of
+/// calls with no valid credential when it holds them (as `runread audit` shows them).
+fn refused_before_gate(
+    owner: &runread_service::Owner,
+    filter: &runread_store::AuditFilter,
+) -> Result<RefusedView, Refusal> {
+    let Some(of_refusals) = filter.refused_before_gate() else {
+        return Ok(RefusedView::default());
+    };
+    let page = owner
+        .store()
+        .refusals_page(&of_refusals, AUDIT_PAGE_MAX)
+        .map_err(store_err)?;
+    let unadmitted = if filter.holds_unadmitted() {
+        let since = filter.since_ms.unwrap_or(i64::MIN);
+        owner.store().unadmitted_tallies(since).map_err(store_err)?
+    } else {
+        Vec::new()
+    };
+    Ok(RefusedView {
+        rows: owner
+            .shown_refusals(page.rows)
+            .map_err(|_| Refusal::Unavailable)?,
+        more: page.more,
+        unadmitted,
+    })
 }
 
 /// The audit window `?window=` names (the day when it names none).

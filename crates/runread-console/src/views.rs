@@ -126,6 +126,7 @@ pub(crate) struct AuditView {
     pub reader: Option<String>,
     pub grant: Option<String>,
     pub run: Option<String>,
+    pub tool: Option<String>,
     pub outcome: Option<runread_store::AuditOutcome>,
     pub rows: Vec<MaskedView<runread_service::owner::shown::ShownCall>>,
     /// Calls in the window the filters let through beyond the page's [`AUDIT_PAGE_MAX`].
@@ -133,7 +134,18 @@ pub(crate) struct AuditView {
     /// Every reader, removed ones included (their calls stay in the audit).
     pub readers: Vec<MaskedView<runread_store::Reader>>,
     pub grants: Vec<MaskedView<runread_store::Grant>>,
+    /// The calls refused before the gate the filters let through.
+    pub refused: RefusedView,
     pub now_ms: i64,
+}
+
+/// Calls refused before the gate (no start record holds them), newest first, how many more,
+/// and the per-minute counts of calls with no valid credential, per code.
+#[derive(Default)]
+pub(crate) struct RefusedView {
+    pub rows: Vec<MaskedView<runread_service::owner::shown::ShownRefusal>>,
+    pub more: u64,
+    pub unadmitted: Vec<runread_store::UnadmittedTally>,
 }
 
 /// A connection request as the Connections page shows it: the request, the name offered for the

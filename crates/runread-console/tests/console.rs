@@ -599,6 +599,20 @@ async fn grant_read_over_mcp_revoke_and_audit_from_the_console() {
     assert!(audit.body.contains("read_final_answer"));
     assert!(audit.body.contains(">ok<"), "{}", audit.body);
     assert!(audit.body.contains("<svg"), "the chart is drawn");
+
+    // Who tried to read after the revocation: the refused read is in the audit with its reader,
+    // though it never reached the gate; a stranger's key only in the counts.
+    let stranger = runread_core::key::generate().unwrap();
+    assert!(Client::connect(&s.mcp_url, &stranger).await.is_err());
+    let refused = s.get("/audit?outcome=refused", Some(&cookie)).await;
+    let b = &refused.body;
+    assert!(b.contains("Refused before the gate"), "{b}");
+    let row = between(b, "<table class=\"audit refused\">", "</table>");
+    assert!(
+        row.contains(">grant_revoked<") && row.contains("claude-code"),
+        "{row}"
+    );
+    assert!(b.contains("<code>invalid_key</code>"), "{b}");
 }
 
 #[tokio::test]
@@ -1614,4 +1628,65 @@ async fn a_grant_whose_run_changed_is_shown_stale_with_why_on_the_grants_and_rea
         "{}",
         readers.body
     );
+}
+
+/// Issue 48, surprise 4: reads refused before the gate once showed nowhere, the Audit page only
+/// `ok` rows. It shows each with its reader and code, its filters hold for them, and calls with
+/// no valid credential show as counts.
+#[tokio::test]
+async fn the_audit_page_shows_reads_refused_before_the_gate_and_filters_them() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let svc = s.env.service();
+    let (codes, readers) = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                for _ in 0..5 {
+                    let key = runread_core::key::generate().unwrap();
+                    assert!(svc.admit_key(&[key.as_bytes()]).is_err());
+                }
+                s.env.three_refused_reads(&svc)
+            })
+            .join()
+            .unwrap()
+    });
+    assert_eq!(
+        codes.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+        ["grant_expired", "not_granted", "grant_revoked"]
+    );
+    let refused = s
+        .get("/audit?window=1h&outcome=refused", Some(&cookie))
+        .await;
+    assert_eq!(refused.status, 200);
+    let b = &refused.body;
+    assert!(b.contains("Refused before the gate"), "{b}");
+    for code in ["grant_expired", "not_granted", "grant_revoked"] {
+        assert!(b.contains(&format!(">{code}<")), "{code}: {b}");
+    }
+    assert!(b.contains(">ungranted<") && b.contains(">revoked<"), "{b}");
+    assert!(b.contains("5 <code>invalid_key</code>"), "{b}");
+    assert_no_secret(b);
+    // The reader filter holds for them.
+    let one = s
+        .get(
+            &format!("/audit?window=1h&reader={}", readers[2]),
+            Some(&cookie),
+        )
+        .await;
+    assert!(one.body.contains(">grant_revoked<"), "{}", one.body);
+    assert!(!one.body.contains(">not_granted<"), "{}", one.body);
+    assert!(!one.body.contains("invalid_key"), "{}", one.body);
+    // So does the tool filter; a tool runread has not is refused.
+    let of_tool = s
+        .get("/audit?window=1h&tool=read_final_answer", Some(&cookie))
+        .await;
+    assert_eq!(of_tool.body.matches(">not_granted<").count(), 1);
+    let other_tool = s.get("/audit?window=1h&tool=get_run", Some(&cookie)).await;
+    assert!(!other_tool.body.contains(">not_granted<"));
+    let bad = s.get("/audit?window=1h&tool=nonsense", Some(&cookie)).await;
+    assert_eq!(bad.refusal(), Some("invalid_request"));
+    // Another outcome holds none of them.
+    let ok = s.get("/audit?window=1h&outcome=ok", Some(&cookie)).await;
+    assert!(!ok.body.contains("Refused before the gate"), "{}", ok.body);
+    assert!(ok.body.contains("No calls."), "{}", ok.body);
 }

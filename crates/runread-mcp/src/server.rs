@@ -235,7 +235,8 @@ impl ServerHandler for RunreadHandler {
         });
         // An unknown tool is a protocol error: the request names nothing runread serves.
         if runread_service::tools::by_name(&request.name).is_none() {
-            return Err(refused(ErrorCode::UnknownTool));
+            let code = self.service.unknown_tool(&key, &request.name, &args).await;
+            return Err(refused(code));
         }
         // A client that declared the Tasks extension gets a task handle for an answer that is not
         // ready yet, instead of `saving`.

@@ -10,7 +10,8 @@
 //!   console alike, with no gate;
 //! - [`oauth`]: runread as the authorization server of its connectors;
 //! - [`admission`], [`rate`], [`tasks`]: the rules of admission, the bound on each reader's calls,
-//!   and calls answered later as tasks.
+//!   and calls answered later as tasks;
+//! - [`refusals`]: what the audit keeps of calls refused before the gate.
 //!
 //! This root declares the rooms and re-exports what callers name; it defines nothing.
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@ pub mod evidence;
 pub mod oauth;
 pub mod owner;
 pub mod rate;
+pub mod refusals;
 pub mod service;
 pub mod tasks;
 pub mod tools;

@@ -2,7 +2,8 @@
 //! `serve --calls-per-minute`): every gated call writes a start record and a receipt, so this is
 //! what bounds how fast one key grows the store. A token bucket per reader: as many calls at once
 //! as the bound, refilled at the bound per minute; a call beyond it is refused `busy` before it
-//! reaches the gate (and writes nothing).
+//! reaches the gate (and writes nothing to the gate's log; the refusal log keeps one `busy` a
+//! minute per reader: [`CallRate::first_busy_of_minute`]).
 //!
 //! Per process: each gateway of a shared store counts its own calls.
 
@@ -20,6 +21,8 @@ pub const RATE_READERS_TRACKED_MAX: usize = 4_096;
 struct Bucket {
     milli_calls: u64,
     at_ms: i64,
+    /// The minute (its start, ms) of the last `busy` the refusal log was given.
+    busy_logged_minute: i64,
 }
 
 /// The call rate of every reader, bounded at `per_minute`.
@@ -59,14 +62,32 @@ impl CallRate {
         let bucket = buckets.entry(reader_id.to_owned()).or_insert(Bucket {
             milli_calls: full,
             at_ms: now_ms,
+            busy_logged_minute: i64::MIN,
         });
         let left = self.refilled(bucket, now_ms);
         let allowed = left >= 1_000;
         *bucket = Bucket {
             milli_calls: if allowed { left - 1_000 } else { left },
             at_ms: now_ms.max(bucket.at_ms),
+            busy_logged_minute: bucket.busy_logged_minute,
         };
         allowed
+    }
+
+    /// Whether `reader_id`'s call refused `busy` at `now_ms` is the first of its minute, which
+    /// the refusal log keeps: a reader past its bound makes calls as fast as it can, and a row
+    /// for each would push every other refusal out of the log.
+    pub fn first_busy_of_minute(&self, reader_id: &str, now_ms: i64) -> bool {
+        let minute = now_ms.div_euclid(60_000);
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        match buckets.get_mut(reader_id) {
+            Some(b) if b.busy_logged_minute == minute => false,
+            Some(b) => {
+                b.busy_logged_minute = minute;
+                true
+            }
+            None => true,
+        }
     }
 
     /// What `b` holds at `now_ms`: refilled at `per_minute` a minute (a thousandth of a call per
@@ -121,5 +142,16 @@ mod tests {
         // A minute later every bucket is full again: they are forgotten to make room.
         assert!(r.take("late", 60_000));
         assert!(r.buckets.lock().unwrap().len() <= 2);
+    }
+
+    #[test]
+    fn a_readers_busy_is_logged_once_a_minute() {
+        let rate = CallRate::new(1);
+        assert!(rate.take("r", 60_000));
+        assert!(!rate.take("r", 60_001));
+        assert!(rate.first_busy_of_minute("r", 60_001));
+        assert!(!rate.first_busy_of_minute("r", 119_999));
+        assert!(rate.first_busy_of_minute("r", 120_000));
+        assert!(rate.first_busy_of_minute("another", 120_000));
     }
 }

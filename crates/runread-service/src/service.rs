@@ -20,6 +20,7 @@ use crate::evidence::{Config, Reading, unavailable};
 use crate::oauth;
 use crate::owner::Owner;
 use crate::rate::CallRate;
+use crate::refusals;
 use crate::tasks::{self, NewTask, TaskPoll};
 use crate::tools::{self, ToolDef, adapters, definitions, pinned_bindings};
 
@@ -82,28 +83,28 @@ impl Service {
     /// hash of a live reader's key (compared in constant time). A reader with no live grant is
     /// admitted (its catalog is empty): a client configured once stays configured while the
     /// owner shares nothing.
+    ///
+    /// A refusal is counted in the audit's per-minute counts of calls with no valid credential.
     pub fn admit_key(&self, presented: &[&[u8]]) -> Result<KeyContext, ErrorCode> {
-        let key_hash = Service::presented_key_hash(presented)?;
-        let found = self
-            .reading
-            .store
-            .reader_of_key(&key_hash, runread_core::timefmt::now_ms());
-        Service::key_context(key_hash, found)
+        let now_ms = runread_core::timefmt::now_ms();
+        let admitted = Service::presented_key_hash(presented).and_then(|key_hash| {
+            let found = self.reading.store.reader_of_key(&key_hash, now_ms);
+            Service::key_context(key_hash, found)
+        });
+        admitted.map_err(|code| refusals::unadmitted(&*self.reading.store, code, now_ms))
     }
 
     /// [`Service::admit_key`] when the store answers at once ([`Access::reader_of_key_at_once`](runread_store::Access::reader_of_key_at_once)),
     /// so that it may run on an async thread; `None` when it would wait: call
-    /// [`Service::admit_key`] on a blocking thread then. The same checks, the same answers.
+    /// [`Service::admit_key`] on a blocking thread then. The same checks, the same admissions; a
+    /// key it would refuse is `None` too, as counting the refusal is a write that may wait.
     pub fn admit_key_at_once(&self, presented: &[&[u8]]) -> Option<Result<KeyContext, ErrorCode>> {
-        let key_hash = match Service::presented_key_hash(presented) {
-            Ok(h) => h,
-            Err(code) => return Some(Err(code)),
-        };
+        let key_hash = Service::presented_key_hash(presented).ok()?;
         let found = self
             .reading
             .store
             .reader_of_key_at_once(&key_hash, runread_core::timefmt::now_ms())?;
-        Some(Service::key_context(key_hash, found))
+        Service::key_context(key_hash, found).ok().map(Ok)
     }
 
     /// Admission steps 1–2: exactly one key, well formed; its hash.
@@ -195,17 +196,22 @@ impl Service {
         replay_since_ms: Option<i64>,
     ) -> Result<Answer, ErrorCode> {
         let Some(def) = tools::by_name(tool) else {
-            return Err(ErrorCode::UnknownTool);
+            return Err(self
+                .refused(&ctx, tool, &args, ErrorCode::UnknownTool)
+                .await);
         };
         let now_ms = runread_core::timefmt::now_ms();
         if !self.rate.take(&ctx.reader.id, now_ms) {
-            return Err(ErrorCode::Busy);
+            return Err(self.busy(&ctx, tool, &args, now_ms).await);
         }
         // Steps 4 to 7 all read or write the store: they run together on one blocking thread.
         let svc = self.reading.clone();
         let admit = move || {
-            // Steps 4 and 5: arguments, grant, currency.
-            let admitted = adapters::admit(&svc, &ctx, def, &tools::ALL, &args, now_ms)?;
+            // Steps 4 and 5: arguments, grant, currency. Refused here, the call never reaches
+            // the gate: the refusal log keeps it.
+            let refused = refusals::recorder(&*svc.store, &ctx.reader.id, def.name, &args, now_ms);
+            let admitted =
+                adapters::admit(&svc, &ctx, def, &tools::ALL, &args, now_ms).map_err(refused)?;
             let call = Call {
                 tool: def.name.to_owned(),
                 request_id,
@@ -249,6 +255,38 @@ impl Service {
         })
     }
 
+    /// A call beyond the reader's bound: `busy`, recorded once a minute per reader.
+    async fn busy(
+        &self,
+        ctx: &KeyContext,
+        tool: &str,
+        args: &serde_json::Value,
+        now_ms: i64,
+    ) -> ErrorCode {
+        if !self.rate.first_busy_of_minute(&ctx.reader.id, now_ms) {
+            return ErrorCode::Busy;
+        }
+        self.refused(ctx, tool, args, ErrorCode::Busy).await
+    }
+
+    /// Records a call of `ctx`'s reader refused before the gate, on a blocking thread (the
+    /// store may wait), and answers its code.
+    async fn refused(
+        &self,
+        ctx: &KeyContext,
+        tool: &str,
+        args: &serde_json::Value,
+        code: ErrorCode,
+    ) -> ErrorCode {
+        let store = self.reading.store.clone();
+        let (reader, tool, args) = (ctx.reader.id.clone(), tool.to_owned(), args.clone());
+        let now_ms = runread_core::timefmt::now_ms();
+        let record = move || refusals::refused(&*store, &reader, &tool, Some(&args), code, now_ms);
+        // A record that could not be made changes nothing of the answer.
+        let _recorded = tokio::task::spawn_blocking(record).await;
+        code
+    }
+
     /// Admission step 3 for a connector: the values of every `Authorization` header, exactly one
     /// `Bearer` access token of `connector` ([`oauth::admit_bearer`]).
     pub fn admit_bearer(
@@ -256,23 +294,21 @@ impl Service {
         connector: &oauth::Connector,
         presented: &[&[u8]],
     ) -> Result<KeyContext, ErrorCode> {
-        let value = match presented {
-            [] => return Err(ErrorCode::MissingKey),
-            [one] => *one,
-            _ => return Err(ErrorCode::DuplicateKey),
+        let now_ms = runread_core::timefmt::now_ms();
+        let store = &*self.reading.store;
+        let token = match presented {
+            [] => Err(ErrorCode::MissingKey),
+            [one] => std::str::from_utf8(one)
+                .ok()
+                .and_then(|v| v.split_once(' '))
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, token)| token)
+                .ok_or(ErrorCode::InvalidKey),
+            _ => Err(ErrorCode::DuplicateKey),
         };
-        let token = std::str::from_utf8(value)
-            .ok()
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token)
-            .ok_or(ErrorCode::InvalidKey)?;
-        oauth::admit_bearer(
-            &*self.reading.store,
-            connector,
-            token,
-            runread_core::timefmt::now_ms(),
-        )
+        token
+            .and_then(|token| oauth::admit_bearer(store, connector, token, now_ms))
+            .map_err(|code| refusals::unadmitted(store, code, now_ms))
     }
 
     /// The public endpoints of the connector's authorization server, over this service's
@@ -336,7 +372,21 @@ impl Service {
         tool: &str,
         args: &serde_json::Value,
     ) -> Result<(), ErrorCode> {
-        crate::tools::wait::wait_for_change(&self.reading, ctx, tool, args).await
+        match crate::tools::wait::wait_for_change(&self.reading, ctx, tool, args).await {
+            Err(code) => Err(self.refused(ctx, tool, args, code).await),
+            waited => waited,
+        }
+    }
+
+    /// Refuses a call of a tool runread does not have (a transport answers it as its
+    /// protocol's error) and records it as every call refused before the gate.
+    pub async fn unknown_tool(
+        &self,
+        ctx: &KeyContext,
+        tool: &str,
+        args: &serde_json::Value,
+    ) -> ErrorCode {
+        self.refused(ctx, tool, args, ErrorCode::UnknownTool).await
     }
 
     /// Waits held now in this runread (for tests and measurements).

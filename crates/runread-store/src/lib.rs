@@ -31,7 +31,8 @@ pub use model::*;
 /// `use runread_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Access, Connectors, GateLog, Identity, Index, Secrets, Settings, Snapshots, Store, Waits,
+        Access, Connectors, GateLog, Identity, Index, Refusals, Secrets, Settings, Snapshots,
+        Store, Waits,
     };
 }
 
@@ -127,12 +128,21 @@ pub type ReaderWithGrants = (Reader, Vec<Grant>);
 /// Everything runread persists, as the sum of its roles: what wires a process together. Each
 /// layer takes the roles it uses (the gate its log, ingest the index, …), not this.
 pub trait Store:
-    Identity + Index + Access + Secrets + Snapshots + GateLog + Connectors + Waits + Settings
+    Identity + Index + Access + Secrets + Snapshots + GateLog + Refusals + Connectors + Waits + Settings
 {
 }
 
 impl<T> Store for T where
-    T: Identity + Index + Access + Secrets + Snapshots + GateLog + Connectors + Waits + Settings
+    T: Identity
+        + Index
+        + Access
+        + Secrets
+        + Snapshots
+        + GateLog
+        + Refusals
+        + Connectors
+        + Waits
+        + Settings
 {
 }
 
@@ -426,6 +436,27 @@ pub trait GateLog: Send + Sync {
     /// `upto_ms`, and their receipts. `None` when another pass appended first (nothing deleted);
     /// else the start records deleted.
     fn prune_audit(&self, checkpoint: &AuditCheckpoint) -> Result<Option<u64>>;
+}
+
+/// Calls refused before the gate, which no start record holds: those of a known reader one by
+/// one, those with no valid credential counted per minute. Admission writes it; the audit reads
+/// it. Both are bounded, whatever arrives.
+pub trait Refusals: Send + Sync {
+    /// Appends a refused call, then removes those more than `kept_max` older
+    /// ([`REFUSALS_KEPT_MAX`] in production).
+    fn record_refusal(&self, refusal: &Refusal, kept_max: u64) -> Result<()>;
+
+    /// One page of refused calls `filter` lets through, newest first, at most `limit`
+    /// (≤ [`REFUSALS_PAGE_MAX`]), and how many more it lets through.
+    fn refusals_page(&self, filter: &RefusalFilter, limit: u32) -> Result<RefusalPage>;
+
+    /// Counts one call with no valid credential refused with `code` in the minute of `at_ms`,
+    /// then removes the minutes more than [`UNADMITTED_MINUTES_KEPT`] before the newest counted.
+    fn count_unadmitted(&self, at_ms: i64, code: &str) -> Result<()>;
+
+    /// The calls with no valid credential counted in the minutes from that of `since_ms` on, per
+    /// code (by code).
+    fn unadmitted_tallies(&self, since_ms: i64) -> Result<Vec<UnadmittedTally>>;
 }
 
 /// Connectors' OAuth clients, authorization requests and tokens (as hashes).

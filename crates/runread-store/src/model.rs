@@ -398,10 +398,33 @@ pub struct AuditFilter {
     pub reader_id: Option<String>,
     /// Only calls that named a run with this id.
     pub run_id: Option<String>,
+    /// Only calls of this tool (its name).
+    pub tool: Option<String>,
     /// Only calls with a receipt of this outcome (or, for `interrupted`, with none).
     pub outcome: Option<AuditOutcome>,
     /// Only calls after this one, newest first (the previous page's last row).
     pub before: Option<AuditCursor>,
+}
+
+impl AuditFilter {
+    /// The refusal log's filter for the calls refused before the gate that this filter lets
+    /// through; `None` when it lets none through: they have no grant, no receipt (only the
+    /// outcome `refused` holds them) and no start id to page after.
+    pub fn refused_before_gate(&self) -> Option<RefusalFilter> {
+        let refused = matches!(self.outcome, None | Some(AuditOutcome::Refused));
+        (refused && self.grant_id.is_none() && self.before.is_none()).then(|| RefusalFilter {
+            since_ms: self.since_ms,
+            reader_id: self.reader_id.clone(),
+            run_id: self.run_id.clone(),
+            tool: self.tool.clone(),
+        })
+    }
+
+    /// Whether the counts of calls with no valid credential are among what this filter lets
+    /// through: those of the calls refused before the gate, but they name no reader or run.
+    pub fn holds_unadmitted(&self) -> bool {
+        self.refused_before_gate().is_some() && self.reader_id.is_none() && self.run_id.is_none()
+    }
 }
 
 /// One page of the audit, newest first, each start record with its receipts.
@@ -418,6 +441,68 @@ impl AuditPage {
         let (last, _) = self.rows.last().filter(|_| self.more > 0)?;
         Some(AuditCursor::after(last))
     }
+}
+
+/// Most calls refused before the gate the refusal log keeps ([`crate::Refusals::record_refusal`]):
+/// each new one removes those more than this many older. Refused calls are few (a reader's calls
+/// are bounded per minute), so this keeps weeks of them.
+pub const REFUSALS_KEPT_MAX: u64 = 10_000;
+
+/// Most refused calls one page of the refusal log holds ([`crate::Refusals::refusals_page`]).
+pub const REFUSALS_PAGE_MAX: u32 = 1_000;
+
+/// Minutes of counts of calls with no valid credential kept
+/// ([`crate::Refusals::count_unadmitted`]): a week. Each count removes the minutes more than this
+/// before the newest one, so the counts hold at most this many minutes per code, whatever
+/// arrives.
+pub const UNADMITTED_MINUTES_KEPT: i64 = 7 * 24 * 60;
+
+/// One minute, the width of a bucket of counted calls.
+pub const UNADMITTED_MINUTE_MS: i64 = 60_000;
+
+/// A call refused before the gate, by a caller whose credential named a reader: admission knew
+/// who asked, so the owner sees who, what and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Refusal {
+    pub reader_id: String,
+    pub tool: String,
+    /// The target the arguments named, when they named a well-formed one.
+    pub target: Option<Target>,
+    /// The fixed error code the caller was answered.
+    pub code: String,
+    pub created_at_ms: i64,
+}
+
+/// Which refused calls a page of the refusal log shows; every filter set must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefusalFilter {
+    /// Only calls made at or after this time (ms since the epoch).
+    pub since_ms: Option<i64>,
+    /// Only calls of this reader (its id).
+    pub reader_id: Option<String>,
+    /// Only calls that named a run with this id.
+    pub run_id: Option<String>,
+    /// Only calls of this tool.
+    pub tool: Option<String>,
+}
+
+/// One page of the refusal log, newest first, and how many more the filter lets through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusalPage {
+    pub rows: Vec<Refusal>,
+    pub more: u64,
+}
+
+/// The calls with no valid credential refused with one code over the minutes counted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnadmittedTally {
+    pub code: String,
+    pub calls: u64,
+    /// The first and the last minute (its start, ms) that counted any.
+    pub first_minute_ms: i64,
+    pub last_minute_ms: i64,
 }
 
 /// A known secret at rest: sealed (AES-256-GCM) under a gate key; only the key id is stored.

@@ -116,6 +116,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0014.sql"),
     // 15: as SQLite's migration 15 (the audit's retention; settings).
     include_str!("../migrations/postgres/0015.sql"),
+    // 16: as SQLite's migration 16 (calls refused before the gate; calls with no credential, counted).
+    include_str!("../migrations/postgres/0016.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -136,6 +138,8 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
     "waits",
     "snapshots",
     "settings",
+    "refusals",
+    "unadmitted_calls",
 ];
 /// Tables [`APP_ROLE`] may only read and append to. `meta` holds the instance id and cursor key:
 /// made once, never changed by the application.
@@ -1305,6 +1309,10 @@ impl GateLog for PostgresStore {
         self.write(vocab::INSERT_RECEIPT, &vocab::receipt_values(r))
             .map(drop)
     }
+}
+
+impl Refusals for PostgresStore {
+    vocab::refusals_in_every_store!();
 }
 
 impl Connectors for PostgresStore {

@@ -61,6 +61,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 15: the audit's retention: seals and prunes, chained, and deletes of start records and
     // receipts refused unless a prune covers them; the owner's settings.
     include_str!("../migrations/sqlite/0015.sql"),
+    include_str!("../migrations/sqlite/0016.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -965,6 +966,10 @@ impl GateLog for SqliteStore {
     }
 }
 
+impl Refusals for SqliteStore {
+    vocab::refusals_in_every_store!();
+}
+
 impl Connectors for SqliteStore {
     vocab::connectors_in_every_store!();
 }
@@ -1276,7 +1281,7 @@ mod tests {
             start_id: "st-5".into(),
             ..start("st-5").meta
         }];
-        for bits in 0..64u32 {
+        for bits in 0..128u32 {
             let has = |b: u32| bits & (1 << b) != 0;
             let filter = AuditFilter {
                 since_ms: has(0).then_some(1),
@@ -1285,6 +1290,7 @@ mod tests {
                 outcome: has(3).then_some(AuditOutcome::Refused),
                 before: has(4).then(|| AuditCursor::after(&shown[0])),
                 reader_id: has(5).then(|| "r".into()),
+                tool: has(6).then(|| "get_run".into()),
             };
             let page = vocab::audit_page_sql(&filter, 1, RUN_ID_OF_START);
             let more = vocab::audit_more_sql(&filter, 1, &shown, RUN_ID_OF_START).unwrap();

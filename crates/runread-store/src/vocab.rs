@@ -797,6 +797,10 @@ impl<'a> AuditWhere<'a> {
             let p = w.bind(r);
             w.conditions.push(format!("{run_id} = {p}"));
         }
+        if let Some(t) = &f.tool {
+            let p = w.bind(t);
+            w.conditions.push(format!("s.tool = {p}"));
+        }
         if let Some(o) = f.outcome {
             w.conditions.push(outcome_condition(o).to_owned());
         }
@@ -983,7 +987,100 @@ pub(crate) const SHARED_STATEMENTS: &[&str] = &[
     PRUNE_STARTS,
     SETTING,
     PUT_SETTING,
+    INSERT_REFUSAL,
+    PRUNE_REFUSALS,
+    REFUSALS_PAGE,
+    REFUSALS_COUNT,
+    COUNT_UNADMITTED,
+    PRUNE_UNADMITTED,
+    UNADMITTED_TALLIES,
 ];
+
+pub(crate) const INSERT_REFUSAL: &str = "INSERT INTO refusals \
+     (reader_id, tool, code, target_json, run_id, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
+/// The refused calls more than `$1` older than the newest (by `seq`, on its index).
+pub(crate) const PRUNE_REFUSALS: &str =
+    "DELETE FROM refusals WHERE seq <= (SELECT max(seq) FROM refusals) - $1";
+/// The refusal log's filter, `$1` to `$4`: since, reader, run, tool (each `NULL` for "any").
+macro_rules! refusals_where {
+    () => {
+        "FROM refusals WHERE created_at >= $1 \
+         AND (CAST($2 AS TEXT) IS NULL OR reader_id = $2) \
+         AND (CAST($3 AS TEXT) IS NULL OR run_id = $3) \
+         AND (CAST($4 AS TEXT) IS NULL OR tool = $4)"
+    };
+}
+pub(crate) const REFUSALS_PAGE: &str = concat!(
+    "SELECT reader_id, tool, code, target_json, created_at ",
+    refusals_where!(),
+    " ORDER BY created_at DESC, seq DESC LIMIT $5"
+);
+pub(crate) const REFUSALS_COUNT: &str = concat!("SELECT count(*) ", refusals_where!());
+/// One more call in the bucket of a minute and code.
+pub(crate) const COUNT_UNADMITTED: &str = "INSERT INTO unadmitted_calls (minute_ms, code, calls) \
+     VALUES ($1, $2, 1) ON CONFLICT (minute_ms, code) \
+     DO UPDATE SET calls = unadmitted_calls.calls + 1";
+/// The buckets more than `$1` ms before the newest minute counted.
+pub(crate) const PRUNE_UNADMITTED: &str = "DELETE FROM unadmitted_calls \
+     WHERE minute_ms <= (SELECT max(minute_ms) FROM unadmitted_calls) - $1";
+pub(crate) const UNADMITTED_TALLIES: &str = "SELECT code, CAST(sum(calls) AS BIGINT), \
+     min(minute_ms), max(minute_ms) FROM unadmitted_calls WHERE minute_ms >= $1 \
+     GROUP BY code ORDER BY code";
+
+/// The values of [`INSERT_REFUSAL`], with the refusal's target as JSON.
+pub(crate) fn refusal_values<'a>(
+    r: &'a crate::Refusal,
+    target_json: &'a Option<String>,
+) -> [Value<'a>; 6] {
+    values![
+        &r.reader_id,
+        &r.tool,
+        &r.code,
+        target_json,
+        r.target.as_ref().map(|t| t.run_id.as_str()),
+        r.created_at_ms,
+    ]
+}
+
+/// The values of [`REFUSALS_PAGE`]'s filter, `$1` to `$4`.
+pub(crate) fn refusal_filter_values(f: &crate::RefusalFilter) -> [Value<'_>; 4] {
+    values![
+        f.since_ms.unwrap_or(i64::MIN),
+        f.reader_id.as_deref(),
+        f.run_id.as_deref(),
+        f.tool.as_deref(),
+    ]
+}
+
+/// A row of [`REFUSALS_PAGE`].
+pub(crate) fn refusal(r: &dyn Cols) -> Result<crate::Refusal> {
+    Ok(crate::Refusal {
+        reader_id: r.text(0)?,
+        tool: r.text(1)?,
+        code: r.text(2)?,
+        target: r
+            .opt_text(3)?
+            .map(|t| serde_json::from_str(&t))
+            .transpose()?,
+        created_at_ms: r.int(4)?,
+    })
+}
+
+/// The start of the minute of `ms` (saturating at the earliest time).
+pub(crate) fn minute_of(ms: i64) -> i64 {
+    ms.div_euclid(crate::UNADMITTED_MINUTE_MS)
+        .saturating_mul(crate::UNADMITTED_MINUTE_MS)
+}
+
+/// A row of [`UNADMITTED_TALLIES`].
+pub(crate) fn unadmitted_tally(r: &dyn Cols) -> Result<crate::UnadmittedTally> {
+    Ok(crate::UnadmittedTally {
+        code: r.text(0)?,
+        calls: u64_of(r.int(1)?)?,
+        first_minute_ms: r.int(2)?,
+        last_minute_ms: r.int(3)?,
+    })
+}
 
 /// The values of a run filter's placeholders, `$1` to `$3`: agent, workspace, status (each
 /// `NULL` for "any").
@@ -2273,10 +2370,80 @@ macro_rules! settings_in_every_store {
     };
 }
 
+/// The [`crate::Refusals`] methods that are the same statements in both dialects.
+macro_rules! refusals_in_every_store {
+    () => {
+        fn record_refusal(&self, r: &$crate::Refusal, kept_max: u64) -> $crate::Result<()> {
+            let target = r.target.as_ref().map(serde_json::to_string).transpose()?;
+            self.write(
+                $crate::vocab::INSERT_REFUSAL,
+                &$crate::vocab::refusal_values(r, &target),
+            )?;
+            self.write(
+                $crate::vocab::PRUNE_REFUSALS,
+                &$crate::vocab::values![$crate::vocab::i64_of(kept_max)],
+            )
+            .map(drop)
+        }
+
+        fn refusals_page(
+            &self,
+            filter: &$crate::RefusalFilter,
+            limit: u32,
+        ) -> $crate::Result<$crate::RefusalPage> {
+            let mut args = Vec::from($crate::vocab::refusal_filter_values(filter));
+            args.push($crate::vocab::Value::from(i64::from(
+                limit.min($crate::REFUSALS_PAGE_MAX),
+            )));
+            let rows =
+                self.read_all($crate::vocab::REFUSALS_PAGE, &args, $crate::vocab::refusal)?;
+            let all = self
+                .read_opt(
+                    $crate::vocab::REFUSALS_COUNT,
+                    &$crate::vocab::refusal_filter_values(filter),
+                    |r| r.int(0),
+                )?
+                .unwrap_or(0);
+            // Counted after the page was read: a refusal recorded between the two reads is
+            // counted, never shown twice.
+            let more = $crate::vocab::u64_of(all)?.saturating_sub(rows.len() as u64);
+            Ok($crate::RefusalPage { rows, more })
+        }
+
+        fn count_unadmitted(&self, at_ms: i64, code: &str) -> $crate::Result<()> {
+            let minute =
+                at_ms.div_euclid($crate::UNADMITTED_MINUTE_MS) * $crate::UNADMITTED_MINUTE_MS;
+            self.write(
+                $crate::vocab::COUNT_UNADMITTED,
+                &$crate::vocab::values![minute, code],
+            )?;
+            self.write(
+                $crate::vocab::PRUNE_UNADMITTED,
+                &$crate::vocab::values![
+                    $crate::UNADMITTED_MINUTES_KEPT * $crate::UNADMITTED_MINUTE_MS
+                ],
+            )
+            .map(drop)
+        }
+
+        fn unadmitted_tallies(
+            &self,
+            since_ms: i64,
+        ) -> $crate::Result<Vec<$crate::UnadmittedTally>> {
+            let minute = $crate::vocab::minute_of(since_ms);
+            self.read_all(
+                $crate::vocab::UNADMITTED_TALLIES,
+                &$crate::vocab::values![minute],
+                $crate::vocab::unadmitted_tally,
+            )
+        }
+    };
+}
+
 pub(crate) use {
     access_in_every_store, connectors_in_every_store, gate_log_in_every_store,
-    identity_in_every_store, index_in_every_store, secrets_in_every_store, settings_in_every_store,
-    snapshots_in_every_store, waits_in_every_store,
+    identity_in_every_store, index_in_every_store, refusals_in_every_store, secrets_in_every_store,
+    settings_in_every_store, snapshots_in_every_store, waits_in_every_store,
 };
 
 #[cfg(test)]

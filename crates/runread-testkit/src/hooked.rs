@@ -25,6 +25,8 @@ pub struct Hooked {
     pub inner: Arc<dyn Store>,
     pub before_commit_ingest: Option<CommitHook>,
     pub before_begin_call: Option<BeginCallHook>,
+    /// Every refusal and count the service records fails (a store that cannot write them).
+    pub refusals_fail: bool,
 }
 
 impl Hooked {
@@ -33,6 +35,7 @@ impl Hooked {
             inner,
             before_commit_ingest: None,
             before_begin_call: None,
+            refusals_fail: false,
         }
     }
 }
@@ -428,5 +431,33 @@ impl Settings for Hooked {
 
     fn put_setting(&self, key: &str, value: &str) -> Result<()> {
         self.inner.put_setting(key, value)
+    }
+}
+
+impl Refusals for Hooked {
+    fn record_refusal(&self, refusal: &runread_store::Refusal, kept_max: u64) -> Result<()> {
+        if self.refusals_fail {
+            return Err(runread_store::StoreError::Unavailable("hooked".into()));
+        }
+        self.inner.record_refusal(refusal, kept_max)
+    }
+
+    fn refusals_page(
+        &self,
+        filter: &runread_store::RefusalFilter,
+        limit: u32,
+    ) -> Result<runread_store::RefusalPage> {
+        self.inner.refusals_page(filter, limit)
+    }
+
+    fn count_unadmitted(&self, at_ms: i64, code: &str) -> Result<()> {
+        if self.refusals_fail {
+            return Err(runread_store::StoreError::Unavailable("hooked".into()));
+        }
+        self.inner.count_unadmitted(at_ms, code)
+    }
+
+    fn unadmitted_tallies(&self, since_ms: i64) -> Result<Vec<runread_store::UnadmittedTally>> {
+        self.inner.unadmitted_tallies(since_ms)
     }
 }

@@ -159,6 +159,48 @@ impl Env {
     }
 }
 
+impl Env {
+    /// Three reads of the longest answer's run refused before the gate, each by a reader of
+    /// its own: under an expired grant, of a run not granted, under a revoked grant. Their
+    /// answers, in that order, and the readers' ids.
+    pub fn three_refused_reads(
+        &self,
+        svc: &Arc<Service>,
+    ) -> (Vec<runread_core::ErrorCode>, Vec<String>) {
+        let run = self.longest_answer_run();
+        let (expired, expired_key) =
+            self.raw_grant(&run.target, vec![Feature::FinalAnswer], -1_000);
+        let other = runread_core::Target {
+            run_id: "not-a-granted-run".into(),
+            ..run.target.clone()
+        };
+        let ungranted = self.grant(&run.target.run_id, vec![Feature::FinalAnswer], "ungranted");
+        let revoked = self.grant(&run.target.run_id, vec![Feature::FinalAnswer], "revoked");
+        let now = runread_core::timefmt::now_ms();
+        assert!(
+            self.store
+                .revoke_grant(&revoked.grant.id, now)
+                .expect("revoke")
+        );
+        let calls = [
+            (&expired_key, &run.target),
+            (&ungranted.key, &other),
+            (&revoked.key, &run.target),
+        ];
+        let codes = calls
+            .iter()
+            .map(|(key, target)| {
+                let ctx = Arc::new(svc.admit_key(&[key.as_bytes()]).expect("a reader's key"));
+                let args = serde_json::json!({ "target": target });
+                let read = svc.call(ctx, runread_service::tools::READ_FINAL_ANSWER, args, None);
+                block_on(read).expect_err("refused")
+            })
+            .collect();
+        let readers = vec![expired.reader_id, ungranted.reader.id, revoked.reader.id];
+        (codes, readers)
+    }
+}
+
 /// A grant to a fresh reader ([`Env::grant`]), with that reader's key.
 pub struct TestGrant {
     pub grant: Grant,

@@ -538,11 +538,17 @@ pub(crate) struct AuditArgs {
     /// Only calls that named this run (its whole id, as the audit shows it).
     #[arg(long, value_name = "RUN_ID")]
     pub(crate) run: Option<String>,
-    /// Only calls with a receipt of this outcome (`refused`: any refusal; `interrupted`: no
+    /// Only calls of this tool (its name, as the audit shows it: `read_final_answer`, …).
+    #[arg(long, value_name = "TOOL")]
+    pub(crate) tool: Option<String>,
+    /// Only calls with a receipt of this outcome (`refused`: any refusal, and the calls refused
+    /// before the gate, with the counts of calls with no valid credential; `interrupted`: no
     /// receipt at all).
     #[arg(long, value_parser = runread_store::AuditOutcome::NAMES)]
     pub(crate) outcome: Option<String>,
-    /// The page as JSON: `rows`, `more` (calls left after it) and `nextBefore` (for `--before`).
+    /// The page as JSON: `rows`, `more` (calls left after it) and `nextBefore` (for `--before`);
+    /// `refusedBeforeGate` (`rows`, `more`) and `unadmitted` (calls with no valid credential, per
+    /// code).
     #[arg(long)]
     pub(crate) json: bool,
 }

@@ -1,5 +1,6 @@
 //! The Audit page: every call a reader made in a window, filtered by reader, grant, run and
-//! outcome, charted over the window and listed with its receipts.
+//! outcome, charted over the window and listed with its receipts; then the calls refused before
+//! the gate and the counts of calls with no valid credential.
 
 use maud::{Markup, html};
 
@@ -7,7 +8,7 @@ use runread_core::timefmt::rfc3339;
 
 use super::layout::{enc, layout, short, short_time};
 use crate::auth::SessionView;
-use crate::views::{AUDIT_WINDOWS, AuditView};
+use crate::views::{AUDIT_WINDOWS, AuditView, RefusedView};
 
 pub(crate) fn audit(s: &SessionView, v: &AuditView) -> Markup {
     layout(
@@ -22,11 +23,14 @@ pub(crate) fn audit(s: &SessionView, v: &AuditView) -> Markup {
             @if v.more > 0 {
                 p.warning { (v.more) (if v.more == 1 { " more call" } else { " more calls" }) " in this window beyond the newest " (crate::AUDIT_PAGE_MAX) " shown and charted. Choose a shorter window or a filter to see earlier ones, or page through them all with " code { "runread audit" } "." }
             }
-            @if v.rows.is_empty() {
+            @if v.rows.is_empty() && v.refused.rows.is_empty() {
                 p.empty { "No calls." }
+            } @else if v.rows.is_empty() {
+                p.empty { "No calls reached the gate." }
             } @else {
                 (audit_table(v))
             }
+            (refused_table(&v.refused))
         },
     )
 }
@@ -44,6 +48,9 @@ fn audit_filters(v: &AuditView) -> Markup {
         }
         if let Some(r) = &v.run {
             q.push(format!("run={}", enc(r)));
+        }
+        if let Some(t) = &v.tool {
+            q.push(format!("tool={}", enc(t)));
         }
         if let Some(o) = v.outcome {
             q.push(format!("outcome={}", o.as_str()));
@@ -78,6 +85,14 @@ fn audit_filters(v: &AuditView) -> Markup {
                 }
             }
             label { "Run id " input type="text" name="run" value=(v.run.clone().unwrap_or_default()); }
+            label { "Tool "
+                select name="tool" {
+                    option value="" selected[v.tool.is_none()] { "all" }
+                    @for t in runread_service::tools::ALL.iter() {
+                        option value=(t.name) selected[v.tool.as_deref() == Some(t.name)] { (t.name) }
+                    }
+                }
+            }
             label { "Outcome "
                 select name="outcome" {
                     option value="" selected[v.outcome.is_none()] { "all" }
@@ -152,6 +167,48 @@ fn audit_table(v: &AuditView) -> Markup {
                         td { (receipts.iter().filter_map(|r| r.output_bytes).sum::<u64>()) }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The calls refused before the gate (one row each, with their fixed code), and the counts of
+/// calls with no valid credential.
+fn refused_table(v: &RefusedView) -> Markup {
+    html! {
+        @if !v.rows.is_empty() {
+            h2 { "Refused before the gate" }
+            p.note { "Calls admission refused after it knew the reader (not granted, expired, revoked, stale, bad arguments, busy): they never reached the gate, so no start record holds them." }
+            table.audit.refused {
+                thead { tr {
+                    th scope="col" { "At" } th scope="col" { "Who" } th scope="col" { "Tool" }
+                    th scope="col" { "Run" } th scope="col" { "Code" }
+                } }
+                tbody {
+                    @for r in &v.rows {
+                        @let f = &r.refusal;
+                        tr {
+                            td.time { (short_time(&rfc3339(f.created_at_ms))) }
+                            td { (r.reader.as_ref().map_or(f.reader_id.as_str(), |r| r.name.as_str())) }
+                            td { code { (f.tool) } }
+                            td { @if let Some(t) = &f.target { code { (short(&t.run_id, 13)) } } @else { "—" } }
+                            td { span.outcome.outcome-refused { (f.code) } }
+                        }
+                    }
+                }
+            }
+            @if v.more > 0 {
+                p.warning { (v.more) (if v.more == 1 { " more refused call" } else { " more refused calls" }) " in this window beyond the newest " (crate::AUDIT_PAGE_MAX) " shown." }
+            }
+        }
+        @if !v.unadmitted.is_empty() {
+            p.note.unadmitted {
+                "Calls with no valid credential (counted per minute, not kept one by one): "
+                @for (i, t) in v.unadmitted.iter().enumerate() {
+                    @if i > 0 { ", " }
+                    (t.calls) " " code { (t.code) }
+                }
+                "."
             }
         }
     }

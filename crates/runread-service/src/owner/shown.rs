@@ -16,7 +16,7 @@ use runread_core::ErrorCode;
 use runread_core::limits::{PROMPT_PREVIEW_LINE_MAX_BYTES, PROMPT_PREVIEW_MAX_CHARS};
 use runread_core::redact::{MaskedView, Redactor};
 use runread_core::timefmt::agent_time;
-use runread_store::{Grant, Reader, Receipt, RunRecord, StartMeta};
+use runread_store::{Grant, Reader, Receipt, Refusal, RunRecord, StartMeta};
 
 use crate::evidence::source::{Opened, Source};
 use crate::owner::Owner;
@@ -232,6 +232,25 @@ impl Owner {
         MaskedView::each(calls, &redactor).map_err(|_| ErrorCode::Unavailable)
     }
 
+    /// Calls refused before the gate as the owner is shown them, in the order given, each with
+    /// the reader that made it (removed ones included).
+    pub fn shown_refusals(
+        &self,
+        rows: Vec<Refusal>,
+    ) -> Result<Vec<MaskedView<ShownRefusal>>, ErrorCode> {
+        let readers = self
+            .reading
+            .store
+            .readers()
+            .map_err(crate::evidence::unavailable)?;
+        let refusals = rows.into_iter().map(|refusal| ShownRefusal {
+            reader: readers.iter().find(|r| r.id == refusal.reader_id).cloned(),
+            refusal,
+        });
+        let redactor = self.reading.secrets.redactor()?;
+        MaskedView::each(refusals, &redactor).map_err(|_| ErrorCode::Unavailable)
+    }
+
     /// Any other view of the owner's, masked as every view is (snapshots, waits, a grant just
     /// made).
     pub fn shown<T: Serialize + serde::de::DeserializeOwned>(
@@ -259,6 +278,13 @@ fn masked<T: Serialize + serde::de::DeserializeOwned>(
 pub struct ShownCall {
     pub meta: StartMeta,
     pub receipts: Vec<Receipt>,
+    pub reader: Option<Reader>,
+}
+
+/// A call refused before the gate, and the reader that made it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShownRefusal {
+    pub refusal: Refusal,
     pub reader: Option<Reader>,
 }
 

@@ -1,6 +1,6 @@
 //! The bound on calls per reader (issue 46): a reader makes
 //! [`READER_CALLS_PER_MINUTE_MAX`] gated calls at once, and the next is refused `busy` before the
-//! gate, writing nothing; another reader is not held up; the owner's bound
+//! gate, writing nothing to the gate's log; another reader is not held up; the owner's bound
 //! (`serve --calls-per-minute`) replaces the default.
 
 use runread_store::prelude::*;
@@ -54,7 +54,7 @@ fn a_reader_makes_its_bound_of_calls_and_the_next_is_busy_writing_nothing() {
     assert_eq!(
         env.store.audit(0, 10_000).unwrap().len() as u64,
         made,
-        "a call refused busy writes nothing"
+        "a call refused busy writes nothing to the gate's log"
     );
     let other = Arc::new(svc.admit_key(&[second.key.as_bytes()]).unwrap());
     assert!(call(&other).is_ok(), "another reader has its own bound");

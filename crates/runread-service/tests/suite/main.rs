@@ -10,6 +10,7 @@ mod grant_standing;
 mod history_limits;
 mod key_admission;
 mod recheck;
+mod refusals;
 mod run_ids;
 mod search;
 mod snapshots;

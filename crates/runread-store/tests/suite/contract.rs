@@ -12,9 +12,10 @@ use runread_store::sqlite::SqliteStore;
 use runread_store::{
     ArtifactRecord, AuditCheckpoint, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background,
     CheckpointKind, CodeRedemption, Foreground, Grant, IngestCommit, OAuthClient,
-    OAuthClientBounds, OAuthRequest, OAuthRequestBounds, OAuthToken, Phase, Proof, Reader, Receipt,
-    RunFilter, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord,
-    Store, SupervisedRun, TokenKind,
+    OAuthClientBounds, OAuthRequest, OAuthRequestBounds, OAuthToken, Phase, Proof,
+    REFUSALS_PAGE_MAX, Reader, Receipt, Refusal, RefusalFilter, RunFilter, SealedSecret,
+    SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
+    TokenKind, UNADMITTED_MINUTE_MS, UNADMITTED_MINUTES_KEPT, UnadmittedTally,
 };
 #[cfg(feature = "postgres")]
 use runread_testkit::pg;
@@ -894,6 +895,12 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
         })
         .is_empty()
     );
+    let of_tool = |tool: &str| AuditFilter {
+        tool: Some(tool.into()),
+        ..Default::default()
+    };
+    assert_eq!(by(of_tool("read_final_answer")), expect(&|_, _| true));
+    assert!(by(of_tool("get_run")).is_empty());
     for (outcome, want) in [
         (AuditOutcome::Ok, Some("ok")),
         (AuditOutcome::Refused, Some("refused:invalid_cursor")),
@@ -915,6 +922,7 @@ fn audit_pages_newest_first_filtered_without_a_gap_or_a_repeat(s: &dyn Store) {
             grant_id: Some("g-b".into()),
             reader_id: None,
             run_id: Some("r2".into()),
+            tool: None,
             outcome: None,
             before: None,
         }),
@@ -1464,6 +1472,8 @@ contract!(
     audit_checkpoints_ranges_prunes_and_settings,
     waits_are_listed_until_they_end_or_their_time_is_up,
     snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_grant,
+    refused_calls_are_kept_newest_first_filtered_and_at_most_the_bound,
+    calls_without_a_credential_are_counted_per_minute_and_code_for_the_minutes_kept,
 );
 
 fn snapshot_of(run_id: &str, bytes: u64) -> runread_store::SnapshotRecord {
@@ -1907,4 +1917,183 @@ fn a_store_without_a_free_local_read_connection_does_not_answer_at_once() {
         assert!(p.reader_of_key("hash1", 0).unwrap().is_some());
         assert!(p.reader_of_key_at_once("hash1", 0).is_none());
     }
+}
+
+fn refusal(reader: &str, tool: &str, code: &str, run: Option<&str>, at: i64) -> Refusal {
+    Refusal {
+        reader_id: reader.into(),
+        tool: tool.into(),
+        target: run.map(|r| Target {
+            run_id: r.into(),
+            ..target()
+        }),
+        code: code.into(),
+        created_at_ms: at,
+    }
+}
+
+fn refusals_shown(s: &dyn Store, filter: &RefusalFilter) -> Vec<(String, i64)> {
+    let page = s.refusals_page(filter, REFUSALS_PAGE_MAX).unwrap();
+    assert_eq!(page.more, 0);
+    page.rows
+        .into_iter()
+        .map(|r| (r.code, r.created_at_ms))
+        .collect()
+}
+
+fn refused_calls_are_kept_newest_first_filtered_and_at_most_the_bound(s: &dyn Store) {
+    const KEPT: u64 = 3;
+    let all = RefusalFilter::default();
+    let first = refusal("rd1", "read_final_answer", "grant_expired", Some("r1"), 10);
+    s.record_refusal(&first, KEPT).unwrap();
+    s.record_refusal(
+        &refusal("rd2", "read_history", "not_granted", Some("r2"), 20),
+        KEPT,
+    )
+    .unwrap();
+    s.record_refusal(
+        &refusal("rd1", "list_granted_targets", "invalid_arguments", None, 30),
+        KEPT,
+    )
+    .unwrap();
+    // At the bound: every one kept, newest first, every field.
+    let page = s.refusals_page(&all, REFUSALS_PAGE_MAX).unwrap();
+    assert_eq!(page.rows.len(), 3);
+    assert_eq!(page.rows.last(), Some(&first));
+    assert_eq!(page.rows.first().map(|r| r.target.clone()), Some(None));
+    // Filtered by reader, run, tool and time; a page and how many more.
+    let by_reader = RefusalFilter {
+        reader_id: Some("rd1".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        refusals_shown(s, &by_reader),
+        vec![
+            ("invalid_arguments".into(), 30),
+            ("grant_expired".into(), 10)
+        ]
+    );
+    let by_run = RefusalFilter {
+        run_id: Some("r2".into()),
+        ..Default::default()
+    };
+    assert_eq!(refusals_shown(s, &by_run), vec![("not_granted".into(), 20)]);
+    let by_tool = RefusalFilter {
+        tool: Some("read_final_answer".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        refusals_shown(s, &by_tool),
+        vec![("grant_expired".into(), 10)]
+    );
+    let since = RefusalFilter {
+        since_ms: Some(20),
+        ..Default::default()
+    };
+    assert_eq!(refusals_shown(s, &since).len(), 2);
+    let one = s.refusals_page(&all, 1).unwrap();
+    assert_eq!((one.rows.len(), one.more), (1, 2));
+    // One past the bound: the oldest goes.
+    s.record_refusal(
+        &refusal("rd2", "read_history", "target_stale", Some("r3"), 40),
+        KEPT,
+    )
+    .unwrap();
+    assert_eq!(
+        refusals_shown(s, &all),
+        vec![
+            ("target_stale".into(), 40),
+            ("invalid_arguments".into(), 30),
+            ("not_granted".into(), 20)
+        ]
+    );
+}
+
+fn calls_without_a_credential_are_counted_per_minute_and_code_for_the_minutes_kept(s: &dyn Store) {
+    let minute = UNADMITTED_MINUTE_MS;
+    // A burst in one minute is one count, however many calls.
+    for i in 0..50 {
+        s.count_unadmitted(minute * 5 + i, "invalid_key").unwrap();
+    }
+    s.count_unadmitted(minute * 5, "missing_key").unwrap();
+    s.count_unadmitted(minute * 6 + 1, "invalid_key").unwrap();
+    let tallies = s.unadmitted_tallies(i64::MIN).unwrap();
+    assert_eq!(
+        tallies,
+        vec![
+            UnadmittedTally {
+                code: "invalid_key".into(),
+                calls: 51,
+                first_minute_ms: minute * 5,
+                last_minute_ms: minute * 6,
+            },
+            UnadmittedTally {
+                code: "missing_key".into(),
+                calls: 1,
+                first_minute_ms: minute * 5,
+                last_minute_ms: minute * 5,
+            },
+        ]
+    );
+    // From a time on: the minutes from that time's minute.
+    let later = s.unadmitted_tallies(minute * 6 + 30_000).unwrap();
+    assert_eq!(later.iter().map(|t| t.calls).collect::<Vec<_>>(), vec![1]);
+    // At the bound: minute 5 is kept while the newest is the last of the minutes kept with it.
+    let last_kept = minute * (5 + UNADMITTED_MINUTES_KEPT - 1);
+    s.count_unadmitted(last_kept, "invalid_key").unwrap();
+    let first = |s: &dyn Store| {
+        s.unadmitted_tallies(i64::MIN)
+            .unwrap()
+            .into_iter()
+            .find(|t| t.code == "invalid_key")
+            .map(|t| (t.first_minute_ms, t.calls))
+    };
+    assert_eq!(first(s), Some((minute * 5, 52)));
+    // One past it: minute 5 goes, with its 50 calls (and the other code's).
+    s.count_unadmitted(last_kept + minute, "invalid_key")
+        .unwrap();
+    assert_eq!(first(s), Some((minute * 6, 3)));
+    assert_eq!(s.unadmitted_tallies(i64::MIN).unwrap().len(), 1);
+}
+
+/// The refusal log's bound at its real value, `REFUSALS_KEPT_MAX`, without writing that many: a
+/// row placed by hand `REFUSALS_KEPT_MAX - 1` places before the next (the ones between never
+/// written) is kept at the bound, and goes one past it.
+#[test]
+fn sqlite_refusals_keep_refusals_kept_max_and_drop_one_past_it() {
+    use runread_store::REFUSALS_KEPT_MAX;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runread.db");
+    let s = SqliteStore::open(&path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO refusals (seq, reader_id, tool, code, created_at) \
+         VALUES (1, 'rd-old', 'get_run', 'not_granted', 1)",
+        [],
+    )
+    .unwrap();
+    let last_placed = i64::try_from(REFUSALS_KEPT_MAX).unwrap() - 1;
+    conn.execute(
+        "INSERT INTO refusals (seq, reader_id, tool, code, created_at) \
+         VALUES (?1, 'rd', 'get_run', 'not_granted', 2)",
+        [last_placed],
+    )
+    .unwrap();
+    let readers = |s: &SqliteStore| -> Vec<String> {
+        let page = s.refusals_page(&RefusalFilter::default(), 10).unwrap();
+        page.rows.into_iter().map(|r| r.reader_id).collect()
+    };
+    // The newest is number REFUSALS_KEPT_MAX: the first is still among the last that many.
+    s.record_refusal(
+        &refusal("rd", "get_run", "busy", None, 3),
+        REFUSALS_KEPT_MAX,
+    )
+    .unwrap();
+    assert_eq!(readers(&s), ["rd", "rd", "rd-old"]);
+    s.record_refusal(
+        &refusal("rd", "get_run", "busy", None, 4),
+        REFUSALS_KEPT_MAX,
+    )
+    .unwrap();
+    assert_eq!(readers(&s), ["rd", "rd", "rd"]);
 }

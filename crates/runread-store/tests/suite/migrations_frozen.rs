@@ -67,6 +67,10 @@ const RELEASED: &[(&str, &str)] = &[
         "c9d5a89d8dab065eecb1c93993d04e84e9fded1283a6ea2badea519f1ced408f",
     ),
     (
+        "sqlite/0016.sql",
+        "7199196952b6edcff8eff32be37d82bfdc52b330fd1c6a4804cafdbcaa737179",
+    ),
+    (
         "sqlite/0013.sql",
         "387a29b2903648bf7395a1189f2d77763ac7ece9bc628287bb70587cb937edee",
     ),
@@ -129,6 +133,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0015.sql",
         "54ada78aa8740e46b2dcff886fd779d4af38acceb47f36ba0161ed47ed6637c6",
+    ),
+    (
+        "postgres/0016.sql",
+        "7fe2a7c67a9964c40b3f60c3be014e0751cba6702fb137be79a61d68c4db06fe",
     ),
 ];
 

@@ -7,8 +7,11 @@ use runread_core::redact::MaskedView;
 use runread_core::target::is_id;
 use runread_core::timefmt::{now_ms, parse_duration_ms, parse_rfc3339, rfc3339};
 use runread_gate::log::{self, Retention};
-use runread_service::owner::shown::ShownCall;
-use runread_store::{AuditCursor, AuditFilter, AuditOutcome, Reader, Store};
+use runread_service::Owner;
+use runread_service::owner::shown::{ShownCall, ShownRefusal};
+use runread_store::{AuditCursor, AuditFilter, AuditOutcome, Reader, Store, UnadmittedTally};
+
+use crate::human;
 
 use crate::args::{AUDIT_PAGE_DEFAULT, AuditArgs, AuditCmd};
 
@@ -34,26 +37,166 @@ pub fn audit(ctx: &Context, args: &AuditArgs) -> Result<(), String> {
     let calls = service
         .shown_calls(std::mem::take(&mut page.rows))
         .map_err(|e| format!("cannot read the known secrets to mask the audit: {e}"))?;
+    let refused = RefusedBeforeGate::read(&*store, &service, args.limit, &filter)?;
     if args.json {
         let rows: Vec<_> = calls.iter().map(|c| row_json(c)).collect();
         let next = next.as_ref().map(|c| c.start_id.clone());
-        let out = json!({"rows": rows, "more": page.more, "nextBefore": next});
+        let mut out = json!({"rows": rows, "more": page.more, "nextBefore": next});
+        refused.add_json(&mut out);
         outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
         );
         return Ok(());
     }
-    if calls.is_empty() {
+    if calls.is_empty() && refused.is_empty() {
         outln!("no calls");
         return Ok(());
     }
-    print_rows(&calls);
-    outln!(
-        "{}",
-        last_line(calls.len(), next.as_ref(), page.more, args, &filter)
-    );
+    if calls.is_empty() {
+        outln!("no calls reached the gate");
+    } else {
+        print_rows(&calls);
+        outln!(
+            "{}",
+            last_line(calls.len(), next.as_ref(), page.more, args, &filter)
+        );
+    }
+    refused.print(args.limit);
     Ok(())
+}
+
+/// The calls refused before the gate that the command's filters let through (they have no
+/// grant, no receipt and no start id: none with `--grant`, `--before` or an outcome other than
+/// `refused`), and the counts of calls with no valid credential (which name no reader or run:
+/// none with `--reader` or `--run`).
+struct RefusedBeforeGate {
+    rows: Vec<MaskedView<ShownRefusal>>,
+    more: u64,
+    unadmitted: Vec<UnadmittedTally>,
+}
+
+impl RefusedBeforeGate {
+    fn read(
+        store: &dyn Store,
+        owner: &Owner,
+        limit: u32,
+        filter: &AuditFilter,
+    ) -> Result<RefusedBeforeGate, String> {
+        let mut refused = RefusedBeforeGate {
+            rows: Vec::new(),
+            more: 0,
+            unadmitted: Vec::new(),
+        };
+        let Some(of_refusals) = filter.refused_before_gate() else {
+            return Ok(refused);
+        };
+        let page = store
+            .refusals_page(&of_refusals, limit)
+            .map_err(|e| e.to_string())?;
+        refused.more = page.more;
+        refused.rows = owner
+            .shown_refusals(page.rows)
+            .map_err(|e| format!("cannot read the known secrets to mask the audit: {e}"))?;
+        if filter.holds_unadmitted() {
+            refused.unadmitted = store
+                .unadmitted_tallies(filter.since_ms.unwrap_or(i64::MIN))
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(refused)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.unadmitted.is_empty()
+    }
+
+    /// `refusedBeforeGate` (`rows`, `more`) and `unadmitted` (per code) in `out`.
+    fn add_json(&self, out: &mut serde_json::Value) {
+        let rows: Vec<_> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let (f, reader) = (&r.refusal, r.reader.as_ref());
+                json!({
+                    "at": rfc3339(f.created_at_ms), "tool": f.tool, "code": f.code,
+                    "readerId": f.reader_id, "reader": reader.map(|r| &r.name), "target": f.target,
+                })
+            })
+            .collect();
+        let unadmitted: Vec<_> = self
+            .unadmitted
+            .iter()
+            .map(|t| {
+                json!({"code": t.code, "calls": t.calls,
+                    "firstMinute": rfc3339(t.first_minute_ms), "lastMinute": rfc3339(t.last_minute_ms)})
+            })
+            .collect();
+        out["refusedBeforeGate"] = json!({"rows": rows, "more": self.more});
+        out["unadmitted"] = json!(unadmitted);
+    }
+
+    fn print(&self, limit: u32) {
+        let now = now_ms();
+        if !self.rows.is_empty() {
+            outln!();
+            outln!("refused before the gate (no start record holds them), newest first:");
+            outln!(
+                "{:<36} {:<16} {:<20} {:<10} CODE",
+                "AT",
+                "READER",
+                "TOOL",
+                "RUN"
+            );
+            for r in &self.rows {
+                let f = &r.refusal;
+                let at = format!(
+                    "{} ({})",
+                    human::when(f.created_at_ms),
+                    human::ago(f.created_at_ms, now)
+                );
+                outln!(
+                    "{:<36} {:<16} {:<20} {:<10} {}",
+                    at,
+                    r.reader
+                        .as_ref()
+                        .map_or(f.reader_id.as_str(), |r| r.name.as_str()),
+                    f.tool,
+                    f.target.as_ref().map_or("-", |t| t.run_id.as_str()),
+                    f.code
+                );
+            }
+            let shown = human::count(self.rows.len() as u64, "refused call", "refused calls");
+            match self.more {
+                0 => outln!("{shown}; no more"),
+                more => outln!(
+                    "{shown}; {more} more (narrow with --since or --reader, or raise --limit {limit})"
+                ),
+            }
+        }
+        if !self.unadmitted.is_empty() {
+            outln!();
+            outln!("{}", unadmitted_line(&self.unadmitted));
+        }
+    }
+}
+
+/// One line for the calls with no valid credential: how many per code, and over which minutes.
+fn unadmitted_line(tallies: &[UnadmittedTally]) -> String {
+    let per_code: Vec<String> = tallies
+        .iter()
+        .map(|t| format!("{} {}", t.calls, t.code))
+        .collect();
+    let first = tallies.iter().map(|t| t.first_minute_ms).min().unwrap_or(0);
+    let last = tallies.iter().map(|t| t.last_minute_ms).max().unwrap_or(0);
+    let minutes = if first == last {
+        format!("in the minute of {}", human::when(first))
+    } else {
+        format!("from {} to {}", human::when(first), human::when(last))
+    };
+    format!(
+        "calls with no valid credential (counted per minute, not kept one by one): {} {minutes}",
+        per_code.join(", ")
+    )
 }
 
 /// The store's filter for the command's flags: `--since` as a time, `--before` as the start
@@ -93,6 +236,7 @@ fn audit_filter(store: &dyn Store, args: &AuditArgs) -> Result<AuditFilter, Stri
         grant_id: args.grant.clone(),
         reader_id,
         run_id: args.run.clone(),
+        tool: args.tool.clone(),
         outcome,
         before,
     })
@@ -193,6 +337,7 @@ fn last_line(
         ("--grant", args.grant.as_deref()),
         ("--reader", args.reader.as_deref()),
         ("--run", args.run.as_deref()),
+        ("--tool", args.tool.as_deref()),
         ("--outcome", filter.outcome.map(AuditOutcome::as_str)),
     ] {
         if let Some(v) = value {

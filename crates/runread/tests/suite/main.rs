@@ -8,6 +8,7 @@ mod pgtls;
 
 mod agent_text;
 mod architecture;
+mod audit_refusals;
 mod cli;
 mod closed_pipe;
 mod finding_runs;
