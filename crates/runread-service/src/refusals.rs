@@ -14,19 +14,23 @@ pub const TOOL_NAME_KEPT_MAX_BYTES: usize = 64;
 pub const UNKNOWN_TOOL_KEPT_AS: &str = "?";
 
 /// Records that admission refused `reader_id`'s call of `tool` with `code`, naming the target
-/// `args` named when it is a well-formed one. Returns `code`, whatever became of the record.
+/// `args` named when it is a well-formed one. Returns `code`, whatever became of the record. A
+/// store that could not answer (`unavailable`) refused nobody: nothing is recorded.
 pub(crate) fn refused(
     store: &dyn Store,
     reader_id: &str,
     tool: &str,
-    args: Option<&serde_json::Value>,
+    args: &serde_json::Value,
     code: ErrorCode,
     now_ms: i64,
 ) -> ErrorCode {
+    if code == ErrorCode::Unavailable {
+        return code;
+    }
     let refusal = Refusal {
         reader_id: reader_id.to_owned(),
         tool: tool_kept(tool),
-        target: args.and_then(target_named),
+        target: target_named(args),
         code: code.as_str().to_owned(),
         created_at_ms: now_ms,
     };
@@ -44,11 +48,11 @@ pub(crate) fn recorder<'a>(
     args: &'a serde_json::Value,
     now_ms: i64,
 ) -> impl FnOnce(ErrorCode) -> ErrorCode + 'a {
-    move |code| refused(store, reader_id, tool, Some(args), code, now_ms)
+    move |code| refused(store, reader_id, tool, args, code, now_ms)
 }
 
 /// Counts a call refused with `code` before its credential named a reader. Returns `code`,
-/// whatever became of the count. A store that cannot answer (`unavailable`) refused nobody.
+/// whatever became of the count. A store that could not answer (`unavailable`) refused nobody.
 pub(crate) fn unadmitted(store: &dyn Store, code: ErrorCode, now_ms: i64) -> ErrorCode {
     if code == ErrorCode::Unavailable {
         return code;

@@ -281,7 +281,7 @@ impl Service {
         let store = self.reading.store.clone();
         let (reader, tool, args) = (ctx.reader.id.clone(), tool.to_owned(), args.clone());
         let now_ms = runread_core::timefmt::now_ms();
-        let record = move || refusals::refused(&*store, &reader, &tool, Some(&args), code, now_ms);
+        let record = move || refusals::refused(&*store, &reader, &tool, &args, code, now_ms);
         // A record that could not be made changes nothing of the answer.
         let _recorded = tokio::task::spawn_blocking(record).await;
         code

@@ -1776,9 +1776,9 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
         })
         .unwrap();
     }
-    // Back to schema 6, as an earlier runread left it (migration 15's retention, 13's snapshots,
-    // 12's waits, 11's connectors (and 14's changes to them), 10's readers and 9's audit indexes
-    // undone too).
+    // Back to schema 6, as an earlier runread left it (migration 16's refusals, 15's retention,
+    // 13's snapshots, 12's waits, 11's connectors (and 14's changes to them), 10's readers and
+    // 9's audit indexes undone too).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TRIGGER start_records_append_only_delete; DROP TRIGGER receipts_append_only_delete; \
@@ -1786,6 +1786,7 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
          BEGIN SELECT RAISE(ABORT, 'start records are append-only'); END; \
          CREATE TRIGGER receipts_append_only_delete BEFORE DELETE ON receipts \
          BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END; \
+         DROP TABLE refusals; DROP TABLE unadmitted_calls; \
          DROP TABLE settings; DROP TABLE audit_checkpoints; DROP TABLE snapshot_log; DROP TABLE snapshots; DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
          DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
          DROP TABLE grants; DROP TABLE readers; CREATE TABLE grants (id TEXT PRIMARY KEY, \
