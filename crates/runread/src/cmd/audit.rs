@@ -278,8 +278,9 @@ fn row_json(c: &ShownCall) -> serde_json::Value {
 }
 
 fn print_rows(calls: &[MaskedView<ShownCall>]) {
+    use crate::human::WHEN_CHARS;
     outln!(
-        "{:<24} {:<27} {:<20} {:<16} {:<10} OUTCOME",
+        "{:<WHEN_CHARS$} {:<27} {:<20} {:<16} {:<10} OUTCOME",
         "AT",
         "START",
         "TOOL",
@@ -298,8 +299,8 @@ fn print_rows(calls: &[MaskedView<ShownCall>]) {
                 .join(", ")
         };
         outln!(
-            "{:<24} {:<27} {:<20} {:<16} {:<10} {}",
-            rfc3339(m.created_at_ms),
+            "{:<WHEN_CHARS$} {:<27} {:<20} {:<16} {:<10} {}",
+            human::when(m.created_at_ms),
             m.start_id,
             m.tool,
             c.reader.as_ref().map_or("-", |r| r.name.as_str()),
@@ -473,7 +474,7 @@ fn verify(store: &dyn Store, as_json: bool) -> Result<(), String> {
             v.seals_checked,
             v.records_pruned,
             v.pruned_upto_ms
-                .map(|t| format!(" (up to {})", rfc3339(t)))
+                .map(|t| format!(" (up to {})", human::when(t)))
                 .unwrap_or_default(),
             v.unsealed
         );
