@@ -268,10 +268,13 @@ fn print_next_steps() {
     );
     outln!("  runread runs");
     outln!("  runread reader add claude-code      # once: its key and client configs");
-    outln!("  runread grant --run RUN_ID --features final_answer --expires 15m --to claude-code");
+    outln!(
+        "  runread grant --run RUN --to claude-code   # its final answer and status, for an hour"
+    );
     outln!(
         "  runread serve                       # http://127.0.0.1:7077/mcp, key in the x-runread-key header"
     );
+    outln!("  runread status                      # is it serving, which folders, who reads");
     outln!("or, without run ids, in the browser:");
     outln!(
         "  runread serve --console --open      # MCP, plus the owner's console: runs, readers, grants, audit"
