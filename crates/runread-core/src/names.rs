@@ -92,21 +92,17 @@ pub fn is_probable_typo_of(typed: &str, existing: &str) -> bool {
     if a == b {
         return true;
     }
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.len() >= TYPO_PART_MIN_CHARS && b.starts_with(&a) {
+    let (a_chars, b_chars) = (a.chars().count(), b.chars().count());
+    if a_chars >= TYPO_PART_MIN_CHARS && b.starts_with(&a) {
         return true;
     }
-    let (short, long) = if a.len() <= b.len() {
-        (&a, &b)
-    } else {
-        (&b, &a)
-    };
-    let allowed = if long.len() >= TYPO_TWO_EDITS_MIN_CHARS {
+    let (short, long) = (a_chars.min(b_chars), a_chars.max(b_chars));
+    let allowed = if long >= TYPO_TWO_EDITS_MIN_CHARS {
         TYPO_EDITS_MAX
     } else {
         1
     };
-    short.len() >= TYPO_EDIT_MIN_CHARS && edit_distance(&a, &b) <= allowed
+    short >= TYPO_EDIT_MIN_CHARS && strsim::levenshtein(&a, &b) <= allowed
 }
 
 /// Whether `a` and `b` are one name numbered differently: equal without their digits, and
@@ -115,31 +111,6 @@ fn differ_only_in_digits(a: &str, b: &str) -> bool {
     let letters = |s: &str| -> String { s.chars().filter(|c| !c.is_ascii_digit()).collect() };
     let numbered = |s: &str| s.chars().any(|c| c.is_ascii_digit());
     numbered(a) && numbered(b) && letters(a) == letters(b)
-}
-
-/// Levenshtein distance: single-character insertions, deletions and substitutions.
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut current = Vec::with_capacity(b.len() + 1);
-        current.push(i + 1);
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous.get(j).copied().unwrap_or(usize::MAX) + usize::from(ca != cb);
-            let delete = previous
-                .get(j + 1)
-                .copied()
-                .unwrap_or(usize::MAX)
-                .saturating_add(1);
-            let insert = current
-                .last()
-                .copied()
-                .unwrap_or(usize::MAX)
-                .saturating_add(1);
-            current.push(substitute.min(delete).min(insert));
-        }
-        previous = current;
-    }
-    previous.last().copied().unwrap_or(0)
 }
 
 #[cfg(test)]
