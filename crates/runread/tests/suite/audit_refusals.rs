@@ -3,28 +3,12 @@
 //! --outcome refused` said "no calls". Now it lists each with its reader, tool, time and code,
 //! its other filters hold for them, and calls with no valid credential show as per-minute counts.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use crate::support::{ok, runread};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use runread_core::ErrorCode;
-
-fn runread(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .output()
-        .expect("run runread")
-}
-
-fn ok(out: Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "stderr: {err}");
-    String::from_utf8(out.stdout).expect("utf-8")
-}
 
 #[test]
 fn three_refused_reads_are_listed_by_audit_outcome_refused_with_their_codes_and_readers() {

@@ -1,30 +1,13 @@
 //! The owner's CLI, as a user runs it: workspace, ingest, runs, grant (once), list, revoke, demo.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use crate::support::{ok, runread};
 use runread_store::prelude::*;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::Value;
-
-fn runread(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .output()
-        .expect("run runread")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
 
 #[test]
 fn owner_flow_from_workspace_to_revoked_grant() {

@@ -3,29 +3,12 @@
 //! in words what stands between it and a served read, and picks among a key's runs; `runs
 //! --search` searches every run and says how many.
 
+use crate::support::{ok, runread};
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{Value, json};
-
-fn runread(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .output()
-        .expect("run runread")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
 
 fn fails(out: Output) -> String {
     assert!(!out.status.success(), "it succeeded");

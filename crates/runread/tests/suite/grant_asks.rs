@@ -2,40 +2,21 @@
 //! once, the feature names in its help, a typo of a reader's name refused rather than made a new
 //! client, and a warning when the run has no answer to read (issue 48, items 3 and 9).
 
+use crate::support::{json_of, ok, runread};
 use std::path::Path;
-use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::Value;
-
-fn runread(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout_of(out: Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stderr: {err}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json_of(home: &Path, args: &[&str]) -> Value {
-    serde_json::from_str(&stdout_of(runread(home, args))).unwrap()
-}
 
 /// A home with the fixture `name`'s runs indexed, and the first run's id.
 fn home_with(env: &runread_testkit::Env, name: &str) -> (std::path::PathBuf, String) {
     env.place(name, Duration::from_secs(60));
     let home = env.dir.path().join("home");
-    stdout_of(runread(
+    ok(runread(
         &home,
         &["workspace", "add", env.workspace.to_str().unwrap()],
     ));
-    stdout_of(runread(
+    ok(runread(
         &home,
         &["ingest", "--pi", env.sessions.to_str().unwrap()],
     ));
@@ -58,7 +39,7 @@ fn reader_names(home: &Path) -> Vec<String> {
 fn a_typo_of_a_readers_name_is_refused_with_the_close_names_and_made_only_on_purpose() {
     let env = runread_testkit::Env::new();
     let (home, run) = home_with(&env, "sample");
-    stdout_of(runread(&home, &["reader", "add", "claude-code"]));
+    ok(runread(&home, &["reader", "add", "claude-code"]));
 
     for typo in ["claude-cod", "Claude-Code", "claude"] {
         let out = runread(&home, &["grant", "--run", &run, "--to", typo]);
@@ -91,7 +72,7 @@ fn a_typo_of_a_readers_name_is_refused_with_the_close_names_and_made_only_on_pur
     assert_eq!(made["newReader"], true);
     assert!(made["key"].is_string());
     // A name close to no reader's still makes one, as scripts and the demo expect, and says so.
-    let fresh = stdout_of(runread(&home, &["grant", "--run", &run, "--to", "ci-bot"]));
+    let fresh = ok(runread(&home, &["grant", "--run", &run, "--to", "ci-bot"]));
     assert!(fresh.contains("\"ci-bot\" is a new reader"), "{fresh}");
     let mut names = reader_names(&home);
     names.sort();
@@ -133,7 +114,7 @@ fn everything_a_grant_misses_is_said_in_one_message() {
 #[test]
 fn grant_help_names_every_feature_and_an_unknown_one_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
-    let help = stdout_of(runread(dir.path(), &["grant", "--help"]));
+    let help = ok(runread(dir.path(), &["grant", "--help"]));
     for f in runread_core::Feature::ALL {
         assert!(help.contains(f.as_str()), "{} missing: {help}", f.as_str());
         assert!(help.contains(f.exposes()), "{help}");

@@ -21,6 +21,7 @@ mod postgres_gateways;
 mod postgres_tls;
 mod self_check;
 mod supervised;
+mod support;
 mod transport_limits;
 #[cfg(feature = "postgres")]
 mod walkthrough;

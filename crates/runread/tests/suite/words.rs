@@ -1,6 +1,7 @@
 //! What the CLI says, as a person reads it: messages that name the real problem, one format for
 //! times and sizes, plurals right (issue 48, item 10).
 
+use crate::support::{json_of, runread};
 use std::process::Command;
 
 #[test]
@@ -63,25 +64,6 @@ fn the_readmes_first_screen_says_what_runread_does_and_how_to_start_and_check_it
     ] {
         assert!(!first.contains(jargon), "{jargon} on the first screen");
     }
-}
-
-fn runread(home: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn json_of(home: &std::path::Path, args: &[&str]) -> serde_json::Value {
-    let out = runread(home, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]

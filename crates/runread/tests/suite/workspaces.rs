@@ -4,29 +4,12 @@
 //! registers a workspace only for an agent it is about to start, never the home directory.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+use crate::support::{ok, runread};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
-
-fn runread(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .output()
-        .expect("run runread")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
 
 fn json(home: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&ok(runread(home, args))).unwrap()
