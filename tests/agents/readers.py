@@ -3,14 +3,15 @@
 
     python3 tests/agents/readers.py --runread target/debug/runread
 
-The real Claude Code CLI and the real Codex CLI, driven offline by the harness's scripted model
-servers (tests/agents/harness: claude-scenario.py + mockanthropic.py, codex-scenario.py +
-mockresponses.py; each installs its pinned agent once into $RUNREAD_HARNESS_CACHE, default
+The real Claude Code CLI, the real Codex CLI and the real Pi 1.x, driven offline by the harness's
+scripted model servers (tests/agents/harness: claude-scenario.py + mockanthropic.py, codex-scenario.py +
+mockresponses.py, pi-scenario.py + mockllm.py; each installs its pinned agent once into $RUNREAD_HARNESS_CACHE, default
 ~/.cache/runread-harness, with npm), connect to runread with the client configs of README.md
 ("Share a run with Claude Code and Codex") and docs/clients.md ("Client configurations"), each read
 from those files by its ``<!-- client-config: NAME -->`` marker
 and handed to the client verbatim (only the port, ``<key>``, the key file's path and, for stdio,
-``runread`` -> this binary's absolute path substituted). The scripted model finds runread's
+``runread`` -> this binary's absolute path substituted; Pi's blocks name ``${RUNREAD_KEY}``, which
+stays as printed: the key is in Pi's environment). The scripted model finds runread's
 ``read_final_answer`` tool, calls it with the exact target ``runread grant --json`` printed, and
 answers. The test then reads what the client handed its model in the next model request
 (llm-requests.jsonl) and checks that it carries runread's trust label ahead of the answer text:
@@ -51,6 +52,16 @@ Cases, run one after another against the one server:
                          READER's key calling ``wait_for_run`` then ``read_final_answer`` on that run:
                          ``runread runs --json`` names the reader waiting while the answer is not yet
                          available, the wait answers ``settled:true``, the answer is supervised
+  10. pi-env-key         Pi 1.6.0 configured once with the ``pi-command`` block run with sh (its agent dir
+                         the harness's), the reader's key only in RUNREAD_KEY; ``pi mcp list`` (runread
+                         connected); then Pi's model calls ``list_granted_targets``, then
+                         ``read_final_answer`` and follows nextCursor until eof (a further harness step,
+                         ``--continue``, per chunk: a scripted model echoes the cursor it got); the key
+                         in no file Pi wrote
+  11. pi-mcp-json        the same with the ``pi-mcp-json`` block as Pi's mcp.json
+Pi's harness starts it with --no-extensions, which also turns MCP off: HARNESS_WRAP names a wrapper
+adding ``-e builtin:mcp --mode json``. Pi hands its model runread's text block (tag line, then the
+JSON with the label first), which must carry the structuredContent recorded on the wire.
 Claude Code's model loads the deferred MCP tool with ToolSearch (``select:mcp__runread__read_final_answer``)
 and calls it; Codex's model runs its client-side ``tool_search`` and then calls
 ``{"namespace": "mcp__runread", "name": "read_final_answer"}`` (model gpt-5.5). What the model gets is
@@ -99,6 +110,9 @@ from outside_clients import (  # noqa: E402
 
 CLAUDE_VERSION = "2.1.328"
 CODEX_VERSION = "0.171.0"
+# Pi 1.x (the harness's PI_PACKAGE/PI_VERSION; it brings its own Node 22 into the harness cache).
+PI_PACKAGE = "@earendil-works/pi-coding-agent"
+PI_VERSION = "1.6.0"
 CODEX_MODEL = "gpt-5.5"
 SAMPLE_BYTES = 9554
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -109,6 +123,10 @@ README_KEY_FILE = "/home/me/.config/runread/claude.key"
 LABEL = '{"trust":"untrusted_data","instructions":false,"tool":"read_final_answer"'
 CLAUDE_TOOL = "mcp__runread__read_final_answer"  # Claude Code: mcp__<server>__<tool>
 CODEX_NAMESPACE = "mcp__runread"
+PI_TOOL = "mcp__runread__{}"  # Pi: mcp__<server>__<tool>, declared to its model with "exposure": "direct"
+# Pi hands its model an MCP result's text content, and runread's text block opens with this tag line.
+PI_TAG = '<tool_result tool="read_final_answer" trust="untrusted">\n'
+PI_TAG_END = "\n</tool_result>"
 # Codex puts this in front of an MCP tool's output in the function_call_output it sends its model.
 CODEX_OUTPUT_PREFIX = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n")
 # ... and in front of an MCP tool's error result (isError: runread's refusal), with no line break after it.
@@ -447,12 +465,13 @@ class Readers:
     def setup(self) -> None:
         opts, tmp = self.opts, self.tmp
         harness = opts.harness
-        for f in ("claude-scenario.py", "codex-scenario.py", "mockanthropic.py", "mockresponses.py"):
+        for f in ("claude-scenario.py", "codex-scenario.py", "mockanthropic.py", "mockresponses.py", "pi-scenario.py",
+                  "mockllm.py"):
             if not (harness / f).is_file():
                 raise Fatal(f"harness file {harness / f} missing (--harness / $RUNREAD_HARNESS_DIR)")
         self.blocks = readme_blocks()
         want = {"mcp-servers-http", "mcp-servers-stdio", "claude-http-command", "claude-stdio-command", "codex-http",
-                "codex-stdio"}
+                "codex-stdio", "pi-mcp-json", "pi-command"}
         if not want <= set(self.blocks):
             raise Fatal(f"README.md and docs/clients.md lack client-config blocks {sorted(want - set(self.blocks))}")
 
@@ -462,13 +481,22 @@ class Readers:
         if self.claude_mod.CLAUDE_CODE_VERSION != CLAUDE_VERSION or self.codex_mod.CODEX_VERSION != CODEX_VERSION:
             raise Fatal(f"harness pins Claude Code {self.claude_mod.CLAUDE_CODE_VERSION}, Codex "
                         f"{self.codex_mod.CODEX_VERSION}; this test is written for {CLAUDE_VERSION}, {CODEX_VERSION}")
+        self.pi_mod = load_harness(harness / "pi-scenario.py", "pi-scenario")
+        # The harness reads PI_PACKAGE/PI_VERSION from its environment when loaded; its steps get them too.
+        self.pi_mod.PI_PACKAGE, self.pi_mod.PI_VERSION = PI_PACKAGE, PI_VERSION
         try:
             self.claude_bin = Path(self.claude_mod.ensure_claude())
             self.codex_bin = Path(self.codex_mod.ensure_codex())
+            pi_cli, pi_meta = self.pi_mod.ensure_pi()
+            self.pi_node = self.pi_mod.node_dir(pi_meta)
         except (subprocess.CalledProcessError, SystemExit, OSError) as e:
             raise Fatal(f"installing the agents through the harness failed: {e}") from None
-        print(f"agents: Claude Code {CLAUDE_VERSION} ({self.claude_bin}), Codex {CODEX_VERSION} ({self.codex_bin}); "
-              f"ready in {time.monotonic() - t0:.1f}s", flush=True)
+        if pi_meta.get("version") != PI_VERSION:
+            raise Fatal(f"the harness installed {PI_PACKAGE} {pi_meta.get('version')}, not {PI_VERSION}")
+        # The npm `pi` link, as `pi mcp add` is typed (the harness starts its steps through it under HARNESS_WRAP).
+        self.pi_bin = next(p for p in Path(pi_cli).parents if p.name == "node_modules") / ".bin" / "pi"
+        print(f"agents: Claude Code {CLAUDE_VERSION} ({self.claude_bin}), Codex {CODEX_VERSION} ({self.codex_bin}), "
+              f"Pi {PI_VERSION} ({self.pi_bin}); ready in {time.monotonic() - t0:.1f}s", flush=True)
 
         home = tmp / "home"
         home.mkdir(mode=0o700)
@@ -537,6 +565,11 @@ class Readers:
         block = self.blocks[name]
         if name in ("mcp-servers-http", "claude-http-command", "codex-http"):
             return substitute(name, block, self.http_subs())
+        if name in ("pi-mcp-json", "pi-command"):
+            # The key stays in the client's environment (RUNREAD_KEY): only the port is substituted.
+            ensure(block.count("${RUNREAD_KEY}") == 1 and "<key>" not in block,
+                   f"block {name} should name ${{RUNREAD_KEY}} once and no <key>: {block!r}")
+            return substitute(name, block, [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}")])
         runread = str(self.opts.runread)
         first_sub = {"mcp-servers-stdio": ('"command": "runread"', f'"command": "{runread}"'),
                      "claude-stdio-command": ("-- runread serve", f"-- {runread} serve"),
@@ -1048,6 +1081,198 @@ class Readers:
         ensure(m is not None, f"function_call_output does not start with Codex's 'Wall time: … Output:' prefix: {first(output)}")
         return f"function_call_output: Codex's prefix {m.group(0)!r}, then {self.check_label(output[m.end():], wire)}"
 
+    # ----------------------------------------------------------------- Pi
+
+    def pi_env(self, out: Path, key: str | None) -> dict[str, str]:
+        """The environment pi-scenario.py gives Pi (it keeps the caller's and adds PI_CODING_AGENT_DIR =
+        OUTDIR/agent), for the `pi mcp` commands run beside its steps: `pi` on PATH with its Node first,
+        HOME in the case, RUNREAD_KEY holding the reader's key (the printed configs name ${RUNREAD_KEY}),
+        PI_OFFLINE (no catalog refreshes or update checks), and HARNESS_WRAP naming a wrapper that adds
+        ``-e builtin:mcp``: the harness starts Pi with --no-extensions, which also turns its MCP support
+        off, and explicit ``-e`` extensions still load (cli.md). The harness leaves the event-stream flag
+        to a wrapper, so the wrapper adds ``--mode json`` too."""
+        bindir = out / "bin"
+        for d in (bindir, out / "agent", out / "home"):
+            d.mkdir(exist_ok=True)
+        link = bindir / "pi"
+        if not link.exists():
+            link.symlink_to(self.pi_bin)
+        wrap = bindir / "pi-with-mcp"
+        wrap.write_text('#!/bin/sh\n# the harness runs: WRAP <pi> ARGS...\npi="$1"; shift\n'
+                        'exec "$pi" -e builtin:mcp --mode json "$@"\n')
+        wrap.chmod(0o755)
+        env = {k: v for k, v in os.environ.items() if k not in ("HARNESS_WRAP", "RUNREAD_KEY")}
+        path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+        env["PATH"] = f"{bindir}:{self.pi_node}:{path}" if self.pi_node else f"{bindir}:{path}"
+        env.update({"HOME": str(out / "home"), "PI_CODING_AGENT_DIR": str(out / "agent"), "PI_PACKAGE": PI_PACKAGE,
+                    "PI_VERSION": PI_VERSION, "PI_OFFLINE": "1", "PI_TELEMETRY": "0",
+                    # where the harness installed Pi (by default under HOME, which the case moves)
+                    "RUNREAD_HARNESS_CACHE": str(self.pi_mod.CACHE),
+                    "HARNESS_WRAP": json.dumps([str(wrap)])})
+        if key is not None:
+            env["RUNREAD_KEY"] = key
+        return env
+
+    def pi_mcp_list(self, out: Path, env: dict[str, str]) -> str:
+        """`pi mcp list`: it connects to every enabled server; runread must be connected with its tools."""
+        ls = subprocess.run(["pi", "mcp", "list"], cwd=out / "workspace", env=env, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=90)
+        (out / "mcp-list.out").write_text(ls.stdout + ls.stderr)
+        lines = ls.stdout.splitlines()
+        head = next((x for x in lines if x.startswith("runread:")), None)
+        tools = next((x.strip() for x in lines if x.strip().startswith("tools:")), "")
+        ensure(ls.returncode == 0 and head is not None and "connected" in head and "read_final_answer" in tools,
+               f"`pi mcp list` exited {ls.returncode}: {tail(ls.stdout + ls.stderr, 600)}")
+        return f"{head.strip()}; {tools[:160]}"
+
+    def pi_step(self, out: Path, env: dict[str, str], n: int, calls: list[tuple[str, dict[str, Any]]],
+                cont: bool) -> tuple[list[dict[str, Any]], list[str]]:
+        """One harness run of Pi (its own scripted model server; `cont`: the step continues the session
+        before it): the model calls each runread tool in turn, then answers. The requests its model got
+        (llm-requests.jsonl, one Chat Completions body a line) and, for each call, the text of the tool
+        message that carried the result to the model."""
+        responses: list[dict[str, Any]] = [{"tool_calls": [{"name": PI_TOOL.format(tool), "arguments": args}]}
+                                           for tool, args in calls]
+        responses.append({"text": DONE})
+        path = out.parent / f"{out.name}.scenario-{n}.json"
+        path.write_text(json.dumps({"responses": responses, "steps": [
+            {"prompt": PROMPT if not cont else "Go on reading the granted final answer.", "continue": cont,
+             "timeout_s": STEP_TIMEOUT_S}]}, indent=1))
+        log = out / "llm-requests.jsonl"
+        log.unlink(missing_ok=True)
+        r = subprocess.run([sys.executable, str(self.opts.harness / "pi-scenario.py"), str(path), str(out)], env=env,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=STEP_TIMEOUT_S + 120)
+        (out / f"harness-{n}.out").write_text(r.stdout + r.stderr)
+        events = out / "events-0.jsonl"
+        kept = out / f"events-step{n}.jsonl"
+        if events.exists():
+            events.replace(kept)
+        ensure(r.returncode == 0, f"pi-scenario.py exited {r.returncode}: {tail(r.stderr or r.stdout, 800)}")
+        manifest = json.loads((out / "manifest.json").read_text())
+        ensure(manifest["pi_version"] == PI_VERSION and manifest["steps"][0]["exit_code"] == 0,
+               f"step {n}: Pi {manifest['pi_version']} exited {manifest['steps'][0]['exit_code']}: "
+               f"{tail(kept.read_text(errors='replace') if kept.exists() else '', 800)}")
+        reqs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        log.replace(out / f"llm-requests-step{n}.jsonl")
+        ensure(len(reqs) == len(responses), f"step {n}: the scripted model got {len(reqs)} requests (want {len(responses)})")
+        declared = [t.get("function", {}).get("name") for t in reqs[0].get("tools", [])]
+        for tool, _ in calls:
+            ensure(PI_TOOL.format(tool) in declared, f"step {n}: Pi did not declare {PI_TOOL.format(tool)} to its model: {declared}")
+        seen = []
+        for i, (tool, _) in enumerate(calls):
+            # the result ends the next request (a continued session repeats the server's call ids, so
+            # earlier steps' tool messages with the same id are further up)
+            last = (reqs[i + 1].get("messages") or [{}])[-1]
+            ensure(last.get("role") == "tool" and last.get("tool_call_id") == f"call_{i}_0",
+                   f"step {n}: request {i + 1} does not end with the tool message of call_{i}_0 ({tool}): {json.dumps(last)[:300]}")
+            content = last.get("content")
+            if isinstance(content, list):
+                content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+            ensure(isinstance(content, str) and content, f"step {n}: {tool}'s tool message has no text: {json.dumps(last)[:300]}")
+            seen.append(content)
+        return reqs, seen
+
+    @staticmethod
+    def pi_block_json(content: str, tool: str, trust: str) -> str:
+        """The JSON inside runread's text block as Pi's model got it: tag line, JSON, closing tag."""
+        tag = f'<tool_result tool="{tool}" trust="{trust}">\n'
+        ensure(content.startswith(tag) and content.endswith(PI_TAG_END),
+               f"{tool}: what reached the model is not runread's labeled block: {first(content, 160)}")
+        return content[len(tag):-len(PI_TAG_END)]
+
+    def pi_read(self, out: Path, env: dict[str, str], wire_label: str) -> str:
+        """Pi's model calls list_granted_targets, then read_final_answer with the target it listed, and
+        follows nextCursor until eof: a cursor is runread's opaque, keyed value, which a scripted model
+        can only echo once it has seen it, so each further chunk is a step of its own that continues the
+        session (`pi --continue`), scripted with the cursor the previous step's model got. Checks each
+        result the model got: runread's block (tag, then the label first), the first equal to the
+        structuredContent recorded on the wire, the chunks together the granted answer."""
+        self.proxy.take(settle=0)
+        _, seen = self.pi_step(out, env, 0, [("list_granted_targets", {}), ("read_final_answer", {"target": self.target})],
+                               cont=False)
+        wire = self.wire(out, wire_label)
+        listed = json.loads(self.pi_block_json(seen[0], "list_granted_targets", "untrusted"))
+        targets = [t.get("target") for t in listed.get("targets", [])]
+        ensure(self.target in targets, f"list_granted_targets gave {targets}")
+        body = self.pi_block_json(seen[1], "read_final_answer", "untrusted")
+        ensure(seen[1].startswith(PI_TAG + LABEL), f"the label is not first in the block: {first(seen[1], 160)}")
+        label = self.check_label(body, wire)
+        self.note(f"client on the wire: {wire['client']}; protocol: {wire['version']} ({wire['handshake']})")
+        self.note(f"model saw (first 200 chars of the tool message): {first(seen[1])}")
+        chunk = json.loads(body)
+        got = chunk["text"].encode()
+        sizes = [len(got)]
+        n = 1
+        while chunk.get("eof") is not True:
+            ensure(n < 6 and isinstance(chunk.get("nextCursor"), str), f"chunk {n - 1}: eof {chunk.get('eof')!r}, no nextCursor")
+            _, seen = self.pi_step(out, env, n, [("read_final_answer", {"target": self.target, "cursor": chunk["nextCursor"]})],
+                                   cont=True)
+            ensure(seen[0].startswith(PI_TAG + LABEL), f"chunk {n}: the label is not first: {first(seen[0], 160)}")
+            chunk = json.loads(self.pi_block_json(seen[0], "read_final_answer", "untrusted"))
+            ensure(chunk.get("byteOffset") == len(got) and chunk.get("sha256") == hashlib.sha256(self.answer).hexdigest(),
+                   f"chunk {n}: byteOffset {chunk.get('byteOffset')}, sha256 {chunk.get('sha256')}")
+            got += chunk["text"].encode()
+            sizes.append(len(chunk["text"].encode()))
+            n += 1
+        ensure(got == self.answer, f"the {len(sizes)} chunks make {len(got)} bytes, not the {SAMPLE_BYTES}-byte answer")
+        self.proxy.take(settle=0)
+        return (f"list_granted_targets listed the target; read_final_answer until eof in {len(sizes)} chunks "
+                f"({' + '.join(map(str, sizes))} = {SAMPLE_BYTES} bytes, the answer byte for byte); "
+                f"chunk 0 as the model got it: runread's block, {label}")
+
+    def pi_key_nowhere(self, out: Path, key: str) -> str:
+        """The key is in no file of the case (Pi's agent dir, sessions, HOME, what its model was sent)
+        but the test's own record of the wire, where Pi sent it in the header, ${RUNREAD_KEY} expanded."""
+        wire = (out / "wire-read.txt").read_bytes()
+        ensure(re.search(rb"(?im)^x-runread-key: " + re.escape(key.encode()) + rb"\r$", wire) is not None,
+               "Pi's requests on the wire do not carry the key from RUNREAD_KEY in x-runread-key")
+        files = [p for p in out.rglob("*") if p.is_file() and not p.is_symlink() and not p.name.startswith("wire-")]
+        leaked = [str(p.relative_to(out)) for p in files if key.encode() in p.read_bytes()]
+        ensure(not leaked, f"the key is written in {leaked}")
+        cfg = json.loads((out / "agent" / "mcp.json").read_text())
+        header = ((cfg.get("mcpServers") or {}).get("runread") or {}).get("headers", {}).get("x-runread-key")
+        ensure(header == "${RUNREAD_KEY}", f"Pi's mcp.json holds x-runread-key {header!r}")
+        return f"the key is in none of the {len(files)} files Pi and its model server wrote; mcp.json holds ${{RUNREAD_KEY}}"
+
+    def case_pi_env_key(self) -> str:
+        """Pi 1.x configured once with the `pi-command` block as printed (run with sh where Pi's agent
+        dir is the harness's), `pi mcp list` (runread connected), then Pi's model reads the granted
+        answer to its end; the key lives only in RUNREAD_KEY."""
+        key, _ = self.add_reader("pi-env")
+        rr = Runread(self.opts.runread, self.home)
+        g = json.loads(rr.ok("grant", "--run", self.target["runId"], "--session", self.target["sessionId"], "--features",
+                             "final_answer", "--expires", "30m", "--to", "pi-env", "--json"))
+        ensure(g.get("target") == self.target, f"grant to pi-env: target {g.get('target')}")
+        out = self.case_dir("pi-env-key")
+        env = self.pi_env(out, key)
+        command = self.config("pi-command")
+        add = subprocess.run(["sh", "-c", command], cwd=out / "workspace", env=env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=60)
+        (out / "mcp-add.out").write_text(add.stdout + add.stderr)
+        ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        self.note(f"`{command.strip()}` -> {add.stdout.strip().splitlines()[0] if add.stdout.strip() else '(no output)'}")
+        self.proxy.take(settle=0)
+        listed = self.pi_mcp_list(out, env)
+        self.note(f"`pi mcp list`: {listed}")
+        read = self.pi_read(out, env, "read")
+        return f"{read}; {self.pi_key_nowhere(out, key)}"
+
+    def case_pi_mcp_json(self) -> str:
+        """The `pi-mcp-json` block written as Pi's mcp.json (in its agent dir), the key in RUNREAD_KEY."""
+        key, _ = self.add_reader("pi-json")
+        rr = Runread(self.opts.runread, self.home)
+        rr.ok("grant", "--run", self.target["runId"], "--session", self.target["sessionId"], "--features",
+              "final_answer", "--expires", "30m", "--to", "pi-json", "--json")
+        out = self.case_dir("pi-mcp-json")
+        env = self.pi_env(out, key)
+        text = self.config("pi-mcp-json")
+        json.loads(text)  # the documented block must be valid JSON as printed
+        (out / "agent" / "mcp.json").write_text(text)
+        self.proxy.take(settle=0)
+        self.note(f"`pi mcp list`: {self.pi_mcp_list(out, env)}")
+        read = self.pi_read(out, env, "read")
+        return f"{read}; {self.pi_key_nowhere(out, key)}"
+
     # ----------------------------------------------------------------- main
 
     def run(self) -> None:
@@ -1064,6 +1289,8 @@ class Readers:
                                                         {"features.mcp_2026_07_28": True})),
             ("codex-stdio", lambda: self.case_codex("codex-stdio", "codex-stdio", "stdio", {})),
             ("claude-waits-on-codex", self.case_claude_waits_on_codex),
+            ("pi-env-key", self.case_pi_env_key),
+            ("pi-mcp-json", self.case_pi_mcp_json),
         ]
         for name, fn in cases:
             if self.opts.case and name not in self.opts.case:
