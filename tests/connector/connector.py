@@ -64,6 +64,42 @@ REPO = HERE.parent.parent
 REQUIREMENTS = HERE / "requirements.txt"
 PUBLIC_HOST = "runread.test"
 WAIT_SECS = 20
+HARNESS = REPO / "tests" / "agents" / "harness"
+# The real coding agents' own OAuth clients (pinned as in tests/agents/readers.py).
+CODEX_VERSION = "0.171.0"
+PI_PACKAGE = "@earendil-works/pi-coding-agent"
+PI_VERSION = "1.6.0"
+# The Client ID Metadata Documents the agents name by default, with no flags or client settings
+# (`codex mcp login`, `pi mcp login`) when the authorization server advertises documents, public
+# clients and RFC 9207's `iss` (runread does).
+CODEX_CIMD = "https://chatgpt.com/oauth/codex/client.json"
+PI_CIMD = "https://pi.dev/oauth/client.json"
+# The hosts the agents' cases need resolved to loopback: the tunnel's public name and the hosts of
+# the documents, which runread fetches itself (on port 443, as the URLs say).
+NETNS_HOSTS = (PUBLIC_HOST, "chatgpt.com", "pi.dev")
+# The documents as served here, in place of chatgpt.com's and pi.dev's. Codex's is shaped like the
+# one OpenAI serves (as a public test fixture records it: a native public client whose redirect URIs
+# are the port-less loopback `/callback`); Pi's the same (its docs: the redirect URI is
+# http://127.0.0.1:<port>/callback). Neither is fetched from the internet by this test.
+AGENT_DOCUMENTS = {
+    ("chatgpt.com", "/oauth/codex/client.json"): {
+        "client_id": CODEX_CIMD, "client_name": "Codex", "client_uri": "https://chatgpt.com/codex",
+        "application_type": "native", "redirect_uris": ["http://127.0.0.1/callback", "http://localhost/callback"],
+        "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+        "token_endpoint_auth_method": "none"},
+    ("pi.dev", "/oauth/client.json"): {
+        "client_id": PI_CIMD, "client_name": "pi", "client_uri": "https://pi.dev",
+        "application_type": "native", "redirect_uris": ["http://127.0.0.1/callback", "http://localhost/callback"],
+        "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+        "token_endpoint_auth_method": "none"},
+}
+LABEL = '{"trust":"untrusted_data","instructions":false,"tool":"read_final_answer"'
+# Codex puts this in front of an MCP tool's output in the function_call_output it sends its model.
+CODEX_OUTPUT_PREFIX = re.compile(r"\AWall time: [0-9.]+ seconds\nOutput:\n")
+# Pi hands its model the text content: runread's labeled block.
+PI_TAG = '<tool_result tool="read_final_answer" trust="untrusted">\n'
+AGENT_PROMPT = "Read the final answer of the run shared with you through runread."
+AGENT_DONE = "I read the shared final answer through runread."
 
 
 def load(name: str, path: Path) -> Any:
@@ -93,13 +129,14 @@ def ensure_venv() -> Path:
 
 
 def make_certs(d: Path) -> tuple[Path, Path, Path]:
-    """A test CA and a server certificate for runread.test and localhost: (ca, cert, key)."""
+    """A test CA and a server certificate for runread.test, chatgpt.com, pi.dev and localhost: (ca, cert, key)."""
     ca_key, ca, key, csr, cert, ext = (d / n for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem", "ext.cnf"))
     run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)  # noqa: E731
     run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca), "-days", "2",
         "-subj", "/CN=runread test CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
     run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={PUBLIC_HOST}")
-    ext.write_text(f"subjectAltName=DNS:{PUBLIC_HOST},DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    sans = ",".join(f"DNS:{h}" for h in (*NETNS_HOSTS, "localhost"))
+    ext.write_text(f"subjectAltName={sans}\nextendedKeyUsage=serverAuth\n")
     run("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-out", str(cert),
         "-days", "2", "-extfile", str(ext))
     return ca, cert, key
@@ -196,6 +233,285 @@ def metadata_server(cert: Path, key: Path) -> tuple[http.server.ThreadingHTTPSer
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, srv.server_address[1]
+
+
+def agent_documents_server(cert: Path, key: Path) -> tuple[http.server.ThreadingHTTPServer, list[str]]:
+    """chatgpt.com's and pi.dev's metadata documents at https://HOST/… (127.0.0.1:443 in the test's
+    network namespace, where both names resolve to loopback), and the list of what was fetched."""
+    fetched: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            host = (self.headers.get("Host") or "").lower()
+            fetched.append(f"https://{host}{self.path}")
+            doc = AGENT_DOCUMENTS.get((host, self.path))
+            if doc is None:
+                self.send_response(404)
+                self.end_headers()
+                return
+            body = json.dumps(doc).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    class Server(http.server.ThreadingHTTPServer):
+        def handle_error(self, *a: Any) -> None:
+            pass
+
+    srv = Server(("127.0.0.1", 443), Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, fetched
+
+
+def harness_modules() -> tuple[Any, Any]:
+    """The vendored harness's codex-scenario.py and pi-scenario.py (Pi 1.x: PI_PACKAGE/PI_VERSION)."""
+    codex = load("codex_scenario", HARNESS / "codex-scenario.py")
+    pi = load("pi_scenario", HARNESS / "pi-scenario.py")
+    pi.PI_PACKAGE, pi.PI_VERSION = PI_PACKAGE, PI_VERSION
+    return codex, pi
+
+
+def ensure_agents() -> None:
+    """Installs Codex and Pi 1.x (with its Node) through the harness, outside the network namespace
+    the agents' cases run in (installing needs the network; the cases need none)."""
+    codex, pi = harness_modules()
+    if codex.CODEX_VERSION != CODEX_VERSION:
+        raise SystemExit(f"the harness pins Codex {codex.CODEX_VERSION}; this test is written for {CODEX_VERSION}")
+    codex.ensure_codex()
+    _, meta = pi.ensure_pi()
+    pi.node_dir(meta)
+
+
+class Login:
+    """A real agent's `mcp login`, run until it prints runread's authorization URL, then waited for."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], cwd: Path, public: str) -> None:
+        self.lines: list[str] = []
+        self.url: str | None = None
+        self.found = threading.Event()
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd,
+                                     stdin=subprocess.DEVNULL)
+        pattern = re.compile(re.escape(f"{public}/authorize?") + r"\S+")
+
+        def read() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self.lines.append(line)
+                m = pattern.search(line)
+                if m and self.url is None:
+                    self.url = m.group(0)
+                    self.found.set()
+            self.found.set()
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def finish(self, timeout: float) -> int | None:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+
+def agent_connectors(ctx: dict[str, Any]) -> None:
+    """Codex 0.171.0 and Pi 1.6.0 sign in by their default path and read the shared run with the token.
+
+    Each agent is configured with only runread's public URL; its `mcp login runread`, with no flags,
+    reads runread's metadata, names its own Client ID Metadata Document (which runread fetches from
+    chatgpt.com or pi.dev — here the loopback server above, in this network namespace) and listens on
+    a loopback port it picks; the URL it prints is opened by the test's browser, the owner approves
+    on the console (sharing the run), the page continues to the agent's listener, and the agent
+    stores its tokens. Then the agent's scripted model (the harness) calls read_final_answer on the
+    shared run, and what reached the model must carry runread's label and the answer."""
+    checks, public, ca, tmp = ctx["checks"], ctx["public"], ctx["ca"], ctx["tmp"]
+    if ctx["netns_error"]:
+        for agent in ("Codex", "Pi"):
+            checks.check(f"{agent}'s default OAuth login: runs in a network namespace where {', '.join(NETNS_HOSTS)} "
+                         "resolve to loopback", False, ctx["netns_error"])
+        return
+    codex_mod, pi_mod = harness_modules()
+    target = ctx["target"]
+    answer = ctx["answer"].encode()
+    fetched: list[str] = ctx["documents_fetched"]
+
+    def check_ok(name: str, ok: bool, detail: str) -> bool:
+        checks.check(name, ok, detail)
+        return ok
+
+    def login_and_approve(label: str, reader: str, login: Login, cimd: str) -> bool:
+        login.found.wait(60)
+        if not check_ok(f"{label}: prints runread's authorization URL", login.url is not None, login.output()[-800:]):
+            login.finish(5)
+            return False
+        q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(login.url or "").query))
+        redirect = q.get("redirect_uri", "")
+        checks.check(f"{label}: names its Client ID Metadata Document {cimd} and a loopback redirect on a port it picked",
+                     q.get("client_id") == cimd and re.fullmatch(r"http://127\.0\.0\.1:\d+/callback", redirect) is not None
+                     and q.get("code_challenge_method") == "S256",
+                     json.dumps({k: q.get(k) for k in ("client_id", "redirect_uri", "code_challenge_method", "resource", "scope")}))
+        ctx["observed"].append(f"{label}: client_id {q.get('client_id')}, redirect_uri {redirect}, resource "
+                               f"{q.get('resource')}, scope {q.get('scope')}")
+        status, _, html = ctx["fetch"](login.url)
+        code = re.search(r'id="user-code">([A-Z0-9-]+)<', html)
+        wait = waiting_page(html)
+        if not check_ok(f"{label}: runread's page takes the request (runread fetched {cimd})",
+                             status == 200 and bool(code) and bool(wait) and cimd in fetched, f"{status} {html[-300:]} fetched={fetched}"):
+            login.finish(5)
+            return False
+        ctx["approve"](code.group(1), reader, True)
+        location = ""
+        for _ in range(30):
+            status, headers, _ = ctx["fetch"](f"{public}{wait}")
+            if status == 303:
+                location = headers.get("Location", headers.get("location", ""))
+                break
+            time.sleep(0.5)
+        back = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query))
+        checks.check(f"{label}: the page continues to the agent's listener with code, state and iss",
+                     location.startswith(redirect + "?") and bool(back.get("code")) and back.get("state") == q.get("state")
+                     and back.get("iss") == public, location.split("?")[0])
+        # The browser follows the redirect to the agent's loopback listener.
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(location, timeout=30).read()
+        rc = login.finish(60)
+        return check_ok(f"{label}: exits 0 with its tokens stored", rc == 0, f"exit {rc}: {login.output()[-800:]}")
+
+    def audit_names(label: str, reader: str) -> None:
+        audit = subprocess.run([ctx["runread"], "--home", str(ctx["home"]), "audit", "--reader", reader, "--json"],
+                               capture_output=True, text=True, timeout=60)
+        checks.check(f"{label}: runread's audit names the reader {reader} for the read", audit.returncode == 0
+                     and "read_final_answer" in audit.stdout, audit.stdout[-300:] + audit.stderr[-300:])
+
+    def check_chunk(label: str, text: str) -> None:
+        try:
+            d = json.loads(text)
+        except ValueError:
+            d = {}
+        checks.check(f"{label}: the model got runread's label first, then the shared answer", text.startswith(LABEL)
+                     and d.get("state") == "available" and d.get("byteOffset") == 0 and bool(d.get("text"))
+                     and answer.startswith(d.get("text", "").encode()) and d.get("sha256") == hashlib.sha256(answer).hexdigest(),
+                     text[:300])
+
+    # ---- Codex: `codex mcp login runread`, no flags, then `codex exec`.
+    out = tmp / "codex-agent"
+    for d in ("codex", "home", "workspace", "bin"):
+        (out / d).mkdir(parents=True)
+    (out / "codex" / "config.toml").write_text(f'[mcp_servers.runread]\nurl = "{public}/mcp"\n')
+    # No browser here: BROWSER names a script that records the URL (Codex prints it too).
+    opener = out / "bin" / "record-url"
+    opener.write_text(f'#!/bin/sh\necho "$@" >> {out / "browser-opened.txt"}\n')
+    opener.chmod(0o755)
+    codex = str(codex_mod.ensure_codex())
+    env = {k: os.environ[k] for k in codex_mod.KEEP_ENV if k in os.environ}
+    env.update({"HOME": str(out / "home"), "CODEX_HOME": str(out / "codex"), "SSL_CERT_FILE": str(ca),
+                "BROWSER": str(opener)})
+    t0 = time.monotonic()
+    login = Login([codex, "mcp", "login", "runread"], env, out / "workspace", public)
+    if login_and_approve("Codex `codex mcp login runread`", "codex-cli", login, CODEX_CIMD):
+        (out / "login.out").write_text(login.output())
+        ctx["observed"].append(f"Codex login ({time.monotonic() - t0:.1f}s): {' / '.join(x.strip() for x in login.lines if x.strip())[-300:]}")
+        scenario = out / "scenario.json"
+        scenario.write_text(json.dumps({
+            "model": "gpt-5.5",
+            "responses": [{"tool_search": {"query": "runread read final answer", "limit": 8}},
+                          {"tool_calls": [{"namespace": "mcp__runread", "name": "read_final_answer",
+                                           "arguments": {"target": target}}]},
+                          {"text": AGENT_DONE}],
+            "steps": [{"prompt": AGENT_PROMPT, "timeout_s": 90}],
+            # the harness writes its own config.toml: the server comes back as the same -c key
+            "config": {"mcp_servers.runread.url": f"{public}/mcp"},
+            "env": {"SSL_CERT_FILE": str(ca)}}))
+        r = subprocess.run([sys.executable, str(HARNESS / "codex-scenario.py"), str(scenario), str(out)],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=240)
+        steps = json.loads((out / "manifest.json").read_text())["steps"] if (out / "manifest.json").exists() else []
+        ok = r.returncode == 0 and bool(steps) and steps[0]["exit_code"] == 0
+        checks.check("Codex `codex exec` with the stored token: exits 0", ok,
+                     (r.stderr or r.stdout)[-600:] + ((out / "stderr-0.txt").read_text(errors="replace")[-600:] if (out / "stderr-0.txt").exists() else ""))
+        reqs = {}
+        if (out / "llm-requests.jsonl").exists():
+            for line in (out / "llm-requests.jsonl").read_text().splitlines():
+                e = json.loads(line)
+                if e.get("n") is not None:
+                    reqs[e["n"]] = e["body"]
+        outs = [i for i in (reqs.get(2) or {}).get("input", []) if isinstance(i, dict)
+                and i.get("type") == "function_call_output" and i.get("call_id") == "call_mock_1_0"]
+        output = outs[0].get("output") if len(outs) == 1 else ""
+        if isinstance(output, list):
+            output = "".join(p.get("text", "") for p in output if isinstance(p, dict))
+        m = CODEX_OUTPUT_PREFIX.match(output or "")
+        checks.check("Codex: the function_call_output carries Codex's prefix, then runread's result", m is not None,
+                     f"requests {sorted(reqs)}; {str(output)[:300]}")
+        if m:
+            check_chunk("Codex", output[m.end():])
+            ctx["observed"].append(f"Codex's model got: {output[:160]!r}")
+        audit_names("Codex", "codex-cli")
+
+    # ---- Pi 1.x: mcp.json with only the URL and "exposure": "direct", `pi mcp login runread`, then a step.
+    out = tmp / "pi-agent"
+    for d in ("agent", "home", "workspace", "bin"):
+        (out / d).mkdir(parents=True)
+    (out / "agent" / "mcp.json").write_text(json.dumps({"mcpServers": {"runread": {"url": f"{public}/mcp",
+                                                                                    "exposure": "direct"}}}))
+    cli, meta = pi_mod.ensure_pi()
+    node = pi_mod.node_dir(meta)
+    pi_bin = next(p for p in Path(cli).parents if p.name == "node_modules") / ".bin" / "pi"
+    (out / "bin" / "pi").symlink_to(pi_bin)
+    # Pi opens the page with xdg-open (none here): a script in its place records the URL (Pi prints it too).
+    opener = out / "bin" / "xdg-open"
+    opener.write_text(f'#!/bin/sh\necho "$@" >> {out / "browser-opened.txt"}\n')
+    opener.chmod(0o755)
+    # The harness starts Pi with --no-extensions, which also turns MCP off: its wrapper adds it back.
+    wrap = out / "bin" / "pi-with-mcp"
+    wrap.write_text('#!/bin/sh\npi="$1"; shift\nexec "$pi" -e builtin:mcp --mode json "$@"\n')
+    wrap.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("HARNESS_WRAP", "BROWSER")}
+    path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update({"PATH": f"{out / 'bin'}:{node}:{path}" if node else f"{out / 'bin'}:{path}", "HOME": str(out / "home"),
+                "PI_CODING_AGENT_DIR": str(out / "agent"), "NODE_EXTRA_CA_CERTS": str(ca), "PI_OFFLINE": "1",
+                "PI_TELEMETRY": "0", "PI_PACKAGE": PI_PACKAGE, "PI_VERSION": PI_VERSION,
+                "RUNREAD_HARNESS_CACHE": str(pi_mod.CACHE), "HARNESS_WRAP": json.dumps([str(wrap)])})
+    t0 = time.monotonic()
+    login = Login(["pi", "mcp", "login", "runread", "--timeout", "90"], env, out / "workspace", public)
+    if login_and_approve("Pi `pi mcp login runread`", "pi-cli", login, PI_CIMD):
+        (out / "login.out").write_text(login.output())
+        ctx["observed"].append(f"Pi login ({time.monotonic() - t0:.1f}s): {' / '.join(x.strip() for x in login.lines if x.strip())[-300:]}")
+        scenario = out / "scenario.json"
+        scenario.write_text(json.dumps({
+            "responses": [{"tool_calls": [{"name": "mcp__runread__read_final_answer", "arguments": {"target": target}}]},
+                          {"text": AGENT_DONE}],
+            "steps": [{"prompt": AGENT_PROMPT, "timeout_s": 90}]}))
+        r = subprocess.run([sys.executable, str(HARNESS / "pi-scenario.py"), str(scenario), str(out)], env=env,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=240)
+        steps = json.loads((out / "manifest.json").read_text())["steps"] if (out / "manifest.json").exists() else []
+        checks.check("Pi step with the stored token (-e builtin:mcp): exits 0",
+                     r.returncode == 0 and bool(steps) and steps[0]["exit_code"] == 0,
+                     (r.stderr or r.stdout)[-600:] + ((out / "events-0.jsonl").read_text(errors="replace")[-600:]
+                                                      if (out / "events-0.jsonl").exists() else ""))
+        reqs = [json.loads(line) for line in (out / "llm-requests.jsonl").read_text().splitlines()
+                if line.strip()] if (out / "llm-requests.jsonl").exists() else []
+        last = ((reqs[1].get("messages") or [{}])[-1]) if len(reqs) > 1 else {}
+        content = last.get("content") if last.get("role") == "tool" else ""
+        if isinstance(content, list):
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        content = content or ""
+        checks.check("Pi: the tool message its model got is runread's labeled block", content.startswith(PI_TAG + LABEL)
+                     and content.endswith("\n</tool_result>"), f"{len(reqs)} requests; {content[:300]}")
+        if content.startswith(PI_TAG):
+            check_chunk("Pi", content[len(PI_TAG):-len("\n</tool_result>")])
+            ctx["observed"].append(f"Pi's model got: {content[:160]!r}")
+        audit_names("Pi", "pi-cli")
 
 
 CONFORMANCE = REPO / "tests" / "conformance" / "run.py"
@@ -331,6 +647,7 @@ def main_in_venv(args: argparse.Namespace) -> int:
     server = None
     driver = None
     meta = None
+    documents = None
     try:
         # The front first (its port is the public URL's), then runread behind it.
         front = TlsFront(cert, key, mcp_port)
@@ -339,13 +656,16 @@ def main_in_venv(args: argparse.Namespace) -> int:
         env = dict(os.environ, SSL_CERT_FILE=str(ca))
         server = subprocess.Popen(
             [runread, "--home", str(home), "serve", "--listen", f"127.0.0.1:{mcp_port}", "--public-url", public,
-             "--cimd-allow-host", "localhost", "--console", "--console-listen", f"127.0.0.1:{console_port}"],
+             "--cimd-allow-host", "localhost", "--cimd-allow-host", "chatgpt.com", "--cimd-allow-host", "pi.dev",
+             "--console", "--console-listen", f"127.0.0.1:{console_port}"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         login = BROWSER.login_link(server)
         checks.check("runread serves with --public-url and prints the console's login link", bool(login), login)
         if not login:
             return 1
         meta, meta_port = metadata_server(cert, key)
+        # chatgpt.com's and pi.dev's documents: port 443 is this namespace's own (never the machine's).
+        documents, documents_fetched = agent_documents_server(cert, key) if not args.netns_error else (None, [])
 
         # The browser finds the public name where the tunnel is, and takes the test CA's
         # certificate there, as a user's browser would take the tunnel's.
@@ -461,6 +781,21 @@ def main_in_venv(args: argparse.Namespace) -> int:
                                         token_endpoint_auth_method="none")
         asyncio.run(connect_and_read("CIMD", cimd_meta, cimd_url, "chatgpt-cimd", "http://localhost:3119/callback"))
 
+        # The real coding agents' default OAuth paths: `codex mcp login`, `pi mcp login`.
+        t_agents = time.monotonic()
+        runs = json.loads(rr("runs", "--json").stdout)
+        agents_ctx = {"checks": checks, "public": public, "ca": ca, "tmp": tmp, "fetch": fetch, "approve": approve_on_console,
+                      "runread": runread, "home": home, "answer": answers[run_id], "netns_error": args.netns_error,
+                      "target": next(r["target"] for r in runs if r["target"]["runId"] == run_id),
+                      "documents_fetched": documents_fetched, "observed": []}
+        try:
+            agent_connectors(agents_ctx)
+        except (OSError, ValueError, KeyError, IndexError, subprocess.SubprocessError) as e:
+            checks.check("the agents' default OAuth logins ran to the end", False, f"{type(e).__name__}: {e}")
+        for line in agents_ctx["observed"]:
+            print(f"      {line}", flush=True)
+        print(f"      (the agents' cases: {time.monotonic() - t_agents:.1f}s)", flush=True)
+
         # The official MCP conformance suite's authorization-server scenarios (its only ones for a
         # server's OAuth side), against the public URL, the owner approving on the console.
         conformance_authorization(fetch, approve_on_console, public, ca, tmp, checks)
@@ -530,6 +865,8 @@ def main_in_venv(args: argparse.Namespace) -> int:
             driver.quit()
         if meta is not None:
             meta.shutdown()
+        if documents is not None:
+            documents.shutdown()
         if server is not None:
             server.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -546,12 +883,44 @@ def main() -> int:
     p.add_argument("--runread", required=True, help="the runread binary")
     p.add_argument("--shots", default=str(REPO / "target" / "console-screenshots"))
     p.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--netns-error", default="", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.in_venv:
         return main_in_venv(args)
+    started = time.monotonic()
     BROWSER.ensure_browser()
     py = ensure_venv()
-    return subprocess.run([str(py), __file__, "--in-venv", "--runread", args.runread, "--shots", args.shots]).returncode
+    # Everything that needs the network is installed here, before the namespace that has none.
+    ensure_agents()
+    conf = load("conformance_run", CONFORMANCE)
+    conf_cache = Path(os.environ.get("RUNREAD_CONFORMANCE_CACHE") or Path.home() / ".cache" / "runread-conformance")
+    with conf.cache_lock(conf_cache):
+        conf.ensure_npm(conf_cache)
+    cmd = [str(py), __file__, "--in-venv", "--runread", str(Path(args.runread).resolve()), "--shots", args.shots]
+    with tempfile.TemporaryDirectory(prefix="runread-connector-netns-") as d:
+        prefix, error = netns(Path(d))
+        rc = subprocess.run(prefix + cmd + (["--netns-error", error] if error else [])).returncode
+    print(f"connector: {time.monotonic() - started:.1f}s in all", flush=True)
+    return rc
+
+
+def netns(d: Path) -> tuple[list[str], str]:
+    """The command prefix that runs the suite in a network and mount namespace of its own, where
+    NETNS_HOSTS resolve to 127.0.0.1 (a hosts file bind-mounted over /etc/hosts; the machine's is
+    untouched) and only loopback exists — so chatgpt.com and pi.dev are the test's servers, and
+    nothing reaches the internet. ([], reason) when it cannot be made: the agents' cases then fail
+    with the reason, the rest run as before."""
+    hosts = d / "hosts"
+    real = Path("/etc/hosts").read_text() if Path("/etc/hosts").exists() else "127.0.0.1 localhost\n"
+    hosts.write_text(real.rstrip("\n") + f"\n127.0.0.1 {' '.join(NETNS_HOSTS)}\n")
+    prefix = ["unshare", "--user", "--map-root-user", "--net", "--mount", "sh", "-c",
+              'mount --bind "$0" /etc/hosts && ip link set lo up && exec "$@"', str(hosts)]
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return [], "unshare or ip (util-linux, iproute2) not found: cannot make the network namespace"
+    probe = subprocess.run(prefix + ["getent", "hosts", "chatgpt.com"], capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0 or not probe.stdout.startswith("127.0.0.1"):
+        return [], f"unshare --user --map-root-user --net --mount failed ({probe.returncode}): {(probe.stderr or probe.stdout)[-300:]}"
+    return prefix, ""
 
 
 if __name__ == "__main__":
