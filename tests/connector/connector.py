@@ -6,11 +6,17 @@ approval given on the console in headless Chromium.
 
     python3 tests/connector/connector.py --runread target/debug/runread
 
-1. Makes a test CA and a certificate for ``runread.test`` and ``localhost`` (openssl), a home
-   holding the Pi ``sample`` fixture, and starts ``runread serve --public-url
-   https://runread.test:PORT --cimd-allow-host localhost --console`` (``SSL_CERT_FILE`` names the
-   test CA, as a system's roots would). A TLS front on loopback forwards the bytes to runread's
-   loopback port, as a tunnel does; ``runread.test`` resolves to it inside this process.
+0. The whole suite runs in a network and mount namespace of its own (``unshare --user
+   --map-root-user --net --mount``: only loopback, and a hosts file bind-mounted over /etc/hosts
+   in which ``runread.test``, ``chatgpt.com`` and ``pi.dev`` are 127.0.0.1; the machine's names
+   are untouched and nothing leaves it). What needs the network is installed first, outside it:
+   chromium, the venv, Codex and Pi through tests/agents/harness, the conformance suite. Without
+   ``unshare`` the rest runs as before and the agents' checks (4.) fail, saying why.
+1. Makes a test CA and a certificate for ``runread.test``, ``chatgpt.com``, ``pi.dev`` and
+   ``localhost`` (openssl), a home holding the Pi ``sample`` fixture, and starts ``runread serve
+   --public-url https://runread.test:PORT --cimd-allow-host localhost --cimd-allow-host chatgpt.com
+   --cimd-allow-host pi.dev --console`` (``SSL_CERT_FILE`` names the test CA, as a system's roots
+   would). A TLS front on loopback forwards the bytes to runread's loopback port, as a tunnel does.
 2. Dynamic Client Registration: the SDK connects to the public URL, gets 401, discovers the
    metadata, registers, and sends the browser to the authorization page. The "browser" reads the
    page (its code, nothing of any run); the owner finds the request with that code on the
@@ -19,11 +25,27 @@ approval given on the console in headless Chromium.
    reads the run's final answer, checked against the fixture file.
 3. Client ID Metadata Document: the same with a client whose id is an HTTPS URL, served by a local
    HTTPS server this test starts (``localhost``, allowed with ``--cimd-allow-host``).
-4. The official MCP conformance suite's authorization-server scenarios (``conformance
+4. The real coding agents by their default OAuth path, configured with only the public URL:
+   Codex 0.171.0 (``[mcp_servers.runread] url = …``; ``codex mcp login runread``, no flags) and
+   Pi 1.6.0 (mcp.json ``{"url": …, "exposure": "direct"}``; ``pi mcp login runread --timeout
+   90``). Each names its Client ID Metadata Document (``https://chatgpt.com/oauth/codex/client.json``,
+   ``https://pi.dev/oauth/client.json``), which runread fetches from port 443 here (a document
+   shaped like the publisher's: a native public client with the port-less redirect URI
+   ``http://127.0.0.1/callback``), and a redirect URI on a loopback port it picked; it prints the
+   authorization URL (and hands it to BROWSER / xdg-open, a script recording it). The test's
+   browser opens the page, the owner approves on the console (naming the reader ``codex-cli`` /
+   ``pi-cli``, sharing the run), the page continues to the agent's listener with code, ``state``
+   and ``iss``, and the agent exchanges the code and stores its tokens. Then the agent reads the
+   shared run with them: ``codex exec`` (codex-scenario.py, its scripted model calling
+   ``read_final_answer``) and a Pi step (pi-scenario.py, ``-e builtin:mcp`` added by HARNESS_WRAP:
+   the harness's ``--no-extensions`` turns MCP off). What reached the model must begin with runread's
+   label (Codex: after its ``Wall time: … Output:`` prefix; Pi: inside runread's text block) and
+   carry the answer's first chunk; the audit names the reader.
+5. The official MCP conformance suite's authorization-server scenarios (``conformance
    authorization``, the suite tests/conformance pins: ``authorization-server-metadata-endpoint`` and
    ``authorization-code-grant``, its only scenarios for a server's OAuth side; its ``auth/*`` ones
    test clients) against the public URL, the owner approving the suite's request on the console.
-5. Refusals: a metadata document at a host not allowed to be private (``127.0.0.1``), one that
+6. Refusals: a metadata document at a host not allowed to be private (``127.0.0.1``), one that
    redirects to 169.254.169.254, an oversized one and a slow one are each ``invalid_client`` on
    the page; an approval posted without the console's CSRF token is refused and the request stays
    waiting; the page opens in the browser but not framed by another site.
@@ -293,7 +315,9 @@ def ensure_agents() -> None:
 class Login:
     """A real agent's `mcp login`, run until it prints runread's authorization URL, then waited for."""
 
-    def __init__(self, cmd: list[str], env: dict[str, str], cwd: Path, public: str) -> None:
+    def __init__(self, cmd: list[str], env: dict[str, str], cwd: Path, public: str, opened: Path,
+                 config_dir: Path) -> None:
+        self.opened, self.config_dir = opened, config_dir
         self.lines: list[str] = []
         self.url: str | None = None
         self.found = threading.Event()
@@ -386,6 +410,9 @@ def agent_connectors(ctx: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
             urllib.request.urlopen(location, timeout=30).read()
         rc = login.finish(60)
+        opened = login.opened.read_text().strip() if login.opened.exists() else ""
+        ctx["observed"].append(f"{label}: the browser it launched was given {'the same URL' if opened == login.url else repr(opened[:80])}; "
+                               f"files it wrote in its config dir: {sorted(p.name for p in login.config_dir.iterdir())}")
         return check_ok(f"{label}: exits 0 with its tokens stored", rc == 0, f"exit {rc}: {login.output()[-800:]}")
 
     def audit_names(label: str, reader: str) -> None:
@@ -418,7 +445,8 @@ def agent_connectors(ctx: dict[str, Any]) -> None:
     env.update({"HOME": str(out / "home"), "CODEX_HOME": str(out / "codex"), "SSL_CERT_FILE": str(ca),
                 "BROWSER": str(opener)})
     t0 = time.monotonic()
-    login = Login([codex, "mcp", "login", "runread"], env, out / "workspace", public)
+    login = Login([codex, "mcp", "login", "runread"], env, out / "workspace", public, out / "browser-opened.txt",
+                  out / "codex")
     if login_and_approve("Codex `codex mcp login runread`", "codex-cli", login, CODEX_CIMD):
         (out / "login.out").write_text(login.output())
         ctx["observed"].append(f"Codex login ({time.monotonic() - t0:.1f}s): {' / '.join(x.strip() for x in login.lines if x.strip())[-300:]}")
@@ -483,7 +511,8 @@ def agent_connectors(ctx: dict[str, Any]) -> None:
                 "PI_TELEMETRY": "0", "PI_PACKAGE": PI_PACKAGE, "PI_VERSION": PI_VERSION,
                 "RUNREAD_HARNESS_CACHE": str(pi_mod.CACHE), "HARNESS_WRAP": json.dumps([str(wrap)])})
     t0 = time.monotonic()
-    login = Login(["pi", "mcp", "login", "runread", "--timeout", "90"], env, out / "workspace", public)
+    login = Login(["pi", "mcp", "login", "runread", "--timeout", "90"], env, out / "workspace", public,
+                  out / "browser-opened.txt", out / "agent")
     if login_and_approve("Pi `pi mcp login runread`", "pi-cli", login, PI_CIMD):
         (out / "login.out").write_text(login.output())
         ctx["observed"].append(f"Pi login ({time.monotonic() - t0:.1f}s): {' / '.join(x.strip() for x in login.lines if x.strip())[-300:]}")
