@@ -913,8 +913,12 @@ def main() -> int:
     p.add_argument("--shots", default=str(REPO / "target" / "console-screenshots"))
     p.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--netns-error", default="", help=argparse.SUPPRESS)
+    p.add_argument("--in-netns", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.in_venv:
+        if not (args.in_netns or args.netns_error):
+            # Port 443 and the agents' hosts are the namespace's: never bind the machine's.
+            args.netns_error = "not started in the test's network namespace (run connector.py without --in-venv)"
         return main_in_venv(args)
     started = time.monotonic()
     BROWSER.ensure_browser()
@@ -928,7 +932,7 @@ def main() -> int:
     cmd = [str(py), __file__, "--in-venv", "--runread", str(Path(args.runread).resolve()), "--shots", args.shots]
     with tempfile.TemporaryDirectory(prefix="runread-connector-netns-") as d:
         prefix, error = netns(Path(d))
-        rc = subprocess.run(prefix + cmd + (["--netns-error", error] if error else [])).returncode
+        rc = subprocess.run(prefix + cmd + (["--netns-error", error] if error else ["--in-netns"])).returncode
     print(f"connector: {time.monotonic() - started:.1f}s in all", flush=True)
     return rc
 
