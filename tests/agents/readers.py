@@ -1198,6 +1198,7 @@ class Readers:
         ensure(seen[1].startswith(PI_TAG + LABEL), f"the label is not first in the block: {first(seen[1], 160)}")
         label = self.check_label(body, wire)
         self.note(f"client on the wire: {wire['client']}; protocol: {wire['version']} ({wire['handshake']})")
+        self.observed.append((self.case, str(wire["client"]), str(wire["version"]), "HTTP"))
         self.note(f"model saw (first 200 chars of the tool message): {first(seen[1])}")
         chunk = json.loads(body)
         got = chunk["text"].encode()

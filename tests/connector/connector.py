@@ -349,7 +349,7 @@ class Login:
             return None
 
 
-def agent_connectors(ctx: dict[str, Any]) -> None:
+class AgentConnectors:
     """Codex 0.171.0 and Pi 1.6.0 sign in by their default path and read the shared run with the token.
 
     Each agent is configured with only runread's public URL; its `mcp login runread`, with no flags,
@@ -359,188 +359,223 @@ def agent_connectors(ctx: dict[str, Any]) -> None:
     on the console (sharing the run), the page continues to the agent's listener, and the agent
     stores its tokens. Then the agent's scripted model (the harness) calls read_final_answer on the
     shared run, and what reached the model must carry runread's label and the answer."""
-    checks, public, ca, tmp = ctx["checks"], ctx["public"], ctx["ca"], ctx["tmp"]
-    if ctx["netns_error"]:
-        for agent in ("Codex", "Pi"):
-            checks.check(f"{agent}'s default OAuth login: runs in a network namespace where {', '.join(NETNS_HOSTS)} "
-                         "resolve to loopback", False, ctx["netns_error"])
-        return
-    codex_mod, pi_mod = harness_modules()
-    target = ctx["target"]
-    answer = ctx["answer"].encode()
-    fetched: list[str] = ctx["documents_fetched"]
 
-    def check_ok(name: str, ok: bool, detail: str) -> bool:
-        checks.check(name, ok, detail)
+    def __init__(self, ctx: dict[str, Any]) -> None:
+        self.checks, self.public, self.ca, self.tmp = ctx["checks"], ctx["public"], ctx["ca"], ctx["tmp"]
+        self.fetch, self.approve, self.runread, self.home = ctx["fetch"], ctx["approve"], ctx["runread"], ctx["home"]
+        self.target: dict[str, Any] = ctx["target"]
+        self.answer: bytes = ctx["answer"].encode()
+        self.fetched: list[str] = ctx["documents_fetched"]
+        self.netns_error: str = ctx["netns_error"]
+        self.observed: list[str] = ctx["observed"]
+        self.codex_mod, self.pi_mod = harness_modules()
+
+    def run(self) -> None:
+        if self.netns_error:
+            for agent in ("Codex", "Pi"):
+                self.checks.check(f"{agent}'s default OAuth login: runs in a network namespace where "
+                                  f"{', '.join(NETNS_HOSTS)} resolve to loopback", False, self.netns_error)
+            return
+        if self.codex_login():
+            self.codex_read()
+        if self.pi_login():
+            self.pi_read()
+
+    def check(self, name: str, ok: bool, detail: str) -> bool:
+        self.checks.check(name, ok, detail)
         return ok
 
-    def login_and_approve(label: str, reader: str, login: Login, cimd: str) -> bool:
+    def login_and_approve(self, label: str, reader: str, login: Login, cimd: str) -> bool:
+        """Waits for the authorization URL `login` prints; the test's browser opens it, the owner
+        approves it on the console as `reader`, sharing the run, and the browser follows the page's
+        redirect to the agent's listener. Whether the agent then exited 0 (its tokens stored)."""
+        t0 = time.monotonic()
         login.found.wait(60)
-        if not check_ok(f"{label}: prints runread's authorization URL", login.url is not None, login.output()[-800:]):
+        if not self.check(f"{label}: prints runread's authorization URL", login.url is not None, login.output()[-800:]):
             login.finish(5)
             return False
         q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(login.url or "").query))
         redirect = q.get("redirect_uri", "")
-        checks.check(f"{label}: names its Client ID Metadata Document {cimd} and a loopback redirect on a port it picked",
-                     q.get("client_id") == cimd and re.fullmatch(r"http://127\.0\.0\.1:\d+/callback", redirect) is not None
-                     and q.get("code_challenge_method") == "S256",
-                     json.dumps({k: q.get(k) for k in ("client_id", "redirect_uri", "code_challenge_method", "resource", "scope")}))
-        ctx["observed"].append(f"{label}: client_id {q.get('client_id')}, redirect_uri {redirect}, resource "
-                               f"{q.get('resource')}, scope {q.get('scope')}")
-        status, _, html = ctx["fetch"](login.url)
+        self.check(f"{label}: names its Client ID Metadata Document {cimd} and a loopback redirect on a port it picked",
+                   q.get("client_id") == cimd and q.get("code_challenge_method") == "S256"
+                   and re.fullmatch(r"http://127\.0\.0\.1:\d+/callback", redirect) is not None,
+                   json.dumps({k: q.get(k) for k in ("client_id", "redirect_uri", "code_challenge_method", "resource")}))
+        self.observed.append(f"{label}: client_id {q.get('client_id')}, redirect_uri {redirect}, "
+                             f"resource {q.get('resource')}, scope {q.get('scope')}")
+        status, _, html = self.fetch(login.url)
         code = re.search(r'id="user-code">([A-Z0-9-]+)<', html)
         wait = waiting_page(html)
-        if not check_ok(f"{label}: runread's page takes the request (runread fetched {cimd})",
-                             status == 200 and bool(code) and bool(wait) and cimd in fetched, f"{status} {html[-300:]} fetched={fetched}"):
+        if not (self.check(f"{label}: runread's page takes the request (runread fetched {cimd})",
+                           status == 200 and bool(code) and bool(wait) and cimd in self.fetched,
+                           f"{status} {html[-300:]} fetched={self.fetched}") and code):
             login.finish(5)
             return False
-        ctx["approve"](code.group(1), reader, True)
+        self.approve(code.group(1), reader, True)
         location = ""
         for _ in range(30):
-            status, headers, _ = ctx["fetch"](f"{public}{wait}")
+            status, headers, _ = self.fetch(f"{self.public}{wait}")
             if status == 303:
                 location = headers.get("Location", headers.get("location", ""))
                 break
             time.sleep(0.5)
         back = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query))
-        checks.check(f"{label}: the page continues to the agent's listener with code, state and iss",
-                     location.startswith(redirect + "?") and bool(back.get("code")) and back.get("state") == q.get("state")
-                     and back.get("iss") == public, location.split("?")[0])
+        self.check(f"{label}: the page continues to the agent's listener with code, state and iss",
+                   location.startswith(redirect + "?") and bool(back.get("code")) and back.get("state") == q.get("state")
+                   and back.get("iss") == self.public, location.split("?")[0])
         # The browser follows the redirect to the agent's loopback listener.
         with contextlib.suppress(OSError):
             urllib.request.urlopen(location, timeout=30).read()
         rc = login.finish(60)
         opened = login.opened.read_text().strip() if login.opened.exists() else ""
-        ctx["observed"].append(f"{label}: the browser it launched was given {'the same URL' if opened == login.url else repr(opened[:80])}; "
-                               f"files it wrote in its config dir: {sorted(p.name for p in login.config_dir.iterdir())}")
-        return check_ok(f"{label}: exits 0 with its tokens stored", rc == 0, f"exit {rc}: {login.output()[-800:]}")
+        said = " / ".join(x.strip() for x in login.lines if x.strip() and self.public not in x)
+        self.observed.append(f"{label} ({time.monotonic() - t0:.1f}s) printed: {said[-300:]}; the browser it launched "
+                             f"was given {'the same URL' if opened == login.url else repr(opened[:80])}; files in its "
+                             f"config dir: {sorted(p.name for p in login.config_dir.iterdir())}")
+        return self.check(f"{label}: exits 0 with its tokens stored", rc == 0, f"exit {rc}: {login.output()[-800:]}")
 
-    def audit_names(label: str, reader: str) -> None:
-        audit = subprocess.run([ctx["runread"], "--home", str(ctx["home"]), "audit", "--reader", reader, "--json"],
+    def audit_names(self, label: str, reader: str) -> None:
+        audit = subprocess.run([self.runread, "--home", str(self.home), "audit", "--reader", reader, "--json"],
                                capture_output=True, text=True, timeout=60)
-        checks.check(f"{label}: runread's audit names the reader {reader} for the read", audit.returncode == 0
-                     and "read_final_answer" in audit.stdout, audit.stdout[-300:] + audit.stderr[-300:])
+        self.check(f"{label}: runread's audit names the reader {reader} for the read",
+                   audit.returncode == 0 and "read_final_answer" in audit.stdout, audit.stdout[-300:] + audit.stderr[-300:])
 
-    def check_chunk(label: str, text: str) -> None:
+    def check_chunk(self, label: str, text: str) -> None:
+        """`text`, the result as the model got it (after the client's own wrapping), is runread's
+        structuredContent: the label first, then the answer's first chunk."""
         try:
             d = json.loads(text)
         except ValueError:
             d = {}
-        checks.check(f"{label}: the model got runread's label first, then the shared answer", text.startswith(LABEL)
-                     and d.get("state") == "available" and d.get("byteOffset") == 0 and bool(d.get("text"))
-                     and answer.startswith(d.get("text", "").encode()) and d.get("sha256") == hashlib.sha256(answer).hexdigest(),
-                     text[:300])
+        chunk = d.get("text") if isinstance(d.get("text"), str) else ""
+        self.check(f"{label}: the model got runread's label first, then the shared answer",
+                   text.startswith(LABEL) and d.get("state") == "available" and d.get("byteOffset") == 0 and bool(chunk)
+                   and self.answer.startswith(chunk.encode()) and d.get("sha256") == hashlib.sha256(self.answer).hexdigest(),
+                   text[:300])
 
-    # ---- Codex: `codex mcp login runread`, no flags, then `codex exec`.
-    out = tmp / "codex-agent"
-    for d in ("codex", "home", "workspace", "bin"):
-        (out / d).mkdir(parents=True)
-    (out / "codex" / "config.toml").write_text(f'[mcp_servers.runread]\nurl = "{public}/mcp"\n')
-    # No browser here: BROWSER names a script that records the URL (Codex prints it too).
-    opener = out / "bin" / "record-url"
-    opener.write_text(f'#!/bin/sh\necho "$@" >> {out / "browser-opened.txt"}\n')
-    opener.chmod(0o755)
-    codex = str(codex_mod.ensure_codex())
-    env = {k: os.environ[k] for k in codex_mod.KEEP_ENV if k in os.environ}
-    env.update({"HOME": str(out / "home"), "CODEX_HOME": str(out / "codex"), "SSL_CERT_FILE": str(ca),
-                "BROWSER": str(opener)})
-    t0 = time.monotonic()
-    login = Login([codex, "mcp", "login", "runread"], env, out / "workspace", public, out / "browser-opened.txt",
-                  out / "codex")
-    if login_and_approve("Codex `codex mcp login runread`", "codex-cli", login, CODEX_CIMD):
-        (out / "login.out").write_text(login.output())
-        ctx["observed"].append(f"Codex login ({time.monotonic() - t0:.1f}s): {' / '.join(x.strip() for x in login.lines if x.strip())[-300:]}")
+    @staticmethod
+    def recorder(path: Path, log: Path) -> None:
+        """A stand-in for the browser launcher an agent runs (there is no browser for it here): it
+        records the URL it was given."""
+        path.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+        path.chmod(0o755)
+
+    def codex_login(self) -> bool:
+        """config.toml with only the URL; `codex mcp login runread`, no flags."""
+        out = self.codex_out = self.tmp / "codex-agent"
+        for d in ("codex", "home", "workspace", "bin"):
+            (out / d).mkdir(parents=True)
+        (out / "codex" / "config.toml").write_text(f'[mcp_servers.runread]\nurl = "{self.public}/mcp"\n')
+        self.recorder(out / "bin" / "browser", out / "browser-opened.txt")
+        env = {k: os.environ[k] for k in self.codex_mod.KEEP_ENV if k in os.environ}
+        # Codex (Rust) takes the test CA as its roots from SSL_CERT_FILE, and its browser from BROWSER.
+        env.update({"HOME": str(out / "home"), "CODEX_HOME": str(out / "codex"), "SSL_CERT_FILE": str(self.ca),
+                    "BROWSER": str(out / "bin" / "browser")})
+        login = Login([str(self.codex_mod.ensure_codex()), "mcp", "login", "runread"], env, out / "workspace",
+                      self.public, out / "browser-opened.txt", out / "codex")
+        return self.login_and_approve("Codex `codex mcp login runread`", "codex-cli", login, CODEX_CIMD)
+
+    def codex_read(self) -> None:
+        """`codex exec` (the harness, its model scripted) reads the shared run with the stored token."""
+        out = self.codex_out
         scenario = out / "scenario.json"
         scenario.write_text(json.dumps({
             "model": "gpt-5.5",
             "responses": [{"tool_search": {"query": "runread read final answer", "limit": 8}},
                           {"tool_calls": [{"namespace": "mcp__runread", "name": "read_final_answer",
-                                           "arguments": {"target": target}}]},
+                                           "arguments": {"target": self.target}}]},
                           {"text": AGENT_DONE}],
             "steps": [{"prompt": AGENT_PROMPT, "timeout_s": 90}],
             # the harness writes its own config.toml: the server comes back as the same -c key
-            "config": {"mcp_servers.runread.url": f"{public}/mcp"},
-            "env": {"SSL_CERT_FILE": str(ca)}}))
+            "config": {"mcp_servers.runread.url": f"{self.public}/mcp"},
+            "env": {"SSL_CERT_FILE": str(self.ca)}}))
         r = subprocess.run([sys.executable, str(HARNESS / "codex-scenario.py"), str(scenario), str(out)],
                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=240)
-        steps = json.loads((out / "manifest.json").read_text())["steps"] if (out / "manifest.json").exists() else []
-        ok = r.returncode == 0 and bool(steps) and steps[0]["exit_code"] == 0
-        checks.check("Codex `codex exec` with the stored token: exits 0", ok,
-                     (r.stderr or r.stdout)[-600:] + ((out / "stderr-0.txt").read_text(errors="replace")[-600:] if (out / "stderr-0.txt").exists() else ""))
-        reqs = {}
-        if (out / "llm-requests.jsonl").exists():
-            for line in (out / "llm-requests.jsonl").read_text().splitlines():
-                e = json.loads(line)
-                if e.get("n") is not None:
-                    reqs[e["n"]] = e["body"]
+        manifest = out / "manifest.json"
+        steps = json.loads(manifest.read_text())["steps"] if manifest.exists() else []
+        stderr = out / "stderr-0.txt"
+        self.check("Codex `codex exec` with the stored token: exits 0",
+                   r.returncode == 0 and bool(steps) and steps[0]["exit_code"] == 0,
+                   (r.stderr or r.stdout)[-600:] + (stderr.read_text(errors="replace")[-600:] if stderr.exists() else ""))
+        reqs: dict[int, Any] = {}
+        log = out / "llm-requests.jsonl"
+        for line in log.read_text().splitlines() if log.exists() else []:
+            e = json.loads(line)
+            if e.get("n") is not None:
+                reqs[e["n"]] = e["body"]
         outs = [i for i in (reqs.get(2) or {}).get("input", []) if isinstance(i, dict)
                 and i.get("type") == "function_call_output" and i.get("call_id") == "call_mock_1_0"]
         output = outs[0].get("output") if len(outs) == 1 else ""
         if isinstance(output, list):
             output = "".join(p.get("text", "") for p in output if isinstance(p, dict))
-        m = CODEX_OUTPUT_PREFIX.match(output or "")
-        checks.check("Codex: the function_call_output carries Codex's prefix, then runread's result", m is not None,
-                     f"requests {sorted(reqs)}; {str(output)[:300]}")
+        output = output if isinstance(output, str) else ""
+        m = CODEX_OUTPUT_PREFIX.match(output)
+        self.check("Codex: the function_call_output carries Codex's prefix, then runread's result", m is not None,
+                   f"requests {sorted(reqs)}; {output[:300]}")
         if m:
-            check_chunk("Codex", output[m.end():])
-            ctx["observed"].append(f"Codex's model got: {output[:160]!r}")
-        audit_names("Codex", "codex-cli")
+            self.check_chunk("Codex", output[m.end():])
+            self.observed.append(f"Codex's model got: {output[:160]!r}")
+        self.audit_names("Codex", "codex-cli")
 
-    # ---- Pi 1.x: mcp.json with only the URL and "exposure": "direct", `pi mcp login runread`, then a step.
-    out = tmp / "pi-agent"
-    for d in ("agent", "home", "workspace", "bin"):
-        (out / d).mkdir(parents=True)
-    (out / "agent" / "mcp.json").write_text(json.dumps({"mcpServers": {"runread": {"url": f"{public}/mcp",
-                                                                                    "exposure": "direct"}}}))
-    cli, meta = pi_mod.ensure_pi()
-    node = pi_mod.node_dir(meta)
-    pi_bin = next(p for p in Path(cli).parents if p.name == "node_modules") / ".bin" / "pi"
-    (out / "bin" / "pi").symlink_to(pi_bin)
-    # Pi opens the page with xdg-open (none here): a script in its place records the URL (Pi prints it too).
-    opener = out / "bin" / "xdg-open"
-    opener.write_text(f'#!/bin/sh\necho "$@" >> {out / "browser-opened.txt"}\n')
-    opener.chmod(0o755)
-    # The harness starts Pi with --no-extensions, which also turns MCP off: its wrapper adds it back.
-    wrap = out / "bin" / "pi-with-mcp"
-    wrap.write_text('#!/bin/sh\npi="$1"; shift\nexec "$pi" -e builtin:mcp --mode json "$@"\n')
-    wrap.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k not in ("HARNESS_WRAP", "BROWSER")}
-    path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.update({"PATH": f"{out / 'bin'}:{node}:{path}" if node else f"{out / 'bin'}:{path}", "HOME": str(out / "home"),
-                "PI_CODING_AGENT_DIR": str(out / "agent"), "NODE_EXTRA_CA_CERTS": str(ca), "PI_OFFLINE": "1",
-                "PI_TELEMETRY": "0", "PI_PACKAGE": PI_PACKAGE, "PI_VERSION": PI_VERSION,
-                "RUNREAD_HARNESS_CACHE": str(pi_mod.CACHE), "HARNESS_WRAP": json.dumps([str(wrap)])})
-    t0 = time.monotonic()
-    login = Login(["pi", "mcp", "login", "runread", "--timeout", "90"], env, out / "workspace", public,
-                  out / "browser-opened.txt", out / "agent")
-    if login_and_approve("Pi `pi mcp login runread`", "pi-cli", login, PI_CIMD):
-        (out / "login.out").write_text(login.output())
-        ctx["observed"].append(f"Pi login ({time.monotonic() - t0:.1f}s): {' / '.join(x.strip() for x in login.lines if x.strip())[-300:]}")
+    def pi_login(self) -> bool:
+        """mcp.json with only the URL and `"exposure": "direct"`; `pi mcp login runread`."""
+        out = self.pi_out = self.tmp / "pi-agent"
+        for d in ("agent", "home", "workspace", "bin"):
+            (out / d).mkdir(parents=True)
+        (out / "agent" / "mcp.json").write_text(json.dumps(
+            {"mcpServers": {"runread": {"url": f"{self.public}/mcp", "exposure": "direct"}}}))
+        cli, meta = self.pi_mod.ensure_pi()
+        node = self.pi_mod.node_dir(meta)
+        (out / "bin" / "pi").symlink_to(next(p for p in Path(cli).parents if p.name == "node_modules") / ".bin" / "pi")
+        # Pi opens the page with xdg-open.
+        self.recorder(out / "bin" / "xdg-open", out / "browser-opened.txt")
+        # The harness starts Pi with --no-extensions, which also turns MCP off; explicit extensions
+        # still load (Pi's cli.md), so its wrapper adds MCP back, and the event stream it leaves to one.
+        wrap = out / "bin" / "pi-with-mcp"
+        wrap.write_text('#!/bin/sh\npi="$1"; shift\nexec "$pi" -e builtin:mcp --mode json "$@"\n')
+        wrap.chmod(0o755)
+        env = {k: v for k, v in os.environ.items() if k not in ("HARNESS_WRAP", "BROWSER")}
+        path = env.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+        # Node takes the test CA from NODE_EXTRA_CA_CERTS; the agent dir is the harness's (OUTDIR/agent).
+        env.update({"PATH": f"{out / 'bin'}:{node}:{path}" if node else f"{out / 'bin'}:{path}", "HOME": str(out / "home"),
+                    "PI_CODING_AGENT_DIR": str(out / "agent"), "NODE_EXTRA_CA_CERTS": str(self.ca), "PI_OFFLINE": "1",
+                    "PI_TELEMETRY": "0", "PI_PACKAGE": PI_PACKAGE, "PI_VERSION": PI_VERSION,
+                    "RUNREAD_HARNESS_CACHE": str(self.pi_mod.CACHE), "HARNESS_WRAP": json.dumps([str(wrap)])})
+        self.pi_env = env
+        login = Login(["pi", "mcp", "login", "runread", "--timeout", "90"], env, out / "workspace", self.public,
+                      out / "browser-opened.txt", out / "agent")
+        return self.login_and_approve("Pi `pi mcp login runread`", "pi-cli", login, PI_CIMD)
+
+    def pi_read(self) -> None:
+        """A Pi step (the harness, its model scripted) reads the shared run with the stored token."""
+        out = self.pi_out
         scenario = out / "scenario.json"
         scenario.write_text(json.dumps({
-            "responses": [{"tool_calls": [{"name": "mcp__runread__read_final_answer", "arguments": {"target": target}}]},
+            "responses": [{"tool_calls": [{"name": "mcp__runread__read_final_answer", "arguments": {"target": self.target}}]},
                           {"text": AGENT_DONE}],
             "steps": [{"prompt": AGENT_PROMPT, "timeout_s": 90}]}))
-        r = subprocess.run([sys.executable, str(HARNESS / "pi-scenario.py"), str(scenario), str(out)], env=env,
+        r = subprocess.run([sys.executable, str(HARNESS / "pi-scenario.py"), str(scenario), str(out)], env=self.pi_env,
                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=240)
-        steps = json.loads((out / "manifest.json").read_text())["steps"] if (out / "manifest.json").exists() else []
-        checks.check("Pi step with the stored token (-e builtin:mcp): exits 0",
-                     r.returncode == 0 and bool(steps) and steps[0]["exit_code"] == 0,
-                     (r.stderr or r.stdout)[-600:] + ((out / "events-0.jsonl").read_text(errors="replace")[-600:]
-                                                      if (out / "events-0.jsonl").exists() else ""))
-        reqs = [json.loads(line) for line in (out / "llm-requests.jsonl").read_text().splitlines()
-                if line.strip()] if (out / "llm-requests.jsonl").exists() else []
-        last = ((reqs[1].get("messages") or [{}])[-1]) if len(reqs) > 1 else {}
+        manifest, events = out / "manifest.json", out / "events-0.jsonl"
+        steps = json.loads(manifest.read_text())["steps"] if manifest.exists() else []
+        self.check("Pi step with the stored token (-e builtin:mcp): exits 0",
+                   r.returncode == 0 and bool(steps) and steps[0]["exit_code"] == 0,
+                   (r.stderr or r.stdout)[-600:] + (events.read_text(errors="replace")[-600:] if events.exists() else ""))
+        log = out / "llm-requests.jsonl"
+        reqs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+        # the result ends the model's next request
+        last = (reqs[1].get("messages") or [{}])[-1] if len(reqs) > 1 else {}
         content = last.get("content") if last.get("role") == "tool" else ""
         if isinstance(content, list):
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-        content = content or ""
-        checks.check("Pi: the tool message its model got is runread's labeled block", content.startswith(PI_TAG + LABEL)
-                     and content.endswith("\n</tool_result>"), f"{len(reqs)} requests; {content[:300]}")
-        if content.startswith(PI_TAG):
-            check_chunk("Pi", content[len(PI_TAG):-len("\n</tool_result>")])
-            ctx["observed"].append(f"Pi's model got: {content[:160]!r}")
-        audit_names("Pi", "pi-cli")
+        content = content if isinstance(content, str) else ""
+        end = "\n</tool_result>"
+        labeled = content.startswith(PI_TAG + LABEL) and content.endswith(end)
+        self.check("Pi: the tool message its model got is runread's labeled block", labeled,
+                   f"{len(reqs)} requests; {content[:300]}")
+        if labeled:
+            self.check_chunk("Pi", content[len(PI_TAG):-len(end)])
+            self.observed.append(f"Pi's model got: {content[:160]!r}")
+        self.audit_names("Pi", "pi-cli")
 
 
 CONFORMANCE = REPO / "tests" / "conformance" / "run.py"
@@ -818,7 +853,7 @@ def main_in_venv(args: argparse.Namespace) -> int:
                       "target": next(r["target"] for r in runs if r["target"]["runId"] == run_id),
                       "documents_fetched": documents_fetched, "observed": []}
         try:
-            agent_connectors(agents_ctx)
+            AgentConnectors(agents_ctx).run()
         except (OSError, ValueError, KeyError, IndexError, subprocess.SubprocessError) as e:
             checks.check("the agents' default OAuth logins ran to the end", False, f"{type(e).__name__}: {e}")
         for line in agents_ctx["observed"]:
