@@ -17,4 +17,5 @@ mod results_suite;
 mod secret_leaks;
 mod tasks;
 mod transport;
+mod tunnel;
 mod waits;
