@@ -8,9 +8,11 @@
 //! (`mcp/streamable.go`, its go.mod's version). Go's HTTP client adds `User-Agent:
 //! Go-http-client/1.1` and `Accept-Encoding: gzip` and canonicalizes header names
 //! (`X-Runread-Key`); the static header goes to every request to the configured origin
-//! (`pkg/mcpclient/internal/static_headers.go`); tunnel-service strips `Host`, `X-Forwarded-*`,
-//! `Forwarded`, `Via`, cookies and the like from what it forwards
-//! (`pkg/localproxy/localproxy.go`, `blockedRequestMCPHeaders`), so none reaches runread.
+//! (`pkg/mcpclient/internal/static_headers.go`). The connector's headers a command carries never
+//! include `Host`, `X-Forwarded-*`, `Forwarded`, `Via` or cookies in the client's local stand-in
+//! for tunnel-service (`tunnel-client dev proxy`: `pkg/localproxy/localproxy.go`,
+//! `blockedRequestMCPHeaders`); were one forwarded, the keyed door would refuse it
+//! `forbidden_header` — a failure that shows, never a guard let down.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::time::Duration;
