@@ -55,12 +55,23 @@ async fn door(cors: &[&str]) -> Door {
 impl Door {
     /// A request from a page on `origin`, as a browser's `fetch` sends it cross-site.
     fn from(&self, origin: &str, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.from_in_mode(origin, "cors", method, path)
+    }
+
+    /// A cross-site request from a page on `origin` in fetch mode `mode`.
+    fn from_in_mode(
+        &self,
+        origin: &str,
+        mode: &str,
+        method: reqwest::Method,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
         self.http
             .request(method, format!("http://{}{path}", self.serving.addr))
             .header("host", "runread.test")
             .header("origin", origin)
             .header("sec-fetch-site", "cross-site")
-            .header("sec-fetch-mode", "cors")
+            .header("sec-fetch-mode", mode)
     }
 
     /// A browser's preflight of `method` with `headers` from a page on `origin`.
@@ -276,17 +287,43 @@ async fn another_origin_is_refused_at_mcp_and_never_allowed_to_read() {
 #[tokio::test]
 async fn an_allowed_origin_gets_nothing_but_cors_fetches_at_mcp() {
     let d = door(&[APP]).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    // The same call in `cors` mode passes: only the mode differs below.
+    let r = d
+        .from(APP, reqwest::Method::POST, "/mcp")
+        .header("x-runread-key", &d.key)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(call.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     for mode in ["navigate", "no-cors", "websocket"] {
         let r = d
-            .from(APP, reqwest::Method::POST, "/mcp")
-            .header("sec-fetch-mode", mode)
+            .from_in_mode(APP, mode, reqwest::Method::POST, "/mcp")
             .header("x-runread-key", &d.key)
             .header("content-type", "application/json")
-            .body("{}")
+            .header("accept", "application/json, text/event-stream")
+            .body(call.to_string())
             .send()
             .await
             .unwrap();
         assert_eq!(r.status(), 403, "{mode}");
+    }
+    // A second `Sec-Fetch-Mode` or a second `Origin` cannot hide behind a listed one.
+    for (name, value) in [("sec-fetch-mode", "navigate"), ("origin", OTHER)] {
+        let r = d
+            .from(APP, reqwest::Method::POST, "/mcp")
+            .header(name, value)
+            .header("x-runread-key", &d.key)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(call.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "a second {name}");
     }
 }
 

@@ -49,14 +49,25 @@ async fn serve() -> Served {
 }
 
 /// What every request of the tunnel-client's MCP HTTP client carries: Go's defaults and the
-/// static header of `MCP_EXTRA_HEADERS`.
+/// static header of `MCP_EXTRA_HEADERS`. (reqwest adds `Accept: */*` to a request that sets no
+/// `Accept` — the `DELETE`s below — where Go sends none; runread reads no `Accept` there.)
 fn tunnel(method: reqwest::Method, url: &str, key: &str) -> reqwest::RequestBuilder {
+    tunnel_as("Go-http-client/1.1", method, url, key)
+}
+
+/// [`tunnel`] with the `User-Agent` the request sets itself (OAuth discovery sets its own).
+fn tunnel_as(
+    agent: &str,
+    method: reqwest::Method,
+    url: &str,
+    key: &str,
+) -> reqwest::RequestBuilder {
     reqwest::Client::builder()
         .no_gzip()
         .build()
         .unwrap()
         .request(method, url)
-        .header("User-Agent", "Go-http-client/1.1")
+        .header("User-Agent", agent)
         .header("Accept-Encoding", "gzip")
         .header("X-Runread-Key", key)
 }
@@ -256,8 +267,7 @@ async fn a_forwarded_notification_is_acknowledged_with_202_and_no_body() {
 async fn a_tunnel_client_oauth_discovery_finds_no_oauth_on_the_keyed_door() {
     let s = serve().await;
     for method in [reqwest::Method::POST, reqwest::Method::GET] {
-        let r = tunnel(method.clone(), &s.url, &s.key)
-            .header("User-Agent", "tunnel-client/0.0.0")
+        let r = tunnel_as("tunnel-client/0.0.0", method.clone(), &s.url, &s.key)
             .header("Accept", "application/json")
             .send()
             .await
@@ -269,8 +279,8 @@ async fn a_tunnel_client_oauth_discovery_finds_no_oauth_on_the_keyed_door() {
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource",
     ] {
-        let r = tunnel(reqwest::Method::GET, &format!("{}{path}", s.origin), &s.key)
-            .header("User-Agent", "tunnel-client/0.0.0")
+        let url = format!("{}{path}", s.origin);
+        let r = tunnel_as("tunnel-client/0.0.0", reqwest::Method::GET, &url, &s.key)
             .header("Accept", "application/json")
             .send()
             .await
