@@ -54,12 +54,12 @@ async fn door(cors: &[&str]) -> Door {
 
 impl Door {
     /// A request from a page on `origin`, as a browser's `fetch` sends it cross-site.
-    fn from(&self, origin: &str, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        self.from_in_mode(origin, "cors", method, path)
+    fn page(&self, origin: &str, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.page_in_mode(origin, "cors", method, path)
     }
 
     /// A cross-site request from a page on `origin` in fetch mode `mode`.
-    fn from_in_mode(
+    fn page_in_mode(
         &self,
         origin: &str,
         mode: &str,
@@ -82,7 +82,7 @@ impl Door {
         method: &str,
         headers: &str,
     ) -> reqwest::Response {
-        self.from(origin, reqwest::Method::OPTIONS, path)
+        self.page(origin, reqwest::Method::OPTIONS, path)
             .header("access-control-request-method", method)
             .header("access-control-request-headers", headers)
             .send()
@@ -186,7 +186,7 @@ async fn an_allowed_origins_requests_pass_the_guards_and_carry_allow_origin() {
         "/.well-known/oauth-authorization-server",
     ] {
         let r = d
-            .from(APP, reqwest::Method::GET, path)
+            .page(APP, reqwest::Method::GET, path)
             .send()
             .await
             .unwrap();
@@ -198,7 +198,7 @@ async fn an_allowed_origins_requests_pass_the_guards_and_carry_allow_origin() {
     }
     // Registration and a refused token request: the page can read the answer, errors included.
     let r = d
-        .from(APP, reqwest::Method::POST, "/register")
+        .page(APP, reqwest::Method::POST, "/register")
         .json(&json!({"client_name": "In a page", "redirect_uris": ["https://app.example/cb"]}))
         .send()
         .await
@@ -209,7 +209,7 @@ async fn an_allowed_origins_requests_pass_the_guards_and_carry_allow_origin() {
         Some(APP)
     );
     let r = d
-        .from(APP, reqwest::Method::POST, "/token")
+        .page(APP, reqwest::Method::POST, "/token")
         .header("content-type", "application/x-www-form-urlencoded")
         .body("grant_type=authorization_code&code=nothing")
         .send()
@@ -227,7 +227,7 @@ async fn an_allowed_origins_requests_pass_the_guards_and_carry_allow_origin() {
             .header("accept", "application/json, text/event-stream")
             .body(call.to_string())
     };
-    let r = mcp(d.from(APP, reqwest::Method::POST, "/mcp"))
+    let r = mcp(d.page(APP, reqwest::Method::POST, "/mcp"))
         .send()
         .await
         .unwrap();
@@ -240,7 +240,7 @@ async fn an_allowed_origins_requests_pass_the_guards_and_carry_allow_origin() {
     let exposed = header(&r, "access-control-expose-headers").unwrap();
     assert!(exposed.contains("www-authenticate"), "{exposed}");
     // With a credential the call passes every guard, cross-site as it is.
-    let r = mcp(d.from(APP, reqwest::Method::POST, "/mcp"))
+    let r = mcp(d.page(APP, reqwest::Method::POST, "/mcp"))
         .header("x-runread-key", &d.key)
         .send()
         .await
@@ -257,7 +257,7 @@ async fn another_origin_is_refused_at_mcp_and_never_allowed_to_read() {
     let d = door(&[APP]).await;
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
     let r = d
-        .from(OTHER, reqwest::Method::POST, "/mcp")
+        .page(OTHER, reqwest::Method::POST, "/mcp")
         .header("x-runread-key", &d.key)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -271,7 +271,7 @@ async fn another_origin_is_refused_at_mcp_and_never_allowed_to_read() {
     assert_eq!(v["error"]["data"]["code"], "forbidden_origin");
     // The metadata is public, but another origin's page may not read it.
     let r = d
-        .from(
+        .page(
             OTHER,
             reqwest::Method::GET,
             "/.well-known/oauth-authorization-server",
@@ -290,7 +290,7 @@ async fn an_allowed_origin_gets_nothing_but_cors_fetches_at_mcp() {
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
     // The same call in `cors` mode passes: only the mode differs below.
     let r = d
-        .from(APP, reqwest::Method::POST, "/mcp")
+        .page(APP, reqwest::Method::POST, "/mcp")
         .header("x-runread-key", &d.key)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -301,7 +301,7 @@ async fn an_allowed_origin_gets_nothing_but_cors_fetches_at_mcp() {
     assert_eq!(r.status(), 200);
     for mode in ["navigate", "no-cors", "websocket"] {
         let r = d
-            .from_in_mode(APP, mode, reqwest::Method::POST, "/mcp")
+            .page_in_mode(APP, mode, reqwest::Method::POST, "/mcp")
             .header("x-runread-key", &d.key)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
@@ -314,7 +314,7 @@ async fn an_allowed_origin_gets_nothing_but_cors_fetches_at_mcp() {
     // A second `Sec-Fetch-Mode` or a second `Origin` cannot hide behind a listed one.
     for (name, value) in [("sec-fetch-mode", "navigate"), ("origin", OTHER)] {
         let r = d
-            .from(APP, reqwest::Method::POST, "/mcp")
+            .page(APP, reqwest::Method::POST, "/mcp")
             .header(name, value)
             .header("x-runread-key", &d.key)
             .header("content-type", "application/json")
@@ -338,7 +338,7 @@ async fn without_cors_origin_no_endpoint_answers_cors() {
             "{path}"
         );
         let r = d
-            .from(APP, reqwest::Method::GET, path)
+            .page(APP, reqwest::Method::GET, path)
             .send()
             .await
             .unwrap();
