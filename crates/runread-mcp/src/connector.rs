@@ -62,27 +62,36 @@ struct Door {
 }
 
 /// The connector's routes, each behind `slot_after_body` (a body read whole first, then a slot).
+/// The ones a browser-based client calls from its page — the metadata, `/register`, `/token` —
+/// also behind CORS when `--cors-origin` names origins (a preflight answered before it could take
+/// a slot); the authorization pages are navigated to, never fetched, and get none.
 pub fn routes(service: Arc<Service>, public: Arc<PublicOrigin>) -> axum::Router {
     let fetcher = Arc::new(crate::cimd::Fetcher::new(public.cimd_private_hosts.clone()));
+    let cors = crate::cors::oauth_layer(&public);
     let door = Door {
         service,
         public,
         permits: Arc::new(Semaphore::new(OAUTH_IN_FLIGHT_MAX)),
         fetcher,
     };
-    axum::Router::new()
+    let slot = axum::middleware::from_fn_with_state(door.permits.clone(), slot_after_body);
+    let fetched = axum::Router::new()
         .route(PROTECTED_RESOURCE_PATH, get(protected_resource))
         .route(PROTECTED_RESOURCE_ROOT_PATH, get(protected_resource))
         .route(AUTHORIZATION_SERVER_PATH, get(authorization_server))
-        .route(AUTHORIZE_PATH, get(authorize))
-        .route(AUTHORIZE_WAIT_PATH, get(authorize_wait))
         .route(TOKEN_PATH, post(token))
         .route(REGISTER_PATH, post(register))
+        .layer(slot.clone());
+    let fetched = match cors {
+        Some(cors) => fetched.layer(cors),
+        None => fetched,
+    };
+    axum::Router::new()
+        .route(AUTHORIZE_PATH, get(authorize))
+        .route(AUTHORIZE_WAIT_PATH, get(authorize_wait))
         .route(REVOKE_PATH, post(revoke))
-        .layer(axum::middleware::from_fn_with_state(
-            door.permits.clone(),
-            slot_after_body,
-        ))
+        .layer(slot)
+        .merge(fetched)
         .with_state(door)
 }
 

@@ -199,27 +199,49 @@ fn target_authority_ok(uri: &http::Uri, allowed: &Allowed) -> bool {
     }
 }
 
-/// A present `Origin` must be allowlisted (none by default); cross-site fetch metadata is refused.
+/// A present `Origin` must be allowlisted (none by default); cross-site fetch metadata is refused,
+/// except a browser's CORS request (`Sec-Fetch-Mode: cors`) from an origin of `--cors-origin`,
+/// which is what that option allows.
 pub async fn origin_and_fetch_metadata(
     State(allowed): State<Arc<Allowed>>,
     req: Request,
     next: Next,
 ) -> Response {
-    if !origin_ok(req.headers(), &allowed) || !fetch_metadata_ok(req.headers()) {
+    let h = req.headers();
+    let cors_origin = single_origin(h).is_ok_and(|o| {
+        o.is_some_and(|o| crate::cors::is_cors_origin(allowed.public.as_deref(), o))
+    });
+    let origin_ok = origin_ok(h, &allowed) || cors_origin;
+    let fetch_ok = fetch_metadata_ok(h) || (cors_origin && cors_mode(h));
+    if !origin_ok || !fetch_ok {
         return refusal(ErrorCode::ForbiddenOrigin);
     }
     next.run(req).await
 }
 
 fn origin_ok(h: &HeaderMap, allowed: &Allowed) -> bool {
+    match single_origin(h) {
+        Ok(None) => true,
+        Ok(Some(o)) => allowed.origins.iter().any(|a| a == o) || same_loopback_origin(o, h),
+        Err(()) => false,
+    }
+}
+
+/// The request's one `Origin`, if it has one; `Err` for two, or one that is not text.
+fn single_origin(h: &HeaderMap) -> Result<Option<&str>, ()> {
     let origins: Vec<_> = h.get_all(http::header::ORIGIN).iter().collect();
     match origins.as_slice() {
-        [] => true,
-        [o] => o
-            .to_str()
-            .is_ok_and(|o| allowed.origins.iter().any(|a| a == o) || same_loopback_origin(o, h)),
-        _ => false,
+        [] => Ok(None),
+        [o] => o.to_str().map(Some).map_err(drop),
+        _ => Err(()),
     }
+}
+
+/// Whether the fetch metadata says a CORS fetch: every `Sec-Fetch-Mode` (at least one) `cors` —
+/// never a navigation, a `no-cors` form post or a websocket, whatever page it comes from.
+fn cors_mode(h: &HeaderMap) -> bool {
+    let modes: Vec<_> = h.get_all("sec-fetch-mode").iter().collect();
+    !modes.is_empty() && modes.iter().all(|m| m.as_bytes() == b"cors")
 }
 
 /// An `Origin` of `http://` + exactly this request's (loopback) `Host`: the server's own origin.

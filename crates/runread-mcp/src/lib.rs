@@ -13,6 +13,7 @@ pub mod cimd;
 pub mod client;
 pub mod configs;
 pub mod connector;
+pub mod cors;
 mod door;
 pub mod guards;
 pub mod public;

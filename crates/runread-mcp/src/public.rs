@@ -18,6 +18,9 @@ pub struct PublicOrigin {
     /// Hosts whose Client ID Metadata Documents may be fetched from loopback, private or
     /// link-local addresses (`--cimd-allow-host`); none by default.
     pub cimd_private_hosts: Vec<String>,
+    /// Origins of browser-based clients answered with CORS (`--cors-origin`, each read by
+    /// [`crate::cors::parse_origin`]); none by default.
+    pub cors_origins: Vec<String>,
 }
 
 impl PublicOrigin {
@@ -48,6 +51,7 @@ impl PublicOrigin {
             },
             authority,
             cimd_private_hosts: Vec::new(),
+            cors_origins: Vec::new(),
         })
     }
 

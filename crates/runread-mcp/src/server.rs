@@ -481,9 +481,9 @@ pub fn router_with(
     let door = axum::Router::new()
         .nest_service(MCP_PATH, mcp)
         // Layers run outermost last-added: peer/Host (and an absolute-form target's authority)
-        // → Origin/fetch metadata → forbidden headers → key (headers only, before any body byte)
-        // → body (bounded, with a deadline, readers bounded per key and in total) → in-flight
-        // cap → rmcp.
+        // → CORS (below; `--cors-origin` only) → Origin/fetch metadata → forbidden headers → key
+        // (headers only, before any body byte) → body (bounded, with a deadline, readers bounded
+        // per key and in total) → in-flight cap → rmcp.
         .layer(axum::middleware::from_fn_with_state(
             guards::in_flight_permits(),
             guards::in_flight,
@@ -501,6 +501,14 @@ pub fn router_with(
             allowed.clone(),
             guards::origin_and_fetch_metadata,
         ));
+    // CORS (`--cors-origin`, with `--public-url` only) outside the Origin guard, inside the
+    // peer/Host one: a preflight carries neither credential nor body, so it is answered here
+    // before the guards that would refuse it for want of them; an actual request goes through
+    // every guard and gets the CORS headers on whatever it is answered.
+    let door = match crate::cors::mcp_layer(public.as_deref()) {
+        Some(cors) => door.layer(cors),
+        None => door,
+    };
     // A connector's endpoints (a browser navigates to the authorization page: no Origin or
     // fetch-metadata rule there) share only the outermost guard.
     let door = match public {
@@ -535,7 +543,15 @@ fn http_config(port: u16, allowed: &crate::guards::Allowed) -> StreamableHttpSer
                 format!("http://[::1]:{port}"),
             ]
             .into_iter()
-            .chain(allowed.origins.iter().cloned()),
+            .chain(allowed.origins.iter().cloned())
+            // rmcp's own Origin check is the door's second: the origins of `--cors-origin` pass
+            // both (`guards::origin_and_fetch_metadata`).
+            .chain(
+                allowed
+                    .public
+                    .iter()
+                    .flat_map(|p| p.cors_origins.iter().cloned()),
+            ),
         )
         .enforce_origin_validation()
 }

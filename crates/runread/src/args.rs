@@ -637,6 +637,11 @@ pub(crate) struct ServeArgs {
     /// address (by default only global addresses are fetched). Repeatable.
     #[arg(long, value_name = "HOST", requires = "public_url")]
     pub(crate) cimd_allow_host: Vec<String>,
+    /// With --public-url: answer a browser-based client on this exact origin
+    /// (`https://app.example`, `http://localhost:5173`) with CORS, for the OAuth metadata,
+    /// /register, /token and /mcp. Repeatable; none by default, `*` refused.
+    #[arg(long, value_name = "ORIGIN", requires = "public_url")]
+    pub(crate) cors_origin: Vec<String>,
     /// Also watch the agents' session directories in this process (see `runread watch`).
     #[arg(long)]
     pub(crate) watch: bool,

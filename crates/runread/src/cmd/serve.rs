@@ -80,6 +80,8 @@ fn maintain_log(store: &dyn Store) {
 /// Grants expire by time; a thread of its own destroys, every [`SNAPSHOT_SWEEP_SECS`], the
 /// snapshots no live grant holds any more (until serving ends).
 pub(crate) fn serve_command(ctx: &Context, a: ServeArgs) -> Res {
+    // Read before anything starts: a bad --public-url or --cors-origin stops here, with its error.
+    let public = public_origin(a.public_url.as_deref(), a.cimd_allow_host, &a.cors_origin)?;
     let watcher = match a.watch {
         true => {
             let remembered = crate::folders::remembered(ctx.home.dir());
@@ -105,7 +107,7 @@ pub(crate) fn serve_command(ctx: &Context, a: ServeArgs) -> Res {
                 hosts: a.allow_host,
                 origins: a.allow_origin,
                 protocols: a.protocol.into(),
-                public: public_origin(a.public_url.as_deref(), a.cimd_allow_host)?,
+                public,
             },
             a.console.then_some((a.console_listen, a.open)),
         ),
@@ -118,14 +120,20 @@ pub(crate) fn serve_command(ctx: &Context, a: ServeArgs) -> Res {
     served
 }
 
-/// The connector's public origin of `--public-url`, with the hosts of `--cimd-allow-host`.
+/// The connector's public origin of `--public-url`, with the hosts of `--cimd-allow-host` and the
+/// origins of `--cors-origin` (each refused at startup, with what to give, unless exact).
 fn public_origin(
     url: Option<&str>,
     cimd_private_hosts: Vec<String>,
+    cors_origins: &[String],
 ) -> Result<Option<Arc<runread_mcp::public::PublicOrigin>>, String> {
     let Some(url) = url else { return Ok(None) };
     let mut public = runread_mcp::public::PublicOrigin::parse(url)?;
     public.cimd_private_hosts = cimd_private_hosts;
+    public.cors_origins = cors_origins
+        .iter()
+        .map(|o| runread_mcp::cors::parse_origin(o))
+        .collect::<Result<_, _>>()?;
     Ok(Some(Arc::new(public)))
 }
 

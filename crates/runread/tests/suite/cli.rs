@@ -1349,3 +1349,39 @@ fn server_json_is_valid_for_the_mcp_registry_and_says_what_the_docs_say() {
         );
     }
 }
+
+/// `serve --cors-origin` takes exact origins only, with `--public-url` only: anything else stops
+/// `serve` before it listens, saying what to give.
+#[test]
+fn serve_refuses_a_cors_origin_that_is_not_exact_or_has_no_public_url() {
+    let env = runread_testkit::Env::new();
+    let home = env.dir.path().join("cli-home");
+    for bad in [
+        "*",
+        "null",
+        "https://app.example/",
+        "https://app.example:443",
+    ] {
+        let out = runread(
+            &home,
+            &[
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--public-url",
+                "https://runread.example",
+                "--cors-origin",
+                bad,
+            ],
+        );
+        assert!(!out.status.success(), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--cors-origin") && err.contains("https://app.example"),
+            "{bad}: {err}"
+        );
+    }
+    let out = runread(&home, &["serve", "--cors-origin", "https://app.example"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--public-url"));
+}
