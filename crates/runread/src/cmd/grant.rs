@@ -207,7 +207,7 @@ pub(crate) fn print_grant(
     let configs = g
         .key
         .as_deref()
-        .map(|key| runread_mcp::configs::for_key(url, key));
+        .map(|key| runread_mcp::configs::for_key(url, key, &g.reader.name));
     if as_json {
         return print_grant_json(g, shown, url, configs.as_ref());
     }
@@ -333,7 +333,9 @@ pub(crate) fn snapshot_json(s: runread_service::evidence::snapshot::Sealing) -> 
 }
 
 /// A key, shown once, and every client configuration for it, as `--json` prints them: added to
-/// the object `out`.
+/// the object `out`. The configs read the key from `$RUNREAD_KEY` (`keyEnv`); `storeKeyLine`
+/// stores it in `keyFile`, `exportKeyLine` exports it; `clientConfigLiteral` holds the key itself
+/// for a client that takes only literal header values.
 pub(crate) fn insert_key_json(
     out: &mut serde_json::Value,
     key: &str,
@@ -341,34 +343,59 @@ pub(crate) fn insert_key_json(
 ) {
     if let Some(m) = out.as_object_mut() {
         m.insert("key".into(), json!(key));
+        m.insert("keyEnv".into(), json!(runread_mcp::configs::KEY_ENV));
+        m.insert("keyFile".into(), json!(configs.key_file));
+        m.insert("storeKeyLine".into(), json!(configs.store_key));
+        m.insert("exportKeyLine".into(), json!(configs.export_key));
         m.insert("clientConfig".into(), configs.mcp_servers.clone());
+        m.insert(
+            "clientConfigLiteral".into(),
+            configs.mcp_servers_literal.clone(),
+        );
         m.insert("claudeCommand".into(), json!(configs.claude_command));
         m.insert("codexToml".into(), json!(configs.codex_toml));
+        m.insert("piConfig".into(), configs.pi_json.clone());
+        m.insert("piCommand".into(), json!(configs.pi_command));
     }
 }
 
-/// A key, shown once, and every ready-to-paste client configuration for it.
+/// A key, shown once, the lines that keep it in a file and the environment, and every
+/// ready-to-paste client configuration, each reading it from `$RUNREAD_KEY` where the client can.
 pub(crate) fn print_key_and_configs(
     key: &str,
     configs: &runread_mcp::configs::ClientConfigs,
     url: &str,
 ) -> Res {
+    use runread_mcp::configs::{AUTHORIZATION_NOTE, CODEX_MODERN_NOTE, KEY_ENV, LITERAL_NOTE};
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).map_err(|e| e.to_string());
     outln!("url      {url}");
     outln!();
     outln!("read key (shown once; only its hash is stored):");
     outln!("{key}");
     outln!();
-    outln!("client config (mcpServers JSON: Claude Code --mcp-config, Cursor, Claude Desktop):");
     outln!(
-        "{}",
-        serde_json::to_string_pretty(&configs.mcp_servers).map_err(|e| e.to_string())?
+        "Keep it in a file only you can read, and in ${KEY_ENV} of the shell (or profile) that starts the client:"
     );
+    outln!("{}", configs.store_key);
+    outln!("{}", configs.export_key);
     outln!();
-    outln!("Claude Code:");
+    outln!("The configs below read the key from ${KEY_ENV}; none of them holds it.");
+    outln!();
+    outln!("Claude Code (it expands ${{{KEY_ENV}}} when it connects):");
     outln!("{}", configs.claude_command);
     outln!();
-    outln!("Codex (~/.codex/config.toml):");
+    outln!("Codex (~/.codex/config.toml; env_http_headers names the variable):");
     outln!("{}", configs.codex_toml.trim_end_matches('\n'));
-    outln!("# {}", runread_mcp::configs::CODEX_MODERN_NOTE);
+    outln!("# {CODEX_MODERN_NOTE}");
+    outln!();
+    outln!("Pi (~/.pi/agent/mcp.json):");
+    outln!("{}", pretty(&configs.pi_json)?);
+    outln!("or: {}", configs.pi_command);
+    outln!();
+    outln!("mcpServers JSON (Claude Code --mcp-config or .mcp.json; clients that expand ${{VAR}}):");
+    outln!("{}", pretty(&configs.mcp_servers)?);
+    outln!();
+    outln!("{LITERAL_NOTE}");
+    outln!("{AUTHORIZATION_NOTE}");
     Ok(())
 }

@@ -47,7 +47,7 @@ pub(crate) fn reader(ctx: &Context, cmd: ReaderCmd) -> Res {
 /// A reader's key, shown once, with every ready-to-paste client configuration (or, `--json`,
 /// one object: the reader, the key and the configs).
 pub(crate) fn print_key(made: &NewReader, what: &str, url: &str, as_json: bool) -> Res {
-    let configs = runread_mcp::configs::for_key(url, &made.key);
+    let configs = runread_mcp::configs::for_key(url, &made.key, &made.reader.name);
     if as_json {
         let mut out = json!({
             "readerId": made.reader.id,
