@@ -9,8 +9,13 @@ mockresponses.py; each installs its pinned agent once into $RUNREAD_HARNESS_CACH
 ~/.cache/runread-harness, with npm), connect to runread with the client configs of README.md
 ("Share a run with Claude Code and Codex") and docs/clients.md ("Client configurations"), each read
 from those files by its ``<!-- client-config: NAME -->`` marker
-and handed to the client verbatim (only the port, ``<key>``, the key file's path and, for stdio,
-``runread`` -> this binary's absolute path substituted). The scripted model finds runread's
+and handed to the client verbatim (only the port, the key file's path and, for stdio,
+``runread`` -> this binary's absolute path substituted). The HTTP configs hold no key: they read it
+from ``$RUNREAD_KEY``. Each HTTP case runs the README's ``key-file-env`` lines as printed (``<key>``
+substituted) with sh in the case's HOME, which store the key in ~/.config/runread/claude-code.key
+(0600) and export it; what they export is the RUNREAD_KEY of the case's client steps. After the
+case the key's bytes must be in no file under the case's directory but that one (and the test's
+own wire-*.txt records of the HTTP bytes). The scripted model finds runread's
 ``read_final_answer`` tool, calls it with the exact target ``runread grant --json`` printed, and
 answers. The test then reads what the client handed its model in the next model request
 (llm-requests.jsonl) and checks that it carries runread's trust label ahead of the answer text:
@@ -36,8 +41,11 @@ Cases, run one after another against the one server:
                          the ``claude-http-command`` / ``claude-stdio-command`` blocks run with
                          sh in the harness's CLAUDE_CONFIG_DIR/HOME environment, then
                          ``claude mcp list`` (it health-checks: runread must be "Connected"), then a
-                         harness step that uses the added server (no --mcp-config)
-  4. codex-http          block ``codex-http``, parsed with tomllib, as ``-c`` dotted keys
+                         harness step that uses the added server (no --mcp-config); over HTTP
+                         (``claude mcp add-json``) Claude Code's .claude.json must hold the header as
+                         the text ``${RUNREAD_KEY}``, which it expands from its environment
+  4. codex-http          block ``codex-http`` (``env_http_headers``), parsed with tomllib, as ``-c``
+                         dotted keys
   5. codex-http-2026     the same plus ``features.mcp_2026_07_28 = true``
   6. codex-stdio         block ``codex-stdio``
   7. claude-reader-once  Claude Code configured once (``runread reader add``, then the
@@ -46,6 +54,10 @@ Cases, run one after another against the one server:
                          ``list_granted_targets`` and ``read_final_answer``; one grant revoked, then
                          that run reads ``grant_revoked`` while another still reads
   8. codex-reader-once   the same with the real Codex CLI, one ``codex-http`` config for every step
+  8b. codex-bearer      the ``codex-http`` block with ``bearer_token_env_var = "RUNREAD_KEY"`` in place of
+                         ``env_http_headers`` (the usual habit): each request carries ``Authorization:
+                         Bearer <key>``, each is refused 400 ``authorization_header`` with the fixed message
+                         naming the header and ``x-runread-key``; no runread tool reaches the model
   9. claude-waits-on-codex  the real Codex under ``runread run --share READER:final_answer,status:1h``
                          (its scripted model holding its answer), and Claude Code configured once with
                          READER's key calling ``wait_for_run`` then ``read_final_answer`` on that run:
