@@ -99,8 +99,28 @@ pub fn for_key(url: &str, key: &str, reader: &str) -> ClientConfigs {
         store_key: format!(
             "(umask 077; mkdir -p ~/.config/runread && printf '%s\\n' '{key}' > {key_file})"
         ),
-        export_key: format!("export {KEY_ENV}=\"$(cat {key_file})\""),
+        export_key: export_line(&key_file),
         key_file,
+    }
+}
+
+/// `export RUNREAD_KEY="$(cat WORD)"`: `word` as the shell reads it (`~/…` unquoted, so that the
+/// shell expands it).
+fn export_line(word: &str) -> String {
+    format!("export {KEY_ENV}=\"$(cat {word})\"")
+}
+
+/// The `export` line for a key runread wrote to `path` (`--key-file`): the path single-quoted
+/// unless every character of it is one the shell reads as itself.
+pub fn export_from(path: &str) -> String {
+    let plain = !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ','));
+    if plain {
+        export_line(path)
+    } else {
+        export_line(&format!("'{}'", path.replace('\'', r"'\''")))
     }
 }
 
@@ -173,6 +193,18 @@ mod tests {
         ] {
             assert!(!text.contains(&key), "{text}");
         }
+    }
+
+    #[test]
+    fn a_written_key_file_is_quoted_only_when_the_shell_needs_it() {
+        assert_eq!(
+            export_from("/home/me/.config/runread/ci.key"),
+            "export RUNREAD_KEY=\"$(cat /home/me/.config/runread/ci.key)\""
+        );
+        assert_eq!(
+            export_from("/home/my keys/it's.key"),
+            "export RUNREAD_KEY=\"$(cat '/home/my keys/it'\\''s.key')\""
+        );
     }
 
     #[test]

@@ -150,7 +150,10 @@ fn an_authorization_header_is_refused_with_words_that_say_where_the_key_goes() {
         );
         let value = h.split_once(": ").unwrap().1;
         assert!(!body.contains(&s.key) && !body.contains(value), "{body}");
-        assert!(!body.contains("Bearer") && !body.contains("Basic"), "{body}");
+        assert!(
+            !body.contains("Bearer") && !body.contains("Basic"),
+            "{body}"
+        );
     }
 }
 

@@ -120,3 +120,98 @@ fn reader_add_prints_the_key_once_and_configs_that_read_it_from_the_environment(
     assert_eq!(json["keyFile"], "~/.config/runread/codex.key");
     assert_eq!(json["clientConfigLiteral"], c.mcp_servers_literal);
 }
+
+#[test]
+fn key_file_writes_the_new_key_to_a_new_0600_file_and_never_shows_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let keys = tempfile::tempdir().unwrap();
+    let file = keys.path().join("ci.key");
+    let f = file.to_str().unwrap();
+    let out = ok(runread(
+        home.path(),
+        &["reader", "add", "ci", "--key-file", f],
+    ));
+    let key = std::fs::read_to_string(&file).unwrap();
+    let key = key.strip_suffix('\n').unwrap();
+    assert!(runread_core::key::is_well_formed(key));
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(!out.contains(key), "{out}");
+    assert!(
+        out.contains(&format!("export RUNREAD_KEY=\"$(cat {f})\"")),
+        "{out}"
+    );
+    // Never over an existing file: refused before a reader is made, the file untouched.
+    let again = runread(home.path(), &["reader", "add", "ci2", "--key-file", f]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("never overwrites"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), format!("{key}\n"));
+    let readers = json_of(home.path(), &["reader", "list", "--json"]);
+    assert_eq!(readers.as_array().unwrap().len(), 1, "{readers}");
+    // Its directory must exist.
+    let gone = keys.path().join("no-such-dir/ci3.key");
+    let refused = runread(
+        home.path(),
+        &["reader", "add", "ci3", "--key-file", gone.to_str().unwrap()],
+    );
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("does not exist"));
+    // --json: the file, and nothing that holds the key.
+    let rotated = keys.path().join("ci-rotated.key");
+    let json = json_of(
+        home.path(),
+        &[
+            "reader",
+            "rotate",
+            "ci",
+            "--key-file",
+            rotated.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let new_key = std::fs::read_to_string(&rotated).unwrap();
+    assert!(!json.to_string().contains(new_key.trim()), "{json}");
+    assert_eq!(json["keyFile"], rotated.to_str().unwrap());
+    assert!(json.get("key").is_none() && json.get("storeKeyLine").is_none());
+    assert_ne!(new_key.trim(), key);
+}
+
+#[test]
+fn grant_key_file_writes_a_new_readers_key_and_nothing_for_a_reader_that_has_one() {
+    let env = runread_testkit::Env::new();
+    env.place("sample", std::time::Duration::from_secs(60));
+    let home = env.dir.path();
+    ok(runread(
+        home,
+        &["ingest", "--pi", env.sessions.to_str().unwrap()],
+    ));
+    let runs = json_of(home, &["runs", "--json"]);
+    let run_id = runs[0]["target"]["runId"].as_str().unwrap().to_owned();
+    let file = env.dir.path().join("new.key");
+    let f = file.to_str().unwrap();
+    let grant = |to: &str, key_file: &str| {
+        runread(
+            home,
+            &[
+                "grant",
+                "--run",
+                &run_id,
+                "--to",
+                to,
+                "--key-file",
+                key_file,
+            ],
+        )
+    };
+    let out = ok(grant("claude-code", f));
+    let key = std::fs::read_to_string(&file).unwrap();
+    assert!(runread_core::key::is_well_formed(key.trim()));
+    assert!(!out.contains(key.trim()), "{out}");
+    assert!(out.contains("read key written to"), "{out}");
+    // The reader has its key: no new one, nothing written.
+    let other = env.dir.path().join("other.key");
+    let again = grant("claude-code", other.to_str().unwrap());
+    assert!(again.status.success());
+    assert!(!other.exists());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("nothing written"));
+}
