@@ -37,13 +37,17 @@ and must agree. A stdio runread finds the home through the client's HOME
 Cases, run one after another against the one server:
   1. claude-http         ``claude -p ... --mcp-config FILE``, FILE = block ``mcp-servers-http``
   2. claude-stdio        ``--mcp-config FILE``, FILE = block ``mcp-servers-stdio``
+  2b. claude-project-http  block ``mcp-servers-http`` as the project's ``.mcp.json`` (no flag; the
+                         project's servers approved in the user's settings, enableAllProjectMcpServers)
   3. claude-mcp-add-http / claude-mcp-add-stdio
                          the ``claude-http-command`` / ``claude-stdio-command`` blocks run with
                          sh in the harness's CLAUDE_CONFIG_DIR/HOME environment, then
                          ``claude mcp list`` (it health-checks: runread must be "Connected"), then a
                          harness step that uses the added server (no --mcp-config); over HTTP
                          (``claude mcp add-json``) Claude Code's .claude.json must hold the header as
-                         the text ``${RUNREAD_KEY}``, which it expands from its environment
+                         the text ``${RUNREAD_KEY}``, which it expands from its environment, and a
+                         ``claude mcp list`` without RUNREAD_KEY first is refused (the text sent, 403)
+                         and recorded in mcp-needs-auth-cache.json, deleted as docs/clients.md says
   4. codex-http          block ``codex-http`` (``env_http_headers``), parsed with tomllib, as ``-c``
                          dotted keys
   5. codex-http-2026     the same plus ``features.mcp_2026_07_28 = true``
@@ -754,16 +758,23 @@ class Readers:
             raise AssertionError(f"the wire ({wire['version']}) and the client's record ({client_said}) disagree or are unclear")
         return text
 
-    def case_claude_mcp_config(self, case: str, block: str, transport: str) -> str:
+    def case_claude_mcp_config(self, case: str, block: str, transport: str, project: bool = False) -> str:
+        """`claude -p --mcp-config FILE`, FILE = the block; or (`project`) the block as the project's
+        `.mcp.json` in the workspace, no flag, the project's servers approved once in the user's settings
+        (`enableAllProjectMcpServers`, what answering Claude Code's approval prompt records)."""
         out = self.case_dir(case)
         if transport == "HTTP":
             self.key_in_env(out, self.key)
-        cfg = out / "mcp.json"
+        cfg = out / "workspace" / ".mcp.json" if project else out / "mcp.json"
         cfg.write_text(self.config(block))
         json.loads(cfg.read_text())  # the documented block must be valid JSON as printed
+        if project:
+            (out / "claude").mkdir(exist_ok=True)
+            (out / "claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
         debug = out / "claude-debug.txt"
         self.proxy.take(settle=0)
-        manifest = self.harness("claude", out, self.claude_scenario(["--mcp-config", str(cfg)], debug))
+        args = [] if project else ["--mcp-config", str(cfg)]
+        manifest = self.harness("claude", out, self.claude_scenario(args, debug))
         wire = self.wire(out, "read") if transport == "HTTP" else None
         if transport == "stdio":
             stray = self.proxy.take(settle=0)
@@ -806,6 +817,8 @@ class Readers:
                              stdin=subprocess.DEVNULL, timeout=60)
         (out / "mcp-add.out").write_text(add.stdout + add.stderr)
         ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        if transport == "HTTP":
+            self.note(f"without RUNREAD_KEY: {self.claude_list_unset(out, ws, env)}")
         list_debug = out / "mcp-list-debug.txt"
         t0 = time.monotonic()
         ls = subprocess.run(["claude", "--debug-file", str(list_debug), "mcp", "list"], cwd=ws, env=env,
@@ -826,6 +839,30 @@ class Readers:
         stored = self.claude_stored_header(out) if transport == "HTTP" else "the key file's path"
         return (f"`claude mcp list`: {line.strip()}; then a step with no --mcp-config: {read}; Claude Code's config holds "
                 f"{stored}; {self.key_in_no_file(out, self.key)}")
+
+    def claude_list_unset(self, out: Path, ws: Path, env: dict[str, str]) -> str:
+        """`claude mcp list` from a shell that did not export RUNREAD_KEY: Claude Code warns, sends the
+        text ``${RUNREAD_KEY}`` as the header, and runread refuses it (403 invalid_key): not connected."""
+        unset = {k: v for k, v in env.items() if k != KEY_ENV}
+        ls = subprocess.run(["claude", "mcp", "list"], cwd=ws, env=unset, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=90)
+        (out / "mcp-list-unset.out").write_text(ls.stdout + ls.stderr)
+        line = next((x for x in ls.stdout.splitlines() if x.startswith("runread:")), "")
+        ensure("Connected" not in line or "✘" in line, f"connected without RUNREAD_KEY: {line}")
+        conns = self.proxy.take()
+        sent = {dict(ex["request"]["headers"]).get("x-runread-key") for c in conns for ex in c["exchanges"]}
+        codes = {(ex["response"] or {}).get("status") for c in conns for ex in c["exchanges"]}
+        ensure(sent == {"${" + KEY_ENV + "}"} and codes == {403},
+               f"without RUNREAD_KEY Claude Code sent x-runread-key {sent}, answered {codes}")
+        warned = next((x.strip() for x in (ls.stdout + ls.stderr).splitlines() if "Missing environment" in x), "(no warning)")
+        # Claude Code then remembers runread as needing authentication and leaves it out of its sessions
+        # for a while, even once the key is exported; docs/clients.md tells the user to delete this file.
+        cache = out / "claude" / "mcp-needs-auth-cache.json"
+        ensure(cache.exists() and "runread" in json.loads(cache.read_text()),
+               f"Claude Code did not record runread as needing authentication ({cache.name})")
+        cache.unlink()
+        return (f"sent the text ${{{KEY_ENV}}}, refused 403; `claude mcp list`: {line.strip()}; {warned}; "
+                f"recorded runread in {cache.name} (deleted, as docs/clients.md says)")
 
     @staticmethod
     def claude_stored_header(out: Path) -> str:
@@ -1188,6 +1225,8 @@ class Readers:
         cases: list[tuple[str, Callable[[], str]]] = [
             ("claude-http", lambda: self.case_claude_mcp_config("claude-http", "mcp-servers-http", "HTTP")),
             ("claude-stdio", lambda: self.case_claude_mcp_config("claude-stdio", "mcp-servers-stdio", "stdio")),
+            ("claude-project-http", lambda: self.case_claude_mcp_config("claude-project-http", "mcp-servers-http", "HTTP",
+                                                                        project=True)),
             ("claude-mcp-add-http", lambda: self.case_claude_mcp_add("claude-mcp-add-http", "claude-http-command", "HTTP")),
             ("claude-mcp-add-stdio", lambda: self.case_claude_mcp_add("claude-mcp-add-stdio", "claude-stdio-command", "stdio")),
             ("claude-reader-once", self.case_claude_reader_once),
