@@ -130,6 +130,11 @@ pub const CODEX_MODERN_NOTE: &str = "Codex speaks a dated protocol version by de
 `runread serve` answers; if you serve with `--protocol modern`, also put `[features]` \
 `mcp_2026_07_28 = true` in Codex's config.toml.";
 
+/// Claude Code started once without the variable: it sends the text `${RUNREAD_KEY}`, is refused,
+/// and remembers the server as needing authentication, leaving it out of its sessions for a while
+/// (seen with Claude Code 2.1.328; `tests/agents/readers.py` checks it).
+pub const CLAUDE_UNSET_NOTE: &str = "Start Claude Code from a shell that exports RUNREAD_KEY; if it once started without it, delete ~/.claude/mcp-needs-auth-cache.json (in CLAUDE_CONFIG_DIR when set) after exporting the key.";
+
 /// For a client that cannot read a header's value from the environment or a file.
 pub const LITERAL_NOTE: &str = "A client that takes only literal header values cannot read the \
 key from the environment: give it the key itself as the x-runread-key header (the mcpServers \

@@ -174,7 +174,9 @@ fn copy_block(id: &str, label: &str, text: &str) -> Markup {
 /// ready-to-paste client configuration for it (each reading the key from `$RUNREAD_KEY` where the
 /// client can: `runread_mcp::configs`).
 pub(crate) fn key_and_configs(key: &str, configs: &runread_mcp::configs::ClientConfigs) -> Markup {
-    use runread_mcp::configs::{AUTHORIZATION_NOTE, CODEX_MODERN_NOTE, KEY_ENV, LITERAL_NOTE};
+    use runread_mcp::configs::{
+        AUTHORIZATION_NOTE, CLAUDE_UNSET_NOTE, CODEX_MODERN_NOTE, KEY_ENV, LITERAL_NOTE,
+    };
     let mcp_json = serde_json::to_string_pretty(&configs.mcp_servers).unwrap_or_default();
     let pi_json = serde_json::to_string_pretty(&configs.pi_json).unwrap_or_default();
     let literal = serde_json::to_string_pretty(&configs.mcp_servers_literal).unwrap_or_default();
@@ -188,6 +190,7 @@ pub(crate) fn key_and_configs(key: &str, configs: &runread_mcp::configs::ClientC
         (copy_block("keep-key", &format!("Keep it in a file only you can read, and in ${KEY_ENV} of the shell that starts the client"), &keep))
         p.note { "The configs below read the key from $" (KEY_ENV) "; none of them holds it." }
         (copy_block("claude-command", "Claude Code: run in your project", &configs.claude_command))
+        p.note { (CLAUDE_UNSET_NOTE) }
         (copy_block("codex-toml", "Codex: add to ~/.codex/config.toml", configs.codex_toml.trim_end()))
         p.note { (CODEX_MODERN_NOTE) }
         (copy_block("pi-json", "Pi: ~/.pi/agent/mcp.json", &pi_json))

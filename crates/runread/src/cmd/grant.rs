@@ -403,7 +403,9 @@ pub(crate) fn print_key_and_configs(
     url: &str,
     out_key: &KeyOut,
 ) -> Res {
-    use runread_mcp::configs::{AUTHORIZATION_NOTE, CODEX_MODERN_NOTE, KEY_ENV, LITERAL_NOTE};
+    use runread_mcp::configs::{
+        AUTHORIZATION_NOTE, CLAUDE_UNSET_NOTE, CODEX_MODERN_NOTE, KEY_ENV, LITERAL_NOTE,
+    };
     let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).map_err(|e| e.to_string());
     outln!("url      {url}");
     outln!();
@@ -430,6 +432,7 @@ pub(crate) fn print_key_and_configs(
     outln!();
     outln!("Claude Code (it expands ${{{KEY_ENV}}} when it connects):");
     outln!("{}", configs.claude_command);
+    outln!("# {CLAUDE_UNSET_NOTE}");
     outln!();
     outln!("Codex (~/.codex/config.toml; env_http_headers names the variable):");
     outln!("{}", configs.codex_toml.trim_end_matches('\n'));
