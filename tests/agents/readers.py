@@ -9,9 +9,14 @@ mockresponses.py, pi-scenario.py + mockllm.py; each installs its pinned agent on
 ~/.cache/runread-harness, with npm), connect to runread with the client configs of README.md
 ("Share a run with Claude Code and Codex") and docs/clients.md ("Client configurations"), each read
 from those files by its ``<!-- client-config: NAME -->`` marker
-and handed to the client verbatim (only the port, ``<key>``, the key file's path and, for stdio,
-``runread`` -> this binary's absolute path substituted; Pi's blocks name ``${RUNREAD_KEY}``, which
-stays as printed: the key is in Pi's environment). The scripted model finds runread's
+and handed to the client verbatim (only the port, the key file's path and, for stdio,
+``runread`` -> this binary's absolute path substituted). The HTTP configs hold no key: they read it
+from ``$RUNREAD_KEY`` (Claude Code, Codex and Pi expand it). Each Claude Code and Codex HTTP case
+runs the README's ``key-file-env`` lines as printed (``<key>`` substituted) with sh in the case's
+HOME, which store the key in ~/.config/runread/claude-code.key (0600) and export it; what they
+export is the RUNREAD_KEY of the case's client steps. After the case the key's bytes must be in no
+file under the case's directory but that one (and the test's own wire-*.txt records of the HTTP
+bytes). The scripted model finds runread's
 ``read_final_answer`` tool, calls it with the exact target ``runread grant --json`` printed, and
 answers. The test then reads what the client handed its model in the next model request
 (llm-requests.jsonl) and checks that it carries runread's trust label ahead of the answer text:
@@ -33,12 +38,19 @@ and must agree. A stdio runread finds the home through the client's HOME
 Cases, run one after another against the one server:
   1. claude-http         ``claude -p ... --mcp-config FILE``, FILE = block ``mcp-servers-http``
   2. claude-stdio        ``--mcp-config FILE``, FILE = block ``mcp-servers-stdio``
+  2b. claude-project-http  block ``mcp-servers-http`` as the project's ``.mcp.json`` (no flag; the
+                         project's servers approved in the user's settings, enableAllProjectMcpServers)
   3. claude-mcp-add-http / claude-mcp-add-stdio
                          the ``claude-http-command`` / ``claude-stdio-command`` blocks run with
                          sh in the harness's CLAUDE_CONFIG_DIR/HOME environment, then
                          ``claude mcp list`` (it health-checks: runread must be "Connected"), then a
-                         harness step that uses the added server (no --mcp-config)
-  4. codex-http          block ``codex-http``, parsed with tomllib, as ``-c`` dotted keys
+                         harness step that uses the added server (no --mcp-config); over HTTP
+                         (``claude mcp add-json``) Claude Code's .claude.json must hold the header as
+                         the text ``${RUNREAD_KEY}``, which it expands from its environment, and a
+                         ``claude mcp list`` without RUNREAD_KEY first is refused (the text sent, 403)
+                         and recorded in mcp-needs-auth-cache.json, deleted as docs/clients.md says
+  4. codex-http          block ``codex-http`` (``env_http_headers``), parsed with tomllib, as ``-c``
+                         dotted keys
   5. codex-http-2026     the same plus ``features.mcp_2026_07_28 = true``
   6. codex-stdio         block ``codex-stdio``
   7. claude-reader-once  Claude Code configured once (``runread reader add``, then the
@@ -47,6 +59,10 @@ Cases, run one after another against the one server:
                          ``list_granted_targets`` and ``read_final_answer``; one grant revoked, then
                          that run reads ``grant_revoked`` while another still reads
   8. codex-reader-once   the same with the real Codex CLI, one ``codex-http`` config for every step
+  8b. codex-bearer      the ``codex-http`` block with ``bearer_token_env_var = "RUNREAD_KEY"`` in place of
+                         ``env_http_headers`` (the usual habit): each request carries ``Authorization:
+                         Bearer <key>``, each is refused 400 ``authorization_header`` with the fixed message
+                         naming the header and ``x-runread-key``; no runread tool reaches the model
   9. claude-waits-on-codex  the real Codex under ``runread run --share READER:final_answer,status:1h``
                          (its scripted model holding its answer), and Claude Code configured once with
                          READER's key calling ``wait_for_run`` then ``read_final_answer`` on that run:
@@ -119,6 +135,14 @@ KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 SAFE_PATH = re.compile(r"^/[A-Za-z0-9/._+-]+$")  # pasted into JSON, TOML and sh without quoting
 README_PORT = "7077"
 README_KEY_FILE = "/home/me/.config/runread/claude.key"
+# The environment variable the HTTP configs read the key from, and where the README's
+# `key-file-env` block stores the key (relative to HOME).
+KEY_ENV = "RUNREAD_KEY"
+README_STORED_KEY = Path(".config/runread/claude-code.key")
+# What runread answers an `Authorization` header on the keyed door (runread_core::ErrorCode).
+AUTHORIZATION_CODE = "authorization_header"
+AUTHORIZATION_MESSAGE = ("runread does not accept an Authorization header here; send the read key as the "
+                         "x-runread-key header")
 # What must reach the model first: runread's trust label, then the tool's name.
 LABEL = '{"trust":"untrusted_data","instructions":false,"tool":"read_final_answer"'
 CLAUDE_TOOL = "mcp__runread__read_final_answer"  # Claude Code: mcp__<server>__<tool>
@@ -450,6 +474,8 @@ class Readers:
         self.notes: list[str] = []  # what the current case observed, printed under its PASS/FAIL line
         # the first structuredContent recorded on the wire (over stdio, what the model got is compared with it)
         self.reference: tuple[str, Any] | None = None
+        # Per case directory: the environment its client steps get (RUNREAD_KEY, from key_in_env).
+        self.case_env: dict[Path, dict[str, str]] = {}
 
     def note(self, line: str) -> None:
         key = getattr(self, "key", None)
@@ -471,7 +497,7 @@ class Readers:
                 raise Fatal(f"harness file {harness / f} missing (--harness / $RUNREAD_HARNESS_DIR)")
         self.blocks = readme_blocks()
         want = {"mcp-servers-http", "mcp-servers-stdio", "claude-http-command", "claude-stdio-command", "codex-http",
-                "codex-stdio", "pi-mcp-json", "pi-command"}
+                "codex-stdio", "key-file-env", "pi-mcp-json", "pi-command"}
         if not want <= set(self.blocks):
             raise Fatal(f"README.md and docs/clients.md lack client-config blocks {sorted(want - set(self.blocks))}")
 
@@ -559,7 +585,45 @@ class Readers:
     # ----------------------------------------------------------------- configs
 
     def http_subs(self) -> list[tuple[str, str]]:
-        return [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", self.key)]
+        """The HTTP configs hold no key (they read it from $RUNREAD_KEY): only the port changes."""
+        return [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}")]
+
+    def key_in_env(self, out: Path, key: str) -> dict[str, str]:
+        """The README's `key-file-env` lines as printed (the key substituted), run with sh in the case's
+        HOME: the first stores the key in ~/.config/runread/claude-code.key, the second exports it.
+        Checks the file (the key, one line, mode 0600) and that the export gives the key; the client's
+        environment gets RUNREAD_KEY from it (self.harness adds it to every step of the case)."""
+        lines = substitute("key-file-env", self.blocks["key-file-env"], [("<key>", key)])
+        home = out / "home"
+        r = subprocess.run(["sh", "-c", lines + f'printf "%s" "${KEY_ENV}"'], cwd=out, capture_output=True, text=True,
+                           env={"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                           stdin=subprocess.DEVNULL, timeout=30)
+        ensure(r.returncode == 0 and r.stdout == key, f"the key-file-env lines exited {r.returncode}, exported "
+                                                       f"{len(r.stdout)} chars: {tail(r.stderr, 300)}")
+        stored = home / README_STORED_KEY
+        ensure(stored.read_text() == key + "\n", "the stored key file does not hold the key on one line")
+        mode = stored.stat().st_mode & 0o777
+        ensure(mode == 0o600, f"the stored key file has mode {mode:o}, not 600")
+        self.case_env[out] = {KEY_ENV: r.stdout}
+        return self.case_env[out]
+
+    def key_in_no_file(self, out: Path, key: str) -> str:
+        """The key's bytes are in no file under the case's directory (the client's config dir, HOME,
+        the workspace, the client's logs) but the one the `key-file-env` lines stored and this test's own
+        records of the HTTP bytes (wire-*.txt, which carry the header). runread's home (a symlink under
+        HOME for stdio) is not entered."""
+        needle, stored = key.encode(), out / "home" / README_STORED_KEY
+        holders, files = [], 0
+        for root, dirs, names in os.walk(out):  # does not follow the symlink to runread's home
+            for n in names:
+                f = Path(root) / n
+                if f == stored or (f.parent == out and n.startswith("wire-")) or f.is_symlink():
+                    continue
+                files += 1
+                if needle in f.read_bytes():
+                    holders.append(str(f.relative_to(out)))
+        ensure(not holders, f"the key is written in {holders}")
+        return f"the key is in none of the case's {files} other files"
 
     def config(self, name: str) -> str:
         block = self.blocks[name]
@@ -587,6 +651,8 @@ class Readers:
         return out
 
     def harness(self, agent: str, out: Path, scenario: dict[str, Any]) -> dict[str, Any]:
+        if out in self.case_env:  # the key, exported by the README's lines (key_in_env)
+            scenario = dict(scenario, env={**scenario.get("env", {}), **self.case_env[out]})
         path = out.parent / f"{out.name}.scenario.json"
         path.write_text(json.dumps(scenario, indent=1))
         script = self.opts.harness / f"{agent}-scenario.py"
@@ -725,19 +791,29 @@ class Readers:
             raise AssertionError(f"the wire ({wire['version']}) and the client's record ({client_said}) disagree or are unclear")
         return text
 
-    def case_claude_mcp_config(self, case: str, block: str, transport: str) -> str:
+    def case_claude_mcp_config(self, case: str, block: str, transport: str, project: bool = False) -> str:
+        """`claude -p --mcp-config FILE`, FILE = the block; or (`project`) the block as the project's
+        `.mcp.json` in the workspace, no flag, the project's servers approved once in the user's settings
+        (`enableAllProjectMcpServers`, what answering Claude Code's approval prompt records)."""
         out = self.case_dir(case)
-        cfg = out / "mcp.json"
+        if transport == "HTTP":
+            self.key_in_env(out, self.key)
+        cfg = out / "workspace" / ".mcp.json" if project else out / "mcp.json"
         cfg.write_text(self.config(block))
         json.loads(cfg.read_text())  # the documented block must be valid JSON as printed
+        if project:
+            (out / "claude").mkdir(exist_ok=True)
+            (out / "claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
         debug = out / "claude-debug.txt"
         self.proxy.take(settle=0)
-        manifest = self.harness("claude", out, self.claude_scenario(["--mcp-config", str(cfg)], debug))
+        args = [] if project else ["--mcp-config", str(cfg)]
+        manifest = self.harness("claude", out, self.claude_scenario(args, debug))
         wire = self.wire(out, "read") if transport == "HTTP" else None
         if transport == "stdio":
             stray = self.proxy.take(settle=0)
             ensure(not stray, f"{len(stray)} HTTP connections during a stdio case")
-        return self.claude_read(case, transport, out, manifest, debug, wire)
+        read = self.claude_read(case, transport, out, manifest, debug, wire)
+        return f"{read}; {self.key_in_no_file(out, self.key)}"
 
     def claude_env(self, out: Path) -> dict[str, str]:
         """The environment claude-scenario.py gives the agent (CLAUDE_CONFIG_DIR, HOME, ...), with `claude`
@@ -765,6 +841,8 @@ class Readers:
     def case_claude_mcp_add(self, case: str, block: str, transport: str) -> str:
         out = self.case_dir(case)
         env = self.claude_env(out)
+        if transport == "HTTP":
+            env.update(self.key_in_env(out, self.key))
         ws = out / "workspace"
         command = self.config(block)
         self.proxy.take(settle=0)
@@ -772,6 +850,8 @@ class Readers:
                              stdin=subprocess.DEVNULL, timeout=60)
         (out / "mcp-add.out").write_text(add.stdout + add.stderr)
         ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
+        if transport == "HTTP":
+            self.note(f"without RUNREAD_KEY: {self.claude_list_unset(out, ws, env)}")
         list_debug = out / "mcp-list-debug.txt"
         t0 = time.monotonic()
         ls = subprocess.run(["claude", "--debug-file", str(list_debug), "mcp", "list"], cwd=ws, env=env,
@@ -789,7 +869,45 @@ class Readers:
         manifest = self.harness("claude", out, self.claude_scenario([], debug))
         wire = self.wire(out, "read") if transport == "HTTP" else None
         read = self.claude_read(case, transport, out, manifest, debug, wire)
-        return f"`claude mcp list`: {line.strip()}; then a step with no --mcp-config: {read}"
+        stored = self.claude_stored_header(out) if transport == "HTTP" else "the key file's path"
+        return (f"`claude mcp list`: {line.strip()}; then a step with no --mcp-config: {read}; Claude Code's config holds "
+                f"{stored}; {self.key_in_no_file(out, self.key)}")
+
+    def claude_list_unset(self, out: Path, ws: Path, env: dict[str, str]) -> str:
+        """`claude mcp list` from a shell that did not export RUNREAD_KEY: Claude Code warns, sends the
+        text ``${RUNREAD_KEY}`` as the header, and runread refuses it (403 invalid_key): not connected."""
+        unset = {k: v for k, v in env.items() if k != KEY_ENV}
+        ls = subprocess.run(["claude", "mcp", "list"], cwd=ws, env=unset, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=90)
+        (out / "mcp-list-unset.out").write_text(ls.stdout + ls.stderr)
+        line = next((x for x in ls.stdout.splitlines() if x.startswith("runread:")), "")
+        ensure("Connected" not in line or "✘" in line, f"connected without RUNREAD_KEY: {line}")
+        conns = self.proxy.take()
+        sent = {dict(ex["request"]["headers"]).get("x-runread-key") for c in conns for ex in c["exchanges"]}
+        codes = {(ex["response"] or {}).get("status") for c in conns for ex in c["exchanges"]}
+        ensure(sent == {"${" + KEY_ENV + "}"} and codes == {403},
+               f"without RUNREAD_KEY Claude Code sent x-runread-key {sent}, answered {codes}")
+        warned = next((x.strip() for x in (ls.stdout + ls.stderr).splitlines() if "Missing environment" in x), "(no warning)")
+        # Claude Code then remembers runread as needing authentication and leaves it out of its sessions
+        # for a while, even once the key is exported; docs/clients.md tells the user to delete this file.
+        cache = out / "claude" / "mcp-needs-auth-cache.json"
+        ensure(cache.exists() and "runread" in json.loads(cache.read_text()),
+               f"Claude Code did not record runread as needing authentication ({cache.name})")
+        cache.unlink()
+        return (f"sent the text ${{{KEY_ENV}}}, refused 403; `claude mcp list`: {line.strip()}; {warned}; "
+                f"recorded runread in {cache.name} (deleted, as docs/clients.md says)")
+
+    @staticmethod
+    def claude_stored_header(out: Path) -> str:
+        """What `claude mcp add-json` wrote as runread's header in CLAUDE_CONFIG_DIR/.claude.json (local
+        scope: under the project): the text ``${RUNREAD_KEY}``, expanded only when Claude Code connects."""
+        conf = json.loads((out / "claude" / ".claude.json").read_text())
+        found = [p.get("mcpServers", {}).get("runread") for p in conf.get("projects", {}).values()]
+        found = [f for f in found if f] + ([conf["mcpServers"]["runread"]] if "runread" in conf.get("mcpServers", {}) else [])
+        ensure(len(found) == 1, f"{len(found)} runread servers in .claude.json")
+        header = (found[0].get("headers") or {}).get("x-runread-key")
+        ensure(header == "${" + KEY_ENV + "}", f"the stored x-runread-key header is {header!r}")
+        return f"x-runread-key {header!r}"
 
     # ----------------------------------------------------------------- a reader configured once
 
@@ -874,8 +992,8 @@ class Readers:
         """The case's directory, with Claude Code configured once with `key` by the README's
         `claude mcp add` block as printed (the port and the key substituted)."""
         out = self.case_dir(case)
-        command = substitute("claude-http-command", self.blocks["claude-http-command"],
-                             [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", key)])
+        self.key_in_env(out, key)
+        command = substitute("claude-http-command", self.blocks["claude-http-command"], self.http_subs())
         add = subprocess.run(["sh", "-c", command], cwd=out / "workspace", env=self.claude_env(out), capture_output=True,
                              text=True, stdin=subprocess.DEVNULL, timeout=60)
         ensure(add.returncode == 0, f"`{command.strip()}` exited {add.returncode}: {tail(add.stdout + add.stderr, 600)}")
@@ -887,8 +1005,9 @@ class Readers:
         its own; the client's config is never touched again."""
         key, reader_id = self.add_reader("claude-code-once")
         out = self.claude_configured_once("claude-reader-once", key)
-        return "`claude mcp add` once; " + self.shares_one_by_one(
+        shared = self.shares_one_by_one(
             "claude-code-once", reader_id, lambda n, calls: self.reader_step(out, n, calls))
+        return f"`claude mcp add-json` once; {shared}; {self.key_in_no_file(out, key)}"
 
     def case_claude_waits_on_codex(self) -> str:
         """An agent hands work to another and waits for it: the real Codex runs under
@@ -1002,11 +1121,12 @@ class Readers:
         step, then [`shares_one_by_one`], each read a `codex exec` step of its own."""
         key, reader_id = self.add_reader("codex-once")
         out = self.case_dir("codex-reader-once")
-        text = substitute("codex-http", self.blocks["codex-http"],
-                          [(f"127.0.0.1:{README_PORT}", f"127.0.0.1:{self.proxy.port}"), ("<key>", key)])
+        self.key_in_env(out, key)
+        text = substitute("codex-http", self.blocks["codex-http"], self.http_subs())
         config = toml_dotted(tomllib.loads(text))
-        return "one `codex-http` config; " + self.shares_one_by_one(
+        shared = self.shares_one_by_one(
             "codex-once", reader_id, lambda n, calls: self.codex_reader_step(out, config, n, calls))
+        return f"one `codex-http` config; {shared}; {self.key_in_no_file(out, key)}"
 
     # ----------------------------------------------------------------- Codex
 
@@ -1035,6 +1155,8 @@ class Readers:
 
     def case_codex(self, case: str, block: str, transport: str, extra: dict[str, Any]) -> str:
         out = self.case_dir(case)
+        if transport == "HTTP":
+            self.key_in_env(out, self.key)
         text = self.config(block)
         (out / "config-block.toml").write_text(text)
         config = toml_dotted(tomllib.loads(text))
@@ -1079,7 +1201,55 @@ class Readers:
         ensure(agent_msgs == [DONE], f"agent messages {agent_msgs}")
         m = CODEX_OUTPUT_PREFIX.match(output)
         ensure(m is not None, f"function_call_output does not start with Codex's 'Wall time: … Output:' prefix: {first(output)}")
-        return f"function_call_output: Codex's prefix {m.group(0)!r}, then {self.check_label(output[m.end():], wire)}"
+        return (f"function_call_output: Codex's prefix {m.group(0)!r}, then {self.check_label(output[m.end():], wire)}; "
+                f"{self.key_in_no_file(out, self.key)}")
+
+    def case_codex_bearer(self) -> str:
+        """The usual habit: Codex configured to send the key as a bearer token (`bearer_token_env_var`
+        instead of the README's `env_http_headers`). runread refuses each request at its door with the
+        fixed `authorization_header` code and message, which name the header and say where the key goes,
+        and nothing of what was sent; Codex does not connect, so its model is offered no runread tool."""
+        out = self.case_dir("codex-bearer")
+        self.key_in_env(out, self.key)
+        table = tomllib.loads(self.config("codex-http"))
+        server = table["mcp_servers"]["runread"]
+        ensure(server.pop("env_http_headers", None) is not None, "the codex-http block has no env_http_headers")
+        server["bearer_token_env_var"] = KEY_ENV
+        self.proxy.take(settle=0)
+        manifest = self.harness("codex", out, {
+            "model": CODEX_MODEL, "responses": [{"text": DONE}],
+            "steps": [{"prompt": PROMPT, "timeout_s": STEP_TIMEOUT_S}], "config": toml_dotted(table),
+            "env": {"RUST_LOG": "error"}})  # Codex logs why an MCP server did not start at ERROR
+        conns = self.proxy.take()
+        exchanges = [ex for c in conns for ex in c["exchanges"]]
+        ensure(exchanges, "Codex made no request to runread")
+        codes = []
+        for ex in exchanges:
+            req, resp = ex["request"], ex["response"]
+            headers = dict(req["headers"])
+            ensure(headers.get("authorization") == f"Bearer {self.key}" and "x-runread-key" not in headers,
+                   f"{req['start']}: Authorization {'present' if 'authorization' in headers else 'absent'}, "
+                   f"x-runread-key {'present' if 'x-runread-key' in headers else 'absent'}")
+            ensure(resp is not None and resp["status"] == 400, f"{req['start']}: answered {resp and resp['status']}")
+            err = (jsonrpc_of(resp) or {}).get("error") or {}
+            ensure(err.get("message") == AUTHORIZATION_MESSAGE and (err.get("data") or {}).get("code") == AUTHORIZATION_CODE,
+                   f"{req['start']}: refused with {json.dumps(err)[:300]}")
+            ensure(self.key.encode() not in resp["body"] and b"Bearer" not in resp["body"],
+                   "the refusal's body carries what was sent")
+            codes.append(f"{req['start'].split(' ')[0]} -> {resp['status']} {AUTHORIZATION_CODE}")
+        with open(out / "wire-refused.txt", "wb") as f:
+            for n, c in enumerate(conns):
+                f.write(b"===== connection %d: client -> runread\n" % n + c["raw_up"])
+                f.write(b"\n===== connection %d: runread -> client\n" % n + c["raw_down"] + b"\n")
+        reqs = self.requests(out)
+        offered = [t.get("name") for r in reqs.values() for t in r.get("tools", []) if isinstance(t, dict)]
+        ensure(not any(str(n).startswith(CODEX_NAMESPACE) for n in offered), f"the model was offered {offered}")
+        said = [line for line in ANSI.sub("", (out / "stderr-0.txt").read_text(errors="replace")).splitlines()
+                if "runread" in line and "PATH aliases" not in line]
+        self.note(f"client: {manifest.get('cli_version')}; Codex said: {first(said[0] if said else '(nothing about runread)', 300)}")
+        return (f"{len(exchanges)} requests, each with Authorization: Bearer <key> and no x-runread-key, each refused: "
+                f"{', '.join(dict.fromkeys(codes))}, message {AUTHORIZATION_MESSAGE!r}; no runread tool offered to the "
+                f"model; {self.key_in_no_file(out, self.key)}")
 
     # ----------------------------------------------------------------- Pi
 
@@ -1281,6 +1451,8 @@ class Readers:
         cases: list[tuple[str, Callable[[], str]]] = [
             ("claude-http", lambda: self.case_claude_mcp_config("claude-http", "mcp-servers-http", "HTTP")),
             ("claude-stdio", lambda: self.case_claude_mcp_config("claude-stdio", "mcp-servers-stdio", "stdio")),
+            ("claude-project-http", lambda: self.case_claude_mcp_config("claude-project-http", "mcp-servers-http", "HTTP",
+                                                                        project=True)),
             ("claude-mcp-add-http", lambda: self.case_claude_mcp_add("claude-mcp-add-http", "claude-http-command", "HTTP")),
             ("claude-mcp-add-stdio", lambda: self.case_claude_mcp_add("claude-mcp-add-stdio", "claude-stdio-command", "stdio")),
             ("claude-reader-once", self.case_claude_reader_once),
@@ -1289,6 +1461,7 @@ class Readers:
             ("codex-http-2026", lambda: self.case_codex("codex-http-2026", "codex-http", "HTTP",
                                                         {"features.mcp_2026_07_28": True})),
             ("codex-stdio", lambda: self.case_codex("codex-stdio", "codex-stdio", "stdio", {})),
+            ("codex-bearer", self.case_codex_bearer),
             ("claude-waits-on-codex", self.case_claude_waits_on_codex),
             ("pi-env-key", self.case_pi_env_key),
             ("pi-mcp-json", self.case_pi_mcp_json),

@@ -143,10 +143,12 @@ def first_prompt(path: Path) -> str:
     raise SystemExit(f"no prompt in {path}")
 
 
-def paste_into_claude_code(command: str, tmp: Path) -> str:
-    """Runs `command` (as shown by the console) the way a user pastes it into a shell, with the real
+def paste_into_claude_code(keep: str, command: str, tmp: Path) -> str:
+    """Runs the lines that keep the key (`keep`: store it in a 0600 file, export it as RUNREAD_KEY)
+    and `command` (as shown by the console) the way a user pastes them into a shell, with the real
     Claude Code (the harness's pinned version, installed on first use) in a fresh home, then
-    `claude mcp list`, which connects to every configured server. Returns runread's line of it."""
+    `claude mcp list` from a shell that exports the key the same way, which connects to every
+    configured server. Returns runread's line of it."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("claude_scenario", REPO / "tests" / "agents" / "harness" / "claude-scenario.py")
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
@@ -166,12 +168,13 @@ def paste_into_claude_code(command: str, tmp: Path) -> str:
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1", "IS_SANDBOX": "1", "NO_PROXY": "127.0.0.1,localhost",
     })
-    add = subprocess.run(["sh", "-c", command], cwd=project, env=env, capture_output=True, text=True,
+    add = subprocess.run(["sh", "-c", f"{keep}\n{command}"], cwd=project, env=env, capture_output=True, text=True,
                          stdin=subprocess.DEVNULL, timeout=60)
     if add.returncode != 0:
-        return f"`claude mcp add` exited {add.returncode}: {(add.stdout + add.stderr)[-400:]}"
-    ls = subprocess.run(["claude", "mcp", "list"], cwd=project, env=env, capture_output=True, text=True,
-                        stdin=subprocess.DEVNULL, timeout=90)
+        return f"`claude mcp add-json` exited {add.returncode}: {(add.stdout + add.stderr)[-400:]}"
+    export = keep.splitlines()[-1]  # the line that exports the stored key
+    ls = subprocess.run(["sh", "-c", f"{export}\nexec claude mcp list"], cwd=project, env=env, capture_output=True,
+                        text=True, stdin=subprocess.DEVNULL, timeout=90)
     return next((x.strip() for x in ls.stdout.splitlines() if x.startswith("runread:")),
                 f"`claude mcp list` exited {ls.returncode}: {(ls.stdout + ls.stderr)[-400:]}")
 
@@ -388,11 +391,15 @@ def main_in_venv(args: argparse.Namespace) -> int:
         wait.until(EC.presence_of_element_located((By.ID, "read-key")))
         key = driver.find_element(By.ID, "read-key").text.strip()
         claude = driver.find_element(By.ID, "claude-command").text.strip()
+        keep = driver.find_element(By.ID, "keep-key").text.strip()
         checks.check("the key is shown once, 64 hex", re.fullmatch(r"[0-9a-f]{64}", key) is not None, key)
-        checks.check("the Claude Code command names the endpoint and the key",
-                     claude == f'claude mcp add --transport http runread {mcp_url} --header "x-runread-key: {key}"',
+        checks.check("the Claude Code command names the endpoint and reads the key from $RUNREAD_KEY",
+                     claude == ("claude mcp add-json runread "
+                                f"""'{{"type":"http","url":"{mcp_url}","headers":{{"x-runread-key":"${{RUNREAD_KEY}}"}}}}'"""),
                      claude)
-        pasted = paste_into_claude_code(claude, tmp)
+        checks.check("the lines that keep the key store it and export it as RUNREAD_KEY",
+                     key in keep and keep.splitlines()[-1].startswith('export RUNREAD_KEY="$(cat '), keep)
+        pasted = paste_into_claude_code(keep, claude, tmp)
         checks.check("the shown command, pasted, connects Claude Code to runread (`claude mcp list`)",
                      pasted.startswith("runread:") and "Connected" in pasted, pasted)
         driver.find_element(By.CSS_SELECTOR, "button[data-copy=claude-command]").click()
@@ -471,7 +478,9 @@ def main_in_venv(args: argparse.Namespace) -> int:
         new_key = driver.find_element(By.ID, "read-key").text.strip()
         checks.check("a reader added on the Readers page shows its key once, with the configs",
                      re.fullmatch(r"[0-9a-f]{64}", new_key) is not None and new_key != key
-                     and new_key in driver.find_element(By.ID, "codex-toml").text
+                     and new_key in driver.find_element(By.ID, "keep-key").text
+                     and new_key not in driver.find_element(By.ID, "codex-toml").text
+                     and "env_http_headers" in driver.find_element(By.ID, "codex-toml").text
                      and driver.find_elements(By.CSS_SELECTOR, "tr[data-reader=codex]") != [],
                      driver.page_source[-400:])
         driver.get(origin + "/audit")

@@ -464,7 +464,7 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
             let configs = g
                 .key
                 .as_deref()
-                .map(|key| runread_mcp::configs::for_key(&c.mcp_url, key));
+                .map(|key| runread_mcp::configs::for_key(&c.mcp_url, key, &g.reader.name));
             Ok(owner.page(pages::granted(s, &g, &shown, &c.mcp_url, configs.as_ref())))
         }
         Err(runread_service::owner::GrantError::Reader(

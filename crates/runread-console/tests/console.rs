@@ -202,6 +202,14 @@ impl Served {
     }
 }
 
+/// A `<pre>`'s text as the browser shows (and copies) it: maud escapes `&`, `<`, `>` and `"`.
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
 fn enc(s: &str) -> String {
     s.bytes()
         .map(|b| {
@@ -555,9 +563,17 @@ async fn grant_read_over_mcp_revoke_and_audit_from_the_console() {
     assert_eq!(granted.status, 200, "{}", granted.body);
     let key = between(&granted.body, "<pre id=\"read-key\">", "<").to_owned();
     let claude = between(&granted.body, "<pre id=\"claude-command\">", "<");
-    let configs = runread_mcp::configs::for_key(&s.mcp_url, &key);
+    let configs = runread_mcp::configs::for_key(&s.mcp_url, &key, "claude-code");
     // maud escapes the quotes of the shown command; the browser shows (and copies) them as-is.
-    assert_eq!(claude.replace("&quot;", "\""), configs.claude_command);
+    assert_eq!(unescape(claude), configs.claude_command);
+    assert!(!claude.contains(&key), "{claude}");
+    let keep = between(&granted.body, "<pre id=\"keep-key\">", "<");
+    assert_eq!(
+        unescape(keep),
+        format!("{}\n{}", configs.store_key, configs.export_key)
+    );
+    let codex = between(&granted.body, "<pre id=\"codex-toml\">", "<");
+    assert_eq!(unescape(codex), configs.codex_toml.trim_end());
     let grant_id = between(&granted.body, "<code id=\"grant-id\">", "<").to_owned();
 
     // The shown key reads the run's answer over MCP.
@@ -1175,8 +1191,8 @@ async fn a_reader_added_in_the_console_reads_each_run_shared_from_its_page_until
     assert!(runread_core::key::is_well_formed(&key));
     let claude = between(&added.body, "<pre id=\"claude-command\">", "<");
     assert_eq!(
-        claude.replace("&quot;", "\""),
-        runread_mcp::configs::for_key(&s.mcp_url, &key).claude_command
+        unescape(claude),
+        runread_mcp::configs::for_key(&s.mcp_url, &key, "claude-code").claude_command
     );
     // A name taken is the owner's own mistake, in their words; no second key.
     let again = add("claude-code").await;

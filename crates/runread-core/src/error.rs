@@ -54,6 +54,10 @@ pub enum ErrorCode {
     /// A header runread never accepts (credentials, cookies, proxy forwarding).
     #[error("forbidden_header")]
     ForbiddenHeader,
+    /// An `Authorization` header on the keyed door (a client sending the key as a bearer token,
+    /// the usual habit): its own code, so the message can say where the key goes.
+    #[error("authorization_header")]
+    AuthorizationHeader,
     /// The request body is larger than the limit.
     #[error("body_too_large")]
     BodyTooLarge,
@@ -84,7 +88,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::MissingKey,
         ErrorCode::DuplicateKey,
         ErrorCode::InvalidKey,
@@ -100,6 +104,7 @@ impl ErrorCode {
         ErrorCode::UnknownTool,
         ErrorCode::ForbiddenOrigin,
         ErrorCode::ForbiddenHeader,
+        ErrorCode::AuthorizationHeader,
         ErrorCode::BodyTooLarge,
         ErrorCode::BodyTimeout,
         ErrorCode::InvalidRequest,
@@ -128,6 +133,7 @@ impl ErrorCode {
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::ForbiddenOrigin => "forbidden_origin",
             ErrorCode::ForbiddenHeader => "forbidden_header",
+            ErrorCode::AuthorizationHeader => "authorization_header",
             ErrorCode::BodyTooLarge => "body_too_large",
             ErrorCode::BodyTimeout => "body_timeout",
             ErrorCode::InvalidRequest => "invalid_request",
@@ -162,6 +168,10 @@ impl ErrorCode {
             ErrorCode::UnknownTool => "no such tool",
             ErrorCode::ForbiddenOrigin => "this connection, host or origin is not allowed",
             ErrorCode::ForbiddenHeader => "a header runread never accepts was sent",
+            ErrorCode::AuthorizationHeader => {
+                "runread does not accept an Authorization header here; send the read key as the \
+                 x-runread-key header"
+            }
             ErrorCode::BodyTooLarge => "the request body is too large",
             ErrorCode::BodyTimeout => "the request body did not arrive in time",
             ErrorCode::InvalidRequest => {
@@ -195,6 +205,7 @@ impl ErrorCode {
             ErrorCode::DuplicateKey
             | ErrorCode::InvalidArguments
             | ErrorCode::ForbiddenHeader
+            | ErrorCode::AuthorizationHeader
             | ErrorCode::InvalidRequest
             | ErrorCode::InvalidCursor
             | ErrorCode::InvalidTask => 400,

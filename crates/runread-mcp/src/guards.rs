@@ -299,6 +299,12 @@ pub async fn forbidden_headers(
         Some(_) => is_forbidden_header_behind_tunnel,
         None => is_forbidden_header,
     };
+    // On the keyed door an `Authorization` header is a client sending the key as a bearer
+    // token: refused like every forbidden header, with words that say where the key goes.
+    // Behind a tunnel it is the connector's bearer token and passes.
+    if allowed.public.is_none() && req.headers().contains_key(http::header::AUTHORIZATION) {
+        return refusal(ErrorCode::AuthorizationHeader);
+    }
     if req.headers().keys().any(|k| forbidden(k.as_str())) {
         return refusal(ErrorCode::ForbiddenHeader);
     }

@@ -339,6 +339,10 @@ pub(crate) struct GrantArgs {
     /// The URL to print in the client config.
     #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
     pub(crate) url: String,
+    /// When the grant makes a new reader: write its key to this file (created new, mode 0600;
+    /// never over an existing file; its directory must exist) instead of showing it.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) key_file: Option<PathBuf>,
     /// Print JSON (times in RFC 3339) instead of lines for a person.
     #[arg(long)]
     pub(crate) json: bool,
@@ -353,6 +357,10 @@ pub(crate) enum ReaderCmd {
         /// The URL to print in the client configs.
         #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
         url: String,
+        /// Write the new key to this file (created new, mode 0600; never over an existing file;
+        /// its directory must exist) instead of showing it: it passes through no terminal.
+        #[arg(long, value_name = "PATH")]
+        key_file: Option<PathBuf>,
         /// Print JSON (times in RFC 3339) instead of lines for a person.
         #[arg(long)]
         json: bool,
@@ -371,6 +379,10 @@ pub(crate) enum ReaderCmd {
         /// The URL to print in the client configs.
         #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
         url: String,
+        /// Write the new key to this file (created new, mode 0600; never over an existing file;
+        /// its directory must exist) instead of showing it: it passes through no terminal.
+        #[arg(long, value_name = "PATH")]
+        key_file: Option<PathBuf>,
         /// Print JSON (times in RFC 3339) instead of lines for a person.
         #[arg(long)]
         json: bool,

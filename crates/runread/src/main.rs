@@ -28,6 +28,7 @@ mod folders;
 mod home;
 mod human;
 mod inputs;
+mod keyfile;
 mod probe;
 mod stop;
 mod storeopen;

@@ -170,19 +170,35 @@ fn copy_block(id: &str, label: &str, text: &str) -> Markup {
     }
 }
 
-/// A reader's key, shown once, and every ready-to-paste client configuration for it.
+/// A reader's key, shown once, the lines that keep it in a file and the environment, and every
+/// ready-to-paste client configuration for it (each reading the key from `$RUNREAD_KEY` where the
+/// client can: `runread_mcp::configs`).
 pub(crate) fn key_and_configs(key: &str, configs: &runread_mcp::configs::ClientConfigs) -> Markup {
+    use runread_mcp::configs::{
+        AUTHORIZATION_NOTE, CLAUDE_UNSET_NOTE, CODEX_MODERN_NOTE, KEY_ENV, LITERAL_NOTE,
+    };
     let mcp_json = serde_json::to_string_pretty(&configs.mcp_servers).unwrap_or_default();
+    let pi_json = serde_json::to_string_pretty(&configs.pi_json).unwrap_or_default();
+    let literal = serde_json::to_string_pretty(&configs.mcp_servers_literal).unwrap_or_default();
+    let keep = format!("{}\n{}", configs.store_key, configs.export_key);
     let stdio_cmd = format!(
         "umask 077 && printf '%s' '{key}' > runread.key\nrunread serve --stdio --key-file runread.key"
     );
     html! {
         p.warning role="alert" { "The key is shown once: only its hash is stored. Copy what your client needs now." }
         (copy_block("read-key", "Read key", key))
+        (copy_block("keep-key", &format!("Keep it in a file only you can read, and in ${KEY_ENV} of the shell that starts the client"), &keep))
+        p.note { "The configs below read the key from $" (KEY_ENV) "; none of them holds it." }
         (copy_block("claude-command", "Claude Code: run in your project", &configs.claude_command))
+        p.note { (CLAUDE_UNSET_NOTE) }
         (copy_block("codex-toml", "Codex: add to ~/.codex/config.toml", configs.codex_toml.trim_end()))
-        p.note { (runread_mcp::configs::CODEX_MODERN_NOTE) }
-        (copy_block("mcp-json", "mcpServers JSON (Claude Code --mcp-config, Cursor, Claude Desktop)", &mcp_json))
+        p.note { (CODEX_MODERN_NOTE) }
+        (copy_block("pi-json", "Pi: ~/.pi/agent/mcp.json", &pi_json))
+        (copy_block("pi-command", "Pi: or run", &configs.pi_command))
+        (copy_block("mcp-json", "mcpServers JSON (Claude Code --mcp-config or .mcp.json; clients that expand ${VAR})", &mcp_json))
+        p.note { (LITERAL_NOTE) }
+        (copy_block("mcp-json-literal", "mcpServers JSON with the key in place (only for a client that cannot read it from the environment)", &literal))
+        p.note { (AUTHORIZATION_NOTE) }
         (copy_block("stdio", "A client that launches runread (stdio): the key in a file", &stdio_cmd))
     }
 }

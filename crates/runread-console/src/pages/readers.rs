@@ -33,7 +33,11 @@ impl ReaderChange {
     ) -> ReaderChange {
         ReaderChange::Key {
             what,
-            configs: Box::new(runread_mcp::configs::for_key(mcp_url, &made.key)),
+            configs: Box::new(runread_mcp::configs::for_key(
+                mcp_url,
+                &made.key,
+                &made.reader.name,
+            )),
             reader: made.reader,
             key: made.key,
         }

@@ -112,7 +112,6 @@ fn foreign_hosts_origins_and_cross_site_requests_are_refused() {
 fn credential_and_proxy_headers_are_refused() {
     let s = start();
     for h in [
-        "Authorization: Bearer x",
         "Cookie: a=b",
         "Forwarded: for=1.2.3.4",
         "X-Forwarded-For: 1.2.3.4",
@@ -125,6 +124,35 @@ fn credential_and_proxy_headers_are_refused() {
             (status, code(&body).as_str()),
             (400, "forbidden_header"),
             "{h}: {body}"
+        );
+    }
+}
+
+#[test]
+fn an_authorization_header_is_refused_with_words_that_say_where_the_key_goes() {
+    let s = start();
+    // The usual habit: the valid key as a bearer token (Codex's `bearer_token_env_var`).
+    for h in [
+        format!("Authorization: Bearer {}", s.key),
+        "authorization: Basic dXNlcjpwdw==".to_owned(),
+    ] {
+        let (status, body) = raw(&s, &format!("{h}\r\n"), DISCOVER);
+        assert_eq!(
+            (status, code(&body).as_str()),
+            (400, "authorization_header"),
+            "{body}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            v["error"]["message"],
+            "runread does not accept an Authorization header here; send the read key as the \
+             x-runread-key header"
+        );
+        let value = h.split_once(": ").unwrap().1;
+        assert!(!body.contains(&s.key) && !body.contains(value), "{body}");
+        assert!(
+            !body.contains("Bearer") && !body.contains("Basic"),
+            "{body}"
         );
     }
 }

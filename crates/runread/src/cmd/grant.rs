@@ -4,6 +4,7 @@ use crate::Res;
 use crate::args::GrantArgs;
 use crate::args::GrantCmd;
 use crate::context::Context;
+use crate::keyfile::{self, KeyOut};
 use crate::probe::Serving;
 use runread_core::Feature;
 use runread_core::timefmt::{now_ms, rfc3339};
@@ -157,6 +158,12 @@ fn new_grant(owner: &Owner, args: GrantArgs) -> Res {
         }
     };
     let features = Feature::parse_list(&args.features.join(","))?;
+    // Checked before the grant: a new reader's key must have somewhere to go.
+    let key_file = args
+        .key_file
+        .as_deref()
+        .map(crate::keyfile::check)
+        .transpose()?;
     let now = now_ms();
     let at = runread_service::owner::expiry(&args.expires, now).map_err(|e| e.to_string())?;
     let new_reader = if args.new_reader {
@@ -181,7 +188,19 @@ fn new_grant(owner: &Owner, args: GrantArgs) -> Res {
         .shown_run(g.run.clone(), now)
         .map_err(|e| format!("cannot read the known secrets to mask the run: {e}"))?;
     warn_if_no_answer(&g.grant.features, &shown.answer_state);
-    print_grant(&g, &shown, &args.url, args.json)
+    let out_key = match (&g.key, key_file) {
+        (Some(key), file) => keyfile::keep(file, key),
+        (None, Some(file)) => {
+            eprintln!(
+                "runread: {:?} already has its key: no new key, nothing written to {}",
+                g.reader.name,
+                file.display()
+            );
+            KeyOut::Shown
+        }
+        (None, None) => KeyOut::Shown,
+    };
+    print_grant(&g, &shown, &args.url, args.json, &out_key)
 }
 
 /// Answer states a reader can read an answer in (now, or once the agent has written it).
@@ -203,13 +222,14 @@ pub(crate) fn print_grant(
     shown: &runread_core::redact::MaskedView<runread_service::owner::shown::ShownRun>,
     url: &str,
     as_json: bool,
+    out_key: &KeyOut,
 ) -> Res {
     let configs = g
         .key
         .as_deref()
-        .map(|key| runread_mcp::configs::for_key(url, key));
+        .map(|key| runread_mcp::configs::for_key(url, key, &g.reader.name));
     if as_json {
-        return print_grant_json(g, shown, url, configs.as_ref());
+        return print_grant_json(g, shown, url, configs.as_ref(), out_key);
     }
     outln!(
         "grant {} to reader {:?}, until {}",
@@ -236,7 +256,7 @@ pub(crate) fn print_grant(
         serde_json::to_string(&shown.record.target).map_err(|e| e.to_string())?
     );
     outln!("snapshot {}", g.snapshot.describe());
-    print_who_sees_it(g, configs.as_ref(), url)
+    print_who_sees_it(g, configs.as_ref(), url, out_key)
 }
 
 /// How the reader's client comes to see the run: a new reader's key and configs; for one that
@@ -245,6 +265,7 @@ fn print_who_sees_it(
     g: &runread_service::owner::NewGrant,
     configs: Option<&runread_mcp::configs::ClientConfigs>,
     url: &str,
+    out_key: &KeyOut,
 ) -> Res {
     let serving = crate::probe::probe_url(url);
     match (&g.key, configs) {
@@ -254,7 +275,7 @@ fn print_who_sees_it(
                 "{:?} is a new reader: configure its client once; later grants to it need no new key.",
                 g.reader.name
             );
-            print_key_and_configs(key, configs, url)?;
+            print_key_and_configs(key, configs, url, out_key)?;
             if let Serving::No(_) = serving {
                 outln!();
                 outln!("{}", nothing_serves(url));
@@ -297,6 +318,7 @@ fn print_grant_json(
     shown: &runread_core::redact::MaskedView<runread_service::owner::shown::ShownRun>,
     url: &str,
     configs: Option<&runread_mcp::configs::ClientConfigs>,
+    out_key: &KeyOut,
 ) -> Res {
     let mut out = json!({
         "grantId": g.grant.id,
@@ -310,7 +332,7 @@ fn print_grant_json(
         "snapshot": snapshot_json(g.snapshot),
     });
     if let (Some(key), Some(configs)) = (&g.key, configs) {
-        insert_key_json(&mut out, key, configs);
+        insert_key_json(&mut out, key, configs, out_key);
     }
     outln!(
         "{}",
@@ -333,42 +355,99 @@ pub(crate) fn snapshot_json(s: runread_service::evidence::snapshot::Sealing) -> 
 }
 
 /// A key, shown once, and every client configuration for it, as `--json` prints them: added to
-/// the object `out`.
+/// the object `out`. The configs read the key from `$RUNREAD_KEY` (`keyEnv`); `storeKeyLine`
+/// stores it in `keyFile`, `exportKeyLine` exports it; `clientConfigLiteral` holds the key itself
+/// for a client that takes only literal header values. When `--key-file` wrote the key, `keyFile`
+/// is that file and nothing holds the key (no `key`, `storeKeyLine`, `clientConfigLiteral`).
 pub(crate) fn insert_key_json(
     out: &mut serde_json::Value,
     key: &str,
     configs: &runread_mcp::configs::ClientConfigs,
+    out_key: &KeyOut,
 ) {
     if let Some(m) = out.as_object_mut() {
-        m.insert("key".into(), json!(key));
+        m.insert("keyEnv".into(), json!(runread_mcp::configs::KEY_ENV));
+        match out_key {
+            KeyOut::Shown => {
+                m.insert("key".into(), json!(key));
+                m.insert("keyFile".into(), json!(configs.key_file));
+                m.insert("storeKeyLine".into(), json!(configs.store_key));
+                m.insert("exportKeyLine".into(), json!(configs.export_key));
+                m.insert(
+                    "clientConfigLiteral".into(),
+                    configs.mcp_servers_literal.clone(),
+                );
+            }
+            KeyOut::Written(path) => {
+                let path = path.display().to_string();
+                m.insert(
+                    "exportKeyLine".into(),
+                    json!(runread_mcp::configs::export_from(&path)),
+                );
+                m.insert("keyFile".into(), json!(path));
+            }
+        }
         m.insert("clientConfig".into(), configs.mcp_servers.clone());
         m.insert("claudeCommand".into(), json!(configs.claude_command));
         m.insert("codexToml".into(), json!(configs.codex_toml));
+        m.insert("piConfig".into(), configs.pi_json.clone());
+        m.insert("piCommand".into(), json!(configs.pi_command));
     }
 }
 
-/// A key, shown once, and every ready-to-paste client configuration for it.
+/// A key, shown once, the lines that keep it in a file and the environment, and every
+/// ready-to-paste client configuration, each reading it from `$RUNREAD_KEY` where the client can.
 pub(crate) fn print_key_and_configs(
     key: &str,
     configs: &runread_mcp::configs::ClientConfigs,
     url: &str,
+    out_key: &KeyOut,
 ) -> Res {
+    use runread_mcp::configs::{
+        AUTHORIZATION_NOTE, CLAUDE_UNSET_NOTE, CODEX_MODERN_NOTE, KEY_ENV, LITERAL_NOTE,
+    };
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).map_err(|e| e.to_string());
     outln!("url      {url}");
     outln!();
-    outln!("read key (shown once; only its hash is stored):");
-    outln!("{key}");
+    match out_key {
+        KeyOut::Shown => {
+            outln!("read key (shown once; only its hash is stored):");
+            outln!("{key}");
+            outln!();
+            outln!(
+                "Keep it in a file only you can read, and in ${KEY_ENV} of the shell (or profile) that starts the client:"
+            );
+            outln!("{}", configs.store_key);
+            outln!("{}", configs.export_key);
+        }
+        KeyOut::Written(path) => {
+            let path = path.display().to_string();
+            outln!("read key written to {path} (mode 0600; not shown; only its hash is stored).");
+            outln!("Put it in ${KEY_ENV} of the shell (or profile) that starts the client:");
+            outln!("{}", runread_mcp::configs::export_from(&path));
+        }
+    }
     outln!();
-    outln!("client config (mcpServers JSON: Claude Code --mcp-config, Cursor, Claude Desktop):");
-    outln!(
-        "{}",
-        serde_json::to_string_pretty(&configs.mcp_servers).map_err(|e| e.to_string())?
-    );
+    outln!("The configs below read the key from ${KEY_ENV}; none of them holds it.");
     outln!();
-    outln!("Claude Code:");
+    outln!("Claude Code (it expands ${{{KEY_ENV}}} when it connects):");
     outln!("{}", configs.claude_command);
+    outln!("# {CLAUDE_UNSET_NOTE}");
     outln!();
-    outln!("Codex (~/.codex/config.toml):");
+    outln!("Codex (~/.codex/config.toml; env_http_headers names the variable):");
     outln!("{}", configs.codex_toml.trim_end_matches('\n'));
-    outln!("# {}", runread_mcp::configs::CODEX_MODERN_NOTE);
+    outln!("# {CODEX_MODERN_NOTE}");
+    outln!();
+    outln!("Pi (~/.pi/agent/mcp.json):");
+    outln!("{}", pretty(&configs.pi_json)?);
+    outln!("or: {}", configs.pi_command);
+    outln!();
+    outln!(
+        "mcpServers JSON (Claude Code --mcp-config or .mcp.json; clients that expand ${{VAR}}):"
+    );
+    outln!("{}", pretty(&configs.mcp_servers)?);
+    outln!();
+    outln!("{LITERAL_NOTE}");
+    outln!("{AUTHORIZATION_NOTE}");
     Ok(())
 }

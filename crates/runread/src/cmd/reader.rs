@@ -2,6 +2,7 @@
 
 use crate::Res;
 use crate::context::Context;
+use crate::keyfile::{self, KeyOut};
 use runread_core::timefmt::{now_ms, rfc3339};
 use serde_json::json;
 
@@ -12,17 +13,31 @@ use crate::args::ReaderCmd;
 pub(crate) fn reader(ctx: &Context, cmd: ReaderCmd) -> Res {
     let owner = ctx.owner()?;
     match cmd {
-        ReaderCmd::Add { name, url, json } => {
+        ReaderCmd::Add {
+            name,
+            url,
+            key_file,
+            json,
+        } => {
+            let key_file = key_file.as_deref().map(keyfile::check).transpose()?;
             let made = owner
                 .add_reader(&name, now_ms())
                 .map_err(|e| e.to_string())?;
-            print_key(&made, "added", &url, json)
+            let out = keyfile::keep(key_file, &made.key);
+            print_key(&made, "added", &url, json, &out)
         }
-        ReaderCmd::Rotate { name, url, json } => {
+        ReaderCmd::Rotate {
+            name,
+            url,
+            key_file,
+            json,
+        } => {
+            let key_file = key_file.as_deref().map(keyfile::check).transpose()?;
             let made = owner
                 .rotate_reader(&name, now_ms())
                 .map_err(|e| e.to_string())?;
-            print_key(&made, "rotated", &url, json)
+            let out = keyfile::keep(key_file, &made.key);
+            print_key(&made, "rotated", &url, json, &out)
         }
         ReaderCmd::Remove { name, json } => {
             let removed = owner
@@ -44,17 +59,23 @@ pub(crate) fn reader(ctx: &Context, cmd: ReaderCmd) -> Res {
     }
 }
 
-/// A reader's key, shown once, with every ready-to-paste client configuration (or, `--json`,
-/// one object: the reader, the key and the configs).
-pub(crate) fn print_key(made: &NewReader, what: &str, url: &str, as_json: bool) -> Res {
-    let configs = runread_mcp::configs::for_key(url, &made.key);
+/// A reader's key, shown once (or where `--key-file` wrote it), with every ready-to-paste client
+/// configuration (or, `--json`, one object: the reader, the key and the configs).
+pub(crate) fn print_key(
+    made: &NewReader,
+    what: &str,
+    url: &str,
+    as_json: bool,
+    out_key: &KeyOut,
+) -> Res {
+    let configs = runread_mcp::configs::for_key(url, &made.key, &made.reader.name);
     if as_json {
         let mut out = json!({
             "readerId": made.reader.id,
             "reader": made.reader.name,
             "url": url,
         });
-        crate::cmd::grant::insert_key_json(&mut out, &made.key, &configs);
+        crate::cmd::grant::insert_key_json(&mut out, &made.key, &configs, out_key);
         outln!(
             "{}",
             serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
@@ -63,7 +84,7 @@ pub(crate) fn print_key(made: &NewReader, what: &str, url: &str, as_json: bool) 
     }
     outln!("reader {:?} {what} ({})", made.reader.name, made.reader.id);
     outln!();
-    crate::cmd::grant::print_key_and_configs(&made.key, &configs, url)?;
+    crate::cmd::grant::print_key_and_configs(&made.key, &configs, url, out_key)?;
     outln!();
     outln!(
         "Configure the client once; share runs with it with `runread grant --run RUN --to {:?} --features … --expires …`.",

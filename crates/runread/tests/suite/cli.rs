@@ -61,8 +61,13 @@ fn owner_flow_from_workspace_to_revoked_grant() {
     assert_eq!(grant["target"], runs[0]["target"]);
     assert!(grant["url"].as_str().unwrap().ends_with("/mcp"));
     assert!(grant["expiresAt"].as_str().unwrap().ends_with('Z'));
+    // The config reads the key from the environment; only the literal one holds it.
     assert_eq!(
         grant["clientConfig"]["mcpServers"]["runread"]["headers"]["x-runread-key"],
+        "${RUNREAD_KEY}"
+    );
+    assert_eq!(
+        grant["clientConfigLiteral"]["mcpServers"]["runread"]["headers"]["x-runread-key"],
         key
     );
     let id = grant["grantId"].as_str().unwrap();
@@ -976,10 +981,11 @@ fn a_reader_is_added_once_and_runs_are_shared_with_it_one_by_one_without_a_new_k
     let key = added["key"].as_str().unwrap().to_owned();
     assert!(runread_core::key::is_well_formed(&key));
     assert_eq!(
-        added["clientConfig"]["mcpServers"]["runread"]["headers"]["x-runread-key"],
+        added["clientConfigLiteral"]["mcpServers"]["runread"]["headers"]["x-runread-key"],
         key.as_str()
     );
-    assert!(added["claudeCommand"].as_str().unwrap().contains(&key));
+    assert!(added["storeKeyLine"].as_str().unwrap().contains(&key));
+    assert!(!added["claudeCommand"].as_str().unwrap().contains(&key));
     assert!(fails(runread(&home, &["reader", "add", "claude-code"])).contains("already a reader"));
 
     // Shared twice: the same reader, no key, nothing to configure.

@@ -10,6 +10,7 @@ mod agent_text;
 mod architecture;
 mod audit_refusals;
 mod cli;
+mod client_configs;
 mod closed_pipe;
 mod finding_runs;
 mod gate_crash;
