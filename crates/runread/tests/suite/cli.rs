@@ -290,7 +290,21 @@ fn stdio_transport_serves_the_same_admission_with_a_key_file() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["list_granted_targets", "read_final_answer"]);
+    // Every read tool, whatever the key holds: the grant decides each call.
+    assert_eq!(
+        tools,
+        [
+            "list_granted_targets",
+            "read_final_answer",
+            "get_run",
+            "wait_for_run",
+            "read_history",
+            "read_work_state",
+            "read_target_metadata",
+            "list_artifacts",
+            "read_artifact"
+        ]
+    );
     let r = &replies[2]["result"];
     assert_eq!(r["structuredContent"]["readable"], true);
     assert_eq!(r["structuredContent"]["trust"], "untrusted_data");
