@@ -82,7 +82,8 @@ pub(crate) struct WaitForRun;
 
 /// The `status` feature's reader for a wait: the admitted run, and whether it has settled.
 pub(crate) struct Reader {
-    run: Option<(RunRecord, bool)>,
+    /// The run, whether it has settled, whether a supervisor recorded it.
+    run: Option<(RunRecord, bool, bool)>,
 }
 
 impl ToolRules for WaitForRun {
@@ -99,12 +100,13 @@ impl ToolRules for WaitForRun {
         let admitted = at.run(&args.target).and_then(|g| {
             let evidence = at.answer_evidence(&g.run)?;
             let (state, _) = publication::judge(&evidence, at.now_ms);
-            Ok((settled(&g.run, state), g))
+            let supervised = evidence.supervised.is_some();
+            Ok((settled(&g.run, state), supervised, g))
         });
         Ok(match admitted {
-            Ok((settled, g)) => {
+            Ok((settled, supervised, g)) => {
                 let reader = Reader {
-                    run: Some((g.run.clone(), settled)),
+                    run: Some((g.run.clone(), settled, supervised)),
                 };
                 g.with(reader)
             }
@@ -125,11 +127,11 @@ impl ToolRules for WaitForRun {
                 settled: false,
                 run: None,
             },
-            Some((run, settled)) => Output {
+            Some((run, settled, supervised)) => Output {
                 found: true,
                 changed: args.changed(run),
                 settled: *settled,
-                run: Some(get_run::projection(run)),
+                run: Some(get_run::projection(run, *supervised)),
             },
         })
     }
@@ -158,11 +160,11 @@ pub(crate) static DEF: ToolDef = ToolDef {
                   not granted gives {found:false} at once.",
     feature: Some(Feature::Status),
     trust: Trust::Medium,
-    version: 1,
+    version: 2,
     input_schema: &WAIT_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &WaitForRun,
-    pinned: "4e957035b07baeb6159b3c04e5bd3fff9c3ed5e5024b329b9673c1f126c891e4",
+    pinned: "df40fbfe972dd89bd0699f2e69710a31edf5722a4865646d26bcfe1bafa7d476",
 };
 
 static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {

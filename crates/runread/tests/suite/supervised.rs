@@ -240,7 +240,12 @@ impl Live {
                 runread_service::owner::GrantRequest {
                     run_id: &run.target.run_id,
                     session_id: Some(&run.target.session_id),
-                    features: vec![Feature::FinalAnswer, Feature::Aggregate, Feature::History],
+                    features: vec![
+                        Feature::FinalAnswer,
+                        Feature::Aggregate,
+                        Feature::History,
+                        Feature::Status,
+                    ],
                     expires_at_ms: now + 600_000,
                     // A reader of its own each time, so each read has a key to show.
                     reader: &format!(
@@ -316,6 +321,11 @@ fn a_normal_run_reads_with_supervised_evidence_and_the_exact_bytes() {
     assert_eq!(live.journal().names(), vec![journal_name]);
     let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
     assert_eq!(ws["evidence"], "supervised", "{ws}");
+    // The status tools name the same evidence as the answer: a supervisor recorded this run.
+    for tool in [tools::GET_RUN, tools::WAIT_FOR_RUN] {
+        let status = live.read(&run, tool).unwrap();
+        assert_eq!(status["origin"], "supervised", "{tool}: {status}");
+    }
     assert_eq!(ws["foreground"]["state"], "completed");
     assert_eq!(ws["foreground"]["exit"], "exit:0");
     assert_eq!(ws["aggregate"]["state"], "completed");
