@@ -440,7 +440,12 @@ async fn a_connector_reads_a_shared_run_after_the_owners_approval() {
         .collect();
     assert_eq!(
         names,
-        ["list_granted_targets", "read_final_answer", "get_run", "wait_for_run"]
+        [
+            "list_granted_targets",
+            "read_final_answer",
+            "get_run",
+            "wait_for_run"
+        ]
     );
     // The owner shares the run; the same token reads it at its next call.
     d.share("chat assistant");

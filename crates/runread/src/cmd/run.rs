@@ -61,10 +61,15 @@ impl Share {
     }
 }
 
-/// What `--share` does as each run's target is pinned: grants it to each reader named.
+/// The runs `--share` shared, and with whom: what the end of the run reports.
+type SharedRuns = Arc<std::sync::Mutex<Vec<(runread_core::Target, String)>>>;
+
+/// What `--share` does as each run's target is pinned: grants it to each reader named, and notes
+/// it in `shared`.
 fn share_on_pin(
     owner: &Owner,
     shares: Vec<Share>,
+    shared: SharedRuns,
 ) -> Result<Option<runread_supervise::OnPinned>, String> {
     if shares.is_empty() {
         return Ok(None);
@@ -94,14 +99,21 @@ fn share_on_pin(
                 ),
                 now,
             ) {
-                Ok(g) => eprintln!(
-                    "runread: run {} shared with {:?} (grant {}, until {}); snapshot {}",
-                    target.run_id,
-                    s.reader,
-                    g.grant.id,
-                    crate::human::when(g.grant.expires_at_ms),
-                    g.snapshot.describe()
-                ),
+                // The run has only begun: its snapshot is sealed as it goes on, and its size said
+                // at the end.
+                Ok(g) => {
+                    eprintln!(
+                        "runread: run {} shared with {:?} (grant {}, until {})",
+                        target.run_id,
+                        s.reader,
+                        g.grant.id,
+                        crate::human::when(g.grant.expires_at_ms),
+                    );
+                    shared
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((target.clone(), s.reader.clone()));
+                }
                 Err(e) => eprintln!(
                     "runread: run {}: not shared with {:?}: {e}",
                     target.run_id, s.reader
@@ -121,6 +133,7 @@ pub(crate) fn supervised_run(
     let ctx = Context::open(home, gate_keys, spec)?;
     let (owner, store) = (ctx.owner()?, ctx.store.clone());
     let sharing = !args.share.is_empty();
+    let shared: SharedRuns = Arc::default();
     let shares = args
         .share
         .iter()
@@ -145,7 +158,7 @@ pub(crate) fn supervised_run(
         workspaces,
         journal_root: ctx.journal_root(),
         echo: !args.quiet,
-        on_pinned: share_on_pin(&owner, shares)?,
+        on_pinned: share_on_pin(&owner, shares, shared.clone())?,
     };
     let store: Arc<dyn Store> = store;
     let outcome = rt
@@ -155,22 +168,47 @@ pub(crate) fn supervised_run(
             agent,
         ))
         .map_err(|e| e.to_string())?;
-    report_outcome(&outcome);
+    let shared = std::mem::take(
+        &mut *shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    report_outcome(&outcome, &shared);
     if sharing {
         // The shared runs' snapshots were sealed as their targets were pinned, before their
         // answers: sealed again now that the session holds them.
-        match owner.maintain_snapshots(now_ms()) {
-            Ok(m) if m.resealed > 0 => {
-                eprintln!(
-                    "runread: {} shared run(s)' snapshots sealed again",
-                    m.resealed
-                )
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!("runread: snapshots not sealed again: {}", e.as_str()),
+        if let Err(e) = owner.maintain_snapshots(now_ms()) {
+            eprintln!("runread: snapshots not sealed again: {}", e.as_str());
         }
+        report_snapshots(&*store, &shared);
     }
     Ok(outcome.exit_code)
+}
+
+/// Each shared run's snapshot as it stands at the end: what a reader can still read once the
+/// session file is gone.
+fn report_snapshots(store: &dyn Store, shared: &[(runread_core::Target, String)]) {
+    let Ok(snapshots) = store.snapshots() else {
+        eprintln!("runread: the shared runs' snapshots could not be listed");
+        return;
+    };
+    let mut said = std::collections::BTreeSet::new();
+    for (t, _) in shared {
+        if !said.insert((&t.session_id, t.generation, &t.run_id)) {
+            continue;
+        }
+        match snapshots.iter().find(|s| {
+            s.session_id == t.session_id && s.generation == t.generation && s.run_id == t.run_id
+        }) {
+            Some(s) => eprintln!(
+                "runread: run {}: snapshot kept ({} lines, {})",
+                t.run_id,
+                s.lines,
+                crate::human::size(s.bytes)
+            ),
+            None => eprintln!("runread: run {}: no snapshot kept", t.run_id),
+        }
+    }
 }
 
 /// The registered workspaces the supervisor files the run under, the run's own registered first
@@ -244,8 +282,9 @@ fn too_wide(root: &str) -> Option<&'static str> {
     (home.as_os_str() == root).then_some("your home directory")
 }
 
-/// What the supervisor found of each run and of the processes the agent left, on stderr.
-fn report_outcome(outcome: &runread_supervise::Outcome) {
+/// What the supervisor found of each run and of the processes the agent left, on stderr; a run
+/// `--share` already shared gets no hint to grant it.
+fn report_outcome(outcome: &runread_supervise::Outcome, shared: &[(runread_core::Target, String)]) {
     for r in &outcome.runs {
         let id = r.run_id.as_deref().unwrap_or("(not in the session file)");
         match &r.proof {
@@ -259,10 +298,17 @@ fn report_outcome(outcome: &runread_supervise::Outcome) {
                         ", but the agent did not complete: not readable"
                     }
                 );
-                if done {
+                let readers: Vec<&str> = shared
+                    .iter()
+                    .filter(|(t, _)| r.run_id.as_deref() == Some(t.run_id.as_str()))
+                    .map(|(_, reader)| reader.as_str())
+                    .collect();
+                if done && readers.is_empty() {
                     eprintln!(
                         "         grant it: runread grant --run {id} --features final_answer,aggregate --expires 1h --to NAME"
                     );
+                } else if done {
+                    eprintln!("         shared with {}", readers.join(", "));
                 }
             }
             runread_store::Proof::NoAnswer { reason } => {

@@ -368,6 +368,19 @@ fn a_run_shared_as_it_starts_is_read_by_the_readers_key_with_supervised_evidence
         )),
         "{stderr}"
     );
+    // What it says fits what happened: no hint to grant a run already shared, and the snapshot's
+    // size once the run holds its answer, not the empty one of its start.
+    assert!(!stderr.contains("grant it:"), "{stderr}");
+    assert!(stderr.contains("shared with orchestrator"), "{stderr}");
+    assert!(!stderr.contains("0 lines, 0 B"), "{stderr}");
+    let kept = format!("run {}: snapshot kept (", run.target.run_id);
+    let lines: u64 = stderr
+        .split(&kept)
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no snapshot line: {stderr}"));
+    assert!(lines > 0, "{stderr}");
     let ctx: KeyContext = live.service().admit_key(&[key.as_bytes()]).unwrap();
     assert_eq!(ctx.live_grants.len(), 1);
     assert_eq!(ctx.live_grants[0].target, run.target);
