@@ -72,10 +72,11 @@ impl WaitArgs {
 
 /// Whether a run has settled: it ended (its supervisor's foreground process, or the session
 /// file's own account), and its answer's state is final, so `read_final_answer` now returns what
-/// it always will.
-fn settled(run: &RunRecord, answer: State) -> bool {
+/// it always will — on this gateway too: an `unknown` judged on a snapshot sealed before the
+/// run's end (the gateway that saw the end seals it again right after) is not final.
+fn settled(run: &RunRecord, answer: State, snapshot_behind: bool) -> bool {
     let ended = !matches!(run.run.status, RunStatus::Running | RunStatus::Unknown);
-    ended && answer != State::Saving
+    ended && answer != State::Saving && !(answer == State::Unknown && snapshot_behind)
 }
 
 pub(crate) struct WaitForRun;
@@ -101,7 +102,11 @@ impl ToolRules for WaitForRun {
             let evidence = at.answer_evidence(&g.run)?;
             let (state, _) = publication::judge(&evidence, at.now_ms);
             let supervised = evidence.supervised.is_some();
-            Ok((settled(&g.run, state), supervised, g))
+            Ok((
+                settled(&g.run, state, evidence.snapshot_behind),
+                supervised,
+                g,
+            ))
         });
         Ok(match admitted {
             Ok((settled, supervised, g)) => {
@@ -228,7 +233,9 @@ pub(crate) fn readiness(
         Err(_) => return Readiness::Unreadable,
     };
     match publication::Evidence::observe(svc, &run) {
-        Ok(e) if settled(&run, publication::judge(&e, now_ms).0) => Readiness::Settled,
+        Ok(e) if settled(&run, publication::judge(&e, now_ms).0, e.snapshot_behind) => {
+            Readiness::Settled
+        }
         Ok(_) => Readiness::Unsettled(Box::new(run)),
         Err(_) => Readiness::Unknown,
     }

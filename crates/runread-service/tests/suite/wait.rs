@@ -478,3 +478,57 @@ fn the_owner_is_shown_the_readers_waiting_on_a_run() {
         .expect("an ended wait is no longer shown");
     });
 }
+
+/// A second gateway on the same store that does not see the session file (another host): it
+/// reads the run from its snapshot, which the gateway that saw the run end seals again only
+/// after committing the index. In that gap the run has ended but its answer reads `unknown`:
+/// the wait must not call that settled, or the read right after would not return what it
+/// always will.
+#[test]
+fn where_the_file_is_not_a_run_is_settled_only_once_its_snapshot_holds_the_end() {
+    let env = Env::new();
+    let (path, tail) = place_unfinished(&env);
+    let run = running_run(&env);
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), quick_settle()).unwrap());
+    let grant = env.grant(
+        &run.target.run_id,
+        vec![Feature::Status, Feature::FinalAnswer],
+        "waiter",
+    );
+    let ctx = Arc::new(svc.admit_key(&[grant.key.as_bytes()]).unwrap());
+    let target = serde_json::to_value(&run.target).unwrap();
+    let rt = runtime();
+    let look = |rt: &tokio::runtime::Runtime| first_look(rt, &svc, &ctx, &target);
+    let answer = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(svc.call(
+            ctx.clone(),
+            tools::READ_FINAL_ANSWER,
+            json!({"target": target}),
+            None,
+        ))
+        .unwrap()
+        .labeled
+        .structured
+    };
+    // The gateway that sees the file ingests the run's end, and has not yet sealed it again.
+    append(&path, &tail);
+    env.ingest();
+    let elsewhere = path.with_extension("on-another-host");
+    std::fs::rename(&path, &elsewhere).unwrap();
+    let seen = look(&rt);
+    assert_eq!(seen["status"], "completed", "{seen}");
+    assert_eq!(seen["settled"], false, "the snapshot lacks the end: {seen}");
+    assert_eq!(answer(&rt)["state"], "unknown");
+    // It seals again (the file is there for it), and this gateway's next look is settled: the
+    // read right after it returns the answer.
+    std::fs::rename(&elsewhere, &path).unwrap();
+    env.owner()
+        .maintain_snapshots(runread_core::timefmt::now_ms())
+        .unwrap();
+    std::fs::rename(&path, &elsewhere).unwrap();
+    let seen = look(&rt);
+    assert_eq!(seen["settled"], true, "{seen}");
+    let read = answer(&rt);
+    assert_eq!(read["state"], "available", "{read}");
+    assert_eq!(read["evidence"], "snapshot", "{read}");
+}
