@@ -186,6 +186,7 @@ impl Scene {
                     expires_at_ms: now + 3_600_000,
                     reader: name,
                     new_reader: runread_service::owner::NewReaderPolicy::Make,
+                    label: None,
                 },
                 now,
             )

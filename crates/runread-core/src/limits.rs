@@ -203,6 +203,8 @@ pub const WAITS_MAX: usize = 224;
 /// notification (a `NOTIFY` lost with its connection, an SQLite store whose commit watcher could
 /// not start) costs at most, and how soon a passive run's quiet window is seen to have passed.
 pub const WAIT_RECHECK_MS: u64 = 1_000;
+/// Most bytes of a grant's label ([`crate::label`]): a short line to tell a shared run apart.
+pub const GRANT_LABEL_MAX_BYTES: usize = 128;
 /// Milliseconds between two looks at an SQLite store's `data_version` while a wait listens: how
 /// late a wait hears a commit another process made to the same file (`runread run` beside
 /// `runread serve`), at most. Each look is one pragma on a connection of its own.

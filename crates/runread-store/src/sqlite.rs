@@ -63,6 +63,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // receipts refused unless a prune covers them; the owner's settings.
     include_str!("../migrations/sqlite/0015.sql"),
     include_str!("../migrations/sqlite/0016.sql"),
+    include_str!("../migrations/sqlite/0017.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.

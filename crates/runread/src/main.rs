@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         workspace_here,
         quiet,
         share,
+        label,
         command,
     } = cli.command
     {
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
             workspace_here,
             quiet,
             share,
+            label,
             command,
         };
         return match cmd::run::supervised_run(cli.home, cli.gate_keys, cli.store.as_deref(), run) {

@@ -128,6 +128,7 @@ async fn refusals_are_the_same_in_every_era() {
                 expires_at_ms: now - 1,
                 reader: "expired",
                 new_reader: runread_service::owner::NewReaderPolicy::Make,
+                label: None,
             },
             now - 10_000,
         )

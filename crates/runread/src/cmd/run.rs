@@ -14,6 +14,7 @@ pub(crate) struct RunArgs {
     pub(crate) workspace_here: bool,
     pub(crate) quiet: bool,
     pub(crate) share: Vec<String>,
+    pub(crate) label: Option<String>,
     pub(crate) command: Vec<std::ffi::OsString>,
 }
 
@@ -69,6 +70,7 @@ type SharedRuns = Arc<std::sync::Mutex<Vec<(runread_core::Target, String)>>>;
 fn share_on_pin(
     owner: &Owner,
     shares: Vec<Share>,
+    label: Option<String>,
     shared: SharedRuns,
 ) -> Result<Option<runread_supervise::OnPinned>, String> {
     if shares.is_empty() {
@@ -88,6 +90,7 @@ fn share_on_pin(
                 return;
             }
         };
+        let mut readers = Vec::new();
         for s in &shares {
             match owner.grant_run(
                 run.clone(),
@@ -97,6 +100,7 @@ fn share_on_pin(
                     &s.reader,
                     runread_service::owner::NewReaderPolicy::MakeUnlessTypo,
                 ),
+                label.as_deref(),
                 now,
             ) {
                 // The run has only begun: its snapshot is sealed as it goes on, and its size said
@@ -113,12 +117,23 @@ fn share_on_pin(
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .push((target.clone(), s.reader.clone()));
+                    readers.push(s.reader.as_str());
                 }
                 Err(e) => eprintln!(
                     "runread: run {}: not shared with {:?}: {e}",
                     target.run_id, s.reader
                 ),
             }
+        }
+        if !readers.is_empty() {
+            // On stdout, for whoever started the run (an orchestrating agent reads its tool's
+            // output): the exact target to read, as one JSON line.
+            // Written whole under the lock (the agent's output goes there too); an error here
+            // must not end the supervision, so it is not `outln!`.
+            use std::io::Write as _;
+            let line = serde_json::json!({"runread": "shared", "label": label,
+                                          "readers": readers, "target": target});
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
         }
     })))
 }
@@ -133,6 +148,13 @@ pub(crate) fn supervised_run(
     let ctx = Context::open(home, gate_keys, spec)?;
     let (owner, store) = (ctx.owner()?, ctx.store.clone());
     let sharing = !args.share.is_empty();
+    if args
+        .label
+        .as_deref()
+        .is_some_and(|l| !runread_core::label::is_valid(l))
+    {
+        return Err(runread_service::owner::GrantError::BadLabel.to_string());
+    }
     let shared: SharedRuns = Arc::default();
     let shares = args
         .share
@@ -158,7 +180,7 @@ pub(crate) fn supervised_run(
         workspaces,
         journal_root: ctx.journal_root(),
         echo: !args.quiet,
-        on_pinned: share_on_pin(&owner, shares, shared.clone())?,
+        on_pinned: share_on_pin(&owner, shares, args.label, shared.clone())?,
     };
     let store: Arc<dyn Store> = store;
     let outcome = rt

@@ -253,6 +253,7 @@ impl Live {
                         READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                     ),
                     new_reader: runread_service::owner::NewReaderPolicy::Make,
+                    label: None,
                 },
                 now,
             )
@@ -355,12 +356,32 @@ fn a_run_shared_as_it_starts_is_read_by_the_readers_key_with_supervised_evidence
     );
     let added: Value = serde_json::from_slice(&added.stdout).unwrap();
     let key = added["key"].as_str().unwrap().to_owned();
-    let (status, _, stderr) = live.finish(live.run_with(
+    let (status, stdout, stderr) = live.finish(live.run_with(
         "What is this project?",
-        &["--share", "orchestrator:final_answer,status:2h"],
+        &[
+            "--share",
+            "orchestrator:final_answer,status:2h",
+            "--label",
+            "review of PR 42",
+        ],
     ));
     assert!(status.success(), "{stderr}");
     let run = live.only_run();
+    // Whoever started the run (an orchestrating agent reads its tool's output) gets the exact
+    // target on stdout, one JSON line, with the label and the readers.
+    let shared: Vec<Value> = stdout
+        .lines()
+        .filter(|l| l.starts_with("{\"runread\""))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(shared.len(), 1, "{stdout}");
+    assert_eq!(shared[0]["runread"], "shared");
+    assert_eq!(shared[0]["label"], "review of PR 42");
+    assert_eq!(shared[0]["readers"], serde_json::json!(["orchestrator"]));
+    assert_eq!(
+        shared[0]["target"],
+        serde_json::to_value(&run.target).unwrap()
+    );
     assert!(
         stderr.contains(&format!(
             "run {} shared with \"orchestrator\"",
@@ -384,6 +405,7 @@ fn a_run_shared_as_it_starts_is_read_by_the_readers_key_with_supervised_evidence
     let ctx: KeyContext = live.service().admit_key(&[key.as_bytes()]).unwrap();
     assert_eq!(ctx.live_grants.len(), 1);
     assert_eq!(ctx.live_grants[0].target, run.target);
+    assert_eq!(ctx.live_grants[0].label.as_deref(), Some("review of PR 42"));
     let fa = live.call(ctx, &run, tools::READ_FINAL_ANSWER).unwrap();
     assert_eq!(fa["state"], "available", "{fa}");
     assert_eq!(fa["evidence"], "supervised");
