@@ -51,6 +51,12 @@ Cases, run one after another against the one server:
                          READER's key calling ``wait_for_run`` then ``read_final_answer`` on that run:
                          ``runread runs --json`` names the reader waiting while the answer is not yet
                          available, the wait answers ``settled:true``, the answer is supervised
+ 10. claude-first-waits-by-label  the handoff in the usual order: Claude Code connected and calling
+                         ``wait_for_run {"label": …}`` before anything is shared with it, then two real
+                         Codex runs under ``runread run --share … --label …`` at once (two labels, two
+                         answers); the wait answers settled for its label, ``list_granted_targets`` names
+                         the run by it, the delegate's stdout JSON line names the same target, and a second
+                         step reads exactly that run's answer
 Claude Code's model loads the deferred MCP tool with ToolSearch (``select:mcp__runread__read_final_answer``)
 and calls it; Codex's model runs its client-side ``tool_search`` and then calls
 ``{"namespace": "mcp__runread", "name": "read_final_answer"}`` (model gpt-5.5). What the model gets is
