@@ -75,6 +75,12 @@ Cases, run one after another against the one server:
                          ``--continue``, per chunk: a scripted model echoes the cursor it got); the key
                          in no file Pi wrote
   11. pi-mcp-json        the same with the ``pi-mcp-json`` block as Pi's mcp.json
+ 12. claude-first-waits-by-label  the handoff in the usual order: Claude Code connected and calling
+                         ``wait_for_run {"label": …}`` before anything is shared with it, then two real
+                         Codex runs under ``runread run --share … --label …`` at once (two labels, two
+                         answers); the wait answers settled for its label, ``list_granted_targets`` names
+                         the run by it, the delegate's stdout JSON line names the same target, and a second
+                         step reads exactly that run's answer
 Pi's harness starts it with --no-extensions, which also turns MCP off: HARNESS_WRAP names a wrapper
 adding ``-e builtin:mcp --mode json``. Pi hands its model runread's text block (tag line, then the
 JSON with the label first), which must carry the structuredContent recorded on the wire.
@@ -288,6 +294,12 @@ class RecordingProxy:
             for s, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
                 with contextlib.suppress(OSError):
                     s.shutdown(how)
+
+    def sent(self, needle: bytes) -> bool:
+        """Whether a client has sent `needle` on any connection since the last take (a call in flight
+        is seen before it is answered)."""
+        with self.lock:
+            return any(needle in rec["up"] for rec in self.conns)
 
     def take(self, settle: float = 2.0) -> list[dict[str, Any]]:
         """The connections since the last take (waiting up to `settle` s for open ones to finish),
@@ -1084,6 +1096,99 @@ class Readers:
                 f"{reader} waiting while the answer was {waiting_seen.get('answerState')!r}; wait_for_run answered "
                 f"settled:true, status completed; read_final_answer: available, evidence supervised, the scripted text")
 
+    def codex_under_run(self, name: str, reader: str, label: str, answer: str, hold_ms: int) -> tuple[subprocess.Popen, Path, Any]:
+        """The real Codex under `runread run --share READER:final_answer,status:1h --label LABEL`, its
+        scripted model answering `answer` after `hold_ms`: (the harness process, its OUTDIR, its log)."""
+        codex_out = self.tmp / "cases" / name
+        wrap = [str(self.opts.runread), "--home", str(self.home), "run", "--workspace", str(codex_out / "workspace"),
+                "--share", f"{reader}:final_answer,status:1h", "--label", label, "--"]
+        scenario = codex_out.parent / f"{name}.scenario.json"
+        scenario.write_text(json.dumps({"model": CODEX_MODEL, "responses": [{"text": answer, "delay_ms": hold_ms}],
+                                        "steps": [{"prompt": f"Do the task labelled {label}.", "timeout_s": STEP_TIMEOUT_S}]}))
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
+        env["HARNESS_WRAP"] = json.dumps(wrap)
+        log = open(codex_out.parent / f"{name}.out", "w")
+        proc = subprocess.Popen([sys.executable, str(self.opts.harness / "codex-scenario.py"), str(scenario), str(codex_out)],
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        return proc, codex_out, log
+
+    def case_claude_first_waits_by_label(self) -> str:
+        """The handoff in the usual order: Claude Code (configured once with the orchestrator's key) is
+        connected and waiting before anything is shared with it — its scripted model calls
+        `wait_for_run {"label": L}` — and only then are two Codex runs started under `runread run --share
+        orchestrator:… --label …`, with two labels and two answers, at once. The wait answers once the
+        run labelled L is shared and settled; `list_granted_targets` (same step) names that run by L; a
+        second step reads its answer: exactly the scripted text of L's run, not the other's. Each
+        delegate's stdout carries its exact target as one JSON line, which must be the listed one."""
+        reader = "orchestrator-first"
+        key, _ = self.add_reader(reader)
+        out = self.claude_configured_once("claude-first-waits-by-label", key)
+        wanted, other = "handoff: review PR 42", "handoff: fix the flaky test"
+        answers = {wanted: "The review of PR 42: two risks, both in the parser.",
+                   other: "The flaky test is fixed: a race in the fixture."}
+        stepped: dict[str, Any] = {}
+
+        def step() -> None:
+            try:
+                stepped["seen"] = self.reader_step(out, 0, [("wait_for_run", {"label": wanted, "timeoutSeconds": 50}),
+                                                            ("list_granted_targets", {})])
+            except BaseException as e:  # reported below, on the test's thread
+                stepped["error"] = e
+
+        self.proxy.take(settle=0)
+        claude = threading.Thread(target=step, daemon=True)
+        claude.start()
+        deadline = time.monotonic() + STEP_TIMEOUT_S
+        while claude.is_alive() and not self.proxy.sent(b'"wait_for_run"') and time.monotonic() < deadline:
+            time.sleep(0.1)
+        ensure(self.proxy.sent(b'"wait_for_run"'),
+               f"Claude Code never called wait_for_run before anything was shared: {stepped.get('error')}")
+        rr = Runread(self.opts.runread, self.home)
+        ensure(not [g for g in json.loads(rr.ok("grant", "list", "--json")) if g.get("to") == reader],
+               "a run was shared with the orchestrator before it waited")
+        delegates = [self.codex_under_run(f"codex-label-{i}", reader, label, answers[label], 8_000)
+                     for i, label in enumerate((other, wanted))]
+        try:
+            claude.join(STEP_TIMEOUT_S * 2)
+            ensure(not claude.is_alive(), "the Claude Code step did not end")
+            if "error" in stepped:
+                raise stepped["error"]
+            codes = [proc.wait(timeout=STEP_TIMEOUT_S) for proc, _, _ in delegates]
+        finally:
+            for proc, _, log in delegates:
+                if proc.poll() is None:
+                    proc.kill()
+                log.close()
+        ensure(codes == [0, 0], f"the Codex harnesses under runread run exited {codes}")
+        waited, listed = stepped["seen"]
+        w = waited["json"]
+        ensure(not waited["is_error"] and w.get("found") is True and w.get("settled") is True
+               and w.get("status") == "completed" and w.get("origin") == "supervised",
+               f"wait_for_run by label gave {json.dumps(w)[:300]}")
+        by_label = [t for t in listed["json"].get("targets", []) if t.get("label") == wanted]
+        ensure(len(by_label) == 1, f"list_granted_targets by label: {json.dumps(listed['json'])[:400]}")
+        target = by_label[0]["target"]
+        ensure(w.get("revision", {}).get("generation") == target.get("generation"), "the wait and the listing differ")
+        printed = []
+        for _, codex_out, _ in delegates:
+            for line in (codex_out / "events-0.jsonl").read_text(errors="replace").splitlines():
+                with contextlib.suppress(ValueError):
+                    obj = json.loads(line)
+                    if isinstance(obj, dict) and obj.get("runread") == "shared":
+                        printed.append(obj)
+        mine = [p for p in printed if p.get("label") == wanted]
+        ensure(len(printed) == 2 and len(mine) == 1 and mine[0].get("target") == target
+               and mine[0].get("readers") == [reader],
+               f"the delegates' stdout JSON lines: {json.dumps(printed)[:500]}")
+        (read,) = self.reader_step(out, 1, [("read_final_answer", {"target": target})])
+        d = read["json"]
+        ensure(not read["is_error"] and d.get("text") == answers[wanted] and d.get("evidence") == "supervised",
+               f"read_final_answer of the labelled run gave {json.dumps(d)[:300]}")
+        self.proxy.take(settle=0)
+        return (f"Claude Code waited by label before any share; two Codex runs shared at once; the wait answered "
+                f"settled for {wanted!r} (supervised), listed by its label, its stdout line named the same target, "
+                f"and the read gave that run's text, not the other's")
+
     def codex_reader_step(self, out: Path, config: dict[str, Any], n: int,
                           calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         """One `codex exec` step with `config` (the README's block, the same every time) whose scripted model
@@ -1465,6 +1570,7 @@ class Readers:
             ("claude-waits-on-codex", self.case_claude_waits_on_codex),
             ("pi-env-key", self.case_pi_env_key),
             ("pi-mcp-json", self.case_pi_mcp_json),
+            ("claude-first-waits-by-label", self.case_claude_first_waits_by_label),
         ]
         for name, fn in cases:
             if self.opts.case and name not in self.opts.case:

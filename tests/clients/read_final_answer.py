@@ -39,6 +39,11 @@ LEGACY_VERSION = "2025-11-25"
 MODES = ("auto", "pinned", "legacy")
 # runread's label: every structuredContent begins with these keys, in this order, before any content.
 LABEL_KEYS = ["trust", "instructions", "tool"]
+# tools/list shows a valid key every read tool, whatever it holds now (sorted)
+READ_TOOLS = sorted([
+    "list_granted_targets", "read_final_answer", "get_run", "wait_for_run", "read_history", "read_work_state",
+    "read_target_metadata", "list_artifacts", "read_artifact",
+])
 BLOCK_PREFIX = '<tool_result tool="{tool}" trust="{trust}">\n'
 # runread's trust label per tool (as observed): the lowest trust of any field its output can carry.
 # Content written by an agent or its tools is untrusted, and so is list_granted_targets (its session and

@@ -114,6 +114,7 @@ fn setup(in_memory: bool) -> Setup {
                 expires_at_ms: now + 3_600_000,
                 reader: "bench",
                 new_reader: runread_service::owner::NewReaderPolicy::Make,
+                label: None,
             },
             now,
         )

@@ -92,6 +92,7 @@ pub(crate) fn run(calls: usize, rounds: usize) -> Result<(), String> {
             vec![Feature::FinalAnswer, Feature::History],
             now + 3_600_000,
             ("bench", runread_service::owner::NewReaderPolicy::Make),
+            None,
             now,
         )
         .map_err(|e| e.to_string())?;

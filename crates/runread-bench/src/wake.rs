@@ -3,7 +3,8 @@
 //! learns of it:
 //!
 //! - SQLite, the commit in the waiting process: the change feed;
-//! - SQLite, the commit by another process on the same file (a second store on it): the re-check;
+//! - SQLite, the commit by another process on the same file (a second store on it): the waiting
+//!   store's `data_version` watcher;
 //! - PostgreSQL, the commit by another process (a second store): `NOTIFY`;
 //! - PostgreSQL, the same with the waiting gateway's listener off: the re-check.
 //!
@@ -46,7 +47,7 @@ impl Way {
     fn label(self) -> &'static str {
         match self {
             Way::SqliteSameProcess => "SQLite, commit in the waiting process (change feed)",
-            Way::SqliteOtherProcess => "SQLite, commit by another process (re-check)",
+            Way::SqliteOtherProcess => "SQLite, commit by another process (data_version)",
             Way::PostgresNotify => "PostgreSQL, commit by another process (NOTIFY)",
             Way::PostgresRecheck => "PostgreSQL, listener off (re-check)",
         }
@@ -185,6 +186,7 @@ impl Scene {
                     expires_at_ms: now + 3_600_000,
                     reader: name,
                     new_reader: runread_service::owner::NewReaderPolicy::Make,
+                    label: None,
                 },
                 now,
             )

@@ -506,6 +506,7 @@ fn make_grant(
             } else {
                 NewReaderPolicy::Ask
             },
+            label: None,
         },
         now,
     );
@@ -879,6 +880,7 @@ async fn approve_connection(
                 expires_at_ms: at,
                 reader: &reader.name,
                 new_reader: runread_service::owner::NewReaderPolicy::Make,
+                label: None,
             },
             now,
         );

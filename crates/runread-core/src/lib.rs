@@ -15,6 +15,7 @@ pub mod envelope;
 pub mod error;
 pub mod feature;
 pub mod key;
+pub mod label;
 pub mod limits;
 pub mod names;
 pub mod oauth;

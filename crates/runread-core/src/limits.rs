@@ -200,9 +200,17 @@ pub const WAITS_PER_READER_MAX: usize = 16;
 /// Below [`HTTP_CONNECTIONS_MAX`]: each wait holds its connection, and other calls need some.
 pub const WAITS_MAX: usize = 224;
 /// Milliseconds between a wait's re-checks when no change arrives: what a missed change
-/// notification (another process on the same SQLite file, a `NOTIFY` lost with its connection)
-/// costs at most, and how soon a passive run's quiet window is seen to have passed.
+/// notification (a `NOTIFY` lost with its connection, an SQLite store whose commit watcher could
+/// not start) costs at most, and how soon a passive run's quiet window is seen to have passed.
 pub const WAIT_RECHECK_MS: u64 = 1_000;
+/// Most bytes of a grant's label ([`crate::label`]): a short line to tell a shared run apart.
+pub const GRANT_LABEL_MAX_BYTES: usize = 128;
+/// Milliseconds between two looks at an SQLite store's `data_version` while a wait listens: how
+/// late a wait hears a commit another process made to the same file (`runread run` beside
+/// `runread serve`), at most. Each look is one pragma on a connection of its own.
+pub const SQLITE_COMMIT_POLL_MS: u64 = 20;
+/// The same while no wait listens: the thread only checks whether one does.
+pub const SQLITE_COMMIT_IDLE_POLL_MS: u64 = 500;
 /// Changes held for waits that have not yet looked at them; one that falls further behind
 /// re-checks as if everything changed.
 pub const CHANGE_FEED_CAPACITY: usize = 1_024;

@@ -198,14 +198,12 @@ impl ServerHandler for RunreadHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let tools = match self.key(&ctx).await {
-            Ok(key) => {
-                let now = runread_core::timefmt::now_ms();
-                self.service
-                    .catalog(&key, now)
-                    .into_iter()
-                    .map(tool_of)
-                    .collect()
-            }
+            Ok(key) => self
+                .service
+                .catalog(&key)
+                .into_iter()
+                .map(tool_of)
+                .collect(),
             Err(code) => {
                 tracing::debug!(code = code.as_str(), "tools/list for an unadmitted key");
                 vec![]

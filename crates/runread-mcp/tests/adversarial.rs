@@ -4043,11 +4043,11 @@ adversarial! {
             200,
             Exp::Tool("grant_revoked"),
         ),
-        expired_grant_tools_list_empty => row(
-            "key: expired grant, tools/list (empty)",
+        expired_grant_tools_list => row(
+            "key: expired grant, tools/list (every read tool)",
             s.rpc(Some(&s.key_expired), "tools/list", json!({})),
             200,
-            Exp::Ok,
+            Exp::OkWith("\"read_artifact\""),
         ),
         no_key_server_discover => row(
             "key: no key, server/discover",

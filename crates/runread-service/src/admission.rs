@@ -74,6 +74,27 @@ pub(crate) fn grant_for(
     }
 }
 
+/// The reader's newest grant live now, read afresh from the store (it may have been made after
+/// the key was admitted), that carries `label` and allows `feature`: what a wait by label waits
+/// for. Whose label it is never widens anything: the grant is the reader's own.
+pub(crate) fn labelled_grant(
+    svc: &Reading,
+    ctx: &KeyContext,
+    label: &str,
+    feature: Feature,
+    now_ms: i64,
+) -> Result<Option<Grant>, ErrorCode> {
+    let fresh = svc
+        .store
+        .reader_of_id(&ctx.reader.id, now_ms)
+        .map_err(crate::evidence::unavailable)?;
+    Ok(fresh.and_then(|(_, grants)| {
+        grants.into_iter().find(|g| {
+            g.is_live(now_ms) && g.label.as_deref() == Some(label) && g.features.contains(&feature)
+        })
+    }))
+}
+
 /// The run `target` names, if instance, revision and generation are all still current.
 pub(crate) fn current_run(svc: &Reading, target: &Target) -> Result<RunRecord, ErrorCode> {
     currency(&*svc.store, target)?.map_err(|_| ErrorCode::TargetStale)

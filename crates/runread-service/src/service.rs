@@ -140,19 +140,18 @@ impl Service {
         })
     }
 
-    /// The tools this reader may see: those of its live grants' features, plus
-    /// `list_granted_targets` when it has any live grant. No live grant: an empty catalog.
-    pub fn catalog(&self, ctx: &KeyContext, now_ms: i64) -> Vec<&'static ToolDef> {
-        let features = ctx.live_features(now_ms);
-        if features.is_empty() {
-            return vec![];
-        }
+    /// The tools this reader may see: every tool of a feature it could ever be granted (any
+    /// feature for a key, the owner's cap for a connector's token), whether or not it holds a
+    /// live grant now. Clients fetch the list once when they connect, and an orchestrator
+    /// connects before its delegate's run is shared; each call is still admitted against its
+    /// exact target and feature, so listing a tool grants nothing.
+    pub fn catalog(&self, ctx: &KeyContext) -> Vec<&'static ToolDef> {
         tools::ALL
             .iter()
             .copied()
-            .filter(|t| match t.feature {
-                None => true,
-                Some(f) => features.contains(&f),
+            .filter(|t| match (t.feature, &ctx.feature_cap) {
+                (None, _) | (Some(_), None) => true,
+                (Some(f), Some(cap)) => cap.contains(&f),
             })
             .collect()
     }

@@ -9,7 +9,9 @@
 //! Within one process every store publishes on its own feed after it commits. Between processes
 //! and hosts on one PostgreSQL, the commit also sends `NOTIFY` on [`CHANNEL`] in the same
 //! transaction, and a listener (started by the first wait, [`ChangeFeed::subscribe`]) turns what
-//! it hears from other processes back into changes on this process's feed.
+//! it hears from other processes back into changes on this process's feed. Between processes on
+//! one SQLite file, the first wait starts a watcher of the file's `data_version` (SQLite has no
+//! `NOTIFY`), which announces any other connection's commit as [`Change::Unknown`].
 
 use std::sync::Arc;
 
@@ -40,6 +42,21 @@ pub struct ChangeFeed {
 /// What the first subscriber starts.
 pub(crate) type Starter = Box<dyn FnOnce(ChangeFeed) + Send>;
 
+/// A [`ChangeFeed`] that ends when its store's does ([`ChangeFeed::downgrade`]).
+pub(crate) struct WeakChangeFeed {
+    sender: broadcast::WeakSender<Change>,
+}
+
+impl WeakChangeFeed {
+    /// The feed, while its store lives. (Its starter is already spent: it started this.)
+    pub(crate) fn upgrade(&self) -> Option<ChangeFeed> {
+        self.sender.upgrade().map(|sender| ChangeFeed {
+            sender,
+            start: Arc::default(),
+        })
+    }
+}
+
 impl Default for ChangeFeed {
     fn default() -> Self {
         ChangeFeed::new(None)
@@ -59,6 +76,19 @@ impl ChangeFeed {
     /// Tells every subscribed wait that `change` happened. Nobody listening is not an error.
     pub fn publish(&self, change: Change) {
         let _ = self.sender.send(change);
+    }
+
+    /// Whether any wait listens now.
+    pub fn listening(&self) -> bool {
+        self.sender.receiver_count() > 0
+    }
+
+    /// A handle that does not keep the feed alive: what a listener thread holds, so that it
+    /// ends with its store.
+    pub(crate) fn downgrade(&self) -> WeakChangeFeed {
+        WeakChangeFeed {
+            sender: self.sender.downgrade(),
+        }
     }
 
     /// A receiver of every change published from now on; the first one starts the listener for

@@ -175,6 +175,9 @@ pub struct Grant {
     pub created_at_ms: i64,
     pub expires_at_ms: i64,
     pub revoked_at_ms: Option<i64>,
+    /// What the owner (or `runread run --share … --label`) called the shared run, for a reader
+    /// to tell it apart and wait for it by; checked by [`runread_core::label::is_valid`].
+    pub label: Option<String>,
 }
 
 impl Grant {

@@ -118,6 +118,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0015.sql"),
     // 16: as SQLite's migration 16 (calls refused before the gate; calls with no credential, counted).
     include_str!("../migrations/postgres/0016.sql"),
+    include_str!("../migrations/postgres/0017.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or

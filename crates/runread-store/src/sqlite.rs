@@ -10,6 +10,7 @@ use rusqlite::{
 };
 
 use runread_core::cursor::CursorKey;
+use runread_core::limits::{SQLITE_COMMIT_IDLE_POLL_MS, SQLITE_COMMIT_POLL_MS};
 
 use crate::checkpoint::{CheckpointStats, Checkpointer, open_existing};
 use crate::prelude::*;
@@ -62,6 +63,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // receipts refused unless a prune covers them; the owner's settings.
     include_str!("../migrations/sqlite/0015.sql"),
     include_str!("../migrations/sqlite/0016.sql"),
+    include_str!("../migrations/sqlite/0017.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -99,8 +101,8 @@ pub struct SqliteStore {
     checkpointer: Option<Arc<Checkpointer>>,
     instance: String,
     cursor_key: CursorKey,
-    /// Changes this store committed, for waits in this process. Another process writing the
-    /// same file is seen by the waits' re-checks ([`runread_core::limits::WAIT_RECHECK_MS`]).
+    /// Changes this store committed, for waits in this process; another process's commits to
+    /// the same file are heard by [`watch_other_commits`], started by the first wait.
     feed: crate::changes::ChangeFeed,
 }
 
@@ -158,6 +160,9 @@ impl SqliteStore {
             }
             None => None,
         };
+        let feed = crate::changes::ChangeFeed::new(file.clone().map(|f| {
+            Box::new(move |feed| watch_other_commits(f, feed)) as crate::changes::Starter
+        }));
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             path: file,
@@ -170,7 +175,7 @@ impl SqliteStore {
             checkpointer,
             instance,
             cursor_key,
-            feed: crate::changes::ChangeFeed::default(),
+            feed,
         })
     }
 
@@ -437,6 +442,57 @@ fn tune(conn: &Connection) -> Result<()> {
         true,
     )?;
     Ok(())
+}
+
+/// Hears commits to the file at `path` by any connection — another process's (`runread run`
+/// beside `runread serve`), or another store's on the same file — and announces them on `feed`
+/// as [`Change::Unknown`](crate::changes::Change::Unknown): every wait re-checks. SQLite has no
+/// `NOTIFY`; its `data_version` changes whenever another connection committed, so a thread asks
+/// it every [`SQLITE_COMMIT_POLL_MS`] while a wait listens (every
+/// [`SQLITE_COMMIT_IDLE_POLL_MS`] while none does) on a connection of its own, and ends with
+/// the store (when the feed's last sender is gone). This process's own commits are heard too
+/// (they are another connection's): one more re-check each, never a wrong answer.
+fn watch_other_commits(path: PathBuf, feed: crate::changes::ChangeFeed) {
+    let weak = feed.downgrade();
+    drop(feed);
+    let spawned = std::thread::Builder::new()
+        .name("runread-sqlite-commits".into())
+        .spawn(move || {
+            let conn = match open_existing(&path).and_then(|c| {
+                c.pragma_update(None, "query_only", "ON")?;
+                Ok(c)
+            }) {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::warn!(error = %e, "commits by other processes are heard by the waits' re-checks only");
+                    return;
+                }
+            };
+            let version = |c: &Connection| -> Option<i64> {
+                c.pragma_query_value(None, "data_version", |r| r.get(0)).ok()
+            };
+            let mut seen = version(&conn);
+            loop {
+                let Some(feed) = weak.upgrade() else { return };
+                let listening = feed.listening();
+                if listening {
+                    let now = version(&conn);
+                    if now != seen {
+                        seen = now;
+                        feed.publish(crate::changes::Change::Unknown);
+                    }
+                }
+                drop(feed);
+                std::thread::sleep(std::time::Duration::from_millis(if listening {
+                    SQLITE_COMMIT_POLL_MS
+                } else {
+                    SQLITE_COMMIT_IDLE_POLL_MS
+                }));
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "commits by other processes are heard by the waits' re-checks only");
+    }
 }
 
 /// The read pool, or none if a connection cannot be opened (reads then share the writer).

@@ -265,7 +265,7 @@ pub(crate) use select_runs;
 macro_rules! grant_cols {
     () => {
         "id, reader_id, instance, revision, workspace_id, session_id, generation, run_id, \
-         features, created_at, expires_at, revoked_at"
+         features, created_at, expires_at, revoked_at, label"
     };
 }
 
@@ -273,7 +273,7 @@ macro_rules! grant_cols {
 macro_rules! grant_read_cols {
     () => {
         "g.id, g.reader_id, r.name, g.instance, g.revision, g.workspace_id, g.session_id, \
-         g.generation, g.run_id, g.features, g.created_at, g.expires_at, g.revoked_at"
+         g.generation, g.run_id, g.features, g.created_at, g.expires_at, g.revoked_at, g.label"
     };
 }
 
@@ -437,7 +437,7 @@ pub(crate) const RUN: &str =
 pub(crate) const INSERT_GRANT: &str = insert!(
     "grants",
     grant_cols,
-    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12"
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13"
 );
 /// A reader's grants (in any state) of exactly one target, newest first.
 pub(crate) const READER_GRANTS_FOR_TARGET: &str = select!(
@@ -1279,6 +1279,7 @@ fn grant_at(r: &dyn Cols, i: usize) -> Result<Grant> {
         created_at_ms: r.int(i + 10)?,
         expires_at_ms: r.int(i + 11)?,
         revoked_at_ms: r.opt_int(i + 12)?,
+        label: r.opt_text(i + 13)?,
     })
 }
 
@@ -1313,6 +1314,7 @@ pub(crate) fn grant_values(g: &Grant) -> Vec<Value<'_>> {
         g.created_at_ms,
         g.expires_at_ms,
         g.revoked_at_ms,
+        g.label.as_deref(),
     ]);
     v
 }

@@ -106,6 +106,7 @@ impl Env {
             created_at_ms: now - 1_000_000,
             expires_at_ms: now + expires_in_ms,
             revoked_at_ms: None,
+            label: None,
         };
         self.store.insert_grant(&grant).expect("grant");
         (grant, key)
@@ -147,6 +148,7 @@ impl Env {
                     expires_at_ms: now + TEST_GRANT_LIFETIME_MS,
                     reader,
                     new_reader: runread_service::owner::NewReaderPolicy::Make,
+                    label: None,
                 },
                 now,
             )

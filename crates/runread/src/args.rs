@@ -88,6 +88,12 @@ pub(crate) enum Command {
         /// The reader must exist (`runread reader add`).
         #[arg(long, value_name = "READER:FEATURES:DURATION")]
         share: Vec<String>,
+        /// What to call the runs `--share` shares, for their readers: `list_granted_targets`
+        /// shows it, and a reader can wait for it (`wait_for_run` with `label`) before the run
+        /// is shared. One line, at most 128 bytes. Each shared run's exact target is also
+        /// printed on stdout as one JSON line.
+        #[arg(long, value_name = "TEXT", requires = "share")]
+        label: Option<String>,
         /// The agent's command line, after `--`.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
@@ -336,6 +342,10 @@ pub(crate) struct GrantArgs {
     /// Make the reader `--to` names even though its name is close to an existing reader's.
     #[arg(long)]
     pub(crate) new_reader: bool,
+    /// What to call the run for the reader (`list_granted_targets` shows it; `wait_for_run`
+    /// finds it by it). One line, at most 128 bytes.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) label: Option<String>,
     /// The URL to print in the client config.
     #[arg(long, default_value = "http://127.0.0.1:7077/mcp")]
     pub(crate) url: String,

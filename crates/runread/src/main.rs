@@ -54,6 +54,7 @@ fn main() -> ExitCode {
         workspace_here,
         quiet,
         share,
+        label,
         command,
     } = cli.command
     {
@@ -62,6 +63,7 @@ fn main() -> ExitCode {
             workspace_here,
             quiet,
             share,
+            label,
             command,
         };
         return match cmd::run::supervised_run(cli.home, cli.gate_keys, cli.store.as_deref(), run) {

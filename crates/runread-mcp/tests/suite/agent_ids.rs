@@ -85,6 +85,8 @@ async fn a_turn_id_the_agent_wrote_is_listed_as_untrusted_data() {
         .await
         .unwrap();
     assert_eq!(run.structured["found"], true);
+    // Read from its session file alone: no supervisor started it.
+    assert_eq!(run.structured["origin"], "passive");
 }
 
 fn assert_no_window(what: &str, received: &str) {

@@ -427,10 +427,26 @@ async fn a_connector_reads_a_shared_run_after_the_owners_approval() {
     assert_eq!(tokens["token_type"], "Bearer");
     assert_eq!(tokens["scope"], "final_answer status");
     let access = tokens["access_token"].as_str().unwrap();
-    // Approved, nothing shared yet: admitted, an empty catalog.
+    // Approved, nothing shared yet: admitted, and the catalog is already the tools of the
+    // features the owner allowed its client (final_answer, status) — the list a client fetches
+    // once when it connects stays right when the run is shared later.
     let (status, _, body) = d.mcp(Some(access), "tools/list", json!({})).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["result"]["tools"], json!([]));
+    let names: Vec<&str> = body["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "list_granted_targets",
+            "read_final_answer",
+            "get_run",
+            "wait_for_run"
+        ]
+    );
     // The owner shares the run; the same token reads it at its next call.
     d.share("chat assistant");
     let (status, body) = d.read_answer(access).await;

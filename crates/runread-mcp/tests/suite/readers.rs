@@ -94,8 +94,15 @@ async fn one_reader_configured_once_reads_each_run_shared_with_it_until_its_gran
     let s = Shared::start().await;
     let reader = s.env.add_reader("claude-code");
     let c = s.client(&reader.key).await;
-    // Configured before anything is shared: admitted, nothing to list or call.
-    assert!(c.tool_names().await.unwrap().is_empty());
+    // Configured before anything is shared: admitted, every read tool listed, nothing readable.
+    assert_eq!(
+        c.tool_names().await.unwrap(),
+        crate::support::every_read_tool()
+    );
+    assert_eq!(
+        refused(c.call("list_granted_targets", json!({})).await).0,
+        "not_granted"
+    );
     let mut grants = vec![];
     for (n, run) in s.runs.iter().enumerate() {
         let g = s.share("claude-code", run);
@@ -125,9 +132,10 @@ async fn one_reader_configured_once_reads_each_run_shared_with_it_until_its_gran
             Some(runread_testkit::answer(run).unwrap().as_str())
         );
     }
-    let mut tools = c.tool_names().await.unwrap();
-    tools.sort();
-    assert_eq!(tools, ["list_granted_targets", "read_final_answer"]);
+    assert_eq!(
+        c.tool_names().await.unwrap(),
+        crate::support::every_read_tool()
+    );
     // One grant revoked: that run is refused, the reader's others still read.
     assert!(
         s.env
@@ -263,7 +271,10 @@ async fn rotating_or_removing_a_reader_refuses_its_old_key_at_the_next_call_even
     );
     let again = s.env.add_reader("ci");
     let c3 = s.client(&again.key).await;
-    assert!(c3.tool_names().await.unwrap().is_empty());
+    assert_eq!(
+        c3.tool_names().await.unwrap(),
+        crate::support::every_read_tool()
+    );
     let (code, _) = refused(c3.read_final_answer(&target(run), None, |_| {}).await);
     assert_eq!(code, "not_granted");
 }
@@ -337,4 +348,37 @@ async fn list_granted_targets_pages_newest_first_at_its_bound() {
         .structured;
     let (code, _) = refused(page(json!({"cursor": theirs["nextCursor"]})).await);
     assert_eq!(code, "invalid_cursor");
+}
+
+#[tokio::test]
+async fn a_reader_with_no_grant_sees_every_tool_and_each_call_is_refused_as_before() {
+    let s = Shared::start().await;
+    let reader = s.env.add_reader("orchestrator");
+    let c = s.client(&reader.key).await;
+    let names = c.tool_names().await.unwrap();
+    assert_eq!(names, crate::support::every_read_tool());
+    // A run that exists, granted to nobody: each tool's answer is the one a missing run gets.
+    let t = target(&s.runs[0]);
+    for name in &names {
+        let name = name.as_str();
+        let args = match name {
+            "list_granted_targets" => json!({}),
+            "read_artifact" => {
+                json!({"target": t, "artifactId": "a".repeat(16), "version": "b".repeat(64)})
+            }
+            _ => json!({"target": t}),
+        };
+        let answer = c.call(name, args).await;
+        if name == "get_run" || name == "wait_for_run" {
+            // The status tools answer a run that is not granted exactly as one that does not
+            // exist, at once.
+            let got = answer.unwrap().structured;
+            assert_eq!(got["found"], false, "{got}");
+            s.assert_no_leak(&got.to_string(), &[&reader.key]);
+            continue;
+        }
+        let (code, message) = refused(answer);
+        assert_eq!(code, "not_granted", "{name}");
+        s.assert_no_leak(&message, &[&reader.key]);
+    }
 }

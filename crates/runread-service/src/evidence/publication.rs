@@ -121,6 +121,10 @@ pub(crate) struct Evidence {
     /// The run's snapshot, opened, when the file is not there (`file_now` is `None`) and one is
     /// kept for the run as indexed.
     pub snapshot: Option<Arc<SnapshotEvidence>>,
+    /// The file is not there, and the run's snapshot was sealed before the index's last change:
+    /// the gateway that sees the file seals it again after its commit, so what is judged now is
+    /// not what will be served once it has ([`snapshot::behind`]).
+    pub snapshot_behind: bool,
 }
 
 /// Which evidence a judgement rests on.
@@ -141,12 +145,15 @@ impl Evidence {
             Some(_) => None,
             None => snapshot::kept(svc, run)?,
         };
+        let snapshot_behind =
+            file_now.is_none() && snapshot.is_none() && snapshot::behind(svc, run)?;
         Ok(Evidence {
             supervised: Supervised::observe(svc, run).map_err(crate::evidence::unavailable)?,
             run: run.clone(),
             file_now,
             settle_quiet_ms: i64::try_from(svc.config.settle_quiet.as_millis()).unwrap_or(i64::MAX),
             snapshot,
+            snapshot_behind,
         })
     }
 

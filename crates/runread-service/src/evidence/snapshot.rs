@@ -498,6 +498,19 @@ pub(crate) fn kept(
     Ok(Some(opened))
 }
 
+/// Whether the run has a snapshot sealed before its index last changed (another gateway ingested
+/// the run's end and has not yet sealed it again: it does so in a transaction after the index's).
+pub(crate) fn behind(svc: &crate::evidence::Reading, run: &RunRecord) -> Result<bool, ErrorCode> {
+    let (store, t) = (&*svc.store, &run.target);
+    let Some(stamp) = store
+        .snapshot_stamp(&t.session_id, t.generation, &t.run_id)
+        .map_err(crate::evidence::unavailable)?
+    else {
+        return Ok(false);
+    };
+    Ok(wanted(store, run, &stamp.features, Lines::DigestOnly)?.index_sha256 != stamp.index_sha256)
+}
+
 fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotEvidence> {
     let s = &record.summary;
     // Bounded before anything is opened: a row claiming more than a snapshot may hold is damaged.

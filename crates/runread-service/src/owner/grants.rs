@@ -2,7 +2,7 @@
 //! its first grant when the name is no reader's yet); revoked by id.
 
 use runread_core::Feature;
-use runread_core::limits::GRANT_MAX_LIFETIME_SECS;
+use runread_core::limits::{GRANT_LABEL_MAX_BYTES, GRANT_MAX_LIFETIME_SECS};
 use runread_keys::KeyProvider;
 use runread_store::{Grant, Reader, RunRecord, Store};
 
@@ -18,6 +18,8 @@ pub enum GrantError {
     Run(crate::owner::run_ids::Unresolved),
     BadExpiry(String),
     Reader(ReaderError),
+    /// The label is not one line of at most [`GRANT_LABEL_MAX_BYTES`] bytes.
+    BadLabel,
     Store(String),
 }
 
@@ -27,6 +29,10 @@ impl std::fmt::Display for GrantError {
             GrantError::Run(e) => write!(f, "{e}"),
             GrantError::BadExpiry(m) => write!(f, "{m}"),
             GrantError::Reader(e) => write!(f, "{e}"),
+            GrantError::BadLabel => write!(
+                f,
+                "a label is one line of 1 to {GRANT_LABEL_MAX_BYTES} bytes, with no control characters"
+            ),
             GrantError::Store(e) => write!(f, "store: {e}"),
         }
     }
@@ -109,6 +115,8 @@ pub struct GrantRequest<'a> {
     pub reader: &'a str,
     /// Whether a name that is no reader's yet is made one.
     pub new_reader: NewReaderPolicy,
+    /// What to call the shared run for its reader ([`runread_core::label`]).
+    pub label: Option<&'a str>,
 }
 
 /// Grants `features` of one run to the reader `request.reader`: no new key when it is a reader
@@ -127,10 +135,11 @@ pub(crate) fn grant(
         expires_at_ms,
         reader,
         new_reader,
+        label,
     } = request;
     let run = crate::owner::run_ids::resolve(store, run_id, session_id).map_err(GrantError::Run)?;
     let to = (reader, new_reader);
-    grant_run(store, keys, run, features, expires_at_ms, to, now_ms)
+    grant_run(store, keys, run, features, expires_at_ms, to, label, now_ms)
 }
 
 /// [`grant`] of exactly `run` (a current run record: `runread run --share` has its exact target).
@@ -141,8 +150,12 @@ pub(crate) fn grant_run(
     features: Vec<Feature>,
     expires_at_ms: i64,
     (reader, new_reader): (&str, NewReaderPolicy),
+    label: Option<&str>,
     now_ms: i64,
 ) -> Result<NewGrant, GrantError> {
+    if label.is_some_and(|l| !runread_core::label::is_valid(l)) {
+        return Err(GrantError::BadLabel);
+    }
     if !is_reader_name(reader) {
         return Err(GrantError::Reader(ReaderError::BadName));
     }
@@ -163,6 +176,7 @@ pub(crate) fn grant_run(
         created_at_ms: now_ms,
         expires_at_ms,
         revoked_at_ms: None,
+        label: label.map(str::to_owned),
     };
     store
         .insert_grant(&grant)

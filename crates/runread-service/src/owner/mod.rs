@@ -107,13 +107,18 @@ impl Owner {
         grants::grant(&**self.store(), self.keys(), request, now_ms)
     }
 
-    /// Grants `run` itself to `reader` for `features` until `expires_at_ms`.
+    /// Grants `run` itself to `reader` for `features` until `expires_at_ms`, labelled `label`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "each is one fact of the grant; a struct would only rename them"
+    )]
     pub fn grant_run(
         &self,
         run: RunRecord,
         features: Vec<Feature>,
         expires_at_ms: i64,
         to: (&str, NewReaderPolicy),
+        label: Option<&str>,
         now_ms: i64,
     ) -> Result<NewGrant, GrantError> {
         grants::grant_run(
@@ -123,6 +128,7 @@ impl Owner {
             features,
             expires_at_ms,
             to,
+            label,
             now_ms,
         )
     }

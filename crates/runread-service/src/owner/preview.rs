@@ -56,6 +56,7 @@ impl Owner {
                 created_at_ms: now_ms,
                 expires_at_ms: i64::MAX,
                 revoked_at_ms: None,
+                label: None,
             }],
             feature_cap: None,
         };

@@ -173,6 +173,24 @@ impl AdmissionContext<'_> {
         })
     }
 
+    /// The reader's newest live grant labelled `label` for this tool's feature, read afresh
+    /// ([`admission::labelled_grant`]).
+    pub(crate) fn labelled(&self, label: &str) -> Result<Option<Grant>, ErrorCode> {
+        let feature: Feature = self.def.feature.ok_or(ErrorCode::NotGranted)?;
+        admission::labelled_grant(self.svc, self.ctx, label, feature, self.now_ms)
+    }
+
+    /// Admission step 5 through `grant` (the reader's own, read afresh): the run it names,
+    /// current.
+    pub(crate) fn run_of(&self, grant: Grant) -> Result<CurrentRunGrant, ErrorCode> {
+        let run = admission::current_run(self.svc, &grant.target)?;
+        Ok(CurrentRunGrant {
+            target: grant.target.clone(),
+            grant,
+            run,
+        })
+    }
+
     /// The session record of `target` (its branch, malformed lines, name, saved model).
     pub(crate) fn session(&self, target: &Target) -> Result<SessionRecord, ErrorCode> {
         self.svc

@@ -21,9 +21,10 @@ use crate::tools::adapters::{AdmissionContext, ToolAdmission, ToolRules};
 
 pub(crate) struct GetRun;
 
-/// The `status` feature's reader: the admitted run, or nothing.
+/// The `status` feature's reader: the admitted run and whether a supervisor recorded it, or
+/// nothing.
 pub(crate) struct Reader {
-    pub run: Option<RunRecord>,
+    pub run: Option<(RunRecord, bool)>,
 }
 
 impl ToolRules for GetRun {
@@ -39,8 +40,9 @@ impl ToolRules for GetRun {
     ) -> Result<ToolAdmission<Reader>, ErrorCode> {
         Ok(match at.run(target) {
             Ok(g) => {
+                let supervised = at.supervised(&g.run)?.is_some();
                 let reader = Reader {
-                    run: Some(g.run.clone()),
+                    run: Some((g.run.clone(), supervised)),
                 };
                 g.with(reader)
             }
@@ -81,15 +83,12 @@ pub(crate) struct Status {
     origin: Origin,
 }
 
-/// Where a run's status was read: `get_run` reports the passive one.
+/// Where a run's evidence comes from: its session file alone (`passive`), or also a supervisor
+/// that started it (`runread run`) — the same word `read_final_answer`'s `evidence` says.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum Origin {
     Passive,
-    #[expect(
-        dead_code,
-        reason = "declared for clients; get_run reports the session file's status even for a supervised run"
-    )]
     Supervised,
 }
 
@@ -105,7 +104,7 @@ struct Revision {
 fn status(reader: &Reader) -> Output {
     Output {
         found: reader.run.is_some(),
-        run: reader.run.as_ref().map(projection),
+        run: reader.run.as_ref().map(|(r, s)| projection(r, *s)),
     }
 }
 
@@ -115,8 +114,8 @@ pub(crate) fn event_sequence(r: &RunRecord) -> u64 {
     r.run.first_sequence + events.saturating_sub(1)
 }
 
-/// The low-sensitivity projection of a found run.
-pub(crate) fn projection(r: &RunRecord) -> Status {
+/// The low-sensitivity projection of a found run; `supervised`: a supervisor recorded it.
+pub(crate) fn projection(r: &RunRecord, supervised: bool) -> Status {
     // The same numbering as `read_history`: the sequence of the run's last event.
     // The agent wrote these: what leaves is runread's own rendering of the instant they name (or
     // null), never the agent's string, so this projection stays runread's.
@@ -132,7 +131,11 @@ pub(crate) fn projection(r: &RunRecord) -> Status {
         created_at: started.clone(),
         started_at: started,
         finished_at: runread_core::timefmt::agent_time(r.run.ended_at.as_deref()),
-        origin: Origin::Passive,
+        origin: if supervised {
+            Origin::Supervised
+        } else {
+            Origin::Passive
+        },
     }
 }
 
@@ -147,11 +150,11 @@ pub(crate) static DEF: ToolDef = ToolDef {
                   gives the same {found:false}.",
     feature: Some(Feature::Status),
     trust: Trust::Medium,
-    version: 1,
+    version: 2,
     input_schema: &schema::TARGET_ONLY_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &GetRun,
-    pinned: "56514c84f67e9b2b6561d2567ea9b79c10537ef4a7dacfe611a02434aea55e6d",
+    pinned: "000e9738161445580aef991fa7c38ef0d654623059d9ee5632b51a2d3b90eca5",
 };
 
 static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<Output>);

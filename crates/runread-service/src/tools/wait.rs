@@ -36,7 +36,12 @@ pub(crate) const NAME: &str = "wait_for_run";
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct WaitArgs {
-    pub target: Target,
+    /// The exact run to wait on; or, instead,
+    pub target: Option<Target>,
+    /// the label of a run the owner shares (or will share) with this reader (`runread run
+    /// --share … --label`): the wait answers once a run so labelled is shared with it and moves
+    /// or settles — what an orchestrator knows before its delegate's run exists.
+    pub label: Option<String>,
     /// The `eventSequence` the caller last saw: the wait answers once the run's differs.
     pub after_sequence: Option<u64>,
     /// How long to wait, 1 to [`WAIT_MAX_SECONDS`] (default [`WAIT_DEFAULT_SECONDS`]).
@@ -47,7 +52,12 @@ impl ExactArgs for WaitArgs {
     fn parse(args: &Value) -> Result<WaitArgs, ErrorCode> {
         let a: WaitArgs =
             serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-        if !a.target.validate_shape()
+        let what = match (&a.target, &a.label) {
+            (Some(t), None) => t.validate_shape(),
+            (None, Some(l)) => runread_core::label::is_valid(l),
+            _ => false,
+        };
+        if !what
             || a.timeout_seconds
                 .is_some_and(|t| t == 0 || t > WAIT_MAX_SECONDS)
             || a.after_sequence.is_some_and(|s| i64::try_from(s).is_err())
@@ -72,17 +82,19 @@ impl WaitArgs {
 
 /// Whether a run has settled: it ended (its supervisor's foreground process, or the session
 /// file's own account), and its answer's state is final, so `read_final_answer` now returns what
-/// it always will.
-fn settled(run: &RunRecord, answer: State) -> bool {
+/// it always will — on this gateway too: an `unknown` judged on a snapshot sealed before the
+/// run's end (the gateway that saw the end seals it again right after) is not final.
+fn settled(run: &RunRecord, answer: State, snapshot_behind: bool) -> bool {
     let ended = !matches!(run.run.status, RunStatus::Running | RunStatus::Unknown);
-    ended && answer != State::Saving
+    ended && answer != State::Saving && !(answer == State::Unknown && snapshot_behind)
 }
 
 pub(crate) struct WaitForRun;
 
 /// The `status` feature's reader for a wait: the admitted run, and whether it has settled.
 pub(crate) struct Reader {
-    run: Option<(RunRecord, bool)>,
+    /// The run, whether it has settled, whether a supervisor recorded it.
+    run: Option<(RunRecord, bool, bool)>,
 }
 
 impl ToolRules for WaitForRun {
@@ -96,20 +108,33 @@ impl ToolRules for WaitForRun {
         at: &AdmissionContext<'_>,
         args: &WaitArgs,
     ) -> Result<ToolAdmission<Reader>, ErrorCode> {
-        let admitted = at.run(&args.target).and_then(|g| {
+        let run = match (&args.target, &args.label) {
+            (Some(target), _) => at.run(target),
+            (None, Some(label)) => match at.labelled(label)? {
+                Some(grant) => at.run_of(grant),
+                None => Err(ErrorCode::NotGranted),
+            },
+            (None, None) => Err(ErrorCode::InvalidArguments),
+        };
+        let admitted = run.and_then(|g| {
             let evidence = at.answer_evidence(&g.run)?;
             let (state, _) = publication::judge(&evidence, at.now_ms);
-            Ok((settled(&g.run, state), g))
+            let supervised = evidence.supervised.is_some();
+            Ok((
+                settled(&g.run, state, evidence.snapshot_behind),
+                supervised,
+                g,
+            ))
         });
         Ok(match admitted {
-            Ok((settled, g)) => {
+            Ok((settled, supervised, g)) => {
                 let reader = Reader {
-                    run: Some((g.run.clone(), settled)),
+                    run: Some((g.run.clone(), settled, supervised)),
                 };
                 g.with(reader)
             }
             Err(_) => ToolAdmission {
-                target: Some(args.target.clone()),
+                target: args.target.clone(),
                 grant: None,
                 run: None,
                 reader: Reader { run: None },
@@ -125,11 +150,11 @@ impl ToolRules for WaitForRun {
                 settled: false,
                 run: None,
             },
-            Some((run, settled)) => Output {
+            Some((run, settled, supervised)) => Output {
                 found: true,
                 changed: args.changed(run),
                 settled: *settled,
-                run: Some(get_run::projection(run)),
+                run: Some(get_run::projection(run, *supervised)),
             },
         })
     }
@@ -155,14 +180,16 @@ pub(crate) static DEF: ToolDef = ToolDef {
                   settles, then returns get_run's status with changed and settled. settled: the run ended and \
                   read_final_answer now returns what it always will. Returns anyway after timeoutSeconds \
                   (default 25, at most 50): call again to keep waiting. A run that is missing, elsewhere or \
-                  not granted gives {found:false} at once.",
+                  not granted gives {found:false} at once. Instead of a target, a label waits for a run the \
+                  owner shares with you under that label, before it is shared: {found:false} only if none \
+                  is shared by the timeout.",
     feature: Some(Feature::Status),
     trust: Trust::Medium,
-    version: 1,
+    version: 3,
     input_schema: &WAIT_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &WaitForRun,
-    pinned: "4e957035b07baeb6159b3c04e5bd3fff9c3ed5e5024b329b9673c1f126c891e4",
+    pinned: "5cf57b9a350bdd757ef0b7fa14e9754f78423beb8d097ce62a135a6f15d6a525",
 };
 
 static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
@@ -170,6 +197,12 @@ static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
         "type": "object",
         "properties": {
             "target": schema::target_schema(),
+            "label": {
+                "type": "string", "minLength": 1, "maxLength": runread_core::limits::GRANT_LABEL_MAX_BYTES,
+                "description": "Instead of target: the label of a run shared (or to be shared) with you \
+                                (runread run --share … --label). Answers once a run so labelled is shared \
+                                with you and settles; list_granted_targets then shows its target by that label."
+            },
             "afterSequence": {
                 "type": "integer", "minimum": 0, "maximum": i64::MAX,
                 "description": "The eventSequence you last saw; omit to wait for the run to settle."
@@ -179,7 +212,7 @@ static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
                 "description": "Seconds to wait at most (default 25)."
             }
         },
-        "required": ["target"],
+        "oneOf": [{"required": ["target"]}, {"required": ["label"]}],
         "additionalProperties": false
     })
 });
@@ -226,7 +259,9 @@ pub(crate) fn readiness(
         Err(_) => return Readiness::Unreadable,
     };
     match publication::Evidence::observe(svc, &run) {
-        Ok(e) if settled(&run, publication::judge(&e, now_ms).0) => Readiness::Settled,
+        Ok(e) if settled(&run, publication::judge(&e, now_ms).0, e.snapshot_behind) => {
+            Readiness::Settled
+        }
         Ok(_) => Readiness::Unsettled(Box::new(run)),
         Err(_) => Readiness::Unknown,
     }
@@ -236,7 +271,27 @@ pub(crate) fn readiness(
 /// or can no longer be read by this reader.
 fn check(svc: &Reading, ctx: &KeyContext, args: &WaitArgs) -> Check {
     let now_ms = runread_core::timefmt::now_ms();
-    match readiness(svc, ctx, &args.target, Feature::Status, now_ms) {
+    let (target, labelled);
+    let (ctx, target) = match (&args.target, &args.label) {
+        (Some(t), _) => (ctx, t),
+        (None, Some(label)) => {
+            match admission::labelled_grant(svc, ctx, label, Feature::Status, now_ms) {
+                // Admitted as the grant it names: shared after the call began, it is not among the
+                // grants the key was admitted with.
+                Ok(Some(grant)) => {
+                    target = grant.target.clone();
+                    labelled = KeyContext {
+                        live_grants: vec![grant],
+                        ..ctx.clone()
+                    };
+                    (&labelled, &target)
+                }
+                Ok(None) | Err(_) => return Check::Wait,
+            }
+        }
+        (None, None) => return Check::Answer,
+    };
+    match readiness(svc, ctx, target, Feature::Status, now_ms) {
         Readiness::Unknown => Check::Wait,
         Readiness::Unsettled(run) if !args.changed(&run) => Check::Wait,
         Readiness::Unreadable | Readiness::Unsettled(_) | Readiness::Settled => Check::Answer,
@@ -269,10 +324,15 @@ pub async fn wait_for_change(
         .try_take(&ctx.reader.id)
         .ok_or(ErrorCode::Busy)?;
     let deadline = tokio::time::Instant::now() + args.timeout();
-    let _shown = record_wait(reading, ctx, &args).await?;
+    // A wait on a run is shown to the owner on that run; one by label names no run yet.
+    let _shown = match &args.target {
+        Some(target) => Some(record_wait(reading, ctx, target, &args).await?),
+        None => None,
+    };
     // Subscribed before the first check: a change between the check and the wait is heard.
     let mut changes = reading.store.changes().subscribe();
-    let session = args.target.session_id.clone();
+    // Any session's change may be the labelled run's (it may not be shared yet).
+    let session = args.target.as_ref().map(|t| t.session_id.clone());
     let args = Arc::new(args);
     loop {
         let (svc, key, a) = (reading.clone(), ctx.clone(), args.clone());
@@ -284,7 +344,9 @@ pub async fn wait_for_change(
         let woken = tokio::time::timeout_at(recheck.min(deadline), async {
             loop {
                 match changes.recv().await {
-                    Ok(Change::Session(s)) if s != session => continue,
+                    Ok(Change::Session(s)) if session.as_ref().is_some_and(|own| *own != s) => {
+                        continue;
+                    }
                     // This run's session, a lag (changes missed) or anything unknown.
                     Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         return;
@@ -308,6 +370,7 @@ pub async fn wait_for_change(
 async fn record_wait(
     reading: &Arc<Reading>,
     ctx: &KeyContext,
+    target: &Target,
     args: &WaitArgs,
 ) -> Result<RecordedWait, ErrorCode> {
     let now = runread_core::timefmt::now_ms();
@@ -315,9 +378,9 @@ async fn record_wait(
     let record = WaitRecord {
         id: crate::evidence::values::random_id("w-").map_err(|_| ErrorCode::Unavailable)?,
         reader_id: ctx.reader.id.clone(),
-        session_id: args.target.session_id.clone(),
-        generation: args.target.generation,
-        run_id: args.target.run_id.clone(),
+        session_id: target.session_id.clone(),
+        generation: target.generation,
+        run_id: target.run_id.clone(),
         started_at_ms: now,
         until_ms: now.saturating_add(timeout_ms),
     };

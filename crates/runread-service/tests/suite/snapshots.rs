@@ -113,6 +113,7 @@ fn share(
             vec![Feature::FinalAnswer, Feature::History, Feature::Metadata],
             now + expires_in_ms,
             ("assistant", runread_service::owner::NewReaderPolicy::Make),
+            None,
             now,
         )
         .unwrap();
@@ -502,6 +503,7 @@ fn a_shared_runs_artifacts_read_the_same_after_their_files_are_gone() {
             vec![Feature::Artifacts],
             now + 600_000,
             ("assistant", runread_service::owner::NewReaderPolicy::Make),
+            None,
             now,
         )
         .unwrap();

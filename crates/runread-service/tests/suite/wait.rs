@@ -386,6 +386,7 @@ fn a_commit_on_one_postgres_store_wakes_a_wait_on_another() {
                     expires_at_ms: now + 3_600_000,
                     reader: "waiter",
                     new_reader: runread_service::owner::NewReaderPolicy::Make,
+                    label: None,
                 },
                 now,
             )
@@ -477,4 +478,177 @@ fn the_owner_is_shown_the_readers_waiting_on_a_run() {
         .await
         .expect("an ended wait is no longer shown");
     });
+}
+
+/// A second gateway on the same store that does not see the session file (another host): it
+/// reads the run from its snapshot, which the gateway that saw the run end seals again only
+/// after committing the index. In that gap the run has ended but its answer reads `unknown`:
+/// the wait must not call that settled, or the read right after would not return what it
+/// always will.
+#[test]
+fn where_the_file_is_not_a_run_is_settled_only_once_its_snapshot_holds_the_end() {
+    let env = Env::new();
+    let (path, tail) = place_unfinished(&env);
+    let run = running_run(&env);
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), quick_settle()).unwrap());
+    let grant = env.grant(
+        &run.target.run_id,
+        vec![Feature::Status, Feature::FinalAnswer],
+        "waiter",
+    );
+    let ctx = Arc::new(svc.admit_key(&[grant.key.as_bytes()]).unwrap());
+    let target = serde_json::to_value(&run.target).unwrap();
+    let rt = runtime();
+    let look = |rt: &tokio::runtime::Runtime| first_look(rt, &svc, &ctx, &target);
+    let answer = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(svc.call(
+            ctx.clone(),
+            tools::READ_FINAL_ANSWER,
+            json!({"target": target}),
+            None,
+        ))
+        .unwrap()
+        .labeled
+        .structured
+    };
+    // The gateway that sees the file ingests the run's end, and has not yet sealed it again.
+    append(&path, &tail);
+    env.ingest();
+    let elsewhere = path.with_extension("on-another-host");
+    std::fs::rename(&path, &elsewhere).unwrap();
+    let seen = look(&rt);
+    assert_eq!(seen["status"], "completed", "{seen}");
+    assert_eq!(seen["settled"], false, "the snapshot lacks the end: {seen}");
+    assert_eq!(answer(&rt)["state"], "unknown");
+    // It seals again (the file is there for it), and this gateway's next look is settled: the
+    // read right after it returns the answer.
+    std::fs::rename(&elsewhere, &path).unwrap();
+    env.owner()
+        .maintain_snapshots(runread_core::timefmt::now_ms())
+        .unwrap();
+    std::fs::rename(&path, &elsewhere).unwrap();
+    let seen = look(&rt);
+    assert_eq!(seen["settled"], true, "{seen}");
+    let read = answer(&rt);
+    assert_eq!(read["state"], "available", "{read}");
+    assert_eq!(read["evidence"], "snapshot", "{read}");
+}
+
+/// An orchestrator waits for its delegate's run by the label it chose, before the run is shared
+/// (its reader holds no grant yet): the wait answers once a run so labelled is shared with it and
+/// settled, and `list_granted_targets` names that run by the label. A run shared with another
+/// reader under the same label, or with this reader under another label, answers nothing.
+#[test]
+fn a_wait_by_label_answers_once_a_run_so_labelled_is_shared_and_settled() {
+    let env = Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    env.ingest();
+    let runs = env.store.runs().unwrap();
+    assert!(runs.len() >= 3, "{}", runs.len());
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let orchestrator = env.add_reader("orchestrator");
+    env.add_reader("bystander");
+    let ctx = Arc::new(svc.admit_key(&[orchestrator.key.as_bytes()]).unwrap());
+    assert!(ctx.live_grants.is_empty(), "nothing shared yet");
+    let rt = runtime();
+    let args = json!({"label": "review of PR 42", "timeoutSeconds": WAIT_MAX_SECONDS});
+    let waiting = rt.spawn({
+        let (svc, ctx) = (svc.clone(), ctx.clone());
+        async move { wait(&svc, &ctx, args).await }
+    });
+    rt.block_on(async {
+        while svc.waits_held() == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    let share = |run: &runread_store::RunRecord, reader: &str, label: &str| {
+        let now = runread_core::timefmt::now_ms();
+        env.owner()
+            .grant_run(
+                run.clone(),
+                vec![Feature::Status, Feature::FinalAnswer],
+                now + 600_000,
+                (reader, runread_service::owner::NewReaderPolicy::Make),
+                Some(label),
+                now,
+            )
+            .unwrap()
+    };
+    // Neither of these is the orchestrator's run by that label.
+    share(&runs[0], "bystander", "review of PR 42");
+    share(&runs[1], "orchestrator", "another task");
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert!(!waiting.is_finished(), "woken by a run that is not it");
+    share(&runs[2], "orchestrator", "review of PR 42");
+    let answer = rt
+        .block_on(async { tokio::time::timeout(EARLY, waiting).await })
+        .expect("the labelled share answers the wait, before its timeout")
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer["found"], true, "{answer}");
+    assert_eq!(answer["settled"], true, "{answer}");
+    assert_eq!(answer["revision"]["generation"], runs[2].target.generation);
+
+    // The listing names the run by its label, with the start of its prompt.
+    let ctx = Arc::new(svc.admit_key(&[orchestrator.key.as_bytes()]).unwrap());
+    let listed = rt
+        .block_on(svc.call(ctx.clone(), tools::LIST_GRANTED_TARGETS, json!({}), None))
+        .unwrap()
+        .labeled
+        .structured;
+    runread_testkit::serve::assert_declared_output(tools::LIST_GRANTED_TARGETS, &listed);
+    let by_label: Vec<&Value> = listed["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["label"] == "review of PR 42")
+        .collect();
+    assert_eq!(by_label.len(), 1, "{listed}");
+    assert_eq!(
+        by_label[0]["target"],
+        serde_json::to_value(&runs[2].target).unwrap()
+    );
+    assert!(
+        by_label[0]["run"]["prompt"]
+            .as_str()
+            .is_some_and(|p| !p.is_empty()),
+        "{listed}"
+    );
+}
+
+#[test]
+fn a_wait_by_a_label_never_shared_answers_not_found_at_its_timeout_and_a_bad_label_is_refused() {
+    let env = Env::new();
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let reader = env.add_reader("orchestrator");
+    let ctx = Arc::new(svc.admit_key(&[reader.key.as_bytes()]).unwrap());
+    let rt = runtime();
+    let out = rt
+        .block_on(wait(
+            &svc,
+            &ctx,
+            json!({"label": "nothing by this name", "timeoutSeconds": 1}),
+        ))
+        .unwrap();
+    assert_eq!(out["found"], false, "{out}");
+    let max = runread_core::limits::GRANT_LABEL_MAX_BYTES;
+    for args in [
+        json!({"label": "x".repeat(max + 1)}),
+        json!({"label": ""}),
+        json!({"label": "two\nlines"}),
+        json!({"label": "x", "target": {"instance": "i", "revision": 1, "workspaceId": "w",
+               "sessionId": "s", "generation": 1, "runId": "r"}}),
+        json!({"timeoutSeconds": 1}),
+    ] {
+        let refused = rt.block_on(wait(&svc, &ctx, args.clone()));
+        assert_eq!(refused.unwrap_err(), ErrorCode::InvalidArguments, "{args}");
+    }
+    let at_bound = rt
+        .block_on(wait(
+            &svc,
+            &ctx,
+            json!({"label": "x".repeat(max), "timeoutSeconds": 1}),
+        ))
+        .unwrap();
+    assert_eq!(at_bound["found"], false);
 }

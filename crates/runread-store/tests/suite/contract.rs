@@ -52,6 +52,8 @@ fn grant(id: &str, reader_id: &str, target: Target) -> Grant {
         created_at_ms: 1,
         expires_at_ms: 1_000,
         revoked_at_ms: None,
+        // Read back as written, Unicode and all (every grant read compares whole records).
+        label: Some(format!("review of {id} ✓")),
     }
 }
 

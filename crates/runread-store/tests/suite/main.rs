@@ -11,3 +11,4 @@ mod preview_purge;
 mod readers_migration;
 mod sqlite_checkpoint;
 mod sqlite_first_open;
+mod sqlite_other_commits;

@@ -71,6 +71,10 @@ const RELEASED: &[(&str, &str)] = &[
         "7199196952b6edcff8eff32be37d82bfdc52b330fd1c6a4804cafdbcaa737179",
     ),
     (
+        "sqlite/0017.sql",
+        "f44a7f64e0ef2e9faf900b90a818aa2457cdf102a4e6042d0339223015bb16b8",
+    ),
+    (
         "sqlite/0013.sql",
         "387a29b2903648bf7395a1189f2d77763ac7ece9bc628287bb70587cb937edee",
     ),
@@ -137,6 +141,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0016.sql",
         "7fe2a7c67a9964c40b3f60c3be014e0751cba6702fb137be79a61d68c4db06fe",
+    ),
+    (
+        "postgres/0017.sql",
+        "f44a7f64e0ef2e9faf900b90a818aa2457cdf102a4e6042d0339223015bb16b8",
     ),
 ];
 

@@ -39,6 +39,7 @@ fn grant(id: &str, _key_hash: &str) -> Grant {
         created_at_ms: 1,
         expires_at_ms: i64::MAX,
         revoked_at_ms: None,
+        label: None,
     }
 }
 

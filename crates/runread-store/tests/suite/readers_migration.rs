@@ -92,6 +92,7 @@ fn assert_migrated(s: &dyn Store) {
                 created_at_ms: *created,
                 expires_at_ms: 4_000_000_000_000,
                 revoked_at_ms: *revoked,
+                label: None,
             }
         );
     }

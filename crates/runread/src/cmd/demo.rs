@@ -181,6 +181,7 @@ fn grant_demo_run(
                 expires_at_ms: now + DEMO_GRANT_SECS * 1000,
                 reader: "runread demo",
                 new_reader: runread_service::owner::NewReaderPolicy::Make,
+                label: None,
             },
             now,
         )

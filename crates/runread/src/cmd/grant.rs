@@ -180,6 +180,7 @@ fn new_grant(owner: &Owner, args: GrantArgs) -> Res {
                 expires_at_ms: at,
                 reader: &to,
                 new_reader,
+                label: args.label.as_deref(),
             },
             now,
         )

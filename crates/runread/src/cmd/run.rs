@@ -14,6 +14,7 @@ pub(crate) struct RunArgs {
     pub(crate) workspace_here: bool,
     pub(crate) quiet: bool,
     pub(crate) share: Vec<String>,
+    pub(crate) label: Option<String>,
     pub(crate) command: Vec<std::ffi::OsString>,
 }
 
@@ -61,10 +62,16 @@ impl Share {
     }
 }
 
-/// What `--share` does as each run's target is pinned: grants it to each reader named.
+/// The runs `--share` shared, and with whom: what the end of the run reports.
+type SharedRuns = Arc<std::sync::Mutex<Vec<(runread_core::Target, String)>>>;
+
+/// What `--share` does as each run's target is pinned: grants it to each reader named, and notes
+/// it in `shared`.
 fn share_on_pin(
     owner: &Owner,
     shares: Vec<Share>,
+    label: Option<String>,
+    shared: SharedRuns,
 ) -> Result<Option<runread_supervise::OnPinned>, String> {
     if shares.is_empty() {
         return Ok(None);
@@ -83,6 +90,7 @@ fn share_on_pin(
                 return;
             }
         };
+        let mut readers = Vec::new();
         for s in &shares {
             match owner.grant_run(
                 run.clone(),
@@ -92,21 +100,40 @@ fn share_on_pin(
                     &s.reader,
                     runread_service::owner::NewReaderPolicy::MakeUnlessTypo,
                 ),
+                label.as_deref(),
                 now,
             ) {
-                Ok(g) => eprintln!(
-                    "runread: run {} shared with {:?} (grant {}, until {}); snapshot {}",
-                    target.run_id,
-                    s.reader,
-                    g.grant.id,
-                    crate::human::when(g.grant.expires_at_ms),
-                    g.snapshot.describe()
-                ),
+                // The run has only begun: its snapshot is sealed as it goes on, and its size said
+                // at the end.
+                Ok(g) => {
+                    eprintln!(
+                        "runread: run {} shared with {:?} (grant {}, until {})",
+                        target.run_id,
+                        s.reader,
+                        g.grant.id,
+                        crate::human::when(g.grant.expires_at_ms),
+                    );
+                    shared
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((target.clone(), s.reader.clone()));
+                    readers.push(s.reader.as_str());
+                }
                 Err(e) => eprintln!(
                     "runread: run {}: not shared with {:?}: {e}",
                     target.run_id, s.reader
                 ),
             }
+        }
+        if !readers.is_empty() {
+            // On stdout, for whoever started the run (an orchestrating agent reads its tool's
+            // output): the exact target to read, as one JSON line.
+            // Written whole under the lock (the agent's output goes there too); an error here
+            // must not end the supervision, so it is not `outln!`.
+            use std::io::Write as _;
+            let line = serde_json::json!({"runread": "shared", "label": label,
+                                          "readers": readers, "target": target});
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
         }
     })))
 }
@@ -121,6 +148,14 @@ pub(crate) fn supervised_run(
     let ctx = Context::open(home, gate_keys, spec)?;
     let (owner, store) = (ctx.owner()?, ctx.store.clone());
     let sharing = !args.share.is_empty();
+    if args
+        .label
+        .as_deref()
+        .is_some_and(|l| !runread_core::label::is_valid(l))
+    {
+        return Err(runread_service::owner::GrantError::BadLabel.to_string());
+    }
+    let shared: SharedRuns = Arc::default();
     let shares = args
         .share
         .iter()
@@ -145,7 +180,7 @@ pub(crate) fn supervised_run(
         workspaces,
         journal_root: ctx.journal_root(),
         echo: !args.quiet,
-        on_pinned: share_on_pin(&owner, shares)?,
+        on_pinned: share_on_pin(&owner, shares, args.label, shared.clone())?,
     };
     let store: Arc<dyn Store> = store;
     let outcome = rt
@@ -155,22 +190,47 @@ pub(crate) fn supervised_run(
             agent,
         ))
         .map_err(|e| e.to_string())?;
-    report_outcome(&outcome);
+    let shared = std::mem::take(
+        &mut *shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    report_outcome(&outcome, &shared);
     if sharing {
         // The shared runs' snapshots were sealed as their targets were pinned, before their
         // answers: sealed again now that the session holds them.
-        match owner.maintain_snapshots(now_ms()) {
-            Ok(m) if m.resealed > 0 => {
-                eprintln!(
-                    "runread: {} shared run(s)' snapshots sealed again",
-                    m.resealed
-                )
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!("runread: snapshots not sealed again: {}", e.as_str()),
+        if let Err(e) = owner.maintain_snapshots(now_ms()) {
+            eprintln!("runread: snapshots not sealed again: {}", e.as_str());
         }
+        report_snapshots(&*store, &shared);
     }
     Ok(outcome.exit_code)
+}
+
+/// Each shared run's snapshot as it stands at the end: what a reader can still read once the
+/// session file is gone.
+fn report_snapshots(store: &dyn Store, shared: &[(runread_core::Target, String)]) {
+    let Ok(snapshots) = store.snapshots() else {
+        eprintln!("runread: the shared runs' snapshots could not be listed");
+        return;
+    };
+    let mut said = std::collections::BTreeSet::new();
+    for (t, _) in shared {
+        if !said.insert((&t.session_id, t.generation, &t.run_id)) {
+            continue;
+        }
+        match snapshots.iter().find(|s| {
+            s.session_id == t.session_id && s.generation == t.generation && s.run_id == t.run_id
+        }) {
+            Some(s) => eprintln!(
+                "runread: run {}: snapshot kept ({} lines, {})",
+                t.run_id,
+                s.lines,
+                crate::human::size(s.bytes)
+            ),
+            None => eprintln!("runread: run {}: no snapshot kept", t.run_id),
+        }
+    }
 }
 
 /// The registered workspaces the supervisor files the run under, the run's own registered first
@@ -244,8 +304,9 @@ fn too_wide(root: &str) -> Option<&'static str> {
     (home.as_os_str() == root).then_some("your home directory")
 }
 
-/// What the supervisor found of each run and of the processes the agent left, on stderr.
-fn report_outcome(outcome: &runread_supervise::Outcome) {
+/// What the supervisor found of each run and of the processes the agent left, on stderr; a run
+/// `--share` already shared gets no hint to grant it.
+fn report_outcome(outcome: &runread_supervise::Outcome, shared: &[(runread_core::Target, String)]) {
     for r in &outcome.runs {
         let id = r.run_id.as_deref().unwrap_or("(not in the session file)");
         match &r.proof {
@@ -259,10 +320,17 @@ fn report_outcome(outcome: &runread_supervise::Outcome) {
                         ", but the agent did not complete: not readable"
                     }
                 );
-                if done {
+                let readers: Vec<&str> = shared
+                    .iter()
+                    .filter(|(t, _)| r.run_id.as_deref() == Some(t.run_id.as_str()))
+                    .map(|(_, reader)| reader.as_str())
+                    .collect();
+                if done && readers.is_empty() {
                     eprintln!(
                         "         grant it: runread grant --run {id} --features final_answer,aggregate --expires 1h --to NAME"
                     );
+                } else if done {
+                    eprintln!("         shared with {}", readers.join(", "));
                 }
             }
             runread_store::Proof::NoAnswer { reason } => {

@@ -217,6 +217,7 @@ fn every_string_an_agent_wrote_is_masked_in_every_view_of_the_owner() {
                 Feature::ALL.to_vec(),
                 now + 3_600_000,
                 ("assistant", runread_service::owner::NewReaderPolicy::Make),
+                None,
                 now,
             )
             .unwrap();

@@ -295,7 +295,21 @@ fn stdio_transport_serves_the_same_admission_with_a_key_file() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["list_granted_targets", "read_final_answer"]);
+    // Every read tool, whatever the key holds: the grant decides each call.
+    assert_eq!(
+        tools,
+        [
+            "list_granted_targets",
+            "read_final_answer",
+            "get_run",
+            "wait_for_run",
+            "read_history",
+            "read_work_state",
+            "read_target_metadata",
+            "list_artifacts",
+            "read_artifact"
+        ]
+    );
     let r = &replies[2]["result"];
     assert_eq!(r["structuredContent"]["readable"], true);
     assert_eq!(r["structuredContent"]["trust"], "untrusted_data");
@@ -1109,6 +1123,24 @@ fn run_share_is_refused_before_the_agent_starts_unless_the_reader_exists() {
         assert!(err.contains(needle), "{share}: {err}");
         assert!(!marker.exists(), "{share}: the agent was started");
     }
+    // A label is one line of at most GRANT_LABEL_MAX_BYTES bytes, and labels what --share shares.
+    let max = runread_core::limits::GRANT_LABEL_MAX_BYTES;
+    let (long, blank) = ("x".repeat(max + 1), " ".to_owned());
+    for (extra, needle) in [
+        (vec!["--label", long.as_str()], "a label is one line"),
+        (vec!["--label", blank.as_str()], "a label is one line"),
+    ] {
+        let ws = env.workspace.to_str().unwrap();
+        let mut args = vec!["run", "--workspace", ws];
+        args.extend(["--share", "claude-code:final_answer:1h"]);
+        args.extend(extra);
+        args.extend(agent);
+        let err = fails(runread(&home, &args));
+        assert!(err.contains(needle), "{err}");
+        assert!(!marker.exists(), "the agent was started");
+    }
+    let err = fails(runread(&home, &["run", "--label", "x", "--", "true"]));
+    assert!(err.contains("--share"), "{err}");
 }
 
 /// `runread show`: the owner reads a run in the terminal — its answer whole and masked (the

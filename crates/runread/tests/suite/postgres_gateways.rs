@@ -556,7 +556,8 @@ async fn shared_answers_cursors_and_revocations(d: &Deployment, stranger_url: &s
             refusal_code(c.call("list_granted_targets", json!({})).await),
             "grant_revoked"
         );
-        assert!(c.tool_names().await.unwrap().is_empty());
+        // The catalog stays whole; every call is refused with the grant's end.
+        assert_eq!(c.tool_names().await.unwrap().len(), 9);
     }
     a.close().await;
     b.close().await;

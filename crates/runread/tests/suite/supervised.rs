@@ -240,7 +240,12 @@ impl Live {
                 runread_service::owner::GrantRequest {
                     run_id: &run.target.run_id,
                     session_id: Some(&run.target.session_id),
-                    features: vec![Feature::FinalAnswer, Feature::Aggregate, Feature::History],
+                    features: vec![
+                        Feature::FinalAnswer,
+                        Feature::Aggregate,
+                        Feature::History,
+                        Feature::Status,
+                    ],
                     expires_at_ms: now + 600_000,
                     // A reader of its own each time, so each read has a key to show.
                     reader: &format!(
@@ -248,6 +253,7 @@ impl Live {
                         READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                     ),
                     new_reader: runread_service::owner::NewReaderPolicy::Make,
+                    label: None,
                 },
                 now,
             )
@@ -316,6 +322,11 @@ fn a_normal_run_reads_with_supervised_evidence_and_the_exact_bytes() {
     assert_eq!(live.journal().names(), vec![journal_name]);
     let ws = live.read(&run, tools::READ_WORK_STATE).unwrap();
     assert_eq!(ws["evidence"], "supervised", "{ws}");
+    // The status tools name the same evidence as the answer: a supervisor recorded this run.
+    for tool in [tools::GET_RUN, tools::WAIT_FOR_RUN] {
+        let status = live.read(&run, tool).unwrap();
+        assert_eq!(status["origin"], "supervised", "{tool}: {status}");
+    }
     assert_eq!(ws["foreground"]["state"], "completed");
     assert_eq!(ws["foreground"]["exit"], "exit:0");
     assert_eq!(ws["aggregate"]["state"], "completed");
@@ -345,12 +356,32 @@ fn a_run_shared_as_it_starts_is_read_by_the_readers_key_with_supervised_evidence
     );
     let added: Value = serde_json::from_slice(&added.stdout).unwrap();
     let key = added["key"].as_str().unwrap().to_owned();
-    let (status, _, stderr) = live.finish(live.run_with(
+    let (status, stdout, stderr) = live.finish(live.run_with(
         "What is this project?",
-        &["--share", "orchestrator:final_answer,status:2h"],
+        &[
+            "--share",
+            "orchestrator:final_answer,status:2h",
+            "--label",
+            "review of PR 42",
+        ],
     ));
     assert!(status.success(), "{stderr}");
     let run = live.only_run();
+    // Whoever started the run (an orchestrating agent reads its tool's output) gets the exact
+    // target on stdout, one JSON line, with the label and the readers.
+    let shared: Vec<Value> = stdout
+        .lines()
+        .filter(|l| l.starts_with("{\"runread\""))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(shared.len(), 1, "{stdout}");
+    assert_eq!(shared[0]["runread"], "shared");
+    assert_eq!(shared[0]["label"], "review of PR 42");
+    assert_eq!(shared[0]["readers"], serde_json::json!(["orchestrator"]));
+    assert_eq!(
+        shared[0]["target"],
+        serde_json::to_value(&run.target).unwrap()
+    );
     assert!(
         stderr.contains(&format!(
             "run {} shared with \"orchestrator\"",
@@ -358,9 +389,23 @@ fn a_run_shared_as_it_starts_is_read_by_the_readers_key_with_supervised_evidence
         )),
         "{stderr}"
     );
+    // What it says fits what happened: no hint to grant a run already shared, and the snapshot's
+    // size once the run holds its answer, not the empty one of its start.
+    assert!(!stderr.contains("grant it:"), "{stderr}");
+    assert!(stderr.contains("shared with orchestrator"), "{stderr}");
+    assert!(!stderr.contains("0 lines, 0 B"), "{stderr}");
+    let kept = format!("run {}: snapshot kept (", run.target.run_id);
+    let lines: u64 = stderr
+        .split(&kept)
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no snapshot line: {stderr}"));
+    assert!(lines > 0, "{stderr}");
     let ctx: KeyContext = live.service().admit_key(&[key.as_bytes()]).unwrap();
     assert_eq!(ctx.live_grants.len(), 1);
     assert_eq!(ctx.live_grants[0].target, run.target);
+    assert_eq!(ctx.live_grants[0].label.as_deref(), Some("review of PR 42"));
     let fa = live.call(ctx, &run, tools::READ_FINAL_ANSWER).unwrap();
     assert_eq!(fa["state"], "available", "{fa}");
     assert_eq!(fa["evidence"], "supervised");

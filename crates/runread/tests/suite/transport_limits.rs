@@ -93,6 +93,7 @@ fn start(keys: usize, nofile: Option<u64>) -> Server {
                     expires_at_ms: now + 3_600_000,
                     reader: &format!("transport-{i}"),
                     new_reader: runread_service::owner::NewReaderPolicy::Make,
+                    label: None,
                 },
                 now,
             )

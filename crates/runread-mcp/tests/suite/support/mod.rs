@@ -70,3 +70,9 @@ impl Served {
         )
     }
 }
+
+/// Every read tool's name, in the catalog's order: what `tools/list` shows a valid key whatever
+/// it holds (a connector's token sees those of its allowed features).
+pub fn every_read_tool() -> Vec<&'static str> {
+    runread_service::tools::ALL.iter().map(|t| t.name).collect()
+}
