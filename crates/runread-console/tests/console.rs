@@ -1200,9 +1200,14 @@ async fn a_reader_added_in_the_console_reads_each_run_shared_from_its_page_until
     assert!(again.body.contains("already a reader"), "{}", again.body);
     assert!(!again.body.contains("id=\"read-key\""));
 
-    // The client, configured once, sees nothing until a run is shared from its page.
+    // The client, configured once, sees the read tools and can read nothing until a run is
+    // shared from its page.
     let client = Client::connect(&s.mcp_url, &key).await.unwrap();
-    assert!(client.tool_names().await.unwrap().is_empty());
+    assert_eq!(
+        client.tool_names().await.unwrap().len(),
+        runread_service::tools::ALL.len()
+    );
+    assert!(client.granted_targets().await.is_err());
     let page = s.get(&s.run_path(), Some(&cookie)).await;
     assert!(page.body.contains("Share this run"));
     assert!(

@@ -291,9 +291,10 @@ async fn a_tunnel_client_oauth_discovery_finds_no_oauth_on_the_keyed_door() {
 
 /// Keyed mode is the connector's "no authentication": a connector set up with OAuth would have its
 /// `Authorization` forwarded (docs/connectors.md, "OAuth-protected connector behavior"), and the
-/// keyed door refuses it as it refuses any credential but the key — fixed, nothing read.
+/// keyed door refuses it as it refuses any credential but the key — with the fixed code that says
+/// where the key goes, nothing of the token echoed.
 #[tokio::test]
-async fn a_forwarded_bearer_on_the_keyed_door_is_refused_forbidden_header() {
+async fn a_forwarded_bearer_on_the_keyed_door_is_refused_authorization_header() {
     let s = serve().await;
     let list = json!({"jsonrpc": "2.0", "id": "rpc_1", "method": "tools/list", "params": {}});
     let r = rpc(&s, &list, &[("Authorization", "Bearer connector-token")])
@@ -302,5 +303,6 @@ async fn a_forwarded_bearer_on_the_keyed_door_is_refused_forbidden_header() {
         .unwrap();
     assert_eq!(r.status(), 400);
     let v: Value = r.json().await.unwrap();
-    assert_eq!(v["error"]["data"]["code"], "forbidden_header", "{v}");
+    assert_eq!(v["error"]["data"]["code"], "authorization_header", "{v}");
+    assert!(!v.to_string().contains("connector-token"), "{v}");
 }

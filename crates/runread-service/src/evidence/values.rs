@@ -41,3 +41,23 @@ pub(crate) fn random_id(prefix: &str) -> Result<String, String> {
         id
     }))
 }
+
+/// The first [`PROMPT_PREVIEW_MAX_CHARS`](runread_core::limits::PROMPT_PREVIEW_MAX_CHARS) characters of `text` on one line. Masked whole before
+/// it is cut, so a secret the cut would split is already a mask; the cut never falls inside a
+/// mask and never leaves the start of a secret at the end.
+pub(crate) fn prompt_preview(text: &str, redactor: &runread_core::redact::Redactor) -> String {
+    let folded = redactor
+        .mask(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    // Folding whitespace can join a secret that had whitespace in it: mask the folded text too.
+    let one_line = redactor.mask(&folded);
+    match one_line
+        .char_indices()
+        .nth(runread_core::limits::PROMPT_PREVIEW_MAX_CHARS)
+    {
+        None => one_line,
+        Some((cut, _)) => format!("{}…", redactor.cut_for_release(&one_line, cut)),
+    }
+}

@@ -13,7 +13,9 @@
 use serde::{Deserialize, Serialize};
 
 use runread_core::ErrorCode;
-use runread_core::limits::{PROMPT_PREVIEW_LINE_MAX_BYTES, PROMPT_PREVIEW_MAX_CHARS};
+use runread_core::limits::PROMPT_PREVIEW_LINE_MAX_BYTES;
+
+pub(crate) use crate::evidence::values::prompt_preview as preview;
 use runread_core::redact::{MaskedView, Redactor};
 use runread_core::timefmt::agent_time;
 use runread_store::{Grant, Reader, Receipt, Refusal, RunRecord, StartMeta};
@@ -321,23 +323,6 @@ fn prompt_of(run: &RunRecord, opened: &Opened, redactor: &Redactor) -> Prompt {
         Ok(view) if view.body.trim().is_empty() => Prompt::Empty,
         Ok(view) => Prompt::Text(preview(&view.body, redactor)),
         Err(_) => Prompt::FileChanged,
-    }
-}
-
-/// The first [`PROMPT_PREVIEW_MAX_CHARS`] characters of `text` on one line. Masked whole before
-/// it is cut, so a secret the cut would split is already a mask; the cut never falls inside a
-/// mask and never leaves the start of a secret at the end.
-pub(crate) fn preview(text: &str, redactor: &Redactor) -> String {
-    let folded = redactor
-        .mask(text)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    // Folding whitespace can join a secret that had whitespace in it: mask the folded text too.
-    let one_line = redactor.mask(&folded);
-    match one_line.char_indices().nth(PROMPT_PREVIEW_MAX_CHARS) {
-        None => one_line,
-        Some((cut, _)) => format!("{}…", redactor.cut_for_release(&one_line, cut)),
     }
 }
 

@@ -258,7 +258,14 @@ fn prompt_preview(
         .view(line)
         .ok()
         .filter(|v| !v.body.trim().is_empty())
-        .map(|v| crate::owner::shown::preview(&v.body, redactor)))
+        // The texts around the prompt are not read: after masking the known secrets, a secret
+        // that began before it, or goes on after it, is masked as if it did (the rule of every
+        // edge a reader is served, in read_final_answer and read_history alike).
+        .map(|v| {
+            let masked = redactor.mask(&v.body);
+            let edges = redactor.mask_unknown_after(&redactor.mask_unknown_before(&masked));
+            crate::evidence::values::prompt_preview(&edges, redactor)
+        }))
 }
 
 impl RunLine {
