@@ -122,7 +122,10 @@ mod tests {
         assert!(!Agent::Codex.version_tested("0.171.1"));
         assert!(Agent::Codex.version_tested("0.171.0-linux-x64"));
         for not_a_version in ["", "1.6", "1.6.0.1", "v1.6.0", "1..0", "x.y.z"] {
-            assert!(!Agent::Pi.version_tested(not_a_version), "{not_a_version:?}");
+            assert!(
+                !Agent::Pi.version_tested(not_a_version),
+                "{not_a_version:?}"
+            );
         }
     }
 }

@@ -545,7 +545,8 @@ mod tests {
     fn answers_on_stderr(path: &Path, answer: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, format!("#!/bin/sh\necho '{answer}' >&2\n")).unwrap();
-        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
     }
 
     fn identified(program: &Path, cwd: &Path) -> Result<Located, Unsupported> {
@@ -599,9 +600,14 @@ mod tests {
             let other = d.path().join("shims/pip");
             answers_on_stderr(&other, version);
             let refused = identified(&other, d.path()).unwrap_err();
-            assert!(matches!(refused, Unsupported::NotAnAgent { .. }), "{refused:?}");
             assert!(
-                refused.to_string().contains("is not an agent runread knows"),
+                matches!(refused, Unsupported::NotAnAgent { .. }),
+                "{refused:?}"
+            );
+            assert!(
+                refused
+                    .to_string()
+                    .contains("is not an agent runread knows"),
                 "{refused}"
             );
         }

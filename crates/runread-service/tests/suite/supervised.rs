@@ -231,7 +231,10 @@ fn a_supervised_runs_version_is_the_one_it_answered_and_says_whether_it_is_teste
         );
         assert_eq!(m["versionTested"], tested, "{version}");
         let v = c.call(tools::READ_FINAL_ANSWER);
-        assert_eq!(v["state"], "available", "an untested version reads as usual: {v}");
+        assert_eq!(
+            v["state"], "available",
+            "an untested version reads as usual: {v}"
+        );
     }
 }
 

@@ -35,28 +35,28 @@ impl Tracked {
     /// How a Pi run that never settled ended.
     pub fn closing_proof(&self) -> Proof {
         let run = self;
-    if run.faulted {
-        return Proof::Refused {
-            reason: Refusal::StreamFault.as_str().into(),
+        if run.faulted {
+            return Proof::Refused {
+                reason: Refusal::StreamFault.as_str().into(),
+            };
+        }
+        if run.unknown_event {
+            return Proof::Refused {
+                reason: Refusal::UnknownEvent.as_str().into(),
+            };
+        }
+        let reason = match run.last_stop.as_deref() {
+            Some("error") => "the provider failed (after retries)",
+            Some("aborted") => "the run was aborted",
+            Some("toolUse") => "the run ended with a tool call open",
+            None => "no assistant message",
+            Some(_) if !run.ended => "the agent ended before the run did",
+            Some(_) => "the run did not settle with an answer",
         };
+        Proof::NoAnswer {
+            reason: reason.into(),
+        }
     }
-    if run.unknown_event {
-        return Proof::Refused {
-            reason: Refusal::UnknownEvent.as_str().into(),
-        };
-    }
-    let reason = match run.last_stop.as_deref() {
-        Some("error") => "the provider failed (after retries)",
-        Some("aborted") => "the run was aborted",
-        Some("toolUse") => "the run ended with a tool call open",
-        None => "no assistant message",
-        Some(_) if !run.ended => "the agent ended before the run did",
-        Some(_) => "the run did not settle with an answer",
-    };
-    Proof::NoAnswer {
-        reason: reason.into(),
-    }
-}
 }
 
 #[derive(Debug, Clone, Default)]

@@ -180,7 +180,10 @@ fn an_event_of_a_type_runread_never_saw_inside_a_run_leaves_it_without_an_answer
         .iter()
         .position(|l| event_type(l) == "turn_end")
         .unwrap();
-    lines.insert(at, r#"{"type":"plan_revised","plan":["answer differently"]}"#.into());
+    lines.insert(
+        at,
+        r#"{"type":"plan_revised","plan":["answer differently"]}"#.into(),
+    );
     let (sup, settled) = feed(&lines);
     assert!(settled.is_empty(), "the answer is not guessed");
     assert!(sup.runs[0].unknown_event);
@@ -233,7 +236,10 @@ fn the_events_pi_1x_adds_are_read_and_an_unknown_type_is_not_ignored() {
     assert!(!sup.runs[0].unknown_event);
     for ignored in events::IGNORED_TYPES {
         let line = format!(r#"{{"type":"{ignored}"}}"#);
-        assert_eq!(events::parse(line.as_bytes()).unwrap(), events::Event::Ignored);
+        assert_eq!(
+            events::parse(line.as_bytes()).unwrap(),
+            events::Event::Ignored
+        );
     }
     assert_eq!(
         events::parse(br#"{"type":"plan_revised"}"#).unwrap(),
