@@ -18,7 +18,8 @@ use crate::terminal::Terminal;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VersionAnswer {
     /// A bare `X.Y.Z` (a `v` prefix tolerated): an answer any program could give, so the agent
-    /// is told by its npm package where there is one.
+    /// is told by its npm package where there is one, else by its program's name
+    /// ([`SupervisedAgent::program_names`]).
     Bare,
     /// `<prefix>X.Y.Z`.
     Prefixed(&'static str),
