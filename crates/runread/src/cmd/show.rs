@@ -55,13 +55,7 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
     let answer = service.preview_answer(&target, now);
     let work = service.preview_as::<outputs::WorkState>(&target, json!({}), now);
     let usage = Usage::of(shown.record.run.usage.as_ref());
-    let version = service
-        .preview_as::<outputs::Metadata>(&target, json!({}), now)
-        .ok()
-        .and_then(|m| {
-            let tested = m.output.version_tested;
-            m.output.agent_version.value.map(|v| (v, tested))
-        });
+    let version = agent_version(&service, &target, now);
     // Found by their raw ids, then masked: a masked id would match nothing.
     let grants: Vec<_> = store
         .grants()
@@ -175,6 +169,20 @@ fn print_lines(s: &Shown) -> Res {
         outln!("{text}");
     }
     Ok(())
+}
+
+/// The run's agent version and whether runread's tests cover it, as `read_target_metadata` says
+/// (a supervised run's: what it answered `runread run`); `None` when not known.
+fn agent_version(
+    service: &runread_service::owner::Owner,
+    target: &runread_core::Target,
+    now: i64,
+) -> Option<(String, Option<bool>)> {
+    let m = service
+        .preview_as::<outputs::Metadata>(target, json!({}), now)
+        .ok()?;
+    let tested = m.output.version_tested;
+    m.output.agent_version.value.map(|v| (v, tested))
 }
 
 /// The agent's version and whether runread's tests cover it. The agent wrote it: shown only
