@@ -221,11 +221,25 @@ fn the_candidate_is_the_last_message_of_the_turn() {
 }
 
 #[test]
-fn unknown_events_and_items_are_skipped_and_an_unreadable_line_spoils_the_run() {
+fn unknown_items_are_skipped_and_an_unknown_event_or_an_unreadable_line_spoils_the_run() {
     let lines = &codex_steps("tool-then-answer")[0].lines;
     let end = lines.len() - 1;
+    // An event of a type runread never saw, inside the turn: the answer is not guessed.
+    let mut unknown = lines.clone();
+    unknown.insert(end, r#"{"type":"turn.progress","x":1}"#.into());
+    let (sup, settled) = feed(&unknown);
+    assert!(settled.is_empty());
+    assert!(sup.runs[0].unknown_event);
+    assert_eq!(sup.runs[0].candidate(), None);
+    assert_eq!(
+        sup.runs[0].closing_proof(false),
+        Proof::Refused {
+            reason: "the event stream had an event of a type runread does not know in this run"
+                .into()
+        }
+    );
+
     let mut extra = lines.clone();
-    extra.insert(end, r#"{"type":"turn.progress","x":1}"#.into());
     extra.insert(
         end,
         r#"{"type":"item.completed","item":{"id":"item_9","type":"brand_new","x":[1]}}"#.into(),
