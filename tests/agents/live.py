@@ -92,6 +92,7 @@ class LivePart:
     """One agent's part of a live test. The scripts' subclasses give the test; theirs, the agent's data."""
 
     agent = ""  # runread's name for the agent: the part's directory and its check names' prefix
+    part = ""  # when one agent has two parts (two versions): the part's directory and prefix instead
     title = ""  # the agent's name in check names and messages
     script = ""  # the harness script; its scripted model server is `mock`
     mock = ""
@@ -105,7 +106,7 @@ class LivePart:
 
     def __init__(self, opts: argparse.Namespace, root: Path, res: Results) -> None:
         self.opts, self.res, self.root = opts, res, root
-        self.tmp = root / self.agent
+        self.tmp = root / (self.part or self.agent)
         self.tmp.mkdir()
         self.harness_proc: subprocess.Popen | None = None
         self.server: subprocess.Popen | None = None
@@ -116,7 +117,7 @@ class LivePart:
         self.read_dir, self.read_prefix = self.tmp / "read", ""  # where what the readers wrote goes
 
     def name(self, what: str) -> str:
-        return f"{self.agent}: {what}"
+        return f"{self.part or self.agent}: {what}"
 
     def run(self) -> None:
         """The part's checks, recorded in self.res; Fatal when the part cannot go on (subclasses)."""

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""Supervised runs of the real Claude Code and Codex CLIs: `runread run -- claude -p …` / `-- codex exec …`.
+"""Supervised runs of the real agents: `runread run -- pi -p …` / `-- claude -p …` / `-- codex exec …`.
+
+Pi twice: 0.73.1 (``@mariozechner/pi-coding-agent``) and 1.6.0 (``@earendil-works/pi-coding-agent``,
+the harness's PI_PACKAGE/PI_VERSION); Codex twice: 0.171.0 as installed, and behind a shim that
+answers ``--version`` with ``codex-cli 0.999.0`` (newer than any tested) and runs the real 0.171.0 —
+supervised all the same, its runs recording 0.999.0 with ``versionTested: false``.
 
     python3 tests/agents/supervised.py --runread target/debug/runread
 
-Two parts, Claude Code's then Codex's (``ClaudeRuns`` and ``CodexRuns`` at the end hold what differs:
+One part per agent (``PiRuns``, ``ClaudeRuns`` and ``CodexRuns`` at the end hold what differs:
 how the agent's own stream and session files give the answer), each:
 
 1. **The agent on its own.** The harness (``tests/agents/harness``, the repository's copy of
@@ -53,8 +58,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +69,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 # What this test shares with homes.py (the harness in a process group, runread with a clean environment, serve
 # on a free port, the readers, the parts' main); it also puts tests/clients on sys.path.
-from live import SCENARIOS, LivePart, jsonl, options, run_parts, sha, write_key  # noqa: E402
+from live import (  # noqa: E402
+    HARNESS_TIMEOUT_S, SCENARIOS, Fatal, LivePart, jsonl, options, run_parts, sha, write_key,
+)
 from outside_clients import (  # noqa: E402
     KEY_RE, MODERN, SDK_CALLS, Results, cache_lock, ensure, ensure_venv, labeled, tail,
 )
-from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION  # noqa: E402
+from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION, PI_PACKAGE, PI_VERSION  # noqa: E402
 
 FEATURES = "final_answer,aggregate"  # read_final_answer and read_work_state (README, "The tools")
 # The reader every step's run is shared with as it starts (`runread run --share`), added before the first.
@@ -85,6 +94,10 @@ class Part(LivePart):
     expect: list[str] = []  # per step: "answered" or "failed"
     own_stream = ""  # what the agent's own stream reports, in messages
     escapes_group = True  # `runread run` starts the agent in a process group of its own
+    said_version = ""  # the version the agent answers `--version` with (runread records it): `version` if empty
+    tested = True  # whether that version lies within the versions runread's tests cover (`versionTested`)
+    fails_nonzero = True  # the agent exits non-zero when its provider fails (Pi exits 0; its run says so)
+    failed_foreground = ("failed", "exit:1")  # read_work_state's foreground (state, exit) of that step
     shown = "runread --home H"
 
     def __init__(self, opts: argparse.Namespace, tmp: Path, res: Results, py: Path) -> None:
@@ -102,6 +115,9 @@ class Part(LivePart):
         self.runs: list[dict[str, Any]] = []  # per step: run_id, session, prompt, answer (bytes or None)
         self.targets: dict[str, dict[str, Any]] = {}  # run id -> runs --json target
         self.grants: list[dict[str, Any]] = []
+
+    def recorded_version(self) -> str:
+        return self.said_version or self.version
 
     def step_kind(self, n: int) -> str:
         s = self.steps[n]
@@ -143,7 +159,8 @@ class Part(LivePart):
                 ensure(answer == self.scripted[n], f"step {n + 1}: {self.own_stream} ({size(answer)}) is not the "
                        f"scripted text ({size(self.scripted[n])})")
             else:
-                ensure(rc != 0 and answer is None, f"step {n + 1} (provider error): exit {rc}, answer {size(answer)}")
+                ensure((rc != 0 or not self.fails_nonzero) and answer is None,
+                       f"step {n + 1} (provider error): exit {rc}, answer {size(answer)}")
             self.own_rc.append(rc)
             self.own_answers.append(answer)
         return (f"{manifest['cli_version']}, {len(self.steps)} steps in {dt:.1f}s: exit codes {self.own_rc}; "
@@ -244,15 +261,26 @@ class Part(LivePart):
                f"{sorted(answered)}")
         for run_id, e in entries.items():
             want = answered[run_id]
-            ensure(e.get("agent") == self.agent and e.get("agentVersion") == self.version
+            ensure(e.get("agent") == self.agent and e.get("agentVersion") == self.recorded_version()
                    and (e.get("namespace") or {}).get("sessionId") == want["session"]
                    and e.get("textSha256") == sha(want["answer"]) and e.get("textBytes") == len(want["answer"]),
                    f"entry of {run_id}: agent {e.get('agent')!r} {e.get('agentVersion')!r}, session "
                    f"{(e.get('namespace') or {}).get('sessionId')}, textSha256 {e.get('textSha256')}, textBytes "
-                   f"{e.get('textBytes')}; want {self.agent} {self.version}, {want['session']}, {sha(want['answer'])}, "
+                   f"{e.get('textBytes')}; want {self.agent} {self.recorded_version()}, {want['session']}, {sha(want['answer'])}, "
                    f"{len(want['answer'])}")
         return (f"{len(files)} entries (0600, directories 0700), one per answered run, each naming its run, agent "
-                f"{self.agent} {self.version} and the answer's sha256 and size")
+                f"{self.agent} {self.recorded_version()} and the answer's sha256 and size")
+
+    def show_version(self) -> str:
+        """`runread show --json` of each run: the version the agent answered `runread run`, and whether tested."""
+        shown = []
+        for n, r in enumerate(self.runs):
+            x = self.json_of("show", r["run_id"], "--json")
+            got = (x.get("agentVersion"), x.get("versionTested"))
+            want = (self.recorded_version(), self.tested)
+            ensure(got == want, f"run {n + 1}: agentVersion/versionTested {got}; want {want}")
+            shown.append(f"{r['run_id'][:13]}… {got[0]} tested={got[1]}")
+        return "; ".join(shown)
 
     def runs_json(self) -> str:
         listed = self.json_of("runs", "--json")
@@ -346,10 +374,11 @@ class Part(LivePart):
                         "totalBytes": None, "sha256": None},
                f"read_final_answer {seen}; want state missing, no text")
         fg = ws.get("foreground") or {}
-        ensure(ws.get("evidence") == "supervised" and fg.get("state") == "failed" and fg.get("exit") == "exit:1",
-               f"read_work_state evidence {ws.get('evidence')!r}, foreground {fg}")
+        want = self.failed_foreground
+        ensure(ws.get("evidence") == "supervised" and (fg.get("state"), fg.get("exit")) == want,
+               f"read_work_state evidence {ws.get('evidence')!r}, foreground {fg}; want {want}")
         return (f"read_final_answer state missing, readable false, text null (evidence {fa.get('evidence')}); "
-                f"read_work_state evidence supervised, foreground failed ({fg.get('source')}, {fg.get('exit')})")
+                f"read_work_state evidence supervised, foreground {fg.get('state')} ({fg.get('source')}, {fg.get('exit')})")
 
     # ---- the part
 
@@ -365,6 +394,7 @@ class Part(LivePart):
             self.check(f"{what}: runread run's exit code", lambda n=n: self.step_exit(n))
             self.check(f"{what}: runread run's stderr and stdout", lambda n=n: self.step_output(n))
         self.check("journal: one entry per answered run", self.journal)
+        self.check("runread --home H show --json: agentVersion (as answered) and versionTested", self.show_version)
         for what, fn in [("runread --home H runs --json", self.runs_json),
                          (f"runread --home H grant --run <id> --features {FEATURES} (every run)", self.grant_all),
                          ("runread --home H serve", self.serve)]:
@@ -475,7 +505,156 @@ class CodexRuns(Part):
         return runs
 
 
-AGENTS = {"claude": ClaudeRuns, "codex": CodexRuns}
+class PiRuns(Part):
+    """Pi 0.73.1, the harness's default package. Its harness writes no stderr file and no cli_version: the
+    parts' wrap captures each step's stderr (``stderr/stderr-N.txt``) and the manifest's ``pi_version`` is
+    checked instead."""
+
+    agent, title, own_stream = "pi", "Pi", "the last assistant message_end of the --mode json stream"
+    script, mock, version_attr, version = "pi-scenario.py", "mockllm.py", "PI_VERSION", "0.73.1"
+    package = "@mariozechner/pi-coding-agent"
+    scenario = SCENARIOS / "supervised-pi.json"
+    expect = ["answered", "answered", "failed"]
+    fails_nonzero = False
+    failed_foreground = ("failed", "exit:0")  # Pi exits 0; runread reads the failed run from its stream
+
+    def pi_env(self) -> dict[str, str]:
+        return {"PI_PACKAGE": self.package, "PI_VERSION": self.version}
+
+    def install_agent(self) -> str:
+        # The harness reads PI_PACKAGE/PI_VERSION when loaded: set for the load (and the steps, pi_env).
+        saved = {k: os.environ.get(k) for k in self.pi_env()}
+        os.environ.update(self.pi_env())
+        try:
+            return super().install_agent()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def install(self, mod: Any) -> Path:
+        cli, meta = mod.ensure_pi()
+        ensure(meta.get("name") == self.package and meta.get("version") == self.version,
+               f"the harness installed {meta.get('name')} {meta.get('version')}")
+        return Path(cli)
+
+    def harness(self, out: Path, wrap: list[str] | None) -> tuple[dict[str, Any], float]:
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
+        env.update(self.pi_env())
+        if wrap:
+            (out / "stderr").mkdir(parents=True, exist_ok=True)
+            # each step's stderr into stderr/stderr-N.txt, N the steps before it (the harness discards stderr)
+            keep = ["sh", "-c", 'n=$(ls "$0" | wc -l); exec "$@" 2>"$0/stderr-$((n))".txt', str(out / "stderr")]
+            env["HARNESS_WRAP"] = json.dumps(keep + wrap)
+        return self.run_harness(out, out.with_suffix(".log"), env)
+
+    def run_harness(self, out: Path, log_path: Path, env: dict[str, str] | None = None) -> tuple[dict[str, Any], float]:
+        script = self.opts.harness / self.script
+        t0 = time.monotonic()
+        with open(log_path, "wb") as log:
+            self.harness_proc = subprocess.Popen([sys.executable, str(script), str(self.scenario), str(out)], stdout=log,
+                                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                                 start_new_session=True)
+            try:
+                rc = self.harness_proc.wait(timeout=HARNESS_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.harness_proc.pid, signal.SIGKILL)
+                self.harness_proc.wait()
+                raise Fatal(f"{script.name} did not finish in {HARNESS_TIMEOUT_S}s") from None
+        dt = time.monotonic() - t0
+        if rc != 0:
+            raise Fatal(f"{script.name} exited {rc}: {tail(log_path.read_bytes(), 800)}")
+        manifest = json.loads((out / "manifest.json").read_text())
+        ensure(len(manifest["steps"]) == len(self.steps), f"{len(manifest['steps'])} steps ran of {len(self.steps)}")
+        ensure(manifest.get("pi_version") == self.version and manifest.get("pi_package") == self.package,
+               f"pi {manifest.get('pi_package')} {manifest.get('pi_version')}")
+        manifest["cli_version"] = f"{self.package} {self.version}"
+        for n, step in enumerate(manifest["steps"]):
+            err = out / "stderr" / f"stderr-{n}.txt"
+            if not err.exists():  # on its own: the harness discarded it
+                err.parent.mkdir(exist_ok=True)
+                err.write_text("")
+            step["stderr"] = str(err.relative_to(out))
+        return manifest, dt
+
+    def stream_answer(self, events: list[dict[str, Any]], n: int) -> bytes | None:
+        ends = [e["message"] for e in events if e.get("type") == "message_end"
+                and (e.get("message") or {}).get("role") == "assistant"]
+        ensure(ends, f"step {n + 1}: no assistant message_end")
+        last = ends[-1]
+        if last.get("stopReason") == "error":
+            return None
+        ensure(last.get("stopReason") == "stop", f"step {n + 1}: last stopReason {last.get('stopReason')!r}")
+        return "\n".join(b["text"] for b in last["content"] if b.get("type") == "text").encode()
+
+    def read_session_files(self, out: Path) -> list[dict[str, Any]]:
+        """Each user message starts a run (its entry id the run id); its answer is the run's last assistant
+        message's text blocks joined by \\n when it stopped normally (none when the provider failed)."""
+        files = sorted((out / "sessions").rglob("*.jsonl"))
+        ensure(len(files) == 1, f"session files {files}")
+        lines = jsonl(files[0])
+        header = lines[0]
+        ensure(header.get("type") == "session" and header.get("cwd") == str(self.workspace), f"header {header}")
+        runs: list[dict[str, Any]] = []
+        for e in lines[1:]:
+            msg = e.get("message") or {}
+            if e.get("type") != "message":
+                continue
+            if msg.get("role") == "user":
+                content = msg.get("content")
+                prompt = content if isinstance(content, str) else "".join(
+                    b.get("text", "") for b in content if b.get("type") == "text")
+                runs.append({"run_id": e["id"], "session": header["id"], "prompt": prompt, "parent": None, "last": None})
+            elif msg.get("role") == "assistant" and runs:
+                runs[-1]["last"] = msg
+        for r in runs:
+            last = r.pop("last") or {}
+            r["answer"] = ("\n".join(b["text"] for b in last.get("content", []) if b.get("type") == "text").encode()
+                           if last.get("stopReason") == "stop" else None)
+        return runs
+
+
+class Pi1Runs(PiRuns):
+    """Pi 1.6.0, the package's new name since 0.74 (needs Node 22, which the harness brings)."""
+
+    part = "pi-1.6.0"
+    version, package = PI_VERSION, PI_PACKAGE
+
+
+class CodexNewerRuns(CodexRuns):
+    """Codex behind a shim answering `codex-cli 0.999.0` (newer than any tested) that runs the real 0.171.0:
+    supervised as usual, its runs recording 0.999.0, not tested."""
+
+    part, said_version, tested = "codex-0.999.0", "0.999.0", False
+
+    def harness(self, out: Path, wrap: list[str] | None) -> tuple[dict[str, Any], float]:
+        if wrap:
+            real = self.tmp / "real-codex"
+            shim_dir = self.tmp / "shim"
+            shim_dir.mkdir(exist_ok=True)
+            shim = shim_dir / "codex"
+            # what runread asks: `codex --version`; anything else runs the real CLI given as the first word
+            shim.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo "codex-cli 0.999.0"; exit 0; fi\n'
+                            f'exec "$(cat {real})" "$@"\n')
+            shim.chmod(0o755)
+            # the harness appends the real codex's path and its arguments: swap the path for the shim's
+            swapper = shim_dir / "swap.py"
+            swapper.write_text(
+                "import os, sys\n"
+                "# argv: REALFILE SHIM runread... -- REAL args...: runs runread with SHIM in REAL's place\n"
+                "real_file, shim, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]\n"
+                "k = cmd.index('--')\n"
+                "open(real_file, 'w').write(cmd[k + 1])\n"
+                "cmd[k + 1] = shim\n"
+                "os.execvp(cmd[0], cmd)\n")
+            wrap = [sys.executable, str(swapper), str(real), str(shim), *wrap]
+        return super().harness(out, wrap)
+
+
+AGENTS = {"pi": PiRuns, "pi-1.6.0": Pi1Runs, "claude": ClaudeRuns, "codex": CodexRuns,
+          "codex-0.999.0": CodexNewerRuns}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Agent {
-    /// Pi (`@mariozechner/pi-coding-agent`), session files v1–v3.
+    /// Pi (`@mariozechner/pi-coding-agent` to 0.73, `@earendil-works/pi-coding-agent` since
+    /// 0.74), session files v1–v3.
     Pi,
     /// Claude Code, `projects/<escaped cwd>/<session id>.jsonl`.
     Claude,
@@ -40,10 +41,49 @@ impl Agent {
         }
     }
 
+    /// The oldest and the newest version of the agent runread's tests run for real (the range
+    /// docs/agents.md states). Any version is read; one outside it says so (`versionTested`).
+    pub fn tested_versions(self) -> (&'static str, &'static str) {
+        match self {
+            Agent::Pi => ("0.73.1", "1.6.0"),
+            Agent::Claude => ("2.1.328", "2.1.328"),
+            Agent::Codex => ("0.171.0", "0.171.0"),
+        }
+    }
+
+    /// Whether `version` (`X.Y.Z`, anything after a `-` or `+` ignored) lies within
+    /// [`Agent::tested_versions`]; `false` for what is not such a version: nothing untested is
+    /// said to be tested.
+    pub fn version_tested(self, version: &str) -> bool {
+        let (oldest, newest) = self.tested_versions();
+        match (
+            version_numbers(version),
+            version_numbers(oldest),
+            version_numbers(newest),
+        ) {
+            (Some(v), Some(lo), Some(hi)) => lo <= v && v <= hi,
+            _ => false,
+        }
+    }
+
     /// The agent a stored name names; `None` for any other string.
     pub fn parse(s: &str) -> Option<Agent> {
         Agent::ALL.into_iter().find(|a| a.as_str() == s)
     }
+}
+
+/// `X.Y.Z` as numbers, compared in order; `None` for anything else.
+fn version_numbers(version: &str) -> Option<(u64, u64, u64)> {
+    let core = version.split(['-', '+']).next()?;
+    let mut parts = core.split('.').map(|p| {
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+            None
+        } else {
+            p.parse::<u64>().ok()
+        }
+    });
+    let v = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(v)
 }
 
 impl std::fmt::Display for Agent {
@@ -64,6 +104,28 @@ mod tests {
         }
         for other in ["", "Pi", "claude-code", "codex ", "PI"] {
             assert_eq!(Agent::parse(other), None, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn a_version_is_tested_only_within_the_tested_range() {
+        for a in Agent::ALL {
+            let (oldest, newest) = a.tested_versions();
+            assert!(a.version_tested(oldest), "{a} {oldest}");
+            assert!(a.version_tested(newest), "{a} {newest}");
+        }
+        assert!(Agent::Pi.version_tested("0.73.5"));
+        assert!(Agent::Pi.version_tested("1.0.0"));
+        assert!(!Agent::Pi.version_tested("1.6.1"), "newer than the newest");
+        assert!(!Agent::Pi.version_tested("0.73.0"), "older than the oldest");
+        assert!(!Agent::Codex.version_tested("0.999.0"));
+        assert!(!Agent::Codex.version_tested("0.171.1"));
+        assert!(Agent::Codex.version_tested("0.171.0-linux-x64"));
+        for not_a_version in ["", "1.6", "1.6.0.1", "v1.6.0", "1..0", "x.y.z"] {
+            assert!(
+                !Agent::Pi.version_tested(not_a_version),
+                "{not_a_version:?}"
+            );
         }
     }
 }

@@ -39,7 +39,12 @@ mod tests {
         for (a, s) in Agent::ALL.into_iter().zip(SUPERVISED) {
             assert_eq!(s.agent(), a);
             assert_eq!(supervised(a).agent(), a);
-            assert!(!s.known_series().is_empty());
+            assert!(!s.npm_packages().is_empty());
+            // A bare answer is told by the program's name: only the agent answering so has one.
+            assert_eq!(
+                s.program_names().is_empty(),
+                s.version_answer() != VersionAnswer::Bare
+            );
         }
         let bare = SUPERVISED
             .iter()

@@ -6,9 +6,14 @@
 //! native binary), the native binary itself (which may lie in a platform package of its own,
 //! versioned `X.Y.Z-linux-x64`), a standalone install, or a shim (volta, asdf, mise) in front of
 //! either. An agent answering a bare version number is told by its npm package where the command
-//! resolves into one, and the package must say the same. So a wrapper or shim that runs a known
-//! agent is supervised, and a command that is neither is refused before anything of it runs but
-//! `--version`.
+//! resolves into one, else by its program's file name (`pi`); a package must say the same version.
+//! So a wrapper or shim that runs a known agent is supervised, and a command that is neither is
+//! refused before anything of it runs but `--version`.
+//!
+//! Any version is accepted: there is no allowlist to fall behind the agent's next release. What
+//! protects the reader is the strict reading of the event stream and the session file (anything
+//! not recognised leaves the answer unknown, with a fixed reason), and the version a run was
+//! supervised at is recorded with it, tested or not (`versionTested` in its metadata).
 
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
@@ -58,10 +63,6 @@ pub enum Unsupported {
         program: String,
         why: &'static str,
     },
-    UnknownVersion {
-        kind: Agent,
-        version: String,
-    },
     /// The program's package says one version, the program another.
     PackageDisagrees {
         program: String,
@@ -104,18 +105,6 @@ impl std::fmt::Display for Unsupported {
                 f,
                 "cannot tell which agent `{program}` is: `{program} --version` {why}; {}",
                 supervises()
-            ),
-            Unsupported::UnknownVersion { kind, version } => write!(
-                f,
-                "{} {version} is not a version whose event stream runread knows (known: {}); \
-                 use runread ingest/watch for passive evidence instead",
-                kind.product(),
-                supervised(*kind)
-                    .known_series()
-                    .iter()
-                    .map(|s| format!("{s}x"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
             ),
             Unsupported::PackageDisagrees {
                 program,
@@ -166,7 +155,6 @@ fn package_of(program: &Path) -> Option<(PathBuf, serde_json::Value)> {
     None
 }
 
-/// What a `--version` answer names.
 /// What a `--version` answer names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Said {
@@ -321,7 +309,6 @@ fn program_words(command: &[OsString]) -> usize {
         .map_or(command.len(), |i| i + 2)
 }
 
-/// The agent `command` starts, asked with `--version` in `cwd`.
 /// The npm package of a supervised agent that the command's program lies in.
 struct Package {
     root: PathBuf,
@@ -335,7 +322,9 @@ fn agent_package(file: &Path) -> Option<Package> {
     let (root, pkg) = package_of(file)?;
     let name = pkg.get("name").and_then(|n| n.as_str())?.to_owned();
     let version = pkg.get("version").and_then(|v| v.as_str())?.to_owned();
-    let agent = SUPERVISED.into_iter().find(|s| s.npm_package() == name)?;
+    let agent = SUPERVISED
+        .into_iter()
+        .find(|s| s.npm_packages().contains(&name.as_str()))?;
     Some(Package {
         root,
         agent,
@@ -344,10 +333,12 @@ fn agent_package(file: &Path) -> Option<Package> {
     })
 }
 
-/// The agent that answering `--version` with `said` names, the command's package considered.
+/// The agent that answering `--version` with `said` names, the command's package and the file
+/// name of its program (`file_name`) considered.
 fn agent_said(
     said: &Said,
     package: Option<&Package>,
+    file_name: Option<&OsStr>,
     program: &str,
 ) -> Result<(&'static dyn SupervisedAgent, String), Unsupported> {
     let bare_agent = SUPERVISED
@@ -358,10 +349,14 @@ fn agent_said(
         (Said::Bare(v), Some(p), Some(bare)) if p.agent.agent() == bare.agent() => {
             Ok((bare, v.clone()))
         }
-        // Without the agent's package (a shim, a wrapper), a bare answer is all there is: a
-        // version of the bare-answering agent's known series is taken as it. Its session file
-        // must still prove every answer.
-        (Said::Bare(v), None, Some(bare)) if bare.knows(v) => Ok((bare, v.clone())),
+        // Without the agent's package (a shim, a standalone install), a bare answer could be any
+        // program's: only a program going by the agent's own name is taken as it. Its event
+        // stream is still read strictly and its session file must still prove every answer.
+        (Said::Bare(v), None, Some(bare))
+            if file_name.is_some_and(|n| bare.program_names().iter().any(|p| n == *p)) =>
+        {
+            Ok((bare, v.clone()))
+        }
         (said, _, _) => Err(Unsupported::NotAnAgent {
             program: program.to_owned(),
             said: said.shown(),
@@ -391,17 +386,6 @@ pub async fn identify_within(
         Some(which(program).ok_or_else(|| Unsupported::NotFound(shown.clone()))?)
     };
     let package = file.as_deref().and_then(agent_package);
-    // The package of a bare-answering agent, of an unknown version, is refused without running
-    // anything of it: its answer could not tell it from any other program.
-    if let Some(p) = &package
-        && p.agent.version_answer() == VersionAnswer::Bare
-        && !p.agent.knows(&p.version)
-    {
-        return Err(Unsupported::UnknownVersion {
-            kind: p.agent.agent(),
-            version: p.version.clone(),
-        });
-    }
     let out = ask_version(probe, cwd, timeout, VERSION_PROBE_MAX_BYTES)
         .await
         .map_err(|why| Unsupported::Probe {
@@ -409,7 +393,8 @@ pub async fn identify_within(
             why,
         })?;
     let said = parse_version_output(&out);
-    let (agent, version) = agent_said(&said, package.as_ref(), &shown)?;
+    let file_name = file.as_deref().and_then(Path::file_name);
+    let (agent, version) = agent_said(&said, package.as_ref(), file_name, &shown)?;
     if let Some(p) = &package
         && (p.agent.agent() != agent.agent() || !agent.package_says(&p.version, &version))
     {
@@ -417,12 +402,6 @@ pub async fn identify_within(
             program: shown,
             package: format!("{} {}", p.name, p.version),
             said: said.shown(),
-        });
-    }
-    if !agent.knows(&version) {
-        return Err(Unsupported::UnknownVersion {
-            kind: agent.agent(),
-            version,
         });
     }
     Ok(Located {
@@ -560,5 +539,91 @@ mod tests {
         ));
         assert_eq!(late, Err("did not answer in time"));
         assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    /// An executable at `path` answering `--version` with `answer` on stderr, as Pi does.
+    fn answers_on_stderr(path: &Path, answer: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("#!/bin/sh\necho '{answer}' >&2\n")).unwrap();
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+
+    fn identified(program: &Path, cwd: &Path) -> Result<Located, Unsupported> {
+        rt().block_on(identify(
+            &[program.as_os_str().to_owned(), "-p".into(), "hi".into()],
+            cwd,
+        ))
+    }
+
+    #[test]
+    fn pi_is_either_package_of_any_version() {
+        let d = tempfile::tempdir().unwrap();
+        for (name, version) in [
+            ("@mariozechner/pi-coding-agent", "0.73.1"),
+            ("@mariozechner/pi-coding-agent", "0.73.9"),
+            ("@earendil-works/pi-coding-agent", "1.6.0"),
+            ("@earendil-works/pi-coding-agent", "9.0.0"),
+        ] {
+            let root = d.path().join(name).join(version);
+            std::fs::create_dir_all(&root).unwrap();
+            std::fs::write(
+                root.join("package.json"),
+                format!(r#"{{"name":"{name}","version":"{version}"}}"#),
+            )
+            .unwrap();
+            // Not named `pi`: its package tells it.
+            let cli = root.join("dist/cli.js");
+            answers_on_stderr(&cli, version);
+            let agent = identified(&cli, d.path()).unwrap();
+            assert_eq!((agent.kind, agent.version.as_str()), (Agent::Pi, version));
+            assert_eq!(agent.package_root.as_deref(), Some(root.as_path()));
+            // The package says one version, the program another: refused.
+            answers_on_stderr(&cli, "0.1.0");
+            assert!(matches!(
+                identified(&cli, d.path()),
+                Err(Unsupported::PackageDisagrees { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn a_bare_answer_without_a_package_is_pi_only_by_its_name() {
+        let d = tempfile::tempdir().unwrap();
+        let pi = d.path().join("shims/pi");
+        answers_on_stderr(&pi, "1.6.0");
+        let agent = identified(&pi, d.path()).unwrap();
+        assert_eq!((agent.kind, agent.version.as_str()), (Agent::Pi, "1.6.0"));
+        assert_eq!(agent.package_root, None);
+        // Any other program answering a bare version is no agent, whatever the version.
+        for version in ["0.73.1", "1.6.0"] {
+            let other = d.path().join("shims/pip");
+            answers_on_stderr(&other, version);
+            let refused = identified(&other, d.path()).unwrap_err();
+            assert!(
+                matches!(refused, Unsupported::NotAnAgent { .. }),
+                "{refused:?}"
+            );
+            assert!(
+                refused
+                    .to_string()
+                    .contains("is not an agent runread knows"),
+                "{refused}"
+            );
+        }
+        // A package that is not an agent's is no agent either.
+        let root = d.path().join("left-pad");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(
+            root.join("package.json"),
+            r#"{"name":"left-pad","version":"1.6.0"}"#,
+        )
+        .unwrap();
+        let cli = root.join("cli.js");
+        answers_on_stderr(&cli, "1.6.0");
+        assert!(matches!(
+            identified(&cli, d.path()),
+            Err(Unsupported::NotAnAgent { .. })
+        ));
     }
 }

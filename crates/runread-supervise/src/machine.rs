@@ -18,7 +18,8 @@ use crate::terminal::Terminal;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VersionAnswer {
     /// A bare `X.Y.Z` (a `v` prefix tolerated): an answer any program could give, so the agent
-    /// is told by its npm package where there is one.
+    /// is told by its npm package where there is one, else by its program's name
+    /// ([`SupervisedAgent::program_names`]).
     Bare,
     /// `<prefix>X.Y.Z`.
     Prefixed(&'static str),
@@ -52,10 +53,15 @@ impl VersionAnswer {
 pub trait SupervisedAgent: Sync {
     /// The agent this describes.
     fn agent(&self) -> Agent;
-    /// The npm package that installs it.
-    fn npm_package(&self) -> &'static str;
-    /// The version series whose event stream and session format runread knows (`"0.73."`).
-    fn known_series(&self) -> &'static [&'static str];
+    /// The npm packages that install it (a package renamed keeps its old name here: users still
+    /// have it installed).
+    fn npm_packages(&self) -> &'static [&'static str];
+    /// The file names its program goes by, for an agent answering a bare version: without its
+    /// package (a shim, a standalone install) that name is what tells it from any other
+    /// program. None by default.
+    fn program_names(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// How it answers `--version`.
     fn version_answer(&self) -> VersionAnswer;
     /// What may follow the version in the version of a package holding its native binary
@@ -70,11 +76,6 @@ pub trait SupervisedAgent: Sync {
     fn with_event_stream(&self, args: &[OsString]) -> Result<Vec<OsString>, String>;
     /// The machine that follows one invocation started in `cwd` with `args` (as streamed).
     fn machine(&self, args: &[OsString], cwd: &Path) -> Box<dyn Machine>;
-
-    /// Whether `version` is of a known series.
-    fn knows(&self, version: &str) -> bool {
-        self.known_series().iter().any(|s| version.starts_with(s))
-    }
 
     /// Whether a package of version `pkg_version` is the agent that said `version`: the same
     /// version, or that version with a platform after it.

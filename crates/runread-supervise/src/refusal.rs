@@ -15,6 +15,9 @@ pub enum Refusal {
     BrokenChain,
     Mismatch,
     StreamFault,
+    /// An event of a type runread does not know fell inside the run: what it did to the run
+    /// cannot be told, so no answer is taken from the run (a newer agent's event, read strictly).
+    UnknownEvent,
     NotFound,
     /// The proof could not be written to the journal (or did not read back).
     Journal,
@@ -39,6 +42,9 @@ impl Refusal {
             Refusal::BrokenChain => "the run does not chain to the leaf pinned at start",
             Refusal::Mismatch => "the persisted answer differs from the announced one",
             Refusal::StreamFault => "the event stream had an unreadable line in this run",
+            Refusal::UnknownEvent => {
+                "the event stream had an event of a type runread does not know in this run"
+            }
             Refusal::NotFound => "the session file was not found",
             Refusal::Journal => "the proof could not be journaled",
             Refusal::Busy => "session file kept changing while it was read",

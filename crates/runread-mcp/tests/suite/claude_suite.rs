@@ -131,6 +131,8 @@ async fn metadata_says_what_the_session_records_with_its_source() {
         m["agentVersion"],
         json!({"value": "2.1.328", "source": "prompt_line"})
     );
+    // The session records a tested version: said so.
+    assert_eq!(m["versionTested"], true);
     assert_eq!(m["gitBranch"]["source"], "prompt_line");
     assert_eq!(
         m["savedModel"],

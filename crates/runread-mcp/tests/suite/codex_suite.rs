@@ -115,6 +115,8 @@ async fn metadata_says_what_session_meta_and_turn_context_record_with_their_sour
         m["agentVersion"],
         json!({"value": "0.171.0", "source": "session_meta"})
     );
+    // The session records a tested version: said so.
+    assert_eq!(m["versionTested"], true);
     assert_eq!(
         m["modelProvider"],
         json!({"value": "mock", "source": "session_meta"})

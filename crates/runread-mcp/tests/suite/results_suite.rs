@@ -206,6 +206,8 @@ async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show() {
     // Pi records its cwd in the session header, the provider with the model; no branch, agent
     // version or parent (the session is not a fork).
     assert_eq!(m["cwd"]["source"], "session_header");
+    // No version recorded: whether it is tested is not known either.
+    assert_eq!(m["versionTested"], Value::Null);
     assert_eq!(
         m["modelProvider"],
         json!({"value": "mock", "source": "assistant_messages"})

@@ -61,7 +61,7 @@ fn case_of(journal: bool, agent: Agent) -> Case {
     let g = env.grant_in(
         &run.target.run_id,
         Some(&run.target.session_id),
-        vec![Feature::FinalAnswer, Feature::Aggregate],
+        vec![Feature::FinalAnswer, Feature::Aggregate, Feature::Metadata],
         "t",
     );
     let ctx = svc.admit_key(&[g.key.as_bytes()]).unwrap();
@@ -138,6 +138,19 @@ impl Case {
         supervising: bool,
         active: u32,
     ) {
+        self.record_at("0.73.1", foreground, proof, age_ms, supervising, active);
+    }
+
+    /// [`Case::record`] of an agent that answered `--version` with `version`.
+    fn record_at(
+        &self,
+        version: &str,
+        foreground: Foreground,
+        proof: Proof,
+        age_ms: i64,
+        supervising: bool,
+        active: u32,
+    ) {
         let t = &self.run.target;
         let now = runread_core::timefmt::now_ms();
         self.env
@@ -148,7 +161,7 @@ impl Case {
                 run_id: t.run_id.clone(),
                 supervisor_id: "s".into(),
                 host: "h".into(),
-                agent_version: "0.73.1".into(),
+                agent_version: version.into(),
                 foreground,
                 exit: (foreground != Foreground::Running).then(|| "exit:0".into()),
                 phase: if foreground == Foreground::Running {
@@ -193,6 +206,36 @@ fn a_journaled_proof_with_a_completed_foreground_publishes() {
         "the first chunk of the answer"
     );
     assert_eq!(v["sha256"], runread_core::sha256_hex(whole.as_bytes()));
+}
+
+/// Pi records no version in its session file: a supervised run's is the one it answered `runread
+/// run`, and whether the tests cover it is said, a newer one `false`.
+#[test]
+fn a_supervised_runs_version_is_the_one_it_answered_and_says_whether_it_is_tested() {
+    let c = case(true);
+    let m = c.call(tools::READ_TARGET_METADATA);
+    assert_eq!(m["agentVersion"]["value"], Value::Null, "passive Pi: none");
+    assert_eq!(m["versionTested"], Value::Null);
+    for (version, tested) in [
+        ("0.73.1", true),
+        ("1.6.0", true),
+        ("1.6.1", false),
+        ("0.72.0", false),
+    ] {
+        c.record_at(version, Foreground::Completed, c.journaled(), 0, false, 0);
+        let m = c.call(tools::READ_TARGET_METADATA);
+        assert_eq!(
+            m["agentVersion"],
+            json!({"value": version, "source": "supervisor"}),
+            "{m}"
+        );
+        assert_eq!(m["versionTested"], tested, "{version}");
+        let v = c.call(tools::READ_FINAL_ANSWER);
+        assert_eq!(
+            v["state"], "available",
+            "an untested version reads as usual: {v}"
+        );
+    }
 }
 
 #[test]

@@ -22,9 +22,6 @@ use crate::machine::{Machine, SupervisedAgent, VersionAnswer};
 pub const CLAUDE_PACKAGE: &str = "@anthropic-ai/claude-code";
 /// What Claude Code's `--version` says after its version number.
 pub const CLAUDE_VERSION_SUFFIX: &str = " (Claude Code)";
-/// Claude Code versions whose stream-json output and session format runread knows (tested:
-/// 2.1.328).
-pub const KNOWN_CLAUDE_SERIES: &[&str] = &["2.1."];
 
 /// Claude Code, as `runread run` supervises it (`claude -p --output-format stream-json`).
 pub struct ClaudeCode;
@@ -33,11 +30,8 @@ impl SupervisedAgent for ClaudeCode {
     fn agent(&self) -> Agent {
         Agent::Claude
     }
-    fn npm_package(&self) -> &'static str {
-        CLAUDE_PACKAGE
-    }
-    fn known_series(&self) -> &'static [&'static str] {
-        KNOWN_CLAUDE_SERIES
+    fn npm_packages(&self) -> &'static [&'static str] {
+        &[CLAUDE_PACKAGE]
     }
     /// `2.1.328 (Claude Code)`.
     fn version_answer(&self) -> VersionAnswer {

@@ -10,9 +10,11 @@
 //! failure (before `turn.failed`). An interrupt just stops the stream. Unlike the rollout file,
 //! the stream names no turn id and no cwd, and its `item_N` ids are the process's own.
 //!
-//! Unknown event types, unknown item types and unknown fields are skipped; a line that is not a
-//! JSON object with a `type`, or a known event without what defines it, is a fault that taints
-//! the run it falls in. Nothing here panics on input: every field is optional until needed.
+//! Unknown item types and unknown fields are skipped (an item is content: only an
+//! `agent_message` can be the answer, and the rollout file proves it); an event of a type runread
+//! does not know ([`CodexEvent::Unknown`], a later Codex's) leaves the run it falls in without an
+//! answer; a line that is not a JSON object with a `type`, or a known event without what defines
+//! it, is a fault that taints the run it falls in. Nothing here panics on input: every field is optional until needed.
 
 use serde_json::Value;
 
@@ -115,8 +117,9 @@ pub enum CodexEvent {
     Error {
         message: String,
     },
-    /// A known shape carrying nothing supervision uses, or an unknown event type.
-    Ignored,
+    /// An event of a type runread does not know (every type `codex exec --json` documents is
+    /// read above): the run it falls in gives no answer.
+    Unknown,
 }
 
 fn detail(v: &Value, key: &str) -> String {
@@ -208,7 +211,7 @@ pub fn parse(line: &[u8]) -> Result<CodexEvent, Fault> {
         "error" => CodexEvent::Error {
             message: message_of(&v),
         },
-        _ => CodexEvent::Ignored,
+        _ => CodexEvent::Unknown,
     })
 }
 
@@ -217,7 +220,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn events_are_read_and_unknown_ones_skipped() {
+    fn events_are_read_an_unknown_item_kept_apart_and_an_unknown_type_told() {
         assert_eq!(
             parse(
                 br#"{"type":"thread.started","thread_id":"01a231e0-7813-7fd3-9f9d-8764034a71d5"}"#
@@ -265,7 +268,7 @@ mod tests {
         );
         assert_eq!(
             parse(br#"{"type":"something.new","x":1}"#),
-            Ok(CodexEvent::Ignored)
+            Ok(CodexEvent::Unknown)
         );
         assert_eq!(parse(b"[1,2]"), Err(Fault));
         assert_eq!(parse(b"{not json"), Err(Fault));

@@ -119,7 +119,7 @@ impl Machine for CodexMachine {
         // announces it: everything from `turn.started` on is worth a look at the file.
         let persisted = !matches!(
             event,
-            CodexEvent::ThreadStarted { .. } | CodexEvent::Ignored
+            CodexEvent::ThreadStarted { .. } | CodexEvent::Unknown
         );
         Some((self.sup.apply(&event), persisted))
     }

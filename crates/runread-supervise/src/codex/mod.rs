@@ -24,8 +24,6 @@ use crate::machine::{Machine, SupervisedAgent, VersionAnswer};
 pub const CODEX_PACKAGE: &str = "@openai/codex";
 /// What Codex's `--version` says before its version number.
 pub const CODEX_VERSION_PREFIX: &str = "codex-cli ";
-/// Codex versions whose `--json` event stream and rollout format runread knows (tested: 0.171.0).
-pub const KNOWN_CODEX_SERIES: &[&str] = &["0.171."];
 /// How the version of a Codex platform package (the one holding the native binary) ends after
 /// the CLI's version: `0.171.0-linux-x64`.
 pub const CODEX_PLATFORM_SUFFIXES: &[&str] = &[
@@ -44,11 +42,8 @@ impl SupervisedAgent for Codex {
     fn agent(&self) -> Agent {
         Agent::Codex
     }
-    fn npm_package(&self) -> &'static str {
-        CODEX_PACKAGE
-    }
-    fn known_series(&self) -> &'static [&'static str] {
-        KNOWN_CODEX_SERIES
+    fn npm_packages(&self) -> &'static [&'static str] {
+        &[CODEX_PACKAGE]
     }
     /// `codex-cli 0.171.0`.
     fn version_answer(&self) -> VersionAnswer {

@@ -42,6 +42,8 @@ pub struct CodexTracked {
     pub last_error: Option<String>,
     /// A line of the stream inside this run could not be read: no proof can be built on it.
     pub faulted: bool,
+    /// An event of a type runread does not know fell inside this run: no answer is taken.
+    pub unknown_event: bool,
 }
 
 /// The answer a turn announced.
@@ -56,7 +58,7 @@ pub struct CodexCandidate {
 impl CodexTracked {
     /// The candidate answer of a turn Codex reported as completed with a message.
     pub fn candidate(&self) -> Option<CodexCandidate> {
-        if self.end != Some(TurnEnd::Completed) || self.faulted {
+        if self.end != Some(TurnEnd::Completed) || self.faulted || self.unknown_event {
             return None;
         }
         let text = self.last_message.clone()?;
@@ -72,6 +74,11 @@ impl CodexTracked {
         if self.faulted {
             return Proof::Refused {
                 reason: Refusal::StreamFault.as_str().into(),
+            };
+        }
+        if self.unknown_event {
+            return Proof::Refused {
+                reason: Refusal::UnknownEvent.as_str().into(),
             };
         }
         // Fixed texts: Codex's own message may quote the provider's body.
@@ -191,7 +198,12 @@ impl CodexSupervision {
             }
             CodexEvent::TurnCompleted => self.turn_ended(TurnEnd::Completed),
             CodexEvent::TurnFailed { message } => self.turn_ended(TurnEnd::Failed(message.clone())),
-            CodexEvent::Ignored => Step::Nothing,
+            CodexEvent::Unknown => {
+                if let Some(run) = self.open_run() {
+                    run.unknown_event = true;
+                }
+                Step::Changed
+            }
         }
     }
 

@@ -1,14 +1,36 @@
 //! Pi's JSON event stream (`pi --mode json`), as far as supervision needs it.
 //!
-//! One line, one event. Only the shapes runread relies on are read; an unknown event type from a
-//! known Pi version is ignored (it carries nothing the proof uses), a line that is not a JSON
-//! object is a fault that taints the run it falls in.
+//! One line, one event. Only the shapes runread relies on are read. The event types Pi documents
+//! that carry nothing supervision uses ([`IGNORED_TYPES`]) are ignored; a type outside them (a
+//! later Pi's) is [`Event::Unknown`], which leaves the run it falls in without an answer; a line
+//! that is not a JSON object is a fault that taints the run it falls in.
 
 pub use crate::stream::Fault;
 use crate::stream::{one_line, str_of};
 use serde_json::Value;
 
 use runread_sessions::pi::{join_text_blocks, message_sha256};
+
+/// The event types of Pi's JSON stream (docs/json.md, 0.73 to 1.6) that carry nothing
+/// supervision reads: turns, message starts (any role: 1.x starts `system` messages too), tool
+/// progress, session-state changes (1.x: `entry_appended`, `session_info_changed`,
+/// `thinking_level_changed`), summarization retries, and RPC mode's own records (`response`,
+/// `extension_error`, `bash_execution_update`).
+pub const IGNORED_TYPES: &[&str] = &[
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "tool_execution_update",
+    "entry_appended",
+    "session_info_changed",
+    "thinking_level_changed",
+    "summarization_retry_scheduled",
+    "summarization_retry_attempt_start",
+    "summarization_retry_finished",
+    "response",
+    "extension_error",
+    "bash_execution_update",
+];
 
 /// The first line of the stream: the session Pi works in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +55,10 @@ pub enum Event {
     Header(StreamHeader),
     AgentStart,
     /// The agent loop ended; `last_stop` is the stop reason of its last assistant message.
+    /// `will_retry` (1.x): Pi goes on with the same prompt (a retry, an overflow recovery).
     AgentEnd {
         last_stop: Option<String>,
+        will_retry: bool,
     },
     /// A later Pi's "nothing more will happen for this prompt".
     AgentSettled,
@@ -72,8 +96,11 @@ pub enum Event {
     Queue {
         pending: usize,
     },
-    /// A known shape carrying nothing supervision uses (turn_start, message_start, …).
+    /// A known shape carrying nothing supervision uses ([`IGNORED_TYPES`], a `message_update`
+    /// other than a text delta).
     Ignored,
+    /// An event of a type runread does not know: the run it falls in gives no answer.
+    Unknown,
 }
 
 fn candidate_of(message: &Value) -> Option<Candidate> {
@@ -147,7 +174,8 @@ pub fn parse(line: &[u8]) -> Result<Event, Fault> {
                 pending: count("steering") + count("followUp"),
             }
         }
-        _ => Event::Ignored,
+        other if IGNORED_TYPES.contains(&other) => Event::Ignored,
+        _ => Event::Unknown,
     })
 }
 
@@ -171,7 +199,10 @@ fn agent_end_of(v: &Value) -> Result<Event, Fault> {
         .find(|m| str_of(m, "role") == Some("assistant"))
         .and_then(|m| str_of(m, "stopReason"))
         .map(str::to_owned);
-    Ok(Event::AgentEnd { last_stop })
+    Ok(Event::AgentEnd {
+        last_stop,
+        will_retry: v.get("willRetry").and_then(Value::as_bool).unwrap_or(false),
+    })
 }
 
 /// `message_end`: a prompt, an assistant message (a candidate answer, if it can be one), or

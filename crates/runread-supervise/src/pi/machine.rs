@@ -55,26 +55,6 @@ fn show(terminal: &mut Terminal, event: &Event) {
     }
 }
 
-/// How a Pi run that never settled ended.
-fn closing_proof(run: &Tracked) -> Proof {
-    if run.faulted {
-        return Proof::Refused {
-            reason: Refusal::StreamFault.as_str().into(),
-        };
-    }
-    let reason = match run.last_stop.as_deref() {
-        Some("error") => "the provider failed (after retries)",
-        Some("aborted") => "the run was aborted",
-        Some("toolUse") => "the run ended with a tool call open",
-        None => "no assistant message",
-        Some(_) if !run.ended => "the agent ended before the run did",
-        Some(_) => "the run did not settle with an answer",
-    };
-    Proof::NoAnswer {
-        reason: reason.into(),
-    }
-}
-
 impl Machine for PiMachine {
     fn run_count(&self) -> usize {
         self.sup.runs.len()
@@ -143,7 +123,7 @@ impl Machine for PiMachine {
     }
 
     fn closing_proof(&self, n: usize, _interrupted: bool) -> Option<Proof> {
-        self.sup.runs.get(n).map(closing_proof)
+        self.sup.runs.get(n).map(Tracked::closing_proof)
     }
 
     /// Pi exits 0 after a run, also one whose provider failed (the run's proof says so).

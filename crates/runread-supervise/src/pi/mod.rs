@@ -15,10 +15,14 @@ use runread_core::Agent;
 
 use crate::machine::{Machine, SupervisedAgent, VersionAnswer};
 
-/// The npm package of the Pi coding agent.
-pub const PI_PACKAGE: &str = "@mariozechner/pi-coding-agent";
-/// Pi versions whose JSON event stream and session format runread knows (tested: 0.73.1).
-pub const KNOWN_PI_SERIES: &[&str] = &["0.73."];
+/// The npm packages of the Pi coding agent: its name to 0.73, and since 0.74 (1.x).
+pub const PI_PACKAGES: &[&str] = &[
+    "@mariozechner/pi-coding-agent",
+    "@earendil-works/pi-coding-agent",
+];
+/// The file name of Pi's program (`pi`): what tells a bare version answer as Pi's when no
+/// package says so.
+pub const PI_PROGRAM: &str = "pi";
 
 /// Pi, as `runread run` supervises it (`pi --mode json`).
 pub struct Pi;
@@ -27,11 +31,11 @@ impl SupervisedAgent for Pi {
     fn agent(&self) -> Agent {
         Agent::Pi
     }
-    fn npm_package(&self) -> &'static str {
-        PI_PACKAGE
+    fn npm_packages(&self) -> &'static [&'static str] {
+        PI_PACKAGES
     }
-    fn known_series(&self) -> &'static [&'static str] {
-        KNOWN_PI_SERIES
+    fn program_names(&self) -> &'static [&'static str] {
+        &[PI_PROGRAM]
     }
     /// Pi answers its bare version number (on stderr).
     fn version_answer(&self) -> VersionAnswer {

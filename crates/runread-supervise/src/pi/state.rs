@@ -9,7 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use runread_store::Phase;
+use runread_store::{Phase, Proof};
+
+use crate::proof::Refusal;
 
 use crate::pi::events::{Candidate, Event, StreamHeader};
 pub use crate::stream::Step;
@@ -25,6 +27,36 @@ pub struct Tracked {
     pub ended: bool,
     /// A line of the stream inside this run could not be read: no proof can be built on it.
     pub faulted: bool,
+    /// An event of a type runread does not know fell inside this run: no answer is taken.
+    pub unknown_event: bool,
+}
+
+impl Tracked {
+    /// How a Pi run that never settled ended.
+    pub fn closing_proof(&self) -> Proof {
+        let run = self;
+        if run.faulted {
+            return Proof::Refused {
+                reason: Refusal::StreamFault.as_str().into(),
+            };
+        }
+        if run.unknown_event {
+            return Proof::Refused {
+                reason: Refusal::UnknownEvent.as_str().into(),
+            };
+        }
+        let reason = match run.last_stop.as_deref() {
+            Some("error") => "the provider failed (after retries)",
+            Some("aborted") => "the run was aborted",
+            Some("toolUse") => "the run ended with a tool call open",
+            None => "no assistant message",
+            Some(_) if !run.ended => "the agent ended before the run did",
+            Some(_) => "the run did not settle with an answer",
+        };
+        Proof::NoAnswer {
+            reason: reason.into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -68,7 +100,11 @@ impl Supervision {
 
     fn settle_step(&self, n: usize) -> Step {
         match self.runs.get(n) {
-            Some(run) if run.ended && run.candidate.is_some() && !run.faulted => Step::Settle(n),
+            Some(run)
+                if run.ended && run.candidate.is_some() && !run.faulted && !run.unknown_event =>
+            {
+                Step::Settle(n)
+            }
             _ => Step::Changed,
         }
     }
@@ -117,6 +153,10 @@ impl Supervision {
                 self.reopen()
             }
             Event::AgentStart => self.reopen(),
+            // Pi goes on with this prompt: the run has not ended.
+            Event::AgentEnd {
+                will_retry: true, ..
+            } => self.reopen(),
             Event::AgentEnd { .. } => self.agent_end(),
             Event::AgentSettled => match self.runs.len().checked_sub(1) {
                 Some(n) => self.settle_step(n),
@@ -148,6 +188,12 @@ impl Supervision {
                 Step::Changed
             }
             Event::OtherMessageEnd | Event::TextDelta(_) | Event::Ignored => Step::Nothing,
+            Event::Unknown => {
+                if let Some(run) = self.runs.last_mut() {
+                    run.unknown_event = true;
+                }
+                Step::Changed
+            }
         }
     }
 
@@ -187,6 +233,7 @@ impl Supervision {
             last_stop: None,
             ended: false,
             faulted: false,
+            unknown_event: false,
         });
         self.retrying = false;
         Step::Changed

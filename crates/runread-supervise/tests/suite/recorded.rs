@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use runread_sessions::EntrySummary;
 use runread_sessions::pi::cut_runs;
 use runread_sessions::pi::parse_header;
-use runread_store::Phase;
+use runread_store::{Phase, Proof};
 use runread_supervise::pi::events;
 use runread_supervise::pi::proof;
 use runread_supervise::pi::state::Supervision;
@@ -171,6 +171,100 @@ fn an_unreadable_line_inside_a_run_blocks_its_settle() {
     let (sup, settled) = feed(&lines);
     assert!(settled.is_empty());
     assert!(sup.runs[0].faulted);
+}
+
+#[test]
+fn an_event_of_a_type_runread_never_saw_inside_a_run_leaves_it_without_an_answer() {
+    let mut lines = stream("sample", 0);
+    let at = lines
+        .iter()
+        .position(|l| event_type(l) == "turn_end")
+        .unwrap();
+    lines.insert(
+        at,
+        r#"{"type":"plan_revised","plan":["answer differently"]}"#.into(),
+    );
+    let (sup, settled) = feed(&lines);
+    assert!(settled.is_empty(), "the answer is not guessed");
+    assert!(sup.runs[0].unknown_event);
+    assert!(!sup.runs[0].faulted, "a well-formed event: not a fault");
+    assert_eq!(
+        sup.runs[0].closing_proof(),
+        Proof::Refused {
+            reason: "the event stream had an event of a type runread does not know in this run"
+                .into()
+        }
+    );
+    assert_eq!(
+        Refusal::UnknownEvent.as_str(),
+        "the event stream had an event of a type runread does not know in this run"
+    );
+}
+
+#[test]
+fn the_events_pi_1x_adds_are_read_and_an_unknown_type_is_not_ignored() {
+    // Pi 1.x's docs/json.md: a `system` message's start and end, an extension's appended entry,
+    // session-state changes and summarization retries, each inside a run: the run still settles.
+    let mut lines = stream("sample", 0);
+    let at = lines
+        .iter()
+        .position(|l| event_type(l) == "turn_end")
+        .unwrap();
+    for added in [
+        r#"{"type":"message_start","message":{"role":"system","content":"be brief"}}"#,
+        r#"{"type":"message_end","message":{"role":"system","content":"be brief"}}"#,
+        r#"{"type":"entry_appended","entry":{"type":"custom","id":"e1"}}"#,
+        r#"{"type":"session_info_changed","name":"x"}"#,
+        r#"{"type":"thinking_level_changed","level":"low"}"#,
+        r#"{"type":"summarization_retry_scheduled","attempt":1,"maxAttempts":3}"#,
+        r#"{"type":"summarization_retry_attempt_start","source":"compaction"}"#,
+        r#"{"type":"summarization_retry_finished"}"#,
+    ] {
+        lines.insert(at, added.into());
+        assert_eq!(
+            events::parse(added.as_bytes()).unwrap(),
+            if added.contains("message_end") {
+                events::Event::OtherMessageEnd
+            } else {
+                events::Event::Ignored
+            },
+            "{added}"
+        );
+    }
+    let (sup, settled) = feed(&lines);
+    assert_eq!(settled.len(), 1, "the run settles");
+    assert!(!sup.runs[0].unknown_event);
+    for ignored in events::IGNORED_TYPES {
+        let line = format!(r#"{{"type":"{ignored}"}}"#);
+        assert_eq!(
+            events::parse(line.as_bytes()).unwrap(),
+            events::Event::Ignored
+        );
+    }
+    assert_eq!(
+        events::parse(br#"{"type":"plan_revised"}"#).unwrap(),
+        events::Event::Unknown
+    );
+}
+
+#[test]
+fn an_agent_end_that_will_retry_does_not_end_the_run() {
+    // Pi 1.x: `agent_end` with `willRetry` closes a low-level loop, not the prompt's run.
+    let lines = stream("sample", 0);
+    let at = lines
+        .iter()
+        .position(|l| event_type(l) == "agent_end")
+        .unwrap();
+    let mut retried: serde_json::Value = serde_json::from_str(&lines[at]).unwrap();
+    retried["willRetry"] = true.into();
+    let mut cut = lines[..at].to_vec();
+    cut.push(retried.to_string());
+    let (sup, settled) = feed(&cut);
+    assert!(settled.is_empty(), "no settle while Pi retries");
+    assert!(!sup.runs[0].ended);
+    // The same agent_end without willRetry settles (as 0.73 streams say).
+    let (_, settled) = feed(&lines[..=at]);
+    assert_eq!(settled.len(), 1);
 }
 
 #[test]

@@ -34,6 +34,9 @@ struct Shown {
     /// The run's grants, each with where it stands now (a stale one with why).
     grants: Vec<(MaskedView<runread_store::Grant>, GrantStanding)>,
     kept: Option<MaskedView<runread_store::SnapshotSummary>>,
+    /// The agent's version (a supervised run's: what it answered `runread run`) and whether the
+    /// tests cover it; `None` when not known.
+    version: Option<(String, Option<bool>)>,
 }
 
 pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
@@ -52,6 +55,7 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
     let answer = service.preview_answer(&target, now);
     let work = service.preview_as::<outputs::WorkState>(&target, json!({}), now);
     let usage = Usage::of(shown.record.run.usage.as_ref());
+    let version = agent_version(&service, &target, now);
     // Found by their raw ids, then masked: a masked id would match nothing.
     let grants: Vec<_> = store
         .grants()
@@ -95,6 +99,7 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
         usage,
         grants,
         kept,
+        version,
     };
     if a.json {
         print_json(&s)
@@ -124,6 +129,8 @@ fn print_json(s: &Shown) -> Res {
                 "expiresAt": rfc3339(g.expires_at_ms), "state": st.state.as_str(),
                 "staleReason": st.stale.map(|why| why.as_str())})).collect::<Vec<_>>(),
             "kept": kept.as_ref().map(|k| json!({"lines": k.lines, "bytes": k.bytes})),
+            "agentVersion": s.version.as_ref().map(|(v, _)| v),
+            "versionTested": s.version.as_ref().and_then(|(_, t)| *t),
         });
         outln!(
             "{}",
@@ -135,6 +142,7 @@ fn print_json(s: &Shown) -> Res {
 
 fn print_lines(s: &Shown) -> Res {
     print_run(&s.run, &s.picked_by);
+    print_version(s.version.as_ref(), s.run.record.agent);
     print_answer_state(&s.answer);
     print_usage(&s.usage);
     match &s.work {
@@ -161,6 +169,44 @@ fn print_lines(s: &Shown) -> Res {
         outln!("{text}");
     }
     Ok(())
+}
+
+/// The run's agent version and whether runread's tests cover it, as `read_target_metadata` says
+/// (a supervised run's: what it answered `runread run`); `None` when not known.
+fn agent_version(
+    service: &runread_service::owner::Owner,
+    target: &runread_core::Target,
+    now: i64,
+) -> Option<(String, Option<bool>)> {
+    let m = service
+        .preview_as::<outputs::Metadata>(target, json!({}), now)
+        .ok()?;
+    let tested = m.output.version_tested;
+    m.output.agent_version.value.map(|v| (v, tested))
+}
+
+/// The agent's version and whether runread's tests cover it. The agent wrote it: shown only
+/// when it is a version's characters (nothing for the terminal to act on).
+fn print_version(version: Option<&(String, Option<bool>)>, agent: runread_core::Agent) {
+    let Some((v, tested)) = version else {
+        outln!("version  not recorded");
+        return;
+    };
+    if v.is_empty()
+        || !v
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+'))
+    {
+        outln!("version  not a version");
+        return;
+    }
+    let (oldest, newest) = agent.tested_versions();
+    match tested {
+        Some(true) => outln!("version  {v} (tested: {oldest} to {newest})"),
+        _ => outln!(
+            "version  {v} (not tested: runread's tests cover {oldest} to {newest}; read as usual)"
+        ),
+    }
 }
 
 /// The run: its id, prompt, agent, workspace, session and status.

@@ -1175,8 +1175,12 @@ fn show_prints_a_run_as_the_console_does_and_pages_its_history() {
     assert!(shown.contains("tokens   in "), "{shown}");
     assert!(shown.contains("grants   none"), "{shown}");
     assert!(!shown.contains(&secret), "{shown}");
+    // Pi records no version in its session file, and this run was not supervised.
+    assert!(shown.contains("version  not recorded"), "{shown}");
     let json: Value =
         serde_json::from_str(&ok(runread(&home, &["show", &run_id, "--json"]))).unwrap();
+    assert_eq!(json["agentVersion"], Value::Null);
+    assert_eq!(json["versionTested"], Value::Null);
     let text = json["answerText"].as_str().unwrap();
     assert_eq!(
         text,

@@ -667,7 +667,7 @@ fn a_process_left_behind_keeps_the_aggregate_running_until_it_ends() {
 }
 
 #[test]
-fn a_command_that_is_not_a_known_pi_is_refused_before_anything_runs() {
+fn a_command_that_is_no_agent_or_asks_for_another_mode_is_refused_before_anything_runs() {
     let home = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_runread"))
         .arg("--home")
@@ -678,28 +678,6 @@ fn a_command_that_is_not_a_known_pi_is_refused_before_anything_runs() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is not an agent runread knows"), "{err}");
-    // A Pi of an unknown version: a copy of the package with another version number.
-    let fake = home.path().join("pi-pkg");
-    std::fs::create_dir_all(fake.join("dist")).unwrap();
-    std::fs::write(
-        fake.join("package.json"),
-        r#"{"name":"@mariozechner/pi-coding-agent","version":"0.99.0"}"#,
-    )
-    .unwrap();
-    std::fs::write(fake.join("dist/cli.js"), "").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home.path())
-        .args(["run", "--", "node"])
-        .arg(fake.join("dist/cli.js"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("Pi 0.99.0 is not a version whose event stream runread knows"),
-        "{err}"
-    );
     let out = Command::new(env!("CARGO_BIN_EXE_runread"))
         .arg("--home")
         .arg(home.path())
