@@ -143,6 +143,10 @@ pub(crate) fn grant(
 }
 
 /// [`grant`] of exactly `run` (a current run record: `runread run --share` has its exact target).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the store, the keys and each fact of the grant; a struct would only rename them"
+)]
 pub(crate) fn grant_run(
     store: &dyn Store,
     keys: &dyn KeyProvider,

@@ -108,10 +108,6 @@ impl Owner {
     }
 
     /// Grants `run` itself to `reader` for `features` until `expires_at_ms`, labelled `label`.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "each is one fact of the grant; a struct would only rename them"
-    )]
     pub fn grant_run(
         &self,
         run: RunRecord,

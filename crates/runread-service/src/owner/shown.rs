@@ -26,7 +26,7 @@ use crate::owner::Owner;
 /// A run's prompt as the owner's listing shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Prompt {
-    /// Its first [`PROMPT_PREVIEW_MAX_CHARS`] characters on one line, masked (`…` when cut).
+    /// Its first [`PROMPT_PREVIEW_MAX_CHARS`](runread_core::limits::PROMPT_PREVIEW_MAX_CHARS) characters on one line, masked (`…` when cut).
     Text(String),
     /// The prompt has no text (an image alone), or the run has no prompt line.
     Empty,
@@ -329,6 +329,7 @@ fn prompt_of(run: &RunRecord, opened: &Opened, redactor: &Redactor) -> Prompt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use runread_core::limits::PROMPT_PREVIEW_MAX_CHARS;
 
     const SECRET: &str = "tok-0123456789abcdef0123456789ab";
 
