@@ -81,6 +81,7 @@ Cases, run one after another against the one server:
                          answers); the wait answers settled for its label, ``list_granted_targets`` names
                          the run by it, the delegate's stdout JSON line names the same target, and a second
                          step reads exactly that run's answer
+ 13. claude-waits-on-pi-by-label  the same with the real Pi 1.6.0 as the delegate under ``runread run``
 Pi's harness starts it with --no-extensions, which also turns MCP off: HARNESS_WRAP names a wrapper
 adding ``-e builtin:mcp --mode json``. Pi hands its model runread's text block (tag line, then the
 JSON with the label first), which must carry the structuredContent recorded on the wire.
@@ -1070,15 +1071,11 @@ class Readers:
                     if r["target"]["runId"] == target["runId"] and reader in r.get("waitingReaders", []):
                         waiting_seen = r
                 time.sleep(0.2)
-            claude.join(STEP_TIMEOUT_S * 3)
-            ensure(not claude.is_alive(), "the Claude Code step did not end")
-            if "error" in stepped:
-                raise stepped["error"]
-            rc = codex.wait(timeout=STEP_TIMEOUT_S)
-        finally:
-            if codex.poll() is None:
-                codex.kill()
+        except BaseException:
+            codex.kill()
             codex_log.close()
+            raise
+        (rc,) = self.settle_handoff(claude, stepped, [(codex, codex_log)], STEP_TIMEOUT_S * 3)
         ensure(rc == 0, f"the Codex harness under runread run exited {rc}: {tail((codex_out.parent / 'codex-under-run.out').read_text())}")
         ensure(waiting_seen is not None, f"`runread runs --json` never named {reader} as waiting on the run")
         ensure(waiting_seen.get("answerState") != "available",
@@ -1112,6 +1109,65 @@ class Readers:
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         return proc, codex_out, log
 
+    def pi_under_run(self, name: str, reader: str, label: str, answer: str, hold_ms: int) -> tuple[subprocess.Popen, Path, Any]:
+        """The real Pi 1.6.0 under `runread run --share READER:final_answer,status:1h --label LABEL` (the
+        vendored harness with PI_PACKAGE/PI_VERSION; `runread run` adds its `--mode json`), its scripted
+        model answering `answer` after `hold_ms`: (the harness process, its OUTDIR, its log)."""
+        pi_out = self.tmp / "cases" / name
+        wrap = [str(self.opts.runread), "--home", str(self.home), "run", "--workspace", str(pi_out / "workspace"),
+                "--share", f"{reader}:final_answer,status:1h", "--label", label, "--"]
+        scenario = pi_out.parent / f"{name}.scenario.json"
+        scenario.write_text(json.dumps({"responses": [{"text": answer, "delay_ms": hold_ms}],
+                                        "steps": [{"prompt": f"Do the task labelled {label}."}]}))
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
+        env.update({"HARNESS_WRAP": json.dumps(wrap), "PI_PACKAGE": PI_PACKAGE, "PI_VERSION": PI_VERSION,
+                    "PI_OFFLINE": "1", "PI_TELEMETRY": "0"})
+        log = open(pi_out.parent / f"{name}.out", "w")
+        proc = subprocess.Popen([sys.executable, str(self.opts.harness / "pi-scenario.py"), str(scenario), str(pi_out)],
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        return proc, pi_out, log
+
+    @staticmethod
+    def settle_handoff(claude: threading.Thread, stepped: dict[str, Any], delegates: list[tuple[subprocess.Popen, Any]],
+                       join_s: float) -> list[int]:
+        """The reader's step joined (its error raised here) and each delegate's harness waited for: their
+        exit codes. A delegate still running when this gives up is killed; every log is closed."""
+        try:
+            claude.join(join_s)
+            ensure(not claude.is_alive(), "the Claude Code step did not end")
+            if "error" in stepped:
+                raise stepped["error"]
+            return [proc.wait(timeout=STEP_TIMEOUT_S) for proc, _ in delegates]
+        finally:
+            for proc, log in delegates:
+                if proc.poll() is None:
+                    proc.kill()
+                log.close()
+
+    def claude_waiting_by_label(self, out: Path, label: str) -> tuple[threading.Thread, dict[str, Any]]:
+        """A Claude Code step (configured in `out`) whose model calls `wait_for_run {"label": label}` and
+        then `list_granted_targets`, started on a thread of its own; returns once its wait is on the wire
+        (the call sent, not yet answered): the thread, and where it leaves what it saw ("seen") or its
+        error ("error")."""
+        stepped: dict[str, Any] = {}
+
+        def step() -> None:
+            try:
+                stepped["seen"] = self.reader_step(out, 0, [("wait_for_run", {"label": label, "timeoutSeconds": 50}),
+                                                            ("list_granted_targets", {})])
+            except BaseException as e:  # reported by the caller, on the test's thread
+                stepped["error"] = e
+
+        self.proxy.take(settle=0)
+        claude = threading.Thread(target=step, daemon=True)
+        claude.start()
+        deadline = time.monotonic() + STEP_TIMEOUT_S
+        while claude.is_alive() and not self.proxy.sent(b'"wait_for_run"') and time.monotonic() < deadline:
+            time.sleep(0.1)
+        ensure(self.proxy.sent(b'"wait_for_run"'),
+               f"Claude Code never called wait_for_run before anything was shared: {stepped.get('error')}")
+        return claude, stepped
+
     def case_claude_first_waits_by_label(self) -> str:
         """The handoff in the usual order: Claude Code (configured once with the orchestrator's key) is
         connected and waiting before anything is shared with it — its scripted model calls
@@ -1126,39 +1182,13 @@ class Readers:
         wanted, other = "handoff: review PR 42", "handoff: fix the flaky test"
         answers = {wanted: "The review of PR 42: two risks, both in the parser.",
                    other: "The flaky test is fixed: a race in the fixture."}
-        stepped: dict[str, Any] = {}
-
-        def step() -> None:
-            try:
-                stepped["seen"] = self.reader_step(out, 0, [("wait_for_run", {"label": wanted, "timeoutSeconds": 50}),
-                                                            ("list_granted_targets", {})])
-            except BaseException as e:  # reported below, on the test's thread
-                stepped["error"] = e
-
-        self.proxy.take(settle=0)
-        claude = threading.Thread(target=step, daemon=True)
-        claude.start()
-        deadline = time.monotonic() + STEP_TIMEOUT_S
-        while claude.is_alive() and not self.proxy.sent(b'"wait_for_run"') and time.monotonic() < deadline:
-            time.sleep(0.1)
-        ensure(self.proxy.sent(b'"wait_for_run"'),
-               f"Claude Code never called wait_for_run before anything was shared: {stepped.get('error')}")
+        claude, stepped = self.claude_waiting_by_label(out, wanted)
         rr = Runread(self.opts.runread, self.home)
         ensure(not [g for g in json.loads(rr.ok("grant", "list", "--json")) if g.get("to") == reader],
                "a run was shared with the orchestrator before it waited")
         delegates = [self.codex_under_run(f"codex-label-{i}", reader, label, answers[label], 8_000)
                      for i, label in enumerate((other, wanted))]
-        try:
-            claude.join(STEP_TIMEOUT_S * 2)
-            ensure(not claude.is_alive(), "the Claude Code step did not end")
-            if "error" in stepped:
-                raise stepped["error"]
-            codes = [proc.wait(timeout=STEP_TIMEOUT_S) for proc, _, _ in delegates]
-        finally:
-            for proc, _, log in delegates:
-                if proc.poll() is None:
-                    proc.kill()
-                log.close()
+        codes = self.settle_handoff(claude, stepped, [(proc, log) for proc, _, log in delegates], STEP_TIMEOUT_S * 2)
         ensure(codes == [0, 0], f"the Codex harnesses under runread run exited {codes}")
         waited, listed = stepped["seen"]
         w = waited["json"]
@@ -1188,6 +1218,32 @@ class Readers:
         return (f"Claude Code waited by label before any share; two Codex runs shared at once; the wait answered "
                 f"settled for {wanted!r} (supervised), listed by its label, its stdout line named the same target, "
                 f"and the read gave that run's text, not the other's")
+
+    def case_claude_waits_on_pi_by_label(self) -> str:
+        """The same handoff with Pi 1.6.0 as the delegate: Claude Code waiting by label before the share,
+        then the real Pi 1.6.0 under `runread run --share … --label …`; the wait answers settled on
+        supervised evidence, the listing names the run by its label, and the answer read is Pi's."""
+        reader = "orchestrator-of-pi"
+        key, _ = self.add_reader(reader)
+        out = self.claude_configured_once("claude-waits-on-pi-by-label", key)
+        label, answer = "handoff: summarize the changelog", "The changelog, summarized: three fixes and one feature."
+        claude, stepped = self.claude_waiting_by_label(out, label)
+        proc, pi_out, log = self.pi_under_run("pi-label", reader, label, answer, 4_000)
+        (rc,) = self.settle_handoff(claude, stepped, [(proc, log)], STEP_TIMEOUT_S * 2)
+        ensure(rc == 0, f"the Pi harness under runread run exited {rc}: {tail((pi_out.parent / 'pi-label.out').read_text())}")
+        waited, listed = stepped["seen"]
+        w = waited["json"]
+        ensure(not waited["is_error"] and w.get("found") is True and w.get("settled") is True
+               and w.get("origin") == "supervised", f"wait_for_run by label gave {json.dumps(w)[:300]}")
+        by_label = [t for t in listed["json"].get("targets", []) if t.get("label") == label]
+        ensure(len(by_label) == 1, f"list_granted_targets by label: {json.dumps(listed['json'])[:400]}")
+        (read,) = self.reader_step(out, 1, [("read_final_answer", {"target": by_label[0]["target"]})])
+        d = read["json"]
+        ensure(not read["is_error"] and d.get("text") == answer and d.get("evidence") == "supervised",
+               f"read_final_answer of Pi's labelled run gave {json.dumps(d)[:300]}")
+        self.proxy.take(settle=0)
+        return (f"Claude Code waited by label before the share; Pi {PI_VERSION} under runread run --label; settled, "
+                f"supervised, listed by its label, its answer read exactly")
 
     def codex_reader_step(self, out: Path, config: dict[str, Any], n: int,
                           calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -1571,6 +1627,7 @@ class Readers:
             ("pi-env-key", self.case_pi_env_key),
             ("pi-mcp-json", self.case_pi_mcp_json),
             ("claude-first-waits-by-label", self.case_claude_first_waits_by_label),
+            ("claude-waits-on-pi-by-label", self.case_claude_waits_on_pi_by_label),
         ]
         for name, fn in cases:
             if self.opts.case and name not in self.opts.case:
