@@ -1034,18 +1034,7 @@ class Readers:
         key, _ = self.add_reader(reader)
         out = self.claude_configured_once("claude-waits-on-codex", key)
         rr = Runread(self.opts.runread, self.home)
-        codex_out = self.tmp / "cases" / "codex-under-run"
-        wrap = [str(self.opts.runread), "--home", str(self.home), "run", "--workspace", str(codex_out / "workspace"),
-                "--share", f"{reader}:final_answer,status:1h", "--"]
-        scenario = codex_out.parent / "codex-under-run.scenario.json"
-        scenario.write_text(json.dumps({"model": CODEX_MODEL, "responses": [{"text": WAITED_ANSWER, "delay_ms": CODEX_HOLD_MS}],
-                                        "steps": [{"prompt": "Write the report the orchestrator waits for.",
-                                                   "timeout_s": STEP_TIMEOUT_S}]}))
-        codex_env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
-        codex_env["HARNESS_WRAP"] = json.dumps(wrap)
-        codex_log = open(codex_out.parent / "codex-under-run.out", "w")
-        codex = subprocess.Popen([sys.executable, str(self.opts.harness / "codex-scenario.py"), str(scenario), str(codex_out)],
-                                 stdout=codex_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=codex_env)
+        codex, codex_out, codex_log = self.codex_under_run("codex-under-run", reader, None, WAITED_ANSWER, CODEX_HOLD_MS)
         try:
             target = None
             deadline = time.monotonic() + STEP_TIMEOUT_S
@@ -1093,15 +1082,19 @@ class Readers:
                 f"{reader} waiting while the answer was {waiting_seen.get('answerState')!r}; wait_for_run answered "
                 f"settled:true, status completed; read_final_answer: available, evidence supervised, the scripted text")
 
-    def codex_under_run(self, name: str, reader: str, label: str, answer: str, hold_ms: int) -> tuple[subprocess.Popen, Path, Any]:
-        """The real Codex under `runread run --share READER:final_answer,status:1h --label LABEL`, its
-        scripted model answering `answer` after `hold_ms`: (the harness process, its OUTDIR, its log)."""
+    def codex_under_run(self, name: str, reader: str, label: str | None, answer: str,
+                        hold_ms: int) -> tuple[subprocess.Popen, Path, Any]:
+        """The real Codex under `runread run --share READER:final_answer,status:1h` (and `--label LABEL`
+        when given), its scripted model answering `answer` after `hold_ms`: (the harness process, its
+        OUTDIR, its log)."""
         codex_out = self.tmp / "cases" / name
+        labelled = ["--label", label] if label else []
         wrap = [str(self.opts.runread), "--home", str(self.home), "run", "--workspace", str(codex_out / "workspace"),
-                "--share", f"{reader}:final_answer,status:1h", "--label", label, "--"]
+                "--share", f"{reader}:final_answer,status:1h", *labelled, "--"]
+        prompt = f"Do the task labelled {label}." if label else "Write the report the orchestrator waits for."
         scenario = codex_out.parent / f"{name}.scenario.json"
         scenario.write_text(json.dumps({"model": CODEX_MODEL, "responses": [{"text": answer, "delay_ms": hold_ms}],
-                                        "steps": [{"prompt": f"Do the task labelled {label}.", "timeout_s": STEP_TIMEOUT_S}]}))
+                                        "steps": [{"prompt": prompt, "timeout_s": STEP_TIMEOUT_S}]}))
         env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
         env["HARNESS_WRAP"] = json.dumps(wrap)
         log = open(codex_out.parent / f"{name}.out", "w")

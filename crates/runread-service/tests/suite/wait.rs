@@ -99,6 +99,26 @@ async fn wait(svc: &Arc<Service>, ctx: &Arc<KeyContext>, args: Value) -> Result<
     Ok(out.labeled.structured)
 }
 
+/// `wait` with `args`, spawned on `rt`, returned once it holds its wait slot (so whatever the test
+/// does next happens while it waits).
+fn held_wait(
+    rt: &tokio::runtime::Runtime,
+    svc: &Arc<Service>,
+    ctx: &Arc<KeyContext>,
+    args: Value,
+) -> tokio::task::JoinHandle<Result<Value, ErrorCode>> {
+    let waiting = rt.spawn({
+        let (svc, ctx) = (svc.clone(), ctx.clone());
+        async move { wait(&svc, &ctx, args).await }
+    });
+    rt.block_on(async {
+        while svc.waits_held() == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    waiting
+}
+
 fn quick_settle() -> Config {
     Config {
         settle_quiet: Duration::ZERO,
@@ -133,16 +153,8 @@ fn a_wait_answers_when_ingest_commits_the_end_of_the_run() {
 
     let args =
         json!({"target": target, "afterSequence": before, "timeoutSeconds": WAIT_MAX_SECONDS});
-    let waiting = rt.spawn({
-        let (svc, ctx) = (svc.clone(), ctx.clone());
-        async move { wait(&svc, &ctx, args).await }
-    });
-    // The wait holds its slot before the run moves on.
-    rt.block_on(async {
-        while svc.waits_held() == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    });
+    // The wait holds its slot before anything moves on.
+    let waiting = held_wait(&rt, &svc, &ctx, args);
     append(&path, &tail);
     env.ingest();
     let answer = rt
@@ -252,15 +264,8 @@ fn a_revoked_grant_ends_the_wait_and_its_call_is_refused() {
     } = waiting(Config::default());
     let rt = runtime();
     let args = json!({"target": run.target, "timeoutSeconds": WAIT_MAX_SECONDS});
-    let waiting = rt.spawn({
-        let (svc, ctx) = (svc.clone(), ctx.clone());
-        async move { wait(&svc, &ctx, args).await }
-    });
-    rt.block_on(async {
-        while svc.waits_held() == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    });
+    // The wait holds its slot before anything moves on.
+    let waiting = held_wait(&rt, &svc, &ctx, args);
     assert!(
         env.store
             .revoke_grant(&g.grant.id, runread_core::timefmt::now_ms())
@@ -552,15 +557,8 @@ fn a_wait_by_label_answers_once_a_run_so_labelled_is_shared_and_settled() {
     assert!(ctx.live_grants.is_empty(), "nothing shared yet");
     let rt = runtime();
     let args = json!({"label": "review of PR 42", "timeoutSeconds": WAIT_MAX_SECONDS});
-    let waiting = rt.spawn({
-        let (svc, ctx) = (svc.clone(), ctx.clone());
-        async move { wait(&svc, &ctx, args).await }
-    });
-    rt.block_on(async {
-        while svc.waits_held() == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    });
+    // The wait holds its slot before anything moves on.
+    let waiting = held_wait(&rt, &svc, &ctx, args);
     let share = |run: &runread_store::RunRecord, reader: &str, label: &str| {
         let now = runread_core::timefmt::now_ms();
         env.owner()
