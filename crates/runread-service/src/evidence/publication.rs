@@ -123,7 +123,7 @@ pub(crate) struct Evidence {
     pub snapshot: Option<Arc<SnapshotEvidence>>,
     /// The file is not there, and the run's snapshot was sealed before the index's last change:
     /// the gateway that sees the file seals it again after its commit, so what is judged now is
-    /// not what will be served once it has ([`snapshot::behind`]).
+    /// not what will be served once it has ([`snapshot::Kept::Behind`]).
     pub snapshot_behind: bool,
 }
 
@@ -141,12 +141,14 @@ pub enum Basis {
 impl Evidence {
     pub(crate) fn observe(svc: &Reading, run: &RunRecord) -> Result<Evidence, ErrorCode> {
         let file_now = file::identity(std::path::Path::new(&run.session_path)).ok();
-        let snapshot = match file_now {
-            Some(_) => None,
-            None => snapshot::kept(svc, run)?,
+        let (snapshot, snapshot_behind) = match file_now {
+            Some(_) => (None, false),
+            None => match snapshot::look(svc, run)? {
+                snapshot::Kept::Serves(opened) => (Some(opened), false),
+                snapshot::Kept::Behind => (None, true),
+                snapshot::Kept::Nothing => (None, false),
+            },
         };
-        let snapshot_behind =
-            file_now.is_none() && snapshot.is_none() && snapshot::behind(svc, run)?;
         Ok(Evidence {
             supervised: Supervised::observe(svc, run).map_err(crate::evidence::unavailable)?,
             run: run.clone(),

@@ -457,58 +457,72 @@ impl OpenedSnapshots {
     }
 }
 
+/// What a gateway that cannot see a run's session file has to read it from.
+pub(crate) enum Kept {
+    /// The run's snapshot, opened: it holds the run as indexed now.
+    Serves(Arc<SnapshotEvidence>),
+    /// A snapshot is kept for the run but does not hold it as indexed now: sealed before the
+    /// index's last change, or sealed again while it was being read. The gateway that sees the
+    /// file seals it again after its commit (in a transaction of its own), so what is judged
+    /// without it now is not what will be served once it has.
+    Behind,
+    /// None kept, or one that does not open (a damaged row, a gate key this home lacks): never
+    /// a guess.
+    Nothing,
+}
+
 /// The snapshot of `run`, opened, when it is there and holds the run as indexed now; `None`
-/// otherwise — none kept, one of another index (the run went on since), or one that does not
-/// open (a damaged row, a gate key this home lacks): never a guess. Its stamp is read from the
-/// store on every call (a destroyed or resealed snapshot is never served from memory); its lines
-/// from memory when the same stamp was opened lately.
+/// otherwise ([`look`] says why).
 pub(crate) fn kept(
     svc: &crate::evidence::Reading,
     run: &RunRecord,
 ) -> Result<Option<Arc<SnapshotEvidence>>, ErrorCode> {
+    Ok(match look(svc, run)? {
+        Kept::Serves(opened) => Some(opened),
+        Kept::Behind | Kept::Nothing => None,
+    })
+}
+
+/// What `run`'s snapshot can serve now. Its stamp is read from the store on every call (a
+/// destroyed or resealed snapshot is never served from memory); its lines from memory when the
+/// same stamp was opened lately.
+pub(crate) fn look(svc: &crate::evidence::Reading, run: &RunRecord) -> Result<Kept, ErrorCode> {
     let (store, t) = (&*svc.store, &run.target);
     let Some(stamp) = store
         .snapshot_stamp(&t.session_id, t.generation, &t.run_id)
         .map_err(crate::evidence::unavailable)?
     else {
-        return Ok(None);
+        return Ok(Kept::Nothing);
     };
-    if wanted(store, run, &stamp.features, Lines::DigestOnly)?.index_sha256 != stamp.index_sha256 {
-        return Ok(None);
+    let indexed = wanted(store, run, &stamp.features, Lines::DigestOnly)?.index_sha256;
+    if indexed != stamp.index_sha256 {
+        return Ok(Kept::Behind);
     }
     if let Some(hit) = svc.opened_snapshots.get(&stamp) {
-        return Ok(Some(hit));
+        return Ok(Kept::Serves(hit));
     }
     let Some(record) = store
         .snapshot(&t.session_id, t.generation, &t.run_id)
         .map_err(crate::evidence::unavailable)?
-        .filter(|r| r.summary == stamp)
     else {
-        return Ok(None);
+        // Destroyed since its stamp was read: its last grant ended.
+        return Ok(Kept::Nothing);
     };
+    // Sealed again since its stamp was read: served only if it still holds what the stamp
+    // named, else it is still moving.
+    if (&record.summary.features, &record.summary.index_sha256) != (&stamp.features, &indexed) {
+        return Ok(Kept::Behind);
+    }
     let Some(opened) = open_payload(&*svc.keys, &record).map(Arc::new) else {
         tracing::warn!(
             session = %t.session_id,
             run = %t.run_id,
             "a snapshot does not open: it is not served"
         );
-        return Ok(None);
+        return Ok(Kept::Nothing);
     };
-    svc.opened_snapshots.put(stamp, opened.clone());
-    Ok(Some(opened))
-}
-
-/// Whether the run has a snapshot sealed before its index last changed (another gateway ingested
-/// the run's end and has not yet sealed it again: it does so in a transaction after the index's).
-pub(crate) fn behind(svc: &crate::evidence::Reading, run: &RunRecord) -> Result<bool, ErrorCode> {
-    let (store, t) = (&*svc.store, &run.target);
-    let Some(stamp) = store
-        .snapshot_stamp(&t.session_id, t.generation, &t.run_id)
-        .map_err(crate::evidence::unavailable)?
-    else {
-        return Ok(false);
-    };
-    Ok(wanted(store, run, &stamp.features, Lines::DigestOnly)?.index_sha256 != stamp.index_sha256)
+    svc.opened_snapshots.put(record.summary, opened.clone());
+    Ok(Kept::Serves(opened))
 }
 
 fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotEvidence> {

@@ -8,7 +8,8 @@
 //! a run shared again with the same reader reaches its key through both;
 //! backends killed repeatedly under load give only `unavailable` refusals, no panic and no wrong
 //! or stale answer, and the gateways recover by themselves; a database that refuses connections
-//! gives `unavailable`, never a cached answer.
+//! gives `unavailable`, never a cached answer. A reader waiting on a gateway that sees only
+//! snapshots is told `settled` only once its next read returns the whole answer.
 //!
 //! Every scenario runs twice: on the shared test server in plain text, and over TLS
 //! (`verify-full`) on a cluster of the test's own (`over_tls_*`, see `pgtls`).
@@ -91,10 +92,54 @@ impl Gateway {
 
     /// With more global flags (`--gate-keys FILE`).
     fn start_with(home: &Path, store: &str, flags: &[&str]) -> Gateway {
-        let mut child = pgtls::runread(home, store)
+        let mut cmd = pgtls::runread(home, store);
+        cmd.env("RUNREAD_HOST", GATEWAY_HOST).args(flags).args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+        ]);
+        Gateway::spawn(cmd)
+    }
+
+    /// The agent host's own gateway (`serve --watch`): it ingests its Pi sessions directory as
+    /// the agent writes, and seals the snapshots of runs shared from it.
+    fn watching(home: &Path, store: &str, pi_sessions: &Path, empty: &Path) -> Gateway {
+        let mut cmd = pgtls::runread(home, store);
+        cmd.env("RUNREAD_HOST", AGENT_HOST)
+            .args(["serve", "--listen", "127.0.0.1:0", "--watch", "--pi"])
+            .arg(pi_sessions)
+            .arg("--claude")
+            .arg(empty)
+            .arg("--codex")
+            .arg(empty);
+        Gateway::spawn(cmd)
+    }
+
+    /// A gateway on another machine, as far as files go: in a mount namespace of its own where
+    /// `hidden` (the agent host's sessions directory) is an empty tmpfs, so it can serve a run
+    /// only from its snapshot. Its home is its own; `gate_keys` is the agent host's key file.
+    fn elsewhere(home: &Path, store: &str, gate_keys: &Path, hidden: &Path) -> Gateway {
+        let mut cmd = std::process::Command::new("unshare");
+        cmd.env_remove("RUNREAD_STORE")
+            .env_remove("RUNREAD_HOME")
+            .env_remove("RUNREAD_GATE_KEYS_FILE")
             .env("RUNREAD_HOST", GATEWAY_HOST)
-            .args(flags)
-            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(["--user", "--map-root-user", "--mount", "--", "sh", "-c"])
+            .arg(r#"mount -t tmpfs tmpfs "$0" && exec "$@""#)
+            .arg(hidden)
+            .arg(env!("CARGO_BIN_EXE_runread"))
+            .arg("--home")
+            .arg(home)
+            .arg("--store")
+            .arg(store)
+            .arg("--gate-keys")
+            .arg(gate_keys)
+            .args(["serve", "--listen", "127.0.0.1:0"]);
+        Gateway::spawn(cmd)
+    }
+
+    fn spawn(mut cmd: std::process::Command) -> Gateway {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -585,6 +630,17 @@ impl Raw {
     /// One `tools/call` of `read_final_answer`: its structured content, or the refusal's code
     /// (anything that is not a fixed code is described, so it can never pass for one).
     async fn call(&self, url: &str, key: &str, args: Value) -> Result<Value, String> {
+        self.call_tool(url, key, "read_final_answer", args).await
+    }
+
+    /// One `tools/call` of `tool`, as [`Raw::call`].
+    async fn call_tool(
+        &self,
+        url: &str,
+        key: &str,
+        tool: &str,
+        args: Value,
+    ) -> Result<Value, String> {
         // A fresh JSON-RPC id per call: each is a new start record, not a replay of an old one.
         let id = self.ids.fetch_add(1, Ordering::SeqCst);
         let body = json!({
@@ -592,7 +648,7 @@ impl Raw {
             "id": id,
             "method": "tools/call",
             "params": {
-                "name": "read_final_answer",
+                "name": tool,
                 "arguments": args,
                 "_meta": {
                     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -608,7 +664,7 @@ impl Raw {
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", "tools/call")
-            .header("mcp-name", "read_final_answer")
+            .header("mcp-name", tool)
             .header("x-runread-key", key)
             .body(body.to_string())
             .send()
@@ -1215,5 +1271,124 @@ fn assert_no_plaintext_added(before: &[u8], after: &[u8], text: &str) {
             "sharing put plaintext of the run in a bytea: {:?}",
             String::from_utf8_lossy(piece)
         );
+    }
+}
+
+/// Sessions whose last line is their last run's answer: one round each.
+const SETTLE_ROUNDS: [&str; 3] = ["sample", "multi-run", "secrets-leaks"];
+/// Longest one round may take, from the run's end to the read after `settled` (a hang guard).
+const SETTLE_GUARD: Duration = Duration::from_secs(90);
+
+/// Issue 50: two gateways on one PostgreSQL store. The agent host's gateway (`serve --watch`)
+/// sees the session file; the other sees only the snapshots it seals. The agent writes a run's
+/// end while a reader waits on the other gateway: `wait_for_run` may say `settled` only once a
+/// `read_final_answer` right after returns the whole answer. Before the fix, the other gateway was
+/// woken by the ingest's commit, judged the answer `unknown` on the snapshot not yet sealed again,
+/// and called that settled.
+#[test]
+fn a_waiter_on_another_gateway_is_told_settled_only_when_its_next_read_returns_the_answer() {
+    let db = Server::Shared.fresh_db();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let (sessions, empty) = (dir.path().join("pi-sessions"), dir.path().join("empty"));
+    for d in [&ws, &sessions, &empty] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let ws = std::fs::canonicalize(ws).unwrap();
+    let (home_a, home_b) = (dir.path().join("home-a"), dir.path().join("home-b"));
+    ok(runread(
+        &home_a,
+        AGENT_HOST,
+        &db.url,
+        &["workspace", "add", ws.to_str().unwrap()],
+    ));
+    let mut watching = Gateway::watching(&home_a, &db.url, &sessions, &empty);
+    let mut elsewhere = Gateway::elsewhere(&home_b, &db.url, &home_a.join("gate-keys"), &sessions);
+    let (raw, rt) = (Raw::new(), runtime());
+    let mut unsettled_answers = 0;
+    // The reader's key, printed when its first run is shared.
+    let mut key = None::<String>;
+    for fixture in SETTLE_ROUNDS {
+        // The agent has written all but its last run's answer.
+        let src = runread_testkit::fixture_session(fixture);
+        let whole = runread_testkit::relocated(&std::fs::read(&src).unwrap(), ws.to_str().unwrap());
+        let (head, tail) = runread_testkit::without_last_line(&whole);
+        let session = sessions.join(src.file_name().unwrap());
+        std::fs::write(&session, head).unwrap();
+        let (run_id, expected) = runread_testkit::agent_runs(&src)
+            .into_iter()
+            .rev()
+            .find_map(|(id, text, _)| text.map(|t| (id, t)))
+            .unwrap();
+        let grant = share_running(&home_a, &db.url, &run_id);
+        let key = &*key.get_or_insert_with(|| grant["key"].as_str().unwrap().to_owned());
+        let target = &grant["target"];
+        let wait = |after: Option<u64>, timeout: u64| {
+            let mut args = json!({"target": target, "timeoutSeconds": timeout});
+            if let Some(seen) = after {
+                args["afterSequence"] = json!(seen);
+            }
+            rt.block_on(raw.call_tool(&elsewhere.url, key, "wait_for_run", args))
+                .unwrap()
+        };
+        let first = wait(None, 1);
+        assert_eq!(first["found"], true, "{fixture}: {first}");
+        assert_eq!(first["settled"], false, "{fixture}: still running: {first}");
+        // The agent writes the run's end; the agent host's gateway ingests it and seals the
+        // run's snapshot again.
+        runread_testkit::Env::append(&session, tail);
+        let started = std::time::Instant::now();
+        let mut seen = first["eventSequence"].as_u64();
+        let answered = loop {
+            assert!(started.elapsed() < SETTLE_GUARD, "{fixture}: never settled");
+            let r = wait(seen, 30);
+            if r["settled"] == true {
+                // The read right after: what it always will return.
+                break rt
+                    .block_on(raw.read_whole(&elsewhere.url, key, target))
+                    .map_err(|e| format!("{e}\nafter the wait said: {r}"));
+            }
+            unsettled_answers += usize::from(r["changed"] == true);
+            seen = r["eventSequence"].as_u64();
+        };
+        assert_eq!(answered.as_deref(), Ok(expected.as_str()), "{fixture}");
+        let read = rt
+            .block_on(raw.call(&elsewhere.url, key, answer_args(target, None, LARGE_CHUNK)))
+            .unwrap();
+        assert_eq!(read["evidence"], "snapshot", "{fixture}: {read}");
+    }
+    eprintln!("waits answered before settled: {unsettled_answers}");
+    watching.assert_healthy(&db.url);
+    elsewhere.assert_healthy(&db.url);
+}
+
+/// The agent host's owner shares a running run with `team-assistant` for `status` and
+/// `final_answer` once its gateway has ingested it: `grant --json`'s output.
+fn share_running(home: &Path, url: &str, run_id: &str) -> Value {
+    let args = [
+        "grant",
+        "--run",
+        run_id,
+        "--features",
+        "status,final_answer",
+        "--expires",
+        "15m",
+        "--to",
+        "team-assistant",
+        "--json",
+    ];
+    let started = std::time::Instant::now();
+    loop {
+        let out = runread(home, AGENT_HOST, url, &args);
+        if out.status.success() {
+            return serde_json::from_slice(&out.stdout).unwrap();
+        }
+        // Not ingested yet: the watcher's pass is on its way.
+        assert!(
+            started.elapsed() < START_GUARD,
+            "the run was never ingested: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
