@@ -131,11 +131,37 @@ from outside_clients import (  # noqa: E402
     wait_for_port,
 )
 
-CLAUDE_VERSION = "2.1.328"
-CODEX_VERSION = "0.171.0"
+# The agents' versions the suites (this one, homes.py, supervised.py) run, from the harness's own variables
+# (CLAUDE_CODE_VERSION, CODEX_VERSION, PI_PACKAGE, PI_VERSION, which its scripts read when loaded), so the test
+# and the harness always agree; unset, today's pins. scripts/agents-latest sets them to the newest releases.
+CLAUDE_VERSION = os.environ.get("CLAUDE_CODE_VERSION") or "2.1.328"
+CODEX_VERSION = os.environ.get("CODEX_VERSION") or "0.171.0"
 # Pi 1.x (the harness's PI_PACKAGE/PI_VERSION; it brings its own Node 22 into the harness cache).
-PI_PACKAGE = "@earendil-works/pi-coding-agent"
-PI_VERSION = "1.6.0"
+PI_PACKAGE = os.environ.get("PI_PACKAGE") or "@earendil-works/pi-coding-agent"
+PI_VERSION = os.environ.get("PI_VERSION") or "1.6.0"
+# Where the versions runread's tests cover are stated for people: the table under "Versions", which a Rust
+# test (runread's suite, `words`) holds equal to `Agent::tested_versions`, what `versionTested` follows.
+AGENTS_DOC = REPO / "docs" / "agents.md"
+TESTED_ROW = re.compile(r"^\| (Pi|Claude Code|Codex) \| ([0-9]+\.[0-9]+\.[0-9]+)[^|]* \| ([0-9]+\.[0-9]+\.[0-9]+)[^|]* \|$",
+                        re.M)
+
+
+def tested_versions() -> dict[str, tuple[str, str]]:
+    """The oldest and newest tested version per agent (``pi``, ``claude``, ``codex``), from AGENTS_DOC."""
+    names = {"Pi": "pi", "Claude Code": "claude", "Codex": "codex"}
+    rows = TESTED_ROW.findall(AGENTS_DOC.read_text(encoding="utf-8"))
+    got = {names[agent]: (oldest, newest) for agent, oldest, newest in rows}
+    if len(rows) != 3 or len(got) != 3:
+        raise Fatal(f"{AGENTS_DOC.relative_to(REPO)}: the Versions table has rows {rows}, not one per agent")
+    return got
+
+
+def version_tested(agent: str, version: str) -> bool:
+    """What runread's `versionTested` says of `version` (X.Y.Z): within the agent's tested range."""
+    def numbers(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in v.split("-")[0].split("+")[0].split("."))
+    oldest, newest = tested_versions()[agent]
+    return numbers(oldest) <= numbers(version) <= numbers(newest)
 CODEX_MODEL = "gpt-5.5"
 SAMPLE_BYTES = 9554
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")

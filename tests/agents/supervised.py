@@ -4,7 +4,10 @@
 Pi twice: 0.73.1 (``@mariozechner/pi-coding-agent``) and 1.6.0 (``@earendil-works/pi-coding-agent``,
 the harness's PI_PACKAGE/PI_VERSION); Codex twice: 0.171.0 as installed, and behind a shim that
 answers ``--version`` with ``codex-cli 0.999.0`` (newer than any tested) and runs the real 0.171.0 —
-supervised all the same, its runs recording 0.999.0 with ``versionTested: false``.
+supervised all the same, its runs recording 0.999.0 with ``versionTested: false``. Claude Code's,
+Codex's and Pi 1.x's versions are readers.py's (the environment's CLAUDE_CODE_VERSION, CODEX_VERSION,
+PI_PACKAGE/PI_VERSION, else the pins; scripts/agents-latest sets them to the newest releases); each run's
+``versionTested`` must be true exactly within the tested range (readers.version_tested).
 
     python3 tests/agents/supervised.py --runread target/debug/runread
 
@@ -75,7 +78,7 @@ from live import (  # noqa: E402
 from outside_clients import (  # noqa: E402
     KEY_RE, MODERN, SDK_CALLS, Results, cache_lock, ensure, ensure_venv, labeled, tail,
 )
-from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION, PI_PACKAGE, PI_VERSION  # noqa: E402
+from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION, PI_PACKAGE, PI_VERSION, version_tested  # noqa: E402
 
 FEATURES = "final_answer,aggregate"  # read_final_answer and read_work_state (README, "The tools")
 # The reader every step's run is shared with as it starts (`runread run --share`), added before the first.
@@ -95,7 +98,6 @@ class Part(LivePart):
     own_stream = ""  # what the agent's own stream reports, in messages
     escapes_group = True  # `runread run` starts the agent in a process group of its own
     said_version = ""  # the version the agent answers `--version` with (runread records it): `version` if empty
-    tested = True  # whether that version lies within the versions runread's tests cover (`versionTested`)
     fails_nonzero = True  # the agent exits non-zero when its provider fails (Pi exits 0; its run says so)
     failed_foreground = ("failed", "exit:1")  # read_work_state's foreground (state, exit) of that step
     shown = "runread --home H"
@@ -118,6 +120,10 @@ class Part(LivePart):
 
     def recorded_version(self) -> str:
         return self.said_version or self.version
+
+    def tested(self) -> bool:
+        """What runread's `versionTested` must say of that version: within the versions its tests cover."""
+        return version_tested(self.agent, self.recorded_version())
 
     def step_kind(self, n: int) -> str:
         s = self.steps[n]
@@ -277,7 +283,7 @@ class Part(LivePart):
         for n, r in enumerate(self.runs):
             x = self.json_of("show", r["run_id"], "--json")
             got = (x.get("agentVersion"), x.get("versionTested"))
-            want = (self.recorded_version(), self.tested)
+            want = (self.recorded_version(), self.tested())
             ensure(got == want, f"run {n + 1}: agentVersion/versionTested {got}; want {want}")
             shown.append(f"{r['run_id'][:13]}… {got[0]} tested={got[1]}")
         return "; ".join(shown)
@@ -617,9 +623,10 @@ class PiRuns(Part):
 
 
 class Pi1Runs(PiRuns):
-    """Pi 1.6.0, the package's new name since 0.74 (needs Node 22, which the harness brings)."""
+    """Pi 1.x (PI_VERSION, 1.6.0 unless set), the package's new name since 0.74 (needs Node 22, which the
+    harness brings)."""
 
-    part = "pi-1.6.0"
+    part = f"pi-{PI_VERSION}"
     version, package = PI_VERSION, PI_PACKAGE
 
 
@@ -627,7 +634,7 @@ class CodexNewerRuns(CodexRuns):
     """Codex behind a shim answering `codex-cli 0.999.0` (newer than any tested) that runs the real 0.171.0:
     supervised as usual, its runs recording 0.999.0, not tested."""
 
-    part, said_version, tested = "codex-0.999.0", "0.999.0", False
+    part, said_version = "codex-0.999.0", "0.999.0"
 
     def harness(self, out: Path, wrap: list[str] | None) -> tuple[dict[str, Any], float]:
         if wrap:
@@ -653,7 +660,7 @@ class CodexNewerRuns(CodexRuns):
         return super().harness(out, wrap)
 
 
-AGENTS = {"pi": PiRuns, "pi-1.6.0": Pi1Runs, "claude": ClaudeRuns, "codex": CodexRuns,
+AGENTS = {"pi": PiRuns, Pi1Runs.part: Pi1Runs, "claude": ClaudeRuns, "codex": CodexRuns,
           "codex-0.999.0": CodexNewerRuns}
 
 

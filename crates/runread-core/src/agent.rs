@@ -46,7 +46,7 @@ impl Agent {
     pub fn tested_versions(self) -> (&'static str, &'static str) {
         match self {
             Agent::Pi => ("0.73.1", "1.6.0"),
-            Agent::Claude => ("2.1.328", "2.1.328"),
+            Agent::Claude => ("2.1.328", "2.1.332"),
             Agent::Codex => ("0.171.0", "0.171.0"),
         }
     }
@@ -70,6 +70,17 @@ impl Agent {
     pub fn parse(s: &str) -> Option<Agent> {
         Agent::ALL.into_iter().find(|a| a.as_str() == s)
     }
+}
+
+/// `event_type` when a log may name it: a short identifier (1 to
+/// [`crate::limits::REPORTED_EVENT_TYPE_MAX_BYTES`] bytes of `[a-z0-9_./-]`), which can carry
+/// nothing of what an agent wrote but the name of its event; `None` for anything else.
+pub fn reportable_event_type(event_type: &str) -> Option<&str> {
+    let ok = (1..=crate::limits::REPORTED_EVENT_TYPE_MAX_BYTES).contains(&event_type.len())
+        && event_type
+            .bytes()
+            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'/' | b'-'));
+    ok.then_some(event_type)
 }
 
 /// `X.Y.Z` as numbers, compared in order; `None` for anything else.
@@ -104,6 +115,20 @@ mod tests {
         }
         for other in ["", "Pi", "claude-code", "codex ", "PI"] {
             assert_eq!(Agent::parse(other), None, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn an_event_type_is_reportable_only_as_a_short_identifier() {
+        let max = crate::limits::REPORTED_EVENT_TYPE_MAX_BYTES;
+        for ok in ["turn.started", "rate_limit_event", "a/b-c.d_9"] {
+            assert_eq!(reportable_event_type(ok), Some(ok));
+        }
+        let at_bound = "a".repeat(max);
+        assert_eq!(reportable_event_type(&at_bound), Some(at_bound.as_str()));
+        assert_eq!(reportable_event_type(&"a".repeat(max + 1)), None);
+        for not in ["", "Turn", "a b", "sk-ant-XYZ", "a\n", "é", "a\"b", "{}"] {
+            assert_eq!(reportable_event_type(not), None, "{not:?}");
         }
     }
 

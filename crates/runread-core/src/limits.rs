@@ -20,6 +20,10 @@ pub const EVIDENCE_LINE_MAX_BYTES: usize = 8 * 1024 * 1024;
 /// is flagged and its last run is `unknown`. Bounds the index kept while cutting runs.
 pub const EVIDENCE_FILE_MAX_LINES: u64 = 100_000;
 
+/// Longest event type runread's log names when an agent's stream holds a type it does not know
+/// (for the owner to report). A longer one, or one not of `[a-z0-9_./-]`, is not named.
+pub const REPORTED_EVENT_TYPE_MAX_BYTES: usize = 64;
+
 /// Largest HTTP request body.
 pub const HTTP_BODY_MAX_BYTES: usize = 32 * 1024;
 /// Most HTTP requests served at once; more are refused at once, never queued.

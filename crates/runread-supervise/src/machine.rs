@@ -93,6 +93,9 @@ pub trait SupervisedAgent: Sync {
 pub trait Machine: Send {
     /// Runs of this invocation so far, in stream order.
     fn run_count(&self) -> usize;
+    /// Events of a type runread does not know seen so far (each leaves the run it falls in
+    /// without an answer).
+    fn unknown_events(&self) -> u64;
     /// A line that is not an event: it taints the run it falls in.
     fn fault(&mut self);
     /// Parses `line` as an event, shows it on `terminal` (before applying it: a failed tool's

@@ -26,6 +26,8 @@ pub const CLAUDE_FIXTURES: &[&str] = &[
     "subagent",
     "retry-timeout",
     "secrets",
+    // tool-then-answer's scenario played by Claude Code 2.1.332, the newest tested
+    "tool-then-answer-2.1.332",
 ];
 
 /// Every committed Codex recording (`fixtures/codex`).

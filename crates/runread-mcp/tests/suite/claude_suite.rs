@@ -22,7 +22,7 @@ async fn serve(fixtures: &[&str]) -> Served {
 
 #[tokio::test]
 async fn history_is_messages_rebuilt_from_claude_codes_one_line_per_block_records() {
-    let s = serve(&["edit-file", "tool-then-answer"]).await;
+    let s = serve(&["edit-file", "tool-then-answer", "tool-then-answer-2.1.332"]).await;
     for run in s.runs() {
         let (c, target) = s.client(&run).await;
         let events = c.read_history(&target, Some(2)).await.unwrap();
@@ -114,7 +114,17 @@ async fn a_secret_split_between_a_response_and_its_tool_result_is_masked_on_both
 
 #[tokio::test]
 async fn metadata_says_what_the_session_records_with_its_source() {
-    let s = serve(&["tool-then-answer"]).await;
+    // The oldest and the newest tested Claude Code, each its own session file.
+    for (fixture, version) in [
+        ("tool-then-answer", "2.1.328"),
+        ("tool-then-answer-2.1.332", "2.1.332"),
+    ] {
+        metadata_of(fixture, version).await;
+    }
+}
+
+async fn metadata_of(fixture: &str, version: &str) {
+    let s = serve(&[fixture]).await;
     let run = s.runs().remove(0);
     let (c, target) = s.client(&run).await;
     let m = c
@@ -129,10 +139,11 @@ async fn metadata_says_what_the_session_records_with_its_source() {
     );
     assert_eq!(
         m["agentVersion"],
-        json!({"value": "2.1.328", "source": "prompt_line"})
+        json!({"value": version, "source": "prompt_line"}),
+        "{fixture}"
     );
     // The session records a tested version: said so.
-    assert_eq!(m["versionTested"], true);
+    assert_eq!(m["versionTested"], true, "{fixture}");
     assert_eq!(m["gitBranch"]["source"], "prompt_line");
     assert_eq!(
         m["savedModel"],

@@ -7,8 +7,10 @@
 //! (one content block per `assistant` event, as in the file); `result` ends the run (`is_error`,
 //! `subtype`, `terminal_reason`, the answer in `result`). A subagent's messages carry the
 //! `parent_tool_use_id` of the tool call that started it: they belong to the subagent's own
-//! transcript, not to the run. Unknown event types and fields are ignored; a line that is not a
-//! JSON object with a `type` is a fault that taints the run it falls in.
+//! transcript, not to the run. Unknown fields and `system` subtypes are ignored; an event of a
+//! type runread does not know ([`ClaudeEvent::Unknown`], a later Claude Code's) leaves the run it
+//! falls in without an answer, as Pi's and Codex's do; a line that is not a JSON object with a
+//! `type` is a fault that taints the run it falls in.
 
 use serde_json::Value;
 
@@ -111,7 +113,26 @@ pub enum ClaudeEvent {
     Result(Outcome),
     /// A known shape carrying nothing supervision uses.
     Ignored,
+    /// An event of a type runread does not know: what it did to the run cannot be told.
+    Unknown,
 }
+
+/// The event types Claude Code's stream-json output declares besides the four runread reads
+/// (`system`, `assistant`, `user`, `result`), as its 2.1.332 binary names them: partial messages
+/// (`--include-partial-messages`), rate limits, progress and summaries, control and keep-alive
+/// messages. None carries a message of the run or its end.
+const IGNORED_TYPES: [&str; 10] = [
+    "stream_event",
+    "rate_limit_event",
+    "tool_progress",
+    "tool_use_summary",
+    "prompt_suggestion",
+    "auth_status",
+    "keep_alive",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+];
 
 /// A short, single-line description of a tool call's input for the terminal.
 pub fn tool_detail(input: Option<&Value>) -> String {
@@ -177,7 +198,8 @@ pub fn parse(line: &[u8]) -> Result<ClaudeEvent, Fault> {
             stop_reason: str_of(&v, "stop_reason").map(str::to_owned),
             terminal_reason: str_of(&v, "terminal_reason").map(str::to_owned),
         }),
-        _ => ClaudeEvent::Ignored,
+        k if IGNORED_TYPES.contains(&k) => ClaudeEvent::Ignored,
+        _ => ClaudeEvent::Unknown,
     })
 }
 

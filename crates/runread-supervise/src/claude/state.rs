@@ -43,6 +43,8 @@ pub struct ClaudeTracked {
     pub interrupted: bool,
     /// A line of the stream inside this run could not be read: no proof can be built on it.
     pub faulted: bool,
+    /// An event of a type runread does not know fell inside this run: no answer is taken.
+    pub unknown_event: bool,
 }
 
 /// The answer a run announced: the lines of its last response that carry text, and their text.
@@ -76,6 +78,11 @@ impl ClaudeTracked {
         if self.faulted {
             return Proof::Refused {
                 reason: Refusal::StreamFault.as_str().into(),
+            };
+        }
+        if self.unknown_event {
+            return Proof::Refused {
+                reason: Refusal::UnknownEvent.as_str().into(),
             };
         }
         let reason = match &self.outcome {
@@ -157,6 +164,8 @@ pub struct ClaudeSupervision {
     compacting: bool,
     /// Lines that were not events.
     pub faults: u64,
+    /// Events of a type runread does not know.
+    pub unknown_events: u64,
     /// A second `init`, or events before the first: the stream is not one Claude Code session.
     pub broken: bool,
 }
@@ -255,6 +264,17 @@ impl ClaudeSupervision {
             }
             ClaudeEvent::Result(outcome) => self.result(outcome),
             ClaudeEvent::TaskStarted { .. } | ClaudeEvent::Ignored => Step::Nothing,
+            ClaudeEvent::Unknown => {
+                self.unknown_events += 1;
+                // Inside the run (before its `result`); after it, the run is told already.
+                match self.runs.last_mut() {
+                    Some(run) if run.outcome.is_none() => {
+                        run.unknown_event = true;
+                        Step::Changed
+                    }
+                    _ => Step::Nothing,
+                }
+            }
         };
         if !self.runs.is_empty() {
             self.phase = Some(self.current_phase());
@@ -339,7 +359,7 @@ impl ClaudeSupervision {
         self.open_tools.clear();
         let run = self.open_run();
         run.outcome = Some(outcome.clone());
-        let settle = outcome.answered() && !run.faulted && !run.interrupted;
+        let settle = outcome.answered() && !run.faulted && !run.unknown_event && !run.interrupted;
         let n = self.runs.len() - 1;
         if settle {
             Step::Settle(n)

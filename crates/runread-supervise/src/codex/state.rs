@@ -108,6 +108,8 @@ pub struct CodexSupervision {
     open_items: BTreeMap<String, String>,
     /// Lines that were not events.
     pub faults: u64,
+    /// Events of a type runread does not know.
+    pub unknown_events: u64,
     /// A second, different `thread.started`, or events before the first: the stream is not one
     /// Codex thread.
     pub broken: bool,
@@ -199,6 +201,7 @@ impl CodexSupervision {
             CodexEvent::TurnCompleted => self.turn_ended(TurnEnd::Completed),
             CodexEvent::TurnFailed { message } => self.turn_ended(TurnEnd::Failed(message.clone())),
             CodexEvent::Unknown => {
+                self.unknown_events += 1;
                 if let Some(run) = self.open_run() {
                     run.unknown_event = true;
                 }

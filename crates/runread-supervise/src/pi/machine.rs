@@ -60,6 +60,10 @@ impl Machine for PiMachine {
         self.sup.runs.len()
     }
 
+    fn unknown_events(&self) -> u64 {
+        self.sup.unknown_events
+    }
+
     fn fault(&mut self) {
         self.sup.fault();
     }

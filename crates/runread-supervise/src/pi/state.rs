@@ -72,6 +72,8 @@ pub struct Supervision {
     pub queued: usize,
     /// Lines that were not events.
     pub faults: u64,
+    /// Events of a type runread does not know.
+    pub unknown_events: u64,
     /// A second header, or events before the first: the stream is not one Pi session.
     pub broken: bool,
 }
@@ -189,6 +191,7 @@ impl Supervision {
             }
             Event::OtherMessageEnd | Event::TextDelta(_) | Event::Ignored => Step::Nothing,
             Event::Unknown => {
+                self.unknown_events += 1;
                 if let Some(run) = self.runs.last_mut() {
                     run.unknown_event = true;
                 }

@@ -24,7 +24,7 @@ use crate::run::pin::SessionPin;
 use crate::run::process::{Signals, read_line_bounded};
 use crate::run::prove::{self, Prover};
 use crate::run::{Options, Outcome, RunReport, journal_proof};
-use crate::stream::Step;
+use crate::stream::{FirstUnknown, Step};
 use crate::terminal::Terminal;
 
 /// How often the census looks for leftover processes once the agent has exited.
@@ -66,6 +66,7 @@ pub(crate) struct Driver {
     opts: Options,
     agent: Located,
     machine: Box<dyn Machine>,
+    first_unknown: FirstUnknown,
     pin: SessionPin,
     book: RunBook,
     status: Status,
@@ -86,6 +87,7 @@ impl Driver {
             store,
             agent,
             machine,
+            first_unknown: FirstUnknown::default(),
             pin: SessionPin::default(),
             book: RunBook::default(),
             status: Status {
@@ -211,10 +213,16 @@ impl Driver {
     async fn on_line(&mut self, line: Option<&[u8]>) {
         let had_session = self.machine.session().is_some();
         let applied = line.and_then(|line| self.machine.apply_line(line, &mut self.terminal));
-        let Some((step, persisted)) = applied else {
+        let (Some((step, persisted)), Some(line)) = (applied, line) else {
             self.machine.fault();
             return;
         };
+        self.first_unknown.after_line(
+            self.machine.unknown_events(),
+            self.agent.kind,
+            &self.agent.version,
+            line,
+        );
         if !had_session && self.machine.session().is_some() {
             let cwd = self.opts.cwd.to_string_lossy().into_owned();
             self.pin.at_start(self.machine.as_ref(), &cwd).await;

@@ -220,6 +220,49 @@ fn an_unreadable_line_or_a_second_init_spoils_the_stream() {
 }
 
 #[test]
+fn an_unknown_event_type_inside_the_run_leaves_it_without_an_answer_and_known_ones_do_not() {
+    let lines = claude_steps("tool-then-answer")[0].lines.clone();
+    let end = lines.len() - 1; // the `result`
+    let (sup, settled) = feed(&lines);
+    assert_eq!((settled.len(), sup.unknown_events), (1, 0), "as recorded");
+
+    let mut unknown = lines.clone();
+    unknown.insert(end, r#"{"type":"turn_summary","x":1}"#.into());
+    let (sup, settled) = feed(&unknown);
+    assert!(
+        settled.is_empty(),
+        "an unknown event in the run: nothing settles"
+    );
+    assert!(sup.runs[0].unknown_event);
+    assert_eq!(sup.unknown_events, 1);
+    assert_eq!(
+        sup.runs[0].closing_proof(),
+        Proof::Refused {
+            reason: Refusal::UnknownEvent.as_str().into()
+        }
+    );
+
+    // After the run's `result` it is in no run: the answer stands.
+    let mut after = lines.clone();
+    after.push(r#"{"type":"turn_summary"}"#.into());
+    let (sup, settled) = feed(&after);
+    assert_eq!((settled.len(), sup.unknown_events), (1, 1));
+    assert!(!sup.runs[0].unknown_event);
+
+    // The types Claude Code declares and runread reads as carrying nothing of the run.
+    for known in [
+        r#"{"type":"stream_event","event":{"type":"message_start"}}"#,
+        r#"{"type":"rate_limit_event","rate_limit_info":{}}"#,
+        r#"{"type":"system","subtype":"hook_response"}"#,
+    ] {
+        let mut with = lines.clone();
+        with.insert(end, known.into());
+        let (sup, settled) = feed(&with);
+        assert_eq!((settled.len(), sup.unknown_events), (1, 0), "{known}");
+    }
+}
+
+#[test]
 fn a_result_that_is_not_the_last_response_is_no_candidate() {
     let lines = &claude_steps("tool-then-answer")[0].lines;
     let last = lines.len() - 1;

@@ -746,3 +746,59 @@ fn watch_follows_a_live_pi_run_from_running_to_settled() {
     let _ = watch.kill();
     let _ = watch.wait();
 }
+
+/// What no log may show of an agent's line: its content.
+const UNKNOWN_LINE_SECRET: &str = "sk-ant-api03-unknown-line-secret";
+
+#[test]
+fn the_first_event_of_an_unknown_type_is_logged_once_with_the_version_and_nothing_of_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, ws) = (dir.path().join("home"), dir.path().join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let unknown = json!({"type": "turn_summary", "text": UNKNOWN_LINE_SECRET}).to_string();
+    let lines = [
+        json!({"type": "system", "subtype": "init", "session_id": "9d0c3e53-8a41-4c57-9d5e-2f0a7b1c6e11",
+               "cwd": ws.to_str().unwrap(), "claude_code_version": "2.1.332"})
+        .to_string(),
+        unknown.clone(),
+        unknown,
+        json!({"type": "result", "subtype": "success", "is_error": false, "result": "done"}).to_string(),
+    ];
+    // A stand-in for Claude Code: its `--version` answer, then a stream with two events of a
+    // type runread does not know inside the run.
+    let claude = dir.path().join("claude");
+    std::fs::write(
+        &claude,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.332 (Claude Code)'; exit 0; fi\ncat <<'EOF'\n{}\nEOF\n",
+            lines.join("\n")
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&claude).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&claude, perms).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_runread"))
+        .arg("--home")
+        .arg(&home)
+        .args(["run", "--"])
+        .arg(&claude)
+        .args(["-p", "hello"])
+        .current_dir(&ws)
+        .env("HOME", dir.path())
+        .env_remove("RUNREAD_LOG")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warned: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("sent an event of a type runread does not know"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{err}");
+    for wanted in ["WARN", "Claude Code 2.1.332", "claude", "turn_summary"] {
+        assert!(warned[0].contains(wanted), "{wanted} not in {err}");
+    }
+    let all = format!("{err}{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!all.contains(UNKNOWN_LINE_SECRET), "{all}");
+}

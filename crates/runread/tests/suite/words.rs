@@ -113,3 +113,31 @@ fn counts_and_sizes_are_written_for_a_person() {
     assert!(!summary.contains(" bytes"), "{summary}");
     assert!(!summary.contains("1 runs"), "{summary}");
 }
+
+/// docs/agents.md states the versions the tests cover as a table; `versionTested` follows
+/// `Agent::tested_versions`, and the agent suites (tests/agents/readers.py) read their expectation
+/// of it from the table, so the two must say the same.
+#[test]
+fn the_tested_versions_table_is_agent_tested_versions() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/agents.md")).unwrap();
+    for agent in runread_core::Agent::ALL {
+        let (oldest, newest) = agent.tested_versions();
+        let prefix = format!("| {} | ", agent.product());
+        let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with(&prefix)).collect();
+        assert_eq!(rows.len(), 1, "{}: rows {rows:?}", agent.product());
+        let cells: Vec<&str> = rows[0]
+            .trim_matches('|')
+            .split(" | ")
+            .map(str::trim)
+            .collect();
+        // a cell is the version, then what it is (Pi's package) after a space
+        let version = |cell: &str| cell.split(' ').next().unwrap_or("").to_string();
+        assert_eq!(
+            cells.iter().skip(1).map(|c| version(c)).collect::<Vec<_>>(),
+            vec![oldest.to_string(), newest.to_string()],
+            "{}",
+            rows[0]
+        );
+    }
+}
