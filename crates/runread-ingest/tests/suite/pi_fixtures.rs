@@ -211,7 +211,20 @@ fn sessions_outside_registered_workspaces_are_skipped(v) {
 pi_versions! {
 #[test]
 fn the_session_id_is_the_headers_uuid_v7_and_every_run_is_cut_as_pi_wrote_it(v) {
-    for name in ["sample", "multi-run", "error", "error-recovered", "length", "aborted", "secrets-history", "secrets-leaks"] {
+    let mut names = vec![
+        "sample",
+        "multi-run",
+        "error",
+        "error-recovered",
+        "length",
+        "aborted",
+        "secrets-history",
+        "secrets-leaks",
+    ];
+    if v.is_1x() {
+        names.push("compaction");
+    }
+    for name in names {
         let name = v.fixture(name);
         let (env, runs, report) = ingest_fixture(&name);
         assert_eq!(report.malformed_lines, 0, "{name}");
@@ -337,4 +350,30 @@ fn a_pi_fork_is_its_own_session_naming_its_parent_and_continue_goes_on_in_it() {
         fork["parentSession"].as_str(),
         "the fork names its parent file as Pi wrote it"
     );
+}
+
+/// Pi 1.x's auto-compaction wrote a `compaction` entry between run 1's tool result and its answer
+/// and one after each answer (the last line is one): they are no messages, so both runs keep
+/// their answers, and the walk from that last entry reaches the root.
+#[test]
+fn compaction_entries_inside_and_after_runs_leave_the_runs_and_answers_as_pi_wrote_them() {
+    let name = runread_testkit::PI_1_6_0.fixture("compaction");
+    let path = runread_testkit::fixture_session(&name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let compactions = text
+        .lines()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"] == "compaction")
+        .count();
+    assert_eq!(compactions, 3);
+    let (env, runs, report) = ingest_fixture(&name);
+    assert_eq!(report.malformed_lines, 0);
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|r| r.run.status == RunStatus::Completed));
+    assert_finals_match_agent(&name, &runs);
+    let session = env
+        .store
+        .session(&runs[0].target.session_id)
+        .unwrap()
+        .unwrap();
+    assert!(session.branch_complete);
 }

@@ -1,6 +1,7 @@
 //! The known-secret leaks an outside review found (issue 13, items 1–3), each on a real Pi
-//! session (`fixtures/pi/secrets-leaks`, written by Pi 0.73.1, and `fixtures/pi/1.6.0/secrets-leaks`,
-//! by Pi 1.6.0: each test runs once per version) read through MCP with a real client:
+//! session (`fixtures/pi/secrets-leaks`, written by Pi 0.73.1, and
+//! `fixtures/pi/1.6.0/secrets-leaks`, by Pi 1.6.0: each test runs once per version) read through
+//! MCP with a real client:
 //!
 //! 1. a tool *named* with the secret (`lookup_<secret>`): the name reached readers in
 //!    `toolCalls` and `toolName` while the text beside it was masked;

@@ -159,7 +159,11 @@ fn a_recovered_error_settles_with_the_successful_answer(v) {
     let (sup, n) = settled_run(&v.fixture("error-recovered"), 1);
     let branch = cut_runs(&entries(&fixture_session(&v.fixture("error-recovered"))), &[], false);
     assert_eq!(
-        runread_testkit::answer_of(&fixture_session(&v.fixture("error-recovered")), &branch.runs[1]).as_deref(),
+        runread_testkit::answer_of(
+            &fixture_session(&v.fixture("error-recovered")),
+            &branch.runs[1]
+        )
+        .as_deref(),
         Some(sup.runs[n].candidate.as_ref().unwrap().text.as_str())
     );
 }
@@ -435,7 +439,19 @@ pi_versions! {
 #[test]
 fn every_event_pi_wrote_in_json_mode_is_one_runread_knows(v) {
     // `aborted` is RPC mode's stdout (`runread run` refuses `--mode rpc`).
-    for name in ["sample", "multi-run", "error", "error-recovered", "length", "secrets-history", "secrets-leaks"] {
+    let mut names = vec![
+        "sample",
+        "multi-run",
+        "error",
+        "error-recovered",
+        "length",
+        "secrets-history",
+        "secrets-leaks",
+    ];
+    if v.is_1x() {
+        names.extend(["fork", "compaction"]);
+    }
+    for name in names {
         let dir = fixtures_dir().join(v.fixture(name));
         let mut step = 0;
         while dir.join(format!("events-{step}.jsonl")).exists() {
@@ -448,7 +464,10 @@ fn every_event_pi_wrote_in_json_mode_is_one_runread_knows(v) {
                 );
             }
             let (sup, _) = feed(&stream(&v.fixture(name), step));
-            assert!(!sup.broken && sup.runs.iter().all(|r| !r.unknown_event && !r.faulted), "{name} step {step}");
+            assert!(
+                !sup.broken && sup.runs.iter().all(|r| !r.unknown_event && !r.faulted),
+                "{name} step {step}"
+            );
             step += 1;
         }
         assert!(step > 0, "{name} has event streams");
@@ -492,5 +511,58 @@ fn a_forked_session_and_its_continuation_verify_against_the_fork() {
             Some(candidate.text.as_str())
         );
         pinned.leaf = branch.runs[run_index].final_entry_id.clone();
+    }
+}
+
+/// Pi 1.x's auto-compaction, in the middle of a run (between a tool result and the answer) and
+/// after each answer (the file's last entry is then a `compaction`): each run settles once, at its
+/// `agent_end`, with the answer Pi persisted, verified against the file.
+#[test]
+fn runs_with_compactions_before_and_after_their_answers_settle_with_the_persisted_answer() {
+    let name = runread_testkit::PI_1_6_0.fixture("compaction");
+    let (_d, path, mut pinned) = copy_of(&name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kinds: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "\"compaction\"").count(),
+        3,
+        "Pi compacted three times"
+    );
+    assert_eq!(kinds.last().unwrap(), "\"compaction\"");
+    let branch = cut_runs(&entries(&path), &[], false);
+    assert_eq!(branch.runs.len(), 2);
+    for step in 0..2 {
+        let lines = stream(&name, step);
+        assert!(
+            lines.iter().any(|l| event_type(l) == "compaction_start"),
+            "step {step} compacts"
+        );
+        let (sup, n) = settled_run(&name, step);
+        assert_eq!(event_type(&lines[feed(&lines).1[0].0]), "agent_end");
+        let run = &sup.runs[n];
+        let candidate = run.candidate.as_ref().unwrap();
+        assert_eq!(
+            runread_testkit::answer_of(&path, &branch.runs[step]).as_deref(),
+            Some(candidate.text.as_str()),
+            "step {step}"
+        );
+        let verified = proof::verify(&path, &pinned, &run.user_message_sha256, candidate).unwrap();
+        assert_eq!(verified.run.run_id, branch.runs[step].run_id);
+        // The next run is pinned to the session's leaf when its prompt was sent: the compaction
+        // Pi wrote after this answer, whose parent is the answer.
+        let next_prompt_parent = text.lines().find_map(|l| {
+            let e: serde_json::Value = serde_json::from_str(l).unwrap();
+            let parent = e["parentId"].as_str()?;
+            (e["type"] == "compaction" && parent == verified.final_entry_id)
+                .then(|| e["id"].as_str().unwrap().to_owned())
+        });
+        assert!(
+            next_prompt_parent.is_some(),
+            "a compaction follows the answer"
+        );
+        pinned.leaf = next_prompt_parent;
     }
 }
