@@ -648,3 +648,27 @@ async fn a_forked_pi_session_names_its_parent_in_metadata() {
     let a = c.read_final_answer(&target, None, |_| {}).await.unwrap();
     assert_eq!(a.text, runread_testkit::answer(forked));
 }
+
+/// Pi 1.x's compactions over MCP: a `compaction` entry inside run 1 (between its tool result and
+/// its answer) and after each answer is no event of the history, and each run's answer reads as
+/// Pi wrote it.
+#[tokio::test]
+async fn compactions_are_no_history_events_and_leave_the_answers_readable() {
+    let s = Suite::start(&runread_testkit::PI_1_6_0.fixture("compaction")).await;
+    let mut runs = s.env.store.runs().unwrap();
+    runs.sort_by_key(|r| r.run.start_line);
+    assert_eq!(runs.len(), 2);
+    let (client, target, _) = s
+        .grant(0, vec![Feature::History, Feature::FinalAnswer])
+        .await;
+    let events = client.read_history(&target, Some(100)).await.unwrap();
+    let roles: Vec<&str> = events.iter().map(|e| e["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    assert!(events.iter().all(|e| e["readable"] == true));
+    let a = client
+        .read_final_answer(&target, None, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(a.text, runread_testkit::answer(&runs[0]));
+    assert!(a.text.unwrap().contains("ζῆτα"));
+}
