@@ -103,7 +103,7 @@ fn pi_runs_count_each_assistant_messages_usage(v) {
                 let u = &v["message"]["usage"];
                 want = add(
                     want,
-                    counts(u, ["input", "output", "cacheRead", "cacheWrite", "-"]),
+                    counts(u, ["input", "output", "cacheRead", "cacheWrite", "reasoning"]),
                 );
             }
         }
