@@ -14,7 +14,7 @@ use runread_console::{Console, FORM_MAX_BYTES};
 use runread_mcp::client::Client;
 use runread_service::{Config, Service};
 
-use runread_testkit::Env;
+use runread_testkit::{Env, PiVersion, pi_versions};
 
 /// A known secret the fixture's session holds in its answer, history and tool names.
 const SECRET: &str = "sk-runread-LEAK-0123456789abcdefghijklmn";
@@ -31,8 +31,13 @@ struct Served {
 }
 
 async fn serve() -> Served {
+    serve_pi(runread_testkit::PI_0_73_1).await
+}
+
+/// [`serve`] over Pi `v`'s `secrets-leaks`.
+async fn serve_pi(v: PiVersion) -> Served {
     serve_with(|env| {
-        env.place("secrets-leaks", Duration::from_secs(60));
+        env.place(&v.fixture("secrets-leaks"), Duration::from_secs(60));
     })
     .await
 }
@@ -631,9 +636,10 @@ async fn grant_read_over_mcp_revoke_and_audit_from_the_console() {
     assert!(b.contains("<code>invalid_key</code>"), "{b}");
 }
 
+pi_versions! {
 #[tokio::test]
-async fn the_run_page_shows_what_a_reader_would_get_masked() {
-    let s = serve().await;
+async fn the_run_page_shows_what_a_reader_would_get_masked(v) {
+    let s = serve_pi(v).await;
     let cookie = s.log_in().await;
     let page = s.get(&s.run_path(), Some(&cookie)).await;
     assert_eq!(page.status, 200, "{}", page.body);
@@ -661,6 +667,7 @@ async fn the_run_page_shows_what_a_reader_would_get_masked() {
         (missing.status, missing.refusal()),
         (404, Some("not_found"))
     );
+}
 }
 
 #[tokio::test]

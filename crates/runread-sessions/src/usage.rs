@@ -2,7 +2,8 @@
 //! (never text), in the neutral form every agent's runs share.
 //!
 //! Where each agent records them:
-//! - Pi: `usage` on each assistant message (`input`, `output`, `cacheRead`, `cacheWrite`).
+//! - Pi: `usage` on each assistant message (`input`, `output`, `cacheRead`, `cacheWrite`, and
+//!   from 1.x `reasoning`, within `output`).
 //! - Claude Code: `message.usage` on each assistant line (`input_tokens`, `output_tokens`,
 //!   `cache_read_input_tokens`, `cache_creation_input_tokens`); one response is written one line
 //!   per content block, each with the response's usage so far: it is counted once, from its last
@@ -16,13 +17,14 @@ use crate::model::{EntrySummary, Tokens};
 use crate::profile::UsageKind;
 use crate::runs::Run;
 
-/// Pi's names for a usage object's counts (input, output, cache read, cache write, reasoning).
+/// Pi's names for a usage object's counts (input, output, cache read, cache write, reasoning;
+/// Pi 1.x records reasoning, within output).
 pub const PI_NAMES: [Option<&str>; 5] = [
     Some("input"),
     Some("output"),
     Some("cacheRead"),
     Some("cacheWrite"),
-    None,
+    Some("reasoning"),
 ];
 /// Claude Code's.
 pub const CLAUDE_NAMES: [Option<&str>; 5] = [

@@ -34,8 +34,90 @@ pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi")
 }
 
+/// A Pi version whose real sessions `fixtures/pi` holds: 0.73.1's in `fixtures/pi/NAME`, every
+/// later one's in `fixtures/pi/VERSION/NAME`, made from the same scenarios
+/// (`fixtures/pi/tools/regenerate.sh`). A test that reads Pi fixtures runs once per version
+/// ([`pi_versions!`]), naming its fixtures through [`PiVersion::fixture`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PiVersion {
+    /// The version, as the harness manifests record it.
+    pub version: &'static str,
+    /// The folder under `fixtures/pi` (empty for 0.73.1, which sits at its top).
+    dir: &'static str,
+}
+
+/// Pi 0.73.1 (`@mariozechner/pi-coding-agent`).
+pub const PI_0_73_1: PiVersion = PiVersion {
+    version: "0.73.1",
+    dir: "",
+};
+/// Pi 1.6.0 (`@earendil-works/pi-coding-agent`).
+pub const PI_1_6_0: PiVersion = PiVersion {
+    version: "1.6.0",
+    dir: "1.6.0/",
+};
+/// Every Pi version with fixtures, oldest first.
+pub const PI_VERSIONS: [PiVersion; 2] = [PI_0_73_1, PI_1_6_0];
+
+impl PiVersion {
+    /// The name of this version's fixture `name`, for [`Env::place`], [`fixture_session`] and
+    /// [`fixtures_dir`]`.join(…)`.
+    pub fn fixture(&self, name: &str) -> String {
+        format!("{}{name}", self.dir)
+    }
+
+    /// Whether Pi of this version is 1.x or later (`@earendil-works/pi-coding-agent`), which
+    /// writes what 0.73.1 did not: a `system` message before the first prompt, `context_edit`
+    /// entries, `agent_settled` and `entry_appended` events, and forks (`parentSession`).
+    pub fn is_1x(&self) -> bool {
+        !self.version.starts_with("0.")
+    }
+}
+
+impl std::fmt::Display for PiVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pi {}", self.version)
+    }
+}
+
+/// One test body per Pi version: `pi_versions! { #[test] fn name(v) { … } }` makes the module
+/// `name` with one test per version (`name::pi_0_73_1`, `name::pi_1_6_0`), the body run with `v`
+/// bound to that [`PiVersion`], so a failure names the version. `async fn` works the same with
+/// an async test attribute.
+#[macro_export]
+macro_rules! pi_versions {
+    ($(#[$attr:meta])* fn $name:ident($v:ident) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            $(#[$attr])* fn pi_0_73_1() { let $v = $crate::PI_0_73_1; $body }
+            $(#[$attr])* fn pi_1_6_0() { let $v = $crate::PI_1_6_0; $body }
+        }
+    };
+    ($(#[$attr:meta])* async fn $name:ident($v:ident) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            $(#[$attr])* async fn pi_0_73_1() { let $v = $crate::PI_0_73_1; $body }
+            $(#[$attr])* async fn pi_1_6_0() { let $v = $crate::PI_1_6_0; $body }
+        }
+    };
+}
+
 /// The one session file of fixture `name`.
 pub fn fixture_session(name: &str) -> PathBuf {
+    let mut files = fixture_sessions(name);
+    assert_eq!(
+        files.len(),
+        1,
+        "fixture {name} should hold one session file"
+    );
+    files.remove(0)
+}
+
+/// The session files of fixture `name`, sorted (Pi names them by creation time, so a fork comes
+/// after the session it forked).
+pub fn fixture_sessions(name: &str) -> Vec<PathBuf> {
     let dir = fixtures_dir().join(name).join("sessions");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("fixture {name}: {e}"))
@@ -44,12 +126,8 @@ pub fn fixture_session(name: &str) -> PathBuf {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
-    assert_eq!(
-        files.len(),
-        1,
-        "fixture {name} should hold one session file"
-    );
-    files.remove(0)
+    assert!(!files.is_empty(), "fixture {name} has no session file");
+    files
 }
 
 /// The repository's `fixtures/claude` directory.
@@ -134,8 +212,19 @@ impl Env {
     /// into this workspace (every other line byte-identical) and its mtime `age` in the past.
     /// Returns the copy's path.
     pub fn place(&self, name: &str, age: Duration) -> PathBuf {
-        let src = fixture_session(name);
-        let text = std::fs::read(&src).expect("read fixture");
+        self.place_file(&fixture_session(name), age)
+    }
+
+    /// [`Env::place`] for every session file of fixture `name` (a fork and its parent).
+    pub fn place_all(&self, name: &str, age: Duration) -> Vec<PathBuf> {
+        fixture_sessions(name)
+            .iter()
+            .map(|src| self.place_file(src, age))
+            .collect()
+    }
+
+    fn place_file(&self, src: &Path, age: Duration) -> PathBuf {
+        let text = std::fs::read(src).expect("read fixture");
         let dst = self.sessions.join(src.file_name().expect("file name"));
         std::fs::write(
             &dst,
@@ -544,6 +633,11 @@ pub fn agent_runs(path: &Path) -> Vec<(String, Option<String>, String)> {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
+        // Entries that are no message (model and thinking-level changes, Pi 1.x's `context_edit`
+        // that drops a failed or cut answer from later context) leave the raw history as it was.
+        if v["type"] != "message" {
+            continue;
+        }
         let m = &v["message"];
         match m["role"].as_str() {
             Some("user") => runs.push((

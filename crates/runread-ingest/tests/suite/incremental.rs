@@ -9,17 +9,19 @@ use std::time::Duration;
 use runread_ingest::{FileOutcome, TAIL_WINDOW_BYTES};
 use runread_sessions::RunStatus;
 
-use runread_testkit::{Env, fixture_session, relocated};
+use runread_testkit::{Env, PiVersion, fixture_session, pi_versions, relocated};
 
 const SETTLED: Duration = Duration::from_secs(60);
 
-/// The relocated multi-run session, and the byte offset just after its first run's final line.
-fn multi_run(env: &Env) -> (Vec<u8>, usize) {
+/// Pi `v`'s relocated multi-run session, and the byte offset just after its first run's final
+/// line.
+fn multi_run(env: &Env, v: PiVersion) -> (Vec<u8>, usize) {
+    let name = v.fixture("multi-run");
     let bytes = relocated(
-        &std::fs::read(fixture_session("multi-run")).unwrap(),
+        &std::fs::read(fixture_session(&name)).unwrap(),
         env.workspace.to_str().unwrap(),
     );
-    let agent = runread_testkit::agent_runs(&fixture_session("multi-run"));
+    let agent = runread_testkit::agent_runs(&fixture_session(&name));
     let second_user = &agent[1].0;
     let needle = format!("\"id\":\"{second_user}\"");
     let line_start = String::from_utf8_lossy(&bytes).find(&needle).unwrap();
@@ -50,10 +52,11 @@ fn outcome(env: &Env) -> (FileOutcome, runread_ingest::Report) {
     (o, report)
 }
 
+pi_versions! {
 #[test]
-fn reingesting_an_unchanged_file_reads_nothing() {
+fn reingesting_an_unchanged_file_reads_nothing(v) {
     let env = Env::new();
-    env.place("multi-run", SETTLED);
+    env.place(&v.fixture("multi-run"), SETTLED);
     let first = env.ingest();
     assert_eq!(first.new_generations, 1);
     let again = env.ingest();
@@ -61,11 +64,13 @@ fn reingesting_an_unchanged_file_reads_nothing() {
     assert_eq!(again.bytes_read, 0);
     assert_eq!(again.verify_bytes, 0);
 }
+}
 
+pi_versions! {
 #[test]
-fn an_appended_file_costs_the_new_bytes() {
+fn an_appended_file_costs_the_new_bytes(v) {
     let env = Env::new();
-    let (bytes, cut) = multi_run(&env);
+    let (bytes, cut) = multi_run(&env, v);
     std::fs::write(one_file(&env), &bytes[..cut]).unwrap();
     let (o, _) = outcome(&env);
     assert!(
@@ -97,11 +102,13 @@ fn an_appended_file_costs_the_new_bytes() {
             .all(|r| r.target.generation == 1 && r.run.status == RunStatus::Completed)
     );
 }
+}
 
+pi_versions! {
 #[test]
-fn a_torn_line_waits_and_completes_on_the_next_pass() {
+fn a_torn_line_waits_and_completes_on_the_next_pass(v) {
     let env = Env::new();
-    let (bytes, _) = multi_run(&env);
+    let (bytes, _) = multi_run(&env, v);
     let mid = bytes.len() - 40;
     std::fs::write(one_file(&env), &bytes[..mid]).unwrap();
     let (_, report) = outcome(&env);
@@ -131,11 +138,13 @@ fn a_torn_line_waits_and_completes_on_the_next_pass() {
             .all(|r| r.run.status == RunStatus::Completed && r.target.generation == 1)
     );
 }
+}
 
+pi_versions! {
 #[test]
-fn truncation_starts_a_new_generation() {
+fn truncation_starts_a_new_generation(v) {
     let env = Env::new();
-    let (bytes, cut) = multi_run(&env);
+    let (bytes, cut) = multi_run(&env, v);
     std::fs::write(one_file(&env), &bytes).unwrap();
     outcome(&env);
     // Same inode, fewer bytes.
@@ -158,11 +167,13 @@ fn truncation_starts_a_new_generation() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].target.generation, 2);
 }
+}
 
+pi_versions! {
 #[test]
-fn replacing_the_file_starts_a_new_generation() {
+fn replacing_the_file_starts_a_new_generation(v) {
     let env = Env::new();
-    let (bytes, _) = multi_run(&env);
+    let (bytes, _) = multi_run(&env, v);
     std::fs::write(one_file(&env), &bytes).unwrap();
     outcome(&env);
     let tmp = env.sessions.join("tmp.part");
@@ -181,11 +192,13 @@ fn replacing_the_file_starts_a_new_generation() {
         "{o:?}"
     );
 }
+}
 
+pi_versions! {
 #[test]
-fn a_changed_header_starts_a_new_generation() {
+fn a_changed_header_starts_a_new_generation(v) {
     let env = Env::new();
-    let (bytes, _) = multi_run(&env);
+    let (bytes, _) = multi_run(&env, v);
     std::fs::write(one_file(&env), &bytes).unwrap();
     outcome(&env);
     // Rewrite in place (same inode) with another header version, as Pi's migration does.
@@ -212,11 +225,13 @@ fn a_changed_header_starts_a_new_generation() {
         "{o:?}"
     );
 }
+}
 
+pi_versions! {
 #[test]
-fn a_rewrite_before_the_consumed_offset_starts_a_new_generation() {
+fn a_rewrite_before_the_consumed_offset_starts_a_new_generation(v) {
     let env = Env::new();
-    let (bytes, _) = multi_run(&env);
+    let (bytes, _) = multi_run(&env, v);
     std::fs::write(one_file(&env), &bytes).unwrap();
     outcome(&env);
     let mut changed = bytes.clone();
@@ -242,11 +257,13 @@ fn a_rewrite_before_the_consumed_offset_starts_a_new_generation() {
         "{o:?}"
     );
 }
+}
 
+pi_versions! {
 #[test]
-fn a_symlinked_session_file_is_not_read() {
+fn a_symlinked_session_file_is_not_read(v) {
     let env = Env::new();
-    let (bytes, _) = multi_run(&env);
+    let (bytes, _) = multi_run(&env, v);
     let real = env.dir.path().join("real.jsonl");
     std::fs::write(&real, &bytes).unwrap();
     std::os::unix::fs::symlink(&real, env.sessions.join("link.jsonl")).unwrap();
@@ -255,15 +272,17 @@ fn a_symlinked_session_file_is_not_read() {
     assert_eq!((report.files, report.unreadable), (1, 1), "{report:?}");
     assert!(env.store.runs().unwrap().is_empty());
 }
+}
 
+pi_versions! {
 /// Files are read ahead on several threads but committed in file order: of many copies of one
 /// session, the first file holds it and every later one is a duplicate, every time; and a second
 /// pass over the same files changes nothing.
 #[test]
-fn a_pass_read_ahead_commits_in_file_order() {
+fn a_pass_read_ahead_commits_in_file_order(v) {
     let env = Env::new();
     let bytes = relocated(
-        &std::fs::read(fixture_session("multi-run")).unwrap(),
+        &std::fs::read(fixture_session(&v.fixture("multi-run"))).unwrap(),
         env.workspace.to_str().unwrap(),
     );
     // More copies than the read-ahead window, so some are read while earlier ones commit.
@@ -293,4 +312,5 @@ fn a_pass_read_ahead_commits_in_file_order() {
         runread_ingest::ingest_dir(&*env.store, &dir, runread_core::timefmt::now_ms(), |_| {})
             .unwrap();
     assert_eq!((again.unchanged, again.duplicates), (1, copies as u64 - 1));
+}
 }

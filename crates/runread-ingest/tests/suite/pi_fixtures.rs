@@ -1,4 +1,5 @@
-//! Ingest of real Pi session files (fixtures/pi, written by Pi 0.73.1 through the harness).
+//! Ingest of real Pi session files (fixtures/pi, written through the harness by Pi 0.73.1 and,
+//! in fixtures/pi/1.6.0, by Pi 1.6.0): each test runs once per version.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use runread_store::prelude::*;
@@ -6,7 +7,7 @@ use std::time::Duration;
 
 use runread_sessions::RunStatus;
 use runread_store::RunRecord;
-use runread_testkit::{Env, agent_runs};
+use runread_testkit::{Env, agent_runs, pi_versions};
 
 const SETTLED: Duration = Duration::from_secs(60);
 
@@ -42,9 +43,10 @@ fn assert_finals_match_agent(name: &str, runs: &[RunRecord]) {
     }
 }
 
+pi_versions! {
 #[test]
-fn sample_session_has_two_completed_runs_with_the_agents_answers() {
-    let (_env, runs, report) = ingest_fixture("sample");
+fn sample_session_has_two_completed_runs_with_the_agents_answers(v) {
+    let (_env, runs, report) = ingest_fixture(&v.fixture("sample"));
     assert_eq!(report.runs, 2);
     assert_eq!(report.malformed_lines, 0);
     assert!(runs.iter().all(|r| r.run.status == RunStatus::Completed));
@@ -53,12 +55,14 @@ fn sample_session_has_two_completed_runs_with_the_agents_answers() {
         runread_core::sha256_hex(runread_testkit::answer(&runs[0]).unwrap().as_bytes()),
         "524d513f546336f1be6d43a03c64b84033497811ecea7833be4af6d115ec2b23"
     );
-    assert_finals_match_agent("sample", &runs);
+    assert_finals_match_agent(&v.fixture("sample"), &runs);
+}
 }
 
+pi_versions! {
 #[test]
-fn multi_run_session_cuts_three_runs_with_tool_calls_in_between() {
-    let (_env, runs, _) = ingest_fixture("multi-run");
+fn multi_run_session_cuts_three_runs_with_tool_calls_in_between(v) {
+    let (_env, runs, _) = ingest_fixture(&v.fixture("multi-run"));
     assert_eq!(runs.len(), 3);
     assert!(runs.iter().all(|r| r.run.status == RunStatus::Completed));
     assert!(
@@ -71,44 +75,54 @@ fn multi_run_session_cuts_three_runs_with_tool_calls_in_between() {
             .collect::<Vec<_>>(),
         vec![vec!["mock/mock-1".to_string()]; 3]
     );
-    assert_finals_match_agent("multi-run", &runs);
+    assert_finals_match_agent(&v.fixture("multi-run"), &runs);
+}
 }
 
+pi_versions! {
 #[test]
-fn provider_error_run_is_failed_with_no_answer() {
-    let (_env, runs, _) = ingest_fixture("error");
+fn provider_error_run_is_failed_with_no_answer(v) {
+    let (_env, runs, _) = ingest_fixture(&v.fixture("error"));
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0].run.status, RunStatus::Completed);
     assert_eq!(runs[1].run.status, RunStatus::Failed);
     assert_eq!(runread_testkit::answer(&runs[1]), None);
-    assert_finals_match_agent("error", &runs);
+    assert_finals_match_agent(&v.fixture("error"), &runs);
+}
 }
 
+pi_versions! {
 #[test]
-fn run_that_recovered_after_retries_is_completed() {
-    let (_env, runs, _) = ingest_fixture("error-recovered");
+fn run_that_recovered_after_retries_is_completed(v) {
+    let (_env, runs, _) = ingest_fixture(&v.fixture("error-recovered"));
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[1].run.status, RunStatus::Completed);
-    assert_finals_match_agent("error-recovered", &runs);
+    assert_finals_match_agent(&v.fixture("error-recovered"), &runs);
+}
 }
 
+pi_versions! {
 #[test]
-fn length_stop_is_completed_and_flagged_truncated() {
-    let (_env, runs, _) = ingest_fixture("length");
+fn length_stop_is_completed_and_flagged_truncated(v) {
+    let (_env, runs, _) = ingest_fixture(&v.fixture("length"));
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].run.status, RunStatus::Completed);
     assert!(runs[0].run.final_truncated);
     assert_eq!(runs[0].run.final_bytes, 480);
-    assert_finals_match_agent("length", &runs);
+    assert_finals_match_agent(&v.fixture("length"), &runs);
+}
 }
 
+pi_versions! {
 #[test]
-fn aborted_run_is_cancelled_with_no_answer() {
-    let (_env, runs, _) = ingest_fixture("aborted");
+fn aborted_run_is_cancelled_with_no_answer(v) {
+    let (_env, runs, _) = ingest_fixture(&v.fixture("aborted"));
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0].run.status, RunStatus::Completed);
     assert_eq!(runs[1].run.status, RunStatus::Cancelled);
     assert_eq!(runread_testkit::answer(&runs[1]), None);
+    assert_finals_match_agent(&v.fixture("aborted"), &runs);
+}
 }
 
 #[test]
@@ -179,10 +193,11 @@ fn v1_and_v2_files_give_the_same_runs_and_answers_as_v3() {
     );
 }
 
+pi_versions! {
 #[test]
-fn sessions_outside_registered_workspaces_are_skipped() {
+fn sessions_outside_registered_workspaces_are_skipped(v) {
     let env = Env::new();
-    let src = runread_testkit::fixture_session("sample");
+    let src = runread_testkit::fixture_session(&v.fixture("sample"));
     let dst = env.sessions.join("elsewhere.jsonl");
     let bytes =
         runread_testkit::relocated(&std::fs::read(src).unwrap(), "/definitely/not/registered");
@@ -190,4 +205,175 @@ fn sessions_outside_registered_workspaces_are_skipped() {
     let report = env.ingest();
     assert_eq!(report.outside_workspaces, 1);
     assert!(env.store.runs().unwrap().is_empty());
+}
+}
+
+pi_versions! {
+#[test]
+fn the_session_id_is_the_headers_uuid_v7_and_every_run_is_cut_as_pi_wrote_it(v) {
+    let mut names = vec![
+        "sample",
+        "multi-run",
+        "error",
+        "error-recovered",
+        "length",
+        "aborted",
+        "secrets-history",
+        "secrets-leaks",
+    ];
+    if v.is_1x() {
+        names.push("compaction");
+    }
+    for name in names {
+        let name = v.fixture(name);
+        let (env, runs, report) = ingest_fixture(&name);
+        assert_eq!(report.malformed_lines, 0, "{name}");
+        let path = runread_testkit::fixture_session(&name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header: serde_json::Value =
+            serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let id = header["id"].as_str().unwrap();
+        assert_eq!(
+            uuid_version(id),
+            Some(7),
+            "{name}: Pi names a session by a UUID v7"
+        );
+        assert!(
+            runs.iter().all(|r| r.target.session_id == id),
+            "{name}: the session id is the header's, as written"
+        );
+        let session = env.store.session(id).unwrap().unwrap();
+        assert!(session.branch_complete, "{name}");
+        assert_finals_match_agent(&name, &runs);
+    }
+}
+}
+
+/// The version nibble of a UUID in its text form, if `id` is one.
+fn uuid_version(id: &str) -> Option<u32> {
+    let groups: Vec<&str> = id.split('-').collect();
+    let lens: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    if lens != [8, 4, 4, 4, 12] || !id.chars().all(|c| c == '-' || c.is_ascii_hexdigit()) {
+        return None;
+    }
+    groups[2].chars().next()?.to_digit(16)
+}
+
+/// Pi 1.x writes entries that are no conversation message: a `system` message (the prompt and
+/// tool loadout) before the first prompt, and a `context_edit` after an answer it drops from
+/// later context (a cut or failed one). Neither is a run, a prompt or an answer.
+#[test]
+fn pi_1x_system_messages_and_context_edits_are_neither_runs_nor_answers() {
+    let v = runread_testkit::PI_1_6_0;
+    for name in ["length", "error", "error-recovered"] {
+        let name = v.fixture(name);
+        let path = runread_testkit::fixture_session(&name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            lines[3]["message"]["role"], "system",
+            "{name}: the system message precedes the first prompt"
+        );
+        assert!(
+            lines.iter().any(|l| l["type"] == "context_edit"),
+            "{name}: Pi wrote a context_edit"
+        );
+        let (_env, runs, _) = ingest_fixture(&name);
+        assert_eq!(runs.len(), agent_runs(&path).len(), "{name}");
+        assert_finals_match_agent(&name, &runs);
+    }
+    let (_env, runs, _) = ingest_fixture(&v.fixture("length"));
+    assert_eq!(runs[0].run.status, RunStatus::Completed);
+    assert!(runs[0].run.final_truncated);
+    assert_eq!(runs[0].run.final_bytes, 480);
+}
+
+/// `pi --fork` (Pi 1.x) copies the parent's entries, ids and all, into a new session whose header
+/// names the parent file as `parentSession`; `--continue` then goes on in the fork.
+#[test]
+fn a_pi_fork_is_its_own_session_naming_its_parent_and_continue_goes_on_in_it() {
+    let name = runread_testkit::PI_1_6_0.fixture("fork");
+    let env = Env::new();
+    let placed = env.place_all(&name, SETTLED);
+    assert_eq!(placed.len(), 2, "the parent and the fork");
+    let report = env.ingest();
+    assert_eq!(report.malformed_lines, 0);
+    let runs = env.store.runs().unwrap();
+    let files = runread_testkit::fixture_sessions(&name);
+    let header = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(std::fs::read_to_string(p).unwrap().lines().next().unwrap()).unwrap()
+    };
+    let (parent, fork) = (header(&files[0]), header(&files[1]));
+    assert!(parent.get("parentSession").is_none());
+    let parent_id = parent["id"].as_str().unwrap();
+    let fork_id = fork["id"].as_str().unwrap();
+    let of = |session: &str| {
+        let mut v: Vec<&RunRecord> = runs
+            .iter()
+            .filter(|r| r.target.session_id == session)
+            .collect();
+        v.sort_by_key(|r| r.run.start_line);
+        v
+    };
+    let (in_parent, in_fork) = (of(parent_id), of(fork_id));
+    assert_eq!(in_parent.len(), 1);
+    assert_eq!(
+        in_fork.len(),
+        3,
+        "the copied run, the forked one, the continued one"
+    );
+    assert!(in_fork.iter().all(|r| r.run.status == RunStatus::Completed));
+    assert_eq!(
+        in_fork[0].target.run_id, in_parent[0].target.run_id,
+        "the copy keeps Pi's entry ids: one run id, two targets told apart by session"
+    );
+    assert_eq!(
+        runread_testkit::answer(in_fork[0]),
+        runread_testkit::answer(in_parent[0])
+    );
+    for (file, list) in [(&files[0], &in_parent), (&files[1], &in_fork)] {
+        let agent = agent_runs(file);
+        let got: Vec<(String, Option<String>)> = list
+            .iter()
+            .map(|r| (r.target.run_id.clone(), runread_testkit::answer(r)))
+            .collect();
+        let want: Vec<(String, Option<String>)> =
+            agent.into_iter().map(|(id, text, _)| (id, text)).collect();
+        assert_eq!(got, want);
+    }
+    let session = env.store.session(fork_id).unwrap().unwrap();
+    assert_eq!(
+        session.header.parent_session.as_deref(),
+        fork["parentSession"].as_str(),
+        "the fork names its parent file as Pi wrote it"
+    );
+}
+
+/// Pi 1.x's auto-compaction wrote a `compaction` entry between run 1's tool result and its answer
+/// and one after each answer (the last line is one): they are no messages, so both runs keep
+/// their answers, and the walk from that last entry reaches the root.
+#[test]
+fn compaction_entries_inside_and_after_runs_leave_the_runs_and_answers_as_pi_wrote_them() {
+    let name = runread_testkit::PI_1_6_0.fixture("compaction");
+    let path = runread_testkit::fixture_session(&name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let compactions = text
+        .lines()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"] == "compaction")
+        .count();
+    assert_eq!(compactions, 3);
+    let (env, runs, report) = ingest_fixture(&name);
+    assert_eq!(report.malformed_lines, 0);
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|r| r.run.status == RunStatus::Completed));
+    assert_finals_match_agent(&name, &runs);
+    let session = env
+        .store
+        .session(&runs[0].target.session_id)
+        .unwrap()
+        .unwrap();
+    assert!(session.branch_complete);
 }

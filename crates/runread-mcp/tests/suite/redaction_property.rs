@@ -20,7 +20,15 @@ use runread_testkit::Env;
 /// Shortest piece of a planted secret that counts as leaked. Secrets are drawn from `[A-Z0-9]`,
 /// which the fixtures' text never holds 8 of in a row by chance of the draw.
 const WINDOW: usize = 8;
-const FIXTURES: &[&str] = &["sample", "multi-run", "secrets-history", "secrets-leaks"];
+/// The Pi sessions secrets are planted in: these of every Pi version with fixtures.
+fn fixtures() -> Vec<String> {
+    runread_testkit::PI_VERSIONS
+        .iter()
+        .flat_map(|v| {
+            ["sample", "multi-run", "secrets-history", "secrets-leaks"].map(|n| v.fixture(n))
+        })
+        .collect()
+}
 /// Cases per test run; `RUNREAD_PROPTEST_CASES` runs more (`scripts/fuzz` runs 400).
 const CASES: u32 = 32;
 
@@ -59,7 +67,7 @@ fn case() -> impl Strategy<Value = Case> {
         (0usize..64, 1usize..1000).prop_map(|(line, k)| Plant::Split { line, k }),
     ];
     (
-        0..FIXTURES.len(),
+        0..fixtures().len(),
         proptest::collection::vec(secret, 1..4),
         proptest::collection::vec(plant, 1..6),
         1u64..=100,
@@ -142,7 +150,7 @@ fn message_text(v: &mut Value, last: bool) -> Option<&mut String> {
 
 /// The session file of `fixture` with the case's secrets planted, for `Env::place`'s workspace.
 fn planted(c: &Case) -> Vec<u8> {
-    let src = runread_testkit::fixture_session(FIXTURES[c.fixture]);
+    let src = runread_testkit::fixture_session(&fixtures()[c.fixture]);
     let text = std::fs::read_to_string(src).unwrap();
     let mut lines: Vec<Value> = text
         .lines()

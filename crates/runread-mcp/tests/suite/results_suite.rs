@@ -1,5 +1,6 @@
 //! The results-read suite over MCP with a real client, on a real Pi session with thinking, tool
-//! calls, known secrets in a tool result and in the answer, and non-ASCII text at page edges.
+//! calls, known secrets in a tool result and in the answer, and non-ASCII text at page edges —
+//! each test once per Pi version with fixtures (0.73.1 and 1.6.0).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use runread_store::prelude::*;
@@ -14,7 +15,7 @@ use runread_core::limits::{ARTIFACT_TRANSFER_MAX_BYTES, SECRET_MAX_BYTES};
 use runread_mcp::client::ARTIFACT_CALLS_IN_FLIGHT;
 use runread_mcp::client::{Client, ClientError};
 
-use runread_testkit::Env;
+use runread_testkit::{Env, pi_versions};
 
 const SECRET_1: &str = "sk-runread-TEST-0123456789abcdef";
 const SECRET_2: &str = "ghp_RUNREADtestTOKEN000000000000";
@@ -67,9 +68,10 @@ fn assert_no_secret_or_prefix_at_end(text: &str) {
     }
 }
 
+pi_versions! {
 #[tokio::test]
-async fn history_pages_carry_no_thinking_arguments_or_secrets_and_upsert_to_the_same_result() {
-    let s = Suite::start("secrets-history").await;
+async fn history_pages_carry_no_thinking_arguments_or_secrets_and_upsert_to_the_same_result(v) {
+    let s = Suite::start(&v.fixture("secrets-history")).await;
     let (client, target, _) = s.grant(0, vec![Feature::History]).await;
     let mut results = Vec::new();
     for limit in [1u64, 2, 3, 7, 50, 100] {
@@ -129,10 +131,12 @@ async fn history_pages_carry_no_thinking_arguments_or_secrets_and_upsert_to_the_
     );
     assert!(events[5]["text"].as_str().unwrap().contains("[redacted]"));
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn a_secret_at_the_end_of_one_event_is_masked_however_run_two_is_paged() {
-    let s = Suite::start("secrets-history").await;
+async fn a_secret_at_the_end_of_one_event_is_masked_however_run_two_is_paged(v) {
+    let s = Suite::start(&v.fixture("secrets-history")).await;
     let (client, target, _) = s.grant(1, vec![Feature::History]).await;
     let base = client.read_history(&target, Some(100)).await.unwrap();
     assert!(base.len() >= 10);
@@ -147,10 +151,12 @@ async fn a_secret_at_the_end_of_one_event_is_masked_however_run_two_is_paged() {
     assert_eq!(masked.len(), 1, "the tool output that ends with the secret");
     assert!(masked[0]["text"].as_str().unwrap().ends_with("[redacted]"));
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn final_answer_masks_known_secrets_before_chunking() {
-    let s = Suite::start("secrets-history").await;
+async fn final_answer_masks_known_secrets_before_chunking(v) {
+    let s = Suite::start(&v.fixture("secrets-history")).await;
     let (client, target, _) = s.grant(0, vec![Feature::FinalAnswer]).await;
     for limit in [4u64, 100, 4096] {
         let a = client
@@ -164,10 +170,12 @@ async fn final_answer_masks_known_secrets_before_chunking() {
         assert_eq!(text.matches("[redacted]").count(), 2);
     }
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show() {
-    let s = Suite::start("secrets-history").await;
+async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show(v) {
+    let s = Suite::start(&v.fixture("secrets-history")).await;
     let (client, target, _) = s
         .grant(0, vec![Feature::Aggregate, Feature::Metadata])
         .await;
@@ -223,10 +231,12 @@ async fn work_state_and_metadata_say_what_a_session_file_can_and_cannot_show() {
         ])
     );
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn read_keys_are_known_secrets() {
-    let s = Suite::start("sample").await;
+async fn read_keys_are_known_secrets(v) {
+    let s = Suite::start(&v.fixture("sample")).await;
     let (_c1, _t1, key1) = s.grant(0, vec![Feature::FinalAnswer]).await;
     // A later session quotes the first key in its answer (say, the user pasted it to the agent).
     let header = json!({"type":"session","version":3,"id":"quotes-key","cwd": s.env.workspace});
@@ -256,6 +266,7 @@ async fn read_keys_are_known_secrets() {
         .unwrap();
     assert_eq!(a.text.as_deref(), Some("the key is [redacted]."));
 }
+}
 
 fn write_random(path: &std::path::Path, n: usize) -> Vec<u8> {
     let mut data = vec![0u8; n];
@@ -270,9 +281,10 @@ fn write_random(path: &std::path::Path, n: usize) -> Vec<u8> {
     data
 }
 
+pi_versions! {
 #[tokio::test]
-async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
-    let s = Suite::start("sample").await;
+async fn an_8_mib_binary_artifact_comes_back_byte_exact(v) {
+    let s = Suite::start(&v.fixture("sample")).await;
     let data = write_random(&s.env.workspace.join("build.bin"), 8 * 1024 * 1024);
     let (id, v) = register(&s, "build.bin");
     assert_eq!(v.size, data.len() as u64);
@@ -307,6 +319,7 @@ async fn an_8_mib_binary_artifact_comes_back_byte_exact() {
         Err(ClientError::Refused { code, .. }) => assert_eq!(code, "artifact_changed"),
         other => panic!("{other:?}"),
     }
+}
 }
 
 /// Registers `rel` (already written in the workspace) for the first run; returns its id and
@@ -349,9 +362,10 @@ async fn counting_relay(upstream: std::net::SocketAddr) -> (String, Arc<AtomicUs
     (url, accepted)
 }
 
+pi_versions! {
 #[tokio::test]
-async fn the_client_reads_an_artifact_over_kept_connections_not_one_per_chunk() {
-    let s = Suite::start("sample").await;
+async fn the_client_reads_an_artifact_over_kept_connections_not_one_per_chunk(v) {
+    let s = Suite::start(&v.fixture("sample")).await;
     let chunks = 12;
     let data = write_random(
         &s.env.workspace.join("kept.bin"),
@@ -377,10 +391,12 @@ async fn the_client_reads_an_artifact_over_kept_connections_not_one_per_chunk() 
         chunks + 2
     );
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn a_secret_known_after_registration_refuses_every_chunk_whose_window_holds_it() {
-    let s = Suite::start("sample").await;
+async fn a_secret_known_after_registration_refuses_every_chunk_whose_window_holds_it(v) {
+    let s = Suite::start(&v.fixture("sample")).await;
     const CHUNK: usize = ARTIFACT_TRANSFER_MAX_BYTES;
     let later = "sk-runread-LATER-0123456789abcdef";
     // Across the edge of chunks 0 and 1; chunks 2 and 3 are clean, chunk 3 starts more than a
@@ -438,10 +454,12 @@ async fn a_secret_known_after_registration_refuses_every_chunk_whose_window_hold
         "its first byte outside"
     );
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn artifacts_with_a_known_secret_or_a_refused_path_are_not_registered() {
-    let s = Suite::start("sample").await;
+async fn artifacts_with_a_known_secret_or_a_refused_path_are_not_registered(v) {
+    let s = Suite::start(&v.fixture("sample")).await;
     let run_id = s.env.store.runs().unwrap()[0].target.run_id.clone();
     std::fs::write(
         s.env.workspace.join("notes.txt"),
@@ -516,4 +534,141 @@ async fn artifacts_with_a_known_secret_or_a_refused_path_are_not_registered() {
         matches!(e, runread_service::owner::ArtifactError::Refused(r) if r.as_str() == "mime_refused"),
         "{e}"
     );
+}
+}
+
+/// The sum of `usage.input`/`usage.output` over the assistant messages of run `index` (file
+/// order) of the placed session at `path`, read with plain JSON.
+fn agent_usage(path: &std::path::Path, index: usize) -> (u64, u64) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for line in text.lines().skip(1) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        match v["message"]["role"].as_str() {
+            Some("user") if v["type"] == "message" => runs.push((0, 0)),
+            Some("assistant") => {
+                let u = &v["message"]["usage"];
+                let last = runs.last_mut().unwrap();
+                last.0 += u["input"].as_u64().unwrap();
+                last.1 += u["output"].as_u64().unwrap();
+            }
+            _ => {}
+        }
+    }
+    runs[index]
+}
+
+pi_versions! {
+#[tokio::test]
+async fn get_run_wait_for_run_and_usage_say_what_the_file_records(v) {
+    let s = Suite::start(&v.fixture("secrets-history")).await;
+    let mut runs = s.env.store.runs().unwrap();
+    runs.sort_by_key(|r| r.run.start_line);
+    assert_eq!(runs.len(), 2);
+    for (index, record) in runs.iter().enumerate() {
+        let (client, target, _) = s
+            .grant(index, vec![Feature::Status, Feature::Metadata])
+            .await;
+        let run = client
+            .call("get_run", json!({"target": target}))
+            .await
+            .unwrap()
+            .structured;
+        assert_eq!(run["found"], true, "{run}");
+        assert_eq!(run["status"], "completed");
+        assert_eq!(run["origin"], "passive");
+        // A settled run: the wait answers at once, with the same status.
+        let waited = client
+            .call("wait_for_run", json!({"target": target, "timeoutSeconds": 1}))
+            .await
+            .unwrap()
+            .structured;
+        assert_eq!(waited["status"], "completed", "{waited}");
+        let m = client
+            .call("read_target_metadata", json!({"target": target}))
+            .await
+            .unwrap()
+            .structured;
+        let (input, output) = agent_usage(std::path::Path::new(&record.session_path), index);
+        assert!(input > 0 && output > 0, "the model server reported usage");
+        assert_eq!(m["usage"]["total"]["input"], input, "{}", m["usage"]);
+        assert_eq!(m["usage"]["total"]["output"], output, "{}", m["usage"]);
+        assert_eq!(m["usage"]["source"], "assistant_messages");
+    }
+}
+}
+
+/// A Pi 1.x fork (`pi --fork`) over MCP: its runs are read like any, and its metadata names the
+/// parent session file as the fork's header does.
+#[tokio::test]
+async fn a_forked_pi_session_names_its_parent_in_metadata() {
+    let name = runread_testkit::PI_1_6_0.fixture("fork");
+    let env = Env::new();
+    let placed = env.place_all(&name, Duration::from_secs(60));
+    env.ingest();
+    let serving = runread_testkit::serve::mcp(env.service_unthrottled()).await;
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&placed[1])
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let fork_id = header["id"].as_str().unwrap();
+    let mut runs: Vec<_> = env
+        .store
+        .runs()
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.target.session_id == fork_id)
+        .collect();
+    runs.sort_by_key(|r| r.run.start_line);
+    assert_eq!(runs.len(), 3);
+    let forked = &runs[1];
+    let g = env.grant_in(
+        &forked.target.run_id,
+        Some(fork_id),
+        vec![Feature::FinalAnswer, Feature::Metadata],
+        "fork",
+    );
+    let c = Client::connect(&serving.url, &g.key).await.unwrap();
+    let target = serde_json::to_value(&g.grant.target).unwrap();
+    let m = c
+        .call("read_target_metadata", json!({"target": target}))
+        .await
+        .unwrap()
+        .structured;
+    assert_eq!(
+        m["parentSession"]["value"], header["parentSession"],
+        "{}",
+        m["parentSession"]
+    );
+    assert_eq!(m["parentSession"]["source"], "session_header");
+    let a = c.read_final_answer(&target, None, |_| {}).await.unwrap();
+    assert_eq!(a.text, runread_testkit::answer(forked));
+}
+
+/// Pi 1.x's compactions over MCP: a `compaction` entry inside run 1 (between its tool result and
+/// its answer) and after each answer is no event of the history, and each run's answer reads as
+/// Pi wrote it.
+#[tokio::test]
+async fn compactions_are_no_history_events_and_leave_the_answers_readable() {
+    let s = Suite::start(&runread_testkit::PI_1_6_0.fixture("compaction")).await;
+    let mut runs = s.env.store.runs().unwrap();
+    runs.sort_by_key(|r| r.run.start_line);
+    assert_eq!(runs.len(), 2);
+    let (client, target, _) = s
+        .grant(0, vec![Feature::History, Feature::FinalAnswer])
+        .await;
+    let events = client.read_history(&target, Some(100)).await.unwrap();
+    let roles: Vec<&str> = events.iter().map(|e| e["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
+    assert!(events.iter().all(|e| e["readable"] == true));
+    let a = client
+        .read_final_answer(&target, None, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(a.text, runread_testkit::answer(&runs[0]));
+    assert!(a.text.unwrap().contains("ζῆτα"));
 }

@@ -1,5 +1,7 @@
 //! The known-secret leaks an outside review found (issue 13, items 1–3), each on a real Pi
-//! session (`fixtures/pi/secrets-leaks`) read through MCP with a real client:
+//! session (`fixtures/pi/secrets-leaks`, written by Pi 0.73.1, and
+//! `fixtures/pi/1.6.0/secrets-leaks`, by Pi 1.6.0: each test runs once per version) read through
+//! MCP with a real client:
 //!
 //! 1. a tool *named* with the secret (`lookup_<secret>`): the name reached readers in
 //!    `toolCalls` and `toolName` while the text beside it was masked;
@@ -21,7 +23,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_mcp::client::Client;
 
-use runread_testkit::Env;
+use runread_testkit::{Env, PiVersion, pi_versions};
 
 const SECRET: &str = "sk-runread-LEAK-0123456789abcdefghijklmn";
 /// Shortest piece of the secret that counts as leaked.
@@ -32,9 +34,9 @@ struct Served {
     serving: runread_testkit::Serving,
 }
 
-async fn serve() -> Served {
+async fn serve(v: PiVersion) -> Served {
     let env = Env::new();
-    env.place("secrets-leaks", Duration::from_secs(60));
+    env.place(&v.fixture("secrets-leaks"), Duration::from_secs(60));
     env.ingest();
     env.add_secret("leak", SECRET);
     let serving = runread_testkit::serve::mcp(env.service()).await;
@@ -84,9 +86,10 @@ async fn history_pages(c: &Client, target: &Value, limit: u64) -> Vec<(Value, St
     panic!("history did not end");
 }
 
+pi_versions! {
 #[tokio::test]
-async fn tool_names_reach_readers_masked_like_the_text_beside_them() {
-    let s = serve().await;
+async fn tool_names_reach_readers_masked_like_the_text_beside_them(v) {
+    let s = serve(v).await;
     let (c, target) = s.grant_all().await;
     let events = c.read_history(&target, Some(50)).await.unwrap();
     let call = events
@@ -101,10 +104,12 @@ async fn tool_names_reach_readers_masked_like_the_text_beside_them() {
         "{result}"
     );
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn a_secret_straddling_the_event_cut_is_masked_before_the_cut() {
-    let s = serve().await;
+async fn a_secret_straddling_the_event_cut_is_masked_before_the_cut(v) {
+    let s = serve(v).await;
     let (c, target) = s.grant_all().await;
     let events = c.read_history(&target, Some(50)).await.unwrap();
     let log = events
@@ -138,13 +143,15 @@ async fn a_secret_straddling_the_event_cut_is_masked_before_the_cut() {
         );
     }
 }
+}
 
+pi_versions! {
 /// The reviewer's case: ten secrets early in a tool result shorten its masked text by 300 bytes,
 /// so a cut at 8,192 bytes of the masked text reached past a masking window that ended inside the
 /// eleventh secret (at 8,192 + 256 bytes of the body) and showed its first 39 bytes.
 #[tokio::test]
-async fn a_secret_beyond_a_masking_window_never_shows_after_the_cut() {
-    let s = serve().await;
+async fn a_secret_beyond_a_masking_window_never_shows_after_the_cut(v) {
+    let s = serve(v).await;
     let (c, target) = s.grant_all().await;
     let events = c.read_history(&target, Some(50)).await.unwrap();
     let audit = events
@@ -170,10 +177,12 @@ async fn a_secret_beyond_a_masking_window_never_shows_after_the_cut() {
         &text[text.len() - 80..]
     );
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn a_secret_split_across_two_events_is_masked_on_both_sides_of_every_page_boundary() {
-    let s = serve().await;
+async fn a_secret_split_across_two_events_is_masked_on_both_sides_of_every_page_boundary(v) {
+    let s = serve(v).await;
     let (c, target) = s.grant_all().await;
     for limit in 1..=9u64 {
         let pages = history_pages(&c, &target, limit).await;
@@ -206,10 +215,12 @@ async fn a_secret_split_across_two_events_is_masked_on_both_sides_of_every_page_
         );
     }
 }
+}
 
+pi_versions! {
 #[tokio::test]
-async fn no_tool_lets_a_window_of_the_secret_out() {
-    let s = serve().await;
+async fn no_tool_lets_a_window_of_the_secret_out(v) {
+    let s = serve(v).await;
     let (c, target) = s.grant_all().await;
     let mut received = Vec::new();
     let calls = [
@@ -242,12 +253,14 @@ async fn no_tool_lets_a_window_of_the_secret_out() {
         assert_no_window(what, text);
     }
 }
+}
 
+pi_versions! {
 /// Issue 13, item 8: anything an agent or a file wrote is labeled untrusted (ids the agent chose
 /// included: issue 30, item 4); only runread's own projections are `medium`.
 #[tokio::test]
-async fn agent_written_text_is_never_labeled_medium() {
-    let s = serve().await;
+async fn agent_written_text_is_never_labeled_medium(v) {
+    let s = serve(v).await;
     let (c, target) = s.grant_all().await;
     let label = |text: &str| {
         text.split_once("trust=\"")
@@ -284,4 +297,5 @@ async fn agent_written_text_is_never_labeled_medium() {
     // The listing carries the session's and run's ids, which the agent wrote (issue 30, item 4).
     let listed = c.call("list_granted_targets", json!({})).await.unwrap();
     assert_eq!(label(&listed.text), "untrusted");
+}
 }

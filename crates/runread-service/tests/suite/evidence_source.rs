@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::RunRecord;
-use runread_testkit::{Env, block_on};
+use runread_testkit::{Env, block_on, pi_versions};
 
 fn service(env: &Env) -> Arc<Service> {
     Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap())
@@ -65,9 +65,10 @@ fn rewrite_in_place(path: &std::path::Path, from: &str, to: &str) {
     assert_eq!(after.ino(), before.ino());
 }
 
+pi_versions! {
 #[test]
-fn an_answer_rewritten_in_place_with_its_mtime_restored_is_unknown_not_the_old_text() {
-    let (env, path, run) = placed("sample");
+fn an_answer_rewritten_in_place_with_its_mtime_restored_is_unknown_not_the_old_text(v) {
+    let (env, path, run) = placed(&v.fixture("sample"));
     let svc = service(&env);
     let ctx = grant(&env, &svc, &run, vec![Feature::FinalAnswer]);
     let read = || {
@@ -87,10 +88,12 @@ fn an_answer_rewritten_in_place_with_its_mtime_restored_is_unknown_not_the_old_t
     assert_eq!(v["text"], Value::Null);
     assert_eq!(v["readable"], false);
 }
+}
 
+pi_versions! {
 #[test]
-fn history_of_a_file_rewritten_in_place_has_no_text_and_says_so() {
-    let (env, path, run) = placed("secrets-history");
+fn history_of_a_file_rewritten_in_place_has_no_text_and_says_so(v) {
+    let (env, path, run) = placed(&v.fixture("secrets-history"));
     let svc = service(&env);
     let ctx = grant(&env, &svc, &run, vec![Feature::History]);
     let read = || {
@@ -129,10 +132,12 @@ fn history_of_a_file_rewritten_in_place_has_no_text_and_says_so() {
         assert_eq!(e["toolName"], Value::Null, "{e}");
     }
 }
+}
 
+pi_versions! {
 #[test]
-fn the_store_keeps_no_copy_of_the_conversation() {
-    let (env, _path, run) = placed("secrets-history");
+fn the_store_keeps_no_copy_of_the_conversation(v) {
+    let (env, _path, run) = placed(&v.fixture("secrets-history"));
     let answer = runread_testkit::answer(&run).unwrap();
     // Force everything into the main database file and read every file of the store.
     drop(env.store.runs().unwrap());
@@ -155,4 +160,5 @@ fn the_store_keeps_no_copy_of_the_conversation() {
     assert!(!contains(b"APP_REGION=eu-west-1"));
     // What it keeps instead: where the final line is, and its digest.
     assert!(!run.run.final_lines.is_empty());
+}
 }

@@ -12,7 +12,7 @@ use runread_core::limits::FINAL_ANSWER_MAX_BYTES;
 use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::Store;
-use runread_testkit::{Env, block_on, set_age};
+use runread_testkit::{Env, block_on, pi_versions, set_age};
 
 const SETTLED: Duration = Duration::from_secs(60);
 
@@ -107,10 +107,11 @@ fn final_answer_at_the_size_limit_is_readable_and_one_byte_more_is_too_large() {
     }
 }
 
+pi_versions! {
 #[test]
-fn a_file_that_is_not_yet_quiet_is_saving_and_has_no_text() {
+fn a_file_that_is_not_yet_quiet_is_saving_and_has_no_text(v) {
     let env = Env::new();
-    let path = env.place("sample", SETTLED);
+    let path = env.place(&v.fixture("sample"), SETTLED);
     env.ingest();
     set_age(&path, Duration::ZERO);
     env.ingest(); // mtime changed, content did not: same generation, fresh identity
@@ -121,11 +122,13 @@ fn a_file_that_is_not_yet_quiet_is_saving_and_has_no_text() {
     assert_eq!(out["text"], Value::Null);
     assert_eq!(out["readable"], false);
 }
+}
 
+pi_versions! {
 #[test]
-fn a_file_changed_since_ingest_is_unknown_until_reingested() {
+fn a_file_changed_since_ingest_is_unknown_until_reingested(v) {
     let env = Env::new();
-    let path = env.place("sample", SETTLED);
+    let path = env.place(&v.fixture("sample"), SETTLED);
     env.ingest();
     let svc = service(&env);
     let (ctx, runs) = grant_all(&env, &svc);
@@ -148,16 +151,18 @@ fn a_file_changed_since_ingest_is_unknown_until_reingested() {
     assert_eq!(out["state"], "unknown");
     assert_eq!(out["text"], Value::Null);
 }
+}
 
+pi_versions! {
 #[test]
-fn failed_and_cancelled_runs_are_missing_and_a_length_stop_is_flagged_truncated() {
+fn failed_and_cancelled_runs_are_missing_and_a_length_stop_is_flagged_truncated(v) {
     for (fixture, index, state, truncated) in [
         ("error", 1, "missing", false),
         ("aborted", 1, "missing", false),
         ("length", 0, "available", true),
     ] {
         let env = Env::new();
-        env.place(fixture, SETTLED);
+        env.place(&v.fixture(fixture), SETTLED);
         env.ingest();
         let svc = service(&env);
         let (ctx, runs) = grant_all(&env, &svc);
@@ -166,6 +171,7 @@ fn failed_and_cancelled_runs_are_missing_and_a_length_stop_is_flagged_truncated(
         assert_eq!(out["truncated"], truncated, "{fixture}");
         assert_eq!(out["foregroundFinalConfirmed"], false);
     }
+}
 }
 
 #[test]
@@ -180,10 +186,11 @@ fn torn_run_is_unknown_with_no_text() {
     assert_eq!(out["readable"], false);
 }
 
+pi_versions! {
 #[test]
-fn list_granted_targets_shows_only_live_grants_and_validates() {
+fn list_granted_targets_shows_only_live_grants_and_validates(v) {
     let env = Env::new();
-    env.place("multi-run", SETTLED);
+    env.place(&v.fixture("multi-run"), SETTLED);
     env.ingest();
     let svc = service(&env);
     let (ctx, runs) = grant_all(&env, &svc);
@@ -202,6 +209,7 @@ fn list_granted_targets_shows_only_live_grants_and_validates() {
         call(&svc, &ctx[1], tools::LIST_GRANTED_TARGETS, json!({"x": 1})).unwrap_err(),
         ErrorCode::InvalidArguments
     );
+}
 }
 
 #[test]

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_service::{Config, KeyContext, Service, tools};
 
-use runread_testkit::{Env, block_on};
+use runread_testkit::{Env, block_on, pi_versions};
 
 fn get_run(svc: &Arc<Service>, ctx: &KeyContext, target: Value) -> (Value, String) {
     let out = block_on(svc.call(
@@ -25,10 +25,11 @@ fn get_run(svc: &Arc<Service>, ctx: &KeyContext, target: Value) -> (Value, Strin
     (out.labeled.structured, out.labeled.text)
 }
 
+pi_versions! {
 #[test]
-fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
+fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable(v) {
     let env = Env::new();
-    env.place("multi-run", Duration::from_secs(60));
+    env.place(&v.fixture("multi-run"), Duration::from_secs(60));
     // A second workspace with its own session, ingested into the same store.
     let other_ws = env.dir.path().join("other");
     std::fs::create_dir_all(&other_ws).unwrap();
@@ -36,7 +37,7 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
     env.store
         .add_workspace(other_ws.to_str().unwrap(), "other", 1)
         .unwrap();
-    let src = runread_testkit::fixture_session("sample");
+    let src = runread_testkit::fixture_session(&v.fixture("sample"));
     let bytes =
         runread_testkit::relocated(&std::fs::read(src).unwrap(), other_ws.to_str().unwrap());
     std::fs::write(env.sessions.join("other.jsonl"), bytes).unwrap();
@@ -101,4 +102,5 @@ fn missing_cross_workspace_and_ungranted_runs_are_indistinguishable() {
         answers[0].0,
         json!({"trust": "untrusted_data", "instructions": false, "tool": "get_run", "found": false})
     );
+}
 }

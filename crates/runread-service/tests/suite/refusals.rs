@@ -15,12 +15,13 @@ use runread_service::{Config, Service, tools};
 use runread_store::{Refusal, RefusalFilter};
 
 use runread_testkit::hooked::Hooked;
-use runread_testkit::{Env, block_on};
+use runread_testkit::{Env, block_on, pi_versions};
 
+pi_versions! {
 #[test]
-fn three_refused_reads_are_kept_with_their_reader_tool_target_and_code() {
+fn three_refused_reads_are_kept_with_their_reader_tool_target_and_code(v) {
     let env = Env::new();
-    env.place("sample", Duration::from_secs(60));
+    env.place(&v.fixture("sample"), Duration::from_secs(60));
     env.ingest();
     let svc = env.service();
     let (codes, readers) = env.three_refused_reads(&svc);
@@ -61,11 +62,13 @@ fn three_refused_reads_are_kept_with_their_reader_tool_target_and_code() {
         "none reached the gate"
     );
 }
+}
 
+pi_versions! {
 #[test]
-fn bad_arguments_and_unknown_tools_are_kept_with_a_plain_name_only() {
+fn bad_arguments_and_unknown_tools_are_kept_with_a_plain_name_only(v) {
     let env = Env::new();
-    env.place("sample", Duration::from_secs(60));
+    env.place(&v.fixture("sample"), Duration::from_secs(60));
     env.ingest();
     let run = env.longest_answer_run();
     let svc = env.service();
@@ -92,6 +95,7 @@ fn bad_arguments_and_unknown_tools_are_kept_with_a_plain_name_only() {
             ("read_final_answer", "invalid_arguments")
         ]
     );
+}
 }
 
 #[test]
@@ -126,10 +130,11 @@ fn a_burst_of_unknown_keys_grows_only_the_per_minute_counts() {
     assert_eq!(env.store.audit(0, 100).unwrap().len(), 0);
 }
 
+pi_versions! {
 #[test]
-fn a_refusal_the_store_cannot_record_is_still_the_same_refusal() {
+fn a_refusal_the_store_cannot_record_is_still_the_same_refusal(v) {
     let env = Env::new();
-    env.place("sample", Duration::from_secs(60));
+    env.place(&v.fixture("sample"), Duration::from_secs(60));
     env.ingest();
     let mut store = Hooked::new(env.store.clone());
     store.refusals_fail = true;
@@ -154,13 +159,15 @@ fn a_refusal_the_store_cannot_record_is_still_the_same_refusal() {
         .unwrap();
     assert!(kept.rows.is_empty());
 }
+}
 
+pi_versions! {
 /// A reader past its bound calls as fast as it can: its `busy` refusals are kept once a minute,
 /// so they cannot push every other refusal out of the log.
 #[test]
-fn a_reader_past_its_bound_leaves_one_busy_row_a_minute() {
+fn a_reader_past_its_bound_leaves_one_busy_row_a_minute(v) {
     let env = Env::new();
-    env.place("sample", Duration::from_secs(60));
+    env.place(&v.fixture("sample"), Duration::from_secs(60));
     env.ingest();
     let run = env.longest_answer_run();
     let svc = env.service_with(Config {
@@ -188,4 +195,5 @@ fn a_reader_past_its_bound_leaves_one_busy_row_a_minute() {
         "{} busy rows for {CALLS_PAST_THE_BOUND} calls",
         page.rows.len()
     );
+}
 }

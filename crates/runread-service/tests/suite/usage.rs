@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_service::{KeyContext, Service, tools};
 use runread_store::RunRecord;
-use runread_testkit::{Env, block_on};
+use runread_testkit::{Env, block_on, pi_versions};
 
 const SETTLED: Duration = Duration::from_secs(60);
 
@@ -84,10 +84,11 @@ fn served(svc: &Arc<Service>, env: &Env, run: &RunRecord) -> (Value, Option<[u64
     (usage, total)
 }
 
+pi_versions! {
 #[test]
-fn pi_runs_count_each_assistant_messages_usage() {
+fn pi_runs_count_each_assistant_messages_usage(v) {
     let env = Env::new();
-    let path = env.place("multi-run", SETTLED);
+    let path = env.place(&v.fixture("multi-run"), SETTLED);
     env.ingest();
     let svc = env.service();
     let file = lines(&path);
@@ -102,7 +103,7 @@ fn pi_runs_count_each_assistant_messages_usage() {
                 let u = &v["message"]["usage"];
                 want = add(
                     want,
-                    counts(u, ["input", "output", "cacheRead", "cacheWrite", "-"]),
+                    counts(u, ["input", "output", "cacheRead", "cacheWrite", "reasoning"]),
                 );
             }
         }
@@ -116,6 +117,7 @@ fn pi_runs_count_each_assistant_messages_usage() {
         seen += 1;
     }
     assert!(seen >= 2, "every run of a session with several");
+}
 }
 
 #[test]
@@ -222,13 +224,14 @@ fn codex_runs_count_their_share_of_the_sessions_running_totals() {
     assert_eq!(Some(sum), totals.last().map(|(_, t)| *t));
 }
 
+pi_versions! {
 /// Issue 46, finding 5: a model name an agent wrote that holds a known secret reaches the owner
 /// masked, in every model of the per-model usage (the one string of a record the old field-by-field
 /// masking missed): the owner's view of a run is masked whole.
 #[test]
-fn a_known_secret_in_a_model_name_is_masked_in_the_owners_view() {
+fn a_known_secret_in_a_model_name_is_masked_in_the_owners_view(v) {
     let env = Env::new();
-    env.place("sample", SETTLED);
+    env.place(&v.fixture("sample"), SETTLED);
     env.ingest();
     let mut run = env.longest_answer_run();
     let secret = "sk-model-name-0123456789abcdef";
@@ -261,4 +264,5 @@ fn a_known_secret_in_a_model_name_is_masked_in_the_owners_view() {
         .map(|m| m.model.as_str())
         .collect();
     assert_eq!(models, ["provider/[redacted]", "provider/other-model"]);
+}
 }

@@ -13,7 +13,7 @@ use runread_core::limits::{WAIT_MAX_SECONDS, WAITS_PER_READER_MAX};
 use runread_core::{ErrorCode, Feature};
 use runread_service::{Config, KeyContext, Service, tools};
 use runread_store::Store;
-use runread_testkit::Env;
+use runread_testkit::{Env, PiVersion, pi_versions};
 
 /// Hang guard on a wait that should answer (never a timing assertion: a test that ends only
 /// at this guard has failed).
@@ -32,7 +32,12 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn place_unfinished(env: &Env) -> (std::path::PathBuf, Vec<u8>) {
-    env.place_unfinished("sample")
+    place_unfinished_of(env, runread_testkit::PI_0_73_1)
+}
+
+/// Pi `v`'s `sample` with its last run running (its answer not yet written).
+fn place_unfinished_of(env: &Env, v: PiVersion) -> (std::path::PathBuf, Vec<u8>) {
+    env.place_unfinished(&v.fixture("sample"))
 }
 
 /// The run still running after the unfinished session was ingested.
@@ -54,8 +59,13 @@ struct Waiting {
 }
 
 fn waiting(config: Config) -> Waiting {
+    waiting_on(runread_testkit::PI_0_73_1, config)
+}
+
+/// [`waiting`] on Pi `v`'s `sample`.
+fn waiting_on(v: PiVersion, config: Config) -> Waiting {
     let env = Env::new();
-    let (path, tail) = place_unfinished(&env);
+    let (path, tail) = place_unfinished_of(&env, v);
     let run = running_run(&env);
     let svc = Arc::new(Service::new(env.store.clone(), env.keys(), config).unwrap());
     let grant = env.grant(&run.target.run_id, vec![Feature::Status], "waiter");
@@ -126,8 +136,9 @@ fn quick_settle() -> Config {
     }
 }
 
+pi_versions! {
 #[test]
-fn a_wait_answers_when_ingest_commits_the_end_of_the_run() {
+fn a_wait_answers_when_ingest_commits_the_end_of_the_run(v) {
     // Re-checks never come: only the change feed can wake this wait before its timeout.
     let Waiting {
         env,
@@ -137,7 +148,7 @@ fn a_wait_answers_when_ingest_commits_the_end_of_the_run() {
         svc,
         ctx,
         ..
-    } = waiting(Config {
+    } = waiting_on(v, Config {
         wait_recheck: Duration::from_secs(3600),
         ..quick_settle()
     });
@@ -180,6 +191,7 @@ fn a_wait_answers_when_ingest_commits_the_end_of_the_run() {
         assert_eq!(receipts.len(), 1);
         assert_eq!(receipts[0].outcome, "ok");
     }
+}
 }
 
 #[test]

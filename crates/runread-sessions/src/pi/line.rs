@@ -322,6 +322,8 @@ pub(super) struct Usage<'a> {
     pub output: Option<Leaf<'a>>,
     pub cache_read: Option<Leaf<'a>>,
     pub cache_write: Option<Leaf<'a>>,
+    /// Pi 1.x: reasoning tokens, within `output`.
+    pub reasoning: Option<Leaf<'a>>,
 }
 
 impl<'de> Fields<'de> for Usage<'de> {
@@ -331,6 +333,7 @@ impl<'de> Fields<'de> for Usage<'de> {
             "output" => self.output = Some(map.next_value()?),
             "cacheRead" => self.cache_read = Some(map.next_value()?),
             "cacheWrite" => self.cache_write = Some(map.next_value()?),
+            "reasoning" => self.reasoning = Some(map.next_value()?),
             _ => map.next_value::<Skipped>().map(drop)?,
         }
         Ok(())
@@ -346,7 +349,7 @@ impl Usage<'_> {
             output: n(&self.output),
             cache_read: n(&self.cache_read),
             cache_write: n(&self.cache_write),
-            reasoning: 0,
+            reasoning: n(&self.reasoning),
         }
     }
 }

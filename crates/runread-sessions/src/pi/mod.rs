@@ -437,6 +437,27 @@ mod tests {
     }
 
     #[test]
+    fn pi_1x_reasoning_tokens_are_read_within_output() {
+        // Pi 1.x's `usage.reasoning` (its docs/message-types.md: already counted in `output`).
+        let mut p = PiParser::resume(&header(3), None);
+        let line = br#"{"type":"message","id":"a1","parentId":null,"message":{"role":"assistant","content":[{"type":"text","text":"x"}],"stopReason":"stop","usage":{"input":10,"output":7,"cacheRead":2,"cacheWrite":1,"reasoning":5,"totalTokens":20}}}"#;
+        let LineOutcome::Entry(e) = p.parse_line(line, 2, 0) else {
+            panic!()
+        };
+        assert_eq!(
+            e.usage,
+            Some(crate::model::Tokens {
+                input: 10,
+                output: 7,
+                cache_read: 2,
+                cache_write: 1,
+                reasoning: 5,
+            })
+        );
+        assert_same_as_reference(3, &[line.to_vec()]);
+    }
+
+    #[test]
     fn assistant_text_excludes_thinking_and_tool_calls() {
         let mut p = PiParser::resume(&header(3), None);
         let line = br#"{"type":"message","id":"a1","parentId":null,"message":{"role":"assistant","content":[{"type":"thinking","thinking":"secret plan"},{"type":"text","text":"one"},{"type":"text","text":"two"}],"stopReason":"stop"}}"#;

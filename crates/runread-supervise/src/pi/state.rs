@@ -4,8 +4,10 @@
 //! A run starts at a user message (as in the session file). Its candidate final answer is the
 //! last assistant `message_end` that could be one. The run is ready to verify ("settles") at
 //! `agent_end` whose last assistant message stopped normally, or at `agent_settled` where Pi
-//! emits it. `message_end` alone never settles anything: the line reaches the stream before it
-//! reaches the session file.
+//! emits it, once: Pi 1.x sends `agent_settled` right after the `agent_end` that settled the run,
+//! and only a reopening event (another message, loop or retry) lets it settle again.
+//! `message_end` alone never settles anything: the line reaches the stream before it reaches the
+//! session file.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +27,9 @@ pub struct Tracked {
     pub last_stop: Option<String>,
     /// The agent ended this run and nothing (retry, compaction retry) reopened it.
     pub ended: bool,
+    /// This run settled and nothing reopened it since: Pi 1.x follows the `agent_end` that
+    /// settles a run with `agent_settled`, which must not verify and record the same answer again.
+    pub settled: bool,
     /// A line of the stream inside this run could not be read: no proof can be built on it.
     pub faulted: bool,
     /// An event of a type runread does not know fell inside this run: no answer is taken.
@@ -100,11 +105,16 @@ impl Supervision {
         }
     }
 
-    fn settle_step(&self, n: usize) -> Step {
-        match self.runs.get(n) {
+    fn settle_step(&mut self, n: usize) -> Step {
+        match self.runs.get_mut(n) {
             Some(run)
-                if run.ended && run.candidate.is_some() && !run.faulted && !run.unknown_event =>
+                if run.ended
+                    && !run.settled
+                    && run.candidate.is_some()
+                    && !run.faulted
+                    && !run.unknown_event =>
             {
+                run.settled = true;
                 Step::Settle(n)
             }
             _ => Step::Changed,
@@ -215,6 +225,7 @@ impl Supervision {
     fn reopen(&mut self) -> Step {
         if let Some(run) = self.runs.last_mut() {
             run.ended = false;
+            run.settled = false;
         }
         Step::Changed
     }
@@ -235,6 +246,7 @@ impl Supervision {
             candidate: None,
             last_stop: None,
             ended: false,
+            settled: false,
             faulted: false,
             unknown_event: false,
         });

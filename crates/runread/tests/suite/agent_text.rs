@@ -190,9 +190,18 @@ fn console_pages(env: &Env, run: &runread_store::RunRecord) -> Vec<(String, Stri
 #[test]
 fn every_string_an_agent_wrote_is_masked_in_every_view_of_the_owner() {
     type Place = fn(&Env) -> Vec<PathBuf>;
-    let agents: [(&str, Place); 3] = [
-        ("pi", |env| {
-            vec![env.place("sample", Duration::from_secs(60))]
+    let agents: [(&str, Place); 4] = [
+        ("pi 0.73.1", |env| {
+            vec![env.place(
+                &runread_testkit::PI_0_73_1.fixture("sample"),
+                Duration::from_secs(60),
+            )]
+        }),
+        ("pi 1.6.0", |env| {
+            vec![env.place(
+                &runread_testkit::PI_1_6_0.fixture("sample"),
+                Duration::from_secs(60),
+            )]
         }),
         ("claude", |env| {
             env.place_claude("tool-then-answer", Duration::from_secs(60));

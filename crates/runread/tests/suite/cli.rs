@@ -9,10 +9,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use runread_testkit::pi_versions;
+
+pi_versions! {
 #[test]
-fn owner_flow_from_workspace_to_revoked_grant() {
+fn owner_flow_from_workspace_to_revoked_grant(v) {
     let env = runread_testkit::Env::new();
-    env.place("multi-run", Duration::from_secs(60));
+    env.place(&v.fixture("multi-run"), Duration::from_secs(60));
     let home = env.dir.path().join("cli-home");
     let ws = env.workspace.to_str().unwrap();
     assert!(ok(runread(&home, &["workspace", "add", ws, "--name", "proj"])).contains("revision 1"));
@@ -84,6 +87,7 @@ fn owner_flow_from_workspace_to_revoked_grant() {
     // The database holds the key's hash, never the key.
     let db = std::fs::read(home.join("runread.db")).unwrap();
     assert!(!db.windows(key.len()).any(|w| w == key.as_bytes()));
+}
 }
 
 #[test]
@@ -583,12 +587,13 @@ fn codex_sessions_in_the_default_place_are_listed_by_prefixes_that_grant() {
     assert!(out.contains("codex-home/sessions/"), "{out}");
 }
 
+pi_versions! {
 #[test]
-fn runs_lists_pages_newest_first_filtered_by_agent_workspace_and_status() {
+fn runs_lists_pages_newest_first_filtered_by_agent_workspace_and_status(v) {
     let env = runread_testkit::Env::new();
-    env.place("multi-run", Duration::from_secs(60));
-    env.place("sample", Duration::from_secs(60));
-    env.place("aborted", Duration::from_secs(60));
+    env.place(&v.fixture("multi-run"), Duration::from_secs(60));
+    env.place(&v.fixture("sample"), Duration::from_secs(60));
+    env.place(&v.fixture("aborted"), Duration::from_secs(60));
     let home = env.dir.path().join("cli-home");
     let ws = env.workspace.to_str().unwrap();
     ok(runread(&home, &["workspace", "add", ws, "--name", "proj"]));
@@ -656,6 +661,7 @@ fn runs_lists_pages_newest_first_filtered_by_agent_workspace_and_status() {
     let over = runread(&home, &["runs", "--limit", &(max + 1).to_string()]);
     assert!(!over.status.success());
     assert!(String::from_utf8_lossy(&over.stderr).contains("--limit"));
+}
 }
 
 /// More calls than `runread audit` once printed (the oldest 10,000, and nothing of the rest):
