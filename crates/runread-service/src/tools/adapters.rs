@@ -180,6 +180,13 @@ impl AdmissionContext<'_> {
         admission::labelled_grant(self.svc, self.ctx, label, feature, self.now_ms)
     }
 
+    /// The reader's earliest live grant for this tool's feature shared after `after_ms`, read
+    /// afresh ([`admission::next_shared_grant`]).
+    pub(crate) fn next_shared(&self, after_ms: i64) -> Result<Option<Grant>, ErrorCode> {
+        let feature: Feature = self.def.feature.ok_or(ErrorCode::NotGranted)?;
+        admission::next_shared_grant(self.svc, self.ctx, after_ms, feature, self.now_ms)
+    }
+
     /// Admission step 5 through `grant` (the reader's own, read afresh): the run it names,
     /// current.
     pub(crate) fn run_of(&self, grant: Grant) -> Result<CurrentRunGrant, ErrorCode> {
