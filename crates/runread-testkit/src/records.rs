@@ -114,5 +114,7 @@ pub fn receipt(start_id: &str, outcome: &str, at_ms: i64) -> runread_store::Rece
         result_digest: None,
         output_bytes: None,
         created_at_ms: at_ms,
+        evidence: None,
+        state: None,
     }
 }

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use runread_core::envelope::Trust;
 use runread_core::limits::{WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS, WAIT_SHARED_AFTER_SPAN_MS};
 use runread_core::{ErrorCode, Feature, Target};
+use runread_gate::ReceiptFacts;
 use runread_sessions::RunStatus;
 use runread_store::changes::Change;
 use runread_store::{RunRecord, WaitRecord};
@@ -211,6 +212,20 @@ impl ToolRules for WaitForRun {
                 run: Some(get_run::projection(run, *supervised)),
             },
         })
+    }
+
+    /// The run's origin and whether it has settled, or `not_found`.
+    fn receipt_facts(output: &Output) -> ReceiptFacts {
+        match &output.run {
+            Some(s) => s.receipt_facts(Some(match output.settled {
+                true => "settled",
+                false => "not_settled",
+            })),
+            None => ReceiptFacts {
+                evidence: None,
+                state: Some(get_run::NOT_FOUND),
+            },
+        }
     }
 }
 
