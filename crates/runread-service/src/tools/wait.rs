@@ -177,11 +177,9 @@ impl ToolRules for WaitForRun {
                 target: args.target.clone(),
                 grant: None,
                 run: None,
-                // Found nothing: no grant's time is said.
-                reader: Reader {
-                    run: None,
-                    shared: shared.map(|(after, _)| (after, None)),
-                },
+                // A share found whose run can no longer be read (no longer current) still says
+                // when it was made, so that the next call moves past it instead of finding it again.
+                reader: Reader { run: None, shared },
             },
         })
     }
@@ -200,7 +198,7 @@ impl ToolRules for WaitForRun {
                 changed: false,
                 settled: false,
                 shared_after,
-                shared_at: None,
+                shared_at,
                 run: None,
             },
             Some((run, settled, supervised)) => Output {
@@ -243,8 +241,9 @@ pub(crate) struct Output {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     shared_after: Option<String>,
-    /// A wait for the next share that found one: when that run was shared with you. Call again
-    /// with it as sharedAfter for the share after this one.
+    /// A wait for the next share that found one: when that run was shared with you (also when
+    /// the run can no longer be read: found false). Call again with it as sharedAfter for the
+    /// share after this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     shared_at: Option<String>,
@@ -272,7 +271,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &WAIT_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &WaitForRun,
-    pinned: "b7648e07cff96d5443defaebf70b52f4e8ae022df1899db1b79c42397229ca5a",
+    pinned: "be897188d78c76af244c852d4f342bce987c2849fed4b1821fd6eb31169b55a4",
 };
 
 static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {

@@ -813,3 +813,32 @@ fn a_timed_out_wait_for_the_next_share_misses_nothing_and_bad_arguments_are_refu
         assert_eq!(out["sharedAfter"], at(within), "{out}");
     }
 }
+
+/// A share whose run is no longer current (its workspace removed) answers `found:false` at once,
+/// with when it was shared, so that the next call, from that instant, moves past it instead of
+/// finding it again.
+#[test]
+fn a_next_share_whose_run_is_no_longer_current_says_when_it_was_shared() {
+    let env = Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    env.ingest();
+    let runs = env.store.runs().unwrap();
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let reader = env.add_reader("orchestrator");
+    let shared_at = runread_core::timefmt::now_ms();
+    share_at(&env, &runs[0], "orchestrator", shared_at);
+    env.store
+        .remove_workspace(&env.ws.id, shared_at + 1)
+        .unwrap()
+        .unwrap();
+    let ctx = Arc::new(svc.admit_key(&[reader.key.as_bytes()]).unwrap());
+    let rt = runtime();
+    let at = runread_core::timefmt::rfc3339;
+    let from = |after: i64| json!({"next": true, "sharedAfter": at(after), "timeoutSeconds": 1});
+    let stale = rt.block_on(wait(&svc, &ctx, from(shared_at - 1))).unwrap();
+    assert_eq!(stale["found"], false, "{stale}");
+    assert_eq!(stale["sharedAt"], at(shared_at), "{stale}");
+    let past = rt.block_on(wait(&svc, &ctx, from(shared_at))).unwrap();
+    assert_eq!(past["found"], false, "{past}");
+    assert!(past.get("sharedAt").is_none(), "{past}");
+}
