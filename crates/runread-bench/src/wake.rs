@@ -211,7 +211,8 @@ impl Scene {
         let args = json!({"target": self.run.target, "afterSequence": seq, "timeoutSeconds": 50});
         let svc = self.svc.clone();
         rt.spawn(async move {
-            svc.wait_for_change(&ctx, tools::WAIT_FOR_RUN, &args)
+            let args = svc
+                .wait_for_change(&ctx, tools::WAIT_FOR_RUN, &args)
                 .await
                 .map_err(|e| e.as_str())?;
             let out = svc

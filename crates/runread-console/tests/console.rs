@@ -619,6 +619,14 @@ async fn grant_read_over_mcp_revoke_and_audit_from_the_console() {
     assert!(audit.body.contains("claude-code"));
     assert!(audit.body.contains("read_final_answer"));
     assert!(audit.body.contains(">ok<"), "{}", audit.body);
+    // What each answered read's result carried, as its receipt records it.
+    assert!(
+        audit
+            .body
+            .contains("<td class=\"carried\"><span>session_file · "),
+        "{}",
+        audit.body
+    );
     assert!(audit.body.contains("<svg"), "the chart is drawn");
 
     // Who tried to read after the revocation: the refused read is in the audit with its reader,

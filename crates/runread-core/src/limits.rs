@@ -209,6 +209,10 @@ pub const WAITS_MAX: usize = 224;
 pub const WAIT_RECHECK_MS: u64 = 1_000;
 /// Most bytes of a grant's label ([`crate::label`]): a short line to tell a shared run apart.
 pub const GRANT_LABEL_MAX_BYTES: usize = 128;
+/// How far from now, before or after, a `wait_for_run`'s `sharedAfter` may be, in milliseconds
+/// (7 days): a reader passes back an instant runread gave it minutes or hours before; an instant
+/// further off is a mistake, refused rather than read as "every share since" or "none yet".
+pub const WAIT_SHARED_AFTER_SPAN_MS: i64 = 7 * 24 * 3_600_000;
 /// Milliseconds between two looks at an SQLite store's `data_version` while a wait listens: how
 /// late a wait hears a commit another process made to the same file (`runread run` beside
 /// `runread serve`), at most. Each look is one pragma on a connection of its own.

@@ -29,6 +29,13 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
 }
 
+/// An instant written exactly as [`rfc3339`] writes it (UTC, three fractional digits): what a
+/// reader passes back of a time runread gave it. Any other form, even of a valid instant, is
+/// `None`, so one instant has one spelling.
+pub fn parse_exact(s: &str) -> Option<i64> {
+    parse_rfc3339(s).filter(|ms| rfc3339(*ms) == s)
+}
+
 /// An agent's RFC 3339 timestamp as runread shows it: re-rendered by runread (UTC, milliseconds),
 /// or `None` when it is absent or not a timestamp. What the agent wrote is never shown as it is:
 /// only the instant it names, so a "time" cannot carry text.
@@ -60,6 +67,24 @@ mod tests {
         assert_eq!(parse_rfc3339(&rfc3339(ms)), Some(ms));
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(rfc3339(1_796_000_763_380), "2026-11-30T01:06:03.380Z");
+    }
+
+    #[test]
+    fn only_runreads_own_spelling_of_an_instant_is_exact() {
+        assert_eq!(
+            parse_exact("2026-11-30T01:06:03.380Z"),
+            Some(1_796_000_763_380)
+        );
+        for other in [
+            "2026-11-30T01:06:03.38Z",
+            "2026-11-30T01:06:03Z",
+            "2026-11-30T02:06:03.380+01:00",
+            "2026-11-30t01:06:03.380z",
+            "2026-11-30T01:06:03.380Z ",
+            "yesterday",
+        ] {
+            assert_eq!(parse_exact(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 use runread_core::{ErrorCode, Target};
 use runread_store::{GateLog, Receipt, StartMeta, StartOutcome, StartRecord};
 
-use crate::registry::{Binding, ExecToken, FeatureReader, Registry, Validators};
+use crate::registry::{
+    Binding, ExecToken, FeatureReader, ReceiptFacts, Registry, Served, Validators,
+};
 use crate::seal::{self, Envelope, Sealed};
 use runread_core::limits::{GATE_INPUT_MAX_BYTES, GATE_OUTPUT_MAX_BYTES, REPLAY_WINDOW_MS};
 use runread_keys::KeyProvider;
@@ -174,7 +176,7 @@ fn run_reader(
     binding: &Binding,
     input: &Value,
     reader: &dyn FeatureReader,
-) -> Result<Map<String, Value>, ErrorCode> {
+) -> Result<Served, ErrorCode> {
     if reader.tool() != binding.tool {
         tracing::error!(
             tool = binding.tool,
@@ -259,10 +261,10 @@ fn adapter_output(
     reader: &dyn FeatureReader,
     deadline: &Deadline,
     receipts: &CallReceipts<'_>,
-) -> Result<Map<String, Value>, ErrorCode> {
+) -> Result<Served, ErrorCode> {
     // The caller gave up while the start record was written: no adapter runs.
     if !deadline.start(&receipts.start_id) {
-        receipts.once("timeout", None, None)?;
+        receipts.once("timeout", None, None, ReceiptFacts::default())?;
         return Err(ErrorCode::Timeout);
     }
     let result = run_reader(binding, input, reader);
@@ -284,12 +286,14 @@ struct CallReceipts<'a> {
 }
 
 impl CallReceipts<'_> {
-    /// Receipts `outcome`, unless a receipt of the same outcome and result digest exists.
+    /// Receipts `outcome` with what its result carried (`facts`), unless a receipt of the same
+    /// outcome and result digest exists.
     fn once(
         &self,
         outcome: &str,
         digest: Option<String>,
         bytes: Option<u64>,
+        facts: ReceiptFacts,
     ) -> Result<(), ErrorCode> {
         if self
             .prior
@@ -299,13 +303,13 @@ impl CallReceipts<'_> {
             return Ok(());
         }
         self.inner
-            .receipt(&self.start_id, outcome, digest, bytes, self.now_ms)
+            .receipt(&self.start_id, (outcome, digest, bytes, facts), self.now_ms)
     }
 
     /// Receipts the refusal `code` (best effort: the caller gets `code` either way) and returns it.
     fn refuse(&self, code: ErrorCode) -> ErrorCode {
         let outcome = format!("refused:{}", code.as_str());
-        let _ = self.once(&outcome, None, None);
+        let _ = self.once(&outcome, None, None, ReceiptFacts::default());
         code
     }
 }
@@ -385,7 +389,11 @@ impl Gate {
                 Expired::Running { start_id } => {
                     let inner = self.inner.clone();
                     let _ = tokio::task::spawn_blocking(move || {
-                        inner.receipt(&start_id, "timeout", None, None, 0)
+                        inner.receipt(
+                            &start_id,
+                            ("timeout", None, None, ReceiptFacts::default()),
+                            0,
+                        )
                     })
                     .await;
                     Err(ErrorCode::Timeout)
@@ -418,9 +426,10 @@ impl Inner {
         let stored = self.begin(&record, since)?;
         let receipts = self.receipts_of(&record, &stored, call.now_ms)?;
         let (input, validators) = self.stored_input(&call.tool, binding, &stored, &receipts)?;
-        let output = adapter_output(binding, &input, &*reader, deadline, &receipts)?;
-        let Some(normalized) = normalize(&call.tool, validators, &receipts.start_id, output) else {
-            receipts.once("invalid_output", None, None)?;
+        let served = adapter_output(binding, &input, &*reader, deadline, &receipts)?;
+        let Some(normalized) = normalize(&call.tool, validators, &receipts.start_id, served.output)
+        else {
+            receipts.once("invalid_output", None, None, ReceiptFacts::default())?;
             return Err(ErrorCode::Unavailable);
         };
         // Admission step 7, after all the call's reads and before its receipt: a grant revoked or
@@ -431,6 +440,7 @@ impl Inner {
             "ok",
             Some(normalized.result_digest.clone()),
             Some(normalized.bytes),
+            served.facts,
         )?;
         Ok(GateOutput {
             start_id: receipts.start_id,
@@ -581,13 +591,17 @@ impl Inner {
         serde_json::from_slice(&plain).map_err(|_| ErrorCode::InvalidArguments)
     }
 
-    /// Appends a receipt; a receipt that cannot be written fails the call (`unavailable`).
+    /// Appends a receipt of (outcome, result digest, output bytes, what the result carried); a
+    /// receipt that cannot be written fails the call (`unavailable`).
     fn receipt(
         &self,
         start_id: &str,
-        outcome: &str,
-        result_digest: Option<String>,
-        output_bytes: Option<u64>,
+        (outcome, result_digest, output_bytes, facts): (
+            &str,
+            Option<String>,
+            Option<u64>,
+            ReceiptFacts,
+        ),
         not_before_ms: i64,
     ) -> Result<(), ErrorCode> {
         let receipt = Receipt {
@@ -598,6 +612,8 @@ impl Inner {
             output_bytes,
             // Never before its start record, even if the clock stepped back.
             created_at_ms: not_before_ms.max(runread_core::timefmt::now_ms()),
+            evidence: facts.evidence.map(str::to_owned),
+            state: facts.state.map(str::to_owned),
         };
         self.store.append_receipt(&receipt).map_err(|e| {
             tracing::warn!(error = %e, "receipt not written");

@@ -28,7 +28,7 @@ pub mod registry;
 pub mod seal;
 
 pub use gate::{Call, Gate, GateAdmission, GateOutput};
-pub use registry::{Definition, ExecToken, FeatureReader, Registry};
+pub use registry::{Definition, ExecToken, FeatureReader, ReceiptFacts, Registry, Served};
 
 /// Most bindings a registry holds.
 pub const REGISTRY_MAX_BINDINGS: usize = 128;

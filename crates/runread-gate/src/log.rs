@@ -121,8 +121,26 @@ fn number(h: &mut sha2::Sha256, n: i64) {
     h.update(n.to_be_bytes());
 }
 
+/// Written in the place of a receipt's first length, before the receipt, when it records what
+/// its result carried (`evidence`, `state`): no part is that long, so a receipt digested with them
+/// never reads as one digested without, and a receipt with neither — every one written before
+/// runread recorded them — digests exactly as it did when its range was sealed.
+const WITH_FACTS: u64 = u64::MAX;
+
+/// An optional text: whether it is there, then the text (so `None` and `Some("")` differ).
+fn optional(h: &mut sha2::Sha256, text: Option<&str>) {
+    match text {
+        None => number(h, 0),
+        Some(t) => {
+            number(h, 1);
+            part(h, t.as_bytes());
+        }
+    }
+}
+
 /// The digest of start records (in the order given: made, then id) and each one's receipts (in
-/// order): every field of each, length-prefixed under one domain.
+/// order): every field of each, length-prefixed under one domain; a receipt's evidence and state
+/// after a marker no length can be (`WITH_FACTS`) when it has either.
 pub fn seal_digest(rows: &[(StartMeta, Vec<Receipt>)]) -> String {
     let mut h = sha2::Sha256::new();
     h.update(SEAL_DOMAIN);
@@ -147,6 +165,11 @@ pub fn seal_digest(rows: &[(StartMeta, Vec<Receipt>)]) -> String {
         number(&mut h, m.created_at_ms);
         number(&mut h, receipts.len() as i64);
         for r in receipts {
+            if r.evidence.is_some() || r.state.is_some() {
+                h.update(WITH_FACTS.to_be_bytes());
+                optional(&mut h, r.evidence.as_deref());
+                optional(&mut h, r.state.as_deref());
+            }
             for field in [
                 &r.receipt_id,
                 &r.start_id,
@@ -555,4 +578,65 @@ fn broken_link(checkpoints: &[AuditCheckpoint]) -> Option<u64> {
         previous.clone_from(&c.chain);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(evidence: Option<&str>, state: Option<&str>) -> (StartMeta, Vec<Receipt>) {
+        let meta = StartMeta {
+            start_id: "st-1".into(),
+            idempotency_key: "once-st-1".into(),
+            grant_id: "g-1".into(),
+            key_hash_prefix: "0123456789ab".into(),
+            reader_id: Some("r-1".into()),
+            tool: "get_run".into(),
+            binding_digest: "b".into(),
+            target: None,
+            input_digest: "i".into(),
+            sealed_key_id: "k".into(),
+            created_at_ms: 100,
+        };
+        let receipt = Receipt {
+            receipt_id: "rc-1".into(),
+            start_id: "st-1".into(),
+            outcome: "ok".into(),
+            result_digest: Some("d".into()),
+            output_bytes: Some(700),
+            created_at_ms: 101,
+            evidence: evidence.map(str::to_owned),
+            state: state.map(str::to_owned),
+        };
+        (meta, vec![receipt])
+    }
+
+    /// A receipt without evidence or state digests as every receipt did before runread recorded
+    /// them (the digest pinned here was computed apart from this code, from the encoding
+    /// `seal_digest` documents), so the seals of ranges written before still verify.
+    #[test]
+    fn a_receipt_without_facts_digests_as_before() {
+        assert_eq!(
+            seal_digest(&[row(None, None)]),
+            "c1a20b39e0a84a6935a536a65d4d00c7b5dcbf0f763894c4e40f571c757fcc47"
+        );
+    }
+
+    /// Each of a receipt's facts is in its digest: added, removed, changed or moved from one to
+    /// the other, the digest differs.
+    #[test]
+    fn a_receipts_evidence_and_state_are_each_in_its_digest() {
+        let digests = [
+            seal_digest(&[row(None, None)]),
+            seal_digest(&[row(Some("session_file"), Some("settled"))]),
+            seal_digest(&[row(Some("snapshot"), Some("settled"))]),
+            seal_digest(&[row(Some("session_file"), Some("not_settled"))]),
+            seal_digest(&[row(Some("session_file"), None)]),
+            seal_digest(&[row(None, Some("session_file"))]),
+            seal_digest(&[row(Some(""), None)]),
+            seal_digest(&[row(None, Some(""))]),
+        ];
+        let distinct: std::collections::BTreeSet<_> = digests.iter().collect();
+        assert_eq!(distinct.len(), digests.len(), "{digests:#?}");
+    }
 }

@@ -55,6 +55,23 @@ impl Definition {
     }
 }
 
+/// What a result carried that its receipt records, in its tool's own words: the evidence it was
+/// read from and its settled state. The gate records them and never reads them (it knows no
+/// tool's semantics); they are words fixed in the code, so nothing an agent wrote can reach the
+/// audit through them. `None`: the tool's result has none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReceiptFacts {
+    pub evidence: Option<&'static str>,
+    pub state: Option<&'static str>,
+}
+
+/// What a reader served: its output, and what the call's receipt records of it.
+#[derive(Debug, Clone)]
+pub struct Served {
+    pub output: Map<String, Value>,
+    pub facts: ReceiptFacts,
+}
+
 /// What admission made for one call of one tool: the read-only reader of the tool's own feature,
 /// typed by whoever admitted it, and the call's only authority. Running it through this trait
 /// takes an [`ExecToken`], which only the gate holds; the gate runs it only under the binding
@@ -63,7 +80,7 @@ pub trait FeatureReader: Send + Sync {
     /// The tool this reader was admitted for.
     fn tool(&self) -> &'static str;
     /// Serves `input` (the unsealed, re-validated copy) from what admission read.
-    fn execute(&self, token: &ExecToken, input: &Value) -> Result<Map<String, Value>, ErrorCode>;
+    fn execute(&self, token: &ExecToken, input: &Value) -> Result<Served, ErrorCode>;
 }
 
 /// The effect a binding may have. runread's adapters only read.

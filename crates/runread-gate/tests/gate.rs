@@ -10,7 +10,9 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use runread_core::{ErrorCode, Feature};
-use runread_gate::{Call, Definition, ExecToken, FeatureReader, Gate, Registry};
+use runread_gate::{
+    Call, Definition, ExecToken, FeatureReader, Gate, ReceiptFacts, Registry, Served,
+};
 use runread_keys::{KeyError, KeyProvider, OwnedKey};
 
 use runread_store::sqlite::SqliteStore;
@@ -50,6 +52,12 @@ struct TestReader {
     release: Arc<Mutex<Option<std::sync::mpsc::Receiver<()>>>>,
 }
 
+/// What the probe's result carries, in its words: the receipt of its `ok` records them as given.
+const FACTS: ReceiptFacts = ReceiptFacts {
+    evidence: Some("session_file"),
+    state: Some("settled"),
+};
+
 fn definition() -> Definition {
     Definition {
         name: "probe",
@@ -67,7 +75,7 @@ impl FeatureReader for TestReader {
         self.tool
     }
 
-    fn execute(&self, _t: &ExecToken, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(&self, _t: &ExecToken, input: &Value) -> Result<Served, ErrorCode> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match self.behavior {
             Behavior::Probe => {
@@ -93,7 +101,10 @@ impl FeatureReader for TestReader {
         }
         let mut m = Map::new();
         m.insert("ok".into(), json!(true));
-        Ok(m)
+        Ok(Served {
+            output: m,
+            facts: FACTS,
+        })
     }
 }
 
@@ -183,6 +194,14 @@ async fn adapter_runs_only_after_a_committed_start_record() {
     assert_eq!(
         receipts[0].result_digest.as_deref(),
         Some(out.result_digest.as_str())
+    );
+    // What the result carried, as the reader gave it.
+    assert_eq!(
+        (
+            receipts[0].evidence.as_deref(),
+            receipts[0].state.as_deref()
+        ),
+        (FACTS.evidence, FACTS.state)
     );
     assert_eq!(
         f.live.load(Ordering::SeqCst),
@@ -280,6 +299,11 @@ async fn stalled_adapter_is_bounded_by_the_deadline_with_the_key_zeroized() {
     let rows = f.store.audit(0, 10).unwrap();
     assert_eq!(rows[0].1.len(), 1);
     assert_eq!(rows[0].1[0].outcome, "timeout");
+    assert_eq!(
+        (&rows[0].1[0].evidence, &rows[0].1[0].state),
+        (&None, &None),
+        "no result, nothing it carried"
+    );
     // Let the stalled read finish; its late result goes nowhere.
     drop(f.release.take());
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -320,6 +344,10 @@ async fn a_reader_admitted_for_another_tool_never_runs() {
     assert_eq!(f.calls.load(Ordering::SeqCst), 0, "the reader never ran");
     let rows = f.store.audit(0, 10).unwrap();
     assert_eq!(rows[0].1[0].outcome, "refused:unavailable");
+    assert_eq!(
+        (&rows[0].1[0].evidence, &rows[0].1[0].state),
+        (&None, &None)
+    );
     assert_eq!(f.live.load(Ordering::SeqCst), 0);
 }
 

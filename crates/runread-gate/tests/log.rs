@@ -174,6 +174,39 @@ fn verify_finds_every_cut_and_change() {
             |p| matches!(p, Problem::Seal { .. }),
         ),
         (
+            "a receipt's evidence changed",
+            |c| {
+                c.execute_batch(
+                    "DROP TRIGGER receipts_append_only_update; \
+                     UPDATE receipts SET evidence = 'snapshot' WHERE start_id = 'st-0000301';",
+                )
+                .unwrap()
+            },
+            |p| matches!(p, Problem::Seal { .. }),
+        ),
+        (
+            "a receipt's state erased",
+            |c| {
+                c.execute_batch(
+                    "DROP TRIGGER receipts_append_only_update; \
+                     UPDATE receipts SET state = NULL WHERE start_id = 'st-0000301';",
+                )
+                .unwrap()
+            },
+            |p| matches!(p, Problem::Seal { .. }),
+        ),
+        (
+            "evidence given to a receipt written without it",
+            |c| {
+                c.execute_batch(
+                    "DROP TRIGGER receipts_append_only_update; \
+                     UPDATE receipts SET evidence = 'supervised' WHERE start_id = 'st-0000300';",
+                )
+                .unwrap()
+            },
+            |p| matches!(p, Problem::Seal { .. }),
+        ),
+        (
             "a seal removed",
             |c| {
                 c.execute_batch(
@@ -254,7 +287,8 @@ fn verify_finds_every_cut_and_change() {
 
 /// Bulk-writes `n` calls into the store's file as the gate writes them (one start record and one
 /// receipt each), one every `step_ms` up to `last`, in one transaction: a home after a very long
-/// time, made in seconds.
+/// time, made in seconds. Every other receipt is of the form written before runread recorded what
+/// a result carried (no evidence, no state), so each seal covers both forms.
 fn bulk(path: &Path, n: u64, last: i64, step_ms: i64) {
     let mut c = rusqlite::Connection::open(path).unwrap();
     let tx = c.transaction().unwrap();
@@ -271,14 +305,15 @@ fn bulk(path: &Path, n: u64, last: i64, step_ms: i64) {
         let mut rc = tx
             .prepare(
                 "INSERT INTO receipts (receipt_id, start_id, outcome, result_digest, output_bytes, \
-                 created_at) VALUES ('rc-' || ?1, ?1, 'ok', 'd', 700, ?2 + 1)",
+                 created_at, evidence, state) VALUES ('rc-' || ?1, ?1, 'ok', 'd', 700, ?2 + 1, \
+                 CASE WHEN ?3 THEN 'session_file' END, CASE WHEN ?3 THEN 'settled' END)",
             )
             .unwrap();
         for i in 0..n {
             let at = last - (n - 1 - i) as i64 * step_ms;
             let id = format!("st-{i:07}");
             st.execute(rusqlite::params![id, at]).unwrap();
-            rc.execute(rusqlite::params![id, at]).unwrap();
+            rc.execute(rusqlite::params![id, at, i % 2 == 1]).unwrap();
         }
     }
     tx.commit().unwrap();

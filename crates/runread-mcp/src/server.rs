@@ -100,14 +100,15 @@ impl RunreadHandler {
     }
 
     /// Waits before the gate when `tool` waits (`wait_for_run`), giving the request's processing
-    /// slot back meanwhile and taking it again before the call is answered.
+    /// slot back meanwhile and taking it again before the call is answered; returns the arguments
+    /// to call it with (`Service::wait_for_change`).
     async fn wait_if_it_waits(
         &self,
         ctx: &RequestContext<RoleServer>,
         key: &Arc<KeyContext>,
         tool: &str,
         args: &Value,
-    ) -> Result<(), ErrorCode> {
+    ) -> Result<Value, ErrorCode> {
         let slot = processing_slot(ctx).filter(|_| runread_service::tools::waits(tool));
         if let Some(slot) = &slot {
             slot.give_back();
@@ -241,12 +242,13 @@ impl ServerHandler for RunreadHandler {
         if let Some(task) = self.deferred(&ctx, &key, &request.name, &args).await {
             return Ok(CallToolResponse::Task(task));
         }
-        if let Err(code) = self
+        let args = match self
             .wait_if_it_waits(&ctx, &key, &request.name, &args)
             .await
         {
-            return Ok(error_result(code).into());
-        }
+            Ok(args) => args,
+            Err(code) => return Ok(error_result(code).into()),
+        };
         let outcome = self
             .service
             .call(key, &request.name, args, request_id)

@@ -95,6 +95,28 @@ pub(crate) fn labelled_grant(
     }))
 }
 
+/// The reader's earliest grant shared after `after_ms` (its `created_at_ms` later) and live now,
+/// read afresh from the store, that allows `feature`: what a wait for the next shared run waits
+/// for. Only the reader's own grants are read: a share with another reader is never seen.
+pub(crate) fn next_shared_grant(
+    svc: &Reading,
+    ctx: &KeyContext,
+    after_ms: i64,
+    feature: Feature,
+    now_ms: i64,
+) -> Result<Option<Grant>, ErrorCode> {
+    let fresh = svc
+        .store
+        .reader_of_id(&ctx.reader.id, now_ms)
+        .map_err(crate::evidence::unavailable)?;
+    // Newest first: the earliest is the last that qualifies.
+    Ok(fresh.and_then(|(_, grants)| {
+        grants.into_iter().rev().find(|g| {
+            g.is_live(now_ms) && g.created_at_ms > after_ms && g.features.contains(&feature)
+        })
+    }))
+}
+
 /// The run `target` names, if instance, revision and generation are all still current.
 pub(crate) fn current_run(svc: &Reading, target: &Target) -> Result<RunRecord, ErrorCode> {
     currency(&*svc.store, target)?.map_err(|_| ErrorCode::TargetStale)

@@ -364,13 +364,14 @@ impl Service {
     }
 
     /// Admission before the gate for a tool that waits (`wait_for_run`): returns once the call
-    /// should be answered ([`crate::tools::wait::wait_for_change`]).
+    /// should be answered, with the arguments to call it with
+    /// ([`crate::tools::wait::wait_for_change`]).
     pub async fn wait_for_change(
         &self,
         ctx: &Arc<KeyContext>,
         tool: &str,
         args: &serde_json::Value,
-    ) -> Result<(), ErrorCode> {
+    ) -> Result<serde_json::Value, ErrorCode> {
         match crate::tools::wait::wait_for_change(&self.reading, ctx, tool, args).await {
             Err(code) => Err(self.refused(ctx, tool, args, code).await),
             waited => waited,

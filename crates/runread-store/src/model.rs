@@ -269,6 +269,14 @@ pub struct Receipt {
     pub result_digest: Option<String>,
     pub output_bytes: Option<u64>,
     pub created_at_ms: i64,
+    /// The evidence the result was read from, in its tool's words (`supervised`, `session_file`,
+    /// `snapshot`; a status's origin, `passive` or `supervised`). `None`: a result that reads no
+    /// run's evidence, no result (a refusal, a timeout), or a receipt written before runread
+    /// recorded it.
+    pub evidence: Option<String>,
+    /// The result's settled state, in its tool's words (`settled`, `not_settled`, `not_found`, a
+    /// final answer's state). `None` as for [`Receipt::evidence`].
+    pub state: Option<String>,
 }
 
 /// What an audit checkpoint records (`runread audit verify` reads the chain of them).

@@ -119,6 +119,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 16: as SQLite's migration 16 (calls refused before the gate; calls with no credential, counted).
     include_str!("../migrations/postgres/0016.sql"),
     include_str!("../migrations/postgres/0017.sql"),
+    // 18: as SQLite's migration 18 (a receipt's evidence and settled state).
+    include_str!("../migrations/postgres/0018.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or

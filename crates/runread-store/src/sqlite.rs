@@ -64,6 +64,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0015.sql"),
     include_str!("../migrations/sqlite/0016.sql"),
     include_str!("../migrations/sqlite/0017.sql"),
+    // 18: what a call's result carried, with its receipt (its evidence and settled state).
+    include_str!("../migrations/sqlite/0018.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -1242,6 +1244,8 @@ mod tests {
             result_digest: None,
             output_bytes: None,
             created_at_ms: 2,
+            evidence: None,
+            state: None,
         }
     }
 

@@ -313,7 +313,7 @@ macro_rules! artifact_cols {
 
 macro_rules! receipt_cols {
     () => {
-        "receipt_id, start_id, outcome, result_digest, output_bytes, created_at"
+        "receipt_id, start_id, outcome, result_digest, output_bytes, created_at, evidence, state"
     };
 }
 
@@ -720,7 +720,7 @@ pub(crate) const AUDIT_RANGE: &str = select!(
 /// The receipts of the start records made in (`$1`, `$2`], in the order of their start records
 /// (made, then id), then their own (made, then id): one statement for a whole range.
 pub(crate) const AUDIT_RANGE_RECEIPTS: &str = "SELECT r.receipt_id, r.start_id, r.outcome, \
-     r.result_digest, r.output_bytes, r.created_at FROM receipts r \
+     r.result_digest, r.output_bytes, r.created_at, r.evidence, r.state FROM receipts r \
      JOIN start_records s ON s.start_id = r.start_id \
      WHERE s.created_at > $1 AND s.created_at <= $2 \
      ORDER BY s.created_at, s.start_id, r.created_at, r.receipt_id";
@@ -892,7 +892,8 @@ pub(crate) fn audit_more_sql<'a>(
     Some((sql, w.values))
 }
 
-pub(crate) const INSERT_RECEIPT: &str = insert!("receipts", receipt_cols, "$1, $2, $3, $4, $5, $6");
+pub(crate) const INSERT_RECEIPT: &str =
+    insert!("receipts", receipt_cols, "$1, $2, $3, $4, $5, $6, $7, $8");
 pub(crate) const RECEIPTS_OF_START: &str = select!(
     receipt_cols,
     "receipts WHERE start_id = $1 ORDER BY created_at, receipt_id"
@@ -1609,10 +1610,12 @@ pub(crate) fn receipt(r: &dyn Cols) -> Result<Receipt> {
         result_digest: r.opt_text(3)?,
         output_bytes: r.opt_int(4)?.map(u64_of).transpose()?,
         created_at_ms: r.int(5)?,
+        evidence: r.opt_text(6)?,
+        state: r.opt_text(7)?,
     })
 }
 
-pub(crate) fn receipt_values(r: &Receipt) -> [Value<'_>; 6] {
+pub(crate) fn receipt_values(r: &Receipt) -> [Value<'_>; 8] {
     values![
         &r.receipt_id,
         &r.start_id,
@@ -1620,6 +1623,8 @@ pub(crate) fn receipt_values(r: &Receipt) -> [Value<'_>; 6] {
         &r.result_digest,
         r.output_bytes.map(i64_of),
         r.created_at_ms,
+        &r.evidence,
+        &r.state,
     ]
 }
 

@@ -114,5 +114,23 @@ pub fn receipt(start_id: &str, outcome: &str, at_ms: i64) -> runread_store::Rece
         result_digest: None,
         output_bytes: None,
         created_at_ms: at_ms,
+        evidence: None,
+        state: None,
     }
+}
+
+/// What the newest receipt of a call of `tool` in `store` records of its result: its evidence
+/// and settled state.
+pub fn last_receipt_facts(
+    store: &dyn runread_store::Store,
+    tool: &str,
+) -> (Option<String>, Option<String>) {
+    let rows = store.audit(i64::MIN, 10_000).expect("the audit reads");
+    let (_, receipts) = rows
+        .iter()
+        .rev()
+        .find(|(m, r)| m.tool == tool && !r.is_empty())
+        .expect("a receipted call of the tool");
+    let r = receipts.last().expect("a receipt");
+    (r.evidence.clone(), r.state.clone())
 }

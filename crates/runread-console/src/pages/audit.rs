@@ -139,13 +139,15 @@ fn audit_chart(v: &AuditView) -> Markup {
     }
 }
 
-/// The audit page's table: one row per call, its receipts' outcomes and bytes.
+/// The audit page's table: one row per call, its receipts' outcomes, what each result carried
+/// (its evidence and settled state, as its receipt records them) and bytes.
 fn audit_table(v: &AuditView) -> Markup {
     html! {
         table.audit {
             thead { tr {
                 th scope="col" { "At" } th scope="col" { "Who" } th scope="col" { "Tool" }
-                th scope="col" { "Run" } th scope="col" { "Outcome" } th scope="col" { "Bytes" }
+                th scope="col" { "Run" } th scope="col" { "Outcome" } th scope="col" { "Evidence, state" }
+                th scope="col" { "Bytes" }
             } }
             tbody {
                 @for call in &v.rows {
@@ -162,6 +164,12 @@ fn audit_table(v: &AuditView) -> Markup {
                                 @for r in receipts {
                                     span class=(if r.outcome == "ok" { "outcome outcome-ok" } else { "outcome outcome-refused" }) { (r.outcome) } " "
                                 }
+                            }
+                        }
+                        td.carried {
+                            @for r in receipts {
+                                @let carried: Vec<&str> = [r.evidence.as_deref(), r.state.as_deref()].into_iter().flatten().collect();
+                                @if !carried.is_empty() { span { (carried.join(" · ")) } " " }
                             }
                         }
                         td { (receipts.iter().filter_map(|r| r.output_bytes).sum::<u64>()) }

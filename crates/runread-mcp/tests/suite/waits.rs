@@ -10,6 +10,7 @@ use serde_json::json;
 use runread_core::Feature;
 use runread_core::limits::{WAIT_MAX_SECONDS, WAITS_MAX, WAITS_PER_READER_MAX};
 use runread_mcp::client::{Client, ClientError};
+use runread_store::prelude::*;
 use runread_testkit::Env;
 
 /// Hang guard on the whole test; the waits' own timeout is longer than any step needs.
@@ -105,5 +106,90 @@ async fn waits_up_to_the_bound_leave_other_calls_served_and_wake_on_the_runs_end
         assert_eq!(answer["changed"], true, "{answer}");
         assert_eq!(answer["settled"], true, "{answer}");
     }
+    assert_eq!(svc.waits_held(), 0);
+}
+
+/// Over MCP with runread's rmcp client: a reader that holds no grant waits for the next run shared
+/// with it; a run shared with another reader does not answer it, the run shared with it does,
+/// with the instant the wait used and when the run was shared. `next:false` is refused with the
+/// fixed code, and nothing of the call in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_for_the_next_share_answers_when_a_run_is_shared_with_this_reader() {
+    let env = Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    env.ingest();
+    let runs = env.store.runs().unwrap();
+    let svc = env.service_settling_at_once();
+    let serving = runread_testkit::serve::mcp(svc.clone()).await;
+    let orchestrator = env.add_reader("orchestrator");
+    env.add_reader("bystander");
+    let client = Arc::new(
+        Client::connect(&serving.url, &orchestrator.key)
+            .await
+            .unwrap(),
+    );
+
+    let refused = client.call("wait_for_run", json!({"next": false})).await;
+    let Err(ClientError::Refused { code, message }) = refused else {
+        panic!("next:false is refused: {refused:?}");
+    };
+    assert_eq!(code, "invalid_arguments");
+    assert!(!message.contains("next"), "{message}");
+
+    let waiting = tokio::spawn({
+        let client = client.clone();
+        async move {
+            client
+                .call(
+                    "wait_for_run",
+                    json!({"next": true, "timeoutSeconds": WAIT_MAX_SECONDS}),
+                )
+                .await
+        }
+    });
+    tokio::time::timeout(GUARD, async {
+        while svc.waits_held() == 0 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await
+    .expect("the wait is held");
+    let share = |run: &runread_store::RunRecord, reader: &str| {
+        let now = runread_core::timefmt::now_ms();
+        env.owner()
+            .grant_run(
+                run.clone(),
+                vec![Feature::Status],
+                now + 600_000,
+                (reader, runread_service::owner::NewReaderPolicy::Make),
+                None,
+                now,
+            )
+            .unwrap()
+            .grant
+            .created_at_ms
+    };
+    share(&runs[0], "bystander");
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert!(
+        !waiting.is_finished(),
+        "woken by a share with another reader"
+    );
+    let shared_at = share(&runs[1], "orchestrator");
+    let answer = tokio::time::timeout(GUARD, waiting)
+        .await
+        .expect("the share answers the wait")
+        .unwrap()
+        .unwrap()
+        .structured;
+    assert_eq!(answer["found"], true, "{answer}");
+    assert_eq!(answer["revision"]["generation"], runs[1].target.generation);
+    assert_eq!(
+        answer["sharedAt"],
+        runread_core::timefmt::rfc3339(shared_at),
+        "{answer}"
+    );
+    let after = answer["sharedAfter"].as_str().unwrap();
+    assert!(runread_core::timefmt::parse_exact(after).is_some_and(|a| a < shared_at));
     assert_eq!(svc.waits_held(), 0);
 }

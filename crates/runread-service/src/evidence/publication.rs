@@ -138,6 +138,17 @@ pub enum Basis {
     Snapshot,
 }
 
+impl Basis {
+    /// The word every output says it with, and a receipt records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::SessionFile => "session_file",
+            Basis::Supervised => "supervised",
+            Basis::Snapshot => "snapshot",
+        }
+    }
+}
+
 impl Evidence {
     pub(crate) fn observe(svc: &Reading, run: &RunRecord) -> Result<Evidence, ErrorCode> {
         let file_now = file::identity(std::path::Path::new(&run.session_path)).ok();

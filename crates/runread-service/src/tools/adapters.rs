@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use runread_core::redact::Redactor;
 use runread_core::{ErrorCode, Feature, Target};
-use runread_gate::{Definition, ExecToken, FeatureReader};
+use runread_gate::{Definition, ExecToken, FeatureReader, ReceiptFacts, Served};
 use std::sync::LazyLock;
 
 use runread_core::cursor::CursorKey;
@@ -112,6 +112,13 @@ pub(crate) trait ToolRules: Sync + 'static {
     /// The adapter: serves `args` (the unsealed input, parsed again) from `reader`. Every string
     /// of its output is masked afterwards, whatever it masked itself.
     fn execute(args: Self::Args, reader: &Self::Reader) -> Result<Self::Output, ErrorCode>;
+
+    /// What the receipt of a call records of its `output`: the evidence it was read from and its
+    /// settled state, in the words the output says them with (the gate records them without
+    /// reading them). None, for a tool whose output reads no run's evidence.
+    fn receipt_facts(_output: &Self::Output) -> ReceiptFacts {
+        ReceiptFacts::default()
+    }
 }
 
 /// What admission knows while step 5 runs for one call, and the only way a tool's admission
@@ -178,6 +185,13 @@ impl AdmissionContext<'_> {
     pub(crate) fn labelled(&self, label: &str) -> Result<Option<Grant>, ErrorCode> {
         let feature: Feature = self.def.feature.ok_or(ErrorCode::NotGranted)?;
         admission::labelled_grant(self.svc, self.ctx, label, feature, self.now_ms)
+    }
+
+    /// The reader's earliest live grant for this tool's feature shared after `after_ms`, read
+    /// afresh ([`admission::next_shared_grant`]).
+    pub(crate) fn next_shared(&self, after_ms: i64) -> Result<Option<Grant>, ErrorCode> {
+        let feature: Feature = self.def.feature.ok_or(ErrorCode::NotGranted)?;
+        admission::next_shared_grant(self.svc, self.ctx, after_ms, feature, self.now_ms)
     }
 
     /// Admission step 5 through `grant` (the reader's own, read afresh): the run it names,
@@ -345,9 +359,11 @@ struct TypedReader<T: ToolRules> {
 }
 
 impl<T: ToolRules> TypedReader<T> {
-    /// The tool's execution on `input` (parsed again), every string of its output masked.
-    fn run(&self, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
+    /// The tool's execution on `input` (parsed again), every string of its output masked, and
+    /// what its receipt records of it.
+    fn run(&self, input: &Value) -> Result<Served, ErrorCode> {
         let output = T::execute(T::Args::parse(input)?, &self.feature)?;
+        let facts = T::receipt_facts(&output);
         // A struct serializes to an object; anything else is a broken tool, refused.
         let Ok(Value::Object(mut output)) = serde_json::to_value(output) else {
             return Err(ErrorCode::Unavailable);
@@ -360,7 +376,7 @@ impl<T: ToolRules> TypedReader<T> {
         if let Value::Object(masked) = whole {
             output = masked;
         }
-        Ok(output)
+        Ok(Served { output, facts })
     }
 }
 
@@ -369,7 +385,7 @@ impl<T: ToolRules> FeatureReader for TypedReader<T> {
         self.tool
     }
 
-    fn execute(&self, _token: &ExecToken, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
+    fn execute(&self, _token: &ExecToken, input: &Value) -> Result<Served, ErrorCode> {
         self.run(input)
     }
 }
@@ -382,7 +398,7 @@ pub(crate) trait AdmittedReader: FeatureReader {
 
 impl<T: ToolRules> AdmittedReader for TypedReader<T> {
     fn run_preview(&self, input: &Value) -> Result<Map<String, Value>, ErrorCode> {
-        self.run(input)
+        self.run(input).map(|served| served.output)
     }
 }
 

@@ -27,6 +27,8 @@ use std::sync::Arc;
 
 use runread_core::redact::Redactor;
 
+use runread_gate::ReceiptFacts;
+
 use crate::evidence::publication::{
     AnswerKey, Basis, Evidence, Published, PublishedCache, State, judge, too_large,
 };
@@ -66,6 +68,14 @@ impl ToolRules for ReadFinalAnswer {
 
     fn execute(args: Args, reader: &Reader) -> Result<Output, ErrorCode> {
         execute(args, reader)
+    }
+
+    /// The evidence the answer's state rests on, and that state.
+    fn receipt_facts(output: &Output) -> ReceiptFacts {
+        ReceiptFacts {
+            evidence: Some(output.claim.evidence.as_str()),
+            state: Some(output.claim.state.as_str()),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use runread_core::envelope::{LABEL_KEYS, Trust};
 
 use crate::tools::adapters::ToolDef;
 use crate::tools::schema::{self};
+use runread_gate::ReceiptFacts;
 
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
@@ -58,7 +59,21 @@ impl ToolRules for GetRun {
     fn execute(_target: Target, reader: &Reader) -> Result<Output, ErrorCode> {
         Ok(status(reader))
     }
+
+    /// The run's origin and status, or `not_found`.
+    fn receipt_facts(output: &Output) -> ReceiptFacts {
+        match &output.run {
+            Some(s) => s.receipt_facts(Some(s.status.as_str())),
+            None => ReceiptFacts {
+                evidence: None,
+                state: Some(NOT_FOUND),
+            },
+        }
+    }
 }
+
+/// The state a receipt records of a call that found no run it may read.
+pub(crate) const NOT_FOUND: &str = "not_found";
 
 /// `get_run`'s output: `{found:false}`, or the run's status.
 #[derive(Serialize, JsonSchema)]
@@ -83,13 +98,33 @@ pub(crate) struct Status {
     origin: Origin,
 }
 
+impl Status {
+    /// What a receipt records of a result carrying this status: its origin as the evidence, and
+    /// `state`.
+    pub(crate) fn receipt_facts(&self, state: Option<&'static str>) -> ReceiptFacts {
+        ReceiptFacts {
+            evidence: Some(self.origin.as_str()),
+            state,
+        }
+    }
+}
+
 /// Where a run's evidence comes from: its session file alone (`passive`), or also a supervisor
 /// that started it (`runread run`) — the same word `read_final_answer`'s `evidence` says.
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum Origin {
     Passive,
     Supervised,
+}
+
+impl Origin {
+    fn as_str(self) -> &'static str {
+        match self {
+            Origin::Passive => "passive",
+            Origin::Supervised => "supervised",
+        }
+    }
 }
 
 /// The revision identity of a run's target.

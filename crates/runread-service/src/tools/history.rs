@@ -32,6 +32,7 @@ use crate::evidence::publication::Basis;
 use crate::evidence::source::{Opened, Source, SourceError, read_side};
 use crate::evidence::values::GapReason;
 use crate::tools::adapters::{AdmissionContext, ExactArgs, ToolAdmission, ToolRules};
+use runread_gate::ReceiptFacts;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +68,14 @@ impl ToolRules for ReadHistory {
 
     fn execute(args: Args, reader: &Reader) -> Result<Output, ErrorCode> {
         execute(args, reader)
+    }
+
+    /// Where the texts were read back from; history says no settled state.
+    fn receipt_facts(output: &Output) -> ReceiptFacts {
+        ReceiptFacts {
+            evidence: Some(output.evidence.as_str()),
+            state: None,
+        }
     }
 }
 

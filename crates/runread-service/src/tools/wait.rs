@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use runread_core::envelope::Trust;
-use runread_core::limits::{WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS};
+use runread_core::limits::{WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS, WAIT_SHARED_AFTER_SPAN_MS};
 use runread_core::{ErrorCode, Feature, Target};
+use runread_gate::ReceiptFacts;
 use runread_sessions::RunStatus;
 use runread_store::changes::Change;
 use runread_store::{RunRecord, WaitRecord};
@@ -40,21 +41,35 @@ pub(crate) struct WaitArgs {
     pub target: Option<Target>,
     /// the label of a run the owner shares (or will share) with this reader (`runread run
     /// --share … --label`): the wait answers once a run so labelled is shared with it and moves
-    /// or settles — what an orchestrator knows before its delegate's run exists.
+    /// or settles — what an orchestrator knows before its delegate's run exists; or, instead,
     pub label: Option<String>,
+    /// `true`: the next run shared with this reader, after `shared_after` — what an orchestrator
+    /// knows when it does not even know the label its delegate's run will carry.
+    pub next: Option<bool>,
+    /// With `next`: the instant (RFC 3339, as runread writes it) the share must come after, at
+    /// most [`WAIT_SHARED_AFTER_SPAN_MS`] from now; absent, the instant the call began.
+    pub shared_after: Option<String>,
     /// The `eventSequence` the caller last saw: the wait answers once the run's differs.
     pub after_sequence: Option<u64>,
     /// How long to wait, 1 to [`WAIT_MAX_SECONDS`] (default [`WAIT_DEFAULT_SECONDS`]).
     pub timeout_seconds: Option<u64>,
+    /// `shared_after` as milliseconds since the epoch, once parsed.
+    #[serde(skip)]
+    shared_after_ms: Option<i64>,
 }
 
 impl ExactArgs for WaitArgs {
     fn parse(args: &Value) -> Result<WaitArgs, ErrorCode> {
-        let a: WaitArgs =
+        let mut a: WaitArgs =
             serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-        let what = match (&a.target, &a.label) {
-            (Some(t), None) => t.validate_shape(),
-            (None, Some(l)) => runread_core::label::is_valid(l),
+        let what = match (&a.target, &a.label, a.next, &a.shared_after) {
+            (Some(t), None, None, None) => t.validate_shape(),
+            (None, Some(l), None, None) => runread_core::label::is_valid(l),
+            (None, None, Some(true), None) => true,
+            (None, None, Some(true), Some(after)) => {
+                a.shared_after_ms = shared_after_ms(after, runread_core::timefmt::now_ms());
+                a.shared_after_ms.is_some()
+            }
             _ => false,
         };
         if !what
@@ -68,6 +83,13 @@ impl ExactArgs for WaitArgs {
     }
 }
 
+/// `sharedAfter` as an instant: written as runread writes times, and at most
+/// [`WAIT_SHARED_AFTER_SPAN_MS`] before or after `now_ms`.
+fn shared_after_ms(written: &str, now_ms: i64) -> Option<i64> {
+    runread_core::timefmt::parse_exact(written)
+        .filter(|at| at.abs_diff(now_ms) <= WAIT_SHARED_AFTER_SPAN_MS.unsigned_abs())
+}
+
 impl WaitArgs {
     fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_seconds.unwrap_or(WAIT_DEFAULT_SECONDS))
@@ -77,6 +99,12 @@ impl WaitArgs {
     fn changed(&self, run: &RunRecord) -> bool {
         self.after_sequence
             .is_some_and(|seen| get_run::event_sequence(run) != seen)
+    }
+
+    /// For a wait for the next share: the instant a share must come after — the one given, or
+    /// `began_ms`, when the call began.
+    fn shared_after_or(&self, began_ms: i64) -> Option<i64> {
+        (self.next == Some(true)).then(|| self.shared_after_ms.unwrap_or(began_ms))
     }
 }
 
@@ -95,6 +123,9 @@ pub(crate) struct WaitForRun;
 pub(crate) struct Reader {
     /// The run, whether it has settled, whether a supervisor recorded it.
     run: Option<(RunRecord, bool, bool)>,
+    /// For a wait for the next share: the instant it waited for shares after, and the creation
+    /// of the grant it found, if any.
+    shared: Option<(i64, Option<i64>)>,
 }
 
 impl ToolRules for WaitForRun {
@@ -108,13 +139,21 @@ impl ToolRules for WaitForRun {
         at: &AdmissionContext<'_>,
         args: &WaitArgs,
     ) -> Result<ToolAdmission<Reader>, ErrorCode> {
-        let run = match (&args.target, &args.label) {
-            (Some(target), _) => at.run(target),
-            (None, Some(label)) => match at.labelled(label)? {
+        let mut shared = args.shared_after_or(at.now_ms).map(|after| (after, None));
+        let run = match (&args.target, &args.label, &mut shared) {
+            (Some(target), _, _) => at.run(target),
+            (None, Some(label), _) => match at.labelled(label)? {
                 Some(grant) => at.run_of(grant),
                 None => Err(ErrorCode::NotGranted),
             },
-            (None, None) => Err(ErrorCode::InvalidArguments),
+            (None, None, Some((after, at_ms))) => match at.next_shared(*after)? {
+                Some(grant) => {
+                    *at_ms = Some(grant.created_at_ms);
+                    at.run_of(grant)
+                }
+                None => Err(ErrorCode::NotGranted),
+            },
+            (None, None, None) => Err(ErrorCode::InvalidArguments),
         };
         let admitted = run.and_then(|g| {
             let evidence = at.answer_evidence(&g.run)?;
@@ -130,6 +169,7 @@ impl ToolRules for WaitForRun {
             Ok((settled, supervised, g)) => {
                 let reader = Reader {
                     run: Some((g.run.clone(), settled, supervised)),
+                    shared,
                 };
                 g.with(reader)
             }
@@ -137,37 +177,76 @@ impl ToolRules for WaitForRun {
                 target: args.target.clone(),
                 grant: None,
                 run: None,
-                reader: Reader { run: None },
+                // A share found whose run can no longer be read (no longer current) still says
+                // when it was made, so that the next call moves past it instead of finding it again.
+                reader: Reader { run: None, shared },
             },
         })
     }
 
     fn execute(args: WaitArgs, reader: &Reader) -> Result<Output, ErrorCode> {
+        let shared_after = reader
+            .shared
+            .map(|(after, _)| runread_core::timefmt::rfc3339(after));
+        let shared_at = reader
+            .shared
+            .and_then(|(_, at)| at)
+            .map(runread_core::timefmt::rfc3339);
         Ok(match &reader.run {
             None => Output {
                 found: false,
                 changed: false,
                 settled: false,
+                shared_after,
+                shared_at,
                 run: None,
             },
             Some((run, settled, supervised)) => Output {
                 found: true,
                 changed: args.changed(run),
                 settled: *settled,
+                shared_after,
+                shared_at,
                 run: Some(get_run::projection(run, *supervised)),
             },
         })
+    }
+
+    /// The run's origin and whether it has settled, or `not_found`.
+    fn receipt_facts(output: &Output) -> ReceiptFacts {
+        match &output.run {
+            Some(s) => s.receipt_facts(Some(match output.settled {
+                true => "settled",
+                false => "not_settled",
+            })),
+            None => ReceiptFacts {
+                evidence: None,
+                state: Some(get_run::NOT_FOUND),
+            },
+        }
     }
 }
 
 /// `wait_for_run`'s output: `get_run`'s, with whether the run moved past the caller's sequence
 /// and whether it has settled.
 #[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields, transform = get_run::found_carries_status)]
 pub(crate) struct Output {
     found: bool,
     changed: bool,
     settled: bool,
+    /// A wait for the next share: the instant it waited for shares after. Call again with it
+    /// after a timeout, so that no share made meanwhile is missed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    shared_after: Option<String>,
+    /// A wait for the next share that found one: when that run was shared with you (also when
+    /// the run can no longer be read: found false). Call again with it as sharedAfter for the
+    /// share after this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    shared_at: Option<String>,
     #[serde(flatten)]
     run: Option<Status>,
 }
@@ -182,14 +261,17 @@ pub(crate) static DEF: ToolDef = ToolDef {
                   (default 25, at most 50): call again to keep waiting. A run that is missing, elsewhere or \
                   not granted gives {found:false} at once. Instead of a target, a label waits for a run the \
                   owner shares with you under that label, before it is shared: {found:false} only if none \
-                  is shared by the timeout.",
+                  is shared by the timeout. Or next:true waits for the next run shared with you after \
+                  sharedAfter (default: when the call began); every answer says the sharedAfter it used \
+                  (call again with it after a timeout), and a run found says its sharedAt (call again \
+                  with it as sharedAfter for the share after).",
     feature: Some(Feature::Status),
     trust: Trust::Medium,
-    version: 3,
+    version: 4,
     input_schema: &WAIT_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &WaitForRun,
-    pinned: "5cf57b9a350bdd757ef0b7fa14e9754f78423beb8d097ce62a135a6f15d6a525",
+    pinned: "be897188d78c76af244c852d4f342bce987c2849fed4b1821fd6eb31169b55a4",
 };
 
 static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
@@ -203,6 +285,18 @@ static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
                                 (runread run --share … --label). Answers once a run so labelled is shared \
                                 with you and settles; list_granted_targets then shows its target by that label."
             },
+            "next": {
+                "const": true,
+                "description": "Instead of target or label: the next run shared with you after \
+                                sharedAfter. Answers once one is shared and settles (or moves past \
+                                afterSequence)."
+            },
+            "sharedAfter": {
+                "type": "string", "format": "date-time",
+                "description": "With next: an instant as runread writes it (e.g. a sharedAfter or \
+                                sharedAt it answered); only runs shared after it count. At most 7 days \
+                                from now. Default: when the call began."
+            },
             "afterSequence": {
                 "type": "integer", "minimum": 0, "maximum": i64::MAX,
                 "description": "The eventSequence you last saw; omit to wait for the run to settle."
@@ -212,7 +306,8 @@ static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
                 "description": "Seconds to wait at most (default 25)."
             }
         },
-        "oneOf": [{"required": ["target"]}, {"required": ["label"]}],
+        "oneOf": [{"required": ["target"]}, {"required": ["label"]}, {"required": ["next"]}],
+        "dependentRequired": {"sharedAfter": ["next"]},
         "additionalProperties": false
     })
 });
@@ -271,24 +366,38 @@ pub(crate) fn readiness(
 /// or can no longer be read by this reader.
 fn check(svc: &Reading, ctx: &KeyContext, args: &WaitArgs) -> Check {
     let now_ms = runread_core::timefmt::now_ms();
-    let (target, labelled);
-    let (ctx, target) = match (&args.target, &args.label) {
-        (Some(t), _) => (ctx, t),
-        (None, Some(label)) => {
-            match admission::labelled_grant(svc, ctx, label, Feature::Status, now_ms) {
-                // Admitted as the grant it names: shared after the call began, it is not among the
-                // grants the key was admitted with.
-                Ok(Some(grant)) => {
-                    target = grant.target.clone();
-                    labelled = KeyContext {
-                        live_grants: vec![grant],
-                        ..ctx.clone()
-                    };
-                    (&labelled, &target)
-                }
-                Ok(None) | Err(_) => return Check::Wait,
-            }
+    let (target, admitted);
+    let awaited = match (&args.target, &args.label, args.shared_after_or(now_ms)) {
+        (Some(_), _, _) => None,
+        (None, Some(label), _) => Some(admission::labelled_grant(
+            svc,
+            ctx,
+            label,
+            Feature::Status,
+            now_ms,
+        )),
+        (None, None, Some(after)) => Some(admission::next_shared_grant(
+            svc,
+            ctx,
+            after,
+            Feature::Status,
+            now_ms,
+        )),
+        (None, None, None) => return Check::Answer,
+    };
+    let (ctx, target) = match (awaited, &args.target) {
+        (None, Some(t)) => (ctx, t),
+        // Admitted as the grant it names: shared after the call began, it is not among the
+        // grants the key was admitted with.
+        (Some(Ok(Some(grant))), _) => {
+            target = grant.target.clone();
+            admitted = KeyContext {
+                live_grants: vec![grant],
+                ..ctx.clone()
+            };
+            (&admitted, &target)
         }
+        (Some(Ok(None) | Err(_)), _) => return Check::Wait,
         (None, None) => return Check::Answer,
     };
     match readiness(svc, ctx, target, Feature::Status, now_ms) {
@@ -305,40 +414,53 @@ pub fn waits(name: &str) -> bool {
 }
 
 /// Admission before the gate for a tool that waits (`wait_for_run`): returns once the call
-/// should be answered. Other tools, and arguments the gate will refuse, return at once.
-/// `busy` when the reader, or this runread, holds all its wait slots.
+/// should be answered, with the arguments to call it with — `args`, but a wait for the next share
+/// that names no `sharedAfter` is given the instant it began, so that its answer (and the input
+/// the gate seals) says the instant it used. Other tools, and arguments the gate will refuse,
+/// return at once. `busy` when the reader, or this runread, holds all its wait slots.
 pub async fn wait_for_change(
     reading: &Arc<Reading>,
     ctx: &Arc<KeyContext>,
     tool: &str,
     args: &Value,
-) -> Result<(), ErrorCode> {
+) -> Result<Value, ErrorCode> {
     if !waits(tool) {
-        return Ok(());
+        return Ok(args.clone());
     }
-    let Ok(args) = WaitArgs::parse(args) else {
-        return Ok(());
+    let Ok(mut parsed) = WaitArgs::parse(args) else {
+        return Ok(args.clone());
     };
+    let mut args = args.clone();
+    if parsed.next == Some(true) && parsed.shared_after.is_none() {
+        let began = runread_core::timefmt::now_ms();
+        let written = runread_core::timefmt::rfc3339(began);
+        if let Value::Object(fields) = &mut args {
+            fields.insert("sharedAfter".into(), Value::String(written.clone()));
+        }
+        parsed.shared_after = Some(written);
+        parsed.shared_after_ms = Some(began);
+    }
     let _slot = reading
         .waits
         .try_take(&ctx.reader.id)
         .ok_or(ErrorCode::Busy)?;
-    let deadline = tokio::time::Instant::now() + args.timeout();
-    // A wait on a run is shown to the owner on that run; one by label names no run yet.
-    let _shown = match &args.target {
-        Some(target) => Some(record_wait(reading, ctx, target, &args).await?),
+    let deadline = tokio::time::Instant::now() + parsed.timeout();
+    // A wait on a run is shown to the owner on that run; one by label or for the next share
+    // names no run yet.
+    let _shown = match &parsed.target {
+        Some(target) => Some(record_wait(reading, ctx, target, &parsed).await?),
         None => None,
     };
     // Subscribed before the first check: a change between the check and the wait is heard.
     let mut changes = reading.store.changes().subscribe();
-    // Any session's change may be the labelled run's (it may not be shared yet).
-    let session = args.target.as_ref().map(|t| t.session_id.clone());
-    let args = Arc::new(args);
+    // Any session's change may be the awaited run's (it may not be shared yet).
+    let session = parsed.target.as_ref().map(|t| t.session_id.clone());
+    let parsed = Arc::new(parsed);
     loop {
-        let (svc, key, a) = (reading.clone(), ctx.clone(), args.clone());
+        let (svc, key, a) = (reading.clone(), ctx.clone(), parsed.clone());
         let checked = tokio::task::spawn_blocking(move || check(&svc, &key, &a)).await;
         if !matches!(checked, Ok(Check::Wait)) {
-            return Ok(());
+            return Ok(args);
         }
         let recheck = tokio::time::Instant::now() + reading.config.wait_recheck;
         let woken = tokio::time::timeout_at(recheck.min(deadline), async {
@@ -360,7 +482,7 @@ pub async fn wait_for_change(
         })
         .await;
         if woken.is_err() && tokio::time::Instant::now() >= deadline {
-            return Ok(());
+            return Ok(args);
         }
     }
 }
@@ -441,6 +563,61 @@ mod tests {
         assert!(waits.try_take("fresh").is_none());
         drop((per_reader, rest));
         assert!(waits.try_take("fresh").is_some());
+    }
+
+    #[test]
+    fn shared_after_is_taken_within_its_span_of_now_at_n_and_n_plus_one() {
+        let now = 1_796_000_763_380;
+        let span = WAIT_SHARED_AFTER_SPAN_MS;
+        let at = runread_core::timefmt::rfc3339;
+        for n in [now - span, now + span, now] {
+            assert_eq!(shared_after_ms(&at(n), now), Some(n));
+        }
+        for beyond in [now - span - 1, now + span + 1] {
+            assert_eq!(shared_after_ms(&at(beyond), now), None);
+        }
+        assert_eq!(shared_after_ms("2026-11-30T01:06:03Z", now), None);
+    }
+
+    #[test]
+    fn a_wait_names_exactly_one_of_target_label_and_next() {
+        let target = json!({"instance": "i", "revision": 1, "workspaceId": "w", "sessionId": "s",
+                            "generation": 1, "runId": "r"});
+        let now = runread_core::timefmt::rfc3339(runread_core::timefmt::now_ms());
+        for accepted in [
+            json!({"target": target}),
+            json!({"label": "review"}),
+            json!({"next": true}),
+            json!({"next": true, "sharedAfter": now}),
+        ] {
+            assert!(WaitArgs::parse(&accepted).is_ok(), "{accepted}");
+        }
+        for refused in [
+            json!({}),
+            json!({"next": false}),
+            json!({"next": null}),
+            json!({"next": true, "target": target}),
+            json!({"next": true, "label": "review"}),
+            json!({"label": "review", "target": target}),
+            json!({"sharedAfter": now}),
+            json!({"label": "review", "sharedAfter": now}),
+            json!({"next": true, "sharedAfter": "now"}),
+        ] {
+            assert_eq!(
+                WaitArgs::parse(&refused).err(),
+                Some(ErrorCode::InvalidArguments),
+                "{refused}"
+            );
+        }
+        let a = WaitArgs::parse(&json!({"next": true, "sharedAfter": now})).unwrap();
+        assert_eq!(
+            a.shared_after_or(0),
+            runread_core::timefmt::parse_exact(&now)
+        );
+        let a = WaitArgs::parse(&json!({"next": true})).unwrap();
+        assert_eq!(a.shared_after_or(7), Some(7), "the call's start, absent");
+        let a = WaitArgs::parse(&json!({"label": "review"})).unwrap();
+        assert_eq!(a.shared_after_or(7), None);
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::evidence::publication::Basis;
 use crate::evidence::supervised::Supervised;
 use crate::evidence::values::Coverage;
 use crate::tools::adapters::{AdmissionContext, ToolAdmission, ToolRules};
+use runread_gate::ReceiptFacts;
 
 pub(crate) struct ReadWorkState;
 
@@ -59,6 +60,17 @@ impl ToolRules for ReadWorkState {
             Some(s) => execute_supervised(reader, s),
             None => execute_passive(reader),
         })
+    }
+
+    /// The evidence the state was read from, and whether the run's whole work is confirmed done.
+    fn receipt_facts(output: &Output) -> ReceiptFacts {
+        ReceiptFacts {
+            evidence: Some(output.evidence.as_str()),
+            state: Some(match output.completion_confirmed {
+                true => "completion_confirmed",
+                false => "completion_not_confirmed",
+            }),
+        }
     }
 }
 

@@ -162,3 +162,76 @@ fn the_store_keeps_no_copy_of_the_conversation(v) {
     assert!(!run.run.final_lines.is_empty());
 }
 }
+
+/// The receipt of each call records what its result carried, in the words the result says it
+/// with: the evidence it was read from (a status's origin) and its settled state; nothing for a
+/// listing, and `not_found` for a run the reader may not see.
+#[test]
+fn a_receipt_records_the_evidence_and_settled_state_its_result_carried() {
+    let (env, _path, run) = placed("sample");
+    let svc = service(&env);
+    let ctx = Arc::new(grant(
+        &env,
+        &svc,
+        &run,
+        vec![
+            Feature::Status,
+            Feature::FinalAnswer,
+            Feature::History,
+            Feature::Aggregate,
+        ],
+    ));
+    let target = json!({"target": run.target});
+    let receipted = |tool: &str, args: Value| {
+        let answer = block_on(svc.call(ctx.clone(), tool, args, None)).unwrap();
+        let receipts = env.store.receipts(&answer.start_id).unwrap();
+        assert_eq!(receipts.len(), 1, "{tool}");
+        let r = &receipts[0];
+        let facts = (r.evidence.clone(), r.state.clone());
+        (answer.labeled.structured, facts)
+    };
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+
+    let (out, facts) = receipted(tools::READ_FINAL_ANSWER, target.clone());
+    assert_eq!(
+        facts,
+        (text(&out["evidence"]), text(&out["state"])),
+        "{out}"
+    );
+    assert_eq!(facts.0.as_deref(), Some("session_file"));
+
+    let (out, facts) = receipted(tools::GET_RUN, target.clone());
+    assert_eq!(facts, (text(&out["origin"]), text(&out["status"])), "{out}");
+
+    let mut waited = target.clone();
+    waited["timeoutSeconds"] = json!(1);
+    let (out, facts) = receipted(tools::WAIT_FOR_RUN, waited);
+    let settled = match out["settled"].as_bool().unwrap() {
+        true => "settled",
+        false => "not_settled",
+    };
+    assert_eq!(facts, (text(&out["origin"]), Some(settled.into())), "{out}");
+
+    let (out, facts) = receipted(tools::READ_HISTORY, target.clone());
+    assert_eq!(facts, (text(&out["evidence"]), None), "{out}");
+
+    let (out, facts) = receipted(tools::READ_WORK_STATE, target.clone());
+    let confirmed = match out["completionConfirmed"].as_bool().unwrap() {
+        true => "completion_confirmed",
+        false => "completion_not_confirmed",
+    };
+    assert_eq!(
+        facts,
+        (text(&out["evidence"]), Some(confirmed.into())),
+        "{out}"
+    );
+
+    let (_, facts) = receipted(tools::LIST_GRANTED_TARGETS, json!({}));
+    assert_eq!(facts, (None, None));
+
+    let mut elsewhere = run.target.clone();
+    elsewhere.run_id = "not-a-run".into();
+    let (out, facts) = receipted(tools::GET_RUN, json!({"target": elsewhere}));
+    assert_eq!(out["found"], false);
+    assert_eq!(facts, (None, Some("not_found".into())));
+}

@@ -548,6 +548,11 @@ fn a_destroyed_snapshot_is_not_served_from_memory() {
         (first["state"].as_str(), first["evidence"].as_str()),
         (Some("available"), Some("snapshot"))
     );
+    // Its receipt records the evidence it was read from.
+    assert_eq!(
+        runread_testkit::records::last_receipt_facts(&*env.store, tools::READ_FINAL_ANSWER),
+        (Some("snapshot".into()), Some("available".into()))
+    );
     assert_eq!(
         first_chunk(&svc, &ctx, &run.target)["text"],
         first["text"],

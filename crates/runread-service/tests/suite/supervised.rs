@@ -199,6 +199,11 @@ fn a_journaled_proof_with_a_completed_foreground_publishes() {
         (Some("available"), Some("supervised")),
         "{v}"
     );
+    // Its receipt records the evidence it was read from.
+    assert_eq!(
+        runread_testkit::records::last_receipt_facts(&*c.env.store, tools::READ_FINAL_ANSWER),
+        (Some("supervised".into()), Some("available".into()))
+    );
     assert_eq!(v["foregroundFinalConfirmed"], true);
     let whole = runread_testkit::answer(&c.run).unwrap();
     assert!(

@@ -101,7 +101,7 @@ fn first_look(
 }
 
 async fn wait(svc: &Arc<Service>, ctx: &Arc<KeyContext>, args: Value) -> Result<Value, ErrorCode> {
-    svc.wait_for_change(ctx, tools::WAIT_FOR_RUN, &args).await?;
+    let args = svc.wait_for_change(ctx, tools::WAIT_FOR_RUN, &args).await?;
     let out = svc
         .call(ctx.clone(), tools::WAIT_FOR_RUN, args, None)
         .await?;
@@ -661,4 +661,196 @@ fn a_wait_by_a_label_never_shared_answers_not_found_at_its_timeout_and_a_bad_lab
         ))
         .unwrap();
     assert_eq!(at_bound["found"], false);
+}
+
+/// Shares `run` with `reader` (made if new) at `now_ms`, with `status` and `final_answer`.
+fn share_at(env: &Env, run: &runread_store::RunRecord, reader: &str, now_ms: i64) {
+    env.owner()
+        .grant_run(
+            run.clone(),
+            vec![Feature::Status, Feature::FinalAnswer],
+            now_ms + 600_000,
+            (reader, runread_service::owner::NewReaderPolicy::Make),
+            None,
+            now_ms,
+        )
+        .unwrap();
+}
+
+/// An orchestrator that knows neither the run nor a label waits for "the next run shared with
+/// me": a run shared with it before the call, and a run shared with another reader while it
+/// waits, answer nothing; the first run shared with it after the call began answers, with the
+/// instant the wait used and when that run was shared. Called again from that instant, the wait
+/// finds the share after it.
+#[test]
+fn a_wait_for_the_next_share_answers_the_first_run_shared_with_this_reader_after_it_began() {
+    let env = Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    env.ingest();
+    let runs = env.store.runs().unwrap();
+    assert!(runs.len() >= 3, "{}", runs.len());
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let orchestrator = env.add_reader("orchestrator");
+    env.add_reader("bystander");
+    let now = runread_core::timefmt::now_ms;
+    // Shared before the wait began: not the next share.
+    share_at(&env, &runs[0], "orchestrator", now() - 1);
+    let ctx = Arc::new(svc.admit_key(&[orchestrator.key.as_bytes()]).unwrap());
+    let rt = runtime();
+    let began = now();
+    let waiting = held_wait(
+        &rt,
+        &svc,
+        &ctx,
+        json!({"next": true, "timeoutSeconds": WAIT_MAX_SECONDS}),
+    );
+    share_at(&env, &runs[1], "bystander", now());
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert!(
+        !waiting.is_finished(),
+        "woken by a share with another reader, or by one made before it began"
+    );
+    let shared_at = now();
+    share_at(&env, &runs[2], "orchestrator", shared_at);
+    let answer = rt
+        .block_on(async { tokio::time::timeout(EARLY, waiting).await })
+        .expect("the next share answers the wait, before its timeout")
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer["found"], true, "{answer}");
+    assert_eq!(answer["settled"], true, "{answer}");
+    assert_eq!(answer["revision"]["generation"], runs[2].target.generation);
+    let after = answer["sharedAfter"].as_str().expect("the instant it used");
+    let after_ms = runread_core::timefmt::parse_exact(after).unwrap();
+    assert!((began..shared_at).contains(&after_ms), "{answer}");
+    assert_eq!(
+        answer["sharedAt"],
+        runread_core::timefmt::rfc3339(shared_at),
+        "{answer}"
+    );
+
+    // From that share on: nothing yet, then the share after it.
+    let from = json!({"next": true, "sharedAfter": answer["sharedAt"], "timeoutSeconds": 1});
+    let none_yet = rt.block_on(wait(&svc, &ctx, from.clone())).unwrap();
+    assert_eq!(none_yet["found"], false, "{none_yet}");
+    assert_eq!(none_yet["sharedAfter"], answer["sharedAt"], "{none_yet}");
+    assert!(none_yet.get("sharedAt").is_none(), "{none_yet}");
+    share_at(&env, &runs[0], "orchestrator", shared_at + 1);
+    let then = rt.block_on(wait(&svc, &ctx, from)).unwrap();
+    assert_eq!(then["found"], true, "{then}");
+    assert_eq!(then["revision"]["generation"], runs[0].target.generation);
+    assert_eq!(
+        then["sharedAt"],
+        runread_core::timefmt::rfc3339(shared_at + 1)
+    );
+}
+
+/// A wait for the next share that times out says the instant it used; called again with it, it
+/// finds the run shared in between. Arguments that are not one of target, label or next:true,
+/// or a sharedAfter that is not runread's spelling of an instant within its span of now, are
+/// refused `invalid_arguments`, and the refusal carries none of them.
+#[test]
+fn a_timed_out_wait_for_the_next_share_misses_nothing_and_bad_arguments_are_refused() {
+    let env = Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    env.ingest();
+    let runs = env.store.runs().unwrap();
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let reader = env.add_reader("orchestrator");
+    let ctx = Arc::new(svc.admit_key(&[reader.key.as_bytes()]).unwrap());
+    let rt = runtime();
+    let now = runread_core::timefmt::now_ms;
+    let began = now();
+    let timed_out = rt
+        .block_on(wait(&svc, &ctx, json!({"next": true, "timeoutSeconds": 1})))
+        .unwrap();
+    assert_eq!(timed_out["found"], false, "{timed_out}");
+    assert!(timed_out.get("sharedAt").is_none(), "{timed_out}");
+    let after = timed_out["sharedAfter"].clone();
+    let after_ms = runread_core::timefmt::parse_exact(after.as_str().unwrap()).unwrap();
+    assert!(after_ms >= began && after_ms < now(), "{timed_out}");
+    // Shared between the two calls.
+    share_at(&env, &runs[1], "orchestrator", now());
+    let again = rt
+        .block_on(wait(
+            &svc,
+            &ctx,
+            json!({"next": true, "sharedAfter": after, "timeoutSeconds": 1}),
+        ))
+        .unwrap();
+    assert_eq!(again["found"], true, "{again}");
+    assert_eq!(again["sharedAfter"], after, "{again}");
+    assert_eq!(again["revision"]["generation"], runs[1].target.generation);
+
+    let span = runread_core::limits::WAIT_SHARED_AFTER_SPAN_MS;
+    let at = |ms: i64| runread_core::timefmt::rfc3339(ms);
+    let target = serde_json::to_value(&runs[1].target).unwrap();
+    let refusals = [
+        json!({"next": false}),
+        json!({"next": "true"}),
+        json!({"next": true, "target": target}),
+        json!({"next": true, "label": "review"}),
+        json!({"label": "review", "target": target}),
+        json!({"sharedAfter": at(now())}),
+        json!({"label": "review", "sharedAfter": at(now())}),
+        json!({"target": target, "sharedAfter": at(now())}),
+        json!({"next": true, "sharedAfter": "yesterday"}),
+        json!({"next": true, "sharedAfter": "2026-12-06T10:00:00Z"}),
+        json!({"next": true, "sharedAfter": 1_796_000_763_380_i64}),
+        // A minute beyond the span either way (its exact edge is the unit test's).
+        json!({"next": true, "sharedAfter": at(now() - span - 60_000)}),
+        json!({"next": true, "sharedAfter": at(now() + span + 60_000)}),
+    ];
+    for args in refusals {
+        let refused = rt.block_on(wait(&svc, &ctx, args.clone()));
+        assert_eq!(refused, Err(ErrorCode::InvalidArguments), "{args}");
+        let text = ErrorCode::InvalidArguments.to_json().to_string();
+        for leak in [&runs[1].target.run_id, &runs[1].target.session_id] {
+            assert!(!text.contains(leak.as_str()), "{text}");
+        }
+        assert!(
+            !text.contains("sharedAfter") && !text.contains(&at(now())[..4]),
+            "{text}"
+        );
+    }
+    // A minute within the span either way is waited on.
+    for within in [now() - span + 60_000, now() + span - 60_000] {
+        let out = rt
+            .block_on(wait(
+                &svc,
+                &ctx,
+                json!({"next": true, "sharedAfter": at(within), "timeoutSeconds": 1}),
+            ))
+            .unwrap();
+        assert_eq!(out["sharedAfter"], at(within), "{out}");
+    }
+}
+
+/// A share whose run is no longer current (its workspace removed) answers `found:false` at once,
+/// with when it was shared, so that the next call, from that instant, moves past it instead of
+/// finding it again.
+#[test]
+fn a_next_share_whose_run_is_no_longer_current_says_when_it_was_shared() {
+    let env = Env::new();
+    env.place("multi-run", Duration::from_secs(60));
+    env.ingest();
+    let runs = env.store.runs().unwrap();
+    let svc = Arc::new(Service::new(env.store.clone(), env.keys(), Config::default()).unwrap());
+    let reader = env.add_reader("orchestrator");
+    let shared_at = runread_core::timefmt::now_ms();
+    share_at(&env, &runs[0], "orchestrator", shared_at);
+    env.store
+        .remove_workspace(&env.ws.id, shared_at + 1)
+        .unwrap()
+        .unwrap();
+    let ctx = Arc::new(svc.admit_key(&[reader.key.as_bytes()]).unwrap());
+    let rt = runtime();
+    let at = runread_core::timefmt::rfc3339;
+    let from = |after: i64| json!({"next": true, "sharedAfter": at(after), "timeoutSeconds": 1});
+    let stale = rt.block_on(wait(&svc, &ctx, from(shared_at - 1))).unwrap();
+    assert_eq!(stale["found"], false, "{stale}");
+    assert_eq!(stale["sharedAt"], at(shared_at), "{stale}");
+    let past = rt.block_on(wait(&svc, &ctx, from(shared_at))).unwrap();
+    assert_eq!(past["found"], false, "{past}");
+    assert!(past.get("sharedAt").is_none(), "{past}");
 }

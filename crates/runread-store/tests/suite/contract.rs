@@ -714,6 +714,8 @@ fn receipt(id: &str, start_id: &str, at: i64) -> Receipt {
         result_digest: Some("d".into()),
         output_bytes: Some(12),
         created_at_ms: at,
+        evidence: Some("session_file".into()),
+        state: Some("settled".into()),
     }
 }
 
@@ -750,8 +752,15 @@ fn start_records_receipts_and_audit(s: &dyn Store) {
     let b = start("st2", "k2", 200, None);
     s.begin_call(&a, 0).unwrap();
     s.begin_call(&b, 0).unwrap();
+    // One receipt with what its result carried, one without (as written before migration 18):
+    // each reads back as written.
+    let without = Receipt {
+        evidence: None,
+        state: None,
+        ..receipt("rc1", "st1", 101)
+    };
     s.append_receipt(&receipt("rc2", "st1", 105)).unwrap();
-    s.append_receipt(&receipt("rc1", "st1", 101)).unwrap();
+    s.append_receipt(&without).unwrap();
     assert!(
         s.append_receipt(&receipt("rc3", "missing", 1)).is_err(),
         "a receipt names a start record"
@@ -761,13 +770,15 @@ fn start_records_receipts_and_audit(s: &dyn Store) {
     assert_eq!(s.start_meta("nope").unwrap(), None);
     assert_eq!(
         s.receipts("st1").unwrap(),
-        vec![receipt("rc1", "st1", 101), receipt("rc2", "st1", 105)]
+        vec![without.clone(), receipt("rc2", "st1", 105)]
     );
     assert!(s.receipts("st2").unwrap().is_empty());
     let audit = s.audit(0, 10).unwrap();
     assert_eq!(audit.len(), 2);
     assert_eq!(audit[0].0, a.meta);
-    assert_eq!(audit[0].1.len(), 2);
+    let both = vec![without.clone(), receipt("rc2", "st1", 105)];
+    assert_eq!(audit[0].1, both);
+    assert_eq!(s.audit_range(0, 1_000, 10).unwrap()[0].1, both);
     assert_eq!(audit[1], (b.meta.clone(), vec![]));
     assert_eq!(s.audit(150, 10).unwrap().len(), 1);
     assert_eq!(s.audit(0, 1).unwrap().len(), 1, "limit");
@@ -1798,7 +1809,9 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
          created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, revoked_at INTEGER) STRICT; \
          DROP INDEX start_records_by_time_and_id; DROP INDEX start_records_by_grant; \
          DROP INDEX start_records_by_run; CREATE INDEX start_records_by_time ON start_records(created_at); \
-         DROP INDEX runs_by_start; ALTER TABLE runs DROP COLUMN started_ms; PRAGMA user_version = 6;",
+         DROP INDEX runs_by_start; ALTER TABLE runs DROP COLUMN started_ms; \
+         ALTER TABLE receipts DROP COLUMN evidence; ALTER TABLE receipts DROP COLUMN state; \
+         PRAGMA user_version = 6;",
     )
     .unwrap();
     drop(conn);

@@ -75,6 +75,10 @@ const RELEASED: &[(&str, &str)] = &[
         "f44a7f64e0ef2e9faf900b90a818aa2457cdf102a4e6042d0339223015bb16b8",
     ),
     (
+        "sqlite/0018.sql",
+        "2f88258e28c22e4bccf0d5e41f6bb3cd2c26bc7413c818953fa78f3590d5128e",
+    ),
+    (
         "sqlite/0013.sql",
         "387a29b2903648bf7395a1189f2d77763ac7ece9bc628287bb70587cb937edee",
     ),
@@ -145,6 +149,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0017.sql",
         "f44a7f64e0ef2e9faf900b90a818aa2457cdf102a4e6042d0339223015bb16b8",
+    ),
+    (
+        "postgres/0018.sql",
+        "2f88258e28c22e4bccf0d5e41f6bb3cd2c26bc7413c818953fa78f3590d5128e",
     ),
 ];
 

@@ -137,6 +137,8 @@ fn two_stores_on_one_database_share_grants_revocations_and_the_cursor_key() {
         result_digest: None,
         output_bytes: None,
         created_at_ms: 11,
+        evidence: None,
+        state: None,
     })
     .unwrap();
     let audit = b.audit(0, 10).unwrap();
@@ -222,6 +224,8 @@ fn start_records_and_receipts_are_append_only_even_for_the_owner() {
         result_digest: None,
         output_bytes: None,
         created_at_ms: 11,
+        evidence: None,
+        state: None,
     })
     .unwrap();
     s.log_snapshot(&runread_store::SnapshotEvent {

@@ -273,7 +273,8 @@ fn row_json(c: &ShownCall) -> serde_json::Value {
         "keyHashPrefix": m.key_hash_prefix, "target": m.target, "inputDigest": m.input_digest,
         "bindingDigest": m.binding_digest,
         "receipts": receipts.iter().map(|r| json!({"outcome": r.outcome, "at": rfc3339(r.created_at_ms),
-            "resultDigest": r.result_digest, "outputBytes": r.output_bytes})).collect::<Vec<_>>(),
+            "resultDigest": r.result_digest, "outputBytes": r.output_bytes,
+            "evidence": r.evidence, "state": r.state})).collect::<Vec<_>>(),
     })
 }
 
@@ -294,7 +295,7 @@ fn print_rows(calls: &[MaskedView<ShownCall>]) {
         } else {
             receipts
                 .iter()
-                .map(|r| r.outcome.as_str())
+                .map(receipt_text)
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -307,6 +308,19 @@ fn print_rows(calls: &[MaskedView<ShownCall>]) {
             m.target.as_ref().map_or("-", |t| t.run_id.as_str()),
             outcome
         );
+    }
+}
+
+/// A receipt as the listing shows it: its outcome, then what the result carried, if recorded
+/// (`ok (session_file, settled)`).
+fn receipt_text(r: &runread_store::Receipt) -> String {
+    let carried: Vec<&str> = [r.evidence.as_deref(), r.state.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    match carried.is_empty() {
+        true => r.outcome.clone(),
+        false => format!("{} ({})", r.outcome, carried.join(", ")),
     }
 }
 

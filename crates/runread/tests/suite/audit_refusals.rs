@@ -95,3 +95,51 @@ fn three_refused_reads_are_listed_by_audit_outcome_refused_with_their_codes_and_
         "none reached the gate"
     );
 }
+
+/// An answered read's row in `runread audit` (text and `--json`) shows what its result carried:
+/// the evidence it was read from and its settled state, as the receipt records them.
+#[test]
+fn an_answered_reads_row_shows_the_evidence_and_settled_state_of_its_result() {
+    let env = runread_testkit::Env::new();
+    env.place("sample", Duration::from_secs(60));
+    env.ingest();
+    let run = env.longest_answer_run();
+    let svc = env.service();
+    let g = env.grant(
+        &run.target.run_id,
+        vec![runread_core::Feature::FinalAnswer],
+        "reviewer",
+    );
+    let ctx = std::sync::Arc::new(svc.admit_key(&[g.key.as_bytes()]).unwrap());
+    let answer = runread_testkit::block_on(svc.call(
+        ctx,
+        runread_service::tools::READ_FINAL_ANSWER,
+        serde_json::json!({"target": run.target}),
+        None,
+    ))
+    .unwrap()
+    .labeled
+    .structured;
+    let state = answer["state"].as_str().unwrap();
+    let home = env.dir.path();
+
+    let table = ok(runread(home, &["audit", "--tool", "read_final_answer"]));
+    let row = table
+        .lines()
+        .find(|l| l.contains("read_final_answer"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        row.ends_with(&format!("ok (session_file, {state})")),
+        "{row}"
+    );
+
+    let json: Value = serde_json::from_str(&ok(runread(
+        home,
+        &["audit", "--tool", "read_final_answer", "--json"],
+    )))
+    .unwrap();
+    let receipt = &json["rows"][0]["receipts"][0];
+    assert_eq!(receipt["outcome"], "ok", "{json}");
+    assert_eq!(receipt["evidence"], "session_file", "{json}");
+    assert_eq!(receipt["state"], state, "{json}");
+}
