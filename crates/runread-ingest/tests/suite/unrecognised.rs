@@ -106,6 +106,33 @@ fn an_unrecognised_line_before_the_first_prompt_changes_no_run() {
     }
 }
 
+/// A Claude Code conversation line of a type runread does not know that hangs off the active
+/// chain (its parent is on it, nothing follows from it: as a tool result hangs off) falls in the
+/// run of its parent.
+#[test]
+fn a_claude_line_of_an_unknown_type_hanging_off_the_chain_falls_in_its_run() {
+    let agent = Agent::Claude;
+    let text = fixture_text(agent, "continue-unicode");
+    let (before, _) = runs_of(agent, &text);
+    let prompt = before[1].prompt_line.as_ref().unwrap().line;
+    let mut inserted = line(agent, &text, prompt, "turn_note");
+    let prompt_line: serde_json::Value = serde_json::from_str(
+        text.lines()
+            .nth(usize::try_from(prompt).unwrap() - 1)
+            .unwrap(),
+    )
+    .unwrap();
+    inserted["parentUuid"] = prompt_line["uuid"].clone();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines.insert(usize::try_from(prompt).unwrap(), inserted.to_string());
+    let (after, _) = runs_of(agent, &(lines.join("\n") + "\n"));
+    let statuses = |runs: &[Run]| -> Vec<_> { runs.iter().map(|r| r.status).collect() };
+    let mut want = statuses(&before);
+    want[1] = RunStatus::Unknown;
+    assert_eq!(statuses(&after), want);
+    assert_eq!(after[1].unknown_reason.as_deref(), Some(UNRECOGNISED_LINE));
+}
+
 /// A Codex line of a type runread does not know that names no turn falls in the turn open where
 /// it is: inside a turn it makes that run `unknown`; between two turns, no run.
 #[test]

@@ -515,12 +515,14 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
     // Walk leaf → root, over a line runread could not read (the walk marks it incomplete).
     let Walk { path, complete } = walk_from_leaf(entries, malformed_lines);
     let on_path: HashSet<&str> = path.iter().map(|e| e.id.as_str()).collect();
-    // The chain, and the tool results hanging off it, in file order.
+    // The chain, and the tool results hanging off it, in file order; and the lines of a type
+    // runread does not know hanging off it as a result does (one could be the answer).
     let chain: Vec<&EntrySummary> = entries
         .iter()
         .filter(|e| {
             on_path.contains(e.id.as_str())
-                || (e.role.as_deref() == Some(role::TOOL_RESULT)
+                || ((e.role.as_deref() == Some(role::TOOL_RESULT)
+                    || e.kind == EntryKind::Unrecognised)
                     && e.parent_id.as_deref().is_some_and(|p| on_path.contains(p)))
         })
         .collect();
