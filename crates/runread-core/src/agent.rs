@@ -74,7 +74,9 @@ impl Agent {
 
 /// `event_type` when a log may name it: a short identifier (1 to
 /// [`crate::limits::REPORTED_EVENT_TYPE_MAX_BYTES`] bytes of `[a-z0-9_./-]`), which can carry
-/// nothing of what an agent wrote but the name of its event; `None` for anything else.
+/// nothing of what an agent wrote but the name of its event; `None` for anything else. The one
+/// rule for what a log names of an agent's own records: an event's type, a session line's type,
+/// and the agent version a session file records.
 pub fn reportable_event_type(event_type: &str) -> Option<&str> {
     let ok = (1..=crate::limits::REPORTED_EVENT_TYPE_MAX_BYTES).contains(&event_type.len())
         && event_type

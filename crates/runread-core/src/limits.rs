@@ -20,8 +20,9 @@ pub const EVIDENCE_LINE_MAX_BYTES: usize = 8 * 1024 * 1024;
 /// is flagged and its last run is `unknown`. Bounds the index kept while cutting runs.
 pub const EVIDENCE_FILE_MAX_LINES: u64 = 100_000;
 
-/// Longest event type runread's log names when an agent's stream holds a type it does not know
-/// (for the owner to report). A longer one, or one not of `[a-z0-9_./-]`, is not named.
+/// Longest event type runread's log names when an agent's stream or session file holds a type it
+/// does not know (for the owner to report); the bound of the agent version a session file records,
+/// named there too. A longer one, or one not of `[a-z0-9_./-]`, is not named.
 pub const REPORTED_EVENT_TYPE_MAX_BYTES: usize = 64;
 
 /// Largest HTTP request body.

@@ -84,6 +84,7 @@ fn header(version: u8) -> Header {
         line_sha256: String::new(),
         line_bytes: 0,
         fork: None,
+        agent_version: None,
     }
 }
 
@@ -154,6 +155,18 @@ pub fn pi_line(data: &[u8]) {
             }
             LineOutcome::Blank => assert!(data.iter().all(u8::is_ascii_whitespace)),
             LineOutcome::Skipped => panic!("the Pi reader skips no line as bookkeeping"),
+            LineOutcome::Unrecognised(e, seen) => {
+                assert_eq!(e.kind, EntryKind::Unrecognised);
+                assert_eq!((e.line, seen.line), (2, 2));
+                assert_eq!(e.line_sha256, None, "nothing of the line is served");
+                assert_eq!(seen.agent_version, None, "Pi records no version");
+                if let Some(t) = &seen.line_type {
+                    assert_eq!(
+                        runread_core::agent::reportable_event_type(t),
+                        Some(t.as_str())
+                    );
+                }
+            }
             LineOutcome::Malformed | LineOutcome::Header(_) => {
                 assert!(
                     version != 1 || view.is_none(),

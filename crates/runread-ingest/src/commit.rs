@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use runread_sessions::{Agent, EntrySummary, cut_runs};
+use runread_sessions::{Agent, EntrySummary, Unrecognised, cut_runs};
 use runread_store::{INDEX_VERSION, Index, IngestCommit, SessionRecord, StoreError, Workspace};
 
 use crate::triage::{Existing, Prepared, Scanned, Step, prepare};
@@ -144,6 +144,7 @@ pub(crate) fn fresh(
     };
     let generation = previous.as_ref().map_or(1, |p| p.generation + 1);
     let bytes = read.bytes_read;
+    let unrecognised = read.first_unrecognised.clone();
     let record = SessionRecord {
         session_id: header.session_id.clone(),
         agent,
@@ -166,6 +167,9 @@ pub(crate) fn fresh(
     };
     if commit(store, record, true, read.entries, vec![], report)? == Committed::Conflict {
         return Ok(FileOutcome::DuplicateSessionId);
+    }
+    if let Some(seen) = &unrecognised {
+        warn_unrecognised(agent, seen);
     }
     Ok(FileOutcome::NewGeneration {
         generation,
@@ -197,10 +201,38 @@ pub(crate) fn append(
     rec.over_bounds = read.over_bounds;
     rec.ingested_at_ms = now_ms;
     let entries = read.entries;
+    let agent = rec.agent;
     if commit(store, rec, false, entries, old, report)? == Committed::Conflict {
         return Ok(FileOutcome::DuplicateSessionId);
     }
+    if let Some(seen) = &read.first_unrecognised {
+        warn_unrecognised(agent, seen);
+    }
     Ok(FileOutcome::Appended { bytes })
+}
+
+/// What the log says in place of a version or a type the file does not record, or that is not a
+/// short identifier.
+const NOT_SHOWN: &str = "(not recorded, or not shown)";
+
+/// The first line of a type runread does not know that one pass read in one session file, logged
+/// once for that file and pass (a warning), for the owner to report: the run it falls in is
+/// `unknown` already (`runread_sessions::UNRECOGNISED_LINE`); this says which agent release wrote
+/// what. It names the agent, its version where the file records it (Codex's `session_meta`, Claude
+/// Code's line; Pi records none) and the line's type, each only as a short identifier
+/// ([`Unrecognised`]); never the line's content, its text or the file's path.
+pub(crate) fn warn_unrecognised(agent: Agent, seen: &Unrecognised) {
+    let version = seen.agent_version.as_deref().unwrap_or(NOT_SHOWN);
+    let line_type = seen.line_type.as_deref().unwrap_or(NOT_SHOWN);
+    tracing::warn!(
+        agent = agent.as_str(),
+        version,
+        line_type,
+        "{} (version {version}) wrote a session line of a type runread does not know; the run it \
+         falls in is unknown and its answer is not served. Please report the agent and version to \
+         runread.",
+        agent.product()
+    );
 }
 
 /// Whether a pass's commit was applied.

@@ -3,7 +3,8 @@
 //! Re-ingesting an unchanged file does no work; an appended file costs the new bytes; an
 //! identity change — replaced, truncated, rewritten, header changed — starts a new generation,
 //! which fails every grant made under the old one. A malformed line or a torn last line never
-//! aborts ingest: it is counted and reported, and the runs it touches become `unknown`.
+//! aborts ingest: it is counted and reported, and the runs it touches become `unknown`; so does a
+//! line of a type runread does not know, whose first in a file each pass logs once.
 #![forbid(unsafe_code)]
 
 mod commit;
@@ -66,7 +67,8 @@ pub struct Report {
     pub verify_bytes: u64,
     pub malformed_lines: u64,
     /// Lines skipped as the agent's own bookkeeping (Claude Code's queue operations, API request
-    /// records, …, and line types runread does not know).
+    /// records, …). A line of a type runread does not know is not skipped: it makes the run it
+    /// falls in `unknown` (`runread_sessions::UNRECOGNISED_LINE`).
     pub skipped_lines: u64,
     pub torn_files: u64,
     pub runs: u64,

@@ -68,6 +68,48 @@ pub fn attribute_usage(agent: Agent, entries: &[EntrySummary], runs: &mut [Run])
 mod tests {
     use super::*;
 
+    /// The session files (`.jsonl` under a `sessions` folder) below `dir`.
+    fn session_files(dir: &Path, under_sessions: bool, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                let sessions = under_sessions || p.file_name().is_some_and(|n| n == "sessions");
+                session_files(&p, sessions, out);
+            } else if under_sessions && p.extension().is_some_and(|e| e == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Every line of every real session file committed is of a type runread knows: what the
+    /// agents write today never makes a run `unknown` as an unrecognised line.
+    #[test]
+    fn every_line_type_of_the_committed_fixtures_is_known() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        for agent in Agent::ALL {
+            let mut files = Vec::new();
+            session_files(&fixtures.join(agent.as_str()), false, &mut files);
+            assert!(files.len() >= 5, "{agent}: {files:?}");
+            let mut scanned = 0;
+            for f in &files {
+                let file = EvidenceFile::open(f, None).unwrap();
+                let Ok(scan) = crate::scan(agent, &file, crate::Resume::Fresh) else {
+                    continue; // a subagent's transcript: not a session of its own
+                };
+                scanned += 1;
+                assert_eq!(scan.first_unrecognised, None, "{}", f.display());
+                assert!(
+                    scan.entries
+                        .iter()
+                        .all(|e| e.kind != crate::EntryKind::Unrecognised),
+                    "{}",
+                    f.display()
+                );
+            }
+            assert!(scanned >= 5, "{agent}: {scanned}");
+        }
+    }
+
     #[test]
     fn every_agent_has_its_own_profile_and_flag() {
         let mut flags = Vec::new();

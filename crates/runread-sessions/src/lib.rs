@@ -27,11 +27,11 @@ pub use agents::profile;
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
     Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
-    Scan, ScanError, Tokens, answer_digest, join_groups,
+    Scan, ScanError, Tokens, Unrecognised, answer_digest, join_groups,
 };
 pub use profile::{AgentProfile, Cleanup};
 pub use records::{ChildRecord, MetadataSources, Records};
-pub use runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, TextRef};
+pub use runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, TextRef, UNRECOGNISED_LINE};
 pub use scan::{LineDigest, ReadAhead};
 
 /// What a reader may be shown of one message line of a session file written by `agent`, read

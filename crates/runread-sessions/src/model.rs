@@ -26,6 +26,12 @@ pub struct Header {
     /// file holds only the fork's own lines.
     #[serde(default)]
     pub fork: Option<ForkBase>,
+    /// The agent's version as the file's first line records it (Codex `session_meta.cli_version`),
+    /// kept only as a short identifier ([`runread_core::agent::reportable_event_type`]): what the
+    /// log names when a later line is of a type runread does not know. `None` for the agents
+    /// whose first line records none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
 }
 
 impl Header {
@@ -74,6 +80,9 @@ pub enum EntryKind {
     /// A tool execution the agent reports on its own (Codex's `CommandExecution` item): an event
     /// only when no tool call of its turn has its `call_id` (the commands code mode runs).
     ToolExecution,
+    /// A line of a type runread does not know (a newer agent's): it could hold what a run is, so
+    /// the run it falls in is `unknown` ([`crate::runs::UNRECOGNISED_LINE`]). Nothing of it is kept.
+    Unrecognised,
 }
 
 /// What runread keeps of one entry: where its line is, its place in the tree, and the facts runs
@@ -365,6 +374,31 @@ pub enum LineOutcome {
     /// A line the agent keeps for itself (Claude Code's bookkeeping: queue operations, API
     /// request records, cost state, …): not part of any conversation, counted and skipped.
     Skipped,
+    /// A line of a type runread does not know: its entry (kind [`EntryKind::Unrecognised`], where
+    /// it is and its place in the tree or turn), and what a log may say of it.
+    Unrecognised(Box<EntrySummary>, Unrecognised),
+}
+
+/// What runread's log may say of a line of a type it does not know, for the owner to report: its
+/// type and the agent's version, each only when it is a short identifier
+/// ([`runread_core::agent::reportable_event_type`]); never anything else of the line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrecognised {
+    pub line: u64,
+    pub line_type: Option<String>,
+    pub agent_version: Option<String>,
+}
+
+impl Unrecognised {
+    /// `line_type` and `agent_version` as the file has them, kept only as short identifiers.
+    pub fn new(line: u64, line_type: &str, agent_version: Option<&str>) -> Unrecognised {
+        let reportable = |s: &str| runread_core::agent::reportable_event_type(s).map(str::to_owned);
+        Unrecognised {
+            line,
+            line_type: reportable(line_type),
+            agent_version: agent_version.and_then(reportable),
+        }
+    }
 }
 
 /// Where a [`crate::scan()`] starts: at the top of a file (its first line is the header), or after the
@@ -403,6 +437,8 @@ pub struct Scan {
     /// Lines skipped as the agent's own bookkeeping ([`LineOutcome::Skipped`]).
     #[doc(alias = "bookkeeping")]
     pub skipped: u64,
+    /// The first line of this pass of a type runread does not know ([`LineOutcome::Unrecognised`]).
+    pub first_unrecognised: Option<Unrecognised>,
 }
 
 /// Why a scan read nothing.

@@ -276,6 +276,32 @@ pub(crate) fn taint(runs: &mut [Run], malformed_lines: &[u64], torn_tail: bool) 
     }
 }
 
+/// Why a run is `unknown` when a line of a type runread does not know falls in it
+/// ([`crate::model::EntryKind::Unrecognised`]): such a line could hold the run's answer, or end it,
+/// so none is taken.
+pub const UNRECOGNISED_LINE: &str = "unrecognised line";
+
+/// Taint, for the agents whose runs are spans of their active branch (Pi, Claude Code): each line
+/// of a type runread does not know among `branch` (the active branch's entries, in file order)
+/// makes the run it falls in unknown — the last run started before it (a line before the first
+/// run changes nothing); then [`taint`] for `malformed_lines` and `torn_tail`.
+pub(crate) fn taint_branch<'e>(
+    runs: &mut [Run],
+    branch: impl IntoIterator<Item = &'e EntrySummary>,
+    malformed_lines: &[u64],
+    torn_tail: bool,
+) {
+    let unrecognised = branch
+        .into_iter()
+        .filter(|e| e.kind == crate::model::EntryKind::Unrecognised);
+    for e in unrecognised {
+        if let Some(run) = runs.iter_mut().rev().find(|r| r.start_line < e.line) {
+            mark_unknown(run, UNRECOGNISED_LINE);
+        }
+    }
+    taint(runs, malformed_lines, torn_tail);
+}
+
 pub(crate) fn mark_unknown(run: &mut Run, reason: &str) {
     run.mark_unknown(reason);
 }

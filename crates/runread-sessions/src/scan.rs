@@ -42,6 +42,7 @@ pub(crate) fn scan_lines(
         over_bounds: false,
         bytes_read: 0,
         skipped: 0,
+        first_unrecognised: None,
     };
     let mut take = |batch: &Batch| take_batch(&mut out, &mut header, batch, &mut parse_line);
     let batches = || Batches {
@@ -144,6 +145,10 @@ fn take_batch(
                     LineOutcome::Malformed | LineOutcome::Header(_) => out.malformed.push(line_no),
                     LineOutcome::Blank => {}
                     LineOutcome::Skipped => out.skipped += 1,
+                    LineOutcome::Unrecognised(e, seen) => {
+                        out.entries.push(*e);
+                        out.first_unrecognised.get_or_insert(seen);
+                    }
                 }
             }
         }

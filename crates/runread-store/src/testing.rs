@@ -22,6 +22,7 @@ pub(crate) fn ingest_commit(ws: &str) -> IngestCommit {
                 line_sha256: "h".into(),
                 line_bytes: 10,
                 fork: None,
+                agent_version: None,
             },
             identity: runread_sessions::FileIdentity {
                 dev: 1,

@@ -11,6 +11,7 @@ pub mod pg;
 pub mod records;
 pub mod reported;
 pub mod serve;
+pub mod unrecognised;
 
 use runread_store::prelude::*;
 pub use serve::{Serving, TestGrant, block_on, free_port};

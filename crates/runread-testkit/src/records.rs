@@ -20,6 +20,7 @@ pub fn session_at(id: &str, path: &str, ws: &str, generation: u64) -> SessionRec
             line_sha256: "h".into(),
             line_bytes: 10,
             fork: None,
+            agent_version: None,
         },
         identity: FileIdentity {
             dev: 1,

@@ -9,4 +9,5 @@ mod incremental;
 mod pi_fixtures;
 mod preload;
 mod recorded_agents;
+mod unrecognised;
 mod watch;

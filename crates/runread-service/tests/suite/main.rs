@@ -15,5 +15,6 @@ mod run_ids;
 mod search;
 mod snapshots;
 mod supervised;
+mod unrecognised;
 mod usage;
 mod wait;

@@ -7,8 +7,10 @@
 //! interruption marker), `assistant` (**one line per content block** of a model response, the
 //! lines of one response sharing `message.id`) or `attachment` (context Claude Code injects; in
 //! the chain, never a message). Lines without `uuid` are Claude Code's own bookkeeping (queue
-//! operations, API request records, cost state, …): skipped and counted. Unknown line types,
-//! fields and attachment kinds are tolerated; what runread relies on is checked strictly: a
+//! operations, API request records, cost state, …): skipped and counted. A conversation line of
+//! a type runread does not know (not `user`, `assistant`, `attachment`, `system`) makes the run it
+//! falls in `unknown`; unknown fields and attachment kinds are tolerated. What runread relies on
+//! is checked strictly: a
 //! conversation line must be a JSON object with a valid `uuid`, the session's `sessionId` and the
 //! session's `cwd`, else it is malformed (and the run it touches `unknown`).
 //!
@@ -34,9 +36,11 @@ use crate::content::{Content, blocks_of, kind_of, text_len, text_of};
 use crate::file::EvidenceFile;
 use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
-    answer_digest,
+    Unrecognised, answer_digest,
 };
-use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, Walk, taint, walk_from_leaf};
+use crate::runs::{
+    Branch, Context, FIRST_SEQUENCE, Run, RunStatus, Walk, taint_branch, walk_from_leaf,
+};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// What an interruption marker's text starts with (`[Request interrupted by user]`, `… for tool
@@ -163,6 +167,7 @@ pub fn parse_first_line(line: &[u8]) -> Option<Header> {
         line_sha256: runread_core::sha256_hex(line),
         line_bytes: line.len() as u64,
         fork: None,
+        agent_version: None,
     })
 }
 
@@ -224,20 +229,31 @@ pub fn parse_line(
             };
             fill_assistant(&mut e, &raw, m, digest);
         }
-        Some("attachment") => {
-            // The model Claude Code was configured with, as its `model` attachment names it.
-            if let Some(a) = &raw.attachment
-                && a.kind.as_deref() == Some("model")
-                && let Some(model) = a.identity.as_ref().and_then(|i| i.model_id.as_deref())
-            {
-                e.kind = EntryKind::ModelChange;
-                e.model = Some(model.to_owned());
-            }
+        Some("attachment") => fill_attachment(&mut e, &raw),
+        // Claude Code's own notes in the chain (`subtype` `api_error`: a failed request it
+        // retries, seen in `fixtures/claude/retry-timeout`): never a message; the retried
+        // response, or the synthetic error that ends the run, follows as an `assistant` line.
+        Some("system") => {}
+        // A conversation line of a type runread does not know: it could be the run's answer.
+        other => {
+            e.kind = EntryKind::Unrecognised;
+            let seen = Unrecognised::new(line_no, other.unwrap_or(""), raw.version.as_deref());
+            return LineOutcome::Unrecognised(Box::new(e), seen);
         }
-        // Another conversation line type: in the chain, never a message.
-        _ => {}
     }
     LineOutcome::Entry(Box::new(e))
+}
+
+/// The model Claude Code was configured with, as an `attachment` line's `model` attachment names
+/// it, into `e`.
+fn fill_attachment(e: &mut EntrySummary, raw: &RawLine<'_>) {
+    if let Some(a) = &raw.attachment
+        && a.kind.as_deref() == Some("model")
+        && let Some(model) = a.identity.as_ref().and_then(|i| i.model_id.as_deref())
+    {
+        e.kind = EntryKind::ModelChange;
+        e.model = Some(model.to_owned());
+    }
 }
 
 /// A `user` line's role (a prompt, a tool result, an interrupt, …) and sizes into `e`.
@@ -484,7 +500,8 @@ pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result
 /// Cuts `entries` (in file order) into the runs of the active chain.
 ///
 /// `malformed_lines` taint the run open at that point of the file, and stand for a parent the walk
-/// cannot find; `torn_tail` taints the last.
+/// cannot find; `torn_tail` taints the last; a conversation line of a type runread does not know
+/// on the chain makes the run it falls in `unknown`.
 pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
     let Some(leaf) = entries.last() else {
         return Branch {
@@ -498,12 +515,14 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
     // Walk leaf → root, over a line runread could not read (the walk marks it incomplete).
     let Walk { path, complete } = walk_from_leaf(entries, malformed_lines);
     let on_path: HashSet<&str> = path.iter().map(|e| e.id.as_str()).collect();
-    // The chain, and the tool results hanging off it, in file order.
+    // The chain, and the tool results hanging off it, in file order; and the lines of a type
+    // runread does not know hanging off it as a result does (one could be the answer).
     let chain: Vec<&EntrySummary> = entries
         .iter()
         .filter(|e| {
             on_path.contains(e.id.as_str())
-                || (e.role.as_deref() == Some(role::TOOL_RESULT)
+                || ((e.role.as_deref() == Some(role::TOOL_RESULT)
+                    || e.kind == EntryKind::Unrecognised)
                     && e.parent_id.as_deref().is_some_and(|p| on_path.contains(p)))
         })
         .collect();
@@ -540,7 +559,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         }
         runs.push(run);
     }
-    taint(&mut runs, malformed_lines, torn_tail);
+    taint_branch(&mut runs, chain.iter().copied(), malformed_lines, torn_tail);
     Branch {
         leaf_id: Some(leaf.id.clone()),
         runs,

@@ -17,7 +17,8 @@
 //! which Codex reports as `CommandExecution` items of their own); never reasoning, tool
 //! arguments or tool outputs, which are skipped at ingest. What is not a conversation line
 //! (token counts, world state, settings, instructions, the environment context) is skipped and
-//! counted. What runread relies on is checked strictly: a line must be a JSON object with a
+//! counted; a line of a type runread does not know is not: it makes the run it falls in `unknown`.
+//! What runread relies on is checked strictly: a line must be a JSON object with a
 //! `type` and an object `payload`; a turn's lines must name a valid turn id; a `turn_context`
 //! must name the session's cwd; anything else is malformed and taints the run it touches.
 
@@ -38,7 +39,7 @@ use crate::file::{EvidenceFile, Line};
 use crate::model::{
     EntryKind, EntrySummary, ForkBase, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
 };
-use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, taint};
+use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, UNRECOGNISED_LINE, taint};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// History roles of Codex events (what `read_history` reports as `role`).
@@ -232,6 +233,11 @@ pub fn parse_first_line(line: &[u8]) -> Option<Header> {
         line_sha256: runread_core::sha256_hex(line),
         line_bytes: line.len() as u64,
         fork,
+        agent_version: p
+            .cli_version
+            .as_deref()
+            .and_then(runread_core::agent::reportable_event_type)
+            .map(str::to_owned),
     })
 }
 
@@ -264,6 +270,9 @@ pub fn parse_line(
     }
     if raw.kind == "event_msg" && p.kind.as_deref() == Some("token_count") {
         return usage_entry(&raw, line, line_no, offset);
+    }
+    if !known_line(&raw) {
+        return unrecognised(&raw, header, line, line_no, offset);
     }
     let Some(what) = entry_kind(&raw) else {
         return LineOutcome::Skipped;
@@ -356,6 +365,67 @@ fn fill_turn_entry(
         _ => {}
     }
     true
+}
+
+/// Whether runread knows a line's type (and its payload's): every type Codex 0.171.0's rollouts
+/// hold (the committed fixtures, `../shared/harness/FORMATS.md`). A line of another type could hold
+/// what a turn is, so it is never passed over as bookkeeping ([`unrecognised`]).
+fn known_line(raw: &RawLine<'_>) -> bool {
+    match (raw.kind.as_ref(), raw.payload.kind.as_deref()) {
+        ("session_meta" | "turn_context", _) => true,
+        // Usage and world-state bookkeeping, no turn's.
+        ("token_usage_record" | "world_state", _) => true,
+        (
+            "event_msg",
+            Some(
+                "task_started"
+                | "task_complete"
+                | "turn_aborted"
+                | "item_completed"
+                | "token_count"
+                | "thread_settings_applied",
+            ),
+        ) => true,
+        (
+            "response_item",
+            Some(
+                "message"
+                | "reasoning"
+                | "function_call"
+                | "function_call_output"
+                | "custom_tool_call"
+                | "custom_tool_call_output"
+                | "additional_tools",
+            ),
+        ) => true,
+        _ => false,
+    }
+}
+
+/// A line of a type runread does not know: an entry of the turn it names (if it names one), which
+/// makes that turn's run `unknown` ([`cut_runs`]); the log may name its type as
+/// `type/payload type` and the CLI version the session's first line records.
+fn unrecognised(
+    raw: &RawLine<'_>,
+    header: &Header,
+    line: &[u8],
+    line_no: u64,
+    offset: u64,
+) -> LineOutcome {
+    let mut e = entry(line, line_no, offset, raw.timestamp.as_deref());
+    e.kind = EntryKind::Unrecognised;
+    e.turn = raw
+        .payload
+        .turn()
+        .filter(|t| runread_core::target::is_id(t))
+        .map(str::to_owned);
+    let line_type = match raw.payload.kind.as_deref() {
+        Some(inner) => format!("{}/{inner}", raw.kind),
+        None => raw.kind.clone().into_owned(),
+    };
+    let seen =
+        crate::model::Unrecognised::new(line_no, &line_type, header.agent_version.as_deref());
+    LineOutcome::Unrecognised(Box::new(e), seen)
 }
 
 /// What kind of entry a line other than `session_meta` is; `None` for Codex's own bookkeeping.
@@ -540,6 +610,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         .filter_map(|id| turns.get(id)?.context?.model.clone())
         .next();
     let mut runs = runs_in_order(&order, &turns);
+    taint_unrecognised(&mut runs, entries, &turns);
     taint(&mut runs, malformed_lines, torn_tail);
     Branch {
         leaf_id: entries.last().map(|e| e.id.clone()),
@@ -550,8 +621,29 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
     }
 }
 
+/// Each line of a type runread does not know makes the run it falls in `unknown`: that of the turn
+/// it names, wherever it falls (as every line of a turn); for one that names none, every turn open
+/// at that point of the file (started before it, not ended before it). A line outside every turn
+/// changes nothing.
+fn taint_unrecognised(runs: &mut [Run], entries: &[EntrySummary], turns: &HashMap<&str, Turn<'_>>) {
+    for e in entries.iter().filter(|e| e.kind == EntryKind::Unrecognised) {
+        for run in runs.iter_mut() {
+            let inside = match e.turn.as_deref() {
+                Some(turn) => run.run_id == turn,
+                None => turns.get(run.run_id.as_str()).is_some_and(|t| {
+                    t.first_line < e.line && t.end.is_none_or(|end| e.line <= end.line)
+                }),
+            };
+            if inside {
+                run.mark_unknown(UNRECOGNISED_LINE);
+            }
+        }
+    }
+}
+
 /// The turns of `entries` by turn id, and their ids in the order they first appear; a line
-/// belongs to the turn it names, wherever it falls in the file.
+/// belongs to the turn it names, wherever it falls in the file. Lines of a type runread does not
+/// know make no turn ([`taint_unrecognised`] finds theirs).
 fn group_turns(entries: &[EntrySummary]) -> (Vec<&str>, HashMap<&str, Turn<'_>>) {
     let mut order: Vec<&str> = Vec::new();
     let mut turns: HashMap<&str, Turn<'_>> = HashMap::new();
@@ -559,6 +651,9 @@ fn group_turns(entries: &[EntrySummary]) -> (Vec<&str>, HashMap<&str, Turn<'_>>)
         let Some(id) = e.turn.as_deref() else {
             continue;
         };
+        if e.kind == EntryKind::Unrecognised {
+            continue;
+        }
         let t = turns.entry(id).or_insert_with(|| {
             order.push(id);
             Turn {

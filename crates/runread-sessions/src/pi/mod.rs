@@ -52,6 +52,7 @@ pub fn parse_header(line: &[u8]) -> Option<Header> {
         line_sha256: runread_core::sha256_hex(line),
         line_bytes: line.len() as u64,
         fork: None,
+        agent_version: None,
     })
 }
 
@@ -139,10 +140,16 @@ impl PiParser {
         };
         let mut e = EntrySummary {
             parent_id,
-            kind: entry_kind(kind),
+            kind: entry_kind(kind).unwrap_or(EntryKind::Unrecognised),
             timestamp: str_of(&obj.timestamp).map(str::to_owned),
             ..EntrySummary::at(line_no, offset, line.len() as u64, id)
         };
+        if e.kind == EntryKind::Unrecognised {
+            self.last_id = Some(e.id.clone());
+            // Pi records no version of its own in a session file.
+            let seen = crate::model::Unrecognised::new(line_no, kind, None);
+            return LineOutcome::Unrecognised(Box::new(e), seen);
+        }
         if e.kind == EntryKind::Message && fill_message(&mut e, &obj, line, digest).is_none() {
             return LineOutcome::Malformed;
         }
@@ -282,8 +289,10 @@ pub fn hashed_role(role: &str, has_tool_call: bool) -> bool {
     role == "user" || (role == "assistant" && !has_tool_call)
 }
 
-fn entry_kind(t: &str) -> EntryKind {
-    match t {
+/// The kind of a Pi entry of type `t`; `None` for a type runread does not know. Every type Pi's
+/// session format documents (1.6.0's `docs/session-format.md`) is known, as the ones it writes.
+fn entry_kind(t: &str) -> Option<EntryKind> {
+    Some(match t {
         "message" => EntryKind::Message,
         "session_info" => EntryKind::SessionInfo,
         "model_change" => EntryKind::ModelChange,
@@ -293,8 +302,12 @@ fn entry_kind(t: &str) -> EntryKind {
         "custom" => EntryKind::Custom,
         "custom_message" => EntryKind::CustomMessage,
         "label" => EntryKind::Label,
-        _ => EntryKind::Other,
-    }
+        // Pi 1.6.0: usage outside assistant messages (cache warming), "not in the LLM context";
+        // and an edit of the model context to come (seen after failed responses), which leaves
+        // the entries it targets as they were. Neither is a message, or says how a run ended.
+        "usage" | "context_edit" => EntryKind::Other,
+        _ => return None,
+    })
 }
 
 fn block_type(b: &Value) -> Option<&str> {
@@ -394,6 +407,7 @@ mod tests {
             line_sha256: String::new(),
             line_bytes: 0,
             fork: None,
+            agent_version: None,
         }
     }
 
@@ -772,7 +786,7 @@ mod tests {
             };
             let mut e = EntrySummary {
                 parent_id,
-                kind: entry_kind(kind),
+                kind: entry_kind(kind).unwrap_or(EntryKind::Unrecognised),
                 body_bytes: view.as_ref().map_or(0, |v| v.body.len() as u64),
                 timestamp: obj
                     .get("timestamp")
@@ -780,6 +794,11 @@ mod tests {
                     .map(str::to_owned),
                 ..EntrySummary::at(line_no, 0, line.len() as u64, id)
             };
+            if e.kind == EntryKind::Unrecognised {
+                self.last_id = Some(e.id.clone());
+                let seen = crate::model::Unrecognised::new(line_no, kind, None);
+                return (LineOutcome::Unrecognised(Box::new(e), seen), view);
+            }
             match e.kind {
                 EntryKind::Message => {
                     let Some(msg @ Value::Object(m)) = obj.get("message") else {

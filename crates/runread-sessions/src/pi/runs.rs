@@ -4,14 +4,17 @@
 //! stopped (`stop`, or `length`: flagged truncated) without a tool call.
 
 use crate::model::{EntryKind, EntrySummary};
-use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, Walk, taint, walk_from_leaf};
+use crate::runs::{
+    Branch, Context, FIRST_SEQUENCE, Run, RunStatus, Walk, taint_branch, walk_from_leaf,
+};
 
 /// Cuts `entries` (in file order) into the runs of the active branch.
 ///
 /// `malformed_lines` are lines that could not be parsed: each taints the run that was open at
 /// that point of the file, and stands for a parent the walk from the leaf cannot find (the walk
 /// goes on from the entry before it).
-/// `torn_tail` (an unfinished last line) taints the last run.
+/// `torn_tail` (an unfinished last line) taints the last run. An entry of a type runread does not
+/// know on the branch makes the run it falls in `unknown` ([`crate::runs::UNRECOGNISED_LINE`]).
 pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
     let Some(leaf) = entries.last() else {
         return Branch {
@@ -72,7 +75,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         }
     }
 
-    taint(&mut runs, malformed_lines, torn_tail);
+    taint_branch(&mut runs, path.iter().copied(), malformed_lines, torn_tail);
     Branch {
         leaf_id: Some(leaf.id.clone()),
         runs,
