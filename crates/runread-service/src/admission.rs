@@ -109,11 +109,14 @@ pub(crate) fn next_shared_grant(
         .store
         .reader_of_id(&ctx.reader.id, now_ms)
         .map_err(crate::evidence::unavailable)?;
-    // Newest first: the earliest is the last that qualifies.
+    // The earliest that qualifies, whatever order the store lists them in.
     Ok(fresh.and_then(|(_, grants)| {
-        grants.into_iter().rev().find(|g| {
-            g.is_live(now_ms) && g.created_at_ms > after_ms && g.features.contains(&feature)
-        })
+        grants
+            .into_iter()
+            .filter(|g| {
+                g.is_live(now_ms) && g.created_at_ms > after_ms && g.features.contains(&feature)
+            })
+            .min_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)))
     }))
 }
 
