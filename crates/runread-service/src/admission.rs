@@ -84,15 +84,9 @@ pub(crate) fn labelled_grant(
     feature: Feature,
     now_ms: i64,
 ) -> Result<Option<Grant>, ErrorCode> {
-    let fresh = svc
-        .store
-        .reader_of_id(&ctx.reader.id, now_ms)
-        .map_err(crate::evidence::unavailable)?;
-    Ok(fresh.and_then(|(_, grants)| {
-        grants.into_iter().find(|g| {
-            g.is_live(now_ms) && g.label.as_deref() == Some(label) && g.features.contains(&feature)
-        })
-    }))
+    Ok(fresh_live_grants(svc, ctx, feature, now_ms)?
+        .into_iter()
+        .find(|g| g.label.as_deref() == Some(label)))
 }
 
 /// The reader's earliest grant shared after `after_ms` (its `created_at_ms` later) and live now,
@@ -105,18 +99,30 @@ pub(crate) fn next_shared_grant(
     feature: Feature,
     now_ms: i64,
 ) -> Result<Option<Grant>, ErrorCode> {
+    // The earliest that qualifies, whatever order the store lists them in.
+    Ok(fresh_live_grants(svc, ctx, feature, now_ms)?
+        .into_iter()
+        .filter(|g| g.created_at_ms > after_ms)
+        .min_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id))))
+}
+
+/// The reader's grants live now that allow `feature`, read afresh from the store (newest first):
+/// what a wait before the share looks among.
+fn fresh_live_grants(
+    svc: &Reading,
+    ctx: &KeyContext,
+    feature: Feature,
+    now_ms: i64,
+) -> Result<Vec<Grant>, ErrorCode> {
     let fresh = svc
         .store
         .reader_of_id(&ctx.reader.id, now_ms)
         .map_err(crate::evidence::unavailable)?;
-    // The earliest that qualifies, whatever order the store lists them in.
-    Ok(fresh.and_then(|(_, grants)| {
+    Ok(fresh.map_or_else(Vec::new, |(_, grants)| {
         grants
             .into_iter()
-            .filter(|g| {
-                g.is_live(now_ms) && g.created_at_ms > after_ms && g.features.contains(&feature)
-            })
-            .min_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)))
+            .filter(|g| g.is_live(now_ms) && g.features.contains(&feature))
+            .collect()
     }))
 }
 
