@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-use crate::open::{Ident, Opened, Resolve, compare};
+use crate::platform::{Ident, Opened, Resolve, compare};
 use crate::{Refusal, check_mime, validate_path};
 
 /// The largest artifact, in bytes. A file of exactly this size is accepted; one byte more is

@@ -6,8 +6,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
 use crate::Refusal;
-use crate::open::{Opened, Resolve, check_links, open_root, path_ident, walk_dirs};
 use crate::path::component;
+use crate::platform::{Opened, Resolve, check_links, list_names, open_root, path_ident, walk_dirs};
 
 /// A directory opened beneath a trusted root without following a link on any component below it
 /// (each one `O_DIRECTORY|O_NOFOLLOW` from the one before, as an artifact's ancestors are). Its
@@ -38,24 +38,7 @@ impl Folder {
     /// The UTF-8 names among the first `max` entries the directory lists (`.` and `..` not
     /// counted); what each entry is, is not looked at.
     pub fn names(&self, max: usize) -> Result<Vec<String>, Refusal> {
-        let listing = rustix::fs::Dir::read_from(&self.dir).map_err(|_| Refusal::Io)?;
-        let mut out = Vec::new();
-        let mut looked_at = 0usize;
-        for entry in listing {
-            let entry = entry.map_err(|_| Refusal::Io)?;
-            let name = entry.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
-            }
-            if looked_at == max {
-                break;
-            }
-            looked_at += 1;
-            if let Ok(name) = std::str::from_utf8(name) {
-                out.push(name.to_owned());
-            }
-        }
-        Ok(out)
+        list_names(&self.dir, max)
     }
 
     /// The whole content of the file `name` in the folder, opened as an artifact is; one of more

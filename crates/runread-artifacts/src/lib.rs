@@ -29,8 +29,8 @@
 mod artifact;
 mod folder;
 mod mime;
-mod open;
 mod path;
+mod platform;
 
 pub use artifact::{
     ARTIFACT_MAX_BYTES, ArtifactVersion, Chunk, SECRET_MAX_BYTES, TRANSFER_MAX_BYTES,

@@ -29,13 +29,6 @@ pub use error::ErrorCode;
 pub use feature::Feature;
 pub use target::Target;
 
-/// Whether a file's permission bits (`st_mode`) keep it to its owner: nothing for group or
-/// others. The one rule for every file runread keeps secret (sealing keys, journal entries, a
-/// stdio key file, the home).
-pub fn is_owner_only(mode: u32) -> bool {
-    mode & 0o077 == 0
-}
-
 /// Reads all of `reader` into `buf` (cleared first) when it holds at most `max` bytes, and says
 /// whether it did: `Ok(false)` when it holds more, and then no more than `max + 1` bytes were read.
 /// The one bounded read of every small file runread keeps secret (sealing keys, read keys, a TLS

@@ -1,9 +1,13 @@
 //! `runread watch`: follow session directories continuously, so passive runs appear, grow and
 //! settle in the store while the agent works.
 //!
-//! File notifications (inotify through `notify`) wake the watcher; a periodic rescan is the safety
-//! net for anything notifications miss (a directory created after the watch started, an overflowed
-//! queue, a filesystem without notifications). Bursts are debounced into one pass. Each pass is an
+//! File notifications wake the watcher — inotify on Linux, FSEvents on macOS (through `notify`) —
+//! and a periodic rescan is the safety net for anything notifications miss (a directory created
+//! after the watch started, an overflowed queue, a filesystem without notifications). A
+//! notification is only a wake-up: which file changed is never taken from it, so FSEvents'
+//! coalescing (several changes, or a whole folder, in one event, delivered after a short latency)
+//! costs at most one pass that finds nothing new, and the path an event spells (on a
+//! case-insensitive volume, perhaps not as the walk spells it) is never compared. Bursts are debounced into one pass. Each pass is an
 //! ordinary incremental ingest: unchanged files cost a stat, appends cost their new bytes, and a
 //! rotated, deleted or rewritten file starts a new generation.
 

@@ -18,10 +18,11 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use runread_platform::file::{is_owner_only, link_safe, owner_only_dir, owner_only_file};
 
 use runread_core::limits::{JOURNAL_ENTRY_MAX_BYTES, JOURNAL_RETENTION_RUNS, JOURNAL_SCAN_MAX};
 use runread_core::sha256_hex;
@@ -137,7 +138,7 @@ impl std::error::Error for JournalError {}
 fn io(e: std::io::Error) -> JournalError {
     if e.kind() == std::io::ErrorKind::NotFound {
         JournalError::Missing
-    } else if e.raw_os_error() == Some(libc::ELOOP) {
+    } else if runread_platform::file::refused_link(&e) {
         JournalError::NotPrivate
     } else {
         JournalError::Io(e.kind())
@@ -169,13 +170,11 @@ impl Journal {
 
     /// Creates the directory (and `root`) owner-only if missing; refuses one others can read.
     pub fn create(&self) -> Result<(), JournalError> {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
+        owner_only_dir(std::fs::DirBuilder::new().recursive(true))
             .create(&self.dir)
             .map_err(io)?;
         let meta = std::fs::symlink_metadata(&self.dir).map_err(io)?;
-        if !meta.is_dir() || !runread_core::is_owner_only(meta.permissions().mode()) {
+        if !meta.is_dir() || !is_owner_only(&meta) {
             return Err(JournalError::NotPrivate);
         }
         Ok(())
@@ -200,13 +199,11 @@ impl Journal {
             .map_err(|_| JournalError::Io(std::io::ErrorKind::Other))?;
         let temp = self.dir.join(format!(".{name}.{}.tmp", hex::encode(nonce)));
         let result = (|| {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&temp)
-                .map_err(io)?;
+            let mut f = link_safe(owner_only_file(
+                OpenOptions::new().write(true).create_new(true),
+            ))
+            .open(&temp)
+            .map_err(io)?;
             f.write_all(&bytes).map_err(io)?;
             f.sync_all().map_err(io)?;
             drop(f);
@@ -257,15 +254,13 @@ impl Journal {
         if name.contains('/') || name.starts_with('.') {
             return Err(JournalError::Mismatch);
         }
-        let f = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        let f = link_safe(OpenOptions::new().read(true))
             .open(self.dir.join(name))
             .map_err(io)?;
         let meta = f.metadata().map_err(io)?;
         if !meta.is_file()
-            || meta.nlink() != 1
-            || !runread_core::is_owner_only(meta.permissions().mode())
+            || runread_platform::file::Stat::of(&meta).is_none_or(|s| s.nlink != 1)
+            || !is_owner_only(&meta)
             || meta.len() > JOURNAL_ENTRY_MAX_BYTES
         {
             return Err(JournalError::NotPrivate);

@@ -7,12 +7,13 @@
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use zeroize::{Zeroize, Zeroizing};
+
+use runread_platform::file::owner_only_file;
 
 /// Name of the key file inside the runread home.
 pub const KEY_FILE_NAME: &str = "gate-keys";
@@ -102,20 +103,21 @@ struct FileStamp {
     dev: u64,
     ino: u64,
     size: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
+    mtime_ns: i64,
+    ctime_ns: i64,
 }
 
 impl FileStamp {
-    fn of(meta: &std::fs::Metadata) -> FileStamp {
-        use std::os::unix::fs::MetadataExt;
-        FileStamp {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-        }
+    /// `None` where the system gives a file no identity: such a key file is not used.
+    fn of(meta: &std::fs::Metadata) -> Option<FileStamp> {
+        let s = runread_platform::file::Stat::of(meta)?;
+        Some(FileStamp {
+            dev: s.dev,
+            ino: s.ino,
+            size: s.size,
+            mtime_ns: s.mtime_ns,
+            ctime_ns: s.ctime_ns,
+        })
     }
 }
 
@@ -220,10 +222,7 @@ impl FileKeys {
         let all = self.read_all().map_err(|e| e.to_string())?;
         let text = key_file_text(&all);
         let failed = |e: std::io::Error| format!("{}: {e}", dest.display());
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
+        let mut f = owner_only_file(std::fs::OpenOptions::new().write(true).create_new(true))
             .open(dest)
             .map_err(failed)?;
         if let Err(e) = f.write_all(text.as_bytes()).and_then(|()| f.sync_all()) {
@@ -313,7 +312,8 @@ impl FileKeys {
     /// Every (id, key) in the file, oldest first: from memory while the file's stamp is
     /// unchanged.
     fn read_all(&self) -> Result<Arc<Vec<KeyEntry>>, KeyError> {
-        let stamp = FileStamp::of(&checked_meta(&self.path, self.follow)?);
+        let stamp =
+            FileStamp::of(&checked_meta(&self.path, self.follow)?).ok_or(KeyError::Unavailable)?;
         let mut cache = self.cache.lock().map_err(|_| KeyError::Unavailable)?;
         if let Some((cached, keys)) = cache.as_ref()
             && *cached == stamp
@@ -354,10 +354,7 @@ impl FileKeys {
             .path
             .with_extension(format!("{}.tmp", hex::encode(nonce)));
         let written = (|| {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
+            let mut f = owner_only_file(std::fs::OpenOptions::new().write(true).create_new(true))
                 .open(&tmp)?;
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
@@ -417,7 +414,7 @@ fn checked_meta(path: &Path, follow: Follow) -> Result<std::fs::Metadata, KeyErr
 /// [`KEY_FILE_MAX_BYTES`].
 fn usable(meta: &std::fs::Metadata) -> Result<(), KeyError> {
     if !meta.file_type().is_file()
-        || !runread_core::is_owner_only(meta.permissions().mode())
+        || !runread_platform::file::is_owner_only(meta)
         || meta.len() > KEY_FILE_MAX_BYTES
     {
         return Err(KeyError::Unavailable);
@@ -431,17 +428,13 @@ fn usable(meta: &std::fs::Metadata) -> Result<(), KeyError> {
 /// after a check by path is never the one read. The home's own file is opened without following
 /// a link, and every open is non-blocking, so a FIFO put in the file's place cannot hold it.
 fn read_key_text(path: &Path, follow: Follow) -> Result<(FileStamp, Zeroizing<String>), KeyError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = libc::O_NONBLOCK
-        | match follow {
-            Follow::No => libc::O_NOFOLLOW,
-            Follow::Yes => 0,
-        };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|_| KeyError::Unavailable)?;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    match follow {
+        Follow::No => runread_platform::file::link_safe(&mut opts),
+        Follow::Yes => runread_platform::file::never_blocking(&mut opts),
+    };
+    let file = opts.open(path).map_err(|_| KeyError::Unavailable)?;
     let meta = file.metadata().map_err(|_| KeyError::Unavailable)?;
     usable(&meta)?;
     let mut bytes = Zeroizing::new(Vec::new());
@@ -456,7 +449,8 @@ fn read_key_text(path: &Path, follow: Follow) -> Result<(FileStamp, Zeroizing<St
         drop(Zeroizing::new(e.into_bytes()));
         KeyError::Unavailable
     })?;
-    Ok((FileStamp::of(&meta), Zeroizing::new(text)))
+    let stamp = FileStamp::of(&meta).ok_or(KeyError::Unavailable)?;
+    Ok((stamp, Zeroizing::new(text)))
 }
 
 /// `KEY_ID HEX` lines; at least one, ids unique.
@@ -510,6 +504,7 @@ impl KeyProvider for FileKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     /// A private file holding one valid key line, padded with newlines to `len` bytes.
     fn key_file_of(dir: &Path, name: &str, len: usize) -> PathBuf {

@@ -4560,6 +4560,7 @@ const RSS_FIRST_SAMPLE_SECS: u64 = 10;
 /// Most the process's RSS may grow between the first sample and the end.
 const RSS_GROWTH_TOLERANCE_KIB: u64 = 24 * 1024;
 
+#[cfg(target_os = "linux")]
 fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap()
@@ -4569,6 +4570,8 @@ fn status_kib(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+// Reads its memory from `/proc/self/status`: Linux only.
+#[cfg(target_os = "linux")]
 #[test]
 fn sixty_four_clients_get_full_answers_or_immediate_busy_and_memory_stays_flat() {
     let _g = alone();

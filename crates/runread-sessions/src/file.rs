@@ -4,7 +4,6 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// What identifies one version of a file: where it lives (device, inode), how many names it
@@ -22,21 +21,17 @@ pub struct FileIdentity {
 }
 
 impl FileIdentity {
-    fn of(meta: &std::fs::Metadata) -> Self {
-        FileIdentity {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            nlink: meta.nlink(),
-            size: meta.size(),
-            mtime_ns: meta
-                .mtime()
-                .saturating_mul(1_000_000_000)
-                .saturating_add(meta.mtime_nsec()),
-            ctime_ns: meta
-                .ctime()
-                .saturating_mul(1_000_000_000)
-                .saturating_add(meta.ctime_nsec()),
-        }
+    /// `None` where the system gives a file no identity (not Unix): such a file is never evidence.
+    fn of(meta: &std::fs::Metadata) -> Option<Self> {
+        let s = runread_platform::file::Stat::of(meta)?;
+        Some(FileIdentity {
+            dev: s.dev,
+            ino: s.ino,
+            nlink: s.nlink,
+            size: s.size,
+            mtime_ns: s.mtime_ns,
+            ctime_ns: s.ctime_ns,
+        })
     }
 
     /// Same file object (device and inode), whatever its content.
@@ -96,7 +91,7 @@ pub fn identity(path: &Path) -> Result<FileIdentity, ReadError> {
     if !meta.file_type().is_file() {
         return Err(ReadError::NotRegular);
     }
-    Ok(FileIdentity::of(&meta))
+    FileIdentity::of(&meta).ok_or(ReadError::Io)
 }
 
 /// Reads at most `max_bytes` from `offset` of the regular, singly-linked file at `path`.
@@ -111,12 +106,10 @@ pub fn read_from(
     expect: Option<&FileIdentity>,
 ) -> Result<ReadChunk, ReadError> {
     let before_path = identity(path)?;
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+    let mut file = runread_platform::file::link_safe(std::fs::OpenOptions::new().read(true))
         .open(path)
         .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
+            if runread_platform::file::refused_link(&e) {
                 ReadError::NotRegular
             } else {
                 io_kind(e)
@@ -179,12 +172,10 @@ impl EvidenceFile {
     /// file object (device and inode); its size and times may differ.
     pub fn open(path: &Path, expect: Option<&FileIdentity>) -> Result<EvidenceFile, ReadError> {
         let before_path = identity(path)?;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        let file = runread_platform::file::link_safe(std::fs::OpenOptions::new().read(true))
             .open(path)
             .map_err(|e| {
-                if e.raw_os_error() == Some(libc::ELOOP) {
+                if runread_platform::file::refused_link(&e) {
                     ReadError::NotRegular
                 } else {
                     io_kind(e)
@@ -217,13 +208,12 @@ impl EvidenceFile {
     /// Exactly `len` bytes at `offset`, or [`ReadError::Truncated`] if the file is shorter.
     /// The caller bounds `len`.
     pub fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>, ReadError> {
-        use std::os::unix::fs::FileExt;
         let end = offset.checked_add(len as u64).ok_or(ReadError::Truncated)?;
         if end > self.opened.size {
             return Err(ReadError::Truncated);
         }
         let mut bytes = vec![0u8; len];
-        self.file.read_exact_at(&mut bytes, offset).map_err(|e| {
+        runread_platform::file::read_exact_at(&self.file, &mut bytes, offset).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 ReadError::Truncated
             } else {
@@ -319,7 +309,6 @@ impl Lines<'_> {
     /// Drops the consumed part of the window and reads the next bytes into it. Returns false at
     /// the end.
     fn fill(&mut self) -> Result<bool, ReadError> {
-        use std::os::unix::fs::FileExt;
         if self.window_at > 0 {
             self.window.drain(..self.window_at);
             self.window_at = 0;
@@ -333,7 +322,7 @@ impl Lines<'_> {
         let old = self.window.len();
         self.window.resize(old + want, 0);
         let got = loop {
-            match self.file.read_at(&mut self.window[old..], from) {
+            match runread_platform::file::read_at(self.file, &mut self.window[old..], from) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -443,7 +432,7 @@ fn fd_identity(file: &File) -> Result<FileIdentity, ReadError> {
     if !meta.file_type().is_file() {
         return Err(ReadError::NotRegular);
     }
-    Ok(FileIdentity::of(&meta))
+    FileIdentity::of(&meta).ok_or(ReadError::Io)
 }
 
 fn io_kind(e: std::io::Error) -> ReadError {

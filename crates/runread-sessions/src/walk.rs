@@ -54,10 +54,9 @@ pub fn jsonl_files(dir: &Path, keep: impl Fn(usize, &std::ffi::OsStr) -> bool) -
 /// sorts before any byte a name can hold, as a shorter component sorts before a longer one
 /// that starts with it.
 pub fn sort_paths(paths: &mut [PathBuf]) {
-    use std::os::unix::ffi::OsStrExt;
     paths.sort_by_cached_key(|p| {
         p.as_os_str()
-            .as_bytes()
+            .as_encoded_bytes()
             .iter()
             .map(|&b| if b == b'/' { 0 } else { b })
             .collect::<Vec<u8>>()

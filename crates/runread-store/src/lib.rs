@@ -40,33 +40,18 @@ pub mod prelude {
 /// gateways' worth.
 pub const LIVE_WAITS_LISTED_MAX: i64 = 1_024;
 
-/// Most bytes of a host name read from the system (DNS names are at most 253).
-const HOST_NAME_MAX_BYTES: u64 = 255;
-
 /// This machine's name, which namespaces its workspaces and session files in a shared store and
 /// names the host of a supervised run: `RUNREAD_HOST` if set (containers get random host names),
-/// else the kernel's host name, else `localhost`. The one place runread decides it.
+/// else the system's host name (`uname`, on Linux and macOS alike), else `localhost`. The one
+/// place runread decides it.
 pub fn local_host() -> String {
-    use std::io::Read;
     if let Ok(h) = std::env::var("RUNREAD_HOST") {
         let h = h.trim();
         if !h.is_empty() {
             return h.to_owned();
         }
     }
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|p| {
-            let mut h = String::new();
-            std::fs::File::open(p)
-                .ok()?
-                .take(HOST_NAME_MAX_BYTES)
-                .read_to_string(&mut h)
-                .ok()?;
-            let h = h.trim();
-            (!h.is_empty()).then(|| h.to_owned())
-        })
-        .unwrap_or_else(|| "localhost".to_owned())
+    runread_platform::host::host_name().unwrap_or_else(|| "localhost".to_owned())
 }
 
 use runread_core::cursor::CursorKey;

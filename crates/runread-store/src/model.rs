@@ -17,14 +17,11 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// Whether `cwd` (a session's working directory) lies inside this workspace.
+    /// Whether `cwd` (a session's working directory) lies inside this workspace, comparing names
+    /// as this system's volumes do (case folded on macOS: an agent started in `~/projects/app`
+    /// works in the workspace registered as `~/Projects/App`).
     pub fn contains(&self, cwd: &str) -> bool {
-        let root = self.path.trim_end_matches('/');
-        cwd == root
-            || cwd
-                .strip_prefix(root)
-                .is_some_and(|rest| rest.starts_with('/'))
-            || root.is_empty()
+        runread_platform::names::within(&self.path, cwd)
     }
 }
 

@@ -538,9 +538,8 @@ fn set_wal(conn: &Connection) -> Result<()> {
 /// and the gate's records: owner-only, like the home it lives in. SQLite's `-wal` and `-shm`
 /// files follow the main file's mode.
 fn restrict_to_owner(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
     if path.as_os_str() != ":memory:" {
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        let _ = runread_platform::file::restrict_to_owner(path);
     }
 }
 

@@ -43,11 +43,8 @@ pub fn resolve(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
 
 /// Creates the home (owner-only) if needed.
 pub fn ensure(home: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if !home.exists() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
+        runread_platform::file::owner_only_dir(std::fs::DirBuilder::new().recursive(true))
             .create(home)
             .map_err(|e| format!("{}: {e}", home.display()))?;
     }
@@ -58,7 +55,7 @@ pub fn ensure(home: &std::path::Path) -> Result<(), String> {
             home.display()
         ));
     }
-    if !runread_core::is_owner_only(meta.permissions().mode()) {
+    if !runread_platform::file::is_owner_only(&meta) {
         eprintln!(
             "warning: {} is readable by other users; chmod 700 it",
             home.display()

@@ -48,12 +48,11 @@ pub(crate) const KEY_FILE_MAX_BYTES: u64 = 1024;
 /// The read key in `path` (trimmed), read within [`KEY_FILE_MAX_BYTES`]; with `owner_only`, refused
 /// when group or others may read the file (a key file a server is started with).
 pub(crate) fn read_key_file(path: &std::path::Path, owner_only: bool) -> Result<String, String> {
-    use std::os::unix::fs::PermissionsExt;
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let meta = file
         .metadata()
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    if owner_only && !runread_core::is_owner_only(meta.permissions().mode()) {
+    if owner_only && !runread_platform::file::is_owner_only(&meta) {
         return Err(format!(
             "{} is readable by other users; chmod 600 it",
             path.display()

@@ -3,7 +3,6 @@
 //! shell history.
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Where a new key will go: checked before anything is made (no key is made that cannot be kept),
@@ -39,12 +38,11 @@ pub(crate) fn check(path: &Path) -> Result<PathBuf, String> {
 /// Writes `key` and a newline to `path`, created new with mode 0600 (never over an existing file
 /// or through a link: `create_new`); a partial file is removed.
 pub(crate) fn write(path: &Path, key: &str) -> Result<(), String> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| format!("cannot create {}: {}", path.display(), e.kind()))?;
+    let mut f = runread_platform::file::owner_only_file(
+        std::fs::OpenOptions::new().write(true).create_new(true),
+    )
+    .open(path)
+    .map_err(|e| format!("cannot create {}: {}", path.display(), e.kind()))?;
     let written = f
         .write_all(format!("{key}\n").as_bytes())
         .and_then(|()| f.sync_all());

@@ -29,6 +29,7 @@ mod home;
 mod human;
 mod inputs;
 mod keyfile;
+mod platform;
 mod probe;
 mod stop;
 mod storeopen;

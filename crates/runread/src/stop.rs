@@ -2,34 +2,7 @@
 
 use std::sync::Arc;
 
-/// The signals that stop runread's long-running commands: Ctrl-C (SIGINT), and SIGTERM, what
-/// service managers and supervisors send. Either ends the command gracefully, and the store closes
-/// as the process ends: its last connection copies the write-ahead log back and removes it, so the
-/// next start has no log to read back (a killed server leaves one, up to `CHECKPOINT_INLINE_PAGES`
-/// long). Once registered, neither ends the process where it stands.
-pub(crate) struct StopSignals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl StopSignals {
-    /// Registers both; within a runtime.
-    pub(crate) fn register() -> std::io::Result<StopSignals> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(StopSignals {
-            interrupt: signal(SignalKind::interrupt())?,
-            terminate: signal(SignalKind::terminate())?,
-        })
-    }
-
-    /// Resolves at the first of them.
-    pub(crate) async fn recv(&mut self) {
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-        }
-    }
-}
+use crate::platform::StopSignals;
 
 /// Resolves when the process is asked to stop ([`StopSignals`]); Ctrl-C alone if they cannot be
 /// registered.

@@ -401,11 +401,10 @@ fn read_tls_file(
     path: &Path,
     owner_only: bool,
 ) -> Result<Zeroizing<Vec<u8>>, StoreError> {
-    use std::os::unix::fs::PermissionsExt;
     let unreadable = |e: std::io::Error| refused(format!("{what} {}: {e}", path.display()));
     let file = std::fs::File::open(path).map_err(unreadable)?;
     let meta = file.metadata().map_err(unreadable)?;
-    if owner_only && !runread_core::is_owner_only(meta.permissions().mode()) {
+    if owner_only && !runread_platform::file::is_owner_only(&meta) {
         return Err(refused(format!(
             "{what} {} is readable by other users; chmod 600 it",
             path.display()

@@ -59,13 +59,9 @@ fn console_cannot_listen(listen: SocketAddr, e: &std::io::Error) -> String {
     }
 }
 
-/// The desktop's opener (`xdg-open` here, `open` on macOS); says so if there is none.
+/// The desktop's opener ([`crate::platform::BROWSER_OPENER`]); says so if there is none.
 fn open_browser(url: &str) {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
-    };
+    let opener = crate::platform::BROWSER_OPENER;
     let spawned = std::process::Command::new(opener)
         .arg(url)
         .stdin(std::process::Stdio::null())

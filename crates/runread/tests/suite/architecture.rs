@@ -32,8 +32,31 @@ const FORBIDDEN: &[(&str, &[&str], &str)] = &[
             "notify",
             "reqwest",
             "rmcp",
+            "runread-platform",
         ],
         "the vocabulary sits under everything and does no I/O of its own",
+    ),
+    (
+        "runread-platform",
+        &[
+            "runread-core",
+            "runread-sessions",
+            "runread-store",
+            "runread-gate",
+            "runread-keys",
+            "runread-journal",
+            "runread-artifacts",
+            "runread-ingest",
+            "runread-supervise",
+            "runread-service",
+            "runread-mcp",
+            "runread-console",
+            "tokio",
+            "rusqlite",
+            "postgres",
+            "notify",
+        ],
+        "the operating system's calls sit under everything and know nothing of runread's records",
     ),
     (
         "runread-sessions",
@@ -971,6 +994,161 @@ fn the_agent_name_check_finds_a_named_agent() {
         std::path::Path::new("/c/runread/src/args.rs"),
         crates
     ));
+}
+
+/// What only a platform module may name (outside tests), and why: calls and branches that exist
+/// on one operating system and not another. A crate that needs the OS has one `platform` module
+/// (`src/platform.rs` or `src/platform/`), with each system's branch side by side; what several
+/// crates share is the `runread-platform` crate.
+const OS_SPECIFIC: &[(&str, &str)] = &[
+    ("/proc", "Linux's process file system: macOS has none"),
+    ("/etc/hostname", "a Linux file: macOS has none"),
+    ("/sys/", "Linux's system file system"),
+    ("prctl", "a Linux-only system call"),
+    ("openat2", "a Linux-only system call"),
+    ("set_child_subreaper", "Linux and FreeBSD only"),
+    ("std::os::linux", "Linux-only std"),
+    ("std::os::unix", "Unix-only std: no Windows build"),
+    ("std::os::windows", "Windows-only std"),
+    ("tokio::signal::unix", "Unix-only signals"),
+    ("tokio::signal::windows", "Windows-only signals"),
+    ("libc::", "a raw system interface"),
+    ("rustix::", "a system call"),
+    ("target_os", "a branch by operating system"),
+    ("target_family", "a branch by operating system"),
+];
+
+/// Whether `line` is a `cfg` that branches on the Unix or Windows family.
+fn branches_on_family(line: &str) -> bool {
+    line.contains("cfg")
+        && ["unix", "windows"].iter().any(|w| {
+            line.match_indices(w).any(|(at, _)| {
+                let before = line[..at].chars().next_back();
+                let after = line[at + w.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            })
+        })
+}
+
+/// Where `source` (one file) names something [`OS_SPECIFIC`] or branches on the OS family,
+/// outside comments and tests: (line, what).
+fn os_specific_calls(source: &str) -> Vec<(usize, String)> {
+    outside_tests(source)
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .flat_map(|(i, line)| {
+            let mut found: Vec<(usize, String)> = OS_SPECIFIC
+                .iter()
+                .filter(|(p, _)| contains_word(line, p))
+                .map(|(p, why)| (i + 1, format!("`{p}`: {why}")))
+                .collect();
+            if branches_on_family(line) {
+                found.push((i + 1, "a `cfg` on the OS family".to_owned()));
+            }
+            found
+        })
+        .collect()
+}
+
+/// Whether `path` (under `crates/`) is a platform module: the `runread-platform` crate, a crate's
+/// `src/platform.rs`, or a file under its `src/platform/`.
+fn is_platform_module(path: &std::path::Path, crates: &std::path::Path) -> bool {
+    let Ok(rel) = path.strip_prefix(crates) else {
+        return false;
+    };
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    let parts: Vec<&str> = rel.split('/').collect();
+    parts.first() == Some(&"runread-platform")
+        || (parts.get(1) == Some(&"src")
+            && (parts.get(2) == Some(&"platform.rs") || parts.get(2) == Some(&"platform")))
+}
+
+/// Every OS-specific call and branch of product code is in a platform module, so that what a
+/// port to another system must write is in one place per crate (test code — tests, the test kit,
+/// benchmarks, fuzz targets — may be Linux-only, and says so with a `cfg`).
+#[test]
+fn no_os_specific_call_outside_a_platform_module() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .expect("crates/ resolves");
+    let mut found = Vec::new();
+    let mut platform_modules = 0usize;
+    for entry in std::fs::read_dir(&crates).expect("crates/ lists") {
+        let dir = entry.expect("an entry").path();
+        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if TEST_CODE.contains(&name) || !dir.join("src").is_dir() {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        for file in &files {
+            if is_platform_module(file, &crates) {
+                platform_modules += 1;
+                continue;
+            }
+            let source = std::fs::read_to_string(file).expect("a source file reads");
+            for (line, what) in os_specific_calls(&source) {
+                found.push(format!("{}:{line}: {what}", file.display()));
+            }
+        }
+    }
+    assert!(platform_modules >= 4, "the platform modules are found");
+    assert!(
+        found.is_empty(),
+        "OS-specific code outside a platform module (move it into the crate's platform \
+         module, or runread-platform):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The OS check finds each forbidden name and each family `cfg` in code, not in comments or
+/// tests, and lets the platform modules through: it can fail.
+#[test]
+fn the_os_check_finds_a_call_outside_a_platform_module() {
+    for (pattern, _) in OS_SPECIFIC {
+        let code = format!("fn f() {{\n    let x = {pattern}x;\n}}\n");
+        assert_eq!(os_specific_calls(&code).len(), 1, "{pattern}");
+        assert_eq!(os_specific_calls(&code)[0].0, 2, "{pattern}");
+        let quiet = format!("// {pattern}\n#[cfg(test)]\nmod t {{ fn g() {{ {pattern}; }} }}\n");
+        assert!(os_specific_calls(&quiet).is_empty(), "{pattern}");
+    }
+    for branch in [
+        "#[cfg(unix)]",
+        "#[cfg(not(unix))]",
+        "#[cfg(all(unix, feature = \"x\"))]",
+        "#[cfg(windows)]",
+        "if cfg!(windows) {}",
+    ] {
+        assert_eq!(os_specific_calls(branch).len(), 1, "{branch}");
+    }
+    // Words that only contain a family's name are not a branch; a test's cfg is not product code.
+    assert!(os_specific_calls("#[cfg(feature = \"unixy\")]\nfn windows_path() {}\n").is_empty());
+    assert!(
+        os_specific_calls("#[cfg(test)]\nmod t { use std::os::unix::fs::symlink; }\n").is_empty()
+    );
+    let crates = std::path::Path::new("/c");
+    for yes in [
+        "/c/runread-platform/src/file.rs",
+        "/c/runread-supervise/src/platform.rs",
+        "/c/runread-supervise/src/platform/census.rs",
+    ] {
+        assert!(
+            is_platform_module(std::path::Path::new(yes), crates),
+            "{yes}"
+        );
+    }
+    for no in [
+        "/c/runread-supervise/src/census.rs",
+        "/c/runread-supervise/src/run/platform.rs",
+        "/c/runread/src/platformer.rs",
+    ] {
+        assert!(
+            !is_platform_module(std::path::Path::new(no), crates),
+            "{no}"
+        );
+    }
 }
 
 /// Most lines a function outside tests and benchmarks may have, signature to closing brace.

@@ -29,13 +29,15 @@ fn runread(home: &Path, args: &[&str]) -> std::process::Output {
         .expect("run runread")
 }
 
-/// Runs `runread ARGS` as Python's child and returns (its stdout, its peak RSS in bytes).
+/// Runs `runread ARGS` as Python's child and returns (its stdout, its peak RSS in bytes:
+/// `ru_maxrss` is KiB on Linux, bytes on macOS).
 fn peak_rss(home: &Path, args: &[&str]) -> (String, u64) {
     let script = "import resource, subprocess, sys\n\
                   r = subprocess.run(sys.argv[1:], capture_output=True)\n\
                   sys.stderr.buffer.write(r.stderr)\n\
                   assert r.returncode == 0, r.returncode\n\
-                  print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+                  m = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n\
+                  print(m if sys.platform == 'darwin' else m * 1024)\n\
                   sys.stdout.buffer.write(r.stdout)\n";
     let out = Command::new("python3")
         .arg("-c")
@@ -52,8 +54,8 @@ fn peak_rss(home: &Path, args: &[&str]) -> (String, u64) {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    let (kib, rest) = text.split_once('\n').unwrap();
-    (rest.to_owned(), kib.trim().parse::<u64>().unwrap() * 1024)
+    let (bytes, rest) = text.split_once('\n').unwrap();
+    (rest.to_owned(), bytes.trim().parse::<u64>().unwrap())
 }
 
 /// A real Pi session (`multi-run`) with `FILE_BYTES` of 1 MiB `custom` entries before its runs

@@ -16,13 +16,16 @@ mod finding_runs;
 mod gate_crash;
 mod grant_asks;
 mod ingest_memory;
-#[cfg(feature = "postgres")]
+// Another machine, as far as files go, is a mount namespace (`unshare`): Linux only.
+#[cfg(all(feature = "postgres", target_os = "linux"))]
 mod postgres_gateways;
 #[cfg(feature = "postgres")]
 mod postgres_tls;
 mod self_check;
 mod supervised;
 mod support;
+// Measures the server's sockets, memory and CPU time through `/proc`: Linux only.
+#[cfg(target_os = "linux")]
 mod transport_limits;
 #[cfg(feature = "postgres")]
 mod walkthrough;

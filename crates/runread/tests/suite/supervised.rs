@@ -526,6 +526,7 @@ fn signal(pid: u32, sig: &str) {
 }
 
 /// The agent's process: runread's child.
+#[cfg(target_os = "linux")]
 fn agent_pid(runread: u32) -> u32 {
     let children =
         std::fs::read_to_string(format!("/proc/{runread}/task/{runread}/children")).unwrap();
@@ -565,6 +566,8 @@ fn an_interrupted_run_is_missing_and_cancelled() {
     assert!(live.journal().names().is_empty());
 }
 
+// Finds the agent among runread's children through `/proc`.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_run_killed_mid_stream_is_unknown_and_leaves_no_journal_entry() {
     let live = Live::start(slow_answer());

@@ -1,5 +1,14 @@
-//! Opening a file beneath the workspace root without following any link, and the identity
-//! (device, inode, link count, size, mtime, ctime) of what was opened.
+//! The artifacts crate's platform module: opening a file beneath the workspace root without
+//! following any link, the identity (device, inode, link count, size, mtime, ctime) of what was
+//! opened, and listing a folder opened that way. Every system call of the crate is here.
+//!
+//! Linux and macOS side by side: Linux resolves the whole path in one `openat2` call; macOS (and
+//! every other Unix) has no `openat2` and takes the per-component walk below, which is just as
+//! strict. On macOS's APFS, names are case-insensitive by default: `SRC/Main.rs` opens
+//! `src/main.rs` — the same file object, so the identity checks hold — and the path rules
+//! ([`crate::validate_path`]) already compare `.git`, runread's own files and credential-like
+//! names without regard to case. Unix only: a native Windows port would need its own walk
+//! (`FILE_FLAG_OPEN_REPARSE_POINT` per component); see docs/architecture.md.
 //!
 //! Why `rustix` and not `cap-std`: the rule here is "no symbolic link on any component", not
 //! "stay inside the root". `cap-std`'s `Dir::open` follows symbolic links that resolve inside
@@ -270,10 +279,33 @@ pub(crate) fn walk_dirs<'n>(
     Ok(cur)
 }
 
+/// The UTF-8 names among the first `max` entries `dir` lists (`.` and `..` not counted); what each
+/// entry is, is not looked at.
+pub(crate) fn list_names(dir: &OwnedFd, max: usize) -> Result<Vec<String>, Refusal> {
+    let listing = rustix::fs::Dir::read_from(dir).map_err(|_| Refusal::Io)?;
+    let mut out = Vec::new();
+    let mut looked_at = 0usize;
+    for entry in listing {
+        let entry = entry.map_err(|_| Refusal::Io)?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        if looked_at == max {
+            break;
+        }
+        looked_at += 1;
+        if let Ok(name) = std::str::from_utf8(name) {
+            out.push(name.to_owned());
+        }
+    }
+    Ok(out)
+}
+
 /// Why opening `name` in `dir` failed: a link, something that is not what was expected, gone.
 fn classify_at(dir: BorrowedFd<'_>, name: &str, e: Errno) -> Refusal {
     match e {
-        // ELOOP (Linux), EMLINK (FreeBSD) for O_NOFOLLOW on a link; ENOTDIR for O_DIRECTORY on
+        // ELOOP (Linux, macOS), EMLINK (FreeBSD) for O_NOFOLLOW on a link; ENOTDIR for O_DIRECTORY on
         // a link or a file. Look without following to tell which.
         Errno::LOOP | Errno::MLINK | Errno::NOTDIR => {
             match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
