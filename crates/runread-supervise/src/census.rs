@@ -4,9 +4,9 @@
 //! family: [`platform::become_subreaper`]), so every process the agent starts — also one that
 //! detaches with `setsid` or double-forks — stays its descendant, and after the agent exits its
 //! leftovers are re-parented to runread instead of to init. A census walks one snapshot of the
-//! process table (`/proc` on Linux, `ps` elsewhere: [`platform::process_table`]) and counts the
-//! live descendants; zombies among runread's own children are reaped here (never the agent: its
-//! status belongs to the driver). The walk itself knows no OS ([`descendants_in`]).
+//! process table (the kernel's own on Linux, `ps` elsewhere: [`platform::process_table`]) and
+//! counts the live descendants; zombies among runread's own children are reaped here (never the
+//! agent: its status belongs to the driver). The walk itself knows no OS ([`descendants_in`]).
 
 use std::collections::{HashMap, HashSet};
 
