@@ -157,7 +157,21 @@ fn each_forwarded_signal_reaches_the_group_and_is_read_from_the_exit() {
             .spawn()
             .unwrap();
         signal_group(child.id(), sig);
-        let status = child.wait().unwrap();
+        // Bounded: a signal this test process was started ignoring (a `nohup`, a background job
+        // of a shell without job control) is ignored by `sleep` too, and must fail, not hang.
+        let status = (0..TRIES * 5)
+            .find_map(|_| {
+                let s = child.try_wait().unwrap();
+                if s.is_none() {
+                    std::thread::sleep(TRY_PAUSE);
+                }
+                s
+            })
+            .unwrap_or_else(|| {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{sig:?} did not end `sleep` (ignored since this test started?)")
+            });
         assert_eq!(signal_of(status), Some(number), "{sig:?}");
         assert_eq!(status.code(), None);
     }
