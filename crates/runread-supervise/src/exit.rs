@@ -14,7 +14,6 @@ pub const EXIT_REPORTED_FAILURE: i32 = 1;
 /// The exit status alone: its foreground, its exit as recorded (`exit:N`, `signal:N`) and the
 /// code runread passes on (128 + signal when a signal ended it).
 pub fn foreground_of(status: ExitStatus, interrupted: bool) -> (Foreground, String, i32) {
-    use std::os::unix::process::ExitStatusExt;
     if let Some(code) = status.code() {
         let fg = match code {
             0 => Foreground::Completed,
@@ -24,7 +23,7 @@ pub fn foreground_of(status: ExitStatus, interrupted: bool) -> (Foreground, Stri
         };
         return (fg, format!("exit:{code}"), code);
     }
-    let sig = status.signal().unwrap_or(0);
+    let sig = crate::platform::signal_of(status).unwrap_or(0);
     let fg = if interrupted {
         Foreground::Cancelled
     } else {

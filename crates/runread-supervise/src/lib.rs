@@ -12,6 +12,10 @@
 //!   following the point pinned at start by the agent's rule;
 //! - the **process tree** ([`census`]): the agent's exit, and the processes it left behind.
 //!
+//! Every call that differs between operating systems (the subreaper, the process table, process
+//! groups and signals, exit signals) is in [`platform`], side by side for Linux, macOS and the
+//! rest; nothing else here names an OS.
+//!
 //! A verified proof goes to the private journal (`runread-journal`), its digest into the store
 //! with the run's supervised record; the service publishes the answer only when the journal
 //! entry verifies, the store has it, and the foreground completed. This crate decides nothing
@@ -31,6 +35,7 @@ pub mod exit;
 pub mod locate;
 pub mod machine;
 pub mod pi;
+pub mod platform;
 pub mod proof;
 pub mod refusal;
 pub mod run;

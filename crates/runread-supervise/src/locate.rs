@@ -224,14 +224,13 @@ pub async fn ask_version(
     max_bytes: usize,
 ) -> Result<Vec<u8>, &'static str> {
     let (program, args) = probe.split_first().ok_or("has no program")?;
-    let mut child = tokio::process::Command::new(program)
+    let mut child = crate::platform::own_process_group(&mut tokio::process::Command::new(program))
         .args(args)
         .arg("--version")
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|_| "could not be run")?;
@@ -284,11 +283,8 @@ pub async fn ask_version(
 /// Ends a probe's process group (a probe cut short, and what a shim started). Only called before
 /// the probe is reaped, so the group id cannot have been reused.
 fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    if let Some(pid) = pid {
+        crate::platform::kill_group(pid);
     }
 }
 

@@ -129,9 +129,7 @@ impl Driver {
                     Ok(Some(false)) => self.on_line(None).await,
                     Ok(None) | Err(_) => break,
                 },
-                _ = signals.interrupt.recv() => signals.forward(rustix::process::Signal::INT),
-                _ = signals.terminate.recv() => signals.forward(rustix::process::Signal::TERM),
-                _ = signals.hangup.recv() => signals.forward(rustix::process::Signal::HUP),
+                sig = signals.listener.recv() => signals.forward(sig),
                 _ = heartbeat.tick() => { self.watch.refresh(); self.publish_all(); }
             }
         }
@@ -178,9 +176,8 @@ impl Driver {
                         last_publish = now_ms();
                     }
                 }
-                _ = signals.interrupt.recv() => break,
-                _ = signals.terminate.recv() => break,
-                _ = signals.hangup.recv() => break,
+                // Interrupt, termination or hang-up: the watch stops, not what it watches.
+                _ = signals.listener.recv() => break,
             }
         }
     }

@@ -124,7 +124,12 @@ pub async fn supervise_located(
     let machine = supervised.machine(&args, &opts.cwd);
     let mut d = Driver::new(store, opts, agent, machine, (census_ok, agent_pid));
     if !census_ok {
-        d.terminal.say("runread: cannot become the subreaper of the agent's processes; background coverage stays incomplete");
+        d.terminal.say(if crate::platform::SUBREAPER_SUPPORTED {
+            "runread: cannot become the subreaper of the agent's processes; background coverage stays incomplete"
+        } else {
+            // macOS: what detaches from the agent is re-parented to launchd, out of sight.
+            "runread: this OS has no child subreaper, so a process that detaches from the agent cannot be followed; background coverage stays incomplete"
+        });
     }
     d.follow_stream(stdout, &mut signals).await;
     let status = process::wait_for_exit(&mut child, &mut signals)

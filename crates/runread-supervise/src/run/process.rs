@@ -5,11 +5,10 @@ use std::ffi::OsString;
 use std::process::ExitStatus;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::census;
 use crate::locate::Unsupported;
 use crate::machine::SupervisedAgent;
+use crate::platform::{self, Forwarded, Listener};
 use crate::run::{Options, StartError};
 
 /// Reads one line of at most `max` bytes (newline excluded). `Ok(None)` at end of stream;
@@ -70,14 +69,13 @@ pub(crate) fn start(agent: &dyn SupervisedAgent, opts: &Options) -> Result<Start
     let args = agent
         .with_event_stream(rest)
         .map_err(|why| StartError::Unsupported(Unsupported::Arguments(why)))?;
-    let census_ok = census::become_subreaper();
-    let mut child = tokio::process::Command::new(program)
+    let census_ok = platform::become_subreaper();
+    let mut child = platform::own_process_group(&mut tokio::process::Command::new(program))
         .args(&args)
         .current_dir(&opts.cwd)
         .stdin(std::process::Stdio::inherit())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
-        .process_group(0)
         .spawn()
         .map_err(StartError::Spawn)?;
     let Some(stdout) = child.stdout.take() else {
@@ -96,9 +94,7 @@ pub(crate) fn start(agent: &dyn SupervisedAgent, opts: &Options) -> Result<Start
 /// The signals runread takes over while it supervises: while the agent runs they are passed on
 /// to its process group; once it has exited they stop the watch of what it left behind.
 pub(crate) struct Signals {
-    pub(crate) interrupt: Signal,
-    pub(crate) terminate: Signal,
-    pub(crate) hangup: Signal,
+    pub(crate) listener: Listener,
     pub(crate) agent_pid: Option<u32>,
     /// runread passed an interrupt (or a termination) on to the agent.
     pub(crate) interrupted: bool,
@@ -108,23 +104,17 @@ impl Signals {
     /// Takes the signals over; [`Signals::agent_pid`] is set once the agent has started.
     pub(crate) fn install() -> std::io::Result<Signals> {
         Ok(Signals {
-            interrupt: signal(SignalKind::interrupt())?,
-            terminate: signal(SignalKind::terminate())?,
-            hangup: signal(SignalKind::hangup())?,
+            listener: Listener::install()?,
             agent_pid: None,
             interrupted: false,
         })
     }
 
     /// Passes `sig` on to the agent's process group.
-    pub(crate) fn forward(&mut self, sig: rustix::process::Signal) {
+    pub(crate) fn forward(&mut self, sig: Forwarded) {
         self.interrupted = true;
-        if let Some(pid) = self
-            .agent_pid
-            .and_then(|p| i32::try_from(p).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, sig);
+        if let Some(pid) = self.agent_pid {
+            platform::signal_group(pid, sig);
         }
     }
 }
@@ -137,11 +127,10 @@ pub(crate) async fn wait_for_exit(
     loop {
         tokio::select! {
             s = child.wait() => return s,
-            _ = signals.interrupt.recv() => signals.forward(rustix::process::Signal::INT),
-            _ = signals.terminate.recv() => signals.forward(rustix::process::Signal::TERM),
-            // As while its output runs: a hang-up between the end of its output and its exit is
-            // the agent's, not a request to stop watching what it leaves behind.
-            _ = signals.hangup.recv() => signals.forward(rustix::process::Signal::HUP),
+            // Each passed on, a hang-up too: as while its output runs, a hang-up between the end
+            // of its output and its exit is the agent's, not a request to stop watching what it
+            // leaves behind.
+            sig = signals.listener.recv() => signals.forward(sig),
         }
     }
 }
