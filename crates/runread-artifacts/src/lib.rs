@@ -27,7 +27,6 @@
 #![forbid(unsafe_code)]
 
 mod artifact;
-mod folder;
 mod mime;
 mod path;
 mod platform;
@@ -36,11 +35,11 @@ pub use artifact::{
     ARTIFACT_MAX_BYTES, ArtifactVersion, Chunk, SECRET_MAX_BYTES, TRANSFER_MAX_BYTES,
     WINDOW_MAX_BYTES, present, read_chunk, read_window, register, verify_version,
 };
-pub use folder::Folder;
 pub use mime::{MIME_ALLOWED, MIME_FALLBACK, check_mime, guess_mime};
 pub use path::{
     MAX_COMPONENT_BYTES, MAX_PATH_BYTES, RUNREAD_OWN_FILE_PREFIXES, RelPath, validate_path,
 };
+pub use platform::folder::Folder;
 
 /// Why an artifact path, registration or read was refused.
 ///

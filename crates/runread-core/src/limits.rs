@@ -106,7 +106,7 @@ pub const EVENT_LINE_MAX_BYTES: usize = 32 * 1024 * 1024;
 /// How often a supervisor rewrites its live record while nothing else happens (well inside
 /// the work-state freshness window).
 pub const SUPERVISOR_HEARTBEAT_MS: u64 = 5_000;
-/// Processes looked at by one census of `/proc`.
+/// Processes looked at by one census of the process table (`/proc` on Linux, `ps` elsewhere).
 pub const PROCESS_SCAN_MAX: usize = 65_536;
 
 /// Shortest secret accepted, in UTF-8 bytes. Shorter strings would mask ordinary words.

@@ -98,28 +98,7 @@ enum Publish {
 
 /// What identifies one version of the key file: a rotation (a rename), an edit or a `chmod`
 /// changes it.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct FileStamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime_ns: i64,
-    ctime_ns: i64,
-}
-
-impl FileStamp {
-    /// `None` where the system gives a file no identity: such a key file is not used.
-    fn of(meta: &std::fs::Metadata) -> Option<FileStamp> {
-        let s = runread_platform::file::Stat::of(meta)?;
-        Some(FileStamp {
-            dev: s.dev,
-            ino: s.ino,
-            size: s.size,
-            mtime_ns: s.mtime_ns,
-            ctime_ns: s.ctime_ns,
-        })
-    }
-}
+type FileStamp = runread_platform::file::Stat;
 
 /// The file-backed key provider.
 ///
@@ -312,8 +291,8 @@ impl FileKeys {
     /// Every (id, key) in the file, oldest first: from memory while the file's stamp is
     /// unchanged.
     fn read_all(&self) -> Result<Arc<Vec<KeyEntry>>, KeyError> {
-        let stamp =
-            FileStamp::of(&checked_meta(&self.path, self.follow)?).ok_or(KeyError::Unavailable)?;
+        let stamp = runread_platform::file::Stat::of(&checked_meta(&self.path, self.follow)?)
+            .ok_or(KeyError::Unavailable)?;
         let mut cache = self.cache.lock().map_err(|_| KeyError::Unavailable)?;
         if let Some((cached, keys)) = cache.as_ref()
             && *cached == stamp
@@ -449,7 +428,7 @@ fn read_key_text(path: &Path, follow: Follow) -> Result<(FileStamp, Zeroizing<St
         drop(Zeroizing::new(e.into_bytes()));
         KeyError::Unavailable
     })?;
-    let stamp = FileStamp::of(&meta).ok_or(KeyError::Unavailable)?;
+    let stamp = runread_platform::file::Stat::of(&meta).ok_or(KeyError::Unavailable)?;
     Ok((stamp, Zeroizing::new(text)))
 }
 

@@ -16,6 +16,7 @@ pub mod connector;
 pub mod cors;
 mod door;
 pub mod guards;
+mod platform;
 pub mod public;
 pub mod reach;
 pub mod server;

@@ -639,26 +639,9 @@ pub async fn serve_stdio(
         stdio_key: Some(Arc::new(zeroize::Zeroizing::new(key))),
     };
     let running = handler
-        .serve((stdin_reader(), tokio::io::stdout()))
+        .serve((crate::platform::stdin_reader(), tokio::io::stdout()))
         .await
         .map_err(|e| e.to_string())?;
     running.waiting().await.map_err(|e| e.to_string())?;
     Ok(())
-}
-
-/// Standard input as the stdio transport reads it. A pipe (how MCP clients launch a server) is
-/// read without a blocking thread, so that a stop (a signal) never waits on a read that only the
-/// client's end of the pipe could end; anything else (a terminal, a file) through tokio's
-/// reader, which holds a blocking thread.
-fn stdin_reader() -> Box<dyn tokio::io::AsyncRead + Send + Unpin> {
-    use std::os::fd::AsFd;
-    let pipe = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .ok()
-        .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok());
-    match pipe {
-        Some(pipe) => Box::new(pipe),
-        None => Box::new(tokio::io::stdin()),
-    }
 }

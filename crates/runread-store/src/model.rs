@@ -654,12 +654,28 @@ pub enum Proof {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Background {
-    /// Whether the census could see every descendant (the supervisor is their subreaper and
-    /// `/proc` was readable).
+    /// Whether the census could see every descendant (the supervisor is their subreaper and the
+    /// process table was read whole).
     pub census_complete: bool,
+    /// Why not, when it could not (absent when it could, and in records written before the
+    /// reason was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub census_gap: Option<CensusGap>,
     /// Live descendants of the agent other than the agent itself.
     pub active: u32,
     pub observed_at_ms: i64,
+}
+
+/// Why a census of the agent's leftovers could not see every one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CensusGap {
+    /// The system has no child subreaper (macOS), or refused to make runread one: a process
+    /// that detaches from the agent is re-parented away from runread and cannot be followed.
+    NoSubreaper,
+    /// The process table could not be read whole (a bound, a process that could not be read,
+    /// `ps` missing or failing).
+    TableIncomplete,
 }
 
 /// An OAuth client registered dynamically (RFC 7591) at a connector's public URL.

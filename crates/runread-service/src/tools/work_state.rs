@@ -21,7 +21,7 @@ use runread_core::limits::WORK_STATE_FRESH_MS;
 use runread_core::timefmt::rfc3339;
 use runread_core::{ErrorCode, Target};
 use runread_sessions::RunStatus;
-use runread_store::{Foreground, Phase, RunRecord, SessionRecord};
+use runread_store::{CensusGap, Foreground, Phase, RunRecord, SessionRecord};
 
 use runread_sessions::records::CHILDREN_UNOBSERVED_PASSIVE;
 use runread_sessions::{Agent, ChildRecord, LineRef, Records};
@@ -501,7 +501,7 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Output {
             subagents,
             current,
             background_complete,
-            bg.census_complete,
+            (bg.census_complete, bg.census_gap),
         ),
         observed_at: rfc3339(rec.updated_at_ms),
         fresh: current,
@@ -547,7 +547,7 @@ fn supervised_coverage(
     subagents: Covered,
     current: bool,
     background_complete: bool,
-    census_complete: bool,
+    (census_complete, census_gap): (bool, Option<CensusGap>),
 ) -> Coverages {
     Coverages {
         session,
@@ -565,6 +565,9 @@ fn supervised_coverage(
             background_complete,
             if background_complete {
                 "every process the agent started is counted (runread is their subreaper)"
+            } else if census_gap == Some(CensusGap::NoSubreaper) {
+                "this system has no child subreaper (macOS): a process that detaches from the agent \
+                 cannot be followed"
             } else if !census_complete {
                 "the process census was incomplete"
             } else {

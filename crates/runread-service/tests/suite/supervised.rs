@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use runread_core::Feature;
 use runread_journal::{Entry, FORMAT, FileStamp, Journal, Namespace};
 use runread_service::{Config, KeyContext, Service, tools};
-use runread_store::{Background, Foreground, Phase, Proof, RunRecord, Store, SupervisedRun};
+use runread_store::{
+    Background, CensusGap, Foreground, Phase, Proof, RunRecord, Store, SupervisedRun,
+};
 use runread_testkit::Env;
 
 const SETTLED: Duration = Duration::from_secs(60);
@@ -151,8 +153,25 @@ impl Case {
         supervising: bool,
         active: u32,
     ) {
+        let census = Background {
+            census_complete: true,
+            census_gap: None,
+            active,
+            observed_at_ms: runread_core::timefmt::now_ms() - age_ms,
+        };
+        self.record_census(version, foreground, proof, supervising, census);
+    }
+
+    /// A finished record whose census of the agent's leftovers is `census`.
+    fn record_census(
+        &self,
+        version: &str,
+        foreground: Foreground,
+        proof: Proof,
+        supervising: bool,
+        census: Background,
+    ) {
         let t = &self.run.target;
-        let now = runread_core::timefmt::now_ms();
         self.env
             .store
             .put_supervised(&SupervisedRun {
@@ -170,12 +189,8 @@ impl Case {
                     Phase::Ended
                 },
                 proof,
-                background: Background {
-                    census_complete: true,
-                    active,
-                    observed_at_ms: now - age_ms,
-                },
-                updated_at_ms: now - age_ms,
+                updated_at_ms: census.observed_at_ms,
+                background: census,
                 supervising,
             })
             .unwrap();
@@ -380,6 +395,48 @@ fn a_process_left_behind_keeps_the_aggregate_running() {
     let w = c.call(tools::READ_WORK_STATE);
     assert_eq!(w["coverage"]["background"]["state"], "incomplete", "{w}");
     assert_ne!(w["aggregate"]["state"], "completed");
+}
+
+/// Where the census cannot see every process the agent left (no child subreaper, as on macOS; a
+/// process table not read whole), background coverage is incomplete, says which, and completion
+/// is not confirmed; a record from before the reason was kept still says the census was incomplete.
+#[test]
+fn an_incomplete_census_says_why_and_confirms_nothing() {
+    for (gap, why) in [
+        (
+            Some(CensusGap::NoSubreaper),
+            "this system has no child subreaper (macOS)",
+        ),
+        (
+            Some(CensusGap::TableIncomplete),
+            "the process census was incomplete",
+        ),
+        (None, "the process census was incomplete"),
+    ] {
+        let c = case(true);
+        let census = Background {
+            census_complete: false,
+            census_gap: gap,
+            active: 0,
+            observed_at_ms: runread_core::timefmt::now_ms(),
+        };
+        c.record_census(
+            "0.73.1",
+            Foreground::Completed,
+            c.journaled(),
+            false,
+            census,
+        );
+        let w = c.call(tools::READ_WORK_STATE);
+        let background = &w["coverage"]["background"];
+        assert_eq!(background["state"], "incomplete", "{w}");
+        assert!(
+            background["reason"].as_str().unwrap().starts_with(why),
+            "{gap:?}: {background}"
+        );
+        assert_eq!(w["completionConfirmed"], false, "{w}");
+        assert_ne!(w["aggregate"]["state"], "completed", "{w}");
+    }
 }
 
 #[test]

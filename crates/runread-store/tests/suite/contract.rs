@@ -1042,6 +1042,7 @@ fn supervised_runs_are_replaced_by_key(s: &dyn Store) {
         proof: Proof::Pending,
         background: Background {
             census_complete: true,
+            census_gap: None,
             active: 0,
             observed_at_ms: 1,
         },

@@ -98,6 +98,7 @@ fn record_of(pid: u32, run_id: String, proof: Proof) -> SupervisedRun {
         proof,
         background: Background {
             census_complete: true,
+            census_gap: None,
             active: 0,
             observed_at_ms: 0,
         },

@@ -10,9 +10,9 @@
 //!   **macOS has no subreaper**: a process that detaches from the agent is re-parented to
 //!   `launchd`, out of runread's tree, so the census cannot follow it. There (and on any other
 //!   OS) [`become_subreaper`] says `false`, which the driver records as a census that is not
-//!   complete: background coverage is `incomplete` ("the process census was incomplete") for
-//!   every supervised run, whatever the census counts, and the terminal names why
-//!   ([`SUBREAPER_SUPPORTED`]).
+//!   complete and why (`CensusGap::NoSubreaper`): background coverage is `incomplete` ("this
+//!   system has no child subreaper") for every supervised run, whatever the census counts, and
+//!   the terminal names why ([`SUBREAPER_SUPPORTED`]).
 //! - **The process table** ([`ProcessTable`]): one [`Snapshot`] of every process's pid, parent
 //!   and whether it is a zombie, which the OS-neutral census (`crate::census`) walks. Two
 //!   readers, both compiled everywhere so both are tested on Linux: [`ProcFs`] reads

@@ -1,6 +1,7 @@
 //! The platform's calls against real processes: both process tables (the `ps` one everywhere,
 //! `/proc` on Linux) find what this test starts, agree on it and see its zombies; a signal to a
 //! group reaches all of it and is read back from the exit status.
+#![cfg(test)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::{BufRead, BufReader};

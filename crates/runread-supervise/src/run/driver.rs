@@ -13,7 +13,7 @@ use tokio::io::BufReader;
 use runread_core::limits::{EVENT_LINE_MAX_BYTES, SUPERVISOR_HEARTBEAT_MS};
 use runread_core::timefmt::now_ms;
 use runread_journal::Journal;
-use runread_store::{Background, Foreground, Index, Phase, Proof, SupervisedRun};
+use runread_store::{Background, CensusGap, Foreground, Index, Phase, Proof, SupervisedRun};
 
 use crate::census;
 use crate::locate::Located;
@@ -44,6 +44,13 @@ impl Watch {
         census::reap(&c.zombies);
         self.background = Background {
             census_complete: self.census_ok && c.complete,
+            census_gap: if !self.census_ok {
+                Some(CensusGap::NoSubreaper)
+            } else if !c.complete {
+                Some(CensusGap::TableIncomplete)
+            } else {
+                None
+            },
             active: u32::try_from(c.live.len()).unwrap_or(u32::MAX),
             observed_at_ms: now_ms(),
         };
@@ -103,6 +110,7 @@ impl Driver {
                 agent_pid,
                 background: Background {
                     census_complete: false,
+                    census_gap: None,
                     active: 0,
                     observed_at_ms: now_ms(),
                 },

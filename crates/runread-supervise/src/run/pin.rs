@@ -30,7 +30,9 @@ impl SessionPin {
             identity: None,
             leaf: None,
         };
-        if session_cwd != cwd {
+        // The agent's own spelling of its folder against runread's canonical one: on a
+        // case-insensitive volume (macOS) they may differ by case and still be one folder.
+        if !runread_platform::names::same(&session_cwd, cwd) {
             self.refused = Some(Refusal::OtherSession);
         }
         if let Some(path) = machine.find_session_file(&session_id, &session_cwd) {

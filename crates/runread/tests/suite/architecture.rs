@@ -937,28 +937,40 @@ fn may_name_agents(path: &std::path::Path, crates: &std::path::Path) -> bool {
     in_folder || AGENT_NAMED_IN.iter().any(|(f, _)| rel == *f)
 }
 
-/// An agent is one folder per agent-aware crate and a line in each registry: no other product
-/// code names one (tests, the test kit, benchmarks and fuzz targets may).
-#[test]
-fn no_agent_is_named_outside_its_folders_and_the_registries() {
+/// `crates/`, canonical, and every Rust file of product code under it (each crate's `src/`,
+/// the test kit, benchmarks and fuzz targets left out), with its text.
+fn product_sources() -> (std::path::PathBuf, Vec<(std::path::PathBuf, String)>) {
     let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()
         .expect("crates/ resolves");
-    let mut named = Vec::new();
+    let mut files = Vec::new();
     for entry in std::fs::read_dir(&crates).expect("crates/ lists") {
         let dir = entry.expect("an entry").path();
         let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if TEST_CODE.contains(&name) || !dir.join("src").is_dir() {
-            continue;
+        if !TEST_CODE.contains(&name) && dir.join("src").is_dir() {
+            rust_files(&dir.join("src"), &mut files);
         }
-        let mut files = Vec::new();
-        rust_files(&dir.join("src"), &mut files);
-        for file in files.iter().filter(|f| !may_name_agents(f, &crates)) {
-            let source = std::fs::read_to_string(file).expect("a source file reads");
-            for (line, what) in agents_named(&source) {
-                named.push(format!("{}:{line}: `{what}`", file.display()));
-            }
+    }
+    let sources = files
+        .into_iter()
+        .map(|f| {
+            let source = std::fs::read_to_string(&f).expect("a source file reads");
+            (f, source)
+        })
+        .collect();
+    (crates, sources)
+}
+
+/// An agent is one folder per agent-aware crate and a line in each registry: no other product
+/// code names one (tests, the test kit, benchmarks and fuzz targets may).
+#[test]
+fn no_agent_is_named_outside_its_folders_and_the_registries() {
+    let (crates, sources) = product_sources();
+    let mut named = Vec::new();
+    for (file, source) in sources.iter().filter(|(f, _)| !may_name_agents(f, &crates)) {
+        for (line, what) in agents_named(source) {
+            named.push(format!("{}:{line}: `{what}`", file.display()));
         }
     }
     assert!(
@@ -1010,6 +1022,8 @@ const OS_SPECIFIC: &[(&str, &str)] = &[
     ("std::os::linux", "Linux-only std"),
     ("std::os::unix", "Unix-only std: no Windows build"),
     ("std::os::windows", "Windows-only std"),
+    ("std::os::fd", "Unix file descriptors"),
+    ("tokio::net::unix", "Unix sockets and pipes"),
     ("tokio::signal::unix", "Unix-only signals"),
     ("tokio::signal::windows", "Windows-only signals"),
     ("libc::", "a raw system interface"),
@@ -1069,29 +1083,16 @@ fn is_platform_module(path: &std::path::Path, crates: &std::path::Path) -> bool 
 /// benchmarks, fuzz targets — may be Linux-only, and says so with a `cfg`).
 #[test]
 fn no_os_specific_call_outside_a_platform_module() {
-    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .expect("crates/ resolves");
+    let (crates, sources) = product_sources();
     let mut found = Vec::new();
     let mut platform_modules = 0usize;
-    for entry in std::fs::read_dir(&crates).expect("crates/ lists") {
-        let dir = entry.expect("an entry").path();
-        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if TEST_CODE.contains(&name) || !dir.join("src").is_dir() {
+    for (file, source) in &sources {
+        if is_platform_module(file, &crates) {
+            platform_modules += 1;
             continue;
         }
-        let mut files = Vec::new();
-        rust_files(&dir.join("src"), &mut files);
-        for file in &files {
-            if is_platform_module(file, &crates) {
-                platform_modules += 1;
-                continue;
-            }
-            let source = std::fs::read_to_string(file).expect("a source file reads");
-            for (line, what) in os_specific_calls(&source) {
-                found.push(format!("{}:{line}: {what}", file.display()));
-            }
+        for (line, what) in os_specific_calls(source) {
+            found.push(format!("{}:{line}: {what}", file.display()));
         }
     }
     assert!(platform_modules >= 4, "the platform modules are found");
@@ -1295,25 +1296,11 @@ fn fn_name(line: &str) -> Option<&str> {
 
 #[test]
 fn no_function_outside_tests_and_benchmarks_is_over_the_bound() {
-    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let (_, sources) = product_sources();
     let mut long = Vec::new();
-    for entry in std::fs::read_dir(&crates).expect("crates/ lists") {
-        let dir = entry.expect("an entry").path();
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .to_owned();
-        if TEST_CODE.contains(&name.as_str()) || !dir.join("src").is_dir() {
-            continue;
-        }
-        let mut files = Vec::new();
-        rust_files(&dir.join("src"), &mut files);
-        for file in files {
-            let source = std::fs::read_to_string(&file).expect("a source file reads");
-            for (f, line, len) in long_functions(&source) {
-                long.push(format!("{}:{line}: fn {f} is {len} lines", file.display()));
-            }
+    for (file, source) in &sources {
+        for (f, line, len) in long_functions(source) {
+            long.push(format!("{}:{line}: fn {f} is {len} lines", file.display()));
         }
     }
     assert!(

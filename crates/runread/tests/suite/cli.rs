@@ -1304,10 +1304,11 @@ fn completions_and_the_man_page_name_every_command() {
     );
 }
 
-/// The systemd user unit runs the documented command with the binary `cargo install` puts in
-/// `~/.cargo/bin`, and that command parses (`scripts/test` also has systemd verify the unit).
+/// The systemd user unit and the launchd agent run the documented command with the binary `cargo
+/// install` puts in `~/.cargo/bin`, the README installs both, and that command parses
+/// (`scripts/test` also has systemd verify the unit and runs the agent's command as launchd would).
 #[test]
-fn the_systemd_unit_runs_the_documented_command() {
+fn the_service_definitions_run_the_documented_command() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let unit = std::fs::read_to_string(root.join("contrib/systemd/runread.service")).unwrap();
     let exec: Vec<&str> = unit
@@ -1315,8 +1316,12 @@ fn the_systemd_unit_runs_the_documented_command() {
         .filter_map(|l| l.strip_prefix("ExecStart="))
         .collect();
     assert_eq!(exec, ["%h/.cargo/bin/runread serve --watch"]);
+    let agent = std::fs::read_to_string(root.join("contrib/launchd/runread.plist")).unwrap();
+    assert!(agent.contains(r#"exec "$HOME/.cargo/bin/runread" serve --watch "#));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    assert!(readme.contains("runs `runread serve --watch`"));
+    assert!(readme.contains("(`runread serve --watch`, the binary"));
+    assert!(readme.contains("cp contrib/systemd/runread.service ~/.config/systemd/user/"));
+    assert!(readme.contains("cp contrib/launchd/runread.plist ~/Library/LaunchAgents/"));
     assert!(readme.contains("cargo install --locked --path crates/runread"));
     let home = tempfile::tempdir().unwrap();
     ok(runread(home.path(), &["serve", "--watch", "--help"]));

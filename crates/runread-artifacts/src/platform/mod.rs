@@ -1,6 +1,6 @@
 //! The artifacts crate's platform module: opening a file beneath the workspace root without
 //! following any link, the identity (device, inode, link count, size, mtime, ctime) of what was
-//! opened, and listing a folder opened that way. Every system call of the crate is here.
+//! opened, and a folder opened that way ([`folder`]). Every system call of the crate is here.
 //!
 //! Linux and macOS side by side: Linux resolves the whole path in one `openat2` call; macOS (and
 //! every other Unix) has no `openat2` and takes the per-component walk below, which is just as
@@ -41,6 +41,8 @@ use rustix::io::Errno;
 
 use crate::{Refusal, RelPath};
 
+pub(crate) mod folder;
+
 /// Flags for the leaf: read only; never follow a link; never block on a FIFO or device (it is
 /// refused right after, by `fstat`); never become a controlling terminal.
 const LEAF_FLAGS: OFlags = OFlags::RDONLY
@@ -60,22 +62,9 @@ const DIR_FLAGS: OFlags = OFlags::RDONLY
 #[cfg(any(target_os = "linux", target_os = "android"))]
 const OPENAT2_ATTEMPTS: usize = 8;
 
-/// What identifies one version of a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Ident {
-    pub dev: u64,
-    pub ino: u64,
-    pub nlink: u64,
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub ctime_ns: i64,
-}
-
-impl Ident {
-    pub fn same_object(&self, other: &Ident) -> bool {
-        self.dev == other.dev && self.ino == other.ino
-    }
-}
+/// What identifies one version of a file: runread's one file identity, taken here from the
+/// descriptor or the walk rather than from `std`'s metadata.
+pub(crate) type Ident = runread_platform::file::Stat;
 
 /// How the leaf is opened. `Walk` is the fallback, also used directly by tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
