@@ -23,7 +23,7 @@ const PS_ARGS: [&str; 7] = ["-A", "-o", "pid=", "-o", "ppid=", "-o", "stat="];
 /// Room for one line in [`PS_OUTPUT_MAX_BYTES`]: two numbers of at most 10 digits, a state of a
 /// few letters (`Ss+`, `S<Ll`) and the column padding fit in far less.
 const PS_LINE_ROOM_BYTES: usize = 64;
-/// Most bytes of `ps`'s output read: [`PROCESS_SCAN_MAX`] lines of [`PS_LINE_ROOM_BYTES`]. More
+/// Most bytes of `ps`'s output read: [`PROCESS_SCAN_MAX`] lines of `PS_LINE_ROOM_BYTES`. More
 /// is cut (the snapshot is incomplete) and `ps`, its pipe closed, ends.
 pub const PS_OUTPUT_MAX_BYTES: usize = PROCESS_SCAN_MAX * PS_LINE_ROOM_BYTES;
 /// How long one `ps` may take, from its start to its exit; then it is killed and the snapshot is
