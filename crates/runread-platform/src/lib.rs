@@ -6,7 +6,7 @@
 //! holds a secret must be its owner's alone. This crate is where those calls meet the operating
 //! system:
 //!
-//! - [`file`]: link-safe and never-blocking opening, a file's [`file::Stat`], owner-only files and
+//! - [`file`](mod@file): link-safe and never-blocking opening, a file's [`file::Stat`], owner-only files and
 //!   folders, positioned reads;
 //! - [`host`]: this machine's name, from `uname` (Linux and macOS alike; no `/proc` or
 //!   `/etc/hostname`, which a Mac has neither of);
