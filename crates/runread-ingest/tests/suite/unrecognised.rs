@@ -24,6 +24,7 @@ fn fixture_text(agent: Agent, scenario: &str) -> String {
         Agent::Pi => fixture_session(scenario),
         Agent::Claude => claude_fixture_sessions(scenario).remove(0),
         Agent::Codex => codex_fixture_sessions(scenario).remove(0),
+        Agent::Gemini => runread_testkit::gemini_fixture_sessions(scenario).remove(0),
     };
     std::fs::read_to_string(path).unwrap()
 }
@@ -81,6 +82,7 @@ fn an_unrecognised_line_inside_a_run_makes_only_that_run_unknown() {
             Agent::Pi => ("turn_note", None),
             Agent::Claude => ("turn_note", Some("9.9.9")),
             Agent::Codex => ("response_item/turn_note", Some("0.171.0")),
+            Agent::Gemini => ("turn_note", None),
         };
         assert_eq!(seen.line_type.as_deref(), Some(line_type), "{agent}");
         assert_eq!(seen.agent_version.as_deref(), version, "{agent}");
@@ -211,6 +213,7 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
         Agent::Pi => env.place(scenario, age),
         Agent::Claude => env.place_claude(scenario, age).remove(0),
         Agent::Codex => env.place_codex(scenario, age).remove(0),
+        Agent::Gemini => env.place_gemini(scenario, age).remove(0),
     };
     let mut text = std::fs::read_to_string(&path).unwrap();
     let (runs, _) = runs_of(agent, &text);
@@ -227,6 +230,12 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
             Agent::Claude => {
                 let mut v = inserted;
                 v["uuid"] =
+                    serde_json::json!(format!("0badc0de-0000-4000-8000-00000000{:04x}", t.len()));
+                v
+            }
+            Agent::Gemini => {
+                let mut v = inserted;
+                v["id"] =
                     serde_json::json!(format!("0badc0de-0000-4000-8000-00000000{:04x}", t.len()));
                 v
             }
@@ -254,6 +263,7 @@ fn the_first_unrecognised_line_of_a_file_is_logged_once_without_its_content() {
             Agent::Pi => "(not recorded, or not shown)",
             Agent::Claude => "9.9.9",
             Agent::Codex => "0.171.0",
+            Agent::Gemini => "(not recorded, or not shown)",
         };
         for wanted in [agent.as_str(), agent.product(), version, "first_kind"] {
             assert!(
