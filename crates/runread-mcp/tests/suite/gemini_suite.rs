@@ -193,7 +193,15 @@ async fn a_subagent_is_the_runs_child() {
         }
     }
     // The subagent's file moved away: the child has no record, the coverage says so.
-    let run = s.runs().remove(0);
+    let run = s
+        .runs()
+        .into_iter()
+        .find(|r| {
+            runread_testkit::prompt(r)
+                .unwrap()
+                .starts_with("Ask a helper")
+        })
+        .unwrap();
     let chats = std::path::Path::new(&run.session_path).parent().unwrap();
     let folder = chats.join(&run.target.session_id);
     std::fs::rename(&folder, chats.join("elsewhere")).unwrap();
