@@ -48,7 +48,10 @@ fn the_resume_stub_is_no_session_and_takes_no_id() {
     assert_eq!(outcome_of(&outcomes, &files[1]), FileOutcome::NotASession);
     let runs = env.store.runs().unwrap();
     assert_eq!(runs.len(), 3);
-    assert!(runs.iter().all(|r| r.session_path == files[0].to_str().unwrap()));
+    assert!(
+        runs.iter()
+            .all(|r| r.session_path == files[0].to_str().unwrap())
+    );
     assert!(runs.iter().all(|r| r.agent == Agent::Gemini));
 }
 
@@ -70,8 +73,11 @@ fn a_project_root_the_file_does_not_name_is_in_no_workspace() {
     let env = Env::new();
     let files = env.place_gemini("tool-then-answer", AGE);
     let project = files[0].parent().unwrap().parent().unwrap();
-    std::fs::write(project.join(".project_root"), env.workspace.join("other").to_str().unwrap())
-        .unwrap();
+    std::fs::write(
+        project.join(".project_root"),
+        env.workspace.join("other").to_str().unwrap(),
+    )
+    .unwrap();
     let outcomes = pass(&env);
     assert_eq!(outcomes[0].1, FileOutcome::OutsideWorkspaces);
 }
@@ -107,7 +113,10 @@ fn read_as_it_grew_every_pass_is_an_append() {
         );
         let mut from = first;
         for end in ends.iter().copied().skip(3) {
-            let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .unwrap();
             f.write_all(&bytes[from..end]).unwrap();
             drop(f);
             runread_testkit::set_age(&path, AGE);
@@ -159,7 +168,10 @@ fn an_appended_line_that_changes_a_record_is_a_new_generation() {
         .rfind(|v| v["type"] == "gemini")
         .unwrap();
     // The same record, restated with the same text: no rewrite.
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
     writeln!(f, "{last_message}").unwrap();
     drop(f);
     runread_testkit::set_age(&path, AGE);
@@ -170,7 +182,10 @@ fn an_appended_line_that_changes_a_record_is_a_new_generation() {
     // Another text for it: a new generation.
     let mut changed = last_message;
     changed["content"] = serde_json::json!("A different answer, written over the first.");
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
     writeln!(f, "{changed}").unwrap();
     drop(f);
     runread_testkit::set_age(&path, AGE);

@@ -104,7 +104,10 @@ async fn history_is_each_record_once_as_last_written_never_thoughts_arguments_or
             }
         }
         let text = serde_json::to_string(&events).unwrap();
-        assert!(!text.contains("I should look at the files first"), "thoughts");
+        assert!(
+            !text.contains("I should look at the files first"),
+            "thoughts"
+        );
         assert!(!text.contains("echo hi && ls -R"), "arguments");
         assert!(!text.contains("A tiny project."), "outputs");
         assert!(!text.contains("session_context"));
