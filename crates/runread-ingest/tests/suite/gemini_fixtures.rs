@@ -89,7 +89,7 @@ fn a_project_root_the_file_does_not_name_is_in_no_workspace() {
 fn read_as_it_grew_every_pass_is_an_append() {
     for fixture in ["continue-unicode", "tool-then-answer", "provider-error"] {
         let whole = Env::new();
-        let path = whole.place_gemini(fixture, AGE).remove(0);
+        whole.place_gemini(fixture, AGE);
         pass(&whole);
         let mut want = whole.store.runs().unwrap();
 

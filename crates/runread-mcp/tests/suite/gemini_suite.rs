@@ -81,7 +81,7 @@ async fn history_is_each_record_once_as_last_written_never_thoughts_arguments_or
         want.extend(
             all[start + 1..]
                 .iter()
-                .take_while(|(k, t, _)| !(k == "user" && !t.is_empty()))
+                .take_while(|(k, t, _)| k != "user" || t.is_empty())
                 .cloned(),
         );
         assert_eq!(events.len(), want.len(), "{prompt}: {events:?}");

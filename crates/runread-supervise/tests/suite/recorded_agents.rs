@@ -16,8 +16,11 @@ pub(crate) fn exited(code: i32) -> ExitStatus {
     ExitStatus::from_raw(code << 8)
 }
 
+/// How supervision judges a step: its foreground, how it exited, its exit code.
+type Judge = fn(&ReportedStep) -> (Foreground, String, i32);
+
 /// How supervision judges a step of `agent`; `None`: `runread run` does not supervise it.
-fn judge(agent: Agent) -> Option<fn(&ReportedStep) -> (Foreground, String, i32)> {
+fn judge(agent: Agent) -> Option<Judge> {
     match agent {
         Agent::Claude => Some(crate::claude_recorded::foreground),
         Agent::Codex => Some(crate::codex_recorded::foreground),
