@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::model::Resume;
+use crate::profile::AgentProfile;
 use crate::runs::RunStatus;
 
 fn fixture(name: &str) -> PathBuf {
@@ -365,7 +366,7 @@ fn a_subagent_is_a_child_with_its_record() {
         .map(|n| line_of(path, *n).to_string().into_bytes())
         .collect();
     let session_id = scan_path(path).unwrap().header.session_id;
-    let children = PROFILE_CHILDREN(path, &session_id, &calls);
+    let children = children(path, &session_id, &calls);
     assert_eq!(children.len(), 1);
     let child = children[0].unwrap();
     assert!(child.finished);
@@ -380,15 +381,14 @@ fn a_subagent_is_a_child_with_its_record() {
         .unwrap()
         .path();
     assert_eq!(scan_path(&sub).unwrap_err(), ScanError::NotASession);
-    let listed =
-        crate::profile(crate::Agent::Gemini).session_files(&fixture("subagent").join("../.."));
+    let listed = PROFILE.session_files(&fixture("subagent").join("../.."));
     let names: Vec<_> = listed.iter().map(|p| p.file_name()).collect();
     assert_eq!(names, vec![path.file_name()]);
 }
 
-#[allow(non_snake_case)]
-fn PROFILE_CHILDREN(path: &Path, id: &str, lines: &[Vec<u8>]) -> Vec<Option<ChildRecord>> {
-    crate::agents::children(crate::Agent::Gemini, path, id, lines).unwrap()
+/// The children the profile finds for the run whose lines calling tools are `lines`.
+fn children(path: &Path, id: &str, lines: &[Vec<u8>]) -> Vec<Option<ChildRecord>> {
+    PROFILE.children(path, id, lines).unwrap()
 }
 
 /// What is not Gemini CLI's, or not this session's, is no entry of it: another session's or
