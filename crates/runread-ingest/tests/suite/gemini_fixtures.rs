@@ -225,3 +225,94 @@ fn usage_counts_each_response_once() {
     assert_eq!(usage.by_model.len(), 1);
     assert_eq!(usage.by_model[0].model, "gemini-2.5-flash");
 }
+
+/// Bad input never panics and never aborts an ingest, as for every agent: a torn last line, a
+/// malformed line, a line over the line bound; a session path that is a symbolic link, a hard link
+/// or a FIFO; a file claiming a session id another file holds. Each is counted and reported; the
+/// run a bad line touches is `unknown` for that reason; every other run is as it was.
+#[test]
+fn bad_input_is_counted_reported_and_taints_only_the_run_it_touches() {
+    let env = Env::new();
+    let placed = env.place_gemini("length-cutoff", AGE).remove(0);
+    let good = std::fs::read_to_string(&placed).unwrap();
+    let dir = placed.parent().unwrap().to_path_buf();
+    std::fs::remove_file(&placed).unwrap();
+    let sid = good
+        .lines()
+        .next()
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .and_then(|v| v["sessionId"].as_str().map(str::to_owned))
+        .unwrap();
+    // Each variant gets a session id of its own (in every metadata line).
+    let variant = |n: u8, text: &str| text.replace(&sid, &format!("{}{n}", &sid[..35]));
+    let lines: Vec<&str> = good.lines().collect();
+    // The second prompt: the taint must fall on the second run only.
+    let second = lines
+        .iter()
+        .position(|l| l.contains("And now a short one."))
+        .unwrap();
+    let with = |at: usize, extra: &str| {
+        let mut out: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        out.insert(at + 1, extra.to_owned());
+        out.join("\n") + "\n"
+    };
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        runread_testkit::set_age(&p, AGE);
+        p
+    };
+    let mut torn = variant(1, &good);
+    torn.truncate(torn.len() - 20);
+    write("session-torn.jsonl", &torn);
+    write(
+        "session-malformed.jsonl",
+        &variant(2, &with(second, "{\"id\":\"x\",broken")),
+    );
+    let huge = format!(
+        "{{\"id\":\"big\",\"type\":\"gemini\",\"content\":\"{}\"}}",
+        "z".repeat(runread_core::limits::EVIDENCE_LINE_MAX_BYTES)
+    );
+    write("session-oversize.jsonl", &variant(3, &with(second, &huge)));
+    let target = write("session-target.jsonl", &variant(4, &good));
+    std::os::unix::fs::symlink(&target, dir.join("session-symlink.jsonl")).unwrap();
+    std::fs::hard_link(&target, dir.join("session-hardlink.jsonl")).unwrap();
+    let fifo = dir.join("session-fifo.jsonl");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // A file claiming the id of a session another file holds.
+    write("session-zz-claims.jsonl", &variant(2, &good));
+    let report = env.ingest();
+    assert_eq!(report.torn_files, 1, "{report:?}");
+    assert_eq!(report.malformed_lines, 2, "{report:?}");
+    assert_eq!(report.unreadable, 4, "{report:?}");
+    assert_eq!(report.duplicates, 1, "{report:?}");
+    let runs = env.store.runs().unwrap();
+    for (n, reason) in [
+        (1, "unfinished last line"),
+        (2, "malformed line"),
+        (3, "malformed line"),
+    ] {
+        let mut of: Vec<&runread_store::RunRecord> = runs
+            .iter()
+            .filter(|r| {
+                r.target
+                    .session_id
+                    .ends_with(&format!("{}{n}", &sid[34..35]))
+            })
+            .collect();
+        of.sort_by_key(|r| r.run.start_line);
+        assert_eq!(of.len(), 2, "{n}");
+        assert_eq!(
+            of[0].run.unknown_reason.as_deref(),
+            Some(runread_sessions::gemini::END_NOT_RECORDED),
+            "{n}: the first run is untouched"
+        );
+        assert_eq!(of[1].run.unknown_reason.as_deref(), Some(reason), "{n}");
+    }
+}

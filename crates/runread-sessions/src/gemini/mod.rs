@@ -736,9 +736,11 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         .collect();
     let count = groups.len();
     let mut runs = Vec::with_capacity(count);
+    let mut why_unknown = Vec::with_capacity(count);
     let mut before = 0usize;
     for (n, (first_line, events, listed)) in groups.iter().enumerate() {
-        let mut run = run_of(first_line, events, *listed, n + 1 == count);
+        let (mut run, why) = run_of(first_line, events, *listed, n + 1 == count);
+        why_unknown.push(why);
         run.first_sequence = before as u64 + FIRST_SEQUENCE;
         run.context_before = Context::around(&messages, before, true);
         run.context_after = Context::around(&messages, before + events.len(), false);
@@ -750,7 +752,13 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         before += events.len();
         runs.push(run);
     }
+    // A bad line's reason first (it says more); then what the file cannot prove.
     taint_branch(&mut runs, entries.iter(), malformed_lines, torn_tail);
+    for (run, why) in runs.iter_mut().zip(why_unknown) {
+        if let Some(why) = why {
+            run.mark_unknown(why);
+        }
+    }
     Branch {
         leaf_id: entries.last().map(|e| e.id.clone()),
         runs,
@@ -761,8 +769,15 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
 }
 
 /// One run: `first` is its prompt's first line, `events` its records (prompt first, each as last
-/// written); `listed`: the prompt is still in the message list; `last_run`: no run follows.
-fn run_of(first: &EntrySummary, events: &[&EntrySummary], listed: bool, last_run: bool) -> Run {
+/// written); `listed`: the prompt is still in the message list; `last_run`: no run follows. With
+/// it, why the file cannot say how the run stands (`None`: it is running), for [`cut_runs`] to mark
+/// once a bad line's reason is given.
+fn run_of(
+    first: &EntrySummary,
+    events: &[&EntrySummary],
+    listed: bool,
+    last_run: bool,
+) -> (Run, Option<&'static str>) {
     let prompt = events.first().copied().unwrap_or(first);
     let mut run = Run {
         start_line: first.line,
@@ -780,22 +795,24 @@ fn run_of(first: &EntrySummary, events: &[&EntrySummary], listed: bool, last_run
         }
     }
     if !listed {
-        run.mark_unknown(ROLLED_BACK);
-        return run;
+        return (run, Some(ROLLED_BACK));
     }
     let Some(end) = events.last().copied() else {
-        return run;
+        return (run, None);
     };
-    match end.role.as_deref() {
+    let why = match end.role.as_deref() {
         Some(role::ASSISTANT) if !end.has_tool_call => {
             keep_candidate(&mut run, events, end);
-            run.mark_unknown(END_NOT_RECORDED);
+            Some(END_NOT_RECORDED)
         }
         // A tool call, its result, or the prompt: the model has more to say, or never did.
-        _ if last_run => run.waiting_on_tool = end.has_tool_call,
-        _ => run.mark_unknown(NO_RESPONSE),
-    }
-    run
+        _ if last_run => {
+            run.waiting_on_tool = end.has_tool_call;
+            None
+        }
+        _ => Some(NO_RESPONSE),
+    };
+    (run, why)
 }
 
 /// The model message `m` that the run's last record is: kept as the run's candidate answer (its
