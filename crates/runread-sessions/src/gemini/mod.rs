@@ -694,12 +694,13 @@ fn replay(entries: &[EntrySummary]) -> Replay<'_> {
     Replay { list, first, last }
 }
 
-/// Cuts `entries` (in file order) into runs, one per prompt, in the order the prompts were first
-/// written; each run's events are its records' last lines, in the final list's order.
-///
-/// `malformed_lines` taint the run open at that point of the file; `torn_tail` taints the last; a
-/// line of a type runread does not know makes the run it falls in `unknown`.
-pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
+/// Each prompt of `entries` (by its first line, in file order), its run's records as last
+/// written (prompt first, then the records up to the next prompt in the final list's order), and
+/// whether the list still holds the prompt (else its run is the prompt alone: rolled back).
+type Group<'e> = (&'e EntrySummary, Vec<&'e EntrySummary>, bool);
+
+/// The [`Group`]s of `entries`, replayed as Gemini CLI's loader replays them.
+fn groups(entries: &[EntrySummary]) -> Vec<Group<'_>> {
     let Replay { list, first, last } = replay(entries);
     // The records still listed, as last written, in order.
     let timeline: Vec<&EntrySummary> = list.iter().filter_map(|id| last.get(id).copied()).collect();
@@ -709,14 +710,18 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         .filter(|e| e.role.as_deref() == Some(role::USER))
         .collect();
     prompts.sort_by_key(|e| e.line);
-    let listed: HashSet<&str> = list.iter().copied().collect();
-    let groups: Vec<(&EntrySummary, Vec<&EntrySummary>, bool)> = prompts
+    let at_of: HashMap<&str, usize> = timeline
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
+    prompts
         .iter()
         .map(|p| {
             let id = p.id.as_str();
             let prompt = last.get(id).copied().unwrap_or(p);
-            match timeline.iter().position(|e| e.id == id) {
-                Some(at) if listed.contains(id) => {
+            match at_of.get(id).copied() {
+                Some(at) => {
                     let rest = timeline.get(at + 1..).unwrap_or(&[]);
                     let end = rest
                         .iter()
@@ -729,7 +734,16 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
                 _ => (*p, vec![prompt], false),
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Cuts `entries` (in file order) into runs, one per prompt, in the order the prompts were first
+/// written; each run's events are its records' last lines, in the final list's order.
+///
+/// `malformed_lines` taint the run open at that point of the file; `torn_tail` taints the last; a
+/// line of a type runread does not know makes the run it falls in `unknown`.
+pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bool) -> Branch {
+    let groups = groups(entries);
     let messages: Vec<&EntrySummary> = groups
         .iter()
         .flat_map(|(_, events, _)| events.iter().copied())
