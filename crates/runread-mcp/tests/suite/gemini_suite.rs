@@ -216,3 +216,62 @@ async fn a_subagent_is_the_runs_child() {
         .structured;
     assert_ne!(w["coverage"]["subagents"]["state"], "complete", "{w}");
 }
+
+/// A known secret in every field a Gemini CLI record has — the prompt, the model's text, its
+/// thoughts, a tool's name (in the call and in its result), the tool's arguments and output, the
+/// model's name, the subagent's id — and no tool, at any page size, lets a 12-byte window of it
+/// out: what a reader is shown is masked, what is never shown stays unread.
+#[tokio::test]
+async fn a_secret_in_every_field_never_reaches_a_reader() {
+    const LEAK: &str = "sk-runread-LEAK-0123456789abcdefghijklmn";
+    const WINDOW: usize = 12;
+    let s = support::serve(
+        |env| {
+            for f in ["secrets", "subagent"] {
+                for path in env.place_gemini(f, std::time::Duration::from_secs(60)) {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let text = text
+                        .replace("AIzaSy-gemini-TEST-0123456789abcdef", LEAK)
+                        .replace("run_shell_command", &format!("lookup_{LEAK}"))
+                        .replace("gemini-2.5-flash", &format!("gemini-{LEAK}"))
+                        .replace("I must not repeat it", &format!("I must not repeat {LEAK}"))
+                        .replace("Delegating.", &format!("Delegating {LEAK}."));
+                    std::fs::write(&path, text).unwrap();
+                    runread_testkit::set_age(&path, std::time::Duration::from_secs(60));
+                }
+            }
+        },
+        LEAK,
+    )
+    .await;
+    for run in s.runs() {
+        let (c, target) = s.client(&run).await;
+        let mut received: Vec<(String, String)> = Vec::new();
+        for (tool, args) in [
+            ("list_granted_targets", json!({})),
+            ("get_run", json!({"target": target})),
+            ("read_work_state", json!({"target": target})),
+            ("read_target_metadata", json!({"target": target})),
+            ("list_artifacts", json!({"target": target})),
+        ] {
+            let r = c.call(tool, args).await.unwrap();
+            received.push((tool.to_owned(), r.structured.to_string()));
+            received.push((tool.to_owned(), r.text));
+        }
+        for limit in [1u64, 2, 3, 50] {
+            let events = c.read_history(&target, Some(limit)).await.unwrap();
+            received.push((
+                format!("history {limit}"),
+                serde_json::to_string(&events).unwrap(),
+            ));
+        }
+        let answer = c.read_final_answer(&target, Some(7), |_| {}).await.unwrap();
+        assert_eq!(answer.text, None);
+        for (what, got) in &received {
+            for start in 0..=LEAK.len() - WINDOW {
+                let piece = &LEAK[start..start + WINDOW];
+                assert!(!got.contains(piece), "{what}: {got}");
+            }
+        }
+    }
+}
