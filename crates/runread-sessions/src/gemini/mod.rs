@@ -591,13 +591,10 @@ fn first_project_hash(file: &EvidenceFile) -> Option<String> {
 /// first line, the session's metadata, is the header; a fresh read learns the workspace from
 /// `.project_root` ([`project_root`]), and a file with no message of its own is not a session.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result<Scan, ScanError> {
-    let (project_hash, fresh) = match resume {
-        Resume::Fresh => (
-            first_project_hash(file).ok_or(ScanError::NotASession)?,
-            true,
-        ),
-        Resume::After { header, .. } => (runread_core::sha256_hex(header.cwd.as_bytes()), false),
-    };
+    // Read again on a resumed pass too (one bounded line): a later metadata line is checked
+    // against the first line's, whatever the project root was found to be.
+    let project_hash = first_project_hash(file).ok_or(ScanError::NotASession)?;
+    let fresh = matches!(resume, Resume::Fresh);
     let mut scan = crate::scan::scan_lines(
         file,
         resume,
