@@ -17,27 +17,31 @@ pub enum Agent {
     Claude,
     /// OpenAI's Codex CLI, `sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`.
     Codex,
+    /// Google's Gemini CLI, `tmp/<project>/chats/session-<minute>-<id8>.jsonl` (read passively).
+    Gemini,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::Pi, Agent::Claude, Agent::Codex];
+    pub const ALL: [Agent; 4] = [Agent::Pi, Agent::Claude, Agent::Codex, Agent::Gemini];
 
     /// The name stored with a session, written in the journal and shown to owners and readers
-    /// (`pi`, `claude`, `codex`).
+    /// (`pi`, `claude`, `codex`, `gemini`).
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Pi => "pi",
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
         }
     }
 
-    /// The agent's product name, for people (`Pi`, `Claude Code`, `Codex`).
+    /// The agent's product name, for people (`Pi`, `Claude Code`, `Codex`, `Gemini CLI`).
     pub fn product(self) -> &'static str {
         match self {
             Agent::Pi => "Pi",
             Agent::Claude => "Claude Code",
             Agent::Codex => "Codex",
+            Agent::Gemini => "Gemini CLI",
         }
     }
 
@@ -48,6 +52,7 @@ impl Agent {
             Agent::Pi => ("0.73.1", "1.6.0"),
             Agent::Claude => ("2.1.328", "2.1.332"),
             Agent::Codex => ("0.171.0", "0.171.0"),
+            Agent::Gemini => ("0.61.0", "0.61.0"),
         }
     }
 

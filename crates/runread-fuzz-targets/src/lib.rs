@@ -9,7 +9,7 @@
 //! | --- | --- | --- |
 //! | [`pi_line`] | one line through Pi's line parser (v1, v2, v3), `message_view`, `parse_header` | no panic; an entry describes exactly its line; what is served from a message line agrees with what was indexed from it, and with `serde_json::Value` |
 //! | [`pi_scan`] | a whole file through `pi::scan`, in one pass and in two (the file grown in between) | no panic; entries lie within the consumed lines and hash to their line; resuming gives what one pass gives |
-//! | [`claude_scan`], [`codex_scan`] | the same for Claude Code's and Codex's readers, then the runs cut and every entry's line read back as served | as `pi_scan`; a run names only entries' lines |
+//! | [`claude_scan`], [`codex_scan`], [`gemini_scan`] | the same for Claude Code's, Codex's and Gemini CLI's readers, then the runs cut and every entry's line read back as served | as `pi_scan`; a run names only entries' lines |
 //! | [`cursor`] | the HMAC cursor codec | round trip; refused for any other purpose, target, version or key; a string decodes only if it is exactly what the key encodes |
 //! | [`body_guard`] | the JSON-RPC body guard (`is_single_message`, `is_single_request`) | no panic; agrees with a plain `serde_json::Value` check |
 //! | [`redactor`] | the known-secret redactor | no secret out, for any split, page size, cut or body; paging gives exactly `mask` |
@@ -214,6 +214,12 @@ pub fn claude_scan(data: &[u8]) {
 /// A whole Codex rollout file through the Codex reader, as [`claude_scan`] does.
 pub fn codex_scan(data: &[u8]) {
     scan_in_two_passes(Agent::Codex, data);
+}
+
+/// A whole Gemini CLI chat file through the Gemini CLI reader (upserts, snapshots, rewinds), as
+/// [`claude_scan`] does.
+pub fn gemini_scan(data: &[u8]) {
+    scan_in_two_passes(Agent::Gemini, data);
 }
 
 fn scan_in_two_passes(agent: Agent, data: &[u8]) {

@@ -60,6 +60,11 @@ fn codex_scan() {
 }
 
 #[test]
+fn gemini_scan() {
+    replay("gemini_scan", runread_fuzz_targets::gemini_scan);
+}
+
+#[test]
 fn console_form() {
     replay("console_form", runread_fuzz_targets::console_form);
 }

@@ -1,8 +1,10 @@
-//! Passive ingest: reads agents' session files (Pi, Claude Code, Codex) into the store's index.
+//! Passive ingest: reads agents' session files (Pi, Claude Code, Codex, Gemini CLI) into the
+//! store's index.
 //!
 //! Re-ingesting an unchanged file does no work; an appended file costs the new bytes; an
 //! identity change — replaced, truncated, rewritten, header changed — starts a new generation,
-//! which fails every grant made under the old one. A malformed line or a torn last line never
+//! which fails every grant made under the old one; so do appended lines that change what an
+//! earlier line recorded (`runread_sessions::rewrites`: Gemini CLI's upserts). A malformed line or a torn last line never
 //! aborts ingest: it is counted and reported, and the runs it touches become `unknown`; so does a
 //! line of a type runread does not know, whose first in a file each pass logs once.
 #![forbid(unsafe_code)]

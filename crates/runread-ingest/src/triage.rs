@@ -282,6 +282,19 @@ impl ReadJob {
         let scanned = scan(agent, &file, resume, ahead, &mut counts);
         let step = match (scanned, append) {
             (Err(outcome), _) => Step::Done(outcome),
+            // The new lines change what an earlier line recorded (an agent whose lines are
+            // upserts): the file is read again from the start, as a new generation.
+            (Ok(scanned), Some(old))
+                if runread_sessions::rewrites(agent, &old, &scanned.read.entries) =>
+            {
+                match scan(agent, &file, Resume::Fresh, ahead, &mut counts) {
+                    Ok(scanned) => Step::Fresh {
+                        reason: "history rewritten",
+                        scanned,
+                    },
+                    Err(outcome) => Step::Done(outcome),
+                }
+            }
             (Ok(scanned), Some(old)) => Step::Append { old, scanned },
             (Ok(scanned), None) => Step::Fresh { reason, scanned },
         };

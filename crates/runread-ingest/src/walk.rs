@@ -84,6 +84,17 @@ mod tests {
                         .is_some_and(|n| n.starts_with("rollout-"))
                 })
                 .collect(),
+            Agent::Gemini => files
+                .filter(|p| {
+                    p.parent()
+                        .and_then(Path::parent)
+                        .and_then(Path::parent)
+                        .is_some_and(|ggp| ggp == d.dir)
+                        && p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with("session-"))
+                })
+                .collect(),
         }
     }
 
@@ -101,6 +112,8 @@ mod tests {
             "rollout-.jsonl",
             "rollout.jsonl",
             "x.rollout-.jsonl",
+            "session-1.jsonl",
+            "session.jsonl",
         ];
         let dirs = [
             "",
@@ -137,7 +150,7 @@ mod tests {
                 };
                 let listed = d.session_files();
                 assert_eq!(listed, listed_by_paths(&d), "{agent:?} under {dir:?}");
-                assert!(!listed.is_empty() || agent == Agent::Codex);
+                assert!(!listed.is_empty() || matches!(agent, Agent::Codex | Agent::Gemini));
             }
         }
     }

@@ -1,5 +1,5 @@
 //! The agents runread reads: what this crate knows of each one, as one [`AgentProfile`] in that
-//! agent's folder (`pi/`, `claude/`, `codex/`), and the one place each is registered
+//! agent's folder (`pi/`, `claude/`, `codex/`, `gemini/`), and the one place each is registered
 //! ([`profile`]). Nothing outside the agents' folders and this registry names an agent: the
 //! layers above ask the profile of the [`Agent`] a session is stored with (enforced by
 //! `crates/runread/tests/suite/architecture.rs`).
@@ -22,7 +22,14 @@ pub fn profile(agent: Agent) -> &'static dyn AgentProfile {
         Agent::Pi => &crate::pi::PROFILE,
         Agent::Claude => &crate::claude::PROFILE,
         Agent::Codex => &crate::codex::PROFILE,
+        Agent::Gemini => &crate::gemini::PROFILE,
     }
+}
+
+/// Whether the lines appended to a session file of `agent` (their entries `new`) rewrite what
+/// was indexed of it before (`old`): then the file is read again as a new generation.
+pub fn rewrites(agent: Agent, old: &[EntrySummary], new: &[EntrySummary]) -> bool {
+    profile(agent).rewrites(old, new)
 }
 
 /// Whether the parent session file at `parent_path` (as ingested: `identity`), written by

@@ -201,6 +201,11 @@ impl EvidenceFile {
     }
 
     /// The file's identity when it was opened.
+    /// The path the file was opened at (what lies beside it is found from there).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn identity(&self) -> FileIdentity {
         self.opened
     }

@@ -1,5 +1,6 @@
 //! Agent session readers: Pi (`@mariozechner/pi-coding-agent`) session files, versions 1 to 3
-//! ([`pi`]), Claude Code's ([`claude`]) and Codex CLI's rollouts ([`codex`]). Each reader turns an agent's own records into the
+//! ([`pi`]), Claude Code's ([`claude`]), Codex CLI's rollouts ([`codex`]) and Gemini CLI's chat
+//! files ([`gemini`]). Each reader turns an agent's own records into the
 //! neutral [`model`] — index entries, the active branch, runs, each run's final-answer candidate
 //! and the evidence it rests on — and checks the files it reads (regular, unlinked, identity
 //! stable across the read, bounded). Nothing above this crate (ingest aside, which picks the
@@ -14,6 +15,7 @@ pub mod claude;
 pub mod codex;
 mod content;
 pub mod file;
+pub mod gemini;
 pub mod model;
 pub mod pi;
 pub mod profile;
@@ -23,11 +25,11 @@ pub mod scan;
 pub mod usage;
 pub mod walk;
 
-pub use agents::profile;
+pub use agents::{profile, rewrites};
 pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
 pub use model::{
-    Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, MessageView, Resume,
-    Scan, ScanError, Tokens, Unrecognised, answer_digest, join_groups,
+    Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, Listed, MessageView,
+    Resume, Scan, ScanError, Tokens, Unrecognised, answer_digest, join_groups,
 };
 pub use profile::{AgentProfile, Cleanup};
 pub use records::{ChildRecord, MetadataSources, Records};

@@ -83,6 +83,12 @@ pub enum EntryKind {
     /// A line of a type runread does not know (a newer agent's): it could hold what a run is, so
     /// the run it falls in is `unknown` ([`crate::runs::UNRECOGNISED_LINE`]). Nothing of it is kept.
     Unrecognised,
+    /// A line that replaces the whole message list (Gemini CLI's `$set.messages`): the records it
+    /// lists are in `listed`, in order.
+    Snapshot,
+    /// A line that drops a record and every one after it from the message list (Gemini CLI's
+    /// `$rewindTo`): the record's id is `parent_id`.
+    Rewind,
 }
 
 /// What runread keeps of one entry: where its line is, its place in the tree, and the facts runs
@@ -166,6 +172,22 @@ pub struct EntrySummary {
     /// messages; Codex's `token_count` events, as the session's running totals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Tokens>,
+    /// For an agent whose lines are upserts (Gemini CLI: a later line with the same `id` replaces
+    /// the record): the digest of what the record is — its type and its text, never thoughts or
+    /// tool calls. A later line of the same record with another digest rewrites history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_sha256: Option<String>,
+    /// The records a [`EntryKind::Snapshot`] line lists, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed: Vec<Listed>,
+}
+
+/// One record a snapshot line lists: its id and the digest of what it is
+/// ([`EntrySummary::record_sha256`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listed {
+    pub id: String,
+    pub sha256: String,
 }
 
 /// Tokens one model call (or a session so far) reported: numbers only, never text. Each agent's
@@ -260,6 +282,8 @@ impl EntrySummary {
             turn: None,
             call_id: None,
             usage: None,
+            record_sha256: None,
+            listed: Vec::new(),
         }
     }
 

@@ -1,5 +1,5 @@
 //! What this crate knows of one agent's records, as one [`AgentProfile`] in that agent's folder
-//! (`pi/`, `claude/`, `codex/`), registered in [`crate::agents`].
+//! (`pi/`, `claude/`, `codex/`, `gemini/`), registered in [`crate::agents`].
 
 use std::path::{Path, PathBuf};
 
@@ -94,6 +94,12 @@ pub trait AgentProfile: Sync {
     /// keeps them.
     fn cleanup(&self) -> Option<Cleanup> {
         None
+    }
+    /// Whether `new` (the entries of lines appended since `old` were indexed, in file order)
+    /// change what `old` recorded: a record rewritten with other content, which starts a new
+    /// generation. Only an agent whose lines are upserts (Gemini CLI) says yes.
+    fn rewrites(&self, _old: &[EntrySummary], _new: &[EntrySummary]) -> bool {
+        false
     }
     /// Whether one of its session files (`file`, opened) still holds the line a fork's inherited
     /// history ends at. Only an agent whose forks name their base says yes.

@@ -8,6 +8,8 @@
 //!   `cache_read_input_tokens`, `cache_creation_input_tokens`); one response is written one line
 //!   per content block, each with the response's usage so far: it is counted once, from its last
 //!   line.
+//! - Gemini CLI: `tokens` on each `gemini` message (`input`, `output`, `cached`, `thoughts`); a
+//!   response written again (with its tool calls) is counted once, from the record's last line.
 //! - Codex: `token_count` events, whose `info.total_token_usage` is the session's running total
 //!   (`input_tokens`, `cached_input_tokens`, `cache_write_input_tokens`, `output_tokens`,
 //!   `reasoning_output_tokens`): a run's usage is the total at its last event less the total
@@ -41,6 +43,16 @@ pub const CODEX_NAMES: [Option<&str>; 5] = [
     Some("cached_input_tokens"),
     Some("cache_write_input_tokens"),
     Some("reasoning_output_tokens"),
+];
+
+/// Gemini CLI's (`tokens` on each `gemini` message: `input` counts cached input, `output` does
+/// not count `thoughts`).
+pub const GEMINI_NAMES: [Option<&str>; 5] = [
+    Some("input"),
+    Some("output"),
+    Some("cached"),
+    None,
+    Some("thoughts"),
 ];
 
 pub use crate::runs::{ModelUsage, RunUsage, UsageSource};

@@ -170,7 +170,10 @@ impl Said {
     /// The answer as it was given, for a message.
     fn shown(&self) -> String {
         match self {
-            Said::Agent(a, v) => format!("`{}`", supervised(*a).version_answer().written(v)),
+            Said::Agent(a, v) => match supervised(*a) {
+                Some(s) => format!("`{}`", s.version_answer().written(v)),
+                None => format!("`{v}`"),
+            },
             Said::Bare(v) => format!("`{v}`"),
             Said::Other(s) => s.clone(),
         }
@@ -341,7 +344,14 @@ fn agent_said(
         .into_iter()
         .find(|s| s.version_answer() == VersionAnswer::Bare);
     match (said, package, bare_agent) {
-        (Said::Agent(a, v), _, _) => Ok((supervised(*a), v.clone())),
+        (Said::Agent(a, v), _, _) => {
+            supervised(*a)
+                .map(|s| (s, v.clone()))
+                .ok_or_else(|| Unsupported::NotAnAgent {
+                    program: program.to_owned(),
+                    said: said.shown(),
+                })
+        }
         (Said::Bare(v), Some(p), Some(bare)) if p.agent.agent() == bare.agent() => {
             Ok((bare, v.clone()))
         }
@@ -410,6 +420,9 @@ pub async fn identify_within(
 /// The agent's arguments made to stream the events runread reads.
 pub fn with_event_stream(kind: Agent, args: &[OsString]) -> Result<Vec<OsString>, Unsupported> {
     supervised(kind)
+        .ok_or_else(|| {
+            Unsupported::Arguments(format!("{} is read only passively", kind.product()))
+        })?
         .with_event_stream(args)
         .map_err(Unsupported::Arguments)
 }

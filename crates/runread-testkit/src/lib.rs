@@ -17,8 +17,8 @@ use runread_store::prelude::*;
 pub use serve::{Serving, TestGrant, block_on, free_port};
 
 pub use reported::{
-    CLAUDE_FIXTURES, CODEX_FIXTURES, RECORDED_AGENTS, RecordedAgent, Reported, ReportedStep,
-    claude_steps, codex_steps, step_for,
+    CLAUDE_FIXTURES, CODEX_FIXTURES, GEMINI_FIXTURES, RECORDED_AGENTS, RecordedAgent, Reported,
+    ReportedStep, claude_steps, codex_steps, gemini_steps, step_for,
 };
 
 use std::path::{Path, PathBuf};
@@ -156,6 +156,27 @@ pub fn codex_fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/codex")
 }
 
+/// The repository's `fixtures/gemini/0.61.0` directory (Gemini CLI 0.61.0's recordings).
+pub fn gemini_fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/gemini/0.61.0")
+}
+
+/// The session files of Gemini CLI fixture `name` (`sessions/<project>/chats/session-*.jsonl`;
+/// not a subagent's), sorted.
+pub fn gemini_fixture_sessions(name: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = files_under(&gemini_fixtures_dir().join(name).join("sessions"))
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("session-") && n.ends_with(".jsonl"))
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "fixture {name} has no session file");
+    files
+}
+
 /// The rollout files of Codex fixture `name` (`sessions/YYYY/MM/DD/rollout-….jsonl`), sorted.
 pub fn codex_fixture_sessions(name: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = files_under(&codex_fixtures_dir().join(name).join("sessions"))
@@ -177,6 +198,8 @@ pub struct Env {
     pub claude_projects: PathBuf,
     /// Codex's `sessions` directory.
     pub codex_sessions: PathBuf,
+    /// Gemini CLI's `tmp` directory (`~/.gemini/tmp`).
+    pub gemini_tmp: PathBuf,
     pub store: Arc<SqliteStore>,
     pub ws: Workspace,
 }
@@ -192,6 +215,8 @@ impl Env {
         std::fs::create_dir_all(&claude_projects).expect("mkdir");
         let codex_sessions = dir.path().join("codex-sessions");
         std::fs::create_dir_all(&codex_sessions).expect("mkdir");
+        let gemini_tmp = dir.path().join("gemini-tmp");
+        std::fs::create_dir_all(&gemini_tmp).expect("mkdir");
         let workspace = std::fs::canonicalize(&workspace).expect("canonicalize");
         let store =
             Arc::new(SqliteStore::open(&dir.path().join("runread.db")).expect("open store"));
@@ -204,6 +229,7 @@ impl Env {
             sessions,
             claude_projects,
             codex_sessions,
+            gemini_tmp,
             store,
             ws,
         }
@@ -363,7 +389,45 @@ impl Env {
             .expect("append");
     }
 
-    /// Runs one ingest over the Pi, Claude Code and Codex session directories.
+    /// Copies Gemini CLI fixture `name`'s tmp folder (`<project>/.project_root`, `chats/`, a
+    /// subagent's `chats/<session id>/`) into the Gemini tmp directory, with the project root
+    /// moved into this workspace: `.project_root` holds it, and every metadata line's
+    /// `projectHash` its SHA-256 (the same length: nothing else moves), mtimes `age` in the past.
+    /// Returns the copied session files (`chats/session-*.jsonl`), sorted.
+    pub fn place_gemini(&self, name: &str, age: Duration) -> Vec<PathBuf> {
+        let ws = self.workspace.to_str().expect("utf-8");
+        let src_root = gemini_fixtures_dir().join(name).join("sessions");
+        let new_hash = runread_core::sha256_hex(ws.as_bytes());
+        let mut out = Vec::new();
+        for src in files_under(&src_root) {
+            let rel = src.strip_prefix(&src_root).expect("under sessions");
+            let to = self.gemini_tmp.join(rel);
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+            let bytes = std::fs::read(&src).expect("read");
+            if src.file_name().is_some_and(|n| n == ".project_root") {
+                std::fs::write(&to, ws).expect("write");
+            } else {
+                let project = src_root.join(rel.components().next().expect("project"));
+                let root = std::fs::read(project.join(".project_root")).expect(".project_root");
+                let old_hash = runread_core::sha256_hex(&root);
+                let text = String::from_utf8(bytes).expect("utf-8");
+                std::fs::write(&to, text.replace(&old_hash, &new_hash)).expect("write");
+                if to
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("session-") && n.ends_with(".jsonl"))
+                {
+                    out.push(to.clone());
+                }
+            }
+            set_age(&to, age);
+        }
+        out.sort();
+        assert!(!out.is_empty(), "fixture {name} has no session file");
+        out
+    }
+
+    /// Runs one ingest over the Pi, Claude Code, Codex and Gemini CLI session directories.
     pub fn ingest(&self) -> runread_ingest::Report {
         let mut total = runread_ingest::Report::default();
         for dir in [
@@ -379,6 +443,7 @@ impl Env {
                 runread_sessions::Agent::Codex,
                 self.codex_sessions.clone(),
             ),
+            runread_ingest::AgentDir::new(runread_sessions::Agent::Gemini, self.gemini_tmp.clone()),
         ] {
             let (r, _) = runread_ingest::ingest_dir(
                 &*self.store,

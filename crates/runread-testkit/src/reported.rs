@@ -5,6 +5,8 @@
 //! - Claude Code (`fixtures/claude`, stream-json): the step's last `result` event. None, or one
 //!   of subtype `error_during_execution`, is an interrupted step; one with `is_error` a failed
 //!   step (its `result` text is the message); otherwise the answer is its `result`.
+//! - Gemini CLI (`fixtures/gemini/0.61.0`, stream-json): the step's `result` event; `success`
+//!   answers with the assistant message deltas after the step's last tool event.
 //! - Codex (`fixtures/codex`, `--json`): the step's last `turn.completed` or `turn.failed`.
 //!   `turn.completed` answers with the text of the stream's last `agent_message` item;
 //!   `turn.failed` is a failed step with its error's message; neither is an interrupted step.
@@ -44,6 +46,18 @@ pub const CODEX_FIXTURES: &[&str] = &[
     "secrets",
 ];
 
+/// Every committed Gemini CLI recording (`fixtures/gemini/0.61.0`).
+pub const GEMINI_FIXTURES: &[&str] = &[
+    "tool-then-answer",
+    "continue-unicode",
+    "interrupted",
+    "length-cutoff",
+    "provider-error",
+    "stream-failures",
+    "subagent",
+    "secrets",
+];
+
 /// An agent whose runs are committed as recordings of its real CLI, with the stream it reported
 /// each step on: what the suites over every recorded agent run on.
 #[derive(Clone, Copy)]
@@ -58,17 +72,23 @@ pub struct RecordedAgent {
     /// Whether a fork's file repeats its parent's runs (Claude Code) or holds only its own
     /// turns (Codex): then every step is exactly one run.
     pub fork_repeats_parent: bool,
+    /// Whether its session file records how a response ended (Claude Code's `stop_reason`,
+    /// Codex's `task_complete`): then a run the agent answered is `completed` with that answer.
+    /// Gemini CLI's does not: such a run is `unknown`, its candidate that answer, and a failed
+    /// one `unknown` too.
+    pub end_recorded: bool,
 }
 
-/// Every agent with recordings: Claude Code and Codex (Pi's fixtures record no reported stream
-/// per step; `fixtures/pi` has its own suite).
-pub const RECORDED_AGENTS: [RecordedAgent; 2] = [
+/// Every agent with recordings: Claude Code, Codex and Gemini CLI (Pi's fixtures record no
+/// reported stream per step; `fixtures/pi` has its own suite).
+pub const RECORDED_AGENTS: [RecordedAgent; 3] = [
     RecordedAgent {
         agent: runread_core::Agent::Claude,
         fixtures: CLAUDE_FIXTURES,
         steps: claude_steps,
         place: crate::Env::place_claude,
         fork_repeats_parent: true,
+        end_recorded: true,
     },
     RecordedAgent {
         agent: runread_core::Agent::Codex,
@@ -76,6 +96,15 @@ pub const RECORDED_AGENTS: [RecordedAgent; 2] = [
         steps: codex_steps,
         place: crate::Env::place_codex,
         fork_repeats_parent: false,
+        end_recorded: true,
+    },
+    RecordedAgent {
+        agent: runread_core::Agent::Gemini,
+        fixtures: GEMINI_FIXTURES,
+        steps: gemini_steps,
+        place: crate::Env::place_gemini,
+        fork_repeats_parent: false,
+        end_recorded: false,
     },
 ];
 
@@ -164,6 +193,38 @@ pub fn codex_steps(fixture: &str) -> Vec<ReportedStep> {
             ),
         }
     })
+}
+
+/// The steps of Gemini CLI fixture `fixture`, in order: the step's `result` event — `success`
+/// answers with the assistant `message` deltas after its last tool event, joined; `error` is a
+/// failed step with its error's message; none is an interrupted step.
+pub fn gemini_steps(fixture: &str) -> Vec<ReportedStep> {
+    steps(
+        &crate::gemini_fixtures_dir().join(fixture),
+        |events| match events.iter().rfind(|v| v["type"] == "result") {
+            None => Reported::Interrupted,
+            Some(r) if r["status"] != "success" => Reported::Failed(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            ),
+            Some(_) => {
+                let after_tools = events
+                    .iter()
+                    .rposition(|v| v["type"] == "tool_use" || v["type"] == "tool_result")
+                    .map_or(0, |i| i + 1);
+                Reported::Answer(
+                    events
+                        .iter()
+                        .skip(after_tools)
+                        .filter(|v| v["type"] == "message" && v["role"] == "assistant")
+                        .filter_map(|v| v["content"].as_str())
+                        .collect(),
+                )
+            }
+        },
+    )
 }
 
 /// The step of `steps` that sent `prompt` (the first, if several did).

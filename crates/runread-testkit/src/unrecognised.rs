@@ -14,7 +14,7 @@ fn link_keys(agent: Agent) -> Option<(&'static str, &'static str)> {
     match agent {
         Agent::Pi => Some(("id", "parentId")),
         Agent::Claude => Some(("uuid", "parentUuid")),
-        Agent::Codex => None,
+        Agent::Codex | Agent::Gemini => None,
     }
 }
 
@@ -37,6 +37,10 @@ pub fn line(agent: Agent, text: &str, prompt: u64, line_type: &str) -> serde_jso
             "isSidechain": false, "sessionId": p["sessionId"], "cwd": p["cwd"],
             "version": "9.9.9", "timestamp": p["timestamp"],
             "message": {"role": "assistant", "content": [{"type": "text", "text": MARKER}]},
+        }),
+        Agent::Gemini => serde_json::json!({
+            "id": "0badc0de-0000-4000-8000-000000004711", "timestamp": p["timestamp"],
+            "type": line_type, "content": MARKER,
         }),
         Agent::Codex => serde_json::json!({
             "timestamp": p["timestamp"], "ordinal": p["ordinal"], "type": "response_item",

@@ -24,6 +24,7 @@ fn fixture_text(agent: Agent, scenario: &str) -> String {
         Agent::Pi => fixture_session(scenario),
         Agent::Claude => claude_fixture_sessions(scenario).remove(0),
         Agent::Codex => codex_fixture_sessions(scenario).remove(0),
+        Agent::Gemini => runread_testkit::gemini_fixture_sessions(scenario).remove(0),
     };
     std::fs::read_to_string(path).unwrap()
 }
@@ -81,6 +82,7 @@ fn an_unrecognised_line_inside_a_run_makes_only_that_run_unknown() {
             Agent::Pi => ("turn_note", None),
             Agent::Claude => ("turn_note", Some("9.9.9")),
             Agent::Codex => ("response_item/turn_note", Some("0.171.0")),
+            Agent::Gemini => ("turn_note", None),
         };
         assert_eq!(seen.line_type.as_deref(), Some(line_type), "{agent}");
         assert_eq!(seen.agent_version.as_deref(), version, "{agent}");
@@ -211,6 +213,7 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
         Agent::Pi => env.place(scenario, age),
         Agent::Claude => env.place_claude(scenario, age).remove(0),
         Agent::Codex => env.place_codex(scenario, age).remove(0),
+        Agent::Gemini => env.place_gemini(scenario, age).remove(0),
     };
     let mut text = std::fs::read_to_string(&path).unwrap();
     let (runs, _) = runs_of(agent, &text);
@@ -230,6 +233,12 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
                     serde_json::json!(format!("0badc0de-0000-4000-8000-00000000{:04x}", t.len()));
                 v
             }
+            Agent::Gemini => {
+                let mut v = inserted;
+                v["id"] =
+                    serde_json::json!(format!("0badc0de-0000-4000-8000-00000000{:04x}", t.len()));
+                v
+            }
             Agent::Codex => inserted,
         };
         text = insert_after(agent, &text, prompt, inserted);
@@ -244,7 +253,10 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
 /// text, the other type) and not the file's path. The run they fall in is stored `unknown`.
 #[test]
 fn the_first_unrecognised_line_of_a_file_is_logged_once_without_its_content() {
-    for (agent, scenario) in MULTI_RUN {
+    for (agent, scenario) in MULTI_RUN
+        .into_iter()
+        .chain([(Agent::Gemini, "continue-unicode")])
+    {
         let env = Env::new();
         let path = place_with(&env, agent, scenario, &["second_kind", "first_kind"]);
         let log = ingest_logged(&env);
@@ -254,6 +266,7 @@ fn the_first_unrecognised_line_of_a_file_is_logged_once_without_its_content() {
             Agent::Pi => "(not recorded, or not shown)",
             Agent::Claude => "9.9.9",
             Agent::Codex => "0.171.0",
+            Agent::Gemini => "(not recorded, or not shown)",
         };
         for wanted in [agent.as_str(), agent.product(), version, "first_kind"] {
             assert!(
@@ -265,6 +278,8 @@ fn the_first_unrecognised_line_of_a_file_is_logged_once_without_its_content() {
         for leaked in [MARKER, "second_kind", file_name] {
             assert!(!log.contains(leaked), "{agent}: {leaked} in {log}");
         }
+        // Gemini CLI's runs are all `unknown` (no answer is proven): the one with the line says
+        // why it is, the others their own reason.
         let unknown: Vec<_> = env
             .store
             .runs()
@@ -272,6 +287,10 @@ fn the_first_unrecognised_line_of_a_file_is_logged_once_without_its_content() {
             .into_iter()
             .filter(|r| r.run.status == RunStatus::Unknown)
             .map(|r| r.run.unknown_reason)
+            .filter(|why| {
+                agent != Agent::Gemini
+                    || why.as_deref() != Some(runread_sessions::gemini::END_NOT_RECORDED)
+            })
             .collect();
         assert_eq!(unknown, [Some(UNRECOGNISED_LINE.to_owned())], "{agent}");
         // The next pass reads nothing new: nothing is logged again.

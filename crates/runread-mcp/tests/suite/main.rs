@@ -11,6 +11,7 @@ mod codex_suite;
 mod connector;
 mod cors;
 mod eras;
+mod gemini_suite;
 mod readers;
 mod recorded_agents;
 mod redaction_property;

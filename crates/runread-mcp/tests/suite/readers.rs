@@ -17,7 +17,8 @@ use runread_testkit::Env;
 
 const SETTLED: Duration = Duration::from_secs(60);
 
-/// A home holding one settled run of each agent (Pi, Claude Code, Codex), served.
+/// A home holding one settled run of each agent whose answers are served (Pi, Claude Code,
+/// Codex), served.
 struct Shared {
     env: Env,
     runs: Vec<RunRecord>,
@@ -31,18 +32,24 @@ impl Shared {
         env.place_claude("tool-then-answer", SETTLED);
         env.place_codex("tool-then-answer", SETTLED);
         env.ingest();
-        let runs: Vec<RunRecord> = runread_core::Agent::ALL
-            .iter()
-            .map(|agent| {
-                env.store
-                    .runs()
-                    .unwrap()
-                    .into_iter()
-                    .filter(|r| r.agent == *agent && !r.run.final_lines.is_empty())
-                    .max_by_key(|r| r.run.final_bytes)
-                    .unwrap()
-            })
-            .collect();
+        // Each agent whose session file proves an answer (Gemini CLI's never does: see its
+        // suite, `gemini_suite`).
+        let runs: Vec<RunRecord> = [
+            runread_core::Agent::Pi,
+            runread_core::Agent::Claude,
+            runread_core::Agent::Codex,
+        ]
+        .iter()
+        .map(|agent| {
+            env.store
+                .runs()
+                .unwrap()
+                .into_iter()
+                .filter(|r| r.agent == *agent && !r.run.final_lines.is_empty())
+                .max_by_key(|r| r.run.final_bytes)
+                .unwrap()
+        })
+        .collect();
         let serving = runread_testkit::serve::mcp(env.service()).await;
         Shared { env, runs, serving }
     }

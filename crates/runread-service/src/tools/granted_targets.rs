@@ -372,7 +372,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &LIST_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ListGrantedTargets,
-    pinned: "6cbaef8af56d6efbab763603ecc4f193cd9452832839e7e16c5cf67957e87bdb",
+    pinned: "05f10e7313d79c1e10ec3d56a80e0cf6e487616de7c461ac5c8e059a4c00a71a",
 };
 
 static LIST_INPUT: LazyLock<Value> = LazyLock::new(|| {

@@ -360,7 +360,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &schema::TARGET_ONLY_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ReadTargetMetadata,
-    pinned: "4ab665f08079e4634830ee10e71c780eed31d84809275a47fc67e16a94bbb0ca",
+    pinned: "d7c33a17083c81de5f29d5baaf7f3c0bf11867a59ada889a3dc5e2ef5e37be7b",
 };
 
 /// `n` with a comma between thousands (`12,345`).

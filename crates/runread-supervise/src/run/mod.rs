@@ -109,7 +109,12 @@ pub async fn supervise_located(
     opts: Options,
     agent: locate::Located,
 ) -> Result<Outcome, StartError> {
-    let supervised = supervised(agent.kind);
+    let supervised = supervised(agent.kind).ok_or_else(|| {
+        StartError::Unsupported(locate::Unsupported::Arguments(format!(
+            "{} is read only passively",
+            agent.kind.product()
+        )))
+    })?;
     // Taken over before the agent starts: a Ctrl-C in between would end runread and leave the
     // agent, in its own process group, running unsupervised.
     let mut signals = Signals::install().map_err(StartError::Spawn)?;

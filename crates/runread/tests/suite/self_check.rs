@@ -246,7 +246,7 @@ fn status_json_has_its_shape() {
     assert_eq!(v["serving"]["address"], addr.as_str());
     assert_eq!(v["serving"]["url"], format!("http://{addr}/mcp"));
     let agents = v["agents"].as_array().unwrap();
-    assert_eq!(agents.len(), 3);
+    assert_eq!(agents.len(), runread_core::Agent::ALL.len());
     for a in agents {
         assert!(a["agent"].is_string() && a["runs"] == 0, "{a}");
         let f = &a["folders"][0];
