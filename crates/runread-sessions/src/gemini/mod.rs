@@ -589,7 +589,7 @@ fn first_project_hash(file: &EvidenceFile) -> Option<String> {
 
 /// Reads the complete lines of `file` from where `resume` says (as [`crate::pi::scan`] does). The
 /// first line, the session's metadata, is the header; a fresh read learns the workspace from
-/// `.project_root` ([`project_root`]), and a file with no message of its own is not a session.
+/// `.project_root` (`project_root`), and a file with no message of its own is not a session.
 pub fn scan(file: &EvidenceFile, resume: Resume<'_>, ahead: ReadAhead) -> Result<Scan, ScanError> {
     // Read again on a resumed pass too (one bounded line): a later metadata line is checked
     // against the first line's, whatever the project root was found to be.
