@@ -1,4 +1,5 @@
 //! Gemini CLI's reader on the real files of `fixtures/gemini/0.61.0` (and edits of them).
+#![cfg(test)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
