@@ -26,6 +26,21 @@ pub struct Records {
     pub metadata: MetadataSources,
     /// Each response names its provider with its model (`provider/model`): Pi.
     pub provider_in_run_model: bool,
+    /// `None`: the agent records how each response ended (Pi's and Claude Code's stop reason,
+    /// Codex's turn end): a run it answered is `completed`, and whether its answer was cut at the
+    /// model's output limit is known (`final_truncated`). Else why a run whose last record is a
+    /// model message is `unknown` (Gemini CLI records neither): that message is only its
+    /// candidate, which a supervisor's proof — the agent's own stream reporting exactly that text,
+    /// and its success — makes the answer; and a cut-off is never marked, not even in that
+    /// stream (`final_truncated` then says nothing).
+    pub unrecorded_end: Option<&'static str>,
+}
+
+impl Records {
+    /// Whether the agent records how each response ended (see [`Records::unrecorded_end`]).
+    pub fn end_recorded(&self) -> bool {
+        self.unrecorded_end.is_none()
+    }
 }
 
 /// Why a session file alone does not cover child agents, whichever agent wrote it.

@@ -1,23 +1,24 @@
 //! The agents `runread run` supervises: what it knows of each one, as one [`SupervisedAgent`] in
-//! that agent's folder (`pi/`, `claude/`, `codex/`), and the one place each is registered
+//! that agent's folder (`pi/`, `claude/`, `codex/`, `gemini/`), and the one place each is registered
 //! ([`supervised`], [`SUPERVISED`]). Nothing outside the agents' folders and this registry names
 //! an agent (enforced by `crates/runread/tests/suite/architecture.rs`): the driver asks the
 //! [`Machine`](crate::machine::Machine) an agent's folder made for the invocation.
 //!
 //! A new agent here is a folder with its event stream (`events`), its state machine (`state`),
 //! its command line (`args`), its proof (`proof`), and its `Machine` over them — and a line in
-//! [`supervised`] and [`SUPERVISED`]. An agent read only passively (Gemini CLI, for now) has no
-//! folder here: [`supervised`] answers `None` for it, and `runread run` never recognises it.
+//! [`supervised`] and [`SUPERVISED`]. An agent read only passively would have no folder here:
+//! [`supervised`] would answer `None` for it, and `runread run` would never recognise it.
 
 use runread_core::Agent;
 
 use crate::machine::SupervisedAgent;
 
 /// Every supervised agent, in the order `runread run`'s help names them.
-pub const SUPERVISED: [&dyn SupervisedAgent; 3] = [
+pub const SUPERVISED: [&dyn SupervisedAgent; 4] = [
     &crate::pi::Pi,
     &crate::claude::ClaudeCode,
     &crate::codex::Codex,
+    &crate::gemini::GeminiCli,
 ];
 
 /// What `runread run` knows of `agent`: the one registration of each agent in this crate.
@@ -27,7 +28,7 @@ pub fn supervised(agent: Agent) -> Option<&'static dyn SupervisedAgent> {
         Agent::Pi => Some(&crate::pi::Pi),
         Agent::Claude => Some(&crate::claude::ClaudeCode),
         Agent::Codex => Some(&crate::codex::Codex),
-        Agent::Gemini => None,
+        Agent::Gemini => Some(&crate::gemini::GeminiCli),
     }
 }
 
@@ -53,13 +54,18 @@ mod tests {
                 s.version_answer() != VersionAnswer::Bare
             );
         }
-        let bare = SUPERVISED
+        // A bare answer is told by the package, else by the program's name: no two agents
+        // answering bare go by one name.
+        let bare: Vec<&str> = SUPERVISED
             .iter()
             .filter(|s| s.version_answer() == VersionAnswer::Bare)
-            .count();
-        assert!(
-            bare <= 1,
-            "two agents answering a bare version cannot be told apart"
+            .flat_map(|s| s.program_names().iter().copied())
+            .collect();
+        let distinct: std::collections::HashSet<&str> = bare.iter().copied().collect();
+        assert_eq!(
+            distinct.len(),
+            bare.len(),
+            "two agents answering a bare version by one name cannot be told apart"
         );
     }
 }

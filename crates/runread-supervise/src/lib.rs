@@ -21,7 +21,7 @@
 //! entry verifies, the store has it, and the foreground completed. This crate decides nothing
 //! about publication; it records.
 //!
-//! Each agent is one folder (`pi/`, `claude/`, `codex/`) holding everything above that is its
+//! Each agent is one folder (`pi/`, `claude/`, `codex/`, `gemini/`) holding everything above that is its
 //! own, and one line in the registry ([`agents`]); the driver ([`run`]) holds the agent's
 //! [`machine::Machine`] and names no agent.
 #![forbid(unsafe_code)]
@@ -32,6 +32,7 @@ pub mod census;
 pub mod claude;
 pub mod codex;
 pub mod exit;
+pub mod gemini;
 pub mod locate;
 pub mod machine;
 pub mod pi;

@@ -340,9 +340,19 @@ fn agent_said(
     file_name: Option<&OsStr>,
     program: &str,
 ) -> Result<(&'static dyn SupervisedAgent, String), Unsupported> {
-    let bare_agent = SUPERVISED
+    let mut bare_agents = SUPERVISED
         .into_iter()
-        .find(|s| s.version_answer() == VersionAnswer::Bare);
+        .filter(|s| s.version_answer() == VersionAnswer::Bare);
+    let bare_agent = match package {
+        // The agent's package says which agent answered bare.
+        Some(p) => bare_agents.find(|b| b.agent() == p.agent.agent()),
+        // Without the agent's package (a shim, a standalone install), a bare answer could be any
+        // program's: only a program going by an agent's own name is taken as it. Its event
+        // stream is still read strictly and its session file must still prove every answer.
+        None => bare_agents.find(|b| {
+            file_name.is_some_and(|n| b.program_names().iter().any(|p| n == *p))
+        }),
+    };
     match (said, package, bare_agent) {
         (Said::Agent(a, v), _, _) => {
             supervised(*a)
@@ -352,17 +362,7 @@ fn agent_said(
                     said: said.shown(),
                 })
         }
-        (Said::Bare(v), Some(p), Some(bare)) if p.agent.agent() == bare.agent() => {
-            Ok((bare, v.clone()))
-        }
-        // Without the agent's package (a shim, a standalone install), a bare answer could be any
-        // program's: only a program going by the agent's own name is taken as it. Its event
-        // stream is still read strictly and its session file must still prove every answer.
-        (Said::Bare(v), None, Some(bare))
-            if file_name.is_some_and(|n| bare.program_names().iter().any(|p| n == *p)) =>
-        {
-            Ok((bare, v.clone()))
-        }
+        (Said::Bare(v), _, Some(bare)) => Ok((bare, v.clone())),
         (said, _, _) => Err(Unsupported::NotAnAgent {
             program: program.to_owned(),
             said: said.shown(),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use runread_core::ErrorCode;
 use runread_core::limits::FINAL_ANSWER_MAX_BYTES;
 use runread_core::redact::Redactor;
-use runread_sessions::{FileIdentity, RunStatus, file};
+use runread_sessions::{FileIdentity, Records, RunStatus, file};
 use runread_store::{Foreground, Proof, RunRecord};
 
 use crate::evidence::Reading;
@@ -234,7 +234,7 @@ fn judge_supervised(e: &Evidence, s: &Supervised, now_ms: i64) -> Option<State> 
                     let same_message = run.final_entry_id.as_deref()
                         == Some(final_entry_id.as_str())
                         && run.final_message_sha256.as_deref() == Some(message_sha256.as_str());
-                    if !same_message || run.status != RunStatus::Completed {
+                    if !same_message || !answered(e) {
                         State::Unknown
                     } else if too_large(*text_bytes) {
                         State::TooLarge
@@ -251,6 +251,24 @@ fn judge_supervised(e: &Evidence, s: &Supervised, now_ms: i64) -> Option<State> 
         },
     };
     Some(state)
+}
+
+/// The run ended in the answer its final message holds, as far as a supervisor's proof needs the
+/// session file to say: `completed`; or, for an agent that records no end of a response
+/// ([`Records::unrecorded_end`]), `unknown` for that reason with that message as its candidate — the supervisor's
+/// proof (the agent's stream reporting exactly that text, and its success) says how it ended.
+fn answered(e: &Evidence) -> bool {
+    let run = &e.run.run;
+    match run.status {
+        RunStatus::Completed => true,
+        RunStatus::Unknown => {
+            Records::of(e.run.agent)
+                .unrecorded_end
+                .is_some_and(|why| run.unknown_reason.as_deref() == Some(why))
+                && run.final_entry_id.is_some()
+        }
+        _ => false,
+    }
 }
 
 /// The one answer-size rule, wherever the size is known (the ingested text, a supervised proof,

@@ -285,6 +285,9 @@ pub struct Claim {
     pub evidence: Basis,
     pub foreground_final_confirmed: bool,
     pub truncated: bool,
+    /// Whether the agent's records say how the answer ended, so that `truncated` false means it
+    /// was not cut off; false for an agent that never marks a cut-off at the model's output limit.
+    pub truncation_known: bool,
     pub aggregate_completion_confirmed: bool,
     pub aggregate_coverage: crate::evidence::values::Coverage,
     pub related_children_active: Option<bool>,
@@ -378,6 +381,7 @@ fn claim(reader: &Reader, state: State, basis: Basis) -> Claim {
         foreground_final_confirmed: state == State::Available
             && crate::evidence::publication::proved_by_supervisor(&reader.evidence, now),
         truncated: run.run.final_truncated && state == State::Available,
+        truncation_known: runread_sessions::Records::of(run.agent).end_recorded(),
         // No evidence covers every kind of work a run can leave (see read_work_state's coverage).
         aggregate_completion_confirmed: false,
         aggregate_coverage: crate::evidence::values::Coverage::Incomplete,

@@ -70,6 +70,7 @@ impl AgentProfile for Claude {
                 header_line: "session_header",
             },
             provider_in_run_model: false,
+            unrecorded_end: None,
         }
     }
 

@@ -73,6 +73,7 @@ impl AgentProfile for Codex {
                 header_line: "session_meta",
             },
             provider_in_run_model: false,
+            unrecorded_end: None,
         }
     }
 

@@ -76,6 +76,7 @@ impl AgentProfile for Gemini {
                 header_line: "session_metadata",
             },
             provider_in_run_model: false,
+            unrecorded_end: Some(super::END_NOT_RECORDED),
         }
     }
 

@@ -68,6 +68,7 @@ impl AgentProfile for Pi {
                 header_line: "session_header",
             },
             provider_in_run_model: true,
+            unrecorded_end: None,
         }
     }
 
