@@ -59,8 +59,8 @@ pub fn runs_after<'r>(
 }
 
 /// Verifies Gemini CLI's run that ended with `candidate` (the stream's text after its last tool
-/// event, before `result` `success`): the one run of this invocation, whose candidate in the
-/// file must be exactly that text.
+/// event, before `result` `success`): the run of this invocation (the first after the pin),
+/// whose candidate in the file must be exactly that text.
 pub fn verify(
     path: &Path,
     pinned: &Pinned,
@@ -68,13 +68,10 @@ pub fn verify(
 ) -> Result<Verified, Refusal> {
     let (identity, entries, branch) = read_runs(Agent::Gemini, path, pinned)?;
     let mine = runs_after(&entries, &branch.runs, pinned.leaf.as_deref())?;
-    let run: &Run = match mine.as_slice() {
-        [one] => one,
-        // Not in the file yet: read again.
-        [] => return Err(Refusal::NotOnBranch),
-        // Two prompts after the pin: which one is this invocation's is not known.
-        _ => return Err(Refusal::NotOnBranch),
-    };
+    // `gemini -p` sends one prompt: this invocation's run is the first after the pin (a later
+    // one is a later invocation's, in the file by the time it is read). None: not in the file
+    // yet, read again.
+    let run: &Run = mine.first().copied().ok_or(Refusal::NotOnBranch)?;
     let unrecorded = runread_sessions::Records::of(Agent::Gemini).unrecorded_end;
     let settled = match run.status {
         RunStatus::Completed => true,
