@@ -142,16 +142,16 @@ PI_VERSION = os.environ.get("PI_VERSION") or "1.6.0"
 # Where the versions runread's tests cover are stated for people: the table under "Versions", which a Rust
 # test (runread's suite, `words`) holds equal to `Agent::tested_versions`, what `versionTested` follows.
 AGENTS_DOC = REPO / "docs" / "agents.md"
-TESTED_ROW = re.compile(r"^\| (Pi|Claude Code|Codex) \| ([0-9]+\.[0-9]+\.[0-9]+)[^|]* \| ([0-9]+\.[0-9]+\.[0-9]+)[^|]* \|$",
+TESTED_ROW = re.compile(r"^\| (Pi|Claude Code|Codex|Gemini CLI) \| ([0-9]+\.[0-9]+\.[0-9]+)[^|]* \| ([0-9]+\.[0-9]+\.[0-9]+)[^|]* \|$",
                         re.M)
 
 
 def tested_versions() -> dict[str, tuple[str, str]]:
-    """The oldest and newest tested version per agent (``pi``, ``claude``, ``codex``), from AGENTS_DOC."""
-    names = {"Pi": "pi", "Claude Code": "claude", "Codex": "codex"}
+    """The oldest and newest tested version per agent (``pi``, ``claude``, ``codex``, ``gemini``), from AGENTS_DOC."""
+    names = {"Pi": "pi", "Claude Code": "claude", "Codex": "codex", "Gemini CLI": "gemini"}
     rows = TESTED_ROW.findall(AGENTS_DOC.read_text(encoding="utf-8"))
     got = {names[agent]: (oldest, newest) for agent, oldest, newest in rows}
-    if len(rows) != 3 or len(got) != 3:
+    if len(rows) != len(names) or len(got) != len(names):
         raise Fatal(f"{AGENTS_DOC.relative_to(REPO)}: the Versions table has rows {rows}, not one per agent")
     return got
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Supervised runs of the real agents: `runread run -- pi -p …` / `-- claude -p …` / `-- codex exec …`.
+"""Supervised runs of the real agents: `runread run -- pi -p …` / `-- claude -p …` / `-- codex exec …` / `-- gemini -p …`.
 
 Pi twice: 0.73.1 (``@mariozechner/pi-coding-agent``) and 1.6.0 (``@earendil-works/pi-coding-agent``,
 the harness's PI_PACKAGE/PI_VERSION); Codex twice: 0.171.0 as installed, and behind a shim that
@@ -80,6 +80,8 @@ from outside_clients import (  # noqa: E402
 )
 from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION, PI_PACKAGE, PI_VERSION, version_tested  # noqa: E402
 
+GEMINI_VERSION = os.environ.get("GEMINI_CLI_VERSION") or "0.61.0"
+
 FEATURES = "final_answer,aggregate"  # read_final_answer and read_work_state (README, "The tools")
 # The reader every step's run is shared with as it starts (`runread run --share`), added before the first.
 SHARE_READER = "orchestrator"
@@ -100,6 +102,9 @@ class Part(LivePart):
     said_version = ""  # the version the agent answers `--version` with (runread records it): `version` if empty
     fails_nonzero = True  # the agent exits non-zero when its provider fails (Pi exits 0; its run says so)
     failed_foreground = ("failed", "exit:1")  # read_work_state's foreground (state, exit) of that step
+    # `runread runs --json`'s status of an answered and of the failed step's run (the session file's)
+    answered_status, failed_status = "completed", "failed"
+    truncation_known = True  # read_final_answer's truncationKnown: the agent records how an answer ended
     shown = "runread --home H"
 
     def __init__(self, opts: argparse.Namespace, tmp: Path, res: Results, py: Path) -> None:
@@ -297,7 +302,8 @@ class Part(LivePart):
         shown = []
         for n, r in enumerate(self.runs):
             x = by_id[r["run_id"]]
-            want = (("completed", "available", len(r["answer"])) if self.expect[n] == "answered" else ("failed", "missing", 0))
+            want = ((self.answered_status, "available", len(r["answer"])) if self.expect[n] == "answered"
+                    else (self.failed_status, "missing", 0))
             got = (x.get("status"), x.get("answerState"), x.get("finalBytes"))
             ensure(x.get("agent") == self.agent and x["target"].get("sessionId") == r["session"] and got == want
                    and x.get("prompt") == r["prompt"],
@@ -362,6 +368,8 @@ class Part(LivePart):
         ensure(seen == {"state": "available", "evidence": "supervised", "foregroundFinalConfirmed": True, "readable": True,
                         "byteOffset": 0, "totalBytes": len(want), "sha256": sha(want)},
                f"read_final_answer {seen}; want available, supervised, foregroundFinalConfirmed true, {len(want)} B, {sha(want)}")
+        ensure(fa.get("truncationKnown") is self.truncation_known,
+               f"read_final_answer truncationKnown {fa.get('truncationKnown')!r}; want {self.truncation_known}")
         text = (fa.get("text") or "").encode()
         ensure(want.startswith(text) and text and (fa.get("eof") is not True or text == want),
                f"text ({len(text)} B, eof {fa.get('eof')!r}) is not the answer's first bytes")
@@ -508,6 +516,73 @@ class CodexRuns(Part):
                         ensure(p.get("error"), f"turn {p['turn_id']}: task_complete with neither an answer nor an error")
             ensure(all(t.get("done") for t in by_id.values()), f"{f.name}: a turn without task_complete")
             runs += by_id.values()
+        return runs
+
+
+class GeminiRuns(Part):
+    """Gemini CLI 0.61.0. Its chat file records no end of a response: each run is ``unknown`` in ``runs --json``
+    (passively its answer is only a candidate), and the answered ones read ``available`` through the supervised
+    proof, with ``truncationKnown`` false. A failed request exits with the HTTP status modulo 256 (500 → 244):
+    ``missing``, its work state foreground ``unknown`` (the file records no failure, runread passes 244 on)."""
+
+    agent, title, own_stream = "gemini", "Gemini CLI", "the assistant deltas after the last tool event, before result success"
+    script, mock, version_attr, version = "gemini-scenario.py", "mockgemini.py", "GEMINI_CLI_VERSION", GEMINI_VERSION
+    scenario = SCENARIOS / "supervised-gemini.json"
+    expect = ["answered", "answered", "failed"]
+    failed_foreground = ("unknown", "exit:244")  # the file records no failure; the proof says no answer
+    answered_status, failed_status = "unknown", "unknown"
+    truncation_known = False
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_gemini())
+
+    def stream_answer(self, events: list[dict[str, Any]], n: int) -> bytes | None:
+        results = [e for e in events if e.get("type") == "result"]
+        ensure(len(results) == 1, f"step {n + 1}: {len(results)} result events")
+        if results[0].get("status") != "success":
+            return None
+        kinds = [e.get("type") for e in events]
+        after = max((i for i, k in enumerate(kinds) if k in ("tool_use", "tool_result")), default=-1) + 1
+        text = "".join(e.get("content", "") for e in events[after:]
+                       if e.get("type") == "message" and e.get("role") == "assistant")
+        ensure(text, f"step {n + 1}: no assistant text after the last tool event")
+        return text.encode()
+
+    def read_session_files(self, out: Path) -> list[dict[str, Any]]:
+        """Each `user` record with text (not the injected <session_context>) starts a run; each record's last line
+        is its truth; the answer is the run's last `gemini` record's content when it has no tool calls and the run
+        is in the final message list (a failed request's prompt is dropped by the next snapshot)."""
+        runs: list[dict[str, Any]] = []
+        for f in sorted((out / "sessions").glob("*/chats/session-*.jsonl")):
+            lines = jsonl(f)
+            records: dict[str, dict[str, Any]] = {}
+            written: dict[str, int] = {}  # the line each record was last written at
+            listed: tuple[int, set[Any]] = (-1, set())  # the last snapshot: its line and the ids it lists
+            session = lines[0].get("sessionId")
+            for i, e in enumerate(lines):
+                if isinstance(e.get("id"), str):
+                    records[e["id"]], written[e["id"]] = e, i
+                elif isinstance((e.get("$set") or {}).get("messages"), list):
+                    listed = (i, {m.get("id") for m in e["$set"]["messages"]})
+            for rid, e in records.items():
+                e["dropped"] = written[rid] < listed[0] and rid not in listed[1]
+            if not records:
+                continue  # a later-minute resume's stub
+            current: dict[str, Any] | None = None
+            for rid, e in records.items():
+                content = e.get("content")
+                if e.get("type") == "user" and isinstance(content, list) and any("text" in p for p in content):
+                    text = "".join(p.get("text", "") for p in content)
+                    if text.startswith("<session_context>"):
+                        continue
+                    current = {"run_id": rid, "session": session, "prompt": text, "parent": None, "answer": None,
+                               "dropped": bool(e.get("dropped"))}
+                    runs.append(current)
+                elif e.get("type") == "gemini" and current is not None:
+                    current["answer"] = None if e.get("toolCalls") or not isinstance(content, str) else content.encode()
+            for r in runs:
+                if r.pop("dropped", False):
+                    r["answer"] = None
         return runs
 
 
@@ -661,7 +736,7 @@ class CodexNewerRuns(CodexRuns):
 
 
 AGENTS = {"pi": PiRuns, Pi1Runs.part: Pi1Runs, "claude": ClaudeRuns, "codex": CodexRuns,
-          "codex-0.999.0": CodexNewerRuns}
+          "codex-0.999.0": CodexNewerRuns, "gemini": GeminiRuns}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,8 @@ const SECRET: &str = "sk-recorded-TEST-0123456789abcdef";
 /// Every run of every recording but `secrets` (served masked; each agent's suite tests it
 /// apart), placed alone and read over MCP, is the answer the agent reported, or `missing` and no
 /// text; for an agent whose file does not record how a response ended (Gemini CLI), `unknown` and
-/// no text, whatever the agent reported.
+/// no text, whatever the agent reported. Every answer says whether its truncation is known: for
+/// the agents whose files record how a response ended, and only for them.
 #[tokio::test]
 async fn every_answer_read_over_mcp_is_what_its_agent_reported() {
     for recorded in RECORDED_AGENTS {
@@ -37,6 +38,12 @@ async fn every_answer_read_over_mcp_is_what_its_agent_reported() {
                 let (c, target) = s.client(&run).await;
                 let prompt = runread_testkit::prompt(&run).unwrap();
                 let got = c.read_final_answer(&target, Some(7), |_| {}).await.unwrap();
+                // Whether `truncated` can be believed: the agent's records say how an answer ended.
+                assert_eq!(
+                    got.first["truncationKnown"],
+                    serde_json::json!(recorded.end_recorded),
+                    "{at}: {prompt}"
+                );
                 match runread_testkit::step_for(&steps, &prompt).reported.answer() {
                     _ if !recorded.end_recorded => {
                         assert_eq!(got.state, "unknown", "{at}: {prompt}");

@@ -446,7 +446,20 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Output {
     let rec = &s.record;
     let current = s.current(r.now_ms);
     let live = s.live(r.now_ms);
-    let foreground = supervised_foreground(rec, current, r.run.run.status);
+    let status = match r.run.run.status {
+        // An agent that records no end of a response leaves its run `unknown`, its last model
+        // message a candidate: the supervisor's journaled proof of it says the run answered.
+        RunStatus::Unknown
+            if matches!(rec.proof, runread_store::Proof::Journaled { .. })
+                && Records::of(r.run.agent)
+                    .unrecorded_end
+                    .is_some_and(|why| r.run.run.unknown_reason.as_deref() == Some(why)) =>
+        {
+            RunStatus::Completed
+        }
+        other => other,
+    };
+    let foreground = supervised_foreground(rec, current, status);
     let bg = &rec.background;
     // Background coverage holds while the census is complete and either current (the supervisor
     // is watching) or final with nothing left alive.

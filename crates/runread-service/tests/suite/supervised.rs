@@ -37,6 +37,9 @@ enum Agent {
     /// A Claude Code run that started a subagent (`fixtures/claude/subagent`).
     ClaudeWithSubagent,
     Codex,
+    /// A Gemini CLI run (`fixtures/gemini/0.61.0/tool-then-answer`): its file records no end of a
+    /// response, so its run is `unknown` with its last model message as a candidate.
+    Gemini,
 }
 
 fn case(journal: bool) -> Case {
@@ -49,6 +52,7 @@ fn case_of(journal: bool, agent: Agent) -> Case {
         Agent::Pi => drop(env.place("sample", SETTLED)),
         Agent::ClaudeWithSubagent => drop(env.place_claude("subagent", SETTLED)),
         Agent::Codex => drop(env.place_codex("tool-then-answer", SETTLED)),
+        Agent::Gemini => drop(env.place_gemini("tool-then-answer", SETTLED)),
     }
     env.ingest();
     let mut runs = env.store.runs().unwrap();
@@ -220,11 +224,63 @@ fn a_journaled_proof_with_a_completed_foreground_publishes() {
         (Some("supervised".into()), Some("available".into()))
     );
     assert_eq!(v["foregroundFinalConfirmed"], true);
+    // Pi records how each answer ended: `truncated` false means it was not cut off.
+    assert_eq!(v["truncationKnown"], true);
     let whole = runread_testkit::answer(&c.run).unwrap();
     assert!(
         whole.starts_with(v["text"].as_str().unwrap()),
         "the first chunk of the answer"
     );
+    assert_eq!(v["sha256"], runread_core::sha256_hex(whole.as_bytes()));
+}
+
+/// Gemini CLI records no end of a response: passively its run's last model message is only a
+/// candidate (`unknown`, no text). A supervisor's proof of exactly that message after exit 0 makes
+/// it the answer, served supervised — with `truncationKnown` false: a cut-off at the output limit
+/// is marked neither in its file nor in its stream. A proof of another text, or a foreground that
+/// did not complete, publishes nothing.
+#[test]
+fn a_supervised_gemini_cli_answer_is_its_proven_candidate_its_truncation_not_known() {
+    let c = case_of(true, Agent::Gemini);
+    assert_eq!(c.run.run.status, runread_sessions::RunStatus::Unknown);
+    let v = c.call(tools::READ_FINAL_ANSWER);
+    assert_no_text(&v, "unknown");
+    assert_eq!(v["truncationKnown"], false);
+
+    // A proof of another text: not this candidate.
+    let other = Entry {
+        text_sha256: runread_core::sha256_hex(b"not what the file holds"),
+        ..c.entry()
+    };
+    let wrong = runread_supervise::journal_proof(&c.journal(), &other).unwrap();
+    c.record(Foreground::Completed, wrong, 0, false, 0);
+    assert_no_text(&c.call(tools::READ_FINAL_ANSWER), "unknown");
+
+    // The true proof, but the foreground failed or was interrupted: no text.
+    for (fg, state) in [
+        (Foreground::Failed, "unknown"),
+        (Foreground::Cancelled, "missing"),
+    ] {
+        c.record(fg, c.journaled(), 0, false, 0);
+        assert_no_text(&c.call(tools::READ_FINAL_ANSWER), state);
+    }
+
+    c.record(Foreground::Completed, c.journaled(), 0, false, 0);
+    let v = c.call(tools::READ_FINAL_ANSWER);
+    assert_eq!(
+        (v["state"].as_str(), v["evidence"].as_str()),
+        (Some("available"), Some("supervised")),
+        "{v}"
+    );
+    assert_eq!(v["foregroundFinalConfirmed"], true);
+    assert_eq!(v["truncated"], false);
+    assert_eq!(v["truncationKnown"], false);
+    let whole = runread_testkit::answer(&c.run).unwrap();
+    assert_eq!(
+        whole,
+        "This is **demo**, a tiny Rust project with one binary (`src/main.rs`) that prints `hi`.\n\nFiles: README.md, src/main.rs."
+    );
+    assert_eq!(v["text"].as_str(), Some(whole.as_str()));
     assert_eq!(v["sha256"], runread_core::sha256_hex(whole.as_bytes()));
 }
 

@@ -19,6 +19,9 @@ use crate::terminal::Terminal;
 
 pub(crate) struct GeminiMachine {
     sup: GeminiSupervision,
+    /// The model's text since the last other event, shown whole when it ends (a line runread
+    /// prints between two deltas would cut the answer on stdout).
+    pending: String,
     /// Gemini CLI's `tmp` directory (`None`: it cannot be named — no `GEMINI_CLI_HOME`, no
     /// `HOME`).
     tmp: Option<PathBuf>,
@@ -28,6 +31,7 @@ impl GeminiMachine {
     pub(crate) fn new(tmp: Option<PathBuf>) -> GeminiMachine {
         GeminiMachine {
             sup: GeminiSupervision::new(),
+            pending: String::new(),
             tmp,
         }
     }
@@ -35,30 +39,23 @@ impl GeminiMachine {
 
 /// Gemini CLI's events for the terminal: the model's text on stdout, everything else on stderr.
 /// Called before the event is applied (an open tool's name is still known).
-fn show(terminal: &mut Terminal, event: &GeminiEvent, sup: &GeminiSupervision) {
+fn show(terminal: &Terminal, event: &GeminiEvent, sup: &GeminiSupervision) {
     match event {
-        GeminiEvent::Assistant { text } => terminal.stream_text(text),
-        GeminiEvent::ToolUse { name, .. } => {
-            terminal.end_text();
-            terminal.say(&format!("  ▸ {name}"));
-        }
+        GeminiEvent::ToolUse { name, .. } => terminal.say(&format!("  ▸ {name}")),
         GeminiEvent::ToolResult { id, failed: true } => {
-            terminal.end_text();
             terminal.say(&format!("  ▸ {} failed", sup.tool_name(id).unwrap_or("tool")));
         }
-        GeminiEvent::Error { message } => {
-            terminal.end_text();
-            terminal.failure(message);
-        }
-        GeminiEvent::Result { success, message } => {
-            terminal.end_text();
-            if !success && !message.is_empty() {
-                terminal.failure(message);
-            }
-        }
+        GeminiEvent::Error { message } => terminal.failure(message),
+        GeminiEvent::Result {
+            success: false,
+            message,
+        } if !message.is_empty() => terminal.failure(message),
         _ => {}
     }
 }
+
+/// Most text held back for the terminal before it is shown anyway.
+const PENDING_MAX_BYTES: usize = 1024 * 1024;
 
 /// Gemini CLI's exit read with what it reported on its stream. It exits 0 after a `result`,
 /// whether a success or a failure of its own (a stream without a finish reason), and with the
@@ -102,6 +99,20 @@ impl Machine for GeminiMachine {
 
     fn apply_line(&mut self, line: &[u8], terminal: &mut Terminal) -> Option<(Step, bool)> {
         let event = events::parse(line).ok()?;
+        match &event {
+            GeminiEvent::Assistant { text } => {
+                self.pending.push_str(text);
+                if self.pending.len() > PENDING_MAX_BYTES {
+                    terminal.stream_text(&std::mem::take(&mut self.pending));
+                }
+            }
+            _ => {
+                if !self.pending.is_empty() {
+                    terminal.stream_text(&std::mem::take(&mut self.pending));
+                }
+                terminal.end_text();
+            }
+        }
         show(terminal, &event, &self.sup);
         // Gemini CLI writes the prompt as it announces it, and each record before or as it
         // streams on: everything after `init` is worth a look at the file.
