@@ -349,9 +349,8 @@ fn agent_said(
         // Without the agent's package (a shim, a standalone install), a bare answer could be any
         // program's: only a program going by an agent's own name is taken as it. Its event
         // stream is still read strictly and its session file must still prove every answer.
-        None => bare_agents.find(|b| {
-            file_name.is_some_and(|n| b.program_names().iter().any(|p| n == *p))
-        }),
+        None => bare_agents
+            .find(|b| file_name.is_some_and(|n| b.program_names().iter().any(|p| n == *p))),
     };
     match (said, package, bare_agent) {
         (Said::Agent(a, v), _, _) => {

@@ -41,11 +41,20 @@ impl std::fmt::Display for Refused {
 /// Options that take a run away from what supervision proves.
 const REFUSED_OPTIONS: &[(&str, &str)] = &[
     ("-i", "it continues interactively, without an event stream"),
-    ("--prompt-interactive", "it continues interactively, without an event stream"),
+    (
+        "--prompt-interactive",
+        "it continues interactively, without an event stream",
+    ),
     ("--acp", "it speaks ACP, not the event stream"),
     ("--experimental-acp", "it speaks ACP, not the event stream"),
-    ("-w", "it runs in another worktree, whose chat files are another project's"),
-    ("--worktree", "it runs in another worktree, whose chat files are another project's"),
+    (
+        "-w",
+        "it runs in another worktree, whose chat files are another project's",
+    ),
+    (
+        "--worktree",
+        "it runs in another worktree, whose chat files are another project's",
+    ),
 ];
 
 /// The value of `-o`/`--output-format` (its last one; options end at `--`).

@@ -43,7 +43,10 @@ fn show(terminal: &Terminal, event: &GeminiEvent, sup: &GeminiSupervision) {
     match event {
         GeminiEvent::ToolUse { name, .. } => terminal.say(&format!("  ▸ {name}")),
         GeminiEvent::ToolResult { id, failed: true } => {
-            terminal.say(&format!("  ▸ {} failed", sup.tool_name(id).unwrap_or("tool")));
+            terminal.say(&format!(
+                "  ▸ {} failed",
+                sup.tool_name(id).unwrap_or("tool")
+            ));
         }
         GeminiEvent::Error { message } => terminal.failure(message),
         GeminiEvent::Result {

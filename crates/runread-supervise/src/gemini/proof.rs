@@ -92,8 +92,7 @@ pub fn verify(
     let user_message_sha256 = entries
         .iter()
         .rfind(|e| {
-            e.id == run.run_id
-                && e.role.as_deref() == Some(runread_sessions::gemini::role::USER)
+            e.id == run.run_id && e.role.as_deref() == Some(runread_sessions::gemini::role::USER)
         })
         .and_then(|e| e.message_sha256.clone())
         .ok_or(Refusal::NotOnBranch)?;

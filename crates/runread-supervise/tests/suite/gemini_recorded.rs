@@ -245,7 +245,10 @@ fn every_recorded_answer_proves_against_the_chat_file_gemini_cli_wrote() {
             let pinned = pinned_for(&path, fixture, i);
             let v = proof::verify(&path, &pinned, &c).unwrap_or_else(|r| panic!("{at}: {r:?}"));
             let run = &runs(&path)[run_index(fixture, i)];
-            assert_eq!(v.run.run_id, run.run_id, "{at}: the run is the step's prompt");
+            assert_eq!(
+                v.run.run_id, run.run_id,
+                "{at}: the run is the step's prompt"
+            );
             // Passively, the same run is only a candidate.
             assert_eq!(run.status, RunStatus::Unknown, "{at}");
             assert_eq!(v.text_bytes, text.len() as u64);
