@@ -446,19 +446,7 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Output {
     let rec = &s.record;
     let current = s.current(r.now_ms);
     let live = s.live(r.now_ms);
-    let status = match r.run.run.status {
-        // An agent that records no end of a response leaves its run `unknown`, its last model
-        // message a candidate: the supervisor's journaled proof of it says the run answered.
-        RunStatus::Unknown
-            if matches!(rec.proof, runread_store::Proof::Journaled { .. })
-                && Records::of(r.run.agent)
-                    .unrecorded_end
-                    .is_some_and(|why| r.run.run.unknown_reason.as_deref() == Some(why)) =>
-        {
-            RunStatus::Completed
-        }
-        other => other,
-    };
+    let status = supervised_status(&r.run, &rec.proof);
     let foreground = supervised_foreground(rec, current, status);
     let bg = &rec.background;
     // Background coverage holds while the census is complete and either current (the supervisor
@@ -522,6 +510,20 @@ fn execute_supervised(r: &Reader, s: &Supervised) -> Output {
         completion_confirmed: confirmed,
         whole_machine_idle_confirmed: false,
         evidence: Basis::Supervised,
+    }
+}
+
+/// The run's status for a supervisor's record: the session file's, but for an agent that records
+/// no end of a response, whose run is `unknown` with its last model message as a candidate: the
+/// supervisor's journaled proof of that candidate says the run answered.
+fn supervised_status(run: &RunRecord, proof: &runread_store::Proof) -> RunStatus {
+    let proven_candidate = matches!(proof, runread_store::Proof::Journaled { .. })
+        && Records::of(run.agent)
+            .unrecorded_end
+            .is_some_and(|why| run.run.unknown_reason.as_deref() == Some(why));
+    match run.run.status {
+        RunStatus::Unknown if proven_candidate => RunStatus::Completed,
+        other => other,
     }
 }
 

@@ -67,6 +67,19 @@ impl GeminiTracked {
         })
     }
 
+    /// A piece of the model's text, within what runread reads of an answer.
+    fn add_text(&mut self, text: &str) {
+        if self.overflow {
+            return;
+        }
+        if self.text.len().saturating_add(text.len()) > ANSWER_CONTEXT_READ_MAX_BYTES {
+            self.overflow = true;
+            self.text = String::new();
+        } else {
+            self.text.push_str(text);
+        }
+    }
+
     /// The final proof of a run that never settled, from how it ended. `interrupted`: runread
     /// passed an interrupt on to the agent (the stream then just stops).
     pub fn closing_proof(&self, interrupted: bool) -> Proof {
@@ -126,6 +139,31 @@ impl GeminiSupervision {
 
     pub fn open_tools(&self) -> usize {
         self.open_tools.len()
+    }
+
+    /// `result`: the open run ends, and settles if that gave it a candidate answer.
+    fn ended(&mut self, success: bool, message: &str) -> Step {
+        self.open_tools.clear();
+        let end = if success {
+            RunEnd::Success
+        } else {
+            RunEnd::Failed(message.to_owned())
+        };
+        match self.open_run() {
+            Some(run) => {
+                run.end = Some(end);
+                if run.candidate().is_some() {
+                    Step::Settle(self.runs.len() - 1)
+                } else {
+                    Step::Changed
+                }
+            }
+            // A result without a prompt: not one `gemini -p` stream.
+            None => {
+                self.broken = true;
+                Step::Nothing
+            }
+        }
     }
 
     /// The name of an open tool call (for the terminal).
@@ -193,15 +231,8 @@ impl GeminiSupervision {
                 Step::Changed
             }
             GeminiEvent::Assistant { text } => {
-                if let Some(run) = self.open_run()
-                    && !run.overflow
-                {
-                    if run.text.len().saturating_add(text.len()) > ANSWER_CONTEXT_READ_MAX_BYTES {
-                        run.overflow = true;
-                        run.text = String::new();
-                    } else {
-                        run.text.push_str(text);
-                    }
+                if let Some(run) = self.open_run() {
+                    run.add_text(text);
                 }
                 Step::Nothing
             }
@@ -228,29 +259,7 @@ impl GeminiSupervision {
                 }
                 Step::Nothing
             }
-            GeminiEvent::Result { success, message } => {
-                self.open_tools.clear();
-                let end = if *success {
-                    RunEnd::Success
-                } else {
-                    RunEnd::Failed(message.clone())
-                };
-                match self.open_run() {
-                    Some(run) => {
-                        run.end = Some(end);
-                        if run.candidate().is_some() {
-                            Step::Settle(self.runs.len() - 1)
-                        } else {
-                            Step::Changed
-                        }
-                    }
-                    // A result without a prompt: not one `gemini -p` stream.
-                    None => {
-                        self.broken = true;
-                        Step::Nothing
-                    }
-                }
-            }
+            GeminiEvent::Result { success, message } => self.ended(*success, message),
             GeminiEvent::Unknown => {
                 self.unknown_events += 1;
                 if let Some(run) = self.open_run() {
