@@ -595,6 +595,34 @@ mod tests {
         }
     }
 
+    /// Gemini CLI answers a bare version too: told from Pi by its package, else by its name.
+    #[test]
+    fn gemini_cli_answers_bare_and_is_told_by_its_package_or_its_name() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("@google/gemini-cli");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(
+            root.join("package.json"),
+            r#"{"name":"@google/gemini-cli","version":"0.61.0"}"#,
+        )
+        .unwrap();
+        let cli = root.join("bundle/gemini.js");
+        answers_on_stderr(&cli, "0.61.0");
+        let agent = identified(&cli, d.path()).unwrap();
+        assert_eq!(
+            (agent.kind, agent.version.as_str()),
+            (Agent::Gemini, "0.61.0")
+        );
+        assert_eq!(agent.package_root.as_deref(), Some(root.as_path()));
+        let shim = d.path().join("shims/gemini");
+        answers_on_stderr(&shim, "0.62.0");
+        let agent = identified(&shim, d.path()).unwrap();
+        assert_eq!(
+            (agent.kind, agent.version.as_str()),
+            (Agent::Gemini, "0.62.0")
+        );
+    }
+
     #[test]
     fn a_bare_answer_without_a_package_is_pi_only_by_its_name() {
         let d = tempfile::tempdir().unwrap();

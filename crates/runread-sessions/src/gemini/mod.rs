@@ -29,7 +29,7 @@
 //! whose last record is a model message without tool calls keeps it as its candidate (lines,
 //! digest, size) but is `unknown` ([`END_NOT_RECORDED`]); one whose last record is a tool call or
 //! its result, or its prompt, is running when it is the session's last run, else `unknown`.
-//! `runread run` does not supervise Gemini CLI yet.
+//! Under `runread run` (`runread_supervise::gemini`) the stream proves the candidate.
 //!
 //! **Upserts and the incremental index.** Ingest reads only the bytes appended since the last pass.
 //! Each line is an entry of its own; runs are cut again over the whole generation at every pass,
