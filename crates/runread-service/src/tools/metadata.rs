@@ -220,6 +220,8 @@ pub enum UsageSource {
     AssistantMessages,
     /// The session's running totals in `token_count` events (Codex).
     TokenCountEvents,
+    /// The records of each model call (Copilot CLI's `session.usage_record`).
+    UsageRecords,
     /// None recorded.
     NotRecorded,
 }
@@ -306,6 +308,7 @@ impl Usage {
                 source: match u.source {
                     From::AssistantMessages => UsageSource::AssistantMessages,
                     From::TokenCountEvents => UsageSource::TokenCountEvents,
+                    From::UsageRecords => UsageSource::UsageRecords,
                 },
             },
         }

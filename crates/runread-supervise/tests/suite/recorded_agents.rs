@@ -24,7 +24,7 @@ fn judge(agent: Agent) -> Option<Judge> {
     match agent {
         Agent::Claude => Some(crate::claude_recorded::foreground),
         Agent::Codex => Some(crate::codex_recorded::foreground),
-        Agent::Gemini => None,
+        Agent::Gemini | Agent::Copilot => None,
         Agent::Pi => panic!("Pi's fixtures record no reported stream per step"),
     }
 }
