@@ -7,8 +7,8 @@
 //!   step (its `result` text is the message); otherwise the answer is its `result`.
 //! - Gemini CLI (`fixtures/gemini/0.61.0`, stream-json): the step's `result` event; `success`
 //!   answers with the assistant message deltas after the step's last tool event.
-//! - Copilot CLI (`fixtures/copilot/1.0.102`, `--output-format json`): no `result` line is an
-//!   interrupted step, a `session.error` a failed one, else the last main-agent `assistant.message`
+//! - Copilot CLI (`fixtures/copilot/1.0.102`, `--output-format json`): an `abort` (or no `result`
+//!   line) is an interrupted step, a `session.error` a failed one, else the last main-agent `assistant.message`
 //!   ([`copilot_steps`]).
 //! - Codex (`fixtures/codex`, `--json`): the step's last `turn.completed` or `turn.failed`.
 //!   `turn.completed` answers with the text of the stream's last `agent_message` item;
@@ -254,7 +254,8 @@ pub const COPILOT_FIXTURES: &[&str] = &[
     "secrets",
 ];
 
-/// The steps of Copilot CLI fixture `fixture`, in order: no `result` line is an interrupted step;
+/// The steps of Copilot CLI fixture `fixture`, in order: an `abort`, or no `result` line, is an
+/// interrupted step;
 /// a `session.error` a failed step with its message; otherwise the answer is the `content` of
 /// the stream's last main-agent `assistant.message` (no `parentToolCallId`). A main-agent turn
 /// whose model call succeeded (`model.call_finished` `success`) and streamed a message it never
@@ -262,7 +263,10 @@ pub const COPILOT_FIXTURES: &[&str] = &[
 pub fn copilot_steps(fixture: &str) -> Vec<ReportedStep> {
     let main = |v: &&Value| v["data"]["parentToolCallId"].is_null() && v["agentId"].is_null();
     let mut steps = steps(&crate::copilot_fixtures_dir().join(fixture), |events| {
-        if !events.iter().any(|v| v["type"] == "result") {
+        // An interrupt while the model was still thinking writes a `result` line too.
+        if !events.iter().any(|v| v["type"] == "result")
+            || events.iter().any(|v| v["type"] == "abort")
+        {
             return Reported::Interrupted;
         }
         if let Some(e) = events.iter().rfind(|v| v["type"] == "session.error") {

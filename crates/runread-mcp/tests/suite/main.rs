@@ -11,6 +11,7 @@ mod codex_suite;
 mod connector;
 mod cors;
 mod eras;
+mod copilot_suite;
 mod gemini_suite;
 mod readers;
 mod recorded_agents;
