@@ -239,6 +239,25 @@ pub fn parse_line(
             e.kind = EntryKind::ModelChange;
             e.model = d.selected_model.as_deref().map(str::to_owned);
         }
+        "session.usage_record" => {
+            let Some(u) = d.usage.as_ref() else {
+                return LineOutcome::Skipped;
+            };
+            let Some(tokens) = crate::model::Tokens::from_json(u, crate::usage::COPILOT_NAMES)
+            else {
+                return LineOutcome::Skipped;
+            };
+            e.usage = Some(tokens);
+            e.model = u.get("model").and_then(|m| m.as_str()).map(str::to_owned);
+            e.call_id = u.get("apiCallId").and_then(|m| m.as_str()).map(str::to_owned);
+            // A subagent's call is counted in the run's usage, but its end is not the run's.
+            if !raw.subagents() && u.get("initiator").and_then(|i| i.as_str()) != Some("sub-agent") {
+                e.stop_reason = u
+                    .get("finishReason")
+                    .and_then(|m| m.as_str())
+                    .map(str::to_owned);
+            }
+        }
         _ if raw.subagents() => return LineOutcome::Skipped,
         "user.message" => {
             let Some(text) = d.content.as_deref() else {
@@ -262,25 +281,6 @@ pub fn parse_line(
             e.body_bytes = text.len() as u64;
             e.text_bytes = text.len() as u64;
             e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
-        }
-        "session.usage_record" => {
-            let Some(u) = d.usage.as_ref() else {
-                return LineOutcome::Skipped;
-            };
-            let Some(tokens) = crate::model::Tokens::from_json(u, crate::usage::COPILOT_NAMES)
-            else {
-                return LineOutcome::Skipped;
-            };
-            e.usage = Some(tokens);
-            e.model = u.get("model").and_then(|m| m.as_str()).map(str::to_owned);
-            e.call_id = u.get("apiCallId").and_then(|m| m.as_str()).map(str::to_owned);
-            // A subagent's call is counted in the run's usage, but its end is not the run's.
-            if u.get("initiator").and_then(|i| i.as_str()) != Some("sub-agent") {
-                e.stop_reason = u
-                    .get("finishReason")
-                    .and_then(|m| m.as_str())
-                    .map(str::to_owned);
-            }
         }
         "assistant.turn_end" => e.kind = EntryKind::TurnEnd,
         "session.error" => {
