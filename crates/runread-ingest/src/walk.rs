@@ -159,7 +159,10 @@ mod tests {
                 };
                 let listed = d.session_files();
                 assert_eq!(listed, listed_by_paths(&d), "{agent:?} under {dir:?}");
-                assert!(!listed.is_empty() || matches!(agent, Agent::Codex | Agent::Gemini | Agent::Copilot));
+                assert!(
+                    !listed.is_empty()
+                        || matches!(agent, Agent::Codex | Agent::Gemini | Agent::Copilot)
+                );
             }
         }
     }

@@ -13,8 +13,8 @@
 pub mod agents;
 pub mod claude;
 pub mod codex;
-pub mod copilot;
 mod content;
+pub mod copilot;
 pub mod file;
 pub mod gemini;
 pub mod model;

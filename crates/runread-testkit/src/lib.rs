@@ -461,7 +461,10 @@ impl Env {
             &std::fs::read(fixture.join("manifest.json")).expect("manifest"),
         )
         .expect("manifest JSON");
-        let old = manifest["workspace"].as_str().expect("workspace").to_owned();
+        let old = manifest["workspace"]
+            .as_str()
+            .expect("workspace")
+            .to_owned();
         let src_root = fixture.join("sessions").join("session-state");
         let mut out = Vec::new();
         for src in files_under(&src_root) {

@@ -57,7 +57,12 @@ fn every_run_of_a_session_is_in_its_one_file() {
 /// is an append, and the runs in the end are those of one whole read.
 #[test]
 fn read_as_it_grew_every_pass_is_an_append() {
-    for fixture in ["continue-unicode", "subagent", "provider-error", "length-cutoff"] {
+    for fixture in [
+        "continue-unicode",
+        "subagent",
+        "provider-error",
+        "length-cutoff",
+    ] {
         let whole = Env::new();
         whole.place_copilot(fixture, AGE);
         pass(&whole);
@@ -159,7 +164,11 @@ fn usage_is_each_usage_record_of_the_run() {
                     .sum::<u64>()
             };
             assert_eq!(usage.total.input, sum("inputTokens"), "{fixture}: {prompt}");
-            assert_eq!(usage.total.output, sum("outputTokens"), "{fixture}: {prompt}");
+            assert_eq!(
+                usage.total.output,
+                sum("outputTokens"),
+                "{fixture}: {prompt}"
+            );
             assert_eq!(usage.by_model.len(), 1);
             assert_eq!(usage.by_model[0].model, "mock-1");
         }
@@ -257,7 +266,11 @@ fn bad_input_is_counted_reported_and_taints_only_the_run_it_touches() {
                 assert_eq!(r.run.status, RunStatus::Unknown, "{n}");
                 assert_eq!(r.run.unknown_reason.as_deref(), Some(reason), "{n}");
             } else {
-                assert_eq!(r.run.status, RunStatus::Completed, "{n}: run {i} is untouched");
+                assert_eq!(
+                    r.run.status,
+                    RunStatus::Completed,
+                    "{n}: run {i} is untouched"
+                );
             }
         }
     }

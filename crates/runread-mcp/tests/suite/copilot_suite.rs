@@ -22,7 +22,7 @@ async fn serve(fixtures: &[&str]) -> Served {
 fn main_agent(v: &Value) -> bool {
     v["agentId"].is_null()
         && v["data"]["parentToolCallId"].is_null()
-        && !(v["type"] == "user.message" && !v["data"]["source"].is_null())
+        && (v["type"] != "user.message" || v["data"]["source"].is_null())
 }
 
 /// The file's conversation read with plain JSON: each main-agent `user.message` and
@@ -68,8 +68,7 @@ fn run_messages(path: &str, prompt: &str) -> Vec<(String, String, Vec<String>)> 
 }
 
 #[tokio::test]
-async fn history_is_the_prompt_and_the_main_agents_messages_never_reasoning_arguments_or_outputs()
-{
+async fn history_is_the_prompt_and_the_main_agents_messages_never_reasoning_arguments_or_outputs() {
     let s = serve(&["tool-then-answer", "continue-unicode", "subagent"]).await;
     let runs = s.runs();
     assert_eq!(runs.len(), 5);
@@ -93,11 +92,17 @@ async fn history_is_the_prompt_and_the_main_agents_messages_never_reasoning_argu
             assert_eq!(e["text"], text.as_str());
         }
         let text = serde_json::to_string(&events).unwrap();
-        assert!(!text.contains("I should look at the files first"), "reasoning");
+        assert!(
+            !text.contains("I should look at the files first"),
+            "reasoning"
+        );
         assert!(!text.contains("echo hi && ls -R"), "arguments");
         assert!(!text.contains("A tiny project."), "outputs");
         assert!(!text.contains("current_datetime"), "the transformed prompt");
-        assert!(!text.contains("Read notes.txt and report"), "the subagent's prompt");
+        assert!(
+            !text.contains("Read notes.txt and report"),
+            "the subagent's prompt"
+        );
         assert!(!text.contains("Reading it."), "the subagent's message");
     }
 }

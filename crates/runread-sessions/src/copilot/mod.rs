@@ -47,7 +47,9 @@ use serde::de::IgnoredAny;
 use runread_core::limits::{EVIDENCE_FILE_MAX_LINES, EVIDENCE_LINE_MAX_BYTES};
 
 use crate::file::{EvidenceFile, Line};
-use crate::model::{EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError};
+use crate::model::{
+    EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
+};
 use crate::records::ChildRecord;
 use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, taint_branch};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
@@ -183,7 +185,11 @@ pub fn parse_first_line(line: &[u8]) -> Option<Header> {
     Some(Header {
         session_id: session_id.into_owned(),
         version: d.version.unwrap_or(0),
-        cwd: d.context.and_then(|c| c.cwd).map(Cow::into_owned).unwrap_or_default(),
+        cwd: d
+            .context
+            .and_then(|c| c.cwd)
+            .map(Cow::into_owned)
+            .unwrap_or_default(),
         timestamp: d.start_time.or(raw.timestamp).map(Cow::into_owned),
         parent_session: None,
         line_sha256: runread_core::sha256_hex(line),
@@ -217,7 +223,12 @@ pub fn parse_line(
     }
     let mut e = EntrySummary {
         timestamp: raw.timestamp.as_deref().map(str::to_owned),
-        ..EntrySummary::at(line_no, offset, line.len() as u64, raw.id.clone().into_owned())
+        ..EntrySummary::at(
+            line_no,
+            offset,
+            line.len() as u64,
+            raw.id.clone().into_owned(),
+        )
     };
     if !KNOWN_TYPES.contains(&raw.kind.as_ref()) {
         e.kind = EntryKind::Unrecognised;
@@ -249,9 +260,13 @@ pub fn parse_line(
             };
             e.usage = Some(tokens);
             e.model = u.get("model").and_then(|m| m.as_str()).map(str::to_owned);
-            e.call_id = u.get("apiCallId").and_then(|m| m.as_str()).map(str::to_owned);
+            e.call_id = u
+                .get("apiCallId")
+                .and_then(|m| m.as_str())
+                .map(str::to_owned);
             // A subagent's call is counted in the run's usage, but its end is not the run's.
-            if !raw.subagents() && u.get("initiator").and_then(|i| i.as_str()) != Some("sub-agent") {
+            if !raw.subagents() && u.get("initiator").and_then(|i| i.as_str()) != Some("sub-agent")
+            {
                 e.stop_reason = u
                     .get("finishReason")
                     .and_then(|m| m.as_str())
@@ -302,7 +317,11 @@ pub fn message_view(line: &[u8]) -> Option<MessageView> {
     match raw.kind.as_ref() {
         "session.start" => Some(MessageView {
             role: "session".to_owned(),
-            cwd: d.context.as_ref().and_then(|c| c.cwd.as_deref()).map(str::to_owned),
+            cwd: d
+                .context
+                .as_ref()
+                .and_then(|c| c.cwd.as_deref())
+                .map(str::to_owned),
             agent_version: d.copilot_version.as_deref().map(str::to_owned),
             ..MessageView::default()
         }),
@@ -480,7 +499,10 @@ fn run_of(span: &[EntrySummary], last_run: bool) -> (Run, Option<&'static str>) 
     let Some(prompt) = span.first() else {
         return (Run::running(String::new()), Some(NO_END));
     };
-    let events: Vec<&EntrySummary> = span.iter().filter(|e| e.kind == EntryKind::Message).collect();
+    let events: Vec<&EntrySummary> = span
+        .iter()
+        .filter(|e| e.kind == EntryKind::Message)
+        .collect();
     let mut run = Run {
         start_line: prompt.line,
         end_line: span.last().map_or(prompt.line, |e| e.line),
@@ -496,10 +518,9 @@ fn run_of(span: &[EntrySummary], last_run: bool) -> (Run, Option<&'static str>) 
             run.run_models.push(m.clone());
         }
     }
-    let ended = span
-        .iter()
-        .rev()
-        .find(|e| matches!(e.kind, EntryKind::TurnAborted) || (e.kind == EntryKind::TurnEnd && e.api_error));
+    let ended = span.iter().rev().find(|e| {
+        matches!(e.kind, EntryKind::TurnAborted) || (e.kind == EntryKind::TurnEnd && e.api_error)
+    });
     if let Some(end) = span.iter().find(|e| e.kind == EntryKind::TurnAborted) {
         run.status = RunStatus::Cancelled;
         run.ended_at = end.timestamp.clone();

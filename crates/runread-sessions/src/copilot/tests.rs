@@ -52,7 +52,10 @@ fn every_resumed_run_is_one_run_of_the_same_file() {
     let (_, branch) = runs_of("continue-unicode");
     assert_eq!(branch.runs.len(), 3);
     assert!(branch.runs.iter().all(|r| r.status == RunStatus::Completed));
-    assert_eq!(answer("continue-unicode", &branch.runs[1]), "Again: hello — naïve 日本語 🎉");
+    assert_eq!(
+        answer("continue-unicode", &branch.runs[1]),
+        "Again: hello — naïve 日本語 🎉"
+    );
 }
 
 #[test]
@@ -61,13 +64,22 @@ fn an_error_fails_its_run_and_an_abort_cancels_it() {
     let status: Vec<RunStatus> = branch.runs.iter().map(|r| r.status).collect();
     assert_eq!(
         status,
-        [RunStatus::Completed, RunStatus::Completed, RunStatus::Failed, RunStatus::Completed]
+        [
+            RunStatus::Completed,
+            RunStatus::Completed,
+            RunStatus::Failed,
+            RunStatus::Completed
+        ]
     );
     let (_, branch) = runs_of("interrupted");
     let status: Vec<RunStatus> = branch.runs.iter().map(|r| r.status).collect();
     assert_eq!(
         status,
-        [RunStatus::Cancelled, RunStatus::Cancelled, RunStatus::Completed]
+        [
+            RunStatus::Cancelled,
+            RunStatus::Cancelled,
+            RunStatus::Completed
+        ]
     );
 }
 
@@ -77,7 +89,10 @@ fn a_length_cut_off_is_never_complete() {
     assert_eq!(branch.runs.len(), 2);
     let [first, second] = [&branch.runs[0], &branch.runs[1]];
     assert_eq!(first.status, RunStatus::Unknown);
-    assert_eq!(first.unknown_reason.as_deref(), Some(CONTINUED_AFTER_LENGTH));
+    assert_eq!(
+        first.unknown_reason.as_deref(),
+        Some(CONTINUED_AFTER_LENGTH)
+    );
     assert!(!first.final_lines.is_empty());
     assert_eq!(second.status, RunStatus::Unknown);
     assert_eq!(second.unknown_reason.as_deref(), Some(CUT_AT_LENGTH));
@@ -91,7 +106,10 @@ fn a_subagent_is_a_child_not_the_runs_answer() {
     assert_eq!(branch.runs.len(), 1);
     let run = &branch.runs[0];
     assert_eq!(run.status, RunStatus::Completed);
-    assert_eq!(answer("subagent", run), "The helper reports: hello from notes.");
+    assert_eq!(
+        answer("subagent", run),
+        "The helper reports: hello from notes."
+    );
     // The prompt, the delegating message, the answer: nothing of the subagent's.
     assert_eq!(run.message_lines.len(), 3);
     let bytes = std::fs::read(fixture_file("subagent")).unwrap();
@@ -119,7 +137,11 @@ fn a_line_of_an_unknown_type_makes_its_run_unknown_and_a_second_start_is_malform
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let n = lines.len();
-    lines.insert(n - 2, r#"{"type":"assistant.new_thing","data":{},"id":"x1","timestamp":"t","parentId":null}"#.to_owned());
+    lines.insert(
+        n - 2,
+        r#"{"type":"assistant.new_thing","data":{},"id":"x1","timestamp":"t","parentId":null}"#
+            .to_owned(),
+    );
     let first = lines[0].clone();
     lines.push(first);
     let dir = tempfile::tempdir().unwrap();
