@@ -236,12 +236,27 @@ pub fn parse_line(
             crate::model::Unrecognised::new(line_no, &raw.kind, header.agent_version.as_deref());
         return LineOutcome::Unrecognised(Box::new(e), seen);
     }
+    match fill(&mut e, &raw, header, digest, line_no) {
+        Some(outcome) => outcome,
+        None => LineOutcome::Entry(Box::new(e)),
+    }
+}
+
+/// Fills in what `e` says, from its line `raw` (a known type) at `line_no`; `Some`: the line is
+/// not an entry (its outcome).
+fn fill(
+    e: &mut EntrySummary,
+    raw: &RawLine<'_>,
+    header: &Header,
+    digest: &LineDigest<'_>,
+    line_no: u64,
+) -> Option<LineOutcome> {
     let d = &raw.data;
     match raw.kind.as_ref() {
         "session.start" => {
             // Only the first line; another session's start in this file is not this session's.
             if line_no != 1 || d.session_id.as_deref() != Some(header.session_id.as_str()) {
-                return LineOutcome::Malformed;
+                return Some(LineOutcome::Malformed);
             }
             e.kind = EntryKind::ModelChange;
             e.model = d.selected_model.as_deref().map(str::to_owned);
@@ -250,33 +265,11 @@ pub fn parse_line(
             e.kind = EntryKind::ModelChange;
             e.model = d.selected_model.as_deref().map(str::to_owned);
         }
-        "session.usage_record" => {
-            let Some(u) = d.usage.as_ref() else {
-                return LineOutcome::Skipped;
-            };
-            let Some(tokens) = crate::model::Tokens::from_json(u, crate::usage::COPILOT_NAMES)
-            else {
-                return LineOutcome::Skipped;
-            };
-            e.usage = Some(tokens);
-            e.model = u.get("model").and_then(|m| m.as_str()).map(str::to_owned);
-            e.call_id = u
-                .get("apiCallId")
-                .and_then(|m| m.as_str())
-                .map(str::to_owned);
-            // A subagent's call is counted in the run's usage, but its end is not the run's.
-            if !raw.subagents() && u.get("initiator").and_then(|i| i.as_str()) != Some("sub-agent")
-            {
-                e.stop_reason = u
-                    .get("finishReason")
-                    .and_then(|m| m.as_str())
-                    .map(str::to_owned);
-            }
-        }
-        _ if raw.subagents() => return LineOutcome::Skipped,
+        "session.usage_record" => return fill_usage(e, raw),
+        _ if raw.subagents() => return Some(LineOutcome::Skipped),
         "user.message" => {
             let Some(text) = d.content.as_deref() else {
-                return LineOutcome::Malformed;
+                return Some(LineOutcome::Malformed);
             };
             e.kind = EntryKind::Message;
             e.role = Some(role::USER.to_owned());
@@ -284,28 +277,53 @@ pub fn parse_line(
             e.message_sha256 = e.line_sha256.clone();
             e.body_bytes = text.len() as u64;
         }
-        "assistant.message" => {
-            let text = d.content.as_deref().unwrap_or_default();
-            e.kind = EntryKind::Message;
-            e.role = Some(role::ASSISTANT.to_owned());
-            e.line_sha256 = Some(digest.hex());
-            e.message_sha256 = e.line_sha256.clone();
-            e.has_tool_call = d.tool_requests.as_ref().is_some_and(|t| !t.is_empty());
-            e.model = d.model.as_deref().map(str::to_owned);
-            e.call_id = d.api_call_id.as_deref().map(str::to_owned);
-            e.body_bytes = text.len() as u64;
-            e.text_bytes = text.len() as u64;
-            e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
-        }
+        "assistant.message" => fill_assistant(e, d, digest),
         "assistant.turn_end" => e.kind = EntryKind::TurnEnd,
         "session.error" => {
             e.kind = EntryKind::TurnEnd;
             e.api_error = true;
         }
         "abort" => e.kind = EntryKind::TurnAborted,
-        _ => return LineOutcome::Skipped,
+        _ => return Some(LineOutcome::Skipped),
     }
-    LineOutcome::Entry(Box::new(e))
+    None
+}
+
+/// A main-agent `assistant.message`: its text's size and digest, whether it calls tools, its
+/// model and the model call it came from (`apiCallId`).
+fn fill_assistant(e: &mut EntrySummary, d: &Data<'_>, digest: &LineDigest<'_>) {
+    let text = d.content.as_deref().unwrap_or_default();
+    e.kind = EntryKind::Message;
+    e.role = Some(role::ASSISTANT.to_owned());
+    e.line_sha256 = Some(digest.hex());
+    e.message_sha256 = e.line_sha256.clone();
+    e.has_tool_call = d.tool_requests.as_ref().is_some_and(|t| !t.is_empty());
+    e.model = d.model.as_deref().map(str::to_owned);
+    e.call_id = d.api_call_id.as_deref().map(str::to_owned);
+    e.body_bytes = text.len() as u64;
+    e.text_bytes = text.len() as u64;
+    e.text_sha256 = Some(runread_core::sha256_hex(text.as_bytes()));
+}
+
+/// A `session.usage_record` (the main agent's or a subagent's: both are the run's usage): its
+/// tokens, model, model call and — the main agent's only — how the call ended; skipped without
+/// usage.
+fn fill_usage(e: &mut EntrySummary, raw: &RawLine<'_>) -> Option<LineOutcome> {
+    let Some(u) = raw.data.usage.as_ref() else {
+        return Some(LineOutcome::Skipped);
+    };
+    let Some(tokens) = crate::model::Tokens::from_json(u, crate::usage::COPILOT_NAMES) else {
+        return Some(LineOutcome::Skipped);
+    };
+    let field = |k: &str| u.get(k).and_then(|m| m.as_str()).map(str::to_owned);
+    e.usage = Some(tokens);
+    e.model = field("model");
+    e.call_id = field("apiCallId");
+    // A subagent's call is counted in the run's usage, but its end is not the run's.
+    if !raw.subagents() && field("initiator").as_deref() != Some("sub-agent") {
+        e.stop_reason = field("finishReason");
+    }
+    None
 }
 
 /// What a reader may be shown of `line` (read back when served): a prompt, a main-agent message
@@ -518,16 +536,16 @@ fn run_of(span: &[EntrySummary], last_run: bool) -> (Run, Option<&'static str>) 
             run.run_models.push(m.clone());
         }
     }
-    let ended = span.iter().rev().find(|e| {
-        matches!(e.kind, EntryKind::TurnAborted) || (e.kind == EntryKind::TurnEnd && e.api_error)
-    });
-    if let Some(end) = span.iter().find(|e| e.kind == EntryKind::TurnAborted) {
-        run.status = RunStatus::Cancelled;
-        run.ended_at = end.timestamp.clone();
-        return (run, None);
-    }
-    if let Some(end) = ended {
-        run.status = RunStatus::Failed;
+    // An interrupt, else an error, ends the run whatever else it holds.
+    let aborted = span.iter().find(|e| e.kind == EntryKind::TurnAborted);
+    let failed = span
+        .iter()
+        .find(|e| e.kind == EntryKind::TurnEnd && e.api_error);
+    if let Some((end, status)) = aborted
+        .map(|e| (e, RunStatus::Cancelled))
+        .or(failed.map(|e| (e, RunStatus::Failed)))
+    {
+        run.status = status;
         run.ended_at = end.timestamp.clone();
         return (run, None);
     }
@@ -540,10 +558,22 @@ fn run_of(span: &[EntrySummary], last_run: bool) -> (Run, Option<&'static str>) 
         }
         return (run, Some(NO_END));
     };
+    keep_candidate(&mut run, &events, m);
+    answered(run, span, m, last_run)
+}
+
+/// The run whose last event is `m`, a main-agent message without tool requests (its candidate
+/// kept): `completed` once its `assistant.turn_end` is written and no call of the run ended on
+/// `length`; otherwise why the file cannot say, or running (`None`) while it is the last run.
+fn answered(
+    mut run: Run,
+    span: &[EntrySummary],
+    m: &EntrySummary,
+    last_run: bool,
+) -> (Run, Option<&'static str>) {
     let turn_end = span
         .iter()
         .find(|e| e.kind == EntryKind::TurnEnd && !e.api_error && e.line > m.line);
-    keep_candidate(&mut run, &events, m);
     let Some(turn_end) = turn_end else {
         return (run, (!last_run).then_some(NO_END));
     };
@@ -568,7 +598,7 @@ fn run_of(span: &[EntrySummary], last_run: bool) -> (Run, Option<&'static str>) 
 }
 
 /// The main agent's message `m`, the run's last event: the run's answer (proven once
-/// [`run_of`] says so), its line, size and digest, and the chain of the run's events up to it.
+/// [`answered`] says so), its line, size and digest, and the chain of the run's events up to it.
 fn keep_candidate(run: &mut Run, events: &[&EntrySummary], m: &EntrySummary) {
     run.final_lines = m.line_ref().into_iter().collect();
     run.final_bytes = m.text_bytes;
