@@ -18,7 +18,7 @@ use runread_testkit::Env;
 const SETTLED: Duration = Duration::from_secs(60);
 
 /// A home holding one settled run of each agent whose answers are served (Pi, Claude Code,
-/// Codex), served.
+/// Codex, Copilot CLI), served.
 struct Shared {
     env: Env,
     runs: Vec<RunRecord>,
@@ -31,6 +31,7 @@ impl Shared {
         env.place("sample", SETTLED);
         env.place_claude("tool-then-answer", SETTLED);
         env.place_codex("tool-then-answer", SETTLED);
+        env.place_copilot("tool-then-answer", SETTLED);
         env.ingest();
         // Each agent whose session file proves an answer (Gemini CLI's never does: see its
         // suite, `gemini_suite`).
@@ -38,6 +39,7 @@ impl Shared {
             runread_core::Agent::Pi,
             runread_core::Agent::Claude,
             runread_core::Agent::Codex,
+            runread_core::Agent::Copilot,
         ]
         .iter()
         .map(|agent| {
