@@ -68,6 +68,7 @@ fn placed(agent: Agent, root: &Path, cwd: &str, name: &std::ffi::OsStr) -> PathB
             .join(name),
         Agent::Codex => root.join("2026").join("11").join("30").join(name),
         Agent::Gemini => root.join("project").join("chats").join(name),
+        Agent::Copilot => root.join("session").join(name),
     }
 }
 

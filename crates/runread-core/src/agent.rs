@@ -19,29 +19,40 @@ pub enum Agent {
     Codex,
     /// Google's Gemini CLI, `tmp/<project>/chats/session-<minute>-<id8>.jsonl` (read passively).
     Gemini,
+    /// GitHub Copilot CLI, `session-state/<session id>/events.jsonl` (read passively).
+    Copilot,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 4] = [Agent::Pi, Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 5] = [
+        Agent::Pi,
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+    ];
 
     /// The name stored with a session, written in the journal and shown to owners and readers
-    /// (`pi`, `claude`, `codex`, `gemini`).
+    /// (`pi`, `claude`, `codex`, `gemini`, `copilot`).
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Pi => "pi",
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Copilot => "copilot",
         }
     }
 
-    /// The agent's product name, for people (`Pi`, `Claude Code`, `Codex`, `Gemini CLI`).
+    /// The agent's product name, for people (`Pi`, `Claude Code`, `Codex`, `Gemini CLI`,
+    /// `Copilot CLI`).
     pub fn product(self) -> &'static str {
         match self {
             Agent::Pi => "Pi",
             Agent::Claude => "Claude Code",
             Agent::Codex => "Codex",
             Agent::Gemini => "Gemini CLI",
+            Agent::Copilot => "Copilot CLI",
         }
     }
 
@@ -53,6 +64,7 @@ impl Agent {
             Agent::Claude => ("2.1.328", "2.1.332"),
             Agent::Codex => ("0.171.0", "0.171.0"),
             Agent::Gemini => ("0.61.0", "0.61.0"),
+            Agent::Copilot => ("1.0.102", "1.0.102"),
         }
     }
 

@@ -222,6 +222,12 @@ pub fn gemini_scan(data: &[u8]) {
     scan_in_two_passes(Agent::Gemini, data);
 }
 
+/// A whole GitHub Copilot CLI `events.jsonl` through the Copilot CLI reader (runs appended,
+/// subagents inline), as [`claude_scan`] does.
+pub fn copilot_scan(data: &[u8]) {
+    scan_in_two_passes(Agent::Copilot, data);
+}
+
 fn scan_in_two_passes(agent: Agent, data: &[u8]) {
     let k = usize::try_from(
         data.iter()
@@ -302,8 +308,13 @@ fn check_scan(agent: Agent, scan: &Scan, data: &[u8]) {
     if !scan.over_bounds {
         assert_eq!(scan.torn, scan.consumed < len);
     }
-    // Pi's header and Codex's `session_meta` are not entries; Claude Code's first line is one.
-    let mut last_line = if agent == Agent::Claude { 0 } else { 1 };
+    // Pi's header and Codex's `session_meta` are not entries; Claude Code's first line and Copilot
+    // CLI's `session.start` are.
+    let mut last_line = if matches!(agent, Agent::Claude | Agent::Copilot) {
+        0
+    } else {
+        1
+    };
     for e in &scan.entries {
         assert!(e.line > last_line && e.line <= scan.lines);
         last_line = e.line;

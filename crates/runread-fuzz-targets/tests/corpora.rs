@@ -65,6 +65,11 @@ fn gemini_scan() {
 }
 
 #[test]
+fn copilot_scan() {
+    replay("copilot_scan", runread_fuzz_targets::copilot_scan);
+}
+
+#[test]
 fn console_form() {
     replay("console_form", runread_fuzz_targets::console_form);
 }

@@ -1,5 +1,5 @@
-//! Passive ingest: reads agents' session files (Pi, Claude Code, Codex, Gemini CLI) into the
-//! store's index.
+//! Passive ingest: reads agents' session files (Pi, Claude Code, Codex, Gemini CLI,
+//! Copilot CLI) into the store's index.
 //!
 //! Re-ingesting an unchanged file does no work; an appended file costs the new bytes; an
 //! identity change — replaced, truncated, rewritten, header changed — starts a new generation,

@@ -95,6 +95,14 @@ mod tests {
                             .is_some_and(|n| n.starts_with("session-"))
                 })
                 .collect(),
+            Agent::Copilot => files
+                .filter(|p| {
+                    p.parent()
+                        .and_then(Path::parent)
+                        .is_some_and(|grandparent| grandparent == d.dir)
+                        && p.file_name().is_some_and(|n| n == "events.jsonl")
+                })
+                .collect(),
         }
     }
 
@@ -114,6 +122,7 @@ mod tests {
             "x.rollout-.jsonl",
             "session-1.jsonl",
             "session.jsonl",
+            "events.jsonl",
         ];
         let dirs = [
             "",
@@ -150,7 +159,10 @@ mod tests {
                 };
                 let listed = d.session_files();
                 assert_eq!(listed, listed_by_paths(&d), "{agent:?} under {dir:?}");
-                assert!(!listed.is_empty() || matches!(agent, Agent::Codex | Agent::Gemini));
+                assert!(
+                    !listed.is_empty()
+                        || matches!(agent, Agent::Codex | Agent::Gemini | Agent::Copilot)
+                );
             }
         }
     }

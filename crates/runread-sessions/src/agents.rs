@@ -1,5 +1,5 @@
 //! The agents runread reads: what this crate knows of each one, as one [`AgentProfile`] in that
-//! agent's folder (`pi/`, `claude/`, `codex/`, `gemini/`), and the one place each is registered
+//! agent's folder (`pi/`, `claude/`, `codex/`, `gemini/`, `copilot/`), and the one place each is registered
 //! ([`profile`]). Nothing outside the agents' folders and this registry names an agent: the
 //! layers above ask the profile of the [`Agent`] a session is stored with (enforced by
 //! `crates/runread/tests/suite/architecture.rs`).
@@ -23,6 +23,7 @@ pub fn profile(agent: Agent) -> &'static dyn AgentProfile {
         Agent::Claude => &crate::claude::PROFILE,
         Agent::Codex => &crate::codex::PROFILE,
         Agent::Gemini => &crate::gemini::PROFILE,
+        Agent::Copilot => &crate::copilot::PROFILE,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Agent session readers: Pi (`@mariozechner/pi-coding-agent`) session files, versions 1 to 3
-//! ([`pi`]), Claude Code's ([`claude`]), Codex CLI's rollouts ([`codex`]) and Gemini CLI's chat
-//! files ([`gemini`]). Each reader turns an agent's own records into the
+//! ([`pi`]), Claude Code's ([`claude`]), Codex CLI's rollouts ([`codex`]), Gemini CLI's chat
+//! files ([`gemini`]) and GitHub Copilot CLI's session events ([`copilot`]). Each reader turns an agent's own records into the
 //! neutral [`model`] — index entries, the active branch, runs, each run's final-answer candidate
 //! and the evidence it rests on — and checks the files it reads (regular, unlinked, identity
 //! stable across the read, bounded). Nothing above this crate (ingest aside, which picks the
@@ -14,6 +14,7 @@ pub mod agents;
 pub mod claude;
 pub mod codex;
 mod content;
+pub mod copilot;
 pub mod file;
 pub mod gemini;
 pub mod model;

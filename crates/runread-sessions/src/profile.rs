@@ -1,5 +1,6 @@
 //! What this crate knows of one agent's records, as one [`AgentProfile`] in that agent's folder
-//! (`pi/`, `claude/`, `codex/`, `gemini/`), registered in [`crate::agents`].
+//! (`pi/`, `claude/`, `codex/`, `gemini/`,
+//! `copilot/`), registered in [`crate::agents`].
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,9 @@ pub enum UsageKind {
     /// As the session's running totals, in events of their own: a run's share is the total at
     /// its last event less the total before it.
     RunningTotals,
+    /// In records of their own, one per model call (Copilot CLI's `session.usage_record`): a
+    /// run's usage is that of the records between its first line and the next run's.
+    PerCallRecords,
 }
 
 /// How an agent deletes its own session files: those not written to for `after_days` days go

@@ -356,6 +356,8 @@ pub enum UsageSource {
     AssistantMessages,
     /// The running totals of the session's `token_count` events (Codex).
     TokenCountEvents,
+    /// The records of each model call (Copilot CLI's `session.usage_record`).
+    UsageRecords,
 }
 
 impl UsageSource {
@@ -363,6 +365,7 @@ impl UsageSource {
         match self {
             UsageSource::AssistantMessages => "assistant_messages",
             UsageSource::TokenCountEvents => "token_count_events",
+            UsageSource::UsageRecords => "usage_records",
         }
     }
 }

@@ -10,6 +10,9 @@
 //!   line.
 //! - Gemini CLI: `tokens` on each `gemini` message (`input`, `output`, `cached`, `thoughts`); a
 //!   response written again (with its tool calls) is counted once, from the record's last line.
+//! - Copilot CLI: a `session.usage_record` per model call (`inputTokens`, `outputTokens`,
+//!   `cacheReadTokens`, `cacheWriteTokens`), its subagents' included: a run's usage is the
+//!   records from its prompt to the next prompt.
 //! - Codex: `token_count` events, whose `info.total_token_usage` is the session's running total
 //!   (`input_tokens`, `cached_input_tokens`, `cache_write_input_tokens`, `output_tokens`,
 //!   `reasoning_output_tokens`): a run's usage is the total at its last event less the total
@@ -55,6 +58,16 @@ pub const GEMINI_NAMES: [Option<&str>; 5] = [
     Some("thoughts"),
 ];
 
+/// Copilot CLI's (`usage` of each `session.usage_record`: one model call's; whether
+/// `inputTokens` counts cached input the recordings, with none cached, do not show).
+pub const COPILOT_NAMES: [Option<&str>; 5] = [
+    Some("inputTokens"),
+    Some("outputTokens"),
+    Some("cacheReadTokens"),
+    Some("cacheWriteTokens"),
+    None,
+];
+
 pub use crate::runs::{ModelUsage, RunUsage, UsageSource};
 
 /// Sets each run's usage from `entries` (the session's, in file order), kept as `kind`. A run
@@ -65,6 +78,7 @@ pub fn attribute(kind: UsageKind, entries: &[EntrySummary], runs: &mut [Run]) {
             per_message(provider_in_model, entries, runs)
         }
         UsageKind::RunningTotals => running_totals(entries, runs),
+        UsageKind::PerCallRecords => per_call_records(entries, runs),
     }
 }
 
@@ -91,6 +105,30 @@ fn per_message(provider_in_model: bool, entries: &[EntrySummary], runs: &mut [Ru
                     (_, m) => m.clone(),
                 };
                 usage.add(model, tokens);
+            }
+        }
+        run.usage = (usage.calls > 0).then_some(usage);
+    }
+}
+
+/// Usage kept in records of their own, one per model call: a run's share is each record from its
+/// first line up to the next run's first line, counted once.
+fn per_call_records(entries: &[EntrySummary], runs: &mut [Run]) {
+    let mut starts: Vec<u64> = runs.iter().map(|r| r.start_line).collect();
+    starts.sort_unstable();
+    for run in runs.iter_mut() {
+        let end = starts
+            .iter()
+            .find(|s| **s > run.start_line)
+            .copied()
+            .unwrap_or(u64::MAX);
+        let mut usage = RunUsage::new(UsageSource::UsageRecords);
+        for e in entries
+            .iter()
+            .filter(|e| (run.start_line..end).contains(&e.line))
+        {
+            if let Some(tokens) = e.usage {
+                usage.add(e.model.clone(), tokens);
             }
         }
         run.usage = (usage.calls > 0).then_some(usage);

@@ -29,6 +29,7 @@ pub fn supervised(agent: Agent) -> Option<&'static dyn SupervisedAgent> {
         Agent::Claude => Some(&crate::claude::ClaudeCode),
         Agent::Codex => Some(&crate::codex::Codex),
         Agent::Gemini => Some(&crate::gemini::GeminiCli),
+        Agent::Copilot => None,
     }
 }
 

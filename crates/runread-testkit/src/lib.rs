@@ -17,8 +17,9 @@ use runread_store::prelude::*;
 pub use serve::{Serving, TestGrant, block_on, free_port};
 
 pub use reported::{
-    CLAUDE_FIXTURES, CODEX_FIXTURES, GEMINI_FIXTURES, RECORDED_AGENTS, RecordedAgent, Reported,
-    ReportedStep, claude_steps, codex_steps, gemini_steps, step_for,
+    CLAUDE_FIXTURES, CODEX_FIXTURES, COPILOT_FIXTURES, GEMINI_FIXTURES, RECORDED_AGENTS,
+    RecordedAgent, Reported, ReportedStep, claude_steps, codex_steps, copilot_steps, gemini_steps,
+    step_for,
 };
 
 use std::path::{Path, PathBuf};
@@ -177,6 +178,23 @@ pub fn gemini_fixture_sessions(name: &str) -> Vec<PathBuf> {
     files
 }
 
+/// The repository's `fixtures/copilot/1.0.102` directory (Copilot CLI 1.0.102's recordings).
+pub fn copilot_fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/copilot/1.0.102")
+}
+
+/// The session files of Copilot CLI fixture `name` (`sessions/session-state/<id>/events.jsonl`),
+/// sorted.
+pub fn copilot_fixture_sessions(name: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = files_under(&copilot_fixtures_dir().join(name).join("sessions"))
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "events.jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "fixture {name} has no session file");
+    files
+}
+
 /// The rollout files of Codex fixture `name` (`sessions/YYYY/MM/DD/rollout-….jsonl`), sorted.
 pub fn codex_fixture_sessions(name: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = files_under(&codex_fixtures_dir().join(name).join("sessions"))
@@ -200,6 +218,8 @@ pub struct Env {
     pub codex_sessions: PathBuf,
     /// Gemini CLI's `tmp` directory (`~/.gemini/tmp`).
     pub gemini_tmp: PathBuf,
+    /// Copilot CLI's `session-state` directory (`~/.copilot/session-state`).
+    pub copilot_state: PathBuf,
     pub store: Arc<SqliteStore>,
     pub ws: Workspace,
 }
@@ -217,6 +237,8 @@ impl Env {
         std::fs::create_dir_all(&codex_sessions).expect("mkdir");
         let gemini_tmp = dir.path().join("gemini-tmp");
         std::fs::create_dir_all(&gemini_tmp).expect("mkdir");
+        let copilot_state = dir.path().join("copilot-session-state");
+        std::fs::create_dir_all(&copilot_state).expect("mkdir");
         let workspace = std::fs::canonicalize(&workspace).expect("canonicalize");
         let store =
             Arc::new(SqliteStore::open(&dir.path().join("runread.db")).expect("open store"));
@@ -230,6 +252,7 @@ impl Env {
             claude_projects,
             codex_sessions,
             gemini_tmp,
+            copilot_state,
             store,
             ws,
         }
@@ -427,7 +450,42 @@ impl Env {
         out
     }
 
-    /// Runs one ingest over the Pi, Claude Code, Codex and Gemini CLI session directories.
+    /// Copies Copilot CLI fixture `name`'s session folders (`<id>/events.jsonl`, `workspace.yaml`)
+    /// into the Copilot session-state directory, with the workspace the harness ran in (the
+    /// manifest's `workspace`, in `context.cwd` and the system prompt) moved into this workspace,
+    /// mtimes `age` in the past. Returns the copied session files, sorted.
+    pub fn place_copilot(&self, name: &str, age: Duration) -> Vec<PathBuf> {
+        let ws = self.workspace.to_str().expect("utf-8");
+        let fixture = copilot_fixtures_dir().join(name);
+        let manifest: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(fixture.join("manifest.json")).expect("manifest"),
+        )
+        .expect("manifest JSON");
+        let old = manifest["workspace"]
+            .as_str()
+            .expect("workspace")
+            .to_owned();
+        let src_root = fixture.join("sessions").join("session-state");
+        let mut out = Vec::new();
+        for src in files_under(&src_root) {
+            let to = self
+                .copilot_state
+                .join(src.strip_prefix(&src_root).expect("under session-state"));
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+            let text = String::from_utf8(std::fs::read(&src).expect("read")).expect("utf-8");
+            std::fs::write(&to, text.replace(&old, ws)).expect("write");
+            set_age(&to, age);
+            if to.file_name().is_some_and(|n| n == "events.jsonl") {
+                out.push(to);
+            }
+        }
+        out.sort();
+        assert!(!out.is_empty(), "fixture {name} has no session file");
+        out
+    }
+
+    /// Runs one ingest over the Pi, Claude Code, Codex, Gemini CLI and Copilot CLI session
+    /// directories.
     pub fn ingest(&self) -> runread_ingest::Report {
         let mut total = runread_ingest::Report::default();
         for dir in [
@@ -444,6 +502,10 @@ impl Env {
                 self.codex_sessions.clone(),
             ),
             runread_ingest::AgentDir::new(runread_sessions::Agent::Gemini, self.gemini_tmp.clone()),
+            runread_ingest::AgentDir::new(
+                runread_sessions::Agent::Copilot,
+                self.copilot_state.clone(),
+            ),
         ] {
             let (r, _) = runread_ingest::ingest_dir(
                 &*self.store,

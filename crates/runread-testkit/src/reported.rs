@@ -7,6 +7,9 @@
 //!   step (its `result` text is the message); otherwise the answer is its `result`.
 //! - Gemini CLI (`fixtures/gemini/0.61.0`, stream-json): the step's `result` event; `success`
 //!   answers with the assistant message deltas after the step's last tool event.
+//! - Copilot CLI (`fixtures/copilot/1.0.102`, `--output-format json`): an `abort` (or no `result`
+//!   line) is an interrupted step, a `session.error` a failed one, else the last main-agent `assistant.message`
+//!   ([`copilot_steps`]).
 //! - Codex (`fixtures/codex`, `--json`): the step's last `turn.completed` or `turn.failed`.
 //!   `turn.completed` answers with the text of the stream's last `agent_message` item;
 //!   `turn.failed` is a failed step with its error's message; neither is an interrupted step.
@@ -79,9 +82,9 @@ pub struct RecordedAgent {
     pub end_recorded: bool,
 }
 
-/// Every agent with recordings: Claude Code, Codex and Gemini CLI (Pi's fixtures record no
+/// Every agent with recordings: Claude Code, Codex, Gemini CLI and Copilot CLI (Pi's fixtures record no
 /// reported stream per step; `fixtures/pi` has its own suite).
-pub const RECORDED_AGENTS: [RecordedAgent; 3] = [
+pub const RECORDED_AGENTS: [RecordedAgent; 4] = [
     RecordedAgent {
         agent: runread_core::Agent::Claude,
         fixtures: CLAUDE_FIXTURES,
@@ -105,6 +108,14 @@ pub const RECORDED_AGENTS: [RecordedAgent; 3] = [
         place: crate::Env::place_gemini,
         fork_repeats_parent: false,
         end_recorded: false,
+    },
+    RecordedAgent {
+        agent: runread_core::Agent::Copilot,
+        fixtures: COPILOT_FIXTURES,
+        steps: copilot_steps,
+        place: crate::Env::place_copilot,
+        fork_repeats_parent: false,
+        end_recorded: true,
     },
 ];
 
@@ -144,6 +155,10 @@ pub struct ReportedStep {
     pub session_id: String,
     /// The step's stream, one event a line, as written.
     pub lines: Vec<String>,
+    /// The stream shows a reply the agent streamed and did not keep (Copilot CLI: a model call of
+    /// a turn that succeeded and left no `assistant.message` — a length cut-off it continued by
+    /// itself): what it reported is not the whole answer, and its file cannot prove it is.
+    pub cut_off: bool,
 }
 
 /// The steps of Claude Code fixture `fixture`, in order.
@@ -227,6 +242,71 @@ pub fn gemini_steps(fixture: &str) -> Vec<ReportedStep> {
     )
 }
 
+/// Every committed Copilot CLI recording (`fixtures/copilot/1.0.102`).
+pub const COPILOT_FIXTURES: &[&str] = &[
+    "tool-then-answer",
+    "continue-unicode",
+    "interrupted",
+    "length-cutoff",
+    "provider-error",
+    "stream-failures",
+    "subagent",
+    "secrets",
+];
+
+/// The steps of Copilot CLI fixture `fixture`, in order: an `abort`, or no `result` line, is an
+/// interrupted step;
+/// a `session.error` a failed step with its message; otherwise the answer is the `content` of
+/// the stream's last main-agent `assistant.message` (no `parentToolCallId`). A main-agent turn
+/// whose model call succeeded (`model.call_finished` `success`) and streamed a message it never
+/// kept marks the step [`ReportedStep::cut_off`].
+pub fn copilot_steps(fixture: &str) -> Vec<ReportedStep> {
+    let main = |v: &&Value| v["data"]["parentToolCallId"].is_null() && v["agentId"].is_null();
+    let mut steps = steps(&crate::copilot_fixtures_dir().join(fixture), |events| {
+        // An interrupt while the model was still thinking writes a `result` line too.
+        if !events.iter().any(|v| v["type"] == "result")
+            || events.iter().any(|v| v["type"] == "abort")
+        {
+            return Reported::Interrupted;
+        }
+        if let Some(e) = events.iter().rfind(|v| v["type"] == "session.error") {
+            return Reported::Failed(e["data"]["message"].as_str().unwrap_or_default().to_owned());
+        }
+        Reported::Answer(
+            events
+                .iter()
+                .filter(main)
+                .rfind(|v| v["type"] == "assistant.message" && v["ephemeral"].is_null())
+                .and_then(|v| v["data"]["content"].as_str())
+                .expect("an answered step has a message")
+                .to_owned(),
+        )
+    });
+    for step in &mut steps {
+        let (mut streamed, mut kept, mut succeeded) = (false, false, false);
+        for v in step
+            .lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        {
+            if !main(&&v) {
+                continue;
+            }
+            match v["type"].as_str() {
+                Some("assistant.turn_start") => (streamed, kept, succeeded) = (false, false, false),
+                Some("assistant.message_start") => streamed = true,
+                Some("assistant.message") if v["ephemeral"].is_null() => kept = true,
+                Some("model.call_finished") => succeeded = v["data"]["outcome"] == "success",
+                Some("assistant.turn_end") if streamed && succeeded && !kept => {
+                    step.cut_off = true;
+                }
+                _ => {}
+            }
+        }
+    }
+    steps
+}
+
 /// The step of `steps` that sent `prompt` (the first, if several did).
 pub fn step_for<'a>(steps: &'a [ReportedStep], prompt: &str) -> &'a ReportedStep {
     steps
@@ -265,6 +345,7 @@ fn steps(dir: &Path, reported: impl Fn(&[Value]) -> Reported) -> Vec<ReportedSte
                 interrupted_by_harness: !step["interrupt_after_s"].is_null(),
                 session_id: step["session_id"].as_str().expect("session_id").to_owned(),
                 lines,
+                cut_off: false,
             }
         })
         .collect()

@@ -12,7 +12,7 @@ pub const MARKER: &str = "sk-ant-api03-unrecognised-MARKER-4711";
 /// do not link (Codex: turns).
 fn link_keys(agent: Agent) -> Option<(&'static str, &'static str)> {
     match agent {
-        Agent::Pi => Some(("id", "parentId")),
+        Agent::Pi | Agent::Copilot => Some(("id", "parentId")),
         Agent::Claude => Some(("uuid", "parentUuid")),
         Agent::Codex | Agent::Gemini => None,
     }
@@ -41,6 +41,10 @@ pub fn line(agent: Agent, text: &str, prompt: u64, line_type: &str) -> serde_jso
         Agent::Gemini => serde_json::json!({
             "id": "0badc0de-0000-4000-8000-000000004711", "timestamp": p["timestamp"],
             "type": line_type, "content": MARKER,
+        }),
+        Agent::Copilot => serde_json::json!({
+            "type": line_type, "data": {"content": MARKER},
+            "id": "0badc0de-0000-4000-8000-000000004711", "timestamp": p["timestamp"],
         }),
         Agent::Codex => serde_json::json!({
             "timestamp": p["timestamp"], "ordinal": p["ordinal"], "type": "response_item",

@@ -46,6 +46,7 @@ fn source_said(u: &Usage) -> &'static str {
     match u.source {
         UsageSource::AssistantMessages => "from the assistant messages",
         UsageSource::TokenCountEvents => "from the session's token counts",
+        UsageSource::UsageRecords => "from the session's usage records",
         UsageSource::NotRecorded => "none recorded",
     }
 }

@@ -4,6 +4,7 @@
 
 mod claude_fixtures;
 mod codex_fixtures;
+mod copilot_fixtures;
 mod gemini_fixtures;
 mod host_conflict;
 mod incremental;

@@ -13,10 +13,11 @@ use runread_testkit::unrecognised::{MARKER, insert_after, insert_before, line};
 use runread_testkit::{Env, claude_fixture_sessions, codex_fixture_sessions, fixture_session};
 
 /// A committed scenario of each agent with at least two completed runs.
-const MULTI_RUN: [(Agent, &str); 3] = [
+const MULTI_RUN: [(Agent, &str); 4] = [
     (Agent::Pi, "multi-run"),
     (Agent::Claude, "continue-unicode"),
     (Agent::Codex, "continue-unicode"),
+    (Agent::Copilot, "continue-unicode"),
 ];
 
 fn fixture_text(agent: Agent, scenario: &str) -> String {
@@ -25,6 +26,7 @@ fn fixture_text(agent: Agent, scenario: &str) -> String {
         Agent::Claude => claude_fixture_sessions(scenario).remove(0),
         Agent::Codex => codex_fixture_sessions(scenario).remove(0),
         Agent::Gemini => runread_testkit::gemini_fixture_sessions(scenario).remove(0),
+        Agent::Copilot => runread_testkit::copilot_fixture_sessions(scenario).remove(0),
     };
     std::fs::read_to_string(path).unwrap()
 }
@@ -83,6 +85,7 @@ fn an_unrecognised_line_inside_a_run_makes_only_that_run_unknown() {
             Agent::Claude => ("turn_note", Some("9.9.9")),
             Agent::Codex => ("response_item/turn_note", Some("0.171.0")),
             Agent::Gemini => ("turn_note", None),
+            Agent::Copilot => ("turn_note", Some("1.0.102")),
         };
         assert_eq!(seen.line_type.as_deref(), Some(line_type), "{agent}");
         assert_eq!(seen.agent_version.as_deref(), version, "{agent}");
@@ -214,6 +217,7 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
         Agent::Claude => env.place_claude(scenario, age).remove(0),
         Agent::Codex => env.place_codex(scenario, age).remove(0),
         Agent::Gemini => env.place_gemini(scenario, age).remove(0),
+        Agent::Copilot => env.place_copilot(scenario, age).remove(0),
     };
     let mut text = std::fs::read_to_string(&path).unwrap();
     let (runs, _) = runs_of(agent, &text);
@@ -233,7 +237,7 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
                     serde_json::json!(format!("0badc0de-0000-4000-8000-00000000{:04x}", t.len()));
                 v
             }
-            Agent::Gemini => {
+            Agent::Gemini | Agent::Copilot => {
                 let mut v = inserted;
                 v["id"] =
                     serde_json::json!(format!("0badc0de-0000-4000-8000-00000000{:04x}", t.len()));
@@ -267,6 +271,7 @@ fn the_first_unrecognised_line_of_a_file_is_logged_once_without_its_content() {
             Agent::Claude => "9.9.9",
             Agent::Codex => "0.171.0",
             Agent::Gemini => "(not recorded, or not shown)",
+            Agent::Copilot => "1.0.102",
         };
         for wanted in [agent.as_str(), agent.product(), version, "first_kind"] {
             assert!(

@@ -9,6 +9,7 @@ mod agent_ids;
 mod claude_suite;
 mod codex_suite;
 mod connector;
+mod copilot_suite;
 mod cors;
 mod eras;
 mod gemini_suite;

@@ -18,7 +18,7 @@ use runread_testkit::Env;
 const SETTLED: Duration = Duration::from_secs(60);
 
 /// A home holding one settled run of each agent whose answers are served (Pi, Claude Code,
-/// Codex), served.
+/// Codex, Copilot CLI), served.
 struct Shared {
     env: Env,
     runs: Vec<RunRecord>,
@@ -31,6 +31,7 @@ impl Shared {
         env.place("sample", SETTLED);
         env.place_claude("tool-then-answer", SETTLED);
         env.place_codex("tool-then-answer", SETTLED);
+        env.place_copilot("tool-then-answer", SETTLED);
         env.ingest();
         // Each agent whose session file proves an answer (Gemini CLI's never does: see its
         // suite, `gemini_suite`).
@@ -38,6 +39,7 @@ impl Shared {
             runread_core::Agent::Pi,
             runread_core::Agent::Claude,
             runread_core::Agent::Codex,
+            runread_core::Agent::Copilot,
         ]
         .iter()
         .map(|agent| {
@@ -153,7 +155,14 @@ async fn one_reader_configured_once_reads_each_run_shared_with_it_until_its_gran
     let (code, message) = refused(c.read_final_answer(&target(&s.runs[1]), None, |_| {}).await);
     assert_eq!(code, "grant_revoked");
     s.assert_no_leak(&format!("{code} {message}"), &[&reader.key]);
-    for run in [&s.runs[0], &s.runs[2]] {
+    let others: Vec<&RunRecord> = s
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, r)| r)
+        .collect();
+    for run in &others {
         assert!(
             c.read_final_answer(&target(run), None, |_| {})
                 .await
@@ -165,7 +174,9 @@ async fn one_reader_configured_once_reads_each_run_shared_with_it_until_its_gran
         .into_iter()
         .map(|t| t["target"].clone())
         .collect();
-    assert_eq!(targets, [target(&s.runs[2]), target(&s.runs[0])]);
+    // The newest grant first.
+    let want: Vec<Value> = others.iter().rev().map(|r| target(r)).collect();
+    assert_eq!(targets, want);
     // The audit names the reader of every call.
     let page = s
         .env

@@ -1,4 +1,4 @@
-//! Every agent recorded with its reported stream (Claude Code, Codex, Gemini CLI:
+//! Every agent recorded with its reported stream (Claude Code, Codex, Gemini CLI, Copilot CLI:
 //! `RECORDED_AGENTS`), one
 //! suite, through MCP with a real client: each run's answer is exactly what the agent reported
 //! for the step that sent its prompt.
@@ -15,9 +15,10 @@ const SECRET: &str = "sk-recorded-TEST-0123456789abcdef";
 
 /// Every run of every recording but `secrets` (served masked; each agent's suite tests it
 /// apart), placed alone and read over MCP, is the answer the agent reported, or `missing` and no
-/// text; for an agent whose file does not record how a response ended (Gemini CLI), `unknown` and
-/// no text, whatever the agent reported. Every answer says whether its truncation is known: for
-/// the agents whose files record how a response ended, and only for them.
+/// text; for an agent whose file does not record how a response ended (Gemini CLI), and a step
+/// cut off (Copilot CLI's length cut-offs), `unknown` and no text, whatever the agent reported.
+/// Every answer says whether its truncation is known: for the agents whose files record how a
+/// response ended, and only for them.
 #[tokio::test]
 async fn every_answer_read_over_mcp_is_what_its_agent_reported() {
     for recorded in RECORDED_AGENTS {
@@ -44,8 +45,9 @@ async fn every_answer_read_over_mcp_is_what_its_agent_reported() {
                     serde_json::json!(recorded.end_recorded),
                     "{at}: {prompt}"
                 );
-                match runread_testkit::step_for(&steps, &prompt).reported.answer() {
-                    _ if !recorded.end_recorded => {
+                let step = runread_testkit::step_for(&steps, &prompt);
+                match step.reported.answer() {
+                    _ if !recorded.end_recorded || step.cut_off => {
                         assert_eq!(got.state, "unknown", "{at}: {prompt}");
                         assert_eq!(got.text, None, "{at}: {prompt}");
                     }

@@ -372,7 +372,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &LIST_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ListGrantedTargets,
-    pinned: "05f10e7313d79c1e10ec3d56a80e0cf6e487616de7c461ac5c8e059a4c00a71a",
+    pinned: "7e2f79b399ad7ac30503c8a8d3ecb85a7329e7065f837497af05079988fb1b2c",
 };
 
 static LIST_INPUT: LazyLock<Value> = LazyLock::new(|| {

@@ -220,6 +220,8 @@ pub enum UsageSource {
     AssistantMessages,
     /// The session's running totals in `token_count` events (Codex).
     TokenCountEvents,
+    /// The records of each model call (Copilot CLI's `session.usage_record`).
+    UsageRecords,
     /// None recorded.
     NotRecorded,
 }
@@ -306,6 +308,7 @@ impl Usage {
                 source: match u.source {
                     From::AssistantMessages => UsageSource::AssistantMessages,
                     From::TokenCountEvents => UsageSource::TokenCountEvents,
+                    From::UsageRecords => UsageSource::UsageRecords,
                 },
             },
         }
@@ -360,7 +363,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &schema::TARGET_ONLY_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ReadTargetMetadata,
-    pinned: "d7c33a17083c81de5f29d5baaf7f3c0bf11867a59ada889a3dc5e2ef5e37be7b",
+    pinned: "5620f2dbb504ab4517659b481d5047c847bf6c2fb069ad1b630d35df87ca6875",
 };
 
 /// `n` with a comma between thousands (`12,345`).

@@ -57,6 +57,7 @@ fn a_run_with_an_unrecognised_line_has_no_answer_and_nothing_of_the_line_leaks()
         (Agent::Pi, "multi-run"),
         (Agent::Claude, "continue-unicode"),
         (Agent::Codex, "continue-unicode"),
+        (Agent::Copilot, "continue-unicode"),
     ] {
         let env = Env::new();
         let path = match agent {
@@ -64,6 +65,7 @@ fn a_run_with_an_unrecognised_line_has_no_answer_and_nothing_of_the_line_leaks()
             Agent::Claude => env.place_claude(scenario, SETTLED).remove(0),
             Agent::Codex => env.place_codex(scenario, SETTLED).remove(0),
             Agent::Gemini => env.place_gemini(scenario, SETTLED).remove(0),
+            Agent::Copilot => env.place_copilot(scenario, SETTLED).remove(0),
         };
         env.ingest();
         let mut runs = env.store.runs().unwrap();

@@ -25,6 +25,7 @@ fn judge(agent: Agent) -> Option<Judge> {
         Agent::Claude => Some(crate::claude_recorded::foreground),
         Agent::Codex => Some(crate::codex_recorded::foreground),
         Agent::Gemini => Some(crate::gemini_recorded::foreground),
+        Agent::Copilot => None,
         Agent::Pi => panic!("Pi's fixtures record no reported stream per step"),
     }
 }
