@@ -1,5 +1,5 @@
 //! The agents `runread run` supervises: what it knows of each one, as one [`SupervisedAgent`] in
-//! that agent's folder (`pi/`, `claude/`, `codex/`, `gemini/`), and the one place each is registered
+//! that agent's folder (`pi/`, `claude/`, `codex/`, `gemini/`, `copilot/`), and the one place each is registered
 //! ([`supervised`], [`SUPERVISED`]). Nothing outside the agents' folders and this registry names
 //! an agent (enforced by `crates/runread/tests/suite/architecture.rs`): the driver asks the
 //! [`Machine`](crate::machine::Machine) an agent's folder made for the invocation.
@@ -14,11 +14,12 @@ use runread_core::Agent;
 use crate::machine::SupervisedAgent;
 
 /// Every supervised agent, in the order `runread run`'s help names them.
-pub const SUPERVISED: [&dyn SupervisedAgent; 4] = [
+pub const SUPERVISED: [&dyn SupervisedAgent; 5] = [
     &crate::pi::Pi,
     &crate::claude::ClaudeCode,
     &crate::codex::Codex,
     &crate::gemini::GeminiCli,
+    &crate::copilot::CopilotCli,
 ];
 
 /// What `runread run` knows of `agent`: the one registration of each agent in this crate.
@@ -29,7 +30,7 @@ pub fn supervised(agent: Agent) -> Option<&'static dyn SupervisedAgent> {
         Agent::Claude => Some(&crate::claude::ClaudeCode),
         Agent::Codex => Some(&crate::codex::Codex),
         Agent::Gemini => Some(&crate::gemini::GeminiCli),
-        Agent::Copilot => None,
+        Agent::Copilot => Some(&crate::copilot::CopilotCli),
     }
 }
 

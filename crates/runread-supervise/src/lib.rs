@@ -21,8 +21,8 @@
 //! entry verifies, the store has it, and the foreground completed. This crate decides nothing
 //! about publication; it records.
 //!
-//! Each agent is one folder (`pi/`, `claude/`, `codex/`, `gemini/`) holding everything above that is its
-//! own, and one line in the registry ([`agents`]); the driver ([`run`]) holds the agent's
+//! Each agent is one folder (`pi/`, `claude/`, `codex/`, `gemini/`, `copilot/`) holding everything
+//! above that is its own, and one line in the registry ([`agents`]); the driver ([`run`]) holds the agent's
 //! [`machine::Machine`] and names no agent.
 #![forbid(unsafe_code)]
 
@@ -31,6 +31,7 @@ pub mod args;
 pub mod census;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod exit;
 pub mod gemini;
 pub mod locate;

@@ -463,6 +463,30 @@ mod tests {
         ));
     }
 
+    /// Copilot CLI answers `GitHub Copilot CLI 1.0.102.` and a second line on updates: the first
+    /// line is the answer, in its own form.
+    #[test]
+    fn copilot_clis_two_line_answer_is_read_by_its_first_line() {
+        assert_eq!(
+            parse_version_output(
+                b"GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.\n"
+            ),
+            Said::Agent(Agent::Copilot, "1.0.102".into())
+        );
+        assert_eq!(
+            parse_version_output(b"GitHub Copilot CLI 1.0.102.\n"),
+            Said::Agent(Agent::Copilot, "1.0.102".into())
+        );
+        assert!(matches!(
+            parse_version_output(b"GitHub Copilot CLI 1.0.\n"),
+            Said::Other(_)
+        ));
+        assert!(matches!(
+            parse_version_output(b"note\nGitHub Copilot CLI 1.0.102.\n"),
+            Said::Other(_)
+        ));
+    }
+
     #[test]
     fn a_refusal_names_every_supervised_agent_and_how() {
         let message = Unsupported::NoCommand.to_string();

@@ -25,6 +25,8 @@ pub enum VersionAnswer {
     Prefixed(&'static str),
     /// `X.Y.Z<suffix>`.
     Suffixed(&'static str),
+    /// `<prefix>X.Y.Z<suffix>` on the answer's first line (later lines are the agent's notes).
+    FirstLine(&'static str, &'static str),
 }
 
 impl VersionAnswer {
@@ -35,6 +37,12 @@ impl VersionAnswer {
             VersionAnswer::Bare => Some(answer.strip_prefix('v').unwrap_or(answer)),
             VersionAnswer::Prefixed(p) => answer.strip_prefix(p),
             VersionAnswer::Suffixed(s) => answer.strip_suffix(s),
+            VersionAnswer::FirstLine(p, s) => answer
+                .lines()
+                .next()?
+                .trim_end()
+                .strip_prefix(p)?
+                .strip_suffix(s),
         }
     }
 
@@ -44,6 +52,7 @@ impl VersionAnswer {
             VersionAnswer::Bare => version.to_owned(),
             VersionAnswer::Prefixed(p) => format!("{p}{version}"),
             VersionAnswer::Suffixed(s) => format!("{version}{s}"),
+            VersionAnswer::FirstLine(p, s) => format!("{p}{version}{s}"),
         }
     }
 }
