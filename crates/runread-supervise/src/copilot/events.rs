@@ -36,8 +36,6 @@ pub const KNOWN_OTHER: &[&str] = &[
     "session.usage_record",
     "session.shutdown",
     "system.message",
-    "assistant.turn_start",
-    "assistant.turn_end",
     "assistant.turn_retry",
     "assistant.message_start",
     "assistant.reasoning",
@@ -46,7 +44,6 @@ pub const KNOWN_OTHER: &[&str] = &[
     "assistant.idle",
     "assistant.usage",
     "model.call_start",
-    "model.call_finished",
     "model.call_final_result",
     "model.call_failure",
     "agent.interrupted",
@@ -93,6 +90,15 @@ pub enum CopilotEvent {
         session_id: String,
         exit_code: i64,
     },
+    /// A turn of the main agent began (`assistant.turn_start`).
+    TurnStart,
+    /// A turn of the main agent ended (`assistant.turn_end`).
+    TurnEnd,
+    /// A model call of the main agent ended (`model.call_finished`), with `outcome` `success`
+    /// or not.
+    CallFinished {
+        success: bool,
+    },
     /// A subagent's event, or a known event of no weight here.
     Other,
     /// An event of a type runread does not know.
@@ -138,6 +144,9 @@ pub fn parse(line: &[u8]) -> Result<CopilotEvent, Fault> {
             | "tool.execution_complete"
             | "session.error"
             | "abort"
+            | "assistant.turn_start"
+            | "assistant.turn_end"
+            | "model.call_finished"
     ) || KNOWN_OTHER.contains(&kind);
     if !known {
         return Ok(CopilotEvent::Unknown);
@@ -186,6 +195,11 @@ pub fn parse(line: &[u8]) -> Result<CopilotEvent, Fault> {
             ),
         },
         "abort" => CopilotEvent::Abort,
+        "assistant.turn_start" => CopilotEvent::TurnStart,
+        "assistant.turn_end" => CopilotEvent::TurnEnd,
+        "model.call_finished" => CopilotEvent::CallFinished {
+            success: d.and_then(|d| str_of(d, "outcome")) == Some("success"),
+        },
         _ => CopilotEvent::Other,
     })
 }
@@ -252,6 +266,14 @@ mod tests {
         );
         assert_eq!(
             parse(br#"{"type":"assistant.turn_end","data":{}}"#),
+            Ok(CopilotEvent::TurnEnd)
+        );
+        assert_eq!(
+            parse(br#"{"type":"model.call_finished","data":{"outcome":"cancelled"}}"#),
+            Ok(CopilotEvent::CallFinished { success: false })
+        );
+        assert_eq!(
+            parse(br#"{"type":"assistant.turn_end","agentId":"a","data":{}}"#),
             Ok(CopilotEvent::Other)
         );
         assert_eq!(

@@ -5,7 +5,9 @@
 //! `copilot -p` runs one prompt: its run starts at the main agent's `user.message` and the
 //! invocation ends at `result` (which names the session and the exit code). The candidate answer
 //! is the main agent's last `assistant.message`, when it calls no tool. Only a `result` of exit
-//! code 0, with no `abort` nor `session.error` in the run, settles it.
+//! code 0, with no `abort` nor `session.error` in the run, settles it — and no turn that
+//! streamed a reply Copilot CLI never kept (a length cut-off it continued by itself: what it
+//! reported last is the rest of an answer, not all of it).
 
 use std::collections::BTreeMap;
 
@@ -31,6 +33,12 @@ pub struct CopilotTracked {
     pub error: Option<String>,
     pub faulted: bool,
     pub unknown_event: bool,
+    /// A turn whose model call succeeded and streamed a reply Copilot CLI never kept as a
+    /// message: a cut-off at the length limit it continued by itself. What it reports last is not
+    /// the whole answer.
+    pub cut_off: bool,
+    /// The current turn: it streamed text, kept a message, its model call succeeded.
+    turn: (bool, bool, bool),
 }
 
 /// The answer a run reported.
@@ -50,6 +58,7 @@ impl CopilotTracked {
             || self.error.is_some()
             || self.faulted
             || self.unknown_event
+            || self.cut_off
         {
             return None;
         }
@@ -82,6 +91,8 @@ impl CopilotTracked {
             "the agent reported that the run failed"
         } else if self.exit_code.is_none() {
             "the agent ended before reporting the run's end"
+        } else if self.cut_off {
+            "the answer was cut at the model's length limit and continued"
         } else if self
             .last
             .as_ref()
@@ -173,6 +184,7 @@ impl CopilotSupervision {
             CopilotEvent::Message { id, text, tools } => {
                 if let Some(run) = self.open_run() {
                     run.last = Some((id.clone(), text.clone(), *tools));
+                    run.turn.1 = true;
                 }
                 Step::Changed
             }
@@ -225,7 +237,33 @@ impl CopilotSupervision {
                     }
                 }
             }
-            CopilotEvent::Delta { .. } | CopilotEvent::Other => Step::Nothing,
+            CopilotEvent::TurnStart => {
+                if let Some(run) = self.open_run() {
+                    run.turn = (false, false, false);
+                }
+                Step::Nothing
+            }
+            CopilotEvent::Delta { text } => {
+                if let Some(run) = self.open_run() {
+                    run.turn.0 |= !text.is_empty();
+                }
+                Step::Nothing
+            }
+            CopilotEvent::CallFinished { success } => {
+                if let Some(run) = self.open_run() {
+                    run.turn.2 = *success;
+                }
+                Step::Nothing
+            }
+            CopilotEvent::TurnEnd => {
+                if let Some(run) = self.open_run()
+                    && run.turn == (true, false, true)
+                {
+                    run.cut_off = true;
+                }
+                Step::Nothing
+            }
+            CopilotEvent::Other => Step::Nothing,
             CopilotEvent::Unknown => {
                 self.unknown_events += 1;
                 if let Some(run) = self.open_run() {
@@ -319,5 +357,25 @@ mod tests {
         let mut s = CopilotSupervision::new();
         s.apply(&result(0));
         assert!(s.broken, "a result without a prompt");
+        // A turn that streamed a reply it never kept (a length cut-off Copilot CLI continued):
+        // the last message is not the whole answer.
+        let mut s = CopilotSupervision::new();
+        s.apply(&CopilotEvent::User { id: "u".into() });
+        s.apply(&CopilotEvent::TurnStart);
+        s.apply(&CopilotEvent::Delta { text: "cut".into() });
+        s.apply(&CopilotEvent::CallFinished { success: true });
+        s.apply(&CopilotEvent::TurnEnd);
+        s.apply(&CopilotEvent::TurnStart);
+        s.apply(&msg("m", "the rest", false));
+        s.apply(&CopilotEvent::CallFinished { success: true });
+        s.apply(&CopilotEvent::TurnEnd);
+        assert_eq!(s.apply(&result(0)), Step::Changed);
+        assert!(s.runs[0].cut_off);
+        assert_eq!(
+            s.runs[0].closing_proof(false),
+            Proof::NoAnswer {
+                reason: "the answer was cut at the model's length limit and continued".into()
+            }
+        );
     }
 }

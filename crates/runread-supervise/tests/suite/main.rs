@@ -28,6 +28,7 @@ macro_rules! feeder {
 
 mod claude_recorded;
 mod codex_recorded;
+mod copilot_recorded;
 mod gemini_recorded;
 mod journal_crash;
 mod recorded;

@@ -1,6 +1,5 @@
-//! Every supervised agent recorded with its reported stream (Claude Code, Codex, Gemini CLI:
-//! `RECORDED_AGENTS` but those read only passively), one
-//! suite: how each step's foreground ended, judged by runread's supervision from the stream and
+//! Every supervised agent recorded with its reported stream (Claude Code, Codex, Gemini CLI,
+//! Copilot CLI: `RECORDED_AGENTS` but those read only passively), one suite: how each step's foreground ended, judged by runread's supervision from the stream and
 //! the exit code, is how the agent itself ended it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
@@ -25,7 +24,7 @@ fn judge(agent: Agent) -> Option<Judge> {
         Agent::Claude => Some(crate::claude_recorded::foreground),
         Agent::Codex => Some(crate::codex_recorded::foreground),
         Agent::Gemini => Some(crate::gemini_recorded::foreground),
-        Agent::Copilot => None,
+        Agent::Copilot => Some(crate::copilot_recorded::foreground),
         Agent::Pi => panic!("Pi's fixtures record no reported stream per step"),
     }
 }
