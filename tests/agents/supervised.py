@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Supervised runs of the real agents: `runread run -- pi -p …` / `-- claude -p …` / `-- codex exec …` / `-- gemini -p …`.
+"""Supervised runs of the real agents: `runread run -- pi -p …` / `-- claude -p …` / `-- codex exec …` / `-- gemini -p …`
+/ `-- copilot -p …`.
 
 Pi twice: 0.73.1 (``@mariozechner/pi-coding-agent``) and 1.6.0 (``@earendil-works/pi-coding-agent``,
 the harness's PI_PACKAGE/PI_VERSION); Codex twice: 0.171.0 as installed, and behind a shim that
@@ -61,6 +62,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -81,6 +83,7 @@ from outside_clients import (  # noqa: E402
 from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION, PI_PACKAGE, PI_VERSION, version_tested  # noqa: E402
 
 GEMINI_VERSION = os.environ.get("GEMINI_CLI_VERSION") or "0.61.0"
+COPILOT_VERSION = os.environ.get("COPILOT_VERSION") or "1.0.102"
 
 FEATURES = "final_answer,aggregate"  # read_final_answer and read_work_state (README, "The tools")
 # The reader every step's run is shared with as it starts (`runread run --share`), added before the first.
@@ -586,6 +589,71 @@ class GeminiRuns(Part):
         return runs
 
 
+class CopilotRuns(Part):
+    """GitHub Copilot CLI 1.0.102 (its own-provider mode against mockllm.py). Its stream carries the session
+    file's own event ids and ends with ``result`` (the session id, the exit code); its ``events.jsonl`` says how
+    each run ended. A request the provider refuses (400) ends in ``session.error`` and exit 1: ``failed``/``missing``."""
+
+    agent, title = "copilot", "Copilot CLI"
+    own_stream = "the last main-agent assistant.message before result (exit code 0)"
+    script, mock, version_attr, version = "copilot-scenario.py", "mockllm.py", "COPILOT_VERSION", COPILOT_VERSION
+    scenario = SCENARIOS / "supervised-copilot.json"
+    expect = ["answered", "answered", "failed"]
+
+    def tested(self) -> bool:
+        # readers.version_tested knows the agents readers.py covers; Copilot CLI's row of the same table
+        row = re.search(r"^\| Copilot CLI \| ([0-9.]+) \| ([0-9.]+) \|$",
+                        (HERE.parent.parent / "docs" / "agents.md").read_text(encoding="utf-8"), re.M)
+        ensure(row is not None, "docs/agents.md's Versions table has no Copilot CLI row")
+        def numbers(v: str) -> tuple[int, ...]:
+            return tuple(int(x) for x in v.split("."))
+        return numbers(row[1]) <= numbers(self.recorded_version()) <= numbers(row[2])
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_copilot()[0])
+
+    @staticmethod
+    def main_agent(e: dict[str, Any]) -> bool:
+        return e.get("agentId") is None and (e.get("data") or {}).get("parentToolCallId") is None
+
+    def stream_answer(self, events: list[dict[str, Any]], n: int) -> bytes | None:
+        results = [e for e in events if e.get("type") == "result"]
+        ensure(len(results) == 1, f"step {n + 1}: {len(results)} result events")
+        if results[0].get("exitCode") != 0 or any(e.get("type") in ("abort", "session.error") for e in events):
+            return None
+        messages = [e for e in events if e.get("type") == "assistant.message" and self.main_agent(e)]
+        ensure(messages and not messages[-1]["data"].get("toolRequests"), f"step {n + 1}: no final message")
+        return messages[-1]["data"]["content"].encode()
+
+    def read_session_files(self, out: Path) -> list[dict[str, Any]]:
+        """Each main-agent `user.message` starts a run (its event id the run id); its answer is the run's last
+        main-agent `assistant.message` without tool requests, none when the run holds a `session.error` or `abort`."""
+        runs: list[dict[str, Any]] = []
+        for f in sorted((out / "sessions" / "session-state").glob("*/events.jsonl")):
+            lines = jsonl(f)
+            session = next((e["data"]["sessionId"] for e in lines if e.get("type") == "session.start"), None)
+            current: dict[str, Any] | None = None
+            for e in lines:
+                kind = e.get("type")
+                if not self.main_agent(e):
+                    continue
+                if kind == "user.message":
+                    current = {"run_id": e["id"], "session": session, "prompt": e["data"]["content"], "parent": None,
+                               "answer": None, "failed": False}
+                    runs.append(current)
+                elif current is None:
+                    continue
+                elif kind == "assistant.message":
+                    d = e["data"]
+                    current["answer"] = None if d.get("toolRequests") else d.get("content", "").encode()
+                elif kind in ("session.error", "abort"):
+                    current["failed"] = True
+            for r in runs:
+                if r.pop("failed", False):
+                    r["answer"] = None
+        return runs
+
+
 class PiRuns(Part):
     """Pi 0.73.1, the harness's default package. Its harness writes no stderr file and no cli_version: the
     parts' wrap captures each step's stderr (``stderr/stderr-N.txt``) and the manifest's ``pi_version`` is
@@ -736,7 +804,7 @@ class CodexNewerRuns(CodexRuns):
 
 
 AGENTS = {"pi": PiRuns, Pi1Runs.part: Pi1Runs, "claude": ClaudeRuns, "codex": CodexRuns,
-          "codex-0.999.0": CodexNewerRuns, "gemini": GeminiRuns}
+          "codex-0.999.0": CodexNewerRuns, "gemini": GeminiRuns, "copilot": CopilotRuns}
 
 
 def main(argv: list[str] | None = None) -> int:
