@@ -154,9 +154,14 @@ pub fn parse(line: &[u8]) -> Result<CopilotEvent, Fault> {
     if sub {
         return Ok(CopilotEvent::Other);
     }
-    let d = data(&v);
+    main_agent(kind, &v)
+}
+
+/// A known event of the main agent, of type `kind`.
+fn main_agent(kind: &str, v: &Value) -> Result<CopilotEvent, Fault> {
+    let d = data(v);
     Ok(match kind {
-        "user.message" => CopilotEvent::User { id: id_of(&v)? },
+        "user.message" => CopilotEvent::User { id: id_of(v)? },
         "assistant.message_delta" => CopilotEvent::Delta {
             text: d
                 .and_then(|d| str_of(d, "deltaContent"))
@@ -166,7 +171,7 @@ pub fn parse(line: &[u8]) -> Result<CopilotEvent, Fault> {
         "assistant.message" => {
             let d = d.ok_or(Fault)?;
             CopilotEvent::Message {
-                id: id_of(&v)?,
+                id: id_of(v)?,
                 text: str_of(d, "content").ok_or(Fault)?.to_owned(),
                 tools: d
                     .get("toolRequests")

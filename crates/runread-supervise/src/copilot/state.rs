@@ -73,6 +73,18 @@ impl CopilotTracked {
         })
     }
 
+    /// A turn's event: whether the turn streamed text, kept a message, and its model call
+    /// succeeded — a turn that streamed, succeeded and kept nothing is a cut-off.
+    fn turn_event(&mut self, event: &CopilotEvent) {
+        match event {
+            CopilotEvent::TurnStart => self.turn = (false, false, false),
+            CopilotEvent::Delta { text } => self.turn.0 |= !text.is_empty(),
+            CopilotEvent::CallFinished { success } => self.turn.2 = *success,
+            CopilotEvent::TurnEnd if self.turn == (true, false, true) => self.cut_off = true,
+            _ => {}
+        }
+    }
+
     /// The final proof of a run that never settled, from how it ended.
     pub fn closing_proof(&self, interrupted: bool) -> Proof {
         if self.faulted {
@@ -159,6 +171,32 @@ impl CopilotSupervision {
         }
     }
 
+    /// `result`: the invocation's end names the session; the open run ends, and settles if that
+    /// gave it a candidate answer.
+    fn ended(&mut self, session_id: &str, exit_code: i64) -> Step {
+        self.open_tools.clear();
+        if self.session_id.is_some() {
+            self.broken = true;
+            return Step::Nothing;
+        }
+        self.session_id = Some(session_id.to_owned());
+        let n = self.runs.len();
+        match self.open_run() {
+            Some(run) => {
+                run.exit_code = Some(exit_code);
+                if run.candidate().is_some() {
+                    Step::Settle(n - 1)
+                } else {
+                    Step::Changed
+                }
+            }
+            None => {
+                self.broken = true;
+                Step::Changed
+            }
+        }
+    }
+
     pub fn apply(&mut self, event: &CopilotEvent) -> Step {
         let before = (self.phase, self.runs.len());
         let step = self.transition(event);
@@ -214,52 +252,13 @@ impl CopilotSupervision {
             CopilotEvent::Result {
                 session_id,
                 exit_code,
-            } => {
-                self.open_tools.clear();
-                if self.session_id.is_some() {
-                    self.broken = true;
-                    return Step::Nothing;
-                }
-                self.session_id = Some(session_id.clone());
-                let n = self.runs.len();
-                match self.open_run() {
-                    Some(run) => {
-                        run.exit_code = Some(*exit_code);
-                        if run.candidate().is_some() {
-                            Step::Settle(n - 1)
-                        } else {
-                            Step::Changed
-                        }
-                    }
-                    None => {
-                        self.broken = true;
-                        Step::Changed
-                    }
-                }
-            }
-            CopilotEvent::TurnStart => {
+            } => self.ended(session_id, *exit_code),
+            CopilotEvent::TurnStart
+            | CopilotEvent::Delta { .. }
+            | CopilotEvent::CallFinished { .. }
+            | CopilotEvent::TurnEnd => {
                 if let Some(run) = self.open_run() {
-                    run.turn = (false, false, false);
-                }
-                Step::Nothing
-            }
-            CopilotEvent::Delta { text } => {
-                if let Some(run) = self.open_run() {
-                    run.turn.0 |= !text.is_empty();
-                }
-                Step::Nothing
-            }
-            CopilotEvent::CallFinished { success } => {
-                if let Some(run) = self.open_run() {
-                    run.turn.2 = *success;
-                }
-                Step::Nothing
-            }
-            CopilotEvent::TurnEnd => {
-                if let Some(run) = self.open_run()
-                    && run.turn == (true, false, true)
-                {
-                    run.cut_off = true;
+                    run.turn_event(event);
                 }
                 Step::Nothing
             }

@@ -1,6 +1,7 @@
 //! Every supervised agent recorded with its reported stream (Claude Code, Codex, Gemini CLI,
-//! Copilot CLI: `RECORDED_AGENTS` but those read only passively), one suite: how each step's foreground ended, judged by runread's supervision from the stream and
-//! the exit code, is how the agent itself ended it.
+//! Copilot CLI: `RECORDED_AGENTS` but those read only passively), one suite: how each step's
+//! foreground ended, judged by runread's supervision from the stream and the exit code, is how
+//! the agent itself ended it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::os::unix::process::ExitStatusExt;
