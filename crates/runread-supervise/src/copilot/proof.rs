@@ -15,6 +15,8 @@ use crate::copilot::state::CopilotCandidate;
 use crate::proof::{CwdNamed, Pinned, Refusal, Verified, pin_growing, read_runs};
 
 /// Pins Copilot CLI's `events.jsonl` (it names its cwd in its first line, `session.start`).
+/// Only `result` names the session, so the file is pinned as the invocation ends: its newest
+/// entry is then the run's own, and the run is found by its prompt's id, never by the pin.
 pub fn pin(path: &Path, pinned: &Pinned) -> Result<(FileIdentity, Option<String>), Refusal> {
     pin_growing(Agent::Copilot, CwdNamed::FromTheStart, path, pinned)
 }
