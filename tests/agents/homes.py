@@ -707,7 +707,7 @@ class PassiveHome(LivePart):
     env_var = ""
     moved_rel = ""  # the sessions directory, relative to the directory the variable names
     harness_sessions = ""  # what of OUTDIR/sessions is the sessions directory
-    answer_state = "available"
+    answer_state, status = "available", "completed"
     watch_scenario = Path()
 
     def __init__(self, sh: Shared) -> None:
@@ -750,9 +750,23 @@ class PassiveHome(LivePart):
         for n, step in enumerate(manifest["steps"]):
             err = ANSI.sub("", (out / step["stderr"]).read_text(errors="replace"))
             ensure(step["exit_code"] == 0, f"step {n} exited {step['exit_code']}: {tail(err, 800)}")
-            events = (out / step["events"]).read_text(encoding="utf-8")
-            ensure(json.dumps(scripted[n], ensure_ascii=False)[1:-1][:40] in events
-                   or json.dumps(scripted[n])[1:-1][:40] in events, f"step {n}: the answer is not in its event stream")
+            # the answer in the agent's own stream: its text, or its streamed pieces in a row
+            pieces: list[str] = []
+
+            def strings(v: Any) -> None:
+                if isinstance(v, str):
+                    pieces.append(v)
+                elif isinstance(v, dict):
+                    for x in v.values():
+                        strings(x)
+                elif isinstance(v, list):
+                    for x in v:
+                        strings(x)
+            evs = jsonl(out / step["events"])
+            for e in evs:
+                strings(e)
+            deltas = "".join(e["content"] for e in evs if e.get("role") == "assistant" and isinstance(e.get("content"), str))
+            ensure(scripted[n] in "".join(pieces) or scripted[n] in deltas, f"step {n}: the answer is not in its event stream")
         self.answers += [t.encode() for t in scripted]
         return (f"{manifest['cli_version']}, {len(self.steps)} step(s) exit 0 in {dt:.1f}s; "
                 f"{', '.join(str(len(t.encode())) + ' B' for t in scripted)} answered")
@@ -784,17 +798,17 @@ class PassiveHome(LivePart):
         # oldest first: the runs in the order the agent made them
         runs.sort(key=lambda r: r.get("startedAt") or r.get("updatedAt") or "")
         for n, r in enumerate(runs):
-            ensure(r.get("agent") == self.agent and r.get("status") == "completed"
+            ensure(r.get("agent") == self.agent and r.get("status") == self.status
                    and r.get("answerState") == self.answer_state,
                    f"run {n + 1}: agent {r.get('agent')!r}, status {r.get('status')!r}, answerState "
-                   f"{r.get('answerState')!r} (want {self.agent}, completed, {self.answer_state})")
+                   f"{r.get('answerState')!r} (want {self.agent}, {self.status}, {self.answer_state})")
             if self.answer_state == "available":
                 ensure(r.get("finalBytes") in [len(a) for a in self.answers], f"run {n + 1}: finalBytes {r.get('finalBytes')}")
         self.runs = runs
         table = self.ok("runs")
         rows = [line for line in table.splitlines()[1:] if line.strip()]
         ensure(len(rows) == want and all(line.split()[1] == self.agent for line in rows), f"runs: {tail(table, 600)}")
-        return "; ".join(f"{r['target']['runId']}: {self.agent}, completed, {self.answer_state}" for r in runs)
+        return "; ".join(f"{r['target']['runId']}: {self.agent}, {self.status}, {self.answer_state}" for r in runs)
 
     def grant(self, n: int, label: str = "") -> dict[str, Any]:
         t = self.runs[n]["target"]
@@ -903,10 +917,38 @@ class GeminiHome(PassiveHome):
     scenario = SCENARIOS / "gemini" / "tool-then-answer.json"
     watch_scenario = SCENARIOS / "gemini-home-watch.json"
     dot_rel, env_var, moved_rel, harness_sessions = ".gemini/tmp", "GEMINI_CLI_HOME", ".gemini/tmp", ""
-    answer_state = "unknown"  # Gemini CLI records no stop reason: a passive answer is never served
+    # Gemini CLI records no stop reason: a passive run's status and answer are unknown, its answer never served
+    answer_state = status = "unknown"
 
     def install(self, mod: Any) -> Path:
         return Path(mod.ensure_gemini())
+
+    def copy_in(self, out: Path) -> str:
+        """Each harness run has a HOME of its own, where its workspace (named `workspace`) gets the slug
+        `workspace`; in one user's HOME Gemini CLI gives a second project of that name another slug
+        (`projects.json`), so the second run's slug directory is copied under `workspace-1`, and
+        `~/.gemini/projects.json` holds both."""
+        ws = json.loads((out / "manifest.json").read_text())["workspace"]
+        self.ok("workspace", "add", ws)
+        tmp = self.sessions()
+        tmp.mkdir(parents=True, exist_ok=True)
+        registry = tmp.parent / "projects.json"
+        projects = json.loads(registry.read_text())["projects"] if registry.exists() else {}
+        copied = 0
+        for src in sorted((out / "sessions").iterdir()):
+            slug, k = src.name, 0
+            while (tmp / slug).exists():
+                k += 1
+                slug = f"{src.name}-{k}"
+            shutil.copytree(src, tmp / slug, symlinks=True)
+            projects[ws] = slug
+            copied += len([p for p in src.rglob("*") if p.is_file()])
+        registry.write_text(json.dumps({"projects": projects}, indent=2))
+        newest = max(p.stat().st_mtime for p in tmp.rglob("*") if p.is_file())
+        wait = newest + SETTLE_S + 0.3 - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        return f"`runread workspace add OUTDIR/workspace`; {copied} file(s) into {tmp} (slugs {sorted(projects.values())})"
 
 
 class CopilotHome(PassiveHome):
