@@ -46,7 +46,8 @@ The Python SDK and the Inspector come from the cache tests/clients/outside_clien
 harness's ($RUNREAD_HARNESS_CACHE, default ~/.cache/runread-harness). Stdlib only.
 
 Prints one PASS/FAIL line per check and ends with ``homes: N passed, M failed``; exits 1 if any
-check failed. ``--agent claude|codex`` runs one part only. ``--keep`` keeps the temp dir (the harness
+check failed. ``--agent claude|codex|gemini|copilot`` runs one part only (Gemini CLI and Copilot CLI:
+``PassiveHome``, a fresh HOME, ingest, watch, the variables that move their directories). ``--keep`` keeps the temp dir (the harness
 OUTDIRs, the users' HOMEs, the serve logs, what each reader wrote); it is also kept on failure.
 """
 
