@@ -3,7 +3,7 @@
 
     python3 tests/agents/homes.py --runread target/debug/runread
 
-Two parts, one per agent, each the same four stages (the per-agent differences are the small classes
+Claude Code's and Codex's parts, each the same four stages (the per-agent differences are the small classes
 ``ClaudeHome`` and ``CodexHome`` at the end: where the agent's directory is, what its oracle is, what
 its session files record, what history and metadata must show):
 

@@ -503,10 +503,6 @@ def load_harness(path: Path, name: str):
     return mod
 
 
-def jsonl_of(path: Path) -> list[Any]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def first(text: str, n: int = 200) -> str:
     return json.dumps(text[:n], ensure_ascii=False)
 
