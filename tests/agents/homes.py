@@ -3,7 +3,7 @@
 
     python3 tests/agents/homes.py --runread target/debug/runread
 
-Two parts, one per agent, each the same four stages (the per-agent differences are the small classes
+Claude Code's and Codex's parts, each the same four stages (the per-agent differences are the small classes
 ``ClaudeHome`` and ``CodexHome`` at the end: where the agent's directory is, what its oracle is, what
 its session files record, what history and metadata must show):
 
@@ -46,7 +46,8 @@ The Python SDK and the Inspector come from the cache tests/clients/outside_clien
 harness's ($RUNREAD_HARNESS_CACHE, default ~/.cache/runread-harness). Stdlib only.
 
 Prints one PASS/FAIL line per check and ends with ``homes: N passed, M failed``; exits 1 if any
-check failed. ``--agent claude|codex`` runs one part only. ``--keep`` keeps the temp dir (the harness
+check failed. ``--agent claude|codex|gemini|copilot`` runs one part only (Gemini CLI and Copilot CLI:
+``PassiveHome``, a fresh HOME, ingest, watch, the variables that move their directories). ``--keep`` keeps the temp dir (the harness
 OUTDIRs, the users' HOMEs, the serve logs, what each reader wrote); it is also kept on failure.
 """
 
@@ -72,9 +73,12 @@ from live import SCENARIOS, LivePart, jsonl, options, run_parts, sha, write_key 
 # Shared, dependency-free helpers of the outside-clients test (results, the client cache, the label checks)
 # and of the agents test (the pinned versions).
 from outside_clients import (  # noqa: E402
-    KEY_RE, LEGACY, MODERN, Results, cache_lock, ensure, ensure_npm, ensure_venv, labeled, parse_block, tail,
+    KEY_RE, LEGACY, MODERN, Results, cache_lock, stop, ensure, ensure_npm, ensure_venv, labeled, parse_block, tail,
 )
 from readers import ANSI, CLAUDE_VERSION, CODEX_MODEL, CODEX_VERSION  # noqa: E402
+
+GEMINI_CLI_VERSION = os.environ.get("GEMINI_CLI_VERSION", "0.61.0")  # the harness's variables, as it reads them
+COPILOT_VERSION = os.environ.get("COPILOT_VERSION", "1.0.102")
 
 FEATURES = "final_answer,history,metadata"
 TOOL_OUTPUT = "hello wörld 🌍"  # notes.txt's first line, what each scenario's tool call printed
@@ -83,8 +87,8 @@ HISTORY_EVENT_MAX_BYTES = 8192  # an event's text is capped at this (runread's H
 PREFIX_MIN = 8  # how much of a run id the README's `grant --run` examples give
 SDK_MODES = {"auto": MODERN, "legacy": LEGACY}
 # Environment a user's shell would not have set for this test: runread's own, and the agents' places.
-STRIP_ENV = ("XDG_DATA_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR")
-DOT_DIRS = (".pi", ".claude", ".codex")  # every agent's directory in a HOME
+STRIP_ENV = ("XDG_DATA_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "COPILOT_HOME")
+DOT_DIRS = (".pi", ".claude", ".codex", ".gemini", ".copilot")  # every agent's directory in a HOME
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -691,7 +695,275 @@ class CodexHome(AgentHome):
         return f"{len(events)} events {roles}"
 
 
-AGENTS = {"claude": ClaudeHome, "codex": CodexHome}
+class PassiveHome(LivePart):
+    """Gemini CLI's and Copilot CLI's part: the real agent writes its runs into a fresh user's HOME, runread
+    (no flags) ingests them, `runread watch` picks up a run the agent makes while it watches, `runread runs`
+    names the agent, a grant is read over MCP (`runread read`, the Python SDK); then the agent's directory is
+    moved and named by its variable. Its oracle is the scenario's scripted final text (what the agent's model
+    answered), which the agent's own event stream must also carry."""
+
+    oracle = "the scripted answer"
+    strip_env = STRIP_ENV
+    dot_rel = ""  # the sessions directory, relative to HOME (what the variable moves: its `~` or the dot dir)
+    env_var = ""
+    moved_rel = ""  # the sessions directory, relative to the directory the variable names
+    harness_sessions = ""  # what of OUTDIR/sessions is the sessions directory
+    answer_state, status = "available", "completed"
+    watch_scenario = Path()
+
+    def __init__(self, sh: Shared) -> None:
+        super().__init__(sh.opts, sh.tmp, sh.res)
+        self.sh = sh
+        self.reader_home = sh.tmp / "reader-home"
+        self.read_dir, self.read_prefix = sh.tmp / "read", f"{self.agent}-"
+        self.user_home = self.tmp / "user"
+        self.moved: Path | None = None
+        self.answers: list[bytes] = []
+        self.runs: list[dict[str, Any]] = []
+        self.watcher: subprocess.Popen | None = None
+
+    def runread_env(self) -> dict[str, str]:
+        env = super().runread_env()
+        env["HOME"] = str(self.user_home)
+        if self.moved is not None:
+            env[self.env_var] = str(self.moved)
+        return env
+
+    def runread_cwd(self) -> Path:
+        return self.user_home
+
+    def cleanup(self) -> None:
+        stop(self.watcher)
+        super().cleanup()
+
+    def sessions(self) -> Path:
+        return (self.moved / self.moved_rel) if self.moved else self.user_home / self.dot_rel
+
+    def play(self, scenario: Path, out: Path) -> str:
+        """The scenario played by the real agent; its scripted final texts appended to self.answers, each
+        checked to be in the agent's own event stream of its step."""
+        self.scenario = scenario
+        self.steps = json.loads(scenario.read_text(encoding="utf-8"))["steps"]
+        manifest, dt = self.run_harness(out, out.parent / f"{out.name}.harness.out")
+        responses = json.loads(scenario.read_text(encoding="utf-8"))["responses"]
+        scripted = [r["text"] for r in responses if not r.get("tool_calls")]
+        ensure(len(scripted) == len(self.steps), f"{len(scripted)} final texts for {len(self.steps)} steps")
+        for n, step in enumerate(manifest["steps"]):
+            err = ANSI.sub("", (out / step["stderr"]).read_text(errors="replace"))
+            ensure(step["exit_code"] == 0, f"step {n} exited {step['exit_code']}: {tail(err, 800)}")
+            # the answer in the agent's own stream: its text, or its streamed pieces in a row
+            pieces: list[str] = []
+
+            def strings(v: Any) -> None:
+                if isinstance(v, str):
+                    pieces.append(v)
+                elif isinstance(v, dict):
+                    for x in v.values():
+                        strings(x)
+                elif isinstance(v, list):
+                    for x in v:
+                        strings(x)
+            evs = jsonl(out / step["events"])
+            for e in evs:
+                strings(e)
+            deltas = "".join(e["content"] for e in evs if e.get("role") == "assistant" and isinstance(e.get("content"), str))
+            ensure(scripted[n] in "".join(pieces) or scripted[n] in deltas, f"step {n}: the answer is not in its event stream")
+        self.answers += [t.encode() for t in scripted]
+        return (f"{manifest['cli_version']}, {len(self.steps)} step(s) exit 0 in {dt:.1f}s; "
+                f"{', '.join(str(len(t.encode())) + ' B' for t in scripted)} answered")
+
+    def copy_in(self, out: Path) -> str:
+        self.ok("workspace", "add", str(Path(json.loads((out / "manifest.json").read_text())["workspace"])))
+        src = out / "sessions" / self.harness_sessions
+        dst = self.sessions()
+        dst.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+        newest = max(p.stat().st_mtime for p in dst.rglob("*") if p.is_file())
+        wait = newest + SETTLE_S + 0.3 - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        return (f"`runread workspace add OUTDIR/workspace`; {len([p for p in src.rglob('*') if p.is_file()])} file(s) "
+                f"into {dst}")
+
+    def ingest(self, want: int) -> str:
+        out = self.ok("ingest")
+        where = self.sessions()
+        ensure(str(where) + "/" in out or str(where) in out, f"output does not name {where}: {tail(out, 600)}")
+        ensure(re.search(rf"\b{want} runs?\b", out), f"output does not say {want} runs: {tail(out, 600)}")
+        ensure((self.user_home / ".local" / "share" / "runread").is_dir(), "no runread home in ~/.local/share/runread")
+        return " / ".join(tail(out.replace(str(self.user_home), "$HOME"), 300).splitlines())
+
+    def runs_json(self, want: int) -> str:
+        runs = self.json_of("runs", "--json")
+        ensure(len(runs) == want, f"{len(runs)} runs (want {want}): {tail(json.dumps(runs), 600)}")
+        # oldest first: the runs in the order the agent made them
+        runs.sort(key=lambda r: r.get("startedAt") or r.get("updatedAt") or "")
+        for n, r in enumerate(runs):
+            ensure(r.get("agent") == self.agent and r.get("status") == self.status
+                   and r.get("answerState") == self.answer_state,
+                   f"run {n + 1}: agent {r.get('agent')!r}, status {r.get('status')!r}, answerState "
+                   f"{r.get('answerState')!r} (want {self.agent}, {self.status}, {self.answer_state})")
+            if self.answer_state == "available":
+                ensure(r.get("finalBytes") in [len(a) for a in self.answers], f"run {n + 1}: finalBytes {r.get('finalBytes')}")
+        self.runs = runs
+        table = self.ok("runs")
+        rows = [line for line in table.splitlines()[1:] if line.strip()]
+        ensure(len(rows) == want and all(line.split()[1] == self.agent for line in rows), f"runs: {tail(table, 600)}")
+        return "; ".join(f"{r['target']['runId']}: {self.agent}, {self.status}, {self.answer_state}" for r in runs)
+
+    def grant(self, n: int, label: str = "") -> dict[str, Any]:
+        t = self.runs[n]["target"]
+        g = self.json_of("grant", "--run", t["runId"], "--features", FEATURES, "--expires", "15m",
+                         "--to", f"test-{self.agent}{label}-run{n + 1}", "--json")
+        ensure(KEY_RE.fullmatch(g.get("key", "")) and g.get("target") == t, f"grant --json: {g.get('target')} != {t}")
+        g["keyFile"] = write_key(self.sh.tmp / "keys" / f"{self.agent}{label}-run{n + 1}.txt", g["key"])
+        return g
+
+    def answer_of(self, n: int) -> bytes:
+        """Run n's oracle: the scripted answer whose length runs --json reports (the runs sort by time)."""
+        return self.answers[n]
+
+    def read_checks(self, n: int, label: str = "") -> None:
+        g = self.grant(n, label)
+        want = self.answer_of(n)
+        if self.answer_state == "available":
+            self.check(f"run {n + 1}{label}: runread read final-answer --out (MCP)",
+                       lambda: self.cli_answer(g["keyFile"], want, self.out_file(f"cli{label}-run{n + 1}.txt"))
+                       + f" = {self.oracle}")
+            self.check(f"run {n + 1}{label}: python sdk read_final_answer.py",
+                       lambda: (lambda s: f"{s['protocolVersion']}, {len(want)} B, sha256 {sha(want)[:12]}… = {self.oracle}")(
+                           self.sdk_read(self.sh.py, g, want, self.out_file(f"sdk{label}-run{n + 1}.txt"), MODERN)))
+        else:
+            self.check(f"run {n + 1}{label}: read_final_answer says unknown, no answer served",
+                       lambda: self.unknown_answer(g, n, label))
+        self.check(f"run {n + 1}{label}: runread read history shows the answer's text", lambda: self.history(g, want, n, label))
+
+    def unknown_answer(self, g: dict[str, Any], n: int, label: str) -> str:
+        out = self.out_file(f"cli{label}-run{n + 1}.txt")
+        r = self.runread_read(g["keyFile"], "final-answer", "--out", str(out))
+        ensure(r.returncode != 0, f"exit 0: an answer was served ({out.stat().st_size if out.exists() else 0} B)")
+        ensure("unknown" in r.stderr, f"stderr does not say unknown: {tail(r.stderr, 400)}")
+        ensure(not out.exists() or out.read_bytes() == b"", "--out holds bytes")
+        return f"exit {r.returncode}: {tail(r.stderr, 200).strip()}"
+
+    def history(self, g: dict[str, Any], want: bytes, n: int, label: str) -> str:
+        out = self.out_file(f"history{label}-run{n + 1}.json")
+        r = self.runread_read(g["keyFile"], "history", "--out", str(out))
+        ensure(r.returncode == 0, f"exit {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+        events = json.loads(out.read_text(encoding="utf-8"))
+        texts = [e.get("text") for e in events if e.get("role") == "assistant"]
+        ensure(texts and texts[-1] == want.decode(), f"the last assistant event {texts[-1:]!r} is not {want.decode()!r}")
+        return f"{len(events)} events {[e.get('role') for e in events]}; the last assistant event = {self.oracle}"
+
+    def watch(self) -> str:
+        """`runread watch` running; the agent makes another run; it appears in `runread runs` while watching."""
+        log = self.tmp / "watch.log"
+        with open(log, "wb") as logf:
+            self.watcher = subprocess.Popen([*self.runread_cmd(), "watch"], stdout=logf, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL, env=self.runread_env(), cwd=self.runread_cwd(),
+                                            start_new_session=True)
+        time.sleep(2)
+        ensure(self.watcher.poll() is None, f"runread watch exited {self.watcher.returncode}: {tail(log.read_bytes(), 400)}")
+        before = len(self.json_of("runs", "--json"))
+        played = self.play(self.watch_scenario, self.tmp / "run2")
+        self.copy_in(self.tmp / "run2")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            runs = self.json_of("runs", "--json")
+            if len(runs) == before + 1 and all(r.get("answerState") == self.answer_state for r in runs):
+                break
+            time.sleep(1)
+        else:
+            raise AssertionError(f"runs --json after 30 s: {tail(json.dumps(runs), 600)}")
+        ensure(self.watcher.poll() is None, "runread watch exited")
+        stop(self.watcher)
+        self.watcher = None
+        return f"{played}; run {before + 1} listed while watching"
+
+    def moved_checks(self) -> None:
+        var = self.env_var
+        moved = self.tmp / f"{self.agent}-moved"
+        old = self.user_home / self.dot_rel.split("/")[0]
+        if self.moved_rel.startswith("."):  # the variable moves the agent's `~`: $VAR/.gemini/tmp
+            moved.mkdir()
+            os.rename(old, moved / old.name)
+        else:  # the variable names the agent's directory itself: $VAR/session-state
+            os.rename(old, moved)
+        self.moved = moved
+        n = len(self.answers)
+        self.check(f"{var}: runread ingest (no flag) finds ${var}/{self.moved_rel}", lambda: self.ingest(n))
+        self.check(f"{var}: runread runs --json", lambda: self.runs_json(n))
+        self.read_checks(n - 1, label=f"-{var}")
+
+    def run(self) -> None:
+        self.must(f"{self.title} via the harness", self.install_agent, "agent install failed")
+        self.user_home.mkdir()
+        self.must(f"live: {self.scenario.name} played by the real {self.title}",
+                  lambda: self.play(self.scenario, self.tmp / "run"), "the live run failed")
+        self.must(f"~/{self.dot_rel} in a fresh HOME", lambda: self.copy_in(self.tmp / "run"), "no home")
+        self.must("runread ingest (no flags) finds it", lambda: self.ingest(1), "ingest failed")
+        self.must("runread runs / runs --json", lambda: self.runs_json(1), "runs failed")
+        self.must("runread serve", self.serve, "serve failed")
+        self.read_checks(0)
+        self.must("runread watch picks up a new run", self.watch, "watch failed")
+        self.must("runread runs --json after watching", lambda: self.runs_json(2), "runs failed")
+        self.read_checks(1)
+        self.moved_checks()
+        self.check("runread serve still running", self.alive)
+
+
+class GeminiHome(PassiveHome):
+    agent, title = "gemini", "Gemini CLI"
+    script, mock, version_attr, version = "gemini-scenario.py", "mockgemini.py", "GEMINI_CLI_VERSION", GEMINI_CLI_VERSION
+    scenario = SCENARIOS / "gemini" / "tool-then-answer.json"
+    watch_scenario = SCENARIOS / "gemini-home-watch.json"
+    dot_rel, env_var, moved_rel, harness_sessions = ".gemini/tmp", "GEMINI_CLI_HOME", ".gemini/tmp", ""
+    # Gemini CLI records no stop reason: a passive run's status and answer are unknown, its answer never served
+    answer_state = status = "unknown"
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_gemini())
+
+    def copy_in(self, out: Path) -> str:
+        """Each harness run has a HOME of its own, where its workspace (named `workspace`) gets the slug
+        `workspace`; in one user's HOME Gemini CLI gives a second project of that name another slug
+        (`projects.json`), so the second run's slug directory is copied under `workspace-1`, and
+        `~/.gemini/projects.json` holds both."""
+        ws = json.loads((out / "manifest.json").read_text())["workspace"]
+        self.ok("workspace", "add", ws)
+        tmp = self.sessions()
+        tmp.mkdir(parents=True, exist_ok=True)
+        registry = tmp.parent / "projects.json"
+        projects = json.loads(registry.read_text())["projects"] if registry.exists() else {}
+        copied = 0
+        for src in sorted((out / "sessions").iterdir()):
+            slug, k = src.name, 0
+            while (tmp / slug).exists():
+                k += 1
+                slug = f"{src.name}-{k}"
+            shutil.copytree(src, tmp / slug, symlinks=True)
+            projects[ws] = slug
+            copied += len([p for p in src.rglob("*") if p.is_file()])
+        registry.write_text(json.dumps({"projects": projects}, indent=2))
+        newest = max(p.stat().st_mtime for p in tmp.rglob("*") if p.is_file())
+        wait = newest + SETTLE_S + 0.3 - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        return f"`runread workspace add OUTDIR/workspace`; {copied} file(s) into {tmp} (slugs {sorted(projects.values())})"
+
+
+class CopilotHome(PassiveHome):
+    agent, title = "copilot", "Copilot CLI"
+    script, mock, version_attr, version = "copilot-scenario.py", "mockllm.py", "COPILOT_VERSION", COPILOT_VERSION
+    scenario = SCENARIOS / "copilot" / "tool-then-answer.json"
+    watch_scenario = SCENARIOS / "copilot-home-watch.json"
+    dot_rel, env_var, moved_rel, harness_sessions = ".copilot/session-state", "COPILOT_HOME", "session-state", "session-state"
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_copilot()[0])
+
+
+AGENTS = {"claude": ClaudeHome, "codex": CodexHome, "gemini": GeminiHome, "copilot": CopilotHome}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -139,6 +139,11 @@ CODEX_VERSION = os.environ.get("CODEX_VERSION") or "0.171.0"
 # Pi 1.x (the harness's PI_PACKAGE/PI_VERSION; it brings its own Node 22 into the harness cache).
 PI_PACKAGE = os.environ.get("PI_PACKAGE") or "@earendil-works/pi-coding-agent"
 PI_VERSION = os.environ.get("PI_VERSION") or "1.6.0"
+# Gemini CLI and Copilot CLI, the runs the `*-reads-gemini-copilot` cases read (the harness's variables too).
+GEMINI_CLI_VERSION = os.environ.get("GEMINI_CLI_VERSION") or "0.61.0"
+COPILOT_VERSION = os.environ.get("COPILOT_VERSION") or "1.0.102"
+GEMINI_ANSWER = "Gemini's report, supervised: two files changed — naïve 日本語 🎉"
+COPILOT_ANSWER = "Copilot's report, read passively: all tests pass — naïve 日本語 🎉"
 # Where the versions runread's tests cover are stated for people: the table under "Versions", which a Rust
 # test (runread's suite, `words`) holds equal to `Agent::tested_versions`, what `versionTested` follows.
 AGENTS_DOC = REPO / "docs" / "agents.md"
@@ -531,7 +536,7 @@ class Readers:
         opts, tmp = self.opts, self.tmp
         harness = opts.harness
         for f in ("claude-scenario.py", "codex-scenario.py", "mockanthropic.py", "mockresponses.py", "pi-scenario.py",
-                  "mockllm.py"):
+                  "mockllm.py", "gemini-scenario.py", "mockgemini.py", "copilot-scenario.py"):
             if not (harness / f).is_file():
                 raise Fatal(f"harness file {harness / f} missing (--harness / $RUNREAD_HARNESS_DIR)")
         self.blocks = readme_blocks()
@@ -973,7 +978,9 @@ class Readers:
         ensure(sorted(reqs) == list(range(len(responses))), f"step {n}: scripted model requests {sorted(reqs)}")
         seen = []
         for at, tool in call_at:
-            last = reqs[at + 1]["messages"][-1]
+            # the call's tool_result: in the last message, or before a system reminder Claude Code appends after it
+            msgs = reqs[at + 1]["messages"]
+            last = next((m for m in reversed(msgs) if m.get("role") != "system"), msgs[-1])
             results = [b for b in last.get("content", []) if isinstance(b, dict) and b.get("type") == "tool_result"
                        and b.get("tool_use_id") == f"toolu_mock_{at}_0"]
             ensure(len(results) == 1, f"step {n}: no tool_result of {tool} in request {at + 1}: {json.dumps(last)[:300]}")
@@ -1625,6 +1632,106 @@ class Readers:
         return f"{read}; {self.pi_key_nowhere(out, key)}"
 
     # ----------------------------------------------------------------- main
+    # ----------------------------------------------------------------- Gemini CLI and Copilot CLI runs read
+
+    def gemini_copilot_runs(self, case: str, reader: str) -> list[tuple[str, dict[str, Any], str]]:
+        """Two runs shared with `reader`: the real Gemini CLI under `runread run --share READER:final_answer:1h
+        --label …` (the harness's HARNESS_WRAP), and the real Copilot CLI's own session files (no runread
+        while it ran) ingested passively (`runread ingest --copilot`) and granted with `grant --run … --to
+        READER`. Each: (agent, target, the scripted answer)."""
+        rr = Runread(self.opts.runread, self.home)
+        base = self.tmp / "cases" / f"{case}-runs"
+        base.mkdir(parents=True)
+        label = f"{case}: the gemini report"
+        before = {json.dumps(x["target"], sort_keys=True) for x in json.loads(rr.ok("runs", "--json"))}
+        gem_out = base / "gemini"
+        wrap = [str(self.opts.runread), "--home", str(self.home), "run", "--workspace", str(gem_out / "workspace"),
+                "--share", f"{reader}:final_answer:1h", "--label", label, "--"]
+        scenario = base / "gemini.scenario.json"
+        scenario.write_text(json.dumps({"responses": [{"text": GEMINI_ANSWER, "chunks": 3}],
+                                        "steps": [{"prompt": "Write the report.", "timeout_s": STEP_TIMEOUT_S}]}))
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
+        env.update(HARNESS_WRAP=json.dumps(wrap), GEMINI_CLI_VERSION=GEMINI_CLI_VERSION)
+        r = subprocess.run([sys.executable, str(self.opts.harness / "gemini-scenario.py"), str(scenario), str(gem_out)],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=STEP_TIMEOUT_S + 120)
+        (base / "gemini.out").write_text(r.stdout + r.stderr)
+        ensure(r.returncode == 0, f"gemini-scenario.py under runread run exited {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+        gm = json.loads((gem_out / "manifest.json").read_text())
+        ensure(GEMINI_CLI_VERSION in str(gm.get("cli_version")) and gm["steps"][0]["exit_code"] == 0,
+               f"Gemini CLI {gm.get('cli_version')!r}, exit {gm['steps'][0]['exit_code']}")
+        cop_out = base / "copilot"
+        scenario = base / "copilot.scenario.json"
+        scenario.write_text(json.dumps({"responses": [{"text": COPILOT_ANSWER, "chunks": 3}],
+                                        "steps": [{"prompt": "Write the report.", "timeout_s": STEP_TIMEOUT_S}]}))
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
+        env["COPILOT_VERSION"] = COPILOT_VERSION
+        r = subprocess.run([sys.executable, str(self.opts.harness / "copilot-scenario.py"), str(scenario), str(cop_out)],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=STEP_TIMEOUT_S + 120)
+        (base / "copilot.out").write_text(r.stdout + r.stderr)
+        ensure(r.returncode == 0, f"copilot-scenario.py exited {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+        cm = json.loads((cop_out / "manifest.json").read_text())
+        ensure(COPILOT_VERSION in str(cm.get("cli_version")) and cm["steps"][0]["exit_code"] == 0,
+               f"Copilot CLI {cm.get('cli_version')!r}, exit {cm['steps'][0]['exit_code']}")
+        time.sleep(2.5)  # runread's settle window
+        for args in (("workspace", "add", str(cop_out / "workspace")),
+                     ("ingest", "--copilot", str(cop_out / "copilot" / "session-state"))):
+            r2 = rr.run(*args)
+            ensure(r2.returncode == 0, f"runread {' '.join(args)} exited {r2.returncode}: {tail(r2.stderr, 400)}")
+        runs = json.loads(rr.ok("runs", "--json"))
+        gem = [x for x in runs if x.get("agent") == "gemini" and json.dumps(x["target"], sort_keys=True) not in before]
+        cop = [x for x in runs if x.get("agent") == "copilot" and x["target"]["sessionId"] == cm["steps"][0]["session_id"]]
+        ensure(len(gem) == 1 and gem[0].get("answerState") == "available",
+               f"the supervised Gemini run: {tail(json.dumps(gem), 400)}")
+        ensure(len(cop) == 1 and cop[0].get("answerState") == "available"
+               and cop[0].get("finalBytes") == len(COPILOT_ANSWER.encode()),
+               f"the passive Copilot run: {tail(json.dumps(cop), 400)}")
+        g = json.loads(rr.ok("grant", "--run", cop[0]["target"]["runId"], "--session", cop[0]["target"]["sessionId"],
+                             "--features", "final_answer", "--expires", "30m", "--to", reader, "--json"))
+        ensure(g.get("target") == cop[0]["target"] and "key" not in g, f"grant to {reader}: {g.get('target')}")
+        self.note(f"Gemini CLI {GEMINI_CLI_VERSION} under runread run --share (run {gem[0]['target']['runId']}); "
+                  f"Copilot CLI {COPILOT_VERSION} ingested passively (run {cop[0]['target']['runId']}), granted")
+        self.gemini_label = label
+        return [("gemini", gem[0]["target"], GEMINI_ANSWER), ("copilot", cop[0]["target"], COPILOT_ANSWER)]
+
+    def reads_gemini_copilot(self, runs: list[tuple[str, dict[str, Any], str]],
+                             step: Callable[[int, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]) -> str:
+        """One reader step: list_granted_targets names both runs; read_final_answer of each is exactly the answer."""
+        listed, *reads = step(0, [("list_granted_targets", {})] + [("read_final_answer", {"target": t}) for _, t, _ in runs])
+        targets = [t.get("target") for t in listed["json"].get("targets", [])]
+        ensure(not listed["is_error"] and len(targets) == len(runs) and all(t in targets for _, t, _ in runs),
+               f"list_granted_targets: {json.dumps(listed['json'])[:400]}")
+        labels = [t.get("label") for t in listed["json"].get("targets", []) if t.get("target") == runs[0][1]]
+        ensure(labels == [self.gemini_label], f"the Gemini run's label in the listing: {labels}")
+        shown = []
+        for (agent, _, answer), read in zip(runs, reads):
+            d = read["json"]
+            ensure(not read["is_error"] and d.get("state") == "available" and d.get("text") == answer
+                   and d.get("eof") is True and d.get("sha256") == hashlib.sha256(answer.encode()).hexdigest()
+                   and (agent != "gemini" or d.get("evidence") == "supervised"),
+                   f"{agent}: read_final_answer gave {json.dumps(d, ensure_ascii=False)[:400]}")
+            shown.append(f"{agent}: {len(answer.encode())} B exactly, evidence {d.get('evidence')}")
+        self.proxy.take(settle=0)
+        return "list_granted_targets named both; " + "; ".join(shown)
+
+    def case_claude_reads_gemini_copilot(self) -> str:
+        """Claude Code configured once (`claude mcp add-json`) with a reader's key reads a supervised Gemini
+        CLI run and a passive Copilot CLI run through list_granted_targets and read_final_answer."""
+        key, _ = self.add_reader("claude-of-gemini-copilot")
+        out = self.claude_configured_once("claude-reads-gemini-copilot", key)
+        runs = self.gemini_copilot_runs("claude-reads-gemini-copilot", "claude-of-gemini-copilot")
+        read = self.reads_gemini_copilot(runs, lambda n, calls: self.reader_step(out, n, calls))
+        return f"Claude Code {CLAUDE_VERSION}: {read}; {self.key_in_no_file(out, key)}"
+
+    def case_codex_reads_gemini_copilot(self) -> str:
+        """The same with Codex and the README's `codex-http` block."""
+        key, _ = self.add_reader("codex-of-gemini-copilot")
+        out = self.case_dir("codex-reads-gemini-copilot")
+        self.key_in_env(out, key)
+        config = toml_dotted(tomllib.loads(substitute("codex-http", self.blocks["codex-http"], self.http_subs())))
+        runs = self.gemini_copilot_runs("codex-reads-gemini-copilot", "codex-of-gemini-copilot")
+        read = self.reads_gemini_copilot(runs, lambda n, calls: self.codex_reader_step(out, config, n, calls))
+        return f"Codex {CODEX_VERSION}: {read}; {self.key_in_no_file(out, key)}"
+
 
     def run(self) -> None:
         self.setup()
@@ -1647,6 +1754,8 @@ class Readers:
             ("pi-mcp-json", self.case_pi_mcp_json),
             ("claude-first-waits-by-label", self.case_claude_first_waits_by_label),
             ("claude-waits-on-pi-by-label", self.case_claude_waits_on_pi_by_label),
+            ("claude-reads-gemini-copilot", self.case_claude_reads_gemini_copilot),
+            ("codex-reads-gemini-copilot", self.case_codex_reads_gemini_copilot),
         ]
         for name, fn in cases:
             if self.opts.case and name not in self.opts.case:
