@@ -5,8 +5,7 @@
 //! usage records; and bad input, as for every agent.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use runread_ingest::FileOutcome;
@@ -22,14 +21,6 @@ fn pass(env: &Env) -> Vec<(PathBuf, FileOutcome)> {
     runread_ingest::ingest_dir(&*env.store, &dir, runread_core::timefmt::now_ms(), |_| {})
         .unwrap()
         .1
-}
-
-fn outcome_of(outcomes: &[(PathBuf, FileOutcome)], path: &Path) -> FileOutcome {
-    outcomes
-        .iter()
-        .find(|(p, _)| p == path)
-        .map(|(_, o)| o.clone())
-        .unwrap()
 }
 
 /// Every run of a resumed session is in its one file, in the workspace `session.start` names.
@@ -63,67 +54,8 @@ fn read_as_it_grew_every_pass_is_an_append() {
         "provider-error",
         "length-cutoff",
     ] {
-        let whole = Env::new();
-        whole.place_copilot(fixture, AGE);
-        pass(&whole);
-        let mut want = whole.store.runs().unwrap();
-
-        let env = Env::new();
-        let path = env.place_copilot(fixture, AGE).remove(0);
-        let bytes = std::fs::read(&path).unwrap();
-        let ends: Vec<usize> = bytes
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| **b == b'\n')
-            .map(|(i, _)| i + 1)
-            .collect();
         // `session.start` and the first prompt.
-        let first = ends[1];
-        std::fs::write(&path, &bytes[..first]).unwrap();
-        runread_testkit::set_age(&path, AGE);
-        let o = outcome_of(&pass(&env), &path);
-        assert!(
-            matches!(o, FileOutcome::NewGeneration { generation: 1, .. }),
-            "{fixture}: {o:?}"
-        );
-        let mut from = first;
-        for end in ends.iter().copied().skip(2) {
-            let mut f = std::fs::OpenOptions::new()
-                .append(true)
-                .open(&path)
-                .unwrap();
-            f.write_all(&bytes[from..end]).unwrap();
-            drop(f);
-            runread_testkit::set_age(&path, AGE);
-            let o = outcome_of(&pass(&env), &path);
-            assert_eq!(
-                o,
-                FileOutcome::Appended {
-                    bytes: (end - from) as u64
-                },
-                "{fixture} at {end}"
-            );
-            from = end;
-        }
-        let mut got = env.store.runs().unwrap();
-        for runs in [&mut want, &mut got] {
-            runs.sort_by_key(|r| r.run.start_line);
-        }
-        let key = |r: &runread_store::RunRecord| {
-            (
-                r.target.run_id.clone(),
-                r.run.status,
-                r.run.unknown_reason.clone(),
-                r.run.message_lines.clone(),
-                r.run.final_text_sha256.clone(),
-                r.run.usage.clone(),
-            )
-        };
-        assert_eq!(
-            got.iter().map(key).collect::<Vec<_>>(),
-            want.iter().map(key).collect::<Vec<_>>(),
-            "{fixture}"
-        );
+        crate::recorded_agents::grows_by_appends(Env::place_copilot, pass, fixture, 2);
     }
 }
 

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use runread_ingest::FileOutcome;
@@ -24,13 +24,7 @@ fn pass(env: &Env) -> Vec<(PathBuf, FileOutcome)> {
         .1
 }
 
-fn outcome_of(outcomes: &[(PathBuf, FileOutcome)], path: &Path) -> FileOutcome {
-    outcomes
-        .iter()
-        .find(|(p, _)| p == path)
-        .map(|(_, o)| o.clone())
-        .unwrap()
-}
+use crate::recorded_agents::outcome_of;
 
 /// A resume a minute later leaves a stub with the session's id: it is not a session (no
 /// duplicate of the real one), and the session's three runs are in the real file, its workspace
@@ -88,72 +82,11 @@ fn a_project_root_the_file_does_not_name_is_in_no_workspace() {
 #[test]
 fn read_as_it_grew_every_pass_is_an_append() {
     for fixture in ["continue-unicode", "tool-then-answer", "provider-error"] {
-        let whole = Env::new();
-        whole.place_gemini(fixture, AGE);
-        pass(&whole);
-        let mut want = whole.store.runs().unwrap();
-
-        let env = Env::new();
-        let path = env.place_gemini(fixture, AGE).remove(0);
-        let bytes = std::fs::read(&path).unwrap();
-        let ends: Vec<usize> = bytes
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| **b == b'\n')
-            .map(|(i, _)| i + 1)
-            .collect();
         // Up to the first prompt (line 3): before it, no session yet.
-        let first = ends[2];
-        std::fs::write(&path, &bytes[..first]).unwrap();
-        runread_testkit::set_age(&path, AGE);
-        let o = outcome_of(&pass(&env), &path);
-        assert!(
-            matches!(o, FileOutcome::NewGeneration { generation: 1, .. }),
-            "{fixture}: {o:?}"
-        );
-        let mut from = first;
-        for end in ends.iter().copied().skip(3) {
-            let mut f = std::fs::OpenOptions::new()
-                .append(true)
-                .open(&path)
-                .unwrap();
-            f.write_all(&bytes[from..end]).unwrap();
-            drop(f);
-            runread_testkit::set_age(&path, AGE);
-            let o = outcome_of(&pass(&env), &path);
-            assert_eq!(
-                o,
-                FileOutcome::Appended {
-                    bytes: (end - from) as u64
-                },
-                "{fixture} at {end}"
-            );
-            from = end;
-        }
-        let mut got = env.store.runs().unwrap();
-        for runs in [&mut want, &mut got] {
-            runs.sort_by_key(|r| r.run.start_line);
-        }
-        let key = |r: &runread_store::RunRecord| {
-            (
-                r.target.run_id.clone(),
-                r.run.status,
-                r.run.unknown_reason.clone(),
-                r.run.message_lines.clone(),
-                r.run.final_text_sha256.clone(),
-                r.run.usage.clone(),
-            )
-        };
-        assert_eq!(
-            got.iter().map(key).collect::<Vec<_>>(),
-            want.iter().map(key).collect::<Vec<_>>(),
-            "{fixture}"
-        );
+        crate::recorded_agents::grows_by_appends(Env::place_gemini, pass, fixture, 3);
     }
 }
 
-/// An appended line that gives a record another text (an upsert that changes what was indexed)
-/// starts a new generation; the record's last line is its truth in it.
 #[test]
 fn an_appended_line_that_changes_a_record_is_a_new_generation() {
     let env = Env::new();

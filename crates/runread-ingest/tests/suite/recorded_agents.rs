@@ -5,7 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
 use runread_store::prelude::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use runread_ingest::FileOutcome;
 
 use runread_sessions::RunStatus;
 
@@ -79,4 +83,87 @@ fn every_run_of_every_recording_is_what_its_agent_reported() {
             }
         }
     }
+}
+
+/// The shared body of "a session file read as it grew": `fixture`'s first file, as `place` puts
+/// it, written `lines_before` whole lines at first (the first pass makes it a session: generation
+/// 1), then one line at a time, `pass` after each: every pass is an append of exactly the new
+/// bytes, and the runs in the end are those of one whole read. For an agent whose lines are
+/// upserts (Gemini CLI) as for an append-only one (Copilot CLI).
+pub(crate) fn grows_by_appends(
+    place: fn(&Env, &str, Duration) -> Vec<PathBuf>,
+    pass: fn(&Env) -> Vec<(PathBuf, FileOutcome)>,
+    fixture: &str,
+    lines_before: usize,
+) {
+    const AGE: Duration = Duration::from_secs(60);
+    let whole = Env::new();
+    place(&whole, fixture, AGE);
+    pass(&whole);
+    let mut want = whole.store.runs().unwrap();
+
+    let env = Env::new();
+    let path = place(&env, fixture, AGE).remove(0);
+    let bytes = std::fs::read(&path).unwrap();
+    let ends: Vec<usize> = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    let first = ends[lines_before - 1];
+    std::fs::write(&path, &bytes[..first]).unwrap();
+    runread_testkit::set_age(&path, AGE);
+    let o = outcome_of(&pass(&env), &path);
+    assert!(
+        matches!(o, FileOutcome::NewGeneration { generation: 1, .. }),
+        "{fixture}: {o:?}"
+    );
+    let mut from = first;
+    for end in ends.iter().copied().skip(lines_before) {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(&bytes[from..end]).unwrap();
+        drop(f);
+        runread_testkit::set_age(&path, AGE);
+        let o = outcome_of(&pass(&env), &path);
+        assert_eq!(
+            o,
+            FileOutcome::Appended {
+                bytes: (end - from) as u64
+            },
+            "{fixture} at {end}"
+        );
+        from = end;
+    }
+    let mut got = env.store.runs().unwrap();
+    for runs in [&mut want, &mut got] {
+        runs.sort_by_key(|r| r.run.start_line);
+    }
+    let key = |r: &runread_store::RunRecord| {
+        (
+            r.target.run_id.clone(),
+            r.run.status,
+            r.run.unknown_reason.clone(),
+            r.run.message_lines.clone(),
+            r.run.final_text_sha256.clone(),
+            r.run.usage.clone(),
+        )
+    };
+    assert_eq!(
+        got.iter().map(key).collect::<Vec<_>>(),
+        want.iter().map(key).collect::<Vec<_>>(),
+        "{fixture}"
+    );
+}
+
+/// The outcome `outcomes` (one pass's) gives `path`.
+pub(crate) fn outcome_of(outcomes: &[(PathBuf, FileOutcome)], path: &Path) -> FileOutcome {
+    outcomes
+        .iter()
+        .find(|(p, _)| p == path)
+        .map(|(_, o)| o.clone())
+        .unwrap()
 }

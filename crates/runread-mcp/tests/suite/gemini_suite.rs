@@ -244,34 +244,5 @@ async fn a_secret_in_every_field_never_reaches_a_reader() {
         LEAK,
     )
     .await;
-    for run in s.runs() {
-        let (c, target) = s.client(&run).await;
-        let mut received: Vec<(String, String)> = Vec::new();
-        for (tool, args) in [
-            ("list_granted_targets", json!({})),
-            ("get_run", json!({"target": target})),
-            ("read_work_state", json!({"target": target})),
-            ("read_target_metadata", json!({"target": target})),
-            ("list_artifacts", json!({"target": target})),
-        ] {
-            let r = c.call(tool, args).await.unwrap();
-            received.push((tool.to_owned(), r.structured.to_string()));
-            received.push((tool.to_owned(), r.text));
-        }
-        for limit in [1u64, 2, 3, 50] {
-            let events = c.read_history(&target, Some(limit)).await.unwrap();
-            received.push((
-                format!("history {limit}"),
-                serde_json::to_string(&events).unwrap(),
-            ));
-        }
-        let answer = c.read_final_answer(&target, Some(7), |_| {}).await.unwrap();
-        assert_eq!(answer.text, None);
-        for (what, got) in &received {
-            for start in 0..=LEAK.len() - WINDOW {
-                let piece = &LEAK[start..start + WINDOW];
-                assert!(!got.contains(piece), "{what}: {got}");
-            }
-        }
-    }
+    support::no_read_holds_a_piece_of(&s, LEAK, WINDOW).await;
 }

@@ -2,7 +2,7 @@
 //! registered, the MCP server on a loopback port, and a client per run with every feature granted.
 
 use runread_store::prelude::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use runread_core::Feature;
 use runread_mcp::client::Client;
@@ -75,4 +75,49 @@ impl Served {
 /// it holds (a connector's token sees those of its allowed features).
 pub fn every_read_tool() -> Vec<&'static str> {
     runread_service::tools::ALL.iter().map(|t| t.name).collect()
+}
+
+/// Every run `s` serves, read by its reader through every tool — the listing, the run, its work
+/// state and metadata, its artifacts, its history at page sizes 1, 2, 3 and 50, its answer in
+/// chunks of 7 and 64 bytes — holds no `window`-byte piece of `leak` anywhere in what the reader
+/// receives (structured content and text). The shared body of "a secret in every field never
+/// reaches a reader", whatever the agent whose fields held it.
+pub async fn no_read_holds_a_piece_of(s: &Served, leak: &str, window: usize) {
+    let runs = s.runs();
+    assert!(!runs.is_empty(), "runs to read");
+    for run in runs {
+        let (c, target) = s.client(&run).await;
+        let mut received: Vec<(String, String)> = Vec::new();
+        for (tool, args) in [
+            ("list_granted_targets", json!({})),
+            ("get_run", json!({"target": target})),
+            ("read_work_state", json!({"target": target})),
+            ("read_target_metadata", json!({"target": target})),
+            ("list_artifacts", json!({"target": target})),
+        ] {
+            let r = c.call(tool, args).await.unwrap();
+            received.push((tool.to_owned(), r.structured.to_string()));
+            received.push((tool.to_owned(), r.text));
+        }
+        for limit in [1u64, 2, 3, 50] {
+            let events = c.read_history(&target, Some(limit)).await.unwrap();
+            received.push((
+                format!("history {limit}"),
+                serde_json::to_string(&events).unwrap(),
+            ));
+        }
+        for chunk in [7u64, 64] {
+            let answer = c
+                .read_final_answer(&target, Some(chunk), |_| {})
+                .await
+                .unwrap();
+            received.push((format!("answer {chunk}"), answer.text.unwrap_or_default()));
+        }
+        for (what, got) in &received {
+            for start in 0..=leak.len() - window {
+                let piece = &leak[start..start + window];
+                assert!(!got.contains(piece), "{what}: {got}");
+            }
+        }
+    }
 }
