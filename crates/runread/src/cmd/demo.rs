@@ -262,10 +262,14 @@ fn verify_answer(
 }
 
 fn print_next_steps() {
-    outln!("Next, on your own sessions (Pi, Claude Code, Codex):");
+    let agents: Vec<&str> = runread_core::Agent::ALL
+        .iter()
+        .map(|a| a.product())
+        .collect();
+    outln!("Next, on your own sessions ({}):", agents.join(", "));
     outln!("  runread workspace add ~/code/my-project");
     outln!(
-        "  runread ingest                      # ~/.pi/agent/sessions, ~/.claude/projects, ~/.codex/sessions"
+        "  runread ingest                      # every agent's default place (runread status lists them)"
     );
     outln!("  runread runs");
     outln!("  runread reader add claude-code      # once: its key and client configs");
