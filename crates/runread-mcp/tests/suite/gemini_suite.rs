@@ -175,26 +175,7 @@ async fn metadata_names_the_models_the_records_name_and_nothing_the_file_does_no
 #[tokio::test]
 async fn a_subagent_is_the_runs_child() {
     let s = serve(&["subagent", "tool-then-answer"]).await;
-    for run in s.runs() {
-        let (c, target) = s.client(&run).await;
-        let w = c
-            .call("read_work_state", json!({"target": target}))
-            .await
-            .unwrap()
-            .structured;
-        assert_eq!(w["coverage"]["subagents"]["state"], "complete", "{w}");
-        if runread_testkit::prompt(&run)
-            .unwrap()
-            .starts_with("Ask a helper")
-        {
-            assert_eq!(
-                w["aggregate"]["children"],
-                json!([{"kind": "subagent", "index": 0, "state": "completed"}])
-            );
-        } else {
-            assert_eq!(w["aggregate"]["children"], json!([]));
-        }
-    }
+    support::the_helper_run_has_one_finished_subagent(&s).await;
     // The subagent's file moved away: the child has no record, the coverage says so.
     let run = s
         .runs()

@@ -121,3 +121,29 @@ pub async fn no_read_holds_a_piece_of(s: &Served, leak: &str, window: usize) {
         }
     }
 }
+
+/// The `subagent` scenario's run ("Ask a helper …") has one child, its subagent, finished; every
+/// other run has none; and every run's subagent coverage is complete. The shared body of "a
+/// subagent is the run's child", whatever the agent recorded it.
+pub async fn the_helper_run_has_one_finished_subagent(s: &Served) {
+    for run in s.runs() {
+        let (c, target) = s.client(&run).await;
+        let w = c
+            .call("read_work_state", json!({"target": target}))
+            .await
+            .unwrap()
+            .structured;
+        assert_eq!(w["coverage"]["subagents"]["state"], "complete", "{w}");
+        if runread_testkit::prompt(&run)
+            .unwrap()
+            .starts_with("Ask a helper")
+        {
+            assert_eq!(
+                w["aggregate"]["children"],
+                json!([{"kind": "subagent", "index": 0, "state": "completed"}])
+            );
+        } else {
+            assert_eq!(w["aggregate"]["children"], json!([]));
+        }
+    }
+}
