@@ -17,10 +17,7 @@ const AGE: Duration = Duration::from_secs(60);
 
 /// One pass over the Copilot session-state folder: each file's outcome.
 fn pass(env: &Env) -> Vec<(PathBuf, FileOutcome)> {
-    let dir = runread_ingest::AgentDir::new(Agent::Copilot, &env.copilot_state);
-    runread_ingest::ingest_dir(&*env.store, &dir, runread_core::timefmt::now_ms(), |_| {})
-        .unwrap()
-        .1
+    crate::recorded_agents::pass_over(env, Agent::Copilot, &env.copilot_state)
 }
 
 /// Every run of a resumed session is in its one file, in the workspace `session.start` names.

@@ -18,10 +18,7 @@ const AGE: Duration = Duration::from_secs(60);
 
 /// One pass over the Gemini tmp folder: each file's outcome.
 fn pass(env: &Env) -> Vec<(PathBuf, FileOutcome)> {
-    let dir = runread_ingest::AgentDir::new(Agent::Gemini, &env.gemini_tmp);
-    runread_ingest::ingest_dir(&*env.store, &dir, runread_core::timefmt::now_ms(), |_| {})
-        .unwrap()
-        .1
+    crate::recorded_agents::pass_over(env, Agent::Gemini, &env.gemini_tmp)
 }
 
 use crate::recorded_agents::outcome_of;

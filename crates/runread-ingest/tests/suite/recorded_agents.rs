@@ -167,3 +167,15 @@ pub(crate) fn outcome_of(outcomes: &[(PathBuf, FileOutcome)], path: &Path) -> Fi
         .map(|(_, o)| o.clone())
         .unwrap()
 }
+
+/// One ingest pass over `agent`'s folder `dir`: each file's outcome.
+pub(crate) fn pass_over(
+    env: &Env,
+    agent: runread_sessions::Agent,
+    dir: &Path,
+) -> Vec<(PathBuf, FileOutcome)> {
+    let dir = runread_ingest::AgentDir::new(agent, dir);
+    runread_ingest::ingest_dir(&*env.store, &dir, runread_core::timefmt::now_ms(), |_| {})
+        .unwrap()
+        .1
+}
