@@ -69,6 +69,8 @@ fn placed(agent: Agent, root: &Path, cwd: &str, name: &std::ffi::OsStr) -> PathB
         Agent::Codex => root.join("2026").join("11").join("30").join(name),
         Agent::Gemini => root.join("project").join("chats").join(name),
         Agent::Copilot => root.join("session").join(name),
+        // Sessions in a database: the benchmark places session files only.
+        Agent::OpenCode => root.join(name),
     }
 }
 

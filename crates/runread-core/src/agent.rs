@@ -21,19 +21,23 @@ pub enum Agent {
     Gemini,
     /// GitHub Copilot CLI, `session-state/<session id>/events.jsonl` (read passively).
     Copilot,
+    /// OpenCode (`opencode-ai`), every session in its SQLite database `opencode.db`.
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::Pi,
         Agent::Claude,
         Agent::Codex,
         Agent::Gemini,
         Agent::Copilot,
+        Agent::OpenCode,
     ];
 
     /// The name stored with a session, written in the journal and shown to owners and readers
-    /// (`pi`, `claude`, `codex`, `gemini`, `copilot`).
+    /// (`pi`, `claude`, `codex`, `gemini`, `copilot`, `opencode`).
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Pi => "pi",
@@ -41,11 +45,12 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
             Agent::Copilot => "copilot",
+            Agent::OpenCode => "opencode",
         }
     }
 
     /// The agent's product name, for people (`Pi`, `Claude Code`, `Codex`, `Gemini CLI`,
-    /// `Copilot CLI`).
+    /// `Copilot CLI`, `OpenCode`).
     pub fn product(self) -> &'static str {
         match self {
             Agent::Pi => "Pi",
@@ -53,6 +58,7 @@ impl Agent {
             Agent::Codex => "Codex",
             Agent::Gemini => "Gemini CLI",
             Agent::Copilot => "Copilot CLI",
+            Agent::OpenCode => "OpenCode",
         }
     }
 
@@ -65,6 +71,7 @@ impl Agent {
             Agent::Codex => ("0.171.0", "0.171.0"),
             Agent::Gemini => ("0.61.0", "0.61.0"),
             Agent::Copilot => ("1.0.102", "1.0.102"),
+            Agent::OpenCode => ("1.18.33", "1.18.33"),
         }
     }
 

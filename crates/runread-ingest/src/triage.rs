@@ -3,8 +3,7 @@
 
 use std::path::Path;
 
-use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
-use runread_sessions::file::{self, EvidenceFile, ReadError};
+use runread_sessions::file::{EvidenceFile, ReadError};
 use runread_sessions::{Agent, EntrySummary, FileIdentity, ReadAhead, Resume, ScanError};
 use runread_store::{INDEX_VERSION, Index, SessionRecord, SessionStamp};
 
@@ -177,7 +176,7 @@ pub(crate) fn triage(
     let Some(path_str) = path.to_str() else {
         return Ok(done(None, counts, FileOutcome::NotASession));
     };
-    let identity = match file::identity(path) {
+    let identity = match runread_sessions::session_identity(agent, path) {
         Ok(i) => i,
         Err(e) => return Ok(done(None, counts, FileOutcome::Unreadable(e))),
     };
@@ -231,7 +230,7 @@ fn open_and_classify(
     existing: Option<SessionRecord>,
     mut counts: Report,
 ) -> Result<Triage, IngestError> {
-    let file = match EvidenceFile::open(path, None) {
+    let file = match runread_sessions::open_session(agent, path, None) {
         Ok(f) => f,
         Err(e) => return Ok(done(existing, counts, FileOutcome::Unreadable(e))),
     };
@@ -373,15 +372,11 @@ pub(crate) fn classify(
     if now.size < rec.consumed {
         return Ok(Change::Identity("file truncated"));
     }
-    // Exactly the header line's bytes plus its newline: an append costs the new bytes, not a re-read.
-    let head_len = (rec.header.line_bytes + 1).min(EVIDENCE_LINE_MAX_BYTES as u64 + 1);
-    let head = file.read_at(
-        0,
-        usize::try_from(head_len).map_err(|_| ReadError::Truncated)?,
-    )?;
-    *verify_bytes += head.len() as u64;
-    let header_line = head.strip_suffix(b"\n").unwrap_or(&[]);
-    if runread_core::sha256_hex(header_line) != rec.header.line_sha256 {
+    // The header line (an append costs the new bytes, not a re-read) and what lies just before
+    // where the last pass stopped: a writer that only appends changed neither.
+    let (header_sha256, read) = file.first_line_sha256(rec.header.line_bytes)?;
+    *verify_bytes += read;
+    if header_sha256 != rec.header.line_sha256 {
         return Ok(Change::Identity("header changed"));
     }
     if tail_sha256(file, rec.consumed, verify_bytes)? != rec.tail_sha256 {
@@ -390,18 +385,17 @@ pub(crate) fn classify(
     Ok(Change::Appended)
 }
 
-/// The digest of the [`TAIL_WINDOW_BYTES`] before `consumed` (none at the start of a file).
+/// The digest of the [`TAIL_WINDOW_BYTES`] before `consumed` (none at the start of a file; a
+/// database's session: its last record before it).
 pub(crate) fn tail_sha256(
     file: &EvidenceFile,
     consumed: u64,
     verify_bytes: &mut u64,
 ) -> Result<Option<String>, ReadError> {
-    if consumed == 0 {
-        return Ok(None);
-    }
-    let start = consumed.saturating_sub(TAIL_WINDOW_BYTES);
-    let len = usize::try_from(consumed - start).map_err(|_| ReadError::Truncated)?;
-    let chunk = file.read_at(start, len)?;
-    *verify_bytes += chunk.len() as u64;
-    Ok(Some(runread_core::sha256_hex(&chunk)))
+    Ok(file
+        .sha256_before(consumed, TAIL_WINDOW_BYTES)?
+        .map(|(sha256, read)| {
+            *verify_bytes += read;
+            sha256
+        }))
 }

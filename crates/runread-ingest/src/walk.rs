@@ -103,6 +103,8 @@ mod tests {
                         && p.file_name().is_some_and(|n| n == "events.jsonl")
                 })
                 .collect(),
+            // No session file: its sessions are in its database.
+            Agent::OpenCode => Vec::new(),
         }
     }
 
@@ -161,7 +163,10 @@ mod tests {
                 assert_eq!(listed, listed_by_paths(&d), "{agent:?} under {dir:?}");
                 assert!(
                     !listed.is_empty()
-                        || matches!(agent, Agent::Codex | Agent::Gemini | Agent::Copilot)
+                        || matches!(
+                            agent,
+                            Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::OpenCode
+                        )
                 );
             }
         }

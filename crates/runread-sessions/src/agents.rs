@@ -24,7 +24,23 @@ pub fn profile(agent: Agent) -> &'static dyn AgentProfile {
         Agent::Codex => &crate::codex::PROFILE,
         Agent::Gemini => &crate::gemini::PROFILE,
         Agent::Copilot => &crate::copilot::PROFILE,
+        Agent::OpenCode => &crate::opencode::PROFILE,
     }
+}
+
+/// Opens the session `path` names, written by `agent`, as evidence (a session file, or a
+/// session's records in the agent's database); `expect`, when given, must be the same object.
+pub fn open_session(
+    agent: Agent,
+    path: &Path,
+    expect: Option<&FileIdentity>,
+) -> Result<EvidenceFile, crate::file::ReadError> {
+    profile(agent).open(path, expect)
+}
+
+/// The identity the session `path` names, written by `agent`, has now.
+pub fn session_identity(agent: Agent, path: &Path) -> Result<FileIdentity, crate::file::ReadError> {
+    profile(agent).identity(path)
 }
 
 /// Whether the lines appended to a session file of `agent` (their entries `new`) rewrite what
@@ -42,7 +58,7 @@ pub fn parent_holds_fork_base(
     identity: &FileIdentity,
     base: &ForkBase,
 ) -> bool {
-    EvidenceFile::open(parent_path, Some(identity))
+    open_session(agent, parent_path, Some(identity))
         .is_ok_and(|file| profile(agent).holds_fork_base(&file, base))
 }
 

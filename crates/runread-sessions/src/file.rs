@@ -6,6 +6,8 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
+
 /// What identifies one version of a file: where it lives (device, inode), how many names it
 /// has, its size, and its modification and status-change times. The status-change time (ctime)
 /// is what an in-place rewrite cannot hide: `touch -d` and `utimensat` can restore an mtime, but
@@ -159,10 +161,52 @@ pub fn read_from(
 /// fixed buffer, whatever the file's size.
 #[derive(Debug)]
 pub struct EvidenceFile {
-    file: File,
+    file: Backing,
     path: std::path::PathBuf,
     opened: FileIdentity,
 }
+
+/// What an [`EvidenceFile`]'s lines are read from.
+#[derive(Debug)]
+enum Backing {
+    /// A session file: its lines at byte offsets.
+    Os(File),
+    /// A session's records in the agent's own database ([`RecordLog`]): one line per record, at
+    /// its position.
+    Records(Box<dyn RecordLog>),
+}
+
+/// A session an agent keeps as records in its own database rather than as lines of a file
+/// (OpenCode's event log): an append-only sequence of records, each at a position (0, 1, 2, …)
+/// and read as one line. Everything above treats it as a session file whose "offsets" are
+/// positions: a line is a record, the size is the position after the last record, and a log
+/// that only grew keeps its lines where they were. What identifies it ([`RecordLog::identity`]):
+/// the database file's device and inode, one link, the size as the position past its last
+/// record, and no times (a database's times move with every other session it holds); each
+/// record's digest, taken at ingest and checked when served, stands for its content.
+///
+/// Implemented in the agent's folder; read-only, bounded (a record longer than the line bound is
+/// reported by its length, never held) and never blocking the agent.
+pub trait RecordLog: std::fmt::Debug + Send + Sync {
+    /// The log's identity when it was opened (its records read up to that size).
+    fn identity(&self) -> FileIdentity;
+    /// At most `batch` records from position `from` up to [`RecordLog::identity`]'s size, in
+    /// order: each whole when it is at most `max_line` bytes, else only its length.
+    fn records(&self, from: u64, max_line: usize, batch: usize) -> Result<Vec<Record>, ReadError>;
+    /// The log's identity now, read again from the database.
+    fn current(&self) -> Result<FileIdentity, ReadError>;
+}
+
+/// One record of a [`RecordLog`] read as a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub position: u64,
+    /// Its bytes, or its length when over the bound asked for.
+    pub line: Result<Vec<u8>, u64>,
+}
+
+/// Records read from a [`RecordLog`] at a time when streaming lines.
+pub const RECORD_READ_BATCH: usize = 256;
 
 /// Bytes read from the file at a time when streaming lines.
 pub const LINE_READ_BUFFER_BYTES: usize = 64 * 1024;
@@ -194,7 +238,27 @@ impl EvidenceFile {
             return Err(ReadError::HardLinked);
         }
         Ok(EvidenceFile {
-            file,
+            file: Backing::Os(file),
+            path: path.to_path_buf(),
+            opened,
+        })
+    }
+
+    /// A session kept as records in an agent's database (`log`, opened by the agent's folder),
+    /// named by `path`. `expect`, when given, must be the same database object.
+    pub fn from_records(
+        path: &Path,
+        log: Box<dyn RecordLog>,
+        expect: Option<&FileIdentity>,
+    ) -> Result<EvidenceFile, ReadError> {
+        let opened = log.identity();
+        if let Some(expect) = expect
+            && !opened.same_object(expect)
+        {
+            return Err(ReadError::ChangedDuringRead);
+        }
+        Ok(EvidenceFile {
+            file: Backing::Records(log),
             path: path.to_path_buf(),
             opened,
         })
@@ -212,13 +276,19 @@ impl EvidenceFile {
 
     /// Exactly `len` bytes at `offset`, or [`ReadError::Truncated`] if the file is shorter.
     /// The caller bounds `len`.
+    /// A session's records are read whole: `offset` is a record's position and `len` its exact
+    /// length, or [`ReadError::Truncated`].
     pub fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>, ReadError> {
+        let file = match &self.file {
+            Backing::Os(file) => file,
+            Backing::Records(log) => return record_at(log.as_ref(), offset, len),
+        };
         let end = offset.checked_add(len as u64).ok_or(ReadError::Truncated)?;
         if end > self.opened.size {
             return Err(ReadError::Truncated);
         }
         let mut bytes = vec![0u8; len];
-        runread_platform::file::read_exact_at(&self.file, &mut bytes, offset).map_err(|e| {
+        runread_platform::file::read_exact_at(file, &mut bytes, offset).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 ReadError::Truncated
             } else {
@@ -233,7 +303,10 @@ impl EvidenceFile {
     /// being held, and reported as [`Line::Oversize`].
     pub fn lines(&self, offset: u64, max_line: usize) -> Lines<'_> {
         Lines {
-            file: &self.file,
+            file: match &self.file {
+                Backing::Os(file) => From::Os(file),
+                Backing::Records(log) => From::Records(log.as_ref(), Default::default()),
+            },
             pos: offset,
             next_read: offset,
             end: self.opened.size,
@@ -247,7 +320,17 @@ impl EvidenceFile {
 
     /// The file is still exactly as it was at open, through the descriptor and through the path.
     pub fn check_unchanged(&self) -> Result<(), ReadError> {
-        let now = fd_identity(&self.file)?;
+        let file = match &self.file {
+            Backing::Os(file) => file,
+            Backing::Records(log) => {
+                return if log.current()? == self.opened {
+                    Ok(())
+                } else {
+                    Err(ReadError::ChangedDuringRead)
+                };
+            }
+        };
+        let now = fd_identity(file)?;
         let path_now = identity(&self.path)?;
         if now != self.opened || path_now != self.opened {
             return Err(ReadError::ChangedDuringRead);
@@ -260,7 +343,17 @@ impl EvidenceFile {
     /// that size was rewritten (an appending writer only adds after it). Returns the identity
     /// now.
     pub fn check_grown_only(&self) -> Result<FileIdentity, ReadError> {
-        let now = fd_identity(&self.file)?;
+        let file = match &self.file {
+            Backing::Os(file) => file,
+            Backing::Records(log) => {
+                let now = log.current()?;
+                if !now.same_object(&self.opened) || now.size < self.opened.size {
+                    return Err(ReadError::ChangedDuringRead);
+                }
+                return Ok(now);
+            }
+        };
+        let now = fd_identity(file)?;
         let path_now = identity(&self.path)?;
         if !now.same_object(&self.opened)
             || path_now != now
@@ -270,6 +363,82 @@ impl EvidenceFile {
             return Err(ReadError::ChangedDuringRead);
         }
         Ok(now)
+    }
+}
+
+impl EvidenceFile {
+    /// The SHA-256 of the first line, which is `len` bytes long, and the bytes read to check
+    /// it (a file's first line must end there: its newline is read too).
+    pub fn first_line_sha256(&self, len: u64) -> Result<(String, u64), ReadError> {
+        let bytes = match &self.file {
+            Backing::Os(_) => {
+                let with_newline = len.saturating_add(1);
+                let head = self.read_at(
+                    0,
+                    usize::try_from(with_newline).map_err(|_| ReadError::Truncated)?,
+                )?;
+                match head.strip_suffix(b"\n") {
+                    Some(line) => line.to_vec(),
+                    None => return Ok((String::new(), with_newline)),
+                }
+            }
+            Backing::Records(log) => {
+                let first = log
+                    .records(0, EVIDENCE_LINE_MAX_BYTES, 1)?
+                    .into_iter()
+                    .next()
+                    .ok_or(ReadError::Truncated)?;
+                match first.line {
+                    Ok(line) if first.position == 0 => line,
+                    _ => return Ok((String::new(), 0)),
+                }
+            }
+        };
+        Ok((runread_core::sha256_hex(&bytes), len))
+    }
+
+    /// The SHA-256 of what lies just before `consumed`, which a writer that only appends never
+    /// changes (`None` at the start), and the bytes read: a file's last `window` bytes, a
+    /// database's last record.
+    pub fn sha256_before(
+        &self,
+        consumed: u64,
+        window: u64,
+    ) -> Result<Option<(String, u64)>, ReadError> {
+        if consumed == 0 {
+            return Ok(None);
+        }
+        let bytes = match &self.file {
+            Backing::Os(_) => {
+                let start = consumed.saturating_sub(window);
+                let len = usize::try_from(consumed - start).map_err(|_| ReadError::Truncated)?;
+                self.read_at(start, len)?
+            }
+            Backing::Records(log) => {
+                let last = log
+                    .records(consumed - 1, EVIDENCE_LINE_MAX_BYTES, 1)?
+                    .into_iter()
+                    .next()
+                    .filter(|r| r.position == consumed - 1)
+                    .ok_or(ReadError::Truncated)?;
+                last.line.map_err(|_| ReadError::Truncated)?
+            }
+        };
+        Ok(Some((runread_core::sha256_hex(&bytes), bytes.len() as u64)))
+    }
+}
+
+/// The record at `position`, exactly `len` bytes long.
+fn record_at(log: &dyn RecordLog, position: u64, len: usize) -> Result<Vec<u8>, ReadError> {
+    let record = log
+        .records(position, len, 1)?
+        .into_iter()
+        .next()
+        .filter(|r| r.position == position)
+        .ok_or(ReadError::Truncated)?;
+    match record.line {
+        Ok(bytes) if bytes.len() == len => Ok(bytes),
+        _ => Err(ReadError::Truncated),
     }
 }
 
@@ -284,7 +453,7 @@ pub enum Line<'a> {
 
 /// Streaming reader of complete lines (see [`EvidenceFile::lines`]).
 pub struct Lines<'f> {
-    file: &'f File,
+    file: From<'f>,
     /// Offset of the next unread line.
     pos: u64,
     /// Offset of the next byte to read into the window.
@@ -298,6 +467,12 @@ pub struct Lines<'f> {
     window_at: usize,
     max_line: usize,
     torn: bool,
+}
+
+/// Where [`Lines`] reads from: a file's bytes, or a log's records (with those read ahead).
+enum From<'f> {
+    Os(&'f File),
+    Records(&'f dyn RecordLog, std::collections::VecDeque<Record>),
 }
 
 impl Lines<'_> {
@@ -314,6 +489,9 @@ impl Lines<'_> {
     /// Drops the consumed part of the window and reads the next bytes into it. Returns false at
     /// the end.
     fn fill(&mut self) -> Result<bool, ReadError> {
+        let From::Os(file) = self.file else {
+            return Ok(false);
+        };
         if self.window_at > 0 {
             self.window.drain(..self.window_at);
             self.window_at = 0;
@@ -327,7 +505,7 @@ impl Lines<'_> {
         let old = self.window.len();
         self.window.resize(old + want, 0);
         let got = loop {
-            match runread_platform::file::read_at(self.file, &mut self.window[old..], from) {
+            match runread_platform::file::read_at(file, &mut self.window[old..], from) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -365,6 +543,9 @@ impl Lines<'_> {
     /// end (see [`Lines::torn`]): [`Lines::next`] for a caller that gathers many lines in one
     /// buffer, without copying each twice.
     pub fn next_into(&mut self, out: &mut Vec<u8>) -> Result<Option<LineAt>, ReadError> {
+        if let From::Records(log, ahead) = &mut self.file {
+            return next_record(*log, ahead, &mut self.pos, self.end, self.max_line, out);
+        }
         let base = out.len();
         let start = self.pos;
         let mut len: u64 = 0;
@@ -415,6 +596,41 @@ impl Lines<'_> {
             }
         }
     }
+}
+
+/// The next record of `log` from `*pos` (read ahead in batches into `ahead`) as a line appended
+/// to `out`; `None` past `end`. A log has no unfinished line: a record is written whole.
+fn next_record(
+    log: &dyn RecordLog,
+    ahead: &mut std::collections::VecDeque<Record>,
+    pos: &mut u64,
+    end: u64,
+    max_line: usize,
+    out: &mut Vec<u8>,
+) -> Result<Option<LineAt>, ReadError> {
+    if ahead.is_empty() && *pos < end {
+        ahead.extend(log.records(*pos, max_line, RECORD_READ_BATCH)?);
+    }
+    let Some(record) = ahead
+        .pop_front()
+        .filter(|r| r.position >= *pos && r.position < end)
+    else {
+        return Ok(None);
+    };
+    *pos = record.position + 1;
+    Ok(Some(match record.line {
+        Ok(bytes) => {
+            out.extend_from_slice(&bytes);
+            LineAt::Complete {
+                offset: record.position,
+                len: bytes.len(),
+            }
+        }
+        Err(len) => LineAt::Oversize {
+            offset: record.position,
+            len,
+        },
+    }))
 }
 
 /// Where a line [`Lines::next_into`] read is: [`Line`] without the bytes.

@@ -18,6 +18,7 @@ pub mod copilot;
 pub mod file;
 pub mod gemini;
 pub mod model;
+pub mod opencode;
 pub mod pi;
 pub mod profile;
 pub mod records;
@@ -26,8 +27,8 @@ pub mod scan;
 pub mod usage;
 pub mod walk;
 
-pub use agents::{profile, rewrites};
-pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError};
+pub use agents::{open_session, profile, rewrites, session_identity};
+pub use file::{EvidenceFile, FileIdentity, ReadChunk, ReadError, Record, RecordLog};
 pub use model::{
     Agent, EntryKind, EntrySummary, ForkBase, Header, LineOutcome, LineRef, Listed, MessageView,
     Resume, Scan, ScanError, Tokens, Unrecognised, answer_digest, join_groups,

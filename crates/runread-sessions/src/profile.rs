@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::file::EvidenceFile;
+use crate::file::{EvidenceFile, FileIdentity, ReadError};
 use crate::model::{Agent, EntrySummary, ForkBase, MessageView, Resume, Scan, ScanError};
 use crate::records::{ChildRecord, Records};
 use crate::runs::Branch;
@@ -67,8 +67,19 @@ pub trait AgentProfile: Sync {
     fn dir_help(&self) -> &'static str;
     /// Where it keeps its sessions by default.
     fn default_place(&self) -> DefaultPlace;
-    /// Its session files under one of its session folders, sorted in path order.
+    /// Its session files under one of its session folders, sorted in path order. For an agent
+    /// that keeps its sessions in a database, one name per session ([`AgentProfile::open`]).
     fn session_files(&self, dir: &Path) -> Vec<PathBuf>;
+    /// Opens one of its sessions as evidence: a session file, link-safely (see
+    /// [`EvidenceFile::open`]); an agent with a database opens the session's records
+    /// ([`EvidenceFile::from_records`]).
+    fn open(&self, path: &Path, expect: Option<&FileIdentity>) -> Result<EvidenceFile, ReadError> {
+        EvidenceFile::open(path, expect)
+    }
+    /// The identity one of its sessions has now (see [`crate::file::identity`]).
+    fn identity(&self, path: &Path) -> Result<FileIdentity, ReadError> {
+        crate::file::identity(path)
+    }
     /// One streamed pass over one of its session files.
     fn scan(
         &self,

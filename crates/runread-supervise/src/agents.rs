@@ -31,6 +31,7 @@ pub fn supervised(agent: Agent) -> Option<&'static dyn SupervisedAgent> {
         Agent::Codex => Some(&crate::codex::Codex),
         Agent::Gemini => Some(&crate::gemini::GeminiCli),
         Agent::Copilot => Some(&crate::copilot::CopilotCli),
+        Agent::OpenCode => None,
     }
 }
 

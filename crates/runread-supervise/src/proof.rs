@@ -84,7 +84,7 @@ fn open_and_scan(
     settled: impl Fn(&EvidenceFile) -> Result<(), ReadError>,
 ) -> Result<(EvidenceFile, runread_sessions::Scan), Refusal> {
     let at = |e| refusal_at(path, pinned, e);
-    let file = EvidenceFile::open(path, pinned.identity.as_ref()).map_err(at)?;
+    let file = runread_sessions::open_session(agent, path, pinned.identity.as_ref()).map_err(at)?;
     let scan = runread_sessions::scan(agent, &file, Resume::Fresh).map_err(|e| match e {
         ScanError::Read(e) => at(e),
         ScanError::NotASession => Refusal::Malformed,

@@ -14,7 +14,7 @@ fn link_keys(agent: Agent) -> Option<(&'static str, &'static str)> {
     match agent {
         Agent::Pi | Agent::Copilot => Some(("id", "parentId")),
         Agent::Claude => Some(("uuid", "parentUuid")),
-        Agent::Codex | Agent::Gemini => None,
+        Agent::Codex | Agent::Gemini | Agent::OpenCode => None,
     }
 }
 
@@ -45,6 +45,9 @@ pub fn line(agent: Agent, text: &str, prompt: u64, line_type: &str) -> serde_jso
         Agent::Copilot => serde_json::json!({
             "type": line_type, "data": {"content": MARKER},
             "id": "0badc0de-0000-4000-8000-000000004711", "timestamp": p["timestamp"],
+        }),
+        Agent::OpenCode => serde_json::json!({
+            "type": line_type, "data": {"sessionID": p["data"]["sessionID"], "text": MARKER},
         }),
         Agent::Codex => serde_json::json!({
             "timestamp": p["timestamp"], "ordinal": p["ordinal"], "type": "response_item",

@@ -27,6 +27,7 @@ fn fixture_text(agent: Agent, scenario: &str) -> String {
         Agent::Codex => codex_fixture_sessions(scenario).remove(0),
         Agent::Gemini => runread_testkit::gemini_fixture_sessions(scenario).remove(0),
         Agent::Copilot => runread_testkit::copilot_fixture_sessions(scenario).remove(0),
+        Agent::OpenCode => panic!("{agent} keeps no session file"),
     };
     std::fs::read_to_string(path).unwrap()
 }
@@ -86,6 +87,7 @@ fn an_unrecognised_line_inside_a_run_makes_only_that_run_unknown() {
             Agent::Codex => ("response_item/turn_note", Some("0.171.0")),
             Agent::Gemini => ("turn_note", None),
             Agent::Copilot => ("turn_note", Some("1.0.102")),
+            Agent::OpenCode => ("turn_note", None),
         };
         assert_eq!(seen.line_type.as_deref(), Some(line_type), "{agent}");
         assert_eq!(seen.agent_version.as_deref(), version, "{agent}");
@@ -218,6 +220,7 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
         Agent::Codex => env.place_codex(scenario, age).remove(0),
         Agent::Gemini => env.place_gemini(scenario, age).remove(0),
         Agent::Copilot => env.place_copilot(scenario, age).remove(0),
+        Agent::OpenCode => panic!("{agent} keeps no session file"),
     };
     let mut text = std::fs::read_to_string(&path).unwrap();
     let (runs, _) = runs_of(agent, &text);
@@ -237,7 +240,7 @@ fn place_with(env: &Env, agent: Agent, scenario: &str, types: &[&str]) -> std::p
                     serde_json::json!(format!("0badc0de-0000-4000-8000-00000000{:04x}", t.len()));
                 v
             }
-            Agent::Gemini | Agent::Copilot => {
+            Agent::Gemini | Agent::Copilot | Agent::OpenCode => {
                 let mut v = inserted;
                 v["id"] =
                     serde_json::json!(format!("0badc0de-0000-4000-8000-00000000{:04x}", t.len()));
@@ -272,6 +275,7 @@ fn the_first_unrecognised_line_of_a_file_is_logged_once_without_its_content() {
             Agent::Codex => "0.171.0",
             Agent::Gemini => "(not recorded, or not shown)",
             Agent::Copilot => "1.0.102",
+            Agent::OpenCode => "(not recorded, or not shown)",
         };
         for wanted in [agent.as_str(), agent.product(), version, "first_kind"] {
             assert!(

@@ -96,7 +96,7 @@ impl Source {
     /// gone and handed one).
     pub(crate) fn open(&self) -> Result<Opened, SourceError> {
         let backing = match (
-            EvidenceFile::open(&self.path, Some(&self.identity)),
+            runread_sessions::open_session(self.agent, &self.path, Some(&self.identity)),
             &self.snapshot,
         ) {
             (Ok(file), _) => Backing::File(file),

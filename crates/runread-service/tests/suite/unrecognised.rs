@@ -66,6 +66,7 @@ fn a_run_with_an_unrecognised_line_has_no_answer_and_nothing_of_the_line_leaks()
             Agent::Codex => env.place_codex(scenario, SETTLED).remove(0),
             Agent::Gemini => env.place_gemini(scenario, SETTLED).remove(0),
             Agent::Copilot => env.place_copilot(scenario, SETTLED).remove(0),
+            Agent::OpenCode => panic!("{agent} keeps no session file to insert a line in"),
         };
         env.ingest();
         let mut runs = env.store.runs().unwrap();

@@ -27,6 +27,7 @@ fn judge(agent: Agent) -> Option<Judge> {
         Agent::Gemini => Some(crate::gemini_recorded::foreground),
         Agent::Copilot => Some(crate::copilot_recorded::foreground),
         Agent::Pi => panic!("Pi's fixtures record no reported stream per step"),
+        Agent::OpenCode => None,
     }
 }
 

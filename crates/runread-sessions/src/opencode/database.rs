@@ -1,0 +1,315 @@
+//! OpenCode's database as evidence: its sessions named, listed and opened as [`RecordLog`]s.
+//!
+//! **Read-only, never blocking the agent.** A connection opened `SQLITE_OPEN_READONLY` (and
+//! `query_only`) never writes the database and never checkpoints its WAL; in WAL mode it reads
+//! the frames OpenCode committed without taking a lock OpenCode waits on, and it waits at most
+//! [`DATABASE_BUSY_TIMEOUT_MS`] for one OpenCode holds (a checkpoint that truncates the WAL), then
+//! refuses ([`ReadError::Io`]). It never copies the database anywhere: a database runread cannot
+//! read in place (its `-shm` absent in a folder it cannot write, a lock held) is refused.
+//!
+//! **Link-safe.** SQLite opens the database and its `-wal` and `-shm` by name; before and after
+//! the open, each of them that exists must be a regular file with one link, and the database the
+//! same object (device, inode) on both sides; `SQLITE_OPEN_NOFOLLOW` refuses a link in the
+//! database's own name.
+//!
+//! **A session is named** `<database>#<session id>` (one name per session, as a file's path is
+//! for the other agents). Its evidence is its event log: the rows of `event` whose `aggregate_id`
+//! is the session id, in `seq` order (0, 1, 2, …; appended, never updated), each the full object
+//! after one change. Record `seq` is read as the line
+//! `{"type":<the row's type>,"data":<the row's data, as stored>}`: its digest at ingest is checked
+//! when served, so what a reader gets is exactly what OpenCode stored.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::file::{FileIdentity, ReadError, Record, RecordLog};
+
+/// How long a read waits for a lock OpenCode holds on its database before it is refused.
+pub const DATABASE_BUSY_TIMEOUT_MS: u64 = 250;
+
+/// Most OpenCode databases (`opencode*.db`) read in one folder.
+pub const DATABASES_PER_FOLDER_MAX: usize = 8;
+
+/// Most sessions listed from one database in one pass (the newest kept when there are more).
+pub const SESSIONS_PER_DATABASE_MAX: u32 = 100_000;
+
+/// What separates a database's path from a session id in a session's name.
+const SESSION_MARK: char = '#';
+
+/// The name of session `id` of the database at `db`.
+pub(crate) fn session_name(db: &Path, id: &str) -> PathBuf {
+    let mut name = OsString::from(db.as_os_str());
+    name.push(SESSION_MARK.to_string());
+    name.push(id);
+    PathBuf::from(name)
+}
+
+/// The database and the session id a session's name holds; `None` for any other path.
+pub(crate) fn split_name(name: &Path) -> Option<(PathBuf, &str)> {
+    let (db, id) = name.to_str()?.rsplit_once(SESSION_MARK)?;
+    is_session_id(id).then(|| (PathBuf::from(db), id))
+}
+
+/// OpenCode's session ids: `ses_` and 26 letters and digits (up to 64 taken).
+pub(crate) fn is_session_id(id: &str) -> bool {
+    id.len() <= 64
+        && id
+            .strip_prefix("ses_")
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// OpenCode's databases in `dir`: `opencode.db`, and a channel's `opencode-<channel>.db`.
+pub(crate) fn databases(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name().to_str().is_some_and(|n| {
+                n.starts_with("opencode") && n.ends_with(".db") && !n.contains(SESSION_MARK)
+            }) && e.file_type().is_ok_and(|t| t.is_file())
+        })
+        .map(|e| e.path())
+        .take(DATABASES_PER_FOLDER_MAX)
+        .collect();
+    found.sort();
+    found
+}
+
+/// The names of the top-level sessions (not a subagent's) of every OpenCode database in `dir`,
+/// in name order. A database that cannot be read lists none.
+pub(crate) fn session_names(dir: &Path) -> Vec<PathBuf> {
+    let mut names = Vec::new();
+    for db in databases(dir) {
+        let Ok(open) = Database::open(&db) else {
+            continue;
+        };
+        let ids = open.top_level_sessions().unwrap_or_default();
+        names.extend(ids.iter().map(|id| session_name(&db, id)));
+    }
+    names.sort();
+    names
+}
+
+/// A read-only connection to an OpenCode database, opened link-safely.
+#[derive(Debug)]
+pub(crate) struct Database {
+    connection: Mutex<Connection>,
+    path: PathBuf,
+    /// The database file's device and inode when opened.
+    object: FileIdentity,
+}
+
+impl Database {
+    pub(crate) fn open(path: &Path) -> Result<Database, ReadError> {
+        let before = companions_safe(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let connection = Connection::open_with_flags(path, flags).map_err(|_| ReadError::Io)?;
+        connection
+            .busy_timeout(Duration::from_millis(DATABASE_BUSY_TIMEOUT_MS))
+            .map_err(|_| ReadError::Io)?;
+        connection
+            .pragma_update(None, "query_only", true)
+            .map_err(|_| ReadError::Io)?;
+        let after = companions_safe(path)?;
+        if !after.same_object(&before) {
+            return Err(ReadError::ChangedDuringRead);
+        }
+        Ok(Database {
+            connection: Mutex::new(connection),
+            path: path.to_path_buf(),
+            object: before,
+        })
+    }
+
+    /// Runs `f` on the connection.
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, ReadError> {
+        let connection = self.connection.lock().map_err(|_| ReadError::Io)?;
+        f(&connection).map_err(|_| ReadError::Io)
+    }
+
+    fn top_level_sessions(&self) -> Result<Vec<String>, ReadError> {
+        self.with(|c| {
+            let mut statement = c.prepare(
+                "SELECT id FROM session WHERE parent_id IS NULL ORDER BY time_created DESC LIMIT ?1",
+            )?;
+            let ids = statement
+                .query_map(params![SESSIONS_PER_DATABASE_MAX], |row| row.get::<_, String>(0))?
+                .filter_map(Result::ok)
+                .filter(|id| is_session_id(id))
+                .collect();
+            Ok(ids)
+        })
+    }
+
+    /// The position past the last record of session `id`'s log; `None` when it has none.
+    fn log_end(&self, id: &str) -> Result<Option<u64>, ReadError> {
+        let last: Option<i64> = self.with(|c| {
+            c.query_row(
+                "SELECT max(seq) FROM event WHERE aggregate_id = ?1",
+                params![id],
+                |row| row.get(0),
+            )
+        })?;
+        Ok(last
+            .and_then(|seq| u64::try_from(seq).ok())
+            .map(|seq| seq + 1))
+    }
+
+    /// The identity session `id`'s log has now: the database object, and the position past its
+    /// last record as its size.
+    fn identity_of(&self, id: &str) -> Result<FileIdentity, ReadError> {
+        let now = companions_safe(&self.path)?;
+        if !now.same_object(&self.object) {
+            return Err(ReadError::ChangedDuringRead);
+        }
+        let size = self.log_end(id)?.ok_or(ReadError::Missing)?;
+        Ok(FileIdentity {
+            dev: self.object.dev,
+            ino: self.object.ino,
+            nlink: 1,
+            size,
+            mtime_ns: 0,
+            ctime_ns: 0,
+        })
+    }
+
+    /// When session `id` was last changed (milliseconds since the epoch), if it is a child of
+    /// session `parent`.
+    pub(crate) fn child_updated_ms(&self, id: &str, parent: &str) -> Option<i64> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT time_updated FROM session WHERE id = ?1 AND parent_id = ?2",
+                params![id, parent],
+                |row| row.get(0),
+            )
+            .optional()
+        })
+        .ok()
+        .flatten()
+    }
+}
+
+/// The database file at `path` as a regular file with one link (its identity), and its `-wal`
+/// and `-shm`, where they exist, as well.
+fn companions_safe(path: &Path) -> Result<FileIdentity, ReadError> {
+    let db = crate::file::identity(path)?;
+    if db.nlink != 1 {
+        return Err(ReadError::HardLinked);
+    }
+    for suffix in ["-wal", "-shm"] {
+        let mut companion = OsString::from(path.as_os_str());
+        companion.push(suffix);
+        match crate::file::identity(Path::new(&companion)) {
+            Ok(i) if i.nlink != 1 => return Err(ReadError::HardLinked),
+            Ok(_) | Err(ReadError::Missing) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(db)
+}
+
+/// One session's event log in an open [`Database`].
+#[derive(Debug)]
+pub(crate) struct EventLog {
+    database: Database,
+    session_id: String,
+    opened: FileIdentity,
+}
+
+impl EventLog {
+    /// The log of the session `name` names.
+    pub(crate) fn open(name: &Path) -> Result<EventLog, ReadError> {
+        let (db, id) = split_name(name).ok_or(ReadError::NotRegular)?;
+        let database = Database::open(&db)?;
+        let opened = database.identity_of(id)?;
+        Ok(EventLog {
+            session_id: id.to_owned(),
+            database,
+            opened,
+        })
+    }
+
+    /// The database the log is in.
+    pub(crate) fn database(&self) -> &Database {
+        &self.database
+    }
+}
+
+/// The identity of the session `name` names, now.
+pub(crate) fn identity(name: &Path) -> Result<FileIdentity, ReadError> {
+    let (db, id) = split_name(name).ok_or(ReadError::NotRegular)?;
+    Database::open(&db)?.identity_of(id)
+}
+
+/// `{"type":…,"data":…}`'s bytes around a type of `type_json_len` and data of `data_len`.
+const LINE_FRAME_BYTES: u64 = r#"{"type":,"data":}"#.len() as u64;
+
+impl RecordLog for EventLog {
+    fn identity(&self) -> FileIdentity {
+        self.opened
+    }
+
+    fn records(&self, from: u64, max_line: usize, batch: usize) -> Result<Vec<Record>, ReadError> {
+        let end = i64::try_from(self.opened.size).map_err(|_| ReadError::Io)?;
+        let from = i64::try_from(from).map_err(|_| ReadError::Truncated)?;
+        let batch = i64::try_from(batch).unwrap_or(i64::MAX);
+        let max_data = i64::try_from(max_line).unwrap_or(i64::MAX);
+        // The data is fetched only when the line can be within the bound; its length always.
+        let rows: Vec<(i64, String, i64, Option<String>)> = self.database.with(|c| {
+            let mut statement = c.prepare_cached(
+                "SELECT seq, type, octet_length(data), \
+                 CASE WHEN octet_length(data) + octet_length(type) <= ?4 THEN data END \
+                 FROM event WHERE aggregate_id = ?1 AND seq >= ?2 AND seq < ?3 \
+                 ORDER BY seq LIMIT ?5",
+            )?;
+            let rows = statement
+                .query_map(
+                    params![self.session_id, from, end, max_data, batch],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })?;
+        rows.into_iter()
+            .map(|(seq, kind, data_len, data)| {
+                let position = u64::try_from(seq).map_err(|_| ReadError::Io)?;
+                Ok(Record {
+                    position,
+                    line: line_of(&kind, data_len, data.as_deref(), max_line),
+                })
+            })
+            .collect()
+    }
+
+    fn current(&self) -> Result<FileIdentity, ReadError> {
+        self.database.identity_of(&self.session_id)
+    }
+}
+
+/// The line of one event (see the module's doc), or its length when over `max_line`.
+fn line_of(kind: &str, data_len: i64, data: Option<&str>, max_line: usize) -> Result<Vec<u8>, u64> {
+    let kind = serde_json::to_string(kind).unwrap_or_default();
+    let len = LINE_FRAME_BYTES
+        .saturating_add(kind.len() as u64)
+        .saturating_add(u64::try_from(data_len).unwrap_or(u64::MAX));
+    match data {
+        Some(data) if len <= max_line as u64 => {
+            let mut line = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            line.extend_from_slice(br#"{"type":"#);
+            line.extend_from_slice(kind.as_bytes());
+            line.extend_from_slice(br#","data":"#);
+            line.extend_from_slice(data.as_bytes());
+            line.push(b'}');
+            Ok(line)
+        }
+        _ => Err(len),
+    }
+}
