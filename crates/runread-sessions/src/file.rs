@@ -182,8 +182,9 @@ enum Backing {
 /// positions: a line is a record, the size is the position after the last record, and a log
 /// that only grew keeps its lines where they were. What identifies it ([`RecordLog::identity`]):
 /// the database file's device and inode, one link, the size as the position past its last
-/// record, and no times (a database's times move with every other session it holds); each
-/// record's digest, taken at ingest and checked when served, stands for its content.
+/// record, and as its modification time when the agent last changed the session (not the
+/// database file's times, which move with every other session it holds); each record's digest,
+/// taken at ingest and checked when served, stands for its content.
 ///
 /// Implemented in the agent's folder; read-only, bounded (a record longer than the line bound is
 /// reported by its length, never held) and never blocking the agent.

@@ -21,7 +21,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -36,6 +36,13 @@ pub const DATABASES_PER_FOLDER_MAX: usize = 8;
 
 /// Most sessions listed from one database in one pass (the newest kept when there are more).
 pub const SESSIONS_PER_DATABASE_MAX: u32 = 100_000;
+
+/// Most open connections kept for later passes (one per database).
+pub const CONNECTIONS_KEPT_MAX: usize = 4;
+
+/// The page cache of one connection, in KiB (SQLite's default is 2 MiB): a pass reads each
+/// session's new records once, so a large cache would only hold memory while idle.
+const PAGE_CACHE_KIB: i64 = 512;
 
 /// What separates a database's path from a session id in a session's name.
 const SESSION_MARK: char = '#';
@@ -86,7 +93,7 @@ pub(crate) fn databases(dir: &Path) -> Vec<PathBuf> {
 pub(crate) fn session_names(dir: &Path) -> Vec<PathBuf> {
     let mut names = Vec::new();
     for db in databases(dir) {
-        let Ok(open) = Database::open(&db) else {
+        let Ok(open) = Database::shared(&db) else {
             continue;
         };
         let ids = open.top_level_sessions().unwrap_or_default();
@@ -105,8 +112,30 @@ pub(crate) struct Database {
     object: FileIdentity,
 }
 
+/// The connections kept open between reads, one per database: each read of a session (its
+/// identity at every pass, its records when served) would otherwise open the database again.
+/// A kept connection is used only while its database is still the same file object.
+static KEPT: Mutex<Vec<Arc<Database>>> = Mutex::new(Vec::new());
+
 impl Database {
-    pub(crate) fn open(path: &Path) -> Result<Database, ReadError> {
+    /// The kept connection to the database at `path`, or a new one (then kept, the oldest
+    /// dropped beyond [`CONNECTIONS_KEPT_MAX`]).
+    pub(crate) fn shared(path: &Path) -> Result<Arc<Database>, ReadError> {
+        let now = companions_safe(path)?;
+        let mut kept = KEPT.lock().map_err(|_| ReadError::Io)?;
+        kept.retain(|d| d.path != path || d.object.same_object(&now));
+        if let Some(found) = kept.iter().find(|d| d.path == path) {
+            return Ok(found.clone());
+        }
+        let opened = Arc::new(Database::open(path)?);
+        if kept.len() >= CONNECTIONS_KEPT_MAX {
+            kept.remove(0);
+        }
+        kept.push(opened.clone());
+        Ok(opened)
+    }
+
+    fn open(path: &Path) -> Result<Database, ReadError> {
         let before = companions_safe(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -117,6 +146,9 @@ impl Database {
             .map_err(|_| ReadError::Io)?;
         connection
             .pragma_update(None, "query_only", true)
+            .map_err(|_| ReadError::Io)?;
+        connection
+            .pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
             .map_err(|_| ReadError::Io)?;
         let after = companions_safe(path)?;
         if !after.same_object(&before) {
@@ -149,34 +181,35 @@ impl Database {
         })
     }
 
-    /// The position past the last record of session `id`'s log; `None` when it has none.
-    fn log_end(&self, id: &str) -> Result<Option<u64>, ReadError> {
-        let last: Option<i64> = self.with(|c| {
-            c.query_row(
-                "SELECT max(seq) FROM event WHERE aggregate_id = ?1",
-                params![id],
-                |row| row.get(0),
-            )
-        })?;
-        Ok(last
-            .and_then(|seq| u64::try_from(seq).ok())
-            .map(|seq| seq + 1))
-    }
-
-    /// The identity session `id`'s log has now: the database object, and the position past its
-    /// last record as its size.
+    /// The identity session `id`'s log has now: the database object; the position past its
+    /// last record as its size; when OpenCode last changed the session or one of its messages
+    /// as its modification time (what the settle window waits on); no status-change time.
     fn identity_of(&self, id: &str) -> Result<FileIdentity, ReadError> {
         let now = companions_safe(&self.path)?;
         if !now.same_object(&self.object) {
             return Err(ReadError::ChangedDuringRead);
         }
-        let size = self.log_end(id)?.ok_or(ReadError::Missing)?;
+        let (last_seq, session_ms, message_ms): (Option<i64>, Option<i64>, Option<i64>) = self
+            .with(|c| {
+                c.query_row(
+                    "SELECT (SELECT max(seq) FROM event WHERE aggregate_id = ?1), \
+                     (SELECT time_updated FROM session WHERE id = ?1), \
+                     (SELECT max(time_updated) FROM message WHERE session_id = ?1)",
+                    params![id],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+            })?;
+        let size = last_seq
+            .and_then(|seq| u64::try_from(seq).ok())
+            .ok_or(ReadError::Missing)?
+            .saturating_add(1);
+        let changed_ms = session_ms.max(message_ms).unwrap_or(0);
         Ok(FileIdentity {
             dev: self.object.dev,
             ino: self.object.ino,
             nlink: 1,
             size,
-            mtime_ns: 0,
+            mtime_ns: changed_ms.saturating_mul(1_000_000),
             ctime_ns: 0,
         })
     }
@@ -219,7 +252,7 @@ fn companions_safe(path: &Path) -> Result<FileIdentity, ReadError> {
 /// One session's event log in an open [`Database`].
 #[derive(Debug)]
 pub(crate) struct EventLog {
-    database: Database,
+    database: Arc<Database>,
     session_id: String,
     opened: FileIdentity,
 }
@@ -228,7 +261,7 @@ impl EventLog {
     /// The log of the session `name` names.
     pub(crate) fn open(name: &Path) -> Result<EventLog, ReadError> {
         let (db, id) = split_name(name).ok_or(ReadError::NotRegular)?;
-        let database = Database::open(&db)?;
+        let database = Database::shared(&db)?;
         let opened = database.identity_of(id)?;
         Ok(EventLog {
             session_id: id.to_owned(),
@@ -246,7 +279,7 @@ impl EventLog {
 /// The identity of the session `name` names, now.
 pub(crate) fn identity(name: &Path) -> Result<FileIdentity, ReadError> {
     let (db, id) = split_name(name).ok_or(ReadError::NotRegular)?;
-    Database::open(&db)?.identity_of(id)
+    Database::shared(&db)?.identity_of(id)
 }
 
 /// `{"type":…,"data":…}`'s bytes around a type of `type_json_len` and data of `data_len`.
@@ -311,5 +344,211 @@ fn line_of(kind: &str, data_len: i64, data: Option<&str>, max_line: usize) -> Re
             Ok(line)
         }
         _ => Err(len),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Agent;
+    use runread_core::limits::EVIDENCE_LINE_MAX_BYTES;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/opencode/1.18.33")
+            .join(name)
+            .join("sessions")
+    }
+
+    /// A copy of fixture `name`'s database files in a folder of its own (a read-only open makes
+    /// the `-shm` beside the database).
+    fn placed(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        for f in std::fs::read_dir(fixture(name)).unwrap() {
+            let f = f.unwrap();
+            std::fs::copy(f.path(), dir.path().join(f.file_name())).unwrap();
+        }
+        let db = dir.path().join("opencode.db");
+        (dir, db)
+    }
+
+    fn companion(db: &Path, suffix: &str) -> PathBuf {
+        let mut p = OsString::from(db.as_os_str());
+        p.push(suffix);
+        PathBuf::from(p)
+    }
+
+    fn digest(path: &Path) -> String {
+        runread_core::sha256_hex(&std::fs::read(path).unwrap())
+    }
+
+    /// Every line of the session `name` names, as (position, type).
+    fn lines_of(name: &Path) -> Vec<(u64, String)> {
+        let file = crate::open_session(Agent::OpenCode, name, None).unwrap();
+        let mut lines = file.lines(0, EVIDENCE_LINE_MAX_BYTES);
+        let mut out = Vec::new();
+        while let Some(line) = lines.next().unwrap() {
+            let crate::file::Line::Complete { offset, bytes } = line else {
+                panic!("oversize");
+            };
+            let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+            assert!(v["data"].is_object(), "{v}");
+            out.push((offset, v["type"].as_str().unwrap().to_owned()));
+        }
+        assert_eq!(lines.consumed(), file.identity().size);
+        out
+    }
+
+    #[test]
+    fn a_session_is_read_from_the_frames_committed_to_the_wal_and_nothing_is_written() {
+        let (dir, db) = placed("tool-then-answer");
+        let wal = companion(&db, "-wal");
+        assert_eq!(
+            std::fs::metadata(&db).unwrap().len(),
+            4096,
+            "the data is in the WAL"
+        );
+        let (db_before, wal_before) = (digest(&db), digest(&wal));
+        let names = session_names(dir.path());
+        assert_eq!(names.len(), 1, "{names:?}");
+        let lines = lines_of(&names[0]);
+        assert_eq!(lines[0], (0, "session.created.1".to_owned()));
+        let positions: Vec<u64> = lines.iter().map(|l| l.0).collect();
+        assert_eq!(positions, (0..lines.len() as u64).collect::<Vec<_>>());
+        assert!(lines.iter().any(|l| l.1 == "message.part.updated.1"));
+        assert_eq!(digest(&db), db_before);
+        assert_eq!(digest(&wal), wal_before);
+    }
+
+    #[test]
+    fn only_top_level_sessions_are_named_and_a_name_splits_back() {
+        let (dir, db) = placed("subagent");
+        let names = session_names(dir.path());
+        assert_eq!(
+            names.len(),
+            1,
+            "the subagent's session is a child: {names:?}"
+        );
+        let (back, id) = split_name(&names[0]).unwrap();
+        assert_eq!(back, db);
+        assert!(is_session_id(id));
+        for not_a_name in [
+            "/x/opencode.db",
+            "/x/opencode.db#",
+            "/x/opencode.db#ses_a/b",
+        ] {
+            assert_eq!(split_name(Path::new(not_a_name)), None, "{not_a_name}");
+        }
+    }
+
+    #[test]
+    fn a_session_that_grew_keeps_what_was_read_and_shows_its_new_size() {
+        let (dir, db) = placed("continue-unicode");
+        let name = session_names(dir.path()).remove(0);
+        let (_, id) = split_name(&name).unwrap();
+        let before = identity(&name).unwrap();
+        let file = crate::open_session(Agent::OpenCode, &name, Some(&before)).unwrap();
+        let writer = Connection::open(&db).unwrap();
+        writer
+            .execute(
+                "INSERT INTO event (id, aggregate_id, seq, type, data) VALUES ('evt_x', ?1, ?2, \
+                 'session.updated.1', '{}')",
+                params![id, i64::try_from(before.size).unwrap()],
+            )
+            .unwrap();
+        let now = file.check_grown_only().unwrap();
+        assert_eq!(now.size, before.size + 1);
+        assert!(now.same_object(&before));
+        assert_eq!(file.check_unchanged(), Err(ReadError::ChangedDuringRead));
+        // What the open log reads ends where it ended when opened.
+        let mut lines = file.lines(0, EVIDENCE_LINE_MAX_BYTES);
+        let mut n = 0;
+        while lines.next().unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, before.size);
+    }
+
+    #[test]
+    fn a_record_is_whole_at_the_bound_and_only_its_length_past_it() {
+        let (dir, _db) = placed("length-cutoff");
+        let name = session_names(dir.path()).remove(0);
+        let log = EventLog::open(&name).unwrap();
+        let whole = log
+            .records(0, EVIDENCE_LINE_MAX_BYTES, 1)
+            .unwrap()
+            .remove(0);
+        let bytes = whole.line.unwrap();
+        let at_bound = log.records(0, bytes.len(), 1).unwrap().remove(0);
+        assert_eq!(at_bound.line.as_deref(), Ok(&bytes[..]));
+        let over = log.records(0, bytes.len() - 1, 1).unwrap().remove(0);
+        assert_eq!(over.line, Err(bytes.len() as u64));
+        let file = crate::open_session(Agent::OpenCode, &name, None).unwrap();
+        assert_eq!(file.read_at(0, bytes.len()).unwrap(), bytes);
+        assert_eq!(file.read_at(0, bytes.len() - 1), Err(ReadError::Truncated));
+    }
+
+    #[test]
+    fn a_linked_database_or_companion_is_refused() {
+        let (dir, db) = placed("length-cutoff");
+        let name = session_names(dir.path()).remove(0);
+        let (_, id) = split_name(&name).unwrap();
+        let id = id.to_owned();
+        let other = tempfile::tempdir().unwrap();
+        let link = other.path().join("opencode.db");
+        std::os::unix::fs::symlink(&db, &link).unwrap();
+        assert!(session_names(other.path()).is_empty());
+        let linked_name = session_name(&link, &id);
+        assert_eq!(identity(&linked_name).unwrap_err(), ReadError::NotRegular);
+        let wal = companion(&db, "-wal");
+        std::fs::write(&wal, b"").unwrap();
+        std::fs::hard_link(&wal, dir.path().join("elsewhere")).unwrap();
+        let fresh = tempfile::tempdir().unwrap();
+        let moved = fresh.path().join("opencode.db");
+        std::fs::copy(&db, &moved).unwrap();
+        std::fs::hard_link(&wal, companion(&moved, "-wal")).unwrap();
+        assert_eq!(
+            identity(&session_name(&moved, &id)).unwrap_err(),
+            ReadError::HardLinked
+        );
+    }
+
+    #[test]
+    fn a_corrupt_or_locked_database_is_refused_with_a_fixed_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("opencode.db");
+        std::fs::write(&db, b"not a database, secret sk-ant-api03-xyz").unwrap();
+        assert!(session_names(dir.path()).is_empty());
+        let name = session_name(&db, "ses_abc");
+        let e = identity(&name).unwrap_err();
+        assert_eq!(e, ReadError::Io);
+        assert_eq!(e.to_string(), "could not be read");
+
+        let (dir, db) = placed("length-cutoff");
+        let name = session_names(dir.path()).remove(0);
+        let locker = Connection::open(&db).unwrap();
+        locker
+            .pragma_update(None, "locking_mode", "EXCLUSIVE")
+            .unwrap();
+        locker
+            .execute_batch("BEGIN EXCLUSIVE; UPDATE session SET title = title; COMMIT;")
+            .unwrap();
+        // The kept connection waits at most DATABASE_BUSY_TIMEOUT_MS, then refuses.
+        let e = identity(&name).unwrap_err();
+        assert_eq!(e, ReadError::Io);
+        drop(locker);
+        assert!(identity(&name).is_ok());
+    }
+
+    #[test]
+    fn at_most_so_many_databases_are_read_in_a_folder() {
+        for n in [DATABASES_PER_FOLDER_MAX, DATABASES_PER_FOLDER_MAX + 1] {
+            let dir = tempfile::tempdir().unwrap();
+            for i in 0..n {
+                std::fs::write(dir.path().join(format!("opencode-{i}.db")), b"").unwrap();
+            }
+            std::fs::write(dir.path().join("other.db"), b"").unwrap();
+            assert_eq!(databases(dir.path()).len(), n.min(DATABASES_PER_FOLDER_MAX));
+        }
     }
 }
