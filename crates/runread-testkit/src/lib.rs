@@ -17,9 +17,9 @@ use runread_store::prelude::*;
 pub use serve::{Serving, TestGrant, block_on, free_port};
 
 pub use reported::{
-    CLAUDE_FIXTURES, CODEX_FIXTURES, COPILOT_FIXTURES, GEMINI_FIXTURES, RECORDED_AGENTS,
-    RecordedAgent, Reported, ReportedStep, claude_steps, codex_steps, copilot_steps, gemini_steps,
-    step_for,
+    CLAUDE_FIXTURES, CODEX_FIXTURES, COPILOT_FIXTURES, GEMINI_FIXTURES, OPENCODE_FIXTURES,
+    RECORDED_AGENTS, RecordedAgent, Reported, ReportedStep, claude_steps, codex_steps,
+    copilot_steps, gemini_steps, opencode_steps, step_for,
 };
 
 use std::path::{Path, PathBuf};
@@ -220,6 +220,8 @@ pub struct Env {
     pub gemini_tmp: PathBuf,
     /// Copilot CLI's `session-state` directory (`~/.copilot/session-state`).
     pub copilot_state: PathBuf,
+    /// OpenCode's data directory (`~/.local/share/opencode`, holding `opencode.db`).
+    pub opencode_data: PathBuf,
     pub store: Arc<SqliteStore>,
     pub ws: Workspace,
 }
@@ -239,6 +241,8 @@ impl Env {
         std::fs::create_dir_all(&gemini_tmp).expect("mkdir");
         let copilot_state = dir.path().join("copilot-session-state");
         std::fs::create_dir_all(&copilot_state).expect("mkdir");
+        let opencode_data = dir.path().join("opencode-data");
+        std::fs::create_dir_all(&opencode_data).expect("mkdir");
         let workspace = std::fs::canonicalize(&workspace).expect("canonicalize");
         let store =
             Arc::new(SqliteStore::open(&dir.path().join("runread.db")).expect("open store"));
@@ -253,6 +257,7 @@ impl Env {
             codex_sessions,
             gemini_tmp,
             copilot_state,
+            opencode_data,
             store,
             ws,
         }
@@ -484,8 +489,69 @@ impl Env {
         out
     }
 
-    /// Runs one ingest over the Pi, Claude Code, Codex, Gemini CLI and Copilot CLI session
-    /// directories.
+    /// Copies OpenCode fixture `name`'s database (`opencode.db`, and its `-wal` when the fixture
+    /// keeps one) into the OpenCode data directory, with the workspace the harness ran in (the
+    /// manifest's `workspace`, in every row that names it) moved into this workspace and every
+    /// session and message last changed `age` in the past. Returns the names of its sessions
+    /// (`<database>#<session id>`), sorted. A second fixture placed goes into the same database
+    /// as OpenCode keeps every session in one.
+    pub fn place_opencode(&self, name: &str, age: Duration) -> Vec<PathBuf> {
+        let fixture = opencode_fixtures_dir().join(name);
+        let old = manifest_workspace(&fixture);
+        let db = self.opencode_data.join("opencode.db");
+        if db.exists() {
+            merge_opencode(&fixture.join("sessions").join("opencode.db"), &db);
+        } else {
+            for f in std::fs::read_dir(fixture.join("sessions")).expect("fixture") {
+                let f = f.expect("entry");
+                std::fs::copy(f.path(), self.opencode_data.join(f.file_name())).expect("copy");
+            }
+        }
+        let ws = self.workspace.to_str().expect("utf-8");
+        let changed_ms = i64::try_from(
+            (SystemTime::now() - age)
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .expect("after the epoch")
+                .as_millis(),
+        )
+        .expect("ms");
+        let c = rusqlite::Connection::open(&db).expect("open the copy");
+        for (table, column) in [
+            ("event", "data"),
+            ("session", "directory"),
+            ("message", "data"),
+            ("part", "data"),
+            ("project", "worktree"),
+        ] {
+            c.execute(
+                &format!("UPDATE {table} SET {column} = replace({column}, ?1, ?2)"),
+                rusqlite::params![old, ws],
+            )
+            .expect("move the workspace");
+        }
+        set_opencode_age(&c, changed_ms);
+        drop(c);
+        let names = runread_sessions::profile(runread_sessions::Agent::OpenCode)
+            .session_files(&self.opencode_data);
+        assert!(!names.is_empty(), "fixture {name} has no session");
+        names
+    }
+
+    /// Every OpenCode session of the data directory last changed `age` in the past.
+    pub fn set_opencode_age(&self, age: Duration) {
+        let changed_ms = i64::try_from(
+            (SystemTime::now() - age)
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .expect("after the epoch")
+                .as_millis(),
+        )
+        .expect("ms");
+        let c = rusqlite::Connection::open(self.opencode_data.join("opencode.db")).expect("open");
+        set_opencode_age(&c, changed_ms);
+    }
+
+    /// Runs one ingest over the Pi, Claude Code, Codex, Gemini CLI, Copilot CLI and OpenCode
+    /// session directories.
     pub fn ingest(&self) -> runread_ingest::Report {
         let mut total = runread_ingest::Report::default();
         for dir in [
@@ -505,6 +571,10 @@ impl Env {
             runread_ingest::AgentDir::new(
                 runread_sessions::Agent::Copilot,
                 self.copilot_state.clone(),
+            ),
+            runread_ingest::AgentDir::new(
+                runread_sessions::Agent::OpenCode,
+                self.opencode_data.clone(),
             ),
         ] {
             let (r, _) = runread_ingest::ingest_dir(
@@ -536,6 +606,55 @@ impl Default for Env {
     }
 }
 
+/// The repository's OpenCode fixtures (`fixtures/opencode/1.18.33`).
+pub fn opencode_fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/opencode/1.18.33")
+}
+
+/// The workspace the harness ran fixture `fixture` in (its manifest's `workspace`).
+fn manifest_workspace(fixture: &Path) -> String {
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture.join("manifest.json")).expect("manifest"))
+            .expect("manifest JSON");
+    manifest["workspace"]
+        .as_str()
+        .expect("workspace")
+        .to_owned()
+}
+
+/// Copies every session of the OpenCode database `from` (its sessions, messages, parts and
+/// event logs) into the database `into`, as OpenCode would have written them there.
+fn merge_opencode(from: &Path, into: &Path) {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    for f in std::fs::read_dir(from.parent().expect("sessions")).expect("fixture") {
+        let f = f.expect("entry");
+        std::fs::copy(f.path(), scratch.path().join(f.file_name())).expect("copy");
+    }
+    let c = rusqlite::Connection::open(into).expect("open");
+    c.execute(
+        "ATTACH DATABASE ?1 AS other",
+        rusqlite::params![scratch.path().join("opencode.db").to_str().expect("utf-8")],
+    )
+    .expect("attach");
+    c.execute_batch(
+        "INSERT OR IGNORE INTO project SELECT * FROM other.project;
+         INSERT INTO session SELECT * FROM other.session;
+         INSERT INTO message SELECT * FROM other.message;
+         INSERT INTO part SELECT * FROM other.part;
+         INSERT INTO event_sequence SELECT * FROM other.event_sequence;
+         INSERT INTO event SELECT * FROM other.event;",
+    )
+    .expect("merge");
+}
+
+/// Sets when OpenCode last changed each session and message.
+fn set_opencode_age(c: &rusqlite::Connection, changed_ms: i64) {
+    c.execute("UPDATE session SET time_updated = ?1", [changed_ms])
+        .expect("age");
+    c.execute("UPDATE message SET time_updated = ?1", [changed_ms])
+        .expect("age");
+}
+
 /// A session file's bytes cut before its last line: everything before it, and the line.
 pub fn without_last_line(bytes: &[u8]) -> (&[u8], &[u8]) {
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
@@ -565,14 +684,11 @@ pub fn answer_of_agent(
     if run.final_lines.is_empty() {
         return None;
     }
-    let bytes = std::fs::read(path).expect("read session file");
     let texts: Vec<String> = run
         .final_lines
         .iter()
         .map(|line| {
-            let start = usize::try_from(line.offset).expect("offset");
-            let end = start + usize::try_from(line.bytes).expect("length");
-            let line_bytes = bytes.get(start..end).expect("line within the file");
+            let line_bytes = &line_at(agent, path, line).expect("line within the file");
             assert_eq!(
                 runread_core::sha256_hex(line_bytes),
                 line.sha256,
@@ -592,6 +708,20 @@ pub fn answer_of(path: &Path, run: &runread_sessions::Run) -> Option<String> {
     answer_of_agent(path, runread_core::Agent::Pi, run)
 }
 
+/// The bytes of the line `line` names in the session `path` names (a file's bytes at its offset;
+/// a record of an agent's database), unchecked.
+fn line_at(
+    agent: runread_core::Agent,
+    path: &Path,
+    line: &runread_sessions::LineRef,
+) -> Option<Vec<u8>> {
+    let len = usize::try_from(line.bytes).expect("length");
+    runread_sessions::open_session(agent, path, None)
+        .ok()?
+        .read_at(line.offset, len)
+        .ok()
+}
+
 /// [`answer_of_agent`] for a run record (its session path and agent).
 pub fn answer(run: &runread_store::RunRecord) -> Option<String> {
     answer_of_agent(Path::new(&run.session_path), run.agent, &run.run)
@@ -602,10 +732,7 @@ pub fn answer(run: &runread_store::RunRecord) -> Option<String> {
 /// run has no prompt line, or the file no longer holds it as ingested (a test that changed it).
 pub fn prompt(run: &runread_store::RunRecord) -> Option<String> {
     let line = run.run.prompt_line.as_ref()?;
-    let bytes = std::fs::read(&run.session_path).ok()?;
-    let start = usize::try_from(line.offset).expect("offset");
-    let end = start + usize::try_from(line.bytes).expect("length");
-    let line_bytes = bytes.get(start..end)?;
+    let line_bytes = &line_at(run.agent, Path::new(&run.session_path), line)?;
     if runread_core::sha256_hex(line_bytes) != line.sha256 {
         return None;
     }

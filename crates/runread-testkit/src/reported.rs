@@ -10,6 +10,9 @@
 //! - Copilot CLI (`fixtures/copilot/1.0.102`, `--output-format json`): an `abort` (or no `result`
 //!   line) is an interrupted step, a `session.error` a failed one, else the last main-agent `assistant.message`
 //!   ([`copilot_steps`]).
+//! - OpenCode (`fixtures/opencode/1.18.33`, `--format json`): an `error` event is a failed step
+//!   (its message); else the text events of the message whose `step_finish` says `stop` or
+//!   `length` (the step's last such) are its answer; neither is an interrupted step.
 //! - Codex (`fixtures/codex`, `--json`): the step's last `turn.completed` or `turn.failed`.
 //!   `turn.completed` answers with the text of the stream's last `agent_message` item;
 //!   `turn.failed` is a failed step with its error's message; neither is an interrupted step.
@@ -61,6 +64,20 @@ pub const GEMINI_FIXTURES: &[&str] = &[
     "secrets",
 ];
 
+/// Every committed OpenCode recording (`fixtures/opencode/1.18.33`).
+pub const OPENCODE_FIXTURES: &[&str] = &[
+    "tool-then-answer",
+    "continue-unicode",
+    "interrupted",
+    "interrupted-late",
+    "length-cutoff",
+    "provider-error",
+    "stream-failures",
+    "subagent",
+    "secrets",
+    "fork",
+];
+
 /// An agent whose runs are committed as recordings of its real CLI, with the stream it reported
 /// each step on: what the suites over every recorded agent run on.
 #[derive(Clone, Copy)]
@@ -84,7 +101,7 @@ pub struct RecordedAgent {
 
 /// Every agent with recordings: Claude Code, Codex, Gemini CLI and Copilot CLI (Pi's fixtures record no
 /// reported stream per step; `fixtures/pi` has its own suite).
-pub const RECORDED_AGENTS: [RecordedAgent; 4] = [
+pub const RECORDED_AGENTS: [RecordedAgent; 5] = [
     RecordedAgent {
         agent: runread_core::Agent::Claude,
         fixtures: CLAUDE_FIXTURES,
@@ -115,6 +132,14 @@ pub const RECORDED_AGENTS: [RecordedAgent; 4] = [
         steps: copilot_steps,
         place: crate::Env::place_copilot,
         fork_repeats_parent: false,
+        end_recorded: true,
+    },
+    RecordedAgent {
+        agent: runread_core::Agent::OpenCode,
+        fixtures: OPENCODE_FIXTURES,
+        steps: opencode_steps,
+        place: crate::Env::place_opencode,
+        fork_repeats_parent: true,
         end_recorded: true,
     },
 ];
@@ -305,6 +330,29 @@ pub fn copilot_steps(fixture: &str) -> Vec<ReportedStep> {
         }
     }
     steps
+}
+
+/// The steps of OpenCode fixture `fixture`, in order.
+pub fn opencode_steps(fixture: &str) -> Vec<ReportedStep> {
+    steps(&crate::opencode_fixtures_dir().join(fixture), |events| {
+        if let Some(e) = events.iter().rfind(|v| v["type"] == "error") {
+            let data = &e["error"]["data"]["message"];
+            return Reported::Failed(data.as_str().unwrap_or_default().to_owned());
+        }
+        let Some(end) = events.iter().rfind(|v| {
+            v["type"] == "step_finish"
+                && (v["part"]["reason"] == "stop" || v["part"]["reason"] == "length")
+        }) else {
+            return Reported::Interrupted;
+        };
+        let message = &end["part"]["messageID"];
+        let texts: Vec<&str> = events
+            .iter()
+            .filter(|v| v["type"] == "text" && v["part"]["messageID"] == *message)
+            .filter_map(|v| v["part"]["text"].as_str())
+            .collect();
+        Reported::Answer(texts.join("\n"))
+    })
 }
 
 /// The step of `steps` that sent `prompt` (the first, if several did).
