@@ -372,7 +372,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &LIST_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ListGrantedTargets,
-    pinned: "7e2f79b399ad7ac30503c8a8d3ecb85a7329e7065f837497af05079988fb1b2c",
+    pinned: "fbcfb51bcd979ac40a240f94e4bceeec700d1100cbe94a5fa7324415d1d267c4",
 };
 
 static LIST_INPUT: LazyLock<Value> = LazyLock::new(|| {

@@ -363,7 +363,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &schema::TARGET_ONLY_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ReadTargetMetadata,
-    pinned: "5620f2dbb504ab4517659b481d5047c847bf6c2fb069ad1b630d35df87ca6875",
+    pinned: "0a05fdfbe9dc552f3f622e73d40bb2da02bccd6a8b522716085cb6f61b38c0b5",
 };
 
 /// `n` with a comma between thousands (`12,345`).
