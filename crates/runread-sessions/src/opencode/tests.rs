@@ -588,3 +588,50 @@ fn message_view_never_panics_and_serves_no_tool_input() {
     let reasoning = br#"{"type":"message.part.updated.1","data":{"part":{"id":"prt_a","messageID":"msg_a","type":"reasoning","text":"hm"}}}"#;
     assert_eq!(message_view(reasoning), None);
 }
+
+const FIXTURES: &[&str] = &[
+    "continue-unicode",
+    "fork",
+    "interrupted",
+    "interrupted-late",
+    "length-cutoff",
+    "provider-error",
+    "secrets",
+    "stream-failures",
+    "subagent",
+    "tool-then-answer",
+];
+
+#[test]
+fn no_session_of_the_fixtures_rewrites_itself_wherever_a_pass_ends() {
+    for name in FIXTURES {
+        let f = Fixture::new(name);
+        for session in f.sessions() {
+            let r = read(&session);
+            let e = &r.scan.entries;
+            for k in 1..e.len() {
+                assert!(!rewrites(&e[..k], &e[k..]), "{name}: cut at entry {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_served_line_of_the_fixtures_has_a_view_of_its_size() {
+    for name in FIXTURES {
+        let f = Fixture::new(name);
+        for session in f.sessions() {
+            let r = read(&session);
+            for run in &r.runs {
+                for l in &run.message_lines {
+                    let e = r.scan.entries.iter().find(|e| e.line == *l).unwrap();
+                    let view = message_view(&r.line_no(*l)).unwrap();
+                    assert_eq!(view.body.len() as u64, e.body_bytes, "{name}");
+                }
+                if run.status == RunStatus::Completed {
+                    r.answer(run).unwrap();
+                }
+            }
+        }
+    }
+}
