@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::role;
-use super::{NO_END, ROLE_UNCLEAR};
+use super::{ABORTED_ERROR, NO_END, ROLE_UNCLEAR};
 use crate::model::{EntryKind, EntrySummary, answer_digest};
 use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, taint_branch};
 
@@ -192,7 +192,11 @@ fn run_of(
         return (run, (!last_run).then_some(NO_END));
     };
     if last.api_error {
-        run.status = RunStatus::Failed;
+        run.status = if last.stop_reason.as_deref() == Some(ABORTED_ERROR) {
+            RunStatus::Cancelled
+        } else {
+            RunStatus::Failed
+        };
         run.ended_at = last.timestamp.clone();
         return (run, None);
     }

@@ -29,7 +29,9 @@
 //! without that one pair of quotes (they are not the user's; a prompt the user quoted loses its
 //! outer pair too). The run's last assistant message decides: `finish` `stop` — completed, its
 //! answer the message's text parts joined by `\n`; `length` — completed and cut
-//! (`final_truncated`); an `error` — failed (only its `name` is kept, never its text); no finish
+//! (`final_truncated`); an `error` — failed (only its `name` is kept, never its text), or
+//! cancelled when it is `MessageAbortedError` (an abort in OpenCode's own interface; not seen
+//! under `opencode run`, which a signal kills outright); no finish
 //! (an interrupt kills OpenCode mid-message: no `time.completed`, tool parts left `running`),
 //! `tool-calls`, or `unknown` (a broken stream, after which OpenCode asks again in the same run):
 //! running while it is the session's last run, else `unknown`. A run with no assistant message
@@ -88,6 +90,11 @@ pub const MESSAGE_UPDATED: &str = "message.updated.1";
 pub const PART_UPDATED: &str = "message.part.updated.1";
 /// The tool OpenCode runs subagents with.
 pub const SUBAGENT_TOOL: &str = "task";
+/// How a `task` part's output begins: the child session's id follows, up to a `"`.
+const TASK_OUTPUT_OPEN: &str = "<task id=\"";
+/// The error OpenCode records when a message was aborted (`MessageAbortedError`, lowercased as
+/// runread keeps error names): the run was cancelled, not failed.
+pub const ABORTED_ERROR: &str = "messageabortederror";
 /// Part types runread serves nothing of (thinking, step bookkeeping, file snapshots).
 const SKIPPED_PARTS: &[&str] = &[
     "reasoning",
@@ -526,11 +533,18 @@ fn subagent_call(line: &[u8]) -> Option<(String, bool)> {
         return None;
     }
     let state = part.state.as_ref();
-    let child = str_at(state.and_then(|s| s.get("metadata")), "sessionId")?;
-    Some((
-        child.to_owned(),
-        str_at(state, "status") == Some("completed"),
-    ))
+    let child = str_at(state.and_then(|s| s.get("metadata")), "sessionId")
+        .or_else(|| task_output_id(str_at(state, "output")?))?;
+    let finished = str_at(state, "status") == Some("completed");
+    Some((child.to_owned(), finished))
+}
+
+/// The child session a `task` part's output names (`<task id="ses_…" …>`), for a part whose
+/// metadata does not.
+fn task_output_id(output: &str) -> Option<&str> {
+    let rest = output.strip_prefix(TASK_OUTPUT_OPEN)?;
+    let (id, _) = rest.split_once('"')?;
+    Some(id)
 }
 
 /// The subagents the run's tool parts `tool_call_lines` started, in order: each `task` part's

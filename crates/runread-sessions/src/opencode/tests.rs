@@ -635,3 +635,48 @@ fn every_served_line_of_the_fixtures_has_a_view_of_its_size() {
         }
     }
 }
+
+#[test]
+fn a_task_part_names_its_child_in_its_metadata_else_its_output() {
+    let line = |state: serde_json::Value| {
+        serde_json::json!({"type": PART_UPDATED, "data": {"part": {
+            "id": "prt_a", "messageID": "msg_a", "type": "tool", "tool": "task", "state": state
+        }}})
+        .to_string()
+        .into_bytes()
+    };
+    let by_metadata = line(serde_json::json!({
+        "status": "running", "metadata": {"sessionId": "ses_child1"}
+    }));
+    assert_eq!(
+        subagent_call(&by_metadata),
+        Some(("ses_child1".into(), false))
+    );
+    let by_output = line(serde_json::json!({
+        "status": "completed", "output": "<task id=\"ses_child2\" state=\"completed\">\n…</task>"
+    }));
+    assert_eq!(subagent_call(&by_output), Some(("ses_child2".into(), true)));
+    assert_eq!(
+        subagent_call(&line(serde_json::json!({"status": "pending"}))),
+        None
+    );
+}
+
+#[test]
+fn an_aborted_message_cancels_its_run() {
+    let f = Fixture::new("provider-error");
+    let name = f.only();
+    let (_, id) = database::split_name(&name).unwrap();
+    let c = f.sql();
+    let n = c
+        .execute(
+            "UPDATE event SET data = replace(data, '\"name\":\"APIError\"', '\"name\":\"MessageAbortedError\"') \
+             WHERE aggregate_id = ?1 AND type = 'message.updated.1'",
+            [id],
+        )
+        .unwrap();
+    assert!(n >= 2);
+    let r = read(&name);
+    assert_eq!(r.runs[2].status, RunStatus::Cancelled);
+    assert_eq!(r.runs[3].status, RunStatus::Cancelled);
+}
