@@ -486,6 +486,11 @@ fn changing_a_settled_answer_is_a_rewrite() {
     assert!(rewritten);
     // Read as a new generation, the record's last line is its truth.
     assert_eq!(new.answer(&new.runs[0]).unwrap(), "Something else.");
+    // The message's usage still counts, though a part of it now comes after its record.
+    let mut runs = new.runs.clone();
+    crate::usage::attribute(PROFILE.usage_kind(), &new.scan.entries, &mut runs);
+    assert_eq!(runs[0].usage.as_ref().unwrap().calls, 3);
+    assert_eq!(runs[0].usage.as_ref().unwrap().total.output, 4 + 4 + 29);
 }
 
 #[test]
