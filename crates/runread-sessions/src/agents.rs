@@ -92,17 +92,43 @@ pub fn attribute_usage(agent: Agent, entries: &[EntrySummary], runs: &mut [Run])
 mod tests {
     use super::*;
 
-    /// The session files (`.jsonl` under a `sessions` folder) below `dir`.
-    fn session_files(dir: &Path, under_sessions: bool, out: &mut Vec<std::path::PathBuf>) {
+    /// The session files (`.jsonl` under a `sessions` folder) below `dir`, and the `sessions`
+    /// folders that hold a database (an agent that keeps its sessions in one).
+    fn session_files(
+        dir: &Path,
+        under_sessions: bool,
+        out: &mut Vec<std::path::PathBuf>,
+        databases: &mut Vec<std::path::PathBuf>,
+    ) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let p = entry.unwrap().path();
             if p.is_dir() {
                 let sessions = under_sessions || p.file_name().is_some_and(|n| n == "sessions");
-                session_files(&p, sessions, out);
+                session_files(&p, sessions, out, databases);
             } else if under_sessions && p.extension().is_some_and(|e| e == "jsonl") {
                 out.push(p);
+            } else if under_sessions && p.extension().is_some_and(|e| e == "db") {
+                databases.push(p);
             }
         }
+    }
+
+    /// The sessions the agent's profile lists in a copy of each database of `databases` (a
+    /// read-only open may still create a database's companions: never in the fixtures), in
+    /// folders kept alive by the returned guards.
+    fn sessions_in_copies(
+        agent: Agent,
+        databases: &[std::path::PathBuf],
+    ) -> (Vec<tempfile::TempDir>, Vec<std::path::PathBuf>) {
+        let mut dirs = Vec::new();
+        let mut names = Vec::new();
+        for db in databases {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::copy(db, dir.path().join(db.file_name().unwrap())).unwrap();
+            names.extend(profile(agent).session_files(dir.path()));
+            dirs.push(dir);
+        }
+        (dirs, names)
     }
 
     /// Every line of every real session file committed is of a type runread knows: what the
@@ -111,12 +137,19 @@ mod tests {
     fn every_line_type_of_the_committed_fixtures_is_known() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
         for agent in Agent::ALL {
-            let mut files = Vec::new();
-            session_files(&fixtures.join(agent.as_str()), false, &mut files);
+            let (mut files, mut databases) = (Vec::new(), Vec::new());
+            session_files(
+                &fixtures.join(agent.as_str()),
+                false,
+                &mut files,
+                &mut databases,
+            );
+            let (_copies, in_databases) = sessions_in_copies(agent, &databases);
+            files.extend(in_databases);
             assert!(files.len() >= 5, "{agent}: {files:?}");
             let mut scanned = 0;
             for f in &files {
-                let file = EvidenceFile::open(f, None).unwrap();
+                let file = open_session(agent, f, None).unwrap();
                 let Ok(scan) = crate::scan(agent, &file, crate::Resume::Fresh) else {
                     continue; // a subagent's transcript: not a session of its own
                 };

@@ -134,6 +134,7 @@ fn take_batch(
                 offset,
                 ref range,
                 ref sha256,
+                ..
             } => {
                 let bytes = batch.data.get(range.clone()).unwrap_or(&[]);
                 let digest = LineDigest {
@@ -305,21 +306,19 @@ enum BatchLine {
         offset: u64,
         range: std::ops::Range<usize>,
         sha256: Option<[u8; 32]>,
+        end: u64,
     },
     Oversize {
-        offset: u64,
-        len: u64,
+        end: u64,
     },
 }
 
 impl BatchLine {
-    /// The offset just past the line's newline.
+    /// Where the next line starts: past this one's newline in a file, the next position in a
+    /// record log (as [`Lines::consumed`] says; a record's position is not a byte offset).
     fn end(&self) -> u64 {
         match *self {
-            BatchLine::Complete {
-                offset, ref range, ..
-            } => offset + range.len() as u64 + 1,
-            BatchLine::Oversize { offset, len } => offset + len + 1,
+            BatchLine::Complete { end, .. } | BatchLine::Oversize { end, .. } => end,
         }
     }
 }
@@ -367,10 +366,11 @@ impl Batches<'_> {
                     offset,
                     range: from..from + len,
                     sha256: None,
+                    end: self.lines.consumed(),
                 }),
-                Some(LineAt::Oversize { offset, len }) => {
-                    batch.lines.push(BatchLine::Oversize { offset, len })
-                }
+                Some(LineAt::Oversize { .. }) => batch.lines.push(BatchLine::Oversize {
+                    end: self.lines.consumed(),
+                }),
             }
             self.next_line_no += 1;
         }

@@ -10,6 +10,8 @@
 //!   line.
 //! - Gemini CLI: `tokens` on each `gemini` message (`input`, `output`, `cached`, `thoughts`); a
 //!   response written again (with its tool calls) is counted once, from the record's last line.
+//! - OpenCode: `tokens` on each assistant message (`input`, `output`, `reasoning`, `cache.read`,
+//!   `cache.write`), counted once, from the message's last record.
 //! - Copilot CLI: a `session.usage_record` per model call (`inputTokens`, `outputTokens`,
 //!   `cacheReadTokens`, `cacheWriteTokens`), its subagents' included: a run's usage is the
 //!   records from its prompt to the next prompt.
@@ -94,11 +96,19 @@ fn per_message(provider_in_model: bool, entries: &[EntrySummary], runs: &mut [Ru
             .iter()
             .filter_map(|l| by_line.get(l))
             .peekable();
+        // The current event's last line that carries usage.
+        let mut carrier: Option<&EntrySummary> = None;
         while let Some(e) = lines.next() {
-            // A response written as several lines (one group): its last line's usage.
+            if e.usage.is_some() {
+                carrier = Some(e);
+            }
+            // A response written as several lines (one group): counted once, from the last of
+            // them with usage (Claude Code's each carry it; OpenCode's message record does, its
+            // parts do not, and a part re-written later can follow the record).
             if e.group.is_some() && lines.peek().is_some_and(|n| n.group == e.group) {
                 continue;
             }
+            let Some(e) = carrier.take() else { continue };
             if let Some(tokens) = e.usage.filter(|_| !e.synthetic) {
                 let model = match (&e.provider, &e.model) {
                     (Some(p), Some(m)) if provider_in_model => Some(format!("{p}/{m}")),

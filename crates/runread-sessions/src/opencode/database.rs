@@ -269,11 +269,6 @@ impl EventLog {
             opened,
         })
     }
-
-    /// The database the log is in.
-    pub(crate) fn database(&self) -> &Database {
-        &self.database
-    }
 }
 
 /// The identity of the session `name` names, now.
