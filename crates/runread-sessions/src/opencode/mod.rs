@@ -563,7 +563,7 @@ pub fn children(
         return Vec::new();
     }
     let db =
-        database::split_name(session_file).and_then(|(db, _)| database::Database::open(&db).ok());
+        database::split_name(session_file).and_then(|(db, _)| database::Database::shared(&db).ok());
     calls
         .iter()
         .map(|(child, finished)| {

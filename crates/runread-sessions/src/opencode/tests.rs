@@ -22,9 +22,13 @@ impl Fixture {
         let from = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../fixtures/opencode/1.18.33")
             .join(name)
-            .join("sessions/opencode.db");
+            .join("sessions");
         let dir = tempfile::tempdir().unwrap();
-        std::fs::copy(&from, dir.path().join("opencode.db")).unwrap();
+        // The database and its WAL, where the fixture keeps the agent's as it left them.
+        for f in std::fs::read_dir(&from).unwrap() {
+            let f = f.unwrap();
+            std::fs::copy(f.path(), dir.path().join(f.file_name())).unwrap();
+        }
         Fixture { dir }
     }
 
