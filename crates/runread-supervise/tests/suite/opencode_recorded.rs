@@ -178,12 +178,17 @@ fn an_exit_or_a_stream_that_contradicts_an_answer_is_not_a_normal_end() {
     );
 }
 
-/// The fixture's database.
-fn database_of(fixture: &str) -> PathBuf {
-    opencode_fixtures_dir()
-        .join(fixture)
-        .join("sessions")
-        .join("opencode.db")
+/// A copy of the fixture's database (its folder: SQLite writes a WAL database's companions next
+/// to it, even when read only), and its path in the copy.
+fn database_of(fixture: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let from = opencode_fixtures_dir().join(fixture).join("sessions");
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), d.path().join(entry.file_name())).unwrap();
+    }
+    let db = d.path().join("opencode.db");
+    (d, db)
 }
 
 fn cwd_of(fixture: &str) -> String {
@@ -198,7 +203,8 @@ fn cwd_of(fixture: &str) -> String {
 /// Whether OpenCode's session reader reads a session yet (its scan is being written apart).
 fn reader_ready() -> bool {
     let step = &opencode_steps("tool-then-answer")[0];
-    let name = args::find_session(&database_of("tool-then-answer"), &step.session_id).unwrap();
+    let (_copy, db) = database_of("tool-then-answer");
+    let name = args::find_session(&db, &step.session_id).unwrap();
     let file = runread_sessions::open_session(Agent::OpenCode, &name, None).unwrap();
     let ready = runread_sessions::scan(Agent::OpenCode, &file, Resume::Fresh).is_ok();
     if !ready {
@@ -229,7 +235,8 @@ fn every_recorded_answer_proves_against_the_database_opencode_wrote() {
             let at = format!("{fixture} step {i}");
             let (sup, _) = feed(&step.lines);
             let c = sup.runs[0].candidate().unwrap();
-            let path = args::find_session(&database_of(fixture), &step.session_id)
+            let (_copy, db) = database_of(fixture);
+            let path = args::find_session(&db, &step.session_id)
                 .unwrap_or_else(|| panic!("{at}: the session's name"));
             let pinned = Pinned {
                 session_id: step.session_id.clone(),
