@@ -60,12 +60,12 @@ pub fn pin_identity(path: &Path) -> Result<FileIdentity, Refusal> {
     Ok(id)
 }
 
-/// A read error, told apart: a file that changed during the read but is still the object the
+/// A read error, told apart: a session that changed during the read but is still the object the
 /// path named (and that was pinned) is being written — `Busy`, read again; anything else is what
-/// it says.
-fn refusal_at(path: &Path, pinned: &Pinned, e: ReadError) -> Refusal {
+/// it says. The session's identity is its agent's (a file's, or a session's in a database).
+fn refusal_at(agent: Agent, path: &Path, pinned: &Pinned, e: ReadError) -> Refusal {
     if e == ReadError::ChangedDuringRead
-        && let Ok(now) = file::identity(path)
+        && let Ok(now) = runread_sessions::session_identity(agent, path)
         && now.nlink == 1
         && pinned.identity.is_none_or(|p| p.same_object(&now))
     {
@@ -83,7 +83,7 @@ fn open_and_scan(
     pinned: &Pinned,
     settled: impl Fn(&EvidenceFile) -> Result<(), ReadError>,
 ) -> Result<(EvidenceFile, runread_sessions::Scan), Refusal> {
-    let at = |e| refusal_at(path, pinned, e);
+    let at = |e| refusal_at(agent, path, pinned, e);
     let file = runread_sessions::open_session(agent, path, pinned.identity.as_ref()).map_err(at)?;
     let scan = runread_sessions::scan(agent, &file, Resume::Fresh).map_err(|e| match e {
         ScanError::Read(e) => at(e),

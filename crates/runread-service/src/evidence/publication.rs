@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use runread_core::ErrorCode;
 use runread_core::limits::FINAL_ANSWER_MAX_BYTES;
 use runread_core::redact::Redactor;
-use runread_sessions::{FileIdentity, Records, RunStatus, file};
+use runread_sessions::{FileIdentity, Records, RunStatus};
 use runread_store::{Foreground, Proof, RunRecord};
 
 use crate::evidence::Reading;
@@ -151,7 +151,10 @@ impl Basis {
 
 impl Evidence {
     pub(crate) fn observe(svc: &Reading, run: &RunRecord) -> Result<Evidence, ErrorCode> {
-        let file_now = file::identity(std::path::Path::new(&run.session_path)).ok();
+        // The session as its agent names it: a file's path, or a session in an agent's database.
+        let file_now =
+            runread_sessions::session_identity(run.agent, std::path::Path::new(&run.session_path))
+                .ok();
         let (snapshot, snapshot_behind) = match file_now {
             Some(_) => (None, false),
             None => match snapshot::look(svc, run)? {

@@ -296,7 +296,9 @@ impl AdmissionContext<'_> {
     /// (gone, or not on this host) — its snapshot, if one is kept for the run as indexed.
     pub(crate) fn source(&self, run: &RunRecord) -> Result<Source, ErrorCode> {
         let source = Source::of(run);
-        if runread_sessions::file::identity(std::path::Path::new(&run.session_path)).is_ok() {
+        if runread_sessions::session_identity(run.agent, std::path::Path::new(&run.session_path))
+            .is_ok()
+        {
             return Ok(source);
         }
         Ok(source.or_snapshot(self.snapshot(run)?))

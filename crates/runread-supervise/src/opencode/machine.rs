@@ -103,12 +103,19 @@ impl Machine for OpenCodeMachine {
     }
 
     /// The stream carries the database's message ids: each run is the prompt its messages
-    /// answer.
+    /// answer. A run whose stream reported only an `error` names no message: it is the session's
+    /// last run, once OpenCode marked that failed.
     fn run_starts(&self, entries: &[EntrySummary], _leaf: Option<&str>) -> Vec<Option<String>> {
         self.sup
             .runs
             .iter()
-            .map(|r| proof::run_of_messages(entries, &r.messages))
+            .map(|r| {
+                proof::run_of_messages(entries, &r.messages).or_else(|| {
+                    (r.messages.is_empty() && r.error.is_some())
+                        .then(|| proof::last_failed_run(entries))
+                        .flatten()
+                })
+            })
             .collect()
     }
 

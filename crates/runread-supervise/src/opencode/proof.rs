@@ -33,6 +33,19 @@ pub fn run_of_messages(entries: &[EntrySummary], messages: &[String]) -> Option<
         .and_then(|e| e.parent_id.clone())
 }
 
+/// The run id of the session's last run when OpenCode marks it failed: the run of an invocation
+/// whose stream reported only an `error` (a request refused before any part was streamed names no
+/// message). `opencode run` sends one prompt and its stream ended there, so the session's last run
+/// is its own.
+pub fn last_failed_run(entries: &[EntrySummary]) -> Option<String> {
+    let branch = runread_sessions::cut_runs(Agent::OpenCode, entries, &[], false);
+    branch
+        .runs
+        .last()
+        .filter(|r| r.status == RunStatus::Failed)
+        .map(|r| r.run_id.clone())
+}
+
 /// Verifies OpenCode's run that ended with `candidate`; and whether its answer was cut at the
 /// model's length limit.
 pub fn verify(
