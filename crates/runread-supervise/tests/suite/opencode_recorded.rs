@@ -305,3 +305,55 @@ fn every_recorded_answer_proves_against_the_database_opencode_wrote() {
     }
     assert!(proved >= 15, "{proved}");
 }
+
+#[test]
+fn a_run_that_reported_only_an_error_is_the_sessions_last_failed_run() {
+    if !reader_ready() {
+        return;
+    }
+    let mut found = 0;
+    for fixture in OPENCODE_FIXTURES {
+        for (i, step) in opencode_steps(fixture).iter().enumerate() {
+            let Reported::Failed(_) = &step.reported else {
+                continue;
+            };
+            let at = format!("{fixture} step {i}");
+            let (sup, _) = feed(&step.lines);
+            assert!(sup.runs[0].messages.is_empty(), "{at}: an error alone");
+            let (_copy, db) = database_of(fixture);
+            let path = args::find_session(&db, &step.session_id).unwrap();
+            let file = runread_sessions::open_session(Agent::OpenCode, &path, None).unwrap();
+            let entries = runread_sessions::scan(Agent::OpenCode, &file, Resume::Fresh)
+                .unwrap()
+                .entries;
+            let runs = runread_sessions::cut_runs(Agent::OpenCode, &entries, &[], false).runs;
+            // The session as it stood when the step ended: up to the end of its failed run.
+            let failed: Vec<_> = runs
+                .iter()
+                .filter(|r| r.status == RunStatus::Failed)
+                .collect();
+            assert!(!failed.is_empty(), "{at}");
+            for run in failed {
+                let then: Vec<_> = entries
+                    .iter()
+                    .filter(|e| e.line <= run.end_line)
+                    .cloned()
+                    .collect();
+                assert_eq!(
+                    proof::last_failed_run(&then).as_deref(),
+                    Some(run.run_id.as_str()),
+                    "{at}"
+                );
+            }
+            // A session whose last run answered: not a failed run of this invocation.
+            if runs
+                .last()
+                .is_some_and(|r| r.status == RunStatus::Completed)
+            {
+                assert_eq!(proof::last_failed_run(&entries), None, "{at}");
+            }
+            found += 1;
+        }
+    }
+    assert!(found >= 2, "{found}");
+}
