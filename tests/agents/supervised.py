@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Supervised runs of the real agents: `runread run -- pi -p …` / `-- claude -p …` / `-- codex exec …` / `-- gemini -p …`
-/ `-- copilot -p …`.
+/ `-- copilot -p …` / `-- opencode run …`.
 
 Pi twice: 0.73.1 (``@mariozechner/pi-coding-agent``) and 1.6.0 (``@earendil-works/pi-coding-agent``,
 the harness's PI_PACKAGE/PI_VERSION); Codex twice: 0.171.0 as installed, and behind a shim that
@@ -64,6 +64,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -84,6 +85,7 @@ from readers import ANSI, CLAUDE_VERSION, CODEX_VERSION, PI_PACKAGE, PI_VERSION,
 
 GEMINI_VERSION = os.environ.get("GEMINI_CLI_VERSION") or "0.61.0"
 COPILOT_VERSION = os.environ.get("COPILOT_VERSION") or "1.0.102"
+OPENCODE_VERSION = os.environ.get("OPENCODE_VERSION") or "1.18.33"
 
 FEATURES = "final_answer,aggregate"  # read_final_answer and read_work_state (README, "The tools")
 # The reader every step's run is shared with as it starts (`runread run --share`), added before the first.
@@ -654,6 +656,89 @@ class CopilotRuns(Part):
         return runs
 
 
+def tested_in_doc(title: str, version: str) -> bool:
+    """Whether `version` is within the row of agent `title` in docs/agents.md's Versions table (readers.version_tested
+    knows the agents readers.py covers)."""
+    row = re.search(rf"^\| {re.escape(title)} \| ([0-9.]+) \| ([0-9.]+) \|$",
+                    (HERE.parent.parent / "docs" / "agents.md").read_text(encoding="utf-8"), re.M)
+    ensure(row is not None, f"docs/agents.md's Versions table has no {title} row")
+
+    def numbers(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in v.split("-")[0].split("+")[0].split("."))
+    return numbers(row[1]) <= numbers(version) <= numbers(row[2])
+
+
+class OpenCodeRuns(Part):
+    """OpenCode 1.18.33 (`opencode run`, a "mock" provider in its opencode.json against mockllm.py). Its
+    ``--format json`` stream carries the database's own part and message ids, one line per part once saved; the
+    run ends at a ``step_finish`` of reason ``stop`` (its answer: that message's text parts) or at an ``error``.
+    Every session lives in one SQLite database (``home/.local/share/opencode/opencode.db``; the harness copies it
+    to ``sessions/opencode.db``), runread naming one ``<database>#<session id>``. A request the provider refuses
+    (400, not retried) ends in an ``error`` event and exit 1: ``failed``/``missing``."""
+
+    agent, title = "opencode", "OpenCode"
+    own_stream = "the text events of the message whose step_finish said stop"
+    script, mock, version_attr, version = "opencode-scenario.py", "mockllm.py", "OPENCODE_VERSION", OPENCODE_VERSION
+    scenario = SCENARIOS / "supervised-opencode.json"
+    expect = ["answered", "answered", "failed"]
+
+    def tested(self) -> bool:
+        return tested_in_doc(self.title, self.recorded_version())
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_opencode()[0])
+
+    def stream_answer(self, events: list[dict[str, Any]], n: int) -> bytes | None:
+        if any(e.get("type") == "error" for e in events):
+            return None
+        ends = [e for e in events if e.get("type") == "step_finish"
+                and (e.get("part") or {}).get("reason") in ("stop", "length")]
+        ensure(len(ends) == 1, f"step {n + 1}: {len(ends)} step_finish events that end the run")
+        message = ends[0]["part"].get("messageID")
+        texts = [e["part"]["text"] for e in events if e.get("type") == "text" and e["part"].get("messageID") == message]
+        ensure(texts, f"step {n + 1}: no text in the message that ended the run")
+        return "\n".join(texts).encode()
+
+    @staticmethod
+    def unquoted(prompt: str) -> str:
+        """`opencode run` stores a prompt holding a space in double quotes: one pair is not the user's."""
+        return prompt[1:-1] if len(prompt) >= 2 and prompt[0] == prompt[-1] == '"' else prompt
+
+    def read_session_files(self, out: Path) -> list[dict[str, Any]]:
+        """Each top-level session's `user` messages start its runs (the message id the run id), in id order; the
+        prompt is its text parts; the answer the text parts of the run's last assistant message (its `parentID`
+        the prompt's id) joined by \\n when that message has `finish: stop`, none when it has an `error`."""
+        db = sqlite3.connect(f"file:{out / 'sessions' / 'opencode.db'}?mode=ro", uri=True)
+        try:
+            sessions = [r[0] for r in db.execute("select id from session where parent_id is null order by time_created")]
+            rows = db.execute("select id, session_id, data from message order by id").fetchall()
+            parts = db.execute("select message_id, data from part order by id").fetchall()
+        finally:
+            db.close()
+        texts: dict[str, list[str]] = {}
+        for message_id, data in parts:
+            p = json.loads(data)
+            if p.get("type") == "text" and not p.get("synthetic") and not p.get("ignored") and p.get("text"):
+                texts.setdefault(message_id, []).append(p["text"])
+        runs: list[dict[str, Any]] = []
+        by_id: dict[str, dict[str, Any]] = {}
+        for message_id, session, data in rows:
+            m = json.loads(data)
+            if session not in sessions:
+                continue
+            if m.get("role") == "user":
+                r = {"run_id": message_id, "session": session, "prompt": self.unquoted("".join(texts.get(message_id, []))),
+                     "parent": None, "answer": None}
+                runs.append(r)
+                by_id[message_id] = r
+            elif m.get("role") == "assistant" and m.get("parentID") in by_id:
+                r = by_id[m["parentID"]]
+                r["answer"] = ("\n".join(texts.get(message_id, [])).encode()
+                               if m.get("finish") == "stop" and not m.get("error") else None)
+        runs.sort(key=lambda r: (sessions.index(r["session"]), r["run_id"]))
+        return runs
+
+
 class PiRuns(Part):
     """Pi 0.73.1, the harness's default package. Its harness writes no stderr file and no cli_version: the
     parts' wrap captures each step's stderr (``stderr/stderr-N.txt``) and the manifest's ``pi_version`` is
@@ -804,7 +889,7 @@ class CodexNewerRuns(CodexRuns):
 
 
 AGENTS = {"pi": PiRuns, Pi1Runs.part: Pi1Runs, "claude": ClaudeRuns, "codex": CodexRuns,
-          "codex-0.999.0": CodexNewerRuns, "gemini": GeminiRuns, "copilot": CopilotRuns}
+          "codex-0.999.0": CodexNewerRuns, "gemini": GeminiRuns, "copilot": CopilotRuns, "opencode": OpenCodeRuns}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,6 @@
 //! The agents `runread run` supervises: what it knows of each one, as one [`SupervisedAgent`] in
-//! that agent's folder (`pi/`, `claude/`, `codex/`, `gemini/`, `copilot/`), and the one place each is registered
+//! that agent's folder (`pi/`, `claude/`, `codex/`, `gemini/`, `copilot/`,
+//! `opencode/`), and the one place each is registered
 //! ([`supervised`], [`SUPERVISED`]). Nothing outside the agents' folders and this registry names
 //! an agent (enforced by `crates/runread/tests/suite/architecture.rs`): the driver asks the
 //! [`Machine`](crate::machine::Machine) an agent's folder made for the invocation.
@@ -14,12 +15,13 @@ use runread_core::Agent;
 use crate::machine::SupervisedAgent;
 
 /// Every supervised agent, in the order `runread run`'s help names them.
-pub const SUPERVISED: [&dyn SupervisedAgent; 5] = [
+pub const SUPERVISED: [&dyn SupervisedAgent; 6] = [
     &crate::pi::Pi,
     &crate::claude::ClaudeCode,
     &crate::codex::Codex,
     &crate::gemini::GeminiCli,
     &crate::copilot::CopilotCli,
+    &crate::opencode::OpenCode,
 ];
 
 /// What `runread run` knows of `agent`: the one registration of each agent in this crate.
@@ -31,7 +33,7 @@ pub fn supervised(agent: Agent) -> Option<&'static dyn SupervisedAgent> {
         Agent::Codex => Some(&crate::codex::Codex),
         Agent::Gemini => Some(&crate::gemini::GeminiCli),
         Agent::Copilot => Some(&crate::copilot::CopilotCli),
-        Agent::OpenCode => None,
+        Agent::OpenCode => Some(&crate::opencode::OpenCode),
     }
 }
 

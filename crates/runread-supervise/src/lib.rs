@@ -21,7 +21,7 @@
 //! entry verifies, the store has it, and the foreground completed. This crate decides nothing
 //! about publication; it records.
 //!
-//! Each agent is one folder (`pi/`, `claude/`, `codex/`, `gemini/`, `copilot/`) holding everything
+//! Each agent is one folder (`pi/`, `claude/`, `codex/`, `gemini/`, `copilot/`, `opencode/`) holding everything
 //! above that is its own, and one line in the registry ([`agents`]); the driver ([`run`]) holds the agent's
 //! [`machine::Machine`] and names no agent.
 #![forbid(unsafe_code)]
@@ -36,6 +36,7 @@ pub mod exit;
 pub mod gemini;
 pub mod locate;
 pub mod machine;
+pub mod opencode;
 pub mod pi;
 pub mod platform;
 pub mod proof;

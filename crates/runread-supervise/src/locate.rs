@@ -647,6 +647,45 @@ mod tests {
         );
     }
 
+    /// OpenCode answers a bare version: told by its package (`opencode-ai`, or the platform
+    /// package holding its native binary), else by its name.
+    #[test]
+    fn opencode_answers_bare_and_is_told_by_its_package_or_its_name() {
+        let d = tempfile::tempdir().unwrap();
+        for (name, program) in [
+            ("opencode-ai", "bin/opencode.exe"),
+            ("opencode-linux-x64", "bin/opencode"),
+        ] {
+            let root = d.path().join(name);
+            std::fs::create_dir_all(&root).unwrap();
+            std::fs::write(
+                root.join("package.json"),
+                format!(r#"{{"name":"{name}","version":"1.18.33"}}"#),
+            )
+            .unwrap();
+            let cli = root.join(program);
+            answers_on_stderr(&cli, "1.18.33");
+            let agent = identified(&cli, d.path()).unwrap();
+            assert_eq!(
+                (agent.kind, agent.version.as_str()),
+                (Agent::OpenCode, "1.18.33"),
+                "{name}"
+            );
+            answers_on_stderr(&cli, "1.18.34");
+            assert!(matches!(
+                identified(&cli, d.path()),
+                Err(Unsupported::PackageDisagrees { .. })
+            ));
+        }
+        let shim = d.path().join("shims/opencode");
+        answers_on_stderr(&shim, "1.19.0");
+        let agent = identified(&shim, d.path()).unwrap();
+        assert_eq!(
+            (agent.kind, agent.version.as_str()),
+            (Agent::OpenCode, "1.19.0")
+        );
+    }
+
     #[test]
     fn a_bare_answer_without_a_package_is_pi_only_by_its_name() {
         let d = tempfile::tempdir().unwrap();

@@ -60,9 +60,9 @@ pub fn pin_identity(path: &Path) -> Result<FileIdentity, Refusal> {
     Ok(id)
 }
 
-/// A read error, told apart: a file that changed during the read but is still the object the
+/// A read error, told apart: a session that changed during the read but is still the object the
 /// path named (and that was pinned) is being written — `Busy`, read again; anything else is what
-/// it says.
+/// it says. The session's identity is its agent's (a file's, or a session's in a database).
 fn refusal_at(agent: Agent, path: &Path, pinned: &Pinned, e: ReadError) -> Refusal {
     if e == ReadError::ChangedDuringRead
         && let Ok(now) = runread_sessions::session_identity(agent, path)

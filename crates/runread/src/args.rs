@@ -69,7 +69,8 @@ pub(crate) enum Command {
     /// Run a coding agent under supervision — Pi (`runread run -- pi -p "…"`), Claude Code
     /// (`runread run -- claude -p "…"`), Codex (`runread run -- codex exec "…"`, also
     /// `codex exec resume …` and `codex exec fork …`), Gemini CLI (`runread run -- gemini -p
-    /// "…"`) or Copilot CLI (`runread run -- copilot -p "…"`), told apart by its `--version`: its final
+    /// "…"`), Copilot CLI (`runread run -- copilot -p "…"`) or OpenCode (`runread run -- opencode
+    /// run "…"`), told apart by its `--version`: its final
     /// answer gets supervised evidence (verified against the session file, journaled) and its
     /// work state is live.
     Run {

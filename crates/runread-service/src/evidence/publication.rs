@@ -151,6 +151,7 @@ impl Basis {
 
 impl Evidence {
     pub(crate) fn observe(svc: &Reading, run: &RunRecord) -> Result<Evidence, ErrorCode> {
+        // The session as its agent names it: a file's path, or a session in an agent's database.
         let file_now =
             runread_sessions::session_identity(run.agent, std::path::Path::new(&run.session_path))
                 .ok();

@@ -31,5 +31,6 @@ mod codex_recorded;
 mod copilot_recorded;
 mod gemini_recorded;
 mod journal_crash;
+mod opencode_recorded;
 mod recorded;
 mod recorded_agents;
