@@ -97,6 +97,10 @@ pub struct RecordedAgent {
     /// Gemini CLI's does not: such a run is `unknown`, its candidate that answer, and a failed
     /// one `unknown` too.
     pub end_recorded: bool,
+    /// Whether its records mark a run it was interrupted in (Claude Code's, Codex's, Copilot
+    /// CLI's abort): then such a run is `cancelled`. OpenCode's do not (the process is killed):
+    /// such a run is `running` while it is the session's last, else `unknown`.
+    pub interrupt_recorded: bool,
 }
 
 /// Every agent with recordings: Claude Code, Codex, Gemini CLI and Copilot CLI (Pi's fixtures record no
@@ -109,6 +113,7 @@ pub const RECORDED_AGENTS: [RecordedAgent; 5] = [
         place: crate::Env::place_claude,
         fork_repeats_parent: true,
         end_recorded: true,
+        interrupt_recorded: true,
     },
     RecordedAgent {
         agent: runread_core::Agent::Codex,
@@ -117,6 +122,7 @@ pub const RECORDED_AGENTS: [RecordedAgent; 5] = [
         place: crate::Env::place_codex,
         fork_repeats_parent: false,
         end_recorded: true,
+        interrupt_recorded: true,
     },
     RecordedAgent {
         agent: runread_core::Agent::Gemini,
@@ -125,6 +131,7 @@ pub const RECORDED_AGENTS: [RecordedAgent; 5] = [
         place: crate::Env::place_gemini,
         fork_repeats_parent: false,
         end_recorded: false,
+        interrupt_recorded: false,
     },
     RecordedAgent {
         agent: runread_core::Agent::Copilot,
@@ -133,6 +140,7 @@ pub const RECORDED_AGENTS: [RecordedAgent; 5] = [
         place: crate::Env::place_copilot,
         fork_repeats_parent: false,
         end_recorded: true,
+        interrupt_recorded: true,
     },
     RecordedAgent {
         agent: runread_core::Agent::OpenCode,
@@ -141,6 +149,7 @@ pub const RECORDED_AGENTS: [RecordedAgent; 5] = [
         place: crate::Env::place_opencode,
         fork_repeats_parent: true,
         end_recorded: true,
+        interrupt_recorded: false,
     },
 ];
 

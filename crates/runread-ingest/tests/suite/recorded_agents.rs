@@ -57,7 +57,7 @@ fn every_run_of_every_recording_is_what_its_agent_reported() {
                         assert_eq!(run.run.status, RunStatus::Failed, "{at}: {prompt}");
                         assert_eq!(answer, None, "{at}: {prompt}");
                     }
-                    Reported::Interrupted if recorded.end_recorded => {
+                    Reported::Interrupted if recorded.interrupt_recorded => {
                         assert_eq!(run.run.status, RunStatus::Cancelled, "{at}: {prompt}");
                         assert_eq!(answer, None, "{at}: {prompt}");
                     }
@@ -70,8 +70,14 @@ fn every_run_of_every_recording_is_what_its_agent_reported() {
                         }
                     }
                 }
-                // The run id is the agent's own uuid (the prompt line's, or the turn's).
-                assert_eq!(run.target.run_id.len(), 36, "{at}: {}", run.target.run_id);
+                // The run id is the agent's own id of the prompt (or the turn): a uuid, or
+                // OpenCode's message id (`msg_` and 26 letters and digits).
+                let id = &run.target.run_id;
+                let own = match recorded.agent {
+                    runread_core::Agent::OpenCode => id.len() == 30 && id.starts_with("msg_"),
+                    _ => id.len() == 36,
+                };
+                assert!(own, "{at}: {id}");
             }
             for step in &steps {
                 let prompt = step.prompt.as_str();
