@@ -76,13 +76,11 @@ pub(crate) fn scan_lines(
     out.torn = torn;
     out.over_bounds = over_bounds;
     out.header = header;
-    // What this pass read: for a fresh pass whose first line is only the header, that line too.
-    out.bytes_read = out.consumed
-        - if matches!(resume, Resume::Fresh) {
-            0
-        } else {
-            start
-        };
+    // What this pass read, each line with its newline (a record as its line and one byte): for a
+    // fresh pass whose first line is only the header, that line too.
+    if matches!(resume, Resume::Fresh) && start > 0 {
+        out.bytes_read += out.header.line_bytes + 1;
+    }
     Ok(out)
 }
 
@@ -129,7 +127,10 @@ fn take_batch(
 ) {
     for (line_no, line) in (batch.first_line_no..).zip(&batch.lines) {
         match *line {
-            BatchLine::Oversize { .. } => out.malformed.push(line_no),
+            BatchLine::Oversize { len, .. } => {
+                out.bytes_read += len + 1;
+                out.malformed.push(line_no);
+            }
             BatchLine::Complete {
                 offset,
                 ref range,
@@ -137,6 +138,7 @@ fn take_batch(
                 ..
             } => {
                 let bytes = batch.data.get(range.clone()).unwrap_or(&[]);
+                out.bytes_read += range.len() as u64 + 1;
                 let digest = LineDigest {
                     line: bytes,
                     known: sha256.as_ref(),
@@ -309,6 +311,7 @@ enum BatchLine {
         end: u64,
     },
     Oversize {
+        len: u64,
         end: u64,
     },
 }
@@ -368,7 +371,8 @@ impl Batches<'_> {
                     sha256: None,
                     end: self.lines.consumed(),
                 }),
-                Some(LineAt::Oversize { .. }) => batch.lines.push(BatchLine::Oversize {
+                Some(LineAt::Oversize { len, .. }) => batch.lines.push(BatchLine::Oversize {
+                    len,
                     end: self.lines.consumed(),
                 }),
             }
