@@ -1,4 +1,4 @@
-//! OpenCode (`opencode-ai`) sessions, read from its SQLite database (see [`database`]): each
+//! OpenCode (`opencode-ai`) sessions, read from its SQLite database (its `database` module): each
 //! session's event log, one record per line, as the real OpenCode 1.18.33 writes it
 //! (`../shared/harness/FORMATS.md`; the committed fixtures in `fixtures/opencode/` are the ground
 //! truth).

@@ -45,7 +45,7 @@ impl AgentProfile for OpenCode {
         database::session_names(dir)
     }
 
-    /// The session's event log, read-only ([`database`]).
+    /// The session's event log, read-only (the `database` module).
     fn open(&self, path: &Path, expect: Option<&FileIdentity>) -> Result<EvidenceFile, ReadError> {
         EvidenceFile::from_records(path, Box::new(EventLog::open(path)?), expect)
     }
