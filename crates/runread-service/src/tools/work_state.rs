@@ -292,9 +292,9 @@ fn children_of(r: &Reader) -> Option<Children> {
         states,
         complete: all_recorded,
         reason: if all_recorded {
-            "every subagent the run started has its record beside the session file"
+            "every subagent the run started left a record of its own (beside the session file, or in the agent's database)"
         } else {
-            "a subagent the run started has no record beside the session file"
+            "a subagent the run started left no record of its own"
         },
     })
 }
