@@ -54,8 +54,13 @@ pub fn watch(
                 continue;
             }
             if !*watched {
+                let mode = if runread_sessions::profile(d.agent).sessions_in_subfolders() {
+                    RecursiveMode::Recursive
+                } else {
+                    RecursiveMode::NonRecursive
+                };
                 watcher
-                    .watch(&d.dir, RecursiveMode::Recursive)
+                    .watch(&d.dir, mode)
                     .map_err(|e| IngestError::Watch(e.to_string()))?;
                 *watched = true;
             }

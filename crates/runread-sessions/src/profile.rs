@@ -76,6 +76,12 @@ pub trait AgentProfile: Sync {
     fn open(&self, path: &Path, expect: Option<&FileIdentity>) -> Result<EvidenceFile, ReadError> {
         EvidenceFile::open(path, expect)
     }
+    /// Whether its sessions change below the top level of its folder (session files in
+    /// subfolders: `watch` follows the whole tree). OpenCode's database sits at the top, beside
+    /// folders it writes often and that hold no session (its working-tree snapshots, its logs).
+    fn sessions_in_subfolders(&self) -> bool {
+        true
+    }
     /// The identity one of its sessions has now (see [`crate::file::identity`]).
     fn identity(&self, path: &Path) -> Result<FileIdentity, ReadError> {
         crate::file::identity(path)

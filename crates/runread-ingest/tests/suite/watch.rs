@@ -94,3 +94,56 @@ fn a_passive_run_moves_from_running_to_settled_while_the_agent_writes() {
     stop.store(true, Ordering::SeqCst);
     watcher.join().unwrap().unwrap();
 }
+
+/// OpenCode writes its database, not a session file: the watcher, woken by the writes to the
+/// database's WAL at the top of its data folder (not watched below it), shows a run open while its
+/// answer's records are not written yet, then completed once they are — no manual ingest.
+#[test]
+fn an_opencode_run_moves_from_running_to_settled_as_its_database_is_written() {
+    let env = Env::new();
+    env.place_opencode("tool-then-answer", Duration::from_secs(60));
+    let db = env.opencode_data.join("opencode.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    // The answer's step-finish and the message's finish, held back as not written yet.
+    const HELD: i64 = 4;
+    let last: i64 = c
+        .query_row("SELECT max(seq) FROM event", [], |r| r.get(0))
+        .unwrap();
+    c.execute_batch(&format!(
+        "CREATE TEMP TABLE held AS SELECT * FROM event WHERE seq > {last} - {HELD};
+         DELETE FROM event WHERE seq > {last} - {HELD};"
+    ))
+    .unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let store: Arc<dyn Store> = env.store.clone();
+    let dir = env.opencode_data.clone();
+    let s = stop.clone();
+    let watcher = std::thread::spawn(move || {
+        runread_ingest::watch::watch(
+            store,
+            &[runread_ingest::AgentDir::new(
+                runread_sessions::Agent::OpenCode,
+                &dir,
+            )],
+            Duration::from_secs(600),
+            s,
+            |_| {},
+        )
+    });
+    wait_for(&env, "the open run", |runs| {
+        runs.len() == 1 && runs[0].run.status == RunStatus::Running
+    });
+    c.execute_batch("INSERT INTO event SELECT * FROM held;")
+        .unwrap();
+    wait_for(&env, "the settled run", |runs| {
+        runs.len() == 1 && runs[0].run.status == RunStatus::Completed
+    });
+    let runs = env.store.runs().unwrap();
+    assert_eq!(
+        runs[0].target.generation, 1,
+        "a run moving is not a rewrite"
+    );
+    stop.store(true, Ordering::SeqCst);
+    watcher.join().unwrap().unwrap();
+}

@@ -50,6 +50,11 @@ impl AgentProfile for OpenCode {
         EvidenceFile::from_records(path, Box::new(EventLog::open(path)?), expect)
     }
 
+    /// Its databases are at the top of the data folder.
+    fn sessions_in_subfolders(&self) -> bool {
+        false
+    }
+
     fn identity(&self, path: &Path) -> Result<FileIdentity, ReadError> {
         database::identity(path)
     }
