@@ -508,13 +508,6 @@ impl Env {
             }
         }
         let ws = self.workspace.to_str().expect("utf-8");
-        let changed_ms = i64::try_from(
-            (SystemTime::now() - age)
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .expect("after the epoch")
-                .as_millis(),
-        )
-        .expect("ms");
         let c = rusqlite::Connection::open(&db).expect("open the copy");
         for (table, column) in [
             ("event", "data"),
@@ -529,8 +522,8 @@ impl Env {
             )
             .expect("move the workspace");
         }
-        set_opencode_age(&c, changed_ms);
         drop(c);
+        self.set_opencode_age(age);
         let names = runread_sessions::profile(runread_sessions::Agent::OpenCode)
             .session_files(&self.opencode_data);
         assert!(!names.is_empty(), "fixture {name} has no session");
@@ -547,7 +540,10 @@ impl Env {
         )
         .expect("ms");
         let c = rusqlite::Connection::open(self.opencode_data.join("opencode.db")).expect("open");
-        set_opencode_age(&c, changed_ms);
+        c.execute("UPDATE session SET time_updated = ?1", [changed_ms])
+            .expect("age");
+        c.execute("UPDATE message SET time_updated = ?1", [changed_ms])
+            .expect("age");
     }
 
     /// Runs one ingest over the Pi, Claude Code, Codex, Gemini CLI, Copilot CLI and OpenCode
@@ -645,14 +641,6 @@ fn merge_opencode(from: &Path, into: &Path) {
          INSERT INTO event SELECT * FROM other.event;",
     )
     .expect("merge");
-}
-
-/// Sets when OpenCode last changed each session and message.
-fn set_opencode_age(c: &rusqlite::Connection, changed_ms: i64) {
-    c.execute("UPDATE session SET time_updated = ?1", [changed_ms])
-        .expect("age");
-    c.execute("UPDATE message SET time_updated = ?1", [changed_ms])
-        .expect("age");
 }
 
 /// A session file's bytes cut before its last line: everything before it, and the line.
