@@ -28,23 +28,8 @@ use crate::machine::{Machine, SupervisedAgent, VersionAnswer};
 
 /// The npm package of OpenCode.
 pub const OPENCODE_PACKAGE: &str = "opencode-ai";
-/// The npm packages holding OpenCode's native binary for one platform (the program a user may
-/// run directly), versioned as `opencode-ai` is.
-pub const OPENCODE_PLATFORM_PACKAGES: &[&str] = &[
-    "opencode-linux-x64",
-    "opencode-linux-x64-baseline",
-    "opencode-linux-x64-musl",
-    "opencode-linux-x64-baseline-musl",
-    "opencode-linux-arm64",
-    "opencode-linux-arm64-musl",
-    "opencode-darwin-x64",
-    "opencode-darwin-x64-baseline",
-    "opencode-darwin-arm64",
-    "opencode-windows-x64",
-    "opencode-windows-x64-baseline",
-    "opencode-windows-arm64",
-];
-/// Every npm package of OpenCode: its own and its platforms'.
+/// Every npm package of OpenCode: its own, then those holding its native binary for one platform
+/// (the program a user may run directly), versioned as its own is.
 const OPENCODE_PACKAGES: [&str; 13] = [
     OPENCODE_PACKAGE,
     "opencode-linux-x64",
@@ -88,16 +73,5 @@ impl SupervisedAgent for OpenCode {
     }
     fn machine(&self, _args: &[OsString], _cwd: &Path) -> Box<dyn Machine> {
         Box::new(machine::OpenCodeMachine::new(args::database()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_platform_package_is_one_of_opencodes() {
-        assert_eq!(OPENCODE_PACKAGES[0], OPENCODE_PACKAGE);
-        assert_eq!(&OPENCODE_PACKAGES[1..], OPENCODE_PLATFORM_PACKAGES);
     }
 }
