@@ -302,6 +302,44 @@ pub(crate) fn taint_branch<'e>(
     taint(runs, malformed_lines, torn_tail);
 }
 
+/// Sets `run`'s masking contexts from `messages` (the session's, in order), where its `len` events
+/// start at position `at`: before them, after them, and before its answer's first line.
+pub(crate) fn set_contexts(run: &mut Run, messages: &[&EntrySummary], at: usize, len: usize) {
+    run.context_before = Context::around(messages, at, true);
+    run.context_after = Context::around(messages, at + len, false);
+    if let Some(candidate) = run.final_lines.first()
+        && let Some(answer_at) = messages.iter().position(|e| e.line == candidate.line)
+    {
+        run.answer_before = Context::around(messages, answer_at, true);
+    }
+}
+
+/// The branch of `runs`, cut over every one of `entries` in order (an agent whose lines do not link
+/// to a parent: Gemini CLI, Copilot CLI, OpenCode), each marked `unknown` for a bad line in it (its
+/// reason first: it says more), then for why its records cannot say how it stands (`why_unknown`,
+/// one per run; `None`: they say).
+pub(crate) fn in_order_branch(
+    entries: &[EntrySummary],
+    mut runs: Vec<Run>,
+    why_unknown: Vec<Option<&'static str>>,
+    malformed_lines: &[u64],
+    torn_tail: bool,
+) -> Branch {
+    taint_branch(&mut runs, entries.iter(), malformed_lines, torn_tail);
+    for (run, why) in runs.iter_mut().zip(why_unknown) {
+        if let Some(why) = why {
+            run.mark_unknown(why);
+        }
+    }
+    Branch {
+        leaf_id: entries.last().map(|e| e.id.clone()),
+        runs,
+        complete: true,
+        session_name: None,
+        saved_model: None,
+    }
+}
+
 pub(crate) fn mark_unknown(run: &mut Run, reason: &str) {
     run.mark_unknown(reason);
 }

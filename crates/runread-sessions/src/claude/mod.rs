@@ -38,9 +38,7 @@ use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
     Unrecognised, answer_digest,
 };
-use crate::runs::{
-    Branch, Context, FIRST_SEQUENCE, Run, RunStatus, Walk, taint_branch, walk_from_leaf,
-};
+use crate::runs::{Branch, FIRST_SEQUENCE, Run, RunStatus, Walk, taint_branch, walk_from_leaf};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// What an interruption marker's text starts with (`[Request interrupted by user]`, `… for tool
@@ -550,13 +548,7 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         };
         let mut run = run_of(slice, &chain);
         run.first_sequence = events_in(messages.get(..start).unwrap_or(&[])) + FIRST_SEQUENCE;
-        run.context_before = Context::around(&messages, start, true);
-        run.context_after = Context::around(&messages, end, false);
-        if let Some(first_final) = run.final_lines.first()
-            && let Some(at) = messages.iter().position(|e| e.line == first_final.line)
-        {
-            run.answer_before = Context::around(&messages, at, true);
-        }
+        crate::runs::set_contexts(&mut run, &messages, start, end - start);
         runs.push(run);
     }
     taint_branch(&mut runs, chain.iter().copied(), malformed_lines, torn_tail);

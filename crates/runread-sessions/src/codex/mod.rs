@@ -39,7 +39,7 @@ use crate::file::{EvidenceFile, Line};
 use crate::model::{
     EntryKind, EntrySummary, ForkBase, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
 };
-use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, UNRECOGNISED_LINE, taint};
+use crate::runs::{Branch, FIRST_SEQUENCE, Run, RunStatus, UNRECOGNISED_LINE, taint};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// History roles of Codex events (what `read_history` reports as `role`).
@@ -709,13 +709,7 @@ fn runs_in_order(order: &[&str], turns: &HashMap<&str, Turn<'_>>) -> Vec<Run> {
         let count = t.events.len();
         let mut run = run_of(id, t);
         run.first_sequence = before as u64 + FIRST_SEQUENCE;
-        run.context_before = Context::around(&messages, before, true);
-        run.context_after = Context::around(&messages, before + count, false);
-        if let Some(first_final) = run.final_lines.first()
-            && let Some(at) = messages.iter().position(|e| e.line == first_final.line)
-        {
-            run.answer_before = Context::around(&messages, at, true);
-        }
+        crate::runs::set_contexts(&mut run, &messages, before, count);
         before += count;
         runs.push(run);
     }

@@ -51,7 +51,7 @@ use crate::model::{
     EntryKind, EntrySummary, Header, LineOutcome, MessageView, Resume, Scan, ScanError,
 };
 use crate::records::ChildRecord;
-use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, taint_branch};
+use crate::runs::{Branch, FIRST_SEQUENCE, Run, RunStatus, in_order_branch};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// History roles of Copilot CLI events (what `read_history` reports as `role`).
@@ -479,35 +479,17 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         let events = run.message_lines.len();
         why_unknown.push(why);
         run.first_sequence = before as u64 + FIRST_SEQUENCE;
-        run.context_before = Context::around(&messages, before, true);
-        run.context_after = Context::around(&messages, before + events, false);
-        if let Some(candidate) = run.final_lines.first()
-            && let Some(at) = messages.iter().position(|e| e.line == candidate.line)
-        {
-            run.answer_before = Context::around(&messages, at, true);
-        }
+        crate::runs::set_contexts(&mut run, &messages, before, events);
         before += events;
         runs.push(run);
     }
-    // A bad line's reason first (it says more); then what the file cannot prove.
-    taint_branch(&mut runs, entries.iter(), malformed_lines, torn_tail);
-    for (run, why) in runs.iter_mut().zip(why_unknown) {
-        if let Some(why) = why {
-            run.mark_unknown(why);
-        }
-    }
-    let saved_model = entries
+    let mut branch = in_order_branch(entries, runs, why_unknown, malformed_lines, torn_tail);
+    branch.saved_model = entries
         .iter()
         .rev()
         .filter(|e| e.kind == EntryKind::ModelChange)
         .find_map(|e| e.model.clone());
-    Branch {
-        leaf_id: entries.last().map(|e| e.id.clone()),
-        runs,
-        complete: true,
-        session_name: None,
-        saved_model,
-    }
+    branch
 }
 
 /// One run: `span` is its entries from its prompt to the next prompt (file order); `last_run`: no

@@ -64,7 +64,7 @@ use crate::model::{
     Unrecognised,
 };
 use crate::records::ChildRecord;
-use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, taint_branch};
+use crate::runs::{Branch, FIRST_SEQUENCE, Run, in_order_branch, set_contexts};
 use crate::scan::{FirstLine, LineDigest, ReadAhead};
 
 /// History roles of Gemini CLI records (what `read_history` reports as `role`).
@@ -753,30 +753,11 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         let (mut run, why) = run_of(first_line, events, *listed, n + 1 == count);
         why_unknown.push(why);
         run.first_sequence = before as u64 + FIRST_SEQUENCE;
-        run.context_before = Context::around(&messages, before, true);
-        run.context_after = Context::around(&messages, before + events.len(), false);
-        if let Some(candidate) = run.final_lines.first()
-            && let Some(at) = messages.iter().position(|e| e.line == candidate.line)
-        {
-            run.answer_before = Context::around(&messages, at, true);
-        }
+        set_contexts(&mut run, &messages, before, events.len());
         before += events.len();
         runs.push(run);
     }
-    // A bad line's reason first (it says more); then what the file cannot prove.
-    taint_branch(&mut runs, entries.iter(), malformed_lines, torn_tail);
-    for (run, why) in runs.iter_mut().zip(why_unknown) {
-        if let Some(why) = why {
-            run.mark_unknown(why);
-        }
-    }
-    Branch {
-        leaf_id: entries.last().map(|e| e.id.clone()),
-        runs,
-        complete: true,
-        session_name: None,
-        saved_model: None,
-    }
+    in_order_branch(entries, runs, why_unknown, malformed_lines, torn_tail)
 }
 
 /// One run: `first` is its prompt's first line, `events` its records (prompt first, each as last

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::role;
 use super::{ABORTED_ERROR, NO_END, ROLE_UNCLEAR};
 use crate::model::{EntryKind, EntrySummary, answer_digest};
-use crate::runs::{Branch, Context, FIRST_SEQUENCE, Run, RunStatus, taint_branch};
+use crate::runs::{Branch, FIRST_SEQUENCE, Run, RunStatus, in_order_branch, set_contexts};
 
 /// Whether `e` is a message's record (its own event's group), not one of its parts.
 fn is_message(e: &EntrySummary) -> bool {
@@ -128,30 +128,11 @@ pub fn cut_runs(entries: &[EntrySummary], malformed_lines: &[u64], torn_tail: bo
         let (mut run, why) = run_of(r, ev, n + 1 == count);
         why_unknown.push(why);
         run.first_sequence = events_in(messages.get(..before).unwrap_or(&[])) + FIRST_SEQUENCE;
-        run.context_before = Context::around(&messages, before, true);
-        run.context_after = Context::around(&messages, before + ev.len(), false);
-        if let Some(candidate) = run.final_lines.first()
-            && let Some(at) = messages.iter().position(|e| e.line == candidate.line)
-        {
-            run.answer_before = Context::around(&messages, at, true);
-        }
+        set_contexts(&mut run, &messages, before, ev.len());
         before += ev.len();
         runs.push(run);
     }
-    // A bad line's reason first (it says more); then what the log cannot prove.
-    taint_branch(&mut runs, entries.iter(), malformed_lines, torn_tail);
-    for (run, why) in runs.iter_mut().zip(why_unknown) {
-        if let Some(why) = why {
-            run.mark_unknown(why);
-        }
-    }
-    Branch {
-        leaf_id: entries.last().map(|e| e.id.clone()),
-        runs,
-        complete: true,
-        session_name: None,
-        saved_model: None,
-    }
+    in_order_branch(entries, runs, why_unknown, malformed_lines, torn_tail)
 }
 
 /// One run of `r`, whose events are `events`; `last_run`: no run follows. With it, why the log
