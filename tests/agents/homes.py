@@ -46,8 +46,11 @@ The Python SDK and the Inspector come from the cache tests/clients/outside_clien
 harness's ($RUNREAD_HARNESS_CACHE, default ~/.cache/runread-harness). Stdlib only.
 
 Prints one PASS/FAIL line per check and ends with ``homes: N passed, M failed``; exits 1 if any
-check failed. ``--agent claude|codex|gemini|copilot`` runs one part only (Gemini CLI and Copilot CLI:
-``PassiveHome``, a fresh HOME, ingest, watch, the variables that move their directories). ``--keep`` keeps the temp dir (the harness
+check failed. ``--agent claude|codex|gemini|copilot|opencode`` runs one part only (Gemini CLI, Copilot CLI and
+OpenCode: ``PassiveHome``, a fresh HOME, ingest, watch, the variables that move their directories; OpenCode's
+database, ``~/.local/share/opencode/opencode.db``, is copied in with its ``-wal``, later runs write straight
+into it, ``XDG_DATA_HOME`` moves it with runread's own home, and a last run is read over MCP while OpenCode
+writes it, under ``runread serve --watch``: only no answer or the whole scripted answer, never a part). ``--keep`` keeps the temp dir (the harness
 OUTDIRs, the users' HOMEs, the serve logs, what each reader wrote); it is also kept on failure.
 """
 
