@@ -80,11 +80,10 @@ from outside_clients import (  # noqa: E402
     KEY_RE, LEGACY, MODERN, Results, cache_lock, stop, ensure, ensure_npm, ensure_venv, free_port, labeled, parse_block,
     tail, wait_for_port,
 )
-from readers import ANSI, CLAUDE_VERSION, CODEX_MODEL, CODEX_VERSION  # noqa: E402
+from readers import ANSI, CLAUDE_VERSION, CODEX_MODEL, CODEX_VERSION, OPENCODE_VERSION  # noqa: E402
 
 GEMINI_CLI_VERSION = os.environ.get("GEMINI_CLI_VERSION", "0.61.0")  # the harness's variables, as it reads them
 COPILOT_VERSION = os.environ.get("COPILOT_VERSION", "1.0.102")
-OPENCODE_VERSION = os.environ.get("OPENCODE_VERSION") or "1.18.33"
 
 FEATURES = "final_answer,history,metadata"
 TOOL_OUTPUT = "hello wörld 🌍"  # notes.txt's first line, what each scenario's tool call printed
@@ -1197,7 +1196,7 @@ class OpenCodeHome(PassiveHome):
         for k, rd in enumerate(reads):
             ensure("error" not in rd, f"read {k + 1}: a tool error: {rd.get('error')}")
             if rd.get("readable") is True:
-                if rd.get("text") != want or rd.get("state") != "available" or rd.get("sha256") != sha(want.encode()):
+                if rd.get("text") != want or rd.get("sha256") != sha(want.encode()) or rd.get("eof") is not True:
                     torn.append((k + 1, rd.get("state"), len((rd.get("text") or "").encode())))
             else:
                 ensure(rd.get("state") in NOT_YET and not rd.get("hasText"),
