@@ -701,7 +701,7 @@ class CodexHome(AgentHome):
 
 
 class PassiveHome(LivePart):
-    """Gemini CLI's and Copilot CLI's part: the real agent writes its runs into a fresh user's HOME, runread
+    """Gemini CLI's, Copilot CLI's and OpenCode's part: the real agent writes its runs into a fresh user's HOME, runread
     (no flags) ingests them, `runread watch` picks up a run the agent makes while it watches, `runread runs`
     names the agent, a grant is read over MCP (`runread read`, the Python SDK); then the agent's directory is
     moved and named by its variable. Its oracle is the scenario's scripted final text (what the agent's model
