@@ -46,8 +46,11 @@ The Python SDK and the Inspector come from the cache tests/clients/outside_clien
 harness's ($RUNREAD_HARNESS_CACHE, default ~/.cache/runread-harness). Stdlib only.
 
 Prints one PASS/FAIL line per check and ends with ``homes: N passed, M failed``; exits 1 if any
-check failed. ``--agent claude|codex|gemini|copilot`` runs one part only (Gemini CLI and Copilot CLI:
-``PassiveHome``, a fresh HOME, ingest, watch, the variables that move their directories). ``--keep`` keeps the temp dir (the harness
+check failed. ``--agent claude|codex|gemini|copilot|opencode`` runs one part only (Gemini CLI, Copilot CLI and
+OpenCode: ``PassiveHome``, a fresh HOME, ingest, watch, the variables that move their directories; OpenCode's
+database, ``~/.local/share/opencode/opencode.db``, is copied in with its ``-wal``, later runs write straight
+into it, ``XDG_DATA_HOME`` moves it with runread's own home, and a last run is read over MCP while OpenCode
+writes it, under ``runread serve --watch``: only no answer or the whole scripted answer, never a part). ``--keep`` keeps the temp dir (the harness
 OUTDIRs, the users' HOMEs, the serve logs, what each reader wrote); it is also kept on failure.
 """
 
@@ -61,6 +64,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -69,13 +73,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 # What this test shares with supervised.py (the harness in a process group, runread with a clean environment,
 # serve on a free port, the readers, the parts' main); it also puts tests/clients on sys.path.
-from live import SCENARIOS, LivePart, jsonl, options, run_parts, sha, write_key  # noqa: E402
+from live import HARNESS_TIMEOUT_S, SCENARIOS, LivePart, jsonl, options, run_parts, sha, write_key  # noqa: E402
 # Shared, dependency-free helpers of the outside-clients test (results, the client cache, the label checks)
 # and of the agents test (the pinned versions).
 from outside_clients import (  # noqa: E402
-    KEY_RE, LEGACY, MODERN, Results, cache_lock, stop, ensure, ensure_npm, ensure_venv, labeled, parse_block, tail,
+    KEY_RE, LEGACY, MODERN, Results, cache_lock, stop, ensure, ensure_npm, ensure_venv, free_port, labeled, parse_block,
+    tail, wait_for_port,
 )
-from readers import ANSI, CLAUDE_VERSION, CODEX_MODEL, CODEX_VERSION  # noqa: E402
+from readers import ANSI, CLAUDE_VERSION, CODEX_MODEL, CODEX_VERSION, OPENCODE_VERSION  # noqa: E402
 
 GEMINI_CLI_VERSION = os.environ.get("GEMINI_CLI_VERSION", "0.61.0")  # the harness's variables, as it reads them
 COPILOT_VERSION = os.environ.get("COPILOT_VERSION", "1.0.102")
@@ -88,7 +93,7 @@ PREFIX_MIN = 8  # how much of a run id the README's `grant --run` examples give
 SDK_MODES = {"auto": MODERN, "legacy": LEGACY}
 # Environment a user's shell would not have set for this test: runread's own, and the agents' places.
 STRIP_ENV = ("XDG_DATA_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "COPILOT_HOME")
-DOT_DIRS = (".pi", ".claude", ".codex", ".gemini", ".copilot")  # every agent's directory in a HOME
+DOT_DIRS = (".pi", ".claude", ".codex", ".gemini", ".copilot", ".local/share/opencode")  # every agent's directory in a HOME
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -696,7 +701,7 @@ class CodexHome(AgentHome):
 
 
 class PassiveHome(LivePart):
-    """Gemini CLI's and Copilot CLI's part: the real agent writes its runs into a fresh user's HOME, runread
+    """Gemini CLI's, Copilot CLI's and OpenCode's part: the real agent writes its runs into a fresh user's HOME, runread
     (no flags) ingests them, `runread watch` picks up a run the agent makes while it watches, `runread runs`
     names the agent, a grant is read over MCP (`runread read`, the Python SDK); then the agent's directory is
     moved and named by its variable. Its oracle is the scenario's scripted final text (what the agent's model
@@ -771,6 +776,9 @@ class PassiveHome(LivePart):
         self.answers += [t.encode() for t in scripted]
         return (f"{manifest['cli_version']}, {len(self.steps)} step(s) exit 0 in {dt:.1f}s; "
                 f"{', '.join(str(len(t.encode())) + ' B' for t in scripted)} answered")
+
+    def before_play(self, out: Path) -> None:
+        """Before the watched run is played into OUTDIR `out` (agents whose run writes into the user's HOME)."""
 
     def copy_in(self, out: Path) -> str:
         self.ok("workspace", "add", str(Path(json.loads((out / "manifest.json").read_text())["workspace"])))
@@ -865,6 +873,7 @@ class PassiveHome(LivePart):
         time.sleep(2)
         ensure(self.watcher.poll() is None, f"runread watch exited {self.watcher.returncode}: {tail(log.read_bytes(), 400)}")
         before = len(self.json_of("runs", "--json"))
+        self.before_play(self.tmp / "run2")
         played = self.play(self.watch_scenario, self.tmp / "run2")
         self.copy_in(self.tmp / "run2")
         deadline = time.monotonic() + 30
@@ -963,7 +972,258 @@ class CopilotHome(PassiveHome):
         return Path(mod.ensure_copilot()[0])
 
 
-AGENTS = {"claude": ClaudeHome, "codex": CodexHome, "gemini": GeminiHome, "copilot": CopilotHome}
+# What reads final answers while a run writes them (the live OpenCode stage): the Python SDK client of
+# tests/clients/read_final_answer.py (its `connect`: the key header, the negotiated version), calling
+# read_final_answer on one target every 0.2 s, each answer followed cursor by cursor to its end, one JSON line
+# per read ({"state", "readable", "evidence", "hasText" (a non-empty text in the first chunk), "text" (the whole
+# answer) when readable, ...} or {"error"}); after STOP exists, one
+# last read. Argv: URL KEY_FILE TARGET_JSON STOP.
+POLLER = r"""
+import argparse, asyncio, json, os, sys, time
+sys.path.insert(0, os.environ["RUNREAD_TEST_CLIENTS"])
+import read_final_answer as rfa
+
+url, key_file, target, stop = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+
+async def main():
+    opts = argparse.Namespace(url=url, key_file=key_file, mode="auto", timeout=30.0)
+    async with rfa.connect(opts, "runread-live-poll") as client:
+        while True:
+            last = os.path.exists(stop)
+            rec = {"t": time.time()}
+            args = {"target": target}
+            parts = []
+            while True:
+                res = await client.call_tool("read_final_answer", args)
+                if res.is_error:
+                    rec["error"] = " ".join(getattr(c, "text", "") for c in res.content)[:500]
+                    break
+                sc = res.structured_content or {}
+                if not parts:
+                    rec.update({k: sc.get(k) for k in ("state", "readable", "evidence", "sha256", "totalBytes")})
+                    rec["hasText"] = sc.get("text") not in (None, "")
+                if sc.get("readable") is not True:
+                    break
+                parts.append(sc.get("text") or "")
+                if sc.get("eof") is True or not sc.get("nextCursor"):
+                    rec["eof"] = sc.get("eof")
+                    rec["text"] = "".join(parts)
+                    break
+                args = {"target": target, "cursor": sc["nextCursor"]}
+            print(json.dumps(rec, ensure_ascii=False), flush=True)
+            if last:
+                return
+            await asyncio.sleep(0.2)
+
+asyncio.run(main())
+"""
+# read_final_answer's states while a run has no answer yet (or none to give): never with text
+NOT_YET = ("missing", "saving", "unknown")
+
+
+class OpenCodeHome(PassiveHome):
+    """OpenCode 1.18.33: every session in one SQLite database (WAL mode), ``~/.local/share/opencode/opencode.db``
+    (``$XDG_DATA_HOME/opencode`` when set, which also moves runread's own home to ``$XDG_DATA_HOME/runread``);
+    runread names a session ``<database>#<session id>``. The first run's database is copied in with its ``-wal``
+    (never the ``.db`` alone, never the ``-shm``); later runs write straight into the user's database (the
+    harness's OpenCode data directory a symlink to it), while ``runread watch`` / ``serve --watch`` watch it;
+    the last one is read over MCP while it runs."""
+
+    agent, title = "opencode", "OpenCode"
+    script, mock, version_attr, version = "opencode-scenario.py", "mockllm.py", "OPENCODE_VERSION", OPENCODE_VERSION
+    scenario = SCENARIOS / "opencode" / "tool-then-answer.json"
+    watch_scenario = SCENARIOS / "opencode-home-watch.json"
+    live_scenario = SCENARIOS / "opencode-home-live.json"
+    dot_rel, env_var, moved_rel, harness_sessions = ".local/share/opencode", "XDG_DATA_HOME", "opencode", ""
+    DB = "opencode.db"
+
+    def install(self, mod: Any) -> Path:
+        return Path(mod.ensure_opencode()[0])
+
+    def data_home(self) -> Path:
+        """The XDG data directory: OpenCode's folder and runread's home are both in it."""
+        return self.moved if self.moved else self.user_home / ".local" / "share"
+
+    def db(self) -> Path:
+        return self.sessions() / self.DB
+
+    def before_play(self, out: Path) -> None:
+        """The harness's HOME gets the user's OpenCode data directory: the real OpenCode writes the run into the
+        very database runread watches."""
+        data = out / "home" / ".local" / "share"
+        data.mkdir(parents=True)
+        (data / "opencode").symlink_to(self.sessions())
+        (out / "workspace").mkdir(parents=True, exist_ok=True)
+        self.ok("workspace", "add", str(out / "workspace"))
+
+    def copy_in(self, out: Path) -> str:
+        self.ok("workspace", "add", str(Path(json.loads((out / "manifest.json").read_text())["workspace"])))
+        src, dst = out / "home" / ".local" / "share" / "opencode", self.sessions()
+        if src.resolve() == dst.resolve():  # the run wrote into the user's database itself
+            files = [p for p in dst.iterdir() if p.name.startswith(self.DB)]
+            return f"the run wrote into {self.db()} itself ({', '.join(sorted(p.name for p in files))})"
+        dst.mkdir(parents=True, exist_ok=True)
+        ensure((src / self.DB).is_file(), f"no {src / self.DB}")
+        names = [n for n in (self.DB, f"{self.DB}-wal") if (src / n).is_file()]
+        for n in names:  # the database and its log together (bytes and mtimes); the -shm index is OpenCode's own
+            shutil.copy2(src / n, dst / n)
+        ensure(not (dst / f"{self.DB}-shm").exists(), "an -shm in the user's folder")
+        for n in names:
+            ensure(sha((src / n).read_bytes()) == sha((dst / n).read_bytes()), f"{n} differs after the copy")
+        newest = max((dst / n).stat().st_mtime for n in names)
+        wait = newest + SETTLE_S + 0.3 - time.time()
+        if wait > 0:
+            time.sleep(wait)
+        sizes = ", ".join(f"{n} {(dst / n).stat().st_size} B" for n in names)
+        return f"`runread workspace add OUTDIR/workspace`; {sizes} into {dst} (not the -shm)"
+
+    def ingest(self, want: int) -> str:
+        out = self.ok("ingest")
+        # the session read is named by its database: `<db path>#ses_…`
+        ensure(re.search(re.escape(str(self.db())) + r"#ses_[0-9A-Za-z]+", out),
+               f"output does not name {self.db()}#ses_…: {tail(out, 600)}")
+        ensure(re.search(rf"\b{want} runs?\b", out), f"output does not say {want} runs: {tail(out, 600)}")
+        home = self.data_home() / "runread"
+        ensure(home.is_dir(), f"no runread home in {home}")
+        if self.moved is not None:
+            old = self.user_home / self.dot_rel
+            ensure(str(old) not in out, f"output names {old}, which is gone: {tail(out, 600)}")
+        shown = out.replace(str(self.moved), f"${self.env_var}") if self.moved else out
+        return " / ".join(tail(shown.replace(str(self.user_home), "$HOME"), 300).splitlines())
+
+    def runs_json(self, want: int) -> str:
+        done = super().runs_json(want)
+        # the target names OpenCode's own ids: its session `ses_…`, the run its prompt message `msg_…`
+        for r in self.runs:
+            t = r["target"]
+            ensure(re.fullmatch(r"ses_[0-9A-Za-z]+", t["sessionId"]) and re.fullmatch(r"msg_[0-9A-Za-z]+", t["runId"]),
+                   f"target {t}: want OpenCode's session id ses_… and message id msg_…")
+        return done + "; sessions ses_…, runs msg_…"
+
+    def moved_checks(self) -> None:
+        """XDG_DATA_HOME names another directory: the user's whole data directory (runread's home and OpenCode's
+        folder) moved there; runread serve restarted with it (the old one's home is gone)."""
+        var = self.env_var
+        moved = self.tmp / "xdg-data"
+        stop(self.server)
+        self.server = None
+        os.rename(self.user_home / ".local" / "share", moved)
+        self.moved = moved
+        n = len(self.answers)
+        self.must(f"{var}: runread serve with ${var}/runread", self.serve, "serve failed")
+        self.check(f"{var}: runread ingest (no flag) finds ${var}/{self.moved_rel}/{self.DB}", lambda: self.ingest(n))
+        self.check(f"{var}: runread runs --json", lambda: self.runs_json(n))
+        self.read_checks(n - 1, label=f"-{var}")
+
+    # ----------------------------------------------------------------- a read while OpenCode writes
+
+    def live_read(self) -> str:
+        """`runread serve --watch` on the user's data directory; the real OpenCode plays a run that takes seconds
+        (a `sleep 3` tool call, then a held, many-piece answer) into that database; as soon as `runread runs`
+        lists it, it is granted to a reader, whose MCP client (the Python SDK) reads its final answer every 0.2 s
+        while it runs and after. Every answer read is either none (missing / saving / unknown, no text) or exactly
+        the scripted text, never a part of it; the last one is available, exact, evidence session_file."""
+        stop(self.server)
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        with open(self.tmp / "serve-watch.log", "wb") as logf:
+            self.server = subprocess.Popen([*self.runread_cmd(), "serve", "--watch", "--listen", f"127.0.0.1:{port}"],
+                                           stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           env=self.runread_env(), cwd=self.runread_cwd(), start_new_session=True)
+        self.server_log = self.tmp / "serve-watch.log"
+        wait_for_port(port, self.server, self.server_log)
+        responses = json.loads(self.live_scenario.read_text(encoding="utf-8"))["responses"]
+        want = [r["text"] for r in responses if not r.get("tool_calls")][0]
+        out = self.tmp / "run3"
+        before = {r["target"]["runId"] for r in self.json_of("runs", "--json")}
+        self.before_play(out)
+        self.scenario = self.live_scenario
+        self.steps = json.loads(self.live_scenario.read_text(encoding="utf-8"))["steps"]
+        result: dict[str, Any] = {}
+
+        def harness() -> None:
+            try:
+                result["manifest"] = self.run_harness(out, self.tmp / "run3.harness.out")
+            except BaseException as e:  # noqa: BLE001 - reported below
+                result["error"] = e
+        t0 = time.monotonic()
+        th = threading.Thread(target=harness, daemon=True)
+        th.start()
+        new: list[dict[str, Any]] = []
+        listed: list[str] = []  # answerState as runs --json showed the run
+        deadline = time.monotonic() + 60
+        while not new and time.monotonic() < deadline and th.is_alive():
+            new = [r for r in self.json_of("runs", "--json") if r["target"]["runId"] not in before]
+            if not new:
+                time.sleep(0.2)
+        ensure(len(new) == 1, f"the run never appeared in runs --json while OpenCode ran ({len(new)} new runs; "
+                              f"harness {'running' if th.is_alive() else 'done: ' + str(result.get('error'))})")
+        listed.append(new[0].get("answerState"))
+        target, seen_at = new[0]["target"], time.monotonic() - t0
+        g = self.json_of("grant", "--run", target["runId"], "--features", "final_answer", "--expires", "15m",
+                         "--to", "test-opencode-live", "--json")
+        ensure(g.get("target") == target and KEY_RE.fullmatch(g.get("key", "")), f"grant --json: {g.get('target')}")
+        key = write_key(self.sh.tmp / "keys" / "opencode-live.txt", g["key"])
+        stop_file, lines = self.tmp / "live-poll.stop", self.tmp / "live-poll.jsonl"
+        env = self.read_env()
+        env["RUNREAD_TEST_CLIENTS"] = str(HERE.parent / "clients")
+        with open(lines, "wb") as pout, open(self.tmp / "live-poll.err", "wb") as perr:
+            poller = subprocess.Popen([str(self.sh.py), "-c", POLLER, self.url, str(key), json.dumps(target), str(stop_file)],
+                                      stdout=pout, stderr=perr, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        try:
+            th.join(HARNESS_TIMEOUT_S + 10)
+            ensure("manifest" in result, f"the live run: {result.get('error')!r}")
+            running_reads = len(jsonl(lines)) if lines.exists() else 0
+            manifest = result["manifest"][0]
+            ensure(manifest["steps"][0]["exit_code"] == 0, f"the live run exited {manifest['steps'][0]['exit_code']}")
+            # settle: runread's window after OpenCode's last write, then the answer must be available
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                r = [x for x in self.json_of("runs", "--json") if x["target"] == target]
+                listed.append(r[0].get("answerState") if r else None)
+                if r and r[0].get("answerState") == "available":
+                    break
+                time.sleep(0.5)
+            time.sleep(1)
+            stop_file.touch()
+            poller.wait(timeout=60)
+        finally:
+            stop(poller)
+        ensure(poller.returncode == 0, f"the poller exited {poller.returncode}: {tail((self.tmp / 'live-poll.err').read_bytes(), 800)}")
+        reads = jsonl(lines)
+        ensure(reads, "no read recorded")
+        torn = []
+        for k, rd in enumerate(reads):
+            ensure("error" not in rd, f"read {k + 1}: a tool error: {rd.get('error')}")
+            if rd.get("readable") is True:
+                if rd.get("text") != want or rd.get("sha256") != sha(want.encode()) or rd.get("eof") is not True:
+                    torn.append((k + 1, rd.get("state"), len((rd.get("text") or "").encode())))
+            else:
+                ensure(rd.get("state") in NOT_YET and not rd.get("hasText"),
+                       f"read {k + 1}: state {rd.get('state')!r}, text {rd.get('hasText')} (not readable)")
+        ensure(not torn, f"reads that were not the final text (read, state, bytes): {torn[:5]} (want {len(want.encode())} B)")
+        last = reads[-1]
+        ensure(last.get("state") == "available" and last.get("text") == want and last.get("evidence") == "session_file",
+               f"the last read: state {last.get('state')!r}, evidence {last.get('evidence')!r}, "
+               f"{len((last.get('text') or '').encode())} B")
+        states = [rd.get("state") for rd in reads]
+        moves = [s for k, s in enumerate(states) if k == 0 or s != states[k - 1]]
+        ensure(states[0] != "available", f"the first read was already {states[0]!r}: nothing was read while it ran")
+        listed_moves = [s for k, s in enumerate(listed) if k == 0 or s != listed[k - 1]]
+        return (f"listed after {seen_at:.1f}s ({listed_moves[0]}), granted; {len(reads)} reads ({running_reads} while "
+                f"OpenCode ran): states {' → '.join(map(str, moves))}; runs --json {' → '.join(map(str, listed_moves))}; "
+                f"{sum(1 for rd in reads if rd.get('readable'))} available reads, each exactly the {len(want.encode())} B "
+                f"answer; never a part of it; evidence {last.get('evidence')}")
+
+    def run(self) -> None:
+        super().run()
+        self.must("a read while OpenCode writes: serve --watch, the reader sees the run move and settle, never a torn "
+                  "answer", self.live_read, "the live read failed")
+        self.check("runread serve --watch still running", self.alive)
+
+
+AGENTS = {"claude": ClaudeHome, "codex": CodexHome, "gemini": GeminiHome, "copilot": CopilotHome,
+          "opencode": OpenCodeHome}
 
 
 def main(argv: list[str] | None = None) -> int:

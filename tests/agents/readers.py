@@ -139,11 +139,14 @@ CODEX_VERSION = os.environ.get("CODEX_VERSION") or "0.171.0"
 # Pi 1.x (the harness's PI_PACKAGE/PI_VERSION; it brings its own Node 22 into the harness cache).
 PI_PACKAGE = os.environ.get("PI_PACKAGE") or "@earendil-works/pi-coding-agent"
 PI_VERSION = os.environ.get("PI_VERSION") or "1.6.0"
-# Gemini CLI and Copilot CLI, the runs the `*-reads-gemini-copilot` cases read (the harness's variables too).
+# Gemini CLI, Copilot CLI and OpenCode, the runs the `*-reads-gemini-copilot-opencode` cases read (the harness's
+# variables too).
 GEMINI_CLI_VERSION = os.environ.get("GEMINI_CLI_VERSION") or "0.61.0"
 COPILOT_VERSION = os.environ.get("COPILOT_VERSION") or "1.0.102"
+OPENCODE_VERSION = os.environ.get("OPENCODE_VERSION") or "1.18.33"
 GEMINI_ANSWER = "Gemini's report, supervised: two files changed — naïve 日本語 🎉"
 COPILOT_ANSWER = "Copilot's report, read passively: all tests pass — naïve 日本語 🎉"
+OPENCODE_ANSWER = "OpenCode's report, read from its database: one session, all green — naïve 日本語 🎉 «✓»"
 # Where the versions runread's tests cover are stated for people: the table under "Versions", which a Rust
 # test (runread's suite, `words`) holds equal to `Agent::tested_versions`, what `versionTested` follows.
 AGENTS_DOC = REPO / "docs" / "agents.md"
@@ -1632,13 +1635,14 @@ class Readers:
         return f"{read}; {self.pi_key_nowhere(out, key)}"
 
     # ----------------------------------------------------------------- main
-    # ----------------------------------------------------------------- Gemini CLI and Copilot CLI runs read
+    # ----------------------------------------------------------------- Gemini CLI, Copilot CLI and OpenCode runs read
 
     def gemini_copilot_runs(self, case: str, reader: str) -> list[tuple[str, dict[str, Any], str]]:
-        """Two runs shared with `reader`: the real Gemini CLI under `runread run --share READER:final_answer:1h
-        --label …` (the harness's HARNESS_WRAP), and the real Copilot CLI's own session files (no runread
+        """Three runs shared with `reader`: the real Gemini CLI under `runread run --share READER:final_answer:1h
+        --label …` (the harness's HARNESS_WRAP), the real Copilot CLI's own session files (no runread
         while it ran) ingested passively (`runread ingest --copilot`) and granted with `grant --run … --to
-        READER`. Each: (agent, target, the scripted answer)."""
+        READER`, and the same with the real OpenCode's database (`opencode_run`). Each: (agent, target, the
+        scripted answer)."""
         rr = Runread(self.opts.runread, self.home)
         base = self.tmp / "cases" / f"{case}-runs"
         base.mkdir(parents=True)
@@ -1688,14 +1692,49 @@ class Readers:
         g = json.loads(rr.ok("grant", "--run", cop[0]["target"]["runId"], "--session", cop[0]["target"]["sessionId"],
                              "--features", "final_answer", "--expires", "30m", "--to", reader, "--json"))
         ensure(g.get("target") == cop[0]["target"] and "key" not in g, f"grant to {reader}: {g.get('target')}")
+        oc = self.opencode_run(base, rr, reader)
         self.note(f"Gemini CLI {GEMINI_CLI_VERSION} under runread run --share (run {gem[0]['target']['runId']}); "
-                  f"Copilot CLI {COPILOT_VERSION} ingested passively (run {cop[0]['target']['runId']}), granted")
+                  f"Copilot CLI {COPILOT_VERSION} ingested passively (run {cop[0]['target']['runId']}), granted; "
+                  f"OpenCode {OPENCODE_VERSION}'s database ingested passively (run {oc['runId']}), granted")
         self.gemini_label = label
-        return [("gemini", gem[0]["target"], GEMINI_ANSWER), ("copilot", cop[0]["target"], COPILOT_ANSWER)]
+        return [("gemini", gem[0]["target"], GEMINI_ANSWER), ("copilot", cop[0]["target"], COPILOT_ANSWER),
+                ("opencode", oc, OPENCODE_ANSWER)]
+
+    def opencode_run(self, base: Path, rr: Runread, reader: str) -> dict[str, Any]:
+        """The real OpenCode alone (its own data directory, no runread while it ran), its database ingested
+        passively (`runread ingest --opencode DIR`: the directory holding opencode.db, its -wal beside it) and
+        the run granted with `grant --run … --to READER`. The run's target."""
+        out = base / "opencode"
+        scenario = base / "opencode.scenario.json"
+        scenario.write_text(json.dumps({"responses": [{"text": OPENCODE_ANSWER, "chunks": 3}],
+                                        "steps": [{"prompt": "Write the report.", "timeout_s": STEP_TIMEOUT_S}]}))
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_WRAP"}
+        env["OPENCODE_VERSION"] = OPENCODE_VERSION
+        r = subprocess.run([sys.executable, str(self.opts.harness / "opencode-scenario.py"), str(scenario), str(out)],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=STEP_TIMEOUT_S + 120)
+        (base / "opencode.out").write_text(r.stdout + r.stderr)
+        ensure(r.returncode == 0, f"opencode-scenario.py exited {r.returncode}: {tail(r.stderr or r.stdout, 600)}")
+        m = json.loads((out / "manifest.json").read_text())
+        ensure(OPENCODE_VERSION in str(m.get("cli_version")) and m["steps"][0]["exit_code"] == 0,
+               f"OpenCode {m.get('cli_version')!r}, exit {m['steps'][0]['exit_code']}")
+        time.sleep(2.5)  # runread's settle window
+        for args in (("workspace", "add", str(out / "workspace")), ("ingest", "--opencode", m["data_dir"])):
+            r2 = rr.run(*args)
+            ensure(r2.returncode == 0, f"runread {' '.join(args)} exited {r2.returncode}: {tail(r2.stderr, 400)}")
+        runs = json.loads(rr.ok("runs", "--json"))
+        oc = [x for x in runs if x.get("agent") == "opencode" and x["target"]["sessionId"] == m["steps"][0]["session_id"]]
+        ensure(len(oc) == 1 and oc[0].get("answerState") == "available"
+               and oc[0].get("finalBytes") == len(OPENCODE_ANSWER.encode()),
+               f"the passive OpenCode run: {tail(json.dumps(oc), 400)}")
+        g = json.loads(rr.ok("grant", "--run", oc[0]["target"]["runId"], "--session", oc[0]["target"]["sessionId"],
+                             "--features", "final_answer", "--expires", "30m", "--to", reader, "--json"))
+        ensure(g.get("target") == oc[0]["target"] and "key" not in g, f"grant to {reader}: {g.get('target')}")
+        return oc[0]["target"]
 
     def reads_gemini_copilot(self, runs: list[tuple[str, dict[str, Any], str]],
                              step: Callable[[int, list[tuple[str, dict[str, Any]]]], list[dict[str, Any]]]) -> str:
-        """One reader step: list_granted_targets names both runs; read_final_answer of each is exactly the answer."""
+        """One reader step: list_granted_targets names every run; read_final_answer of each is exactly the answer
+        (a passive run's evidence the session file's)."""
         listed, *reads = step(0, [("list_granted_targets", {})] + [("read_final_answer", {"target": t}) for _, t, _ in runs])
         targets = [t.get("target") for t in listed["json"].get("targets", [])]
         ensure(not listed["is_error"] and len(targets) == len(runs) and all(t in targets for _, t, _ in runs),
@@ -1707,28 +1746,29 @@ class Readers:
             d = read["json"]
             ensure(not read["is_error"] and d.get("state") == "available" and d.get("text") == answer
                    and d.get("eof") is True and d.get("sha256") == hashlib.sha256(answer.encode()).hexdigest()
-                   and (agent != "gemini" or d.get("evidence") == "supervised"),
+                   and d.get("evidence") == ("supervised" if agent == "gemini" else "session_file"),
                    f"{agent}: read_final_answer gave {json.dumps(d, ensure_ascii=False)[:400]}")
             shown.append(f"{agent}: {len(answer.encode())} B exactly, evidence {d.get('evidence')}")
         self.proxy.take(settle=0)
-        return "list_granted_targets named both; " + "; ".join(shown)
+        return f"list_granted_targets named all {len(runs)}; " + "; ".join(shown)
 
     def case_claude_reads_gemini_copilot(self) -> str:
         """Claude Code configured once (`claude mcp add-json`) with a reader's key reads a supervised Gemini
-        CLI run and a passive Copilot CLI run through list_granted_targets and read_final_answer."""
+        CLI run, a passive Copilot CLI run and a passive OpenCode run through list_granted_targets and
+        read_final_answer."""
         key, _ = self.add_reader("claude-of-gemini-copilot")
-        out = self.claude_configured_once("claude-reads-gemini-copilot", key)
-        runs = self.gemini_copilot_runs("claude-reads-gemini-copilot", "claude-of-gemini-copilot")
+        out = self.claude_configured_once("claude-reads-gemini-copilot-opencode", key)
+        runs = self.gemini_copilot_runs("claude-reads-gemini-copilot-opencode", "claude-of-gemini-copilot")
         read = self.reads_gemini_copilot(runs, lambda n, calls: self.reader_step(out, n, calls))
         return f"Claude Code {CLAUDE_VERSION}: {read}; {self.key_in_no_file(out, key)}"
 
     def case_codex_reads_gemini_copilot(self) -> str:
         """The same with Codex and the README's `codex-http` block."""
         key, _ = self.add_reader("codex-of-gemini-copilot")
-        out = self.case_dir("codex-reads-gemini-copilot")
+        out = self.case_dir("codex-reads-gemini-copilot-opencode")
         self.key_in_env(out, key)
         config = toml_dotted(tomllib.loads(substitute("codex-http", self.blocks["codex-http"], self.http_subs())))
-        runs = self.gemini_copilot_runs("codex-reads-gemini-copilot", "codex-of-gemini-copilot")
+        runs = self.gemini_copilot_runs("codex-reads-gemini-copilot-opencode", "codex-of-gemini-copilot")
         read = self.reads_gemini_copilot(runs, lambda n, calls: self.codex_reader_step(out, config, n, calls))
         return f"Codex {CODEX_VERSION}: {read}; {self.key_in_no_file(out, key)}"
 
@@ -1754,8 +1794,8 @@ class Readers:
             ("pi-mcp-json", self.case_pi_mcp_json),
             ("claude-first-waits-by-label", self.case_claude_first_waits_by_label),
             ("claude-waits-on-pi-by-label", self.case_claude_waits_on_pi_by_label),
-            ("claude-reads-gemini-copilot", self.case_claude_reads_gemini_copilot),
-            ("codex-reads-gemini-copilot", self.case_codex_reads_gemini_copilot),
+            ("claude-reads-gemini-copilot-opencode", self.case_claude_reads_gemini_copilot),
+            ("codex-reads-gemini-copilot-opencode", self.case_codex_reads_gemini_copilot),
         ]
         for name, fn in cases:
             if self.opts.case and name not in self.opts.case:
