@@ -251,7 +251,13 @@ fn check_opencode_view(line: &[u8]) {
     let Some(view) = runread_sessions::message_view(Agent::OpenCode, line) else {
         return;
     };
-    let v: Value = serde_json::from_slice(line).expect("a view is of a JSON line");
+    // The reader skips the fields it does not read unchecked: bytes there that are not UTF-8
+    // (read here replaced) or not a valid escape (then nothing to compare) are no finding.
+    let Ok(v) = serde_json::from_slice::<Value>(line)
+        .or_else(|_| serde_json::from_str::<Value>(&String::from_utf8_lossy(line)))
+    else {
+        return;
+    };
     let text_of = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     match v["type"].as_str().expect("a view's line has a type") {
         "session.created.1" => {
