@@ -228,12 +228,6 @@ async fn a_quoted_prompt_is_served_without_the_quotes_opencode_added() {
         let events = c.read_history(&target, Some(1)).await.unwrap();
         assert_eq!(events[0]["role"], "user");
         assert_eq!(events[0]["text"], typed);
-        let listed = c.call("get_run", json!({"target": target})).await.unwrap();
-        assert!(
-            !listed.text.contains(&format!("\\\"{typed}")),
-            "{}",
-            listed.text
-        );
     }
 }
 
@@ -297,7 +291,7 @@ async fn an_interrupted_run_is_unknown_and_serves_what_was_written_before_the_ki
     let s = serve(&["interrupted", "interrupted-late"]).await;
     let runs = s.runs();
     assert_eq!(runs.len(), 6);
-    let mut answered = 0;
+    let (mut answered, mut killed_in_a_tool) = (0, 0);
     for run in runs {
         let (c, target) = s.client(&run).await;
         let prompt = runread_testkit::prompt(&run).unwrap();
@@ -322,9 +316,11 @@ async fn an_interrupted_run_is_unknown_and_serves_what_was_written_before_the_ki
         if prompt == "Run the slow job." && want.iter().any(|m| !m.tools.is_empty()) {
             assert_eq!(events[1]["text"], "Starting the slow job.");
             assert_eq!(events[1]["toolCalls"], json!(["bash"]));
+            killed_in_a_tool += 1;
         }
     }
     assert_eq!(answered, 2);
+    assert_eq!(killed_in_a_tool, 1, "interrupted-late's first run");
 }
 
 #[tokio::test]
@@ -376,7 +372,17 @@ async fn metadata_names_the_model_the_records_name_and_opencodes_version() {
         .structured;
     assert_eq!(m["agent"], "opencode", "{m}");
     assert_eq!(m["cwd"]["value"], s.env.workspace.to_str().unwrap(), "{m}");
-    assert_eq!(m["runModel"]["value"], "mock-1", "{m}");
+    assert_eq!(
+        m["runModel"],
+        json!({"value": "mock-1", "source": "assistant_messages"}),
+        "{m}"
+    );
+    // OpenCode's session row names no configured model runread reads.
+    assert_eq!(
+        m["savedModel"],
+        json!({"value": null, "source": "not_recorded"}),
+        "{m}"
+    );
     assert_eq!(m["agentVersion"]["value"], "1.18.33", "{m}");
     assert_eq!(m["versionTested"], true, "{m}");
 }
@@ -428,8 +434,6 @@ async fn a_fork_is_a_session_of_its_own() {
             .unwrap();
         assert_eq!(got.state, "available");
         assert_eq!(got.text.as_deref(), Some(last.texts.join("\n").as_str()));
-        let listed = c.granted_targets().await.unwrap();
-        assert_eq!(listed.len(), 1);
         let w = c
             .call("read_work_state", json!({"target": target}))
             .await
