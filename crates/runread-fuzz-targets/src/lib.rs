@@ -10,6 +10,7 @@
 //! | [`pi_line`] | one line through Pi's line parser (v1, v2, v3), `message_view`, `parse_header` | no panic; an entry describes exactly its line; what is served from a message line agrees with what was indexed from it, and with `serde_json::Value` |
 //! | [`pi_scan`] | a whole file through `pi::scan`, in one pass and in two (the file grown in between) | no panic; entries lie within the consumed lines and hash to their line; resuming gives what one pass gives |
 //! | [`claude_scan`], [`codex_scan`], [`gemini_scan`] | the same for Claude Code's, Codex's and Gemini CLI's readers, then the runs cut and every entry's line read back as served | as `pi_scan`; a run names only entries' lines |
+//! | [`opencode_view`] | OpenCode's event log (its database's records as lines) the same way, and every line through `message_view` | as `claude_scan`; a view agrees with a plain `serde_json::Value` read: roles, texts (a prompt unquoted), answers, tool names only |
 //! | [`cursor`] | the HMAC cursor codec | round trip; refused for any other purpose, target, version or key; a string decodes only if it is exactly what the key encodes |
 //! | [`body_guard`] | the JSON-RPC body guard (`is_single_message`, `is_single_request`) | no panic; agrees with a plain `serde_json::Value` check |
 //! | [`redactor`] | the known-secret redactor | no secret out, for any split, page size, cut or body; paging gives exactly `mask` |
@@ -228,6 +229,85 @@ pub fn copilot_scan(data: &[u8]) {
     scan_in_two_passes(Agent::Copilot, data);
 }
 
+/// OpenCode's event log as runread reads a session from its database (one
+/// `{"type":…,"data":…}` record per line) through the OpenCode reader, as [`claude_scan`] does;
+/// and every line of the input, as arbitrary bytes, through `message_view`: what a reader would
+/// be shown agrees with a plain `serde_json::Value` read of the line ([`check_opencode_view`]).
+/// The committed corpus is real event logs of the fixtures, for the fuzzer to mutate.
+pub fn opencode_view(data: &[u8]) {
+    scan_in_two_passes(Agent::OpenCode, data);
+    for line in data.split(|b| *b == b'\n') {
+        check_opencode_view(line);
+    }
+}
+
+/// What `message_view` shows of an OpenCode line, if anything, is what the line says read as a
+/// `Value`: the header's role only for `session.created.1`; a message's role, no text, and an
+/// (empty) answer exactly for a model message that ended `stop` or `length` without an error; a
+/// text part's text (a prompt's — a part with no `time` — without one pair of quotes), its answer
+/// only a model's; a tool part's tool name and nothing else (never its input or output); a
+/// synthetic or ignored text part, reasoning and any other line: nothing.
+fn check_opencode_view(line: &[u8]) {
+    let Some(view) = runread_sessions::message_view(Agent::OpenCode, line) else {
+        return;
+    };
+    // The reader skips the fields it does not read unchecked: bytes there that are not UTF-8
+    // (read here replaced) or not a valid escape (then nothing to compare) are no finding.
+    let Ok(v) = serde_json::from_slice::<Value>(line)
+        .or_else(|_| serde_json::from_str::<Value>(&String::from_utf8_lossy(line)))
+    else {
+        return;
+    };
+    let text_of = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    match v["type"].as_str().expect("a view's line has a type") {
+        "session.created.1" => {
+            assert_eq!(view.role, "session");
+            assert!(view.body.is_empty() && view.tool_calls.is_empty());
+            assert_eq!(view.answer, None);
+        }
+        "message.updated.1" => {
+            let info = &v["data"]["info"];
+            assert_eq!(Some(view.role.as_str()), info["role"].as_str());
+            assert!(view.body.is_empty() && view.tool_calls.is_empty());
+            let answered = view.role == "assistant"
+                && info["error"].is_null()
+                && matches!(info["finish"].as_str(), Some("stop" | "length"));
+            assert_eq!(view.answer, answered.then(String::new));
+        }
+        "message.part.updated.1" => {
+            let part = &v["data"]["part"];
+            match part["type"].as_str() {
+                Some("text") => {
+                    assert!(part["synthetic"] != true && part["ignored"] != true);
+                    let text = text_of(&part["text"]);
+                    if part["time"].is_null() {
+                        assert_eq!(view.role, "user");
+                        let unquoted = text
+                            .strip_prefix('"')
+                            .and_then(|t| t.strip_suffix('"'))
+                            .unwrap_or(&text);
+                        assert_eq!(view.body, unquoted);
+                        assert_eq!(view.answer, None);
+                    } else {
+                        assert_eq!(view.role, "assistant");
+                        assert_eq!(view.body, text);
+                        assert_eq!(view.answer.as_deref(), Some(text.as_str()));
+                    }
+                    assert!(view.tool_calls.is_empty());
+                }
+                Some("tool") => {
+                    assert_eq!(view.role, "assistant");
+                    assert_eq!(view.tool_calls, [text_of(&part["tool"])]);
+                    assert!(view.body.is_empty());
+                    assert_eq!(view.answer, None);
+                }
+                other => panic!("a view of a {other:?} part"),
+            }
+        }
+        other => panic!("a view of a {other} line"),
+    }
+}
+
 fn scan_in_two_passes(agent: Agent, data: &[u8]) {
     let k = usize::try_from(
         data.iter()
@@ -308,7 +388,7 @@ fn check_scan(agent: Agent, scan: &Scan, data: &[u8]) {
     if !scan.over_bounds {
         assert_eq!(scan.torn, scan.consumed < len);
     }
-    // Pi's header and Codex's `session_meta` are not entries; Claude Code's first line and Copilot
+    // Pi's header, Codex's `session_meta` and OpenCode's `session.created.1` are not entries; Claude Code's first line and Copilot
     // CLI's `session.start` are.
     let mut last_line = if matches!(agent, Agent::Claude | Agent::Copilot) {
         0

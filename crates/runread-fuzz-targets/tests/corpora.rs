@@ -70,6 +70,11 @@ fn copilot_scan() {
 }
 
 #[test]
+fn opencode_view() {
+    replay("opencode_view", runread_fuzz_targets::opencode_view);
+}
+
+#[test]
 fn console_form() {
     replay("console_form", runread_fuzz_targets::console_form);
 }

@@ -400,7 +400,7 @@ impl EvidenceFile {
 
     /// The SHA-256 of what lies just before `consumed`, which a writer that only appends never
     /// changes (`None` at the start), and the bytes read: a file's last `window` bytes, a
-    /// database's last record.
+    /// database's last record (its position and length when it is over the line bound).
     pub fn sha256_before(
         &self,
         consumed: u64,
@@ -422,7 +422,12 @@ impl EvidenceFile {
                     .next()
                     .filter(|r| r.position == consumed - 1)
                     .ok_or(ReadError::Truncated)?;
-                last.line.map_err(|_| ReadError::Truncated)?
+                // A record over the bound is never read into memory: its position and length
+                // stand for it (a log that is only appended to never changes either).
+                last.line.unwrap_or_else(|len| {
+                    format!("record {} over the line bound: {len} bytes", last.position)
+                        .into_bytes()
+                })
             }
         };
         Ok(Some((runread_core::sha256_hex(&bytes), bytes.len() as u64)))

@@ -13,6 +13,7 @@ mod copilot_suite;
 mod cors;
 mod eras;
 mod gemini_suite;
+mod opencode_suite;
 mod readers;
 mod recorded_agents;
 mod redaction_property;

@@ -9,6 +9,7 @@ mod get_run;
 mod grant_standing;
 mod history_limits;
 mod key_admission;
+mod opencode;
 mod recheck;
 mod refusals;
 mod run_ids;
