@@ -232,7 +232,7 @@ pub fn copilot_scan(data: &[u8]) {
 /// OpenCode's event log as runread reads a session from its database (one
 /// `{"type":…,"data":…}` record per line) through the OpenCode reader, as [`claude_scan`] does;
 /// and every line of the input, as arbitrary bytes, through `message_view`: what a reader would
-/// be shown agrees with a plain `serde_json::Value` read of the line ([`check_opencode_view`]).
+/// be shown agrees with a plain `serde_json::Value` read of the line (`check_opencode_view`).
 /// The committed corpus is real event logs of the fixtures, for the fuzzer to mutate.
 pub fn opencode_view(data: &[u8]) {
     scan_in_two_passes(Agent::OpenCode, data);
