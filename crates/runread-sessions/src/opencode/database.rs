@@ -47,6 +47,13 @@ const PAGE_CACHE_KIB: i64 = 512;
 /// What separates a database's path from a session id in a session's name.
 const SESSION_MARK: char = '#';
 
+/// The name of session `id` of the database at `db` (the name [`crate::open_session`] opens);
+/// `None` for what is not a session id, or a database whose path holds the mark.
+pub fn session_name_of(db: &Path, id: &str) -> Option<PathBuf> {
+    let marked = db.as_os_str().to_string_lossy().contains(SESSION_MARK);
+    (is_session_id(id) && !marked).then(|| session_name(db, id))
+}
+
 /// The name of session `id` of the database at `db`.
 pub(crate) fn session_name(db: &Path, id: &str) -> PathBuf {
     let mut name = OsString::from(db.as_os_str());
@@ -62,7 +69,7 @@ pub(crate) fn split_name(name: &Path) -> Option<(PathBuf, &str)> {
 }
 
 /// OpenCode's session ids: `ses_` and 26 letters and digits (up to 64 taken).
-pub(crate) fn is_session_id(id: &str) -> bool {
+pub fn is_session_id(id: &str) -> bool {
     id.len() <= 64
         && id
             .strip_prefix("ses_")

@@ -52,7 +52,10 @@ mod database;
 mod profile;
 pub(crate) use profile::PROFILE;
 
-pub use database::{DATABASE_BUSY_TIMEOUT_MS, DATABASES_PER_FOLDER_MAX, SESSIONS_PER_DATABASE_MAX};
+pub use database::{
+    DATABASE_BUSY_TIMEOUT_MS, DATABASES_PER_FOLDER_MAX, SESSIONS_PER_DATABASE_MAX, is_session_id,
+    session_name_of,
+};
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -13,14 +13,11 @@ use std::path::{Path, PathBuf};
 use runread_core::Agent;
 
 use crate::args::{flag_value, is_option, with_options};
-use crate::opencode::events::is_session_id;
 
 /// The database a release of OpenCode keeps its sessions in, in its data folder.
 pub const DATABASE_FILE: &str = "opencode.db";
 /// The variable that names another database.
 pub const DATABASE_ENV: &str = "OPENCODE_DB";
-/// What separates the database's path from a session id in a session's name.
-const SESSION_MARK: &str = "#";
 
 /// Why OpenCode's arguments cannot be supervised.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,15 +108,9 @@ pub fn database() -> Option<PathBuf> {
 /// The session `session_id` (the id the stream named, never a guess) of the database `db`:
 /// `<db>#<id>`, once the database exists.
 pub fn find_session(db: &Path, session_id: &str) -> Option<PathBuf> {
-    if !is_session_id(session_id) || db.as_os_str().to_string_lossy().contains(SESSION_MARK) {
-        return None;
-    }
     // A link is named as it is, for the session reader to refuse it.
     std::fs::symlink_metadata(db).ok()?;
-    let mut name = OsString::from(db.as_os_str());
-    name.push(SESSION_MARK);
-    name.push(session_id);
-    Some(PathBuf::from(name))
+    runread_sessions::opencode::session_name_of(db, session_id)
 }
 
 #[cfg(test)]

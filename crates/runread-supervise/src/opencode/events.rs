@@ -14,6 +14,7 @@
 //! ([`OpenCodeKind::Unknown`]) leaves the run it falls in without an answer; a line that is not a
 //! JSON object with a `type`, or a known event without what defines it, is a fault.
 
+use runread_sessions::opencode::is_session_id;
 use serde_json::Value;
 
 pub use crate::stream::Fault;
@@ -58,14 +59,6 @@ pub enum OpenCodeKind {
     Other,
     /// An event of a type runread does not know.
     Unknown,
-}
-
-/// Whether `id` is an OpenCode session id: `ses_` and letters and digits (at most 64 in all).
-pub fn is_session_id(id: &str) -> bool {
-    id.len() <= 64
-        && id
-            .strip_prefix("ses_")
-            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 fn owned(v: &Value, key: &str) -> Result<String, Fault> {
