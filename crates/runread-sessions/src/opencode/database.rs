@@ -196,6 +196,12 @@ impl Database {
         if !now.same_object(&self.object) {
             return Err(ReadError::ChangedDuringRead);
         }
+        self.log_identity(id)
+    }
+
+    /// [`Database::identity_of`] right after [`Database::shared`] checked the files: the log's
+    /// part only (a pass asks it of every session: the files are not looked at twice).
+    fn log_identity(&self, id: &str) -> Result<FileIdentity, ReadError> {
         let (last_seq, session_ms, message_ms): (Option<i64>, Option<i64>, Option<i64>) = self
             .with(|c| {
                 c.query_row(
@@ -269,7 +275,7 @@ impl EventLog {
     pub(crate) fn open(name: &Path) -> Result<EventLog, ReadError> {
         let (db, id) = split_name(name).ok_or(ReadError::NotRegular)?;
         let database = Database::shared(&db)?;
-        let opened = database.identity_of(id)?;
+        let opened = database.log_identity(id)?;
         Ok(EventLog {
             session_id: id.to_owned(),
             database,
@@ -281,7 +287,7 @@ impl EventLog {
 /// The identity of the session `name` names, now.
 pub(crate) fn identity(name: &Path) -> Result<FileIdentity, ReadError> {
     let (db, id) = split_name(name).ok_or(ReadError::NotRegular)?;
-    Database::shared(&db)?.identity_of(id)
+    Database::shared(&db)?.log_identity(id)
 }
 
 /// `{"type":…,"data":…}`'s bytes around a type of `type_json_len` and data of `data_len`.
