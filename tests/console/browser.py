@@ -604,6 +604,10 @@ def requests_part(driver, wait, checks: Checks, shot, rr, origin: str, mcp_url: 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
 
+    def main_text(d) -> str:  # type: ignore[no-untyped-def]
+        # Read in one script call: an element found before the click's navigation ends would be stale.
+        return d.execute_script("const m = document.querySelector('main'); return m ? m.innerText : '';")
+
     driver.get(origin + "/requests")
     wait.until(EC.presence_of_element_located((By.TAG_NAME, "main")))
     checks.check("with no request, the Requests page says so and the menu shows no count",
@@ -656,7 +660,7 @@ def requests_part(driver, wait, checks: Checks, shot, rr, origin: str, mcp_url: 
     shot("requests")
 
     section.find_element(By.XPATH, ".//form[@action='/requests/approve']//button[@type='submit']").click()
-    wait.until(lambda d: "Approved" in d.find_element(By.TAG_NAME, "main").text)
+    wait.until(lambda d: "Approved" in main_text(d))
     checks.check("Approve grants it (one live grant to the reader) and the count is gone",
                  [(g["to"], g["target"]["runId"], g["state"]) for g in json.loads(rr("grant", "list", "--json").stdout)
                   if g["to"] == "asker"] == [("asker", run_id, "live")]
@@ -682,7 +686,7 @@ def requests_part(driver, wait, checks: Checks, shot, rr, origin: str, mcp_url: 
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"section[data-request='{second_id}']")))
     section = driver.find_element(By.CSS_SELECTOR, f"section[data-request='{second_id}']")
     section.find_element(By.XPATH, ".//form[@action='/requests/deny']//button").click()
-    wait.until(lambda d: "Denied" in d.find_element(By.TAG_NAME, "main").text)
+    wait.until(lambda d: "Denied" in main_text(d))
     told = sdk_calls(sdk_python, mcp_url, key_file, [["wait_for_access", {"requestId": second_id, "timeoutSeconds": 5}]])[0]
     told_sc = told.get("structuredContent") or {}
     checks.check("Deny, clicked, tells the reader denied and grants nothing more",
