@@ -57,6 +57,10 @@ pub struct Auth {
 #[derive(Debug, Clone)]
 pub struct SessionView {
     pub csrf: String,
+    /// The access requests waiting for the owner, for the menu on every page: counted by the
+    /// route that renders a page (one count per page), `None` until then or when the store could
+    /// not count them (the menu then shows no number rather than a wrong one).
+    pub pending_requests: Option<u64>,
 }
 
 fn digest(token: &str) -> [u8; 32] {
@@ -136,6 +140,7 @@ impl Auth {
                 s.last_used = now;
                 Ok(SessionView {
                     csrf: s.csrf.clone(),
+                    pending_requests: None,
                 })
             }
             Some(_) => {
@@ -255,6 +260,7 @@ mod tests {
     fn csrf_must_match_exactly() {
         let s = SessionView {
             csrf: "ab".repeat(32),
+            pending_requests: None,
         };
         assert!(csrf_matches(&s, Some(&"ab".repeat(32))));
         assert!(!csrf_matches(&s, Some(&"ab".repeat(31))));

@@ -47,6 +47,9 @@ pub(crate) fn router(console: Arc<Console>) -> Router {
         .route("/grant", post(grant))
         .route("/grants", get(grants))
         .route("/grants/revoke", post(revoke))
+        .route("/requests", get(requests))
+        .route("/requests/approve", post(approve_request))
+        .route("/requests/deny", post(deny_request))
         .route("/readers", get(readers))
         .route("/readers/add", post(add_reader))
         .route("/readers/rotate", post(rotate_reader))
@@ -110,8 +113,59 @@ fn session_cookie(value: &str, max_age_secs: u64) -> Option<HeaderValue> {
     .ok()
 }
 
-/// The logged-in owner of a request: the live session (renewed by this request) and its cookie.
-/// Without one, the request is refused `not_logged_in` before its handler runs.
+/// A logged-in owner whose page menu is not counted yet: what a state-changing request starts
+/// from (most of them count after their change, so that the menu says what the change left) and
+/// the run list's refresh (rows, no menu). Only an [`Owner`] renders a page.
+pub(crate) struct Session {
+    session: SessionView,
+    cookie: String,
+}
+
+impl FromRequestParts<Arc<Console>> for Session {
+    type Rejection = Refusal;
+
+    async fn from_request_parts(parts: &mut Parts, c: &Arc<Console>) -> Result<Self, Refusal> {
+        let cookie = cookie(&parts.headers)
+            .ok_or(Refusal::NotLoggedIn)?
+            .to_owned();
+        let session = c.auth.session(Some(&cookie), Instant::now())?;
+        Ok(Session { session, cookie })
+    }
+}
+
+impl Session {
+    /// The owner with the menu's count of pending access requests: one count in the store.
+    /// A count the store could not make leaves the menu without a number (logged), never the
+    /// page refused: the page's own reads say whether the store answers.
+    pub(crate) async fn counted(self, c: &Arc<Console>) -> Owner {
+        let c2 = c.clone();
+        let counted = blocking(move || {
+            c2.owner.pending_request_count(now_ms()).map_err(|e| {
+                tracing::warn!(
+                    error = e.as_str(),
+                    "console: pending access requests not counted"
+                );
+                Refusal::Unavailable
+            })
+        })
+        .await;
+        let Session {
+            mut session,
+            cookie,
+        } = self;
+        session.pending_requests = counted.ok();
+        Owner { session, cookie }
+    }
+
+    /// A part of a page (no menu), with the session cookie renewed.
+    fn fragment(&self, body: Markup) -> Response {
+        renewed(pages::html(body).into_response(), &self.cookie)
+    }
+}
+
+/// The logged-in owner of a page request: the live session (renewed by this request), its cookie
+/// and the menu's count. Without a session, the request is refused `not_logged_in` before its
+/// handler runs.
 pub(crate) struct Owner {
     pub session: SessionView,
     cookie: String,
@@ -121,30 +175,34 @@ impl FromRequestParts<Arc<Console>> for Owner {
     type Rejection = Refusal;
 
     async fn from_request_parts(parts: &mut Parts, c: &Arc<Console>) -> Result<Self, Refusal> {
-        let cookie = cookie(&parts.headers)
-            .ok_or(Refusal::NotLoggedIn)?
-            .to_owned();
-        let session = c.auth.session(Some(&cookie), Instant::now())?;
-        Ok(Owner { session, cookie })
+        Ok(Session::from_request_parts(parts, c)
+            .await?
+            .counted(c)
+            .await)
     }
 }
 
 impl Owner {
     /// A page for this owner, with the session cookie renewed.
     fn page(&self, body: Markup) -> Response {
-        let mut r = pages::html(body).into_response();
-        if let Some(v) = session_cookie(&self.cookie, SESSION_IDLE_TIMEOUT.as_secs()) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
-        }
-        r
+        renewed(pages::html(body).into_response(), &self.cookie)
     }
 }
 
-/// A state-changing request: the owner's session, then the url-encoded form (bounded by the
-/// router's body limit), whose `csrf` field must be the session's CSRF token. The door has
-/// already required the console's own `Origin`.
+/// `r` with the session cookie `cookie` renewed for another idle period.
+fn renewed(mut r: Response, cookie: &str) -> Response {
+    if let Some(v) = session_cookie(cookie, SESSION_IDLE_TIMEOUT.as_secs()) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// A state-changing request: the owner's session (the menu not counted yet: [`Session::counted`]
+/// after the change), then the url-encoded form (bounded by the router's body limit), whose
+/// `csrf` field must be the session's CSRF token. The door has already required the console's
+/// own `Origin`.
 pub(crate) struct Change {
-    pub owner: Owner,
+    pub owner: Session,
     pub form: Fields,
 }
 
@@ -153,7 +211,7 @@ impl FromRequest<Arc<Console>> for Change {
 
     async fn from_request(req: Request, c: &Arc<Console>) -> Result<Self, Refusal> {
         let (mut parts, body) = req.into_parts();
-        let owner = Owner::from_request_parts(&mut parts, c).await?;
+        let owner = Session::from_request_parts(&mut parts, c).await?;
         let RawForm(body) = RawForm::from_request(Request::from_parts(parts, body), c)
             .await
             .map_err(|_| Refusal::InvalidRequest)?;
@@ -262,11 +320,11 @@ async fn runs(
 /// The list's rows alone, for the page's refresh while agents write.
 async fn runs_rows(
     State(c): Shared,
-    owner: Owner,
+    owner: Session,
     PageQuery(q): PageQuery<RunsQuery>,
 ) -> Result<Response, Refusal> {
     let p = load_runs(&c, q).await?;
-    Ok(owner.page(pages::runs_table(&p)))
+    Ok(owner.fragment(pages::runs_table(&p)))
 }
 
 // ---- one run ----
@@ -445,11 +503,11 @@ type MadeGrant = (
 );
 
 async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
-    let s = &owner.session;
     let asked = GrantForm::read(&form)?;
     if asked.features.is_empty() {
+        let owner = owner.counted(&c).await;
         return Ok(owner.page(pages::owner_error(
-            s,
+            &owner.session,
             "Choose at least one feature to grant.",
         )));
     }
@@ -459,6 +517,8 @@ async fn grant(State(c): Shared, Change { owner, form }: Change) -> Result<Respo
         Ok((made, asked))
     })
     .await?;
+    let owner = owner.counted(&c).await;
+    let s = &owner.session;
     match made {
         Ok((g, shown)) => {
             let configs = g
@@ -652,7 +712,7 @@ type ReaderAct = Result<ReaderChange, runread_service::owner::ReaderError>;
 /// Runs `act` on the reader the form names and shows the Readers page with what it did.
 async fn reader_change(
     c: Arc<Console>,
-    owner: Owner,
+    owner: Session,
     form: &Fields,
     act: impl FnOnce(&Console, &str) -> ReaderAct + Send + 'static,
 ) -> Result<Response, Refusal> {
@@ -670,6 +730,7 @@ async fn reader_change(
         Ok((done, readers_view(&c2)?))
     })
     .await?;
+    let owner = owner.counted(&c).await;
     Ok(owner.page(pages::readers(&owner.session, &view, Some(done))))
 }
 
@@ -893,6 +954,7 @@ async fn approve_connection(
         }))
     })
     .await?;
+    let owner = owner.counted(&c).await;
     connections_page(c, owner, Some(done)).await
 }
 
@@ -909,7 +971,227 @@ async fn deny_connection(
         })
     })
     .await?;
+    let owner = owner.counted(&c).await;
     connections_page(c, owner, Some(done)).await
+}
+
+// ---- access requests ----
+
+/// What the Requests page says after a decision, by a fixed word: the redirect after an
+/// approval or a denial carries it (so that a reload asks nothing twice), never a sentence.
+#[derive(Deserialize)]
+struct RequestsQuery {
+    #[serde(default)]
+    done: Option<String>,
+    /// How many grants the approval made.
+    #[serde(default)]
+    grants: Option<u32>,
+    /// The reader the approval shared with.
+    #[serde(default)]
+    reader: Option<String>,
+}
+
+impl RequestsQuery {
+    /// The sentence `done` stands for; a word the console does not send is refused.
+    fn said(&self) -> Result<Option<Result<String, String>>, Refusal> {
+        match (self.done.as_deref().filter(|d| !d.is_empty()), self.grants) {
+            (None, _) => Ok(None),
+            (Some("approved"), Some(n)) => {
+                let reader = self.reader.as_deref().unwrap_or_default();
+                // The reader's name, as a reader's name may be: the page escapes it as any.
+                if reader.len() > runread_core::limits::READER_NAME_MAX_BYTES
+                    || !runread_core::names::is_shown_as_written(reader)
+                {
+                    return Err(Refusal::InvalidRequest);
+                }
+                let runs = if n == 1 {
+                    "1 run".to_owned()
+                } else {
+                    format!("{n} runs")
+                };
+                Ok(Some(Ok(format!(
+                    "Approved: {runs} shared with “{reader}”, one grant each; its next call sees them."
+                ))))
+            }
+            (Some("denied"), None) => Ok(Some(Ok(
+                "Denied: the reader is told so, and reads nothing of it.".to_owned(),
+            ))),
+            _ => Err(Refusal::InvalidRequest),
+        }
+    }
+}
+
+async fn requests(
+    State(c): Shared,
+    owner: Owner,
+    PageQuery(q): PageQuery<RequestsQuery>,
+) -> Result<Response, Refusal> {
+    let done = q.said()?;
+    requests_page(c, owner, done).await
+}
+
+/// The Requests page as it stands now, with what the owner's last decision did.
+async fn requests_page(
+    c: Arc<Console>,
+    owner: Owner,
+    done: Option<Result<String, String>>,
+) -> Result<Response, Refusal> {
+    let c2 = c.clone();
+    let view = blocking(move || requests_view(&c2)).await?;
+    Ok(owner.page(pages::requests(&owner.session, &view, done)))
+}
+
+/// The pending requests, each masked whole with the runs it matches (the Owner API's view).
+fn requests_view(c: &Console) -> Result<crate::views::RequestsView, Refusal> {
+    let now = now_ms();
+    let pending = c.owner.access_requests(now).map_err(|e| {
+        tracing::warn!(error = e.as_str(), "console: access requests not read");
+        Refusal::Unavailable
+    })?;
+    Ok(crate::views::RequestsView {
+        pending,
+        now_ms: now,
+    })
+}
+
+/// Longest access request id the console takes: the bound `wait_for_access` reads ids within
+/// (runread makes `q-` and 16 lowercase hex characters).
+const ACCESS_REQUEST_ID_MAX_BYTES: usize = 64;
+
+/// An access request's id as runread makes them (`q-` and lowercase hex), from the form's
+/// `request` field; anything else is refused before the store is asked.
+fn access_request_id(form: &Fields) -> Result<String, Refusal> {
+    let id = form.required("request")?;
+    let well_formed = id.len() <= ACCESS_REQUEST_ID_MAX_BYTES
+        && id.strip_prefix("q-").is_some_and(|hex| {
+            !hex.is_empty() && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        });
+    well_formed
+        .then(|| id.to_owned())
+        .ok_or(Refusal::InvalidRequest)
+}
+
+/// What the owner approves of a request: the checked runs (by id), the checked features and the
+/// expiry (`None`: as asked).
+struct Approval {
+    id: String,
+    runs: Vec<String>,
+    features: Vec<Feature>,
+    expires: Option<String>,
+}
+
+impl Approval {
+    fn read(form: &Fields) -> Result<Approval, Refusal> {
+        let runs = form
+            .all("run")
+            .map(|r| {
+                runread_core::target::is_id(r)
+                    .then(|| r.to_owned())
+                    .ok_or(Refusal::InvalidRequest)
+            })
+            .collect::<Result<_, _>>()?;
+        let features = form
+            .all("feature")
+            .map(|f| Feature::parse(f).ok_or(Refusal::InvalidRequest))
+            .collect::<Result<_, _>>()?;
+        let expires = match form.required("expires")? {
+            v if v == crate::views::ASKED_EXPIRY => None,
+            v if EXPIRY_PRESETS.iter().any(|(p, _)| *p == v) => Some(v.to_owned()),
+            _ => return Err(Refusal::InvalidRequest),
+        };
+        Ok(Approval {
+            id: access_request_id(form)?,
+            runs,
+            features,
+            expires,
+        })
+    }
+
+    /// Why the owner's choice cannot be approved as it stands, in their words.
+    fn empty_choice(&self) -> Option<&'static str> {
+        if self.runs.is_empty() {
+            Some("Check at least one run to share, or deny the request.")
+        } else if self.features.is_empty() {
+            Some("Check at least one feature to share, or deny the request.")
+        } else {
+            None
+        }
+    }
+}
+
+/// A decision the Owner API refused: the store's failure is the console's, anything else (the
+/// request expired or was decided, a choice wider than asked) is said on the page.
+fn request_refused(e: runread_service::owner::RequestError) -> Result<String, Refusal> {
+    use runread_service::owner::{GrantError, RequestError};
+    match e {
+        RequestError::Unavailable | RequestError::Grant(GrantError::Store(_)) => {
+            tracing::warn!(error = %e, "console: access request not decided");
+            Err(Refusal::Unavailable)
+        }
+        e => Ok(e.to_string()),
+    }
+}
+
+async fn approve_request(
+    State(c): Shared,
+    Change { owner, form }: Change,
+) -> Result<Response, Refusal> {
+    let asked = Approval::read(&form)?;
+    if let Some(why) = asked.empty_choice() {
+        let owner = owner.counted(&c).await;
+        return requests_page(c, owner, Some(Err(why.to_owned()))).await;
+    }
+    let c2 = c.clone();
+    let approved = blocking(move || {
+        let now = now_ms();
+        let expires_at_ms = match &asked.expires {
+            None => None,
+            Some(v) => {
+                Some(runread_service::owner::expiry(v, now).map_err(|_| Refusal::InvalidRequest)?)
+            }
+        };
+        let approval = runread_service::owner::Approval {
+            runs: Some(&asked.runs),
+            features: Some(asked.features),
+            expires_at_ms,
+        };
+        match c2.owner.approve_request(&asked.id, approval, now) {
+            Ok(a) => Ok(Ok(a)),
+            Err(e) => request_refused(e).map(Err),
+        }
+    })
+    .await?;
+    match approved {
+        Ok(a) => Ok(see_other(&format!(
+            "/requests?done=approved&grants={}&reader={}",
+            a.grants.len(),
+            pages::enc(&a.reader_name)
+        ))),
+        Err(msg) => {
+            let owner = owner.counted(&c).await;
+            requests_page(c, owner, Some(Err(msg))).await
+        }
+    }
+}
+
+async fn deny_request(
+    State(c): Shared,
+    Change { owner, form }: Change,
+) -> Result<Response, Refusal> {
+    let id = access_request_id(&form)?;
+    let c2 = c.clone();
+    let denied = blocking(move || match c2.owner.deny_request(&id, now_ms()) {
+        Ok(()) => Ok(Ok(())),
+        Err(e) => request_refused(e).map(Err),
+    })
+    .await?;
+    match denied {
+        Ok(()) => Ok(see_other("/requests?done=denied")),
+        Err(msg) => {
+            let owner = owner.counted(&c).await;
+            requests_page(c, owner, Some(Err(msg))).await
+        }
+    }
 }
 
 // ---- audit ----
@@ -1061,7 +1343,6 @@ async fn secrets(State(c): Shared, owner: Owner) -> Result<Response, Refusal> {
 }
 
 async fn add_secret(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
-    let s = &owner.session;
     let name = form.required("name")?.trim().to_owned();
     let value = form.required("value")?.to_owned();
     let c2 = c.clone();
@@ -1075,14 +1356,14 @@ async fn add_secret(State(c): Shared, Change { owner, form }: Change) -> Result<
         Ok((added.map(|()| name).map_err(|e| e.to_string()), names))
     })
     .await?;
-    Ok(owner.page(pages::secrets(s, &names, Some(added))))
+    let owner = owner.counted(&c).await;
+    Ok(owner.page(pages::secrets(&owner.session, &names, Some(added))))
 }
 
 async fn add_artifact(
     State(c): Shared,
     Change { owner, form }: Change,
 ) -> Result<Response, Refusal> {
-    let s = &owner.session;
     let run_id = form.required("run")?.to_owned();
     let session_id = form.required("session")?.to_owned();
     let path = form.required("path")?.trim().to_owned();
@@ -1118,7 +1399,10 @@ async fn add_artifact(
             let run_page = form.optional("back").filter(|b| b.starts_with("/run?"));
             Ok(see_other(back_or(run_page, "/runs")))
         }
-        Err(msg) => Ok(owner.page(pages::owner_error(s, &msg))),
+        Err(msg) => {
+            let owner = owner.counted(&c).await;
+            Ok(owner.page(pages::owner_error(&owner.session, &msg)))
+        }
     }
 }
 

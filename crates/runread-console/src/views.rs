@@ -21,6 +21,9 @@ pub(crate) const EXPIRY_PRESETS: [(&str, &str); 5] = [
     ("1d", "1 day"),
     ("7d", "7 days"),
 ];
+/// The Requests page's expiry choice that keeps what the reader asked for (its duration from the
+/// approval): the Owner API's own default, so that "as asked" is never a few milliseconds wider.
+pub(crate) const ASKED_EXPIRY: &str = "asked";
 /// Audit windows: (value, label, length in ms, number of chart bars).
 pub(crate) const AUDIT_WINDOWS: [(&str, &str, i64, i64); 4] = [
     ("1h", "last hour", 3_600_000, 12),
@@ -170,4 +173,12 @@ pub(crate) struct JoinView {
     pub request: runread_service::oauth::OAuthRequest,
     pub reader: MaskedView<runread_store::Reader>,
     pub live: Vec<MaskedView<runread_store::Grant>>,
+}
+
+/// The Requests page: the pending access requests, oldest first, each masked whole as the Owner
+/// API hands it over (the reader's name, its hints, its reason, and the runs it matches with their
+/// prompt lines), and the time they were read at.
+pub(crate) struct RequestsView {
+    pub pending: Vec<MaskedView<runread_service::owner::ShownRequest>>,
+    pub now_ms: i64,
 }

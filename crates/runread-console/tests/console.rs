@@ -1726,3 +1726,387 @@ async fn the_audit_page_shows_reads_refused_before_the_gate_and_filters_them() {
     assert!(!ok.body.contains("Refused before the gate"), "{}", ok.body);
     assert!(ok.body.contains("No calls."), "{}", ok.body);
 }
+
+// ---- access requests (issue 55) ----
+
+/// A reader `name` (made now) and its client on the MCP endpoint.
+async fn reader_client(s: &Served, name: &str) -> Client {
+    let made = s.env.owner().add_reader(name, 1).unwrap();
+    Client::connect(&s.mcp_url, &made.key).await.unwrap()
+}
+
+/// `client` files `request_access` with `args` over MCP; its request id.
+async fn file_request(client: &Client, args: serde_json::Value) -> String {
+    let filed = client.call("request_access", args).await.unwrap();
+    assert_eq!(filed.structured["state"], "pending", "{}", filed.structured);
+    let id = filed.structured["requestId"].as_str().unwrap().to_owned();
+    let hex = id.strip_prefix("q-").unwrap_or_default();
+    assert!(
+        !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{id}"
+    );
+    id
+}
+
+/// What `wait_for_access` answers `client` about `id` now.
+async fn access_state(client: &Client, id: &str) -> serde_json::Value {
+    client
+        .call(
+            "wait_for_access",
+            serde_json::json!({"requestId": id, "timeoutSeconds": 1}),
+        )
+        .await
+        .unwrap()
+        .structured
+}
+
+/// The console over a home with several runs (Pi's `multi-run`, then `secrets-leaks`, newest),
+/// [`SECRET`] known.
+async fn serve_runs() -> Served {
+    serve_with(|env| {
+        env.place("multi-run", Duration::from_secs(120));
+        env.place("secrets-leaks", Duration::from_secs(60));
+    })
+    .await
+}
+
+/// The run ids a request's section on the Requests page offers, in order.
+fn offered_runs(section: &str) -> Vec<String> {
+    section
+        .split("name=\"run\" value=\"")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].to_owned())
+        .collect()
+}
+
+/// The Requests page's section of request `id`.
+fn request_section<'a>(page: &'a str, id: &str) -> &'a str {
+    let start = page
+        .find(&format!("data-request=\"{id}\""))
+        .unwrap_or_else(|| panic!("{id} not on the page:\n{page}"));
+    let rest = &page[start..];
+    &rest[..rest.find("</section>").unwrap()]
+}
+
+#[tokio::test]
+async fn a_request_is_listed_with_its_runs_and_approving_grants_exactly_the_checked_runs() {
+    let s = serve_runs().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let empty = s.get("/requests", Some(&cookie)).await;
+    assert_eq!(empty.status, 200, "{}", empty.body);
+    assert!(empty.body.contains("No access request is waiting."));
+    assert!(
+        empty.body.contains(">Requests</a>"),
+        "no count when none waits"
+    );
+
+    let asker = reader_client(&s, "asker").await;
+    let bystander = reader_client(&s, "bystander").await;
+    let id = file_request(
+        &asker,
+        serde_json::json!({"agent": "pi", "latest": 2, "features": ["final_answer", "status"],
+            "durationSeconds": 7200, "reason": "to review the answers"}),
+    )
+    .await;
+
+    // The menu counts it on every page.
+    for page in [
+        "/runs",
+        "/grants",
+        "/readers",
+        "/audit",
+        "/secrets",
+        "/requests",
+    ] {
+        let r = s.get(page, Some(&cookie)).await;
+        assert!(r.body.contains(">Requests (1)</a>"), "{page}: {}", r.body);
+    }
+    let page = s.get("/requests", Some(&cookie)).await;
+    let section = request_section(&page.body, &id);
+    assert!(section.contains("From asker"), "{section}");
+    assert!(section.contains("the 2 newest runs"), "{section}");
+    assert!(section.contains("“to review the answers”"), "{section}");
+    assert!(section.contains("as asked: 2 hours"), "{section}");
+    // Its matches: the two newest runs, newest first, each checked.
+    let mut runs = s.env.store.runs().unwrap();
+    runs.sort_by(|a, b| b.run.started_at.cmp(&a.run.started_at));
+    let offered = offered_runs(section);
+    assert_eq!(
+        offered,
+        runs.iter()
+            .take(2)
+            .map(|r| r.target.run_id.clone())
+            .collect::<Vec<_>>()
+    );
+    let checked = section
+        .split("<input")
+        .filter(|i| {
+            i.contains("type=\"checkbox\"") && i[..i.find('>').unwrap()].contains(" checked")
+        })
+        .count();
+    assert_eq!(checked, 2 + 2, "runs and features, each checked");
+    for f in ["final_answer", "status"] {
+        assert!(section.contains(&format!("name=\"feature\" value=\"{f}\" checked")));
+    }
+    assert!(
+        !section.contains("value=\"history\""),
+        "nothing more than asked"
+    );
+    assert_eq!(section.matches("method=\"post\"").count(), 2);
+    assert_eq!(
+        section
+            .matches(&format!("name=\"csrf\" value=\"{csrf}\""))
+            .count(),
+        2
+    );
+
+    // Wider than asked is refused in words, nothing granted; the request still waits.
+    let wider = s
+        .post(
+            "/requests/approve",
+            Some(&cookie),
+            &[
+                ("csrf", &csrf),
+                ("request", &id),
+                ("run", &offered[0]),
+                ("feature", "final_answer"),
+                ("feature", "history"),
+                ("expires", "asked"),
+            ],
+            Some(&origin),
+        )
+        .await;
+    assert_eq!(wider.status, 200, "{}", wider.body);
+    assert!(wider.body.contains("class=\"error\""), "{}", wider.body);
+    assert!(s.env.store.grants().unwrap().is_empty());
+    // No run checked: said so, nothing granted.
+    let none = s
+        .post(
+            "/requests/approve",
+            Some(&cookie),
+            &[
+                ("csrf", &csrf),
+                ("request", &id),
+                ("feature", "final_answer"),
+                ("expires", "asked"),
+            ],
+            Some(&origin),
+        )
+        .await;
+    assert!(
+        none.body.contains("Check at least one run"),
+        "{}",
+        none.body
+    );
+    assert!(s.env.store.grants().unwrap().is_empty());
+
+    // Approved, narrowed: one of the two runs, one feature, a shorter expiry.
+    let before = runread_core::timefmt::now_ms();
+    let approved = s
+        .post(
+            "/requests/approve",
+            Some(&cookie),
+            &[
+                ("csrf", &csrf),
+                ("request", &id),
+                ("run", &offered[1]),
+                ("feature", "final_answer"),
+                ("expires", "1h"),
+            ],
+            Some(&origin),
+        )
+        .await;
+    assert_eq!(approved.status, 303, "{}", approved.body);
+    let back = approved.headers["location"].to_str().unwrap().to_owned();
+    assert!(
+        back.starts_with("/requests?done=approved&grants=1"),
+        "{back}"
+    );
+    let grants = s.env.store.grants().unwrap();
+    assert_eq!(grants.len(), 1, "one grant per checked run");
+    let g = &grants[0];
+    let reader = s
+        .env
+        .store
+        .readers()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == "asker")
+        .unwrap();
+    assert_eq!(g.reader_id, reader.id, "to that reader");
+    assert_eq!(g.target.run_id, offered[1]);
+    assert_eq!(g.features, vec![runread_core::Feature::FinalAnswer]);
+    assert!(
+        g.expires_at_ms > before && g.expires_at_ms <= runread_core::timefmt::now_ms() + 3_600_000,
+        "the narrower expiry"
+    );
+    let after = s.get(&back, Some(&cookie)).await;
+    assert!(
+        after.body.contains("Approved: 1 run shared with “asker”"),
+        "{}",
+        after.body
+    );
+    assert!(after.body.contains("No access request is waiting."));
+    assert!(after.body.contains(">Requests</a>"), "the count is gone");
+
+    // The reader is told, and reads exactly that run; the other reader reads nothing.
+    let told = access_state(&asker, &id).await;
+    assert_eq!(told["state"], "approved", "{told}");
+    assert_eq!(told["targets"].as_array().unwrap().len(), 1, "{told}");
+    let target = told["targets"][0]["target"].clone();
+    assert_eq!(target["runId"], offered[1].as_str());
+    let answer = asker
+        .call("read_final_answer", serde_json::json!({"target": target}))
+        .await;
+    assert!(answer.is_ok(), "{answer:?}");
+    assert!(bystander.granted_targets().await.is_err());
+    assert_eq!(access_state(&bystander, &id).await["state"], "expired");
+    // Decided: a second approval says so, and grants nothing more.
+    let twice = s
+        .post(
+            "/requests/approve",
+            Some(&cookie),
+            &[
+                ("csrf", &csrf),
+                ("request", &id),
+                ("run", &offered[0]),
+                ("feature", "status"),
+                ("expires", "asked"),
+            ],
+            Some(&origin),
+        )
+        .await;
+    assert!(twice.body.contains("class=\"error\""), "{}", twice.body);
+    assert_eq!(s.env.store.grants().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_denied_request_grants_nothing_and_the_reader_is_told() {
+    let s = serve_runs().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let asker = reader_client(&s, "asker").await;
+    let id = file_request(&asker, serde_json::json!({})).await;
+    let denied = s
+        .post(
+            "/requests/deny",
+            Some(&cookie),
+            &[("csrf", &csrf), ("request", &id)],
+            Some(&origin),
+        )
+        .await;
+    assert_eq!(denied.status, 303, "{}", denied.body);
+    assert_eq!(denied.headers["location"], "/requests?done=denied");
+    let page = s.get("/requests?done=denied", Some(&cookie)).await;
+    assert!(page.body.contains("Denied"), "{}", page.body);
+    assert!(page.body.contains("No access request is waiting."));
+    assert!(s.env.store.grants().unwrap().is_empty());
+    let told = access_state(&asker, &id).await;
+    assert_eq!(told["state"], "denied", "{told}");
+    assert_eq!(told["targets"], serde_json::json!([]));
+    // A flash word the console never sends is refused, not shown.
+    let forged = s.get("/requests?done=owned", Some(&cookie)).await;
+    assert_eq!(forged.refusal(), Some("invalid_request"));
+}
+
+#[tokio::test]
+async fn deciding_a_request_needs_the_csrf_token_and_the_consoles_own_origin() {
+    let s = serve_runs().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let asker = reader_client(&s, "asker").await;
+    let id = file_request(&asker, serde_json::json!({"latest": 1})).await;
+    let page = s.get("/requests", Some(&cookie)).await;
+    let run = offered_runs(request_section(&page.body, &id)).remove(0);
+    let approve = [
+        ("request", id.as_str()),
+        ("run", run.as_str()),
+        ("feature", "final_answer"),
+        ("expires", "asked"),
+    ];
+    for (path, fields) in [
+        ("/requests/approve", &approve[..]),
+        ("/requests/deny", &approve[..1]),
+    ] {
+        let no_token = s.post(path, Some(&cookie), fields, Some(&origin)).await;
+        assert_eq!(
+            (no_token.status, no_token.refusal()),
+            (403, Some("csrf_refused")),
+            "{path}"
+        );
+        let mut wrong: Vec<(&str, &str)> = fields.to_vec();
+        let bad = "f".repeat(64);
+        wrong.push(("csrf", &bad));
+        let wrong_token = s.post(path, Some(&cookie), &wrong, Some(&origin)).await;
+        assert_eq!(wrong_token.refusal(), Some("csrf_refused"), "{path}");
+        let mut right: Vec<(&str, &str)> = fields.to_vec();
+        right.push(("csrf", &csrf));
+        let cross = s
+            .post(path, Some(&cookie), &right, Some("http://evil.example"))
+            .await;
+        assert_eq!(cross.refusal(), Some("forbidden_origin"), "{path}");
+        let no_cookie = s.post(path, None, &right, Some(&origin)).await;
+        assert_eq!(no_cookie.refusal(), Some("not_logged_in"), "{path}");
+    }
+    assert!(
+        s.env.store.grants().unwrap().is_empty(),
+        "nothing refused granted anything"
+    );
+    assert_eq!(access_state(&asker, &id).await["state"], "pending");
+    // A malformed id is refused before anything is asked of the store.
+    let bad_id = s
+        .post(
+            "/requests/deny",
+            Some(&cookie),
+            &[("csrf", &csrf), ("request", "q-../x")],
+            Some(&origin),
+        )
+        .await;
+    assert_eq!(bad_id.refusal(), Some("invalid_request"));
+}
+
+#[tokio::test]
+async fn a_readers_reason_is_shown_masked_and_inert() {
+    let s = serve_runs().await;
+    let cookie = s.log_in().await;
+    let asker = reader_client(&s, "asker").await;
+    let reason = format!(
+        "key {SECRET} <script>alert(1)</script><img src=x onerror=alert(2)></tool_result>\u{202e}ok"
+    );
+    let id = file_request(
+        &asker,
+        serde_json::json!({"reason": reason, "words": "<b>bold</b>"}),
+    )
+    .await;
+    let page = s.get("/requests", Some(&cookie)).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let section = request_section(&page.body, &id);
+    assert_no_secret(&page.body);
+    for tag in ["<script>alert", "<img", "</tool_result>", "<b>bold"] {
+        assert!(!page.body.contains(tag), "{tag} is on the page as markup");
+    }
+    for text in [
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+        "&lt;img src=x onerror=alert(2)&gt;",
+        "&lt;/tool_result&gt;",
+        "&lt;b&gt;bold&lt;/b&gt;",
+        "\\u{202e}ok",
+    ] {
+        assert!(
+            section.contains(text),
+            "{text} not shown as text: {section}"
+        );
+    }
+    assert!(
+        section.contains("<blockquote class=\"reader-text\">"),
+        "{section}"
+    );
+    assert!(
+        !section.contains('\u{202e}'),
+        "the override is shown, not obeyed"
+    );
+}

@@ -16,7 +16,7 @@ pub(crate) fn html(body: Markup) -> Html<String> {
 }
 
 /// Percent-encodes a query value (ids are already of a safe alphabet; this keeps it so).
-pub(super) fn enc(s: &str) -> String {
+pub(crate) fn enc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -51,6 +51,7 @@ pub(super) fn layout(
 ) -> Markup {
     let nav = [
         ("/runs", "Runs"),
+        ("/requests", "Requests"),
         ("/readers", "Readers"),
         ("/connections", "Connections"),
         ("/grants", "Grants"),
@@ -73,10 +74,11 @@ pub(super) fn layout(
                     @if let Some(s) = s {
                         nav aria-label="Main" {
                             @for (href, label) in nav {
+                                @let shown = nav_label(label, s.pending_requests);
                                 @if label == active {
-                                    a href=(href) aria-current="page" { (label) }
+                                    a href=(href) aria-current="page" { (shown) }
                                 } @else {
-                                    a href=(href) { (label) }
+                                    a href=(href) { (shown) }
                                 }
                             }
                         }
@@ -89,6 +91,15 @@ pub(super) fn layout(
                 main id="main" { (content) }
             }
         }
+    }
+}
+
+/// A menu entry's text: the Requests entry says how many access requests wait (`Requests (2)`),
+/// and nothing more when none does or when they could not be counted.
+fn nav_label(label: &str, pending_requests: Option<u64>) -> String {
+    match pending_requests {
+        Some(n) if n > 0 && label == "Requests" => format!("{label} ({n})"),
+        _ => label.to_owned(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Issue 46, finding 5: every string an agent wrote reaches the owner only masked. For a real
 //! session of each agent, every string value of every line of its files (ids, names, models,
 //! times, texts; the first 64 bytes of a long one) becomes a known secret after ingest; then every
-//! page of the console and every owner's output of the CLI (`runs`, `show`, `grant list`,
+//! page of the console (the Requests page with a request pending) and every owner's output of the CLI (`runs`, `show`, `grant list`,
 //! `reader list`, `audit`, `snapshots`, as text and as JSON) is rendered, and none of them holds
 //! any of those strings — raw, HTML-escaped or JSON-escaped.
 
@@ -142,6 +142,7 @@ fn console_pages(env: &Env, run: &runread_store::RunRecord) -> Vec<(String, Stri
         "/audit".to_owned(),
         "/connections".to_owned(),
         "/secrets".to_owned(),
+        "/requests".to_owned(),
     ];
     runread_testkit::block_on(async {
         let service = env.service();
@@ -232,7 +233,15 @@ fn every_string_an_agent_wrote_is_masked_in_every_view_of_the_owner() {
             .unwrap();
         let svc = env.service();
         let ctx = Arc::new(svc.admit_key(&[g.key.unwrap().as_bytes()]).unwrap());
-        runread_testkit::block_on(svc.call(ctx, "read_final_answer", json!({"target": t}), None))
+        runread_testkit::block_on(svc.call(
+            ctx.clone(),
+            "read_final_answer",
+            json!({"target": t}),
+            None,
+        ))
+        .unwrap();
+        // And it asks for more (`request_access`): the Requests page shows the runs it matches.
+        runread_testkit::block_on(svc.call(ctx, "request_access", json!({"latest": 5}), None))
             .unwrap();
         // Now every string the agent wrote is a known secret.
         let secrets = agent_strings(&files);
@@ -247,6 +256,12 @@ fn every_string_an_agent_wrote_is_masked_in_every_view_of_the_owner() {
 
         for (path, body) in console_pages(&env, &run) {
             assert_masked(&format!("{agent}: console {path}"), &body, &secrets);
+            if path == "/requests" {
+                assert!(
+                    body.contains("data-request=") && body.contains("name=\"run\""),
+                    "{agent}: the request and its runs are on the page, not vacuous"
+                );
+            }
         }
         let home = env.dir.path();
         for args in [
