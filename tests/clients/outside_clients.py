@@ -124,7 +124,7 @@ ARTIFACT_BYTES = 8 * 1024 * 1024
 ARTIFACT_CHUNK = 32768  # read_artifact's default (and largest) limit
 ALL_TOOLS = sorted([
     "list_granted_targets", "read_final_answer", "get_run", "wait_for_run", "read_history", "read_work_state",
-    "read_target_metadata", "list_artifacts", "read_artifact",
+    "read_target_metadata", "list_artifacts", "read_artifact", "request_access", "wait_for_access",
 ])
 # the label of each tool's text block (runread: the lowest trust of any field a tool's output can carry;
 # anything an agent wrote, the ids it chose included, is untrusted, runread's own projections medium)
@@ -132,6 +132,7 @@ TRUST_LABEL = {
     "read_final_answer": "untrusted", "read_history": "untrusted", "read_artifact": "untrusted",
     "list_granted_targets": "untrusted", "list_artifacts": "untrusted", "get_run": "medium",
     "wait_for_run": "medium", "read_work_state": "medium", "read_target_metadata": "untrusted",
+    "request_access": "medium", "wait_for_access": "medium",
 }
 # runread's label: every structuredContent begins with these keys, in this order (then the tool's fields)
 LABEL_KEYS = ["trust", "instructions", "tool"]

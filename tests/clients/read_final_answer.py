@@ -42,7 +42,7 @@ LABEL_KEYS = ["trust", "instructions", "tool"]
 # tools/list shows a valid key every read tool, whatever it holds now (sorted)
 READ_TOOLS = sorted([
     "list_granted_targets", "read_final_answer", "get_run", "wait_for_run", "read_history", "read_work_state",
-    "read_target_metadata", "list_artifacts", "read_artifact",
+    "read_target_metadata", "list_artifacts", "read_artifact", "request_access", "wait_for_access",
 ])
 BLOCK_PREFIX = '<tool_result tool="{tool}" trust="{trust}">\n'
 # runread's trust label per tool (as observed): the lowest trust of any field its output can carry.

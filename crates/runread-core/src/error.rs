@@ -85,10 +85,14 @@ pub enum ErrorCode {
     /// runread could not serve the call right now (store unreachable, internal failure).
     #[error("unavailable")]
     Unavailable,
+    /// The reader, or every reader together, has as many access requests waiting for the owner
+    /// as it may.
+    #[error("requests_pending")]
+    RequestsPending,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 26] = [
         ErrorCode::MissingKey,
         ErrorCode::DuplicateKey,
         ErrorCode::InvalidKey,
@@ -114,6 +118,7 @@ impl ErrorCode {
         ErrorCode::ArtifactContainsSecret,
         ErrorCode::Timeout,
         ErrorCode::Unavailable,
+        ErrorCode::RequestsPending,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -143,6 +148,7 @@ impl ErrorCode {
             ErrorCode::ArtifactContainsSecret => "artifact_contains_secret",
             ErrorCode::Timeout => "timeout",
             ErrorCode::Unavailable => "unavailable",
+            ErrorCode::RequestsPending => "requests_pending",
         }
     }
 
@@ -189,6 +195,10 @@ impl ErrorCode {
             }
             ErrorCode::Timeout => "the read did not finish within its deadline",
             ErrorCode::Unavailable => "runread cannot serve this call right now",
+            ErrorCode::RequestsPending => {
+                "too many access requests are waiting for the owner; wait for a decision or for \
+                 one to expire"
+            }
         }
     }
 
@@ -212,6 +222,7 @@ impl ErrorCode {
             ErrorCode::BodyTooLarge => 413,
             ErrorCode::BodyTimeout => 408,
             ErrorCode::Busy | ErrorCode::Unavailable | ErrorCode::Timeout => 503,
+            ErrorCode::RequestsPending => 429,
             // Refusals that happen after transport admission travel as tool results; this status
             // is used only if one is ever raised at the transport.
             ErrorCode::NotGranted

@@ -249,6 +249,43 @@ const _: () = {
     assert!(WAIT_RECHECK_MS < 1_000 * WAIT_DEFAULT_SECONDS);
 };
 
+// Access requests (`request_access` / `wait_for_access`).
+/// Most requests one reader has waiting for the owner at once; one more is refused
+/// `requests_pending` (an identical request still waiting is answered with its own id instead).
+pub const ACCESS_REQUESTS_PENDING_PER_READER_MAX: u64 = 4;
+/// Most requests waiting for the owner at once, every reader together; one more is refused
+/// `requests_pending`: a reader (or several) cannot bury the owner's Requests page.
+pub const ACCESS_REQUESTS_PENDING_MAX: u64 = 32;
+/// How long a request waits for the owner's decision (10 minutes); then it is `expired`.
+pub const ACCESS_REQUEST_TTL_MS: i64 = 10 * 60 * 1_000;
+/// The shortest and longest wait the owner may set instead (`serve --request-expiry-seconds`).
+pub const ACCESS_REQUEST_TTL_MIN_SECONDS: u64 = 5;
+pub const ACCESS_REQUEST_TTL_MAX_SECONDS: u64 = 3_600;
+/// How long a decided or expired request is kept, so that a reader's `wait_for_access` still
+/// finds its decision (a day); then it is purged and answers `expired`.
+pub const ACCESS_REQUEST_KEPT_MS: i64 = 24 * 3_600 * 1_000;
+/// Most bytes of a request's `reason`: the reader's own text, shown to the owner quoted.
+pub const ACCESS_REASON_MAX_BYTES: usize = 512;
+/// Most bytes of a request's `workspace` (a workspace's name).
+pub const ACCESS_WORKSPACE_MAX_BYTES: usize = 128;
+/// Most of the newest matching runs a request may ask for (`latest`).
+pub const ACCESS_LATEST_MAX: u32 = 5;
+/// Least and most seconds of access a request may ask for (then capped by the owner's grant
+/// lifetime), and what it asks without saying.
+pub const ACCESS_DURATION_MIN_SECONDS: u64 = 60;
+pub const ACCESS_DURATION_MAX_SECONDS: u64 = 7 * 24 * 3_600;
+pub const ACCESS_DURATION_DEFAULT_SECONDS: u64 = 3_600;
+const _: () = {
+    assert!(ACCESS_REQUESTS_PENDING_PER_READER_MAX <= ACCESS_REQUESTS_PENDING_MAX);
+    assert!(ACCESS_REQUEST_TTL_MS < ACCESS_REQUEST_KEPT_MS);
+    assert!(ACCESS_REQUEST_TTL_MAX_SECONDS as i64 * 1_000 < ACCESS_REQUEST_KEPT_MS);
+    assert!(ACCESS_REQUEST_TTL_MIN_SECONDS as i64 * 1_000 <= ACCESS_REQUEST_TTL_MS);
+    assert!(ACCESS_REQUEST_TTL_MS <= ACCESS_REQUEST_TTL_MAX_SECONDS as i64 * 1_000);
+    assert!(ACCESS_DURATION_MIN_SECONDS <= ACCESS_DURATION_DEFAULT_SECONDS);
+    assert!(ACCESS_DURATION_DEFAULT_SECONDS <= ACCESS_DURATION_MAX_SECONDS);
+    assert!(ACCESS_DURATION_MAX_SECONDS <= GRANT_MAX_LIFETIME_SECS);
+};
+
 /// Most bytes of lines one run's snapshot holds (the sealed copy of a shared run's evidence): a
 /// run whose granted features would need more is granted without one, and says so.
 pub const SNAPSHOT_RUN_MAX_BYTES: u64 = 64 * 1024 * 1024;

@@ -16,6 +16,7 @@
 //! This root declares the rooms and re-exports what callers name; it defines nothing.
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod admission;
 pub mod evidence;
 pub mod oauth;

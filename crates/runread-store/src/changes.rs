@@ -26,6 +26,9 @@ pub const CHANNEL: &str = "runread_changes";
 pub enum Change {
     /// The runs of this session (its index, or a supervisor's record of one of its runs).
     Session(String),
+    /// An access request was filed or decided (in this process; another's decision is heard as
+    /// [`Change::Unknown`] on SQLite, and by a wait's re-check on PostgreSQL).
+    AccessRequest(String),
     /// Changes may have been missed (a listener reconnected): every wait re-checks.
     Unknown,
 }

@@ -31,8 +31,8 @@ pub use model::*;
 /// `use runread_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Access, Connectors, GateLog, Identity, Index, Refusals, Secrets, Settings, Snapshots,
-        Store, Waits,
+        Access, AccessRequests, Connectors, GateLog, Identity, Index, Refusals, Secrets, Settings,
+        Snapshots, Store, Waits,
     };
 }
 
@@ -113,7 +113,17 @@ pub type ReaderWithGrants = (Reader, Vec<Grant>);
 /// Everything runread persists, as the sum of its roles: what wires a process together. Each
 /// layer takes the roles it uses (the gate its log, ingest the index, …), not this.
 pub trait Store:
-    Identity + Index + Access + Secrets + Snapshots + GateLog + Refusals + Connectors + Waits + Settings
+    Identity
+    + Index
+    + Access
+    + Secrets
+    + Snapshots
+    + GateLog
+    + Refusals
+    + Connectors
+    + Waits
+    + Settings
+    + AccessRequests
 {
 }
 
@@ -128,6 +138,7 @@ impl<T> Store for T where
         + Connectors
         + Waits
         + Settings
+        + AccessRequests
 {
 }
 
@@ -519,6 +530,36 @@ pub trait Waits: Send + Sync {
 }
 
 /// The owner's settings (the audit's retention).
+/// Readers' access requests (`request_access`), waiting for the owner's decision on the
+/// loopback side; an approval's grants are ordinary grants ([`Access`]).
+pub trait AccessRequests: Send + Sync {
+    /// Files `request` while its bounds hold (requests waiting at its `created_at_ms`, in all and
+    /// of its reader) and no identical request of its reader waits (same `fingerprint`): then
+    /// that one's id. Requests made more than
+    /// [`ACCESS_REQUEST_KEPT_MS`](runread_core::limits::ACCESS_REQUEST_KEPT_MS) before are purged
+    /// first.
+    fn file_access_request(
+        &self,
+        request: &AccessRequestRecord,
+        bounds: AccessRequestBounds,
+    ) -> Result<Filed>;
+
+    fn access_request(&self, id: &str) -> Result<Option<AccessRequestRecord>>;
+
+    /// Requests waiting for the owner at `now_ms`, oldest first.
+    fn access_requests_pending(&self, now_ms: i64) -> Result<Vec<AccessRequestRecord>>;
+
+    fn access_requests_pending_count(&self, now_ms: i64) -> Result<u64>;
+
+    /// Decides the request `id` if it still waits at `now_ms`; whether it did. An approval's
+    /// grants are recorded afterwards ([`AccessRequests::record_access_grants`]): until then
+    /// the reader is told it still waits.
+    fn decide_access_request(&self, id: &str, approved: bool, now_ms: i64) -> Result<bool>;
+
+    /// Records the grants the approval of `id` made (once).
+    fn record_access_grants(&self, id: &str, grant_ids: &[String]) -> Result<bool>;
+}
+
 pub trait Settings: Send + Sync {
     /// One of the owner's settings.
     fn setting(&self, key: &str) -> Result<Option<String>>;

@@ -848,3 +848,50 @@ pub struct SnapshotEvent {
     pub lines: u64,
     pub bytes: u64,
 }
+
+/// The bounds a new [`AccessRequestRecord`] must fit under: requests waiting for the owner, in
+/// all and of its reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessRequestBounds {
+    pub pending_max: u64,
+    pub pending_per_reader_max: u64,
+}
+
+/// A reader's request for runs (`request_access`), waiting for (or given) the owner's decision.
+/// What the reader wrote is sealed; runread's own facts are in clear.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessRequestRecord {
+    /// `q-` and random hex: what the reader waits on.
+    pub id: String,
+    pub reader_id: String,
+    /// A keyed digest of the reader and everything it asked: an identical request still waiting
+    /// is answered with its own id, not filed twice.
+    pub fingerprint: String,
+    /// The gate key the hints and reason are sealed under.
+    pub key_id: String,
+    /// The hints and reason, sealed: base64 of the nonce, then ciphertext and tag.
+    pub sealed: String,
+    /// How many of the newest matching runs it asks for.
+    pub latest: u32,
+    pub features: Vec<Feature>,
+    /// How long it asks to read them, in seconds.
+    pub duration_s: u64,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+    pub decided_at_ms: Option<i64>,
+    /// `None` until decided; then whether it was approved.
+    pub approved: Option<bool>,
+    /// An approval's grants, once made (`None` while they are being made).
+    pub grant_ids: Option<Vec<String>>,
+}
+
+/// What filing an [`AccessRequestRecord`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filed {
+    /// Filed under its own id.
+    New,
+    /// An identical request of the same reader still waits: its id.
+    Same(String),
+    /// A bound is reached: nothing filed.
+    Full,
+}

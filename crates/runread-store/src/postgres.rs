@@ -121,6 +121,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0017.sql"),
     // 18: as SQLite's migration 18 (a receipt's evidence and settled state).
     include_str!("../migrations/postgres/0018.sql"),
+    // 19: as SQLite's migration 19 (access requests).
+    include_str!("../migrations/postgres/0019.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -143,6 +145,7 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
     "settings",
     "refusals",
     "unadmitted_calls",
+    "access_requests",
 ];
 /// Tables [`APP_ROLE`] may only read and append to. `meta` holds the instance id and cursor key:
 /// made once, never changed by the application.
@@ -1324,6 +1327,10 @@ impl Connectors for PostgresStore {
 
 impl Waits for PostgresStore {
     vocab::waits_in_every_store!();
+}
+
+impl AccessRequests for PostgresStore {
+    vocab::access_requests_in_every_store!();
 }
 
 impl Settings for PostgresStore {

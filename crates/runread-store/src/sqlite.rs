@@ -66,6 +66,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0017.sql"),
     // 18: what a call's result carried, with its receipt (its evidence and settled state).
     include_str!("../migrations/sqlite/0018.sql"),
+    // 19: access requests: a reader's request for runs, its hints and reason sealed, waiting for
+    // the owner's decision.
+    include_str!("../migrations/sqlite/0019.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -1033,6 +1036,10 @@ impl Connectors for SqliteStore {
 
 impl Waits for SqliteStore {
     vocab::waits_in_every_store!();
+}
+
+impl AccessRequests for SqliteStore {
+    vocab::access_requests_in_every_store!();
 }
 
 impl Settings for SqliteStore {

@@ -927,6 +927,71 @@ pub(crate) const PUT_SECRET: &str = insert!(
 );
 pub(crate) const SECRETS: &str = select!(secret_cols, "secrets ORDER BY name");
 
+macro_rules! access_request_cols {
+    () => {
+        "id, reader_id, fingerprint, key_id, sealed, latest, features, duration_s, created_at, \
+         expires_at, decided_at, decision, grant_ids"
+    };
+}
+/// What a request waiting for the owner is, as a condition on a row of `access_requests` at `$T`
+/// (the statement's own placeholder for now, spliced in by each statement).
+macro_rules! access_pending {
+    ($now:literal) => {
+        concat!("decided_at IS NULL AND expires_at > ", $now)
+    };
+}
+/// A request is filed only while the requests waiting, in all and of its reader, are under their
+/// bounds and no identical one of its reader waits — in one statement: two calls at once cannot
+/// both pass a check the other's insert breaks.
+pub(crate) const INSERT_ACCESS_REQUEST: &str = concat!(
+    "INSERT INTO access_requests (",
+    access_request_cols!(),
+    ") SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS TEXT), \
+     CAST($5 AS TEXT), CAST($6 AS BIGINT), CAST($7 AS TEXT), CAST($8 AS BIGINT), \
+     CAST($9 AS BIGINT), CAST($10 AS BIGINT), NULL, NULL, NULL \
+     WHERE (SELECT count(*) FROM access_requests WHERE ",
+    access_pending!("$9"),
+    ") < $11 AND (SELECT count(*) FROM access_requests WHERE reader_id = $2 AND ",
+    access_pending!("$9"),
+    ") < $12 AND NOT EXISTS (SELECT 1 FROM access_requests WHERE reader_id = $2 \
+     AND fingerprint = $3 AND ",
+    access_pending!("$9"),
+    ")"
+);
+/// The waiting request of reader `$1` with fingerprint `$2` at `$3`, if any.
+pub(crate) const SAME_ACCESS_REQUEST: &str = concat!(
+    "SELECT id FROM access_requests WHERE reader_id = $1 AND fingerprint = $2 AND ",
+    access_pending!("$3")
+);
+pub(crate) const ACCESS_REQUEST: &str =
+    select!(access_request_cols, "access_requests WHERE id = $1");
+/// Requests waiting for the owner at `$1`, oldest first.
+pub(crate) const ACCESS_REQUESTS_PENDING: &str = select!(
+    access_request_cols,
+    concat!(
+        "access_requests WHERE ",
+        access_pending!("$1"),
+        " ORDER BY created_at, id"
+    )
+);
+pub(crate) const ACCESS_REQUESTS_PENDING_COUNT: &str = concat!(
+    "SELECT count(*) FROM access_requests WHERE ",
+    access_pending!("$1")
+);
+/// The owner's decision on a request still waiting at `$1`.
+pub(crate) const DECIDE_ACCESS_REQUEST: &str = concat!(
+    "UPDATE access_requests SET decided_at = $1, decision = $2 WHERE id = $3 AND ",
+    access_pending!("$1")
+);
+/// The grants an approval made.
+pub(crate) const ACCESS_REQUEST_GRANTS: &str = "UPDATE access_requests SET grant_ids = $1 \
+     WHERE id = $2 AND decision = 'approved' AND grant_ids IS NULL";
+/// Requests made before `$1`: decided or not, a day on nobody waits for them.
+pub(crate) const PURGE_ACCESS_REQUESTS: &str = "DELETE FROM access_requests WHERE created_at <= $1";
+/// A removed reader's requests.
+pub(crate) const DROP_ACCESS_REQUESTS_OF_READER: &str =
+    "DELETE FROM access_requests WHERE reader_id = $1";
+
 /// Every statement above, for the test that SQLite numbers their placeholders as PostgreSQL does.
 #[cfg(test)]
 pub(crate) const SHARED_STATEMENTS: &[&str] = &[
@@ -995,6 +1060,15 @@ pub(crate) const SHARED_STATEMENTS: &[&str] = &[
     COUNT_UNADMITTED,
     PRUNE_UNADMITTED,
     UNADMITTED_TALLIES,
+    INSERT_ACCESS_REQUEST,
+    SAME_ACCESS_REQUEST,
+    ACCESS_REQUEST,
+    ACCESS_REQUESTS_PENDING,
+    ACCESS_REQUESTS_PENDING_COUNT,
+    DECIDE_ACCESS_REQUEST,
+    ACCESS_REQUEST_GRANTS,
+    PURGE_ACCESS_REQUESTS,
+    DROP_ACCESS_REQUESTS_OF_READER,
 ];
 
 pub(crate) const INSERT_REFUSAL: &str = "INSERT INTO refusals \
@@ -1371,6 +1445,60 @@ pub(crate) fn oauth_request_values(
         q.expires_at_ms,
         bounds.pending_max,
         bounds.pending_per_client_max,
+    ]
+}
+
+pub(crate) fn access_request(r: &dyn Cols) -> Result<crate::AccessRequestRecord> {
+    let decision = r.opt_text(11)?;
+    Ok(crate::AccessRequestRecord {
+        id: r.text(0)?,
+        reader_id: r.text(1)?,
+        fingerprint: r.text(2)?,
+        key_id: r.text(3)?,
+        sealed: r.text(4)?,
+        latest: u32_of(r.int(5)?)?,
+        features: Feature::parse_list(&r.text(6)?).map_err(StoreError::Corrupt)?,
+        duration_s: u64_of(r.int(7)?)?,
+        created_at_ms: r.int(8)?,
+        expires_at_ms: r.int(9)?,
+        decided_at_ms: r.opt_int(10)?,
+        approved: match decision.as_deref() {
+            None => None,
+            Some(DECISION_APPROVED) => Some(true),
+            Some(DECISION_DENIED) => Some(false),
+            Some(other) => {
+                return Err(StoreError::Corrupt(format!(
+                    "access request decision {other:?}"
+                )));
+            }
+        },
+        grant_ids: r
+            .opt_text(12)?
+            .map(|ids| ids.split_whitespace().map(str::to_owned).collect()),
+    })
+}
+
+/// The decisions `access_requests.decision` holds.
+pub(crate) const DECISION_APPROVED: &str = "approved";
+pub(crate) const DECISION_DENIED: &str = "denied";
+
+pub(crate) fn access_request_values(
+    q: &crate::AccessRequestRecord,
+    bounds: crate::AccessRequestBounds,
+) -> [Value<'_>; 12] {
+    values![
+        &q.id,
+        &q.reader_id,
+        &q.fingerprint,
+        &q.key_id,
+        &q.sealed,
+        i64::from(q.latest),
+        features_to_string(&q.features),
+        q.duration_s,
+        q.created_at_ms,
+        q.expires_at_ms,
+        bounds.pending_max,
+        bounds.pending_per_reader_max,
     ]
 }
 
@@ -1941,6 +2069,11 @@ macro_rules! access_in_every_store {
                 $crate::vocab::REVOKE_GRANTS_OF_READER,
                 &$crate::vocab::values![now_ms, reader_id],
             )?;
+            // Its access requests: nobody is left to read what they would grant.
+            self.write(
+                $crate::vocab::DROP_ACCESS_REQUESTS_OF_READER,
+                &$crate::vocab::values![reader_id],
+            )?;
             Ok(self.write(
                 $crate::vocab::REMOVE_READER,
                 &$crate::vocab::values![now_ms, reader_id],
@@ -2358,6 +2491,101 @@ macro_rules! waits_in_every_store {
         }
     };
 }
+/// The [`crate::AccessRequests`] methods that are the same statement in both dialects.
+macro_rules! access_requests_in_every_store {
+    () => {
+        fn file_access_request(
+            &self,
+            q: &$crate::AccessRequestRecord,
+            bounds: $crate::AccessRequestBounds,
+        ) -> $crate::Result<$crate::Filed> {
+            let purge_before = q
+                .created_at_ms
+                .saturating_sub(runread_core::limits::ACCESS_REQUEST_KEPT_MS);
+            self.write(
+                $crate::vocab::PURGE_ACCESS_REQUESTS,
+                &$crate::vocab::values![purge_before],
+            )?;
+            let filed = self.write(
+                $crate::vocab::INSERT_ACCESS_REQUEST,
+                &$crate::vocab::access_request_values(q, bounds),
+            )? == 1;
+            if filed {
+                self.feed
+                    .publish($crate::changes::Change::AccessRequest(q.id.clone()));
+                return Ok($crate::Filed::New);
+            }
+            let same = self.read_opt(
+                $crate::vocab::SAME_ACCESS_REQUEST,
+                &$crate::vocab::values![&q.reader_id, &q.fingerprint, q.created_at_ms],
+                |r| r.text(0),
+            )?;
+            Ok(same.map_or($crate::Filed::Full, $crate::Filed::Same))
+        }
+
+        fn access_request(&self, id: &str) -> $crate::Result<Option<$crate::AccessRequestRecord>> {
+            self.read_opt(
+                $crate::vocab::ACCESS_REQUEST,
+                &$crate::vocab::values![id],
+                $crate::vocab::access_request,
+            )
+        }
+
+        fn access_requests_pending(
+            &self,
+            now_ms: i64,
+        ) -> $crate::Result<Vec<$crate::AccessRequestRecord>> {
+            self.read_all(
+                $crate::vocab::ACCESS_REQUESTS_PENDING,
+                &$crate::vocab::values![now_ms],
+                $crate::vocab::access_request,
+            )
+        }
+
+        fn access_requests_pending_count(&self, now_ms: i64) -> $crate::Result<u64> {
+            let n = self.read_opt(
+                $crate::vocab::ACCESS_REQUESTS_PENDING_COUNT,
+                &$crate::vocab::values![now_ms],
+                |r| r.int(0),
+            )?;
+            $crate::vocab::u64_of(n.unwrap_or(0))
+        }
+
+        fn decide_access_request(
+            &self,
+            id: &str,
+            approved: bool,
+            now_ms: i64,
+        ) -> $crate::Result<bool> {
+            let decision = if approved {
+                $crate::vocab::DECISION_APPROVED
+            } else {
+                $crate::vocab::DECISION_DENIED
+            };
+            let decided = self.write(
+                $crate::vocab::DECIDE_ACCESS_REQUEST,
+                &$crate::vocab::values![now_ms, decision, id],
+            )? == 1;
+            if decided {
+                self.feed
+                    .publish($crate::changes::Change::AccessRequest(id.to_owned()));
+            }
+            Ok(decided)
+        }
+
+        fn record_access_grants(&self, id: &str, grant_ids: &[String]) -> $crate::Result<bool> {
+            let recorded = self.write(
+                $crate::vocab::ACCESS_REQUEST_GRANTS,
+                &$crate::vocab::values![grant_ids.join(" "), id],
+            )? == 1;
+            if recorded {
+                self.feed
+                    .publish($crate::changes::Change::AccessRequest(id.to_owned()));
+            }
+            Ok(recorded)
+        }
+    };
+}
 /// The [`crate::Settings`] methods that are the same statement in both dialects.
 macro_rules! settings_in_every_store {
     () => {
@@ -2448,9 +2676,10 @@ macro_rules! refusals_in_every_store {
 }
 
 pub(crate) use {
-    access_in_every_store, connectors_in_every_store, gate_log_in_every_store,
-    identity_in_every_store, index_in_every_store, refusals_in_every_store, secrets_in_every_store,
-    settings_in_every_store, snapshots_in_every_store, waits_in_every_store,
+    access_in_every_store, access_requests_in_every_store, connectors_in_every_store,
+    gate_log_in_every_store, identity_in_every_store, index_in_every_store,
+    refusals_in_every_store, secrets_in_every_store, settings_in_every_store,
+    snapshots_in_every_store, waits_in_every_store,
 };
 
 #[cfg(test)]

@@ -424,6 +424,39 @@ impl Waits for Hooked {
     }
 }
 
+impl AccessRequests for Hooked {
+    fn file_access_request(
+        &self,
+        request: &runread_store::AccessRequestRecord,
+        bounds: runread_store::AccessRequestBounds,
+    ) -> Result<runread_store::Filed> {
+        self.inner.file_access_request(request, bounds)
+    }
+
+    fn access_request(&self, id: &str) -> Result<Option<runread_store::AccessRequestRecord>> {
+        self.inner.access_request(id)
+    }
+
+    fn access_requests_pending(
+        &self,
+        now_ms: i64,
+    ) -> Result<Vec<runread_store::AccessRequestRecord>> {
+        self.inner.access_requests_pending(now_ms)
+    }
+
+    fn access_requests_pending_count(&self, now_ms: i64) -> Result<u64> {
+        self.inner.access_requests_pending_count(now_ms)
+    }
+
+    fn decide_access_request(&self, id: &str, approved: bool, now_ms: i64) -> Result<bool> {
+        self.inner.decide_access_request(id, approved, now_ms)
+    }
+
+    fn record_access_grants(&self, id: &str, grant_ids: &[String]) -> Result<bool> {
+        self.inner.record_access_grants(id, grant_ids)
+    }
+}
+
 impl Settings for Hooked {
     fn setting(&self, key: &str) -> Result<Option<String>> {
         self.inner.setting(key)

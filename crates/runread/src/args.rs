@@ -639,6 +639,13 @@ pub(crate) struct ServeArgs {
     /// How long a session file must be quiet before a passive run counts as settled.
     #[arg(long, default_value_t = runread_core::limits::SETTLE_QUIET_DEFAULT_MS)]
     pub(crate) settle_ms: u64,
+    /// How long a reader's access request (`request_access`) waits for your decision.
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = runread_core::limits::ACCESS_REQUEST_TTL_MS.unsigned_abs() / 1_000,
+          value_parser = clap::value_parser!(u64).range(
+              runread_core::limits::ACCESS_REQUEST_TTL_MIN_SECONDS
+                  ..=runread_core::limits::ACCESS_REQUEST_TTL_MAX_SECONDS))]
+    pub(crate) request_expiry_seconds: u64,
     /// A file of known secrets to mask, one per line (blank lines and lines starting with # skipped).
     #[arg(long)]
     pub(crate) secrets_file: Option<PathBuf>,

@@ -444,7 +444,9 @@ async fn a_connector_reads_a_shared_run_after_the_owners_approval() {
             "list_granted_targets",
             "read_final_answer",
             "get_run",
-            "wait_for_run"
+            "wait_for_run",
+            "request_access",
+            "wait_for_access"
         ]
     );
     // The owner shares the run; the same token reads it at its next call.

@@ -379,6 +379,22 @@ async fn a_reader_with_no_grant_sees_every_tool_and_each_call_is_refused_as_befo
     let t = target(&s.runs[0]);
     for name in &names {
         let name = name.as_str();
+        // A reader with no grant may ask the owner: filed, and nothing said of any run.
+        if name == "request_access" || name == "wait_for_access" {
+            let args = match name {
+                "request_access" => json!({}),
+                _ => json!({"requestId": "q-00", "timeoutSeconds": 1}),
+            };
+            let got = c.call(name, args).await.unwrap().structured;
+            let expected = if name == "request_access" {
+                "pending"
+            } else {
+                "expired"
+            };
+            assert_eq!(got["state"], expected, "{got}");
+            s.assert_no_leak(&got.to_string(), &[&reader.key, &s.runs[0].target.run_id]);
+            continue;
+        }
         let args = match name {
             "list_granted_targets" => json!({}),
             "read_artifact" => {

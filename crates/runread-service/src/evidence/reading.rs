@@ -31,6 +31,9 @@ pub struct Config {
     /// Gated calls one reader may make per minute ([`crate::rate::CallRate`]; default
     /// [`runread_core::limits::READER_CALLS_PER_MINUTE_MAX`]).
     pub calls_per_minute: u32,
+    /// How long an access request waits for the owner's decision
+    /// ([`runread_core::limits::ACCESS_REQUEST_TTL_MS`]).
+    pub access_request_ttl: Duration,
 }
 
 impl Default for Config {
@@ -40,6 +43,9 @@ impl Default for Config {
             journal_root: None,
             wait_recheck: Duration::from_millis(runread_core::limits::WAIT_RECHECK_MS),
             calls_per_minute: runread_core::limits::READER_CALLS_PER_MINUTE_MAX,
+            access_request_ttl: Duration::from_millis(
+                runread_core::limits::ACCESS_REQUEST_TTL_MS.unsigned_abs(),
+            ),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Values more than one tool's output (or module) speaks: the coverage of a kind of work and the
 //! reasons a history has a gap.
 
+use runread_core::ErrorCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -60,4 +61,25 @@ pub(crate) fn prompt_preview(text: &str, redactor: &runread_core::redact::Redact
         None => one_line,
         Some((cut, _)) => format!("{}…", redactor.cut_for_release(&one_line, cut)),
     }
+}
+
+// The owner's search's words (`owner::search`): also the rule a reader's `request_access`
+// words are taken by, so that what a reader may ask is what the owner's search can match.
+
+/// Longest query, in bytes.
+pub const SEARCH_QUERY_MAX_BYTES: usize = 256;
+/// Most words in a query (each must be found).
+pub const SEARCH_WORDS_MAX: usize = 8;
+
+/// The query's words, lowercased: at most [`SEARCH_WORDS_MAX`], the query at most
+/// [`SEARCH_QUERY_MAX_BYTES`]; an empty query, or one over a bound, is `invalid_arguments`.
+pub fn words(query: &str) -> Result<Vec<String>, ErrorCode> {
+    if query.len() > SEARCH_QUERY_MAX_BYTES {
+        return Err(ErrorCode::InvalidArguments);
+    }
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    if words.is_empty() || words.len() > SEARCH_WORDS_MAX {
+        return Err(ErrorCode::InvalidArguments);
+    }
+    Ok(words)
 }

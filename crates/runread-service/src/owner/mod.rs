@@ -1,5 +1,5 @@
 //! The owner's room: one [`Owner`] handle for every act and view of the owner — readers, grants,
-//! known secrets, artifacts, snapshots, connectors' requests, and the masked views and previews
+//! known secrets, artifacts, snapshots, connectors' and readers' requests, and the masked views and previews
 //! of their own records — used alike by the CLI and the console. It holds the store and the
 //! sealing keys, never the gate: nothing here answers a reader (readers reach only
 //! [`crate::service::Service`]).
@@ -9,6 +9,7 @@ mod connections;
 mod grants;
 mod preview;
 mod readers;
+pub mod requests;
 pub mod run_ids;
 pub mod search;
 mod secrets;
@@ -32,6 +33,7 @@ pub use preview::{ANSWER_CHUNKS_MAX, PreviewedAnswer};
 pub use readers::{
     CLOSE_READER_NAMES_MAX, NewReader, NewReaderPolicy, ReaderError, is_reader_name,
 };
+pub use requests::{Approval, Approved, RequestError, ShownRequest};
 pub use run_ids::{Candidate, RUN_PREFIX_MIN_CHARS, Unresolved};
 pub use search::{SEARCH_QUERY_MAX_BYTES, SEARCH_WORDS_MAX, words as search_words};
 pub use secrets::SecretError;

@@ -11,10 +11,7 @@ use crate::evidence::source::{Opened, Source};
 use crate::owner::Owner;
 use crate::owner::shown::ShownRun;
 
-/// Longest query, in bytes.
-pub const SEARCH_QUERY_MAX_BYTES: usize = 256;
-/// Most words in a query (each must be found).
-pub const SEARCH_WORDS_MAX: usize = 8;
+pub use crate::evidence::values::{SEARCH_QUERY_MAX_BYTES, SEARCH_WORDS_MAX, words};
 /// Most runs one search examines, newest first; the rest are left unsearched, and said so
 /// ([`Owner::search_every_run`] examines them all).
 pub const SEARCH_RUNS_MAX: u64 = 2_000;
@@ -57,19 +54,6 @@ pub struct Found {
     pub total: u64,
     /// Every run the filter names was examined (no bound cut the search short).
     pub complete: bool,
-}
-
-/// The query's words, lowercased: at most [`SEARCH_WORDS_MAX`], the query at most
-/// [`SEARCH_QUERY_MAX_BYTES`]; an empty query, or one over a bound, is `invalid_arguments`.
-pub fn words(query: &str) -> Result<Vec<String>, ErrorCode> {
-    if query.len() > SEARCH_QUERY_MAX_BYTES {
-        return Err(ErrorCode::InvalidArguments);
-    }
-    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
-    if words.is_empty() || words.len() > SEARCH_WORDS_MAX {
-        return Err(ErrorCode::InvalidArguments);
-    }
-    Ok(words)
 }
 
 impl Owner {

@@ -317,6 +317,45 @@ impl AdmissionContext<'_> {
         self.svc.published.clone()
     }
 
+    /// Files the access request `new` of the calling reader ([`crate::access::file`]): its id
+    /// and expiry. The one write an admission makes.
+    pub(crate) fn file_access_request(
+        &self,
+        new: &crate::access::NewRequest,
+    ) -> Result<(String, i64), ErrorCode> {
+        crate::access::file(self.svc, &self.ctx.reader.id, new, self.now_ms)
+    }
+
+    /// The reader's grants live now, read afresh from the store (a grant made after its key
+    /// was admitted included: an approval's).
+    pub(crate) fn live_grants_now(&self) -> Result<Vec<Grant>, ErrorCode> {
+        let found = self
+            .svc
+            .store
+            .reader_of_id(&self.ctx.reader.id, self.now_ms)
+            .map_err(crate::evidence::unavailable)?;
+        Ok(found
+            .map(|(_, grants)| grants)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|g| g.is_live(self.now_ms))
+            .collect())
+    }
+
+    /// Where the access request `id` stands for the calling reader, read afresh.
+    pub(crate) fn access_standing(&self, id: &str) -> Result<crate::access::Standing, ErrorCode> {
+        let record = self
+            .svc
+            .store
+            .access_request(id)
+            .map_err(crate::evidence::unavailable)?;
+        Ok(crate::access::standing(
+            record.as_ref(),
+            &self.ctx.reader.id,
+            self.now_ms,
+        ))
+    }
+
     /// The artifacts registered for `target`.
     pub(crate) fn artifacts(&self, target: &Target) -> Result<Vec<ArtifactRecord>, ErrorCode> {
         self.svc

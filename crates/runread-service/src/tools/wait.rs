@@ -407,10 +407,10 @@ fn check(svc: &Reading, ctx: &KeyContext, args: &WaitArgs) -> Check {
     }
 }
 
-/// Whether a call of `name` may wait before it is answered (`wait_for_run`:
+/// Whether a call of `name` may wait before it is answered (`wait_for_run`, `wait_for_access`:
 /// [`wait_for_change`]).
 pub fn waits(name: &str) -> bool {
-    name == NAME
+    name == NAME || name == crate::tools::access::WAIT_NAME
 }
 
 /// Admission before the gate for a tool that waits (`wait_for_run`): returns once the call
@@ -469,6 +469,8 @@ pub async fn wait_for_change(
                     Ok(Change::Session(s)) if session.as_ref().is_some_and(|own| *own != s) => {
                         continue;
                     }
+                    // A request filed or decided moves no run.
+                    Ok(Change::AccessRequest(_)) => continue,
                     // This run's session, a lag (changes missed) or anything unknown.
                     Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         return;

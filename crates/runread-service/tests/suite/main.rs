@@ -2,6 +2,7 @@
 //! behavior's tests, as its own doc says.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test's unwrap is its assertion
 
+mod access;
 mod call_rate;
 mod evidence_source;
 mod final_answer;

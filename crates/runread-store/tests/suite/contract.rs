@@ -10,12 +10,13 @@ use runread_store::postgres::PostgresStore;
 use runread_store::prelude::*;
 use runread_store::sqlite::SqliteStore;
 use runread_store::{
-    ArtifactRecord, AuditCheckpoint, AuditCursor, AuditFilter, AuditOutcome, AuditPage, Background,
-    CheckpointKind, CodeRedemption, Foreground, Grant, IngestCommit, OAuthClient,
-    OAuthClientBounds, OAuthRequest, OAuthRequestBounds, OAuthToken, Phase, Proof,
-    REFUSALS_PAGE_MAX, Reader, Receipt, Refusal, RefusalFilter, RunFilter, SealedSecret,
-    SessionRecord, SessionStamp, StartMeta, StartOutcome, StartRecord, Store, SupervisedRun,
-    TokenKind, UNADMITTED_MINUTE_MS, UNADMITTED_MINUTES_KEPT, UnadmittedTally,
+    AccessRequestBounds, AccessRequestRecord, ArtifactRecord, AuditCheckpoint, AuditCursor,
+    AuditFilter, AuditOutcome, AuditPage, Background, CheckpointKind, CodeRedemption, Filed,
+    Foreground, Grant, IngestCommit, OAuthClient, OAuthClientBounds, OAuthRequest,
+    OAuthRequestBounds, OAuthToken, Phase, Proof, REFUSALS_PAGE_MAX, Reader, Receipt, Refusal,
+    RefusalFilter, RunFilter, SealedSecret, SessionRecord, SessionStamp, StartMeta, StartOutcome,
+    StartRecord, Store, SupervisedRun, TokenKind, UNADMITTED_MINUTE_MS, UNADMITTED_MINUTES_KEPT,
+    UnadmittedTally,
 };
 #[cfg(feature = "postgres")]
 use runread_testkit::pg;
@@ -1488,6 +1489,7 @@ contract!(
     snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_grant,
     refused_calls_are_kept_newest_first_filtered_and_at_most_the_bound,
     calls_without_a_credential_are_counted_per_minute_and_code_for_the_minutes_kept,
+    access_requests_are_bounded_deduplicated_decided_once_and_purged,
 );
 
 fn snapshot_of(run_id: &str, bytes: u64) -> runread_store::SnapshotRecord {
@@ -1575,6 +1577,112 @@ fn snapshots_are_bounded_in_all_replaced_by_run_and_destroyed_with_their_last_gr
         vec![event("sl-2", 20, "destroyed"), event("sl-1", 10, "sealed")]
     );
     assert_eq!(s.snapshot_log(1).unwrap().len(), 1);
+}
+
+fn access_request(id: &str, reader: &str, fingerprint: &str, at: i64) -> AccessRequestRecord {
+    AccessRequestRecord {
+        id: id.into(),
+        reader_id: reader.into(),
+        fingerprint: fingerprint.into(),
+        key_id: "k1".into(),
+        sealed: "c2VhbGVk".into(),
+        latest: 2,
+        features: vec![Feature::FinalAnswer, Feature::Status],
+        duration_s: 3_600,
+        created_at_ms: at,
+        expires_at_ms: at + 600_000,
+        decided_at_ms: None,
+        approved: None,
+        grant_ids: None,
+    }
+}
+
+fn access_requests_are_bounded_deduplicated_decided_once_and_purged(s: &dyn Store) {
+    let bounds = AccessRequestBounds {
+        pending_max: 3,
+        pending_per_reader_max: 2,
+    };
+    let q1 = access_request("q-1", "r1", "f1", 1_000);
+    assert_eq!(s.file_access_request(&q1, bounds).unwrap(), Filed::New);
+    assert_eq!(
+        s.access_request("q-1").unwrap(),
+        Some(q1.clone()),
+        "every field"
+    );
+    // The same request of the same reader while it waits: its id, nothing filed.
+    let again = access_request("q-1b", "r1", "f1", 1_100);
+    assert_eq!(
+        s.file_access_request(&again, bounds).unwrap(),
+        Filed::Same("q-1".into())
+    );
+    assert_eq!(s.access_request("q-1b").unwrap(), None);
+    // The same fingerprint of another reader is its own request.
+    let other = access_request("q-2", "r2", "f1", 1_200);
+    assert_eq!(s.file_access_request(&other, bounds).unwrap(), Filed::New);
+    // r1 at its bound (N = 2), then one more refused.
+    let q3 = access_request("q-3", "r1", "f3", 1_300);
+    assert_eq!(s.file_access_request(&q3, bounds).unwrap(), Filed::New);
+    let q4 = access_request("q-4", "r1", "f4", 1_400);
+    assert_eq!(s.file_access_request(&q4, bounds).unwrap(), Filed::Full);
+    // Every reader at the bound in all (N = 3), then one more of another reader refused.
+    let q5 = access_request("q-5", "r3", "f5", 1_500);
+    assert_eq!(s.file_access_request(&q5, bounds).unwrap(), Filed::Full);
+    assert_eq!(s.access_requests_pending_count(1_500).unwrap(), 3);
+    let pending: Vec<String> = s
+        .access_requests_pending(1_500)
+        .unwrap()
+        .into_iter()
+        .map(|q| q.id)
+        .collect();
+    assert_eq!(pending, ["q-1", "q-2", "q-3"], "oldest first");
+    // Decided once; a decided request no longer counts against the bounds.
+    assert!(s.decide_access_request("q-1", true, 2_000).unwrap());
+    assert!(!s.decide_access_request("q-1", false, 2_001).unwrap());
+    let decided = s.access_request("q-1").unwrap().unwrap();
+    assert_eq!(
+        (decided.decided_at_ms, decided.approved, decided.grant_ids),
+        (Some(2_000), Some(true), None),
+        "approved, its grants not made yet"
+    );
+    let grants = vec!["g-1".to_owned(), "g-2".to_owned()];
+    assert!(s.record_access_grants("q-1", &grants).unwrap());
+    assert!(!s.record_access_grants("q-1", &grants).unwrap(), "once");
+    assert_eq!(
+        s.access_request("q-1").unwrap().unwrap().grant_ids,
+        Some(grants)
+    );
+    assert!(s.decide_access_request("q-2", false, 2_100).unwrap());
+    assert!(
+        !s.record_access_grants("q-2", &["g-3".to_owned()]).unwrap(),
+        "denied"
+    );
+    assert_eq!(
+        s.access_request("q-2").unwrap().unwrap().approved,
+        Some(false)
+    );
+    assert_eq!(s.file_access_request(&q4, bounds).unwrap(), Filed::New);
+    // Past its expiry a request is neither pending nor decidable, nor counted.
+    let late = q3.expires_at_ms;
+    assert!(!s.decide_access_request("q-3", true, late).unwrap());
+    assert_eq!(
+        s.access_requests_pending_count(late).unwrap(),
+        1,
+        "q-4 only"
+    );
+    // A day on, filing purges what was made before.
+    let day = runread_core::limits::ACCESS_REQUEST_KEPT_MS;
+    let next = access_request("q-6", "r1", "f6", 1_300 + day);
+    assert_eq!(s.file_access_request(&next, bounds).unwrap(), Filed::New);
+    for gone in ["q-1", "q-2", "q-3"] {
+        assert_eq!(s.access_request(gone).unwrap(), None, "{gone}");
+    }
+    assert!(s.access_request("q-4").unwrap().is_some());
+    // Removing a reader drops its requests.
+    s.insert_reader(&reader("r1", "alice", &"a".repeat(64)))
+        .unwrap();
+    assert!(s.remove_reader("r1", 3_000).unwrap());
+    assert_eq!(s.access_request("q-4").unwrap(), None);
+    assert_eq!(s.access_request("q-6").unwrap(), None);
 }
 
 fn wait_at(id: &str, started: i64, until: i64) -> runread_store::WaitRecord {
@@ -1800,7 +1908,7 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
          BEGIN SELECT RAISE(ABORT, 'start records are append-only'); END; \
          CREATE TRIGGER receipts_append_only_delete BEFORE DELETE ON receipts \
          BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END; \
-         DROP TABLE refusals; DROP TABLE unadmitted_calls; \
+         DROP TABLE access_requests; DROP TABLE refusals; DROP TABLE unadmitted_calls; \
          DROP TABLE settings; DROP TABLE audit_checkpoints; DROP TABLE snapshot_log; DROP TABLE snapshots; DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
          DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \
          DROP TABLE grants; DROP TABLE readers; CREATE TABLE grants (id TEXT PRIMARY KEY, \

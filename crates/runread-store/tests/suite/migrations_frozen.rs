@@ -79,6 +79,10 @@ const RELEASED: &[(&str, &str)] = &[
         "2f88258e28c22e4bccf0d5e41f6bb3cd2c26bc7413c818953fa78f3590d5128e",
     ),
     (
+        "sqlite/0019.sql",
+        "4da021f2ade32761d2fd9e9c4da18ecbe67e43d20994aaf6fe7334f937395bf3",
+    ),
+    (
         "sqlite/0013.sql",
         "387a29b2903648bf7395a1189f2d77763ac7ece9bc628287bb70587cb937edee",
     ),
@@ -153,6 +157,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0018.sql",
         "2f88258e28c22e4bccf0d5e41f6bb3cd2c26bc7413c818953fa78f3590d5128e",
+    ),
+    (
+        "postgres/0019.sql",
+        "14d36dc545b91420ab29636cf07be14c712c04681aff33e606dc2161d6eb9a26",
     ),
 ];
 

@@ -94,6 +94,7 @@ pub(crate) fn serve_command(ctx: &Context, a: ServeArgs) -> Res {
     let config = Config {
         settle_quiet: Duration::from_millis(a.settle_ms),
         calls_per_minute: a.calls_per_minute,
+        access_request_ttl: Duration::from_secs(a.request_expiry_seconds),
         ..Config::default()
     };
     let served = match (a.stdio, a.key_file) {

@@ -299,7 +299,7 @@ fn stdio_transport_serves_the_same_admission_with_a_key_file() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    // Every read tool, whatever the key holds: the grant decides each call.
+    // Every tool, whatever the key holds: the grant decides each call.
     assert_eq!(
         tools,
         [
@@ -311,7 +311,9 @@ fn stdio_transport_serves_the_same_admission_with_a_key_file() {
             "read_work_state",
             "read_target_metadata",
             "list_artifacts",
-            "read_artifact"
+            "read_artifact",
+            "request_access",
+            "wait_for_access"
         ]
     );
     let r = &replies[2]["result"];

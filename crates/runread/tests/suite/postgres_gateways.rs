@@ -602,7 +602,10 @@ async fn shared_answers_cursors_and_revocations(d: &Deployment, stranger_url: &s
             "grant_revoked"
         );
         // The catalog stays whole; every call is refused with the grant's end.
-        assert_eq!(c.tool_names().await.unwrap().len(), 9);
+        assert_eq!(
+            c.tool_names().await.unwrap().len(),
+            runread_service::tools::ALL.len()
+        );
     }
     a.close().await;
     b.close().await;
