@@ -219,7 +219,8 @@ WAITED_ANSWER = "The report the orchestrator waited for: one file, all green."
 ASKING_READER = "claude-asks"
 REQUESTED_PROMPT = "Write the report another assistant will ask the owner for."
 REQUESTED_ANSWER = "Codex's report, asked for by another assistant: three files changed, tests green — naïve 日本語 ✓"
-REQUEST_ID = re.compile(r"^q-[0-9a-f]{32}$")
+# A request id is opaque to the reader: `q-` and lowercase hex (its length is the core's: 64 random bits today).
+REQUEST_ID = re.compile(r"^q-[0-9a-f]{16,64}$")
 # How long the expiry case's requests wait (`serve --request-expiry-seconds`: at least 5; the default is 10 minutes).
 REQUEST_EXPIRY_S = 5
 ACCESS_CASES = ("claude-requests-denied", "claude-requests-expiry", "claude-requests-approved")
@@ -1367,26 +1368,28 @@ class Readers:
         """The pending request `runread requests --json` lists with this id (None: not listed)."""
         listed = json.loads(Runread(self.opts.runread, self.home).ok("requests", "--json"))
         ensure(isinstance(listed, list), f"`runread requests --json` is not a list: {json.dumps(listed)[:300]}")
-        found = [r for r in listed if r.get("id") == request_id]
+        found = [r for r in listed if r.get("requestId") == request_id]
         ensure(len(found) <= 1, f"`runread requests --json` lists {request_id} {len(found)} times")
         return found[0] if found else None
 
-    def check_listed(self, request_id: str, reason: str) -> dict[str, Any]:
+    def check_listed(self, request_id: str, reason: str, expires_at: str) -> dict[str, Any]:
         """`runread requests --json` lists the request: this reader, what it asked (agent codex, latest 1,
-        the default features), its reason, and exactly one matching run, the latest Codex run."""
+        the default features), its reason, the expiry the reader was told, and exactly one matching run,
+        the latest Codex run."""
         r = self.owner_request(request_id)
         ensure(r is not None, f"`runread requests --json` does not list {request_id}")
         target = self.access["target"]
         matches = r.get("matches")
         ensure(r.get("reader") == ASKING_READER and r.get("agent") == "codex" and r.get("latest") == 1
-               and r.get("reason") == reason and r.get("features") == ["final_answer", "status"],
+               and r.get("reason") == reason and r.get("features") == ["final_answer", "status"]
+               and r.get("expiresAt") == expires_at,
                f"`runread requests --json` shows {json.dumps(r, ensure_ascii=False)[:500]}")
         ensure(isinstance(matches, list) and len(matches) == 1 and matches[0].get("target") == target,
                f"`runread requests --json`: matches {json.dumps(matches, ensure_ascii=False)[:500]} "
                f"(want exactly the latest Codex run {target['runId']})")
         return r
 
-    def decided_while_waiting(self, request_id: str, reason: str, decide: list[str],
+    def decided_while_waiting(self, request_id: str, reason: str, expires_at: str, decide: list[str],
                               timeout_s: int = 50) -> tuple[list[dict[str, Any]], str]:
         """Step B: the scripted model calls `wait_for_access {"requestId": ID}` and then `read_final_answer`
         of the latest Codex run's target (the test knows it; a scripted model cannot learn it in the
@@ -1416,7 +1419,7 @@ class Readers:
                 time.sleep(0.1)
             ensure(self.proxy.sent(b'"wait_for_access"'), f"Claude Code never called wait_for_access: {stepped.get('error')}")
             ensure(claude.is_alive(), f"the step ended before the owner decided: {stepped.get('error')}")
-            self.check_listed(request_id, reason)
+            self.check_listed(request_id, reason, expires_at)
             r = rr.run("requests", *decide, request_id)
             ensure(r.returncode == 0, f"`runread requests {' '.join(decide)} ID` exited {r.returncode}: {tail(r.stderr, 400)}")
             decided = r
@@ -1452,8 +1455,8 @@ class Readers:
         with no target, no grant is made, and reading the Codex run is refused `not_granted`."""
         a = self.access_setup()
         reason = "The owner asked me to read what Codex just did in this project (denied case)."
-        request_id, _, _, _ = self.request_codex(reason)
-        (waited, read), said = self.decided_while_waiting(request_id, reason, ["deny"])
+        request_id, asked, _, _ = self.request_codex(reason)
+        (waited, read), said = self.decided_while_waiting(request_id, reason, asked["expiresAt"], ["deny"])
         w = waited["json"]
         ensure(not waited["is_error"] and w.get("requestId") == request_id and w.get("state") == "denied"
                and w.get("targets") == [], f"wait_for_access after the denial gave {json.dumps(w)[:300]}")
@@ -1533,8 +1536,8 @@ class Readers:
         answer exactly (its sha256). The reason never reaches serve.log in clear."""
         a = self.access_setup()
         reason = "The owner asked me to read what Codex just did in this project (approved case)."
-        request_id, _, _, _ = self.request_codex(reason)
-        (waited, read), said = self.decided_while_waiting(request_id, reason, ["approve"])
+        request_id, asked, _, _ = self.request_codex(reason)
+        (waited, read), said = self.decided_while_waiting(request_id, reason, asked["expiresAt"], ["approve"])
         w = waited["json"]
         targets = w.get("targets") or []
         ensure(not waited["is_error"] and w.get("requestId") == request_id and w.get("state") == "approved"
