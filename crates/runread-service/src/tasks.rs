@@ -1,7 +1,9 @@
-//! The Tasks extension (`io.modelcontextprotocol/tasks`) for `read_final_answer`: a client that
-//! declared the extension, calling it on a run that has not settled, gets a task handle instead
-//! of `saving`, and polls `tasks/get` until the run settles; then the handle carries the answer's
-//! chunk the call returns at that moment.
+//! The Tasks extension (`io.modelcontextprotocol/tasks`) for `read_final_answer` and
+//! `wait_for_access`: a client that declared the extension, calling `read_final_answer` on a run
+//! that has not settled, gets a task handle instead of `saving`, and polls `tasks/get` until the
+//! run settles; then the handle carries the answer's chunk the call returns at that moment. So
+//! does `wait_for_access` on a request still waiting: its task completes with the owner's
+//! decision (or the request's expiry).
 //!
 //! The handle is stateless: the call's exact arguments, signed with the store's cursor key and
 //! bound to the reader, with an expiry ([`TASK_TTL_SECS`]; `runread_core::cursor::TaskHandle`).
@@ -45,19 +47,50 @@ pub enum TaskPoll {
     },
 }
 
-/// The tools a task may stand for, with the feature whose grant it is read through.
-fn deferrable(tool: &str) -> Option<(&'static str, Feature)> {
-    tools::defers(tool).then_some((tools::READ_FINAL_ANSWER, Feature::FinalAnswer))
+/// What a deferred call waits for.
+enum Awaited {
+    /// `read_final_answer`: its run to settle.
+    Answer(Target),
+    /// `wait_for_access`: the owner's decision on its request.
+    Decision(String),
 }
 
-/// The target of a deferrable call's arguments, if they are exact.
-fn target_of(args: &Value) -> Option<Target> {
-    final_answer::Args::parse(args).ok().map(|a| a.target)
+/// The tool a task may stand for, and what it waits for, when `args` are its exact arguments.
+fn awaited(tool: &str, args: &Value) -> Option<(&'static str, Awaited)> {
+    if !tools::defers(tool) {
+        return None;
+    }
+    match tool {
+        tools::READ_FINAL_ANSWER => final_answer::Args::parse(args)
+            .ok()
+            .map(|a| (tools::READ_FINAL_ANSWER, Awaited::Answer(a.target))),
+        tools::WAIT_FOR_ACCESS => crate::tools::access::request_id_of(args)
+            .map(|id| (tools::WAIT_FOR_ACCESS, Awaited::Decision(id))),
+        _ => None,
+    }
+}
+
+/// Whether the call still waits at `now_ms` (`None`: it cannot be told now, poll again).
+fn waits(reading: &Reading, ctx: &KeyContext, awaited: &Awaited, now_ms: i64) -> Option<bool> {
+    match awaited {
+        Awaited::Answer(target) => {
+            match readiness(reading, ctx, target, Feature::FinalAnswer, now_ms) {
+                Readiness::Unsettled(_) => Some(true),
+                Readiness::Unknown => None,
+                Readiness::Settled | Readiness::Unreadable => Some(false),
+            }
+        }
+        Awaited::Decision(id) => match reading.store.access_request(id) {
+            Ok(q) => Some(crate::access::standing(q.as_ref(), &ctx.reader.id, now_ms).pending()),
+            Err(_) => None,
+        },
+    }
 }
 
 /// For a client that declared the Tasks extension: a task handle instead of an answer, when
-/// `tool` may be deferred (`read_final_answer`), its arguments are exact, and the run is
-/// granted, current and not settled. `None`: answer the call now (through the gate, which
+/// `tool` may be deferred, its arguments are exact, and what it waits for has not come: the run
+/// granted, current and not settled (`read_final_answer`), the request still waiting for the
+/// owner (`wait_for_access`). `None`: answer the call now (through the gate, which
 /// refuses it or serves it). On a blocking thread.
 pub fn defer(
     reading: &Reading,
@@ -66,12 +99,8 @@ pub fn defer(
     args: &Value,
     now_ms: i64,
 ) -> Option<NewTask> {
-    let (tool, feature) = deferrable(tool)?;
-    let target = target_of(args)?;
-    if !matches!(
-        readiness(reading, ctx, &target, feature, now_ms),
-        Readiness::Unsettled(_)
-    ) {
+    let (tool, awaited) = awaited(tool, args)?;
+    if waits(reading, ctx, &awaited, now_ms) != Some(true) {
         return None;
     }
     let handle = TaskHandle {
@@ -105,14 +134,13 @@ pub fn poll(
         .cursor_key()
         .open_task(&ctx.reader.id, id, now_ms)
         .ok_or(ErrorCode::InvalidTask)?;
-    let (tool, feature) = deferrable(&handle.tool).ok_or(ErrorCode::InvalidTask)?;
-    let target = target_of(&handle.args).ok_or(ErrorCode::InvalidTask)?;
-    Ok(match readiness(reading, ctx, &target, feature, now_ms) {
-        Readiness::Unsettled(_) | Readiness::Unknown => TaskPoll::Working {
+    let (tool, awaited) = awaited(&handle.tool, &handle.args).ok_or(ErrorCode::InvalidTask)?;
+    Ok(match waits(reading, ctx, &awaited, now_ms) {
+        Some(true) | None => TaskPoll::Working {
             created_ms: handle.created_ms,
             expires_ms: handle.expires_ms,
         },
-        Readiness::Settled | Readiness::Unreadable => TaskPoll::Ready {
+        Some(false) => TaskPoll::Ready {
             tool,
             args: handle.args,
             created_ms: handle.created_ms,

@@ -260,3 +260,67 @@ async fn a_settled_task_polled_two_thousand_times_writes_one_receipt() {
     assert_eq!(audit[0].1.len(), 1, "one receipt: {:?}", audit[0].1);
     assert_eq!(audit[0].1[0].outcome, "ok");
 }
+
+/// `wait_for_access` on a request still waiting is a task that completes with the owner's
+/// decision: `working` while nobody decided, then `completed` carrying `approved` and the
+/// exact target shared. A client without the extension waits as always.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_for_access_task_completes_with_the_owners_decision() {
+    let env = Env::new();
+    env.place("sample", std::time::Duration::from_secs(60));
+    env.ingest();
+    let serving = runread_testkit::serve::mcp(env.service_settling_at_once()).await;
+    let reader = env.add_reader("asking");
+    let client = connect(&serving.url, &reader.key, true).await;
+    let Value::Object(args) = json!({"agent": "pi", "latest": 1}) else {
+        unreachable!()
+    };
+    let CallToolResponse::Complete(asked) = client
+        .call_tool_once(CallToolRequestParams::new("request_access").with_arguments(args))
+        .await
+        .unwrap()
+    else {
+        panic!("request_access is answered at once");
+    };
+    let id = asked.structured_content.unwrap()["requestId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let Value::Object(wait) = json!({"requestId": id}) else {
+        unreachable!()
+    };
+    let wait = CallToolRequestParams::new("wait_for_access").with_arguments(wait);
+    let CallToolResponse::Task(created) = client.call_tool_once(wait.clone()).await.unwrap() else {
+        panic!("a task for a request still waiting");
+    };
+    let task_id = created.task.task_id;
+    let polled = client
+        .get_task(GetTaskParams::new(task_id.clone()))
+        .await
+        .unwrap();
+    assert_eq!(polled.task.status(), TaskStatus::Working);
+
+    let now = runread_core::timefmt::now_ms();
+    let approved = env
+        .owner()
+        .approve_request(&id, Default::default(), now)
+        .unwrap();
+    let shared = approved.grants[0].run.target.clone();
+    let done = client.get_task(GetTaskParams::new(task_id)).await.unwrap();
+    assert_eq!(done.task.status(), TaskStatus::Completed);
+    let rmcp::model::TaskPayload::Completed { result } = done.task.payload else {
+        panic!("a completed task carries its result");
+    };
+    let result = serde_json::to_value(&result).unwrap();
+    let decided = &result["structuredContent"];
+    assert_eq!(decided["state"], "approved", "{result}");
+    assert_eq!(
+        decided["targets"][0]["target"],
+        serde_json::to_value(&shared).unwrap()
+    );
+    // Decided: the same call is answered at once, task or not.
+    let CallToolResponse::Complete(again) = client.call_tool_once(wait).await.unwrap() else {
+        panic!("a decided request is answered at once");
+    };
+    assert_eq!(again.structured_content.unwrap()["state"], "approved");
+}

@@ -303,6 +303,11 @@ impl ExactArgs for WaitArgs {
     }
 }
 
+/// The request id of `wait_for_access` arguments, if they are exact.
+pub(crate) fn request_id_of(args: &Value) -> Option<String> {
+    WaitArgs::parse(args).ok().map(|a| a.request_id)
+}
+
 impl WaitArgs {
     fn timeout(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.timeout_seconds.unwrap_or(WAIT_DEFAULT_SECONDS))

@@ -52,7 +52,7 @@ pub use wait::waits;
 /// Whether a call of `name` may be answered with a task handle, for a client with the Tasks
 /// extension ([`crate::service::Service::defer_to_task`]).
 pub fn defers(name: &str) -> bool {
-    name == READ_FINAL_ANSWER
+    name == READ_FINAL_ANSWER || name == WAIT_FOR_ACCESS
 }
 
 pub fn by_name(name: &str) -> Option<&'static ToolDef> {
