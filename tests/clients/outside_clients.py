@@ -126,6 +126,8 @@ ALL_TOOLS = sorted([
     "list_granted_targets", "read_final_answer", "get_run", "wait_for_run", "read_history", "read_work_state",
     "read_target_metadata", "list_artifacts", "read_artifact", "request_access", "wait_for_access",
 ])
+# the tools that name no run: a grant's target never lists them
+NO_RUN_TOOLS = ("list_granted_targets", "request_access", "wait_for_access")
 # the label of each tool's text block (runread: the lowest trust of any field a tool's output can carry;
 # anything an agent wrote, the ids it chose included, is untrusted, runread's own projections medium)
 TRUST_LABEL = {
@@ -1096,7 +1098,8 @@ class Suite:
         ensure(sorted(targets[0].get("features", [])) == sorted(grant["featureList"]),
                f"features {targets[0].get('features')}, granted {grant['featureList']}")
         listed = sorted(targets[0].get("tools", []))
-        ensure(listed == [t for t in want if t != "list_granted_targets"], f"target's tools {listed}")
+        # the tools a grant's features let its key call on the target (not those that name no run)
+        ensure(listed == [t for t in want if t not in NO_RUN_TOOLS], f"target's tools {listed}")
         return f"tools/list: all {len(ALL_TOOLS)}; the target lists tools {listed}"
 
     def insp_all_tools(self, key: str, era: str = "modern") -> str:

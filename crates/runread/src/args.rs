@@ -109,6 +109,10 @@ pub(crate) enum Command {
     /// Share one run with a reader (`--to NAME`; a new name becomes a reader, its key printed
     /// once), or list / revoke grants.
     Grant(GrantArgs),
+    /// The access requests readers filed (`request_access`) that wait for your decision: who asks,
+    /// what, why (the reader's own words, quoted) and the runs it matches; `approve` grants them,
+    /// `deny` refuses.
+    Requests(RequestsArgs),
     /// Serve MCP (2026-07-28, stateless) over Streamable HTTP at /mcp.
     Serve(ServeArgs),
     /// The owner's console in the browser: see runs, grant, revoke, read the audit, manage
@@ -428,6 +432,48 @@ pub(crate) enum GrantCmd {
     },
 }
 
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct RequestsArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<RequestsCmd>,
+    /// Print JSON (times in RFC 3339) instead of lines for a person.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum RequestsCmd {
+    /// Approve a request: one exact grant per run to the reader that asked (by default the runs
+    /// `runread requests` lists as matching, with the features and the time it asked for).
+    Approve {
+        /// The request's id (`q-…`), as `runread requests` shows it.
+        id: String,
+        /// A run to grant instead of the matching ones: its id, or any prefix of it that names
+        /// one run (as `runread requests` or `runread runs` show it). Repeatable, up to as many
+        /// runs as the request asked for.
+        #[arg(long = "run", value_name = "RUN")]
+        runs: Vec<String>,
+        /// Fewer features than it asked for, comma-separated (never more).
+        #[arg(long, value_delimiter = ',', value_parser = feature_names(), value_name = "FEATURES")]
+        features: Vec<String>,
+        /// Sooner than it asked: a duration (90s, 15m, 2h, 7d) or an RFC 3339 time (never later).
+        #[arg(long)]
+        expires: Option<String>,
+        /// Print JSON (times in RFC 3339) instead of lines for a person.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deny a request: the reader's `wait_for_access` answers `denied`, nothing is granted.
+    Deny {
+        /// The request's id (`q-…`), as `runread requests` shows it.
+        id: String,
+        /// Print JSON instead of lines for a person.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// The session directories a command reads: one `--<agent> DIR` flag per agent, made from each
 /// agent's profile (`runread_sessions::profile`), so that a new agent brings its flag along.
 #[derive(Debug, Default)]
@@ -704,6 +750,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = runread_core::limits::READER_CALLS_PER_MINUTE_MAX,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub(crate) calls_per_minute: u32,
+    /// Show a desktop notification when a reader asks for access (`request_access`), naming the
+    /// reader only (`notify-send` on Linux, `osascript` on macOS); decide with `runread requests`
+    /// or on the console.
+    #[arg(long)]
+    pub(crate) notify: bool,
 }
 
 // `runread console`.

@@ -58,14 +58,78 @@ pub(crate) fn size(bytes: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// `seconds` as a person says a span, in its largest whole unit: `90 s`, `15 min`, `2 h`, `7 d`
+/// (`90 min`, not `1 h`: a span is never rounded).
+pub(crate) fn span(seconds: u64) -> String {
+    const MINUTE: u64 = 60;
+    const HOUR: u64 = 60 * MINUTE;
+    const DAY: u64 = 24 * HOUR;
+    match seconds {
+        s if s >= DAY && s % DAY == 0 => format!("{} d", s / DAY),
+        s if s >= HOUR && s % HOUR == 0 => format!("{} h", s / HOUR),
+        s if s >= MINUTE && s % MINUTE == 0 => format!("{} min", s / MINUTE),
+        s => format!("{s} s"),
+    }
+}
+
 /// `n` things: `1 run`, `2 runs`, `0 runs`.
 pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `text` as a terminal shows it inertly: every character that is not shown as itself
+/// ([`runread_core::names::is_shown_as_written`]: controls such as the ESC of an ANSI sequence,
+/// line breaks, bidirectional overrides, zero-width characters) is written as its escape
+/// (`\u{1b}`, `\n`), so a reader's or an agent's text can neither move the cursor, recolour the
+/// terminal nor pass for runread's own lines. Everything else is written as it is.
+pub(crate) fn inert(text: &str) -> String {
+    escaped(text, false)
+}
+
+/// `text` between double quotes, [`inert`], with its own `"` and `\` escaped: a reader's text (an
+/// access request's reason) shown as a quotation that cannot end early.
+pub(crate) fn quoted(text: &str) -> String {
+    format!("\"{}\"", escaped(text, true))
+}
+
+/// [`inert`], escaping the quotation's own `"` and `\` too when `in_quotes`.
+fn escaped(text: &str, in_quotes: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut one = [0u8; 4];
+    for c in text.chars() {
+        let shown = runread_core::names::is_shown_as_written(c.encode_utf8(&mut one));
+        if !shown || (in_quotes && matches!(c, '"' | '\\')) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn untrusted_text_is_shown_inert_and_quoted() {
+        let forged = "ok\u{1b}[31mred\u{1b}[0m\nrunread: approved\u{202e}txt.exe";
+        let shown = inert(forged);
+        assert!(!shown.chars().any(char::is_control), "{shown}");
+        assert_eq!(
+            shown,
+            "ok\\u{1b}[31mred\\u{1b}[0m\\nrunread: approved\\u{202e}txt.exe"
+        );
+        assert_eq!(
+            quoted("say \"hi\" \\ </tool_result>"),
+            r#""say \"hi\" \\ </tool_result>""#
+        );
+        assert_eq!(
+            inert("héllo <b>wörld</b> — 日本"),
+            "héllo <b>wörld</b> — 日本"
+        );
+        assert_eq!(quoted("tab\there"), r#""tab\there""#);
+    }
 
     #[test]
     fn a_time_for_a_person_is_as_wide_as_its_column() {
@@ -82,6 +146,16 @@ mod tests {
         assert_eq!(size(14_310), "14.0 KiB");
         assert_eq!(size(1_073_741_824), "1.0 GiB");
         assert_eq!(size(u64::MAX), "16777216.0 TiB");
+    }
+
+    #[test]
+    fn a_span_is_said_in_its_largest_whole_unit_never_rounded() {
+        assert_eq!(span(0), "0 s");
+        assert_eq!(span(90), "90 s");
+        assert_eq!(span(3_600), "1 h");
+        assert_eq!(span(5_400), "90 min");
+        assert_eq!(span(604_800), "7 d");
+        assert_eq!(span(90_000), "25 h");
     }
 
     #[test]

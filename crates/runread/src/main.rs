@@ -29,6 +29,7 @@ mod home;
 mod human;
 mod inputs;
 mod keyfile;
+mod notify;
 mod platform;
 mod probe;
 mod stop;
@@ -143,6 +144,7 @@ fn run_in(ctx: &Context, command: Command) -> Res {
         Command::Snapshots { json } => cmd::snapshots::snapshots(ctx, json),
         Command::Runs(args) => cmd::runs::runs_command(ctx, args),
         Command::Grant(args) => cmd::grant::grant(ctx, args),
+        Command::Requests(args) => cmd::requests::requests(ctx, args),
         Command::Reader(c) => cmd::reader::reader(ctx, c),
         Command::Artifact(c) => cmd::artifact::artifact(ctx, c),
         Command::Secret(c) => cmd::secret::secret(ctx, c),

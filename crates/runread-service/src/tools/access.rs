@@ -12,7 +12,7 @@ use std::sync::{Arc, LazyLock};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use runread_core::envelope::Trust;
 use runread_core::limits::{
@@ -65,13 +65,7 @@ fn text_within(text: &Option<String>, max: usize) -> bool {
 impl ExactArgs for RequestArgs {
     /// Every field optional, each within its bound; `words` as the owner's search takes a query.
     fn parse(args: &Value) -> Result<RequestArgs, ErrorCode> {
-        let a: RequestArgs = match args {
-            Value::Null => RequestArgs::default(),
-            Value::Object(_) => {
-                serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?
-            }
-            _ => return Err(ErrorCode::InvalidArguments),
-        };
+        let a: RequestArgs = crate::tools::adapters::optional_fields(args)?;
         let features_ok = a.features.as_ref().is_none_or(|f| {
             let mut distinct = f.clone();
             distinct.sort();
@@ -169,10 +163,7 @@ impl ToolRules for RequestAccess {
 
     /// Absent arguments are the empty object the schema names.
     fn input(args: &Value) -> Value {
-        match args {
-            Value::Null => Value::Object(Map::new()),
-            other => other.clone(),
-        }
+        crate::tools::adapters::absent_as_empty(args)
     }
 
     /// No run and no grant: the request is filed (or found, when an identical one waits).

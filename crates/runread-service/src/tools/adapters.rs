@@ -372,6 +372,29 @@ pub(crate) trait ExactArgs: Sized {
     fn parse(args: &Value) -> Result<Self, ErrorCode>;
 }
 
+/// Arguments of a tool whose every field is optional: none at all (`null`) is the default, an
+/// object is parsed exactly (unknown fields refused), anything else is `invalid_arguments`.
+pub(crate) fn optional_fields<T: serde::de::DeserializeOwned + Default>(
+    args: &Value,
+) -> Result<T, ErrorCode> {
+    match args {
+        Value::Null => Ok(T::default()),
+        Value::Object(_) => {
+            serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)
+        }
+        _ => Err(ErrorCode::InvalidArguments),
+    }
+}
+
+/// The input the gate seals for such a tool: absent arguments are the empty object its schema
+/// names.
+pub(crate) fn absent_as_empty(args: &Value) -> Value {
+    match args {
+        Value::Null => Value::Object(Map::new()),
+        other => other.clone(),
+    }
+}
+
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TargetOnly {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use runread_core::cursor::{CursorKey, Purpose};
 use runread_core::limits::{
@@ -63,13 +63,7 @@ impl ListArgs {
 impl ExactArgs for ListArgs {
     /// An object of the two optional fields, or none at all; `limit` 1..=`GRANTED_TARGETS_PAGE_MAX`.
     fn parse(args: &Value) -> Result<ListArgs, ErrorCode> {
-        let parsed: ListArgs = match args {
-            Value::Null => ListArgs::default(),
-            Value::Object(_) => {
-                serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?
-            }
-            _ => return Err(ErrorCode::InvalidArguments),
-        };
+        let parsed: ListArgs = crate::tools::adapters::optional_fields(args)?;
         if parsed
             .limit
             .is_some_and(|l| l == 0 || l as usize > GRANTED_TARGETS_PAGE_MAX)
@@ -91,10 +85,7 @@ impl ToolRules for ListGrantedTargets {
 
     /// Absent arguments are the empty object the schema names.
     fn input(args: &Value) -> Value {
-        match args {
-            Value::Null => Value::Object(Map::new()),
-            other => other.clone(),
-        }
+        crate::tools::adapters::absent_as_empty(args)
     }
 
     /// No run: the reader's live grants, at least one, and the current run of each on the page.

@@ -209,7 +209,7 @@ const READABLE_ANSWER_STATES: [&str; 2] = ["available", "saving"];
 
 /// A warning on stderr when the grant shares the final answer of a run that has none a reader
 /// could read (a failed or cut-off run): the grant stands, the owner is told.
-fn warn_if_no_answer(features: &[Feature], answer_state: &str) {
+pub(crate) fn warn_if_no_answer(features: &[Feature], answer_state: &str) {
     if features.contains(&Feature::FinalAnswer) && !READABLE_ANSWER_STATES.contains(&answer_state) {
         eprintln!(
             "runread: warning: this run has no readable final answer (its state is \
@@ -232,6 +232,16 @@ pub(crate) fn print_grant(
     if as_json {
         return print_grant_json(g, shown, url, configs.as_ref(), out_key);
     }
+    print_grant_lines(g, shown)?;
+    print_who_sees_it(g, configs.as_ref(), url, out_key)
+}
+
+/// What a grant made is, for a person: its id, reader and expiry, its run, features, target and
+/// snapshot (`grant`, and each grant `requests approve` makes).
+pub(crate) fn print_grant_lines(
+    g: &runread_service::owner::NewGrant,
+    shown: &runread_core::redact::MaskedView<runread_service::owner::shown::ShownRun>,
+) -> Res {
     outln!(
         "grant {} to reader {:?}, until {}",
         g.grant.id,
@@ -257,7 +267,7 @@ pub(crate) fn print_grant(
         serde_json::to_string(&shown.record.target).map_err(|e| e.to_string())?
     );
     outln!("snapshot {}", g.snapshot.describe());
-    print_who_sees_it(g, configs.as_ref(), url, out_key)
+    Ok(())
 }
 
 /// How the reader's client comes to see the run: a new reader's key and configs; for one that
@@ -321,17 +331,7 @@ fn print_grant_json(
     configs: Option<&runread_mcp::configs::ClientConfigs>,
     out_key: &KeyOut,
 ) -> Res {
-    let mut out = json!({
-        "grantId": g.grant.id,
-        "readerId": g.reader.id,
-        "to": g.reader.name,
-        "newReader": g.key.is_some(),
-        "target": shown.record.target,
-        "features": g.grant.features,
-        "url": url,
-        "expiresAt": rfc3339(g.grant.expires_at_ms),
-        "snapshot": snapshot_json(g.snapshot),
-    });
+    let mut out = grant_json(g, shown, Some(url));
     if let (Some(key), Some(configs)) = (&g.key, configs) {
         insert_key_json(&mut out, key, configs, out_key);
     }
@@ -340,6 +340,29 @@ fn print_grant_json(
         serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
     );
     Ok(())
+}
+
+/// A grant made, as `--json` prints it (`grant`, and each grant of `requests approve`): its id,
+/// reader, target, features, the `url` its client reads at (when one is named), expiry and
+/// snapshot.
+pub(crate) fn grant_json(
+    g: &runread_service::owner::NewGrant,
+    shown: &runread_core::redact::MaskedView<runread_service::owner::shown::ShownRun>,
+    url: Option<&str>,
+) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    out.insert("grantId".into(), json!(g.grant.id));
+    out.insert("readerId".into(), json!(g.reader.id));
+    out.insert("to".into(), json!(g.reader.name));
+    out.insert("newReader".into(), json!(g.key.is_some()));
+    out.insert("target".into(), json!(shown.record.target));
+    out.insert("features".into(), json!(g.grant.features));
+    if let Some(url) = url {
+        out.insert("url".into(), json!(url));
+    }
+    out.insert("expiresAt".into(), json!(rfc3339(g.grant.expires_at_ms)));
+    out.insert("snapshot".into(), snapshot_json(g.snapshot));
+    serde_json::Value::Object(out)
 }
 
 /// What sealing a grant's snapshot did, as `--json` prints it.

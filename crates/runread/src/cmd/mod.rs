@@ -11,6 +11,7 @@ pub(crate) mod ingest;
 pub(crate) mod keys;
 pub(crate) mod read;
 pub(crate) mod reader;
+pub(crate) mod requests;
 pub(crate) mod run;
 pub(crate) mod runs;
 pub(crate) mod secret;

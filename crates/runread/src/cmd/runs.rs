@@ -153,30 +153,31 @@ pub(crate) fn runs(
 
 /// The page as JSON: one object per run, what the owner is shown of it.
 fn print_runs_json(list: &[MaskedView<runread_service::owner::shown::ShownRun>]) -> Res {
-    let out: Vec<_> = list
-        .iter()
-        .map(|shown| {
-            let r = &shown.record;
-            json!({
-                "target": r.target,
-                "agent": r.agent,
-                "status": r.run.status.as_str(),
-                "answerState": shown.answer_state,
-                "unknownReason": r.run.unknown_reason,
-                "finalBytes": r.run.final_bytes,
-                "prompt": shown.prompt.text(),
-                "startedAt": r.run.started_at,
-                "workspace": r.workspace_name,
-                "waitingReaders": shown.waiting,
-                "usage": runread_service::outputs::Usage::of(r.run.usage.as_ref()),
-            })
-        })
-        .collect();
+    let out: Vec<_> = list.iter().map(|shown| run_json(shown)).collect();
     outln!(
         "{}",
         serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
     );
     Ok(())
+}
+
+/// One run as `runs --json` prints it (and `requests --json` its matching runs): what the owner
+/// is shown of it.
+pub(crate) fn run_json(shown: &runread_service::owner::shown::ShownRun) -> serde_json::Value {
+    let r = &shown.record;
+    json!({
+        "target": r.target,
+        "agent": r.agent,
+        "status": r.run.status.as_str(),
+        "answerState": shown.answer_state,
+        "unknownReason": r.run.unknown_reason,
+        "finalBytes": r.run.final_bytes,
+        "prompt": shown.prompt.text(),
+        "startedAt": r.run.started_at,
+        "workspace": r.workspace_name,
+        "waitingReaders": shown.waiting,
+        "usage": runread_service::outputs::Usage::of(r.run.usage.as_ref()),
+    })
 }
 
 /// The page as a table: one row per run, each id cut to the shortest prefix that no other run
@@ -240,7 +241,7 @@ fn print_runs_table(
 }
 
 /// A column as wide as its widest cell, and at least `min` characters.
-fn column_width<'a>(cells: impl Iterator<Item = &'a str>, min: usize) -> usize {
+pub(crate) fn column_width<'a>(cells: impl Iterator<Item = &'a str>, min: usize) -> usize {
     cells.map(|s| s.chars().count()).max().unwrap_or(0).max(min)
 }
 

@@ -98,7 +98,7 @@ pub(crate) fn serve_command(ctx: &Context, a: ServeArgs) -> Res {
         ..Config::default()
     };
     let served = match (a.stdio, a.key_file) {
-        (true, Some(kf)) => serve_stdio(ctx, &kf, config, extra, a.protocol.into()),
+        (true, Some(kf)) => serve_stdio(ctx, &kf, config, extra, a.protocol.into(), a.notify),
         _ => serve(
             ctx,
             a.listen,
@@ -111,6 +111,7 @@ pub(crate) fn serve_command(ctx: &Context, a: ServeArgs) -> Res {
                 public,
             },
             a.console.then_some((a.console_listen, a.open)),
+            a.notify,
         ),
     };
     // The watcher and the sweeper hold the store too: it closes only once they are done.
@@ -145,6 +146,7 @@ pub(crate) fn serve(
     extra: Vec<String>,
     allowed: runread_mcp::guards::Allowed,
     console: Option<(SocketAddr, bool)>,
+    notify: bool,
 ) -> Res {
     if !listen.ip().is_loopback() && allowed.hosts.is_empty() {
         return Err(format!(
@@ -153,6 +155,9 @@ pub(crate) fn serve(
     }
     let service = ctx.service(config, extra)?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    if notify {
+        rt.spawn(crate::notify::notify_requests(ctx.store.clone()));
+    }
     // The console names the MCP endpoint as bound (the port may have been 0).
     let (bound_tx, bound_rx) = tokio::sync::oneshot::channel::<SocketAddr>();
     let console_failed = Arc::new(ConsoleFailure::default());
@@ -245,10 +250,14 @@ pub(crate) fn serve_stdio(
     config: Config,
     extra: Vec<String>,
     protocols: runread_mcp::guards::Protocols,
+    notify: bool,
 ) -> Res {
     let key = read_key_file(key_file, true)?;
     let service = ctx.service(config, extra)?;
     let rt = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    if notify {
+        rt.spawn(crate::notify::notify_requests(ctx.store.clone()));
+    }
     // The end of stdin ends the session; a signal ends it too. Then the calls still on blocking
     // threads get the HTTP server's grace to finish, and the runtime does not wait for the
     // blocking read of stdin, which only the client's end of the pipe would end.

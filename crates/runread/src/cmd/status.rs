@@ -30,7 +30,15 @@ struct Status {
     serving: ServingStatus,
     agents: Vec<AgentStatus>,
     readers: Vec<ReaderStatus>,
+    access_requests: AccessRequestsStatus,
     store: StoreStatus,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AccessRequestsStatus {
+    /// Requests readers filed (`request_access`) that wait for the owner's decision now.
+    pending: u64,
 }
 
 #[derive(Serialize)]
@@ -125,6 +133,11 @@ pub(crate) fn status(ctx: &Context, args: StatusArgs) -> Res {
             .map(|agent| agent_status(store, &remembered, agent, now))
             .collect::<Result<_, _>>()?,
         readers: readers(store, now)?,
+        access_requests: AccessRequestsStatus {
+            pending: store
+                .access_requests_pending_count(now)
+                .map_err(unanswered)?,
+        },
         store: store_status(&ctx.store_location),
     };
     if args.json {
@@ -137,6 +150,7 @@ pub(crate) fn status(ctx: &Context, args: StatusArgs) -> Res {
         print_agent(a, now);
     }
     print_readers(&status.readers, now);
+    print_access_requests(&status.access_requests);
     print_store(&status.store);
     Ok(())
 }
@@ -413,6 +427,18 @@ fn print_readers(readers: &[ReaderStatus], now: i64) {
             "  {:<10} {}, {last}",
             r.name,
             human::count(r.live_grants, "live grant", "live grants")
+        );
+    }
+}
+
+/// `access requests: N pending`, and where to decide them when there are any.
+fn print_access_requests(r: &AccessRequestsStatus) {
+    if r.pending == 0 {
+        outln!("access requests: 0 pending");
+    } else {
+        outln!(
+            "access requests: {} pending; decide with `runread requests` or on the console",
+            r.pending
         );
     }
 }

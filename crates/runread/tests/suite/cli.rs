@@ -1247,6 +1247,7 @@ fn completions_and_the_man_page_name_every_command() {
         "runs",
         "show",
         "grant",
+        "requests",
         "serve",
         "snapshots",
         "status",

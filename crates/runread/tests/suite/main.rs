@@ -6,6 +6,7 @@
 #[cfg(feature = "postgres")]
 mod pgtls;
 
+mod access_requests;
 mod agent_text;
 mod architecture;
 mod audit_refusals;
