@@ -82,6 +82,16 @@ Cases, run one after another against the one server:
                          the run by it, the delegate's stdout JSON line names the same target, and a second
                          step reads exactly that run's answer
  13. claude-waits-on-pi-by-label  the same with the real Pi 1.6.0 as the delegate under ``runread run``
+ 14. claude-requests-denied / claude-requests-expiry / claude-requests-approved  access requests: Claude Code
+                         configured once with a reader's key and no grant; the home's latest Codex run made
+                         first (the real Codex under ``runread run``, shared with no one). Step A: its model calls
+                         ``request_access {"agent": "codex", "latest": 1, "reason": …}`` (pending, an id, no
+                         run); step B, on a thread: ``wait_for_access`` then ``read_final_answer`` of that run;
+                         while the wait is on the wire ``runread requests --json`` lists the request with exactly
+                         that one run and the owner decides with ``runread requests deny|approve ID``: denied (no
+                         targets, the read refused not_granted) or approved (exactly that target, the read the
+                         Codex answer) or, through a second ``runread serve --request-expiry-seconds 5``
+                         behind the same pass-through, left to expire (the wait answers expired, the read refused)
 Pi's harness starts it with --no-extensions, which also turns MCP off: HARNESS_WRAP names a wrapper
 adding ``-e builtin:mcp --mode json``. Pi hands its model runread's text block (tag line, then the
 JSON with the label first), which must carry the structuredContent recorded on the wire.
@@ -102,6 +112,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import hashlib
 import importlib.util
 import json
@@ -203,6 +214,16 @@ STEP_TIMEOUT_S = 90
 # the reader's wait is open while the run works, and the answer it then gives.
 CODEX_HOLD_MS = 25_000
 WAITED_ANSWER = "The report the orchestrator waited for: one file, all green."
+# Access requests (issue 55): the reader that asks (configured once, no grant), the latest Codex run it asks for
+# (the real Codex under `runread run`, shared with no one), and what a request's id and life are.
+ASKING_READER = "claude-asks"
+REQUESTED_PROMPT = "Write the report another assistant will ask the owner for."
+REQUESTED_ANSWER = "Codex's report, asked for by another assistant: three files changed, tests green — naïve 日本語 ✓"
+# A request id is opaque to the reader: `q-` and lowercase hex (its length is the core's: 64 random bits today).
+REQUEST_ID = re.compile(r"^q-[0-9a-f]{16,64}$")
+# How long the expiry case's requests wait (`serve --request-expiry-seconds`: at least 5; the default is 10 minutes).
+REQUEST_EXPIRY_S = 5
+ACCESS_CASES = ("claude-requests-denied", "claude-requests-expiry", "claude-requests-approved")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 BLOCK_RE = re.compile(r"<!-- client-config: ([a-z0-9-]+) -->\n```[a-z]*\n(.*?)```", re.S)
 
@@ -523,6 +544,8 @@ class Readers:
         self.reference: tuple[str, Any] | None = None
         # Per case directory: the environment its client steps get (RUNREAD_KEY, from key_in_env).
         self.case_env: dict[Path, dict[str, str]] = {}
+        # What the access-request cases share (access_setup), made by whichever of them runs first.
+        self.access: dict[str, Any] | None = None
 
     def note(self, line: str) -> None:
         key = getattr(self, "key", None)
@@ -624,6 +647,7 @@ class Readers:
                 stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=rr.env, start_new_session=True,
             )
         wait_for_port(port, self.server, self.server_log)
+        self.server_port = port
         self.proxy = RecordingProxy(port)
         self.res.record("setup: ingest, grant, serve", True,
                         f"run {t['runId']} ({SAMPLE_BYTES} B) granted (final_answer); runread serve on 127.0.0.1:{port}, "
@@ -1118,16 +1142,18 @@ class Readers:
                 f"{reader} waiting while the answer was {waiting_seen.get('answerState')!r}; wait_for_run answered "
                 f"settled:true, status completed; read_final_answer: available, evidence supervised, the scripted text")
 
-    def codex_under_run(self, name: str, reader: str, label: str | None, answer: str,
-                        hold_ms: int) -> tuple[subprocess.Popen, Path, Any]:
+    def codex_under_run(self, name: str, reader: str | None, label: str | None, answer: str,
+                        hold_ms: int, prompt: str | None = None) -> tuple[subprocess.Popen, Path, Any]:
         """The real Codex under `runread run --share READER:final_answer,status:1h` (and `--label LABEL`
-        when given), its scripted model answering `answer` after `hold_ms`: (the harness process, its
-        OUTDIR, its log)."""
+        when given; no reader: shared with none), its scripted model answering `answer` after `hold_ms`:
+        (the harness process, its OUTDIR, its log)."""
         codex_out = self.tmp / "cases" / name
+        shared = ["--share", f"{reader}:final_answer,status:1h"] if reader else []
         labelled = ["--label", label] if label else []
         wrap = [str(self.opts.runread), "--home", str(self.home), "run", "--workspace", str(codex_out / "workspace"),
-                "--share", f"{reader}:final_answer,status:1h", *labelled, "--"]
-        prompt = f"Do the task labelled {label}." if label else "Write the report the orchestrator waits for."
+                *shared, *labelled, "--"]
+        if prompt is None:
+            prompt = f"Do the task labelled {label}." if label else "Write the report the orchestrator waits for."
         scenario = codex_out.parent / f"{name}.scenario.json"
         scenario.write_text(json.dumps({"model": CODEX_MODEL, "responses": [{"text": answer, "delay_ms": hold_ms}],
                                         "steps": [{"prompt": prompt, "timeout_s": STEP_TIMEOUT_S}]}))
@@ -1273,6 +1299,266 @@ class Readers:
         self.proxy.take(settle=0)
         return (f"Claude Code waited by label before the share; Pi {PI_VERSION} under runread run --label; settled, "
                 f"supervised, listed by its label, its answer read exactly")
+
+    # ----------------------------------------------------------------- access requests (issue 55)
+
+    def access_setup(self) -> dict[str, Any]:
+        """What the three access-request cases share, made once (whichever of them runs first): a reader
+        with no grant and Claude Code configured once with its key (the README's `claude mcp add` block as
+        printed), and the home's latest Codex run — the real Codex under `runread run`, shared with no
+        one, so that the newest Codex run of the home is one whose answer the test knows, whatever ran
+        before. Checks that it is the newest Codex run `runread runs --json` lists, completed, its answer
+        available and exactly the scripted size."""
+        if self.access is not None:
+            return self.access
+        key, reader_id = self.add_reader(ASKING_READER)
+        out = self.claude_configured_once("claude-requests-access", key)
+        for case in ACCESS_CASES:  # where a failing case's artifacts are said to be
+            (out.parent / case).symlink_to(out.name)
+        proc, codex_out, log = self.codex_under_run("codex-requested", None, None, REQUESTED_ANSWER, 0,
+                                                    prompt=REQUESTED_PROMPT)
+        try:
+            rc = proc.wait(timeout=STEP_TIMEOUT_S + 120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            log.close()
+        ensure(rc == 0, f"the Codex harness under runread run exited {rc}: "
+                        f"{tail((codex_out.parent / 'codex-requested.out').read_text(errors='replace'))}")
+        rr = Runread(self.opts.runread, self.home)
+        codex_runs = [r for r in json.loads(rr.ok("runs", "--json")) if r.get("agent") == "codex"]
+        ensure(codex_runs and codex_runs[0].get("prompt") == REQUESTED_PROMPT,
+               f"the newest Codex run `runread runs --json` lists is not the one just made: "
+               f"{json.dumps(codex_runs[:1], ensure_ascii=False)[:400]}")
+        latest = codex_runs[0]
+        ensure(latest.get("status") == "completed" and latest.get("answerState") == "available"
+               and latest.get("finalBytes") == len(REQUESTED_ANSWER.encode()),
+               f"the latest Codex run: {json.dumps(latest, ensure_ascii=False)[:400]}")
+        ensure(not [g for g in json.loads(rr.ok("grant", "list", "--json")) if g.get("to") == ASKING_READER],
+               f"{ASKING_READER} holds a grant before asking")
+        self.access = {"reader": ASKING_READER, "reader_id": reader_id, "key": key, "out": out,
+                       "target": latest["target"], "steps": 0}
+        return self.access
+
+    def access_step(self, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """One `claude -p` step of the reader configured once (`reader_step`), numbered across the cases."""
+        a = self.access
+        a["steps"] += 1
+        return self.reader_step(a["out"], a["steps"], calls)
+
+    def request_codex(self, reason: str) -> tuple[str, dict[str, Any], float, float]:
+        """Step A: the scripted model finds `request_access` and calls it with `{"agent": "codex", "latest": 1,
+        "reason": REASON}`. What reached the model: the request's id, `state: "pending"`, an `expiresAt`,
+        nothing of any run (no id of the Codex run in it). Returns (id, the answer, wall clock before and
+        after the step)."""
+        before = time.time()
+        (asked,) = self.access_step([("request_access", {"agent": "codex", "latest": 1, "reason": reason})])
+        after = time.time()
+        d = asked["json"]
+        ensure(not asked["is_error"] and REQUEST_ID.fullmatch(str(d.get("requestId"))) and d.get("state") == "pending"
+               and isinstance(d.get("expiresAt"), str),
+               f"request_access gave is_error {asked['is_error']}, {json.dumps(d)[:300]}")
+        target = self.access["target"]
+        text = json.dumps(d)
+        ensure(target["runId"] not in text and target["sessionId"] not in text and "targets" not in d,
+               f"request_access's answer names a run: {text[:300]}")
+        return d["requestId"], d, before, after
+
+    def owner_request(self, request_id: str) -> dict[str, Any] | None:
+        """The pending request `runread requests --json` lists with this id (None: not listed)."""
+        listed = json.loads(Runread(self.opts.runread, self.home).ok("requests", "--json"))
+        ensure(isinstance(listed, list), f"`runread requests --json` is not a list: {json.dumps(listed)[:300]}")
+        found = [r for r in listed if r.get("requestId") == request_id]
+        ensure(len(found) <= 1, f"`runread requests --json` lists {request_id} {len(found)} times")
+        return found[0] if found else None
+
+    def check_listed(self, request_id: str, reason: str, expires_at: str) -> dict[str, Any]:
+        """`runread requests --json` lists the request: this reader, what it asked (agent codex, latest 1,
+        the default features), its reason, the expiry the reader was told, and exactly one matching run,
+        the latest Codex run."""
+        r = self.owner_request(request_id)
+        ensure(r is not None, f"`runread requests --json` does not list {request_id}")
+        target = self.access["target"]
+        matches = r.get("matches")
+        ensure(r.get("reader") == ASKING_READER and r.get("agent") == "codex" and r.get("latest") == 1
+               and r.get("reason") == reason and r.get("features") == ["final_answer", "status"]
+               and r.get("expiresAt") == expires_at,
+               f"`runread requests --json` shows {json.dumps(r, ensure_ascii=False)[:500]}")
+        ensure(isinstance(matches, list) and len(matches) == 1 and matches[0].get("target") == target,
+               f"`runread requests --json`: matches {json.dumps(matches, ensure_ascii=False)[:500]} "
+               f"(want exactly the latest Codex run {target['runId']})")
+        return r
+
+    def decided_while_waiting(self, request_id: str, reason: str, expires_at: str, decide: list[str],
+                              timeout_s: int = 50) -> tuple[list[dict[str, Any]], str]:
+        """Step B: the scripted model calls `wait_for_access {"requestId": ID}` and then `read_final_answer`
+        of the latest Codex run's target (the test knows it; a scripted model cannot learn it in the
+        step). The step runs on a thread of its own; once the wait is on the wire (sent, not answered)
+        the owner checks `runread requests --json` (`check_listed`) and decides with `runread requests
+        DECIDE...` (the CLI, as the owner would). What reached the model for both calls, and the CLI's
+        output. A check failing before the decision denies the request, so the wait ends at once."""
+        target = self.access["target"]
+        stepped: dict[str, Any] = {}
+
+        def step() -> None:
+            try:
+                stepped["seen"] = self.access_step([
+                    ("wait_for_access", {"requestId": request_id, "timeoutSeconds": timeout_s}),
+                    ("read_final_answer", {"target": target})])
+            except BaseException as e:  # reported below, on the test's thread
+                stepped["error"] = e
+
+        rr = Runread(self.opts.runread, self.home)
+        self.proxy.take(settle=0)
+        claude = threading.Thread(target=step, daemon=True)
+        claude.start()
+        decided = None
+        try:
+            deadline = time.monotonic() + STEP_TIMEOUT_S
+            while claude.is_alive() and not self.proxy.sent(b'"wait_for_access"') and time.monotonic() < deadline:
+                time.sleep(0.1)
+            ensure(self.proxy.sent(b'"wait_for_access"'), f"Claude Code never called wait_for_access: {stepped.get('error')}")
+            ensure(claude.is_alive(), f"the step ended before the owner decided: {stepped.get('error')}")
+            self.check_listed(request_id, reason, expires_at)
+            r = rr.run("requests", *decide, request_id)
+            ensure(r.returncode == 0, f"`runread requests {' '.join(decide)} ID` exited {r.returncode}: {tail(r.stderr, 400)}")
+            decided = r
+        finally:
+            if decided is None:  # end the wait now rather than after its timeout
+                rr.run("requests", "deny", request_id)
+            claude.join(STEP_TIMEOUT_S * 2)
+        ensure(not claude.is_alive(), "the Claude Code step did not end")
+        if "error" in stepped:
+            raise stepped["error"]
+        ensure(self.owner_request(request_id) is None, f"`runread requests --json` still lists {request_id} once decided")
+        said = (decided.stdout.strip().splitlines() or [""])[0]
+        return stepped["seen"], said
+
+    def reader_grants(self) -> list[dict[str, Any]]:
+        """Every grant `runread grant list --json` shows for the asking reader, in any state."""
+        grants = json.loads(Runread(self.opts.runread, self.home).ok("grant", "list", "--json"))
+        return [g for g in grants if g.get("to") == ASKING_READER]
+
+    def reason_in_no_log(self, reason: str, *logs: Path) -> str:
+        """The request's reason (the reader's text) reaches no serve log in clear."""
+        holders = [log.name for log in logs if reason.encode() in log.read_bytes()]
+        ensure(not holders, f"the request's reason is in {holders} in clear")
+        return f"the reason in no log ({', '.join(log.name for log in logs)})"
+
+    def not_granted(self, read: dict[str, Any], what: str) -> None:
+        ensure(read["is_error"] and read["json"].get("code") == "not_granted",
+               f"read_final_answer of the Codex run {what}: is_error {read['is_error']}, {json.dumps(read['json'])[:300]}")
+
+    def case_claude_requests_denied(self) -> str:
+        """Claude Code asks for the latest Codex run (`request_access`), waits (`wait_for_access`), the owner
+        denies it with `runread requests deny ID` while the wait is on the wire: the wait answers `denied`
+        with no target, no grant is made, and reading the Codex run is refused `not_granted`."""
+        a = self.access_setup()
+        reason = "The owner asked me to read what Codex just did in this project (denied case)."
+        request_id, asked, _, _ = self.request_codex(reason)
+        (waited, read), said = self.decided_while_waiting(request_id, reason, asked["expiresAt"], ["deny"])
+        w = waited["json"]
+        ensure(not waited["is_error"] and w.get("requestId") == request_id and w.get("state") == "denied"
+               and w.get("targets") == [], f"wait_for_access after the denial gave {json.dumps(w)[:300]}")
+        self.not_granted(read, "after the denial")
+        ensure(not self.reader_grants(), f"{ASKING_READER} holds a grant after the denial")
+        self.proxy.take(settle=0)
+        return (f"request {request_id} pending; `runread requests --json` listed it with the one latest Codex run; "
+                f"`runread requests deny` ({said!r}) while the wait was on the wire; wait_for_access answered denied, "
+                f"no targets; read_final_answer refused not_granted; no grant; "
+                f"{self.reason_in_no_log(reason, self.server_log)}; {self.key_in_no_file(a['out'], a['key'])}")
+
+    def expiring_server(self) -> tuple[subprocess.Popen, Path]:
+        """A second `runread serve` on the same home whose requests wait REQUEST_EXPIRY_S seconds
+        (`--request-expiry-seconds`, the owner's setting), the recording pass-through switched to it, so
+        that Claude Code, configured once with the pass-through's URL, reaches it unchanged: (the server,
+        its log)."""
+        port = free_port()
+        log = self.tmp / "serve-expiry.log"
+        with open(log, "wb") as logf:
+            proc = subprocess.Popen(
+                [str(self.opts.runread), "--home", str(self.home), "serve", "--listen", f"127.0.0.1:{port}",
+                 "--request-expiry-seconds", str(REQUEST_EXPIRY_S)],
+                stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=Runread(self.opts.runread, self.home).env, start_new_session=True)
+        try:
+            wait_for_port(port, proc, log)
+        except Fatal:
+            stop(proc)
+            raise
+        self.proxy.upstream = ("127.0.0.1", port)
+        return proc, log
+
+    def case_claude_requests_expiry(self) -> str:
+        """A request nobody decides expires. A request waits 10 minutes by default; the owner's `serve
+        --request-expiry-seconds N` shortens that, so this case asks a second `runread serve` (same home,
+        N = REQUEST_EXPIRY_S) through the same pass-through. Its `expiresAt` is N s after it was filed
+        (between the step's start and end, to the second); `wait_for_access` (timeout 50 s, longer than N)
+        answers `expired` with no target; the read is refused `not_granted`; the owner's `runread requests
+        --json` no longer lists it, and `runread requests approve ID` of it is refused (exits non-zero,
+        no grant made)."""
+        a = self.access_setup()
+        reason = "The owner asked me to read what Codex just did in this project (undecided case)."
+        server, log = self.expiring_server()
+        try:
+            request_id, d, before, after = self.request_codex(reason)
+            expires = datetime.datetime.fromisoformat(d["expiresAt"].replace("Z", "+00:00")).timestamp()
+            ensure(before + REQUEST_EXPIRY_S - 1 <= expires <= after + REQUEST_EXPIRY_S + 1,
+                   f"expiresAt {d['expiresAt']} is not {REQUEST_EXPIRY_S} s after the request (filed between "
+                   f"{datetime.datetime.fromtimestamp(before, datetime.UTC).isoformat()} and "
+                   f"{datetime.datetime.fromtimestamp(after, datetime.UTC).isoformat()})")
+            waited, read = self.access_step([("wait_for_access", {"requestId": request_id, "timeoutSeconds": 50}),
+                                             ("read_final_answer", {"target": a["target"]})])
+            ensure(server.poll() is None, f"the second runread serve exited {server.returncode}: {tail(log.read_bytes())}")
+        finally:
+            self.proxy.upstream = ("127.0.0.1", self.server_port)
+            stop(server)
+        w = waited["json"]
+        ensure(not waited["is_error"] and w.get("requestId") == request_id and w.get("state") == "expired"
+               and w.get("targets") == [], f"wait_for_access of a request left undecided gave {json.dumps(w)[:300]}")
+        self.not_granted(read, "once its request expired")
+        ensure(self.owner_request(request_id) is None, f"`runread requests --json` still lists {request_id} once expired")
+        late = Runread(self.opts.runread, self.home).run("requests", "approve", request_id)
+        ensure(late.returncode != 0, f"`runread requests approve` of the expired request exited 0: {tail(late.stdout, 300)}")
+        ensure(not self.reader_grants(), f"{ASKING_READER} holds a grant after its request expired")
+        self.proxy.take(settle=0)
+        said = (late.stderr.strip().splitlines() or [""])[-1]
+        return (f"`serve --request-expiry-seconds {REQUEST_EXPIRY_S}`: request {request_id} expires {d['expiresAt']}, "
+                f"{REQUEST_EXPIRY_S} s after it was filed; wait_for_access (50 s) answered expired, no targets; "
+                f"read_final_answer refused not_granted; no longer listed; a late `runread requests approve` "
+                f"refused ({said!r}); no grant; {self.reason_in_no_log(reason, log)}")
+
+    def case_claude_requests_approved(self) -> str:
+        """Claude Code asks for the latest Codex run, waits, and the owner approves it with `runread requests
+        approve ID` while the wait is on the wire: the wait answers `approved` with exactly that run's
+        target (the features asked for, an expiry), the owner's grant list shows one grant of it to the
+        reader, and the model's `read_final_answer` of that target in the same step gives the Codex run's
+        answer exactly (its sha256). The reason never reaches serve.log in clear."""
+        a = self.access_setup()
+        reason = "The owner asked me to read what Codex just did in this project (approved case)."
+        request_id, asked, _, _ = self.request_codex(reason)
+        (waited, read), said = self.decided_while_waiting(request_id, reason, asked["expiresAt"], ["approve"])
+        w = waited["json"]
+        targets = w.get("targets") or []
+        ensure(not waited["is_error"] and w.get("requestId") == request_id and w.get("state") == "approved"
+               and len(targets) == 1 and targets[0].get("target") == a["target"]
+               and targets[0].get("features") == ["final_answer", "status"] and isinstance(targets[0].get("expiresAt"), str),
+               f"wait_for_access after the approval gave {json.dumps(w)[:400]} (want exactly {a['target']['runId']})")
+        grants = self.reader_grants()
+        ensure(len(grants) == 1 and grants[0].get("target") == a["target"] and grants[0].get("state") == "live"
+               and grants[0].get("features") == ["final_answer", "status"],
+               f"after the approval {ASKING_READER} holds {len(grants)} grants: {json.dumps(grants)[:400]}")
+        d = read["json"]
+        ensure(not read["is_error"] and d.get("state") == "available" and d.get("text") == REQUESTED_ANSWER
+               and d.get("eof") is True and d.get("sha256") == hashlib.sha256(REQUESTED_ANSWER.encode()).hexdigest(),
+               f"read_final_answer of the approved target gave {json.dumps(d, ensure_ascii=False)[:400]}")
+        in_no_log = self.reason_in_no_log(reason, self.server_log)
+        self.proxy.take(settle=0)
+        return (f"request {request_id} pending; `runread requests --json` listed it with the one latest Codex run; "
+                f"`runread requests approve` ({said!r}) while the wait was on the wire; wait_for_access answered "
+                f"approved with exactly that target; one grant; read_final_answer gave the Codex run's answer "
+                f"({len(REQUESTED_ANSWER.encode())} B, sha256 {d['sha256'][:12]}…, evidence {d.get('evidence')}); "
+                f"{in_no_log}; {self.key_in_no_file(a['out'], a['key'])}")
 
     def codex_reader_step(self, out: Path, config: dict[str, Any], n: int,
                           calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -1796,6 +2082,10 @@ class Readers:
             ("claude-waits-on-pi-by-label", self.case_claude_waits_on_pi_by_label),
             ("claude-reads-gemini-copilot-opencode", self.case_claude_reads_gemini_copilot),
             ("codex-reads-gemini-copilot-opencode", self.case_codex_reads_gemini_copilot),
+            # in this order: a run approved stays granted, so the denial and the undecided request come first
+            ("claude-requests-denied", self.case_claude_requests_denied),
+            ("claude-requests-expiry", self.case_claude_requests_expiry),
+            ("claude-requests-approved", self.case_claude_requests_approved),
         ]
         for name, fn in cases:
             if self.opts.case and name not in self.opts.case:
