@@ -1075,18 +1075,25 @@ fn access_request_id(form: &Fields) -> Result<String, Refusal> {
 /// expiry (`None`: as asked).
 struct Approval {
     id: String,
-    runs: Vec<String>,
+    runs: Vec<runread_service::owner::RunChoice>,
     features: Vec<Feature>,
     expires: Option<String>,
 }
 
 impl Approval {
     fn read(form: &Fields) -> Result<Approval, Refusal> {
+        // Each run as the page offers it: its session's id, a space, its id.
         let runs = form
             .all("run")
             .map(|r| {
-                runread_core::target::is_id(r)
-                    .then(|| r.to_owned())
+                r.split_once(' ')
+                    .filter(|(session, run)| {
+                        runread_core::target::is_id(session) && runread_core::target::is_id(run)
+                    })
+                    .map(|(session, run)| runread_service::owner::RunChoice {
+                        run_id: run.to_owned(),
+                        session_id: Some(session.to_owned()),
+                    })
                     .ok_or(Refusal::InvalidRequest)
             })
             .collect::<Result<_, _>>()?;

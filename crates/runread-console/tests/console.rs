@@ -1770,7 +1770,7 @@ async fn serve_runs() -> Served {
     .await
 }
 
-/// The run ids a request's section on the Requests page offers, in order.
+/// The runs (`SESSION RUN`) a request's section on the Requests page offers, in order.
 fn offered_runs(section: &str) -> Vec<String> {
     section
         .split("name=\"run\" value=\"")
@@ -1837,7 +1837,7 @@ async fn a_request_is_listed_with_its_runs_and_approving_grants_exactly_the_chec
         offered,
         runs.iter()
             .take(2)
-            .map(|r| r.target.run_id.clone())
+            .map(|r| format!("{} {}", r.target.session_id, r.target.run_id))
             .collect::<Vec<_>>()
     );
     let checked = section
@@ -1936,7 +1936,10 @@ async fn a_request_is_listed_with_its_runs_and_approving_grants_exactly_the_chec
         .find(|r| r.name == "asker")
         .unwrap();
     assert_eq!(g.reader_id, reader.id, "to that reader");
-    assert_eq!(g.target.run_id, offered[1]);
+    assert_eq!(
+        format!("{} {}", g.target.session_id, g.target.run_id),
+        offered[1]
+    );
     assert_eq!(g.features, vec![runread_core::Feature::FinalAnswer]);
     assert!(
         g.expires_at_ms > before && g.expires_at_ms <= runread_core::timefmt::now_ms() + 3_600_000,
@@ -1956,7 +1959,14 @@ async fn a_request_is_listed_with_its_runs_and_approving_grants_exactly_the_chec
     assert_eq!(told["state"], "approved", "{told}");
     assert_eq!(told["targets"].as_array().unwrap().len(), 1, "{told}");
     let target = told["targets"][0]["target"].clone();
-    assert_eq!(target["runId"], offered[1].as_str());
+    assert_eq!(
+        format!(
+            "{} {}",
+            target["sessionId"].as_str().unwrap(),
+            target["runId"].as_str().unwrap()
+        ),
+        offered[1]
+    );
     let answer = asker
         .call("read_final_answer", serde_json::json!({"target": target}))
         .await;

@@ -110,8 +110,10 @@ fn matching_runs(r: &ShownRequest) -> Markup {
                 tbody {
                     @for run in &r.matches {
                         @let id = &run.record.target.run_id;
+                        // The session too: a run id may name runs in several (a fork and its parent).
+                        @let choice = format!("{} {id}", run.record.target.session_id);
                         tr data-run=(id) {
-                            td { input type="checkbox" name="run" value=(id) checked aria-label=(format!("Share run {}", short(id, RUN_ID_SHOWN_CHARS))); }
+                            td { input type="checkbox" name="run" value=(choice) checked aria-label=(format!("Share run {}", short(id, RUN_ID_SHOWN_CHARS))); }
                             td.prompt { a href=(run_href(&run.record)) { (run.prompt.shown()) } }
                             td { (run.record.agent) }
                             td { (run.record.workspace_name) }

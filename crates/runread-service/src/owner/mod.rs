@@ -33,7 +33,7 @@ pub use preview::{ANSWER_CHUNKS_MAX, PreviewedAnswer};
 pub use readers::{
     CLOSE_READER_NAMES_MAX, NewReader, NewReaderPolicy, ReaderError, is_reader_name,
 };
-pub use requests::{Approval, Approved, RequestError, ShownRequest};
+pub use requests::{Approval, Approved, RequestError, RunChoice, ShownRequest};
 pub use run_ids::{Candidate, RUN_PREFIX_MIN_CHARS, Unresolved};
 pub use search::{SEARCH_QUERY_MAX_BYTES, SEARCH_WORDS_MAX, words as search_words};
 pub use secrets::SecretError;

@@ -90,11 +90,19 @@ pub struct Approved {
     pub grants: Vec<NewGrant>,
 }
 
+/// A run the owner names to share: its id (or a unique prefix), and its session (or a prefix)
+/// when the same id names runs in several (a fork and its parent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunChoice {
+    pub run_id: String,
+    pub session_id: Option<String>,
+}
+
 /// How the owner narrows a request when approving it; each `None` keeps what it asked.
 #[derive(Debug, Clone, Default)]
 pub struct Approval<'a> {
-    /// Run ids (or unique prefixes) to share; `None`: the runs it matches now.
-    pub runs: Option<&'a [String]>,
+    /// The runs to share; `None`: the runs it matches now.
+    pub runs: Option<&'a [RunChoice]>,
     pub features: Option<Vec<Feature>>,
     pub expires_at_ms: Option<i64>,
 }
@@ -275,7 +283,7 @@ impl Owner {
     fn runs_to_share(
         &self,
         q: &AccessRequestRecord,
-        named: Option<&[String]>,
+        named: Option<&[RunChoice]>,
         now_ms: i64,
     ) -> Result<Vec<RunRecord>, RequestError> {
         if let Some(ids) = named {
@@ -284,7 +292,10 @@ impl Owner {
             }
             return ids
                 .iter()
-                .map(|run| run_ids::resolve(&**self.store(), run, None).map_err(RequestError::Run))
+                .map(|run| {
+                    run_ids::resolve(&**self.store(), &run.run_id, run.session_id.as_deref())
+                        .map_err(RequestError::Run)
+                })
                 .collect();
         }
         let asked =

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use runread_core::limits::{ACCESS_REQUESTS_PENDING_MAX, ACCESS_REQUESTS_PENDING_PER_READER_MAX};
 use runread_core::{Agent, ErrorCode, Feature, Target};
-use runread_service::owner::Approval;
+use runread_service::owner::{Approval, RunChoice};
 use runread_service::{Config, KeyContext, Owner, Service, tools};
 use runread_store::Store;
 use runread_testkit::Env;
@@ -386,7 +386,10 @@ fn an_approval_only_narrows_the_request() {
         .unwrap()
         .into_iter()
         .filter(|r| r.agent == Agent::Pi)
-        .map(|r| r.target.run_id)
+        .map(|r| RunChoice {
+            run_id: r.target.run_id,
+            session_id: Some(r.target.session_id),
+        })
         .collect::<Vec<_>>();
     let two = [pi[0].clone(), pi[1].clone()];
     let more = Approval {
@@ -410,7 +413,7 @@ fn an_approval_only_narrows_the_request() {
     let made = home.owner.approve_request(id, narrowed, now()).unwrap();
     assert_eq!(made.grants.len(), 1);
     let g = &made.grants[0].grant;
-    assert_eq!(g.target.run_id, pi[0]);
+    assert_eq!(g.target.run_id, pi[0].run_id);
     assert_eq!(g.features, [Feature::FinalAnswer]);
     assert!(g.expires_at_ms <= now() + 60_000);
 }

@@ -12,7 +12,7 @@ use runread_core::redact::MaskedView;
 use runread_core::timefmt::{now_ms, rfc3339};
 use runread_service::Owner;
 use runread_service::owner::shown::ShownRun;
-use runread_service::owner::{Approval, ShownRequest};
+use runread_service::owner::{Approval, RunChoice, ShownRequest};
 use serde_json::json;
 
 use crate::Res;
@@ -194,9 +194,16 @@ fn approve(
         .map(|spec| runread_service::owner::expiry(spec, now))
         .transpose()
         .map_err(|e| e.to_string())?;
+    // Ids or prefixes, as `runread runs` shows them: the owner's handle resolves them.
+    let runs: Vec<RunChoice> = runs
+        .iter()
+        .map(|run| RunChoice {
+            run_id: run.clone(),
+            session_id: None,
+        })
+        .collect();
     let approval = Approval {
-        // Ids or prefixes, as `runread runs` shows them: the owner's handle resolves them.
-        runs: (!runs.is_empty()).then_some(runs),
+        runs: (!runs.is_empty()).then_some(&runs),
         features,
         expires_at_ms: expires_at,
     };
