@@ -194,14 +194,7 @@ fn approve(
         .map(|spec| runread_service::owner::expiry(spec, now))
         .transpose()
         .map_err(|e| e.to_string())?;
-    // Ids or prefixes, as `runread runs` shows them: the owner's handle resolves them.
-    let runs: Vec<RunChoice> = runs
-        .iter()
-        .map(|run| RunChoice {
-            run_id: run.clone(),
-            session_id: None,
-        })
-        .collect();
+    let runs = choices(runs);
     let approval = Approval {
         runs: (!runs.is_empty()).then_some(&runs),
         features,
@@ -259,4 +252,15 @@ fn deny(owner: &Owner, id: &str, as_json: bool) -> Res {
         outln!("denied {id}");
     }
     Ok(())
+}
+
+/// The runs `--run` names: ids or prefixes, as `runread runs` shows them (the owner's handle
+/// resolves them, and refuses one that names runs in several sessions).
+fn choices(runs: &[String]) -> Vec<RunChoice> {
+    runs.iter()
+        .map(|run| RunChoice {
+            run_id: run.clone(),
+            session_id: None,
+        })
+        .collect()
 }
