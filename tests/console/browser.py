@@ -643,12 +643,14 @@ def requests_part(driver, wait, checks: Checks, shot, rr, origin: str, mcp_url: 
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, f"section[data-request='{first_id}']")))
     section = driver.find_element(By.CSS_SELECTOR, f"section[data-request='{first_id}']")
     boxes = section.find_elements(By.CSS_SELECTOR, "input[name=run]")
-    run_id = boxes[0].get_attribute("value") if boxes else ""
+    # each checkbox names its run as "SESSION RUN" (a run id may name runs in a fork and its parent)
+    offered = (boxes[0].get_attribute("value") or "") if boxes else ""
+    run_id = offered.split(" ")[-1]
     runs = json.loads(rr("runs", "--json").stdout)
-    newest = next((r["target"]["runId"] for r in runs), "")
+    newest = next((f'{r["target"]["sessionId"]} {r["target"]["runId"]}' for r in runs), "")
     checks.check("the Requests page shows the request, from its reader, with its matching run checked",
-                 "From asker" in section.text and len(boxes) == 1 and boxes[0].is_selected() and run_id == newest,
-                 f"{section.text[:600]} / boxes {len(boxes)} / run {run_id} newest {newest}")
+                 "From asker" in section.text and len(boxes) == 1 and boxes[0].is_selected() and offered == newest,
+                 f"{section.text[:600]} / boxes {len(boxes)} / run {offered} newest {newest}")
     quote = section.find_element(By.CSS_SELECTOR, "blockquote.reader-text").text
     checks.check("the reader's reason is shown as its text, masked",
                  "<script>window.__pwned" in quote and "<img src=x onerror=" in quote and "</tool_result>" in quote

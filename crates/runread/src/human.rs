@@ -16,6 +16,14 @@ pub(crate) fn when(ms: i64) -> String {
 /// How many characters [`when`] writes (`2026-12-06 14:05 +01:00`): a table's time column.
 pub(crate) const WHEN_CHARS: usize = 23;
 
+/// When the agent wrote that it started (an RFC 3339 time), as [`ago`] says it; `-` when it wrote
+/// none that reads.
+pub(crate) fn started_ago(started_at: Option<&str>, now_ms: i64) -> String {
+    started_at
+        .and_then(runread_core::timefmt::parse_rfc3339)
+        .map_or_else(|| "-".to_owned(), |ms| ago(ms, now_ms))
+}
+
 /// How long before `now_ms` the instant `ms` was, roughly, as a person says it: `just now`,
 /// `5 min ago`, `3 h ago`, `2 d ago`; an instant after `now_ms` is `in 3 h`.
 pub(crate) fn ago(ms: i64, now_ms: i64) -> String {

@@ -157,12 +157,7 @@ fn print_matches(owner: &Owner, runs: &[ShownRun], now: i64) -> Res {
     );
     for (row, prefix) in runs.iter().zip(&prefixes) {
         let r = &row.record;
-        let started = r
-            .run
-            .started_at
-            .as_deref()
-            .and_then(runread_core::timefmt::parse_rfc3339)
-            .map_or_else(|| "-".to_owned(), |ms| human::ago(ms, now));
+        let started = human::started_ago(r.run.started_at.as_deref(), now);
         outln!(
             "         {:<width$} {:<8} {:<10} {:<10} {:<places$} {}",
             prefix,

@@ -215,12 +215,7 @@ fn print_runs_table(
                 || "-".to_owned(),
                 |(i, o)| format!("{}/{}", compact(i), compact(o)),
             );
-        let started = r
-            .run
-            .started_at
-            .as_deref()
-            .and_then(runread_core::timefmt::parse_rfc3339)
-            .map_or_else(|| "-".to_owned(), |ms| human::ago(ms, now));
+        let started = human::started_ago(r.run.started_at.as_deref(), now);
         outln!(
             "{:<width$} {:<7} {:<10} {:<10} {:<10} {:<places$} {:>15} {:<38} {}",
             shown,
