@@ -1616,6 +1616,96 @@ async fn a_connection_named_after_a_reader_joins_it_only_after_its_grants_were_s
     assert_eq!(decided.reader_id.as_deref(), Some(claude.id.as_str()));
 }
 
+/// A run's page path.
+fn page_of(run: &runread_store::RunRecord) -> String {
+    format!(
+        "/run?session={}&generation={}&run={}",
+        run.target.session_id, run.target.generation, run.target.run_id
+    )
+}
+
+/// A session file the agent's cleanup deleted is said gone, not kept, on the run list and the
+/// run's page; a file that is there but rewritten still says it changed.
+#[tokio::test]
+async fn a_deleted_session_file_is_shown_gone_not_kept_and_a_rewritten_one_changed() {
+    let s = serve_with(|env| {
+        env.place("sample", Duration::from_secs(60));
+        env.place_claude("tool-then-answer", Duration::from_secs(60));
+    })
+    .await;
+    let cookie = s.log_in().await;
+    let runs = s.env.store.runs().unwrap();
+    let pi = runs
+        .iter()
+        .find(|r| r.agent == runread_core::Agent::Pi)
+        .unwrap();
+    let claude = runs
+        .iter()
+        .find(|r| r.agent != runread_core::Agent::Pi)
+        .unwrap();
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(!list.body.contains("file gone"), "{}", list.body);
+    std::fs::remove_file(&pi.session_path).unwrap();
+    let rewritten: Vec<u8> = std::fs::read(&claude.session_path)
+        .unwrap()
+        .into_iter()
+        .map(|b| if b == b'e' { b'E' } else { b })
+        .collect();
+    std::fs::write(&claude.session_path, rewritten).unwrap();
+
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(list.body.contains("(file gone, not kept)"), "{}", list.body);
+    assert!(
+        list.body.contains("(session file changed since ingest)"),
+        "{}",
+        list.body
+    );
+    let page = s.get(&page_of(pi), Some(&cookie)).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        between(&page.body, "<dd id=\"session-file\">", "</dd>"),
+        "gone, not kept"
+    );
+    let page = s.get(&page_of(claude), Some(&cookie)).await;
+    assert_eq!(
+        between(&page.body, "<dd id=\"session-file\">", "</dd>"),
+        "changed since ingest"
+    );
+}
+
+/// A shared run whose session file is deleted is read from the copy sealed for sharing, and
+/// the run list and its page say so.
+#[tokio::test]
+async fn a_shared_run_whose_file_is_deleted_says_it_is_read_from_its_copy_sealed_for_sharing() {
+    let s = serve_with(|env| {
+        env.place_claude("tool-then-answer", Duration::from_secs(60));
+    })
+    .await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let granted = s.grant(&cookie, &csrf, &["final_answer", "metadata"]).await;
+    assert_eq!(granted.status, 200, "{}", granted.body);
+    let run = s.env.store.runs().unwrap().remove(0);
+    std::fs::remove_file(&run.session_path).unwrap();
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(
+        list.body
+            .contains("<span class=\"file\">(file gone, sealed for sharing)</span>"),
+        "{}",
+        list.body
+    );
+    let page = s.get(&page_of(&run), Some(&cookie)).await;
+    assert_eq!(
+        between(&page.body, "<dd id=\"session-file\">", "</dd>"),
+        "gone, sealed for sharing"
+    );
+    assert!(
+        page.body.contains("<dt>Sealed for sharing</dt>"),
+        "{}",
+        page.body
+    );
+}
+
 /// The session file of `run` replaced by a copy of itself (a new file in its place): ingested
 /// again, its runs are those of a new generation, and grants of the old one cannot be read.
 fn replace_session_file(env: &Env, run: &runread_store::RunRecord) {

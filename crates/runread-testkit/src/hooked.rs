@@ -27,6 +27,9 @@ pub struct Hooked {
     pub before_begin_call: Option<BeginCallHook>,
     /// Every refusal and count the service records fails (a store that cannot write them).
     pub refusals_fail: bool,
+    /// The store as another host of a shared store sees it: every session read by id, none of
+    /// this host's by path (on PostgreSQL sessions are per host).
+    pub on_another_host: bool,
 }
 
 impl Hooked {
@@ -36,6 +39,7 @@ impl Hooked {
             before_commit_ingest: None,
             before_begin_call: None,
             refusals_fail: false,
+            on_another_host: false,
         }
     }
 }
@@ -72,6 +76,9 @@ impl Index for Hooked {
     }
 
     fn session_by_path(&self, path: &str) -> Result<Option<SessionRecord>> {
+        if self.on_another_host {
+            return Ok(None);
+        }
         self.inner.session_by_path(path)
     }
 

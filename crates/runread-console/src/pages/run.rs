@@ -63,14 +63,26 @@ fn kept(v: &RunView) -> Markup {
     html! {
         @match (until, &v.kept) {
             (Some(until), Some(k)) => {
-                dt { "Kept" }
+                dt { "Sealed for sharing" }
                 dd #kept { "A sealed copy of its evidence (" (k.lines) " lines, " (k.bytes) " bytes) stays readable if the session file goes, until " (rfc3339(until)) ", when its last grant ends." }
             }
             (Some(_), None) => {
-                dt { "Kept" }
-                dd #kept { "Not kept: readable only while its session file is." }
+                dt { "Sealed for sharing" }
+                dd #kept { "No copy sealed: readable only while its session file is." }
             }
             (None, _) => {}
+        }
+    }
+}
+
+/// The run's session, and what happened to its file when it is not there as ingested (gone, not
+/// kept or sealed for sharing; rewritten; on another host).
+fn session(v: &RunView) -> Markup {
+    let r = &v.run.record;
+    html! {
+        dt { "Session" } dd { code { (r.target.session_id) } " (generation " (r.target.generation) ")" }
+        @if let Some(says) = v.run.file.says() {
+            dt { "Session file" } dd #session-file { (says.trim_start_matches("file ")) }
         }
     }
 }
@@ -89,7 +101,7 @@ pub(crate) fn run(s: &SessionView, v: &RunView) -> Markup {
                 dt { "Status" } dd { span class=(format!("status status-{}", r.run.status.as_str())) { (r.run.status.as_str()) } }
                 dt { "Started" } dd { (r.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
                 dt { "Ended" } dd { (r.run.ended_at.as_deref().map(short_time).unwrap_or_default()) }
-                dt { "Session" } dd { code { (r.target.session_id) } " (generation " (r.target.generation) ")" }
+                (session(v))
                 dt { "Run id" } dd { code { (r.target.run_id) } }
                 @if !v.run.waiting.is_empty() {
                     dt { "Waited on by" } dd.waiting { (v.run.waiting_summary()) }

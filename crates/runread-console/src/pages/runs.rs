@@ -118,7 +118,13 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
                     @for row in &p.rows {
                         tr {
                             td.time { (row.record.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
-                            td.prompt { a href=(run_href(&row.record)) { (row.prompt.shown()) } }
+                            td.prompt {
+                                a href=(run_href(&row.record)) { (row.prompt.shown()) }
+                                // Said beside a prompt read from a copy; a placeholder says it already.
+                                @if let (Some(says), Some(_)) = (row.file.says(), row.prompt.text()) {
+                                    " " span.file { "(" (says) ")" }
+                                }
+                            }
                             td { (row.record.agent) }
                             td { (row.record.workspace_name) }
                             td { span class=(format!("status status-{}", row.record.run.status.as_str())) { (row.record.run.status.as_str()) } }

@@ -30,8 +30,11 @@ pub enum Prompt {
     Text(String),
     /// The prompt has no text (an image alone), or the run has no prompt line.
     Empty,
-    /// The session file no longer holds the prompt's line as it was indexed.
+    /// The session file is there but no longer holds the prompt's line as it was indexed.
     FileChanged,
+    /// The session file is not there to read the prompt from, and no copy sealed for sharing
+    /// holds its line: what happened to the file ([`SessionFile`]) stands in for it.
+    NotThere(SessionFile),
     /// The prompt's line is over [`PROMPT_PREVIEW_LINE_MAX_BYTES`].
     TooLong,
 }
@@ -43,6 +46,7 @@ impl Prompt {
             Prompt::Text(t) => t,
             Prompt::Empty => "(no prompt text)",
             Prompt::FileChanged => "(session file changed since ingest)",
+            Prompt::NotThere(file) => file.placeholder(),
             Prompt::TooLong => "(prompt too long to preview)",
         }
     }
@@ -56,12 +60,79 @@ impl Prompt {
     }
 }
 
+/// Where a run's session file stands, as the owner is shown it: said rather than left to a
+/// prompt reading "changed" when the agent's cleanup deleted the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionFile {
+    /// There, the object ingest read (each line is still checked against its digest when read).
+    There,
+    /// There, but not the file ingest read, or no longer holding the run as indexed.
+    Changed,
+    /// Gone from this host's disk (the agent's cleanup, a move), and no copy of the run is kept:
+    /// nothing of its text can be read any more.
+    GoneNotKept,
+    /// Gone, and the run is read from the copy sealed when it was shared (its snapshot), until
+    /// its last grant ends.
+    GoneSealedForSharing,
+    /// The session was ingested by another host sharing the store: its file is not visible
+    /// from here (not gone); a copy sealed for sharing, if any, is read instead.
+    OnAnotherHost,
+}
+
+impl SessionFile {
+    /// The state's wire word (`--json`'s `sessionFile`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionFile::There => "there",
+            SessionFile::Changed => "changed",
+            SessionFile::GoneNotKept => "gone_not_kept",
+            SessionFile::GoneSealedForSharing => "gone_sealed_for_sharing",
+            SessionFile::OnAnotherHost => "on_another_host",
+        }
+    }
+
+    /// What the owner is told of it, or `None` when there is nothing to tell (the file is there
+    /// as ingested).
+    pub fn says(self) -> Option<&'static str> {
+        match self {
+            SessionFile::There => None,
+            SessionFile::Changed => Some("file changed since ingest"),
+            SessionFile::GoneNotKept => Some("file gone, not kept"),
+            SessionFile::GoneSealedForSharing => Some("file gone, sealed for sharing"),
+            SessionFile::OnAnotherHost => Some("file on another host"),
+        }
+    }
+
+    /// What stands in a prompt's place when the file cannot give it.
+    fn placeholder(self) -> &'static str {
+        match self {
+            SessionFile::There | SessionFile::Changed => "(session file changed since ingest)",
+            SessionFile::GoneNotKept => "(file gone, not kept)",
+            SessionFile::GoneSealedForSharing => "(file gone, sealed for sharing)",
+            SessionFile::OnAnotherHost => "(file on another host)",
+        }
+    }
+
+    /// The file is not there to read (gone, or on another host).
+    fn not_there(self) -> bool {
+        matches!(
+            self,
+            SessionFile::GoneNotKept
+                | SessionFile::GoneSealedForSharing
+                | SessionFile::OnAnotherHost
+        )
+    }
+}
+
 /// A run as the owner is shown it (always inside a [`MaskedView`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShownRun {
     /// The record, every time the agent wrote normalized (or `None`).
     pub record: RunRecord,
     pub prompt: Prompt,
+    /// Where its session file stands now.
+    pub file: SessionFile,
     /// What a reader would be told of its answer now ([`Owner::answer_state`]).
     pub answer_state: String,
     /// The readers (their names) whose calls wait for this run now (`wait_for_run`), from any
@@ -117,19 +188,22 @@ impl Owner {
                 .collect()
         };
         // Runs of one session come together in a listing: its file is opened once for them.
-        let mut open: Option<(String, Result<Opened, ()>)> = None;
+        let mut open: Option<(String, Result<Opened, SessionFile>)> = None;
         let mut shown = Vec::with_capacity(runs.len());
         for run in runs {
             if open
                 .as_ref()
                 .is_none_or(|(path, _)| *path != run.session_path)
             {
-                let opened = Source::of(&run).open().map_err(|_| ());
-                open = Some((run.session_path.clone(), opened));
+                open = Some((run.session_path.clone(), self.open_file(&run)?));
             }
-            let prompt = match open.as_ref().map(|(_, o)| o) {
-                Some(Ok(opened)) => prompt_of(&run, opened, &redactor),
-                _ => Prompt::FileChanged,
+            let (prompt, file) = match open.as_ref().map(|(_, o)| o) {
+                Some(Ok(opened)) => match prompt_of(&run, opened, &redactor) {
+                    Prompt::FileChanged => (Prompt::FileChanged, SessionFile::Changed),
+                    p => (p, SessionFile::There),
+                },
+                Some(Err(file)) => self.prompt_not_there(&run, *file, &redactor)?,
+                None => (Prompt::FileChanged, SessionFile::Changed),
             };
             let waiting = waits
                 .iter()
@@ -142,6 +216,7 @@ impl Owner {
                 .collect();
             let view = ShownRun {
                 waiting,
+                file,
                 answer_state: self.answer_state(&run, now_ms).to_owned(),
                 record: with_agent_times(run),
                 prompt,
@@ -149,6 +224,62 @@ impl Owner {
             shown.push(masked(view, &redactor)?);
         }
         Ok(shown)
+    }
+
+    /// `run`'s session file, opened; or, when it does not open, why: there but changed, gone,
+    /// or on another host. A session is another host's when this host's index holds no session
+    /// of its id at its path (on PostgreSQL sessions are per host; SQLite holds one host's).
+    fn open_file(&self, run: &RunRecord) -> Result<Result<Opened, SessionFile>, ErrorCode> {
+        if let Ok(opened) = Source::of(run).open() {
+            return Ok(Ok(opened));
+        }
+        let ours = self
+            .reading
+            .store
+            .session_by_path(&run.session_path)
+            .map_err(crate::evidence::unavailable)?
+            .is_some_and(|s| s.session_id == run.target.session_id);
+        let path = std::path::Path::new(&run.session_path);
+        Ok(Err(if !ours {
+            SessionFile::OnAnotherHost
+        } else if runread_sessions::session_identity(run.agent, path)
+            == Err(runread_sessions::ReadError::Missing)
+        {
+            // Whether it is read from a share's snapshot is the run's own ([`Self::prompt_not_there`]).
+            SessionFile::GoneNotKept
+        } else {
+            SessionFile::Changed
+        }))
+    }
+
+    /// The prompt of `run`, whose file did not open (`file` says why), and where its file
+    /// stands: a file gone or on another host is read from the run's snapshot when one holds
+    /// the run as indexed, as a reader would be served.
+    fn prompt_not_there(
+        &self,
+        run: &RunRecord,
+        file: SessionFile,
+        redactor: &Redactor,
+    ) -> Result<(Prompt, SessionFile), ErrorCode> {
+        if !file.not_there() {
+            return Ok((Prompt::FileChanged, file));
+        }
+        let Some(snapshot) = crate::evidence::snapshot::kept(&self.reading, run)? else {
+            return Ok((Prompt::NotThere(file), file));
+        };
+        let file = match file {
+            SessionFile::OnAnotherHost => SessionFile::OnAnotherHost,
+            _ => SessionFile::GoneSealedForSharing,
+        };
+        let prompt = match Source::of(run).or_snapshot(Some(snapshot)).open() {
+            // A snapshot holds the prompt's line only when `metadata` was shared.
+            Ok(opened) => match prompt_of(run, &opened, redactor) {
+                Prompt::FileChanged => Prompt::NotThere(file),
+                p => p,
+            },
+            Err(_) => Prompt::NotThere(file),
+        };
+        Ok((prompt, file))
     }
 
     /// One run as the owner is shown it (see [`Owner::shown_runs`]).

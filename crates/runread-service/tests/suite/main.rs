@@ -7,6 +7,7 @@ mod call_rate;
 mod evidence_source;
 mod final_answer;
 mod get_run;
+mod gone_files;
 mod grant_standing;
 mod history_limits;
 mod key_admission;

@@ -173,6 +173,7 @@ pub(crate) fn run_json(shown: &runread_service::owner::shown::ShownRun) -> serde
         "unknownReason": r.run.unknown_reason,
         "finalBytes": r.run.final_bytes,
         "prompt": shown.prompt.text(),
+        "sessionFile": shown.file.as_str(),
         "startedAt": r.run.started_at,
         "workspace": r.workspace_name,
         "waitingReaders": shown.waiting,
@@ -230,6 +231,17 @@ fn print_runs_table(
         );
         if !row.waiting.is_empty() {
             outln!("{:<width$} waited on by {}", "", row.waiting_summary());
+        }
+        // Said under the row unless the prompt's cell already says it.
+        if let (Some(says), false) = (
+            row.file.says(),
+            matches!(
+                row.prompt,
+                runread_service::owner::shown::Prompt::NotThere(_)
+                    | runread_service::owner::shown::Prompt::FileChanged
+            ),
+        ) {
+            outln!("{:<width$} {says}", "");
         }
     }
     Ok(())

@@ -119,6 +119,7 @@ fn print_json(s: &Shown) -> Res {
             "workspace": shown.record.workspace_name,
             "status": shown.record.run.status.as_str(),
             "prompt": shown.prompt.text(),
+            "sessionFile": shown.file.as_str(),
             "startedAt": shown.record.run.started_at,
             "endedAt": shown.record.run.ended_at,
             "answer": answer.as_ref().map(|p| &p.first.json).map_err(|e| e.as_str()).ok(),
@@ -157,7 +158,7 @@ fn print_lines(s: &Shown) -> Res {
     print_grants(&s.grants);
     if let Some(k) = &s.kept {
         outln!(
-            "kept     a sealed copy of its evidence ({} lines, {} bytes), until its last grant ends",
+            "sealed   for sharing: a copy of its evidence ({} lines, {} bytes), until its last grant ends",
             k.lines,
             k.bytes
         );
@@ -229,6 +230,9 @@ fn print_run(shown: &runread_service::owner::shown::ShownRun, picked_by: &str) {
         r.target.session_id,
         r.target.generation
     );
+    if let Some(says) = shown.file.says() {
+        outln!("file     {}", says.trim_start_matches("file "));
+    }
     let now = now_ms();
     let at = |t: Option<&str>| match t.and_then(runread_core::timefmt::parse_rfc3339) {
         Some(ms) => format!("{} ({})", human::when(ms), human::ago(ms, now)),

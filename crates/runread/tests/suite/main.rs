@@ -15,6 +15,7 @@ mod client_configs;
 mod closed_pipe;
 mod finding_runs;
 mod gate_crash;
+mod gone_files;
 mod grant_asks;
 mod ingest_memory;
 // Another machine, as far as files go, is a mount namespace (`unshare`): Linux only.
