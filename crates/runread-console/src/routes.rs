@@ -1054,19 +1054,12 @@ fn requests_view(c: &Console) -> Result<crate::views::RequestsView, Refusal> {
     })
 }
 
-/// Longest access request id the console takes: the bound `wait_for_access` reads ids within
-/// (runread makes `q-` and 16 lowercase hex characters).
-const ACCESS_REQUEST_ID_MAX_BYTES: usize = 64;
-
-/// An access request's id as runread makes them (`q-` and lowercase hex), from the form's
-/// `request` field; anything else is refused before the store is asked.
+/// An access request's id as runread makes them, from the form's `request` field
+/// ([`runread_service::access::is_request_id`]); anything else is refused before the store is
+/// asked.
 fn access_request_id(form: &Fields) -> Result<String, Refusal> {
     let id = form.required("request")?;
-    let well_formed = id.len() <= ACCESS_REQUEST_ID_MAX_BYTES
-        && id.strip_prefix("q-").is_some_and(|hex| {
-            !hex.is_empty() && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-        });
-    well_formed
+    runread_service::access::is_request_id(id)
         .then(|| id.to_owned())
         .ok_or(Refusal::InvalidRequest)
 }

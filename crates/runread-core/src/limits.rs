@@ -264,6 +264,9 @@ pub const ACCESS_REQUEST_TTL_MAX_SECONDS: u64 = 3_600;
 /// How long a decided or expired request is kept, so that a reader's `wait_for_access` still
 /// finds its decision (a day); then it is purged and answers `expired`.
 pub const ACCESS_REQUEST_KEPT_MS: i64 = 24 * 3_600 * 1_000;
+/// Most bytes of an access request id a reader or the owner may send back (runread makes `q-`
+/// and 16 hex digits).
+pub const ACCESS_REQUEST_ID_MAX_BYTES: usize = 64;
 /// Most bytes of a request's `reason`: the reader's own text, shown to the owner quoted.
 pub const ACCESS_REASON_MAX_BYTES: usize = 512;
 /// Most bytes of a request's `workspace` (a workspace's name).

@@ -11,7 +11,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 
-use runread_core::limits::{ACCESS_REQUESTS_PENDING_MAX, ACCESS_REQUESTS_PENDING_PER_READER_MAX};
+use runread_core::limits::{
+    ACCESS_REQUEST_ID_MAX_BYTES, ACCESS_REQUESTS_PENDING_MAX,
+    ACCESS_REQUESTS_PENDING_PER_READER_MAX,
+};
 use runread_core::{ErrorCode, Feature};
 use runread_keys::KeyProvider;
 use runread_keys::seal::{self, Sealed};
@@ -40,6 +43,16 @@ pub(crate) struct NewRequest {
     pub latest: u32,
     pub features: Vec<Feature>,
     pub duration_s: u64,
+}
+
+/// Whether `id` is shaped as runread makes request ids (`q-` and lowercase hex, at most
+/// [`ACCESS_REQUEST_ID_MAX_BYTES`]): what a reader's `wait_for_access` and the owner's decision
+/// take, before any store is asked.
+pub fn is_request_id(id: &str) -> bool {
+    id.len() <= ACCESS_REQUEST_ID_MAX_BYTES
+        && id.strip_prefix("q-").is_some_and(|hex| {
+            !hex.is_empty() && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        })
 }
 
 /// What the sealed text is bound to: its request and reader, so that a sealed blob moved to
@@ -172,6 +185,18 @@ impl Standing {
     pub(crate) fn pending(&self) -> bool {
         matches!(self, Standing::Pending { .. })
     }
+}
+
+/// Where the request `id` stands for `reader_id` at `now_ms`, read afresh from `store`: what a
+/// reader's wait, its task and its gated answer all read.
+pub(crate) fn standing_now(
+    store: &dyn runread_store::Store,
+    reader_id: &str,
+    id: &str,
+    now_ms: i64,
+) -> runread_store::Result<Standing> {
+    let record = store.access_request(id)?;
+    Ok(standing(record.as_ref(), reader_id, now_ms))
 }
 
 /// Where `record` (the request the reader named, if the store has it) stands for `reader_id`

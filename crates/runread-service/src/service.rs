@@ -365,22 +365,14 @@ impl Service {
 
     /// Admission before the gate for a tool that waits (`wait_for_run`, `wait_for_access`):
     /// returns once the call should be answered, with the arguments to call it with
-    /// ([`crate::tools::wait::wait_for_change`], `tools::access::wait_for_decision`).
+    /// ([`crate::tools::wait::wait_for_change`]).
     pub async fn wait_for_change(
         &self,
         ctx: &Arc<KeyContext>,
         tool: &str,
         args: &serde_json::Value,
     ) -> Result<serde_json::Value, ErrorCode> {
-        let waited = match tool {
-            tools::WAIT_FOR_ACCESS => {
-                crate::tools::access::wait_for_decision(&self.reading, ctx, args)
-                    .await
-                    .map(|()| args.clone())
-            }
-            _ => crate::tools::wait::wait_for_change(&self.reading, ctx, tool, args).await,
-        };
-        match waited {
+        match crate::tools::wait::wait_for_change(&self.reading, ctx, tool, args).await {
             Err(code) => Err(self.refused(ctx, tool, args, code).await),
             waited => waited,
         }

@@ -80,10 +80,11 @@ fn waits(reading: &Reading, ctx: &KeyContext, awaited: &Awaited, now_ms: i64) ->
                 Readiness::Settled | Readiness::Unreadable => Some(false),
             }
         }
-        Awaited::Decision(id) => match reading.store.access_request(id) {
-            Ok(q) => Some(crate::access::standing(q.as_ref(), &ctx.reader.id, now_ms).pending()),
-            Err(_) => None,
-        },
+        Awaited::Decision(id) => {
+            crate::access::standing_now(&*reading.store, &ctx.reader.id, id, now_ms)
+                .ok()
+                .map(|s| s.pending())
+        }
     }
 }
 

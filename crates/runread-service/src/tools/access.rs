@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use runread_core::envelope::Trust;
 use runread_core::limits::{
     ACCESS_DURATION_DEFAULT_SECONDS, ACCESS_DURATION_MAX_SECONDS, ACCESS_DURATION_MIN_SECONDS,
-    ACCESS_LATEST_MAX, ACCESS_REASON_MAX_BYTES, ACCESS_WORKSPACE_MAX_BYTES, WAIT_DEFAULT_SECONDS,
-    WAIT_MAX_SECONDS,
+    ACCESS_LATEST_MAX, ACCESS_REASON_MAX_BYTES, ACCESS_REQUEST_ID_MAX_BYTES,
+    ACCESS_WORKSPACE_MAX_BYTES, WAIT_DEFAULT_SECONDS, WAIT_MAX_SECONDS,
 };
 use runread_core::timefmt::rfc3339;
 use runread_core::{Agent, ErrorCode, Feature, Target};
@@ -40,8 +40,6 @@ pub(crate) const WAIT_NAME: &str = "wait_for_access";
 const FEATURES_DEFAULT: [Feature; 2] = [Feature::FinalAnswer, Feature::Status];
 /// How many of the newest matching runs a request asks for when it does not say.
 const LATEST_DEFAULT: u32 = 1;
-/// Most bytes of a request id a reader may send back (runread's are `q-` and 16 hex digits).
-const REQUEST_ID_MAX_BYTES: usize = 64;
 
 /// `request_access`' exact arguments.
 #[derive(Debug, Default, Deserialize)]
@@ -280,11 +278,7 @@ impl ExactArgs for WaitArgs {
     fn parse(args: &Value) -> Result<WaitArgs, ErrorCode> {
         let a: WaitArgs =
             serde_json::from_value(args.clone()).map_err(|_| ErrorCode::InvalidArguments)?;
-        let id_ok = a.request_id.len() <= REQUEST_ID_MAX_BYTES
-            && a.request_id.strip_prefix("q-").is_some_and(|hex| {
-                !hex.is_empty() && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-            });
-        if !id_ok
+        if !crate::access::is_request_id(&a.request_id)
             || a.timeout_seconds
                 .is_some_and(|t| t == 0 || t > WAIT_MAX_SECONDS)
         {
@@ -450,7 +444,7 @@ static WAIT_INPUT: LazyLock<Value> = LazyLock::new(|| {
         "type": "object",
         "properties": {
             "requestId": {
-                "type": "string", "minLength": 3, "maxLength": REQUEST_ID_MAX_BYTES,
+                "type": "string", "minLength": 3, "maxLength": ACCESS_REQUEST_ID_MAX_BYTES,
                 "pattern": "^q-[0-9a-f]+$",
                 "description": "What request_access returned."
             },
@@ -484,42 +478,21 @@ pub(crate) async fn wait_for_decision(
         .try_take(&ctx.reader.id)
         .ok_or(ErrorCode::Busy)?;
     let deadline = tokio::time::Instant::now() + parsed.timeout();
-    // Subscribed before the first check: a decision between the check and the wait is heard.
-    let mut changes = reading.store.changes().subscribe();
     let id: Arc<str> = parsed.request_id.into();
-    loop {
-        let (svc, reader, q) = (reading.clone(), ctx.reader.id.clone(), id.clone());
-        let pending = tokio::task::spawn_blocking(move || {
-            let now_ms = runread_core::timefmt::now_ms();
-            svc.store
-                .access_request(&q)
-                .map(|r| crate::access::standing(r.as_ref(), &reader, now_ms).pending())
-        })
-        .await;
-        // Decided, expired, or the store could not say: the gated call answers (or refuses).
-        if !matches!(pending, Ok(Ok(true))) {
-            return Ok(());
-        }
-        let recheck = tokio::time::Instant::now() + reading.config.wait_recheck;
-        let woken = tokio::time::timeout_at(recheck.min(deadline), async {
-            loop {
-                match changes.recv().await {
-                    Ok(Change::AccessRequest(q)) if *q != *id => continue,
-                    // A run's change decides no request.
-                    Ok(Change::Session(_)) => continue,
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
-                    // The store is gone: only the re-check is left.
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                        std::future::pending::<()>().await;
-                    }
-                }
-            }
-        })
-        .await;
-        if woken.is_err() && tokio::time::Instant::now() >= deadline {
-            return Ok(());
-        }
-    }
+    let (svc, reader, q) = (reading.clone(), ctx.reader.id.clone(), id.clone());
+    // Decided, expired, or the store could not say: the gated call answers (or refuses).
+    let pending = move || {
+        let now_ms = runread_core::timefmt::now_ms();
+        crate::access::standing_now(&*svc.store, &reader, &q, now_ms).is_ok_and(|s| s.pending())
+    };
+    let concerns = |change: &Change| match change {
+        Change::AccessRequest(q) => **q == *id,
+        // A run's change decides no request.
+        Change::Session(_) => false,
+        Change::Unknown => true,
+    };
+    crate::tools::wait::wait_while(reading, deadline, concerns, pending).await;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -588,7 +561,7 @@ mod tests {
         assert!(w(json!({"requestId": "q-"})).is_err());
         assert!(w(json!({"requestId": "g-0123"})).is_err());
         assert!(w(json!({"requestId": "q-0123ABCD"})).is_err());
-        let longest = format!("q-{}", "a".repeat(REQUEST_ID_MAX_BYTES - 2));
+        let longest = format!("q-{}", "a".repeat(ACCESS_REQUEST_ID_MAX_BYTES - 2));
         assert!(w(json!({"requestId": longest})).is_ok());
         assert!(w(json!({"requestId": format!("{longest}a")})).is_err());
         assert!(w(json!({"requestId": "q-1", "timeoutSeconds": WAIT_MAX_SECONDS})).is_ok());

@@ -344,16 +344,8 @@ impl AdmissionContext<'_> {
 
     /// Where the access request `id` stands for the calling reader, read afresh.
     pub(crate) fn access_standing(&self, id: &str) -> Result<crate::access::Standing, ErrorCode> {
-        let record = self
-            .svc
-            .store
-            .access_request(id)
-            .map_err(crate::evidence::unavailable)?;
-        Ok(crate::access::standing(
-            record.as_ref(),
-            &self.ctx.reader.id,
-            self.now_ms,
-        ))
+        crate::access::standing_now(&*self.svc.store, &self.ctx.reader.id, id, self.now_ms)
+            .map_err(crate::evidence::unavailable)
     }
 
     /// The artifacts registered for `target`.

@@ -413,8 +413,9 @@ pub fn waits(name: &str) -> bool {
     name == NAME || name == crate::tools::access::WAIT_NAME
 }
 
-/// Admission before the gate for a tool that waits (`wait_for_run`): returns once the call
-/// should be answered, with the arguments to call it with — `args`, but a wait for the next share
+/// Admission before the gate for a tool that waits (`wait_for_run`; `wait_for_access`, whose
+/// wait is its own module's, `tools::access::wait_for_decision`): returns once the call should be
+/// answered, with the arguments to call it with — `args`, but a wait for the next share
 /// that names no `sharedAfter` is given the instant it began, so that its answer (and the input
 /// the gate seals) says the instant it used. Other tools, and arguments the gate will refuse,
 /// return at once. `busy` when the reader, or this runread, holds all its wait slots.
@@ -424,6 +425,10 @@ pub async fn wait_for_change(
     tool: &str,
     args: &Value,
 ) -> Result<Value, ErrorCode> {
+    if tool == crate::tools::access::WAIT_NAME {
+        crate::tools::access::wait_for_decision(reading, ctx, args).await?;
+        return Ok(args.clone());
+    }
     if !waits(tool) {
         return Ok(args.clone());
     }
@@ -451,30 +456,43 @@ pub async fn wait_for_change(
         Some(target) => Some(record_wait(reading, ctx, target, &parsed).await?),
         None => None,
     };
-    // Subscribed before the first check: a change between the check and the wait is heard.
-    let mut changes = reading.store.changes().subscribe();
     // Any session's change may be the awaited run's (it may not be shared yet).
     let session = parsed.target.as_ref().map(|t| t.session_id.clone());
-    let parsed = Arc::new(parsed);
+    let concerns = |change: &Change| match change {
+        Change::Session(s) => session.as_ref().is_none_or(|own| own == s),
+        // A request filed or decided moves no run.
+        Change::AccessRequest(_) => false,
+        Change::Unknown => true,
+    };
+    let (svc, key, a) = (reading.clone(), ctx.clone(), Arc::new(parsed));
+    let waiting = move || matches!(check(&svc, &key, &a), Check::Wait);
+    wait_while(reading, deadline, concerns, waiting).await;
+    Ok(args)
+}
+
+/// The wait every tool that waits before the gate runs once it holds its slot: `waiting` (a
+/// check through admission, on a blocking thread) until it says the call should be answered,
+/// again on each change of the store's feed that `concerns` the call (a lag, changes missed,
+/// always does) and on the re-check ([`crate::evidence::Config::wait_recheck`]), until
+/// `deadline`. Subscribed before the first check: a change between a check and the wait is heard.
+pub(crate) async fn wait_while(
+    reading: &Reading,
+    deadline: tokio::time::Instant,
+    concerns: impl Fn(&Change) -> bool,
+    waiting: impl Fn() -> bool + Clone + Send + 'static,
+) {
+    let mut changes = reading.store.changes().subscribe();
     loop {
-        let (svc, key, a) = (reading.clone(), ctx.clone(), parsed.clone());
-        let checked = tokio::task::spawn_blocking(move || check(&svc, &key, &a)).await;
-        if !matches!(checked, Ok(Check::Wait)) {
-            return Ok(args);
+        let check = waiting.clone();
+        if !matches!(tokio::task::spawn_blocking(check).await, Ok(true)) {
+            return;
         }
         let recheck = tokio::time::Instant::now() + reading.config.wait_recheck;
         let woken = tokio::time::timeout_at(recheck.min(deadline), async {
             loop {
                 match changes.recv().await {
-                    Ok(Change::Session(s)) if session.as_ref().is_some_and(|own| *own != s) => {
-                        continue;
-                    }
-                    // A request filed or decided moves no run.
-                    Ok(Change::AccessRequest(_)) => continue,
-                    // This run's session, a lag (changes missed) or anything unknown.
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        return;
-                    }
+                    Ok(change) if !concerns(&change) => continue,
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
                     // The store is gone: only the re-check is left.
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => {
                         std::future::pending::<()>().await;
@@ -484,7 +502,7 @@ pub async fn wait_for_change(
         })
         .await;
         if woken.is_err() && tokio::time::Instant::now() >= deadline {
-            return Ok(args);
+            return;
         }
     }
 }
