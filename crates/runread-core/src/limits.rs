@@ -297,6 +297,21 @@ pub const SNAPSHOT_RUN_MAX_BYTES: u64 = 64 * 1024 * 1024;
 pub const SNAPSHOT_STORE_MAX_BYTES: u64 = 1024 * 1024 * 1024;
 const _: () = assert!(SNAPSHOT_RUN_MAX_BYTES <= SNAPSHOT_STORE_MAX_BYTES);
 
+/// Most bytes every kept run of one store holds together (`runread keep`), unless the owner set
+/// another bound (`runread keep limit`): a keep that would pass it is refused and says so; no kept
+/// run is ever dropped to make room.
+pub const KEPT_STORE_MAX_BYTES_DEFAULT: u64 = 2 * 1024 * 1024 * 1024;
+/// Least and most the owner may set the kept runs' bound to.
+pub const KEPT_STORE_LIMIT_MIN_BYTES: u64 = 1024 * 1024;
+pub const KEPT_STORE_LIMIT_MAX_BYTES: u64 = 1024 * 1024 * 1024 * 1024;
+/// Most keep rules (`runread keep --workspace`) one store holds.
+pub const KEEP_RULES_MAX: u64 = 64;
+const _: () = {
+    assert!(KEPT_STORE_LIMIT_MIN_BYTES <= KEPT_STORE_MAX_BYTES_DEFAULT);
+    assert!(KEPT_STORE_MAX_BYTES_DEFAULT <= KEPT_STORE_LIMIT_MAX_BYTES);
+    assert!(SNAPSHOT_RUN_MAX_BYTES <= KEPT_STORE_MAX_BYTES_DEFAULT);
+};
+
 // The gate's log over time (`runread_gate::log`): retention, seals, prunes.
 /// Days start records and receipts are kept by default (`runread audit retention --days`).
 pub const AUDIT_RETENTION_DAYS_DEFAULT: u32 = 90;

@@ -32,7 +32,7 @@ pub use model::*;
 pub mod prelude {
     pub use crate::{
         Access, AccessRequests, Connectors, GateLog, Identity, Index, Refusals, Secrets, Settings,
-        Snapshots, Store, Waits,
+        Keeps, Snapshots, Store, Waits,
     };
 }
 
@@ -124,6 +124,7 @@ pub trait Store:
     + Waits
     + Settings
     + AccessRequests
+    + Keeps
 {
 }
 
@@ -139,6 +140,7 @@ impl<T> Store for T where
         + Waits
         + Settings
         + AccessRequests
+        + Keeps
 {
 }
 
@@ -529,7 +531,52 @@ pub trait Waits: Send + Sync {
     fn live_waits(&self, now_ms: i64) -> Result<Vec<WaitRecord>>;
 }
 
-/// The owner's settings (the audit's retention).
+/// Kept runs (`runread keep`): a sealed copy of a run's whole evidence the owner chose to keep
+/// past the agent's cleanup, and the keep rules that choose runs as they settle. Apart from
+/// snapshots: a keep and a share's snapshot have their own lifetimes.
+pub trait Keeps: Send + Sync {
+    /// Puts the kept copy of a run (replacing the one it had, keeping its reason and since when)
+    /// when every kept copy, without the one it replaces, stays within `store_max_bytes` with it,
+    /// in one statement; `false`: it would not.
+    fn put_kept(
+        &self,
+        kept: &SnapshotRecord,
+        reason: KeepReason,
+        store_max_bytes: u64,
+    ) -> Result<bool>;
+
+    /// The kept copy of a run, unless there is none (or its data key was destroyed).
+    fn kept(&self, session_id: &str, generation: u64, run_id: &str)
+    -> Result<Option<SnapshotRecord>>;
+
+    /// A run's kept copy without its sealed bytes, unless there is none.
+    fn kept_stamp(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<KeptSummary>>;
+
+    /// Every kept copy, oldest kept first, without its sealed bytes.
+    fn kept_runs(&self) -> Result<Vec<KeptSummary>>;
+
+    /// Bytes every kept copy holds together (what the bound counts).
+    fn kept_bytes(&self) -> Result<u64>;
+
+    /// Drops a run's kept copy: its data key first, then its row. `false`: there was none.
+    fn drop_kept(&self, session_id: &str, generation: u64, run_id: &str) -> Result<bool>;
+
+    /// Every keep rule, oldest first.
+    fn keep_rules(&self) -> Result<Vec<KeepRule>>;
+
+    /// Adds `rule` while the store holds fewer than `rules_max`; `false`: the same rule (its
+    /// workspace and agent) is there already, or there are `rules_max`.
+    fn put_keep_rule(&self, rule: &KeepRule, rules_max: u64) -> Result<bool>;
+
+    /// Removes the keep rules of a workspace (of `agent` only, when named); how many.
+    fn remove_keep_rules(&self, workspace_id: &str, agent: Option<runread_core::Agent>) -> Result<u64>;
+}
+
 /// Readers' access requests (`request_access`), waiting for the owner's decision on the
 /// loopback side; an approval's grants are ordinary grants ([`Access`]).
 pub trait AccessRequests: Send + Sync {
@@ -560,6 +607,7 @@ pub trait AccessRequests: Send + Sync {
     fn record_access_grants(&self, id: &str, grant_ids: &[String]) -> Result<bool>;
 }
 
+/// The owner's settings (the audit's retention, the kept runs' bound).
 pub trait Settings: Send + Sync {
     /// One of the owner's settings.
     fn setting(&self, key: &str) -> Result<Option<String>>;

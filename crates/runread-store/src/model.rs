@@ -835,6 +835,51 @@ pub struct SnapshotRecord {
     pub sealed: Vec<u8>,
 }
 
+/// Why a run is kept: the owner kept it by name (`runread keep RUN`), or a keep rule of its
+/// workspace kept it as it settled (`runread keep --workspace`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeepReason {
+    Run,
+    Workspace,
+}
+
+impl KeepReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeepReason::Run => "run",
+            KeepReason::Workspace => "workspace",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<KeepReason> {
+        match s {
+            "run" => Some(KeepReason::Run),
+            "workspace" => Some(KeepReason::Workspace),
+            _ => None,
+        }
+    }
+}
+
+/// What the owner is shown of a kept run: its sealed copy's summary (every feature's lines), why
+/// it is kept and since when. Never its sealed bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct KeptSummary {
+    pub summary: SnapshotSummary,
+    pub reason: KeepReason,
+    /// When it was first kept (`summary.created_at_ms` is when it was last sealed).
+    pub kept_since_ms: i64,
+}
+
+/// A keep rule: every run of the workspace (of the agent, when one is named) is kept as it
+/// settles.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct KeepRule {
+    pub workspace_id: String,
+    pub agent: Option<Agent>,
+    pub created_at_ms: i64,
+}
+
 /// One line of the snapshot log: a snapshot sealed (again) or destroyed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotEvent {

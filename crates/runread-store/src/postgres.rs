@@ -123,6 +123,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0018.sql"),
     // 19: as SQLite's migration 19 (access requests).
     include_str!("../migrations/postgres/0019.sql"),
+    // 20: as SQLite's migration 20 (kept runs and keep rules).
+    include_str!("../migrations/postgres/0020.sql"),
 ];
 
 /// Tables [`APP_ROLE`] may read and change. A table added by a migration must be listed here or
@@ -146,6 +148,8 @@ pub const APP_READ_WRITE_TABLES: &[&str] = &[
     "refusals",
     "unadmitted_calls",
     "access_requests",
+    "kept_runs",
+    "keep_rules",
 ];
 /// Tables [`APP_ROLE`] may only read and append to. `meta` holds the instance id and cursor key:
 /// made once, never changed by the application.
@@ -864,7 +868,7 @@ impl PostgresStore {
     /// role it is skipped, and autovacuum does it later); nothing it can ask reaches WAL segments
     /// or backups. docs/store.md says what a destroyed row means here.
     pub fn scrub(&self) {
-        self.vacuum("snapshots");
+        self.vacuum("snapshots, kept_runs");
     }
 
     /// [`PostgresStore::scrub`] for the gate's log after a prune.
@@ -905,6 +909,7 @@ const RUN_ID_OF_START: &str = "((s.target_json::jsonb) ->> 'runId')";
 
 const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE host = $1 AND path = $2");
 const PUT_SNAPSHOT: &str = vocab::put_snapshot!("BYTEA");
+const PUT_KEPT: &str = vocab::put_kept!("BYTEA");
 const WORKSPACES: &str = vocab::select_workspaces!(" WHERE host = $1 ORDER BY created_at, id");
 const SESSION_BY_PATH: &str = vocab::select_sessions!(" WHERE host = $1 AND path = $2");
 /// `starts_with` compares bytes whatever the database's collation.
@@ -1226,6 +1231,10 @@ impl Secrets for PostgresStore {
 
 impl Snapshots for PostgresStore {
     vocab::snapshots_in_every_store!();
+}
+
+impl Keeps for PostgresStore {
+    vocab::keeps_in_every_store!();
 }
 
 impl GateLog for PostgresStore {

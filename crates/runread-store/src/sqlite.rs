@@ -69,6 +69,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 19: access requests: a reader's request for runs, its hints and reason sealed, waiting for
     // the owner's decision.
     include_str!("../migrations/sqlite/0019.sql"),
+    // 20: kept runs (`runread keep`) and keep rules.
+    include_str!("../migrations/sqlite/0020.sql"),
 ];
 
 /// How long a writer waits for SQLite's lock before the call fails closed.
@@ -776,6 +778,7 @@ const INSERT_SESSION: &str = concat!(
     vocab::session_upsert!()
 );
 const PUT_SNAPSHOT: &str = vocab::put_snapshot!("BLOB");
+const PUT_KEPT: &str = vocab::put_kept!("BLOB");
 const WORKSPACES: &str = vocab::select_workspaces!(" ORDER BY created_at, id");
 const WORKSPACE_BY_PATH: &str = vocab::select_workspaces!(" WHERE path = ?1");
 
@@ -974,6 +977,10 @@ impl Secrets for SqliteStore {
 
 impl Snapshots for SqliteStore {
     vocab::snapshots_in_every_store!();
+}
+
+impl Keeps for SqliteStore {
+    vocab::keeps_in_every_store!();
 }
 
 impl GateLog for SqliteStore {

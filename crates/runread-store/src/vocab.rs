@@ -663,6 +663,74 @@ pub(crate) const SNAPSHOT_LOG: &str = select!(
 pub(crate) const DELETE_SNAPSHOT: &str =
     "DELETE FROM snapshots WHERE session_id = $1 AND generation = $2 AND run_id = $3";
 
+macro_rules! kept_summary_cols {
+    () => {
+        "session_id, generation, run_id, workspace_id, features, index_sha256, lines, bytes, \
+         created_at, reason, kept_since"
+    };
+}
+/// A kept copy put (or put again) only while every kept copy, without the one it replaces, stays
+/// within the bound (`$16`), in one statement, as [`put_snapshot`]. Put again, it keeps its
+/// reason (a run kept by name stays so when a rule would keep it too) and since when.
+macro_rules! put_kept {
+    ($blob:literal) => {
+        concat!(
+            "INSERT INTO kept_runs (",
+            $crate::vocab::snapshot_summary_cols!(),
+            ", key_id, data_key, nonce, sealed, reason, kept_since) SELECT CAST($1 AS TEXT), \
+             CAST($2 AS BIGINT), CAST($3 AS TEXT), CAST($4 AS TEXT), CAST($5 AS TEXT), \
+             CAST($6 AS TEXT), CAST($7 AS BIGINT), CAST($8 AS BIGINT), CAST($9 AS BIGINT), \
+             CAST($10 AS TEXT), CAST($11 AS ",
+            $blob,
+            "), CAST($12 AS ",
+            $blob,
+            "), CAST($13 AS ",
+            $blob,
+            "), CAST($14 AS TEXT), CAST($15 AS BIGINT) \
+             WHERE (SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM kept_runs \
+             WHERE NOT (session_id = $1 AND generation = $2 AND run_id = $3)) \
+             + CAST($8 AS BIGINT) <= CAST($16 AS BIGINT) \
+             ON CONFLICT (session_id, generation, run_id) DO UPDATE SET \
+             workspace_id = excluded.workspace_id, features = excluded.features, \
+             index_sha256 = excluded.index_sha256, lines = excluded.lines, bytes = excluded.bytes, \
+             created_at = excluded.created_at, key_id = excluded.key_id, \
+             data_key = excluded.data_key, nonce = excluded.nonce, sealed = excluded.sealed"
+        )
+    };
+}
+pub(crate) use put_kept;
+pub(crate) const KEPT: &str = concat!(
+    "SELECT ",
+    snapshot_summary_cols!(),
+    ", key_id, data_key, nonce, sealed FROM kept_runs \
+     WHERE session_id = $1 AND generation = $2 AND run_id = $3 AND data_key IS NOT NULL"
+);
+pub(crate) const KEPT_STAMP: &str = select!(
+    kept_summary_cols,
+    "kept_runs WHERE session_id = $1 AND generation = $2 AND run_id = $3 AND data_key IS NOT NULL"
+);
+pub(crate) const KEPT_RUNS: &str = select!(
+    kept_summary_cols,
+    "kept_runs WHERE data_key IS NOT NULL ORDER BY kept_since, session_id, run_id"
+);
+pub(crate) const KEPT_BYTES: &str =
+    "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM kept_runs";
+/// A kept copy's data key, deleted first: from here on its sealed bytes can be opened by nobody.
+pub(crate) const SHRED_KEPT_KEY: &str = "UPDATE kept_runs SET data_key = NULL \
+     WHERE session_id = $1 AND generation = $2 AND run_id = $3";
+pub(crate) const DELETE_KEPT: &str =
+    "DELETE FROM kept_runs WHERE session_id = $1 AND generation = $2 AND run_id = $3";
+pub(crate) const KEEP_RULES: &str =
+    "SELECT workspace_id, agent, created_at FROM keep_rules ORDER BY created_at, workspace_id, agent";
+/// A keep rule added only while there are fewer than `$4`, and not already there.
+pub(crate) const PUT_KEEP_RULE: &str = "INSERT INTO keep_rules (workspace_id, agent, created_at) \
+     SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS BIGINT) \
+     WHERE (SELECT COUNT(*) FROM keep_rules) < CAST($4 AS BIGINT) \
+     ON CONFLICT (workspace_id, agent) DO NOTHING";
+pub(crate) const REMOVE_KEEP_RULES: &str = "DELETE FROM keep_rules WHERE workspace_id = $1";
+pub(crate) const REMOVE_KEEP_RULE: &str =
+    "DELETE FROM keep_rules WHERE workspace_id = $1 AND agent = $2";
+
 pub(crate) const PURGE_OAUTH_TOKENS: &str = "DELETE FROM oauth_tokens WHERE expires_at <= $1";
 pub(crate) const PURGE_OAUTH_REQUESTS: &str = "DELETE FROM oauth_requests WHERE expires_at <= $1 AND (code_expires_at IS NULL OR code_expires_at <= $1)";
 pub(crate) const PURGE_OAUTH_CLIENTS: &str =
@@ -1546,6 +1614,55 @@ pub(crate) fn snapshot_summary(r: &dyn Cols) -> Result<crate::SnapshotSummary> {
     })
 }
 
+pub(crate) fn kept_summary(r: &dyn Cols) -> Result<crate::KeptSummary> {
+    Ok(crate::KeptSummary {
+        summary: snapshot_summary(r)?,
+        reason: crate::KeepReason::parse(&r.text(9)?)
+            .ok_or_else(|| StoreError::Corrupt("a kept run's reason".into()))?,
+        kept_since_ms: r.int(10)?,
+    })
+}
+
+pub(crate) fn keep_rule(r: &dyn Cols) -> Result<crate::KeepRule> {
+    let agent = r.text(1)?;
+    Ok(crate::KeepRule {
+        workspace_id: r.text(0)?,
+        agent: match agent.as_str() {
+            "" => None,
+            a => Some(
+                Agent::parse(a).ok_or_else(|| StoreError::Corrupt("a keep rule's agent".into()))?,
+            ),
+        },
+        created_at_ms: r.int(2)?,
+    })
+}
+
+pub(crate) fn kept_values(
+    s: &crate::SnapshotRecord,
+    reason: crate::KeepReason,
+    store_max_bytes: u64,
+) -> [Value<'_>; 16] {
+    let m = &s.summary;
+    values![
+        &m.session_id,
+        i64_of(m.generation),
+        &m.run_id,
+        &m.workspace_id,
+        features_to_string(&m.features),
+        &m.index_sha256,
+        i64_of(m.lines),
+        i64_of(m.bytes),
+        m.created_at_ms,
+        &s.key_id,
+        &s.data_key,
+        &s.nonce,
+        &s.sealed,
+        reason.as_str(),
+        m.created_at_ms,
+        i64_of(store_max_bytes),
+    ]
+}
+
 pub(crate) fn snapshot_event(r: &dyn Cols) -> Result<crate::SnapshotEvent> {
     Ok(crate::SnapshotEvent {
         id: r.text(0)?,
@@ -2218,6 +2335,108 @@ macro_rules! snapshots_in_every_store {
         }
     };
 }
+/// The [`crate::Keeps`] methods: the same statements in both dialects, but for `PUT_KEPT`'s
+/// binary type.
+macro_rules! keeps_in_every_store {
+    () => {
+        fn put_kept(
+            &self,
+            s: &$crate::SnapshotRecord,
+            reason: $crate::KeepReason,
+            store_max_bytes: u64,
+        ) -> $crate::Result<bool> {
+            Ok(self.write(
+                PUT_KEPT,
+                &$crate::vocab::kept_values(s, reason, store_max_bytes),
+            )? == 1)
+        }
+
+        fn kept(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::SnapshotRecord>> {
+            self.read_opt(
+                $crate::vocab::KEPT,
+                &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
+                $crate::vocab::snapshot,
+            )
+        }
+
+        fn kept_stamp(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<Option<$crate::KeptSummary>> {
+            self.read_opt(
+                $crate::vocab::KEPT_STAMP,
+                &$crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id],
+                $crate::vocab::kept_summary,
+            )
+        }
+
+        fn kept_runs(&self) -> $crate::Result<Vec<$crate::KeptSummary>> {
+            self.read_all($crate::vocab::KEPT_RUNS, &[], $crate::vocab::kept_summary)
+        }
+
+        fn kept_bytes(&self) -> $crate::Result<u64> {
+            let total = self.read_opt($crate::vocab::KEPT_BYTES, &[], |r| r.int(0))?;
+            $crate::vocab::u64_of(total.unwrap_or(0))
+        }
+
+        fn drop_kept(
+            &self,
+            session_id: &str,
+            generation: u64,
+            run_id: &str,
+        ) -> $crate::Result<bool> {
+            let at = $crate::vocab::values![session_id, $crate::vocab::i64_of(generation), run_id];
+            self.write($crate::vocab::SHRED_KEPT_KEY, &at)?;
+            let deleted = self.write($crate::vocab::DELETE_KEPT, &at)? == 1;
+            // As a destroyed snapshot: what the deletion left behind is overwritten now, as far
+            // as the dialect can.
+            self.scrub();
+            Ok(deleted)
+        }
+
+        fn keep_rules(&self) -> $crate::Result<Vec<$crate::KeepRule>> {
+            self.read_all($crate::vocab::KEEP_RULES, &[], $crate::vocab::keep_rule)
+        }
+
+        fn put_keep_rule(&self, rule: &$crate::KeepRule, rules_max: u64) -> $crate::Result<bool> {
+            let agent = rule.agent.map_or("", |a| a.as_str());
+            Ok(self.write(
+                $crate::vocab::PUT_KEEP_RULE,
+                &$crate::vocab::values![
+                    &rule.workspace_id,
+                    agent,
+                    rule.created_at_ms,
+                    $crate::vocab::i64_of(rules_max)
+                ],
+            )? == 1)
+        }
+
+        fn remove_keep_rules(
+            &self,
+            workspace_id: &str,
+            agent: Option<runread_core::Agent>,
+        ) -> $crate::Result<u64> {
+            let removed = match agent {
+                None => self.write(
+                    $crate::vocab::REMOVE_KEEP_RULES,
+                    &$crate::vocab::values![workspace_id],
+                )?,
+                Some(a) => self.write(
+                    $crate::vocab::REMOVE_KEEP_RULE,
+                    &$crate::vocab::values![workspace_id, a.as_str()],
+                )?,
+            };
+            Ok(removed as u64)
+        }
+    };
+}
 /// The [`crate::GateLog`] methods that are the same statement in both dialects.
 macro_rules! gate_log_in_every_store {
     () => {
@@ -2677,7 +2896,7 @@ macro_rules! refusals_in_every_store {
 
 pub(crate) use {
     access_in_every_store, access_requests_in_every_store, connectors_in_every_store,
-    gate_log_in_every_store, identity_in_every_store, index_in_every_store,
+    gate_log_in_every_store, identity_in_every_store, index_in_every_store, keeps_in_every_store,
     refusals_in_every_store, secrets_in_every_store, settings_in_every_store,
     snapshots_in_every_store, waits_in_every_store,
 };

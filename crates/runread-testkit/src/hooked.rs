@@ -286,6 +286,63 @@ impl Snapshots for Hooked {
     }
 }
 
+impl runread_store::Keeps for Hooked {
+    fn put_kept(
+        &self,
+        kept: &runread_store::SnapshotRecord,
+        reason: runread_store::KeepReason,
+        max: u64,
+    ) -> Result<bool> {
+        self.inner.put_kept(kept, reason, max)
+    }
+
+    fn kept(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<runread_store::SnapshotRecord>> {
+        self.inner.kept(session_id, generation, run_id)
+    }
+
+    fn kept_stamp(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<runread_store::KeptSummary>> {
+        self.inner.kept_stamp(session_id, generation, run_id)
+    }
+
+    fn kept_runs(&self) -> Result<Vec<runread_store::KeptSummary>> {
+        self.inner.kept_runs()
+    }
+
+    fn kept_bytes(&self) -> Result<u64> {
+        self.inner.kept_bytes()
+    }
+
+    fn drop_kept(&self, session_id: &str, generation: u64, run_id: &str) -> Result<bool> {
+        self.inner.drop_kept(session_id, generation, run_id)
+    }
+
+    fn keep_rules(&self) -> Result<Vec<runread_store::KeepRule>> {
+        self.inner.keep_rules()
+    }
+
+    fn put_keep_rule(&self, rule: &runread_store::KeepRule, rules_max: u64) -> Result<bool> {
+        self.inner.put_keep_rule(rule, rules_max)
+    }
+
+    fn remove_keep_rules(
+        &self,
+        workspace_id: &str,
+        agent: Option<runread_core::Agent>,
+    ) -> Result<u64> {
+        self.inner.remove_keep_rules(workspace_id, agent)
+    }
+}
+
 impl GateLog for Hooked {
     fn begin_call(&self, record: &StartRecord, replay_since_ms: i64) -> Result<StartOutcome> {
         if let Some(hook) = &self.before_begin_call {

@@ -136,6 +136,9 @@ pub enum Basis {
     /// The session file is not there to read (gone, or not on this host): the run's snapshot,
     /// sealed when it was shared, checked against the index's digests.
     Snapshot,
+    /// The session file is not there to read: the copy the owner kept (`runread keep`), checked
+    /// against the index's digests.
+    Kept,
 }
 
 impl Basis {
@@ -145,6 +148,7 @@ impl Basis {
             Basis::SessionFile => "session_file",
             Basis::Supervised => "supervised",
             Basis::Snapshot => "snapshot",
+            Basis::Kept => "kept",
         }
     }
 }
@@ -177,6 +181,14 @@ impl Evidence {
     pub(crate) fn reads_snapshot(&self) -> bool {
         self.file_now.is_none() && self.snapshot.is_some()
     }
+
+    /// Which sealed copy stands in for the file: the owner's kept copy or a share's snapshot.
+    pub(crate) fn sealed_basis(&self) -> Basis {
+        match &self.snapshot {
+            Some(copy) if copy.is_kept() => Basis::Kept,
+            _ => Basis::Snapshot,
+        }
+    }
 }
 
 /// The publication rule: supervised evidence when a supervisor recorded the run, else passive;
@@ -184,7 +196,7 @@ impl Evidence {
 pub(crate) fn judge(e: &Evidence, now_ms: i64) -> (State, Basis) {
     let (state, basis) = judge_on_record(e, now_ms);
     if e.reads_snapshot() {
-        (state, Basis::Snapshot)
+        (state, e.sealed_basis())
     } else {
         (state, basis)
     }

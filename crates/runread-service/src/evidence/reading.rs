@@ -59,6 +59,8 @@ pub struct Reading {
     pub(crate) published: Arc<PublishedCache>,
     /// Snapshots recently opened (`snapshot::kept`).
     pub(crate) opened_snapshots: OpenedSnapshots,
+    /// Kept runs recently opened (`snapshot::look`), apart from snapshots.
+    pub(crate) opened_kept: OpenedSnapshots,
     /// The wait slots of `wait_for_run` ([`crate::tools::wait::wait_for_change`]).
     pub(crate) waits: Arc<KeyedSlots>,
 }
@@ -79,6 +81,7 @@ impl Reading {
             config,
             published: Default::default(),
             opened_snapshots: Default::default(),
+            opened_kept: Default::default(),
             waits: wait_slots(),
         }
     }

@@ -22,13 +22,20 @@ use runread_core::limits::{
 use runread_core::{ErrorCode, Feature};
 use runread_keys::seal::{self, NONCE_BYTES, Sealed};
 use runread_keys::{KeyProvider, OwnedKey};
-use runread_sessions::LineRef;
-use runread_store::{RunRecord, SnapshotRecord, SnapshotSummary, Store};
+use runread_sessions::{ChildRecord, LineRef};
+use runread_store::{KeepReason, RunRecord, SnapshotRecord, SnapshotSummary, Store};
 
 use crate::evidence::source::{SnapshotEvidence, Source};
 
 const DATA_KEY_AAD_DOMAIN: &[u8] = b"runread.snapshot-key.v1\0";
 const LINES_AAD_DOMAIN: &[u8] = b"runread.snapshot.v1\0";
+/// A kept run's parts are bound to other domains: a kept row put in place of a snapshot (or
+/// the other way round) does not open.
+const KEPT_DATA_KEY_AAD_DOMAIN: &[u8] = b"runread.kept-key.v1\0";
+const KEPT_LINES_AAD_DOMAIN: &[u8] = b"runread.kept.v1\0";
+/// Most subagent records a kept copy holds (one per subagent a run started); a row claiming more
+/// is damaged.
+const KEPT_CHILDREN_MAX: u64 = 100_000;
 /// Most bytes a snapshot's payload may hold beyond its lines' and artifacts' own: their offsets,
 /// ids and lengths (24 bytes a line at most, so room for far more lines than a session file may
 /// have). A row claiming more is damaged, and is not opened.
@@ -293,7 +300,8 @@ pub fn seal_within(
     if !fits_run(bounds, bytes) {
         return Ok(Sealing::TooLarge { bytes });
     }
-    let Some(payload) = read_evidence(run, &w) else {
+    // A run whose file is gone is shared from its kept copy, when the owner kept it.
+    let Some(payload) = read_evidence(run, &w, kept_copy(store, keys, run)?) else {
         return Ok(Sealing::Unreadable);
     };
     let t = &run.target;
@@ -308,7 +316,7 @@ pub fn seal_within(
         bytes,
         created_at_ms: now_ms,
     };
-    let record = seal_payload(keys, summary, &payload)?;
+    let record = seal_payload(keys, summary, &payload, SNAPSHOT_DOMAINS)?;
     if store
         .put_snapshot(&record, bounds.store_max_bytes)
         .map_err(crate::evidence::unavailable)?
@@ -328,8 +336,12 @@ pub fn seal_within(
 /// lines, then each line's offset, length and bytes; the count of artifacts, then each one's id
 /// (length, bytes), length and bytes — every number a big-endian u64. `None`: something does not
 /// read back as indexed or registered.
-fn read_evidence(run: &RunRecord, w: &Wanted) -> Option<Vec<u8>> {
-    let opened = Source::of(run).open().ok()?;
+fn read_evidence(
+    run: &RunRecord,
+    w: &Wanted,
+    from_kept: Option<Arc<SnapshotEvidence>>,
+) -> Option<Vec<u8>> {
+    let opened = Source::of(run).or_snapshot(from_kept.clone()).open().ok()?;
     let mut out = Vec::new();
     let put = |n: u64, out: &mut Vec<u8>| out.extend_from_slice(&n.to_be_bytes());
     put(w.lines.len() as u64, &mut out);
@@ -342,7 +354,10 @@ fn read_evidence(run: &RunRecord, w: &Wanted) -> Option<Vec<u8>> {
     put(w.artifacts.len() as u64, &mut out);
     let root = std::path::Path::new(&run.workspace_path);
     for (id, v) in &w.artifacts {
-        let bytes = read_artifact(root, v)?;
+        let bytes = match read_artifact(root, v) {
+            Some(bytes) => bytes,
+            None => from_kept.as_ref()?.artifact(id, &v.sha256)?.to_vec(),
+        };
         put(id.len() as u64, &mut out);
         out.extend_from_slice(id.as_bytes());
         put(bytes.len() as u64, &mut out);
@@ -386,10 +401,27 @@ fn aad(domain: &[u8], s: &SnapshotSummary) -> Vec<u8> {
     a
 }
 
+/// The two domains a sealed copy's parts are bound to: a share's snapshot's, or a kept run's.
+#[derive(Debug, Clone, Copy)]
+struct Domains {
+    data_key: &'static [u8],
+    lines: &'static [u8],
+}
+
+const SNAPSHOT_DOMAINS: Domains = Domains {
+    data_key: DATA_KEY_AAD_DOMAIN,
+    lines: LINES_AAD_DOMAIN,
+};
+const KEPT_DOMAINS: Domains = Domains {
+    data_key: KEPT_DATA_KEY_AAD_DOMAIN,
+    lines: KEPT_LINES_AAD_DOMAIN,
+};
+
 fn seal_payload(
     keys: &dyn KeyProvider,
     summary: SnapshotSummary,
     payload: &[u8],
+    domains: Domains,
 ) -> Result<SnapshotRecord, ErrorCode> {
     let (key_id, gate_key) = keys.current().map_err(|_| ErrorCode::Unavailable)?;
     let data_key = OwnedKey::new(
@@ -398,11 +430,11 @@ fn seal_payload(
     );
     let wrapped = seal::seal_bytes(
         &gate_key,
-        &aad(DATA_KEY_AAD_DOMAIN, &summary),
+        &aad(domains.data_key, &summary),
         data_key.bytes(),
     )
     .map_err(|_| ErrorCode::Unavailable)?;
-    let sealed = seal::seal_bytes(&data_key, &aad(LINES_AAD_DOMAIN, &summary), payload)
+    let sealed = seal::seal_bytes(&data_key, &aad(domains.lines, &summary), payload)
         .map_err(|_| ErrorCode::Unavailable)?;
     let mut data_key_sealed = wrapped.nonce.to_vec();
     data_key_sealed.extend_from_slice(&wrapped.ciphertext);
@@ -483,29 +515,80 @@ pub(crate) fn kept(
     })
 }
 
-/// What `run`'s snapshot can serve now. Its stamp is read from the store on every call (a
-/// destroyed or resealed snapshot is never served from memory); its lines from memory when the
-/// same stamp was opened lately.
+/// What `run`'s sealed copies can serve now: its kept copy (`runread keep`, every feature),
+/// else its share's snapshot. Each stamp is read from the store on every call (a dropped,
+/// destroyed or resealed copy is never served from memory); its lines from memory when the same
+/// stamp was opened lately.
 pub(crate) fn look(svc: &crate::evidence::Reading, run: &RunRecord) -> Result<Kept, ErrorCode> {
+    let kept = look_copy(svc, run, Copy::Kept)?;
+    if matches!(kept, Kept::Serves(_)) {
+        return Ok(kept);
+    }
+    Ok(match (look_copy(svc, run, Copy::Shared)?, kept) {
+        (Kept::Serves(opened), _) => Kept::Serves(opened),
+        (Kept::Behind, _) | (_, Kept::Behind) => Kept::Behind,
+        _ => Kept::Nothing,
+    })
+}
+
+/// Which of a run's sealed copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copy {
+    /// The snapshot of its shares.
+    Shared,
+    /// The copy the owner kept.
+    Kept,
+}
+
+impl Copy {
+    fn stamp(self, store: &dyn Store, t: &runread_core::Target) -> Result<Option<SnapshotSummary>, ErrorCode> {
+        match self {
+            Copy::Shared => store.snapshot_stamp(&t.session_id, t.generation, &t.run_id),
+            Copy::Kept => store
+                .kept_stamp(&t.session_id, t.generation, &t.run_id)
+                .map(|k| k.map(|k| k.summary)),
+        }
+        .map_err(crate::evidence::unavailable)
+    }
+
+    fn record(self, store: &dyn Store, t: &runread_core::Target) -> Result<Option<SnapshotRecord>, ErrorCode> {
+        match self {
+            Copy::Shared => store.snapshot(&t.session_id, t.generation, &t.run_id),
+            Copy::Kept => store.kept(&t.session_id, t.generation, &t.run_id),
+        }
+        .map_err(crate::evidence::unavailable)
+    }
+
+    fn domains(self) -> Domains {
+        match self {
+            Copy::Shared => SNAPSHOT_DOMAINS,
+            Copy::Kept => KEPT_DOMAINS,
+        }
+    }
+
+    fn cache(self, svc: &crate::evidence::Reading) -> &OpenedSnapshots {
+        match self {
+            Copy::Shared => &svc.opened_snapshots,
+            Copy::Kept => &svc.opened_kept,
+        }
+    }
+}
+
+/// What one of `run`'s sealed copies can serve now.
+fn look_copy(svc: &crate::evidence::Reading, run: &RunRecord, copy: Copy) -> Result<Kept, ErrorCode> {
     let (store, t) = (&*svc.store, &run.target);
-    let Some(stamp) = store
-        .snapshot_stamp(&t.session_id, t.generation, &t.run_id)
-        .map_err(crate::evidence::unavailable)?
-    else {
+    let Some(stamp) = copy.stamp(store, t)? else {
         return Ok(Kept::Nothing);
     };
     let indexed = wanted(store, run, &stamp.features, Lines::DigestOnly)?.index_sha256;
     if indexed != stamp.index_sha256 {
         return Ok(Kept::Behind);
     }
-    if let Some(hit) = svc.opened_snapshots.get(&stamp) {
+    if let Some(hit) = copy.cache(svc).get(&stamp) {
         return Ok(Kept::Serves(hit));
     }
-    let Some(record) = store
-        .snapshot(&t.session_id, t.generation, &t.run_id)
-        .map_err(crate::evidence::unavailable)?
-    else {
-        // Destroyed since its stamp was read: its last grant ended.
+    let Some(record) = copy.record(store, t)? else {
+        // Destroyed (or dropped) since its stamp was read.
         return Ok(Kept::Nothing);
     };
     // Sealed again since its stamp was read: served only if it still holds what the stamp
@@ -513,19 +596,201 @@ pub(crate) fn look(svc: &crate::evidence::Reading, run: &RunRecord) -> Result<Ke
     if (&record.summary.features, &record.summary.index_sha256) != (&stamp.features, &indexed) {
         return Ok(Kept::Behind);
     }
-    let Some(opened) = open_payload(&*svc.keys, &record).map(Arc::new) else {
+    let Some(opened) = open_sealed(&*svc.keys, &record, copy.domains()).map(Arc::new) else {
         tracing::warn!(
             session = %t.session_id,
             run = %t.run_id,
-            "a snapshot does not open: it is not served"
+            kept = copy == Copy::Kept,
+            "a sealed copy of a run does not open: it is not served"
         );
         return Ok(Kept::Nothing);
     };
-    svc.opened_snapshots.put(record.summary, opened.clone());
+    copy.cache(svc).put(record.summary, opened.clone());
     Ok(Kept::Serves(opened))
 }
 
+/// `run`'s kept copy, opened, when it holds the run as indexed now (sharing a run whose file is
+/// gone seals the share's snapshot from it).
+fn kept_copy(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: &RunRecord,
+) -> Result<Option<Arc<SnapshotEvidence>>, ErrorCode> {
+    let t = &run.target;
+    let Some(record) = store
+        .kept(&t.session_id, t.generation, &t.run_id)
+        .map_err(crate::evidence::unavailable)?
+    else {
+        return Ok(None);
+    };
+    let indexed = wanted(store, run, &record.summary.features, Lines::DigestOnly)?.index_sha256;
+    Ok((indexed == record.summary.index_sha256)
+        .then(|| open_sealed(keys, &record, KEPT_DOMAINS).map(Arc::new))
+        .flatten())
+}
+
+/// What keeping one run did ([`seal_kept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keeping {
+    /// Sealed: this many lines, this many bytes of lines and artifacts. `again`: it was kept
+    /// already, and is sealed again as it is indexed now.
+    Kept { lines: u64, bytes: u64, again: bool },
+    /// Kept already, as it is indexed now: nothing to do.
+    AlreadyKept { bytes: u64 },
+    /// Its evidence is more than one run's copy may hold ([`Bounds::run_max_bytes`]).
+    TooLarge { bytes: u64 },
+    /// Every kept run together would pass the bound with it: refused (nothing else is dropped).
+    OverLimit { bytes: u64, kept: u64, limit: u64 },
+    /// The session file does not hold the run as indexed (gone, changed, or not on this host).
+    Unreadable,
+}
+
+/// Keeps `run`: seals its whole evidence — every feature's lines, its artifacts, its subagents'
+/// records — read back from its session file and checked, into its kept copy (replacing the one
+/// it had), within `bounds` (`store_max_bytes`: the owner's bound on every kept run together).
+pub(crate) fn seal_kept(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    run: &RunRecord,
+    reason: KeepReason,
+    now_ms: i64,
+    bounds: Bounds,
+) -> Result<Keeping, ErrorCode> {
+    let t = &run.target;
+    let before = store
+        .kept_stamp(&t.session_id, t.generation, &t.run_id)
+        .map_err(crate::evidence::unavailable)?;
+    let w = match wanted(store, run, &Feature::ALL, Lines::Read) {
+        Ok(w) => w,
+        Err(ErrorCode::TargetStale) => return Ok(Keeping::Unreadable),
+        Err(e) => return Err(e),
+    };
+    let bytes = w.bytes();
+    if let Some(b) = &before
+        && b.summary.index_sha256 == w.index_sha256
+    {
+        return Ok(Keeping::AlreadyKept { bytes });
+    }
+    if !fits_run(bounds, bytes) {
+        return Ok(Keeping::TooLarge { bytes });
+    }
+    let Some(mut payload) = read_evidence(run, &w, None) else {
+        return Ok(Keeping::Unreadable);
+    };
+    let Some(children) = child_records(store, run) else {
+        return Ok(Keeping::Unreadable);
+    };
+    put_children(children.as_deref(), &mut payload);
+    let summary = SnapshotSummary {
+        session_id: t.session_id.clone(),
+        generation: t.generation,
+        run_id: t.run_id.clone(),
+        workspace_id: t.workspace_id.clone(),
+        features: Feature::ALL.to_vec(),
+        index_sha256: w.index_sha256,
+        lines: w.lines.len() as u64,
+        bytes,
+        created_at_ms: now_ms,
+    };
+    let record = seal_payload(keys, summary, &payload, KEPT_DOMAINS)?;
+    // A run kept by name stays so when a rule keeps it again.
+    let reason = before.as_ref().map_or(reason, |b| b.reason);
+    if !store
+        .put_kept(&record, reason, bounds.store_max_bytes)
+        .map_err(crate::evidence::unavailable)?
+    {
+        return Ok(Keeping::OverLimit {
+            bytes,
+            kept: store.kept_bytes().map_err(crate::evidence::unavailable)?,
+            limit: bounds.store_max_bytes,
+        });
+    }
+    let again = before.is_some();
+    log(store, if again { "kept again" } else { "kept" }, &record.summary, now_ms);
+    Ok(Keeping::Kept {
+        lines: record.summary.lines,
+        bytes,
+        again,
+    })
+}
+
+/// The records the run's agent keeps of the subagents it started, read as a reader's work state
+/// reads them: `Some(None)` when the agent keeps none, `None` when the run's lines do not read
+/// back as indexed.
+fn child_records(store: &dyn Store, run: &RunRecord) -> Option<Option<Vec<Option<ChildRecord>>>> {
+    if !runread_sessions::Records::of(run.agent).child_records {
+        return Some(None);
+    }
+    let message_lines: std::collections::HashSet<u64> =
+        run.run.message_lines.iter().copied().collect();
+    let entries = store
+        .entries(&run.target.session_id, run.target.generation)
+        .ok()?;
+    let opened = Source::of(run).open().ok()?;
+    let mut bytes = Vec::new();
+    for line in entries
+        .iter()
+        .filter(|e| e.has_tool_call && message_lines.contains(&e.line))
+        .filter_map(|e| e.line_ref())
+    {
+        bytes.push(opened.line(&line).ok()?);
+    }
+    let path = std::path::Path::new(&run.session_path);
+    Some(runread_sessions::agents::children(
+        run.agent,
+        path,
+        &run.target.session_id,
+        &bytes,
+    ))
+}
+
+/// The kept copy `s` names does not hold its run as indexed now: the run went on since.
+pub(crate) fn kept_is_behind(
+    store: &dyn Store,
+    run: &RunRecord,
+    s: &SnapshotSummary,
+) -> Result<bool, ErrorCode> {
+    Ok(wanted(store, run, &s.features, Lines::DigestOnly)?.index_sha256 != s.index_sha256)
+}
+
+/// Opens the kept copy `s` names, as a read would, and says how it stands.
+pub fn kept_standing(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    s: &SnapshotSummary,
+) -> Result<Standing, ErrorCode> {
+    let Some(run) = store
+        .run(&s.session_id, s.generation, &s.run_id)
+        .map_err(crate::evidence::unavailable)?
+    else {
+        return Ok(Standing::Unreadable);
+    };
+    let Some(record) = store
+        .kept(&s.session_id, s.generation, &s.run_id)
+        .map_err(crate::evidence::unavailable)?
+    else {
+        return Ok(Standing::Unreadable);
+    };
+    Ok(if kept_is_behind(store, &run, &record.summary)? {
+        Standing::Stale
+    } else if open_sealed(keys, &record, KEPT_DOMAINS).is_some() {
+        Standing::Ok
+    } else {
+        Standing::Unreadable
+    })
+}
+
 fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotEvidence> {
+    open_sealed(keys, record, SNAPSHOT_DOMAINS)
+}
+
+/// Opens a sealed copy bound to `domains`: a kept run's holds its subagents' records after its
+/// lines and artifacts.
+fn open_sealed(
+    keys: &dyn KeyProvider,
+    record: &SnapshotRecord,
+    domains: Domains,
+) -> Option<SnapshotEvidence> {
     let s = &record.summary;
     // Bounded before anything is opened: a row claiming more than a snapshot may hold is damaged.
     if s.bytes > SNAPSHOT_RUN_MAX_BYTES
@@ -537,7 +802,7 @@ fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<Snaps
     let (nonce, wrapped) = record.data_key.split_at_checked(NONCE_BYTES)?;
     let data_key = seal::open_bytes(
         &gate_key,
-        &aad(DATA_KEY_AAD_DOMAIN, s),
+        &aad(domains.data_key, s),
         &Sealed {
             nonce: nonce.try_into().ok()?,
             ciphertext: wrapped.to_vec(),
@@ -548,7 +813,7 @@ fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<Snaps
     let payload = zeroize::Zeroizing::new(
         seal::open_bytes(
             &data_key,
-            &aad(LINES_AAD_DOMAIN, s),
+            &aad(domains.lines, s),
             &Sealed {
                 nonce: record.nonce.as_slice().try_into().ok()?,
                 ciphertext: record.sealed.clone(),
@@ -569,8 +834,60 @@ fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<Snaps
         let bytes = take_bytes(&mut rest, ARTIFACT_MAX_BYTES as usize)?;
         artifacts.insert(id.to_owned(), bytes.to_vec());
     }
+    let kept = domains.lines == KEPT_LINES_AAD_DOMAIN;
+    let children = if kept {
+        take_children(&mut rest)?
+    } else {
+        None
+    };
     (rest.is_empty() && lines.len() as u64 == s.lines)
-        .then(|| SnapshotEvidence::new(lines, artifacts))
+        .then(|| SnapshotEvidence::new(lines, artifacts).with_kept(kept, children))
+}
+
+/// A kept copy's subagents' records: a flag (0: the agent keeps none), then their count, then
+/// each one's flags (bit 0: it has a record, bit 1: it finished, bit 2: its transcript's time is
+/// known) and that time.
+fn take_children(rest: &mut &[u8]) -> Option<Option<Vec<Option<ChildRecord>>>> {
+    if take_u64(rest)? == 0 {
+        return Some(None);
+    }
+    let n = take_u64(rest)?;
+    if n > KEPT_CHILDREN_MAX {
+        return None;
+    }
+    let mut children = Vec::new();
+    for _ in 0..n {
+        let flags = take_u64(rest)?;
+        let modified = take_u64(rest)?;
+        children.push((flags & 1 == 1).then_some(ChildRecord {
+            finished: flags & 2 == 2,
+            transcript_modified_ns: (flags & 4 == 4).then_some(modified as i64),
+        }));
+    }
+    Some(Some(children))
+}
+
+/// The framing [`take_children`] reads.
+fn put_children(children: Option<&[Option<ChildRecord>]>, out: &mut Vec<u8>) {
+    let put = |n: u64, out: &mut Vec<u8>| out.extend_from_slice(&n.to_be_bytes());
+    let Some(children) = children else {
+        put(0, out);
+        return;
+    };
+    put(1, out);
+    put(children.len() as u64, out);
+    for c in children {
+        let (flags, modified) = match c {
+            None => (0, 0),
+            Some(c) => (
+                1 | (u64::from(c.finished) << 1)
+                    | (u64::from(c.transcript_modified_ns.is_some()) << 2),
+                c.transcript_modified_ns.unwrap_or(0) as u64,
+            ),
+        };
+        put(flags, out);
+        put(modified, out);
+    }
 }
 
 /// The next big-endian u64 of `rest`.
@@ -708,9 +1025,9 @@ pub fn destroy_unshared(store: &dyn Store, now_ms: i64) -> Result<Vec<SnapshotSu
     Ok(destroyed)
 }
 
-/// Appends what happened to the snapshot log (the audit of snapshots). What it records has
-/// happened already; a log that cannot be written is said in the process's log.
-fn log(store: &dyn Store, event: &str, s: &SnapshotSummary, now_ms: i64) {
+/// Appends what happened to the snapshot log (the audit of snapshots and kept runs). What it
+/// records has happened already; a log that cannot be written is said in the process's log.
+pub(crate) fn log(store: &dyn Store, event: &str, s: &SnapshotSummary, now_ms: i64) {
     let written = crate::evidence::values::random_id("sl-").and_then(|id| {
         store
             .log_snapshot(&runread_store::SnapshotEvent {

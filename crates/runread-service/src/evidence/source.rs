@@ -33,6 +33,11 @@ pub(crate) enum SourceError {
 pub(crate) struct SnapshotEvidence {
     by_offset: std::collections::BTreeMap<u64, Vec<u8>>,
     artifacts: std::collections::BTreeMap<String, Vec<u8>>,
+    /// The copy the owner kept (`runread keep`), not a share's snapshot.
+    kept: bool,
+    /// A kept copy's records of the subagents the run started (`None`: the agent keeps none, or
+    /// a share's snapshot, which holds none).
+    children: Option<Vec<Option<runread_sessions::ChildRecord>>>,
 }
 
 impl SnapshotEvidence {
@@ -43,7 +48,30 @@ impl SnapshotEvidence {
         SnapshotEvidence {
             by_offset,
             artifacts,
+            kept: false,
+            children: None,
         }
+    }
+
+    /// The same, as the owner's kept copy holding `children`.
+    pub(crate) fn with_kept(
+        mut self,
+        kept: bool,
+        children: Option<Vec<Option<runread_sessions::ChildRecord>>>,
+    ) -> SnapshotEvidence {
+        self.kept = kept;
+        self.children = children;
+        self
+    }
+
+    /// It is the copy the owner kept, not a share's snapshot.
+    pub(crate) fn is_kept(&self) -> bool {
+        self.kept
+    }
+
+    /// A kept copy's subagents' records, as sealed.
+    pub(crate) fn children(&self) -> Option<&[Option<runread_sessions::ChildRecord>]> {
+        self.children.as_deref()
     }
 
     /// The content held for the artifact `id`, if it is the version whose sha256 is `sha256`
@@ -132,9 +160,12 @@ impl Opened {
         }
     }
 
-    /// The lines come from the run's snapshot, not the session file.
-    pub(crate) fn reads_snapshot(&self) -> bool {
-        matches!(self.backing, Backing::Snapshot(..))
+    /// The sealed copy the lines come from, when they do not come from the session file.
+    pub(crate) fn sealed_copy(&self) -> Option<&SnapshotEvidence> {
+        match &self.backing {
+            Backing::Snapshot(copy, _) => Some(copy),
+            Backing::File(_) => None,
+        }
     }
 
     /// The exact bytes of the line `r` names, checked against its digest.

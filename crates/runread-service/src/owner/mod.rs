@@ -7,6 +7,7 @@
 mod artifacts;
 mod connections;
 mod grants;
+pub mod keeps;
 mod preview;
 mod readers;
 pub mod requests;
@@ -29,6 +30,9 @@ use crate::oauth::{OAuthError, OAuthRequest};
 pub use artifacts::{ArtifactError, NewArtifact};
 pub use connections::{DecideError, ReaderChoice};
 pub use grants::{GrantError, GrantRequest, NewGrant, expiry};
+pub use keeps::{
+    DroppedKeeps, KeepError, KeepRuleAdded, Keeping, KeptPass, KeptRun, KeptTotals, ShownKeepRule,
+};
 pub use preview::{ANSWER_CHUNKS_MAX, PreviewedAnswer};
 pub use readers::{
     CLOSE_READER_NAMES_MAX, NewReader, NewReaderPolicy, ReaderError, is_reader_name,
@@ -191,9 +195,80 @@ impl Owner {
         snapshot::standing(&**self.store(), self.keys(), s)
     }
 
-    /// Destroys the snapshots no live grant holds, and reseals those whose run went on.
-    pub fn maintain_snapshots(&self, now_ms: i64) -> Result<Maintained, ErrorCode> {
-        snapshot::maintain(&**self.store(), self.keys(), now_ms)
+    /// After an ingest pass: destroys the snapshots no live grant holds and reseals those whose
+    /// run went on; keeps the settled runs the keep rules name and reseals the kept runs that
+    /// went on.
+    pub fn maintain_snapshots(&self, now_ms: i64) -> Result<(Maintained, KeptPass), ErrorCode> {
+        let maintained = snapshot::maintain(&**self.store(), self.keys(), now_ms)?;
+        let kept = keeps::keep_pass(&**self.store(), self.keys(), now_ms)
+            .map_err(|_| ErrorCode::Unavailable)?;
+        Ok((maintained, kept))
+    }
+
+    /// Keeps `run` by name: seals its whole evidence into the store (again, when it went on).
+    pub fn keep_run(&self, run: &RunRecord, now_ms: i64) -> Result<Keeping, KeepError> {
+        keeps::keep_run(
+            &**self.store(),
+            self.keys(),
+            run,
+            runread_store::KeepReason::Run,
+            now_ms,
+        )
+    }
+
+    /// Keeps every run of the workspace `which` names (its id, root or name; of `agent` only,
+    /// when named) as it settles, and its settled runs now.
+    pub fn add_keep_rule(
+        &self,
+        which: &str,
+        agent: Option<runread_core::Agent>,
+        now_ms: i64,
+    ) -> Result<KeepRuleAdded, KeepError> {
+        keeps::add_rule(&**self.store(), self.keys(), which, agent, now_ms)
+    }
+
+    /// The keep rules, oldest first.
+    pub fn keep_rules(&self) -> Result<Vec<ShownKeepRule>, KeepError> {
+        keeps::rules(&**self.store())
+    }
+
+    /// Every kept run, oldest kept first, with how it stands.
+    pub fn kept_runs(&self) -> Result<Vec<KeptRun>, KeepError> {
+        keeps::kept_runs(&**self.store(), self.keys())
+    }
+
+    /// `run`'s kept copy, when the owner kept it.
+    pub fn kept(&self, run: &RunRecord) -> Result<Option<runread_store::KeptSummary>, KeepError> {
+        let t = &run.target;
+        self.store()
+            .kept_stamp(&t.session_id, t.generation, &t.run_id)
+            .map_err(|_| KeepError::Unavailable)
+    }
+
+    /// Drops `run`'s kept copy (its data key first, then its row); whether there was one.
+    pub fn drop_kept(&self, run: &RunRecord, now_ms: i64) -> Result<bool, KeepError> {
+        keeps::drop_run(&**self.store(), run, now_ms)
+    }
+
+    /// Removes the keep rules of the workspace `which` names and drops its kept runs (of
+    /// `agent` only, when named).
+    pub fn drop_workspace_keeps(
+        &self,
+        which: &str,
+        agent: Option<runread_core::Agent>,
+        now_ms: i64,
+    ) -> Result<DroppedKeeps, KeepError> {
+        keeps::drop_workspace(&**self.store(), which, agent, now_ms)
+    }
+
+    /// The kept runs together, against their bound.
+    pub fn kept_totals(&self) -> Result<KeptTotals, KeepError> {
+        keeps::totals(&**self.store())
+    }
+
+    /// Sets the bound on every kept run together.
+    pub fn set_keep_limit(&self, bytes: u64) -> Result<(), KeepError> {
+        keeps::set_limit(&**self.store(), bytes)
     }
 
     /// Destroys every snapshot no live grant holds.

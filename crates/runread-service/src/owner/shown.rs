@@ -75,6 +75,8 @@ pub enum SessionFile {
     /// Gone, and the run is read from the copy sealed when it was shared (its snapshot), until
     /// its last grant ends.
     GoneSealedForSharing,
+    /// Gone, and the run is read from the copy the owner kept (`runread keep`), until dropped.
+    GoneKept,
     /// The session was ingested by another host sharing the store: its file is not visible
     /// from here (not gone); a copy sealed for sharing, if any, is read instead.
     OnAnotherHost,
@@ -88,6 +90,7 @@ impl SessionFile {
             SessionFile::Changed => "changed",
             SessionFile::GoneNotKept => "gone_not_kept",
             SessionFile::GoneSealedForSharing => "gone_sealed_for_sharing",
+            SessionFile::GoneKept => "gone_kept",
             SessionFile::OnAnotherHost => "on_another_host",
         }
     }
@@ -100,6 +103,7 @@ impl SessionFile {
             SessionFile::Changed => Some("file changed since ingest"),
             SessionFile::GoneNotKept => Some("file gone, not kept"),
             SessionFile::GoneSealedForSharing => Some("file gone, sealed for sharing"),
+            SessionFile::GoneKept => Some("file gone, kept"),
             SessionFile::OnAnotherHost => Some("file on another host"),
         }
     }
@@ -110,6 +114,7 @@ impl SessionFile {
             SessionFile::There | SessionFile::Changed => "(session file changed since ingest)",
             SessionFile::GoneNotKept => "(file gone, not kept)",
             SessionFile::GoneSealedForSharing => "(file gone, sealed for sharing)",
+            SessionFile::GoneKept => "(file gone, kept)",
             SessionFile::OnAnotherHost => "(file on another host)",
         }
     }
@@ -120,6 +125,7 @@ impl SessionFile {
             self,
             SessionFile::GoneNotKept
                 | SessionFile::GoneSealedForSharing
+                | SessionFile::GoneKept
                 | SessionFile::OnAnotherHost
         )
     }
@@ -135,6 +141,8 @@ pub struct ShownRun {
     pub file: SessionFile,
     /// What a reader would be told of its answer now ([`Owner::answer_state`]).
     pub answer_state: String,
+    /// The owner kept it (`runread keep`): a sealed copy of its whole evidence is in the store.
+    pub kept: bool,
     /// The readers (their names) whose calls wait for this run now (`wait_for_run`), from any
     /// process on this store; a reader waiting twice is named twice.
     pub waiting: Vec<String>,
@@ -214,9 +222,17 @@ impl Owner {
                 })
                 .filter_map(|w| names.get(&w.reader_id).cloned())
                 .collect();
+            let t = &run.target;
+            let kept = self
+                .reading
+                .store
+                .kept_stamp(&t.session_id, t.generation, &t.run_id)
+                .map_err(crate::evidence::unavailable)?
+                .is_some();
             let view = ShownRun {
                 waiting,
                 file,
+                kept,
                 answer_state: self.answer_state(&run, now_ms).to_owned(),
                 record: with_agent_times(run),
                 prompt,
@@ -269,6 +285,7 @@ impl Owner {
         };
         let file = match file {
             SessionFile::OnAnotherHost => SessionFile::OnAnotherHost,
+            _ if snapshot.is_kept() => SessionFile::GoneKept,
             _ => SessionFile::GoneSealedForSharing,
         };
         let prompt = match Source::of(run).or_snapshot(Some(snapshot)).open() {

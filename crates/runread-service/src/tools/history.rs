@@ -330,8 +330,11 @@ fn execute(args: Args, r: &Reader) -> Result<Output, ErrorCode> {
     // without text (and says so), never with a guess.
     let mut evidence = Basis::SessionFile;
     let window = r.source.open().and_then(|opened| {
-        if opened.reads_snapshot() {
-            evidence = Basis::Snapshot;
+        if let Some(copy) = opened.sealed_copy() {
+            evidence = match copy.is_kept() {
+                true => Basis::Kept,
+                false => Basis::Snapshot,
+            };
         }
         read_window(r, &opened, start, limit)
     });

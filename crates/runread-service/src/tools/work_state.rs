@@ -109,12 +109,20 @@ fn child_evidence(at: &AdmissionContext<'_>, run: &RunRecord) -> Result<ChildEvi
         .filter_map(|e| e.line_ref())
         .collect();
     let source = at.source(run)?;
-    let read = source.open().and_then(|opened| {
-        tool_call_lines
-            .iter()
-            .map(|line| opened.line(line))
-            .collect::<Result<Vec<_>, _>>()
-    });
+    let Ok(opened) = source.open() else {
+        return Ok(ChildEvidence::SourceChanged);
+    };
+    // A run read from the owner's kept copy: its subagents' records as they were kept.
+    if let Some(copy) = opened.sealed_copy().filter(|c| c.is_kept()) {
+        return Ok(match copy.children() {
+            Some(records) => ChildEvidence::Records(records.to_vec()),
+            None => ChildEvidence::NotKept,
+        });
+    }
+    let read = tool_call_lines
+        .iter()
+        .map(|line| opened.line(line))
+        .collect::<Result<Vec<_>, _>>();
     let Ok(bytes) = read else {
         return Ok(ChildEvidence::SourceChanged);
     };

@@ -171,7 +171,8 @@ pub(crate) fn keep_snapshots(ctx: &Context) -> Res {
 /// [`keep_snapshots`] with the keys open, saying what it did on stderr.
 pub(crate) fn maintain_snapshots(owner: &Owner) {
     match owner.maintain_snapshots(now_ms()) {
-        Ok(m) => {
+        Ok((m, kept)) => {
+            say_kept(&kept);
             for s in &m.destroyed {
                 eprintln!(
                     "runread: snapshot of run {} destroyed: no live grant holds it",
@@ -186,6 +187,20 @@ pub(crate) fn maintain_snapshots(owner: &Owner) {
             }
         }
         Err(e) => eprintln!("runread: snapshots not kept up: {}", e.as_str()),
+    }
+}
+
+/// What the keep rules did after an ingest pass, on stderr: runs kept, and every run a rule
+/// would keep that was refused (over the bound), with why.
+fn say_kept(pass: &runread_service::owner::KeptPass) {
+    if pass.kept > 0 {
+        eprintln!("runread: {} run(s) kept by a keep rule", pass.kept);
+    }
+    if pass.resealed > 0 {
+        eprintln!("runread: {} kept run(s) sealed again", pass.resealed);
+    }
+    for (run, why) in &pass.refused {
+        eprintln!("runread: run {} {}", run.target.run_id, why.describe());
     }
 }
 
