@@ -200,7 +200,8 @@ fn keep_section(s: &SessionView, v: &RunView) -> Markup {
                     "Kept since " time datetime=(rfc3339(k.kept_since_ms)) { (short_time(&rfc3339(k.kept_since_ms))) }
                     " (" (k.summary.bytes) " bytes, " (why(k)) "): a sealed copy of its whole evidence, readable if the session file goes, until you drop it."
                 }
-                form.keep method="post" action="/run/drop" {
+                form.keep method="post" action="/run/drop"
+                    data-confirm="Drop the kept copy of this run? Its key is destroyed: once its session file is gone, nothing of it can be read." {
                     (run_fields(s, r))
                     button type="submit" { "Drop" }
                 }
