@@ -266,7 +266,9 @@ async fn logout(State(c): Shared, Change { owner, .. }: Change) -> Response {
 
 // ---- runs ----
 
-async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> {
+/// The Runs page's rows for `q`; with the kept totals when `header` (the whole page, not the
+/// rows its refresh asks for every few seconds).
+async fn load_runs(c: &Arc<Console>, q: RunsQuery, header: bool) -> Result<RunsPage, Refusal> {
     let filter = q.filter()?;
     let c = c.clone();
     blocking(move || {
@@ -286,7 +288,7 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
                 searched: Some((found.examined, found.complete)),
                 query: q,
                 workspaces,
-                kept_totals: kept_totals(&c),
+                kept_totals: header.then(|| kept_totals(&c)).flatten(),
             });
         }
         let list = c
@@ -305,7 +307,7 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
             total,
             workspaces,
             searched: None,
-            kept_totals: kept_totals(&c),
+            kept_totals: header.then(|| kept_totals(&c)).flatten(),
         })
     })
     .await
@@ -326,7 +328,7 @@ async fn runs(
     PageQuery(q): PageQuery<RunsQuery>,
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
-    let p = load_runs(&c, q).await?;
+    let p = load_runs(&c, q, true).await?;
     Ok(owner.page(pages::runs(s, &p)))
 }
 
@@ -336,7 +338,7 @@ async fn runs_rows(
     owner: Session,
     PageQuery(q): PageQuery<RunsQuery>,
 ) -> Result<Response, Refusal> {
-    let p = load_runs(&c, q).await?;
+    let p = load_runs(&c, q, false).await?;
     Ok(owner.fragment(pages::runs_table(&p)))
 }
 
