@@ -89,8 +89,8 @@ impl Sealing {
     pub fn describe(&self) -> String {
         match self {
             Sealing::Kept { lines, bytes } => format!(
-                "kept: a sealed copy of its evidence ({lines} lines, {bytes} bytes) stays readable \
-                 if the session file goes, until the last grant on it ends"
+                "sealed for sharing: a copy of its evidence ({lines} lines, {bytes} bytes) stays \
+                 readable if the session file goes, until the last grant on it ends"
             ),
             Sealing::TooLarge { bytes } => format!(
                 "no snapshot: its evidence ({bytes} bytes) is over the {SNAPSHOT_RUN_MAX_BYTES}-byte \
