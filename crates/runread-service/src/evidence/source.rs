@@ -160,17 +160,6 @@ impl Opened {
         }
     }
 
-    /// Where the lines come from: the session file, the owner's kept copy or a share's
-    /// snapshot.
-    pub(crate) fn basis(&self) -> crate::evidence::publication::Basis {
-        use crate::evidence::publication::Basis;
-        match self.sealed_copy() {
-            None => Basis::SessionFile,
-            Some(copy) if copy.is_kept() => Basis::Kept,
-            Some(_) => Basis::Snapshot,
-        }
-    }
-
     /// The sealed copy the lines come from, when they do not come from the session file.
     pub(crate) fn sealed_copy(&self) -> Option<&SnapshotEvidence> {
         match &self.backing {
