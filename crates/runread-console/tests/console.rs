@@ -1352,7 +1352,7 @@ async fn a_shared_run_says_it_is_kept_until_its_last_grant_ends() {
     let granted = s.grant(&cookie, &csrf, &["final_answer", "history"]).await;
     assert_eq!(granted.status, 200, "{}", granted.body);
     let said = between(&granted.body, "<dd id=\"snapshot\">", "<");
-    assert!(said.starts_with("kept: a sealed copy"), "{said}");
+    assert!(said.starts_with("sealed for sharing: a copy"), "{said}");
     let grant_id = between(&granted.body, "<code id=\"grant-id\">", "<").to_owned();
     let grant = s
         .env
