@@ -49,7 +49,8 @@ pub(crate) enum Command {
     Demo,
     /// Check runread: whether it serves, each agent's session folders (found or not, what the
     /// store holds of them), the readers and their last reads, the shared runs an agent will
-    /// delete on its own within a week (Claude Code's `cleanupPeriodDays`), and the store.
+    /// delete on its own within a week (Claude Code's `cleanupPeriodDays`) and how many of its
+    /// runs going then are not kept, the kept runs against their bound, and the store.
     Status(StatusArgs),
     /// Register or list workspace roots. Only sessions inside one are ever readable.
     #[command(subcommand)]
@@ -139,8 +140,9 @@ pub(crate) enum Command {
     /// sha256 and text, masked), tokens, work state, grants and whether it is kept; `--history`
     /// pages its timeline. The owner reading their own records: no key.
     Show(ShowArgs),
-    /// List the sealed snapshots of shared runs the store keeps (a copy of each shared run's
-    /// evidence, destroyed when its last grant ends): run, size, the grants holding it, until when.
+    /// List the snapshots of shared runs the store holds sealed for sharing (a copy of each shared
+    /// run's evidence, destroyed when its last grant ends): run, size, the grants holding it, until
+    /// when. The runs you kept (`runread keep`) are in `runread keep list`.
     Snapshots {
         /// One JSON array instead of lines.
         #[arg(long)]

@@ -509,7 +509,7 @@ fn print_agent(a: &AgentStatus, now: i64) {
 /// `kept runs: N, X of Y bound; K keep rules`.
 fn print_kept(k: Option<&KeptStatus>) {
     let Some(k) = k else {
-        outln!("kept runs    unknown: the store or the keys could not say");
+        outln!("kept runs: unknown (the store or the keys could not say)");
         return;
     };
     outln!(

@@ -74,40 +74,106 @@ fn on(home: &Path, args: &[&str], run: &Value) -> Output {
     runread(home, &all)
 }
 
+/// runread on one home and store (SQLite in the home, or a PostgreSQL URL).
+struct Cli<'a> {
+    home: &'a Path,
+    store: Option<&'a str>,
+}
+
+impl Cli<'_> {
+    fn run(&self, args: &[&str]) -> Output {
+        let mut all: Vec<&str> = self.store.map_or_else(Vec::new, |url| vec!["--store", url]);
+        all.extend(args);
+        runread(self.home, &all)
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        ok(self.run(args))
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args)).unwrap()
+    }
+
+    /// `runread ARGS… RUN --session S`.
+    fn on(&self, args: &[&str], run: &Value) -> Output {
+        let n = named(run);
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(n.iter().map(String::as_str));
+        self.run(&all)
+    }
+}
+
 #[test]
 fn a_kept_run_reads_as_before_when_its_file_is_gone_and_not_once_dropped() {
     let env = runread_testkit::Env::new();
     let pi = env.place("sample", SETTLED);
-    let home = env.dir.path();
-    let dir = env.sessions.to_str().unwrap();
-    ok(runread(home, &["ingest", "--pi", dir]));
-    let run = pi_runs(home)
+    let cli = Cli {
+        home: env.dir.path(),
+        store: None,
+    };
+    kept_then_dropped(&cli, &env, &pi);
+}
+
+/// The same on PostgreSQL: the kept copy is the store's, read by any runread that opens it.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_kept_run_reads_as_before_on_postgresql() {
+    let env = runread_testkit::Env::new();
+    let pi = env.place("sample", SETTLED);
+    let db = runread_testkit::pg::PgDb::fresh();
+    let home = env.dir.path().join("pg-home");
+    let cli = Cli {
+        home: &home,
+        store: Some(&db.url),
+    };
+    cli.ok(&[
+        "workspace",
+        "add",
+        env.workspace.to_str().unwrap(),
+        "--name",
+        "test",
+    ]);
+    kept_then_dropped(&cli, &env, &pi);
+}
+
+/// Keeps a Pi run of `env`'s `sample` (placed at `pi`), deletes its file, reads it, drops it.
+fn kept_then_dropped(cli: &Cli, env: &runread_testkit::Env, pi: &Path) {
+    let root = env.dir.path();
+    cli.ok(&["ingest", "--pi", env.sessions.to_str().unwrap()]);
+    let listed = || {
+        cli.json(&["runs", "--json", "--agent", "pi"])
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let run = listed()
         .into_iter()
         .find(|r| r["answerState"] == "available")
         .unwrap();
     assert_eq!(run["kept"], false);
-    let before = serde_json::from_str::<Value>(&ok(on(home, &["show", "--json"], &run))).unwrap();
+    let show = || serde_json::from_str::<Value>(&ok(cli.on(&["show", "--json"], &run))).unwrap();
+    let before = show();
     assert_eq!(before["kept"], false);
     let answer = before["answerText"].as_str().unwrap().to_owned();
 
-    let said = ok(on(home, &["keep"], &run));
+    let said = ok(cli.on(&["keep"], &run));
     assert!(
         said.starts_with("kept: a sealed copy of its whole evidence ("),
         "{said}"
     );
-    let again = ok(on(home, &["keep"], &run));
+    let again = ok(cli.on(&["keep"], &run));
     assert!(again.starts_with("already kept"), "{again}");
-    let listed = pi_runs(home);
-    let now = listed
-        .iter()
+    let now = listed()
+        .into_iter()
         .find(|r| r["target"] == run["target"])
         .unwrap();
     assert_eq!(now["kept"], true, "{now}");
-    let table = ok(runread(home, &["runs"]));
+    let table = cli.ok(&["runs"]);
     assert!(table.contains(", kept"), "{table}");
 
-    std::fs::remove_file(&pi).unwrap();
-    let after = serde_json::from_str::<Value>(&ok(on(home, &["show", "--json"], &run))).unwrap();
+    std::fs::remove_file(pi).unwrap();
+    let after = show();
     assert_eq!(after["sessionFile"], "gone_kept", "{after}");
     assert_eq!(after["answerText"].as_str(), Some(answer.as_str()));
     assert_eq!(after["kept"], true);
@@ -118,21 +184,21 @@ fn a_kept_run_reads_as_before_when_its_file_is_gone_and_not_once_dropped() {
         "{after}"
     );
     assert_eq!(after["sealedForSharing"], Value::Null, "{after}");
-    let shown = ok(on(home, &["show"], &run));
+    let shown = ok(cli.on(&["show"], &run));
     assert!(shown.contains("\nfile     gone, kept\n"), "{shown}");
     assert!(shown.contains("evidence kept"), "{shown}");
     assert!(shown.contains("\nkept     since "), "{shown}");
     assert!(shown.contains("(kept by name)"), "{shown}");
     assert!(!shown.contains("sealed   for sharing"), "{shown}");
-    let history = ok(on(home, &["show", "--history", "--json"], &run));
+    let history = ok(cli.on(&["show", "--history", "--json"], &run));
     assert!(
         history.contains(&answer[..answer.len().min(40)]),
         "{history}"
     );
-    let table = ok(runread(home, &["runs"]));
+    let table = cli.ok(&["runs"]);
     assert!(table.contains("file gone, kept"), "{table}");
 
-    let list = json_of(home, &["keep", "list", "--json"]);
+    let list = cli.json(&["keep", "list", "--json"]);
     let kept = list["runs"].as_array().unwrap();
     assert_eq!(kept.len(), 1, "{list}");
     assert_eq!(kept[0]["runId"], run["target"]["runId"]);
@@ -144,29 +210,29 @@ fn a_kept_run_reads_as_before_when_its_file_is_gone_and_not_once_dropped() {
     assert_eq!(list["total"]["runs"], 1);
     assert_eq!(list["total"]["bytes"], after["keptBytes"]);
     assert_eq!(list["rules"], serde_json::json!([]));
-    let text = ok(runread(home, &["keep", "list"]));
+    let text = cli.ok(&["keep", "list"]);
     assert!(text.contains("1 run kept, "), "{text}");
-    assert!(text.contains("GiB"), "{text}");
+    assert!(text.contains("of 2.0 GiB"), "{text}");
 
-    let dropped = ok(on(home, &["keep", "drop"], &run));
+    let dropped = ok(cli.on(&["keep", "drop"], &run));
     assert!(
         dropped.contains("dropped the kept copy of run"),
         "{dropped}"
     );
     assert!(dropped.contains("until that share ends"), "{dropped}");
-    let gone = serde_json::from_str::<Value>(&ok(on(home, &["show", "--json"], &run))).unwrap();
+    let gone = show();
     assert_eq!(gone["sessionFile"], "gone_not_kept", "{gone}");
     assert_eq!(gone["kept"], false);
-    let why = refused(on(home, &["keep", "drop"], &run), home);
+    let why = refused(cli.on(&["keep", "drop"], &run), root);
     assert!(why.contains("is not kept"), "{why}");
     // Its file gone and no copy: nothing to keep, and said so.
-    let why = refused(on(home, &["keep"], &run), home);
+    let why = refused(cli.on(&["keep"], &run), root);
     assert!(
         why.contains("not kept: the session file does not hold the run"),
         "{why}"
     );
     assert_eq!(
-        json_of(home, &["keep", "list", "--json"])["runs"],
+        cli.json(&["keep", "list", "--json"])["runs"],
         serde_json::json!([])
     );
 }
