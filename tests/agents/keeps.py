@@ -5,7 +5,8 @@
 
 One part, Claude Code 2.1.328 through the harness (``tests/agents/harness``, the repository's copy of
 ../shared/harness; its scripted model on loopback), scenario ``scenarios/claude-keeps.json``: a prompt, a
-``Bash`` tool call, a 4,200-byte multi-line non-ASCII answer (forty lines, each with a token of its own).
+``Bash`` tool call, a 4,118-byte multi-line non-ASCII answer (forty lines, each with a token of its own, worded so that no
+8-byte piece of it is in a fresh home's database: its schema's SQL and comments; checked first).
 runread runs with a throwaway home (``--home``), an empty ``HOME`` and ``CLAUDE_CONFIG_DIR`` naming the
 harness's own Claude Code config directory (``OUTDIR/claude``): runread reads the session file where the
 real Claude Code wrote it, and the test deletes it there, as Claude Code's cleanup (``cleanupPeriodDays``)
@@ -71,7 +72,7 @@ from readers import ANSI, CLAUDE_VERSION  # noqa: E402
 WORKSPACE = "keeps-56"  # the workspace's name, as `keep --workspace` gives it
 FEATURES = "final_answer,history"
 SETTLE_S = 2.0  # runread's settle window
-READ_LIMIT = 1500  # bytes per read_final_answer call: the 4,200-byte answer in several chunks
+READ_LIMIT = 1500  # bytes per read_final_answer call: the 4,118-byte answer in several chunks
 PIECE = 8  # the database files are searched for every piece of this many bytes
 # Environment a user's shell would not have set for this test: runread's own (RUNREAD_*, by clean_env) and the
 # agents' places (CLAUDE_CONFIG_DIR is set to the harness's, below).
@@ -209,7 +210,11 @@ class KeepsClaude(LivePart):
         (self.config / "projects").mkdir(parents=True)
         self.user_home.mkdir()
         added = self.ok("workspace", "add", str(self.workspace), "--name", WORKSPACE)
-        return tail(added, 200)
+        # the search below means something only if a home without the run holds none of the answer's pieces
+        scripted = json.loads(self.scenario.read_text(encoding="utf-8"))["responses"][-1]["text"].encode("utf-8")
+        found = pieces_in(self.home_files(), {"answer": scripted})["answer"]
+        ensure(not found, f"a fresh home already holds pieces of the scripted answer (reword it): {found}")
+        return f"{tail(added, 200)}; no {PIECE}-byte piece of the scripted answer in the fresh home's files"
 
     def keep_rule(self) -> str:
         out = self.ok("keep", "--workspace", WORKSPACE)
