@@ -5,8 +5,9 @@
 
 One part, Claude Code 2.1.328 through the harness (``tests/agents/harness``, the repository's copy of
 ../shared/harness; its scripted model on loopback), scenario ``scenarios/claude-keeps.json``: a prompt, a
-``Bash`` tool call, a 4,118-byte multi-line non-ASCII answer (forty lines, each with a token of its own, worded so that no
-8-byte piece of it is in a fresh home's database: its schema's SQL and comments; checked first).
+``Bash`` tool call, a 4,118-byte multi-line non-ASCII answer (forty lines, each with a token of its own,
+worded so that no 8-byte piece of it is in a fresh home's database: its schema's SQL and comments;
+checked first).
 runread runs with a throwaway home (``--home``), an empty ``HOME`` and ``CLAUDE_CONFIG_DIR`` naming the
 harness's own Claude Code config directory (``OUTDIR/claude``): runread reads the session file where the
 real Claude Code wrote it, and the test deletes it there, as Claude Code's cleanup (``cleanupPeriodDays``)
@@ -35,8 +36,8 @@ does.
    ``runread keep drop RUN``, then ``runread keep drop --workspace keeps-56`` (the rule); then no
    ``kept_runs`` row (none with a ``data_key``), no ``snapshots`` row, and every file of the home
    (``runread.db``, ``-wal``, ``-shm``, ``gate-keys``) searched for every 8-byte piece of the answer, of
-   the kept row's sealed bytes and of its wrapped data key finds none; ``keep list --json`` no longer names the run; ``runread show --json`` says ``gone_not_kept``,
-   ``kept: false``, no answer text.
+   the kept row's sealed bytes and of its wrapped data key finds none; ``keep list --json`` no longer
+   names the run; ``runread show --json`` says ``gone_not_kept``, ``kept: false``, no answer text.
 
 The agent comes from the harness's cache ($RUNREAD_HARNESS_CACHE, default ~/.cache/runread-harness), the
 Python SDK from the outside clients' ($RUNREAD_CLIENTS_CACHE, default ~/.cache/runread-clients); both are
