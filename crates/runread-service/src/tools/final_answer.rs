@@ -455,7 +455,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &FINAL_ANSWER_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ReadFinalAnswer,
-    pinned: "2e98fa8c56b27147d52c13cc96a3604523e297fb8a7f2ea53b08941bb6014b4f",
+    pinned: "2c9e48f3fb82ab8fc114014071077d6de099e701d0ff332886062ca8dede7d4a",
 };
 
 static FINAL_ANSWER_INPUT: LazyLock<Value> = LazyLock::new(|| {

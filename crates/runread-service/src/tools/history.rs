@@ -603,7 +603,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &HISTORY_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ReadHistory,
-    pinned: "d149874754993e2428217bed71db587c3973d58e884230c76e758fd144687074",
+    pinned: "5df781ecbbc06821e70b351c38103cc0166c47877c7521a8961d8649eda17a59",
 };
 
 static HISTORY_INPUT: LazyLock<Value> = LazyLock::new(|| {

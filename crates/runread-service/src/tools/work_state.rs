@@ -618,7 +618,7 @@ pub(crate) static DEF: ToolDef = ToolDef {
     input_schema: &schema::TARGET_ONLY_INPUT,
     output_schema: &OUTPUT_SCHEMA,
     rules: &ReadWorkState,
-    pinned: "d1b53eabe595cf8f7be713306fa246c43b77c38be8cf8d7a28b5f0dcc05a5e90",
+    pinned: "2d2298c02b41463787eb690e238fa87ef3ccc908051e761c39bdde4a07a2ead9",
 };
 
 static OUTPUT_SCHEMA: LazyLock<Value> = LazyLock::new(schema::output_schema::<Output>);
