@@ -239,10 +239,10 @@ class Part(LivePart):
         lines = [line for line in err.splitlines() if line.startswith("runread: run ")]
         shared = [line for line in lines if " shared with " in line]
         # the shared run's snapshot as it stands at the end (its size once it holds the answer)
-        kept = [line for line in lines if ": snapshot kept (" in line or ": no snapshot kept" in line]
-        lines = [line for line in lines if line not in shared and line not in kept]
-        ensure(len(kept) == 1 and kept[0].startswith(f'runread: run {r["run_id"]}: snapshot kept ('),
-               f"runread's snapshot lines {kept}; want one for run {r['run_id']}")
+        sealed = [line for line in lines if ": sealed for sharing (" in line or ": not sealed for sharing" in line]
+        lines = [line for line in lines if line not in shared and line not in sealed]
+        ensure(len(sealed) == 1 and sealed[0].startswith(f'runread: run {r["run_id"]}: sealed for sharing ('),
+               f"runread's snapshot lines {sealed}; want one for run {r['run_id']}")
         ensure(len(shared) == 1 and shared[0].startswith(f'runread: run {r["run_id"]} shared with "{SHARE_READER}" (grant '),
                f"runread's share lines {shared}; want one for run {r['run_id']}")
         if self.expect[n] == "answered":

@@ -27,6 +27,10 @@ What it does, as a new user would, on a home holding real Pi sessions (fixtures/
    (no script ran, no image made, the text visible); Approve is clicked, and the reader, told `approved`
    by `wait_for_access`, reads that run's final answer. A second request is denied by a click, and the
    reader is told `denied`.
+8. Kept runs (issue 56): a new session is watched in; Keep is clicked on its run's page (the page says it
+   is kept, and since when); the run list marks it "kept" in words; its session file is deleted, as the
+   agent's cleanup does; reloaded, the page says "gone, kept" and shows the same answer, read from the kept
+   copy (evidence `kept`); Drop is clicked (confirmed) and the page says "gone, not kept".
 
 A screenshot of every page is saved into --shots (default target/console-screenshots); the
 README shows some of them (docs/console/).
@@ -576,6 +580,9 @@ def main_in_venv(args: argparse.Namespace) -> int:
 
         # 7. Access requests: a reader asks over MCP, the owner decides on the Requests page.
         requests_part(driver, wait, checks, shot, rr, origin, mcp_url, tmp, args.sdk_python, value)
+
+        # 8. Kept runs: keep a run from its page, delete its file, read it still; drop it.
+        keeps_part(driver, wait, checks, shot, origin, sessions, workspace)
     finally:
         if driver is not None:
             driver.quit()
@@ -695,6 +702,71 @@ def requests_part(driver, wait, checks: Checks, shot, rr, origin: str, mcp_url: 
                  told_sc.get("state") == "denied" and told_sc.get("targets") == []
                  and len([g for g in json.loads(rr("grant", "list", "--json").stdout) if g["to"] == "asker"]) == 1
                  and "No access request is waiting." in driver.page_source, json.dumps(told)[:600])
+
+
+def keeps_part(driver, wait, checks: Checks, shot, origin: str, sessions: Path,  # type: ignore[no-untyped-def]
+               workspace: Path) -> None:
+    """Part 8: Keep clicked on a run's page; the list marks it kept; its session file deleted, the page
+    still shows its answer from the kept copy ("gone, kept"); Drop clicked, it is "gone, not kept"."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    def text_of(d, css: str) -> str:  # type: ignore[no-untyped-def]
+        # Read in one script call: an element found before a click's navigation ends would be stale.
+        return d.execute_script("const e = document.querySelector(arguments[0]);"
+                                " return e ? e.textContent.trim() : '';", css)
+
+    path = place_pi("secrets-leaks", sessions, workspace)
+    prompt = first_prompt(path)
+    driver.get(origin + "/runs")
+    wait.until(lambda d: prompt[:30] in text_of(d, "#runs"))
+    driver.find_element(By.PARTIAL_LINK_TEXT, prompt[:30]).click()
+    wait.until(EC.presence_of_element_located((By.ID, "final-answer")))
+    run_page = driver.current_url
+    answer = text_of(driver, "#final-answer")
+    checks.check("a run not kept offers Keep on its page",
+                 bool(driver.find_elements(By.CSS_SELECTOR, "form.keep[action='/run/keep'] button"))
+                 and bool(answer), text_of(driver, "main")[:400])
+    driver.find_element(By.CSS_SELECTOR, "form.keep[action='/run/keep'] button").click()
+    wait.until(lambda d: text_of(d, "#keep-said").startswith("Kept"))
+    checks.check("Keep, clicked, keeps the run: the page says so and since when, with Drop",
+                 text_of(driver, "#kept-since").startswith("Kept since")
+                 and "kept by name" in text_of(driver, "#kept-since")
+                 and bool(driver.find_elements(By.CSS_SELECTOR, "form.keep[action='/run/drop'] button")),
+                 text_of(driver, "main")[:600])
+    shot("run-kept")
+    driver.get(origin + "/runs")
+    wait.until(lambda d: prompt[:30] in text_of(d, "#runs"))
+    row = next((r for r in driver.find_elements(By.CSS_SELECTOR, "table.runs tbody tr") if prompt[:30] in r.text), None)
+    marks = [m.text for m in row.find_elements(By.CSS_SELECTOR, ".kept-mark")] if row is not None else []
+    checks.check("the run list marks the kept run in words", marks == ["kept"],
+                 row.text if row is not None else "no row")
+    checks.check("the run list counts the kept runs", text_of(driver, "#kept-totals").startswith("Kept runs: 1 ("),
+                 text_of(driver, "#kept-totals"))
+    shot("runs-kept")
+
+    # The agent's cleanup deletes the session file; the kept copy is read instead.
+    path.unlink()
+    driver.get(run_page)
+    wait.until(EC.presence_of_element_located((By.ID, "final-answer")))
+    evidence = driver.execute_script(
+        "const dt = [...document.querySelectorAll('#answer-h ~ dl dt')].find(e => e.textContent === 'Evidence');"
+        " return dt ? dt.nextElementSibling.textContent : '';")
+    checks.check("its file deleted, the kept run says \"gone, kept\" and shows the same answer (evidence kept)",
+                 text_of(driver, "#session-file") == "gone, kept" and text_of(driver, "#final-answer") == answer
+                 and evidence == "kept", f"{text_of(driver, '#session-file')} / {evidence} / {text_of(driver, 'main')[:600]}")
+    shot("run-kept-file-gone")
+    driver.find_element(By.CSS_SELECTOR, "form.keep[action='/run/drop'] button").click()
+    wait.until(EC.alert_is_present())
+    alert = driver.switch_to.alert
+    checks.check("dropping a kept run asks first", "Drop the kept copy" in alert.text, alert.text)
+    alert.accept()
+    wait.until(lambda d: text_of(d, "#keep-said").startswith("Dropped"))
+    checks.check("Drop, clicked, drops it: \"gone, not kept\", its answer no longer read, Keep offered again",
+                 text_of(driver, "#session-file") == "gone, not kept" and answer not in text_of(driver, "main")
+                 and bool(driver.find_elements(By.CSS_SELECTOR, "form.keep[action='/run/keep'] button")),
+                 text_of(driver, "main")[:600])
+    shot("run-dropped")
 
 
 def main() -> int:

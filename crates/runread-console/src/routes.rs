@@ -44,6 +44,8 @@ pub(crate) fn router(console: Arc<Console>) -> Router {
         .route("/runs", get(runs))
         .route("/runs/rows", get(runs_rows))
         .route("/run", get(run))
+        .route("/run/keep", post(keep))
+        .route("/run/drop", post(drop_keep))
         .route("/grant", post(grant))
         .route("/grants", get(grants))
         .route("/grants/revoke", post(revoke))
@@ -264,7 +266,9 @@ async fn logout(State(c): Shared, Change { owner, .. }: Change) -> Response {
 
 // ---- runs ----
 
-async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> {
+/// The Runs page's rows for `q`; with the kept totals when `header` (the whole page, not the
+/// rows its refresh asks for every few seconds).
+async fn load_runs(c: &Arc<Console>, q: RunsQuery, header: bool) -> Result<RunsPage, Refusal> {
     let filter = q.filter()?;
     let c = c.clone();
     blocking(move || {
@@ -284,6 +288,7 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
                 searched: Some((found.examined, found.complete)),
                 query: q,
                 workspaces,
+                kept_totals: header.then(|| kept_totals(&c)).flatten(),
             });
         }
         let list = c
@@ -302,9 +307,19 @@ async fn load_runs(c: &Arc<Console>, q: RunsQuery) -> Result<RunsPage, Refusal> 
             total,
             workspaces,
             searched: None,
+            kept_totals: header.then(|| kept_totals(&c)).flatten(),
         })
     })
     .await
+}
+
+/// The kept runs together, for the Runs page's header; `None` (logged) when the store did not
+/// say: the list is worth showing without them.
+fn kept_totals(c: &Console) -> Option<runread_service::owner::KeptTotals> {
+    c.owner
+        .kept_totals()
+        .map_err(|e| tracing::warn!(error = e.message(), "console: kept totals not read"))
+        .ok()
 }
 
 async fn runs(
@@ -313,7 +328,7 @@ async fn runs(
     PageQuery(q): PageQuery<RunsQuery>,
 ) -> Result<Response, Refusal> {
     let s = &owner.session;
-    let p = load_runs(&c, q).await?;
+    let p = load_runs(&c, q, true).await?;
     Ok(owner.page(pages::runs(s, &p)))
 }
 
@@ -323,7 +338,7 @@ async fn runs_rows(
     owner: Session,
     PageQuery(q): PageQuery<RunsQuery>,
 ) -> Result<Response, Refusal> {
-    let p = load_runs(&c, q).await?;
+    let p = load_runs(&c, q, false).await?;
     Ok(owner.fragment(pages::runs_table(&p)))
 }
 
@@ -352,19 +367,22 @@ async fn run(
         return Err(Refusal::InvalidRequest);
     }
     let c2 = c.clone();
-    let view = blocking(move || run_view(&c2, &q)).await?;
+    let view = blocking(move || run_view(&c2, find_run(&c2, &q)?, &q)).await?;
     Ok(owner.page(pages::run(s, &view)))
 }
 
-/// The run page's view: each part as a reader would be served it, apart, so that a part a reader
-/// would be refused leaves the others shown; and what the owner has shared of the run.
-fn run_view(c: &Console, q: &RunQuery) -> Result<RunView, Refusal> {
-    let run = c
-        .owner
+/// The run `q` names, as indexed; `not_found` when the index holds no such run.
+fn find_run(c: &Console, q: &RunQuery) -> Result<runread_store::RunRecord, Refusal> {
+    c.owner
         .store()
         .run(&q.session, q.generation, &q.run)
         .map_err(store_err)?
-        .ok_or(Refusal::NotFound)?;
+        .ok_or(Refusal::NotFound)
+}
+
+/// The run page's view: each part as a reader would be served it, apart, so that a part a reader
+/// would be refused leaves the others shown; and what the owner has shared and kept of the run.
+fn run_view(c: &Console, run: runread_store::RunRecord, q: &RunQuery) -> Result<RunView, Refusal> {
     let t = run.target.clone();
     let now = now_ms();
     let history = preview::<outputs::History>(c, &t, history_args(q.history.as_deref()), now);
@@ -374,7 +392,8 @@ fn run_view(c: &Console, q: &RunQuery) -> Result<RunView, Refusal> {
         .and_then(|h| h.output.next_cursor.clone());
     let times = event_times(c, &t);
     let grants = run_grants(c, &t)?;
-    let kept = kept_snapshot(c, &t)?;
+    let sealed = sealed_snapshot(c, &t)?;
+    let kept = c.owner.kept(&run).map_err(keep_unavailable)?;
     let readers = live_reader_names(c)?;
     let run = c
         .owner
@@ -389,7 +408,9 @@ fn run_view(c: &Console, q: &RunQuery) -> Result<RunView, Refusal> {
         metadata: preview(c, &t, json!({}), now),
         artifacts: preview(c, &t, json!({}), now),
         grants,
+        sealed,
         kept,
+        said: None,
         history_cursor,
         run,
     })
@@ -445,8 +466,8 @@ fn run_grants(c: &Console, t: &Target) -> Result<Vec<crate::views::GrantRow>, Re
     grant_rows(c, grants, now_ms())
 }
 
-/// The sealed copy of `t`'s evidence, if one is kept, as the owner is shown it.
-fn kept_snapshot(
+/// The copy of `t`'s evidence sealed for sharing, if it has one, as the owner is shown it.
+fn sealed_snapshot(
     c: &Console,
     t: &Target,
 ) -> Result<Option<MaskedView<runread_store::SnapshotSummary>>, Refusal> {
@@ -461,6 +482,91 @@ fn kept_snapshot(
         .map(|k| c.owner.shown(k))
         .transpose()
         .map_err(|_| Refusal::Unavailable)
+}
+
+// ---- keeping a run ----
+
+/// The store failed while keeping, reading or dropping a kept run: the console's failure, said as
+/// any other (`unavailable`), never a half-done page.
+fn keep_unavailable(e: runread_service::owner::KeepError) -> Refusal {
+    tracing::warn!(error = e.message(), "console: kept runs unavailable");
+    Refusal::Unavailable
+}
+
+/// The run a Keep or Drop form names (its session, generation and run id), checked as ids before
+/// the store is asked.
+fn run_form(form: &Fields) -> Result<RunQuery, Refusal> {
+    let session = form.required("session")?.to_owned();
+    let run = form.required("run")?.to_owned();
+    let generation = form
+        .required("generation")?
+        .parse::<u64>()
+        .map_err(|_| Refusal::InvalidRequest)?;
+    if !runread_core::target::is_id(&session) || !runread_core::target::is_id(&run) {
+        return Err(Refusal::InvalidRequest);
+    }
+    Ok(RunQuery {
+        session,
+        generation,
+        run,
+        history: None,
+    })
+}
+
+/// The owner's Keep or Drop on a run: what it did, said in the owner's words (`Err`: refused).
+type KeepAct = fn(&Console, &runread_store::RunRecord) -> Result<Result<String, String>, Refusal>;
+
+/// The run page after the owner's Keep or Drop, saying what `act` did (its `Err`: refused, in the
+/// owner's words; the store's failure is the console's). Rendered, not redirected: what a keep
+/// did (its size, the bound it met) is said once, as `runread keep` says it.
+async fn kept_page(
+    c: Arc<Console>,
+    owner: Session,
+    form: &Fields,
+    act: KeepAct,
+) -> Result<Response, Refusal> {
+    let q = run_form(form)?;
+    let c2 = c.clone();
+    let view = blocking(move || {
+        let run = find_run(&c2, &q)?;
+        let said = act(&c2, &run)?;
+        let mut view = run_view(&c2, run, &q)?;
+        view.said = Some(said);
+        Ok(view)
+    })
+    .await?;
+    let owner = owner.counted(&c).await;
+    Ok(owner.page(pages::run(&owner.session, &view)))
+}
+
+/// Keeps the run by name (`runread keep RUN`): its whole evidence sealed into the store.
+async fn keep(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
+    kept_page(c, owner, &form, |c, run| {
+        let keeping = c.owner.keep_run(run, now_ms()).map_err(keep_unavailable)?;
+        Ok(if keeping.is_kept() {
+            Ok(keeping.describe())
+        } else {
+            Err(keeping.describe())
+        })
+    })
+    .await
+}
+
+/// Drops the run's kept copy (`runread keep drop RUN`): its data key first, then its row.
+async fn drop_keep(State(c): Shared, Change { owner, form }: Change) -> Result<Response, Refusal> {
+    kept_page(c, owner, &form, |c, run| {
+        let dropped = c.owner.drop_kept(run, now_ms()).map_err(keep_unavailable)?;
+        Ok(if dropped {
+            Ok(
+                "dropped: its kept copy and the key it was sealed with are destroyed; a live \
+                share's copy sealed for sharing stays until that share ends"
+                    .to_owned(),
+            )
+        } else {
+            Err("not kept: there was nothing to drop".to_owned())
+        })
+    })
+    .await
 }
 
 // ---- grants ----

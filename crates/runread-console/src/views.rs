@@ -89,6 +89,9 @@ pub(crate) struct RunsPage {
     pub workspaces: Vec<runread_store::Workspace>,
     /// A search's reach: runs examined, and whether every run was (`None`: not a search).
     pub searched: Option<(u64, bool)>,
+    /// The kept runs together against their bound, so the owner sees what keeping costs before
+    /// a keep is refused (`None`: the store did not say; the list is worth showing without it).
+    pub kept_totals: Option<runread_service::owner::KeptTotals>,
 }
 
 /// What the run page shows, all as a reader granted every feature would be served it.
@@ -101,8 +104,13 @@ pub(crate) struct RunView {
     pub metadata: Result<Previewed<outputs::Metadata>, &'static str>,
     pub artifacts: Result<Previewed<outputs::ArtifactList>, &'static str>,
     pub grants: Vec<GrantRow>,
-    /// The run's snapshot, when the store keeps one (a shared run's sealed evidence).
-    pub kept: Option<MaskedView<runread_store::SnapshotSummary>>,
+    /// The run's snapshot sealed for sharing, when it has one (a shared run's sealed evidence,
+    /// gone with its last grant): never called "kept", which is the owner's own keep.
+    pub sealed: Option<MaskedView<runread_store::SnapshotSummary>>,
+    /// The run's kept copy (`runread keep`), when the owner kept it: it lasts until dropped.
+    pub kept: Option<runread_store::KeptSummary>,
+    /// What the owner's last Keep or Drop on this page did (`Err`: it was refused), said once.
+    pub said: Option<Result<String, String>>,
     /// The live readers' names, to share the run with one.
     pub readers: Vec<String>,
     pub history_cursor: Option<String>,

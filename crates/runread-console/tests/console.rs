@@ -1340,19 +1340,19 @@ async fn a_run_readers_wait_on_says_who_waits() {
 /// and until when; revoked from the console, the snapshot is destroyed and the page no longer
 /// says it is kept.
 #[tokio::test]
-async fn a_shared_run_says_it_is_kept_until_its_last_grant_ends() {
+async fn a_shared_run_says_it_is_sealed_for_sharing_until_its_last_grant_ends() {
     let s = serve().await;
     let cookie = s.log_in().await;
     let csrf = s.csrf(&cookie).await;
     let page = s.get(&s.run_path(), Some(&cookie)).await;
     assert!(
-        !page.body.contains("id=\"kept\""),
+        !page.body.contains("id=\"sealed\""),
         "not shared: nothing said"
     );
     let granted = s.grant(&cookie, &csrf, &["final_answer", "history"]).await;
     assert_eq!(granted.status, 200, "{}", granted.body);
     let said = between(&granted.body, "<dd id=\"snapshot\">", "<");
-    assert!(said.starts_with("kept: a sealed copy"), "{said}");
+    assert!(said.starts_with("sealed for sharing: a copy"), "{said}");
     let grant_id = between(&granted.body, "<code id=\"grant-id\">", "<").to_owned();
     let grant = s
         .env
@@ -1363,11 +1363,18 @@ async fn a_shared_run_says_it_is_kept_until_its_last_grant_ends() {
         .find(|g| g.id == grant_id)
         .unwrap();
     let page = s.get(&s.run_path(), Some(&cookie)).await;
-    let kept = between(&page.body, "<dd id=\"kept\">", "</dd>");
-    assert!(kept.starts_with("A sealed copy of its evidence"), "{kept}");
+    let sealed = between(&page.body, "<dd id=\"sealed\">", "</dd>");
     assert!(
-        kept.contains(&runread_core::timefmt::rfc3339(grant.expires_at_ms)),
-        "{kept}"
+        sealed.starts_with("A sealed copy of its evidence"),
+        "{sealed}"
+    );
+    assert!(
+        sealed.contains(&runread_core::timefmt::rfc3339(grant.expires_at_ms)),
+        "{sealed}"
+    );
+    assert!(
+        !page.body.contains("id=\"kept-since\""),
+        "a share's copy is not a keep"
     );
     assert_eq!(s.env.store.snapshots().unwrap().len(), 1);
     let origin = s.origin();
@@ -1385,7 +1392,7 @@ async fn a_shared_run_says_it_is_kept_until_its_last_grant_ends() {
         "destroyed with its last grant"
     );
     let page = s.get(&s.run_path(), Some(&cookie)).await;
-    assert!(!page.body.contains("id=\"kept\""), "{}", page.body);
+    assert!(!page.body.contains("id=\"sealed\""), "{}", page.body);
 }
 
 /// Tokens per run, as the agent recorded them: a column of the run list and a line of the run's
@@ -2209,4 +2216,241 @@ async fn a_readers_reason_is_shown_masked_and_inert() {
         !section.contains('\u{202e}'),
         "the override is shown, not obeyed"
     );
+}
+
+/// The fields of the run page's Keep and Drop forms for `run`, with `csrf` when given.
+fn keep_fields<'a>(
+    run: &'a runread_store::RunRecord,
+    csrf: Option<&'a str>,
+) -> Vec<(&'a str, String)> {
+    let mut f = vec![
+        ("session", run.target.session_id.clone()),
+        ("generation", run.target.generation.to_string()),
+        ("run", run.target.run_id.clone()),
+    ];
+    if let Some(c) = csrf {
+        f.push(("csrf", c.to_owned()));
+    }
+    f
+}
+
+impl Served {
+    /// Posts the run page's Keep (`/run/keep`) or Drop (`/run/drop`) form for `run`.
+    async fn keep_form(
+        &self,
+        path: &str,
+        cookie: &str,
+        run: &runread_store::RunRecord,
+        csrf: Option<&str>,
+        origin: Option<&str>,
+    ) -> Reply {
+        let fields = keep_fields(run, csrf);
+        let f: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.post(path, Some(cookie), &f, origin).await
+    }
+}
+
+/// Keep and Drop change the store: each needs the CSRF token and the console's own origin, and
+/// a refused one keeps (or drops) nothing.
+#[tokio::test]
+async fn keeping_and_dropping_a_run_need_the_csrf_token_and_the_consoles_own_origin() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let run = s.env.store.runs().unwrap().remove(0);
+    let owner = s.env.owner();
+    for path in ["/run/keep", "/run/drop"] {
+        let no_token = s.keep_form(path, &cookie, &run, None, Some(&origin)).await;
+        assert_eq!(
+            (no_token.status, no_token.refusal()),
+            (403, Some("csrf_refused")),
+            "{path}"
+        );
+        let bad = "f".repeat(64);
+        let wrong = s
+            .keep_form(path, &cookie, &run, Some(&bad), Some(&origin))
+            .await;
+        assert_eq!(wrong.refusal(), Some("csrf_refused"), "{path}");
+        let cross = s
+            .keep_form(
+                path,
+                &cookie,
+                &run,
+                Some(&csrf),
+                Some("http://evil.example"),
+            )
+            .await;
+        assert_eq!(cross.refusal(), Some("forbidden_origin"), "{path}");
+        let no_origin = s.keep_form(path, &cookie, &run, Some(&csrf), None).await;
+        assert_eq!(no_origin.refusal(), Some("forbidden_origin"), "{path}");
+        if path == "/run/keep" {
+            assert!(
+                owner.kept(&run).unwrap().is_none(),
+                "a refused keep kept it"
+            );
+            let kept = s
+                .keep_form(path, &cookie, &run, Some(&csrf), Some(&origin))
+                .await;
+            assert_eq!(kept.status, 200, "{}", kept.body);
+            assert!(owner.kept(&run).unwrap().is_some());
+        } else {
+            assert!(
+                owner.kept(&run).unwrap().is_some(),
+                "a refused drop dropped it"
+            );
+        }
+    }
+    // A run named wrong is refused before the store is asked.
+    let mut odd = run.clone();
+    odd.target.run_id = "../x".to_owned();
+    let r = s
+        .keep_form("/run/keep", &cookie, &odd, Some(&csrf), Some(&origin))
+        .await;
+    assert_eq!(r.refusal(), Some("invalid_request"));
+    let mut gone = run.clone();
+    gone.target.run_id = "nope".to_owned();
+    let r = s
+        .keep_form("/run/keep", &cookie, &gone, Some(&csrf), Some(&origin))
+        .await;
+    assert_eq!(r.refusal(), Some("not_found"));
+}
+
+/// The owner keeps a run from its page: the page says what keeping did and since when it is
+/// kept, the run list marks it in words, the header counts it; Drop drops it.
+#[tokio::test]
+async fn a_run_kept_from_its_page_is_marked_kept_and_dropped_from_it() {
+    let s = serve().await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let run = s.env.store.runs().unwrap().remove(0);
+    let owner = s.env.owner();
+    let page = s.get(&page_of(&run), Some(&cookie)).await;
+    assert!(page.body.contains("action=\"/run/keep\""), "{}", page.body);
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(!list.body.contains("kept-mark"), "{}", list.body);
+    assert!(!list.body.contains("id=\"kept-totals\""), "{}", list.body);
+
+    let kept = s
+        .keep_form("/run/keep", &cookie, &run, Some(&csrf), Some(&origin))
+        .await;
+    assert_eq!(kept.status, 200, "{}", kept.body);
+    let said = between(&kept.body, "id=\"keep-said\" role=\"status\">", "<");
+    assert!(
+        said.starts_with("Kept: a sealed copy of its whole evidence"),
+        "{said}"
+    );
+    let k = owner.kept(&run).unwrap().expect("kept");
+    assert_eq!(k.reason, runread_store::KeepReason::Run);
+    let since = between(&kept.body, "<p id=\"kept-since\">", "</p>");
+    assert!(since.starts_with("Kept since"), "{since}");
+    assert!(
+        since.contains(&format!("({} bytes, kept by name)", k.summary.bytes)),
+        "{since}"
+    );
+    assert!(kept.body.contains("action=\"/run/drop\""), "{}", kept.body);
+    assert_no_secret(&kept.body);
+
+    let again = s
+        .keep_form("/run/keep", &cookie, &run, Some(&csrf), Some(&origin))
+        .await;
+    let said = between(&again.body, "id=\"keep-said\" role=\"status\">", "<");
+    assert!(said.starts_with("Already kept"), "{said}");
+
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(list.body.contains(">kept</span>"), "{}", list.body);
+    let totals = between(&list.body, "<p class=\"note\" id=\"kept-totals\">", "</p>");
+    assert!(totals.starts_with("Kept runs: 1 ("), "{totals}");
+
+    let dropped = s
+        .keep_form("/run/drop", &cookie, &run, Some(&csrf), Some(&origin))
+        .await;
+    assert_eq!(dropped.status, 200, "{}", dropped.body);
+    let said = between(&dropped.body, "id=\"keep-said\" role=\"status\">", "<");
+    assert!(said.starts_with("Dropped"), "{said}");
+    assert!(owner.kept(&run).unwrap().is_none());
+    assert!(dropped.body.contains("action=\"/run/keep\""));
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(!list.body.contains("kept-mark"), "{}", list.body);
+    let nothing = s
+        .keep_form("/run/drop", &cookie, &run, Some(&csrf), Some(&origin))
+        .await;
+    let said = between(&nothing.body, "id=\"keep-said\" role=\"alert\">", "<");
+    assert!(said.starts_with("Not kept"), "{said}");
+}
+
+/// A kept run whose session file the agent's cleanup deleted is read from its kept copy: the
+/// list and the page say "file gone, kept", the answer is the one read before, its evidence
+/// `kept`; dropped, it is "gone, not kept".
+#[tokio::test]
+async fn a_kept_run_whose_file_is_deleted_shows_file_gone_kept_and_its_answer() {
+    let s = serve_with(|env| {
+        env.place_claude("tool-then-answer", Duration::from_secs(60));
+    })
+    .await;
+    let cookie = s.log_in().await;
+    let csrf = s.csrf(&cookie).await;
+    let origin = s.origin();
+    let run = s.env.store.runs().unwrap().remove(0);
+    let before = s.get(&page_of(&run), Some(&cookie)).await;
+    let answer = between(&before.body, "id=\"final-answer\">", "</pre>").to_owned();
+    assert!(!answer.is_empty());
+    let kept = s
+        .keep_form("/run/keep", &cookie, &run, Some(&csrf), Some(&origin))
+        .await;
+    assert_eq!(kept.status, 200, "{}", kept.body);
+    std::fs::remove_file(&run.session_path).unwrap();
+
+    let list = s.get("/runs", Some(&cookie)).await;
+    assert!(
+        list.body
+            .contains("<span class=\"file\">(file gone, kept)</span>"),
+        "{}",
+        list.body
+    );
+    assert!(list.body.contains(">kept</span>"), "{}", list.body);
+    assert!(!list.body.contains("sealed for sharing"), "{}", list.body);
+    let page = s.get(&page_of(&run), Some(&cookie)).await;
+    assert_eq!(
+        between(&page.body, "<dd id=\"session-file\">", "</dd>"),
+        "gone, kept"
+    );
+    assert_eq!(
+        between(&page.body, "id=\"final-answer\">", "</pre>"),
+        answer
+    );
+    assert!(
+        page.body.contains("<dt>Evidence</dt><dd>kept</dd>"),
+        "{}",
+        page.body
+    );
+    assert!(
+        !page.body.contains("Sealed for sharing"),
+        "not shared: no copy sealed for sharing"
+    );
+
+    let dropped = s
+        .keep_form("/run/drop", &cookie, &run, Some(&csrf), Some(&origin))
+        .await;
+    assert_eq!(dropped.status, 200, "{}", dropped.body);
+    assert_eq!(
+        between(&dropped.body, "<dd id=\"session-file\">", "</dd>"),
+        "gone, not kept"
+    );
+    assert!(
+        !dropped.body.contains(&answer),
+        "nothing left to read it from"
+    );
+    // Keeping it again is refused plainly: there is nothing left to keep.
+    let refused = s
+        .keep_form("/run/keep", &cookie, &run, Some(&csrf), Some(&origin))
+        .await;
+    assert_eq!(refused.status, 200, "{}", refused.body);
+    let said = between(&refused.body, "id=\"keep-said\" role=\"alert\">", "<");
+    assert!(
+        said.starts_with("Not kept: the session file does not hold the run"),
+        "{said}"
+    );
+    assert!(s.env.owner().kept(&run).unwrap().is_none());
 }

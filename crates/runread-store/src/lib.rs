@@ -31,8 +31,8 @@ pub use model::*;
 /// `use runread_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Access, AccessRequests, Connectors, GateLog, Identity, Index, Refusals, Secrets, Settings,
-        Keeps, Snapshots, Store, Waits,
+        Access, AccessRequests, Connectors, GateLog, Identity, Index, Keeps, Refusals, Secrets,
+        Settings, Snapshots, Store, Waits,
     };
 }
 
@@ -546,8 +546,12 @@ pub trait Keeps: Send + Sync {
     ) -> Result<bool>;
 
     /// The kept copy of a run, unless there is none (or its data key was destroyed).
-    fn kept(&self, session_id: &str, generation: u64, run_id: &str)
-    -> Result<Option<SnapshotRecord>>;
+    fn kept(
+        &self,
+        session_id: &str,
+        generation: u64,
+        run_id: &str,
+    ) -> Result<Option<SnapshotRecord>>;
 
     /// A run's kept copy without its sealed bytes, unless there is none.
     fn kept_stamp(
@@ -574,7 +578,11 @@ pub trait Keeps: Send + Sync {
     fn put_keep_rule(&self, rule: &KeepRule, rules_max: u64) -> Result<bool>;
 
     /// Removes the keep rules of a workspace (of `agent` only, when named); how many.
-    fn remove_keep_rules(&self, workspace_id: &str, agent: Option<runread_core::Agent>) -> Result<u64>;
+    fn remove_keep_rules(
+        &self,
+        workspace_id: &str,
+        agent: Option<runread_core::Agent>,
+    ) -> Result<u64>;
 }
 
 /// Readers' access requests (`request_access`), waiting for the owner's decision on the

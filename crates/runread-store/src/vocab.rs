@@ -713,15 +713,13 @@ pub(crate) const KEPT_RUNS: &str = select!(
     kept_summary_cols,
     "kept_runs WHERE data_key IS NOT NULL ORDER BY kept_since, session_id, run_id"
 );
-pub(crate) const KEPT_BYTES: &str =
-    "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM kept_runs";
+pub(crate) const KEPT_BYTES: &str = "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM kept_runs";
 /// A kept copy's data key, deleted first: from here on its sealed bytes can be opened by nobody.
 pub(crate) const SHRED_KEPT_KEY: &str = "UPDATE kept_runs SET data_key = NULL \
      WHERE session_id = $1 AND generation = $2 AND run_id = $3";
 pub(crate) const DELETE_KEPT: &str =
     "DELETE FROM kept_runs WHERE session_id = $1 AND generation = $2 AND run_id = $3";
-pub(crate) const KEEP_RULES: &str =
-    "SELECT workspace_id, agent, created_at FROM keep_rules ORDER BY created_at, workspace_id, agent";
+pub(crate) const KEEP_RULES: &str = "SELECT workspace_id, agent, created_at FROM keep_rules ORDER BY created_at, workspace_id, agent";
 /// A keep rule added only while there are fewer than `$4`, and not already there.
 pub(crate) const PUT_KEEP_RULE: &str = "INSERT INTO keep_rules (workspace_id, agent, created_at) \
      SELECT CAST($1 AS TEXT), CAST($2 AS TEXT), CAST($3 AS BIGINT) \

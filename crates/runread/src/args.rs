@@ -49,7 +49,8 @@ pub(crate) enum Command {
     Demo,
     /// Check runread: whether it serves, each agent's session folders (found or not, what the
     /// store holds of them), the readers and their last reads, the shared runs an agent will
-    /// delete on its own within a week (Claude Code's `cleanupPeriodDays`), and the store.
+    /// delete on its own within a week (Claude Code's `cleanupPeriodDays`) and how many of its
+    /// runs going then are not kept, the kept runs against their bound, and the store.
     Status(StatusArgs),
     /// Register or list workspace roots. Only sessions inside one are ever readable.
     #[command(subcommand)]
@@ -139,13 +140,19 @@ pub(crate) enum Command {
     /// sha256 and text, masked), tokens, work state, grants and whether it is kept; `--history`
     /// pages its timeline. The owner reading their own records: no key.
     Show(ShowArgs),
-    /// List the sealed snapshots of shared runs the store keeps (a copy of each shared run's
-    /// evidence, destroyed when its last grant ends): run, size, the grants holding it, until when.
+    /// List the snapshots of shared runs the store holds sealed for sharing (a copy of each shared
+    /// run's evidence, destroyed when its last grant ends): run, size, the grants holding it, until
+    /// when. The runs you kept (`runread keep`) are in `runread keep list`.
     Snapshots {
         /// One JSON array instead of lines.
         #[arg(long)]
         json: bool,
     },
+    /// Keep runs past the agent's own cleanup: `keep RUN` seals that run's whole evidence into the
+    /// store (read when its session file is gone, until you drop it); `keep --workspace NAME`
+    /// keeps every run of a workspace as it settles. `keep list`, `keep drop`, `keep limit`.
+    /// Nothing is kept unless you ask.
+    Keep(KeepArgs),
     /// Judge an interrupted call from its start record and binding alone.
     #[command(subcommand)]
     Recover(RecoverCmd),
@@ -471,6 +478,67 @@ pub(crate) enum RequestsCmd {
         /// Print JSON instead of lines for a person.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// An agent named on the command line (`--agent`), one of those runread reads.
+fn agent_value() -> impl clap::builder::TypedValueParser<Value = Agent> {
+    clap::builder::PossibleValuesParser::new(Agent::ALL.map(Agent::as_str))
+        .try_map(|name| Agent::parse(&name).ok_or("an agent runread reads"))
+}
+
+// `runread keep`.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct KeepArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<KeepCmd>,
+    /// The run to keep: its id, or any prefix of it that names one run (as `runread runs` shows
+    /// it).
+    #[arg(conflicts_with = "workspace")]
+    pub(crate) run: Option<String>,
+    /// Its session (id or prefix), when the run id names runs of several sessions.
+    #[arg(long, requires = "run")]
+    pub(crate) session: Option<String>,
+    /// Keep every run of this workspace (its name, path or id) as it settles, from its settled
+    /// runs now on.
+    #[arg(long, value_name = "NAME|PATH|ID")]
+    pub(crate) workspace: Option<String>,
+    /// With --workspace: only this agent's runs.
+    #[arg(long, requires = "workspace", value_parser = agent_value())]
+    pub(crate) agent: Option<Agent>,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum KeepCmd {
+    /// The keep rules, then every kept run: its size, since when, why (`run` or `workspace`) and
+    /// whether its copy holds the run as indexed now; the total against the bound.
+    List {
+        /// Print JSON (times in RFC 3339, sizes in bytes) instead of lines for a person.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drop a run's kept copy (its data key destroyed, then its rows), or a workspace's keep rules
+    /// and kept runs. A live share's own snapshot of a run stays until that share ends.
+    Drop {
+        /// The run: its id, or any prefix of it that names one run.
+        #[arg(conflicts_with = "workspace")]
+        run: Option<String>,
+        /// Its session (id or prefix), when the run id names runs of several sessions.
+        #[arg(long, requires = "run")]
+        session: Option<String>,
+        /// The workspace (its name, path or id) whose keep rules and kept runs go.
+        #[arg(long, value_name = "NAME|PATH|ID")]
+        workspace: Option<String>,
+        /// With --workspace: only this agent's rule and kept runs.
+        #[arg(long, requires = "workspace", value_parser = agent_value())]
+        agent: Option<Agent>,
+    },
+    /// Show the bound on every kept run together, or set it (`2GiB`, `500MiB`, `1073741824`). A
+    /// keep beyond it is refused; nothing kept is ever dropped to make room.
+    Limit {
+        /// The new bound: bytes, or a whole number of KiB, MiB, GiB or TiB.
+        size: Option<String>,
     },
 }
 

@@ -142,6 +142,7 @@ fn run_in(ctx: &Context, command: Command) -> Res {
         Command::Show(args) => cmd::show::show(ctx, args),
         Command::Status(args) => cmd::status::status(ctx, args),
         Command::Snapshots { json } => cmd::snapshots::snapshots(ctx, json),
+        Command::Keep(args) => cmd::keep::keep(ctx, args),
         Command::Runs(args) => cmd::runs::runs_command(ctx, args),
         Command::Grant(args) => cmd::grant::grant(ctx, args),
         Command::Requests(args) => cmd::requests::requests(ctx, args),

@@ -51,9 +51,11 @@ fn source_said(u: &Usage) -> &'static str {
     }
 }
 
-/// Whether a shared run outlives its session file: its snapshot and until when (the last live
-/// grant's end), or that it is readable only while the file is. Nothing for a run not shared.
-fn kept(v: &RunView) -> Markup {
+/// Whether a shared run outlives its session file: its copy sealed for sharing and until when
+/// (the last live grant's end), or that it is readable only while the file is. Nothing for a run
+/// not shared. Never called "kept": that is the owner's own keep ([`keep_section`]), which lasts
+/// until dropped.
+fn sealed(v: &RunView) -> Markup {
     let until = v
         .grants
         .iter()
@@ -61,14 +63,14 @@ fn kept(v: &RunView) -> Markup {
         .map(|g| g.grant.expires_at_ms)
         .max();
     html! {
-        @match (until, &v.kept) {
+        @match (until, &v.sealed) {
             (Some(until), Some(k)) => {
                 dt { "Sealed for sharing" }
-                dd #kept { "A sealed copy of its evidence (" (k.lines) " lines, " (k.bytes) " bytes) stays readable if the session file goes, until " (rfc3339(until)) ", when its last grant ends." }
+                dd #sealed { "A sealed copy of its evidence (" (k.lines) " lines, " (k.bytes) " bytes) stays readable if the session file goes, until " (rfc3339(until)) ", when its last grant ends." }
             }
             (Some(_), None) => {
                 dt { "Sealed for sharing" }
-                dd #kept { "No copy sealed: readable only while its session file is." }
+                dd #sealed { "No copy sealed: readable only while its session file is." }
             }
             (None, _) => {}
         }
@@ -87,6 +89,28 @@ fn session(v: &RunView) -> Markup {
     }
 }
 
+/// The run's facts: who ran it where, when, its session file, tokens, and its copy sealed for
+/// sharing.
+fn facts(v: &RunView) -> Markup {
+    let r = &v.run.record;
+    html! {
+        dl.facts {
+            dt { "Agent" } dd { (r.agent) }
+            dt { "Workspace" } dd { (r.workspace_name) " " span.path { (r.workspace_path) } }
+            dt { "Status" } dd { span class=(format!("status status-{}", r.run.status.as_str())) { (r.run.status.as_str()) } }
+            dt { "Started" } dd { (r.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
+            dt { "Ended" } dd { (r.run.ended_at.as_deref().map(short_time).unwrap_or_default()) }
+            (session(v))
+            dt { "Run id" } dd { code { (r.target.run_id) } }
+            @if !v.run.waiting.is_empty() {
+                dt { "Waited on by" } dd.waiting { (v.run.waiting_summary()) }
+            }
+            dt { "Tokens" } dd #tokens { (usage(&Usage::of(r.run.usage.as_ref()))) }
+            (sealed(v))
+        }
+    }
+}
+
 pub(crate) fn run(s: &SessionView, v: &RunView) -> Markup {
     let r = &v.run.record;
     let title = v.run.prompt.text().unwrap_or(&r.target.run_id);
@@ -95,21 +119,13 @@ pub(crate) fn run(s: &SessionView, v: &RunView) -> Markup {
         (layout(Some(s), "Run", "Runs", html! {
             p.crumbs { a href="/runs" { "Runs" } " / " (r.target.run_id) }
             h1.prompt-title { (short(title, 160)) }
-            dl.facts {
-                dt { "Agent" } dd { (r.agent) }
-                dt { "Workspace" } dd { (r.workspace_name) " " span.path { (r.workspace_path) } }
-                dt { "Status" } dd { span class=(format!("status status-{}", r.run.status.as_str())) { (r.run.status.as_str()) } }
-                dt { "Started" } dd { (r.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
-                dt { "Ended" } dd { (r.run.ended_at.as_deref().map(short_time).unwrap_or_default()) }
-                (session(v))
-                dt { "Run id" } dd { code { (r.target.run_id) } }
-                @if !v.run.waiting.is_empty() {
-                    dt { "Waited on by" } dd.waiting { (v.run.waiting_summary()) }
-                }
-                dt { "Tokens" } dd #tokens { (usage(&Usage::of(r.run.usage.as_ref()))) }
-                (kept(v))
+            @match &v.said {
+                Some(Ok(msg)) => p.ok #keep-said role="status" { (sentence(msg)) },
+                Some(Err(msg)) => p.error #keep-said role="alert" { (sentence(msg)) },
+                None => {}
             }
-
+            (facts(v))
+            (keep_section(s, v))
             (answer_section(v))
 
             section aria-labelledby="history-h" {
@@ -155,6 +171,58 @@ pub(crate) fn run(s: &SessionView, v: &RunView) -> Markup {
                 (artifact_form(s, r, &back))
             }
         }))
+    }
+}
+
+/// `msg` (one of the service's lines for the owner, which start lower-case to follow a run's
+/// name in the CLI) as a sentence on its own: its first letter upper-case.
+fn sentence(msg: &str) -> String {
+    let mut chars = msg.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// The run's kept copy (`runread keep`): since when, its size and why (by name or by its
+/// workspace's keep rule), with the form to drop it; or the button to keep it. A kept run stays
+/// readable after the agent's cleanup deletes its file, until the owner drops it.
+fn keep_section(s: &SessionView, v: &RunView) -> Markup {
+    let r = &v.run.record;
+    let why = |k: &runread_store::KeptSummary| match k.reason {
+        runread_store::KeepReason::Run => "kept by name",
+        runread_store::KeepReason::Workspace => "by the workspace's keep rule",
+    };
+    html! {
+        section aria-labelledby="keep-h" {
+            h2 id="keep-h" { "Kept" }
+            @if let Some(k) = &v.kept {
+                p #kept-since {
+                    "Kept since " time datetime=(rfc3339(k.kept_since_ms)) { (short_time(&rfc3339(k.kept_since_ms))) }
+                    " (" (k.summary.bytes) " bytes, " (why(k)) "): a sealed copy of its whole evidence, readable if the session file goes, until you drop it."
+                }
+                form.keep method="post" action="/run/drop"
+                    data-confirm="Drop the kept copy of this run? Its key is destroyed: once its session file is gone, nothing of it can be read." {
+                    (run_fields(s, r))
+                    button type="submit" { "Drop" }
+                }
+            } @else {
+                p.note { "Not kept. Keeping seals a copy of its whole evidence into the store, readable after the agent's cleanup deletes the session file, until you drop it." }
+                form.keep method="post" action="/run/keep" {
+                    (run_fields(s, r))
+                    button type="submit" { "Keep" }
+                }
+            }
+        }
+    }
+}
+
+/// The hidden fields of a form acting on the run `r`: the CSRF token and the run's identity.
+fn run_fields(s: &SessionView, r: &RunRecord) -> Markup {
+    html! {
+        input type="hidden" name="csrf" value=(s.csrf);
+        input type="hidden" name="session" value=(r.target.session_id);
+        input type="hidden" name="generation" value=(r.target.generation);
+        input type="hidden" name="run" value=(r.target.run_id);
     }
 }
 

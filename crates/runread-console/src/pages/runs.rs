@@ -5,6 +5,8 @@ use maud::{Markup, html};
 
 use runread_core::Agent;
 use runread_service::outputs::Usage;
+use runread_service::owner::keeps::size;
+use runread_service::owner::shown::ShownRun;
 
 use super::layout::{enc, layout, run_href, short_time};
 use crate::auth::SessionView;
@@ -63,6 +65,13 @@ pub(crate) fn runs(s: &SessionView, p: &RunsPage) -> Markup {
         "Runs",
         html! {
             h1 { "Runs" }
+            @if let Some(t) = p.kept_totals.filter(|t| t.runs > 0 || t.rules > 0) {
+                p.note #kept-totals {
+                    "Kept runs: " (t.runs) " (" (size(t.bytes)) " of " (size(t.limit_bytes)) ")"
+                    @if t.rules > 0 { ", " (t.rules) " workspace keep rule" @if t.rules != 1 { "s" } }
+                    "."
+                }
+            }
             form.filters method="get" action="/runs" {
                 (select("agent", "Agent", q.agent.as_deref(), &agents))
                 (select("workspace", "Workspace", q.workspace.as_deref(), &workspaces))
@@ -115,28 +124,7 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
                     th scope="col" { "Tokens" }
                 } }
                 tbody {
-                    @for row in &p.rows {
-                        tr {
-                            td.time { (row.record.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
-                            td.prompt {
-                                a href=(run_href(&row.record)) { (row.prompt.shown()) }
-                                // Said beside a prompt read from a copy; a placeholder says it already.
-                                @if let (Some(says), Some(_)) = (row.file.says(), row.prompt.text()) {
-                                    " " span.file { "(" (says) ")" }
-                                }
-                            }
-                            td { (row.record.agent) }
-                            td { (row.record.workspace_name) }
-                            td { span class=(format!("status status-{}", row.record.run.status.as_str())) { (row.record.run.status.as_str()) } }
-                            td {
-                                (row.answer_state)
-                                @if !row.waiting.is_empty() {
-                                    " " span.waiting title=(format!("Waited on by {}", row.waiting_summary())) { "(waited on)" }
-                                }
-                            }
-                            td.tokens { (Usage::of(row.record.run.usage.as_ref()).shown()) }
-                        }
-                    }
+                    @for row in &p.rows { (run_row(row)) }
                 }
             }
             @if p.searched.is_none() { nav.pager aria-label="Pages" {
@@ -147,6 +135,37 @@ pub(crate) fn runs_table(p: &RunsPage) -> Markup {
                     a href=(format!("/runs?{}", runs_query_string(q, to))) { "Older →" }
                 }
             } }
+        }
+    }
+}
+
+/// One run of the table: when, its prompt (with where its file stands and whether it is kept),
+/// who ran it where, its status, answer and tokens.
+fn run_row(row: &ShownRun) -> Markup {
+    html! {
+        tr {
+            td.time { (row.record.run.started_at.as_deref().map(short_time).unwrap_or_default()) }
+            td.prompt {
+                a href=(run_href(&row.record)) { (row.prompt.shown()) }
+                // Said beside a prompt read from a copy; a placeholder says it already.
+                @if let (Some(says), Some(_)) = (row.file.says(), row.prompt.text()) {
+                    " " span.file { "(" (says) ")" }
+                }
+                // A word, not a colour: the owner kept a sealed copy of the run.
+                @if row.kept {
+                    " " span.kept-mark title="Kept: a sealed copy of its whole evidence stays readable until you drop it" { "kept" }
+                }
+            }
+            td { (row.record.agent) }
+            td { (row.record.workspace_name) }
+            td { span class=(format!("status status-{}", row.record.run.status.as_str())) { (row.record.run.status.as_str()) } }
+            td {
+                (row.answer_state)
+                @if !row.waiting.is_empty() {
+                    " " span.waiting title=(format!("Waited on by {}", row.waiting_summary())) { "(waited on)" }
+                }
+            }
+            td.tokens { (Usage::of(row.record.run.usage.as_ref()).shown()) }
         }
     }
 }

@@ -142,6 +142,16 @@ pub enum Basis {
 }
 
 impl Basis {
+    /// Where `opened`'s lines come from: the session file, the owner's kept copy or a share's
+    /// snapshot.
+    pub(crate) fn of(opened: &crate::evidence::source::Opened) -> Basis {
+        match opened.sealed_copy() {
+            None => Basis::SessionFile,
+            Some(copy) if copy.is_kept() => Basis::Kept,
+            Some(_) => Basis::Snapshot,
+        }
+    }
+
     /// The word every output says it with, and a receipt records.
     pub fn as_str(self) -> &'static str {
         match self {

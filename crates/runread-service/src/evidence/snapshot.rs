@@ -89,8 +89,8 @@ impl Sealing {
     pub fn describe(&self) -> String {
         match self {
             Sealing::Kept { lines, bytes } => format!(
-                "kept: a sealed copy of its evidence ({lines} lines, {bytes} bytes) stays readable \
-                 if the session file goes, until the last grant on it ends"
+                "sealed for sharing: a copy of its evidence ({lines} lines, {bytes} bytes) stays \
+                 readable if the session file goes, until the last grant on it ends"
             ),
             Sealing::TooLarge { bytes } => format!(
                 "no snapshot: its evidence ({bytes} bytes) is over the {SNAPSHOT_RUN_MAX_BYTES}-byte \
@@ -541,7 +541,11 @@ enum Copy {
 }
 
 impl Copy {
-    fn stamp(self, store: &dyn Store, t: &runread_core::Target) -> Result<Option<SnapshotSummary>, ErrorCode> {
+    fn stamp(
+        self,
+        store: &dyn Store,
+        t: &runread_core::Target,
+    ) -> Result<Option<SnapshotSummary>, ErrorCode> {
         match self {
             Copy::Shared => store.snapshot_stamp(&t.session_id, t.generation, &t.run_id),
             Copy::Kept => store
@@ -551,7 +555,11 @@ impl Copy {
         .map_err(crate::evidence::unavailable)
     }
 
-    fn record(self, store: &dyn Store, t: &runread_core::Target) -> Result<Option<SnapshotRecord>, ErrorCode> {
+    fn record(
+        self,
+        store: &dyn Store,
+        t: &runread_core::Target,
+    ) -> Result<Option<SnapshotRecord>, ErrorCode> {
         match self {
             Copy::Shared => store.snapshot(&t.session_id, t.generation, &t.run_id),
             Copy::Kept => store.kept(&t.session_id, t.generation, &t.run_id),
@@ -575,7 +583,11 @@ impl Copy {
 }
 
 /// What one of `run`'s sealed copies can serve now.
-fn look_copy(svc: &crate::evidence::Reading, run: &RunRecord, copy: Copy) -> Result<Kept, ErrorCode> {
+fn look_copy(
+    svc: &crate::evidence::Reading,
+    run: &RunRecord,
+    copy: Copy,
+) -> Result<Kept, ErrorCode> {
     let (store, t) = (&*svc.store, &run.target);
     let Some(stamp) = copy.stamp(store, t)? else {
         return Ok(Kept::Nothing);
@@ -648,7 +660,7 @@ pub enum Keeping {
 /// Keeps `run`: seals its whole evidence — every feature's lines, its artifacts, its subagents'
 /// records — read back from its session file and checked, into its kept copy (replacing the one
 /// it had), within `bounds` (`store_max_bytes`: the owner's bound on every kept run together).
-pub(crate) fn seal_kept(
+pub fn seal_kept(
     store: &dyn Store,
     keys: &dyn KeyProvider,
     run: &RunRecord,
@@ -706,7 +718,12 @@ pub(crate) fn seal_kept(
         });
     }
     let again = before.is_some();
-    log(store, if again { "kept again" } else { "kept" }, &record.summary, now_ms);
+    log(
+        store,
+        if again { "kept again" } else { "kept" },
+        &record.summary,
+        now_ms,
+    );
     Ok(Keeping::Kept {
         lines: record.summary.lines,
         bytes,

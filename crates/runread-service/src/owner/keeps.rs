@@ -90,7 +90,11 @@ impl Keeping {
     /// One line for the owner (the CLI and the console say the same).
     pub fn describe(&self) -> String {
         match *self {
-            Keeping::Kept { lines, bytes, again } => format!(
+            Keeping::Kept {
+                lines,
+                bytes,
+                again,
+            } => format!(
                 "{}: a sealed copy of its whole evidence ({lines} lines, {}) stays readable if the \
                  session file goes, until you drop it",
                 if again { "kept again" } else { "kept" },
@@ -219,7 +223,9 @@ pub(crate) fn keep_run(
         run_max_bytes: runread_core::limits::SNAPSHOT_RUN_MAX_BYTES,
         store_max_bytes: limit(store)?,
     };
-    Ok(snapshot::seal_kept(store, keys, run, reason, now_ms, bounds)?)
+    Ok(snapshot::seal_kept(
+        store, keys, run, reason, now_ms, bounds,
+    )?)
 }
 
 /// The registered workspace `which` names (its id, root or name).

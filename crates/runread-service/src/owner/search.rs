@@ -135,7 +135,15 @@ impl Owner {
                 {
                     open = Some((run.session_path.clone(), Source::of(&run).open().ok()));
                 }
-                let opened = open.as_ref().and_then(|(_, o)| o.as_ref());
+                // A file gone (or on another host): the run's own sealed copy, kept or shared.
+                let sealed = match open.as_ref().and_then(|(_, o)| o.as_ref()) {
+                    Some(_) => None,
+                    None => crate::evidence::snapshot::kept(&self.reading, &run)?
+                        .and_then(|copy| Source::of(&run).or_snapshot(Some(copy)).open().ok()),
+                };
+                let opened = sealed
+                    .as_ref()
+                    .or_else(|| open.as_ref().and_then(|(_, o)| o.as_ref()));
                 let Some(text) = searchable(&run, opened, &redactor, &mut budget) else {
                     cut = true;
                     break 'pages;

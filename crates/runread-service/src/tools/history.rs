@@ -330,12 +330,7 @@ fn execute(args: Args, r: &Reader) -> Result<Output, ErrorCode> {
     // without text (and says so), never with a guess.
     let mut evidence = Basis::SessionFile;
     let window = r.source.open().and_then(|opened| {
-        if let Some(copy) = opened.sealed_copy() {
-            evidence = match copy.is_kept() {
-                true => Basis::Kept,
-                false => Basis::Snapshot,
-            };
-        }
+        evidence = Basis::of(&opened);
         read_window(r, &opened, start, limit)
     });
     let mut gaps = Vec::new();

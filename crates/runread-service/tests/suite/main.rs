@@ -10,6 +10,7 @@ mod get_run;
 mod gone_files;
 mod grant_standing;
 mod history_limits;
+mod keeps;
 mod key_admission;
 mod opencode;
 mod recheck;

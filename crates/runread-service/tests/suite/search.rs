@@ -164,3 +164,20 @@ fn the_bounds_hold_at_n_and_n_plus_one() {
     );
     assert_eq!((hits.len(), complete), (every - 1, false));
 }
+
+/// A run whose session file is gone is searched in its kept copy (`runread keep`), and found no
+/// more once the keep is dropped.
+#[test]
+fn a_kept_run_whose_file_is_gone_is_still_found_and_not_once_dropped() {
+    let env = Env::new();
+    let runs = runs(&env);
+    let word = only_in(&runs, 1);
+    let run = &runs[1].0;
+    let owner = env.owner();
+    assert!(owner.keep_run(run, 0).unwrap().is_kept());
+    std::fs::remove_file(&run.session_path).unwrap();
+    let (hits, _, _) = found(&env, &word, Bounds::default());
+    assert_eq!(hits, [run.target.run_id.clone()], "read from the kept copy");
+    assert!(owner.drop_kept(run, 0).unwrap());
+    assert!(found(&env, &word, Bounds::default()).0.is_empty());
+}

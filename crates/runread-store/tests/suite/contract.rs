@@ -1490,7 +1490,104 @@ contract!(
     refused_calls_are_kept_newest_first_filtered_and_at_most_the_bound,
     calls_without_a_credential_are_counted_per_minute_and_code_for_the_minutes_kept,
     access_requests_are_bounded_deduplicated_decided_once_and_purged,
+    kept_runs_are_bounded_in_all_keep_their_reason_and_are_dropped_key_first,
+    keep_rules_are_bounded_unique_and_removed_by_workspace_and_agent,
 );
+
+fn kept_runs_are_bounded_in_all_keep_their_reason_and_are_dropped_key_first(s: &dyn Store) {
+    use runread_store::KeepReason;
+    let a = snapshot_of("run-1", 60);
+    // The bound holds every kept run together: at N it is put, at N+1 it is not.
+    assert!(s.put_kept(&a, KeepReason::Run, 60).unwrap(), "at the bound");
+    assert_eq!(s.kept("s1", 1, "run-1").unwrap(), Some(a.clone()));
+    let b = snapshot_of("run-2", 41);
+    assert!(
+        !s.put_kept(&b, KeepReason::Workspace, 100).unwrap(),
+        "one byte over"
+    );
+    assert_eq!(s.kept("s1", 1, "run-2").unwrap(), None);
+    assert_eq!(s.kept_bytes().unwrap(), 60);
+    let b = snapshot_of("run-2", 40);
+    assert!(
+        s.put_kept(&b, KeepReason::Workspace, 100).unwrap(),
+        "at the bound again"
+    );
+    assert_eq!(s.kept_bytes().unwrap(), 100);
+    // Kept apart from snapshots: neither table sees the other's rows.
+    assert_eq!(s.snapshot("s1", 1, "run-1").unwrap(), None);
+    assert!(s.snapshots().unwrap().is_empty());
+    // Put again, a copy replaces its row (what it replaces does not count against it) and
+    // keeps its reason and since when.
+    let mut a2 = snapshot_of("run-1", 60);
+    a2.summary.created_at_ms = 99;
+    a2.sealed = vec![4, 4];
+    assert!(s.put_kept(&a2, KeepReason::Workspace, 100).unwrap());
+    let stamp = s.kept_stamp("s1", 1, "run-1").unwrap().unwrap();
+    assert_eq!(stamp.reason, KeepReason::Run, "kept by name stays so");
+    assert_eq!(stamp.kept_since_ms, 7, "since the first time");
+    assert_eq!(stamp.summary.created_at_ms, 99, "sealed again");
+    assert_eq!(
+        s.kept("s1", 1, "run-1").unwrap().unwrap().sealed,
+        vec![4, 4]
+    );
+    let listed: Vec<(String, KeepReason)> = s
+        .kept_runs()
+        .unwrap()
+        .into_iter()
+        .map(|k| (k.summary.run_id, k.reason))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("run-1".to_owned(), KeepReason::Run),
+            ("run-2".to_owned(), KeepReason::Workspace)
+        ]
+    );
+    assert!(s.drop_kept("s1", 1, "run-1").unwrap());
+    assert!(!s.drop_kept("s1", 1, "run-1").unwrap(), "dropped once");
+    assert_eq!(s.kept("s1", 1, "run-1").unwrap(), None);
+    assert_eq!(s.kept_stamp("s1", 1, "run-1").unwrap(), None);
+    assert_eq!(s.kept_bytes().unwrap(), 40);
+}
+
+fn keep_rules_are_bounded_unique_and_removed_by_workspace_and_agent(s: &dyn Store) {
+    use runread_core::Agent;
+    use runread_store::KeepRule;
+    let rule = |w: &str, agent, at| KeepRule {
+        workspace_id: w.into(),
+        agent,
+        created_at_ms: at,
+    };
+    assert!(s.put_keep_rule(&rule("w1", None, 1), 3).unwrap());
+    assert!(
+        !s.put_keep_rule(&rule("w1", None, 2), 3).unwrap(),
+        "the same rule"
+    );
+    assert!(
+        s.put_keep_rule(&rule("w1", Some(Agent::Claude), 3), 3)
+            .unwrap()
+    );
+    assert!(
+        s.put_keep_rule(&rule("w2", Some(Agent::Pi), 4), 3).unwrap(),
+        "at the bound"
+    );
+    assert!(
+        !s.put_keep_rule(&rule("w3", None, 5), 3).unwrap(),
+        "one over"
+    );
+    assert_eq!(
+        s.keep_rules().unwrap(),
+        [
+            rule("w1", None, 1),
+            rule("w1", Some(Agent::Claude), 3),
+            rule("w2", Some(Agent::Pi), 4)
+        ]
+    );
+    assert_eq!(s.remove_keep_rules("w1", Some(Agent::Claude)).unwrap(), 1);
+    assert_eq!(s.remove_keep_rules("w1", Some(Agent::Claude)).unwrap(), 0);
+    assert_eq!(s.remove_keep_rules("w2", None).unwrap(), 1, "every agent's");
+    assert_eq!(s.keep_rules().unwrap(), [rule("w1", None, 1)]);
+}
 
 fn snapshot_of(run_id: &str, bytes: u64) -> runread_store::SnapshotRecord {
     runread_store::SnapshotRecord {
@@ -1908,6 +2005,7 @@ fn sqlite_fills_in_start_times_of_runs_indexed_before_migration_7() {
          BEGIN SELECT RAISE(ABORT, 'start records are append-only'); END; \
          CREATE TRIGGER receipts_append_only_delete BEFORE DELETE ON receipts \
          BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END; \
+         DROP TABLE keep_rules; DROP TABLE kept_runs; \
          DROP TABLE access_requests; DROP TABLE refusals; DROP TABLE unadmitted_calls; \
          DROP TABLE settings; DROP TABLE audit_checkpoints; DROP TABLE snapshot_log; DROP TABLE snapshots; DROP TABLE waits; DROP TABLE oauth_tokens; DROP TABLE oauth_requests; DROP TABLE oauth_clients; \
          DROP INDEX start_records_by_reader; ALTER TABLE start_records DROP COLUMN reader_id; \

@@ -83,6 +83,10 @@ const RELEASED: &[(&str, &str)] = &[
         "4da021f2ade32761d2fd9e9c4da18ecbe67e43d20994aaf6fe7334f937395bf3",
     ),
     (
+        "sqlite/0020.sql",
+        "b20461e165a21325ea37e1945e8b394b52cfa0efddaaa55f79fd4692f1e7a43b",
+    ),
+    (
         "sqlite/0013.sql",
         "387a29b2903648bf7395a1189f2d77763ac7ece9bc628287bb70587cb937edee",
     ),
@@ -161,6 +165,10 @@ const RELEASED: &[(&str, &str)] = &[
     (
         "postgres/0019.sql",
         "14d36dc545b91420ab29636cf07be14c712c04681aff33e606dc2161d6eb9a26",
+    ),
+    (
+        "postgres/0020.sql",
+        "7a10fd384f38555cd4f3b403111e42cb8caf8af3c2b4a8176d8a8d119d56354a",
     ),
 ];
 

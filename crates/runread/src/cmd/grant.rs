@@ -368,14 +368,15 @@ pub(crate) fn grant_json(
 /// What sealing a grant's snapshot did, as `--json` prints it.
 pub(crate) fn snapshot_json(s: runread_service::evidence::snapshot::Sealing) -> serde_json::Value {
     use runread_service::evidence::snapshot::Sealing;
-    let (kept, reason, lines, bytes) = match s {
+    // `sealed`, not `kept`: a share's snapshot is not a run the owner kept (`runread keep`).
+    let (sealed, reason, lines, bytes) = match s {
         Sealing::Kept { lines, bytes } => (true, None, Some(lines), Some(bytes)),
         Sealing::TooLarge { bytes } => (false, Some("too_large"), None, Some(bytes)),
         Sealing::StoreFull { bytes } => (false, Some("store_full"), None, Some(bytes)),
         Sealing::Unreadable => (false, Some("source_unreadable"), None, None),
         Sealing::Failed => (false, Some("failed"), None, None),
     };
-    json!({"kept": kept, "reason": reason, "lines": lines, "bytes": bytes, "says": s.describe()})
+    json!({"sealed": sealed, "reason": reason, "lines": lines, "bytes": bytes, "says": s.describe()})
 }
 
 /// A key, shown once, and every client configuration for it, as `--json` prints them: added to

@@ -8,6 +8,7 @@ pub(crate) mod console;
 pub(crate) mod demo;
 pub(crate) mod grant;
 pub(crate) mod ingest;
+pub(crate) mod keep;
 pub(crate) mod keys;
 pub(crate) mod read;
 pub(crate) mod reader;

@@ -223,12 +223,12 @@ fn report_snapshots(store: &dyn Store, shared: &[(runread_core::Target, String)]
             s.session_id == t.session_id && s.generation == t.generation && s.run_id == t.run_id
         }) {
             Some(s) => eprintln!(
-                "runread: run {}: snapshot kept ({} lines, {})",
+                "runread: run {}: sealed for sharing ({} lines, {})",
                 t.run_id,
                 s.lines,
                 crate::human::size(s.bytes)
             ),
-            None => eprintln!("runread: run {}: no snapshot kept", t.run_id),
+            None => eprintln!("runread: run {}: not sealed for sharing", t.run_id),
         }
     }
 }

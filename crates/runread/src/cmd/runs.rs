@@ -174,6 +174,7 @@ pub(crate) fn run_json(shown: &runread_service::owner::shown::ShownRun) -> serde
         "finalBytes": r.run.final_bytes,
         "prompt": shown.prompt.text(),
         "sessionFile": shown.file.as_str(),
+        "kept": shown.kept,
         "startedAt": r.run.started_at,
         "workspace": r.workspace_name,
         "waitingReaders": shown.waiting,
@@ -198,7 +199,7 @@ fn print_runs_table(
     let places = column_width(list.iter().map(|r| r.record.workspace_name.as_str()), 9);
     let now = now_ms();
     outln!(
-        "{:<width$} {:<7} {:<10} {:<10} {:<10} {:<places$} {:>15} {:<38} PROMPT",
+        "{:<width$} {:<7} {:<16} {:<10} {:<10} {:<places$} {:>15} {:<38} PROMPT",
         "RUN",
         "AGENT",
         "STATUS",
@@ -217,11 +218,17 @@ fn print_runs_table(
                 |(i, o)| format!("{}/{}", compact(i), compact(o)),
             );
         let started = human::started_ago(r.run.started_at.as_deref(), now);
+        // A kept run says so in its status cell: `completed, kept`.
+        let status = if row.kept {
+            format!("{}, kept", r.run.status.as_str())
+        } else {
+            r.run.status.as_str().to_owned()
+        };
         outln!(
-            "{:<width$} {:<7} {:<10} {:<10} {:<10} {:<places$} {:>15} {:<38} {}",
+            "{:<width$} {:<7} {:<16} {:<10} {:<10} {:<places$} {:>15} {:<38} {}",
             shown,
             r.agent.as_str(),
-            r.run.status.as_str(),
+            status,
             row.answer_state,
             started,
             r.workspace_name,

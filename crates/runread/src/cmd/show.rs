@@ -33,7 +33,10 @@ struct Shown {
     usage: Usage,
     /// The run's grants, each with where it stands now (a stale one with why).
     grants: Vec<(MaskedView<runread_store::Grant>, GrantStanding)>,
-    kept: Option<MaskedView<runread_store::SnapshotSummary>>,
+    /// A share's snapshot of it ("sealed for sharing"), until its last grant ends.
+    sealed: Option<MaskedView<runread_store::SnapshotSummary>>,
+    /// The copy the owner kept (`runread keep`), until dropped.
+    kept: Option<runread_store::KeptSummary>,
     /// The agent's version (a supervised run's: what it answered `runread run`) and whether the
     /// tests cover it; `None` when not known.
     version: Option<(String, Option<bool>)>,
@@ -51,6 +54,7 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
         return history(&service, &target, &a, now);
     }
     let masked = |e: runread_core::ErrorCode| format!("cannot show the run: {}", e.as_str());
+    let kept = service.kept(&run).map_err(|e| e.message())?;
     let shown = service.shown_run(run, now).map_err(masked)?;
     let answer = service.preview_answer(&target, now);
     let work = service.preview_as::<outputs::WorkState>(&target, json!({}), now);
@@ -74,7 +78,7 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
         .into_iter()
         .zip(standings)
         .collect();
-    let kept = store
+    let sealed = store
         .snapshots()
         .map_err(|e| e.to_string())?
         .into_iter()
@@ -98,6 +102,7 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
         work,
         usage,
         grants,
+        sealed,
         kept,
         version,
     };
@@ -109,8 +114,9 @@ pub(crate) fn show(ctx: &Context, a: ShowArgs) -> Res {
 }
 
 fn print_json(s: &Shown) -> Res {
-    let (shown, answer, work, usage, grants, kept) =
-        (&s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.kept);
+    let (shown, answer, work, usage, grants, sealed) =
+        (&s.run, &s.answer, &s.work, &s.usage, &s.grants, &s.sealed);
+    let kept = s.kept.as_ref();
     {
         let out = json!({
             "target": shown.record.target,
@@ -129,7 +135,11 @@ fn print_json(s: &Shown) -> Res {
             "grants": grants.iter().map(|(g, st)| json!({"grantId": g.id, "to": g.reader_name, "features": g.features,
                 "expiresAt": rfc3339(g.expires_at_ms), "state": st.state.as_str(),
                 "staleReason": st.stale.map(|why| why.as_str())})).collect::<Vec<_>>(),
-            "kept": kept.as_ref().map(|k| json!({"lines": k.lines, "bytes": k.bytes})),
+            "sealedForSharing": sealed.as_ref().map(|k| json!({"lines": k.lines, "bytes": k.bytes})),
+            "kept": kept.is_some(),
+            "keptSince": kept.map(|k| rfc3339(k.kept_since_ms)),
+            "keptBytes": kept.map(|k| k.summary.bytes),
+            "keptReason": kept.map(|k| k.reason.as_str()),
             "agentVersion": s.version.as_ref().map(|(v, _)| v),
             "versionTested": s.version.as_ref().and_then(|(_, t)| *t),
         });
@@ -157,6 +167,17 @@ fn print_lines(s: &Shown) -> Res {
     }
     print_grants(&s.grants);
     if let Some(k) = &s.kept {
+        outln!(
+            "kept     since {}, {} bytes ({})",
+            human::when(k.kept_since_ms),
+            k.summary.bytes,
+            match k.reason {
+                runread_store::KeepReason::Run => "kept by name",
+                runread_store::KeepReason::Workspace => "kept by its workspace's keep rule",
+            }
+        );
+    }
+    if let Some(k) = &s.sealed {
         outln!(
             "sealed   for sharing: a copy of its evidence ({} lines, {} bytes), until its last grant ends",
             k.lines,

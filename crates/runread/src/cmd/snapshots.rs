@@ -1,4 +1,5 @@
-//! `runread snapshots`: the sealed copies of shared runs the store keeps, and until when.
+//! `runread snapshots`: the copies of shared runs the store holds sealed for sharing, and until
+//! when (a run the owner kept with `runread keep` is listed by `runread keep list`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -15,7 +16,7 @@ use crate::human;
 /// Most events of the snapshot log `runread snapshots` shows (newest first).
 pub(crate) const SNAPSHOT_LOG_SHOWN: u32 = 20;
 
-/// One kept snapshot as `runread snapshots` shows it (and `--json` prints it).
+/// One snapshot as `runread snapshots` shows it (and `--json` prints it).
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SnapshotRow {
@@ -127,7 +128,7 @@ fn row(owner: &Owner, s: &SnapshotSummary, grants: &[Grant], now: i64) -> Snapsh
     }
 }
 
-/// `runread snapshots`: what is kept, held by which grants until when, and the log's newest
+/// `runread snapshots`: what is sealed for sharing, held by which grants until when, and the log's newest
 /// events, masked as every view of the owner's is (the ids an agent chose).
 pub(crate) fn snapshots(ctx: &Context, json: bool) -> Res {
     let (store, now, owner) = (&ctx.store, now_ms(), ctx.owner()?);
@@ -176,10 +177,10 @@ pub(crate) fn snapshots(ctx: &Context, json: bool) -> Res {
     Ok(())
 }
 
-/// The kept snapshots as lines, and their total against the store's bound.
+/// The snapshots as lines, and their total against the store's bound.
 fn print_rows(rows: &[SnapshotRow], prefixes: &[String], total: u64) {
     if rows.is_empty() {
-        outln!("no snapshots: no shared run's evidence is kept in the store");
+        outln!("no snapshots: no shared run's evidence is sealed for sharing in the store");
         return;
     }
     let now = now_ms();

@@ -31,7 +31,19 @@ struct Status {
     agents: Vec<AgentStatus>,
     readers: Vec<ReaderStatus>,
     access_requests: AccessRequestsStatus,
+    /// The runs the owner kept (`runread keep`) against their bound; `None` when the store or the
+    /// keys could not say.
+    kept: Option<KeptStatus>,
     store: StoreStatus,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KeptStatus {
+    runs: u64,
+    bytes: u64,
+    limit_bytes: u64,
+    rules: u64,
 }
 
 #[derive(Serialize)]
@@ -86,6 +98,9 @@ struct CleanupStatus {
     /// Shared runs (a live grant holds them) whose session file goes within
     /// [`CLEANUP_LOOKAHEAD_DAYS`].
     shared_at_risk: Vec<AtRisk>,
+    /// Current runs whose session file goes within [`CLEANUP_LOOKAHEAD_DAYS`] and that are not
+    /// kept (`runread keep`): gone for good then, unless a share's snapshot holds them.
+    not_kept_deleted_within_week: u64,
 }
 
 #[derive(Serialize)]
@@ -138,6 +153,7 @@ pub(crate) fn status(ctx: &Context, args: StatusArgs) -> Res {
                 .access_requests_pending_count(now)
                 .map_err(unanswered)?,
         },
+        kept: kept_status(ctx),
         store: store_status(&ctx.store_location),
     };
     if args.json {
@@ -151,6 +167,7 @@ pub(crate) fn status(ctx: &Context, args: StatusArgs) -> Res {
     }
     print_readers(&status.readers, now);
     print_access_requests(&status.access_requests);
+    print_kept(status.kept.as_ref());
     print_store(&status.store);
     Ok(())
 }
@@ -191,7 +208,7 @@ fn agent_status(
         ..RunFilter::default()
     };
     let cleanup = match cleanup {
-        Some(c) => Some(cleanup_status(store, agent, c, now)?),
+        Some(c) => Some(cleanup_status(store, agent, c, &dirs, now)?),
         None => None,
     };
     Ok(AgentStatus {
@@ -255,8 +272,10 @@ fn cleanup_status(
     store: &dyn Store,
     agent: Agent,
     cleanup: runread_sessions::Cleanup,
+    dirs: &[AgentDir],
     now: i64,
 ) -> Result<CleanupStatus, String> {
+    let not_kept_deleted_within_week = not_kept_going(store, agent, &cleanup, dirs, now)?;
     let mut shared_at_risk = Vec::new();
     for g in store.grants().map_err(unanswered)? {
         if !g.is_live(now) {
@@ -285,6 +304,74 @@ fn cleanup_status(
         after_days: cleanup.after_days,
         set_in: cleanup.set_in.map(|p| p.display().to_string()),
         shared_at_risk,
+        not_kept_deleted_within_week,
+    })
+}
+
+/// How many current runs of `agent` in `dirs` have a session file `cleanup` deletes within
+/// [`CLEANUP_LOOKAHEAD_DAYS`] and no kept copy: the runs its cleanup takes for good.
+fn not_kept_going(
+    store: &dyn Store,
+    agent: Agent,
+    cleanup: &runread_sessions::Cleanup,
+    dirs: &[AgentDir],
+    now: i64,
+) -> Result<u64, String> {
+    let mut going = std::collections::HashSet::new();
+    for d in dirs {
+        let prefix = format!("{}/", d.dir.display().to_string().trim_end_matches('/'));
+        for s in store
+            .sessions_with_path_prefix(&prefix, FOLDER_SESSIONS_COUNTED_MAX)
+            .map_err(unanswered)?
+        {
+            if modified_ms(Path::new(&s.path))
+                .is_some_and(|w| deleted_soon(cleanup, w, now).is_some())
+            {
+                going.insert(s.session_id);
+            }
+        }
+    }
+    if going.is_empty() {
+        return Ok(0);
+    }
+    let kept: std::collections::HashSet<(String, u64, String)> = store
+        .kept_runs()
+        .map_err(unanswered)?
+        .into_iter()
+        .map(|k| (k.summary.session_id, k.summary.generation, k.summary.run_id))
+        .collect();
+    let filter = RunFilter {
+        agent: Some(agent),
+        ..RunFilter::default()
+    };
+    let (mut count, mut offset) = (0u64, 0u64);
+    loop {
+        let page = store
+            .runs_page(&filter, runread_store::RUNS_PAGE_MAX, offset)
+            .map_err(unanswered)?;
+        let got = page.len() as u64;
+        count += page
+            .iter()
+            .map(|r| &r.target)
+            .filter(|t| going.contains(&t.session_id))
+            .filter(|t| !kept.contains(&(t.session_id.clone(), t.generation, t.run_id.clone())))
+            .count() as u64;
+        if got < u64::from(runread_store::RUNS_PAGE_MAX) {
+            return Ok(count);
+        }
+        offset += got;
+    }
+}
+
+/// The kept runs' total against their bound; `None` (said as unknown) when the keys or the store
+/// could not say: the rest of `status` still shows.
+fn kept_status(ctx: &Context) -> Option<KeptStatus> {
+    let t = ctx.owner().ok()?.kept_totals().ok()?;
+    Some(KeptStatus {
+        runs: t.runs,
+        bytes: t.bytes,
+        limit_bytes: t.limit_bytes,
+        rules: t.rules,
     })
 }
 
@@ -400,6 +487,13 @@ fn print_agent(a: &AgentStatus, now: i64) {
         "  cleanup    deletes session files not written to for {} ({set})",
         human::count(u64::from(c.after_days), "day", "days")
     );
+    if c.not_kept_deleted_within_week > 0 {
+        outln!(
+            "  not kept   {} deleted by {product} within a week and not kept: keep them with \
+             `runread keep --workspace NAME` or `runread keep RUN`",
+            human::count(c.not_kept_deleted_within_week, "run", "runs")
+        );
+    }
     for r in &c.shared_at_risk {
         outln!(
             "  at risk    run {} shared with {:?}: its session file goes at {product}'s first start \
@@ -410,6 +504,21 @@ fn print_agent(a: &AgentStatus, now: i64) {
             human::ago(r.deleted_from_ms, now)
         );
     }
+}
+
+/// `kept runs: N, X of Y bound; K keep rules`.
+fn print_kept(k: Option<&KeptStatus>) {
+    let Some(k) = k else {
+        outln!("kept runs: unknown (the store or the keys could not say)");
+        return;
+    };
+    outln!(
+        "kept runs: {}, {} of {} bound; {}",
+        k.runs,
+        runread_service::owner::keeps::size(k.bytes),
+        runread_service::owner::keeps::size(k.limit_bytes),
+        human::count(k.rules, "keep rule", "keep rules")
+    );
 }
 
 fn print_readers(readers: &[ReaderStatus], now: i64) {

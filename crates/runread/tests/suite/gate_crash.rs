@@ -485,7 +485,7 @@ fn a_grant_killed_while_sealing_leaves_its_snapshot_whole_or_none() {
     let whole = grant(KILLS, &runs[0]).wait_with_output().unwrap();
     let window = started.elapsed();
     let whole: Value = serde_json::from_slice(&whole.stdout).unwrap();
-    assert_eq!(whole["snapshot"]["kept"], true, "{whole}");
+    assert_eq!(whole["snapshot"]["sealed"], true, "{whole}");
     for i in 0..KILLS {
         let mut child = grant(i, &runs[i as usize % runs.len()]);
         std::thread::sleep(window * i / KILLS);

@@ -18,6 +18,7 @@ mod gate_crash;
 mod gone_files;
 mod grant_asks;
 mod ingest_memory;
+mod keep;
 // Another machine, as far as files go, is a mount namespace (`unshare`): Linux only.
 #[cfg(all(feature = "postgres", target_os = "linux"))]
 mod postgres_gateways;

@@ -1180,7 +1180,7 @@ fn shared_across_hosts(server: &Server) {
     let before = dump(&db.url);
     // The owner shares it on the agent host (its own home, whose keys seal the snapshot).
     let grant = share_with_the_team_assistant(&home_a, &db.url, &run_id);
-    assert_eq!(grant["snapshot"]["kept"], true, "{grant}");
+    assert_eq!(grant["snapshot"]["sealed"], true, "{grant}");
     let listed: Value = serde_json::from_str(&ok(runread(
         &home_a,
         AGENT_HOST,

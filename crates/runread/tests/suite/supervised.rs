@@ -394,7 +394,7 @@ fn a_run_shared_as_it_starts_is_read_by_the_readers_key_with_supervised_evidence
     assert!(!stderr.contains("grant it:"), "{stderr}");
     assert!(stderr.contains("shared with orchestrator"), "{stderr}");
     assert!(!stderr.contains("0 lines, 0 B"), "{stderr}");
-    let kept = format!("run {}: snapshot kept (", run.target.run_id);
+    let kept = format!("run {}: sealed for sharing (", run.target.run_id);
     let lines: u64 = stderr
         .split(&kept)
         .nth(1)
