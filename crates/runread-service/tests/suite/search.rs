@@ -177,7 +177,11 @@ fn a_kept_run_whose_file_is_gone_is_still_found_and_not_once_dropped() {
     assert!(owner.keep_run(run, 0).unwrap().is_kept());
     std::fs::remove_file(&run.session_path).unwrap();
     let (hits, _, _) = found(&env, &word, Bounds::default());
-    assert_eq!(hits, std::slice::from_ref(&run.target.run_id), "read from the kept copy");
+    assert_eq!(
+        hits,
+        std::slice::from_ref(&run.target.run_id),
+        "read from the kept copy"
+    );
     assert!(owner.drop_kept(run, 0).unwrap());
     assert!(found(&env, &word, Bounds::default()).0.is_empty());
 }
