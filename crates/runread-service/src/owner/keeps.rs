@@ -4,7 +4,7 @@
 //! records — is sealed into the store as a share's snapshot is, under a data key of its own
 //! ([`crate::evidence::snapshot::seal_kept`]), and read, checked and masked the same way when
 //! the session file is gone. A keep rule keeps every run of a workspace as it settles (after
-//! each ingest pass: [`keep_pass`]). Nothing is kept unless the owner asks; the kept copies
+//! each ingest pass: `keep_pass`). Nothing is kept unless the owner asks; the kept copies
 //! together stay within a bound the owner sets (`KEPT_STORE_MAX_BYTES_DEFAULT`), and a keep
 //! beyond it is refused, never made room for.
 
@@ -122,7 +122,7 @@ impl Keeping {
     }
 }
 
-/// What one pass of the keep rules did ([`keep_pass`], after each ingest pass).
+/// What one pass of the keep rules did (`keep_pass`, after each ingest pass).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeptPass {
     /// Runs kept for the first time.

@@ -3,7 +3,7 @@
 //!
 //! A kept copy is not a share's snapshot: the words stay apart ("kept" here, "sealed for sharing"
 //! for a share's), and dropping a keep leaves a live share's own snapshot until that share ends.
-//! What the service says of a keep ([`Keeping::describe`], [`KeepError::message`]) is said as it
+//! What the service says of a keep ([`runread_service::owner::Keeping::describe`], [`runread_service::owner::KeepError::message`]) is said as it
 //! is: it names no path and no OS error. Ids and names are shown masked, as every view of the
 //! owner's is.
 
