@@ -761,8 +761,9 @@ fn child_records(store: &dyn Store, run: &RunRecord) -> Option<Option<Vec<Option
     ))
 }
 
-/// The kept copy `s` names does not hold its run as indexed now: the run went on since.
-pub(crate) fn kept_is_behind(
+/// The sealed copy (kept or shared) `s` names does not hold its run as indexed now: the run
+/// went on since.
+pub(crate) fn is_behind(
     store: &dyn Store,
     run: &RunRecord,
     s: &SnapshotSummary,
@@ -776,29 +777,32 @@ pub fn kept_standing(
     keys: &dyn KeyProvider,
     s: &SnapshotSummary,
 ) -> Result<Standing, ErrorCode> {
+    standing_of(store, keys, s, Copy::Kept)
+}
+
+/// Opens the sealed copy of `s`'s run, as a read would, and says how it stands.
+fn standing_of(
+    store: &dyn Store,
+    keys: &dyn KeyProvider,
+    s: &SnapshotSummary,
+    copy: Copy,
+) -> Result<Standing, ErrorCode> {
     let Some(run) = store
         .run(&s.session_id, s.generation, &s.run_id)
         .map_err(crate::evidence::unavailable)?
     else {
         return Ok(Standing::Unreadable);
     };
-    let Some(record) = store
-        .kept(&s.session_id, s.generation, &s.run_id)
-        .map_err(crate::evidence::unavailable)?
-    else {
+    let Some(record) = copy.record(store, &run.target)? else {
         return Ok(Standing::Unreadable);
     };
-    Ok(if kept_is_behind(store, &run, &record.summary)? {
+    Ok(if is_behind(store, &run, &record.summary)? {
         Standing::Stale
-    } else if open_sealed(keys, &record, KEPT_DOMAINS).is_some() {
+    } else if open_sealed(keys, &record, copy.domains()).is_some() {
         Standing::Ok
     } else {
         Standing::Unreadable
     })
-}
-
-fn open_payload(keys: &dyn KeyProvider, record: &SnapshotRecord) -> Option<SnapshotEvidence> {
-    open_sealed(keys, record, SNAPSHOT_DOMAINS)
 }
 
 /// Opens a sealed copy bound to `domains`: a kept run's holds its subagents' records after its
@@ -953,29 +957,7 @@ pub fn standing(
     keys: &dyn KeyProvider,
     s: &SnapshotSummary,
 ) -> Result<Standing, ErrorCode> {
-    let Some(run) = store
-        .run(&s.session_id, s.generation, &s.run_id)
-        .map_err(crate::evidence::unavailable)?
-    else {
-        return Ok(Standing::Unreadable);
-    };
-    let Some(record) = store
-        .snapshot(&s.session_id, s.generation, &s.run_id)
-        .map_err(crate::evidence::unavailable)?
-    else {
-        return Ok(Standing::Unreadable);
-    };
-    Ok(
-        if wanted(store, &run, &record.summary.features, Lines::DigestOnly)?.index_sha256
-            != record.summary.index_sha256
-        {
-            Standing::Stale
-        } else if open_payload(keys, &record).is_some() {
-            Standing::Ok
-        } else {
-            Standing::Unreadable
-        },
-    )
+    standing_of(store, keys, s, Copy::Shared)
 }
 
 /// What [`maintain`] did.

@@ -449,7 +449,7 @@ fn reseal_moved(store: &dyn Store, keys: &dyn KeyProvider, now_ms: i64) -> Resul
         else {
             continue;
         };
-        if !snapshot::kept_is_behind(store, &run, s)? {
+        if !snapshot::is_behind(store, &run, s)? {
             continue;
         }
         if matches!(

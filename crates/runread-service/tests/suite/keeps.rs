@@ -11,15 +11,16 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::snapshots::call;
 use runread_core::limits::{KEPT_STORE_LIMIT_MAX_BYTES, KEPT_STORE_LIMIT_MIN_BYTES};
-use runread_core::{Agent, ErrorCode, Feature};
+use runread_core::{Agent, Feature};
 use runread_service::evidence::snapshot::{self, Bounds, Keeping};
 use runread_service::owner::shown::SessionFile;
 use runread_service::owner::{KeepError, NewReaderPolicy};
 use runread_service::{KeyContext, Service, tools};
 use runread_store::prelude::*;
 use runread_store::{KeepReason, RunRecord};
-use runread_testkit::{Env, block_on};
+use runread_testkit::Env;
 
 const SETTLED: Duration = Duration::from_secs(60);
 
@@ -27,28 +28,9 @@ fn now() -> i64 {
     runread_core::timefmt::now_ms()
 }
 
-fn call(svc: &Arc<Service>, ctx: &KeyContext, tool: &str, args: Value) -> Result<Value, ErrorCode> {
-    let out = block_on(svc.call(Arc::new(ctx.clone()), tool, args, None))?;
-    runread_testkit::serve::assert_declared_output(tool, &out.labeled.structured);
-    Ok(out.labeled.structured)
-}
-
 /// The whole answer, chunk by chunk, and the last chunk's fields.
 fn read_answer(svc: &Arc<Service>, ctx: &KeyContext, run: &RunRecord) -> (String, Value) {
-    let mut text = String::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut args = json!({"target": run.target});
-        if let Some(c) = &cursor {
-            args["cursor"] = json!(c);
-        }
-        let out = call(svc, ctx, tools::READ_FINAL_ANSWER, args).unwrap();
-        text.push_str(out["text"].as_str().unwrap_or(""));
-        match out["nextCursor"].as_str() {
-            Some(c) if out["eof"] == false => cursor = Some(c.to_owned()),
-            _ => return (text, out),
-        }
-    }
+    super::snapshots::read_answer(svc, ctx, &run.target)
 }
 
 /// Every history page's events, and each page's evidence.
@@ -73,17 +55,7 @@ fn read_history(svc: &Arc<Service>, ctx: &KeyContext, run: &RunRecord) -> (Vec<V
 /// A real Claude Code session `fixture` (from the harness), ingested: its files and its newest
 /// run with an answer.
 fn claude_run(env: &Env, fixture: &str) -> (Vec<std::path::PathBuf>, RunRecord) {
-    let files = env.place_claude(fixture, SETTLED);
-    env.ingest();
-    let run = env
-        .store
-        .runs()
-        .unwrap()
-        .into_iter()
-        .filter(|r| !r.run.final_lines.is_empty())
-        .max_by_key(|r| r.run.start_line)
-        .expect("a run with an answer");
-    (files, run)
+    super::snapshots::claude_run_of(env, fixture)
 }
 
 /// A new reader holding `features` of `run` for ten minutes: its key, admitted.

@@ -19,7 +19,12 @@ use runread_testkit::{Env, block_on};
 
 const SETTLED: Duration = Duration::from_secs(60);
 
-fn call(svc: &Arc<Service>, ctx: &KeyContext, tool: &str, args: Value) -> Result<Value, ErrorCode> {
+pub(super) fn call(
+    svc: &Arc<Service>,
+    ctx: &KeyContext,
+    tool: &str,
+    args: Value,
+) -> Result<Value, ErrorCode> {
     let out = block_on(svc.call(Arc::new(ctx.clone()), tool, args, None))?;
     runread_testkit::serve::assert_declared_output(tool, &out.labeled.structured);
     Ok(out.labeled.structured)
@@ -44,7 +49,7 @@ fn delete(files: &[std::path::PathBuf]) {
 }
 
 /// The whole answer, chunk by chunk, and the last chunk's fields.
-fn read_answer(
+pub(super) fn read_answer(
     svc: &Arc<Service>,
     ctx: &KeyContext,
     target: &runread_core::Target,
@@ -87,7 +92,16 @@ fn read_pages(svc: &Arc<Service>, ctx: &KeyContext, target: &runread_core::Targe
 
 /// A Claude Code session (real, from the harness), ingested; its run with an answer.
 fn claude_run(env: &Env) -> (Vec<std::path::PathBuf>, runread_store::RunRecord) {
-    let files = env.place_claude("tool-then-answer", SETTLED);
+    claude_run_of(env, "tool-then-answer")
+}
+
+/// The Claude Code session `fixture` (real, from the harness), ingested: its files and its
+/// newest run with an answer.
+pub(super) fn claude_run_of(
+    env: &Env,
+    fixture: &str,
+) -> (Vec<std::path::PathBuf>, runread_store::RunRecord) {
+    let files = env.place_claude(fixture, SETTLED);
     env.ingest();
     let run = env
         .store
