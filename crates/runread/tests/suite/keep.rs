@@ -6,31 +6,14 @@
 //! an OS error.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{json_of, ok, runread};
+use crate::support::{json_of, ok, runread, runread_in};
 
 const SETTLED: Duration = Duration::from_secs(60);
-
-/// `runread --home HOME ARGS` with `HOME` (where agents keep their folders and settings) set to
-/// `user`, as a user on a fresh machine runs it.
-fn runread_in(home: &Path, user: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .env("HOME", user)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("RUNREAD_STORE")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run runread")
-}
 
 /// The standard error of a command that must have failed, checked to name no path of the test's
 /// and no OS error.

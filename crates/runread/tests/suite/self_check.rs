@@ -11,25 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::runread_in;
+
 /// Longest a test waits for a child to do what it waits for; past it the test fails (no
 /// assertion is on how long anything took).
 const PATIENCE: Duration = Duration::from_secs(60);
-
-/// `runread --home HOME ARGS`, with `HOME` (where agents keep their folders) set to `user`.
-fn runread_in(home: &Path, user: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_runread"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .env("HOME", user)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("RUNREAD_STORE")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run runread")
-}
 
 fn ok(out: Output) -> String {
     assert!(
