@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -278,13 +279,18 @@ def main_in_venv(args: argparse.Namespace) -> int:
         checks.check("a key without grants reading the view gets the same error as an unknown resource",
                      "error" in ungranted and (ungranted["error"].get("code"), ungranted["error"].get("message"))
                      == (nope.get("error", {}).get("code"), nope.get("error", {}).get("message")),
-                     f"{json.dumps(ungranted)} vs {json.dumps(nope)}")
+                     f"{json.dumps(ungranted)[:300]} vs {json.dumps(nope)[:300]}")
         unannounced = rpc("resources/read", {"uri": VIEW_URI}, announce=False)
         checks.check("a client not announcing the extension cannot read the view",
                      "error" in unannounced and "result" not in unannounced, json.dumps(unannounced)[:300])
         sent = [json.loads(json.loads(x)["body"] or "null") for x in trace.read_text().splitlines()]
         caps = [((m.get("params") or {}).get("_meta") or {}).get("io.modelcontextprotocol/clientCapabilities")
                 for m in sent if isinstance(m, dict) and m.get("method") == "tools/list"]
+        with urllib.request.urlopen(sandbox_origin + "/sandbox.html?csp=" + urllib.parse.quote(json.dumps(csp or {})),
+                                    timeout=10) as r:
+            policy = r.headers.get("Content-Security-Policy") or ""
+        checks.check("the sandbox proxy is served with the spec's restrictive CSP (nothing remote, connect-src 'none')",
+                     "default-src 'none'" in policy and "connect-src 'none'" in policy and "http" not in policy, policy)
         checks.check("the relay's SDK client announces the extension in the request's _meta (2026-07-28)",
                      any(((c or {}).get("extensions") or {}).get("io.modelcontextprotocol/ui", {}).get("mimeTypes") == [MIME]
                          for c in caps), json.dumps(caps)[:600])
@@ -305,6 +311,11 @@ def main_in_venv(args: argparse.Namespace) -> int:
 
         def in_view(script: str, *a: object) -> object:
             return driver.execute_script(script, *a) if into_view() else None
+
+        def in_view_async(body: str, *a: object) -> object:
+            if not into_view():
+                return None
+            return driver.execute_async_script("const done = arguments[arguments.length - 1]; " + body, *a)
 
         def host_state() -> dict:
             driver.switch_to.default_content()
@@ -354,6 +365,14 @@ def main_in_venv(args: argparse.Namespace) -> int:
                 checks.check(f"{label}: #evidence shows the evidence ({run_evidence(st)})",
                              bool(evidence) and run_evidence(st) in evidence, evidence)
                 if label == "Pi":
+                    # The sandbox as the host built it: the view in an opaque origin, the resource's CSP in force.
+                    origin = in_view("return window.origin")
+                    checks.check("the view runs in an opaque origin (inner iframe sandbox=allow-scripts)",
+                                 origin == "null", str(origin))
+                    blocked = in_view_async("fetch(arguments[0]).then(() => done('fetched'), e => done('refused: ' + e))",
+                                            host + "/control")
+                    checks.check("the CSP built from _meta.ui.csp is in force in the view (connect-src 'none': fetch refused)",
+                                 str(blocked).startswith("refused"), str(blocked))
                     calls = st.get("calls") or []
                     checks.check("Pi: the view paged through the rest itself (tools/call through the bridge)",
                                  len(calls) >= 2 and all(c.get("name") == "read_final_answer" and (c.get("arguments") or {}).get("cursor")
@@ -372,6 +391,8 @@ def main_in_venv(args: argparse.Namespace) -> int:
                         alerted = True
                     except NoAlertPresentException:
                         alerted = False
+                    # (The inner frame has no allow-modals, so an alert could not open anyway: the element
+                    # checks below are what show that nothing in the answer became live.)
                     checks.check("injection: no alert opened", not alerted)
                     found = in_view("return {img: document.querySelectorAll('img').length,"
                                     " script: [...document.querySelectorAll('#answer script, #answer iframe, #answer object')].length,"
