@@ -20,6 +20,7 @@ mod platform;
 pub mod public;
 pub mod reach;
 pub mod server;
+pub mod view;
 
 /// The newest protocol version served, the one runread's own client speaks.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";

@@ -11,7 +11,8 @@ use axum::response::Response;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     ContentBlock, CreateTaskResult, DetailedTask, GetTaskParams, GetTaskResult, Implementation,
-    ListToolsResult, MetaObject, NumberOrString, PaginatedRequestParams, ProtocolVersion,
+    ListResourcesResult, ListToolsResult, MetaObject, NumberOrString, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ServerCapabilities, ServerConfig, Task, TaskPayload, TaskStatus, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -174,6 +175,23 @@ fn admitted(ctx: &RequestContext<RoleServer>) -> Option<Arc<KeyContext>> {
     parts.extensions.get::<AdmittedKey>().map(|a| a.0.clone())
 }
 
+impl RunreadHandler {
+    /// Whether this request's key's reader may read the view ([`crate::view::may_read`]); a
+    /// request whose host did not announce the MCP Apps extension is answered as before the view
+    /// existed: runread serves no resources (`method not found`).
+    async fn view_for(&self, ctx: &RequestContext<RoleServer>) -> Result<bool, ErrorData> {
+        if !crate::view::announced(ctx.client_capabilities().as_ref()) {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ReadResourceRequestMethod,
+            >());
+        }
+        Ok(match self.key(ctx).await {
+            Ok(key) => crate::view::may_read(&key, runread_core::timefmt::now_ms()),
+            Err(_) => false,
+        })
+    }
+}
+
 impl ServerHandler for RunreadHandler {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -198,12 +216,14 @@ impl ServerHandler for RunreadHandler {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let view = crate::view::announced(ctx.client_capabilities().as_ref());
         let tools = match self.key(&ctx).await {
             Ok(key) => self
                 .service
                 .catalog(&key)
                 .into_iter()
                 .map(tool_of)
+                .map(|t| if view { crate::view::linked(t) } else { t })
                 .collect(),
             Err(code) => {
                 tracing::debug!(code = code.as_str(), "tools/list for an unadmitted key");
@@ -213,6 +233,41 @@ impl ServerHandler for RunreadHandler {
         let mut result = ListToolsResult::with_all_items(tools).with_ttl_ms(0);
         result.cache_scope = Some(CacheScope::Private);
         Ok(result)
+    }
+
+    /// The view (`ui://runread/run`), listed only to a host that announces the MCP Apps
+    /// extension in this request and whose reader holds a grant the view renders.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = match self.view_for(&ctx).await? {
+            true => vec![
+                Resource::new(crate::view::VIEW_URI, "run")
+                    .with_title("A run's answer and timeline")
+                    .with_mime_type(crate::view::VIEW_MIME_TYPE),
+            ],
+            false => vec![],
+        };
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
+    /// The view's page, under the same conditions as its listing; anything else, whether the
+    /// resource is missing or not granted, is refused alike.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.view_for(&ctx).await? || request.uri != crate::view::VIEW_URI {
+            return Err(ErrorData::invalid_params("resource not found", None));
+        }
+        let mut result = ReadResourceResult::new(vec![crate::view::contents()]);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result.into())
     }
 
     async fn call_tool(

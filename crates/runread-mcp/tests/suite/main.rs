@@ -22,4 +22,5 @@ mod secret_leaks;
 mod tasks;
 mod transport;
 mod tunnel;
+mod view;
 mod waits;
