@@ -64,7 +64,7 @@ window.addEventListener("message", async (ev) => {
   if (m.method === "ui/initialize") {
     const caps = S.serverTools ? {serverTools: {}} : {};
     post({jsonrpc: "2.0", id: m.id, result: {protocolVersion: "2026-01-26", hostInfo: {name: "selfcheck", version: "1"},
-      hostCapabilities: caps, hostContext: {theme: "light"}}});
+      hostCapabilities: caps, hostContext: {theme: params.get("t") || "light"}}});
   } else if (m.method === "ui/notifications/initialized") {
     post({jsonrpc: "2.0", method: "ui/notifications/tool-input", params: {arguments: S.args}});
     post({jsonrpc: "2.0", method: "ui/notifications/tool-result", params: S.result});
@@ -220,7 +220,7 @@ def main_in_venv(args: argparse.Namespace) -> int:
                 self.wfile.write(body)
 
             def scenario(self) -> dict:
-                return scenarios[self.path.split("s=", 1)[1]]
+                return scenarios[self.path.split("s=", 1)[1].split("&", 1)[0]]
 
             def do_GET(self) -> None:
                 if self.path.startswith("/host.html"):
@@ -253,6 +253,18 @@ def main_in_venv(args: argparse.Namespace) -> int:
             except Exception:
                 pass
 
+        axe = browser.ensure_axe().read_text()
+
+        def accessible(name: str) -> None:
+            driver.execute_script(axe)
+            found = driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "axe.run(document, {runOnly: {type: 'tag', values: arguments[0]}})"
+                ".then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help}))),"
+                " e => done([{id: 'axe-failed', impact: 'critical', help: String(e)}]));", browser.AXE_TAGS)
+            serious = [v for v in found if v.get("impact") in ("serious", "critical")]
+            check(f"{name}: axe-core finds no serious violation", not serious, serious)
+
         def text(id_: str) -> str:
             return driver.execute_script(f"return document.getElementById('{id_}').textContent")
 
@@ -271,6 +283,7 @@ def main_in_venv(args: argparse.Namespace) -> int:
             "return document.querySelectorAll('#answer h3, #answer h4').length > 2 && document.querySelectorAll('#answer pre').length > 0"))
         check("pi: the table is a table", driver.execute_script(
             "return document.querySelectorAll('#answer table th').length === 3 && document.querySelectorAll('#answer table tbody tr').length === 8"))
+        accessible("pi (light)")
         driver.save_screenshot(str(tmp / "pi.png"))
         driver.switch_to.default_content()
         log = driver.execute_script("return window.LOG")
@@ -293,14 +306,21 @@ def main_in_venv(args: argparse.Namespace) -> int:
         sent = [e["m"] for e in driver.execute_script("return window.LOG") if "from" in e]
         check("protocol: teardown answered {}", any(m.get("id") == "t1" and m.get("result") == {} for m in sent))
 
+        load("pi&t=dark", "return document.getElementById('hash-status').textContent !== 'pending'")
+        accessible("pi (dark)")
+        driver.save_screenshot(str(tmp / "pi-dark.png"))
+
         # 2. history timeline
         load("history", "return /whole history|not the whole/.test(document.getElementById('history-summary').textContent)")
         n = driver.execute_script("return document.querySelectorAll('#timeline > li').length")
         check("history: one li per event, paged", n == len(all_events) and n > 3, (n, len(all_events)))
+        accessible("history")
+        driver.save_screenshot(str(tmp / "history.png"))
         check("history: the summary says whole", "the whole history" in text("history-summary"), text("history-summary"))
 
         # 3. injections inert
         load("inject", "return document.getElementById('hash-status').textContent !== 'pending'")
+        accessible("inject")
         check("inject: hash verified", text("hash-status") == "verified", text("hash-detail"))
         counts = driver.execute_script(
             "return [document.scripts.length, document.images.length, document.querySelectorAll('a,iframe,svg,[onerror],[onload],[href],[src]').length]")
