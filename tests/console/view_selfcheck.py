@@ -199,6 +199,7 @@ def main_in_venv(args: argparse.Namespace) -> int:
             "history": {"args": {"target": target, "limit": 3}, "result": hist, "serverTools": True, "key": grant["key"]},
             "inject": {"args": {"target": target}, "result": synthetic(INJECTION), "serverTools": True, "key": ""},
             "mismatch": {"args": {"target": target}, "result": synthetic("hello", "0" * 64), "serverTools": True, "key": ""},
+            "heavy": {"args": {"target": target}, "result": synthetic(("[`*_~![(<" * 7000)[:63000]), "serverTools": True, "key": ""},
             "notools": {"args": {"target": target}, "result": first, "serverTools": False, "key": grant["key"]},
             "refused": {"args": {"target": target}, "serverTools": True, "key": "",
                         "result": {"isError": True, "content": [{"type": "text", "text": json.dumps(
@@ -334,6 +335,12 @@ def main_in_venv(args: argparse.Namespace) -> int:
         driver.switch_to.default_content()
         pwned = [e for e in driver.execute_script("return window.LOG") if "from" in e and "pwned" in json.dumps(e["m"])]
         check("inject: nothing ran", not pwned, pwned)
+
+        t0 = time.monotonic()
+        load("heavy", "return document.getElementById('hash-status').textContent !== 'pending'")
+        took = time.monotonic() - t0
+        check("heavy: 63,000 bytes of unmatched markup render in a few seconds", text("hash-status") == "verified"
+              and took < 10 and len(text("answer")) > 40000, (text("hash-status"), took, len(text("answer"))))
 
         # 4. mismatch, inline sha256, no serverTools
         load("mismatch", "return document.getElementById('hash-status').textContent !== 'pending'")
