@@ -17,11 +17,13 @@ script, which holds the key). Checks:
 2. The history timeline: one `li` per event, paged past the first page.
 3. Injections in an answer (a forged `</tool_result>`, `<script>`, `<img onerror>`, `javascript:`
    link, a Markdown image): no element made of them, the text shown literally.
-4. A wrong sha256: `mismatch`. The inline SHA-256 (for frames without crypto.subtle) against
+4. A wrong sha256: `mismatch`. A 63 KB answer of unmatched markup renders fast. The inline SHA-256 (for frames without crypto.subtle) against
    hashlib. A host without `serverTools`: the first chunk only, `pending`.
 5. A refused first result; a grant revoked while the view is open: the next chunk is refused and
    `#error` says so (`grant_revoked`), the first chunk still shown.
-6. The protocol: `ui/initialize` params, `initialized`, `size-changed`, `ping` and
+6. The CSP: no violation reported (`report-uri` to this script) over all of the above, and a fetch
+   from the frame blocked and reported (the policy is in force).
+7. The protocol: `ui/initialize` params, `initialized`, `size-changed`, `ping` and
    `ui/resource-teardown` answered `{}`, an unknown request -32601.
 
 Usage: tests/console/view_selfcheck.py [--runread target/debug/runread]
@@ -207,6 +209,8 @@ def main_in_venv(args: argparse.Namespace) -> int:
             "revoked": {"args": {"target": target}, "result": victim_first, "serverTools": True, "key": victim["key"]},
         }
 
+        reports: list[str] = []
+
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *a: object) -> None:
                 pass
@@ -227,13 +231,17 @@ def main_in_venv(args: argparse.Namespace) -> int:
                 if self.path.startswith("/host.html"):
                     self.reply(HOST_PAGE.encode(), "text/html; charset=utf-8")
                 elif self.path == "/view.html":
-                    self.reply(VIEW.read_bytes(), "text/html; charset=utf-8", CSP)
+                    self.reply(VIEW.read_bytes(), "text/html; charset=utf-8", CSP + "; report-uri /csp-report")
                 elif self.path.startswith("/scenario"):
                     self.reply(json.dumps(self.scenario()).encode(), "application/json")
                 else:
                     self.send_error(404)
 
             def do_POST(self) -> None:
+                if self.path.startswith("/csp-report"):
+                    reports.append(self.rfile.read(int(self.headers["content-length"])).decode(errors="replace"))
+                    self.reply(b"", "text/plain")
+                    return
                 s = self.scenario()
                 p = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 self.reply(json.dumps(mcp(url, s["key"], "tools/call", p)).encode(), "application/json")
@@ -362,6 +370,13 @@ def main_in_venv(args: argparse.Namespace) -> int:
               and len(text("answer")) > 1000, text("bytes"))
         check("revoked: hash not verified", text("hash-status") == "pending", text("hash-status"))
         driver.save_screenshot(str(tmp / "revoked.png"))
+        time.sleep(0.5)
+        check("the view breaks none of the CSP (no violation reported)", not reports, reports[:3])
+        blocked = driver.execute_async_script(
+            "const done = arguments[0]; fetch('/view.html').then(() => done('fetched'), () => done('blocked'))")
+        time.sleep(0.5)
+        check("the CSP is in force in the frame (a fetch is blocked and reported)", blocked == "blocked"
+              and any("connect-src" in r for r in reports), (blocked, reports[:3]))
         print(f"screenshots in {tmp}")
     finally:
         if driver is not None:
