@@ -41,6 +41,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -346,21 +347,29 @@ def main_in_venv(args: argparse.Namespace) -> int:
 
         TEXT = "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;"
         settled = ("const h = document.querySelector('#hash-status'), e = document.querySelector('#error');"
-                   " return (h && h.textContent.trim() && h.textContent.trim() !== 'checking') || (e && !e.hidden && e.textContent.trim());")
+                   " return (h && h.textContent.trim() && h.textContent.trim() !== 'pending') || (e && e.textContent.trim());")
 
         for label, run in cases:
             try:
                 open_view(run["target"])
                 wait_view(settled, f"the {label} view to settle")
-                shown = in_view(TEXT, "#answer")
+                # innerText: the rendered answer as read, with a break between blocks.
+                shown = in_view("const e = document.querySelector('#answer'); return e ? e.innerText : null;")
                 status = (in_view(TEXT, "#hash-status") or "").strip()
                 evidence = (in_view(TEXT, "#evidence") or "").strip()
                 st = host_state()
                 checks.check(f"{label}: the host found the view on the tool and loaded it ({VIEW_URI})",
                              st.get("resourceUri") == VIEW_URI, json.dumps(st)[:400])
-                checks.check(f"{label}: #answer shows the whole answer, byte-exact (runread show --json)",
-                             shown == answers[label],
-                             f"{len((shown or '').encode())} bytes shown of {len(answers[label].encode())}: {str(shown)[:200]!r}")
+                # The view renders the Markdown (so #answer's text is the answer less its markup): every
+                # word of the answer, in order, and the byte count of what it received and hashed.
+                got = (in_view(TEXT, "#bytes") or "").strip()
+                total = len(answers[label].encode())
+                checks.check(f"{label}: the view received all {total} bytes (#bytes)", got == str(total), got)
+                # (A list item's number or bullet is the list's marker, not text.)
+                want_words = words(re.sub(r"(?m)^[ \t]*(\d+[.)]|[-*+])[ \t]+", "", answers[label]))
+                shown_words = words(shown or "")
+                checks.check(f"{label}: #answer shows the whole answer, every word in order (runread show --json)",
+                             want_words == shown_words, first_difference(want_words, shown_words))
                 checks.check(f"{label}: #hash-status is verified", status == "verified", status)
                 checks.check(f"{label}: #evidence shows the evidence ({run_evidence(st)})",
                              bool(evidence) and run_evidence(st) in evidence, evidence)
@@ -377,9 +386,11 @@ def main_in_venv(args: argparse.Namespace) -> int:
                     checks.check("Pi: the view paged through the rest itself (tools/call through the bridge)",
                                  len(calls) >= 2 and all(c.get("name") == "read_final_answer" and (c.get("arguments") or {}).get("cursor")
                                                          for c in calls), json.dumps(calls)[:400])
+                    # The top of the conversation: the call, the view's labels, badges, hash line and the
+                    # answer's start (the frames given a moment to paint at the new size).
                     driver.switch_to.default_content()
-                    height = driver.execute_script("return document.documentElement.scrollHeight")
-                    driver.set_window_size(1280, max(800, min(int(height) + 40, 4000)))
+                    driver.set_window_size(1280, 1150)
+                    time.sleep(1)
                     shot = Path(args.screenshot)
                     shot.parent.mkdir(parents=True, exist_ok=True)
                     driver.save_screenshot(str(shot))
@@ -435,7 +446,7 @@ def main_in_venv(args: argparse.Namespace) -> int:
                 time.sleep(0.1)
             rr("grant", "revoke", grants["Pi"]["grantId"])
             post(host + "/control", {"hold": False})
-            err = wait_view("const e = document.querySelector('#error'); return e && !e.hidden && e.textContent.trim();",
+            err = wait_view("const e = document.querySelector('#error'); return e && e.textContent.trim();",
                             "#error after the revocation")
             checks.check("revoked while open: the next chunk is refused and #error says grant_revoked",
                          "grant_revoked" in str(err), str(err))
@@ -460,6 +471,17 @@ def main_in_venv(args: argparse.Namespace) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
     print(f"{checks.passed} passed, {len(checks.failed)} failed ({time.monotonic() - started:.0f} s)", flush=True)
     return 1 if checks.failed else 0
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text)
+
+
+def first_difference(want: list[str], got: list[str]) -> str:
+    for i, (a, b) in enumerate(zip(want, got)):
+        if a != b:
+            return f"word {i}: {' '.join(want[max(0, i - 5):i + 5])!r} vs {' '.join(got[max(0, i - 5):i + 5])!r}"
+    return f"{len(want)} words in the answer, {len(got)} shown"
 
 
 def run_evidence(state: dict) -> str:
