@@ -24,7 +24,9 @@ run, a Codex run and a Pi run whose answer holds injections, each shared with on
    finds no serious violation in the view.
 3. Revocation: with the view open on the multi-chunk run, the relay holds its next-chunk call, the
    grant is revoked, the call goes on: the view shows `#error` with grant_revoked.
-4. Refusals (the relay's /rpc called by this script): the resource read with a key without grants is
+   The same view for `read_history` (the Claude Code run): a timeline.
+4. Refusals (the relay's /rpc called by this script; resources/list lists the view only to a granted
+   reader announcing the extension): the resource read with a key without grants is
    the same JSON-RPC error as an unknown `ui://runread/nope`; a client not announcing the extension
    sees no `_meta.ui` on tools/list and cannot read the resource.
 A screenshot of the host page with the Pi answer is saved (--screenshot, default
@@ -274,6 +276,12 @@ def main_in_venv(args: argparse.Namespace) -> int:
         csp = (((contents[0] if contents else {}).get("_meta") or {}).get("ui") or {}).get("csp")
         checks.check("its _meta.ui.csp declares no remote domain",
                      isinstance(csp, dict) and not any(csp.get(k) for k in csp), json.dumps(csp))
+        listed_res = [r.get("uri") for r in ((rpc("resources/list", {}).get("result") or {}).get("resources") or [])]
+        bare_res = rpc("resources/list", {}, announce=False)
+        checks.check("resources/list lists the view to a granted reader announcing the extension",
+                     VIEW_URI in listed_res, json.dumps(listed_res))
+        checks.check("... and not to one that does not announce it",
+                     VIEW_URI not in json.dumps(bare_res), json.dumps(bare_res)[:300])
         nope = rpc("resources/read", {"uri": "ui://runread/nope"})
         ungranted = rpc("resources/read", {"uri": VIEW_URI}, key=str(nogrants))
         checks.check("an unknown ui:// resource is a JSON-RPC error", "error" in nope and "result" not in nope, json.dumps(nope))
@@ -434,6 +442,23 @@ def main_in_venv(args: argparse.Namespace) -> int:
                                  not serious, json.dumps(serious, indent=1))
             except RuntimeError as e:
                 checks.check(f"{label}: the view renders", False, str(e))
+
+        # read_history in the same view: a timeline.
+        try:
+            driver.get(host + "/")
+            deadline = time.monotonic() + WAIT_SECS
+            while host_state().get("phase") != "ready" and time.monotonic() < deadline:
+                time.sleep(0.1)
+            driver.execute_script("window.runHost(arguments[0])",
+                                  {"tool": "read_history", "arguments": {"target": cases[1][1]["target"]},
+                                   "sandboxOrigin": sandbox_origin})
+            summary = wait_view("const s = document.querySelector('#history-summary');"
+                                " return s && s.textContent.trim();", "the history's summary")
+            items = in_view("return document.querySelectorAll('#timeline > li').length") or 0
+            checks.check("read_history (Claude Code) renders in the view as a timeline",
+                         items >= 2, f"{items} items; {summary}")
+        except RuntimeError as e:
+            checks.check("read_history renders in the view", False, str(e))
 
         # 3. Revocation while the view is open.
         try:
