@@ -6,22 +6,18 @@
 //! did not declare the extension is answered as always.
 
 use runread_store::prelude::*;
-use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use rmcp::ClientLifecycleMode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
-    GetTaskParams, Implementation, TaskStatus,
+    GetTaskParams, TaskStatus,
 };
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientLifecycleMode, ClientServiceExt};
 
 use runread_core::Feature;
 use runread_core::cursor::TaskHandle;
-use runread_mcp::KEY_HEADER;
 
 use runread_testkit::Env;
 
@@ -30,28 +26,15 @@ type TasksClient = RunningService<RoleClient, ClientConfig>;
 /// rmcp's client on 2026-07-28 (`server/discover`), declaring the Tasks extension (or not) on
 /// every request.
 async fn connect(url: &str, key: &str, tasks: bool) -> TasksClient {
-    let mut headers = HashMap::new();
-    headers.insert(
-        http::HeaderName::from_static(KEY_HEADER),
-        http::HeaderValue::from_str(key).unwrap(),
-    );
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers),
-    );
     let capabilities = if tasks {
         ClientCapabilities::builder().enable_tasks().build()
     } else {
         ClientCapabilities::default()
     };
-    ClientConfig::new(capabilities, Implementation::new("runread-tasks-test", "1"))
-        .serve_with_lifecycle(
-            transport,
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .unwrap()
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    crate::support::rmcp_client(url, key, capabilities, lifecycle).await
 }
 
 fn read_args(target: &Value) -> CallToolRequestParams {

@@ -4,20 +4,13 @@
 //! view renders; a client that does not announce it sees the tools it always saw and no
 //! resources method (as before the view); a key without such a grant is refused exactly as an unknown resource is.
 
-use std::collections::HashMap;
-
 use serde_json::{Value, json};
 
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ReadResourceRequestParams, ResourceContents,
-};
+use rmcp::ClientLifecycleMode;
+use rmcp::model::{ClientCapabilities, ClientConfig, ReadResourceRequestParams, ResourceContents};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientLifecycleMode, ClientServiceExt};
 
 use runread_core::Feature;
-use runread_mcp::KEY_HEADER;
 use runread_mcp::view::{EXTENSION_ID, VIEW_HTML, VIEW_MIME_TYPE, VIEW_URI};
 
 use runread_testkit::Env;
@@ -39,14 +32,6 @@ async fn connect_in(
     announce: bool,
     lifecycle: ClientLifecycleMode,
 ) -> Client {
-    let mut headers = HashMap::new();
-    headers.insert(
-        http::HeaderName::from_static(KEY_HEADER),
-        http::HeaderValue::from_str(key).unwrap(),
-    );
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers),
-    );
     let capabilities: ClientCapabilities = match announce {
         true => serde_json::from_value(
             json!({"extensions": {EXTENSION_ID: {"mimeTypes": [VIEW_MIME_TYPE]}}}),
@@ -54,10 +39,7 @@ async fn connect_in(
         .unwrap(),
         false => ClientCapabilities::default(),
     };
-    ClientConfig::new(capabilities, Implementation::new("runread-view-test", "1"))
-        .serve_with_lifecycle(transport, lifecycle)
-        .await
-        .unwrap()
+    crate::support::rmcp_client(url, key, capabilities, lifecycle).await
 }
 
 /// Every tool the client is listed, as JSON, by name.

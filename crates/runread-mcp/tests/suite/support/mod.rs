@@ -147,3 +147,32 @@ pub async fn the_helper_run_has_one_finished_subagent(s: &Served) {
         }
     }
 }
+
+/// rmcp's client with the reader's `key` in runread's header, declaring `capabilities`, in
+/// `lifecycle` (2026-07-28's `server/discover`, or a dated version's `initialize`).
+pub async fn rmcp_client(
+    url: &str,
+    key: &str,
+    capabilities: rmcp::model::ClientCapabilities,
+    lifecycle: rmcp::ClientLifecycleMode,
+) -> rmcp::service::RunningService<rmcp::service::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::ClientServiceExt as _;
+    let mut headers = std::collections::HashMap::new();
+    headers.insert(
+        http::HeaderName::from_static(runread_mcp::KEY_HEADER),
+        http::HeaderValue::from_str(key).unwrap(),
+    );
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_owned(),
+        )
+        .custom_headers(headers),
+    );
+    rmcp::model::ClientConfig::new(
+        capabilities,
+        rmcp::model::Implementation::new("runread-test", "1"),
+    )
+    .serve_with_lifecycle(transport, lifecycle)
+    .await
+    .unwrap()
+}
