@@ -281,6 +281,44 @@ impl Door {
         )
     }
 
+    /// One MCP 2026-07-28 call with a bearer token, the request carrying its client's
+    /// capabilities (`caps`) as that version has every request do: (status, body).
+    async fn mcp_modern(
+        &self,
+        bearer: &str,
+        method: &str,
+        params: Value,
+        caps: Value,
+    ) -> (u16, Value) {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "chat", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": caps
+        });
+        let mut req = self
+            .post("/mcp")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+            .header("authorization", format!("Bearer {bearer}"));
+        // What the request names (a tool, a resource) goes in its header too.
+        if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
+            req = req.header("mcp-name", name);
+        }
+        let r = req
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        let text = r.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
     async fn read_answer(&self, bearer: &str) -> (u16, Value) {
         let (status, _, body) = self
             .mcp(
@@ -1447,4 +1485,56 @@ async fn rotating_a_readers_key_ends_its_connectors_tokens() {
         .refresh(&client_id, tokens["refresh_token"].as_str().unwrap())
         .await;
     assert_eq!((status, body), (400, json!({"error": "invalid_grant"})));
+}
+
+/// The MCP Apps view over the connector: a chat assistant's host announcing the extension in its
+/// requests (2026-07-28) sees `read_final_answer` link the view and reads the page with its
+/// token once a run is shared with it; before that, and without announcing, it does not.
+#[tokio::test]
+async fn a_connector_announcing_mcp_apps_reads_the_view_once_a_run_is_shared_with_it() {
+    use runread_mcp::view::{EXTENSION_ID, VIEW_MIME_TYPE, VIEW_URI};
+    let d = Door::start().await;
+    let (_, tokens) = d.connected("chat assistant").await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let ui = json!({"extensions": {EXTENSION_ID: {"mimeTypes": [VIEW_MIME_TYPE]}}});
+    let read_view = || {
+        d.mcp_modern(
+            access,
+            "resources/read",
+            json!({"uri": VIEW_URI}),
+            ui.clone(),
+        )
+    };
+    let (status, body) = read_view().await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["error"]["code"], -32602, "nothing shared yet: {body}");
+    d.share("chat assistant");
+    let (_, listed) = d
+        .mcp_modern(access, "tools/list", json!({}), ui.clone())
+        .await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let answer = tools
+        .iter()
+        .find(|t| t["name"] == "read_final_answer")
+        .unwrap();
+    assert_eq!(answer["_meta"]["ui"]["resourceUri"], VIEW_URI, "{answer}");
+    let (status, body) = read_view().await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["contents"][0]["mimeType"], VIEW_MIME_TYPE,
+        "{body}"
+    );
+    assert_eq!(
+        body["result"]["contents"][0]["text"],
+        runread_mcp::view::VIEW_HTML
+    );
+    let (_, plain) = d
+        .mcp_modern(
+            access,
+            "resources/read",
+            json!({"uri": VIEW_URI}),
+            json!({}),
+        )
+        .await;
+    assert_eq!(plain["error"]["code"], -32601, "not announced: {plain}");
 }
