@@ -51,19 +51,10 @@ pub(crate) fn ago(ms: i64, now_ms: i64) -> String {
     }
 }
 
-/// `bytes` as a person reads a size: `512 B`, `13.9 KiB`, `4.0 MiB`, `1.0 GiB`.
+/// `bytes` as a person reads a size: `512 B`, `13.9 KiB`, `4.0 MiB`, `1.0 GiB` (the owner's
+/// views' one formatter).
 pub(crate) fn size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
+    runread_service::owner::keeps::size(bytes)
 }
 
 /// `seconds` as a person says a span, in its largest whole unit: `90 s`, `15 min`, `2 h`, `7 d`

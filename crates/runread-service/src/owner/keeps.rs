@@ -63,20 +63,20 @@ fn unavailable(e: runread_store::StoreError) -> KeepError {
     KeepError::Unavailable
 }
 
-/// `bytes` as the owner reads a size: `2.0 GiB`, `512 KiB`, `12 bytes`.
+/// `bytes` as a person reads a size: `512 B`, `13.9 KiB`, `4.0 MiB`, `1.0 GiB` — the one
+/// formatter the owner's views use (the CLI's `human::size` is this).
 pub fn size(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [
-        ("TiB", 1 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-    ];
-    for (unit, n) in UNITS {
-        if bytes >= n {
-            return format!("{:.1} {unit}", bytes as f64 / n as f64);
-        }
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
     }
-    format!("{bytes} bytes")
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }
 
 pub use crate::evidence::snapshot::Keeping;

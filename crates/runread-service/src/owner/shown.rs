@@ -195,6 +195,8 @@ impl Owner {
                 .map(|r| (r.id, r.name))
                 .collect()
         };
+        // Which runs are kept: one read for the listing, not one per run.
+        let kept = self.kept_targets()?;
         // Runs of one session come together in a listing: its file is opened once for them.
         let mut open: Option<(String, Result<Opened, SessionFile>)> = None;
         let mut shown = Vec::with_capacity(runs.len());
@@ -223,12 +225,7 @@ impl Owner {
                 .filter_map(|w| names.get(&w.reader_id).cloned())
                 .collect();
             let t = &run.target;
-            let kept = self
-                .reading
-                .store
-                .kept_stamp(&t.session_id, t.generation, &t.run_id)
-                .map_err(crate::evidence::unavailable)?
-                .is_some();
+            let kept = kept.contains(&(t.session_id.clone(), t.generation, t.run_id.clone()));
             let view = ShownRun {
                 waiting,
                 file,
@@ -240,6 +237,18 @@ impl Owner {
             shown.push(masked(view, &redactor)?);
         }
         Ok(shown)
+    }
+
+    /// The runs the owner kept, by session, generation and run id.
+    fn kept_targets(&self) -> Result<std::collections::HashSet<(String, u64, String)>, ErrorCode> {
+        Ok(self
+            .reading
+            .store
+            .kept_runs()
+            .map_err(crate::evidence::unavailable)?
+            .into_iter()
+            .map(|k| (k.summary.session_id, k.summary.generation, k.summary.run_id))
+            .collect())
     }
 
     /// `run`'s session file, opened; or, when it does not open, why: there but changed, gone,

@@ -13,7 +13,6 @@ use serde_json::json;
 use runread_core::Agent;
 use runread_core::timefmt::{now_ms, rfc3339};
 use runread_service::Owner;
-use runread_service::owner::keeps::size;
 use runread_service::owner::{KeepError, KeptTotals};
 use runread_store::RunRecord;
 
@@ -297,7 +296,7 @@ fn print_runs(owner: &Owner, runs: &[KeptRow], now: i64) -> Res {
             prefix,
             r.agent.as_deref().unwrap_or("-"),
             human::inert(r.workspace.as_deref().unwrap_or("-")),
-            size(r.bytes),
+            human::size(r.bytes),
             human::ago(r.kept_since_ms, now),
             r.reason,
             r.standing
@@ -311,8 +310,8 @@ pub(crate) fn totals_line(t: &KeptTotals) -> String {
     format!(
         "{} kept, {} of {}",
         human::count(t.runs, "run", "runs"),
-        size(t.bytes),
-        size(t.limit_bytes)
+        human::size(t.bytes),
+        human::size(t.limit_bytes)
     )
 }
 
@@ -387,7 +386,7 @@ fn limit(owner: &Owner, new: Option<&str>) -> Res {
     outln!(
         "kept runs {} bounded to {} ({})",
         if new.is_some() { "are now" } else { "are" },
-        size(t.limit_bytes),
+        human::size(t.limit_bytes),
         totals_line(&t)
     );
     if t.bytes > t.limit_bytes {

@@ -515,8 +515,8 @@ fn print_kept(k: Option<&KeptStatus>) {
     outln!(
         "kept runs: {}, {} of {} bound; {}",
         k.runs,
-        runread_service::owner::keeps::size(k.bytes),
-        runread_service::owner::keeps::size(k.limit_bytes),
+        human::size(k.bytes),
+        human::size(k.limit_bytes),
         human::count(k.rules, "keep rule", "keep rules")
     );
 }
