@@ -91,8 +91,11 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     /// `None` for an in-memory store, which a second connection could not see.
     path: Option<PathBuf>,
-    /// Opened on the first read; empty if they could not be opened (reads use the writer).
-    readers: OnceLock<Vec<Mutex<Connection>>>,
+    /// The read pool, each connection opened when a read finds the open ones busy (an idle
+    /// server holds one, not [`READ_CONNECTIONS`]: each holds its own parse of the schema, its
+    /// statements and its page cache); `None` in a slot that could not be opened (reads then
+    /// use the writer).
+    readers: [OnceLock<Option<Mutex<Connection>>>; READ_CONNECTIONS],
     next_reader: AtomicUsize,
     /// Durable writes waiting for the next group commit (see [`SqliteStore::write_durably`]).
     pending: Mutex<Vec<(Write, Arc<Slot>)>>,
@@ -173,7 +176,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             path: file,
-            readers: OnceLock::new(),
+            readers: Default::default(),
             next_reader: AtomicUsize::new(0),
             pending: Mutex::new(Vec::new()),
             group_commits: Default::default(),
@@ -223,25 +226,29 @@ impl SqliteStore {
         Ok(conn)
     }
 
-    /// A connection for a read-only statement: a free pooled reader, else the next one in turn.
+    /// A connection for a read-only statement: a free pooled reader, else a new one while the
+    /// pool has room, else the next one in turn (waiting for it).
     fn reader(&self) -> Result<MutexGuard<'_, Connection>> {
-        let pool = match &self.path {
-            Some(path) => self.readers.get_or_init(|| open_readers(path)),
-            None => return self.conn(),
-        };
-        if pool.is_empty() {
+        let Some(path) = &self.path else {
             return self.conn();
-        }
-        for slot in pool {
-            if let Ok(guard) = slot.try_lock() {
-                return Ok(guard);
+        };
+        for slot in &self.readers {
+            match slot.get_or_init(|| open_reader(path)) {
+                Some(conn) => {
+                    if let Ok(guard) = conn.try_lock() {
+                        return Ok(guard);
+                    }
+                }
+                None => return self.conn(),
             }
         }
-        let turn = self.next_reader.fetch_add(1, Ordering::Relaxed) % pool.len();
-        pool.get(turn)
-            .ok_or_else(|| StoreError::Unavailable("no read connection".into()))?
-            .lock()
-            .map_err(|_| StoreError::Unavailable("connection lock poisoned".into()))
+        let turn = self.next_reader.fetch_add(1, Ordering::Relaxed) % READ_CONNECTIONS;
+        match self.readers.get(turn).and_then(OnceLock::get) {
+            Some(Some(conn)) => conn
+                .lock()
+                .map_err(|_| StoreError::Unavailable("connection lock poisoned".into())),
+            _ => self.conn(),
+        }
     }
 }
 
@@ -275,13 +282,13 @@ impl SqliteStore {
         }
     }
 
-    /// A read connection of the pool that is free now, if the pool is open and one is: never
-    /// waits, and never opens the pool (which touches the disk).
+    /// A read connection of the pool that is open and free now, if one is: never waits, and
+    /// never opens one (which touches the disk).
     fn free_reader(&self) -> Option<MutexGuard<'_, Connection>> {
         self.readers
-            .get()?
             .iter()
-            .find_map(|slot| slot.try_lock().ok())
+            .filter_map(|slot| slot.get()?.as_ref())
+            .find_map(|conn| conn.try_lock().ok())
     }
 }
 
@@ -502,22 +509,19 @@ fn watch_other_commits(path: PathBuf, feed: crate::changes::ChangeFeed) {
     }
 }
 
-/// The read pool, or none if a connection cannot be opened (reads then share the writer).
-fn open_readers(path: &Path) -> Vec<Mutex<Connection>> {
+/// One read connection of the pool, or none if it cannot be opened (reads then share the writer).
+fn open_reader(path: &Path) -> Option<Mutex<Connection>> {
     let open = || -> Result<Connection> {
         let conn = open_existing(path)?;
         tune(&conn)?;
         conn.pragma_update(None, "query_only", "ON")?;
         Ok(conn)
     };
-    match (0..READ_CONNECTIONS)
-        .map(|_| open().map(Mutex::new))
-        .collect::<Result<Vec<_>>>()
-    {
-        Ok(pool) => pool,
+    match open() {
+        Ok(conn) => Some(Mutex::new(conn)),
         Err(e) => {
-            tracing::warn!(error = %e, "read connections not opened; reads share the writer");
-            Vec::new()
+            tracing::warn!(error = %e, "a read connection was not opened; reads share the writer");
+            None
         }
     }
 }
@@ -1115,6 +1119,43 @@ mod tests {
             .unwrap()
             .pragma_query_value(None, "synchronous", |r| r.get(0))
             .unwrap()
+    }
+
+    fn open_readers(s: &SqliteStore) -> usize {
+        s.readers.iter().filter(|slot| slot.get().is_some()).count()
+    }
+
+    #[test]
+    fn the_read_pool_opens_a_connection_only_when_the_open_ones_are_busy_and_never_more_than_its_bound()
+     {
+        let dir = tempfile::tempdir().unwrap();
+        let s = SqliteStore::open(&dir.path().join("runread.db")).unwrap();
+        assert_eq!(open_readers(&s), 0, "no read yet: no read connection");
+        drop(s.reader().unwrap());
+        drop(s.reader().unwrap());
+        assert_eq!(open_readers(&s), 1, "reads one after another share one");
+        let held: Vec<_> = (0..READ_CONNECTIONS).map(|_| s.reader().unwrap()).collect();
+        assert_eq!(
+            open_readers(&s),
+            READ_CONNECTIONS,
+            "N reads at once: N connections"
+        );
+        assert!(s.free_reader().is_none());
+        std::thread::scope(|scope| {
+            // Read N+1 waits for one of the N instead of opening another.
+            let waiting = scope.spawn(|| {
+                let conn = s.reader().unwrap();
+                conn.pragma_query_value(None, "query_only", |r| r.get::<_, i64>(0))
+                    .unwrap()
+            });
+            drop(held);
+            assert_eq!(
+                waiting.join().unwrap(),
+                1,
+                "a pooled reader, not the writer"
+            );
+        });
+        assert_eq!(open_readers(&s), READ_CONNECTIONS);
     }
 
     #[test]
