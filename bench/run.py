@@ -638,7 +638,7 @@ def item_snapshot(bins: Path, quick: bool) -> dict[str, Any]:
 
 
 INGEST_SUMMARY = re.compile(r"(\d+) files: (\d+) new or re-read, (\d+) appended, (\d+) unchanged, (\d+) outside registered workspaces, "
-                            r"(\d+) not sessions, (\d+) unreadable; (\d+) bytes read; (\d+) malformed lines; (\d+) files end in an "
+                            r"(\d+) not sessions, (\d+) unreadable; (\d+ bytes|\d+ B|[\d.]+ [KMGT]iB) read; (\d+) malformed lines; (\d+) files end in an "
                             r"unfinished line; (\d+) runs")
 INGEST_FIELDS = ("files", "new", "appended", "unchanged", "outside", "not_sessions", "unreadable", "bytes_read", "malformed", "torn", "runs")
 PAGE = 50
@@ -655,7 +655,15 @@ def ingest_summary(out: str) -> dict[str, int]:
     m = INGEST_SUMMARY.search(out)
     if not m:
         raise SystemExit(f"runread ingest printed no summary: {out[-500:]}")
-    return dict(zip(INGEST_FIELDS, map(int, m.groups())))
+    return dict(zip(INGEST_FIELDS, map(summary_number, m.groups())))
+
+
+def summary_number(text: str) -> int:
+    """A count of the summary line, or its size read (exact in bytes, or as a person reads it,
+    `1.2 GiB`: then to the unit's precision)."""
+    number, _, unit = text.partition(" ")
+    scale = {"": 1, "bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[unit]
+    return round(float(number) * scale)
 
 
 def make_home() -> dict[str, Any]:
