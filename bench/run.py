@@ -637,10 +637,10 @@ def item_snapshot(bins: Path, quick: bool) -> dict[str, Any]:
     return {"rows": [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")], "args": args}
 
 
-INGEST_SUMMARY = re.compile(r"(\d+) files: (\d+) new or re-read, (\d+) appended, (\d+) unchanged, (\d+) outside registered workspaces, "
-                            r"(\d+) not sessions, (\d+) unreadable; (\d+ bytes|\d+ B|[\d.]+ [KMGT]iB) read; (\d+) malformed lines; (\d+) files end in an "
-                            r"unfinished line; (\d+) runs")
-INGEST_FIELDS = ("files", "new", "appended", "unchanged", "outside", "not_sessions", "unreadable", "bytes_read", "malformed", "torn", "runs")
+# `runread ingest --json`'s counts, by the names the report uses.
+INGEST_FIELDS = {"files": "files", "new": "newOrReread", "appended": "appended", "unchanged": "unchanged",
+                 "outside": "outsideWorkspaces", "not_sessions": "notSessions", "unreadable": "unreadable",
+                 "bytes_read": "bytesRead", "malformed": "malformedLines", "torn": "tornFiles", "runs": "runs"}
 PAGE = 50
 
 
@@ -652,18 +652,12 @@ def timed(cmd: list[str]) -> tuple[float, str]:
 
 
 def ingest_summary(out: str) -> dict[str, int]:
-    m = INGEST_SUMMARY.search(out)
-    if not m:
-        raise SystemExit(f"runread ingest printed no summary: {out[-500:]}")
-    return dict(zip(INGEST_FIELDS, map(summary_number, m.groups())))
-
-
-def summary_number(text: str) -> int:
-    """A count of the summary line, or its size read (exact in bytes, or as a person reads it,
-    `1.2 GiB`: then to the unit's precision)."""
-    number, _, unit = text.partition(" ")
-    scale = {"": 1, "bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[unit]
-    return round(float(number) * scale)
+    """The counts `runread ingest --json` printed (sizes in bytes)."""
+    try:
+        report = json.loads(out)
+        return {name: int(report[key]) for name, key in INGEST_FIELDS.items()}
+    except (ValueError, KeyError, TypeError):
+        raise SystemExit(f"runread ingest --json printed no report: {out[-500:]}")
 
 
 def make_home() -> dict[str, Any]:
@@ -787,7 +781,7 @@ def item_home(bins: Path, tmp: Path, quick: bool) -> dict[str, Any]:
             if side == "runread":
                 h = RunreadHome(runread, tmp / f"home-{i}", info)
                 cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-                dt, out = timed(h.cmd("ingest", *h.dirs))
+                dt, out = timed(h.cmd("ingest", "--json", *h.dirs))
                 cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 summary = ingest_summary(out)
                 first["runread_s"].append(dt)
@@ -808,7 +802,7 @@ def item_home(bins: Path, tmp: Path, quick: bool) -> dict[str, Any]:
     again: dict[str, list[float]] = {"runread_s": [], "stat_s": [], "stat_inproc_s": []}
     resummary: dict[str, int] = {}
     for i in range(repeats):
-        dt, out = timed(h.cmd("ingest", *h.dirs))
+        dt, out = timed(h.cmd("ingest", "--json", *h.dirs))
         resummary = ingest_summary(out)
         again["runread_s"].append(dt)
         dt, out = timed([str(bins / "runread-bench"), "stat-pass", *dirs])
@@ -1035,7 +1029,7 @@ def home_section(h: dict[str, Any], sections: list[str], goals: list[Goal]) -> N
                     f"{h['store_bytes'] / 1e6:.0f} MB (the index: where each line is and its digest, no texts). The re-ingest found "
                     f"{h['resummary']['unchanged']:,} files unchanged, {h['resummary']['appended']:,} appended, "
                     f"{h['resummary']['new']:,} read again; new bytes read: {h['resummary']['bytes_read']:,}.\n\n"
-                    "Every figure is the wall time of a whole process (spawn to exit), as a user runs it: `runread --home H ingest --pi D "
+                    "Every figure is the wall time of a whole process (spawn to exit), as a user runs it: `runread --home H ingest --json --pi D "
                     "--claude D --codex D` into a fresh home, then again with nothing changed; `runread runs --json --limit 50` (and "
                     "filtered by `--agent`, `--workspace`) on the ingested home. References: `runread-bench json-pass --dir D…` (the "
                     "same files, every line validated as JSON into `IgnoredAny`, 64 KiB buffered reader), `runread-bench stat-pass "
