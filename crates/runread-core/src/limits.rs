@@ -125,6 +125,10 @@ pub const ADAPTER_DEADLINE_MAX: std::time::Duration = std::time::Duration::from_
 /// A repeated request (same key, same request id, same input) within this window reuses its
 /// start record instead of writing another.
 pub const REPLAY_WINDOW_MS: i64 = 60_000;
+/// A call whose target moved while it was read (an ingest of a run still being written landed
+/// between admission and the re-check) is read again from admission, as a replay of the same
+/// call, up to this many reads in all; only then is it refused `target_changed`.
+pub const TARGET_MOVED_READS_MAX: u32 = 3;
 
 // The relations the comments above (and the code that uses these bounds) rely on.
 const _: () = {

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use runread_core::envelope::{Labeled, label};
+use runread_core::limits::TARGET_MOVED_READS_MAX;
 use runread_core::{ErrorCode, key};
 use runread_gate::registry::RegistryError;
 use runread_gate::{Call, Gate, GateAdmission, Registry};
@@ -203,6 +204,35 @@ impl Service {
         if !self.rate.take(&ctx.reader.id, now_ms) {
             return Err(self.busy(&ctx, tool, &args, now_ms).await);
         }
+        // A run still being written may move between admission and the re-check; the same call
+        // is then read again (a replay: one start record, a receipt per outcome).
+        let out = until_target_holds(|| {
+            let (ctx, args, request_id) = (ctx.clone(), args.clone(), request_id.clone());
+            self.admitted_call(def, ctx, args, request_id, replay_since_ms)
+        })
+        .await;
+        if let Err(code) = &out {
+            tracing::debug!(tool, code = code.as_str(), "refused");
+        }
+        let out = out?;
+        // Step 8: label.
+        Ok(Answer {
+            labeled: label(def.name, def.trust, out.output),
+            start_id: out.start_id,
+        })
+    }
+
+    /// Admission steps 4 to 7 of one read of a call: arguments, grant and currency, the gate, the
+    /// re-check.
+    async fn admitted_call(
+        &self,
+        def: &'static ToolDef,
+        ctx: Arc<KeyContext>,
+        args: serde_json::Value,
+        request_id: Option<String>,
+        replay_since_ms: Option<i64>,
+    ) -> Result<runread_gate::GateOutput, ErrorCode> {
+        let now_ms = runread_core::timefmt::now_ms();
         // Steps 4 to 7 all read or write the store: they run together on one blocking thread.
         let svc = self.reading.clone();
         let admit = move || {
@@ -242,16 +272,7 @@ impl Service {
                 None => Ok(()),
             };
         // Step 6: the gate.
-        let out = self.gate.execute_admitted(def.name, admit, recheck).await;
-        if let Err(code) = &out {
-            tracing::debug!(tool, code = code.as_str(), "refused");
-        }
-        let out = out?;
-        // Step 8: label.
-        Ok(Answer {
-            labeled: label(def.name, def.trust, out.output),
-            start_id: out.start_id,
-        })
+        self.gate.execute_admitted(def.name, admit, recheck).await
     }
 
     /// A call beyond the reader's bound: `busy`, recorded once a minute per reader.
@@ -414,5 +435,76 @@ impl Service {
         now_ms: i64,
     ) -> Result<TaskPoll, ErrorCode> {
         tasks::poll(&self.reading, ctx, id, now_ms)
+    }
+}
+
+/// Reads a call by `read` until it answers anything but `target_changed`, at most
+/// [`TARGET_MOVED_READS_MAX`] reads in all: a run being written moves under a read now and then,
+/// and the reader asked for the run, not for one of its moments.
+async fn until_target_holds<T, Read, Reading>(mut read: Read) -> Result<T, ErrorCode>
+where
+    Read: FnMut() -> Reading,
+    Reading: std::future::Future<Output = Result<T, ErrorCode>>,
+{
+    let mut reads = 1;
+    loop {
+        match read().await {
+            Err(ErrorCode::TargetChanged) if reads < TARGET_MOVED_READS_MAX => reads += 1,
+            answered => return answered,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// Reads through [`until_target_holds`] a call whose target moves under its first `moves`
+    /// reads; what it answered and how many reads it took.
+    async fn read_moving(moves: u32) -> (Result<&'static str, ErrorCode>, u32) {
+        let reads = Cell::new(0);
+        let answer = until_target_holds(|| {
+            reads.set(reads.get() + 1);
+            let moved = reads.get() <= moves;
+            async move {
+                match moved {
+                    true => Err(ErrorCode::TargetChanged),
+                    false => Ok("answer"),
+                }
+            }
+        })
+        .await;
+        (answer, reads.get())
+    }
+
+    #[tokio::test]
+    async fn a_target_that_moves_under_fewer_reads_than_the_bound_is_answered() {
+        assert_eq!(read_moving(0).await, (Ok("answer"), 1));
+        let under = TARGET_MOVED_READS_MAX - 1;
+        assert_eq!(
+            read_moving(under).await,
+            (Ok("answer"), TARGET_MOVED_READS_MAX)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_target_that_moves_under_every_read_of_the_bound_is_refused_target_changed() {
+        let at = TARGET_MOVED_READS_MAX;
+        assert_eq!(
+            read_moving(at).await,
+            (Err(ErrorCode::TargetChanged), TARGET_MOVED_READS_MAX)
+        );
+    }
+
+    #[tokio::test]
+    async fn other_refusals_are_answered_at_once() {
+        let reads = Cell::new(0);
+        let answer: Result<(), ErrorCode> = until_target_holds(|| {
+            reads.set(reads.get() + 1);
+            async { Err(ErrorCode::GrantRevoked) }
+        })
+        .await;
+        assert_eq!((answer, reads.get()), (Err(ErrorCode::GrantRevoked), 1));
     }
 }

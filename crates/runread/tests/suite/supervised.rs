@@ -208,7 +208,8 @@ impl Live {
 
     /// Reads `tool` for `run` through the service with a fresh grant of every feature.
     /// [`Live::read`] while the agent still writes the session: the supervisor ingests the file
-    /// at each message's end, and a read that overlaps an ingest is refused `target_changed`
+    /// at each message's end, and a read that overlaps an ingest is read again inside the call;
+    /// one that overlapped `TARGET_MOVED_READS_MAX` ingests in a row is refused `target_changed`
     /// (the target changed while being read; nothing is returned), which a client reads again.
     /// Pi may write a message's line just after announcing it, so when the last such ingest
     /// lands is not observable from outside; any other refusal is returned at once.
