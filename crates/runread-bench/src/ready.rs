@@ -1,6 +1,7 @@
 //! `runread-bench ready --port P [--key K] -- CMD…`: starts CMD, sends `server/discover` to
 //! 127.0.0.1:P/mcp until one is answered (200 with a result), and reports the time from spawn to
-//! that answer; then, after an idle pause, the process's resident set (VmRSS: anonymous + file-backed) and peak (VmHWM).
+//! that answer; then, after an idle pause, the process's resident set (VmRSS: anonymous + file-backed) and peak (VmHWM),
+//! and the CPU it used while idle: from [`SETTLE`] after the answer to the end of the pause (clock ticks, user + system).
 //! Prints JSON. The child is killed at the end.
 
 use std::io::{Read, Write};
@@ -33,6 +34,19 @@ fn discover(port: u16, key: &str) -> Option<String> {
     }
 }
 
+/// Left to the server after its answer before its idle CPU is counted: a start's own work (a
+/// watcher's first pass) is not idling.
+const SETTLE: Duration = Duration::from_secs(1);
+
+/// User + system CPU of `pid` so far, in clock ticks (`/proc/PID/stat` fields 14 and 15).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces: count from the parenthesis that closes it.
+    let rest = &s[s.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
 fn status_kib(pid: u32, field: &str) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     s.lines()
@@ -63,8 +77,15 @@ pub fn run(port: u16, key: &str, idle_ms: u64, cmd: &[String]) {
         std::thread::sleep(Duration::from_micros(250));
     }
     let ready_ms = ready_ms.expect("server answered server/discover within 30 s");
-    std::thread::sleep(Duration::from_millis(idle_ms));
     let pid = child.id();
+    let idle = Duration::from_millis(idle_ms);
+    let settle = SETTLE.min(idle);
+    std::thread::sleep(settle);
+    let idle_from = cpu_ticks(pid);
+    std::thread::sleep(idle - settle);
+    let idle_cpu_ticks = idle_from
+        .zip(cpu_ticks(pid))
+        .map(|(a, b)| b.saturating_sub(a));
     // The whole process tree's RSS would count interpreters' helpers; the servers here are one process.
     let rss = status_kib(pid, "VmRSS:");
     let hwm = status_kib(pid, "VmHWM:");
@@ -74,6 +95,7 @@ pub fn run(port: u16, key: &str, idle_ms: u64, cmd: &[String]) {
     let _ = child.wait();
     println!(
         "{}",
-        json!({"ready_ms": ready_ms, "rss_kib": rss, "hwm_kib": hwm, "anon_kib": anon, "file_kib": file})
+        json!({"ready_ms": ready_ms, "rss_kib": rss, "hwm_kib": hwm, "anon_kib": anon, "file_kib": file,
+               "idle_cpu_ticks": idle_cpu_ticks, "idle_counted_ms": (idle - settle).as_millis() as u64})
     );
 }

@@ -29,6 +29,19 @@ const TICK: Duration = Duration::from_millis(250);
 /// Default period of the safety-net rescan.
 pub const RESCAN_DEFAULT: Duration = Duration::from_secs(5);
 
+/// Whether a notification can mean that a session changed: every kind but a read. notify's
+/// inotify backend also reports opens and closes without a write, and each pass opens the
+/// directories it lists and the files it reads: woken by those, an idle watcher would pass again
+/// and again, every debounce, for ever. A close after a write is a change.
+fn may_change_a_session(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, EventKind};
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
 /// Watches `dirs` (each agent's session directory; one that does not exist yet is found by the
 /// rescan once it does) until `stop` is set, calling `on_pass` after every ingest pass (its
 /// report sums every directory's).
@@ -41,7 +54,7 @@ pub fn watch(
 ) -> Result<(), IngestError> {
     let (tx, rx) = channel::<()>();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if res.is_ok() {
+        if res.is_ok_and(|event| may_change_a_session(&event.kind)) {
             let _ = tx.send(());
         }
     })
@@ -68,6 +81,9 @@ pub fn watch(
             total.add(&report);
         }
         on_pass(&total);
+        // A pass reads every session's record: what the store cached for it would otherwise
+        // stay with an idle daemon until the next pass.
+        store.release_memory();
         Ok(())
     };
     pass(&mut watcher)?;

@@ -263,6 +263,12 @@ pub trait Index: Identity + Send + Sync {
         generation: u64,
         run_id: &str,
     ) -> Result<Option<SupervisedRun>>;
+
+    /// Hands back the memory the store holds only to be fast (SQLite's page cache of each open
+    /// connection), for a caller that goes idle after a burst of reads: the watcher after each
+    /// pass. The next read fills it again from the file. A store with nothing to hand back
+    /// (PostgreSQL's cache is the server's) does nothing.
+    fn release_memory(&self) {}
 }
 
 /// Readers and the grants each holds: who may read what. The owner's acts write it; admission

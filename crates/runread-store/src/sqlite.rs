@@ -793,6 +793,20 @@ impl Identity for SqliteStore {
 impl Index for SqliteStore {
     vocab::index_in_every_store!();
 
+    fn release_memory(&self) {
+        // A connection busy now is skipped: it is in use, and its cache with it.
+        let writer = self.conn.try_lock().ok();
+        let readers = self
+            .readers
+            .iter()
+            .filter_map(|slot| slot.get()?.as_ref()?.try_lock().ok());
+        for conn in writer.into_iter().chain(readers) {
+            if let Err(e) = conn.execute_batch("PRAGMA shrink_memory") {
+                tracing::debug!(error = %e, "a connection kept its page cache");
+            }
+        }
+    }
+
     fn add_workspace(&self, canonical_path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;

@@ -59,6 +59,10 @@ impl Identity for Hooked {
 }
 
 impl Index for Hooked {
+    fn release_memory(&self) {
+        self.inner.release_memory()
+    }
+
     fn add_workspace(&self, path: &str, name: &str, now_ms: i64) -> Result<Workspace> {
         self.inner.add_workspace(path, name, now_ms)
     }

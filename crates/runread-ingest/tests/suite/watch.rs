@@ -147,3 +147,60 @@ fn an_opencode_run_moves_from_running_to_settled_as_its_database_is_written() {
     stop.store(true, Ordering::SeqCst);
     watcher.join().unwrap().unwrap();
 }
+
+/// How long an idle watcher is watched for passes it should not make: many times the debounce
+/// and the watcher's own wake-up, far less than its rescan period.
+const IDLE_WINDOW: Duration = Duration::from_secs(2);
+
+/// A watcher that nothing wakes makes no pass after its first until its rescan: its own pass
+/// opens the directory and the session (notifications of reads), which are not changes. Before
+/// this was so, an idle `serve --watch` over 2,000 sessions passed over all of them several times
+/// a second.
+#[test]
+fn an_idle_watcher_is_not_woken_by_its_own_reads() {
+    let env = Env::new();
+    env.place("sample", Duration::from_secs(60));
+    let passes = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let store: Arc<dyn Store> = env.store.clone();
+    let (dir, s, counted) = (env.sessions.clone(), stop.clone(), passes.clone());
+    let watcher = std::thread::spawn(move || {
+        runread_ingest::watch::watch(
+            store,
+            &[runread_ingest::AgentDir::new(
+                runread_sessions::Agent::Pi,
+                &dir,
+            )],
+            Duration::from_secs(600),
+            s,
+            move |_| {
+                counted.fetch_add(1, Ordering::SeqCst);
+            },
+        )
+    });
+    wait_for(&env, "the first pass's runs", |runs| !runs.is_empty());
+    std::thread::sleep(IDLE_WINDOW);
+    let idle = passes.load(Ordering::SeqCst);
+    // A change still wakes it: the same directory gets a second session.
+    let copy = env.sessions.join("copy.jsonl");
+    std::fs::copy(
+        env.sessions
+            .read_dir()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+        &copy,
+    )
+    .unwrap();
+    let start = Instant::now();
+    while passes.load(Ordering::SeqCst) == idle && start.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let woken = passes.load(Ordering::SeqCst);
+    stop.store(true, Ordering::SeqCst);
+    watcher.join().unwrap().unwrap();
+    assert_eq!(idle, 1, "passes while nothing changed: the first one only");
+    assert!(woken > idle, "a new session wakes the watcher");
+}
