@@ -26,6 +26,37 @@ fn wait_for(env: &Env, what: &str, pred: impl Fn(&[runread_store::RunRecord]) ->
     panic!("the watcher did not show {what}");
 }
 
+/// A watcher on `env`'s store following `agent`'s folder `dir`, on a thread of its own, calling
+/// `on_pass` after each pass; it stops when [`Watching::stop`] is called.
+struct Watching {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Result<(), runread_ingest::IngestError>>,
+}
+
+impl Watching {
+    fn start(
+        env: &Env,
+        agent: runread_sessions::Agent,
+        dir: &std::path::Path,
+        rescan: Duration,
+        on_pass: impl FnMut(&runread_ingest::Report) + Send + 'static,
+    ) -> Watching {
+        let stop = Arc::new(AtomicBool::new(false));
+        let store: Arc<dyn Store> = env.store.clone();
+        let (dir, s) = (dir.to_path_buf(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let dirs = [runread_ingest::AgentDir::new(agent, &dir)];
+            runread_ingest::watch::watch(store, &dirs, rescan, s, on_pass)
+        });
+        Watching { stop, thread }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join().unwrap().unwrap();
+    }
+}
+
 #[test]
 fn a_passive_run_moves_from_running_to_settled_while_the_agent_writes() {
     let env = Env::new();
@@ -43,22 +74,13 @@ fn a_passive_run_moves_from_running_to_settled_while_the_agent_writes() {
     let path = env.sessions.join("live.jsonl");
     std::fs::write(&path, lines[..final_idx].concat()).unwrap();
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let store: Arc<dyn Store> = env.store.clone();
-    let dir = env.sessions.clone();
-    let s = stop.clone();
-    let watcher = std::thread::spawn(move || {
-        runread_ingest::watch::watch(
-            store,
-            &[runread_ingest::AgentDir::new(
-                runread_sessions::Agent::Pi,
-                &dir,
-            )],
-            Duration::from_secs(60),
-            s,
-            |_| {},
-        )
-    });
+    let watcher = Watching::start(
+        &env,
+        runread_sessions::Agent::Pi,
+        &env.sessions,
+        Duration::from_secs(60),
+        |_| {},
+    );
 
     wait_for(&env, "the running run", |runs| {
         runs.len() == 1 && runs[0].run.status == RunStatus::Running
@@ -91,8 +113,7 @@ fn a_passive_run_moves_from_running_to_settled_while_the_agent_writes() {
         runs.len() == 2 && runs.iter().all(|r| r.target.generation == 2)
     });
 
-    stop.store(true, Ordering::SeqCst);
-    watcher.join().unwrap().unwrap();
+    watcher.stop();
 }
 
 /// OpenCode writes its database, not a session file: the watcher, woken by the writes to the
@@ -115,22 +136,13 @@ fn an_opencode_run_moves_from_running_to_settled_as_its_database_is_written() {
     ))
     .unwrap();
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let store: Arc<dyn Store> = env.store.clone();
-    let dir = env.opencode_data.clone();
-    let s = stop.clone();
-    let watcher = std::thread::spawn(move || {
-        runread_ingest::watch::watch(
-            store,
-            &[runread_ingest::AgentDir::new(
-                runread_sessions::Agent::OpenCode,
-                &dir,
-            )],
-            Duration::from_secs(600),
-            s,
-            |_| {},
-        )
-    });
+    let watcher = Watching::start(
+        &env,
+        runread_sessions::Agent::OpenCode,
+        &env.opencode_data,
+        Duration::from_secs(600),
+        |_| {},
+    );
     wait_for(&env, "the open run", |runs| {
         runs.len() == 1 && runs[0].run.status == RunStatus::Running
     });
@@ -144,8 +156,7 @@ fn an_opencode_run_moves_from_running_to_settled_as_its_database_is_written() {
         runs[0].target.generation, 1,
         "a run moving is not a rewrite"
     );
-    stop.store(true, Ordering::SeqCst);
-    watcher.join().unwrap().unwrap();
+    watcher.stop();
 }
 
 /// How long an idle watcher is watched for passes it should not make: many times the debounce
@@ -161,23 +172,16 @@ fn an_idle_watcher_is_not_woken_by_its_own_reads() {
     let env = Env::new();
     env.place("sample", Duration::from_secs(60));
     let passes = Arc::new(std::sync::atomic::AtomicU32::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let store: Arc<dyn Store> = env.store.clone();
-    let (dir, s, counted) = (env.sessions.clone(), stop.clone(), passes.clone());
-    let watcher = std::thread::spawn(move || {
-        runread_ingest::watch::watch(
-            store,
-            &[runread_ingest::AgentDir::new(
-                runread_sessions::Agent::Pi,
-                &dir,
-            )],
-            Duration::from_secs(600),
-            s,
-            move |_| {
-                counted.fetch_add(1, Ordering::SeqCst);
-            },
-        )
-    });
+    let counted = passes.clone();
+    let watcher = Watching::start(
+        &env,
+        runread_sessions::Agent::Pi,
+        &env.sessions,
+        Duration::from_secs(600),
+        move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        },
+    );
     wait_for(&env, "the first pass's runs", |runs| !runs.is_empty());
     std::thread::sleep(IDLE_WINDOW);
     let idle = passes.load(Ordering::SeqCst);
@@ -199,8 +203,7 @@ fn an_idle_watcher_is_not_woken_by_its_own_reads() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let woken = passes.load(Ordering::SeqCst);
-    stop.store(true, Ordering::SeqCst);
-    watcher.join().unwrap().unwrap();
+    watcher.stop();
     assert_eq!(idle, 1, "passes while nothing changed: the first one only");
     assert!(woken > idle, "a new session wakes the watcher");
 }
