@@ -42,9 +42,10 @@ const SETTLE: Duration = Duration::from_secs(1);
 fn cpu_ticks(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces: count from the parenthesis that closes it.
-    let rest = &s[s.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+    let (_, rest) = s.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace().skip(11);
+    let (utime, stime) = (fields.next()?, fields.next()?);
+    Some(utime.parse::<u64>().ok()? + stime.parse::<u64>().ok()?)
 }
 
 fn status_kib(pid: u32, field: &str) -> Option<u64> {

@@ -81,13 +81,13 @@ pub fn watch(
             total.add(&report);
         }
         on_pass(&total);
-        // A pass reads every session's record: what the store cached for it would otherwise
-        // stay with an idle daemon until the next pass.
-        store.release_memory();
         Ok(())
     };
     pass(&mut watcher)?;
     let mut last_pass = Instant::now();
+    // A pass reads every session's record: what the store cached for it is handed back once the
+    // watcher goes idle (a tick with nothing to do), not between the passes of a burst.
+    let mut caching = true;
     while !stop.load(Ordering::SeqCst) {
         // Wake at least every TICK to notice `stop`; rescan when the period has passed.
         match rx.recv_timeout(TICK) {
@@ -95,11 +95,15 @@ pub fn watch(
                 // Debounce: let the burst finish.
                 while rx.recv_timeout(DEBOUNCE).is_ok() {}
                 pass(&mut watcher)?;
-                last_pass = Instant::now();
+                (last_pass, caching) = (Instant::now(), true);
             }
             Err(RecvTimeoutError::Timeout) if last_pass.elapsed() >= rescan => {
                 pass(&mut watcher)?;
-                last_pass = Instant::now();
+                (last_pass, caching) = (Instant::now(), true);
+            }
+            Err(RecvTimeoutError::Timeout) if caching => {
+                store.release_memory();
+                caching = false;
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,

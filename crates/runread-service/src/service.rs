@@ -205,7 +205,9 @@ impl Service {
             return Err(self.busy(&ctx, tool, &args, now_ms).await);
         }
         // A run still being written may move between admission and the re-check; the same call
-        // is then read again (a replay: one start record, a receipt per outcome).
+        // is then read again (a replay: one start record, a receipt per outcome). Each read
+        // shares the arguments instead of copying them.
+        let args = Arc::new(args);
         let out = until_target_holds(|| {
             let (ctx, args, request_id) = (ctx.clone(), args.clone(), request_id.clone());
             self.admitted_call(def, ctx, args, request_id, replay_since_ms)
@@ -228,7 +230,7 @@ impl Service {
         &self,
         def: &'static ToolDef,
         ctx: Arc<KeyContext>,
-        args: serde_json::Value,
+        args: Arc<serde_json::Value>,
         request_id: Option<String>,
         replay_since_ms: Option<i64>,
     ) -> Result<runread_gate::GateOutput, ErrorCode> {

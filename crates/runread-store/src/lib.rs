@@ -265,8 +265,8 @@ pub trait Index: Identity + Send + Sync {
     ) -> Result<Option<SupervisedRun>>;
 
     /// Hands back the memory the store holds only to be fast (SQLite's page cache of each open
-    /// connection), for a caller that goes idle after a burst of reads: the watcher after each
-    /// pass. The next read fills it again from the file. A store with nothing to hand back
+    /// connection), for a caller that goes idle after a burst of reads: the watcher once idle
+    /// after a pass. The next read fills it again from the file. A store with nothing to hand back
     /// (PostgreSQL's cache is the server's) does nothing.
     fn release_memory(&self) {}
 }
